@@ -1,0 +1,8 @@
+package calico.api.model;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+/** Spec of a {@link BGPConfiguration}. PLACEHOLDER: fields to be completed. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record BGPConfigurationSpec(String placeholder) {
+}

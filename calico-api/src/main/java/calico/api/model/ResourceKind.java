@@ -1,0 +1,93 @@
+package calico.api.model;
+
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/** Every {@code projectcalico.org/v3} kind: its name, plural, scope and Java type. */
+public enum ResourceKind {
+    GLOBAL_NETWORK_POLICY("GlobalNetworkPolicy", "globalnetworkpolicies", false, GlobalNetworkPolicy.class),
+    NETWORK_POLICY("NetworkPolicy", "networkpolicies", true, NetworkPolicy.class),
+    STAGED_GLOBAL_NETWORK_POLICY("StagedGlobalNetworkPolicy", "stagedglobalnetworkpolicies", false,
+            StagedGlobalNetworkPolicy.class),
+    STAGED_NETWORK_POLICY("StagedNetworkPolicy", "stagednetworkpolicies", true, StagedNetworkPolicy.class),
+    STAGED_KUBERNETES_NETWORK_POLICY("StagedKubernetesNetworkPolicy", "stagedkubernetesnetworkpolicies", true,
+            StagedKubernetesNetworkPolicy.class),
+    TIER("Tier", "tiers", false, Tier.class),
+    PROFILE("Profile", "profiles", false, Profile.class),
+    GLOBAL_NETWORK_SET("GlobalNetworkSet", "globalnetworksets", false, GlobalNetworkSet.class),
+    NETWORK_SET("NetworkSet", "networksets", true, NetworkSet.class),
+    WORKLOAD_ENDPOINT("WorkloadEndpoint", "workloadendpoints", true, WorkloadEndpoint.class),
+    HOST_ENDPOINT("HostEndpoint", "hostendpoints", false, HostEndpoint.class),
+    IP_POOL("IPPool", "ippools", false, IPPool.class),
+    IP_RESERVATION("IPReservation", "ipreservations", false, IPReservation.class),
+    BGP_CONFIGURATION("BGPConfiguration", "bgpconfigurations", false, BGPConfiguration.class),
+    BGP_PEER("BGPPeer", "bgppeers", false, BGPPeer.class),
+    BGP_FILTER("BGPFilter", "bgpfilters", false, BGPFilter.class),
+    NODE("Node", "nodes", false, Node.class),
+    FELIX_CONFIGURATION("FelixConfiguration", "felixconfigurations", false, FelixConfiguration.class),
+    CLUSTER_INFORMATION("ClusterInformation", "clusterinformations", false, ClusterInformation.class),
+    KUBE_CONTROLLERS_CONFIGURATION("KubeControllersConfiguration", "kubecontrollersconfigurations", false,
+            KubeControllersConfiguration.class);
+
+    private static final Map<String, ResourceKind> BY_KIND =
+            Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(ResourceKind::kind, Function.identity()));
+    private static final Map<String, ResourceKind> BY_PLURAL =
+            Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(ResourceKind::plural, Function.identity()));
+    private static final Map<Class<?>, ResourceKind> BY_TYPE =
+            Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(ResourceKind::type, Function.identity()));
+
+    private final String kind;
+    private final String plural;
+    private final boolean namespaced;
+    private final Class<? extends Resource> type;
+
+    ResourceKind(String kind, String plural, boolean namespaced, Class<? extends Resource> type) {
+        this.kind = kind;
+        this.plural = plural;
+        this.namespaced = namespaced;
+        this.type = type;
+    }
+
+    /** {@return the kind as written in YAML, e.g. {@code GlobalNetworkPolicy}}. */
+    public String kind() {
+        return kind;
+    }
+
+    /** {@return the {@code *List} kind, e.g. {@code GlobalNetworkPolicyList}}. */
+    public String listKind() {
+        return kind + "List";
+    }
+
+    /** {@return the lowercase plural used in etcd keys and API paths}. */
+    public String plural() {
+        return plural;
+    }
+
+    public boolean namespaced() {
+        return namespaced;
+    }
+
+    public Class<? extends Resource> type() {
+        return type;
+    }
+
+    public static Optional<ResourceKind> byKind(String kind) {
+        return Optional.ofNullable(BY_KIND.get(kind));
+    }
+
+    public static Optional<ResourceKind> byPlural(String plural) {
+        return Optional.ofNullable(BY_PLURAL.get(plural));
+    }
+
+    /** {@return the kind of a resource class}; every permitted subtype of {@link Resource} has one. */
+    public static ResourceKind of(Class<?> type) {
+        ResourceKind k = BY_TYPE.get(type);
+        if (k == null) {
+            throw new IllegalArgumentException("not a projectcalico.org/v3 resource type: " + type.getName());
+        }
+        return k;
+    }
+}

@@ -1,0 +1,8 @@
+package calico.api.model;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+/** Spec of a {@link Tier}: its order among tiers and the action when no policy in it decides. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record TierSpec(Double order, Action defaultAction) {
+}

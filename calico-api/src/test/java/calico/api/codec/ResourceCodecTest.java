@@ -1,0 +1,108 @@
+package calico.api.codec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import calico.api.model.Action;
+import calico.api.model.GlobalNetworkPolicy;
+import calico.api.model.Port;
+import calico.api.model.Protocol;
+import calico.api.model.ResourceKind;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ResourceCodecTest {
+
+    private final ResourceCodec codec = ResourceCodec.get();
+
+    private static final String GNP = """
+            apiVersion: projectcalico.org/v3
+            kind: GlobalNetworkPolicy
+            metadata:
+              name: allow-dns
+              labels: {team: net}
+            spec:
+              order: 100
+              selector: all()
+              types: [Egress]
+              egress:
+              - action: Allow
+                protocol: UDP
+                destination:
+                  ports: [53, "8000:8080", dns]
+                  nets: [10.0.0.0/8]
+            """;
+
+    @Test
+    void parsesAndRoundTripsAPolicy() {
+        var gnp = (GlobalNetworkPolicy) codec.parse(GNP);
+        assertThat(gnp.metadata().name()).isEqualTo("allow-dns");
+        assertThat(gnp.spec().order()).isEqualTo(100.0);
+        var rule = gnp.spec().egress().get(0);
+        assertThat(rule.action()).isEqualTo(Action.Allow);
+        assertThat(rule.protocol()).isEqualTo(Protocol.UDP);
+        assertThat(rule.destination().ports()).containsExactly(Port.of(53), Port.range(8000, 8080), Port.named("dns"));
+
+        String json = codec.toJson(gnp);
+        assertThat(json).startsWith("{\"apiVersion\":\"projectcalico.org/v3\",\"kind\":\"GlobalNetworkPolicy\"");
+        assertThat(json).contains("\"ports\":[53,\"8000:8080\",\"dns\"]");
+        GlobalNetworkPolicy back = codec.read(ResourceKind.GLOBAL_NETWORK_POLICY, json.getBytes());
+        assertThat(back).isEqualTo(gnp);
+        assertThat(codec.parse(codec.toYaml(gnp))).isEqualTo(gnp);
+    }
+
+    @Test
+    void expandsListsAndMultipleDocuments() {
+        String list = """
+                apiVersion: projectcalico.org/v3
+                kind: TierList
+                items:
+                - apiVersion: projectcalico.org/v3
+                  kind: Tier
+                  metadata: {name: a}
+                  spec: {order: 10}
+                ---
+                apiVersion: projectcalico.org/v3
+                kind: Tier
+                metadata: {name: b}
+                spec: {order: 20, defaultAction: Pass}
+                """;
+        assertThat(codec.parseAll(list)).extracting(r -> r.metadata().name()).isEqualTo(List.of("a", "b"));
+    }
+
+    @Test
+    void unknownFieldIsNamed() {
+        assertThatThrownBy(() -> codec.parse(GNP.replace("selector: all()", "selectr: all()")))
+                .isInstanceOf(ResourceParseException.class)
+                .hasMessage("spec.selectr: unknown field");
+    }
+
+    @Test
+    void badEnumValueIsNamedWithItsPath() {
+        assertThatThrownBy(() -> codec.parse(GNP.replace("action: Allow", "action: allow")))
+                .isInstanceOf(ResourceParseException.class)
+                .hasMessageStartingWith("spec.egress[0].action: invalid value \"allow\"");
+    }
+
+    @Test
+    void wrongTypeIsNamed() {
+        assertThatThrownBy(() -> codec.parse(GNP.replace("order: 100", "order: [1]")))
+                .isInstanceOf(ResourceParseException.class)
+                .hasMessageStartingWith("spec.order: wrong type");
+    }
+
+    @Test
+    void wrongApiVersionAndKindAreRejected() {
+        assertThatThrownBy(() -> codec.parse(GNP.replace("projectcalico.org/v3", "crd.projectcalico.org/v1")))
+                .hasMessageStartingWith("apiVersion: must be");
+        assertThatThrownBy(() -> codec.parse(GNP.replace("kind: GlobalNetworkPolicy", "kind: Bogus")))
+                .hasMessage("kind: unknown kind \"Bogus\"");
+    }
+
+    @Test
+    void malformedYamlIsASyntaxError() {
+        assertThatThrownBy(() -> codec.parse("apiVersion: [unclosed"))
+                .isInstanceOf(ResourceParseException.class)
+                .hasMessageContaining("malformed document");
+    }
+}
