@@ -1,17 +1,57 @@
 package calico.api.validation;
 
+import calico.api.model.BGPConfiguration;
+import calico.api.model.BGPFilter;
+import calico.api.model.BGPPeer;
+import calico.api.model.ClusterInformation;
+import calico.api.model.FelixConfiguration;
+import calico.api.model.GlobalNetworkPolicy;
+import calico.api.model.GlobalNetworkSet;
+import calico.api.model.HostEndpoint;
+import calico.api.model.IPPool;
+import calico.api.model.IPReservation;
+import calico.api.model.KubeControllersConfiguration;
+import calico.api.model.NetworkPolicy;
+import calico.api.model.NetworkSet;
+import calico.api.model.Node;
+import calico.api.model.Profile;
 import calico.api.model.Resource;
+import calico.api.model.StagedGlobalNetworkPolicy;
+import calico.api.model.StagedKubernetesNetworkPolicy;
+import calico.api.model.StagedNetworkPolicy;
+import calico.api.model.Tier;
+import calico.api.model.WorkloadEndpoint;
+import java.util.Objects;
 
 /**
- * Applies Calico's defaults to a resource and validates it. PLACEHOLDER: the validation
- * helper replaces the body; the signature is the contract the datastore relies on.
+ * Applies Calico's defaults to a resource and validates it. Defaults come first (as in
+ * Calico's client), so validation sees what will be stored; every error of the resource is
+ * collected and reported together in one {@link ValidationException}.
+ *
+ * <p>Stateless and immutable: one instance per {@link ValidationOptions}, safe to share.
  */
 public final class ResourceValidator {
 
-    private static final ResourceValidator INSTANCE = new ResourceValidator();
+    private static final ResourceValidator INSTANCE = new ResourceValidator(ValidationOptions.DEFAULT);
 
+    private final ValidationOptions options;
+
+    private ResourceValidator(ValidationOptions options) {
+        this.options = Objects.requireNonNull(options, "options");
+    }
+
+    /** {@return the validator for user-facing writes ({@link ValidationOptions#DEFAULT})} */
     public static ResourceValidator get() {
         return INSTANCE;
+    }
+
+    /** {@return a validator with other options}, e.g. for converted Kubernetes policies. */
+    public static ResourceValidator with(ValidationOptions options) {
+        return options.equals(ValidationOptions.DEFAULT) ? INSTANCE : new ResourceValidator(options);
+    }
+
+    public ValidationOptions options() {
+        return options;
     }
 
     /**
@@ -20,6 +60,77 @@ public final class ResourceValidator {
      * @throws ValidationException listing every invalid field
      */
     public <T extends Resource> T defaultAndValidate(T resource) {
-        return resource;
+        Objects.requireNonNull(resource, "resource");
+        Resource defaulted = withDefaults(resource);
+        Errors errors = new Errors();
+        validate(defaulted, errors);
+        if (!errors.isEmpty()) {
+            throw new ValidationException(describe(resource), errors.toList());
+        }
+        @SuppressWarnings("unchecked")
+        T out = (T) defaulted;
+        return out;
+    }
+
+    /** {@return the resource with defaults applied}; never validates. */
+    static Resource withDefaults(Resource r) {
+        if (r instanceof GlobalNetworkPolicy p) {
+            return new GlobalNetworkPolicy(p.metadata(), PolicyValidator.defaults(p.spec()));
+        }
+        if (r instanceof NetworkPolicy p) {
+            return new NetworkPolicy(p.metadata(), PolicyValidator.defaults(p.spec()));
+        }
+        if (r instanceof Tier t) {
+            return new Tier(t.metadata(), TierValidator.defaults(t.spec()));
+        }
+        if (r instanceof WorkloadEndpoint w) {
+            return WorkloadEndpointValidator.defaults(w);
+        }
+        return r;
+    }
+
+    private void validate(Resource r, Errors errors) {
+        if (r instanceof GlobalNetworkPolicy p) {
+            PolicyValidator.validate(p, options, errors);
+        } else if (r instanceof NetworkPolicy p) {
+            PolicyValidator.validate(p, options, errors);
+        } else if (r instanceof Tier t) {
+            TierValidator.validate(t, errors);
+        } else if (r instanceof Profile p) {
+            ProfileValidator.validate(p, errors);
+        } else if (r instanceof GlobalNetworkSet s) {
+            MetadataValidator.validate(s.metadata(), s.resourceKind(), true, errors);
+            NetworkSetValidator.validate(s.metadata(), s.spec() == null ? java.util.List.of() : s.spec().nets(), errors);
+        } else if (r instanceof NetworkSet s) {
+            MetadataValidator.validate(s.metadata(), s.resourceKind(), true, errors);
+            NetworkSetValidator.validate(s.metadata(), s.spec() == null ? java.util.List.of() : s.spec().nets(), errors);
+        } else if (r instanceof WorkloadEndpoint w) {
+            WorkloadEndpointValidator.validate(w, errors);
+        } else if (r instanceof StagedGlobalNetworkPolicy
+                || r instanceof StagedNetworkPolicy
+                || r instanceof StagedKubernetesNetworkPolicy
+                || r instanceof HostEndpoint
+                || r instanceof IPPool
+                || r instanceof IPReservation
+                || r instanceof BGPConfiguration
+                || r instanceof BGPPeer
+                || r instanceof BGPFilter
+                || r instanceof Node
+                || r instanceof FelixConfiguration
+                || r instanceof ClusterInformation
+                || r instanceof KubeControllersConfiguration) {
+            // Specs still placeholders in the model: names and metadata only, for now.
+            MetadataValidator.validate(r.metadata(), r.resourceKind(), true, errors);
+        } else {
+            throw new IllegalStateException("no validator for " + r.getClass().getName());
+        }
+    }
+
+    private static String describe(Resource r) {
+        String name = r.metadata() == null ? null : r.metadata().name();
+        if (name == null || name.isEmpty()) {
+            return r.resourceKind().kind() + "(<no name>)";
+        }
+        return r.key().toString();
     }
 }
