@@ -1,6 +1,7 @@
 package calico.api.model;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.annotation.JsonSerialize;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 
@@ -8,7 +9,7 @@ import java.util.List;
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record GlobalNetworkPolicySpec(
         String tier,
-        Double order,
+        @JsonSerialize(using = OrderSerializer.class) Double order,
         List<Rule> ingress,
         List<Rule> egress,
         String selector,

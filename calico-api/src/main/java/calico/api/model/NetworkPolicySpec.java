@@ -1,13 +1,14 @@
 package calico.api.model;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.annotation.JsonSerialize;
 import java.util.List;
 
 /** Spec of a namespaced {@link NetworkPolicy}. */
 @JsonInclude(JsonInclude.Include.NON_EMPTY)
 public record NetworkPolicySpec(
         String tier,
-        Double order,
+        @JsonSerialize(using = OrderSerializer.class) Double order,
         List<Rule> ingress,
         List<Rule> egress,
         String selector,

@@ -1,6 +1,7 @@
 package calico.api.model;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 
@@ -8,9 +9,11 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
  * A {@code projectcalico.org/v3} resource: metadata plus a kind-specific spec.
  *
  * <p>{@code apiVersion} and {@code kind} are derived from the Java type, written on output
- * and checked (not stored) on input by {@link calico.api.codec.ResourceCodec}.
+ * and checked (not stored) on input by {@link calico.api.codec.ResourceCodec}. Absent parts
+ * (a missing {@code spec} or {@code status}) are left out of the output, never written as null.
  */
 @JsonPropertyOrder({"apiVersion", "kind", "metadata", "spec", "status"})
+@JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonIgnoreProperties(value = {"apiVersion", "kind"}, allowGetters = true)
 public sealed interface Resource permits
         GlobalNetworkPolicy, NetworkPolicy, StagedGlobalNetworkPolicy, StagedNetworkPolicy,
