@@ -7,6 +7,11 @@ import calico.api.model.NetworkPolicy;
 import calico.api.model.NetworkPolicySpec;
 import calico.api.model.PolicyType;
 import calico.api.model.Rule;
+import calico.api.model.StagedAction;
+import calico.api.model.StagedGlobalNetworkPolicy;
+import calico.api.model.StagedGlobalNetworkPolicySpec;
+import calico.api.model.StagedNetworkPolicy;
+import calico.api.model.StagedNetworkPolicySpec;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
@@ -72,15 +77,59 @@ final class PolicyValidator {
                 spec.serviceAccountSelector(), spec.performanceHints());
     }
 
+    /** Staged policies default like enforced ones, except that a Delete stages no types. */
+    static StagedGlobalNetworkPolicySpec defaults(StagedGlobalNetworkPolicySpec s) {
+        StagedGlobalNetworkPolicySpec spec = s != null ? s : new StagedGlobalNetworkPolicySpec(null, null, null, null,
+                null, null, null, null, null, null, null, null, null);
+        if (spec.stagedAction() == StagedAction.Delete) {
+            return new StagedGlobalNetworkPolicySpec(spec.stagedAction(), defaultTier(spec.tier()), spec.order(),
+                    spec.ingress(), spec.egress(), spec.selector(), spec.types(), spec.doNotTrack(), spec.preDNAT(),
+                    spec.applyOnForward(), spec.serviceAccountSelector(), spec.namespaceSelector(),
+                    spec.performanceHints());
+        }
+        return StagedGlobalNetworkPolicySpec.of(spec.stagedAction(), defaults(spec.toEnforced()));
+    }
+
+    static StagedNetworkPolicySpec defaults(StagedNetworkPolicySpec s) {
+        StagedNetworkPolicySpec spec = s != null ? s
+                : new StagedNetworkPolicySpec(null, null, null, null, null, null, null, null, null);
+        if (spec.stagedAction() == StagedAction.Delete) {
+            return new StagedNetworkPolicySpec(spec.stagedAction(), defaultTier(spec.tier()), spec.order(),
+                    spec.ingress(), spec.egress(), spec.selector(), spec.types(), spec.serviceAccountSelector(),
+                    spec.performanceHints());
+        }
+        return StagedNetworkPolicySpec.of(spec.stagedAction(), defaults(spec.toEnforced()));
+    }
+
     // ---- validation ------------------------------------------------------------------
 
     static void validate(GlobalNetworkPolicy p, ValidationOptions options, Errors errors) {
-        GlobalNetworkPolicySpec s = p.spec();
         MetadataValidator.validate(p.metadata(), p.resourceKind(), true, errors);
-        if (p.metadata() != null) {
-            PolicyNames.check(p.metadata().name(), s.tier(), false, options, FieldPath.of("metadata").field("name"),
-                    errors);
+        name(p.metadata(), p.spec().tier(), false, options, errors);
+        globalSpec(p.spec(), errors);
+    }
+
+    static void validate(StagedGlobalNetworkPolicy p, ValidationOptions options, Errors errors) {
+        MetadataValidator.validate(p.metadata(), p.resourceKind(), true, errors);
+        StagedGlobalNetworkPolicySpec s = p.spec();
+        name(p.metadata(), s.tier(), false, options, errors);
+        if (s.stagedAction() == StagedAction.Delete) {
+            GlobalNetworkPolicySpec rest = s.toEnforced();
+            GlobalNetworkPolicySpec tierOnly = new GlobalNetworkPolicySpec(rest.tier(), null, null, null, null, null,
+                    null, null, null, null, null, null);
+            if (!rest.equals(tierOnly)) {
+                errors.add(SPEC, "only tier may be set when stagedAction is Delete");
+            }
+            String badTier = Names.dnsLabel(s.tier());
+            if (badTier != null) {
+                errors.add(SPEC.field("tier"), badTier);
+            }
+            return;
         }
+        globalSpec(s.toEnforced(), errors);
+    }
+
+    private static void globalSpec(GlobalNetworkPolicySpec s, Errors errors) {
         Common c = new Common(s.tier(), s.order(), s.ingress(), s.egress(), s.selector(), s.types(),
                 s.serviceAccountSelector(), s.performanceHints());
         common(c, true, errors);
@@ -101,13 +150,38 @@ final class PolicyValidator {
         }
     }
 
-    static void validate(NetworkPolicy p, ValidationOptions options, Errors errors) {
-        NetworkPolicySpec s = p.spec();
-        MetadataValidator.validate(p.metadata(), p.resourceKind(), true, errors);
-        if (p.metadata() != null) {
-            PolicyNames.check(p.metadata().name(), s.tier(), true, options, FieldPath.of("metadata").field("name"),
-                    errors);
+    private static void name(calico.api.model.ObjectMeta meta, String tier, boolean namespaced,
+                             ValidationOptions options, Errors errors) {
+        if (meta != null) {
+            PolicyNames.check(meta.name(), tier, namespaced, options, FieldPath.of("metadata").field("name"), errors);
         }
+    }
+
+    static void validate(NetworkPolicy p, ValidationOptions options, Errors errors) {
+        MetadataValidator.validate(p.metadata(), p.resourceKind(), true, errors);
+        name(p.metadata(), p.spec().tier(), true, options, errors);
+        namespacedSpec(p.spec(), errors);
+    }
+
+    static void validate(StagedNetworkPolicy p, ValidationOptions options, Errors errors) {
+        MetadataValidator.validate(p.metadata(), p.resourceKind(), true, errors);
+        StagedNetworkPolicySpec s = p.spec();
+        name(p.metadata(), s.tier(), true, options, errors);
+        if (s.stagedAction() == StagedAction.Delete) {
+            NetworkPolicySpec rest = s.toEnforced();
+            if (!rest.equals(new NetworkPolicySpec(rest.tier(), null, null, null, null, null, null, null))) {
+                errors.add(SPEC, "only tier may be set when stagedAction is Delete");
+            }
+            String badTier = Names.dnsLabel(s.tier());
+            if (badTier != null) {
+                errors.add(SPEC.field("tier"), badTier);
+            }
+            return;
+        }
+        namespacedSpec(s.toEnforced(), errors);
+    }
+
+    private static void namespacedSpec(NetworkPolicySpec s, Errors errors) {
         common(new Common(s.tier(), s.order(), s.ingress(), s.egress(), s.selector(), s.types(),
                 s.serviceAccountSelector(), s.performanceHints()), false, errors);
     }

@@ -80,8 +80,17 @@ public final class ResourceValidator {
         if (r instanceof NetworkPolicy p) {
             return new NetworkPolicy(p.metadata(), PolicyValidator.defaults(p.spec()));
         }
+        if (r instanceof StagedGlobalNetworkPolicy p) {
+            return new StagedGlobalNetworkPolicy(p.metadata(), PolicyValidator.defaults(p.spec()));
+        }
+        if (r instanceof StagedNetworkPolicy p) {
+            return new StagedNetworkPolicy(p.metadata(), PolicyValidator.defaults(p.spec()));
+        }
         if (r instanceof Tier t) {
             return new Tier(t.metadata(), TierValidator.defaults(t.spec()));
+        }
+        if (r instanceof IPPool p) {
+            return new IPPool(p.metadata(), IpPoolValidator.defaults(p.spec()));
         }
         if (r instanceof WorkloadEndpoint w) {
             return WorkloadEndpointValidator.defaults(w);
@@ -106,20 +115,30 @@ public final class ResourceValidator {
             NetworkSetValidator.validate(s.metadata(), s.spec() == null ? java.util.List.of() : s.spec().nets(), errors);
         } else if (r instanceof WorkloadEndpoint w) {
             WorkloadEndpointValidator.validate(w, errors);
-        } else if (r instanceof StagedGlobalNetworkPolicy
-                || r instanceof StagedNetworkPolicy
-                || r instanceof StagedKubernetesNetworkPolicy
-                || r instanceof HostEndpoint
-                || r instanceof IPPool
-                || r instanceof IPReservation
-                || r instanceof BGPConfiguration
-                || r instanceof BGPPeer
-                || r instanceof BGPFilter
-                || r instanceof Node
-                || r instanceof FelixConfiguration
+        } else if (r instanceof StagedGlobalNetworkPolicy p) {
+            PolicyValidator.validate(p, options, errors);
+        } else if (r instanceof StagedNetworkPolicy p) {
+            PolicyValidator.validate(p, options, errors);
+        } else if (r instanceof HostEndpoint h) {
+            HostEndpointValidator.validate(h, errors);
+        } else if (r instanceof IPPool p) {
+            IpPoolValidator.validate(p, errors);
+        } else if (r instanceof IPReservation ipr) {
+            IpReservationValidator.validate(ipr, errors);
+        } else if (r instanceof BGPPeer p) {
+            BgpValidator.validate(p, errors);
+        } else if (r instanceof BGPConfiguration c) {
+            BgpValidator.validate(c, errors);
+        } else if (r instanceof BGPFilter f) {
+            BgpValidator.validate(f, errors);
+        } else if (r instanceof FelixConfiguration f) {
+            FelixConfigurationValidator.validate(f, errors);
+        } else if (r instanceof Node n) {
+            NodeValidator.validate(n, errors);
+        } else if (r instanceof StagedKubernetesNetworkPolicy
                 || r instanceof ClusterInformation
                 || r instanceof KubeControllersConfiguration) {
-            // Specs still placeholders in the model: names and metadata only, for now.
+            // Nothing Calico checks beyond metadata (the staged Kubernetes policy's spec is not modelled yet).
             MetadataValidator.validate(r.metadata(), r.resourceKind(), true, errors);
         } else {
             throw new IllegalStateException("no validator for " + r.getClass().getName());
