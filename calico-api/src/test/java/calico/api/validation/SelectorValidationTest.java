@@ -6,7 +6,16 @@ import static calico.api.validation.Yaml.gnp;
 import static calico.api.validation.Yaml.ingress;
 import static calico.api.validation.Yaml.resource;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.api.codec.ResourceCodec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -46,5 +55,19 @@ class SelectorValidationTest {
     @MethodSource("cases")
     void selector(String name, ValidationCases c) {
         c.check(Yaml.errors(c.yaml()));
+    }
+
+    /** The model's seed manifests are real-world Calico configuration: all of it must be accepted. */
+    @Test
+    void seedManifestsAreValid() throws IOException {
+        List<String> problems = new ArrayList<>();
+        try (Stream<Path> files = Files.list(Path.of("src/test/resources/seeds"))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList()) {
+                for (var r : ResourceCodec.get().parseAll(Files.readString(f))) {
+                    Yaml.errors(r, ResourceValidator.get()).forEach(e -> problems.add(f.getFileName() + ": " + e));
+                }
+            }
+        }
+        assertThat(problems).isEmpty();
     }
 }
