@@ -5,6 +5,7 @@ import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.GlobalNetworkPolicySpec;
 import calico.api.model.NetworkPolicy;
 import calico.api.model.NetworkPolicySpec;
+import calico.api.model.ObjectMeta;
 import calico.api.model.PolicyType;
 import calico.api.model.Rule;
 import calico.api.model.StagedAction;
@@ -115,15 +116,8 @@ final class PolicyValidator {
         name(p.metadata(), s.tier(), false, options, errors);
         if (s.stagedAction() == StagedAction.Delete) {
             GlobalNetworkPolicySpec rest = s.toEnforced();
-            GlobalNetworkPolicySpec tierOnly = new GlobalNetworkPolicySpec(rest.tier(), null, null, null, null, null,
-                    null, null, null, null, null, null);
-            if (!rest.equals(tierOnly)) {
-                errors.add(SPEC, "only tier may be set when stagedAction is Delete");
-            }
-            String badTier = Names.dnsLabel(s.tier());
-            if (badTier != null) {
-                errors.add(SPEC.field("tier"), badTier);
-            }
+            stagedDelete(rest.equals(new GlobalNetworkPolicySpec(rest.tier(), null, null, null, null, null, null, null,
+                    null, null, null, null)), s.tier(), errors);
             return;
         }
         globalSpec(s.toEnforced(), errors);
@@ -150,7 +144,7 @@ final class PolicyValidator {
         }
     }
 
-    private static void name(calico.api.model.ObjectMeta meta, String tier, boolean namespaced,
+    private static void name(ObjectMeta meta, String tier, boolean namespaced,
                              ValidationOptions options, Errors errors) {
         if (meta != null) {
             PolicyNames.check(meta.name(), tier, namespaced, options, FieldPath.of("metadata").field("name"), errors);
@@ -169,16 +163,22 @@ final class PolicyValidator {
         name(p.metadata(), s.tier(), true, options, errors);
         if (s.stagedAction() == StagedAction.Delete) {
             NetworkPolicySpec rest = s.toEnforced();
-            if (!rest.equals(new NetworkPolicySpec(rest.tier(), null, null, null, null, null, null, null))) {
-                errors.add(SPEC, "only tier may be set when stagedAction is Delete");
-            }
-            String badTier = Names.dnsLabel(s.tier());
-            if (badTier != null) {
-                errors.add(SPEC.field("tier"), badTier);
-            }
+            stagedDelete(rest.equals(new NetworkPolicySpec(rest.tier(), null, null, null, null, null, null, null)),
+                    s.tier(), errors);
             return;
         }
         namespacedSpec(s.toEnforced(), errors);
+    }
+
+    /** A staged Delete names the policy to remove: only its tier may be given besides the action. */
+    private static void stagedDelete(boolean onlyTier, String tier, Errors errors) {
+        if (!onlyTier) {
+            errors.add(SPEC, "only tier may be set when stagedAction is Delete");
+        }
+        String badTier = Names.dnsLabel(tier);
+        if (badTier != null) {
+            errors.add(SPEC.field("tier"), badTier);
+        }
     }
 
     private static void namespacedSpec(NetworkPolicySpec s, Errors errors) {
