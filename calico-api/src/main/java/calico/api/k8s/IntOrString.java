@@ -34,6 +34,7 @@ public record IntOrString(Integer intValue, String stringValue) {
         throw new IllegalArgumentException("expected an integer or a string, got " + value);
     }
 
+    @com.fasterxml.jackson.annotation.JsonIgnore
     public boolean isInt() {
         return intValue != null;
     }

@@ -1,5 +1,6 @@
 package calico.api.k8s;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.List;
@@ -28,6 +29,7 @@ public record LabelSelector(Map<String, String> matchLabels, List<Requirement> m
         return new LabelSelector(labels, null);
     }
 
+    @JsonIgnore
     public boolean isEmpty() {
         return matchLabels.isEmpty() && matchExpressions.isEmpty();
     }
