@@ -182,22 +182,25 @@ public final class NetworkPolicyConverter {
         if (p.port() == null) {
             return null;
         }
-        if (!p.port().isInt()) {
+        int first;
+        if (p.port().isInt()) {
+            first = p.port().intValue();
+        } else {
             String name = p.port().stringValue();
-            if (p.endPort() != null) {
+            if (!name.isEmpty() && name.chars().allMatch(c -> c >= '0' && c <= '9')) {
+                // A quoted number ("80") is a number, as Calico reads it (endPort included).
+                if (name.length() > 5) {
+                    throw new FieldProblem("port", name + " is outside 0-65535");
+                }
+                first = Integer.parseInt(name);
+            } else if (p.endPort() != null) {
                 throw new FieldProblem("endPort", "cannot be used with the named port \"" + name + "\"");
-            }
-            if (name.isEmpty() || name.indexOf(':') >= 0) {
+            } else if (name.isEmpty() || !name.chars().allMatch(c -> (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')) {
                 throw new FieldProblem("port", "\"" + name + "\" is neither a port number nor a port name");
+            } else {
+                return Port.named(name);
             }
-            // A quoted number ("80") is a number, as Calico reads it.
-            Port parsed = Port.parse(name);
-            if (!parsed.isNamed()) {
-                checkPortNumber("port", parsed.minPort());
-            }
-            return parsed;
         }
-        int first = p.port().intValue();
         checkPortNumber("port", first);
         if (p.endPort() == null) {
             return Port.of(first);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import calico.api.codec.ResourceCodec;
 import calico.api.codec.ResourceParseException;
 import calico.api.model.NetworkPolicy;
+import calico.api.model.Port;
 import calico.api.validation.FieldError;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -416,6 +417,9 @@ class NetworkPolicyConversionTest {
                 - from: [{ipBlock: {cidr: 10.0.0.0/33}}]
                 - from: [{podSelector: {matchLabels: {app: ok}}}]
                 - ports: [{port: http, endPort: 90}]
+                - ports: [{port: "1234567"}]
+                - ports: [{port: "a:b"}]
+                - ports: [{port: "8000", endPort: 8080}]
                 egress:
                 - ports: [{port: 90, endPort: 80}]
                 - to: [{ipBlock: {cidr: 10.0.0.0/8, except: [banana]}}]
@@ -423,13 +427,16 @@ class NetworkPolicyConversionTest {
 
         Conversion<NetworkPolicy> result = converter.networkPolicy(np);
 
-        assertThat(result.value().spec().ingress()).hasSize(1);
+        assertThat(result.value().spec().ingress()).hasSize(2);
         assertThat(result.value().spec().ingress().get(0).source().selector())
                 .isEqualTo("projectcalico.org/orchestrator == 'k8s' && app == 'ok'");
+        assertThat(result.value().spec().ingress().get(1).destination().ports()).containsExactly(Port.range(8000, 8080));
         assertThat(result.value().spec().egress()).isEmpty();
         assertThat(result.droppedRules()).extracting(FieldError::field).containsExactly(
                 "spec.ingress[0].from[0].ipBlock.cidr",
                 "spec.ingress[2].ports[0].endPort",
+                "spec.ingress[3].ports[0].port",
+                "spec.ingress[4].ports[0].port",
                 "spec.egress[0].ports[0].endPort",
                 "spec.egress[1].to[0].ipBlock.except[0]");
         assertThat(result.droppedRules().get(0).reason()).contains("prefix length");
