@@ -5,6 +5,11 @@ import calico.api.model.Protocol;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
 import calico.api.model.WorkloadEndpointSpec.EndpointPort;
+import calico.api.model.WorkloadEndpointSpec.IpNat;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -33,8 +38,15 @@ public final class PodConverter {
     public static final String ANNOTATION_POD_IPS = "cni.projectcalico.org/podIPs";
     public static final String ANNOTATION_AWS_POD_IPS = "vpc.amazonaws.com/pod-ips";
     public static final String ANNOTATION_CONTAINER_ID = "cni.projectcalico.org/containerID";
+    /** JSON list of external IPs to NAT 1:1 to the pod's IP of the same family. */
+    public static final String ANNOTATION_FLOATING_IPS = "cni.projectcalico.org/floatingIPs";
+    /** JSON list of source CIDRs the pod may send from besides its own IPs. */
+    public static final String ANNOTATION_ALLOWED_SOURCE_PREFIXES = "cni.projectcalico.org/allowedSourcePrefixes";
     /** Multus network status, copied onto the endpoint as Calico does. */
     public static final String ANNOTATION_NETWORK_STATUS = "k8s.v1.cni.cncf.io/network-status";
+
+    private static final ObjectMapper JSON = JsonMapper.builder().build();
+    private static final TypeReference<List<String>> STRINGS = new TypeReference<>() { };
 
     private final String interfacePrefix;
 
@@ -109,9 +121,12 @@ public final class PodConverter {
                 emptyToNull(m.resourceVersion()), null, emptyToNull(m.creationTimestamp()), null, labels,
                 annotations, null, null);
         String containerId = emptyToNull(m.annotations().get(ANNOTATION_CONTAINER_ID));
+        List<Cidrs.Cidr> ips = ipNetworks(what, pod);
         WorkloadEndpointSpec wep = new WorkloadEndpointSpec(ORCHESTRATOR, null, spec.nodeName(), containerId,
-                m.name(), ENDPOINT, emptyToNull(sa), ipNetworks(what, pod), null, null, null, profiles,
-                WorkloadEndpointNames.interfaceName(interfacePrefix, ns, m.name()), null, ports(spec), null);
+                m.name(), ENDPOINT, emptyToNull(sa), ips.stream().map(Cidrs.Cidr::toString).toList(),
+                floatingIps(what, m.annotations(), ips), null, null, profiles,
+                WorkloadEndpointNames.interfaceName(interfacePrefix, ns, m.name()), null, ports(spec),
+                allowedSourcePrefixes(what, m.annotations()));
         return Optional.of(new WorkloadEndpoint(meta, wep));
     }
 
@@ -120,7 +135,7 @@ public final class PodConverter {
      * status.podIP, then the Calico CNI annotations (plural, then singular), then AWS VPC CNI's.
      * The annotations let the endpoint appear before the kubelet reports the pod's status.
      */
-    private static List<String> ipNetworks(String what, KubePod pod) {
+    private static List<Cidrs.Cidr> ipNetworks(String what, KubePod pod) {
         KubePod.Status st = pod.status();
         Map<String, String> ann = pod.metadata().annotations();
         List<String> raw;
@@ -143,15 +158,79 @@ public final class PodConverter {
         } else {
             return List.of();
         }
-        List<String> out = new ArrayList<>(raw.size());
+        List<Cidrs.Cidr> out = new ArrayList<>(raw.size());
         for (String ip : raw) {
             try {
-                out.add(Cidrs.parseAddressOrCidr(ip).toString());
+                out.add(Cidrs.parseAddressOrCidr(ip));
             } catch (IllegalArgumentException e) {
                 throw new KubernetesConversionException(what, field, e.getMessage());
             }
         }
         return out;
+    }
+
+    /**
+     * 1:1 NATs from the floatingIPs annotation: each external IP maps to the pod IP of its
+     * family (IPv6 if it contains a colon); none while the pod has no IP. A pod IP that is not a
+     * single address (/32, /128) cannot be a NAT target and is an error, as in Calico.
+     */
+    private static List<IpNat> floatingIps(String what, Map<String, String> ann, List<Cidrs.Cidr> ips) {
+        String field = "metadata.annotations[" + ANNOTATION_FLOATING_IPS + "]";
+        String value = ann.get(ANNOTATION_FLOATING_IPS);
+        if (value == null || ips.isEmpty()) {
+            return List.of();
+        }
+        List<String> external = jsonStrings(what, field, value);
+        String v4 = null;
+        String v6 = null;
+        for (Cidrs.Cidr ip : ips) {
+            if (ip.prefix() != ip.bytes().length * 8) {
+                throw new KubernetesConversionException(what, field, "pod IP " + ip + " is not a single address");
+            }
+            if (ip.isV4()) {
+                v4 = Cidrs.format(ip.bytes());
+            } else {
+                v6 = Cidrs.format(ip.bytes());
+            }
+        }
+        List<IpNat> out = new ArrayList<>();
+        for (String ext : external) {
+            String internal = ext.contains(":") ? v6 : v4;
+            if (internal != null) {
+                out.add(new IpNat(internal, ext));
+            }
+        }
+        return out;
+    }
+
+    /** The allowedSourcePrefixes annotation as normalised CIDRs (host bits cleared). */
+    private static List<String> allowedSourcePrefixes(String what, Map<String, String> ann) {
+        String field = "metadata.annotations[" + ANNOTATION_ALLOWED_SOURCE_PREFIXES + "]";
+        String value = ann.get(ANNOTATION_ALLOWED_SOURCE_PREFIXES);
+        if (value == null || value.isEmpty()) {
+            return List.of();
+        }
+        List<String> out = new ArrayList<>();
+        for (String prefix : jsonStrings(what, field, value)) {
+            try {
+                out.add(Cidrs.parseNetwork(prefix).toString());
+            } catch (IllegalArgumentException e) {
+                throw new KubernetesConversionException(what, field, e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    private static List<String> jsonStrings(String what, String field, String value) {
+        try {
+            List<String> list = JSON.readValue(value, STRINGS);
+            if (list == null || list.contains(null)) {
+                throw new KubernetesConversionException(what, field, "must be a JSON list of strings");
+            }
+            return list;
+        } catch (JsonProcessingException e) {
+            throw new KubernetesConversionException(what, field, "is not a JSON list of strings: " + e.getOriginalMessage());
+        }
     }
 
     /**

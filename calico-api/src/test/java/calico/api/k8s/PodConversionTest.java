@@ -227,4 +227,58 @@ class PodConversionTest {
 
         assertThat(wep.orElseThrow().spec().interfaceName()).isEqualTo("eni82111e10a96");
     }
+
+    @Test
+    void floatingIpsMapToThePodIpOfTheirFamily() {
+        var pod = objects.parse("""
+                apiVersion: v1
+                kind: Pod
+                metadata:
+                  name: podA
+                  namespace: default
+                  annotations:
+                    cni.projectcalico.org/podIP: 192.168.0.1
+                    cni.projectcalico.org/podIPs: 192.168.0.1,fd5f:8067::1
+                    cni.projectcalico.org/floatingIPs: '["1.1.1.1","fd80:100:100::10"]'
+                    cni.projectcalico.org/allowedSourcePrefixes: '["8.8.8.0/24","10.1.2.3/16"]'
+                spec: {nodeName: nodeA}
+                """, KubePod.class);
+
+        WorkloadEndpoint wep = converter.workloadEndpoint(pod).orElseThrow();
+
+        assertThat(codec.toYaml(wep)).contains("ipNATs:", "internalIP: 192.168.0.1", "externalIP: 1.1.1.1",
+                "internalIP: fd5f:8067::1", "externalIP: fd80:100:100::10", "allowSpoofedSourcePrefixes:");
+        assertThat(wep.spec().ipNATs()).containsExactly(
+                new calico.api.model.WorkloadEndpointSpec.IpNat("192.168.0.1", "1.1.1.1"),
+                new calico.api.model.WorkloadEndpointSpec.IpNat("fd5f:8067::1", "fd80:100:100::10"));
+        assertThat(wep.spec().allowSpoofedSourcePrefixes()).containsExactly("8.8.8.0/24", "10.1.0.0/16");
+        assertThat(codec.parse(codec.toYaml(wep))).isEqualTo(wep);
+    }
+
+    @Test
+    void floatingIpsNeedAPodIpAndWellFormedAnnotations() {
+        String base = """
+                apiVersion: v1
+                kind: Pod
+                metadata:
+                  name: podA
+                  namespace: default
+                  annotations: {%s}
+                spec: {nodeName: nodeA}
+                """;
+        var noIp = objects.parse(base.formatted("cni.projectcalico.org/floatingIPs: '[\"1.1.1.1\"]'"), KubePod.class);
+        assertThat(converter.workloadEndpoint(noIp).orElseThrow().spec().ipNATs()).isEmpty();
+
+        var badJson = objects.parse(base.formatted(
+                "cni.projectcalico.org/podIP: 10.0.0.1, cni.projectcalico.org/floatingIPs: '1.1.1.1'"), KubePod.class);
+        assertThatThrownBy(() -> converter.workloadEndpoint(badJson))
+                .isInstanceOf(KubernetesConversionException.class)
+                .hasMessageContaining("metadata.annotations[cni.projectcalico.org/floatingIPs]: is not a JSON list");
+
+        var badPrefix = objects.parse(base.formatted(
+                "cni.projectcalico.org/allowedSourcePrefixes: '[\"10.0.0.0/40\"]'"), KubePod.class);
+        assertThatThrownBy(() -> converter.workloadEndpoint(badPrefix))
+                .isInstanceOf(KubernetesConversionException.class)
+                .hasMessageContaining("metadata.annotations[cni.projectcalico.org/allowedSourcePrefixes]");
+    }
 }
