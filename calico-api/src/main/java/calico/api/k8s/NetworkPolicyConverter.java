@@ -38,6 +38,14 @@ public final class NetworkPolicyConverter {
         return NAME_PREFIX + kubernetesName;
     }
 
+    /** {@return the Kubernetes policy name behind a {@code knp.default.} Calico name}, empty for other policies. */
+    public static java.util.Optional<String> kubernetesName(String calicoName) {
+        if (calicoName == null || !calicoName.startsWith(NAME_PREFIX) || calicoName.length() == NAME_PREFIX.length()) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(calicoName.substring(NAME_PREFIX.length()));
+    }
+
     public Conversion<NetworkPolicy> convert(KubeNetworkPolicy np) {
         KubeObjectMeta m = np.metadata();
         String what = "NetworkPolicy " + (m == null ? "<no metadata>" : m.namespace() + "/" + m.name());

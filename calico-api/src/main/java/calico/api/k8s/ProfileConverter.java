@@ -7,6 +7,7 @@ import calico.api.model.Rule;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Converts Namespaces and ServiceAccounts into the Profiles that carry their labels to the
@@ -40,6 +41,36 @@ public final class ProfileConverter {
     public static String serviceAccountProfileName(String namespace, String serviceAccount) {
         String ns = namespace == null || namespace.isEmpty() ? "default" : namespace;
         return SERVICE_ACCOUNT_PROFILE_PREFIX + ns + "." + serviceAccount;
+    }
+
+    /** A service account by namespace and name, as named by a {@code ksa.} profile. */
+    public record ServiceAccountRef(String namespace, String name) {
+    }
+
+    /** {@return the namespace behind a {@code kns.<ns>} profile name}, empty for other profiles. */
+    public static Optional<String> namespaceOf(String profileName) {
+        if (profileName == null || !profileName.startsWith(NAMESPACE_PROFILE_PREFIX)
+                || profileName.length() == NAMESPACE_PROFILE_PREFIX.length()) {
+            return Optional.empty();
+        }
+        return Optional.of(profileName.substring(NAMESPACE_PROFILE_PREFIX.length()));
+    }
+
+    /**
+     * {@return the service account behind a {@code ksa.<ns>.<sa>} profile name}, empty for other
+     * profiles. Namespaces cannot contain dots, so the first dot after the prefix ends it and
+     * the service account name may contain dots.
+     */
+    public static Optional<ServiceAccountRef> serviceAccountOf(String profileName) {
+        if (profileName == null || !profileName.startsWith(SERVICE_ACCOUNT_PROFILE_PREFIX)) {
+            return Optional.empty();
+        }
+        String rest = profileName.substring(SERVICE_ACCOUNT_PROFILE_PREFIX.length());
+        int dot = rest.indexOf('.');
+        if (dot <= 0 || dot == rest.length() - 1) {
+            return Optional.empty();
+        }
+        return Optional.of(new ServiceAccountRef(rest.substring(0, dot), rest.substring(dot + 1)));
     }
 
     public Profile namespace(KubeNamespace ns) {

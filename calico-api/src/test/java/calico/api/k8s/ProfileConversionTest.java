@@ -153,4 +153,19 @@ class ProfileConversionTest {
                 .isInstanceOf(KubernetesConversionException.class)
                 .hasMessageContaining("metadata.uid: \"1234\" is not a UUID");
     }
+
+    @Test
+    void profileNamesMapBackToTheirSources() {
+        assertThat(ProfileConverter.namespaceOf("kns.default")).contains("default");
+        assertThat(ProfileConverter.namespaceOf("ns.projectcalico.org/default")).isEmpty();
+        assertThat(ProfileConverter.namespaceOf("kns.")).isEmpty();
+        assertThat(ProfileConverter.serviceAccountOf("ksa.default.test"))
+                .contains(new ProfileConverter.ServiceAccountRef("default", "test"));
+        assertThat(ProfileConverter.serviceAccountOf("ksa.default.test.foo"))
+                .contains(new ProfileConverter.ServiceAccountRef("default", "test.foo"));
+        assertThat(ProfileConverter.serviceAccountOf("ksa.default")).isEmpty();
+        assertThat(ProfileConverter.serviceAccountOf("kns.default")).isEmpty();
+        assertThat(NetworkPolicyConverter.kubernetesName("knp.default.allow-web")).contains("allow-web");
+        assertThat(NetworkPolicyConverter.kubernetesName("default.allow-web")).isEmpty();
+    }
 }
