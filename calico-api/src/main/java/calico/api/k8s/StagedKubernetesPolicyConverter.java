@@ -1,6 +1,5 @@
 package calico.api.k8s;
 
-import calico.api.codec.ResourceCodec;
 import calico.api.model.NetworkPolicy;
 import calico.api.model.NetworkPolicySpec;
 import calico.api.model.ObjectMeta;
@@ -9,9 +8,6 @@ import calico.api.model.StagedKubernetesNetworkPolicy;
 import calico.api.model.StagedKubernetesNetworkPolicySpec;
 import calico.api.model.StagedNetworkPolicy;
 import calico.api.model.StagedNetworkPolicySpec;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
  * Converts a StagedKubernetesNetworkPolicy into the StagedNetworkPolicy
@@ -23,11 +19,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 public final class StagedKubernetesPolicyConverter {
 
     private final NetworkPolicyConverter policies;
-    private final ObjectMapper mapper;
 
     public StagedKubernetesPolicyConverter(NetworkPolicyConverter policies) {
         this.policies = policies;
-        this.mapper = ResourceCodec.get().jsonMapper();
     }
 
     /** {@return the StagedNetworkPolicy name for a StagedKubernetesNetworkPolicy name}. */
@@ -59,17 +53,7 @@ public final class StagedKubernetesPolicyConverter {
 
     public Conversion<StagedNetworkPolicy> convert(StagedKubernetesNetworkPolicy staged) {
         Conversion<NetworkPolicy> enforced = enforced(staged);
-        // StagedNetworkPolicySpec is NetworkPolicySpec plus stagedAction under Calico's JSON names;
-        // going through the JSON tree keeps this independent of the record's component order.
-        ObjectNode tree = mapper.valueToTree(enforced.value().spec());
-        tree.put("stagedAction", stagedAction(staged).name());
-        StagedNetworkPolicySpec spec;
-        try {
-            spec = mapper.treeToValue(tree, StagedNetworkPolicySpec.class);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("StagedNetworkPolicySpec cannot hold a converted policy: "
-                    + e.getOriginalMessage(), e);
-        }
+        StagedNetworkPolicySpec spec = StagedNetworkPolicySpec.of(stagedAction(staged), enforced.value().spec());
         return new Conversion<>(new StagedNetworkPolicy(enforced.value().metadata(), spec), enforced.droppedRules());
     }
 }
