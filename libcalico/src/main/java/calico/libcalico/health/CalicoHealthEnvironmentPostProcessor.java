@@ -20,9 +20,10 @@ import org.springframework.core.env.MapPropertySource;
  *       additional paths {@code /liveness} and {@code /readiness}.</li>
  * </ul>
  *
- * The additional paths go on the {@code management:} server when it is separate from the main
- * one, else on {@code server:} (Boot maps {@code management:} paths only on a separate
- * management server). Registered in {@code META-INF/spring.factories}.
+ * When the health port is the service's own {@code server.port}, there is no separate
+ * management server: the paths go on {@code server:} and {@code server.address} applies (Boot
+ * maps {@code management:} paths only on a separate management server, and refuses a
+ * management address without one). Registered in {@code META-INF/spring.factories}.
  */
 final class CalicoHealthEnvironmentPostProcessor implements EnvironmentPostProcessor {
 
@@ -37,9 +38,12 @@ final class CalicoHealthEnvironmentPostProcessor implements EnvironmentPostProce
         defaults.put("management.endpoint.health.probes.enabled", "true");
         defaults.put("management.endpoints.web.exposure.include", "health,info,prometheus");
         if (environment.getProperty(PREFIX + ".enabled", Boolean.class, true)) {
-            defaults.put("management.server.port", "${" + PREFIX + ".port:" + CalicoHealthProperties.DEFAULT_PORT + "}");
-            defaults.put("management.server.address", "${" + PREFIX + ".host:" + CalicoHealthProperties.DEFAULT_HOST + "}");
-            String namespace = separateManagementServer(environment) ? "management" : "server";
+            boolean separate = separateManagementServer(environment);
+            if (separate) {
+                defaults.put("management.server.port", "${" + PREFIX + ".port:" + CalicoHealthProperties.DEFAULT_PORT + "}");
+                defaults.put("management.server.address", "${" + PREFIX + ".host:" + CalicoHealthProperties.DEFAULT_HOST + "}");
+            }
+            String namespace = separate ? "management" : "server";
             group(defaults, "liveness", "calicoLiveness", namespace);
             group(defaults, "readiness", "calicoReadiness", namespace);
         }
@@ -54,7 +58,7 @@ final class CalicoHealthEnvironmentPostProcessor implements EnvironmentPostProce
         defaults.put(key + ".additional-path", namespace + ":/" + group);
     }
 
-    /** Whether the management server will run on its own port (Boot's "DIFFERENT" port type). */
+    /** Whether the management server will run on its own port (Boot's "DIFFERENT" port type); 0 means a random, so different, port. */
     private static boolean separateManagementServer(ConfigurableEnvironment environment) {
         Integer managementPort = environment.getProperty("management.server.port", Integer.class);
         if (managementPort == null) {
