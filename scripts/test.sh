@@ -28,8 +28,9 @@ fi
 section "mvn clean verify"
 started=$SECONDS
 set +e
-mvn -B --no-transfer-progress -Dstyle.color=never clean verify "$@"
-status=$?
+# Debian's Maven 3.8.7 prints ANSI resets even in batch mode; strip them for plain logs.
+mvn -B --no-transfer-progress -Dstyle.color=never clean verify "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
+status=${PIPESTATUS[0]}
 set -e
 elapsed=$((SECONDS - started))
 
