@@ -19,8 +19,9 @@ section() { printf '\n==== %s ====\n' "$*"; }
 
 section "Dependencies"
 calico_install_deps
-java -version 2>&1 | head -n 1
-mvn -v 2>/dev/null | head -n 1
+# sed -n reads all its input, so the version commands never die of SIGPIPE under pipefail.
+java -version 2>&1 | sed -n 1p
+mvn -B -v 2>/dev/null | sed -n '1{s/\x1b\[[0-9;]*m//g;p}'
 if [[ ${CI:-} == true ]]; then
     echo "CI=true: batch mode, no colour, no download progress"
 fi
