@@ -74,7 +74,7 @@ public sealed interface Expr {
     /** {@code has(label)}. */
     record Has(String label) implements Expr {
         public Has {
-            checkLabel(label);
+            label = checkLabel(label);
         }
 
         public boolean matches(Map<String, String> labels) {
@@ -93,7 +93,7 @@ public sealed interface Expr {
     /** {@code label == "value"}: false when the label is absent. */
     record Equals(String label, String value) implements Expr {
         public Equals {
-            checkLabel(label);
+            label = checkLabel(label);
             checkValue(value);
         }
 
@@ -113,7 +113,7 @@ public sealed interface Expr {
     /** {@code label != "value"}: true when the label is absent (Calico semantics). */
     record NotEquals(String label, String value) implements Expr {
         public NotEquals {
-            checkLabel(label);
+            label = checkLabel(label);
             checkValue(value);
         }
 
@@ -133,7 +133,7 @@ public sealed interface Expr {
     /** {@code label contains "value"}: false when the label is absent. */
     record Contains(String label, String value) implements Expr {
         public Contains {
-            checkLabel(label);
+            label = checkLabel(label);
             checkValue(value);
         }
 
@@ -154,7 +154,7 @@ public sealed interface Expr {
     /** {@code label starts with "value"}: false when the label is absent. */
     record StartsWith(String label, String value) implements Expr {
         public StartsWith {
-            checkLabel(label);
+            label = checkLabel(label);
             checkValue(value);
         }
 
@@ -175,7 +175,7 @@ public sealed interface Expr {
     /** {@code label ends with "value"}: false when the label is absent. */
     record EndsWith(String label, String value) implements Expr {
         public EndsWith {
-            checkLabel(label);
+            label = checkLabel(label);
             checkValue(value);
         }
 
@@ -196,7 +196,7 @@ public sealed interface Expr {
     /** {@code label in {...}}: false when the label is absent; values are sorted and unique. */
     record In(String label, List<String> values) implements Expr {
         public In {
-            checkLabel(label);
+            label = checkLabel(label);
             values = sortedSet(values);
         }
 
@@ -217,7 +217,7 @@ public sealed interface Expr {
     /** {@code label not in {...}}: true when the label is absent (Calico semantics). */
     record NotIn(String label, List<String> values) implements Expr {
         public NotIn {
-            checkLabel(label);
+            label = checkLabel(label);
             values = sortedSet(values);
         }
 
@@ -329,7 +329,11 @@ public sealed interface Expr {
                 || c == '_' || c == '.' || c == '/' || c == '-';
     }
 
-    private static void checkLabel(String label) {
+    /**
+     * {@return the key, interned}: label maps decoded by Jackson have interned keys, so a
+     * lookup then succeeds on the identity check instead of comparing characters.
+     */
+    private static String checkLabel(String label) {
         Objects.requireNonNull(label, "label");
         if (label.isEmpty()) {
             throw new IllegalArgumentException("label key must not be empty");
@@ -340,6 +344,7 @@ public sealed interface Expr {
                         + "' at " + i + ": only letters, digits, '_', '.', '/' and '-' are allowed");
             }
         }
+        return label.intern();
     }
 
     private static void checkValue(String value) {

@@ -31,7 +31,8 @@ public final class SelectorBench {
         double loadAtStart = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
         Random r = new Random(42);
         List<String> texts = distinctSelectors(r, 1_000);
-        List<Map<String, String>> maps = labelMaps(r, 10_000, 10);
+        List<Map<String, String>> maps = labelMaps(r, 10_000, 10, false);
+        List<Map<String, String>> internedMaps = labelMaps(new Random(43), 10_000, 10, true);
 
         // Parse: warm up, then time whole rounds over the 1,000 texts.
         // Wall time is shared with whatever else runs on the machine; thread CPU time is not.
@@ -64,13 +65,15 @@ public final class SelectorBench {
 
         // Match: one warm-up pass, then timed passes of selectors x maps.
         sink += matchAll(selectors, maps);
-        int passes = 5;
+        int passes = 3;
         long matched = 0;
         long t2 = System.nanoTime();
         long c2 = cpu.getCurrentThreadCpuTime();
+        long a2 = allocatedBytes();
         for (int p = 0; p < passes; p++) {
             matched += matchAll(selectors, maps);
         }
+        long allocated = allocatedBytes() - a2;
         double seconds = (System.nanoTime() - t2) / 1e9;
         double cpuSeconds = (cpu.getCurrentThreadCpuTime() - c2) / 1e9;
         long evaluations = (long) passes * selectors.size() * maps.size();
@@ -86,7 +89,16 @@ public final class SelectorBench {
         double byMapCpuSeconds = (cpu.getCurrentThreadCpuTime() - c3) / 1e9;
         double byMapSeconds = (System.nanoTime() - t3) / 1e9;
 
-        System.out.printf(Locale.ROOT, "selectors=%d distinct, label maps=%d x %d labels, java=%s%n",
+        sink += matchAll(selectors, internedMaps);
+        long c4 = cpu.getCurrentThreadCpuTime();
+        long t4 = System.nanoTime();
+        for (int p = 0; p < passes; p++) {
+            sink += matchAll(selectors, internedMaps);
+        }
+        double internedCpuSeconds = (cpu.getCurrentThreadCpuTime() - c4) / 1e9;
+        double internedSeconds = (System.nanoTime() - t4) / 1e9;
+
+        System.out.printf(Locale.ROOT, "selectors=%d distinct, label maps=%d x %d labels (fresh key strings unless noted), java=%s%n",
                 selectors.size(), maps.size(), 10, System.getProperty("java.version"));
         System.out.printf(Locale.ROOT, "load average at start: %.2f on %d cpus%n",
                 loadAtStart, Runtime.getRuntime().availableProcessors());
@@ -97,11 +109,21 @@ public final class SelectorBench {
                 "match, selector-major order: %.1f M evaluations/s by thread CPU, %.1f M/s wall (%d evaluations, %.2f s CPU, %.2f s wall, %.1f%% matched)%n",
                 evaluations / cpuSeconds / 1e6, evaluations / seconds / 1e6, evaluations, cpuSeconds, seconds,
                 100.0 * matched / evaluations);
+        System.out.printf(Locale.ROOT, "match allocation: %d bytes in total over %d evaluations%n",
+                allocated, evaluations);
         System.out.printf(Locale.ROOT,
                 "match, map-major order: %.1f M evaluations/s by thread CPU, %.1f M/s wall%n",
                 evaluations / byMapCpuSeconds / 1e6, evaluations / byMapSeconds / 1e6);
+        System.out.printf(Locale.ROOT,
+                "match, selector-major order, interned map keys: %.1f M evaluations/s by thread CPU, %.1f M/s wall%n",
+                evaluations / internedCpuSeconds / 1e6, evaluations / internedSeconds / 1e6);
         System.out.printf(Locale.ROOT, "example selector: %s%n", selectors.get(7).canonical());
         System.out.println("(sink " + (sink & 1) + ")");
+    }
+
+    private static long allocatedBytes() {
+        return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
+                .getThreadAllocatedBytes(Thread.currentThread().getId());
     }
 
     private static long parseAll(List<String> texts) {
@@ -180,13 +202,14 @@ public final class SelectorBench {
         };
     }
 
-    private static List<Map<String, String>> labelMaps(Random r, int count, int size) {
+    /** {@code interned}: keys as Jackson decodes them (interned); else fresh String instances. */
+    private static List<Map<String, String>> labelMaps(Random r, int count, int size, boolean interned) {
         List<Map<String, String>> maps = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             Map<String, String> m = new HashMap<>();
             while (m.size() < size) {
-                // Fresh String instances: keys in selectors and maps are never identical objects.
-                m.put(new String(KEYS[r.nextInt(KEYS.length)]), VALUES[r.nextInt(VALUES.length)]);
+                String key = KEYS[r.nextInt(KEYS.length)];
+                m.put(interned ? key : new String(key), VALUES[r.nextInt(VALUES.length)]);
             }
             maps.add(m);
         }
