@@ -23,9 +23,16 @@ import java.util.List;
  */
 final class SelectorParser {
 
+    /**
+     * Calico has no limit; we stop absurd nesting so that parsing, printing and matching
+     * (all recursive) cannot overflow the stack on hostile input.
+     */
+    static final int MAX_NESTING = 128;
+
     private final String input;
     private final List<Token> tokens;
     private int next;
+    private int depth;
 
     private SelectorParser(String input) {
         this.input = input;
@@ -100,7 +107,11 @@ final class SelectorParser {
             case GLOBAL:
                 return new Expr.Global();
             case LPAREN: {
+                if (++depth > MAX_NESTING) {
+                    throw error(t, "expected at most " + MAX_NESTING + " levels of nested parentheses");
+                }
                 Expr inner = or();
+                depth--;
                 Token close = take();
                 if (close.kind() != Kind.RPAREN) {
                     throw error(close, "expected '&&', '||' or ')' to close the '(' at position " + t.position());

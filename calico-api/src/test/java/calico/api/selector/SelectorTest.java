@@ -261,6 +261,27 @@ class SelectorTest {
     }
 
     @Test
+    void limitsNestingInsteadOfOverflowingTheStack() {
+        String ok = "(".repeat(SelectorParser.MAX_NESTING) + "has(a)" + ")".repeat(SelectorParser.MAX_NESTING);
+        assertThat(Selector.parse(ok).canonical()).isEqualTo("has(a)");
+        String deep = "(".repeat(10_000) + "has(a)" + ")".repeat(10_000);
+        assertThatThrownBy(() -> Selector.parse(deep))
+                .isInstanceOfSatisfying(SelectorParseException.class,
+                        e -> assertThat(e.position()).isEqualTo(SelectorParser.MAX_NESTING))
+                .hasMessageContaining("expected at most 128 levels of nested parentheses");
+    }
+
+    @Test
+    void treesBuiltInCodePrintAndReparseToThemselves() {
+        var tree = new Expr.And(List.of(
+                new Expr.And(List.of(new Expr.Has("a"), new Expr.Global())),
+                Expr.not(new Expr.Or(List.of(new Expr.NotIn("b", List.of()), new Expr.Contains("c", "it's"))))));
+        Selector s = Selector.of(tree);
+        assertThat(s.canonical()).isEqualTo("((has(a) && global()) && !(b not in {} || c contains \"it's\"))");
+        assertThat(Selector.parse(s.canonical()).root()).isEqualTo(tree);
+    }
+
+    @Test
     void absentMeansNullValue() {
         Map<String, String> withNull = new HashMap<>();
         withNull.put("a", null);
