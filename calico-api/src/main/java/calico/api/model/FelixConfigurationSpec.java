@@ -2,6 +2,8 @@ package calico.api.model;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import java.lang.reflect.RecordComponent;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -214,7 +216,8 @@ public record FelixConfigurationSpec(
         routeTableRanges = routeTableRanges == null ? List.of() : List.copyOf(routeTableRanges);
         bpfDSROptoutCIDRs = bpfDSROptoutCIDRs == null ? List.of() : List.copyOf(bpfDSROptoutCIDRs);
         bpfExcludeCIDRsFromNAT = bpfExcludeCIDRsFromNAT == null ? List.of() : List.copyOf(bpfExcludeCIDRsFromNAT);
-        bpfForceTrackPacketsFromIfaces = bpfForceTrackPacketsFromIfaces == null ? List.of() : List.copyOf(bpfForceTrackPacketsFromIfaces);
+        bpfForceTrackPacketsFromIfaces = bpfForceTrackPacketsFromIfaces == null ? List.of()
+                : List.copyOf(bpfForceTrackPacketsFromIfaces);
         healthTimeoutOverrides = healthTimeoutOverrides == null ? List.of() : List.copyOf(healthTimeoutOverrides);
         bpfLogFilters = bpfLogFilters == null ? Map.of() : Map.copyOf(bpfLogFilters);
     }
@@ -224,7 +227,18 @@ public record FelixConfigurationSpec(
         return EMPTY;
     }
 
-    private static final FelixConfigurationSpec EMPTY = new FelixConfigurationSpec(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+    private static final FelixConfigurationSpec EMPTY = allUnset();
+
+    /** Calls the canonical constructor with every argument null (171 nulls are unreadable in source). */
+    private static FelixConfigurationSpec allUnset() {
+        Class<?>[] types = Arrays.stream(FelixConfigurationSpec.class.getRecordComponents())
+                .map(RecordComponent::getType).toArray(Class<?>[]::new);
+        try {
+            return FelixConfigurationSpec.class.getDeclaredConstructor(types).newInstance(new Object[types.length]);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /**
      * {@return the status-reporting interval}: {@code reportingInterval} when set, else the

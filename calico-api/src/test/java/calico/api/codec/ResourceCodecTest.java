@@ -105,4 +105,33 @@ class ResourceCodecTest {
                 .isInstanceOf(ResourceParseException.class)
                 .hasMessageContaining("malformed document");
     }
+
+    @Test
+    void scalarsOfTheWrongKindAreNotCoerced() {
+        String fc = """
+                apiVersion: projectcalico.org/v3
+                kind: FelixConfiguration
+                metadata: {name: default}
+                spec: {%s}
+                """;
+        assertThatThrownBy(() -> codec.parse(fc.formatted("logSeverityScreen: 5")))
+                .hasMessageStartingWith("spec.logSeverityScreen:");
+        assertThatThrownBy(() -> codec.parse(fc.formatted("healthPort: 90.5")))
+                .hasMessageStartingWith("spec.healthPort:");
+        assertThatThrownBy(() -> codec.parse(fc.formatted("bpfEnabled: \"yes\"")))
+                .hasMessageStartingWith("spec.bpfEnabled:");
+    }
+
+    @Test
+    void numericLookingStringsStayStringsThroughYaml() {
+        String ci = """
+                apiVersion: projectcalico.org/v3
+                kind: ClusterInformation
+                metadata: {name: default, resourceVersion: "4711"}
+                spec: {calicoVersion: "3.30", datastoreReady: true}
+                """;
+        var r = codec.parse(ci);
+        assertThat(codec.parse(codec.toYaml(r))).isEqualTo(r);
+        assertThat(codec.toYaml(r)).contains("calicoVersion: \"3.30\"");
+    }
 }

@@ -1,0 +1,9 @@
+package calico.api.k8s;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+
+/** A {@code v1} ServiceAccount; only its metadata matters to Calico. */
+@JsonIgnoreProperties(ignoreUnknown = true)
+public record KubeServiceAccount(KubeObjectMeta metadata) {
+    public static final String KIND = "ServiceAccount";
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build, the tests and `./calico up` need, and nothing else.
+# Idempotent: a package already installed (or a tool already on PATH, for the JDK and Maven)
+# is left alone, and `apt-get update` runs once, only when something is missing.
+#
+# Source it and call `calico_install_deps [EXTRA_PACKAGE...]`, or run it directly:
+#   scripts/lib/install-deps.sh [EXTRA_PACKAGE...]
+# Needs root (or sudo) only when something is missing. Non-interactive.
+
+# Packages every build needs. Later components add theirs here (nftables, ipset, bird2, ...).
+CALICO_DEB_PACKAGES=(etcd-server etcd-client iproute2)
+
+# Prints "name" if the Debian package is not installed.
+calico_missing_package() {
+    local status
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)
+    [[ $status == installed ]] || echo "$1"
+}
+
+# Prints the packages (one a line) that are needed and not installed yet.
+calico_missing_packages() {
+    local pkg
+    for pkg in "${CALICO_DEB_PACKAGES[@]}" "$@"; do
+        calico_missing_package "$pkg"
+    done
+    # The JDK and Maven may come from elsewhere (SDKMAN, a CI image): only a missing tool counts.
+    if ! command -v java >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
+        calico_missing_package openjdk-17-jdk-headless
+    fi
+    if ! command -v mvn >/dev/null 2>&1; then
+        calico_missing_package maven
+    fi
+}
+
+calico_install_deps() {
+    if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+        echo "install-deps: not a Debian system (no dpkg/apt-get); install these yourself:" \
+             "${CALICO_DEB_PACKAGES[*]} $* openjdk-17-jdk-headless maven" >&2
+        return 1
+    fi
+    local missing
+    mapfile -t missing < <(calico_missing_packages "$@")
+    if ((${#missing[@]} == 0)); then
+        echo "install-deps: all required packages are present"
+        return 0
+    fi
+    local -a as_root=()
+    if ((EUID != 0)); then
+        if command -v sudo >/dev/null 2>&1; then
+            as_root=(sudo)
+        else
+            echo "install-deps: missing packages: ${missing[*]}; run as root or install sudo" >&2
+            return 1
+        fi
+    fi
+    echo "install-deps: installing ${missing[*]}"
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    # Verify rather than trust: a package that did not install is a clear error here, not a
+    # confusing one in the middle of the build.
+    mapfile -t missing < <(calico_missing_packages "$@")
+    if ((${#missing[@]} != 0)); then
+        echo "install-deps: still missing after apt-get install: ${missing[*]}" >&2
+        return 1
+    fi
+}
+
+# Run directly: install and exit with the result.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+    set -euo pipefail
+    calico_install_deps "$@"
+fi

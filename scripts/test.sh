@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Builds every module and runs every test (unit tests with Surefire, *IT integration tests
+# with Failsafe) from a clean tree, after installing what is missing. Prints a per-module
+# summary and exits non-zero when anything failed.
+#
+#   scripts/test.sh                      # everything
+#   scripts/test.sh -pl libcalico -am    # extra arguments go to Maven
+#
+# Works non-interactively as root on a fresh Debian 12 (and under CI=true); needs no running
+# services: tests start their own (etcd, ...) on free ports.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+
+# shellcheck source=lib/install-deps.sh
+source scripts/lib/install-deps.sh
+
+section() { printf '\n==== %s ====\n' "$*"; }
+
+section "Dependencies"
+calico_install_deps
+# sed -n reads all its input, so the version commands never die of SIGPIPE under pipefail.
+java -version 2>&1 | sed -n 1p
+mvn -B -v 2>/dev/null | sed -n '1{s/\x1b\[[0-9;]*m//g;p}'
+if [[ ${CI:-} == true ]]; then
+    echo "CI=true: batch mode, no colour, no download progress"
+fi
+
+section "mvn clean verify"
+started=$SECONDS
+set +e
+# Debian's Maven 3.8.7 prints ANSI resets even in batch mode; strip them for plain logs.
+mvn -B --no-transfer-progress -Dstyle.color=never clean verify "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
+status=${PIPESTATUS[0]}
+set -e
+elapsed=$((SECONDS - started))
+
+# Sums tests/failures/errors/skipped over the JUnit XML reports in one directory.
+count_reports() {
+    local dir=$1
+    compgen -G "$dir/TEST-*.xml" >/dev/null || { echo "0 0 0 0"; return; }
+    # The first <testsuite ...> element of each report carries the totals.
+    sed -n 's/.*<testsuite \(.*\)/\1/p' "$dir"/TEST-*.xml | awk '
+        function attr(name,   m) { return match($0, name "=\"[0-9]+\"") ? substr($0, RSTART + length(name) + 2, RLENGTH - length(name) - 3) : 0 }
+        { t += attr("tests"); f += attr("failures"); e += attr("errors"); s += attr("skipped") }
+        END { print t + 0, f + 0, e + 0, s + 0 }'
+}
+
+section "Summary"
+printf '%-22s %-12s %6s %6s %6s %6s\n' MODULE KIND TESTS FAIL ERROR SKIP
+total_tests=0; total_bad=0
+for module_dir in */; do
+    module=${module_dir%/}
+    [[ -f $module/pom.xml ]] || continue
+    for kind in surefire failsafe; do
+        read -r tests failures errors skipped < <(count_reports "$module/target/$kind-reports")
+        ((tests > 0)) || continue
+        label=$([[ $kind == surefire ]] && echo unit || echo integration)
+        printf '%-22s %-12s %6d %6d %6d %6d\n' "$module" "$label" "$tests" "$failures" "$errors" "$skipped"
+        total_tests=$((total_tests + tests)); total_bad=$((total_bad + failures + errors))
+    done
+done
+failed_tests=$(grep -hE '<<< (FAILURE|ERROR)!' ./*/target/surefire-reports/*.txt ./*/target/failsafe-reports/*.txt 2>/dev/null \
+    | grep -v '^Tests run' | sed 's/ -- Time elapsed.*//' || true)
+if [[ -n $failed_tests ]]; then
+    echo
+    echo "Failed tests:"
+    sed 's/^/  /' <<<"$failed_tests"
+fi
+echo
+if ((status == 0)); then
+    echo "RESULT: PASS ($total_tests tests, ${elapsed}s)"
+else
+    echo "RESULT: FAIL (mvn exit $status; $total_bad failing of $total_tests tests run; ${elapsed}s)"
+fi
+exit "$status"
