@@ -125,7 +125,7 @@ class InfrastructureValidationTest {
                         + " defaultEndpointToHostAction: Return, bpfExternalServiceMode: DSR, healthPort: 9099,"
                         + " failsafeInboundHostPorts: [{protocol: TCP, port: 22}, {protocol: UDP, port: 68, net: 10.0.0.0/8}],"
                         + " vxlanMTU: 0, natPortRange: \"32768:65535\", kubeNodePortRanges: [\"30000:32767\"]}"))),
-                row("Felix bad durations", invalid(felix("{iptablesRefreshInterval: 90, routeRefreshInterval: -1s,"
+                row("Felix bad durations", invalid(felix("{iptablesRefreshInterval: \"90\", routeRefreshInterval: -1s,"
                         + " reportingTTL: 1d}"),
                         "spec.iptablesRefreshInterval | invalid duration", "spec.reportingTTL | invalid duration",
                         "spec.routeRefreshInterval | must not be negative")),
