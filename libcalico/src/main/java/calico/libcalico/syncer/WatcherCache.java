@@ -4,6 +4,7 @@ import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.ListResult;
 import calico.libcalico.datastore.Watch;
 import calico.libcalico.datastore.WatchEvent;
@@ -142,6 +143,11 @@ final class WatcherCache {
         try {
             watch = datastore.watch(kind, null, revision, e -> inbox.add(new Received(id, e)));
             return true;
+        } catch (DatastoreException.Compacted e) {
+            // The contract reports this as a WatchEvent, but a backend that throws it means the same.
+            LOG.info("{}: revision {} compacted; listing again", kind.kind(), revision);
+            revision = 0;
+            return false;
         } catch (RuntimeException e) {
             watchError("watch could not start", e);
             return false;
