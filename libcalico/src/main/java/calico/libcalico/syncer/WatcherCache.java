@@ -78,22 +78,13 @@ final class WatcherCache {
     void run() {
         try {
             while (!Thread.currentThread().isInterrupted()) {
-                if (revision == 0 && !resync()) {
-                    options.sleeper().sleep(backoff.next());
-                    continue;
-                }
-                if (!openWatch()) {
-                    options.sleeper().sleep(backoff.next());
-                    continue;
-                }
-                WatchEvent end = follow();
-                closeWatch();
-                if (end instanceof WatchEvent.Compacted c) {
-                    LOG.info("{}: watch from revision {} compacted (at {}); listing again", kind.kind(), revision,
-                            c.compactRevision());
+                try {
+                    step();
+                } catch (RuntimeException e) {
+                    // A bug or a backend surprise must not silently end this kind's sync: start over.
+                    LOG.error("{}: unexpected failure; listing again", kind.kind(), e);
+                    closeWatch();
                     revision = 0;
-                } else if (end instanceof WatchEvent.Failed f) {
-                    watchError("watch broke", f.error());
                 }
                 options.sleeper().sleep(backoff.next());
             }
@@ -101,6 +92,25 @@ final class WatcherCache {
             Thread.currentThread().interrupt();
         } finally {
             closeWatch();
+        }
+    }
+
+    /** One round: list if needed, then watch until the watch ends. The caller waits before the next round. */
+    private void step() throws InterruptedException {
+        if (revision == 0 && !resync()) {
+            return;
+        }
+        if (!openWatch()) {
+            return;
+        }
+        WatchEvent end = follow();
+        closeWatch();
+        if (end instanceof WatchEvent.Compacted c) {
+            LOG.info("{}: watch from revision {} compacted (at {}); listing again", kind.kind(), revision,
+                    c.compactRevision());
+            revision = 0;
+        } else if (end instanceof WatchEvent.Failed f) {
+            watchError("watch broke", f.error());
         }
     }
 
