@@ -1,5 +1,6 @@
 package calico.libcalico.datastore.memory;
 
+import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.Watch;
@@ -59,7 +60,7 @@ final class MemoryWatch implements Watch {
         thread.start();
     }
 
-    boolean matches(calico.api.model.ResourceKey key) {
+    boolean matches(ResourceKey key) {
         return key.kind() == kind && (namespace == null || namespace.equals(key.namespace()));
     }
 
