@@ -341,6 +341,33 @@ class MemoryDatastoreTest {
     }
 
     @Test
+    void aLiveWatchThatFallsBehindACompactionEndsWithCompacted() throws Exception {
+        try (MemoryDatastore small = new MemoryDatastore(MemoryDatastore.Settings.defaults().withHistoryLimit(10))) {
+            CountDownLatch release = new CountDownLatch(1);
+            EventRecorder events = new EventRecorder();
+            small.watch(GNS, null, 0, e -> {
+                awaitQuietly(release);
+                events.onEvent(e);
+            });
+            Resource first = small.create(globalSet("first", "10.0.0.0/24"));
+            for (int i = 0; i < 50; i++) {
+                small.create(globalSet("later-" + i, "10.0.1.0/24"));
+            }
+            release.countDown();
+
+            // The event in hand is delivered; the rest of its batch was read before trimming, so it
+            // may also arrive; then the watch finds its next revision gone.
+            assertThat(events.next()).isEqualTo(new WatchEvent.Added(first, rev(first)));
+            WatchEvent e;
+            do {
+                e = events.next();
+            } while (e instanceof WatchEvent.Added);
+            assertThat(e).isInstanceOf(WatchEvent.Compacted.class);
+            events.expectSilence();
+        }
+    }
+
+    @Test
     void aBookmarkFollowsTheEventsItCovers() throws Exception {
         EventRecorder events = new EventRecorder();
         try (Watch ignored = ds.watch(GNS, null, 0, events)) {
