@@ -124,7 +124,7 @@ class WatcherSyncerTest {
         Resource c = ds.create(globalSet("c", "10.0.2.0/24"));
         ds.create(globalSet("d", "10.0.3.0/24"));
         start(ds, GNS);
-        cb.awaitStatus(IN_SYNC);
+        awaitWatching();
         int mark = cb.size();
 
         // Break the watch and hold the syncer in its retry wait while the datastore moves on.
@@ -157,7 +157,7 @@ class WatcherSyncerTest {
         Resource a = ds.create(globalSet("a", "10.0.0.0/24"));
         Resource b = ds.create(globalSet("b", "10.0.1.0/24"));
         start(ds, GNS);
-        cb.awaitStatus(IN_SYNC);
+        awaitWatching();
         int mark = cb.size();
 
         sleeper.shut();
@@ -326,6 +326,17 @@ class WatcherSyncerTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxRetryDelay");
         assertThatThrownBy(() -> new Update(ResourceKey.of(GNS, "a"), null, 3, UpdateType.NEW))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("needs a value");
+    }
+
+    /**
+     * Waits until the syncer's watch is live: IN_SYNC is sent before the watch opens, so a test
+     * that breaks the watch first writes a probe and waits for the syncer to report it.
+     */
+    private void awaitWatching() throws InterruptedException {
+        cb.awaitStatus(IN_SYNC);
+        Resource probe = ds.create(globalSet("probe", "10.9.0.0/24"));
+        cb.awaitEntries(0, cb.log().indexOf(new StatusEntry(IN_SYNC)) + 2);
+        assertThat(cb.view()).containsEntry(probe.key(), probe);
     }
 
     private void start(Datastore datastore, ResourceKind... kinds) {
