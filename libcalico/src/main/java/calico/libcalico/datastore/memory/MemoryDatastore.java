@@ -1,0 +1,519 @@
+package calico.libcalico.datastore.memory;
+
+import calico.api.model.ObjectMeta;
+import calico.api.model.Resource;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.api.selector.Selector;
+import calico.api.validation.FieldError;
+import calico.api.validation.ResourceValidator;
+import calico.api.validation.ValidationException;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreException;
+import calico.libcalico.datastore.ListResult;
+import calico.libcalico.datastore.Watch;
+import calico.libcalico.datastore.WatchEvent;
+import calico.libcalico.datastore.WatchListener;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * The {@code memory} backend: an in-process {@link Datastore} with the semantics of the etcd
+ * backend, for unit tests and the zero-dependency quick start.
+ *
+ * <ul>
+ *   <li>One global revision, starting at 1 for an empty store (as etcd) and incremented by every
+ *       successful write; {@code metadata.resourceVersion} is the revision of the resource's last
+ *       write, in decimal. Because the store starts at 1, a list never reports revision 0, which
+ *       {@link #watch} would read as "from now".</li>
+ *   <li>Every write keeps a {@link Change} in a history log. The log is bounded by
+ *       {@link Settings#historyLimit()} (the oldest entries are compacted away) and can be
+ *       compacted explicitly with {@link #compact(long)}; a watch that needs a compacted revision
+ *       ends with {@link WatchEvent.Compacted}.</li>
+ *   <li>Each watch has its own delivery thread that follows the log, so writers never wait for
+ *       listeners. Bookmarks are sent on {@link #requestProgress()} and, when
+ *       {@link Settings#bookmarkInterval()} is positive, periodically.</li>
+ *   <li>{@link #failWatches()} and {@link #setAvailable(boolean)} inject the failures a real
+ *       backend has (a broken watch stream, an unreachable server), for tests of consumers.</li>
+ * </ul>
+ */
+public final class MemoryDatastore implements Datastore {
+
+    /** The revision of an empty store, as in etcd. */
+    public static final long INITIAL_REVISION = 1;
+
+    private static final Comparator<ResourceKey> BY_NAMESPACE_THEN_NAME = Comparator
+            .comparing(ResourceKey::namespace, Comparator.nullsFirst(Comparator.naturalOrder()))
+            .thenComparing(ResourceKey::name);
+    private static final DateTimeFormatter TIMESTAMP = DateTimeFormatter.ISO_INSTANT;
+
+    /**
+     * Tuning of the memory backend.
+     *
+     * @param clock            stamps {@code metadata.creationTimestamp}
+     * @param historyLimit     writes kept in the history log; older ones are compacted away
+     * @param bookmarkInterval period of automatic bookmarks to every watch; zero for none
+     */
+    public record Settings(Clock clock, int historyLimit, Duration bookmarkInterval) {
+        public Settings {
+            Objects.requireNonNull(clock, "clock");
+            Objects.requireNonNull(bookmarkInterval, "bookmarkInterval");
+            if (historyLimit < 1) {
+                throw new IllegalArgumentException("historyLimit must be at least 1, got " + historyLimit);
+            }
+            if (bookmarkInterval.isNegative()) {
+                throw new IllegalArgumentException("bookmarkInterval must not be negative, got " + bookmarkInterval);
+            }
+        }
+
+        public static Settings defaults() {
+            return new Settings(Clock.systemUTC(), 100_000, Duration.ZERO);
+        }
+
+        public Settings withClock(Clock newClock) {
+            return new Settings(newClock, historyLimit, bookmarkInterval);
+        }
+
+        public Settings withHistoryLimit(int newLimit) {
+            return new Settings(clock, newLimit, bookmarkInterval);
+        }
+
+        public Settings withBookmarkInterval(Duration newInterval) {
+            return new Settings(clock, historyLimit, newInterval);
+        }
+    }
+
+    private final Settings settings;
+    private final ResourceValidator validator = ResourceValidator.get();
+
+    /** Guards the resources, the history log and the revision counters. */
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final Map<ResourceKind, NavigableMap<ResourceKey, Resource>> resources = new EnumMap<>(ResourceKind.class);
+    /** Every write with revision >= {@link #compactRevision}, keyed by revision. */
+    private final NavigableMap<Long, Change> history = new TreeMap<>();
+    /** Volatile so that watch threads can check for work without the lock; written under it. */
+    private volatile long revision = INITIAL_REVISION;
+    /** Revisions below this have left the history log; 0 while nothing has been compacted. */
+    private long compactRevision;
+
+    private final Set<MemoryWatch> watches = ConcurrentHashMap.newKeySet();
+    private final AtomicLong watchIds = new AtomicLong();
+    private final ScheduledExecutorService bookmarkTimer;
+    private volatile boolean available = true;
+    private volatile boolean closed;
+
+    public MemoryDatastore() {
+        this(Settings.defaults());
+    }
+
+    public MemoryDatastore(Settings settings) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        for (ResourceKind kind : ResourceKind.values()) {
+            resources.put(kind, new TreeMap<>(BY_NAMESPACE_THEN_NAME));
+        }
+        if (settings.bookmarkInterval().isZero()) {
+            bookmarkTimer = null;
+        } else {
+            bookmarkTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "memory-datastore-bookmarks");
+                t.setDaemon(true);
+                return t;
+            });
+            long period = settings.bookmarkInterval().toNanos();
+            bookmarkTimer.scheduleAtFixedRate(this::requestProgress, period, period, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    // ---- reads -------------------------------------------------------------------------------
+
+    @Override
+    public Optional<Resource> get(ResourceKey key) {
+        Objects.requireNonNull(key, "key");
+        checkUsable();
+        lock.readLock().lock();
+        try {
+            return Optional.ofNullable(resources.get(key.kind()).get(key));
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    @Override
+    public ListResult list(ResourceKind kind, String namespace, String labelSelector) {
+        Objects.requireNonNull(kind, "kind");
+        Selector selector = parseSelector(kind, labelSelector);
+        String ns = kind.namespaced() ? namespace : null;
+        checkUsable();
+        lock.readLock().lock();
+        try {
+            List<Resource> items = new ArrayList<>();
+            for (Resource r : resources.get(kind).values()) {
+                if ((ns == null || ns.equals(r.metadata().namespace())) && selector.matches(r.metadata().labels())) {
+                    items.add(r);
+                }
+            }
+            return new ListResult(items, revision);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    @Override
+    public long currentRevision() {
+        checkUsable();
+        return revision;
+    }
+
+    // ---- writes ------------------------------------------------------------------------------
+
+    @Override
+    public Resource create(Resource resource) {
+        Resource candidate = validate(resource);
+        if (candidate.metadata().resourceVersion() != null && !candidate.metadata().resourceVersion().isEmpty()) {
+            throw invalid(candidate, "metadata.resourceVersion", "must not be set for a create request");
+        }
+        ResourceKey key = candidate.key();
+        checkUsable();
+        lock.writeLock().lock();
+        try {
+            NavigableMap<ResourceKey, Resource> ofKind = resources.get(key.kind());
+            if (ofKind.containsKey(key)) {
+                throw new DatastoreException.AlreadyExists(key);
+            }
+            long rev = revision + 1;
+            String now = TIMESTAMP.format(settings.clock().instant().truncatedTo(ChronoUnit.SECONDS));
+            ObjectMeta meta = candidate.metadata()
+                    .withCreation(UUID.randomUUID().toString(), now)
+                    .withResourceVersion(Long.toString(rev));
+            Resource stored = candidate.withMetadata(meta);
+            ofKind.put(key, stored);
+            record(new Change(rev, key, stored, null));
+            return stored;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    @Override
+    public Resource update(Resource resource) {
+        Resource candidate = validate(resource);
+        ResourceKey key = candidate.key();
+        Long expected = parseResourceVersion(candidate.key(), candidate.metadata().resourceVersion());
+        checkUsable();
+        lock.writeLock().lock();
+        try {
+            NavigableMap<ResourceKey, Resource> ofKind = resources.get(key.kind());
+            Resource current = ofKind.get(key);
+            if (current == null) {
+                throw new DatastoreException.NotFound(key);
+            }
+            checkVersion(key, expected, current);
+            long rev = revision + 1;
+            // uid and creationTimestamp belong to the stored object, whatever the caller sent.
+            ObjectMeta meta = candidate.metadata()
+                    .withCreation(current.metadata().uid(), current.metadata().creationTimestamp())
+                    .withResourceVersion(Long.toString(rev));
+            Resource stored = candidate.withMetadata(meta);
+            ofKind.put(key, stored);
+            record(new Change(rev, key, stored, current));
+            return stored;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    @Override
+    public Resource delete(ResourceKey key, String resourceVersion) {
+        Objects.requireNonNull(key, "key");
+        Long expected = parseResourceVersion(key, resourceVersion);
+        checkUsable();
+        lock.writeLock().lock();
+        try {
+            NavigableMap<ResourceKey, Resource> ofKind = resources.get(key.kind());
+            Resource current = ofKind.get(key);
+            if (current == null) {
+                throw new DatastoreException.NotFound(key);
+            }
+            checkVersion(key, expected, current);
+            ofKind.remove(key);
+            record(new Change(revision + 1, key, null, current));
+            return current;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    // ---- watches -----------------------------------------------------------------------------
+
+    @Override
+    public Watch watch(ResourceKind kind, String namespace, long fromRevision, WatchListener listener) {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(listener, "listener");
+        if (fromRevision < 0) {
+            throw new IllegalArgumentException("fromRevision must be 0 (from now) or a revision, got " + fromRevision);
+        }
+        checkOpen();
+        String ns = kind.namespaced() ? namespace : null;
+        MemoryWatch watch;
+        lock.readLock().lock();
+        try {
+            long cursor = fromRevision == 0 ? revision : fromRevision;
+            watch = new MemoryWatch(this, watchIds.incrementAndGet(), kind, ns, cursor, listener);
+            watches.add(watch);
+        } finally {
+            lock.readLock().unlock();
+        }
+        if (!available) {
+            // As a remote backend: the call returns, then the stream reports it could not connect.
+            watch.fail(unavailable("memory datastore is unavailable (simulated)"));
+        }
+        watch.start();
+        return watch;
+    }
+
+    /**
+     * Sends a {@link WatchEvent.Bookmark} to every open watch once it has delivered every change
+     * up to the current revision (etcd's progress request).
+     */
+    public void requestProgress() {
+        long rev = revision;
+        for (MemoryWatch w : watches) {
+            w.requestBookmark(rev);
+        }
+    }
+
+    /**
+     * Drops the history before {@code revision}, as etcd's compaction: afterwards a watch that
+     * needs an older event ends with {@link WatchEvent.Compacted}. Compacting at or below the
+     * current compaction point does nothing.
+     *
+     * @throws IllegalArgumentException if {@code revision} is in the future
+     */
+    public void compact(long revision) {
+        lock.writeLock().lock();
+        try {
+            if (revision > this.revision) {
+                throw new IllegalArgumentException(
+                        "cannot compact at revision " + revision + ": current revision is " + this.revision);
+            }
+            if (revision > compactRevision) {
+                compactRevision = revision;
+                history.headMap(revision, false).clear();
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+        wakeAll();
+    }
+
+    /** {@return the oldest revision still in the history log's range; 0 if never compacted}. */
+    public long compactRevision() {
+        lock.readLock().lock();
+        try {
+            return compactRevision;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Fault injection: ends every open watch with {@link WatchEvent.Failed} carrying
+     * {@link DatastoreException.Unavailable}, as when a watch stream to a server breaks.
+     */
+    public void failWatches() {
+        for (MemoryWatch w : watches) {
+            w.fail(unavailable("memory datastore watch stream broken (simulated)"));
+        }
+    }
+
+    /**
+     * Fault injection: while unavailable, every call throws {@link DatastoreException.Unavailable}
+     * and every watch (open or new) ends with {@link WatchEvent.Failed}. The data is kept.
+     */
+    public void setAvailable(boolean available) {
+        this.available = available;
+        if (!available) {
+            for (MemoryWatch w : watches) {
+                w.fail(unavailable("memory datastore is unavailable (simulated)"));
+            }
+        }
+    }
+
+    /** Closes every watch (waiting for callbacks in progress) and stops the bookmark timer. */
+    @Override
+    public void close() {
+        closed = true;
+        if (bookmarkTimer != null) {
+            bookmarkTimer.shutdownNow();
+        }
+        List<MemoryWatch> open = new ArrayList<>(watches);
+        for (MemoryWatch w : open) {
+            w.close();
+        }
+        try {
+            for (MemoryWatch w : open) {
+                w.join(1_000);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ---- for MemoryWatch ---------------------------------------------------------------------
+
+    /** Reads the watch's events after {@code cursor}, at most {@code limit} revisions of them. */
+    HistoryRead readAfter(MemoryWatch watch, long cursor, int limit) {
+        lock.readLock().lock();
+        try {
+            long current = revision;
+            if (cursor >= current) {
+                return new HistoryRead.Events(List.of(), cursor, false);
+            }
+            if (cursor + 1 < compactRevision) {
+                return new HistoryRead.Gone(compactRevision, current);
+            }
+            long upTo = Math.min(current, cursor + limit);
+            List<WatchEvent> events = new ArrayList<>();
+            for (Change c : history.subMap(cursor, false, upTo, true).values()) {
+                if (watch.matches(c.key())) {
+                    events.add(c.toEvent());
+                }
+            }
+            return new HistoryRead.Events(events, upTo, upTo < current);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    void forget(MemoryWatch watch) {
+        watches.remove(watch);
+    }
+
+    // ---- helpers -----------------------------------------------------------------------------
+
+    /** Appends to the history (under the write lock), trims it to the limit and wakes watchers. */
+    private void record(Change change) {
+        history.put(change.revision(), change);
+        revision = change.revision();
+        if (history.size() > settings.historyLimit()) {
+            long oldestKept = revision - settings.historyLimit() + 1;
+            compactRevision = Math.max(compactRevision, oldestKept);
+            history.headMap(compactRevision, false).clear();
+        }
+        wakeAll();
+    }
+
+    private void wakeAll() {
+        for (MemoryWatch w : watches) {
+            w.wake();
+        }
+    }
+
+    private Resource validate(Resource resource) {
+        Objects.requireNonNull(resource, "resource");
+        Resource r;
+        try {
+            r = validator.defaultAndValidate(resource);
+        } catch (ValidationException e) {
+            throw new DatastoreException.Invalid(e);
+        }
+        ObjectMeta meta = r.metadata();
+        if (meta == null) {
+            throw invalid(r, "metadata", "is required");
+        }
+        List<FieldError> errors = new ArrayList<>();
+        if (meta.name() == null || meta.name().isEmpty()) {
+            errors.add(new FieldError("metadata.name", "is required"));
+        }
+        boolean hasNamespace = meta.namespace() != null && !meta.namespace().isEmpty();
+        if (r.resourceKind().namespaced() && !hasNamespace) {
+            errors.add(new FieldError("metadata.namespace", "is required for namespaced kind " + r.kind()));
+        }
+        if (!r.resourceKind().namespaced() && hasNamespace) {
+            errors.add(new FieldError("metadata.namespace", "must not be set on cluster-scoped kind " + r.kind()));
+        }
+        if (!errors.isEmpty()) {
+            throw new DatastoreException.Invalid(new ValidationException(describe(r), errors));
+        }
+        return r;
+    }
+
+    private static DatastoreException.Invalid invalid(Resource r, String field, String reason) {
+        return new DatastoreException.Invalid(new ValidationException(describe(r), List.of(new FieldError(field, reason))));
+    }
+
+    private static String describe(Resource r) {
+        ObjectMeta m = r.metadata();
+        String name = m == null ? "" : (m.namespace() == null ? "" : m.namespace() + "/") + m.name();
+        return r.kind() + "(" + name + ")";
+    }
+
+    /** {@return the revision a resourceVersion names, or null when none was given}. */
+    private static Long parseResourceVersion(ResourceKey key, String resourceVersion) {
+        if (resourceVersion == null || resourceVersion.isEmpty()) {
+            return null;
+        }
+        try {
+            long v = Long.parseLong(resourceVersion);
+            if (v > 0) {
+                return v;
+            }
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new DatastoreException.Invalid(new ValidationException(key.toString(), List.of(new FieldError(
+                "metadata.resourceVersion", "must be a positive decimal revision, got \"" + resourceVersion + "\""))));
+    }
+
+    private static void checkVersion(ResourceKey key, Long expected, Resource current) {
+        String actual = current.metadata().resourceVersion();
+        if (expected != null && expected != Long.parseLong(actual)) {
+            throw new DatastoreException.Conflict(key, Long.toString(expected), actual);
+        }
+    }
+
+    private static Selector parseSelector(ResourceKind kind, String labelSelector) {
+        try {
+            return Selector.parse(labelSelector);
+        } catch (IllegalArgumentException e) {
+            throw new DatastoreException.Invalid(new ValidationException("list of " + kind.kind(),
+                    List.of(new FieldError("labelSelector", e.getMessage()))));
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("memory datastore is closed");
+        }
+    }
+
+    private void checkUsable() {
+        checkOpen();
+        if (!available) {
+            throw unavailable("memory datastore is unavailable (simulated)");
+        }
+    }
+
+    private static DatastoreException.Unavailable unavailable(String message) {
+        return new DatastoreException.Unavailable(message, null);
+    }
+}
