@@ -35,15 +35,18 @@ public final class EtcdServer implements AutoCloseable {
 
     private final Path dataDir;
     private final Path logFile;
+    private final TestCertificates tls;
     private int clientPort;
     private int peerPort;
+    private int metricsPort; // plain-HTTP /health, also when clients must use TLS
     private Process process;
 
     // Kills etcd if the JVM exits without close() (e.g. a test run interrupted by Ctrl-C).
     private final Thread killOnExit = new Thread(this::killQuietly, "etcd-test-kill");
 
-    private EtcdServer(Path dataDir) {
+    private EtcdServer(Path dataDir, TestCertificates tls) {
         this.dataDir = dataDir;
+        this.tls = tls;
         this.logFile = dataDir.resolveSibling(dataDir.getFileName() + ".log");
         Runtime.getRuntime().addShutdownHook(killOnExit);
     }
@@ -62,6 +65,19 @@ public final class EtcdServer implements AutoCloseable {
 
     /** Starts etcd with its data directory under {@code parent} (a real disk for realistic benchmark figures). */
     public static EtcdServer start(Path parent) {
+        return start(parent, null);
+    }
+
+    /**
+     * Starts etcd serving clients over TLS with the server certificate from {@code tls}, and
+     * requiring client certificates signed by its CA. {@link #compact()} is not available then.
+     */
+    public static EtcdServer startTls(TestCertificates tls) {
+        Path shm = Path.of("/dev/shm");
+        return start(Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir")), tls);
+    }
+
+    private static EtcdServer start(Path parent, TestCertificates tls) {
         requireBinary();
         Path dir;
         try {
@@ -69,7 +85,7 @@ public final class EtcdServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create etcd data directory under " + parent, e);
         }
-        EtcdServer server = new EtcdServer(dir.resolve("data"));
+        EtcdServer server = new EtcdServer(dir.resolve("data"), tls);
         try {
             server.startOnFreePorts();
         } catch (RuntimeException e) {
@@ -88,7 +104,7 @@ public final class EtcdServer implements AutoCloseable {
 
     /** {@return the client URL}, e.g. {@code http://127.0.0.1:40123}. */
     public URI endpoint() {
-        return URI.create("http://127.0.0.1:" + clientPort);
+        return URI.create((tls == null ? "http" : "https") + "://127.0.0.1:" + clientPort);
     }
 
     public synchronized boolean running() {
@@ -164,6 +180,7 @@ public final class EtcdServer implements AutoCloseable {
         for (int attempt = 0; attempt < 5; attempt++) {
             clientPort = freePort();
             peerPort = freePort();
+            metricsPort = freePort();
             launch();
             try {
                 awaitHealthy();
@@ -177,7 +194,7 @@ public final class EtcdServer implements AutoCloseable {
     }
 
     private void launch() {
-        String client = "http://127.0.0.1:" + clientPort;
+        String client = endpoint().toString();
         String peer = "http://127.0.0.1:" + peerPort;
         List<String> cmd = new ArrayList<>(List.of(BINARY.toString(),
                 "--name", "default",
@@ -187,8 +204,13 @@ public final class EtcdServer implements AutoCloseable {
                 "--listen-peer-urls", peer,
                 "--initial-advertise-peer-urls", peer,
                 "--initial-cluster", "default=" + peer,
+                "--listen-metrics-urls", "http://127.0.0.1:" + metricsPort,
                 "--logger", "zap",
                 "--log-level", "warn"));
+        if (tls != null) {
+            cmd.addAll(List.of("--cert-file", tls.serverCert().toString(), "--key-file", tls.serverKey().toString(),
+                    "--client-cert-auth", "--trusted-ca-file", tls.caCert().toString()));
+        }
         try {
             process = new ProcessBuilder(cmd)
                     .redirectErrorStream(true)
@@ -201,7 +223,7 @@ public final class EtcdServer implements AutoCloseable {
 
     private void awaitHealthy() {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-        HttpRequest health = HttpRequest.newBuilder(URI.create(endpoint() + "/health"))
+        HttpRequest health = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/health"))
                 .timeout(Duration.ofSeconds(2)).build();
         long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
         while (System.nanoTime() < deadline) {
