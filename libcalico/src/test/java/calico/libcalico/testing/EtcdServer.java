@@ -137,6 +137,33 @@ public final class EtcdServer implements AutoCloseable {
         awaitHealthy();
     }
 
+    /** Freezes etcd with SIGSTOP: it keeps its connections open but answers nothing (a hung host). */
+    public synchronized void freeze() {
+        signal("STOP");
+    }
+
+    /** Resumes a frozen etcd with SIGCONT. */
+    public synchronized void thaw() {
+        signal("CONT");
+    }
+
+    private void signal(String sig) {
+        if (process == null) {
+            throw new IllegalStateException("etcd is not running");
+        }
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).inheritIO().start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + sig + " " + process.pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
     public void restart() {
         stop();
         start();

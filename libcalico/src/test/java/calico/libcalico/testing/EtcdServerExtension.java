@@ -69,6 +69,15 @@ public final class EtcdServerExtension implements BeforeAllCallback, AfterAllCal
         server().start();
     }
 
+    /** Freezes etcd (SIGSTOP): connections stay open, nothing answers. */
+    public void freeze() {
+        server().freeze();
+    }
+
+    public void thaw() {
+        server().thaw();
+    }
+
     public void restart() {
         server().restart();
     }

@@ -149,6 +149,7 @@ public final class EtcdDatastore implements Datastore {
 
     @Override
     public Optional<Resource> get(ResourceKey key) {
+        checkKey(key);
         GetResponse r = await("get " + key, kv.get(EtcdKeys.key(key)));
         return r.getKvs().isEmpty() ? Optional.empty() : Optional.of(decode(key.kind(), r.getKvs().get(0)));
     }
@@ -286,6 +287,7 @@ public final class EtcdDatastore implements Datastore {
 
     @Override
     public Resource delete(ResourceKey key, String resourceVersion) {
+        checkKey(key);
         Long expected = parseRevision(key, resourceVersion);
         ByteSequence k = EtcdKeys.key(key);
         DeleteOption withPrev = DeleteOption.builder().withPrevKV(true).build();
@@ -371,6 +373,21 @@ public final class EtcdDatastore implements Datastore {
                     errors));
         }
         return r;
+    }
+
+    /** A key must name exactly one etcd key: no '/' in its parts, a namespace exactly for namespaced kinds. */
+    private static void checkKey(ResourceKey key) {
+        List<FieldError> errors = new ArrayList<>();
+        if (key.name().isEmpty() || key.name().contains("/")) {
+            errors.add(new FieldError("metadata.name", "must be non-empty and must not contain '/'"));
+        }
+        if (key.kind().namespaced() && (key.namespace() == null || key.namespace().isEmpty()
+                || key.namespace().contains("/"))) {
+            errors.add(new FieldError("metadata.namespace", "a namespaced kind needs a namespace without '/'"));
+        }
+        if (!errors.isEmpty()) {
+            throw new DatastoreException.Invalid(new ValidationException(key.toString(), errors));
+        }
     }
 
     private Resource decode(ResourceKind kind, KeyValue e) {

@@ -98,6 +98,10 @@ final class EtcdWatch implements Watch {
             progressTask = timer.scheduleAtFixedRate(this::requestProgress, ms, ms, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             close(); // the datastore is closing
+            return;
+        }
+        if (ended.get()) {
+            progressTask.cancel(false); // ended while we were scheduling: stopStream() may have missed it
         }
     }
 
@@ -112,12 +116,18 @@ final class EtcdWatch implements Watch {
         }
     }
 
+    /**
+     * Stops the stream and drops every event not yet handed to the listener. A callback already
+     * running finishes (it may be the caller itself); none starts after this returns. Not
+     * {@code shutdownNow()}: interrupting a listener that closes its own watch would break
+     * whatever it does next.
+     */
     @Override
     public void close() {
         closed = true;
         ended.set(true);
         stopStream();
-        delivery.shutdownNow();
+        delivery.shutdown();
         onClosed.accept(this);
     }
 

@@ -217,6 +217,51 @@ class EtcdDatastoreTest {
     }
 
     @Test
+    void aFrozenEtcdGivesUnavailableAtTheDeadlineAndEndsWatchesThroughKeepalive() {
+        Resource a = store.create(globalSet("a"));
+        WatchRecorder rec = new WatchRecorder();
+        try (Watch w = store.watch(ResourceKind.GLOBAL_NETWORK_SET, null, store.currentRevision(), rec)) {
+            rec.next(e -> e instanceof WatchEvent.Bookmark, WAIT); // the stream is up
+            ETCD.freeze();
+            try {
+                assertUnavailableWithin(REQUEST_TIMEOUT.multipliedBy(2), () -> store.get(a.key()));
+                assertUnavailableWithin(REQUEST_TIMEOUT.multipliedBy(2), () -> store.update(a));
+
+                // gRPC keepalive (10 s ping, 5 s timeout) notices the silent peer.
+                WatchEvent e = rec.next(x -> !(x instanceof WatchEvent.Bookmark), Duration.ofSeconds(40));
+                assertThat(e).isInstanceOf(WatchEvent.Failed.class);
+            } finally {
+                ETCD.thaw();
+            }
+        }
+    }
+
+    @Test
+    void keysThatCannotNameOneEtcdKeyAreRejected() {
+        assertInvalid(() -> store.get(ResourceKey.of(ResourceKind.NETWORK_SET, null, "x")), "metadata.namespace", "");
+        assertInvalid(() -> store.delete(ResourceKey.of(ResourceKind.NETWORK_SET, "a", "b/c"), null), "metadata.name", "");
+    }
+
+    @Test
+    void aListenerMayCloseItsOwnWatchAndKeepUsingTheStore() throws Exception {
+        java.util.concurrent.CompletableFuture<Object> after = new java.util.concurrent.CompletableFuture<>();
+        Watch[] self = new Watch[1];
+        self[0] = store.watch(ResourceKind.GLOBAL_NETWORK_SET, null, store.currentRevision(), event -> {
+            if (event instanceof WatchEvent.Added) {
+                self[0].close();
+                try {
+                    after.complete(store.list(ResourceKind.GLOBAL_NETWORK_SET).items().size());
+                } catch (RuntimeException e) {
+                    after.complete(e);
+                }
+            }
+        });
+        store.create(globalSet("a"));
+
+        assertThat(after.get(20, TimeUnit.SECONDS)).isEqualTo(1);
+    }
+
+    @Test
     void aWatchStartedWhileEtcdIsDownFailsPromptly() {
         ETCD.stop();
         WatchRecorder rec = new WatchRecorder();
