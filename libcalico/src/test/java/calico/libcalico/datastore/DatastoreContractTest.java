@@ -126,6 +126,15 @@ public abstract class DatastoreContractTest {
     }
 
     @Test
+    void createWithAResourceVersionIsInvalid() {
+        // As Calico: "Metadata.ResourceVersion: field must not be set for a Create request".
+        Resource withVersion = globalSet("a", List.of(), Map.of()).withMetadata(ObjectMeta.named("a").withResourceVersion("12345"));
+
+        assertThatThrownBy(() -> store.create(withVersion)).isInstanceOf(DatastoreException.Invalid.class);
+        assertThat(store.get(withVersion.key())).isEmpty();
+    }
+
+    @Test
     void staleResourceVersionFailsWithConflict() {
         Resource v1 = store.create(globalSet("a", List.of("10.0.0.1/32"), Map.of()));
         Resource v2 = store.update(v1);
