@@ -326,7 +326,8 @@ public final class EtcdDatastore implements Datastore {
         if (fromRevision < 0) {
             throw new IllegalArgumentException("fromRevision: must be >= 0, got " + fromRevision);
         }
-        EtcdWatch w = new EtcdWatch(watchIds.incrementAndGet(), kind, kind.namespaced() ? namespace : null,
+        String ns = kind.namespaced() && namespace != null && !namespace.isEmpty() ? namespace : null;
+        EtcdWatch w = new EtcdWatch(watchIds.incrementAndGet(), kind, ns,
                 fromRevision, listener, this::decode, watches::remove);
         watches.add(w);
         w.start(client.getWatchClient(), progressTimer, config.progressInterval());

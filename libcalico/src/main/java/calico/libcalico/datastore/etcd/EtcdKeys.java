@@ -33,7 +33,7 @@ final class EtcdKeys {
     /** {@return the prefix of every key of {@code kind}, or of one namespace of it}. */
     static ByteSequence prefix(ResourceKind kind, String namespace) {
         String p = ROOT + kind.plural() + "/";
-        if (kind.namespaced() && namespace != null) {
+        if (kind.namespaced() && namespace != null && !namespace.isEmpty()) { // "" means all, like null
             p += namespace + "/";
         }
         return bytes(p);
@@ -51,7 +51,7 @@ final class EtcdKeys {
             return Optional.empty();
         }
         boolean ns = kind.get().namespaced();
-        if (parts.length != (ns ? 3 : 2)) {
+        if (parts.length != (ns ? 3 : 2) || java.util.Arrays.stream(parts).anyMatch(String::isEmpty)) {
             return Optional.empty();
         }
         return Optional.of(ns ? ResourceKey.of(kind.get(), parts[1], parts[2]) : ResourceKey.of(kind.get(), parts[1]));
