@@ -298,6 +298,22 @@ public abstract class DatastoreContractTest {
     }
 
     @Test
+    void aWatchFromAListsRevisionContinuesExactlyWhereTheListEnded() {
+        store.create(globalSet("a", List.of(), Map.of()));
+        Resource b = store.create(globalSet("b", List.of(), Map.of()));
+        ListResult listed = store.list(ResourceKind.GLOBAL_NETWORK_SET);
+        Resource c = store.create(globalSet("c", List.of(), Map.of()));
+        Resource b2 = store.update(b);
+
+        WatchRecorder rec = new WatchRecorder();
+        try (Watch w = store.watch(ResourceKind.GLOBAL_NETWORK_SET, null, listed.revision(), rec)) {
+            assertThat(rec.changes(2, WAIT)).containsExactly(
+                    new WatchEvent.Added(c, revision(c)),
+                    new WatchEvent.Modified(b2, b, revision(b2)));
+        }
+    }
+
+    @Test
     void watchFromNowDoesNotReplay() {
         store.create(globalSet("old", List.of(), Map.of()));
         WatchRecorder rec = new WatchRecorder();

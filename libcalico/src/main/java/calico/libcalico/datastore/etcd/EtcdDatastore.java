@@ -181,7 +181,12 @@ public final class EtcdDatastore implements Datastore {
             if (revision != 0) {
                 opt.withRevision(revision); // later pages read the first page's snapshot
             }
-            GetResponse page = await("list " + kind.plural(), kv.get(from, opt.build()));
+            GetResponse page;
+            try {
+                page = await("list " + kind.plural(), kv.get(from, opt.build()));
+            } catch (DatastoreException.Compacted e) {
+                throw new DatastoreException.Compacted(revision, e.compactRevision());
+            }
             if (revision == 0) {
                 revision = page.getHeader().getRevision();
             }
