@@ -1,0 +1,495 @@
+package calico.libcalico.datastore.etcd;
+
+import calico.api.codec.ResourceCodec;
+import calico.api.codec.ResourceParseException;
+import calico.api.model.ObjectMeta;
+import calico.api.model.Resource;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.api.selector.Selector;
+import calico.api.selector.SelectorParseException;
+import calico.api.validation.FieldError;
+import calico.api.validation.ResourceValidator;
+import calico.api.validation.ValidationException;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreException;
+import calico.libcalico.datastore.ListResult;
+import calico.libcalico.datastore.Watch;
+import calico.libcalico.datastore.WatchListener;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.common.exception.CompactedException;
+import io.etcd.jetcd.kv.DeleteResponse;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.OptionsUtil;
+import io.etcd.jetcd.options.PutOption;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.MethodDescriptor;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.net.ssl.SSLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code etcdv3} datastore: resources as JSON under Calico's v3 keys (see {@link EtcdKeys}),
+ * {@code resourceVersion} = the key's etcd mod revision, every conditional write one etcd
+ * transaction. See {@code libcalico/DESIGN-datastore.md} for the invariants.
+ *
+ * <p>Every call is bounded by {@link EtcdConfig#requestTimeout()}; an etcd that does not answer
+ * in time, or refuses the connection, gives {@link DatastoreException.Unavailable}. A write that
+ * times out may or may not have been applied (etcd's own ambiguity); callers re-read.
+ */
+public final class EtcdDatastore implements Datastore {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EtcdDatastore.class);
+
+    /** Keys per range request when listing: keeps each response far below gRPC's message limit. */
+    static final int LIST_PAGE_SIZE = 500;
+
+    private static final Comparator<Resource> BY_NAMESPACE_THEN_NAME = Comparator
+            .comparing((Resource r) -> r.metadata().namespace(), Comparator.nullsFirst(Comparator.naturalOrder()))
+            .thenComparing(r -> r.metadata().name());
+
+    private final EtcdConfig config;
+    private final Client client;
+    private final KV kv;
+    private final ResourceCodec codec = ResourceCodec.get();
+    private final ResourceValidator validator;
+    private final Clock clock;
+    // One daemon thread asks every watch for progress; jetcd's own threads are never blocked.
+    private final ScheduledExecutorService progressTimer;
+    private final Set<EtcdWatch> watches = ConcurrentHashMap.newKeySet();
+    private final AtomicLong watchIds = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    public EtcdDatastore(EtcdConfig config) {
+        this(config, ResourceValidator.get(), Clock.systemUTC());
+    }
+
+    public EtcdDatastore(EtcdConfig config, ResourceValidator validator, Clock clock) {
+        this.config = config;
+        this.validator = validator;
+        this.clock = clock;
+        this.client = clientFor(config);
+        this.kv = client.getKVClient();
+        this.progressTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "etcd-watch-progress");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    private static Client clientFor(EtcdConfig config) {
+        long timeoutMs = config.requestTimeout().toMillis();
+        ClientBuilder b = Client.builder()
+                .endpoints(config.endpoints())
+                // Fail fast while the connection is down instead of queueing calls forever.
+                .waitForReady(false)
+                .connectTimeout(Duration.ofMillis(Math.min(timeoutMs, 5_000)))
+                .retryMaxDuration(config.requestTimeout())
+                // Detect a silent etcd (no RST) on long-lived watch streams; etcd's minimum ping interval is 5 s.
+                .keepaliveTime(Duration.ofSeconds(10))
+                .keepaliveTimeout(Duration.ofSeconds(5))
+                .maxInboundMessageSize(64 * 1024 * 1024)
+                .interceptor(new UnaryDeadline(timeoutMs));
+        if (config.tls()) {
+            try {
+                b.sslContext(ssl -> {
+                    if (config.caCertFile() != null) {
+                        ssl.trustManager(config.caCertFile().toFile());
+                    }
+                    if (config.certFile() != null) {
+                        ssl.keyManager(config.certFile().toFile(), config.keyFile().toFile());
+                    }
+                });
+            } catch (SSLException | IllegalArgumentException e) {
+                throw new IllegalArgumentException("ETCD_CA_CERT_FILE/ETCD_CERT_FILE/ETCD_KEY_FILE: cannot build TLS "
+                        + "context (certificates must be PEM, the key PEM PKCS#8): " + e.getMessage(), e);
+            }
+        }
+        return b.build();
+    }
+
+    public EtcdConfig config() {
+        return config;
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    @Override
+    public Optional<Resource> get(ResourceKey key) {
+        checkKey(key);
+        GetResponse r = await("get " + key, kv.get(EtcdKeys.key(key)));
+        return r.getKvs().isEmpty() ? Optional.empty() : Optional.of(decode(key.kind(), r.getKvs().get(0)));
+    }
+
+    @Override
+    public ListResult list(ResourceKind kind, String namespace, String labelSelector) {
+        Selector selector = parseSelector(labelSelector);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return listOnce(kind, namespace, selector);
+            } catch (DatastoreException.Compacted e) {
+                // A compaction between two pages removed the snapshot we were reading: start over.
+                if (attempt == 3) {
+                    throw new DatastoreException.Unavailable("list " + kind.plural()
+                            + ": compacted away three times while paging", e);
+                }
+            }
+        }
+    }
+
+    private ListResult listOnce(ResourceKind kind, String namespace, Selector selector) {
+        ByteSequence prefix = EtcdKeys.prefix(kind, namespace);
+        ByteSequence end = OptionsUtil.prefixEndOf(prefix);
+        List<Resource> items = new ArrayList<>();
+        long revision = 0;
+        ByteSequence from = prefix;
+        while (true) {
+            GetOption.Builder opt = GetOption.builder().withRange(end).withLimit(LIST_PAGE_SIZE);
+            if (revision != 0) {
+                opt.withRevision(revision); // later pages read the first page's snapshot
+            }
+            GetResponse page;
+            try {
+                page = await("list " + kind.plural(), kv.get(from, opt.build()));
+            } catch (DatastoreException.Compacted e) {
+                throw new DatastoreException.Compacted(revision, e.compactRevision());
+            }
+            if (revision == 0) {
+                revision = page.getHeader().getRevision();
+            }
+            for (KeyValue e : page.getKvs()) {
+                if (EtcdKeys.parse(e.getKey()).isEmpty()) {
+                    continue; // not a resource key (e.g. a deeper path written by another tool)
+                }
+                Resource r;
+                try {
+                    r = decode(kind, e);
+                } catch (DatastoreException.Invalid bad) {
+                    // One corrupt value must not hide every other resource of the kind.
+                    LOG.warn("skipping undecodable value at {}: {}", e.getKey(), bad.getMessage());
+                    continue;
+                }
+                if (selector == null || selector.matches(r.metadata().labels())) {
+                    items.add(r);
+                }
+            }
+            if (!page.isMore() || page.getKvs().isEmpty()) {
+                break;
+            }
+            ByteSequence last = page.getKvs().get(page.getKvs().size() - 1).getKey();
+            from = last.concat(ByteSequence.from(new byte[] {0}));
+        }
+        items.sort(BY_NAMESPACE_THEN_NAME);
+        return new ListResult(items, revision);
+    }
+
+    @Override
+    public long currentRevision() {
+        return await("read revision",
+                kv.get(EtcdKeys.bytes(EtcdKeys.ROOT), GetOption.builder().withCountOnly(true).build()))
+                .getHeader().getRevision();
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    @Override
+    public Resource create(Resource resource) {
+        Resource r = prepare(resource);
+        if (r.metadata().resourceVersion() != null && !r.metadata().resourceVersion().isEmpty()) {
+            throw invalid(r.key(), "metadata.resourceVersion", "must not be set on create");
+        }
+        ResourceKey key = r.key();
+        Resource stored = r.withMetadata(r.metadata().withResourceVersion(null)
+                .withCreation(UUID.randomUUID().toString(), now()));
+        ByteSequence k = EtcdKeys.key(key);
+        TxnResponse t = await("create " + key, kv.txn()
+                .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                .Then(Op.put(k, ByteSequence.from(codec.toJsonBytes(stored)), PutOption.DEFAULT))
+                .commit());
+        if (!t.isSucceeded()) {
+            throw new DatastoreException.AlreadyExists(key);
+        }
+        return withRevision(stored, t.getHeader().getRevision());
+    }
+
+    @Override
+    public Resource update(Resource resource) {
+        Resource r = prepare(resource);
+        ResourceKey key = r.key();
+        Long expected = parseRevision(key, r.metadata().resourceVersion());
+        ByteSequence k = EtcdKeys.key(key);
+        long giveUpAt = System.nanoTime() + config.requestTimeout().toNanos();
+        for (int attempt = 1; ; attempt++) {
+            GetResponse cur = await("update " + key, kv.get(k));
+            if (cur.getKvs().isEmpty()) {
+                throw new DatastoreException.NotFound(key);
+            }
+            KeyValue current = cur.getKvs().get(0);
+            if (expected != null && current.getModRevision() != expected) {
+                throw new DatastoreException.Conflict(key, r.metadata().resourceVersion(),
+                        Long.toString(current.getModRevision()));
+            }
+            // uid and creationTimestamp belong to the stored object, not to the caller's copy.
+            JsonNode meta = storedMetadata(current);
+            Resource stored = r.withMetadata(r.metadata().withResourceVersion(null).withCreation(
+                    text(meta, "uid", UUID.randomUUID().toString()), text(meta, "creationTimestamp", now())));
+            TxnResponse t = await("update " + key, kv.txn()
+                    .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.modRevision(current.getModRevision())))
+                    .Then(Op.put(k, ByteSequence.from(codec.toJsonBytes(stored)), PutOption.DEFAULT))
+                    .Else(Op.get(k, GetOption.DEFAULT))
+                    .commit());
+            if (t.isSucceeded()) {
+                return withRevision(stored, t.getHeader().getRevision());
+            }
+            List<KeyValue> now = t.getGetResponses().get(0).getKvs();
+            if (now.isEmpty()) {
+                throw new DatastoreException.NotFound(key);
+            }
+            if (expected != null) {
+                throw new DatastoreException.Conflict(key, r.metadata().resourceVersion(),
+                        Long.toString(now.get(0).getModRevision()));
+            }
+            // Unconditional update lost a race between our read and our write: read again.
+            if (System.nanoTime() > giveUpAt) {
+                throw new DatastoreException.Unavailable("update " + key + ": gave up after " + attempt
+                        + " attempts; the resource changes faster than it can be read and written", null);
+            }
+        }
+    }
+
+    @Override
+    public Resource delete(ResourceKey key, String resourceVersion) {
+        checkKey(key);
+        Long expected = parseRevision(key, resourceVersion);
+        ByteSequence k = EtcdKeys.key(key);
+        DeleteOption withPrev = DeleteOption.builder().withPrevKV(true).build();
+        List<KeyValue> previous;
+        if (expected == null) {
+            DeleteResponse d = await("delete " + key, kv.delete(k, withPrev));
+            if (d.getDeleted() == 0) {
+                throw new DatastoreException.NotFound(key);
+            }
+            previous = d.getPrevKvs();
+        } else {
+            TxnResponse t = await("delete " + key, kv.txn()
+                    .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.modRevision(expected)))
+                    .Then(Op.delete(k, withPrev))
+                    .Else(Op.get(k, GetOption.DEFAULT))
+                    .commit());
+            if (!t.isSucceeded()) {
+                List<KeyValue> now = t.getGetResponses().get(0).getKvs();
+                if (now.isEmpty()) {
+                    throw new DatastoreException.NotFound(key);
+                }
+                throw new DatastoreException.Conflict(key, resourceVersion, Long.toString(now.get(0).getModRevision()));
+            }
+            previous = t.getDeleteResponses().get(0).getPrevKvs();
+        }
+        return decode(key.kind(), previous.get(0));
+    }
+
+    // ---------------------------------------------------------------- watch
+
+    @Override
+    public Watch watch(ResourceKind kind, String namespace, long fromRevision, WatchListener listener) {
+        if (closed.get()) {
+            throw new IllegalStateException("datastore is closed");
+        }
+        if (fromRevision < 0) {
+            throw new IllegalArgumentException("fromRevision: must be >= 0, got " + fromRevision);
+        }
+        String ns = kind.namespaced() && namespace != null && !namespace.isEmpty() ? namespace : null;
+        EtcdWatch w = new EtcdWatch(watchIds.incrementAndGet(), kind, ns,
+                fromRevision, listener, this::decode, watches::remove);
+        watches.add(w);
+        w.start(client.getWatchClient(), progressTimer, config.progressInterval());
+        return w;
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            List.copyOf(watches).forEach(EtcdWatch::close);
+            progressTimer.shutdownNow();
+            client.close();
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** Defaults and validates, and checks that the key can be written under Calico's layout. */
+    private Resource prepare(Resource resource) {
+        Resource r;
+        try {
+            r = validator.defaultAndValidate(resource);
+        } catch (ValidationException e) {
+            throw new DatastoreException.Invalid(e);
+        }
+        ObjectMeta m = r.metadata();
+        List<FieldError> errors = new ArrayList<>();
+        if (m == null || m.name() == null || m.name().isEmpty()) {
+            errors.add(new FieldError("metadata.name", "required"));
+        } else if (m.name().contains("/")) {
+            errors.add(new FieldError("metadata.name", "must not contain '/'"));
+        }
+        boolean namespaced = r.resourceKind().namespaced();
+        String ns = m == null ? null : m.namespace();
+        if (namespaced && (ns == null || ns.isEmpty())) {
+            errors.add(new FieldError("metadata.namespace", "required for the namespaced kind " + r.kind()));
+        } else if (namespaced && ns.contains("/")) {
+            errors.add(new FieldError("metadata.namespace", "must not contain '/'"));
+        } else if (!namespaced && ns != null && !ns.isEmpty()) {
+            errors.add(new FieldError("metadata.namespace", "must not be set for the cluster-scoped kind " + r.kind()));
+        }
+        if (!errors.isEmpty()) {
+            throw new DatastoreException.Invalid(new ValidationException(r.kind() + "(" + (m == null ? "" : m.name()) + ")",
+                    errors));
+        }
+        return r;
+    }
+
+    /** A key must name exactly one etcd key: no '/' in its parts, a namespace exactly for namespaced kinds. */
+    private static void checkKey(ResourceKey key) {
+        List<FieldError> errors = new ArrayList<>();
+        if (key.name().isEmpty() || key.name().contains("/")) {
+            errors.add(new FieldError("metadata.name", "must be non-empty and must not contain '/'"));
+        }
+        if (key.kind().namespaced() && (key.namespace() == null || key.namespace().isEmpty()
+                || key.namespace().contains("/"))) {
+            errors.add(new FieldError("metadata.namespace", "a namespaced kind needs a namespace without '/'"));
+        }
+        if (!errors.isEmpty()) {
+            throw new DatastoreException.Invalid(new ValidationException(key.toString(), errors));
+        }
+    }
+
+    private Resource decode(ResourceKind kind, KeyValue e) {
+        try {
+            return withRevision(codec.read(kind, e.getValue().getBytes()), e.getModRevision());
+        } catch (ResourceParseException ex) {
+            String where = e.getKey().toString();
+            throw new DatastoreException.Invalid(new ValidationException(where,
+                    List.of(new FieldError(ex.field(), "stored value does not decode: " + ex.reason()))));
+        }
+    }
+
+    private JsonNode storedMetadata(KeyValue e) {
+        try {
+            return codec.jsonMapper().readTree(e.getValue().getBytes()).path("metadata");
+        } catch (IOException ex) {
+            return codec.jsonMapper().createObjectNode(); // corrupt value: the update repairs it
+        }
+    }
+
+    private static String text(JsonNode node, String field, String fallback) {
+        JsonNode v = node.get(field);
+        return v != null && v.isTextual() && !v.asText().isEmpty() ? v.asText() : fallback;
+    }
+
+    private static Resource withRevision(Resource r, long revision) {
+        return r.withMetadata(r.metadata().withResourceVersion(Long.toString(revision)));
+    }
+
+    private String now() {
+        return clock.instant().truncatedTo(ChronoUnit.SECONDS).toString();
+    }
+
+    private static Long parseRevision(ResourceKey key, String resourceVersion) {
+        if (resourceVersion == null || resourceVersion.isEmpty()) {
+            return null;
+        }
+        try {
+            long v = Long.parseLong(resourceVersion);
+            if (v > 0) {
+                return v;
+            }
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw invalid(key, "metadata.resourceVersion", "\"" + resourceVersion + "\" is not a positive etcd revision");
+    }
+
+    private static Selector parseSelector(String labelSelector) {
+        if (labelSelector == null) {
+            return null;
+        }
+        try {
+            return Selector.parse(labelSelector);
+        } catch (SelectorParseException e) {
+            throw new DatastoreException.Invalid(new ValidationException("list",
+                    List.of(new FieldError("labelSelector", e.getMessage()))));
+        }
+    }
+
+    private static DatastoreException.Invalid invalid(ResourceKey key, String field, String reason) {
+        return new DatastoreException.Invalid(new ValidationException(key.toString(), List.of(new FieldError(field, reason))));
+    }
+
+    /** Waits for a jetcd future within the request timeout and maps its failure to a {@link DatastoreException}. */
+    private <T> T await(String what, CompletableFuture<T> f) {
+        try {
+            return f.get(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(true);
+            throw new DatastoreException.Unavailable(what + ": etcd did not answer within " + config.requestTimeout(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DatastoreException.Unavailable(what + ": interrupted", e);
+        } catch (ExecutionException e) {
+            throw translate(what, e.getCause());
+        }
+    }
+
+    static DatastoreException translate(String what, Throwable t) {
+        if (t instanceof CompactedException c) {
+            return new DatastoreException.Compacted(0, c.getCompactedRevision());
+        }
+        // Everything else (refused, deadline, no leader, too large) is reported as retryable: a
+        // datastore client cannot tell a transient etcd condition from a lasting one.
+        return new DatastoreException.Unavailable(what + ": " + t.getMessage(), t);
+    }
+
+    /** Puts a deadline on every unary etcd call; watch streams are long-lived and get none. */
+    private record UnaryDeadline(long timeoutMs) implements ClientInterceptor {
+        @Override
+        public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+            if (method.getType() == MethodDescriptor.MethodType.UNARY && options.getDeadline() == null) {
+                options = options.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
+            }
+            return next.newCall(method, options);
+        }
+    }
+}
