@@ -7,6 +7,8 @@ import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.GlobalNetworkPolicySpec;
 import calico.api.model.GlobalNetworkSet;
 import calico.api.model.GlobalNetworkSetSpec;
+import calico.api.model.IPPool;
+import calico.api.model.IPPoolSpec;
 import calico.api.model.NetworkSet;
 import calico.api.model.NetworkSetSpec;
 import calico.api.model.ObjectMeta;
@@ -15,6 +17,7 @@ import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.api.model.Tier;
 import calico.api.model.TierSpec;
+import calico.api.validation.FieldError;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -183,6 +186,46 @@ public abstract class DatastoreContractTest {
         assertThatThrownBy(() -> store.update(gone)).isInstanceOf(DatastoreException.NotFound.class);
         assertThatThrownBy(() -> store.delete(gone.key(), gone.metadata().resourceVersion()))
                 .isInstanceOf(DatastoreException.NotFound.class);
+    }
+
+    // ------------------------------------------------------------------ admission
+
+    @Test
+    void anInvalidResourceIsRejectedWholeWithEveryFieldNamedAndNothingStored() {
+        var bad = new IPPool(ObjectMeta.named("bad"), new IPPoolSpec(
+                "10.0.0.0/16", null, null, null, null, null, 40, "a ==", null, null, null));
+        long before = store.currentRevision();
+
+        assertThatThrownBy(() -> store.create(bad))
+                .isInstanceOfSatisfying(DatastoreException.Invalid.class, e -> assertThat(e.validation().errors())
+                        .extracting(FieldError::field)
+                        .contains("spec.blockSize", "spec.nodeSelector"));
+        assertThat(store.get(bad.key())).isEmpty();
+        assertThat(store.currentRevision()).isEqualTo(before);
+    }
+
+    @Test
+    void ipPoolsMayNotOverlapAndKeepTheirCidr() {
+        Resource pool = store.create(pool("pool-a", "10.10.0.0/16"));
+
+        assertThatThrownBy(() -> store.create(pool("pool-b", "10.10.64.0/18")))
+                .isInstanceOf(DatastoreException.Invalid.class)
+                .hasMessageContaining("spec.cidr")
+                .hasMessageContaining("overlaps with IPPool(pool-a)");
+        assertThat(store.create(pool("pool-c", "10.11.0.0/16")).metadata().name()).isEqualTo("pool-c");
+
+        var moved = new IPPool(pool.metadata(), pool("pool-a", "10.12.0.0/16").spec());
+        assertThatThrownBy(() -> store.update(moved))
+                .isInstanceOf(DatastoreException.Invalid.class)
+                .hasMessageContaining("spec.cidr: cannot be changed");
+        var disabled = new IPPool(pool.metadata(), new IPPoolSpec(
+                "10.10.0.0/16", null, null, null, true, null, null, null, null, null, null));
+        assertThat(((IPPool) store.update(disabled)).spec().disabled()).isTrue();
+    }
+
+    private static IPPool pool(String name, String cidr) {
+        return new IPPool(ObjectMeta.named(name), new IPPoolSpec(
+                cidr, null, null, null, null, null, null, null, null, null, null));
     }
 
     // ------------------------------------------------------------------ list

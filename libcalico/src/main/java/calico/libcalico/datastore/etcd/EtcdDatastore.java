@@ -7,10 +7,10 @@ import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.api.selector.Selector;
-import calico.api.selector.SelectorParseException;
 import calico.api.validation.FieldError;
 import calico.api.validation.ResourceValidator;
 import calico.api.validation.ValidationException;
+import calico.libcalico.datastore.Admission;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.ListResult;
@@ -85,7 +85,7 @@ public final class EtcdDatastore implements Datastore {
     private final Client client;
     private final KV kv;
     private final ResourceCodec codec = ResourceCodec.get();
-    private final ResourceValidator validator;
+    private final Admission admission;
     private final Clock clock;
     // One daemon thread asks every watch for progress; jetcd's own threads are never blocked.
     private final ScheduledExecutorService progressTimer;
@@ -99,7 +99,7 @@ public final class EtcdDatastore implements Datastore {
 
     public EtcdDatastore(EtcdConfig config, ResourceValidator validator, Clock clock) {
         this.config = config;
-        this.validator = validator;
+        this.admission = new Admission(validator);
         this.clock = clock;
         this.client = clientFor(config);
         this.kv = client.getKVClient();
@@ -149,14 +149,14 @@ public final class EtcdDatastore implements Datastore {
 
     @Override
     public Optional<Resource> get(ResourceKey key) {
-        checkKey(key);
+        Admission.checkKey(key);
         GetResponse r = await("get " + key, kv.get(EtcdKeys.key(key)));
         return r.getKvs().isEmpty() ? Optional.empty() : Optional.of(decode(key.kind(), r.getKvs().get(0)));
     }
 
     @Override
     public ListResult list(ResourceKind kind, String namespace, String labelSelector) {
-        Selector selector = parseSelector(labelSelector);
+        Selector selector = labelSelector == null ? null : Admission.labelSelector(kind, labelSelector);
         for (int attempt = 1; ; attempt++) {
             try {
                 return listOnce(kind, namespace, selector);
@@ -227,10 +227,7 @@ public final class EtcdDatastore implements Datastore {
 
     @Override
     public Resource create(Resource resource) {
-        Resource r = prepare(resource);
-        if (r.metadata().resourceVersion() != null && !r.metadata().resourceVersion().isEmpty()) {
-            throw invalid(r.key(), "metadata.resourceVersion", "must not be set on create");
-        }
+        Resource r = admission.forCreate(resource, kind -> list(kind).items());
         ResourceKey key = r.key();
         Resource stored = r.withMetadata(r.metadata().withResourceVersion(null)
                 .withCreation(UUID.randomUUID().toString(), now()));
@@ -247,9 +244,9 @@ public final class EtcdDatastore implements Datastore {
 
     @Override
     public Resource update(Resource resource) {
-        Resource r = prepare(resource);
+        Resource r = admission.forUpdate(resource);
         ResourceKey key = r.key();
-        Long expected = parseRevision(key, r.metadata().resourceVersion());
+        Long expected = Admission.revisionOf(key, r.metadata().resourceVersion());
         ByteSequence k = EtcdKeys.key(key);
         long giveUpAt = System.nanoTime() + config.requestTimeout().toNanos();
         for (int attempt = 1; ; attempt++) {
@@ -261,6 +258,9 @@ public final class EtcdDatastore implements Datastore {
             if (expected != null && current.getModRevision() != expected) {
                 throw new DatastoreException.Conflict(key, r.metadata().resourceVersion(),
                         Long.toString(current.getModRevision()));
+            }
+            if (r.resourceKind() == ResourceKind.IP_POOL) {
+                admission.checkImmutable(decode(key.kind(), current), r);
             }
             // uid and creationTimestamp belong to the stored object, not to the caller's copy.
             JsonNode meta = storedMetadata(current);
@@ -292,8 +292,8 @@ public final class EtcdDatastore implements Datastore {
 
     @Override
     public Resource delete(ResourceKey key, String resourceVersion) {
-        checkKey(key);
-        Long expected = parseRevision(key, resourceVersion);
+        Admission.checkKey(key);
+        Long expected = Admission.revisionOf(key, resourceVersion);
         ByteSequence k = EtcdKeys.key(key);
         DeleteOption withPrev = DeleteOption.builder().withPrevKV(true).build();
         List<KeyValue> previous;
@@ -350,52 +350,6 @@ public final class EtcdDatastore implements Datastore {
 
     // ---------------------------------------------------------------- helpers
 
-    /** Defaults and validates, and checks that the key can be written under Calico's layout. */
-    private Resource prepare(Resource resource) {
-        Resource r;
-        try {
-            r = validator.defaultAndValidate(resource);
-        } catch (ValidationException e) {
-            throw new DatastoreException.Invalid(e);
-        }
-        ObjectMeta m = r.metadata();
-        List<FieldError> errors = new ArrayList<>();
-        if (m == null || m.name() == null || m.name().isEmpty()) {
-            errors.add(new FieldError("metadata.name", "required"));
-        } else if (m.name().contains("/")) {
-            errors.add(new FieldError("metadata.name", "must not contain '/'"));
-        }
-        boolean namespaced = r.resourceKind().namespaced();
-        String ns = m == null ? null : m.namespace();
-        if (namespaced && (ns == null || ns.isEmpty())) {
-            errors.add(new FieldError("metadata.namespace", "required for the namespaced kind " + r.kind()));
-        } else if (namespaced && ns.contains("/")) {
-            errors.add(new FieldError("metadata.namespace", "must not contain '/'"));
-        } else if (!namespaced && ns != null && !ns.isEmpty()) {
-            errors.add(new FieldError("metadata.namespace", "must not be set for the cluster-scoped kind " + r.kind()));
-        }
-        if (!errors.isEmpty()) {
-            throw new DatastoreException.Invalid(new ValidationException(r.kind() + "(" + (m == null ? "" : m.name()) + ")",
-                    errors));
-        }
-        return r;
-    }
-
-    /** A key must name exactly one etcd key: no '/' in its parts, a namespace exactly for namespaced kinds. */
-    private static void checkKey(ResourceKey key) {
-        List<FieldError> errors = new ArrayList<>();
-        if (key.name().isEmpty() || key.name().contains("/")) {
-            errors.add(new FieldError("metadata.name", "must be non-empty and must not contain '/'"));
-        }
-        if (key.kind().namespaced() && (key.namespace() == null || key.namespace().isEmpty()
-                || key.namespace().contains("/"))) {
-            errors.add(new FieldError("metadata.namespace", "a namespaced kind needs a namespace without '/'"));
-        }
-        if (!errors.isEmpty()) {
-            throw new DatastoreException.Invalid(new ValidationException(key.toString(), errors));
-        }
-    }
-
     private Resource decode(ResourceKind kind, KeyValue e) {
         try {
             return withRevision(codec.read(kind, e.getValue().getBytes()), e.getModRevision());
@@ -425,37 +379,6 @@ public final class EtcdDatastore implements Datastore {
 
     private String now() {
         return clock.instant().truncatedTo(ChronoUnit.SECONDS).toString();
-    }
-
-    private static Long parseRevision(ResourceKey key, String resourceVersion) {
-        if (resourceVersion == null || resourceVersion.isEmpty()) {
-            return null;
-        }
-        try {
-            long v = Long.parseLong(resourceVersion);
-            if (v > 0) {
-                return v;
-            }
-        } catch (NumberFormatException ignored) {
-            // reported below
-        }
-        throw invalid(key, "metadata.resourceVersion", "\"" + resourceVersion + "\" is not a positive etcd revision");
-    }
-
-    private static Selector parseSelector(String labelSelector) {
-        if (labelSelector == null) {
-            return null;
-        }
-        try {
-            return Selector.parse(labelSelector);
-        } catch (SelectorParseException e) {
-            throw new DatastoreException.Invalid(new ValidationException("list",
-                    List.of(new FieldError("labelSelector", e.getMessage()))));
-        }
-    }
-
-    private static DatastoreException.Invalid invalid(ResourceKey key, String field, String reason) {
-        return new DatastoreException.Invalid(new ValidationException(key.toString(), List.of(new FieldError(field, reason))));
     }
 
     /** Waits for a jetcd future within the request timeout and maps its failure to a {@link DatastoreException}. */

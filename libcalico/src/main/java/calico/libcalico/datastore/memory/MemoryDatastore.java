@@ -8,6 +8,7 @@ import calico.api.selector.Selector;
 import calico.api.validation.FieldError;
 import calico.api.validation.ResourceValidator;
 import calico.api.validation.ValidationException;
+import calico.libcalico.datastore.Admission;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.ListResult;
@@ -103,7 +104,7 @@ public final class MemoryDatastore implements Datastore {
     }
 
     private final Settings settings;
-    private final ResourceValidator validator = ResourceValidator.get();
+    private final Admission admission = new Admission(ResourceValidator.get());
 
     /** Guards the resources, the history log and the revision counters. */
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
@@ -160,7 +161,7 @@ public final class MemoryDatastore implements Datastore {
     @Override
     public ListResult list(ResourceKind kind, String namespace, String labelSelector) {
         Objects.requireNonNull(kind, "kind");
-        Selector selector = parseSelector(kind, labelSelector);
+        Selector selector = Admission.labelSelector(kind, labelSelector);
         String ns = kind.namespaced() ? namespace : null;
         checkUsable();
         lock.readLock().lock();
@@ -187,10 +188,7 @@ public final class MemoryDatastore implements Datastore {
 
     @Override
     public Resource create(Resource resource) {
-        Resource candidate = validate(resource);
-        if (candidate.metadata().resourceVersion() != null && !candidate.metadata().resourceVersion().isEmpty()) {
-            throw invalid(candidate, "metadata.resourceVersion", "must not be set for a create request");
-        }
+        Resource candidate = admission.forCreate(resource, kind -> list(kind).items());
         ResourceKey key = candidate.key();
         checkUsable();
         lock.writeLock().lock();
@@ -215,9 +213,9 @@ public final class MemoryDatastore implements Datastore {
 
     @Override
     public Resource update(Resource resource) {
-        Resource candidate = validate(resource);
+        Resource candidate = admission.forUpdate(resource);
         ResourceKey key = candidate.key();
-        Long expected = parseResourceVersion(candidate.key(), candidate.metadata().resourceVersion());
+        Long expected = Admission.revisionOf(candidate.key(), candidate.metadata().resourceVersion());
         checkUsable();
         lock.writeLock().lock();
         try {
@@ -227,6 +225,7 @@ public final class MemoryDatastore implements Datastore {
                 throw new DatastoreException.NotFound(key);
             }
             checkVersion(key, expected, current);
+            admission.checkImmutable(current, candidate);
             long rev = revision + 1;
             // uid and creationTimestamp belong to the stored object, whatever the caller sent.
             ObjectMeta meta = candidate.metadata()
@@ -244,7 +243,7 @@ public final class MemoryDatastore implements Datastore {
     @Override
     public Resource delete(ResourceKey key, String resourceVersion) {
         Objects.requireNonNull(key, "key");
-        Long expected = parseResourceVersion(key, resourceVersion);
+        Long expected = Admission.revisionOf(key, resourceVersion);
         checkUsable();
         lock.writeLock().lock();
         try {
@@ -428,75 +427,10 @@ public final class MemoryDatastore implements Datastore {
         }
     }
 
-    private Resource validate(Resource resource) {
-        Objects.requireNonNull(resource, "resource");
-        Resource r;
-        try {
-            r = validator.defaultAndValidate(resource);
-        } catch (ValidationException e) {
-            throw new DatastoreException.Invalid(e);
-        }
-        ObjectMeta meta = r.metadata();
-        if (meta == null) {
-            throw invalid(r, "metadata", "is required");
-        }
-        List<FieldError> errors = new ArrayList<>();
-        if (meta.name() == null || meta.name().isEmpty()) {
-            errors.add(new FieldError("metadata.name", "is required"));
-        }
-        boolean hasNamespace = meta.namespace() != null && !meta.namespace().isEmpty();
-        if (r.resourceKind().namespaced() && !hasNamespace) {
-            errors.add(new FieldError("metadata.namespace", "is required for namespaced kind " + r.kind()));
-        }
-        if (!r.resourceKind().namespaced() && hasNamespace) {
-            errors.add(new FieldError("metadata.namespace", "must not be set on cluster-scoped kind " + r.kind()));
-        }
-        if (!errors.isEmpty()) {
-            throw new DatastoreException.Invalid(new ValidationException(describe(r), errors));
-        }
-        return r;
-    }
-
-    private static DatastoreException.Invalid invalid(Resource r, String field, String reason) {
-        return new DatastoreException.Invalid(new ValidationException(describe(r), List.of(new FieldError(field, reason))));
-    }
-
-    private static String describe(Resource r) {
-        ObjectMeta m = r.metadata();
-        String name = m == null ? "" : (m.namespace() == null ? "" : m.namespace() + "/") + m.name();
-        return r.kind() + "(" + name + ")";
-    }
-
-    /** {@return the revision a resourceVersion names, or null when none was given}. */
-    private static Long parseResourceVersion(ResourceKey key, String resourceVersion) {
-        if (resourceVersion == null || resourceVersion.isEmpty()) {
-            return null;
-        }
-        try {
-            long v = Long.parseLong(resourceVersion);
-            if (v > 0) {
-                return v;
-            }
-        } catch (NumberFormatException ignored) {
-            // reported below
-        }
-        throw new DatastoreException.Invalid(new ValidationException(key.toString(), List.of(new FieldError(
-                "metadata.resourceVersion", "must be a positive decimal revision, got \"" + resourceVersion + "\""))));
-    }
-
     private static void checkVersion(ResourceKey key, Long expected, Resource current) {
         String actual = current.metadata().resourceVersion();
         if (expected != null && expected != Long.parseLong(actual)) {
             throw new DatastoreException.Conflict(key, Long.toString(expected), actual);
-        }
-    }
-
-    private static Selector parseSelector(ResourceKind kind, String labelSelector) {
-        try {
-            return Selector.parse(labelSelector);
-        } catch (IllegalArgumentException e) {
-            throw new DatastoreException.Invalid(new ValidationException("list of " + kind.kind(),
-                    List.of(new FieldError("labelSelector", e.getMessage()))));
         }
     }
 

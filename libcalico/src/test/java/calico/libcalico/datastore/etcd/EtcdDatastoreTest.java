@@ -99,7 +99,7 @@ class EtcdDatastoreTest {
     void rejectsWritesThatCannotBeStoredWithTheFieldAndReason() {
         Resource withVersion = globalSet("a").withMetadata(ObjectMeta.named("a").withResourceVersion("5"));
         assertInvalid(() -> store.create(withVersion), "metadata.resourceVersion", "must not be set on create");
-        assertInvalid(() -> store.create(globalSet("a/b")), "metadata.name", "'/'");
+        assertInvalid(() -> store.create(globalSet("a/b")), "metadata.name", "lower case alphanumeric");
         assertInvalid(() -> store.create(globalSet("")), "metadata.name", "required");
         assertInvalid(() -> store.create(new NetworkSet(ObjectMeta.named("n"), new NetworkSetSpec(List.of()))),
                 "metadata.namespace", "required");
@@ -108,9 +108,9 @@ class EtcdDatastoreTest {
 
         store.create(globalSet("a"));
         assertInvalid(() -> store.update(globalSet("a").withMetadata(ObjectMeta.named("a").withResourceVersion("abc"))),
-                "metadata.resourceVersion", "not a positive etcd revision");
+                "metadata.resourceVersion", "must be a positive decimal revision");
         assertInvalid(() -> store.delete(ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "a"), "-1"),
-                "metadata.resourceVersion", "not a positive etcd revision");
+                "metadata.resourceVersion", "must be a positive decimal revision");
         assertInvalid(() -> store.list(ResourceKind.GLOBAL_NETWORK_SET, null, "role == "), "labelSelector", "");
     }
 
