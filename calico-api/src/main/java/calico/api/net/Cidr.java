@@ -114,25 +114,11 @@ public record Cidr(IpAddress address, int prefixLength) {
     }
 
     /**
-     * Decimal digits only, as Go's {@code net.ParseCIDR}: leading zeros are allowed ({@code /08}
-     * is 8), signs and spaces are not. {@return the value, or -1 when malformed or over 255}
+     * Decimal digits only, as Go's {@code net.ParseCIDR} reads them: leading zeros are allowed
+     * ({@code /08} is 8), signs and spaces are not. {@return the value, or -1 when malformed}
      */
     private static int parsePrefix(String s) {
-        if (s.isEmpty()) {
-            return -1;
-        }
-        int n = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c < '0' || c > '9') {
-                return -1;
-            }
-            n = n * 10 + (c - '0');
-            if (n > 255) {
-                return -1;
-            }
-        }
-        return n;
+        return IpAddress.decimal(s, 999); // over 128 is refused by the caller, with its own message
     }
 
     /** Says why {@link #parseOrNull} refused the text; only called on failure. */

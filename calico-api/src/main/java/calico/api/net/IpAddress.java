@@ -167,18 +167,8 @@ public record IpAddress(int version, long high, long low) implements Comparable<
         long v = 0;
         for (String p : parts) {
             // Go rejects leading zeros: they could be read as octal elsewhere.
-            if (p.isEmpty() || p.length() > 3 || (p.length() > 1 && p.charAt(0) == '0')) {
-                return -1;
-            }
-            int n = 0;
-            for (int i = 0; i < p.length(); i++) {
-                char c = p.charAt(i);
-                if (c < '0' || c > '9') {
-                    return -1;
-                }
-                n = n * 10 + (c - '0');
-            }
-            if (n > 255) {
+            int n = p.length() > 1 && p.charAt(0) == '0' ? -1 : decimal(p, 255);
+            if (n < 0) {
                 return -1;
             }
             v = (v << 8) | n;
@@ -254,6 +244,25 @@ public record IpAddress(int version, long high, long low) implements Comparable<
             out[n++] = v;
         }
         return java.util.Arrays.copyOf(out, n);
+    }
+
+    /** {@return the ASCII decimal value of the whole text}, or -1 when empty, not all digits, or over {@code max} */
+    static int decimal(String s, int max) {
+        if (s.isEmpty()) {
+            return -1;
+        }
+        int n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            n = n * 10 + (c - '0');
+            if (n > max) {
+                return -1;
+            }
+        }
+        return n;
     }
 
     /** ASCII only: {@code Character.digit} would also take other scripts' digits, which Go rejects. */
