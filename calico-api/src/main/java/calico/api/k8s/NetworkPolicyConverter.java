@@ -8,6 +8,7 @@ import calico.api.model.PolicyType;
 import calico.api.model.Port;
 import calico.api.model.Protocol;
 import calico.api.model.Rule;
+import calico.api.net.Cidr;
 import calico.api.validation.FieldError;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -234,13 +235,13 @@ public final class NetworkPolicyConverter {
             List<String> notNets = new ArrayList<>();
             String net;
             try {
-                net = Cidrs.parseNetwork(cidr).toString();
+                net = Cidr.parse(cidr).network().toString();
             } catch (IllegalArgumentException e) {
                 throw new FieldProblem("ipBlock.cidr", e.getMessage());
             }
             for (int i = 0; i < peer.ipBlock().except().size(); i++) {
                 try {
-                    notNets.add(Cidrs.parseNetwork(peer.ipBlock().except().get(i)).toString());
+                    notNets.add(Cidr.parse(peer.ipBlock().except().get(i)).network().toString());
                 } catch (IllegalArgumentException e) {
                     throw new FieldProblem("ipBlock.except[" + i + "]", e.getMessage());
                 }

@@ -1,6 +1,7 @@
 package calico.api.k8s;
 
 import calico.api.model.ObjectMeta;
+import calico.api.net.Cidr;
 import calico.api.model.Protocol;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
@@ -121,9 +122,9 @@ public final class PodConverter {
                 emptyToNull(m.resourceVersion()), null, emptyToNull(m.creationTimestamp()), null, labels,
                 annotations, null, null);
         String containerId = emptyToNull(m.annotations().get(ANNOTATION_CONTAINER_ID));
-        List<Cidrs.Cidr> ips = ipNetworks(what, pod);
+        List<Cidr> ips = ipNetworks(what, pod);
         WorkloadEndpointSpec wep = new WorkloadEndpointSpec(ORCHESTRATOR, null, spec.nodeName(), containerId,
-                m.name(), ENDPOINT, emptyToNull(sa), ips.stream().map(Cidrs.Cidr::toString).toList(),
+                m.name(), ENDPOINT, emptyToNull(sa), ips.stream().map(Cidr::toString).toList(),
                 floatingIps(what, m.annotations(), ips), null, null, profiles,
                 WorkloadEndpointNames.interfaceName(interfacePrefix, ns, m.name()), null, ports(spec),
                 allowedSourcePrefixes(what, m.annotations()));
@@ -135,7 +136,7 @@ public final class PodConverter {
      * status.podIP, then the Calico CNI annotations (plural, then singular), then AWS VPC CNI's.
      * The annotations let the endpoint appear before the kubelet reports the pod's status.
      */
-    private static List<Cidrs.Cidr> ipNetworks(String what, KubePod pod) {
+    private static List<Cidr> ipNetworks(String what, KubePod pod) {
         KubePod.Status st = pod.status();
         Map<String, String> ann = pod.metadata().annotations();
         List<String> raw;
@@ -158,10 +159,10 @@ public final class PodConverter {
         } else {
             return List.of();
         }
-        List<Cidrs.Cidr> out = new ArrayList<>(raw.size());
+        List<Cidr> out = new ArrayList<>(raw.size());
         for (String ip : raw) {
             try {
-                out.add(Cidrs.parseAddressOrCidr(ip));
+                out.add(Cidr.parseCidrOrIp(ip.trim()));
             } catch (IllegalArgumentException e) {
                 throw new KubernetesConversionException(what, field, e.getMessage());
             }
@@ -174,7 +175,7 @@ public final class PodConverter {
      * family (IPv6 if it contains a colon); none while the pod has no IP. A pod IP that is not a
      * single address (/32, /128) cannot be a NAT target and is an error, as in Calico.
      */
-    private static List<IpNat> floatingIps(String what, Map<String, String> ann, List<Cidrs.Cidr> ips) {
+    private static List<IpNat> floatingIps(String what, Map<String, String> ann, List<Cidr> ips) {
         String field = "metadata.annotations[" + ANNOTATION_FLOATING_IPS + "]";
         String value = ann.get(ANNOTATION_FLOATING_IPS);
         if (value == null || ips.isEmpty()) {
@@ -183,14 +184,14 @@ public final class PodConverter {
         List<String> external = jsonStrings(what, field, value);
         String v4 = null;
         String v6 = null;
-        for (Cidrs.Cidr ip : ips) {
-            if (ip.prefix() != ip.bytes().length * 8) {
+        for (Cidr ip : ips) {
+            if (!ip.isSingleAddress()) {
                 throw new KubernetesConversionException(what, field, "pod IP " + ip + " is not a single address");
             }
-            if (ip.isV4()) {
-                v4 = Cidrs.format(ip.bytes());
+            if (ip.version() == 4) {
+                v4 = ip.address().toString();
             } else {
-                v6 = Cidrs.format(ip.bytes());
+                v6 = ip.address().toString();
             }
         }
         List<IpNat> out = new ArrayList<>();
@@ -213,7 +214,7 @@ public final class PodConverter {
         List<String> out = new ArrayList<>();
         for (String prefix : jsonStrings(what, field, value)) {
             try {
-                out.add(Cidrs.parseNetwork(prefix).toString());
+                out.add(Cidr.parse(prefix).network().toString());
             } catch (IllegalArgumentException e) {
                 throw new KubernetesConversionException(what, field, e.getMessage());
             }

@@ -1,5 +1,7 @@
 package calico.api.validation;
 
+import calico.api.net.Cidr;
+import calico.api.net.IpAddress;
 import java.util.List;
 import java.util.Optional;
 

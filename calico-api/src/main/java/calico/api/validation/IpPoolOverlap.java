@@ -1,6 +1,7 @@
 package calico.api.validation;
 
 import calico.api.model.IPPool;
+import calico.api.net.Cidr;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;

@@ -2,9 +2,10 @@ package calico.api.validation;
 
 import calico.api.model.EncapsulationMode;
 import calico.api.model.IPPool;
-import calico.api.model.IPPoolSpec;
 import calico.api.model.IPPoolSpec.AllowedUse;
 import calico.api.model.IPPoolSpec.AssignmentMode;
+import calico.api.model.IPPoolSpec;
+import calico.api.net.Cidr;
 import java.util.List;
 import java.util.Optional;
 

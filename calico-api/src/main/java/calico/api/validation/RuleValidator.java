@@ -5,6 +5,7 @@ import calico.api.model.EntityRule;
 import calico.api.model.Port;
 import calico.api.model.Protocol;
 import calico.api.model.Rule;
+import calico.api.net.Cidr;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;

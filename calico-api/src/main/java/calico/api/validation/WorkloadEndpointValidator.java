@@ -3,6 +3,8 @@ package calico.api.validation;
 import calico.api.model.ObjectMeta;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
+import calico.api.net.Cidr;
+import calico.api.net.IpAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

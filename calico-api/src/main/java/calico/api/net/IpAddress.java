@@ -1,15 +1,18 @@
-package calico.api.validation;
+package calico.api.net;
 
 import java.util.Optional;
 
 /**
- * An IPv4 or IPv6 address parsed from its literal form only (never a host name, never a DNS
- * lookup). IPv4 is held in the low 32 bits of {@code low}; IPv6 in {@code high}:{@code low}.
+ * An IPv4 or IPv6 address parsed from its literal form only: never a host name, never a DNS
+ * lookup. IPv4 is held in the low 32 bits of {@code low}; IPv6 in {@code high}:{@code low}.
  *
- * <p>Parsing follows Go's {@code net.ParseIP}, which Calico uses: dotted-quad IPv4 without
- * leading zeros, IPv6 with at most one {@code ::} and an optional dotted-quad tail, no zone.
+ * <p>Parsing follows Go's {@code net.ParseIP} (Calico's parser): dotted-quad IPv4 without
+ * leading zeros; IPv6 with at most one {@code ::}, 1-4 hex digits a group, an optional
+ * dotted-quad tail, no zone. An IPv4-mapped address ({@code ::ffff:1.2.3.4}) stays IPv6.
+ *
+ * <p>Ordering: every IPv4 address before every IPv6 address, then by unsigned value.
  */
-public record IpAddress(int version, long high, long low) {
+public record IpAddress(int version, long high, long low) implements Comparable<IpAddress> {
 
     public IpAddress {
         if (version != 4 && version != 6) {
@@ -22,20 +25,44 @@ public record IpAddress(int version, long high, long low) {
 
     /** {@return the address}, or empty when the text is not an IPv4 or IPv6 literal. */
     public static Optional<IpAddress> tryParse(String text) {
-        if (text == null || text.isEmpty()) {
-            return Optional.empty();
-        }
-        if (text.indexOf(':') >= 0) {
-            return parseV6(text);
-        }
-        long v4 = parseV4(text);
-        return v4 < 0 ? Optional.empty() : Optional.of(new IpAddress(4, 0, v4));
+        return Optional.ofNullable(parseOrNull(text));
     }
 
-    /** @throws IllegalArgumentException when the text is not an IP literal */
+    /** @throws IllegalArgumentException naming the text when it is not an IP literal */
     public static IpAddress parse(String text) {
-        return tryParse(text).orElseThrow(
-                () -> new IllegalArgumentException("\"" + text + "\" is not an IPv4 or IPv6 address"));
+        IpAddress ip = parseOrNull(text);
+        if (ip == null) {
+            throw new IllegalArgumentException("\"" + text + "\" is not an IP address");
+        }
+        return ip;
+    }
+
+    /** {@return the address held in 4 (IPv4) or 16 (IPv6) network-order bytes} */
+    public static IpAddress of(byte[] bytes) {
+        if (bytes.length != 4 && bytes.length != 16) {
+            throw new IllegalArgumentException("an IP address has 4 or 16 bytes, not " + bytes.length);
+        }
+        long hi = 0;
+        long lo = 0;
+        for (int i = 0; i < bytes.length; i++) {
+            if (bytes.length == 16 && i < 8) {
+                hi = (hi << 8) | (bytes[i] & 0xFF);
+            } else {
+                lo = (lo << 8) | (bytes[i] & 0xFF);
+            }
+        }
+        return new IpAddress(bytes.length == 4 ? 4 : 6, hi, lo);
+    }
+
+    /** {@return the address as 4 or 16 network-order bytes} */
+    public byte[] toBytes() {
+        byte[] out = new byte[bits() / 8];
+        for (int i = 0; i < out.length; i++) {
+            int fromEnd = out.length - 1 - i;
+            long word = fromEnd < 8 ? low : high;
+            out[i] = (byte) (word >>> (8 * (fromEnd % 8)));
+        }
+        return out;
     }
 
     /** {@return 32 or 128} */
@@ -64,7 +91,19 @@ public record IpAddress(int version, long high, long low) {
         return new IpAddress(6, high & hm, low & lm);
     }
 
-    /** Dotted quad for IPv4; RFC 5952 form (lowercase, longest zero run as {@code ::}) for IPv6. */
+    @Override
+    public int compareTo(IpAddress o) {
+        int c = Integer.compare(version, o.version);
+        if (c == 0) {
+            c = Long.compareUnsigned(high, o.high);
+        }
+        return c != 0 ? c : Long.compareUnsigned(low, o.low);
+    }
+
+    /**
+     * Dotted quad for IPv4; RFC 5952 for IPv6 (lower case, no leading zeros, the longest run of
+     * two or more zero groups, the first on a tie, as {@code ::}), as Go prints them.
+     */
     @Override
     public String toString() {
         if (version == 4) {
@@ -92,7 +131,7 @@ public record IpAddress(int version, long high, long low) {
             }
             i = j;
         }
-        StringBuilder sb = new StringBuilder();
+        StringBuilder sb = new StringBuilder(39);
         for (int i = 0; i < 8; i++) {
             if (i == bestStart) {
                 sb.append("::");
@@ -107,6 +146,18 @@ public record IpAddress(int version, long high, long low) {
         return sb.toString();
     }
 
+    /** The parser proper; null on any malformation so that {@link #tryParse} never throws. */
+    static IpAddress parseOrNull(String text) {
+        if (text == null || text.isEmpty()) {
+            return null;
+        }
+        if (text.indexOf(':') >= 0) {
+            return parseV6(text);
+        }
+        long v4 = parseV4(text);
+        return v4 < 0 ? null : new IpAddress(4, 0, v4);
+    }
+
     /** {@return the 32-bit value, or -1 when not a strict dotted quad} */
     private static long parseV4(String s) {
         String[] parts = s.split("\\.", -1);
@@ -115,18 +166,9 @@ public record IpAddress(int version, long high, long low) {
         }
         long v = 0;
         for (String p : parts) {
-            if (p.isEmpty() || p.length() > 3 || (p.length() > 1 && p.charAt(0) == '0')) {
-                return -1;
-            }
-            int n = 0;
-            for (int i = 0; i < p.length(); i++) {
-                char c = p.charAt(i);
-                if (c < '0' || c > '9') {
-                    return -1;
-                }
-                n = n * 10 + (c - '0');
-            }
-            if (n > 255) {
+            // Go rejects leading zeros: they could be read as octal elsewhere.
+            int n = p.length() > 1 && p.charAt(0) == '0' ? -1 : decimal(p, 255);
+            if (n < 0) {
                 return -1;
             }
             v = (v << 8) | n;
@@ -134,21 +176,22 @@ public record IpAddress(int version, long high, long low) {
         return v;
     }
 
-    private static Optional<IpAddress> parseV6(String s) {
+    private static IpAddress parseV6(String s) {
         int ellipsis = s.indexOf("::");
         if (ellipsis >= 0 && s.indexOf("::", ellipsis + 1) >= 0) {
-            return Optional.empty();
+            return null;
         }
         String head = ellipsis >= 0 ? s.substring(0, ellipsis) : s;
         String tail = ellipsis >= 0 ? s.substring(ellipsis + 2) : "";
+        // A dotted-quad tail must end the address, so the head may hold one only without "::".
         int[] headGroups = groups(head, ellipsis < 0);
         int[] tailGroups = groups(tail, true);
         if (headGroups == null || tailGroups == null) {
-            return Optional.empty();
+            return null;
         }
         int total = headGroups.length + tailGroups.length;
         if (ellipsis >= 0 ? total > 7 : total != 8) {
-            return Optional.empty();
+            return null;
         }
         int[] g = new int[8];
         System.arraycopy(headGroups, 0, g, 0, headGroups.length);
@@ -159,7 +202,7 @@ public record IpAddress(int version, long high, long low) {
             hi = (hi << 16) | g[i];
             lo = (lo << 16) | g[i + 4];
         }
-        return Optional.of(new IpAddress(6, hi, lo));
+        return new IpAddress(6, hi, lo);
     }
 
     /**
@@ -192,7 +235,7 @@ public record IpAddress(int version, long high, long low) {
             }
             int v = 0;
             for (int k = 0; k < p.length(); k++) {
-                int d = Character.digit(p.charAt(k), 16);
+                int d = hexDigit(p.charAt(k));
                 if (d < 0) {
                     return null;
                 }
@@ -201,5 +244,38 @@ public record IpAddress(int version, long high, long low) {
             out[n++] = v;
         }
         return java.util.Arrays.copyOf(out, n);
+    }
+
+    /** {@return the ASCII decimal value of the whole text}, or -1 when empty, not all digits, or over {@code max} */
+    static int decimal(String s, int max) {
+        if (s.isEmpty()) {
+            return -1;
+        }
+        int n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            n = n * 10 + (c - '0');
+            if (n > max) {
+                return -1;
+            }
+        }
+        return n;
+    }
+
+    /** ASCII only: {@code Character.digit} would also take other scripts' digits, which Go rejects. */
+    private static int hexDigit(char c) {
+        if (c >= '0' && c <= '9') {
+            return c - '0';
+        }
+        if (c >= 'a' && c <= 'f') {
+            return c - 'a' + 10;
+        }
+        if (c >= 'A' && c <= 'F') {
+            return c - 'A' + 10;
+        }
+        return -1;
     }
 }
