@@ -224,6 +224,41 @@ public final class ResourceCodec {
         return json.valueToTree(r);
     }
 
+    /**
+     * {@return a {@code <Kind>List} document holding {@code items}}, as calicoctl and the API
+     * server write lists; {@code resourceVersion} (the list's revision) may be null.
+     */
+    public JsonNode toListTree(ResourceKind kind, List<? extends Resource> items, String resourceVersion) {
+        ObjectNode list = json.createObjectNode();
+        list.put("apiVersion", Resource.API_VERSION);
+        list.put("kind", kind.listKind());
+        ObjectNode meta = list.putObject("metadata");
+        if (resourceVersion != null) {
+            meta.put("resourceVersion", resourceVersion);
+        }
+        var array = list.putArray("items");
+        items.forEach(r -> array.add(toTree(r)));
+        return list;
+    }
+
+    /** {@return any tree as YAML}, with the same quoting rules as {@link #toYaml(Resource)}. */
+    public String writeYaml(JsonNode tree) {
+        try {
+            return yaml.writeValueAsString(tree);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write YAML", e);
+        }
+    }
+
+    /** {@return any tree as indented JSON}. */
+    public String writePrettyJson(JsonNode tree) {
+        try {
+            return json.writerWithDefaultPrettyPrinter().writeValueAsString(tree);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write JSON", e);
+        }
+    }
+
     private static void checkApiVersion(String apiVersion, String pathPrefix) {
         if (!Resource.API_VERSION.equals(apiVersion)) {
             throw new ResourceParseException(pathPrefix + "apiVersion",

@@ -134,4 +134,24 @@ class ResourceCodecTest {
         assertThat(codec.parse(codec.toYaml(r))).isEqualTo(r);
         assertThat(codec.toYaml(r)).contains("calicoVersion: \"3.30\"");
     }
+
+    @Test
+    void listsAreWrittenAsKindListDocumentsThatParseBack() {
+        var tiers = codec.parseAll("""
+                apiVersion: projectcalico.org/v3
+                kind: Tier
+                metadata: {name: a}
+                spec: {order: 10}
+                ---
+                apiVersion: projectcalico.org/v3
+                kind: Tier
+                metadata: {name: b}
+                spec: {order: 20}
+                """);
+        var tree = codec.toListTree(ResourceKind.TIER, tiers, "42");
+        assertThat(tree.get("kind").asText()).isEqualTo("TierList");
+        assertThat(tree.at("/metadata/resourceVersion").asText()).isEqualTo("42");
+        assertThat(codec.parseAll(codec.writeYaml(tree))).isEqualTo(tiers);
+        assertThat(codec.parseAll(codec.writePrettyJson(tree))).isEqualTo(tiers);
+    }
 }

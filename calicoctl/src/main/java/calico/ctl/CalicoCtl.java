@@ -1,0 +1,236 @@
+package calico.ctl;
+
+import calico.api.codec.ResourceCodec;
+import calico.api.codec.ResourceParseException;
+import calico.api.model.ObjectMeta;
+import calico.api.model.Resource;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.api.validation.FieldError;
+import calico.api.validation.ResourceValidator;
+import calico.api.validation.ValidationException;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.DatastoreException;
+import calico.libcalico.datastore.ListResult;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * A small {@code calicoctl}: applies, creates, gets and deletes {@code projectcalico.org/v3}
+ * resources in the datastore named by the environment. Exit status 0 on success, 1 when the
+ * datastore or the input refuses the request (the message names the field), 2 on a usage error.
+ *
+ * <p>A file is parsed and validated whole before anything is written: one bad document means
+ * nothing from that file is written.
+ */
+public final class CalicoCtl {
+
+    private final InputStream in;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final Function<Map<String, String>, Datastore> datastores;
+    private final ResourceCodec codec = ResourceCodec.get();
+
+    public CalicoCtl(InputStream in, PrintStream out, PrintStream err,
+                     Function<Map<String, String>, Datastore> datastores) {
+        this.in = in;
+        this.out = out;
+        this.err = err;
+        this.datastores = datastores;
+    }
+
+    public static void main(String[] args) {
+        var ctl = new CalicoCtl(System.in, System.out, System.err, env -> DatastoreConfig.fromEnvironment(env).open());
+        System.exit(ctl.run(List.of(args), System.getenv()));
+    }
+
+    /** {@return the exit status} of running one command against the datastore {@code env} names. */
+    public int run(List<String> args, Map<String, String> env) {
+        Command command;
+        try {
+            command = CommandLine.parse(args);
+        } catch (CommandLine.UsageException e) {
+            err.println("calicoctl: " + e.getMessage());
+            err.println(CommandLine.USAGE);
+            return 2;
+        }
+        if (command instanceof Command.Help) {
+            out.println(CommandLine.USAGE);
+            return 0;
+        }
+        try {
+            List<Resource> input = readInput(command);
+            try (Datastore store = datastores.apply(env)) {
+                execute(command, input, store);
+            }
+            return 0;
+        } catch (ResourceParseException | ValidationException e) {
+            err.println("calicoctl: " + e.getMessage());
+            return 1;
+        } catch (DatastoreException e) {
+            err.println("calicoctl: " + e.getMessage() + (e.retryable() ? " (the datastore may be down; retry)" : ""));
+            return 1;
+        } catch (IllegalArgumentException e) {
+            // configuration errors (DATASTORE_TYPE, ETCD_*) name their variable
+            err.println("calicoctl: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    /** Parses and validates the file of a command that has one, before the datastore is touched. */
+    private List<Resource> readInput(Command command) {
+        String file;
+        String namespace;
+        if (command instanceof Command.Apply a) {
+            file = a.file();
+            namespace = a.namespace();
+        } else if (command instanceof Command.Create c) {
+            file = c.file();
+            namespace = c.namespace();
+        } else if (command instanceof Command.Delete d && d.file() != null) {
+            file = d.file();
+            namespace = d.namespace();
+        } else {
+            return List.of();
+        }
+        List<Resource> parsed = codec.parseAll(read(file));
+        List<Resource> ready = new ArrayList<>(parsed.size());
+        for (Resource r : parsed) {
+            Resource placed = inNamespace(r, namespace);
+            ResourceValidator.get().defaultAndValidate(placed);
+            ready.add(placed);
+        }
+        return ready;
+    }
+
+    private void execute(Command command, List<Resource> input, Datastore store) {
+        if (command instanceof Command.Apply) {
+            writeAll(input, r -> apply(store, r), "applied");
+        } else if (command instanceof Command.Create) {
+            writeAll(input, store::create, "created");
+        } else if (command instanceof Command.Delete d) {
+            List<ResourceKey> keys = d.file() != null ? input.stream().map(Resource::key).toList()
+                    : List.of(ResourceKey.of(d.kind(), d.kind().namespaced() ? namespaceOrDefault(d.namespace()) : null, d.name()));
+            writeAll(keys, k -> delete(store, k, d.skipNotExists()), "deleted");
+        } else if (command instanceof Command.Get g) {
+            get(store, g);
+        } else {
+            throw new IllegalStateException("unhandled command " + command);
+        }
+    }
+
+    /** Create, or overwrite when it exists: the resourceVersion in a file is never a precondition. */
+    private static Resource apply(Datastore store, Resource r) {
+        Resource fresh = r.withMetadata(r.metadata().withResourceVersion(null));
+        try {
+            return store.create(fresh);
+        } catch (DatastoreException.AlreadyExists e) {
+            return store.update(fresh);
+        }
+    }
+
+    private static Object delete(Datastore store, ResourceKey key, boolean skipNotExists) {
+        try {
+            return store.delete(key, null);
+        } catch (DatastoreException.NotFound e) {
+            if (skipNotExists) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /** Writes in order; on a failure says how many went through, as calicoctl does. */
+    private <T> void writeAll(List<T> items, Function<T, ?> write, String verb) {
+        for (int i = 0; i < items.size(); i++) {
+            try {
+                write.apply(items.get(i));
+            } catch (DatastoreException e) {
+                if (i > 0) {
+                    err.println("Partial success: " + verb + " the first " + i + " out of " + items.size()
+                            + " resources:");
+                }
+                throw e;
+            }
+        }
+        out.println("Successfully " + verb + " " + items.size() + " resource(s)");
+    }
+
+    private void get(Datastore store, Command.Get g) {
+        ResourceKind kind = g.kind();
+        List<Resource> items;
+        String revision = null;
+        if (g.name() != null) {
+            String ns = kind.namespaced() ? namespaceOrDefault(g.namespace()) : null;
+            Resource r = store.get(ResourceKey.of(kind, ns, g.name()))
+                    .orElseThrow(() -> new DatastoreException.NotFound(ResourceKey.of(kind, ns, g.name())));
+            items = List.of(r);
+        } else {
+            String ns = !kind.namespaced() || g.allNamespaces() ? null : namespaceOrDefault(g.namespace());
+            ListResult list = store.list(kind, ns, g.selector());
+            items = list.items();
+            revision = Long.toString(list.revision());
+        }
+        switch (g.output()) {
+            case YAML -> out.print(g.name() != null ? codec.toYaml(items.get(0))
+                    : codec.writeYaml(codec.toListTree(kind, items, revision)));
+            case JSON -> out.println(codec.writePrettyJson(g.name() != null ? codec.toTree(items.get(0))
+                    : codec.toListTree(kind, items, revision)));
+            case TABLE -> printTable(kind, items);
+        }
+    }
+
+    private void printTable(ResourceKind kind, List<Resource> items) {
+        if (kind.namespaced()) {
+            int w = Math.max("NAMESPACE".length(), items.stream().mapToInt(r -> r.metadata().namespace().length()).max().orElse(0));
+            out.printf("%-" + w + "s   %s%n", "NAMESPACE", "NAME");
+            items.forEach(r -> out.printf("%-" + w + "s   %s%n", r.metadata().namespace(), r.metadata().name()));
+        } else {
+            out.println("NAME");
+            items.forEach(r -> out.println(r.metadata().name()));
+        }
+    }
+
+    /** Namespaced resources without a namespace go to {@code -n}, else {@code default}, as calicoctl does. */
+    private static Resource inNamespace(Resource r, String namespace) {
+        if (!r.resourceKind().namespaced()) {
+            return r;
+        }
+        ObjectMeta m = r.metadata();
+        if (m.namespace() != null && !m.namespace().isEmpty()) {
+            if (namespace != null && !namespace.equals(m.namespace())) {
+                throw new ValidationException(r.key().toString(), List.of(new FieldError(
+                        "metadata.namespace", "is \"" + m.namespace() + "\" but -n says \"" + namespace + "\"")));
+            }
+            return r;
+        }
+        return r.withMetadata(m.withNamespace(namespaceOrDefault(namespace)));
+    }
+
+    private static String namespaceOrDefault(String namespace) {
+        return namespace == null || namespace.isEmpty() ? "default" : namespace;
+    }
+
+    private String read(String file) {
+        try {
+            if (file.equals("-")) {
+                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            }
+            return Files.readString(Path.of(file));
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException("-f: no such file \"" + file + "\"");
+        } catch (IOException e) {
+            throw new IllegalArgumentException("-f: cannot read \"" + file + "\": " + e.getMessage());
+        }
+    }
+}

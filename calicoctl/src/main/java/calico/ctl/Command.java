@@ -1,0 +1,33 @@
+package calico.ctl;
+
+import calico.api.model.ResourceKind;
+
+/** One parsed {@code calicoctl} invocation. */
+sealed interface Command {
+
+    /** Create the resources of a file, or overwrite them when they exist. */
+    record Apply(String file, String namespace) implements Command {
+    }
+
+    /** Create the resources of a file; fails on any that exists. */
+    record Create(String file, String namespace) implements Command {
+    }
+
+    /** Print one resource or a list; {@code namespace} null with {@code allNamespaces} for every namespace. */
+    record Get(ResourceKind kind, String name, String namespace, boolean allNamespaces, String selector,
+               Output output) implements Command {
+    }
+
+    /** Delete one resource by kind and name, or every resource of a file; optionally ignore missing ones. */
+    record Delete(ResourceKind kind, String name, String namespace, String file, boolean skipNotExists)
+            implements Command {
+    }
+
+    record Help() implements Command {
+    }
+
+    /** How {@code get} prints. */
+    enum Output {
+        TABLE, YAML, JSON
+    }
+}

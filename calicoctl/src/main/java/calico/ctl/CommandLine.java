@@ -1,0 +1,135 @@
+package calico.ctl;
+
+import calico.api.model.ResourceKind;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/** Parses calicoctl's arguments; a malformed line is a {@link UsageException} that says what is wrong. */
+final class CommandLine {
+
+    static final String USAGE = """
+            usage: calicoctl <command> [options]
+              apply  -f FILE|-  [-n NAMESPACE]        create or overwrite the resources in FILE
+              create -f FILE|-  [-n NAMESPACE]        create the resources in FILE
+              get    KIND [NAME] [-n NS | -A] [-l SELECTOR] [-o yaml|json]
+              delete KIND NAME [-n NAMESPACE] | delete -f FILE|-   [--skip-not-exists]
+            KIND is a projectcalico.org/v3 kind, singular or plural, any case (e.g. tier, globalnetworkpolicies).
+            The datastore comes from DATASTORE_TYPE (etcdv3) and ETCD_ENDPOINTS, ETCD_CA_CERT_FILE,
+            ETCD_CERT_FILE, ETCD_KEY_FILE.""";
+
+    /** A command line that cannot be run. */
+    static final class UsageException extends IllegalArgumentException {
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    private CommandLine() {
+    }
+
+    static Command parse(List<String> args) {
+        if (args.isEmpty() || List.of("-h", "--help", "help").contains(args.get(0))) {
+            return new Command.Help();
+        }
+        String verb = args.get(0);
+        Options o = Options.parse(args.subList(1, args.size()));
+        return switch (verb) {
+            case "apply" -> new Command.Apply(o.requireFile(verb), o.namespace);
+            case "create" -> new Command.Create(o.requireFile(verb), o.namespace);
+            case "get" -> {
+                o.expectPositionals(verb, 1, 2);
+                yield new Command.Get(kind(o.positionals.get(0)), o.positionals.size() > 1 ? o.positionals.get(1) : null,
+                        o.namespace, o.allNamespaces, o.selector, o.output);
+            }
+            case "delete" -> {
+                if (o.file != null) {
+                    o.expectPositionals(verb, 0, 0);
+                    yield new Command.Delete(null, null, o.namespace, o.file, o.skipNotExists);
+                }
+                o.expectPositionals(verb, 2, 2);
+                yield new Command.Delete(kind(o.positionals.get(0)), o.positionals.get(1), o.namespace, null,
+                        o.skipNotExists);
+            }
+            default -> throw new UsageException("unknown command \"" + verb + "\"");
+        };
+    }
+
+    /** {@return the kind named by its singular or plural name, in any case}. */
+    static ResourceKind kind(String name) {
+        String n = name.toLowerCase(Locale.ROOT);
+        Optional<ResourceKind> k = Arrays.stream(ResourceKind.values())
+                .filter(rk -> rk.kind().toLowerCase(Locale.ROOT).equals(n) || rk.plural().equals(n))
+                .findFirst();
+        return k.orElseThrow(() -> new UsageException("unknown resource kind \"" + name + "\""));
+    }
+
+    /** The flags every command may take; each command checks the ones it needs. */
+    private static final class Options {
+        String file;
+        String namespace;
+        String selector;
+        boolean allNamespaces;
+        boolean skipNotExists;
+        Command.Output output = Command.Output.TABLE;
+        final List<String> positionals = new ArrayList<>();
+
+        static Options parse(List<String> args) {
+            Options o = new Options();
+            for (int i = 0; i < args.size(); i++) {
+                String a = args.get(i);
+                switch (a) {
+                    case "-f", "--filename" -> o.file = value(args, ++i, a);
+                    case "-n", "--namespace" -> o.namespace = value(args, ++i, a);
+                    case "-l", "--selector" -> o.selector = value(args, ++i, a);
+                    case "-A", "--all-namespaces" -> o.allNamespaces = true;
+                    case "--skip-not-exists" -> o.skipNotExists = true;
+                    case "-o", "--output" -> o.output = output(value(args, ++i, a));
+                    default -> {
+                        if (a.startsWith("-") && !a.equals("-")) {
+                            throw new UsageException("unknown option \"" + a + "\"");
+                        }
+                        o.positionals.add(a);
+                    }
+                }
+            }
+            if (o.allNamespaces && o.namespace != null) {
+                throw new UsageException("-A and -n cannot be used together");
+            }
+            return o;
+        }
+
+        String requireFile(String verb) {
+            expectPositionals(verb, 0, 0);
+            if (file == null) {
+                throw new UsageException(verb + " needs -f FILE (or -f - for standard input)");
+            }
+            return file;
+        }
+
+        void expectPositionals(String verb, int min, int max) {
+            if (positionals.size() < min || positionals.size() > max) {
+                throw new UsageException(verb + ": expected " + (min == max ? min : min + " to " + max)
+                        + " argument(s), got " + positionals.size() + " " + positionals);
+            }
+        }
+
+        private static String value(List<String> args, int i, String flag) {
+            if (i >= args.size()) {
+                throw new UsageException("option " + flag + " needs a value");
+            }
+            return args.get(i);
+        }
+
+        private static Command.Output output(String v) {
+            return switch (v) {
+                case "yaml" -> Command.Output.YAML;
+                case "json" -> Command.Output.JSON;
+                case "table", "wide" -> Command.Output.TABLE;
+                default -> throw new UsageException("-o: \"" + v + "\" is not one of yaml, json, table");
+            };
+        }
+    }
+}

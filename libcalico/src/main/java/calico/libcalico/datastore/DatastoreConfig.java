@@ -1,0 +1,71 @@
+package calico.libcalico.datastore;
+
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.datastore.memory.MemoryDatastore;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Which datastore a component talks to, read from Calico's environment variables:
+ * {@code DATASTORE_TYPE} ({@code etcdv3}, the default here, or {@code memory}; {@code kubernetes}
+ * is not built yet) and, for etcd, {@code ETCD_ENDPOINTS}, {@code ETCD_CA_CERT_FILE},
+ * {@code ETCD_CERT_FILE}, {@code ETCD_KEY_FILE}.
+ *
+ * @param type the backend
+ * @param etcd how to reach etcd; {@code null} unless {@code type} is {@link Type#ETCDV3}
+ */
+public record DatastoreConfig(Type type, EtcdConfig etcd) {
+
+    /** The backends, by the names {@code DATASTORE_TYPE} uses. */
+    public enum Type {
+        ETCDV3("etcdv3"), MEMORY("memory"), KUBERNETES("kubernetes");
+
+        private final String envName;
+
+        Type(String envName) {
+            this.envName = envName;
+        }
+
+        public String envName() {
+            return envName;
+        }
+    }
+
+    public DatastoreConfig {
+        if (type == null) {
+            throw new IllegalArgumentException("DATASTORE_TYPE: required");
+        }
+        if (type == Type.ETCDV3 && etcd == null) {
+            throw new IllegalArgumentException("ETCD_ENDPOINTS: required when DATASTORE_TYPE is etcdv3");
+        }
+    }
+
+    /** Reads the configuration; every error names the variable at fault. */
+    public static DatastoreConfig fromEnvironment(Map<String, String> env) {
+        String raw = env.getOrDefault("DATASTORE_TYPE", "").trim();
+        Type type = Type.ETCDV3;
+        if (!raw.isEmpty()) {
+            type = null;
+            for (Type t : Type.values()) {
+                if (t.envName.equals(raw.toLowerCase(Locale.ROOT))) {
+                    type = t;
+                }
+            }
+            if (type == null) {
+                throw new IllegalArgumentException("DATASTORE_TYPE: \"" + raw + "\" is not one of etcdv3, kubernetes, memory");
+            }
+        }
+        return new DatastoreConfig(type, type == Type.ETCDV3 ? EtcdConfig.fromEnvironment(env) : null);
+    }
+
+    /** {@return a client of the configured backend}; the caller closes it. */
+    public Datastore open() {
+        return switch (type) {
+            case ETCDV3 -> new EtcdDatastore(etcd);
+            case MEMORY -> new MemoryDatastore();
+            case KUBERNETES -> throw new IllegalArgumentException(
+                    "DATASTORE_TYPE: the kubernetes backend is not available yet; use etcdv3");
+        };
+    }
+}
