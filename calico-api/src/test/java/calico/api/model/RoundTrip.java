@@ -62,8 +62,7 @@ final class RoundTrip {
     /**
      * Checks one resource against the document it was parsed from: YAML and JSON output both
      * read back to an equal record, and the JSON output has exactly the input's tree (same
-     * field names, same values, nothing dropped, nothing added). The YAML text is not compared
-     * as a tree: the codec writes numeric-looking strings unquoted (see DESIGN-model.md).
+     * field names, same values, nothing dropped, nothing added).
      */
     static void assertLossless(Resource parsed, JsonNode inputTree) {
         String yaml = CODEC.toYaml(parsed);

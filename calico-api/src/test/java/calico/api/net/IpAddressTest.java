@@ -31,7 +31,7 @@ class IpAddressTest {
             "2001:db8:0:0:1:0:0:0, 2001:db8:0:0:1::",
             "1:2:3:4:5:6:7::, 1:2:3:4:5:6:7:0",
             "::2:3:4:5:6:7:8, 0:2:3:4:5:6:7:8",
-            // IPv4-mapped stays IPv6 and prints in hex groups (see DESIGN-net.md).
+            // IPv4-mapped stays IPv6 and prints in hex groups (see design/net.md).
             "::ffff:1.2.3.4, ::ffff:102:304",
             "64:ff9b::192.0.2.33, 64:ff9b::c000:221",
             "1:2:3:4:5:6:1.2.3.4, 1:2:3:4:5:6:102:304"})

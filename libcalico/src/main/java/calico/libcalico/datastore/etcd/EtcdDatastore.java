@@ -64,7 +64,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@code etcdv3} datastore: resources as JSON under Calico's v3 keys (see {@link EtcdKeys}),
  * {@code resourceVersion} = the key's etcd mod revision, every conditional write one etcd
- * transaction. See {@code libcalico/DESIGN-datastore.md} for the invariants.
+ * transaction. See {@code libcalico/design/datastore.md} for the invariants.
  *
  * <p>Every call is bounded by {@link EtcdConfig#requestTimeout()}; an etcd that does not answer
  * in time, or refuses the connection, gives {@link DatastoreException.Unavailable}. A write that
