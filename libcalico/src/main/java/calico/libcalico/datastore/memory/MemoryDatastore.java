@@ -1,6 +1,5 @@
 package calico.libcalico.datastore.memory;
 
-import calico.api.model.ObjectMeta;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
@@ -197,15 +196,8 @@ public final class MemoryDatastore implements Datastore {
             if (ofKind.containsKey(key)) {
                 throw new DatastoreException.AlreadyExists(key);
             }
-            long rev = revision + 1;
             String now = TIMESTAMP.format(settings.clock().instant().truncatedTo(ChronoUnit.SECONDS));
-            ObjectMeta meta = candidate.metadata()
-                    .withCreation(UUID.randomUUID().toString(), now)
-                    .withResourceVersion(Long.toString(rev));
-            Resource stored = candidate.withMetadata(meta);
-            ofKind.put(key, stored);
-            record(new Change(rev, key, stored, null));
-            return stored;
+            return store(ofKind, candidate, UUID.randomUUID().toString(), now, null);
         } finally {
             lock.writeLock().unlock();
         }
@@ -226,18 +218,23 @@ public final class MemoryDatastore implements Datastore {
             }
             checkVersion(key, expected, current);
             admission.checkImmutable(current, candidate);
-            long rev = revision + 1;
             // uid and creationTimestamp belong to the stored object, whatever the caller sent.
-            ObjectMeta meta = candidate.metadata()
-                    .withCreation(current.metadata().uid(), current.metadata().creationTimestamp())
-                    .withResourceVersion(Long.toString(rev));
-            Resource stored = candidate.withMetadata(meta);
-            ofKind.put(key, stored);
-            record(new Change(rev, key, stored, current));
-            return stored;
+            return store(ofKind, candidate, current.metadata().uid(), current.metadata().creationTimestamp(), current);
         } finally {
             lock.writeLock().unlock();
         }
+    }
+
+    /** Writes {@code candidate} at the next revision with the given identity; caller holds the write lock. */
+    private Resource store(NavigableMap<ResourceKey, Resource> ofKind, Resource candidate, String uid,
+                           String creationTimestamp, Resource previous) {
+        long rev = revision + 1;
+        Resource stored = candidate.withMetadata(candidate.metadata()
+                .withCreation(uid, creationTimestamp)
+                .withResourceVersion(Long.toString(rev)));
+        ofKind.put(stored.key(), stored);
+        record(new Change(rev, stored.key(), stored, previous));
+        return stored;
     }
 
     @Override
