@@ -1,6 +1,5 @@
 package calico.libcalico.testing;
 
-import io.etcd.jetcd.Client;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -171,15 +170,7 @@ public final class EtcdServer implements AutoCloseable {
 
     /** Compacts away all history before the current revision; {@return the compaction revision}. */
     public long compact() {
-        try (Client c = Client.builder().endpoints(endpoint()).build()) {
-            long rev = c.getKVClient().get(io.etcd.jetcd.ByteSequence.from(new byte[] {0})).get(10, TimeUnit.SECONDS)
-                    .getHeader().getRevision();
-            c.getKVClient().compact(rev, io.etcd.jetcd.options.CompactOption.builder().withCompactPhysical(true).build())
-                    .get(10, TimeUnit.SECONDS);
-            return rev;
-        } catch (Exception e) {
-            throw new IllegalStateException("compaction of " + endpoint() + " failed", e);
-        }
+        return EtcdAdmin.compact(endpoint());
     }
 
     @Override
