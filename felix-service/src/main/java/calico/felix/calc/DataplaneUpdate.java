@@ -1,0 +1,77 @@
+package calico.felix.calc;
+
+import java.util.Map;
+
+/**
+ * What the calculation graph tells the dataplane drivers: a dataplane-neutral stream, in an
+ * order the drivers can apply as they come (see {@code EventSequencer}). Drivers never see
+ * datastore types.
+ *
+ * <p>The infrastructure variants below (config, host metadata, IP pools, routes) are fixed
+ * contracts; the policy, IP set and endpoint variants are defined beside them by the graph.
+ */
+public sealed interface DataplaneUpdate {
+
+    /**
+     * The effective Felix configuration: every known setting by its FelixConfiguration field
+     * name (e.g. {@code logSeverityScreen}, {@code healthPort}), resolved from Calico's
+     * defaults, the global {@code default} resource, the node's {@code node.<name>} resource,
+     * then {@code FELIX_*} environment variables (highest). Sent whole on every change.
+     */
+    record ConfigUpdate(Map<String, String> values) implements DataplaneUpdate {
+        public ConfigUpdate {
+            values = Map.copyOf(values);
+        }
+    }
+
+    /** Another (or this) node's addresses, from its Node resource; {@code null} when it has none. */
+    record HostMetadataUpdate(String hostname, String ipv4Address, String ipv6Address,
+                              Map<String, String> labels) implements DataplaneUpdate {
+        public HostMetadataUpdate {
+            labels = labels == null ? Map.of() : Map.copyOf(labels);
+        }
+    }
+
+    record HostMetadataRemove(String hostname) implements DataplaneUpdate {
+    }
+
+    /** An IP pool's settings, keyed by the pool's name. Modes are Calico's Never/Always/CrossSubnet. */
+    record IpPoolUpdate(String name, String cidr, boolean natOutgoing, String ipipMode, String vxlanMode,
+                        boolean disabled) implements DataplaneUpdate {
+    }
+
+    record IpPoolRemove(String name) implements DataplaneUpdate {
+    }
+
+    /** What a route leads to. */
+    enum RouteType {
+        /** A workload on this node: {@code dst} via its interface. */
+        LOCAL_WORKLOAD,
+        /** A workload on another node: {@code dst} via that node. */
+        REMOTE_WORKLOAD,
+        /** Another node's own address (for encapsulation next hops). */
+        REMOTE_HOST,
+        /** This node's own address. */
+        LOCAL_HOST
+    }
+
+    /**
+     * A route the dataplane may program, keyed by {@code dst} (a CIDR).
+     *
+     * @param dstNode       the node that owns {@code dst}
+     * @param dstNodeIp     that node's IPv4 (or IPv6) address, when known
+     * @param interfaceName for local workloads, the host-side interface
+     * @param poolName      the IP pool containing {@code dst}, or {@code null}
+     * @param natOutgoing   that pool's natOutgoing
+     */
+    record RouteUpdate(String dst, RouteType type, String dstNode, String dstNodeIp, String interfaceName,
+                       String poolName, boolean natOutgoing) implements DataplaneUpdate {
+    }
+
+    record RouteRemove(String dst) implements DataplaneUpdate {
+    }
+
+    /** The initial snapshot has been sent in full: the dataplane may now remove what it did not hear about. */
+    record InSync() implements DataplaneUpdate {
+    }
+}
