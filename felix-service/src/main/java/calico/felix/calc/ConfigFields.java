@@ -87,6 +87,9 @@ final class ConfigFields {
         Map<String, String> out = new TreeMap<>();
         Map<String, String> older = new TreeMap<>();
         raw.forEach((field, text) -> {
+            if (text == null || text.isBlank()) {
+                return; // as in Felix: empty is unset; "none" is how a list default is switched off
+            }
             try {
                 String v = normalize(field, text);
                 FelixDefaults.Superseded s = FelixDefaults.SUPERSEDED.get(field);

@@ -97,52 +97,44 @@ public final class RouteCalculator {
 
     private void onEndpoint(Update update) {
         ResourceKey key = update.key();
-        Set<Cidr> dirty = new LinkedHashSet<>();
         Endpoint old = endpoints.remove(key);
+        Endpoint now = update.value() instanceof WorkloadEndpoint wep && wep.spec() != null ? toEndpoint(key, wep) : null;
         if (old != null) {
-            old.nets().forEach(dst -> unclaim(dst, key));
-            dirty.addAll(old.nets());
             Set<ResourceKey> onNode = endpointsByNode.get(old.node());
             onNode.remove(key);
             if (onNode.isEmpty()) {
                 endpointsByNode.remove(old.node());
             }
         }
-        if (update.value() instanceof WorkloadEndpoint wep && wep.spec() != null) {
-            Endpoint now = toEndpoint(key, wep);
-            if (now != null) {
-                endpoints.put(key, now);
-                endpointsByNode.computeIfAbsent(now.node(), n -> new HashSet<>()).add(key);
-                now.nets().forEach(dst -> claim(dst, key));
-                dirty.addAll(now.nets());
-            }
+        if (now != null) {
+            endpoints.put(key, now);
+            endpointsByNode.computeIfAbsent(now.node(), n -> new HashSet<>()).add(key);
         }
+        Set<Cidr> before = old == null ? Set.of() : old.nets();
+        Set<Cidr> after = now == null ? Set.of() : now.nets();
+        reclaim(key, before, after);
+        // Every net of either version: the node or interface may have changed under an unchanged claim.
+        Set<Cidr> dirty = new LinkedHashSet<>(before);
+        dirty.addAll(after);
         dirty.forEach(this::recompute);
     }
 
     private void onNode(Update update) {
         String name = update.key().name();
-        ResourceKey key = update.key();
-        Set<Cidr> dirty = new LinkedHashSet<>();
         NodeAddresses old = nodes.remove(name);
-        if (old != null) {
-            for (Cidr dst : hostDsts(old)) {
-                unclaim(dst, key);
-                dirty.add(dst);
-            }
-        }
+        NodeAddresses now = null;
         if (update.value() instanceof Node node) {
             var bgp = node.spec() == null ? null : node.spec().bgp();
             String v4 = bgp == null ? null : HostMetadataStage.bareAddress(name, "ipv4Address", bgp.ipv4Address(), 4);
             String v6 = bgp == null ? null : HostMetadataStage.bareAddress(name, "ipv6Address", bgp.ipv6Address(), 6);
-            NodeAddresses now = new NodeAddresses(v4 == null ? null : IpAddress.parse(v4),
-                    v6 == null ? null : IpAddress.parse(v6));
+            now = new NodeAddresses(v4 == null ? null : IpAddress.parse(v4), v6 == null ? null : IpAddress.parse(v6));
             nodes.put(name, now);
-            for (Cidr dst : hostDsts(now)) {
-                claim(dst, key);
-                dirty.add(dst);
-            }
         }
+        Set<Cidr> before = old == null ? Set.of() : hostDsts(old);
+        Set<Cidr> after = now == null ? Set.of() : hostDsts(now);
+        reclaim(update.key(), before, after);
+        Set<Cidr> dirty = new LinkedHashSet<>(before);
+        dirty.addAll(after);
         for (ResourceKey ep : endpointsByNode.getOrDefault(name, Set.of())) {
             dirty.addAll(endpoints.get(ep).nets());
         }
@@ -185,6 +177,20 @@ public final class RouteCalculator {
             }
         }
         return nets.isEmpty() ? null : new Endpoint(node, wep.spec().interfaceName(), Set.copyOf(nets));
+    }
+
+    /** Moves a claimant's claims from {@code before} to {@code after}, touching only the difference (so a conflict is logged once). */
+    private void reclaim(ResourceKey claimant, Set<Cidr> before, Set<Cidr> after) {
+        for (Cidr dst : before) {
+            if (!after.contains(dst)) {
+                unclaim(dst, claimant);
+            }
+        }
+        for (Cidr dst : after) {
+            if (!before.contains(dst)) {
+                claim(dst, claimant);
+            }
+        }
     }
 
     private void claim(Cidr dst, ResourceKey claimant) {
@@ -247,8 +253,9 @@ public final class RouteCalculator {
                 ep.node(), nodeIp == null ? null : nodeIp.toString(), local ? ep.interfaceName() : null, poolName, nat);
     }
 
-    private static List<Cidr> hostDsts(NodeAddresses a) {
-        return java.util.stream.Stream.of(a.ipv4(), a.ipv6()).filter(java.util.Objects::nonNull).map(Cidr::of).toList();
+    private static Set<Cidr> hostDsts(NodeAddresses a) {
+        return java.util.stream.Stream.of(a.ipv4(), a.ipv6()).filter(java.util.Objects::nonNull).map(Cidr::of)
+                .collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
     /** {@return every claimed destination inside {@code pool}}: one range of the address-ordered index. */

@@ -223,6 +223,30 @@ class ConfigResolverTest {
     }
 
     @Test
+    void anInvalidEnvironmentValueIsLoggedOnceWithItsVariable() {
+        try (InfraLogCapture logs = new InfraLogCapture(ConfigResolver.class)) {
+            start(Map.of("FELIX_HEALTHPORT", "abc"));
+            dispatcher.onStatus(SyncerStatus.IN_SYNC);
+            for (int i = 0; i < 3; i++) {
+                dispatcher.onUpdates(List.of(set(felixConfig("default", Map.of("healthPort", 9100 + i)))));
+            }
+
+            assertThat(logs.containing("FELIX_HEALTHPORT")).hasSize(1);
+            assertThat(lastConfig()).containsEntry("healthPort", "9102");
+        }
+    }
+
+    @Test
+    void emptyEnvironmentValuesAreUnsetNotErrors() {
+        assertThat(ConfigResolver.validateEnvironment(Map.of("FELIX_INTERFACEPREFIX", "", "FELIX_HEALTHPORT", " ")))
+                .isEmpty();
+        start(Map.of("FELIX_INTERFACEPREFIX", ""));
+        dispatcher.onUpdates(List.of(set(felixConfig("default", Map.of("interfacePrefix", "tap")))));
+        dispatcher.onStatus(SyncerStatus.IN_SYNC);
+        assertThat(lastConfig()).containsEntry("interfacePrefix", "tap");
+    }
+
+    @Test
     void validEnvironmentHasNoProblems() {
         assertThat(ConfigResolver.validateEnvironment(Map.of("FELIX_HEALTHPORT", "9099",
                 "FELIX_IPTABLESBACKEND", "nft", "FELIX_FAILSAFEINBOUNDHOSTPORTS", "none"))).isEmpty();

@@ -169,6 +169,19 @@ class RouteCalculatorTest {
     }
 
     @Test
+    void aConflictIsLoggedOnceNotOnEveryUpdateOfItsClaimants() {
+        try (InfraLogCapture logs = new InfraLogCapture(RouteCalculator.class)) {
+            send(set(wep("ns", "aa", "node-b", null, "10.0.0.1/32")), set(wep("ns", "bb", "node-c", null, "10.0.0.1/32")));
+            for (int i = 0; i < 3; i++) {
+                send(set(wep("ns", "bb", "node-c", null, "10.0.0.1/32", "10.0.0.7/32")),
+                        set(wep("ns", "aa", "node-b", null, "10.0.0.1/32")));
+            }
+
+            assertThat(logs.containing("10.0.0.1/32 is claimed by")).hasSize(1);
+        }
+    }
+
+    @Test
     void aHostAddressBeatsAWorkloadClaimingIt() {
         send(set(wep("ns", "w", HOST, "cali1", "192.168.0.2/32")));
         send(set(node("node-b", "192.168.0.2", null)));
