@@ -53,6 +53,8 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
     private final Map<ResourceKey, Set<PolicyId>> policiesByEndpoint = new HashMap<>();
     private final Map<PolicyId, Set<ResourceKey>> endpointsByPolicy = new HashMap<>();
     private final Set<ResourceKey> dirty = new LinkedHashSet<>();
+    /** What was last emitted per endpoint: a recomputation that changes nothing is not sent. */
+    private final Map<ResourceKey, DataplaneUpdate> emitted = new HashMap<>();
     /** Missing tiers and profiles already logged, so a missing referent is logged once. */
     private final Set<String> loggedMissing = new HashSet<>();
 
@@ -107,7 +109,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         String name = u.key().name();
         TierSpec now = u.value() == null ? null : spec((Tier) u.value());
         TierSpec old = u.value() == null ? tiers.remove(name) : tiers.put(name, now);
-        if (Objects.equals(old, now) && (old != null || now != null)) {
+        if (Objects.equals(old, now)) {
             return;
         }
         loggedMissing.remove("tier " + name);
@@ -160,9 +162,14 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         for (ResourceKey key : dirty) {
             Object ep = endpoints.get(key);
             if (ep == null) {
-                listener.onEndpointRemove(key);
+                if (emitted.remove(key) != null) {
+                    listener.onEndpointRemove(key);
+                }
             } else {
-                listener.onEndpointUpdate(resolve(key, ep));
+                DataplaneUpdate u = resolve(key, ep);
+                if (!u.equals(emitted.put(key, u))) {
+                    listener.onEndpointUpdate(u);
+                }
             }
         }
         dirty.clear();
