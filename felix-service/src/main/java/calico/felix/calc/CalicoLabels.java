@@ -40,13 +40,13 @@ final class CalicoLabels {
         if (s.root() instanceof Expr.Global) {
             return Selector.of(new Expr.Not(new Expr.Has(NAMESPACE)));
         }
-        return Selector.of(prefix(s.root(), NAMESPACE_PREFIX));
+        return Selector.of(prefix(s.root(), NAMESPACE_PREFIX, true));
     }
 
     /** {@return a serviceAccountSelector as a selector over endpoint labels} ({@code pcsa.} prefix). */
     static Selector serviceAccountSelector(String text) {
         Selector s = Selector.parse(text.trim());
-        return s.root() instanceof Expr.All ? s : Selector.of(prefix(s.root(), SERVICE_ACCOUNT_PREFIX));
+        return s.root() instanceof Expr.All ? s : Selector.of(prefix(s.root(), SERVICE_ACCOUNT_PREFIX, false));
     }
 
     static Selector inNamespace(String namespace) {
@@ -72,7 +72,11 @@ final class CalicoLabels {
         return ops.size() == 1 ? Selector.of(ops.get(0)) : Selector.of(new Expr.And(ops));
     }
 
-    static Expr prefix(Expr e, String p) {
+    /**
+     * Prefixes every label key; in a namespace selector ({@code ns == true}) a nested
+     * {@code all()} means "namespaced" and {@code global()} "not namespaced", as Calico rewrites them.
+     */
+    static Expr prefix(Expr e, String p, boolean ns) {
         if (e instanceof Expr.Has x) {
             return new Expr.Has(p + x.label());
         } else if (e instanceof Expr.Equals x) {
@@ -90,13 +94,15 @@ final class CalicoLabels {
         } else if (e instanceof Expr.NotIn x) {
             return new Expr.NotIn(p + x.label(), x.values());
         } else if (e instanceof Expr.Not x) {
-            return Expr.not(prefix(x.operand(), p));
+            return Expr.not(prefix(x.operand(), p, ns));
         } else if (e instanceof Expr.And x) {
-            return new Expr.And(x.operands().stream().map(o -> prefix(o, p)).toList());
+            return new Expr.And(x.operands().stream().map(o -> prefix(o, p, ns)).toList());
         } else if (e instanceof Expr.Or x) {
-            return new Expr.Or(x.operands().stream().map(o -> prefix(o, p)).toList());
-        } else if (e instanceof Expr.All || e instanceof Expr.Global) {
-            return e;
+            return new Expr.Or(x.operands().stream().map(o -> prefix(o, p, ns)).toList());
+        } else if (e instanceof Expr.All) {
+            return ns ? new Expr.Has(NAMESPACE) : e;
+        } else if (e instanceof Expr.Global) {
+            return ns ? new Expr.Not(new Expr.Has(NAMESPACE)) : e;
         }
         throw new IllegalArgumentException("unknown selector node " + e);
     }

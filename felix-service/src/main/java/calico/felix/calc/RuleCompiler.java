@@ -79,10 +79,14 @@ final class RuleCompiler {
         boolean hasNs = !CalicoLabels.blank(e.namespaceSelector());
         boolean hasSa = e.serviceAccounts() != null
                 && (!e.serviceAccounts().names().isEmpty() || !CalicoLabels.blank(e.serviceAccounts().selector()));
+        boolean hasNot = !CalicoLabels.blank(e.notSelector());
+        // As Calico: the namespace part (the namespaceSelector, or the policy's own namespace)
+        // restricts the positive match as soon as any selector-like field is used, notSelector
+        // included; the notSelector itself stays as written.
         Selector nsPart = hasNs ? CalicoLabels.namespaceSelector(e.namespaceSelector())
                 : ns != null ? CalicoLabels.inNamespace(ns) : null;
         Selector combined = null;
-        if (hasSel || hasNs || hasSa) {
+        if (hasSel || hasSa || (nsPart != null && (hasNs || hasNot))) {
             Selector sa = null;
             if (hasSa) {
                 sa = CalicoLabels.and(
@@ -90,10 +94,9 @@ final class RuleCompiler {
                         CalicoLabels.blank(e.serviceAccounts().selector()) ? null
                                 : CalicoLabels.serviceAccountSelector(e.serviceAccounts().selector()));
             }
-            combined = CalicoLabels.and(hasSel ? Selector.parse(e.selector()) : null, nsPart, sa);
+            combined = CalicoLabels.and(nsPart, sa, hasSel ? Selector.parse(e.selector()) : null);
         }
-        Selector notCombined = CalicoLabels.blank(e.notSelector()) ? null
-                : CalicoLabels.and(Selector.parse(e.notSelector()), nsPart);
+        Selector notCombined = hasNot ? Selector.parse(e.notSelector()) : null;
 
         List<String> ipSets = new ArrayList<>();
         List<String> notIpSets = new ArrayList<>();

@@ -215,10 +215,19 @@ final class SelectorIndex<S, K> {
             return new Entry(s, eq.label(), eq.value());
         }
         if (root instanceof Expr.And and) {
+            // Prefer a term on an ordinary label: namespace terms are shared by many selectors
+            // and items, so they narrow the candidates least.
+            Expr.Equals first = null;
             for (Expr op : and.operands()) {
                 if (op instanceof Expr.Equals eq) {
-                    return new Entry(s, eq.label(), eq.value());
+                    if (!eq.label().equals(CalicoLabels.NAMESPACE) && !eq.label().startsWith(CalicoLabels.NAMESPACE_PREFIX)) {
+                        return new Entry(s, eq.label(), eq.value());
+                    }
+                    first = first == null ? eq : first;
                 }
+            }
+            if (first != null) {
+                return new Entry(s, first.label(), first.value());
             }
         }
         return new Entry(s, null, null);

@@ -110,7 +110,7 @@ class CalcGraphTest {
                 np("ns1", "p", null, 1.0, "app == 'web'", List.of(allowFrom("app == 'db'")), List.of()));
         assertThat(h.tiers("ns1/a", true)).containsExactly("default:Deny:[p]");
         assertThat(h.tiers("ns2/b", true)).isEmpty();
-        String id = setId("app == 'db' && projectcalico.org/namespace == 'ns1'");
+        String id = setId("projectcalico.org/namespace == 'ns1' && app == 'db'");
         assertThat(h.state.members(id)).containsExactly("10.0.0.3/32");
     }
 
@@ -122,7 +122,7 @@ class CalcGraphTest {
                 wep("ns1", "c", "n2", "10.0.0.3", labels("app", "db"), "kns.ns1"),
                 wep("ns2", "d", "n2", "10.0.0.4", labels("app", "db"), "kns.ns2"),
                 np("ns1", "p", null, 1.0, "all()", List.of(allowFromNs("app == 'db'", "team == 'b'")), List.of()));
-        String id = setId("app == 'db' && pcns.team == 'b'");
+        String id = setId("pcns.team == 'b' && app == 'db'");
         assertThat(h.state.members(id)).containsExactly("10.0.0.4/32");
         // Relabelling the namespace moves members, as a delta.
         h.put(nsProfile("ns1", "team", "b"));
@@ -138,7 +138,7 @@ class CalcGraphTest {
                 hep("h2", "n2", "192.168.0.2", labels("app", "web")),
                 gns("ext", labels("app", "web"), "8.8.8.0/24"),
                 gnp("p", "default", 1.0, "all()", List.of(allowFromNs("app == 'web'", "global()")), List.of()));
-        String id = setId("app == 'web' && !has(projectcalico.org/namespace)");
+        String id = setId("!has(projectcalico.org/namespace) && app == 'web'");
         assertThat(h.state.members(id)).containsExactly("192.168.0.2/32", "8.8.8.0/24");
     }
 
@@ -208,7 +208,7 @@ class CalcGraphTest {
                 gnp("g", "default", 1.0, "all()", List.of(allowFrom("role == 'ext'")), List.of()));
         assertThat(h.state.members(setId("role == 'ext'")))
                 .containsExactly("1.1.1.0/24", "2.2.2.2/32", "3.3.3.0/24", "4.4.4.0/24");
-        assertThat(h.state.members(setId("role == 'ext' && projectcalico.org/namespace == 'ns1'")))
+        assertThat(h.state.members(setId("projectcalico.org/namespace == 'ns1' && role == 'ext'")))
                 .containsExactly("3.3.3.0/24");
         h.put(gns("g", labels("role", "ext"), "1.1.1.0/24"));
         assertThat(h.state.members(setId("role == 'ext'"))).containsExactly("1.1.1.0/24", "3.3.3.0/24", "4.4.4.0/24");
@@ -332,5 +332,66 @@ class CalcGraphTest {
         h.graph.infraListener().onInfraUpdate(new DataplaneUpdate.ConfigUpdate(Map.of("a", "b")));
         h.graph.flush();
         assertThat(h.last()).containsExactly(new DataplaneUpdate.ConfigUpdate(Map.of("a", "b")));
+    }
+
+    @Test
+    void aNotSelectorInANamespacedPolicyKeepsTheSourceInTheNamespace() {
+        Harness h = new Harness(ME).put(tier("default", null, null),
+                wep("ns1", "a", ME, "10.0.0.1", labels("app", "web")),
+                wep("ns1", "b", "n2", "10.0.0.2", labels("app", "db")),
+                wep("ns2", "c", "n2", "10.0.0.3", labels("app", "web")),
+                np("ns1", "p", null, 1.0, "all()", List.of(Rule.allow().withSource(
+                        new calico.api.model.EntityRule(null, null, null, null, null, "app == 'web'", null, null, null))),
+                        List.of()));
+        CompiledRule r = h.state.policies.values().iterator().next().inbound().get(0);
+        assertThat(r.source().ipSetIds()).containsExactly(setId("projectcalico.org/namespace == 'ns1'"));
+        assertThat(r.source().notIpSetIds()).containsExactly(setId("app == 'web'"));
+        Verdicts v = new Verdicts(h.state);
+        assertThat(v.ingressAllowed("ns1/a", "10.0.0.2", "10.0.0.1", 80)).isTrue();
+        assertThat(v.ingressAllowed("ns1/a", "10.0.0.3", "10.0.0.1", 80)).as("other namespace").isFalse();
+        assertThat(v.ingressAllowed("ns1/a", "10.0.0.1", "10.0.0.1", 80)).as("not-selected").isFalse();
+    }
+
+    @Test
+    void anInexpressibleMatchDropsAnAllowRuleAndIsIgnoredOnADenyRule() {
+        calico.api.model.EntityRule svc = new calico.api.model.EntityRule(null, null, null, null, null, null, null,
+                null, new calico.api.model.EntityRule.ServiceMatch("svc", "ns1"));
+        Harness h = new Harness(ME).put(tier("default", null, null),
+                wep("ns1", "a", ME, "10.0.0.1", labels()),
+                gnp("p", "default", 1.0, "all()", List.of(Rule.allow().withSource(svc), Rule.deny().withSource(svc)),
+                        List.of()));
+        List<CompiledRule> in = h.state.policies.values().iterator().next().inbound();
+        assertThat(in).extracting(CompiledRule::action).containsExactly(Action.Deny);
+    }
+
+    @Test
+    void stagedKubernetesPoliciesAreConvertedAndReportedAsStaged() {
+        calico.api.k8s.KubeObjectMeta m = calico.api.k8s.KubeObjectMeta.of("ns1", "k", Map.of());
+        calico.api.model.StagedKubernetesNetworkPolicy skp = new calico.api.model.StagedKubernetesNetworkPolicy(
+                calico.api.model.ObjectMeta.namespaced("ns1", "k"),
+                new calico.api.model.StagedKubernetesNetworkPolicySpec(calico.api.model.StagedAction.Set,
+                        calico.api.k8s.LabelSelector.everything(), List.of(), List.of(), List.of(PolicyType.Ingress)));
+        Harness h = new Harness(ME).put(tier("default", null, null),
+                wep("ns1", "a", ME, "10.0.0.1", labels()), skp);
+        assertThat(h.wep("ns1/a").ingress()).singleElement().satisfies(t -> {
+            assertThat(t.enforced()).isFalse();
+            assertThat(t.policies()).singleElement().satisfies(p -> {
+                assertThat(p.staged()).isTrue();
+                assertThat(p.kind()).isEqualTo(ResourceKind.STAGED_KUBERNETES_NETWORK_POLICY);
+            });
+        });
+        assertThat(m.name()).isEqualTo("k");
+    }
+
+    @Test
+    void movingAPolicyToAnotherTierReplacesItsId() {
+        Harness h = new Harness(ME).put(tier("default", null, null), tier("t1", 1.0, null),
+                wep("ns1", "a", ME, "10.0.0.1", labels()),
+                gnp("p", "default", 1.0, "all()", List.of(Rule.allow()), List.of()));
+        h.put(gnp("p", "t1", 1.0, "all()", List.of(Rule.allow()), List.of()));
+        assertThat(h.state.policies.keySet()).extracting(PolicyId::tier).containsExactly("t1");
+        assertThat(h.tiers("ns1/a", true)).containsExactly("t1:Deny:[p]");
+        h.inSync().inSync();
+        assertThat(h.state.inSync).isTrue();
     }
 }
