@@ -27,7 +27,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         PolicyResolver.EndpointListener, InfraListener {
 
     /** Pending updates, pending removes and what the dataplane has, for one kind. */
-    private static final class Trio<K, V> {
+    private static final class Trio<K, V extends DataplaneUpdate> {
         final Map<K, V> pendingUpdates = new LinkedHashMap<>();
         final Set<K> pendingRemoves = new LinkedHashSet<>();
         final Set<K> sent = new HashSet<>();
@@ -46,7 +46,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
 
         void flushUpdates(List<DataplaneUpdate> out) {
             pendingUpdates.forEach((k, v) -> {
-                out.add((DataplaneUpdate) v);
+                out.add(v);
                 sent.add(k);
             });
             pendingUpdates.clear();

@@ -217,8 +217,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
             }
         }
         List<String> tierNames = new ArrayList<>(byTier.keySet());
-        tierNames.sort(Comparator.<String, Double>comparing(t -> tiers.containsKey(t) ? tiers.get(t).order() : null,
-                ORDER).thenComparing(Comparator.naturalOrder()));
+        tierNames.sort(tierOrder(tiers));
         List<TierPolicies> out = new ArrayList<>(tierNames.size());
         for (String t : tierNames) {
             TierSpec spec = tiers.get(t);
@@ -237,12 +236,14 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         return out;
     }
 
+    /** Policies by order (missing last), then {@code <namespace>/<name>}, then kind. */
     static Comparator<PolicyView> policyOrder() {
         return Comparator.comparing(PolicyView::order, ORDER)
                 .thenComparing(v -> v.id().sortName())
                 .thenComparing(v -> v.id().kind());
     }
 
+    /** Tiers by order (missing, or tier missing, last), then name. */
     static Comparator<String> tierOrder(Map<String, TierSpec> tiers) {
         return Comparator.<String, Double>comparing(t -> tiers.containsKey(t) ? tiers.get(t).order() : null, ORDER)
                 .thenComparing(Comparator.naturalOrder());

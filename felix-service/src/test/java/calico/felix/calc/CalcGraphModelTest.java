@@ -196,6 +196,9 @@ class CalcGraphModelTest {
         if (bits.nextBoolean()) {
             l.put("tier", bits.nextBoolean() ? "x" : "y");
         }
+        if (bits.nextInt(3) == 0) {
+            l.put("projectcalico.org/serviceaccount", "sa1");
+        }
         return l;
     }
 
@@ -220,6 +223,10 @@ class CalcGraphModelTest {
             }
             if (bits.nextInt(4) == 0) {
                 r = r.withSource(src.withNotNets(List.of("10.0.0.0/30")));
+            }
+            if (bits.nextInt(5) == 0) {
+                r = r.withSource(new EntityRule(null, null, null, null, null, SELECTORS[bits.nextInt(SELECTORS.length)],
+                        null, bits.nextBoolean() ? null : new EntityRule.ServiceAccountMatch(List.of("sa1"), null), null));
             }
             out.add(r);
         }
