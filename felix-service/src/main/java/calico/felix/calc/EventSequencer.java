@@ -26,11 +26,20 @@ import java.util.function.Function;
 final class EventSequencer implements IpSetMemberCalculator.IpSetListener, ActiveRulesCalculator.RuleListener,
         PolicyResolver.EndpointListener, InfraListener {
 
-    /** Pending updates, pending removes and what the dataplane has, for one kind. */
+    /**
+     * Pending updates, pending removes and what the dataplane has, for one kind. With
+     * {@code dedupe}, an update equal to what was last sent is dropped at flush (a value that
+     * changed and changed back within one batch); IP sets cannot dedupe as deltas follow them.
+     */
     private static final class Trio<K, V extends DataplaneUpdate> {
+        final boolean dedupe;
         final Map<K, V> pendingUpdates = new LinkedHashMap<>();
         final Set<K> pendingRemoves = new LinkedHashSet<>();
-        final Set<K> sent = new HashSet<>();
+        final Map<K, V> sent = new HashMap<>();
+
+        Trio(boolean dedupe) {
+            this.dedupe = dedupe;
+        }
 
         void update(K k, V v) {
             pendingRemoves.remove(k);
@@ -39,15 +48,21 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
 
         void remove(K k) {
             pendingUpdates.remove(k);
-            if (sent.contains(k)) {
+            if (sent.containsKey(k)) {
                 pendingRemoves.add(k);
             }
         }
 
+        boolean isSent(K k) {
+            return sent.containsKey(k);
+        }
+
         void flushUpdates(List<DataplaneUpdate> out) {
             pendingUpdates.forEach((k, v) -> {
-                out.add(v);
-                sent.add(k);
+                V old = sent.put(k, dedupe ? v : null);
+                if (!dedupe || !v.equals(old)) {
+                    out.add(v);
+                }
             });
             pendingUpdates.clear();
         }
@@ -68,17 +83,17 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     private final Consumer<List<DataplaneUpdate>> out;
 
     /** IP sets: a pending update is a full (re)write, accumulated member by member. */
-    private final Trio<String, DataplaneUpdate.IpSetUpdate> ipSets = new Trio<>();
+    private final Trio<String, DataplaneUpdate.IpSetUpdate> ipSets = new Trio<>(false);
     private final Map<String, Set<IpSetMember>> pendingMembers = new HashMap<>();
     private final Map<String, Delta> pendingDeltas = new LinkedHashMap<>();
-    private final Trio<PolicyId, DataplaneUpdate.ActivePolicyUpdate> policies = new Trio<>();
-    private final Trio<String, DataplaneUpdate.ActiveProfileUpdate> profiles = new Trio<>();
-    private final Trio<String, DataplaneUpdate.WorkloadEndpointUpdate> workloads = new Trio<>();
-    private final Trio<String, DataplaneUpdate.HostEndpointUpdate> hostEndpoints = new Trio<>();
+    private final Trio<PolicyId, DataplaneUpdate.ActivePolicyUpdate> policies = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate.ActiveProfileUpdate> profiles = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate.WorkloadEndpointUpdate> workloads = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate.HostEndpointUpdate> hostEndpoints = new Trio<>(true);
     private DataplaneUpdate.ConfigUpdate pendingConfig;
-    private final Trio<String, DataplaneUpdate> hosts = new Trio<>();
-    private final Trio<String, DataplaneUpdate> pools = new Trio<>();
-    private final Trio<String, DataplaneUpdate> routes = new Trio<>();
+    private final Trio<String, DataplaneUpdate> hosts = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate> pools = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate> routes = new Trio<>(true);
     private boolean inSyncPending;
     private boolean inSyncSent;
 
@@ -123,7 +138,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     }
 
     private Delta delta(String id) {
-        if (!ipSets.sent.contains(id) || ipSets.pendingRemoves.contains(id)) {
+        if (!ipSets.isSent(id) || ipSets.pendingRemoves.contains(id)) {
             throw new IllegalStateException("member change for unknown IP set " + id);
         }
         return pendingDeltas.computeIfAbsent(id, x -> new Delta(new HashSet<>(), new HashSet<>()));

@@ -394,4 +394,22 @@ class CalcGraphTest {
         h.inSync().inSync();
         assertThat(h.state.inSync).isTrue();
     }
+
+    @Test
+    void aSetDroppedAndRestoredWithinOneBatchIsRewrittenWhole() {
+        Harness h = new Harness(ME).put(tier("default", null, null),
+                wep("ns1", "a", ME, "10.0.0.1", labels("app", "web")),
+                wep("ns1", "b", "n2", "10.0.0.2", labels("app", "db")),
+                gnp("p", "default", 1.0, "app == 'web'", List.of(allowFrom("app == 'db'")), List.of()));
+        h.graph.onUpdates(List.of(
+                calico.libcalico.syncer.Update.of(calico.libcalico.syncer.UpdateType.UPDATED,
+                        gnp("p", "default", 1.0, "app == 'web'", List.of(allowFrom("app == 'cache'")), List.of()), 10),
+                calico.libcalico.syncer.Update.of(calico.libcalico.syncer.UpdateType.UPDATED,
+                        wep("ns1", "b", "n2", "10.0.0.3", labels("app", "db")), 11),
+                calico.libcalico.syncer.Update.of(calico.libcalico.syncer.UpdateType.UPDATED,
+                        gnp("p", "default", 1.0, "app == 'web'", List.of(allowFrom("app == 'db'")), List.of()), 12)));
+        assertThat(h.last()).containsExactly(new DataplaneUpdate.IpSetUpdate(setId("app == 'db'"), IpSetType.NET,
+                java.util.Set.of(IpSetMember.net(calico.api.net.Cidr.parse("10.0.0.3/32")))));
+        assertThat(h.state.members(setId("app == 'db'"))).containsExactly("10.0.0.3/32");
+    }
 }
