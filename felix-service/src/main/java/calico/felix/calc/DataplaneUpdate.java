@@ -74,4 +74,81 @@ public sealed interface DataplaneUpdate {
     /** The initial snapshot has been sent in full: the dataplane may now remove what it did not hear about. */
     record InSync() implements DataplaneUpdate {
     }
+
+    // ---- Graph variants: IP sets, active policies and profiles, local endpoints. ----
+
+    /** Creates an IP set or replaces its whole membership. */
+    record IpSetUpdate(String id, IpSetType type, java.util.Set<IpSetMember> members) implements DataplaneUpdate {
+        public IpSetUpdate {
+            members = java.util.Set.copyOf(members);
+        }
+    }
+
+    /** Changes the membership of an IP set the dataplane already has. */
+    record IpSetDeltaUpdate(String id, java.util.Set<IpSetMember> added, java.util.Set<IpSetMember> removed)
+            implements DataplaneUpdate {
+        public IpSetDeltaUpdate {
+            added = java.util.Set.copyOf(added);
+            removed = java.util.Set.copyOf(removed);
+        }
+    }
+
+    /** The IP set is no longer referenced by any active rule. */
+    record IpSetRemove(String id) implements DataplaneUpdate {
+    }
+
+    /** A policy that selects at least one local endpoint, compiled (create or replace). */
+    record ActivePolicyUpdate(PolicyId id, CompiledPolicy policy) implements DataplaneUpdate {
+    }
+
+    record ActivePolicyRemove(PolicyId id) implements DataplaneUpdate {
+    }
+
+    /** A profile used by at least one local endpoint, compiled (create or replace). */
+    record ActiveProfileUpdate(String name, CompiledPolicy profile) implements DataplaneUpdate {
+    }
+
+    record ActiveProfileRemove(String name) implements DataplaneUpdate {
+    }
+
+    /**
+     * A workload endpoint on this node (create or replace).
+     *
+     * @param id          {@code <namespace>/<name>} of the WorkloadEndpoint
+     * @param ingress     tiers that apply to traffic towards the endpoint, in evaluation order
+     * @param egress      tiers that apply to traffic from the endpoint, in evaluation order
+     * @param profileIds  existing profiles, in the endpoint's order (missing ones are left out: fail closed)
+     */
+    record WorkloadEndpointUpdate(String id, String interfaceName, String mac, java.util.List<String> ipv4Nets,
+                                  java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
+                                  java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress)
+            implements DataplaneUpdate {
+        public WorkloadEndpointUpdate {
+            ipv4Nets = java.util.List.copyOf(ipv4Nets);
+            ipv6Nets = java.util.List.copyOf(ipv6Nets);
+            profileIds = java.util.List.copyOf(profileIds);
+            ingress = java.util.List.copyOf(ingress);
+            egress = java.util.List.copyOf(egress);
+        }
+    }
+
+    record WorkloadEndpointRemove(String id) implements DataplaneUpdate {
+    }
+
+    /** A host endpoint on this node (create or replace); fields as for workload endpoints. */
+    record HostEndpointUpdate(String id, String interfaceName, java.util.List<String> expectedIpv4,
+                              java.util.List<String> expectedIpv6, java.util.List<String> profileIds,
+                              java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress)
+            implements DataplaneUpdate {
+        public HostEndpointUpdate {
+            expectedIpv4 = java.util.List.copyOf(expectedIpv4);
+            expectedIpv6 = java.util.List.copyOf(expectedIpv6);
+            profileIds = java.util.List.copyOf(profileIds);
+            ingress = java.util.List.copyOf(ingress);
+            egress = java.util.List.copyOf(egress);
+        }
+    }
+
+    record HostEndpointRemove(String id) implements DataplaneUpdate {
+    }
 }

@@ -1,0 +1,125 @@
+package calico.felix.calc;
+
+import calico.api.k8s.KubernetesConverter;
+import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.syncer.Update;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * Felix's calculation graph for one node: consumes the syncer's stream of every resource in the
+ * cluster and emits, incrementally, what this node's dataplane must hold (see
+ * {@code felix-service/design/calc-graph.md}).
+ *
+ * <p>Single-threaded and synchronous: call {@link #onUpdates} and {@link #onStatus} from one
+ * thread. Each {@code onUpdates} batch ends with a flush, so the consumer sees one consistent
+ * batch of {@link DataplaneUpdate}s per input batch.
+ */
+public final class CalculationGraph {
+
+    private final Dispatcher dispatcher;
+    private final PolicyResolver resolver;
+    private final EventSequencer sequencer;
+
+    private CalculationGraph(Dispatcher dispatcher, PolicyResolver resolver, EventSequencer sequencer) {
+        this.dispatcher = dispatcher;
+        this.resolver = resolver;
+        this.sequencer = sequencer;
+    }
+
+    /**
+     * Builds the graph.
+     *
+     * @param hostname this node's name: endpoints with {@code spec.node} equal to it are local
+     * @param out      receives each flushed batch, in order
+     */
+    public static CalculationGraph create(String hostname, Consumer<List<DataplaneUpdate>> out) {
+        return create(hostname, out, new KubernetesConverter());
+    }
+
+    public static CalculationGraph create(String hostname, Consumer<List<DataplaneUpdate>> out,
+                                          KubernetesConverter converter) {
+        Objects.requireNonNull(hostname, "hostname");
+        Objects.requireNonNull(out, "out");
+        Dispatcher dispatcher = new Dispatcher();
+        EventSequencer sequencer = new EventSequencer(out);
+
+        //                 syncer Updates
+        //                       |
+        //                 +------------+
+        //                 | Dispatcher |  (by ResourceKind)
+        //                 +------------+
+        //      WEP/HEP/NetworkSet/Profile |            policies, profiles, WEP/HEP, tiers
+        //                       v                              |
+        //          +------------------------+  local labels    v
+        //          | LabelInheritanceIndex  |---------> +-----------------------+
+        //          +------------------------+           | ActiveRulesCalculator |
+        //                       | all labels            |  (local SelectorIndex)|
+        //                       v                       +-----------------------+
+        //          +------------------------+  ref/unref   |matches     |compiled rules
+        //          | IpSetMemberCalculator  |<-------------+            v            |
+        //          |  (global SelectorIndex)|             +----------------+         |
+        //          +------------------------+             | PolicyResolver |         |
+        //                       | members                 +----------------+         |
+        //                       v                                 | endpoints        |
+        //          +--------------------------------------------------------------+  |
+        //          |                        EventSequencer                        |<-+
+        //          +--------------------------------------------------------------+
+        //                       ^ config/hosts/pools/routes (InfraListener, other stages)
+        //                       v
+        //              Consumer<List<DataplaneUpdate>>
+        IpSetMemberCalculator ipSetMembers = new IpSetMemberCalculator(sequencer);
+        PolicyResolver resolver = new PolicyResolver(hostname, sequencer);
+        ActiveRulesCalculator activeRules = new ActiveRulesCalculator(hostname, converter, new RuleCompiler(),
+                resolver, sequencer, new ActiveRulesCalculator.IpSetRefListener() {
+                    @Override
+                    public void ref(IpSetSpec spec) {
+                        ipSetMembers.ref(spec);
+                    }
+
+                    @Override
+                    public void unref(String id) {
+                        ipSetMembers.unref(id);
+                    }
+                });
+        LabelInheritanceIndex labels = new LabelInheritanceIndex(hostname, ipSetMembers, activeRules);
+
+        // Registration order matters within one update: member sources before labels (either
+        // order is correct, this one avoids a remove/add of the same members), and the policy
+        // and profile tracking before the resolver reads them at flush.
+        ipSetMembers.registerWith(dispatcher);
+        labels.registerWith(dispatcher);
+        activeRules.registerWith(dispatcher);
+        resolver.registerWith(dispatcher);
+        dispatcher.registerStatus(sequencer::onStatus);
+        return new CalculationGraph(dispatcher, resolver, sequencer);
+    }
+
+    /** The sink for the infrastructure stages (config, hosts, pools, routes). */
+    public InfraListener infraListener() {
+        return sequencer;
+    }
+
+    /** The dispatcher, for infrastructure stages to register with. */
+    public Dispatcher dispatcher() {
+        return dispatcher;
+    }
+
+    /** Applies one syncer batch and flushes. */
+    public void onUpdates(List<Update> updates) {
+        dispatcher.onUpdates(updates);
+        flush();
+    }
+
+    public void onStatus(SyncerStatus status) {
+        dispatcher.onStatus(status);
+        flush();
+    }
+
+    /** Emits whatever is pending (endpoints are resolved here, in one pass per batch). */
+    public void flush() {
+        resolver.flush();
+        sequencer.flush();
+    }
+}

@@ -1,0 +1,251 @@
+package calico.felix.calc;
+
+import calico.api.model.Action;
+import calico.api.model.HostEndpoint;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.api.model.Tier;
+import calico.api.model.TierSpec;
+import calico.api.model.WorkloadEndpoint;
+import calico.api.net.Cidr;
+import calico.libcalico.syncer.Update;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns (policy, local endpoint) matches into each local endpoint's ordered tier lists, one per
+ * direction, and emits the endpoint when anything that shapes it changed.
+ *
+ * <p>Order, as Calico: tiers by order then name, policies by order then name, a missing order
+ * sorting last. A tier appears for a direction when a policy of it that applies to that direction
+ * selects the endpoint. A tier that does not exist fails closed: it is listed with no policies
+ * and default Deny. Work is batched: changes mark endpoints dirty and {@link #flush} emits them.
+ */
+final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PolicyResolver.class);
+
+    interface EndpointListener {
+        void onEndpointUpdate(DataplaneUpdate update);
+
+        void onEndpointRemove(ResourceKey key);
+    }
+
+    private static final Comparator<Double> ORDER = Comparator.nullsLast(Comparator.naturalOrder());
+
+    private final String hostname;
+    private final EndpointListener listener;
+    private final Map<String, TierSpec> tiers = new HashMap<>();
+    private final Map<PolicyId, PolicyView> views = new HashMap<>();
+    private final Set<String> profiles = new HashSet<>();
+    /** Local endpoints as last seen. */
+    private final Map<ResourceKey, Object> endpoints = new HashMap<>();
+    private final Map<ResourceKey, Set<PolicyId>> policiesByEndpoint = new HashMap<>();
+    private final Map<PolicyId, Set<ResourceKey>> endpointsByPolicy = new HashMap<>();
+    private final Set<ResourceKey> dirty = new LinkedHashSet<>();
+    /** What was last emitted per endpoint: a recomputation that changes nothing is not sent. */
+    private final Map<ResourceKey, DataplaneUpdate> emitted = new HashMap<>();
+    /** Missing tiers and profiles already logged, so a missing referent is logged once. */
+    private final Set<String> loggedMissing = new HashSet<>();
+
+    PolicyResolver(String hostname, EndpointListener listener) {
+        this.hostname = hostname;
+        this.listener = listener;
+    }
+
+    void registerWith(Dispatcher d) {
+        d.register(ResourceKind.TIER, this::onTier);
+        d.register(ResourceKind.PROFILE, this::onProfile);
+        d.register(ResourceKind.WORKLOAD_ENDPOINT, this::onEndpoint);
+        d.register(ResourceKind.HOST_ENDPOINT, this::onEndpoint);
+    }
+
+    @Override
+    public void onPolicyUpdated(PolicyView view) {
+        PolicyView old = views.put(view.id(), view);
+        if (old != null && (!Objects.equals(old.order(), view.order()) || old.ingress() != view.ingress()
+                || old.egress() != view.egress())) {
+            dirty.addAll(endpointsByPolicy.getOrDefault(view.id(), Set.of()));
+        }
+    }
+
+    @Override
+    public void onPolicyRemoved(PolicyId id) {
+        views.remove(id);
+    }
+
+    @Override
+    public void onPolicyMatchStarted(PolicyId id, ResourceKey ep) {
+        policiesByEndpoint.computeIfAbsent(ep, x -> new HashSet<>()).add(id);
+        endpointsByPolicy.computeIfAbsent(id, x -> new HashSet<>()).add(ep);
+        dirty.add(ep);
+    }
+
+    @Override
+    public void onPolicyMatchStopped(PolicyId id, ResourceKey ep) {
+        remove(policiesByEndpoint, ep, id);
+        remove(endpointsByPolicy, id, ep);
+        dirty.add(ep);
+    }
+
+    private static <A, B> void remove(Map<A, Set<B>> m, A a, B b) {
+        Set<B> s = m.get(a);
+        if (s != null && s.remove(b) && s.isEmpty()) {
+            m.remove(a);
+        }
+    }
+
+    private void onTier(Update u) {
+        String name = u.key().name();
+        TierSpec now = u.value() == null ? null : spec((Tier) u.value());
+        TierSpec old = u.value() == null ? tiers.remove(name) : tiers.put(name, now);
+        if (Objects.equals(old, now)) {
+            return;
+        }
+        loggedMissing.remove("tier " + name);
+        endpointsByPolicy.forEach((id, eps) -> {
+            if (id.tier().equals(name)) {
+                dirty.addAll(eps);
+            }
+        });
+    }
+
+    private static TierSpec spec(Tier t) {
+        return t.spec() == null ? new TierSpec(null, null) : t.spec();
+    }
+
+    private void onProfile(Update u) {
+        String name = u.key().name();
+        boolean changed = u.value() == null ? profiles.remove(name) : profiles.add(name);
+        if (changed) {
+            loggedMissing.remove("profile " + name);
+            endpoints.forEach((key, ep) -> {
+                if (profilesOf(ep).contains(name)) {
+                    dirty.add(key);
+                }
+            });
+        }
+    }
+
+    private void onEndpoint(Update u) {
+        Object now = null;
+        if (u.value() instanceof WorkloadEndpoint w && w.spec() != null && hostname.equals(w.spec().node())) {
+            now = w;
+        } else if (u.value() instanceof HostEndpoint h && h.spec() != null && hostname.equals(h.spec().node())) {
+            now = h;
+        }
+        Object old = now == null ? endpoints.remove(u.key()) : endpoints.put(u.key(), now);
+        if (!Objects.equals(old, now)) {
+            dirty.add(u.key());
+        }
+    }
+
+    private static List<String> profilesOf(Object ep) {
+        if (ep instanceof WorkloadEndpoint w) {
+            return w.spec().profiles();
+        }
+        return ((HostEndpoint) ep).spec().profiles();
+    }
+
+    /** Emits every endpoint whose shape changed since the last flush. */
+    void flush() {
+        for (ResourceKey key : dirty) {
+            Object ep = endpoints.get(key);
+            if (ep == null) {
+                if (emitted.remove(key) != null) {
+                    listener.onEndpointRemove(key);
+                }
+            } else {
+                DataplaneUpdate u = resolve(key, ep);
+                if (!u.equals(emitted.put(key, u))) {
+                    listener.onEndpointUpdate(u);
+                }
+            }
+        }
+        dirty.clear();
+    }
+
+    private DataplaneUpdate resolve(ResourceKey key, Object ep) {
+        Set<PolicyId> matched = policiesByEndpoint.getOrDefault(key, Set.of());
+        List<TierPolicies> in = tierList(matched, true);
+        List<TierPolicies> out = tierList(matched, false);
+        List<String> profileIds = new ArrayList<>();
+        for (String p : profilesOf(ep)) {
+            if (profiles.contains(p)) {
+                if (!profileIds.contains(p)) {
+                    profileIds.add(p);
+                }
+            } else if (loggedMissing.add("profile " + p)) {
+                LOG.warn("{} names missing profile {}: it contributes nothing (fail closed)", key, p);
+            }
+        }
+        List<String> v4 = new ArrayList<>();
+        List<String> v6 = new ArrayList<>();
+        if (ep instanceof WorkloadEndpoint w) {
+            split(w.spec().ipNetworks(), v4, v6);
+            return new DataplaneUpdate.WorkloadEndpointUpdate(key.namespace() + "/" + key.name(),
+                    w.spec().interfaceName(), w.spec().mac(), v4, v6, profileIds, in, out);
+        }
+        HostEndpoint h = (HostEndpoint) ep;
+        split(h.spec().expectedIPs(), v4, v6);
+        return new DataplaneUpdate.HostEndpointUpdate(key.name(), h.spec().interfaceName(), v4, v6, profileIds, in,
+                out);
+    }
+
+    private static void split(List<String> nets, List<String> v4, List<String> v6) {
+        for (String n : nets) {
+            Cidr.tryParseCidrOrIp(n).ifPresent(c -> (c.version() == 4 ? v4 : v6).add(c.network().toString()));
+        }
+    }
+
+    private List<TierPolicies> tierList(Set<PolicyId> matched, boolean ingress) {
+        Map<String, List<PolicyView>> byTier = new TreeMap<>();
+        for (PolicyId id : matched) {
+            PolicyView v = views.get(id);
+            if (v != null && (ingress ? v.ingress() : v.egress())) {
+                byTier.computeIfAbsent(id.tier(), x -> new ArrayList<>()).add(v);
+            }
+        }
+        List<String> tierNames = new ArrayList<>(byTier.keySet());
+        tierNames.sort(tierOrder(tiers));
+        List<TierPolicies> out = new ArrayList<>(tierNames.size());
+        for (String t : tierNames) {
+            TierSpec spec = tiers.get(t);
+            if (spec == null) {
+                if (loggedMissing.add("tier " + t)) {
+                    LOG.warn("policies in missing tier {} select a local endpoint: the tier denies (fail closed)", t);
+                }
+                out.add(new TierPolicies(t, Action.Deny, List.of(), true));
+                continue;
+            }
+            List<PolicyView> ps = byTier.get(t);
+            ps.sort(policyOrder());
+            out.add(new TierPolicies(t, spec.defaultAction() == Action.Pass ? Action.Pass : Action.Deny,
+                    ps.stream().map(PolicyView::id).toList(), false));
+        }
+        return out;
+    }
+
+    /** Policies by order (missing last), then {@code <namespace>/<name>}, then kind. */
+    static Comparator<PolicyView> policyOrder() {
+        return Comparator.comparing(PolicyView::order, ORDER)
+                .thenComparing(v -> v.id().sortName())
+                .thenComparing(v -> v.id().kind());
+    }
+
+    /** Tiers by order (missing, or tier missing, last), then name. */
+    static Comparator<String> tierOrder(Map<String, TierSpec> tiers) {
+        return Comparator.<String, Double>comparing(t -> tiers.containsKey(t) ? tiers.get(t).order() : null, ORDER)
+                .thenComparing(Comparator.naturalOrder());
+    }
+}
