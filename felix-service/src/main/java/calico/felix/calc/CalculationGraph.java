@@ -4,6 +4,7 @@ import calico.api.k8s.KubernetesConverter;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 
@@ -35,12 +36,22 @@ public final class CalculationGraph {
      * @param out      receives each flushed batch, in order
      */
     public static CalculationGraph create(String hostname, Consumer<List<DataplaneUpdate>> out) {
-        return create(hostname, out, new KubernetesConverter());
+        return create(hostname, Map.of(), out);
     }
 
-    public static CalculationGraph create(String hostname, Consumer<List<DataplaneUpdate>> out,
-                                          KubernetesConverter converter) {
+    /**
+     * Builds the graph with the infrastructure stages reading {@code FELIX_*} settings from
+     * {@code environment} (highest priority of the configuration sources).
+     */
+    public static CalculationGraph create(String hostname, Map<String, String> environment,
+                                          Consumer<List<DataplaneUpdate>> out) {
+        return create(hostname, environment, out, new KubernetesConverter());
+    }
+
+    public static CalculationGraph create(String hostname, Map<String, String> environment,
+                                          Consumer<List<DataplaneUpdate>> out, KubernetesConverter converter) {
         Objects.requireNonNull(hostname, "hostname");
+        Objects.requireNonNull(environment, "environment");
         Objects.requireNonNull(out, "out");
         Dispatcher dispatcher = new Dispatcher();
         EventSequencer sequencer = new EventSequencer(out);
@@ -66,7 +77,7 @@ public final class CalculationGraph {
         //          +--------------------------------------------------------------+  |
         //          |                        EventSequencer                        |<-+
         //          +--------------------------------------------------------------+
-        //                       ^ config/hosts/pools/routes (InfraListener, other stages)
+        //                       ^ config/hosts/pools/routes (InfraStages via InfraListener)
         //                       v
         //              Consumer<List<DataplaneUpdate>>
         IpSetMemberCalculator ipSetMembers = new IpSetMemberCalculator(sequencer);
@@ -92,6 +103,8 @@ public final class CalculationGraph {
         labels.registerWith(dispatcher);
         activeRules.registerWith(dispatcher);
         resolver.registerWith(dispatcher);
+        // Config, host metadata, IP pools and routes: independent stages feeding the sequencer.
+        InfraStages.registerAll(dispatcher, hostname, environment, sequencer);
         dispatcher.registerStatus(sequencer::onStatus);
         return new CalculationGraph(dispatcher, resolver, sequencer);
     }

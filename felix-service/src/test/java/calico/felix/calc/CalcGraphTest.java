@@ -294,9 +294,10 @@ class CalcGraphTest {
                 wep("ns1", "a", ME, "10.0.0.1", labels("app", "web")),
                 gnp("p", "default", 1.0, "app == 'web'", List.of(allowFrom("app == 'db'")), List.of()));
         h.inSync();
-        assertThat(h.last()).containsExactly(new DataplaneUpdate.InSync());
+        assertThat(h.lastPolicyUpdates()).containsExactly(new DataplaneUpdate.InSync());
+        assertThat(h.last().get(h.last().size() - 1)).isEqualTo(new DataplaneUpdate.InSync());
         h.delete(key(ResourceKind.GLOBAL_NETWORK_POLICY, null, "p"));
-        assertThat(h.last()).extracting(u -> u.getClass().getSimpleName())
+        assertThat(h.lastPolicyUpdates()).extracting(u -> u.getClass().getSimpleName())
                 .containsExactly("WorkloadEndpointUpdate", "ActivePolicyRemove", "IpSetRemove");
         assertThat(h.state.ipSets).isEmpty();
     }
@@ -408,7 +409,7 @@ class CalcGraphTest {
                         wep("ns1", "b", "n2", "10.0.0.3", labels("app", "db")), 11),
                 calico.libcalico.syncer.Update.of(calico.libcalico.syncer.UpdateType.UPDATED,
                         gnp("p", "default", 1.0, "app == 'web'", List.of(allowFrom("app == 'db'")), List.of()), 12)));
-        assertThat(h.last()).containsExactly(new DataplaneUpdate.IpSetUpdate(setId("app == 'db'"), IpSetType.NET,
+        assertThat(h.lastPolicyUpdates()).containsExactly(new DataplaneUpdate.IpSetUpdate(setId("app == 'db'"), IpSetType.NET,
                 java.util.Set.of(IpSetMember.net(calico.api.net.Cidr.parse("10.0.0.3/32")))));
         assertThat(h.state.members(setId("app == 'db'"))).containsExactly("10.0.0.3/32");
     }

@@ -44,6 +44,14 @@ final class Harness {
         return batches.isEmpty() ? List.of() : batches.get(batches.size() - 1);
     }
 
+    /** The last batch without the infrastructure stages' output (config, hosts, pools, routes). */
+    List<DataplaneUpdate> lastPolicyUpdates() {
+        return last().stream().filter(u -> !(u instanceof DataplaneUpdate.ConfigUpdate
+                || u instanceof DataplaneUpdate.HostMetadataUpdate || u instanceof DataplaneUpdate.HostMetadataRemove
+                || u instanceof DataplaneUpdate.IpPoolUpdate || u instanceof DataplaneUpdate.IpPoolRemove
+                || u instanceof DataplaneUpdate.RouteUpdate || u instanceof DataplaneUpdate.RouteRemove)).toList();
+    }
+
     DataplaneUpdate.WorkloadEndpointUpdate wep(String id) {
         return state.workloads.get(id);
     }
