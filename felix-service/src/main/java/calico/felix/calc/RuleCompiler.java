@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -24,7 +23,7 @@ import org.slf4j.LoggerFactory;
  */
 final class RuleCompiler {
 
-    private static final Logger LOG = LoggerFactory.getLogger(RuleCompiler.class);
+    private final OnceLog warnings = new OnceLog(LoggerFactory.getLogger(RuleCompiler.class));
 
     /** A compiled policy or profile and the IP sets its rules need, by ID. */
     record Result(CompiledPolicy policy, Map<String, IpSetSpec> ipSets) {
@@ -55,7 +54,7 @@ final class RuleCompiler {
                         r.http()));
                 sets.putAll(ruleSets);
             } catch (Unsupported | IllegalArgumentException e) {
-                LOG.warn("{} rule {} dropped (fail closed): {}", what, i, e.getMessage());
+                warnings.warn("{} rule {} dropped (fail closed): {}", what, i, e.getMessage());
             }
         }
         return out;
