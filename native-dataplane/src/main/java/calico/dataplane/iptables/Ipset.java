@@ -1,0 +1,106 @@
+package calico.dataplane.iptables;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Runs {@code ipset restore} transactions and reads sets back with {@code ipset save}. */
+public final class Ipset {
+
+    private static final Pattern FAILED_LINE = Pattern.compile("Error in line (\\d+)");
+
+    private final List<String> commandPrefix;
+
+    /** @param commandPrefix as for {@link IptablesRestore}: empty in production */
+    public Ipset(List<String> commandPrefix) {
+        this.commandPrefix = List.copyOf(commandPrefix);
+    }
+
+    /** Applies the transaction; a failure names the failing line. */
+    public void restore(IpsetTransaction tx) {
+        if (tx.isEmpty()) {
+            return;
+        }
+        List<String> cmd = command("restore");
+        String input = tx.render();
+        ProcessRunner.Result r = ProcessRunner.run(cmd, input, Map.of());
+        if (r.status() != 0) {
+            Matcher m = FAILED_LINE.matcher(r.stderr());
+            int n = m.find() ? Integer.parseInt(m.group(1)) : 0;
+            String[] lines = input.split("\n");
+            String line = n >= 1 && n <= lines.length ? lines[n - 1] : "";
+            throw new IptablesException(cmd, r.status(), r.stderr(), line.isEmpty() ? 0 : n, line, false);
+        }
+    }
+
+    /** {@return every set in the namespace, by name} */
+    public Map<String, IpsetInfo> list() {
+        return parse(run(command("save")));
+    }
+
+    /** {@return the named set, or null if it does not exist} */
+    public IpsetInfo list(String name) {
+        IpsetTransaction.checkName(name);
+        List<String> cmd = command("save", name);
+        ProcessRunner.Result r = ProcessRunner.run(cmd, "", Map.of());
+        if (r.status() != 0) {
+            if (r.stderr().contains("does not exist")) {
+                return null;
+            }
+            throw new IptablesException(cmd, r.status(), r.stderr(), 0, "", false);
+        }
+        return parse(r.stdout()).get(name);
+    }
+
+    /** Parses {@code ipset save} output; sets of types we do not use are skipped. */
+    static Map<String, IpsetInfo> parse(String save) {
+        Map<String, String[]> headers = new LinkedHashMap<>();
+        Map<String, List<String>> members = new HashMap<>();
+        for (String line : save.split("\n")) {
+            String[] w = line.strip().split("\\s+");
+            if (w.length >= 3 && w[0].equals("create")) {
+                headers.put(w[1], w);
+                members.put(w[1], new ArrayList<>());
+            } else if (w.length >= 3 && w[0].equals("add")) {
+                members.computeIfAbsent(w[1], k -> new ArrayList<>()).add(w[2]);
+            }
+        }
+        Map<String, IpsetInfo> out = new LinkedHashMap<>();
+        headers.forEach((name, w) -> {
+            IpsetType type;
+            try {
+                type = IpsetType.fromKernelName(w[2]);
+            } catch (IllegalArgumentException e) {
+                return;
+            }
+            IpsetFamily family = IpsetFamily.INET;
+            for (int i = 3; i + 1 < w.length; i++) {
+                if (w[i].equals("family")) {
+                    family = IpsetFamily.fromKernelName(w[i + 1]);
+                }
+            }
+            out.put(name, new IpsetInfo(name, type, family, Set.copyOf(members.get(name))));
+        });
+        return out;
+    }
+
+    private String run(List<String> cmd) {
+        ProcessRunner.Result r = ProcessRunner.run(cmd, "", Map.of());
+        if (r.status() != 0) {
+            throw new IptablesException(cmd, r.status(), r.stderr(), 0, "", false);
+        }
+        return r.stdout();
+    }
+
+    private List<String> command(String... args) {
+        List<String> cmd = new ArrayList<>(commandPrefix);
+        cmd.add("ipset");
+        cmd.addAll(List.of(args));
+        return cmd;
+    }
+}
