@@ -21,7 +21,11 @@ public final class Ipset {
         this.commandPrefix = List.copyOf(commandPrefix);
     }
 
-    /** Applies the transaction; a failure names the failing line. */
+    /**
+     * Applies the transaction; a failure names the failing line. Unlike iptables-restore this is
+     * not all-or-nothing: lines before the failing one may have been applied, so after a failure
+     * the caller re-reads with {@link #list()} and resyncs (a {@link IpsetTransaction#replace}).
+     */
     public void restore(IpsetTransaction tx) {
         if (tx.isEmpty()) {
             return;
