@@ -36,7 +36,10 @@ public final class NftBatch {
         return command("delete", "table", tableObject(table));
     }
 
-    /** Empties every chain, set and map of the table (the objects themselves stay). */
+    /**
+     * Removes every rule of every chain of the table. Chains, sets and maps stay, and (as of
+     * libnftables 1.0.6) so do set and map elements: flush those with {@link #flushSet}.
+     */
     public NftBatch flushTable(TableRef table) {
         return command("flush", "table", tableObject(table));
     }

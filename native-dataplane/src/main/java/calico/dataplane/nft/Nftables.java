@@ -76,7 +76,7 @@ public final class Nftables implements AutoCloseable {
         throw new NftablesException(r.error, document, bad, bad < 0 ? null : commands.get(bad));
     }
 
-    /** {@return the checked result of {@code batch} in dry-run mode: the kernel validates, then aborts} */
+    /** {@return whether the kernel would accept {@code batch}}: a dry run, validated and then aborted. */
     public boolean check(NftBatch batch) {
         checkOpen();
         return batch.isEmpty() || run(batch.toDocument().toString(), true).status == 0;
