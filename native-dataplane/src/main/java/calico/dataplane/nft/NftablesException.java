@@ -10,6 +10,8 @@ import java.util.Optional;
  */
 public final class NftablesException extends RuntimeException {
 
+    private static final int MAX_SHOWN = 2000;
+
     private final String errorText;
     private final String document;
     private final int failedIndex;
@@ -26,9 +28,14 @@ public final class NftablesException extends RuntimeException {
     private static String message(String errorText, String document, int index, JsonNode command) {
         String error = errorText.isBlank() ? "(libnftables gave no error text)" : errorText.strip();
         if (command != null) {
-            return "nftables rejected command #" + index + " " + command + ": " + error;
+            return "nftables rejected command #" + index + " " + abbreviate(command.toString()) + ": " + error;
         }
-        return "nftables rejected " + document + ": " + error;
+        return "nftables rejected " + abbreviate(document) + ": " + error;
+    }
+
+    // A set command can carry thousands of elements: keep log lines readable; the accessors keep it all.
+    private static String abbreviate(String json) {
+        return json.length() <= MAX_SHOWN ? json : json.substring(0, MAX_SHOWN) + "...(" + json.length() + " chars)";
     }
 
     /** {@return the text libnftables wrote to its error buffer} */
