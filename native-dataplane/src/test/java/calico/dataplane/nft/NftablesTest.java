@@ -184,7 +184,7 @@ class NftablesTest {
 
     @Test
     void verdictMapDispatchesByInterfaceName() throws Exception {
-        inNs(nft -> {
+        JsonNode listed = inNs(nft -> {
             Map<JsonNode, JsonNode> dispatch = new LinkedHashMap<>();
             dispatch.put(NftElem.ifname("cali1111"), jump("fw-cali1111"));
             dispatch.put(NftElem.ifname("cali2222"), jump("fw-cali2222"));
@@ -197,8 +197,11 @@ class NftablesTest {
             // A workload goes away: its dispatch entry first, then its chain, in one transaction.
             nft.apply(new NftBatch().deleteMapElements(CALICO, "from-wl", List.of(NftElem.ifname("cali2222")))
                     .deleteChain(CALICO, "fw-cali2222"));
-            return null;
+            return nft.listMap(CALICO, "from-wl");
         });
+        JsonNode map = objects(listed, "map").get(0);
+        assertThat(map.get("map").asText()).isEqualTo("verdict");
+        assertThat(map.get("elem")).containsExactly(MAPPER.createArrayNode().add("cali1111").add(jump("fw-cali1111")));
         String text = ns.exec("nft", "list", "map", "inet", "calico", "from-wl");
         assertThat(text).contains("type ifname : verdict").contains("\"cali1111\" : jump fw-cali1111")
                 .doesNotContain("cali2222");
