@@ -64,6 +64,47 @@ class NftablesPacketTest {
         }
     }
 
+    @Test
+    void ipv6SourceInAnIntervalSetIsDroppedAndAnotherSourceIsNot() throws Exception {
+        try (NetNs sender = NetNs.create("calico-snd"); NetNs receiver = NetNs.create("calico-rcv")) {
+            sender.veth("veth-s", receiver, "veth-r");
+            sender.exec("ip", "-6", "addr", "add", "fd00:99::1/64", "dev", "veth-s", "nodad");
+            sender.exec("ip", "-6", "addr", "add", "fd00:99::11/64", "dev", "veth-s", "nodad");
+            receiver.exec("ip", "-6", "addr", "add", "fd00:99::2/64", "dev", "veth-r", "nodad");
+            InetAddress rcvAddr = InetAddress.getByName("fd00:99::2");
+            try (ServerSocket server = receiver.call(() -> new ServerSocket(9000, 8, rcvAddr))) {
+                assertThat(connectsFrom(sender, "fd00:99::11")).isTrue();
+
+                receiver.run(() -> {
+                    try (Nftables nft = Nftables.open()) {
+                        nft.apply(new NftBatch()
+                                .addTable(CALICO)
+                                .addChain(CALICO, "filter-INPUT", BaseChain.filter("input", "accept"))
+                                .addSet(CALICO, "blocked-v6", SetSpec.cidrs(6))
+                                .addElements(CALICO, "blocked-v6", List.of(NftElem.cidr("fd00:99::10/124")))
+                                .addRule(CALICO, "filter-INPUT", List.of(NftExpr.saddrInSet(6, "blocked-v6"), NftExpr.drop())));
+                    }
+                });
+
+                assertThat(connectsFrom(sender, "fd00:99::1")).isTrue();
+                assertThat(connectsFrom(sender, "fd00:99::11")).isFalse();
+            }
+        }
+    }
+
+    /** Whether a TCP handshake from {@code source} to [fd00:99::2]:9000 completes within a second. */
+    private static boolean connectsFrom(NetNs ns, String source) {
+        return ns.call(() -> {
+            try (Socket s = new Socket()) {
+                s.bind(new InetSocketAddress(InetAddress.getByName(source), 0));
+                s.connect(new InetSocketAddress("fd00:99::2", 9000), 1000);
+                return true;
+            } catch (SocketTimeoutException e) {
+                return false;
+            }
+        });
+    }
+
     /** Whether a TCP handshake to 10.99.0.2:port from {@code ns} completes within a second. */
     private static boolean connects(NetNs ns, int port) {
         return ns.call(() -> {
