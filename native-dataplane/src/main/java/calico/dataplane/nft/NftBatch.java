@@ -1,0 +1,262 @@
+package calico.dataplane.nft;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * An ordered list of nftables commands in libnftables' JSON schema (libnftables-json(5)).
+ * {@link Nftables#apply} sends them as one document, which the kernel applies as one
+ * transaction: all or nothing.
+ *
+ * <p>A builder, not thread-safe; {@link #commands()} returns deep copies, so a batch that has
+ * been applied can still be extended and applied again. Expressions for rules come from
+ * {@link NftExpr}, set elements from {@link NftElem}, or any JSON tree of the schema.
+ */
+public final class NftBatch {
+
+    private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+    // nft object names: identifier-like, bounded by NFT_NAME_MAXLEN (256 incl. NUL).
+    private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_./:-]{0,254}");
+
+    private final List<ObjectNode> commands = new ArrayList<>();
+
+    // --- tables ---
+
+    public NftBatch addTable(TableRef table) {
+        return command("add", "table", tableObject(table));
+    }
+
+    public NftBatch deleteTable(TableRef table) {
+        return command("delete", "table", tableObject(table));
+    }
+
+    /**
+     * Removes every rule of every chain of the table. Chains, sets and maps stay, and (as of
+     * libnftables 1.0.6) so do set and map elements: flush those with {@link #flushSet}.
+     */
+    public NftBatch flushTable(TableRef table) {
+        return command("flush", "table", tableObject(table));
+    }
+
+    // --- chains ---
+
+    /** A regular chain: entered only by jump/goto/vmap. */
+    public NftBatch addChain(TableRef table, String chain) {
+        return command("add", "chain", chainObject(table, chain));
+    }
+
+    /** A base chain the kernel calls from a hook. */
+    public NftBatch addChain(TableRef table, String chain, BaseChain base) {
+        ObjectNode c = chainObject(table, chain);
+        c.put("type", base.type()).put("hook", base.hook()).put("prio", base.priority()).put("policy", base.policy());
+        return command("add", "chain", c);
+    }
+
+    /** Deletes an empty chain nothing jumps to (flush it and its referrers first). */
+    public NftBatch deleteChain(TableRef table, String chain) {
+        return command("delete", "chain", chainObject(table, chain));
+    }
+
+    public NftBatch flushChain(TableRef table, String chain) {
+        return command("flush", "chain", chainObject(table, chain));
+    }
+
+    // --- rules ---
+
+    /** Appends a rule to {@code chain}; {@code expr} is evaluated left to right. */
+    public NftBatch addRule(TableRef table, String chain, List<? extends JsonNode> expr) {
+        return command("add", "rule", ruleObject(table, chain, expr, null));
+    }
+
+    /** Appends a rule with a comment (shown by {@code nft list}, handy to find felix's rules). */
+    public NftBatch addRule(TableRef table, String chain, List<? extends JsonNode> expr, String comment) {
+        return command("add", "rule", ruleObject(table, chain, expr, comment));
+    }
+
+    /** Deletes the rule with kernel {@code handle} (from a listing) in {@code chain}. */
+    public NftBatch deleteRule(TableRef table, String chain, long handle) {
+        if (handle <= 0) {
+            throw new IllegalArgumentException("rule handle: must be positive, was " + handle);
+        }
+        ObjectNode r = chainRef(table, chain);
+        r.put("handle", handle);
+        return command("delete", "rule", r);
+    }
+
+    // --- sets and maps ---
+
+    public NftBatch addSet(TableRef table, String set, SetSpec spec) {
+        ObjectNode s = setObject(table, set);
+        putKeyType(s, spec);
+        return command("add", "set", s);
+    }
+
+    public NftBatch deleteSet(TableRef table, String set) {
+        return command("delete", "set", setObject(table, set));
+    }
+
+    public NftBatch flushSet(TableRef table, String set) {
+        return command("flush", "set", setObject(table, set));
+    }
+
+    /** A verdict map ({@code type <key> : verdict}), e.g. {@code ifname : verdict} for per-interface dispatch. */
+    public NftBatch addVerdictMap(TableRef table, String map, SetSpec key) {
+        return addMap(table, map, key, "verdict");
+    }
+
+    /** A data map from {@code key} to values of type {@code valueType} (e.g. {@code mark}). */
+    public NftBatch addMap(TableRef table, String map, SetSpec key, String valueType) {
+        requireName("map value type", valueType);
+        ObjectNode m = setObject(table, map);
+        putKeyType(m, key);
+        m.put("map", valueType);
+        return command("add", "map", m);
+    }
+
+    public NftBatch deleteMap(TableRef table, String map) {
+        return command("delete", "map", setObject(table, map));
+    }
+
+    public NftBatch flushMap(TableRef table, String map) {
+        return command("flush", "map", setObject(table, map));
+    }
+
+    /** Adds elements (from {@link NftElem}) to a set. Adding an existing element is not an error. */
+    public NftBatch addElements(TableRef table, String set, List<? extends JsonNode> elements) {
+        return command("add", "element", elementObject(table, set, elements));
+    }
+
+    /** Deletes elements; deleting a missing element fails the whole batch. */
+    public NftBatch deleteElements(TableRef table, String set, List<? extends JsonNode> elements) {
+        return command("delete", "element", elementObject(table, set, elements));
+    }
+
+    /** Adds {@code key -> value} entries to a map (value: a verdict from {@link NftExpr} or data). */
+    public NftBatch addMapElements(TableRef table, String map, Map<? extends JsonNode, ? extends JsonNode> entries) {
+        List<JsonNode> pairs = new ArrayList<>();
+        entries.forEach((k, v) -> pairs.add(JSON.arrayNode().add(k.deepCopy()).add(v.deepCopy())));
+        return command("add", "element", elementObject(table, map, pairs));
+    }
+
+    /** Deletes map entries by key. */
+    public NftBatch deleteMapElements(TableRef table, String map, List<? extends JsonNode> keys) {
+        return deleteElements(table, map, keys);
+    }
+
+    /** Appends any command of the schema, e.g. {@code {"replace":{"rule":{...}}}}; for what has no helper. */
+    public NftBatch raw(ObjectNode command) {
+        if (command.size() != 1) {
+            throw new IllegalArgumentException("command: must have exactly one verb key, was " + command);
+        }
+        commands.add(command.deepCopy());
+        return this;
+    }
+
+    // --- output ---
+
+    public int size() {
+        return commands.size();
+    }
+
+    public boolean isEmpty() {
+        return commands.isEmpty();
+    }
+
+    /** {@return deep copies of the commands, in order} */
+    public List<ObjectNode> commands() {
+        return commands.stream().map(ObjectNode::deepCopy).toList();
+    }
+
+    /** {@return the document {@code {"nftables":[...]}} with every command} */
+    public ObjectNode toDocument() {
+        return document(commands);
+    }
+
+    static ObjectNode document(List<? extends JsonNode> commands) {
+        ObjectNode doc = JSON.objectNode();
+        ArrayNode list = doc.putArray("nftables");
+        commands.forEach(c -> list.add(c.deepCopy()));
+        return doc;
+    }
+
+    @Override
+    public String toString() {
+        return toDocument().toString();
+    }
+
+    static void requireName(String field, String value) {
+        if (value == null || !NAME.matcher(value).matches()) {
+            throw new IllegalArgumentException(field + ": must match " + NAME.pattern() + ", was " + value);
+        }
+    }
+
+    private NftBatch command(String verb, String kind, ObjectNode body) {
+        ObjectNode c = JSON.objectNode();
+        c.putObject(verb).set(kind, body);
+        commands.add(c);
+        return this;
+    }
+
+    private static ObjectNode tableObject(TableRef t) {
+        return JSON.objectNode().put("family", t.family()).put("name", t.name());
+    }
+
+    private static ObjectNode chainObject(TableRef t, String chain) {
+        requireName("chain name", chain);
+        return JSON.objectNode().put("family", t.family()).put("table", t.name()).put("name", chain);
+    }
+
+    private static ObjectNode chainRef(TableRef t, String chain) {
+        requireName("chain name", chain);
+        return JSON.objectNode().put("family", t.family()).put("table", t.name()).put("chain", chain);
+    }
+
+    private static ObjectNode ruleObject(TableRef t, String chain, List<? extends JsonNode> expr, String comment) {
+        if (expr == null || expr.isEmpty()) {
+            throw new IllegalArgumentException("rule expr: at least one expression is required");
+        }
+        ObjectNode r = chainRef(t, chain);
+        ArrayNode list = r.putArray("expr");
+        expr.forEach(e -> list.add(e.deepCopy()));
+        if (comment != null) {
+            if (comment.length() > 128) {
+                throw new IllegalArgumentException("rule comment: at most 128 characters, was " + comment.length());
+            }
+            r.put("comment", comment);
+        }
+        return r;
+    }
+
+    private static ObjectNode setObject(TableRef t, String set) {
+        requireName("set name", set);
+        return JSON.objectNode().put("family", t.family()).put("table", t.name()).put("name", set);
+    }
+
+    private static void putKeyType(ObjectNode s, SetSpec spec) {
+        if (spec.type().size() == 1) {
+            s.put("type", spec.type().get(0));
+        } else {
+            ArrayNode types = s.putArray("type");
+            spec.type().forEach(types::add);
+        }
+        if (spec.interval()) {
+            s.putArray("flags").add("interval");
+        }
+    }
+
+    private static ObjectNode elementObject(TableRef t, String set, List<? extends JsonNode> elements) {
+        if (elements == null || elements.isEmpty()) {
+            throw new IllegalArgumentException("elements: at least one element is required");
+        }
+        ObjectNode e = setObject(t, set);
+        ArrayNode list = e.putArray("elem");
+        elements.forEach(x -> list.add(x.deepCopy()));
+        return e;
+    }
+}

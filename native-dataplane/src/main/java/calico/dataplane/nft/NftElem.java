@@ -1,0 +1,90 @@
+package calico.dataplane.nft;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+
+/** Set and map elements as libnftables JSON trees. */
+public final class NftElem {
+
+    private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+
+    private NftElem() {
+    }
+
+    /**
+     * A CIDR such as {@code 10.0.0.0/8}, or a bare address. A full-length prefix becomes a plain
+     * address (how nft lists it back). The set needs {@code flags interval} for real prefixes.
+     */
+    public static JsonNode cidr(String cidr) {
+        if (cidr == null) {
+            throw new IllegalArgumentException("cidr: required");
+        }
+        int slash = cidr.indexOf('/');
+        String addr = slash < 0 ? cidr : cidr.substring(0, slash);
+        byte[] bytes = parseLiteral(addr, cidr);
+        int max = bytes.length * 8;
+        int len;
+        try {
+            len = slash < 0 ? max : Integer.parseInt(cidr.substring(slash + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("cidr: bad prefix length in " + cidr);
+        }
+        if (len < 0 || len > max) {
+            throw new IllegalArgumentException("cidr: prefix length must be 0.." + max + " in " + cidr);
+        }
+        if (len == max) {
+            return JSON.textNode(addr);
+        }
+        ObjectNode n = JSON.objectNode();
+        n.putObject("prefix").put("addr", addr).put("len", len);
+        return n;
+    }
+
+    /** A port, or a range {@code first-last} (needs an interval set). */
+    public static JsonNode port(PortRange p) {
+        if (p.single()) {
+            return JSON.numberNode(p.first());
+        }
+        ObjectNode n = JSON.objectNode();
+        n.putArray("range").add(p.first()).add(p.last());
+        return n;
+    }
+
+    /** An interface name, the key of an {@code ifname} map. */
+    public static JsonNode ifname(String name) {
+        if (name == null || name.isEmpty() || name.length() > 15) {
+            throw new IllegalArgumentException("interface name: 1..15 characters, was " + name);
+        }
+        return JSON.textNode(name);
+    }
+
+    /** {@code addr . proto . port}: an element of a {@link SetSpec#namedPorts} set. */
+    public static JsonNode namedPort(String addr, String protocol, int port) {
+        parseLiteral(addr, addr);
+        if (!protocol.equals("tcp") && !protocol.equals("udp") && !protocol.equals("sctp")) {
+            throw new IllegalArgumentException("protocol: must be tcp, udp or sctp, was " + protocol);
+        }
+        PortRange.of(port);
+        ObjectNode n = JSON.objectNode();
+        ArrayNode a = n.putArray("concat");
+        a.add(addr).add(protocol).add(port);
+        return n;
+    }
+
+    private static byte[] parseLiteral(String addr, String whole) {
+        // Only literals: never let InetAddress resolve a name through DNS.
+        boolean literal = addr.indexOf(':') >= 0 || addr.matches("[0-9.]+");
+        if (!literal || addr.isEmpty()) {
+            throw new IllegalArgumentException("address: not an IP literal: " + whole);
+        }
+        try {
+            return InetAddress.getByName(addr).getAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("address: not an IP literal: " + whole);
+        }
+    }
+}

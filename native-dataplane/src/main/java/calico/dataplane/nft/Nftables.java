@@ -1,0 +1,200 @@
+package calico.dataplane.nft;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.MissingNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.jna.Pointer;
+import java.util.List;
+
+/**
+ * One libnftables context, driven with JSON documents.
+ *
+ * <p><b>Threading and network namespace.</b> A context is not thread-safe, and its netlink
+ * socket acts on the network namespace of the thread that uses it. So a context is confined to
+ * the thread that opened it: every call from another thread fails with
+ * {@link IllegalStateException}. Open it on the thread (in the namespace) that will program
+ * the dataplane, and close it there.
+ *
+ * <p><b>Transactions.</b> {@link #apply} sends the whole batch as one document; libnftables
+ * turns it into one netlink batch, which the kernel commits atomically or not at all.
+ */
+public final class Nftables implements AutoCloseable {
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+
+    private final LibNftables lib;
+    private final Thread owner;
+    private Pointer ctx;
+
+    private Nftables(LibNftables lib, Pointer ctx) {
+        this.lib = lib;
+        this.ctx = ctx;
+        this.owner = Thread.currentThread();
+    }
+
+    /** Opens a context bound to the calling thread (and so to its network namespace). */
+    public static Nftables open() {
+        LibNftables lib = Holder.LIB;
+        Pointer ctx = lib.nft_ctx_new(0);
+        if (ctx == null) {
+            throw new IllegalStateException("nft_ctx_new failed");
+        }
+        // The trap: without the JSON output flag, libnftables 1.0.6 parses input as nft syntax
+        // and rejects every JSON document.
+        lib.nft_ctx_output_set_flags(ctx, LibNftables.NFT_CTX_OUTPUT_JSON);
+        if (lib.nft_ctx_buffer_output(ctx) != 0 || lib.nft_ctx_buffer_error(ctx) != 0) {
+            lib.nft_ctx_free(ctx);
+            throw new IllegalStateException("cannot buffer libnftables output");
+        }
+        return new Nftables(lib, ctx);
+    }
+
+    /**
+     * Applies every command of {@code batch} in one kernel transaction. On failure nothing of the
+     * batch is applied, and the exception names the first rejected command (found by replaying
+     * prefixes of the batch in dry-run mode, which the kernel checks and then aborts).
+     *
+     * @throws NftablesException when libnftables or the kernel rejects the batch
+     */
+    public void apply(NftBatch batch) {
+        checkOpen();
+        if (batch.isEmpty()) {
+            return;
+        }
+        String document = batch.toDocument().toString();
+        Run r = run(document, false);
+        if (r.status == 0) {
+            return;
+        }
+        List<ObjectNode> commands = batch.commands();
+        int bad = firstFailing(commands);
+        throw new NftablesException(r.error, document, bad, bad < 0 ? null : commands.get(bad));
+    }
+
+    /** {@return whether the kernel would accept {@code batch}}: a dry run, validated and then aborted. */
+    public boolean check(NftBatch batch) {
+        checkOpen();
+        return batch.isEmpty() || run(batch.toDocument().toString(), true).status == 0;
+    }
+
+    /** {@return {@code list ruleset} as parsed JSON: {@code {"nftables":[{"metainfo":...}, ...]}}} */
+    public JsonNode listRuleset() {
+        return list(JSON.objectNode().set("ruleset", NullNode.instance));
+    }
+
+    /** {@return {@code list table} with its chains, rules, sets and maps} */
+    public JsonNode listTable(TableRef table) {
+        ObjectNode t = JSON.objectNode().put("family", table.family()).put("name", table.name());
+        return list(JSON.objectNode().set("table", t));
+    }
+
+    /** {@return {@code list chain} with its rules (each with its kernel handle)} */
+    public JsonNode listChain(TableRef table, String chain) {
+        return list(JSON.objectNode().set("chain", named(table, "chain name", chain)));
+    }
+
+    /** {@return {@code list set} with its elements} */
+    public JsonNode listSet(TableRef table, String set) {
+        return list(JSON.objectNode().set("set", named(table, "set name", set)));
+    }
+
+    /** {@return {@code list map} with its elements} */
+    public JsonNode listMap(TableRef table, String map) {
+        return list(JSON.objectNode().set("map", named(table, "map name", map)));
+    }
+
+    /** Frees the context. Idempotent; must run on the owning thread. */
+    @Override
+    public void close() {
+        if (ctx == null) {
+            return;
+        }
+        checkThread();
+        lib.nft_ctx_free(ctx);
+        ctx = null;
+    }
+
+    private JsonNode list(ObjectNode what) {
+        checkOpen();
+        ObjectNode cmd = JSON.objectNode();
+        cmd.set("list", what);
+        String document = NftBatch.document(List.of(cmd)).toString();
+        Run r = run(document, false);
+        if (r.status != 0) {
+            throw new NftablesException(r.error, document, 0, cmd);
+        }
+        if (r.output.isBlank()) {
+            return MissingNode.getInstance();
+        }
+        try {
+            return MAPPER.readTree(r.output);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("libnftables printed invalid JSON for " + document + ": " + r.output, e);
+        }
+    }
+
+    /** Binary search for the shortest failing prefix; a prefix never recovers once it fails. */
+    private int firstFailing(List<ObjectNode> commands) {
+        int lo = 0;
+        int hi = commands.size() - 1;
+        if (run(NftBatch.document(commands).toString(), true).status == 0) {
+            return -1; // transient failure or one only a real commit shows: report the whole batch
+        }
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (run(NftBatch.document(commands.subList(0, mid + 1)).toString(), true).status != 0) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return lo;
+    }
+
+    private Run run(String document, boolean dryRun) {
+        lib.nft_ctx_set_dry_run(ctx, dryRun);
+        try {
+            int status = lib.nft_run_cmd_from_buffer(ctx, document);
+            // Read both buffers every time: reading resets them for the next command.
+            String out = lib.nft_ctx_get_output_buffer(ctx);
+            String err = lib.nft_ctx_get_error_buffer(ctx);
+            return new Run(status, out == null ? "" : out, err == null ? "" : err);
+        } finally {
+            if (dryRun) {
+                lib.nft_ctx_set_dry_run(ctx, false);
+            }
+        }
+    }
+
+    private static ObjectNode named(TableRef table, String field, String name) {
+        NftBatch.requireName(field, name);
+        return JSON.objectNode().put("family", table.family()).put("table", table.name()).put("name", name);
+    }
+
+    private void checkOpen() {
+        checkThread();
+        if (ctx == null) {
+            throw new IllegalStateException("nftables context is closed");
+        }
+    }
+
+    private void checkThread() {
+        if (Thread.currentThread() != owner) {
+            throw new IllegalStateException("nftables context belongs to thread " + owner.getName()
+                    + " (and its network namespace); called from " + Thread.currentThread().getName());
+        }
+    }
+
+    private record Run(int status, String output, String error) {
+    }
+
+    /** Loads the library on first use, so merely loading this class needs no libnftables. */
+    private static final class Holder {
+        static final LibNftables LIB = LibNftables.load();
+    }
+}

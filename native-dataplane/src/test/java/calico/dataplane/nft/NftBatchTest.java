@@ -1,0 +1,59 @@
+package calico.dataplane.nft;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The JSON the builders produce, and the errors bad input gets (no kernel needed). */
+class NftBatchTest {
+
+    private static final TableRef T = TableRef.inet("calico");
+
+    @Test
+    void batchIsOneDocumentWithEveryCommandInOrder() throws Exception {
+        NftBatch b = new NftBatch().addTable(T)
+                .addChain(T, "fwd", new BaseChain("filter", "forward", -10, "drop"))
+                .addSet(T, "np", SetSpec.namedPorts(6));
+        assertThat(new ObjectMapper().readTree(b.toString())).isEqualTo(new ObjectMapper().readTree("""
+                {"nftables":[
+                 {"add":{"table":{"family":"inet","name":"calico"}}},
+                 {"add":{"chain":{"family":"inet","table":"calico","name":"fwd","type":"filter","hook":"forward","prio":-10,"policy":"drop"}}},
+                 {"add":{"set":{"family":"inet","table":"calico","name":"np","type":["ipv6_addr","inet_proto","inet_service"]}}}
+                ]}"""));
+    }
+
+    @Test
+    void commandsAreCopiesSoCallersCannotChangeTheBatch() {
+        NftBatch b = new NftBatch().addTable(T);
+        b.commands().get(0).removeAll();
+        assertThat(b.commands().get(0).toString()).contains("calico");
+    }
+
+    @Test
+    void elementsNormaliseLikeNftListsThem() {
+        assertThat(NftElem.cidr("10.0.0.0/8").toString()).isEqualTo("{\"prefix\":{\"addr\":\"10.0.0.0\",\"len\":8}}");
+        assertThat(NftElem.cidr("10.1.2.3/32").asText()).isEqualTo("10.1.2.3");
+        assertThat(NftElem.cidr("fd00::1/128").asText()).isEqualTo("fd00::1");
+        assertThat(NftElem.port(new PortRange(10, 20)).toString()).isEqualTo("{\"range\":[10,20]}");
+    }
+
+    @Test
+    void badInputNamesTheFieldAndReason() {
+        assertThatThrownBy(() -> new TableRef("inet6", "x")).hasMessageStartingWith("family:");
+        assertThatThrownBy(() -> TableRef.inet("bad name")).hasMessageStartingWith("table name:");
+        assertThatThrownBy(() -> new NftBatch().addChain(T, "")).hasMessageStartingWith("chain name:");
+        assertThatThrownBy(() -> new BaseChain("filter", "sideways", 0, "accept")).hasMessageStartingWith("chain hook:");
+        assertThatThrownBy(() -> new NftBatch().addRule(T, "c", List.of())).hasMessageStartingWith("rule expr:");
+        assertThatThrownBy(() -> new NftBatch().deleteRule(T, "c", 0)).hasMessageStartingWith("rule handle:");
+        assertThatThrownBy(() -> NftElem.cidr("10.0.0.0/33")).hasMessageContaining("prefix length must be 0..32");
+        assertThatThrownBy(() -> NftElem.cidr("example.com")).hasMessageStartingWith("address: not an IP literal");
+        assertThatThrownBy(() -> new PortRange(90, 80)).hasMessageStartingWith("port range:");
+        assertThatThrownBy(() -> NftExpr.markMatches(0xff, 0x100)).hasMessageStartingWith("mark value:");
+        assertThatThrownBy(() -> NftExpr.ctState("bogus")).hasMessageStartingWith("ct state:");
+        assertThatThrownBy(() -> NftExpr.iifname("a-very-long-interface")).hasMessageStartingWith("interface name:");
+        assertThatThrownBy(() -> SetSpec.cidrs(5)).hasMessageStartingWith("ipVersion:");
+    }
+}
