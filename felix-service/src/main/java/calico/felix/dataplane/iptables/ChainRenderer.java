@@ -10,7 +10,6 @@ import calico.felix.calc.TierPolicies;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -197,15 +196,14 @@ public final class ChainRenderer {
             }
         }
         List<Rule> out = new ArrayList<>();
-        switch (r.action()) {
-            case Allow, Pass -> {
-                long bit = r.action() == Action.Allow ? marks.accept() : marks.pass();
-                combos.forEach(m -> out.add(rule(m, "-j", "MARK", "--set-xmark", MarkBits.set(bit))));
-                out.add(Rule.of("-m", "mark", "--mark", MarkBits.set(bit), "-j", "RETURN"));
-            }
-            case Deny -> combos.forEach(m -> out.add(rule(m, "-j", "DROP")));
-            case Log -> combos.forEach(m -> out.add(rule(m, "-j", "LOG", "--log-prefix", "calico-packet: ",
-                    "--log-level", "5")));
+        if (r.action() == Action.Allow || r.action() == Action.Pass) {
+            long bit = r.action() == Action.Allow ? marks.accept() : marks.pass();
+            combos.forEach(m -> out.add(rule(m, "-j", "MARK", "--set-xmark", MarkBits.set(bit))));
+            out.add(Rule.of("-m", "mark", "--mark", MarkBits.set(bit), "-j", "RETURN"));
+        } else if (r.action() == Action.Deny) {
+            combos.forEach(m -> out.add(rule(m, "-j", "DROP")));
+        } else {
+            combos.forEach(m -> out.add(rule(m, "-j", "LOG", "--log-prefix", "calico-packet: ", "--log-level", "5")));
         }
         return out;
     }
@@ -291,20 +289,10 @@ public final class ChainRenderer {
 
     static String protocol(String p) {
         String l = p.toLowerCase(Locale.ROOT);
-        return switch (l) {
-            case "icmpv6" -> "ipv6-icmp";
-            default -> l;
-        };
+        return l.equals("icmpv6") ? "ipv6-icmp" : l;
     }
 
     private static String icmp(calico.api.model.Rule.IcmpFields f) {
         return f.code() == null ? f.type().toString() : f.type() + "/" + f.code();
-    }
-
-    /** Keeps insertion order; used by tests to look at one chain. */
-    static Map<String, Chain> byName(List<Chain> chains) {
-        Map<String, Chain> m = new LinkedHashMap<>();
-        chains.forEach(c -> m.put(c.name(), c));
-        return m;
     }
 }

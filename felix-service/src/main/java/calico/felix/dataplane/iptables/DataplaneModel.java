@@ -37,33 +37,36 @@ public final class DataplaneModel {
 
     /** Applies one update; unknown variants (hosts, pools, routes, host endpoints) are ignored here. */
     public void apply(DataplaneUpdate u) {
-        switch (u) {
-            case DataplaneUpdate.IpSetUpdate s -> ipSets.put(s.id(), new IpSet(s.type(), s.members()));
-            case DataplaneUpdate.IpSetDeltaUpdate d -> {
-                IpSet old = ipSets.get(d.id());
-                if (old == null) {
-                    throw new IllegalStateException("IpSetDeltaUpdate for unknown IP set " + d.id());
-                }
-                Set<IpSetMember> m = new HashSet<>(old.members());
-                m.removeAll(d.removed());
-                m.addAll(d.added());
-                ipSets.put(d.id(), new IpSet(old.type(), m));
+        if (u instanceof DataplaneUpdate.IpSetUpdate s) {
+            ipSets.put(s.id(), new IpSet(s.type(), s.members()));
+        } else if (u instanceof DataplaneUpdate.IpSetDeltaUpdate d) {
+            IpSet old = ipSets.get(d.id());
+            if (old == null) {
+                throw new IllegalStateException("IpSetDeltaUpdate for unknown IP set " + d.id());
             }
-            case DataplaneUpdate.IpSetRemove r -> ipSets.remove(r.id());
-            case DataplaneUpdate.ActivePolicyUpdate p -> policies.put(p.id(), p.policy());
-            case DataplaneUpdate.ActivePolicyRemove p -> policies.remove(p.id());
-            case DataplaneUpdate.ActiveProfileUpdate p -> profiles.put(p.name(), p.profile());
-            case DataplaneUpdate.ActiveProfileRemove p -> profiles.remove(p.name());
-            case DataplaneUpdate.WorkloadEndpointUpdate w -> workloads.put(w.id(), w);
-            case DataplaneUpdate.WorkloadEndpointRemove w -> workloads.remove(w.id());
-            case DataplaneUpdate.ConfigUpdate c -> {
-                marks = MarkBits.parse(c.values().get("iptablesMarkMask"));
-                String prefix = c.values().get("interfacePrefix");
-                interfacePrefix = prefix == null || prefix.isBlank() ? "cali" : prefix.split(",")[0].strip();
-            }
-            default -> {
-                // host metadata, pools, routes, host endpoints, InSync: not used by these rules
-            }
+            Set<IpSetMember> m = new HashSet<>(old.members());
+            m.removeAll(d.removed());
+            m.addAll(d.added());
+            ipSets.put(d.id(), new IpSet(old.type(), m));
+        } else if (u instanceof DataplaneUpdate.IpSetRemove r) {
+            ipSets.remove(r.id());
+        } else if (u instanceof DataplaneUpdate.ActivePolicyUpdate p) {
+            policies.put(p.id(), p.policy());
+        } else if (u instanceof DataplaneUpdate.ActivePolicyRemove p) {
+            policies.remove(p.id());
+        } else if (u instanceof DataplaneUpdate.ActiveProfileUpdate p) {
+            profiles.put(p.name(), p.profile());
+        } else if (u instanceof DataplaneUpdate.ActiveProfileRemove p) {
+            profiles.remove(p.name());
+        } else if (u instanceof DataplaneUpdate.WorkloadEndpointUpdate w) {
+            workloads.put(w.id(), w);
+        } else if (u instanceof DataplaneUpdate.WorkloadEndpointRemove w) {
+            workloads.remove(w.id());
+        } else if (u instanceof DataplaneUpdate.ConfigUpdate c) {
+            marks = MarkBits.parse(c.values().get("iptablesMarkMask"));
+            String prefix = c.values().get("interfacePrefix");
+            interfacePrefix = prefix == null || prefix.isBlank() ? "cali" : prefix.split(",")[0].strip();
         }
+        // host metadata, pools, routes, host endpoints, InSync: not used by these rules yet
     }
 }
