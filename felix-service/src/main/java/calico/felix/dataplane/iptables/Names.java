@@ -72,10 +72,12 @@ public final class Names {
 
     /**
      * {@code prefix + suffix} when it fits in {@code max}; otherwise {@code prefix + "_" + } as
-     * much of the URL-safe base64 SHA-256 of {@code suffix} as fits (Calico's rule).
+     * much of the URL-safe base64 SHA-256 of {@code suffix} as fits (Calico's rule). A suffix that
+     * fits exactly but starts with {@code _} is hashed too, so it cannot collide with a hashed name.
      */
     static String limited(String prefix, String suffix, int max) {
-        if (prefix.length() + suffix.length() <= max) {
+        int total = prefix.length() + suffix.length();
+        if (total < max || (total == max && !suffix.startsWith("_"))) {
             return prefix + suffix;
         }
         return prefix + "_" + hash(suffix).substring(0, max - prefix.length() - 1);

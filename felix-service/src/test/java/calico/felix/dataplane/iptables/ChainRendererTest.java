@@ -56,6 +56,10 @@ class ChainRendererTest {
         // Namespaced and global policies of one name get different chains.
         assertThat(Names.policyInbound(new PolicyId("default", "ns", "p", ResourceKind.NETWORK_POLICY)))
                 .isEqualTo("cali-pi-default/ns/p");
+        // Exactly 28 characters fits, unless it could be mistaken for a hashed name.
+        assertThat(Names.limited("cali-pi-", "a".repeat(20), 28)).isEqualTo("cali-pi-" + "a".repeat(20));
+        assertThat(Names.limited("cali-pi-", "_" + "a".repeat(19), 28)).startsWith("cali-pi-_").hasSize(28)
+                .isNotEqualTo("cali-pi-_" + "a".repeat(19));
         assertThat(Names.ipSetV4("s:abc")).hasSize(31).startsWith("cali40").isNotEqualTo(Names.ipSetV4("s:abd"));
     }
 
