@@ -178,9 +178,9 @@ public final class IptablesDataplane {
     /**
      * Reads the filter table back and rewrites any of our chains whose rules differ from what
      * {@code -save} showed right after we programmed them (or that are missing), and restores the
-     * {@code FORWARD} jump. Sets are not checked yet.
+     * {@code FORWARD} jump; and refills any of our IP sets whose kernel members differ from ours.
      *
-     * @return the number of chains repaired, counting the {@code FORWARD} jump as one
+     * @return the number of chains and sets repaired, counting the {@code FORWARD} jump as one
      */
     public int refresh() {
         if (!inSyncWithKernel) {
@@ -197,18 +197,33 @@ public final class IptablesDataplane {
             }
         });
         boolean jumpFixed = fixJump(tx, saved);
-        if (repaired.isEmpty() && !jumpFixed) {
+        Map<String, IpsetInfo> kernelSets = ipset.list();
+        IpsetTransaction sets = IpsetTransaction.create();
+        List<String> refilled = new ArrayList<>();
+        programmedSets.forEach((name, s) -> {
+            IpsetInfo k = kernelSets.get(name);
+            if (k == null || k.type() != s.type() || !k.members().equals(normalised(s))) {
+                sets.replace(name, s.type(), IpsetFamily.INET, maxSize(), s.members());
+                refilled.add(name);
+            }
+        });
+        if (repaired.isEmpty() && !jumpFixed && refilled.isEmpty()) {
             return 0;
         }
-        log.warn("iptables refresh: repairing chains {}{}", repaired, jumpFixed ? " and the FORWARD jump" : "");
+        log.warn("iptables refresh: repairing chains {}, sets {}, FORWARD jump {}", repaired, refilled, jumpFixed);
         try {
-            restore.apply(IpVersion.V4, tx);
+            if (!sets.isEmpty()) {
+                ipset.restore(sets);
+            }
+            if (!repaired.isEmpty() || jumpFixed) {
+                restore.apply(IpVersion.V4, tx);
+            }
         } catch (RuntimeException e) {
             inSyncWithKernel = false;
             throw e;
         }
         recordSaved(repaired);
-        return repaired.size() + (jumpFixed ? 1 : 0);
+        return repaired.size() + refilled.size() + (jumpFixed ? 1 : 0);
     }
 
     /** Makes {@code -j cali-FORWARD} the one and first rule of FORWARD; {@return whether it had to change} */
@@ -261,6 +276,13 @@ public final class IptablesDataplane {
             }
         }
         r.netSets().forEach((name, members) -> out.put(name, new DesiredSet(IpsetType.HASH_NET, members)));
+        return out;
+    }
+
+    /** Our members as {@code ipset save} prints them: a hash:net host entry loses its {@code /32}. */
+    private static Set<String> normalised(DesiredSet s) {
+        Set<String> out = new TreeSet<>();
+        s.members().forEach(m -> out.add(m.endsWith("/32") ? m.substring(0, m.length() - 3) : m));
         return out;
     }
 

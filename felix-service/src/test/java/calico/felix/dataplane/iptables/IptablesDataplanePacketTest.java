@@ -109,10 +109,22 @@ class IptablesDataplanePacketTest {
             assertThat(connects(a, B_IP, 8081)).as("port rule blocks 8081").isFalse();
 
             // Relabelling a takes it out of the IP set, and back.
-            put(wep("test", "a", NODE, A_IP, A_IF, Map.of("app", "other"), "kns.test"));
+            List<IptablesDataplane.ApplyStats> relabel =
+                    put(wep("test", "a", NODE, A_IP, A_IF, Map.of("app", "other"), "kns.test"));
             assertThat(connects(a, B_IP, 8080)).as("label change blocks").isFalse();
+            // ... by changing one set's members, without rewriting any chain.
+            assertThat(relabel).isNotEmpty().allMatch(st -> !st.resync() && st.chainsWritten() == 0);
+            assertThat(relabel.stream().mapToInt(IptablesDataplane.ApplyStats::setsWritten).sum()).isEqualTo(1);
             put(wep("test", "a", NODE, A_IP, A_IF, Map.of("app", "a"), "kns.test"));
             assertThat(connects(a, B_IP, 8080)).as("label change back allows").isTrue();
+
+            // Someone empties our IP set: refresh refills it.
+            assertThat(host.exec("ipset", "list", "-n")).contains(
+                    Names.ipSetV4(calico.api.selector.Selector.parse("app == 'a'").uniqueId()));
+            host.exec("ipset", "flush", Names.ipSetV4(calico.api.selector.Selector.parse("app == 'a'").uniqueId()));
+            assertThat(connects(a, B_IP, 8080)).as("set flushed by a stranger").isFalse();
+            assertThat(dataplane.refresh()).isEqualTo(1);
+            assertThat(connects(a, B_IP, 8080)).as("set refilled").isTrue();
 
             // A stranger's rule in one of our chains is removed by refresh().
             assertThat(dataplane.refresh()).isZero();
@@ -139,16 +151,16 @@ class IptablesDataplanePacketTest {
         }
     }
 
-    private void put(Resource... resources) {
+    private List<IptablesDataplane.ApplyStats> put(Resource... resources) {
         graph.onUpdates(Arrays.stream(resources).map(r -> Update.of(UpdateType.NEW, r, ++revision)).toList());
-        flush();
+        return flush();
     }
 
-    private void flush() {
+    private List<IptablesDataplane.ApplyStats> flush() {
         graph.flush();
         List<List<DataplaneUpdate>> batches = new ArrayList<>(pending);
         pending.clear();
-        batches.forEach(dataplane::apply);
+        return batches.stream().map(dataplane::apply).toList();
     }
 
     private void wire() {
