@@ -37,7 +37,16 @@ final class Fixtures {
     }
 
     static GlobalNetworkPolicy gnp(String name, String selector, List<Rule> ingress, PolicyType... types) {
-        return new GlobalNetworkPolicy(ObjectMeta.named(name), new GlobalNetworkPolicySpec("default", 1.0, ingress,
-                List.of(), selector, List.of(types), null, null, null, null, null, null));
+        return gnp(name, "default", selector, ingress, List.of(), types);
+    }
+
+    static GlobalNetworkPolicy gnp(String name, String tier, String selector, List<Rule> ingress, List<Rule> egress,
+                                   PolicyType... types) {
+        return new GlobalNetworkPolicy(ObjectMeta.named(name), new GlobalNetworkPolicySpec(tier, 1.0, ingress,
+                egress, selector, List.of(types), null, null, null, null, null, null));
+    }
+
+    static Rule action(calico.api.model.Action a) {
+        return new Rule(a, null, null, null, null, null, null, null, null, null);
     }
 }

@@ -151,6 +151,42 @@ class IptablesDataplanePacketTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(IptablesBackend.class)
+    void passHandsOverToTheNextTierAndEgressDenyRulesBlock(IptablesBackend backend) throws IOException {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/" + backend.restoreBinary(IpVersion.V4))), "backend installed");
+        wire();
+        List<String> prefix = List.of("ip", "netns", "exec", host.name());
+        dataplane = new IptablesDataplane(new IptablesRestore(backend, XtablesLockSettings.defaults(), prefix),
+                new Ipset(prefix));
+        graph = CalculationGraph.create(NODE, pending::add);
+        InetAddress aAddr = InetAddress.getByName(A_IP);
+        InetAddress bAddr = InetAddress.getByName(B_IP);
+        try (ServerSocket b8080 = b.call(() -> new ServerSocket(8080, 50, bAddr));
+                ServerSocket b8081 = b.call(() -> new ServerSocket(8081, 50, bAddr));
+                ServerSocket a8080 = a.call(() -> new ServerSocket(8080, 50, aAddr))) {
+            put(tier("security", 1.0), tier("default", 1000.0), allowAllProfile("kns.test"),
+                    wep("test", "a", NODE, A_IP, A_IF, Map.of("app", "a"), "kns.test"),
+                    wep("test", "b", NODE, B_IP, B_IF, Map.of("app", "b"), "kns.test"),
+                    // Ingress to everyone: traffic from app == 'a' goes on to the next tier, the rest is denied.
+                    gnp("pass-a", "security", "all()",
+                            List.of(action(calico.api.model.Action.Pass)
+                                    .withSource(EntityRule.empty().withSelector("app == 'a'"))),
+                            List.of(), PolicyType.Ingress));
+            assertThat(connects(a, B_IP, 8080)).as("passed, then the profile allows").isTrue();
+            assertThat(connects(b, A_IP, 8080)).as("not passed: the security tier's default denies").isFalse();
+
+            // Egress from a: deny TCP 8081, allow the rest.
+            put(gnp("a-out", "default", "app == 'a'", List.of(), List.of(
+                    action(calico.api.model.Action.Deny).withProtocol(Protocol.TCP)
+                            .withDestination(EntityRule.empty().withPorts(List.of(Port.of(8081)))),
+                    Rule.allow()), PolicyType.Egress));
+            assertThat(connects(a, B_IP, 8080)).as("egress allow").isTrue();
+            assertThat(connects(a, B_IP, 8081)).as("egress deny rule").isFalse();
+        }
+    }
+
     private List<IptablesDataplane.ApplyStats> put(Resource... resources) {
         graph.onUpdates(Arrays.stream(resources).map(r -> Update.of(UpdateType.NEW, r, ++revision)).toList());
         return flush();
