@@ -69,8 +69,8 @@ public final class IptablesDataplane {
 
     /** Applies one batch from the calculation graph; the first (or after a failure) rewrites everything we own. */
     public ApplyStats apply(List<DataplaneUpdate> batch) {
-        batch.forEach(model::apply);
         try {
+            batch.forEach(model::apply);
             return inSyncWithKernel ? applyDelta() : resync();
         } catch (RuntimeException e) {
             inSyncWithKernel = false;
