@@ -1,0 +1,12 @@
+package calico.felix.dataplane.iptables;
+
+import calico.dataplane.iptables.Rule;
+import java.util.List;
+
+/** One chain we own in the filter table, with its rules in order. */
+public record Chain(String name, List<Rule> rules) {
+
+    public Chain {
+        rules = List.copyOf(rules);
+    }
+}

@@ -1,0 +1,72 @@
+package calico.felix.dataplane.iptables;
+
+import calico.felix.calc.CompiledPolicy;
+import calico.felix.calc.DataplaneUpdate;
+import calico.felix.calc.IpSetMember;
+import calico.felix.calc.IpSetType;
+import calico.felix.calc.PolicyId;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * What the calculation graph has told the driver so far: IP sets, active policies and
+ * profiles, local workload endpoints and the settings the rules depend on. Updates are applied
+ * in batch order; the renderer reads it. Host endpoints, routes and pools are not modelled yet.
+ */
+public final class DataplaneModel {
+
+    /** An IP set's type and members. */
+    public record IpSet(IpSetType type, Set<IpSetMember> members) {
+        public IpSet {
+            members = Set.copyOf(members);
+        }
+    }
+
+    final Map<String, IpSet> ipSets = new TreeMap<>();
+    final Map<PolicyId, CompiledPolicy> policies = new LinkedHashMap<>();
+    final Map<String, CompiledPolicy> profiles = new TreeMap<>();
+    final Map<String, DataplaneUpdate.WorkloadEndpointUpdate> workloads = new TreeMap<>();
+    MarkBits marks = MarkBits.defaults();
+    String interfacePrefix = "cali";
+
+    public DataplaneModel() {
+    }
+
+    /** Applies one update; unknown variants (hosts, pools, routes, host endpoints) are ignored here. */
+    public void apply(DataplaneUpdate u) {
+        if (u instanceof DataplaneUpdate.IpSetUpdate s) {
+            ipSets.put(s.id(), new IpSet(s.type(), s.members()));
+        } else if (u instanceof DataplaneUpdate.IpSetDeltaUpdate d) {
+            IpSet old = ipSets.get(d.id());
+            if (old == null) {
+                throw new IllegalStateException("IpSetDeltaUpdate for unknown IP set " + d.id());
+            }
+            Set<IpSetMember> m = new HashSet<>(old.members());
+            m.removeAll(d.removed());
+            m.addAll(d.added());
+            ipSets.put(d.id(), new IpSet(old.type(), m));
+        } else if (u instanceof DataplaneUpdate.IpSetRemove r) {
+            ipSets.remove(r.id());
+        } else if (u instanceof DataplaneUpdate.ActivePolicyUpdate p) {
+            policies.put(p.id(), p.policy());
+        } else if (u instanceof DataplaneUpdate.ActivePolicyRemove p) {
+            policies.remove(p.id());
+        } else if (u instanceof DataplaneUpdate.ActiveProfileUpdate p) {
+            profiles.put(p.name(), p.profile());
+        } else if (u instanceof DataplaneUpdate.ActiveProfileRemove p) {
+            profiles.remove(p.name());
+        } else if (u instanceof DataplaneUpdate.WorkloadEndpointUpdate w) {
+            workloads.put(w.id(), w);
+        } else if (u instanceof DataplaneUpdate.WorkloadEndpointRemove w) {
+            workloads.remove(w.id());
+        } else if (u instanceof DataplaneUpdate.ConfigUpdate c) {
+            marks = MarkBits.parse(c.values().get("iptablesMarkMask"));
+            String prefix = c.values().get("interfacePrefix");
+            interfacePrefix = prefix == null || prefix.isBlank() ? "cali" : prefix.split(",")[0].strip();
+        }
+        // host metadata, pools, routes, host endpoints, InSync: not used by these rules yet
+    }
+}

@@ -1,0 +1,58 @@
+package calico.felix.dataplane.iptables;
+
+/**
+ * The packet-mark bits the rules use, taken from {@code iptablesMarkMask} as Calico allocates
+ * them: the lowest set bit means "a policy or profile accepted the packet", the next one "a
+ * policy passed the packet to the next tier".
+ */
+public record MarkBits(long accept, long pass) {
+
+    public static final long DEFAULT_MASK = 0xffff0000L;
+
+    public static MarkBits defaults() {
+        return fromMask(DEFAULT_MASK);
+    }
+
+    /** Allocates from the mask's low bits upward; the mask needs at least two bits. */
+    public static MarkBits fromMask(long mask) {
+        long first = Long.lowestOneBit(mask);
+        long second = Long.lowestOneBit(mask & ~first);
+        if (first == 0 || second == 0 || mask > 0xffffffffL || mask < 0) {
+            throw new IllegalArgumentException("iptablesMarkMask: needs at least two bits of a 32-bit mark, got 0x"
+                    + Long.toHexString(mask));
+        }
+        return new MarkBits(first, second);
+    }
+
+    /** Parses FelixConfiguration's {@code iptablesMarkMask} ({@code 0x...} or decimal). */
+    public static MarkBits parse(String value) {
+        if (value == null || value.isBlank()) {
+            return defaults();
+        }
+        String v = value.strip();
+        try {
+            long mask = v.startsWith("0x") || v.startsWith("0X") ? Long.parseLong(v.substring(2), 16) : Long.parseLong(v);
+            return fromMask(mask);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("iptablesMarkMask: not a number: " + value);
+        }
+    }
+
+    public long both() {
+        return accept | pass;
+    }
+
+    static String hex(long v) {
+        return "0x" + Long.toHexString(v);
+    }
+
+    /** {@code <bits>/<bits>}: matches or sets exactly these bits. */
+    static String set(long bits) {
+        return hex(bits) + "/" + hex(bits);
+    }
+
+    /** {@code 0x0/<bits>}: matches or sets these bits clear. */
+    static String clear(long bits) {
+        return "0x0/" + hex(bits);
+    }
+}

@@ -1,0 +1,94 @@
+package calico.felix.dataplane.iptables;
+
+import calico.dataplane.iptables.IpsetTransaction;
+import calico.dataplane.iptables.RestoreTransaction;
+import calico.felix.calc.PolicyId;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+
+/**
+ * Chain and IP set names, following Calico's layout: {@code cali-pi-}/{@code cali-po-} for a
+ * policy's inbound/outbound rules, {@code cali-pri-}/{@code cali-pro-} for a profile's,
+ * {@code cali-tw-}/{@code cali-fw-} for an endpoint's to/from-workload chains, {@code cali40}
+ * for IPv4 sets. A name that would pass the kernel's limit keeps its prefix and replaces the
+ * rest with {@code _} and a hash, so it stays unique and stable across restarts.
+ */
+public final class Names {
+
+    public static final String CHAIN_PREFIX = "cali-";
+    public static final String FORWARD = "cali-FORWARD";
+    public static final String FROM_WL_DISPATCH = "cali-from-wl-dispatch";
+    public static final String TO_WL_DISPATCH = "cali-to-wl-dispatch";
+    public static final String IPSET_V4_PREFIX = "cali40";
+
+    private Names() {
+    }
+
+    public static String policyInbound(PolicyId id) {
+        return limited("cali-pi-", policyKey(id), RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    public static String policyOutbound(PolicyId id) {
+        return limited("cali-po-", policyKey(id), RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    public static String profileInbound(String profile) {
+        return limited("cali-pri-", profile, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    public static String profileOutbound(String profile) {
+        return limited("cali-pro-", profile, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /** Traffic towards the workload (its ingress policy). */
+    public static String toWorkload(String iface) {
+        return limited("cali-tw-", iface, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /** Traffic from the workload (its egress policy). */
+    public static String fromWorkload(String iface) {
+        return limited("cali-fw-", iface, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /**
+     * The kernel name of a calculation-graph IP set: always hashed, since graph IDs (selector
+     * hashes, named-port keys) are longer than the 31 characters ipset allows.
+     */
+    public static String ipSetV4(String setId) {
+        return IPSET_V4_PREFIX + hash(setId).substring(0, IpsetTransaction.MAX_NAME - IPSET_V4_PREFIX.length());
+    }
+
+    /** Sets the driver makes itself for a rule's list of several nets ({@code -s} takes one). */
+    public static String netsSetV4(java.util.List<String> sortedNets) {
+        return ipSetV4("nets:" + String.join(",", sortedNets));
+    }
+
+    /** {@code tier/name} for global policies, {@code tier/namespace/name} for namespaced ones. */
+    static String policyKey(PolicyId id) {
+        return id.tier() + "/" + id.sortName();
+    }
+
+    /**
+     * {@code prefix + suffix} when it fits in {@code max}; otherwise {@code prefix + "_" + } as
+     * much of the URL-safe base64 SHA-256 of {@code suffix} as fits (Calico's rule). A suffix that
+     * fits exactly but starts with {@code _} is hashed too, so it cannot collide with a hashed name.
+     */
+    static String limited(String prefix, String suffix, int max) {
+        int total = prefix.length() + suffix.length();
+        if (total < max || (total == max && !suffix.startsWith("_"))) {
+            return prefix + suffix;
+        }
+        return prefix + "_" + hash(suffix).substring(0, max - prefix.length() - 1);
+    }
+
+    private static String hash(String s) {
+        try {
+            byte[] h = MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+            return Base64.getUrlEncoder().withoutPadding().encodeToString(h);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK must provide SHA-256", e);
+        }
+    }
+}

@@ -1,0 +1,239 @@
+package calico.felix.dataplane.iptables;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import calico.api.model.Action;
+import calico.api.model.ResourceKind;
+import calico.api.model.Rule;
+import calico.felix.calc.CompiledPolicy;
+import calico.felix.calc.CompiledRule;
+import calico.felix.calc.CompiledRule.Side;
+import calico.felix.calc.DataplaneUpdate;
+import calico.felix.calc.PolicyId;
+import calico.felix.calc.TierPolicies;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/** The renderer without a kernel: names, chain structure, and every compiled-rule feature. */
+class ChainRendererTest {
+
+    private final ChainRenderer renderer = new ChainRenderer(MarkBits.defaults(), "cali");
+    private final Map<String, Set<String>> netSets = new HashMap<>();
+
+    private static PolicyId gnp(String tier, String name) {
+        return new PolicyId(tier, null, name, ResourceKind.GLOBAL_NETWORK_POLICY);
+    }
+
+    private static Side side(List<String> nets, List<String> notNets, List<String> ports, List<String> notPorts,
+                             List<String> sets, List<String> notSets, List<String> named, List<String> notNamed) {
+        return new Side(nets, notNets, ports, notPorts, sets, notSets, named, notNamed);
+    }
+
+    private static CompiledRule rule(Action a, String proto, Side src, Side dst) {
+        return new CompiledRule(a, null, proto, null, null, null, src, dst, null);
+    }
+
+    private List<String> render(CompiledRule r) {
+        return renderer.rule(r, netSets).stream().map(calico.dataplane.iptables.Rule::render).toList();
+    }
+
+    @Test
+    void shortNamesAreKeptAndLongOnesHashedToTheLimit() {
+        assertThat(Names.policyInbound(gnp("default", "allow-db"))).isEqualTo("cali-pi-default/allow-db");
+        assertThat(Names.toWorkload("cali1234abcd")).isEqualTo("cali-tw-cali1234abcd");
+        assertThat(Names.profileOutbound("kns.test")).isEqualTo("cali-pro-kns.test");
+        String longName = Names.policyInbound(gnp("default", "a-rather-long-policy-name"));
+        assertThat(longName).hasSize(28).startsWith("cali-pi-_");
+        assertThat(longName).isEqualTo(Names.policyInbound(gnp("default", "a-rather-long-policy-name")));
+        assertThat(longName).isNotEqualTo(Names.policyInbound(gnp("default", "a-rather-long-policy-name2")));
+        assertThat(Names.policyOutbound(gnp("default", "a-rather-long-policy-name"))).startsWith("cali-po-_").hasSize(28);
+        // Namespaced and global policies of one name get different chains.
+        assertThat(Names.policyInbound(new PolicyId("default", "ns", "p", ResourceKind.NETWORK_POLICY)))
+                .isEqualTo("cali-pi-default/ns/p");
+        // Exactly 28 characters fits, unless it could be mistaken for a hashed name.
+        assertThat(Names.limited("cali-pi-", "a".repeat(20), 28)).isEqualTo("cali-pi-" + "a".repeat(20));
+        assertThat(Names.limited("cali-pi-", "_" + "a".repeat(19), 28)).startsWith("cali-pi-_").hasSize(28)
+                .isNotEqualTo("cali-pi-_" + "a".repeat(19));
+        assertThat(Names.ipSetV4("s:abc")).hasSize(31).startsWith("cali40").isNotEqualTo(Names.ipSetV4("s:abd"));
+    }
+
+    @Test
+    void markBitsAreTheMasksLowestTwoBits() {
+        assertThat(MarkBits.defaults()).isEqualTo(new MarkBits(0x10000, 0x20000));
+        assertThat(MarkBits.parse("0xf0")).isEqualTo(new MarkBits(0x10, 0x20));
+        assertThat(MarkBits.parse("4026531840")).isEqualTo(new MarkBits(0x10000000, 0x20000000));
+        assertThatThrownBy(() -> MarkBits.parse("0x1")).hasMessageContaining("iptablesMarkMask");
+        assertThatThrownBy(() -> MarkBits.parse("zz")).hasMessageContaining("iptablesMarkMask");
+    }
+
+    @Test
+    void endpointChainEvaluatesTiersInOrderThenProfiles() {
+        PolicyId p1 = gnp("t1", "p1");
+        PolicyId p2 = gnp("t1", "p2");
+        PolicyId staged = new PolicyId("t1", null, "s", ResourceKind.STAGED_GLOBAL_NETWORK_POLICY);
+        PolicyId p3 = gnp("t2", "p3");
+        PolicyId onlyStaged = new PolicyId("t3", null, "s3", ResourceKind.STAGED_GLOBAL_NETWORK_POLICY);
+        List<TierPolicies> tiers = List.of(
+                new TierPolicies("t1", Action.Deny, List.of(p1, staged, p2), false),
+                new TierPolicies("t2", Action.Pass, List.of(p3), false),
+                new TierPolicies("t3", Action.Deny, List.of(onlyStaged), false));
+        Chain c = renderer.endpointChain("cali-tw-caliX", tiers, List.of("kns.a", "kns.b"), true, Set.of(p1, p2, p3));
+        assertThat(c.rules().stream().map(calico.dataplane.iptables.Rule::render)).containsExactly(
+                "-j MARK --set-xmark 0x0/0x30000",
+                "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+                "-m conntrack --ctstate INVALID -j DROP",
+                "-j MARK --set-xmark 0x0/0x20000",
+                "-m mark --mark 0x0/0x20000 -j cali-pi-t1/p1",
+                "-m mark --mark 0x10000/0x10000 -j RETURN",
+                "-m mark --mark 0x0/0x20000 -j cali-pi-t1/p2",
+                "-m mark --mark 0x10000/0x10000 -j RETURN",
+                "-m mark --mark 0x0/0x20000 -j DROP",
+                "-j MARK --set-xmark 0x0/0x20000",
+                "-m mark --mark 0x0/0x20000 -j cali-pi-t2/p3",
+                "-m mark --mark 0x10000/0x10000 -j RETURN",
+                // t2's default is Pass: no drop; t3 has only staged policies: not enforced
+                "-j cali-pri-kns.a",
+                "-m mark --mark 0x10000/0x10000 -j RETURN",
+                "-j cali-pri-kns.b",
+                "-m mark --mark 0x10000/0x10000 -j RETURN",
+                "-j DROP");
+    }
+
+    @Test
+    void egressUsesOutboundChainsAndMissingPoliciesOrTiersFailClosed() {
+        PolicyId p1 = gnp("t1", "p1");
+        PolicyId gone = gnp("t1", "gone");
+        Chain c = renderer.endpointChain("cali-fw-caliX",
+                List.of(new TierPolicies("t1", null, List.of(p1, gone), false),
+                        new TierPolicies("nope", Action.Pass, List.of(), true)),
+                List.of("kns.a"), false, Set.of(p1));
+        assertThat(c.rules().stream().map(calico.dataplane.iptables.Rule::render)).contains(
+                "-m mark --mark 0x0/0x20000 -j cali-po-t1/p1",
+                "-j cali-pro-kns.a").containsSubsequence(
+                "-m mark --mark 0x0/0x20000 -j cali-po-t1/p1",
+                "-m mark --mark 0x10000/0x10000 -j RETURN",
+                "-m mark --mark 0x0/0x20000 -j DROP", // the missing policy
+                "-m mark --mark 0x0/0x20000 -j DROP", // t1's default (null = Deny)
+                "-j MARK --set-xmark 0x0/0x20000",
+                "-m mark --mark 0x0/0x20000 -j DROP"); // missing tier: deny even though it says Pass
+    }
+
+    @Test
+    void forwardAndDispatchChainsRouteByInterface() {
+        DataplaneModel m = new DataplaneModel();
+        m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("ns/a", "caliA", null, List.of("10.0.0.1/32"), List.of(),
+                List.of(), List.of(), List.of()));
+        m.apply(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesMarkMask", "0xff000000", "interfacePrefix", "tap,cali")));
+        Map<String, Chain> chains = ChainRenderer.render(m).chains();
+        assertThat(chains).containsOnlyKeys("cali-FORWARD", "cali-from-wl-dispatch", "cali-to-wl-dispatch",
+                "cali-tw-caliA", "cali-fw-caliA");
+        assertThat(chains.get("cali-FORWARD").rules().stream().map(calico.dataplane.iptables.Rule::render))
+                .containsExactly("-j MARK --set-xmark 0x0/0x3000000", "-i tap+ -j cali-from-wl-dispatch",
+                        "-o tap+ -j cali-to-wl-dispatch", "-m mark --mark 0x1000000/0x1000000 -j ACCEPT");
+        assertThat(chains.get("cali-from-wl-dispatch").rules().stream().map(calico.dataplane.iptables.Rule::render))
+                .containsExactly("-i caliA -g cali-fw-caliA", "-j DROP");
+        assertThat(chains.get("cali-to-wl-dispatch").rules().stream().map(calico.dataplane.iptables.Rule::render))
+                .containsExactly("-o caliA -g cali-tw-caliA", "-j DROP");
+    }
+
+    @Test
+    void modelRendersPolicyAndProfileChainsButNotStagedOnes() {
+        DataplaneModel m = new DataplaneModel();
+        CompiledPolicy allow = new CompiledPolicy(List.of(rule(Action.Allow, null, Side.ANY, Side.ANY)), List.of(), false);
+        m.apply(new DataplaneUpdate.ActivePolicyUpdate(gnp("default", "p"), allow));
+        m.apply(new DataplaneUpdate.ActivePolicyUpdate(
+                new PolicyId("default", null, "s", ResourceKind.STAGED_GLOBAL_NETWORK_POLICY), allow));
+        m.apply(new DataplaneUpdate.ActiveProfileUpdate("kns.x", allow));
+        assertThat(ChainRenderer.render(m).chains()).containsKeys("cali-pi-default/p", "cali-po-default/p",
+                "cali-pri-kns.x", "cali-pro-kns.x").doesNotContainKey("cali-pi-default/s");
+        assertThat(ChainRenderer.render(m).chains().get("cali-pi-default/p").rules().stream()
+                .map(calico.dataplane.iptables.Rule::render))
+                .containsExactly("-j MARK --set-xmark 0x10000/0x10000", "-m mark --mark 0x10000/0x10000 -j RETURN");
+    }
+
+    @Test
+    void actionsRenderAsCalicoDoes() {
+        assertThat(render(rule(Action.Deny, null, Side.ANY, Side.ANY))).containsExactly("-j DROP");
+        assertThat(render(rule(Action.Pass, null, Side.ANY, Side.ANY))).containsExactly(
+                "-j MARK --set-xmark 0x20000/0x20000", "-m mark --mark 0x20000/0x20000 -j RETURN");
+        assertThat(render(rule(Action.Log, null, Side.ANY, Side.ANY))).containsExactly(
+                "-j LOG --log-prefix \"calico-packet: \" --log-level 5");
+    }
+
+    @Test
+    void protocolPortsAndSetsRender() {
+        Side dst = side(List.of(), List.of(), List.of("80", "8000:8080"), List.of("8005"), List.of("s:dst"),
+                List.of("s:notdst"), List.of(), List.of());
+        Side src = side(List.of("10.0.0.0/8"), List.of("10.1.0.0/16"), List.of(), List.of(), List.of(), List.of(),
+                List.of(), List.of());
+        String ds = Names.ipSetV4("s:dst");
+        String nds = Names.ipSetV4("s:notdst");
+        assertThat(render(rule(Action.Deny, "TCP", src, dst))).containsExactly(
+                "-p tcp -s 10.0.0.0/8 -m set ! --match-set " + Names.netsSetV4(List.of("10.1.0.0/16")) + " src"
+                        + " -m set --match-set " + ds + " dst"
+                        + " -m set ! --match-set " + nds + " dst -m multiport ! --destination-ports 8005"
+                        + " -m multiport --destination-ports 80,8000:8080 -j DROP");
+        // -s and ! -s cannot share a rule, so the negated net became a set.
+        assertThat(netSets).containsEntry(Names.netsSetV4(List.of("10.1.0.0/16")), Set.of("10.1.0.0/16"));
+    }
+
+    @Test
+    void singleNotNetUsesNegatedAddressAndSeveralNetsUseASet() {
+        Side src = side(List.of(), List.of("10.1.0.0/16"), List.of(), List.of(), List.of(), List.of(), List.of(), List.of());
+        assertThat(render(rule(Action.Deny, null, src, Side.ANY))).containsExactly("! -s 10.1.0.0/16 -j DROP");
+        Side dst = side(List.of("10.2.0.0/16", "10.1.0.0/16"), List.of(), List.of(), List.of(), List.of(), List.of(),
+                List.of(), List.of());
+        String set = Names.netsSetV4(List.of("10.1.0.0/16", "10.2.0.0/16"));
+        assertThat(render(rule(Action.Deny, null, Side.ANY, dst))).containsExactly(
+                "-m set --match-set " + set + " dst -j DROP");
+        assertThat(netSets.get(set)).containsExactlyInAnyOrder("10.1.0.0/16", "10.2.0.0/16");
+    }
+
+    @Test
+    void numericPortsAndNamedPortSetsAreAlternatives() {
+        Side dst = side(List.of(), List.of(), List.of("443"), List.of(), List.of(), List.of(), List.of("n:web"),
+                List.of("n:admin"));
+        Side src = side(List.of(), List.of(), List.of("1000:2000"), List.of(), List.of(), List.of(), List.of(), List.of());
+        String web = Names.ipSetV4("n:web");
+        String admin = Names.ipSetV4("n:admin");
+        assertThat(render(rule(Action.Allow, "UDP", src, dst))).containsExactly(
+                "-p udp -m set ! --match-set " + admin + " dst,dst -m multiport --source-ports 1000:2000"
+                        + " -m multiport --destination-ports 443 -j MARK --set-xmark 0x10000/0x10000",
+                "-p udp -m set ! --match-set " + admin + " dst,dst -m multiport --source-ports 1000:2000"
+                        + " -m set --match-set " + web + " dst,dst -j MARK --set-xmark 0x10000/0x10000",
+                "-m mark --mark 0x10000/0x10000 -j RETURN");
+    }
+
+    @Test
+    void moreThanFifteenPortsAreSplitAcrossMultiportMatches() {
+        List<String> ports = new ArrayList<>(IntStream.rangeClosed(1, 14).mapToObj(Integer::toString).toList());
+        ports.add("100:200"); // a range counts twice: 14 + 2 > 15
+        Side dst = side(List.of(), List.of(), ports, List.of(), List.of(), List.of(), List.of(), List.of());
+        List<String> out = render(rule(Action.Deny, "TCP", Side.ANY, dst));
+        assertThat(out).containsExactly(
+                "-p tcp -m multiport --destination-ports 1,2,3,4,5,6,7,8,9,10,11,12,13,14 -j DROP",
+                "-p tcp -m multiport --destination-ports 100:200 -j DROP");
+    }
+
+    @Test
+    void icmpProtocolNegationAndIpVersion() {
+        CompiledRule icmp = new CompiledRule(Action.Allow, 4, "ICMP", null, new Rule.IcmpFields(8, 0),
+                new Rule.IcmpFields(3, null), Side.ANY, Side.ANY, null);
+        assertThat(render(icmp).get(0)).isEqualTo(
+                "-p icmp -m icmp --icmp-type 8/0 -m icmp ! --icmp-type 3 -j MARK --set-xmark 0x10000/0x10000");
+        CompiledRule notTcp = new CompiledRule(Action.Deny, null, null, "TCP", null, null, Side.ANY, Side.ANY, null);
+        assertThat(render(notTcp)).containsExactly("! -p tcp -j DROP");
+        CompiledRule v6 = new CompiledRule(Action.Deny, 6, null, null, null, null, Side.ANY, Side.ANY, null);
+        assertThat(render(v6)).isEmpty();
+        CompiledRule sets = rule(Action.Deny, null, side(List.of(), List.of(), List.of(), List.of(), List.of("s:a"),
+                List.of("s:b"), List.of(), List.of()), Side.ANY);
+        assertThat(render(sets)).containsExactly("-m set --match-set " + Names.ipSetV4("s:a") + " src -m set ! --match-set "
+                + Names.ipSetV4("s:b") + " src -j DROP");
+    }
+}

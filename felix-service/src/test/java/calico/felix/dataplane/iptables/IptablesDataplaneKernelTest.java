@@ -1,0 +1,174 @@
+package calico.felix.dataplane.iptables;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.api.model.Action;
+import calico.api.model.ResourceKind;
+import calico.api.model.Rule;
+import calico.api.net.Cidr;
+import calico.dataplane.iptables.IpVersion;
+import calico.dataplane.iptables.Ipset;
+import calico.dataplane.iptables.IpsetInfo;
+import calico.dataplane.iptables.IptablesBackend;
+import calico.dataplane.iptables.IptablesRestore;
+import calico.dataplane.iptables.SavedTable;
+import calico.dataplane.iptables.Table;
+import calico.dataplane.iptables.XtablesLockSettings;
+import calico.dataplane.testing.NetNs;
+import calico.felix.calc.CompiledPolicy;
+import calico.felix.calc.CompiledRule;
+import calico.felix.calc.CompiledRule.Side;
+import calico.felix.calc.DataplaneUpdate;
+import calico.felix.calc.IpSetMember;
+import calico.felix.calc.IpSetType;
+import calico.felix.calc.PolicyId;
+import calico.felix.calc.TierPolicies;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The driver against a real kernel (one namespace, no packets): every rule form the renderer
+ * makes is accepted and reads back stable; sets are created before and destroyed after the
+ * rules that use them; only changed chains and sets are written; a resync removes stale owned
+ * state and leaves everything else alone.
+ */
+class IptablesDataplaneKernelTest {
+
+    private static final PolicyId POLICY = new PolicyId("default", null, "everything", ResourceKind.GLOBAL_NETWORK_POLICY);
+
+    private NetNs ns;
+    private IptablesRestore restore;
+    private Ipset ipset;
+    private IptablesDataplane dataplane;
+    private String iptables;
+
+    @AfterEach
+    void tearDown() {
+        if (ns != null) {
+            ns.close();
+        }
+    }
+
+    private void start(IptablesBackend backend) {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/" + backend.restoreBinary(IpVersion.V4))), "backend installed");
+        ns = NetNs.create("ipk");
+        List<String> prefix = List.of("ip", "netns", "exec", ns.name());
+        restore = new IptablesRestore(backend, XtablesLockSettings.defaults(), prefix);
+        ipset = new Ipset(prefix);
+        dataplane = new IptablesDataplane(restore, ipset);
+        iptables = backend.restoreBinary(IpVersion.V4).replace("-restore", "");
+    }
+
+    private static Side side(List<String> nets, List<String> notNets, List<String> ports, List<String> notPorts,
+                             List<String> sets, List<String> notSets, List<String> named, List<String> notNamed) {
+        return new Side(nets, notNets, ports, notPorts, sets, notSets, named, notNamed);
+    }
+
+    /** A policy using every rule feature the renderer supports. */
+    private static CompiledPolicy everything() {
+        Side src = side(List.of("10.0.0.0/8"), List.of("10.1.0.0/16", "10.2.0.0/16"), List.of("1000:2000"),
+                List.of("1500"), List.of("s:a"), List.of(), List.of(), List.of());
+        Side dst = side(List.of("192.168.0.0/16", "172.16.0.0/12"), List.of(), List.of("80", "443"),
+                List.of(), List.of(), List.of("s:a"), List.of("n:web"), List.of("n:web"));
+        return new CompiledPolicy(List.of(
+                new CompiledRule(Action.Allow, null, "TCP", null, null, null, src, dst, null),
+                new CompiledRule(Action.Log, 4, "ICMP", null, new Rule.IcmpFields(8, 0), new Rule.IcmpFields(3, null),
+                        Side.ANY, Side.ANY, null),
+                new CompiledRule(Action.Pass, null, null, "UDP", null, null, Side.ANY,
+                        side(List.of(), List.of("10.9.0.0/16"), List.of(), List.of(), List.of(), List.of(), List.of(),
+                                List.of()), null),
+                new CompiledRule(Action.Deny, null, null, null, null, null, Side.ANY, Side.ANY, null)),
+                List.of(new CompiledRule(Action.Allow, null, null, null, null, null, Side.ANY, Side.ANY, null)), false);
+    }
+
+    private static List<DataplaneUpdate> firstBatch() {
+        return List.of(
+                new DataplaneUpdate.IpSetUpdate("s:a", IpSetType.NET, Set.of(IpSetMember.net(Cidr.parse("10.0.0.1/32")),
+                        IpSetMember.net(Cidr.parse("10.0.1.0/24")))),
+                new DataplaneUpdate.IpSetUpdate("n:web", IpSetType.IP_AND_PORT,
+                        Set.of(new IpSetMember(Cidr.parse("10.0.0.1/32"), "tcp", 8080))),
+                new DataplaneUpdate.ActivePolicyUpdate(POLICY, everything()),
+                new DataplaneUpdate.ActiveProfileUpdate("kns.test", new CompiledPolicy(
+                        List.of(new CompiledRule(Action.Allow, null, null, null, null, null, Side.ANY, Side.ANY, null)),
+                        List.of(), false)),
+                new DataplaneUpdate.WorkloadEndpointUpdate("test/a", "cali1234abcd", null, List.of("10.0.0.1/32"),
+                        List.of(), List.of("kns.test"),
+                        List.of(new TierPolicies("default", Action.Deny, List.of(POLICY), false)), List.of()));
+    }
+
+    @ParameterizedTest
+    @EnumSource(IptablesBackend.class)
+    void everyRuleFormIsAcceptedAndSetsFollowTheirRules(IptablesBackend backend) {
+        start(backend);
+        IptablesDataplane.ApplyStats first = dataplane.apply(firstBatch());
+        assertThat(first.resync()).isTrue();
+        // What save printed after the apply is stable: nothing to repair.
+        assertThat(dataplane.refresh()).isZero();
+        SavedTable saved = restore.save(IpVersion.V4, Table.FILTER);
+        assertThat(saved.rules("FORWARD")).containsExactly("-j cali-FORWARD");
+        assertThat(saved.rules(Names.policyInbound(POLICY))).hasSize(
+                dataplane.desiredChains().get(Names.policyInbound(POLICY)).rules().size());
+        Map<String, IpsetInfo> sets = ipset.list();
+        assertThat(sets.get(Names.ipSetV4("s:a")).members()).containsExactlyInAnyOrder("10.0.0.1", "10.0.1.0/24");
+        assertThat(sets.get(Names.ipSetV4("n:web")).members()).containsExactly("10.0.0.1,tcp:8080");
+        assertThat(sets).containsKey(Names.netsSetV4(List.of("10.1.0.0/16", "10.2.0.0/16")));
+
+        // A membership change touches one set and no chain.
+        IptablesDataplane.ApplyStats delta = dataplane.apply(List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:a",
+                Set.of(IpSetMember.net(Cidr.parse("10.0.2.2/32"))), Set.of(IpSetMember.net(Cidr.parse("10.0.1.0/24"))))));
+        assertThat(delta).isEqualTo(new IptablesDataplane.ApplyStats(false, 0, 0, 1, 0));
+        assertThat(ipset.list(Names.ipSetV4("s:a")).members()).containsExactlyInAnyOrder("10.0.0.1", "10.0.2.2");
+
+        // A profile change rewrites that profile's chain only.
+        IptablesDataplane.ApplyStats profile = dataplane.apply(List.of(new DataplaneUpdate.ActiveProfileUpdate(
+                "kns.test", new CompiledPolicy(List.of(), List.of(), false))));
+        assertThat(profile).isEqualTo(new IptablesDataplane.ApplyStats(false, 1, 0, 0, 0));
+        assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("cali-pri-kns.test")).isEmpty();
+
+        // Dropping the policy and its sets removes both chains and every set it used, sets after rules.
+        IptablesDataplane.ApplyStats removal = dataplane.apply(List.of(
+                new DataplaneUpdate.WorkloadEndpointUpdate("test/a", "cali1234abcd", null, List.of("10.0.0.1/32"),
+                        List.of(), List.of("kns.test"), List.of(), List.of()),
+                new DataplaneUpdate.ActivePolicyRemove(POLICY),
+                new DataplaneUpdate.IpSetRemove("s:a"), new DataplaneUpdate.IpSetRemove("n:web")));
+        assertThat(removal.chainsWritten()).isEqualTo(1); // cali-tw-cali1234abcd
+        assertThat(removal.chainsDeleted()).isEqualTo(2);
+        assertThat(removal.setsDeleted()).isEqualTo(4); // two graph sets, two net sets (a single notNet is "! -d")
+        assertThat(ipset.list().keySet()).noneMatch(n -> n.startsWith("cali4"));
+        assertThat(restore.save(IpVersion.V4, Table.FILTER).chains()).doesNotContain(Names.policyInbound(POLICY));
+        assertThat(dataplane.refresh()).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(IptablesBackend.class)
+    void resyncRemovesStaleOwnedStateAndLeavesTheRestAlone(IptablesBackend backend) {
+        start(backend);
+        ns.exec(iptables, "-N", "cali-old");
+        ns.exec(iptables, "-A", "cali-old", "-j", "DROP");
+        ns.exec(iptables, "-N", "cali-FORWARD");
+        ns.exec(iptables, "-N", "other");
+        ns.exec(iptables, "-A", "other", "-p", "tcp", "-j", "ACCEPT");
+        ns.exec(iptables, "-A", "FORWARD", "-j", "other");
+        ns.exec(iptables, "-A", "FORWARD", "-j", "cali-FORWARD");
+        ns.exec(iptables, "-A", "FORWARD", "-j", "cali-FORWARD");
+        ns.exec("ipset", "create", "cali40stale", "hash:net");
+        ns.exec("ipset", "create", "foreign", "hash:net");
+
+        dataplane.apply(firstBatch());
+
+        SavedTable saved = restore.save(IpVersion.V4, Table.FILTER);
+        assertThat(saved.chains()).doesNotContain("cali-old").contains("other", "cali-FORWARD");
+        assertThat(saved.rules("FORWARD")).containsExactly("-j cali-FORWARD", "-j other");
+        assertThat(saved.rules("other")).containsExactly("-p tcp -j ACCEPT");
+        assertThat(ipset.list().keySet()).doesNotContain("cali40stale").contains("foreign", Names.ipSetV4("s:a"));
+        assertThat(dataplane.refresh()).isZero();
+    }
+}
