@@ -18,6 +18,9 @@ interface LibC extends Library {
 
     int setsockopt(int fd, int level, int name, int[] value, int valueLen);
 
+    /** For {@code struct timeval} options: two longs, seconds and microseconds. */
+    int setsockopt(int fd, int level, int name, long[] value, int valueLen);
+
     long sendto(int fd, byte[] buf, long len, int flags, byte[] addr, int addrLen);
 
     long recv(int fd, Pointer buf, long len, int flags);

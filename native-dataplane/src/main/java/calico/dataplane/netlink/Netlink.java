@@ -81,7 +81,7 @@ public final class Netlink implements AutoCloseable {
 
     /** {@return the link named {@code name}}, empty when there is none. */
     public Optional<Link> link(String name) {
-        MessageWriter req = ifinfo(RTM_GETLINK, 0, 0, 0, 0).attrString(IFLA_IFNAME, checkName(name));
+        MessageWriter req = ifinfo(RTM_GETLINK, NetlinkSocket.NLM_F_ACK, 0, 0, 0).attrString(IFLA_IFNAME, checkName(name));
         try {
             for (NetlinkSocket.Message m : socket.execute("get link " + name, req)) {
                 if (m.type() == RTM_NEWLINK) {

@@ -39,6 +39,11 @@ final class NetlinkSocket implements AutoCloseable {
     private static final int NLM_F_CAPPED = 0x100;
     private static final int NLM_F_ACK_TLVS = 0x200;
     private static final int NLMSGERR_ATTR_MSG = 1;
+    private static final int SOL_SOCKET = 1;
+    private static final int SO_RCVTIMEO = 20;
+    /** A reply never takes this long; waiting longer would only hide a protocol bug as a hang. */
+    private static final long RECV_TIMEOUT_SECONDS = 30;
+    private static final int EAGAIN = 11;
     private static final int RECV_BUFFER = 1 << 20;
     private static final int MAX_DUMP_ATTEMPTS = 5;
 
@@ -68,6 +73,7 @@ final class NetlinkSocket implements AutoCloseable {
         // Best effort: errors then echo only the request header and carry the kernel's reason.
         libc.setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, new int[] {1}, 4);
         libc.setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, new int[] {1}, 4);
+        libc.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, new long[] {RECV_TIMEOUT_SECONDS, 0}, 16);
         seq = (int) (System.nanoTime() & 0x3fffffff);
     }
 
@@ -109,7 +115,7 @@ final class NetlinkSocket implements AutoCloseable {
                 if (err == Errno.EINTR) {
                     continue;
                 }
-                throw new NetlinkException(operation, err, null);
+                throw new NetlinkException(operation + (err == EAGAIN ? " (no reply from the kernel)" : ""), err, null);
             }
             ByteBuffer b = recvBuf.getByteBuffer(0, n).order(ByteOrder.nativeOrder());
             while (b.remaining() >= MessageWriter.NLMSG_HDRLEN) {
