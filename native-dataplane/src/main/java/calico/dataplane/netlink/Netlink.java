@@ -1,0 +1,375 @@
+package calico.dataplane.netlink;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * rtnetlink over one raw {@code NETLINK_ROUTE} socket, through JNA to libc: links, addresses,
+ * routes and neighbours. No {@code ip} commands.
+ *
+ * <p><b>Threading:</b> not thread-safe; use one instance per thread (or guard it). The socket
+ * belongs to the network namespace of the thread that constructed this object, and keeps
+ * acting on that namespace whichever thread calls it later.
+ *
+ * <p><b>Errors:</b> every kernel refusal is a {@link NetlinkException} naming the operation and
+ * the errno; {@link NetlinkException#alreadyExists()} and {@link NetlinkException#notFound()}
+ * let callers make add/delete idempotent.
+ */
+public final class Netlink implements AutoCloseable {
+    static final int AF_UNSPEC = 0;
+    static final int AF_INET = 2;
+    static final int AF_INET6 = 10;
+
+    private static final int RTM_NEWLINK = 16;
+    private static final int RTM_GETLINK = 18;
+    private static final int RTM_NEWADDR = 20;
+    private static final int RTM_DELADDR = 21;
+    private static final int RTM_GETADDR = 22;
+    private static final int RTM_NEWROUTE = 24;
+    private static final int RTM_DELROUTE = 25;
+    private static final int RTM_GETROUTE = 26;
+    private static final int RTM_NEWNEIGH = 28;
+    private static final int RTM_DELNEIGH = 29;
+    private static final int RTM_GETNEIGH = 30;
+
+    private static final int IFF_UP = 0x1;
+    private static final int IFLA_ADDRESS = 1;
+    private static final int IFLA_IFNAME = 3;
+    private static final int IFLA_MTU = 4;
+    private static final int IFLA_LINKINFO = 18;
+    private static final int IFLA_INFO_KIND = 1;
+
+    private static final int IFA_ADDRESS = 1;
+    private static final int IFA_LOCAL = 2;
+
+    private static final int RTA_DST = 1;
+    private static final int RTA_OIF = 4;
+    private static final int RTA_GATEWAY = 5;
+    private static final int RTA_PRIORITY = 6;
+    private static final int RTA_TABLE = 15;
+    private static final int RTNH_F_ONLINK = 0x4;
+    private static final int RTM_F_CLONED = 0x200;
+    private static final int RT_SCOPE_NOWHERE = 255;
+
+    private static final int NDA_DST = 1;
+    private static final int NDA_LLADDR = 2;
+
+    private static final int IFNAMSIZ = 16;
+
+    private final NetlinkSocket socket;
+
+    /** Opens a socket in the calling thread's network namespace. */
+    public Netlink() {
+        this.socket = new NetlinkSocket();
+    }
+
+    // ---------------------------------------------------------------- links
+
+    public List<Link> links() {
+        List<Link> out = new ArrayList<>();
+        for (NetlinkSocket.Message m : socket.dump("list links", ifinfo(RTM_GETLINK, NetlinkSocket.NLM_F_DUMP, 0, 0, 0))) {
+            if (m.type() == RTM_NEWLINK) {
+                out.add(decodeLink(m.payload()));
+            }
+        }
+        return out;
+    }
+
+    /** {@return the link named {@code name}}, empty when there is none. */
+    public Optional<Link> link(String name) {
+        MessageWriter req = ifinfo(RTM_GETLINK, NetlinkSocket.NLM_F_ACK, 0, 0, 0).attrString(IFLA_IFNAME, checkName(name));
+        try {
+            for (NetlinkSocket.Message m : socket.execute("get link " + name, req)) {
+                if (m.type() == RTM_NEWLINK) {
+                    return Optional.of(decodeLink(m.payload()));
+                }
+            }
+            return Optional.empty();
+        } catch (NetlinkException e) {
+            if (e.errno() == Errno.ENODEV) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /** {@return the ifindex of {@code name}}; fails with ENODEV when there is no such link. */
+    public int linkIndex(String name) {
+        return link(name).map(Link::index)
+                .orElseThrow(() -> new NetlinkException("find link " + name, Errno.ENODEV, null));
+    }
+
+    public void setLinkUp(String name, boolean up) {
+        MessageWriter req = ifinfo(RTM_NEWLINK, NetlinkSocket.NLM_F_ACK, 0, up ? IFF_UP : 0, IFF_UP)
+                .attrString(IFLA_IFNAME, checkName(name));
+        socket.execute("set link " + name + (up ? " up" : " down"), req);
+    }
+
+    public void setLinkMtu(String name, int mtu) {
+        if (mtu <= 0) {
+            throw new IllegalArgumentException("mtu: " + mtu + " is not positive");
+        }
+        MessageWriter req = ifinfo(RTM_NEWLINK, NetlinkSocket.NLM_F_ACK, 0, 0, 0)
+                .attrString(IFLA_IFNAME, checkName(name))
+                .attrU32(IFLA_MTU, mtu);
+        socket.execute("set link " + name + " mtu " + mtu, req);
+    }
+
+    // ---------------------------------------------------------------- addresses
+
+    /** {@return every IPv4 and IPv6 address on every link} */
+    public List<Address> addresses() {
+        return addresses(0);
+    }
+
+    /** {@return the IPv4 and IPv6 addresses of link {@code linkIndex}} (0 = all links). */
+    public List<Address> addresses(int linkIndex) {
+        MessageWriter req = new MessageWriter(RTM_GETADDR, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_DUMP)
+                .u8(AF_UNSPEC).u8(0).u8(0).u8(0).u32(0);
+        List<Address> out = new ArrayList<>();
+        for (NetlinkSocket.Message m : socket.dump("list addresses", req)) {
+            if (m.type() != RTM_NEWADDR) {
+                continue;
+            }
+            ByteBuffer p = m.payload();
+            int family = Byte.toUnsignedInt(p.get(0));
+            int prefixLen = Byte.toUnsignedInt(p.get(1));
+            int scope = Byte.toUnsignedInt(p.get(3));
+            int index = p.getInt(4);
+            if ((family != AF_INET && family != AF_INET6) || (linkIndex != 0 && index != linkIndex)) {
+                continue;
+            }
+            Attributes a = Attributes.parse(p.position(8));
+            // IFA_LOCAL is the interface's own address; IFA_ADDRESS is the peer on point-to-point links.
+            Optional<InetAddress> addr = a.address(IFA_LOCAL).or(() -> a.address(IFA_ADDRESS));
+            addr.ifPresent(ip -> out.add(new Address(index, new IpPrefix(ip, prefixLen), scope)));
+        }
+        return out;
+    }
+
+    /** Adds {@code prefix} to the link; EEXIST if it is already there. */
+    public void addAddress(int linkIndex, IpPrefix prefix) {
+        socket.execute("add address " + prefix + " dev " + linkIndex,
+                address(RTM_NEWADDR, NetlinkSocket.NLM_F_CREATE | NetlinkSocket.NLM_F_EXCL, linkIndex, prefix));
+    }
+
+    /** Removes {@code prefix} from the link; EADDRNOTAVAIL if it is not there. */
+    public void deleteAddress(int linkIndex, IpPrefix prefix) {
+        socket.execute("delete address " + prefix + " dev " + linkIndex, address(RTM_DELADDR, 0, linkIndex, prefix));
+    }
+
+    // ---------------------------------------------------------------- routes
+
+    /** {@return the IPv4 and IPv6 routes of the main table} */
+    public List<Route> routes() {
+        return routes(Route.TABLE_MAIN);
+    }
+
+    /** {@return the IPv4 and IPv6 routes of {@code table}} (0 = every table). Cached clones are skipped. */
+    public List<Route> routes(long table) {
+        MessageWriter req = new MessageWriter(RTM_GETROUTE, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_DUMP)
+                .u8(AF_UNSPEC).u8(0).u8(0).u8(0).u8(0).u8(0).u8(0).u8(0).u32(0);
+        List<Route> out = new ArrayList<>();
+        for (NetlinkSocket.Message m : socket.dump("list routes", req)) {
+            if (m.type() != RTM_NEWROUTE) {
+                continue;
+            }
+            Route r = decodeRoute(m.payload());
+            if (r != null && (table == 0 || r.table() == table)) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    /** Adds a route; EEXIST if one with the same key is there. */
+    public void addRoute(Route route) {
+        socket.execute("add route " + route,
+                route(RTM_NEWROUTE, NetlinkSocket.NLM_F_CREATE | NetlinkSocket.NLM_F_EXCL, route, false));
+    }
+
+    /** Adds the route or replaces the one with the same destination, table and metric. */
+    public void replaceRoute(Route route) {
+        socket.execute("replace route " + route,
+                route(RTM_NEWROUTE, NetlinkSocket.NLM_F_CREATE | NetlinkSocket.NLM_F_REPLACE, route, false));
+    }
+
+    /**
+     * Deletes the route matching {@code route}'s destination and table (and its gateway,
+     * interface and metric when set; scope and protocol are not matched); ESRCH if none.
+     */
+    public void deleteRoute(Route route) {
+        socket.execute("delete route " + route, route(RTM_DELROUTE, 0, route, true));
+    }
+
+    // ---------------------------------------------------------------- neighbours
+
+    /** {@return every IPv4 and IPv6 neighbour entry} (0 = all links) of link {@code linkIndex}. */
+    public List<Neighbour> neighbours(int linkIndex) {
+        MessageWriter req = new MessageWriter(RTM_GETNEIGH, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_DUMP)
+                .u8(AF_UNSPEC).u8(0).u16(0).u32(0).u16(0).u8(0).u8(0);
+        List<Neighbour> out = new ArrayList<>();
+        for (NetlinkSocket.Message m : socket.dump("list neighbours", req)) {
+            if (m.type() != RTM_NEWNEIGH) {
+                continue;
+            }
+            ByteBuffer p = m.payload();
+            int family = Byte.toUnsignedInt(p.get(0));
+            int index = p.getInt(4);
+            int state = Short.toUnsignedInt(p.getShort(8));
+            if ((family != AF_INET && family != AF_INET6) || (linkIndex != 0 && index != linkIndex)) {
+                continue;
+            }
+            Attributes a = Attributes.parse(p.position(12));
+            a.address(NDA_DST).ifPresent(ip -> out.add(new Neighbour(index, ip, a.bytes(NDA_LLADDR).map(Netlink::formatMac), state)));
+        }
+        return out;
+    }
+
+    /** Adds or replaces a permanent entry {@code address -> mac} on the link. */
+    public void setPermanentNeighbour(int linkIndex, InetAddress address, String mac) {
+        MessageWriter req = neigh(RTM_NEWNEIGH, NetlinkSocket.NLM_F_CREATE | NetlinkSocket.NLM_F_REPLACE,
+                linkIndex, address, Neighbour.NUD_PERMANENT)
+                .attr(NDA_LLADDR, parseMac(mac));
+        socket.execute("set neighbour " + address.getHostAddress() + " lladdr " + mac + " dev " + linkIndex, req);
+    }
+
+    /** Deletes the entry for {@code address} on the link; ENOENT if there is none. */
+    public void deleteNeighbour(int linkIndex, InetAddress address) {
+        socket.execute("delete neighbour " + address.getHostAddress() + " dev " + linkIndex,
+                neigh(RTM_DELNEIGH, 0, linkIndex, address, 0));
+    }
+
+    @Override
+    public void close() {
+        socket.close();
+    }
+
+    // ---------------------------------------------------------------- encoding
+
+    /** nlmsghdr + ifinfomsg {family, pad, type, index, flags, change}. */
+    private static MessageWriter ifinfo(int type, int extraFlags, int index, int flags, int change) {
+        return new MessageWriter(type, NetlinkSocket.NLM_F_REQUEST | extraFlags)
+                .u8(AF_UNSPEC).u8(0).u16(0).u32(index).u32(flags).u32(change);
+    }
+
+    /** nlmsghdr + ifaddrmsg {family, prefixlen, flags, scope, index} + IFA_LOCAL/IFA_ADDRESS. */
+    private static MessageWriter address(int type, int flags, int linkIndex, IpPrefix prefix) {
+        checkIndex(linkIndex);
+        byte[] ip = prefix.address().getAddress();
+        return new MessageWriter(type, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_ACK | flags)
+                .u8(prefix.family()).u8(prefix.length()).u8(0).u8(0).u32(linkIndex)
+                .attr(IFA_LOCAL, ip)
+                .attr(IFA_ADDRESS, ip);
+    }
+
+    /**
+     * nlmsghdr + rtmsg {family, dst_len, src_len, tos, table, protocol, scope, type, flags} +
+     * attributes. Tables above 255 do not fit rtm_table, so RTA_TABLE always carries the table.
+     * A delete leaves type/protocol unset and scope NOWHERE so the kernel matches any.
+     */
+    private static MessageWriter route(int type, int flags, Route r, boolean delete) {
+        int rtmTable = r.table() < 256 ? (int) r.table() : 0;
+        MessageWriter w = new MessageWriter(type, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_ACK | flags)
+                .u8(r.destination().family())
+                .u8(r.destination().length())
+                .u8(0).u8(0)
+                .u8(rtmTable)
+                .u8(delete ? 0 : r.protocol())
+                .u8(delete ? RT_SCOPE_NOWHERE : r.scope())
+                .u8(delete ? 0 : r.type().ordinal())
+                .u32(r.onlink() ? RTNH_F_ONLINK : 0);
+        w.attrU32(RTA_TABLE, (int) r.table());
+        if (r.destination().length() > 0) {
+            w.attr(RTA_DST, r.destination().address().getAddress());
+        }
+        r.gateway().ifPresent(g -> w.attr(RTA_GATEWAY, g.getAddress()));
+        if (r.linkIndex() != 0) {
+            w.attrU32(RTA_OIF, r.linkIndex());
+        }
+        if (r.priority() != 0) {
+            w.attrU32(RTA_PRIORITY, r.priority());
+        }
+        return w;
+    }
+
+    /** nlmsghdr + ndmsg {family, pad1, pad2, ifindex, state, flags, type} + NDA_DST. */
+    private static MessageWriter neigh(int type, int flags, int linkIndex, InetAddress address, int state) {
+        checkIndex(linkIndex);
+        byte[] ip = address.getAddress();
+        return new MessageWriter(type, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_ACK | flags)
+                .u8(ip.length == 4 ? AF_INET : AF_INET6).u8(0).u16(0).u32(linkIndex).u16(state).u8(0).u8(0)
+                .attr(NDA_DST, ip);
+    }
+
+    // ---------------------------------------------------------------- decoding
+
+    private static Link decodeLink(ByteBuffer p) {
+        int index = p.getInt(4);
+        int flags = p.getInt(8);
+        Attributes a = Attributes.parse(p.position(16));
+        return new Link(index,
+                a.string(IFLA_IFNAME).orElse(""),
+                a.u32(IFLA_MTU).orElse(0),
+                (flags & IFF_UP) != 0,
+                a.nested(IFLA_LINKINFO).flatMap(info -> info.string(IFLA_INFO_KIND)),
+                a.bytes(IFLA_ADDRESS).filter(b -> b.length > 0).map(Netlink::formatMac));
+    }
+
+    /** {@return the route, or null for an entry that is not a plain IPv4/IPv6 route} */
+    private static Route decodeRoute(ByteBuffer p) {
+        int family = Byte.toUnsignedInt(p.get(0));
+        int dstLen = Byte.toUnsignedInt(p.get(1));
+        int rtmTable = Byte.toUnsignedInt(p.get(4));
+        int protocol = Byte.toUnsignedInt(p.get(5));
+        int scope = Byte.toUnsignedInt(p.get(6));
+        int type = Byte.toUnsignedInt(p.get(7));
+        int flags = p.getInt(8);
+        if ((family != AF_INET && family != AF_INET6) || (flags & RTM_F_CLONED) != 0) {
+            return null;
+        }
+        Attributes a = Attributes.parse(p.position(12));
+        InetAddress dst = a.address(RTA_DST).orElseGet(() -> zero(family));
+        long table = a.u32(RTA_TABLE).map(Integer::toUnsignedLong).orElse((long) rtmTable);
+        return new Route(new IpPrefix(dst, dstLen), a.address(RTA_GATEWAY), a.u32(RTA_OIF).orElse(0), table,
+                Route.Type.fromCode(type), scope, protocol, a.u32(RTA_PRIORITY).orElse(0),
+                (flags & RTNH_F_ONLINK) != 0);
+    }
+
+    private static InetAddress zero(int family) {
+        try {
+            return InetAddress.getByAddress(new byte[family == AF_INET ? 4 : 16]);
+        } catch (java.net.UnknownHostException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    static String formatMac(byte[] b) {
+        return HexFormat.ofDelimiter(":").formatHex(b);
+    }
+
+    static byte[] parseMac(String mac) {
+        if (mac == null || !mac.matches("[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}")) {
+            throw new IllegalArgumentException("mac: '" + mac + "' is not of the form aa:bb:cc:dd:ee:ff");
+        }
+        return HexFormat.ofDelimiter(":").parseHex(mac.toLowerCase());
+    }
+
+    private static String checkName(String name) {
+        if (name == null || name.isEmpty() || name.length() >= IFNAMSIZ || name.contains("/")
+                || name.chars().anyMatch(c -> c <= ' ')) {
+            throw new IllegalArgumentException("interface name: '" + name + "' is not a valid Linux interface name");
+        }
+        return name;
+    }
+
+    private static void checkIndex(int linkIndex) {
+        if (linkIndex <= 0) {
+            throw new IllegalArgumentException("linkIndex: " + linkIndex + " is not a valid ifindex");
+        }
+    }
+}
