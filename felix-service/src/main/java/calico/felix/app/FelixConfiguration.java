@@ -3,7 +3,6 @@ package calico.felix.app;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.logging.LogLevel;
 import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.context.annotation.Bean;
@@ -23,13 +22,6 @@ public class FelixConfiguration {
     @Bean
     FelixLogLevel felixLogLevel(FelixProperties properties, ObjectProvider<LoggingSystem> logging) {
         return new FelixLogLevel(properties.logSeverityScreen(), logging.getIfAvailable());
-    }
-
-    /** The in-memory dataplane, unless the drivers provide a real one. */
-    @Bean
-    @ConditionalOnMissingBean(Dataplane.class)
-    Dataplane dataplane() {
-        return new ModelDataplane();
     }
 
     /** What is programmed, for the admin API and metrics: the model itself, or a mirror beside a real driver. */
