@@ -16,6 +16,7 @@ import calico.api.model.Tier;
 import calico.api.model.TierSpec;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
+import calico.felix.calc.DataplaneUpdate;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
@@ -32,6 +33,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -39,6 +42,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * The whole felix application against a real etcd, on random ports, observed only over HTTP
@@ -75,9 +80,44 @@ class FelixApplicationTest {
         store.close();
     }
 
-    private void startFelix() {
-        app = new SpringApplicationBuilder(FelixApplication.class).run(
-                "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
+    /** A driver stand-in whose apply blocks while a local endpoint named "slow" is in the batch. */
+    static final class StallingDataplane implements Dataplane {
+        final ModelDataplane model = new ModelDataplane();
+        final CountDownLatch release = new CountDownLatch(1);
+
+        @Override
+        public void apply(List<DataplaneUpdate> batch) {
+            if (batch.stream().anyMatch(u -> u instanceof DataplaneUpdate.WorkloadEndpointUpdate w
+                    && w.interfaceName().equals("calislow"))) {
+                try {
+                    release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            model.apply(batch);
+        }
+
+        @Override
+        public boolean inSync() {
+            return model.inSync();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class StallingDriver {
+        @Bean
+        StallingDataplane stallingDataplane() {
+            return new StallingDataplane();
+        }
+    }
+
+    private void startFelix(Class<?>... extra) {
+        Class<?>[] sources = new Class<?>[extra.length + 1];
+        sources[0] = FelixApplication.class;
+        System.arraycopy(extra, 0, sources, 1, extra.length);
+        app = new SpringApplicationBuilder(sources).run(
+                "--felix.apply-timeout=400ms", "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
                 "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME,
                 "--FELIX_DATASTORETYPE=etcdv3", "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(),
                 "--FELIX_LOGSEVERITYSCREEN=Info", "--felix.ready-poll-initial=50ms", "--felix.ready-poll-max=200ms");
@@ -161,6 +201,28 @@ class FelixApplicationTest {
         assertThat(metricValue(metrics.body(), "felix_active_policies")).isEqualTo(1.0);
         assertThat(metricValue(metrics.body(), "felix_ipset_members")).isEqualTo(1.0);
         assertThat(metricValue(metrics.body(), "felix_resyncs_total")).isEqualTo(1.0);
+    }
+
+    @Test
+    void aStalledDataplaneFailsReadinessUntilItRecovers() throws Exception {
+        store.create(new ClusterInformation(ObjectMeta.named("default"),
+                new ClusterInformationSpec("guid", null, null, true, null)));
+        startFelix(StallingDriver.class);
+        StallingDataplane driver = app.getBean(StallingDataplane.class);
+        awaitJson(healthPort, "/readiness", 200, body -> true);
+        assertThat(getJson(adminPort, "/felix/v1/status").path("dataplane").asText()).isEqualTo("StallingDataplane");
+
+        store.create(wep("ns1", "slow", ME, "10.0.0.9", Map.of()));
+        // Both stages are stuck in the same call (the graph applies on the syncer's thread).
+        awaitJson(healthPort, "/readiness", 503, body -> reporter(body, "Dataplane").path("detail").asText()
+                .contains("an apply has been running for over PT0.4S")
+                && reporter(body, "CalculationGraph").path("detail").asText().contains("a batch has been running"));
+        assertThat(get(healthPort, "/liveness").statusCode()).isEqualTo(200);
+
+        driver.release.countDown();
+        awaitJson(healthPort, "/readiness", 200, body -> true);
+        // The mirror beside the driver saw the batch too.
+        assertThat(getJson(adminPort, "/felix/v1/endpoints").toString()).contains("10.0.0.9/32");
     }
 
     private List<String> members(String setId) throws Exception {
