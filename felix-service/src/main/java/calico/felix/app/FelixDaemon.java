@@ -70,6 +70,8 @@ public class FelixDaemon implements SmartLifecycle {
     private final AtomicReference<SyncerStatus> syncerStatus = new AtomicReference<>(SyncerStatus.WAIT_FOR_DATASTORE);
 
     private volatile boolean running;
+    /** Set once the graph has thrown; it stays not ready from then on. */
+    private volatile String graphFailure;
     private Thread startupThread;
     private ScheduledExecutorService healthLoop;
     private Datastore datastore;
@@ -184,10 +186,10 @@ public class FelixDaemon implements SmartLifecycle {
         try {
             step.run();
         } catch (RuntimeException e) {
-            // The graph must not throw; if it does, the batch is lost and only a restart repairs it.
+            // The graph must not throw; if it does, its state is suspect and only a restart
+            // repairs it: stay not ready for good, keep the syncer thread alive.
             log.error("Calculation graph failed; felix needs a restart to resync", e);
-            graphHealth.report(false, false, "graph failed: " + e);
-            throw e;
+            graphFailure = "graph failed: " + e;
         } finally {
             graphBusySince.set(0);
         }
@@ -221,7 +223,9 @@ public class FelixDaemon implements SmartLifecycle {
         long graphSince = graphBusySince.get();
         long applySince = applyBusySince.get();
         boolean inSync = state.dataplane().inSync();
-        if (graphSince != 0 && now - graphSince > properties.applyTimeout().toNanos()) {
+        if (graphFailure != null) {
+            graphHealth.report(true, false, graphFailure);
+        } else if (graphSince != 0 && now - graphSince > properties.applyTimeout().toNanos()) {
             graphHealth.report(true, false, "a batch has been running for over " + properties.applyTimeout());
         } else {
             graphHealth.report(true, inSync, inSync ? "in sync" : "waiting for the datastore snapshot");
