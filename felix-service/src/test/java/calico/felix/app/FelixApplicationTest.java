@@ -112,12 +112,12 @@ class FelixApplicationTest {
         }
     }
 
-    private void startFelix(Class<?>... extra) {
-        Class<?>[] sources = new Class<?>[extra.length + 1];
-        sources[0] = FelixApplication.class;
-        System.arraycopy(extra, 0, sources, 1, extra.length);
-        app = new SpringApplicationBuilder(sources).run(
-                "--felix.apply-timeout=400ms", "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
+    private void startFelix() {
+        startFelix(FelixApplication.class, "--felix.apply-timeout=60s");
+    }
+
+    private void startFelix(Class<?> extra, String applyTimeout) {
+        app = new SpringApplicationBuilder(FelixApplication.class, extra).run(applyTimeout, "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
                 "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME,
                 "--FELIX_DATASTORETYPE=etcdv3", "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(),
                 "--FELIX_LOGSEVERITYSCREEN=Info", "--felix.ready-poll-initial=50ms", "--felix.ready-poll-max=200ms");
@@ -207,7 +207,9 @@ class FelixApplicationTest {
     void aStalledDataplaneFailsReadinessUntilItRecovers() throws Exception {
         store.create(new ClusterInformation(ObjectMeta.named("default"),
                 new ClusterInformationSpec("guid", null, null, true, null)));
-        startFelix(StallingDriver.class);
+        // A short apply timeout (heartbeat 100 ms, reporters expiring after 300 ms) only here, where
+        // a stall is the point; elsewhere a loaded machine could miss a beat.
+        startFelix(StallingDriver.class, "--felix.apply-timeout=400ms");
         StallingDataplane driver = app.getBean(StallingDataplane.class);
         awaitJson(healthPort, "/readiness", 200, body -> true);
         assertThat(getJson(adminPort, "/felix/v1/status").path("dataplane").asText()).isEqualTo("StallingDataplane");
