@@ -117,7 +117,9 @@ class FelixApplicationTest {
     }
 
     private void startFelix(Class<?> extra, String applyTimeout) {
-        app = new SpringApplicationBuilder(FelixApplication.class, extra).run(applyTimeout, "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
+        app = new SpringApplicationBuilder(FelixApplication.class, extra).run(applyTimeout, "--server.port=0",
+                "--FELIX_PROMETHEUSMETRICSENABLED=true", "--FELIX_PROMETHEUSMETRICSPORT=0",
+                "--FELIX_PROMETHEUSMETRICSHOST=127.0.0.1", "--server.address=127.0.0.1", "--calico.health.port=0",
                 "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME,
                 "--FELIX_DATASTORETYPE=etcdv3", "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(),
                 "--FELIX_LOGSEVERITYSCREEN=Info", "--felix.ready-poll-initial=50ms", "--felix.ready-poll-max=200ms");
@@ -201,6 +203,10 @@ class FelixApplicationTest {
         assertThat(metricValue(metrics.body(), "felix_active_policies")).isEqualTo(1.0);
         assertThat(metricValue(metrics.body(), "felix_ipset_members")).isEqualTo(1.0);
         assertThat(metricValue(metrics.body(), "felix_resyncs_total")).isEqualTo(1.0);
+        // ... and on Calico's own metrics port, since FELIX_PROMETHEUSMETRICSENABLED is true.
+        HttpResponse<String> calicoPort = get(app.getBean(PrometheusMetricsServer.class).boundPort(), "/metrics");
+        assertThat(calicoPort.statusCode()).isEqualTo(200);
+        assertThat(metricValue(calicoPort.body(), "felix_active_policies")).isEqualTo(1.0);
     }
 
     @Test

@@ -72,6 +72,9 @@ class FelixConfigurationTest {
             ProgrammedState state = context.getBean(ProgrammedState.class);
             assertThat(context.getBean(Dataplane.class)).isInstanceOf(ModelDataplane.class);
             assertThat(state.model()).isSameAs(state.dataplane());
+            // Calico's default: no separate metrics port.
+            assertThat(context).doesNotHaveBean(PrometheusMetricsServer.class);
+            assertThat(context.getEnvironment().getProperty("felix.prometheus-metrics-port")).isEqualTo("9091");
         });
     }
 
