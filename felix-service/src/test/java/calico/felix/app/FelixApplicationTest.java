@@ -80,10 +80,14 @@ class FelixApplicationTest {
         store.close();
     }
 
-    /** A driver stand-in whose apply blocks while a local endpoint named "slow" is in the batch. */
+    /**
+     * A driver stand-in whose apply blocks while a local endpoint named "slow" is in the batch,
+     * and which fails to program one named "broken" (reporting it, as drivers must, not throwing).
+     */
     static final class StallingDataplane implements Dataplane {
         final ModelDataplane model = new ModelDataplane();
         final CountDownLatch release = new CountDownLatch(1);
+        final List<String> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         @Override
         public void apply(List<DataplaneUpdate> batch) {
@@ -95,7 +99,14 @@ class FelixApplicationTest {
                     Thread.currentThread().interrupt();
                 }
             }
+            batch.stream().filter(u -> u instanceof DataplaneUpdate.WorkloadEndpointUpdate w
+                    && w.interfaceName().equals("calibroken")).forEach(u -> errors.add("cannot program calibroken"));
             model.apply(batch);
+        }
+
+        @Override
+        public List<String> errors() {
+            return List.copyOf(errors);
         }
 
         @Override
@@ -231,6 +242,14 @@ class FelixApplicationTest {
         awaitJson(healthPort, "/readiness", 200, body -> true);
         // The mirror beside the driver saw the batch too.
         assertThat(getJson(adminPort, "/felix/v1/endpoints").toString()).contains("10.0.0.9/32");
+
+        // A driver error fails readiness (not liveness) and shows in the admin status.
+        store.create(wep("ns1", "broken", ME, "10.0.0.10", Map.of()));
+        awaitJson(healthPort, "/readiness", 503, body -> reporter(body, "Dataplane").path("detail").asText()
+                .equals("1 error(s), last: cannot program calibroken"));
+        assertThat(get(healthPort, "/liveness").statusCode()).isEqualTo(200);
+        assertThat(getJson(adminPort, "/felix/v1/status").path("lastApply").path("errors").toString())
+                .isEqualTo("[\"cannot program calibroken\"]");
     }
 
     private List<String> members(String setId) throws Exception {
