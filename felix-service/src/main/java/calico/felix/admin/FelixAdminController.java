@@ -1,0 +1,172 @@
+package calico.felix.admin;
+
+import calico.felix.app.ApplyStatus;
+import calico.felix.app.FelixDaemon;
+import calico.felix.app.ModelDataplane;
+import calico.felix.app.ProgrammedState;
+import calico.felix.calc.CompiledPolicy;
+import calico.felix.calc.DataplaneUpdate.HostEndpointUpdate;
+import calico.felix.calc.DataplaneUpdate.RouteUpdate;
+import calico.felix.calc.DataplaneUpdate.WorkloadEndpointUpdate;
+import calico.felix.calc.IpSetMember;
+import calico.felix.calc.PolicyId;
+import calico.felix.calc.TierPolicies;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * Read-only JSON view of what felix has programmed, under {@code /felix/v1}. Everything comes
+ * from the in-memory model (the dataplane itself, or its mirror beside a real driver), so it
+ * shows what the dataplane was told, in the graph's vocabulary.
+ */
+@RestController
+@RequestMapping("/felix/v1")
+public class FelixAdminController {
+
+    /** A local endpoint with its policy lists; {@code kind} is {@code workload} or {@code host}. */
+    public record EndpointView(String kind, String id, String interfaceName, List<String> ipv4Nets,
+                               List<String> ipv6Nets, List<String> profileIds, List<TierView> ingress,
+                               List<TierView> egress) {
+    }
+
+    public record TierView(String tier, String defaultAction, boolean missing, List<String> policies) {
+        static TierView of(TierPolicies t) {
+            return new TierView(t.tier(), String.valueOf(t.defaultAction()), t.missing(),
+                    t.policies().stream().map(PolicyId::toString).toList());
+        }
+    }
+
+    public record PolicyView(String id, String tier, String namespace, String name, String kind,
+                             CompiledPolicy compiled) {
+    }
+
+    public record IpSetSummary(String id, String type, int memberCount) {
+    }
+
+    public record IpSetView(String id, String type, List<String> members) {
+    }
+
+    public record ErrorView(int status, String error) {
+    }
+
+    /** Thrown for an unknown id; answered 404 with the message. */
+    static final class NotFound extends RuntimeException {
+        NotFound(String message) {
+            super(message);
+        }
+    }
+
+    private final ProgrammedState state;
+    private final FelixDaemon daemon;
+
+    public FelixAdminController(ProgrammedState state, FelixDaemon daemon) {
+        this.state = state;
+        this.daemon = daemon;
+    }
+
+    private ModelDataplane model() {
+        return state.model();
+    }
+
+    @GetMapping("/endpoints")
+    public List<EndpointView> endpoints() {
+        List<EndpointView> out = new java.util.ArrayList<>();
+        model().workloadEndpoints().values().stream().sorted(Comparator.comparing(WorkloadEndpointUpdate::id))
+                .map(FelixAdminController::view).forEach(out::add);
+        model().hostEndpoints().values().stream().sorted(Comparator.comparing(HostEndpointUpdate::id))
+                .map(FelixAdminController::view).forEach(out::add);
+        return out;
+    }
+
+    /** One workload endpoint by {@code <namespace>/<name>}, or a host endpoint by name. */
+    @GetMapping({"/endpoints/{namespace}/{name}", "/endpoints/{name}"})
+    public EndpointView endpoint(@PathVariable(required = false) String namespace, @PathVariable String name) {
+        if (namespace != null) {
+            WorkloadEndpointUpdate w = model().workloadEndpoints().get(namespace + "/" + name);
+            if (w == null) {
+                throw new NotFound("no local workload endpoint " + namespace + "/" + name);
+            }
+            return view(w);
+        }
+        HostEndpointUpdate h = model().hostEndpoints().get(name);
+        if (h == null) {
+            throw new NotFound("no local host endpoint " + name
+                    + " (workload endpoints are addressed as /endpoints/<namespace>/<name>)");
+        }
+        return view(h);
+    }
+
+    @GetMapping("/policies")
+    public List<PolicyView> policies() {
+        return model().policies().entrySet().stream()
+                .map(e -> new PolicyView(e.getKey().toString(), e.getKey().tier(), e.getKey().namespace(),
+                        e.getKey().name(), e.getKey().kind().kind(), e.getValue()))
+                .sorted(Comparator.comparing(PolicyView::id)).toList();
+    }
+
+    @GetMapping("/profiles")
+    public Map<String, CompiledPolicy> profiles() {
+        return new TreeMap<>(model().profiles());
+    }
+
+    @GetMapping("/ipsets")
+    public List<IpSetSummary> ipSets() {
+        return model().ipSets().values().stream()
+                .map(s -> new IpSetSummary(s.id(), String.valueOf(s.type()), s.members().size())).toList();
+    }
+
+    @GetMapping("/ipsets/{id}")
+    public IpSetView ipSet(@PathVariable String id) {
+        ModelDataplane.IpSet s = model().ipSet(id);
+        if (s == null) {
+            throw new NotFound("no IP set " + id);
+        }
+        return new IpSetView(s.id(), String.valueOf(s.type()),
+                s.members().stream().map(IpSetMember::toString).sorted().toList());
+    }
+
+    @GetMapping("/routes")
+    public List<RouteUpdate> routes() {
+        return new TreeMap<>(model().routes()).values().stream().toList();
+    }
+
+    @GetMapping("/config")
+    public Map<String, String> config() {
+        return new TreeMap<>(model().config());
+    }
+
+    @GetMapping("/status")
+    public Map<String, Object> status() {
+        ApplyStatus last = daemon.lastApply();
+        Map<String, Object> out = new TreeMap<>();
+        out.put("lastApply", last);
+        out.put("syncerStatus", daemon.syncerStatus().name());
+        out.put("inSync", state.dataplane().inSync());
+        out.put("dataplane", state.dataplane().getClass().getSimpleName());
+        return out;
+    }
+
+    @ExceptionHandler(NotFound.class)
+    ResponseEntity<ErrorView> notFound(NotFound e) {
+        return ResponseEntity.status(HttpStatus.NOT_FOUND).body(new ErrorView(404, e.getMessage()));
+    }
+
+    private static EndpointView view(WorkloadEndpointUpdate w) {
+        return new EndpointView("workload", w.id(), w.interfaceName(), w.ipv4Nets(), w.ipv6Nets(), w.profileIds(),
+                w.ingress().stream().map(TierView::of).toList(), w.egress().stream().map(TierView::of).toList());
+    }
+
+    private static EndpointView view(HostEndpointUpdate h) {
+        return new EndpointView("host", h.id(), h.interfaceName(), h.expectedIpv4(), h.expectedIpv6(), h.profileIds(),
+                h.ingress().stream().map(TierView::of).toList(), h.egress().stream().map(TierView::of).toList());
+    }
+}

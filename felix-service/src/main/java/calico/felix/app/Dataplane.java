@@ -1,0 +1,22 @@
+package calico.felix.app;
+
+import calico.felix.calc.DataplaneUpdate;
+import java.util.List;
+
+/**
+ * Where the calculation graph's output goes: one call per flushed batch, in order, on the
+ * syncer's callback thread. Implementations must not throw on bad input: they log it and report
+ * it through {@link #errors()} (felix then reports the dataplane unhealthy).
+ */
+public interface Dataplane {
+
+    void apply(List<DataplaneUpdate> batch);
+
+    /** {@return whether the dataplane has received (and applied) {@code InSync}}. */
+    boolean inSync();
+
+    /** {@return the problems seen so far, newest last}; empty while healthy. */
+    default List<String> errors() {
+        return List.of();
+    }
+}

@@ -1,0 +1,76 @@
+package calico.felix.app;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.logging.LogLevel;
+import org.springframework.boot.logging.LoggingSystem;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.Environment;
+
+/** Wiring of the felix application; every bean here yields to one the drivers or a test provide. */
+@Configuration(proxyBeanMethods = false)
+public class FelixConfiguration {
+
+    @Bean
+    FelixEnvironment felixEnvironment(ConfigurableEnvironment environment) {
+        return FelixEnvironment.from(environment);
+    }
+
+    /** Calico's screen log level applied to the {@code calico} loggers (Trace/Debug/Info/Warning/Error/Fatal). */
+    @Bean
+    FelixLogLevel felixLogLevel(FelixProperties properties, ObjectProvider<LoggingSystem> logging) {
+        return new FelixLogLevel(properties.logSeverityScreen(), logging.getIfAvailable());
+    }
+
+    /** What is programmed, for the admin API and metrics: the model itself, or a mirror beside a real driver. */
+    @Bean
+    ProgrammedState programmedState(Dataplane dataplane) {
+        return ProgrammedState.of(dataplane);
+    }
+
+    @Bean
+    FelixMetrics felixMetrics(ObjectProvider<MeterRegistry> registry, ProgrammedState state) {
+        return new FelixMetrics(registry.getIfAvailable(SimpleMeterRegistry::new), state.model());
+    }
+
+    /** Calico's metrics port, beside the health port's /actuator/prometheus; off unless enabled. */
+    @Bean
+    @ConditionalOnProperty(name = "felix.prometheus-metrics-enabled", havingValue = "true")
+    PrometheusMetricsServer prometheusMetricsServer(ObjectProvider<PrometheusMeterRegistry> registry,
+                                                    Environment env) {
+        // Resolved here, not by @ConditionalOnBean: Actuator's registry is defined after this class.
+        PrometheusMeterRegistry prometheus = registry.getIfAvailable();
+        if (prometheus == null) {
+            throw new IllegalStateException("felix.prometheus-metrics-enabled (FELIX_PROMETHEUSMETRICSENABLED): "
+                    + "no Prometheus registry (is micrometer-registry-prometheus on the classpath?)");
+        }
+        return new PrometheusMetricsServer(prometheus, env.getProperty("felix.prometheus-metrics-host", ""),
+                env.getProperty("felix.prometheus-metrics-port", Integer.class, 9091));
+    }
+
+    /** A record of a log level change, so the choice is visible (and testable) as a bean. */
+    public record FelixLogLevel(String severity, LogLevel level) {
+        FelixLogLevel(String severity, LoggingSystem logging) {
+            this(severity, toLevel(severity));
+            if (logging != null) {
+                logging.setLogLevel("calico", level);
+            }
+        }
+
+        static LogLevel toLevel(String severity) {
+            return switch (severity) {
+                case "Trace" -> LogLevel.TRACE;
+                case "Debug" -> LogLevel.DEBUG;
+                case "Info" -> LogLevel.INFO;
+                case "Warning" -> LogLevel.WARN;
+                case "Error" -> LogLevel.ERROR;
+                default -> LogLevel.FATAL;
+            };
+        }
+    }
+}

@@ -1,0 +1,289 @@
+package calico.felix.app;
+
+import calico.api.model.ClusterInformation;
+import calico.api.model.Resource;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.felix.calc.CalculationGraph;
+import calico.felix.calc.DataplaneUpdate;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.health.HealthAggregator;
+import calico.libcalico.health.HealthReporter;
+import calico.libcalico.syncer.SyncerCallbacks;
+import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.syncer.Update;
+import calico.libcalico.syncer.WatcherSyncer;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.stereotype.Component;
+
+/**
+ * Felix's main loop, as a lifecycle bean that owns its threads:
+ *
+ * <ol>
+ *   <li>{@code felix-startup} opens the datastore and polls ClusterInformation {@code default}
+ *       (doubling backoff) until {@code spec.datastoreReady} is true, as Calico's felix does;</li>
+ *   <li>then a {@link WatcherSyncer} over every kind feeds the {@link CalculationGraph} on the
+ *       syncer's callback thread, and each flushed batch goes to the {@link Dataplane} on that
+ *       same thread (so batches are applied strictly in order);</li>
+ *   <li>{@code felix-health} re-reports the graph and dataplane every heartbeat, failing them
+ *       when a batch has been running longer than {@code felix.apply-timeout}; their reporters
+ *       time out if this thread itself stops.</li>
+ * </ol>
+ *
+ * {@link #start()} returns at once; {@link #stop()} closes the syncer and the datastore.
+ */
+@Component
+public class FelixDaemon implements SmartLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(FelixDaemon.class);
+    static final ResourceKey CLUSTER_INFO = ResourceKey.of(ResourceKind.CLUSTER_INFORMATION, "default");
+
+    private final FelixProperties properties;
+    private final FelixEnvironment environment;
+    private final ProgrammedState state;
+    private final FelixMetrics metrics;
+    private final Clock clock;
+    private final HealthReporter startupHealth;
+    private final HealthReporter datastoreHealth;
+    private final HealthReporter graphHealth;
+    private final HealthReporter dataplaneHealth;
+    private final Duration heartbeat;
+
+    /** nanoTime when the running graph batch started; 0 when idle. */
+    private final AtomicLong graphBusySince = new AtomicLong();
+    /** nanoTime when the running dataplane apply started; 0 when idle. */
+    private final AtomicLong applyBusySince = new AtomicLong();
+    private final AtomicReference<ApplyStatus> lastApply = new AtomicReference<>(ApplyStatus.none());
+    private final AtomicReference<SyncerStatus> syncerStatus = new AtomicReference<>(SyncerStatus.WAIT_FOR_DATASTORE);
+
+    private volatile boolean running;
+    /** Set once the graph has thrown; it stays not ready from then on. */
+    private volatile String graphFailure;
+    private Thread startupThread;
+    private ScheduledExecutorService healthLoop;
+    private Datastore datastore;
+    private WatcherSyncer syncer;
+
+    public FelixDaemon(FelixProperties properties, FelixEnvironment environment, ProgrammedState state,
+                       FelixMetrics metrics, HealthAggregator health, ObjectProvider<Clock> clock) {
+        this.properties = properties;
+        this.environment = environment;
+        this.state = state;
+        this.metrics = metrics;
+        this.clock = clock.getIfAvailable(Clock::systemUTC);
+        // A heartbeat well inside the apply timeout; reporters expire after three missed beats.
+        this.heartbeat = min(properties.applyTimeout().dividedBy(4), Duration.ofSeconds(10));
+        Duration expiry = heartbeat.multipliedBy(3);
+        this.startupHealth = health.registerReporter("FelixStartup", true, true, null);
+        this.datastoreHealth = health.registerReporter("DatastoreConnection", true, true, null);
+        this.graphHealth = health.registerReporter("CalculationGraph", false, true, expiry);
+        this.dataplaneHealth = health.registerReporter("Dataplane", false, true, expiry);
+        startupHealth.report(true, false, "not started");
+        datastoreHealth.report(true, false, "not connected");
+        reportPipeline();
+    }
+
+    @Override
+    public synchronized void start() {
+        if (running) {
+            return;
+        }
+        running = true;
+        healthLoop = Executors.newSingleThreadScheduledExecutor(r -> daemonThread(r, "felix-health"));
+        healthLoop.scheduleWithFixedDelay(this::reportPipeline, 0, heartbeat.toMillis(), TimeUnit.MILLISECONDS);
+        startupThread = daemonThread(this::startUp, "felix-startup");
+        startupThread.start();
+    }
+
+    private static Thread daemonThread(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    /** Runs on {@code felix-startup}: connect, wait for datastoreReady, start the syncer. */
+    private void startUp() {
+        log.info("Felix starting for node {} with datastore {}", properties.hostname(), properties.datastoreType());
+        startupHealth.report(true, false, "connecting to the datastore");
+        Duration wait = properties.readyPollInitial();
+        Datastore store = null;
+        while (running) {
+            try {
+                if (store == null) {
+                    store = properties.datastore().open();
+                }
+                Optional<Resource> info = store.get(CLUSTER_INFO);
+                datastoreHealth.report(true, true, "connected");
+                if (info.isPresent() && info.get() instanceof ClusterInformation ci && ci.spec() != null
+                        && Boolean.TRUE.equals(ci.spec().datastoreReady())) {
+                    break;
+                }
+                startupHealth.report(true, false, info.isEmpty() ? "waiting for ClusterInformation default"
+                        : "waiting for ClusterInformation default to have datastoreReady: true");
+            } catch (RuntimeException e) {
+                log.warn("Datastore not reachable yet: {}", e.toString());
+                datastoreHealth.report(true, false, "datastore error: " + e.getMessage());
+            }
+            try {
+                Thread.sleep(wait.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            wait = min(wait.multipliedBy(2), properties.readyPollMax());
+        }
+        synchronized (this) {
+            if (!running) {
+                if (store != null) {
+                    store.close();
+                }
+                return;
+            }
+            datastore = store;
+            CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
+                    this::applyBatch);
+            syncer = new WatcherSyncer(store, EnumSet.allOf(ResourceKind.class), new SyncerCallbacks() {
+                @Override
+                public void onStatusUpdated(SyncerStatus status) {
+                    onSyncerStatus(status);
+                    runGraph(() -> graph.onStatus(status));
+                }
+
+                @Override
+                public void onUpdates(List<Update> updates) {
+                    runGraph(() -> graph.onUpdates(updates));
+                }
+            });
+            syncer.start();
+        }
+        startupHealth.report(true, true, "datastore ready; syncer started");
+        log.info("Datastore ready; syncer started");
+    }
+
+    private void onSyncerStatus(SyncerStatus status) {
+        SyncerStatus previous = syncerStatus.getAndSet(status);
+        if (status == SyncerStatus.RESYNC_IN_PROGRESS && previous != SyncerStatus.RESYNC_IN_PROGRESS) {
+            metrics.recordResync();
+        }
+        datastoreHealth.report(true, status != SyncerStatus.WAIT_FOR_DATASTORE, "syncer " + status);
+    }
+
+    private void runGraph(Runnable step) {
+        graphBusySince.set(System.nanoTime());
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            // The graph must not throw; if it does, its state is suspect and only a restart
+            // repairs it: stay not ready for good, keep the syncer thread alive.
+            log.error("Calculation graph failed; felix needs a restart to resync", e);
+            graphFailure = "graph failed: " + e;
+        } finally {
+            graphBusySince.set(0);
+        }
+        reportPipeline();
+    }
+
+    /** The graph's output: one flushed batch, on the syncer's thread. */
+    private void applyBatch(List<DataplaneUpdate> batch) {
+        if (batch.isEmpty()) {
+            return;
+        }
+        long start = System.nanoTime();
+        applyBusySince.set(start);
+        try {
+            state.apply(batch);
+        } catch (RuntimeException e) {
+            log.error("Dataplane failed to apply a batch of {} updates", batch.size(), e);
+        } finally {
+            applyBusySince.set(0);
+        }
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        metrics.recordApply(batch, took);
+        ApplyStatus previous = lastApply.get();
+        lastApply.set(new ApplyStatus(clock.instant(), batch.size(), took, previous.batches() + 1,
+                state.dataplane().inSync(), state.errors()));
+    }
+
+    /** Reports the graph's and the dataplane's readiness now (heartbeat, and after each batch). */
+    private void reportPipeline() {
+        long now = System.nanoTime();
+        long graphSince = graphBusySince.get();
+        long applySince = applyBusySince.get();
+        boolean inSync = state.dataplane().inSync();
+        if (graphFailure != null) {
+            graphHealth.report(true, false, graphFailure);
+        } else if (graphSince != 0 && now - graphSince > properties.applyTimeout().toNanos()) {
+            graphHealth.report(true, false, "a batch has been running for over " + properties.applyTimeout());
+        } else {
+            graphHealth.report(true, inSync, inSync ? "in sync" : "waiting for the datastore snapshot");
+        }
+        List<String> errors = state.errors();
+        if (applySince != 0 && now - applySince > properties.applyTimeout().toNanos()) {
+            dataplaneHealth.report(true, false, "an apply has been running for over " + properties.applyTimeout());
+        } else if (!errors.isEmpty()) {
+            dataplaneHealth.report(true, false, errors.size() + " error(s), last: " + errors.get(errors.size() - 1));
+        } else {
+            dataplaneHealth.report(true, inSync, inSync ? "in sync" : "waiting for InSync");
+        }
+    }
+
+    @Override
+    public void stop() {
+        Thread startup;
+        synchronized (this) {
+            if (!running) {
+                return;
+            }
+            running = false;
+            startup = startupThread;
+        }
+        startup.interrupt();
+        try {
+            startup.join(Duration.ofSeconds(10).toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (this) {
+            if (syncer != null) {
+                syncer.close();
+                syncer = null;
+            }
+            if (datastore != null) {
+                datastore.close();
+                datastore = null;
+            }
+            healthLoop.shutdownNow();
+        }
+        log.info("Felix stopped");
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    public ApplyStatus lastApply() {
+        return lastApply.get();
+    }
+
+    public SyncerStatus syncerStatus() {
+        return syncerStatus.get();
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+}

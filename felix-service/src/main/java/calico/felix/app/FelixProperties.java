@@ -1,0 +1,116 @@
+package calico.felix.app;
+
+import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Felix's local settings (those it needs before it can read the datastore), bound from
+ * {@code felix.*}; {@code application.yml} maps Calico's environment names onto them. Every
+ * error names the property and the Calico variable it comes from, and fails start-up.
+ *
+ * @param hostname           this node's name ({@code FELIX_FELIXHOSTNAME}, else {@code HOSTNAME})
+ * @param datastoreType      {@code etcdv3}, {@code kubernetes} or {@code memory}
+ * @param etcdEndpoints      comma-separated etcd URLs, used when the type is etcdv3
+ * @param logSeverityScreen  Calico's level names: Trace, Debug, Info, Warning, Error, Fatal
+ * @param readyPollInitial   first wait between reads of ClusterInformation {@code default}
+ * @param readyPollMax       cap of that (doubling) wait
+ * @param applyTimeout       an apply or graph batch running longer than this counts as stalled
+ */
+@ConfigurationProperties(prefix = "felix")
+public record FelixProperties(
+        String hostname,
+        @DefaultValue("etcdv3") String datastoreType,
+        @DefaultValue("http://127.0.0.1:2379") String etcdEndpoints,
+        String etcdCaCertFile,
+        String etcdCertFile,
+        String etcdKeyFile,
+        @DefaultValue("Info") String logSeverityScreen,
+        @DefaultValue("100ms") Duration readyPollInitial,
+        @DefaultValue("5s") Duration readyPollMax,
+        @DefaultValue("60s") Duration applyTimeout) {
+
+    static final List<String> SEVERITIES = List.of("Trace", "Debug", "Info", "Warning", "Error", "Fatal", "Panic");
+
+    public FelixProperties {
+        if (hostname == null || hostname.isBlank()) {
+            throw new IllegalArgumentException(
+                    "felix.hostname (FELIX_FELIXHOSTNAME or HOSTNAME): required, the node's name");
+        }
+        hostname = hostname.trim();
+        datastoreType = datastoreType == null ? "" : datastoreType.trim().toLowerCase(Locale.ROOT);
+        if (!List.of("etcdv3", "kubernetes", "memory").contains(datastoreType)) {
+            throw new IllegalArgumentException("felix.datastore-type (FELIX_DATASTORETYPE or DATASTORE_TYPE): \""
+                    + datastoreType + "\" is not one of etcdv3, kubernetes, memory");
+        }
+        if (datastoreType.equals("kubernetes")) {
+            throw new IllegalArgumentException("felix.datastore-type (FELIX_DATASTORETYPE or DATASTORE_TYPE): "
+                    + "the kubernetes backend is not available yet; use etcdv3");
+        }
+        if (datastoreType.equals("etcdv3")) {
+            endpoints(etcdEndpoints);
+        }
+        logSeverityScreen = severity(logSeverityScreen);
+        positive("felix.ready-poll-initial", readyPollInitial);
+        positive("felix.ready-poll-max", readyPollMax);
+        positive("felix.apply-timeout", applyTimeout);
+    }
+
+    /** {@return the datastore client configuration}; files are checked to be readable. */
+    public DatastoreConfig datastore() {
+        if (datastoreType.equals("memory")) {
+            return new DatastoreConfig(DatastoreConfig.Type.MEMORY, null);
+        }
+        EtcdConfig etcd = new EtcdConfig(endpoints(etcdEndpoints), path(etcdCaCertFile), path(etcdCertFile),
+                path(etcdKeyFile), EtcdConfig.DEFAULT_REQUEST_TIMEOUT);
+        return new DatastoreConfig(DatastoreConfig.Type.ETCDV3, etcd);
+    }
+
+    private static List<URI> endpoints(String raw) {
+        String what = "felix.etcd-endpoints (FELIX_ETCDENDPOINTS or ETCD_ENDPOINTS)";
+        if (raw == null || raw.isBlank()) {
+            throw new IllegalArgumentException(what + ": required when the datastore type is etcdv3");
+        }
+        return Arrays.stream(raw.split(",")).map(String::trim).filter(s -> !s.isEmpty()).map(s -> {
+            URI uri;
+            try {
+                uri = URI.create(s);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(what + ": \"" + s + "\" is not a URL");
+            }
+            if (uri.getHost() == null || uri.getPort() < 0
+                    || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
+                throw new IllegalArgumentException(what + ": \"" + s + "\" is not an http(s)://host:port URL");
+            }
+            return uri;
+        }).toList();
+    }
+
+    private static String severity(String raw) {
+        String value = raw == null ? "" : raw.trim();
+        for (String s : SEVERITIES) {
+            if (s.equalsIgnoreCase(value)) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("felix.log-severity-screen (FELIX_LOGSEVERITYSCREEN): \"" + raw
+                + "\" is not one of " + String.join(", ", SEVERITIES));
+    }
+
+    private static void positive(String name, Duration d) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(name + ": must be a positive duration, got " + d);
+        }
+    }
+
+    private static Path path(String s) {
+        return s == null || s.isBlank() ? null : Path.of(s.trim());
+    }
+}

@@ -1,0 +1,30 @@
+package calico.felix.app;
+
+import calico.felix.calc.DataplaneUpdate;
+import java.util.List;
+
+/**
+ * The dataplane plus the in-memory model that the admin API and metrics read. When the
+ * dataplane is the model there is one copy; beside a real driver the model is a mirror fed the
+ * same batches.
+ */
+public record ProgrammedState(Dataplane dataplane, ModelDataplane model) {
+
+    public static ProgrammedState of(Dataplane dataplane) {
+        return new ProgrammedState(dataplane, dataplane instanceof ModelDataplane m ? m : new ModelDataplane());
+    }
+
+    void apply(List<DataplaneUpdate> batch) {
+        dataplane.apply(batch);
+        if (model != dataplane) {
+            model.apply(batch);
+        }
+    }
+
+    List<String> errors() {
+        if (model == dataplane) {
+            return model.errors();
+        }
+        return java.util.stream.Stream.concat(dataplane.errors().stream(), model.errors().stream()).toList();
+    }
+}
