@@ -8,7 +8,7 @@
 # Needs root (or sudo) only when something is missing. Non-interactive.
 
 # Packages every build needs. Later components add theirs here (nftables, ipset, bird2, ...).
-CALICO_DEB_PACKAGES=(etcd-server etcd-client iproute2 nftables libnftables1 iptables ipset)
+CALICO_DEB_PACKAGES=(etcd-server etcd-client iproute2 nftables libnftables1 iptables ipset curl)
 
 # Prints "name" if the Debian package is not installed.
 calico_missing_package() {

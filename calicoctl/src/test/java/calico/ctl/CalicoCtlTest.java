@@ -60,10 +60,10 @@ class CalicoCtlTest {
     @Test
     void appliesTheDemoResourcesAndReadsThemBack() {
         assertThat(run("apply", "-f", DEMO.toString())).as(stderr).isZero();
-        assertThat(stdout).contains("Successfully applied 8 resource(s)");
+        assertThat(stdout).contains("Successfully applied 9 resource(s)");
 
         assertThat(run("get", "tiers")).isZero();
-        assertThat(stdout.lines()).containsExactly("NAME", "security");
+        assertThat(stdout.lines()).containsExactly("NAME", "default", "security");
 
         assertThat(run("get", "networkpolicies", "-A")).isZero();
         assertThat(stdout).contains("demo").contains("allow-frontend-to-backend");
