@@ -165,8 +165,9 @@ public final class RouteManager {
             }
             String want = desired.get(r.destination());
             Link link = want == null ? null : links.get(want);
-            if (link != null && link.index() == r.linkIndex() && r.gateway().isEmpty()
-                    && configured.getOrDefault(want, -1) == link.index()) {
+            // Kept even if we have not configured the link yet (a restarted felix): configuring
+            // it below re-asserts the route with a replace, never a delete-then-add.
+            if (link != null && link.index() == r.linkIndex() && r.gateway().isEmpty()) {
                 programmed.put(r.destination(), new Programmed(want, link.index()));
             } else {
                 delete(r);

@@ -54,6 +54,7 @@ class RouteManagerKernelTest {
 
     private final List<NetNs> namespaces = new ArrayList<>();
     private final List<List<DataplaneUpdate>> batches = new ArrayList<>();
+    private final List<List<DataplaneUpdate>> history = new ArrayList<>();
     private NetNs host;
     private NetNs a;
     private NetNs b;
@@ -183,6 +184,20 @@ class RouteManagerKernelTest {
         assertThat(s.routesAdded()).isEqualTo(1);
         assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP, B_IP);
 
+        // A restarted manager (no memory) replaying the same state deletes nothing it should keep.
+        host.exec("ip", "route", "add", "10.99.0.2/32", "dev", A_IF, "proto", "80");
+        RouteManager restarted = inHost.call(() -> new RouteManager(netlink, new Sysctls()));
+        // The whole snapshot in one batch ending in InSync: straight to resync, which finds the
+        // kernel's routes before it has configured any interface.
+        List<DataplaneUpdate> snapshot = new ArrayList<>();
+        history.forEach(snapshot::addAll);
+        snapshot.add(new DataplaneUpdate.InSync());
+        RouteManager.Stats r = inHost.call(() -> restarted.apply(snapshot));
+        assertThat(r.routesDeleted()).as("only the stale route").isEqualTo(1);
+        assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP, B_IP);
+        assertThat(inHost.call(restarted::programmedRoutes)).containsOnlyKeys(A_IP + "/32", B_IP + "/32");
+        manager = restarted;
+
         // The endpoint's address changes: the old route goes, the new one comes.
         put(wep("a", A_IF, "10.65.0.3/32"));
         assertThat(ourRoutes("-4")).containsOnly(Map.entry("10.65.0.3", A_IF), Map.entry(B_IP, B_IF));
@@ -223,6 +238,7 @@ class RouteManagerKernelTest {
         List<List<DataplaneUpdate>> out = new ArrayList<>(batches);
         batches.clear();
         for (List<DataplaneUpdate> batch : out) {
+            history.add(batch);
             inHost.call(() -> manager.apply(batch));
         }
     }
