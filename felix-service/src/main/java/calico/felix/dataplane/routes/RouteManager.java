@@ -1,0 +1,349 @@
+package calico.felix.dataplane.routes;
+
+import calico.dataplane.netlink.IpPrefix;
+import calico.dataplane.netlink.Link;
+import calico.dataplane.netlink.Netlink;
+import calico.dataplane.netlink.NetlinkException;
+import calico.dataplane.netlink.Route;
+import calico.dataplane.netlink.Sysctls;
+import calico.felix.calc.DataplaneUpdate;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Programs the host side of local workloads as Calico's CNI plugin expects felix to: for each
+ * local workload endpoint, {@code <net> dev <interface> scope link proto 80} in the main table
+ * (IPv4 and IPv6), and on its host-side interface the link up plus {@code proxy_arp=1},
+ * {@code proxy_delay=0}, {@code forwarding=1}, {@code rp_filter=1}, {@code route_localnet=1}
+ * (IPv4) and {@code forwarding=1} (IPv6). See {@code felix-service/design/routes.md}.
+ *
+ * <p>Ownership: every route it adds carries {@link #PROTOCOL_FELIX}; it only ever deletes routes
+ * with that protocol, so routes installed by anyone else survive.
+ *
+ * <p>Single-threaded: call everything from one thread, the thread in the network namespace the
+ * {@link Netlink} was built in ({@link Sysctls} acts on the calling thread's namespace).
+ * {@link #apply} is incremental (it looks only at interfaces whose endpoints changed and at
+ * pending ones); {@link #resync} compares everything with the kernel.
+ */
+public final class RouteManager {
+
+    /** Calico's {@code RTPROT_FELIX}: marks routes this manager owns. */
+    public static final int PROTOCOL_FELIX = 80;
+
+    private static final Logger log = LoggerFactory.getLogger(RouteManager.class);
+
+    /** A local endpoint as far as routing cares. */
+    private record Endpoint(String interfaceName, List<IpPrefix> nets) {
+    }
+
+    /** A route we put in the kernel: its interface by name and by the index it had then. */
+    private record Programmed(String interfaceName, int linkIndex) {
+    }
+
+    /** Counts from one apply or resync, for logs and metrics. */
+    public record Stats(int routesAdded, int routesDeleted, int interfacesConfigured, int pendingInterfaces,
+                        int failures) {
+    }
+
+    private final Netlink netlink;
+    private final Sysctls sysctls;
+    private final Map<String, Endpoint> endpoints = new TreeMap<>();
+    private final Map<IpPrefix, Programmed> programmed = new HashMap<>();
+    /** Interfaces whose link and sysctls are set, with the index they had (a new index = a new link). */
+    private final Map<String, Integer> configured = new HashMap<>();
+    /** Needed interfaces that do not exist (yet). */
+    private final Set<String> pending = new TreeSet<>();
+    /** Interfaces whose programming failed; retried on the next apply. */
+    private final Set<String> failed = new TreeSet<>();
+    private String interfacePrefix = "cali";
+
+    private int added;
+    private int deleted;
+    private int ifacesConfigured;
+    private int failures;
+
+    public RouteManager(Netlink netlink, Sysctls sysctls) {
+        this.netlink = Objects.requireNonNull(netlink, "netlink");
+        this.sysctls = Objects.requireNonNull(sysctls, "sysctls");
+    }
+
+    /**
+     * Applies one batch: endpoint changes, then routes for the interfaces they touch and for
+     * every pending interface. The batch is validated before anything changes; a bad endpoint
+     * fails the whole batch with an {@link IllegalArgumentException} naming the field.
+     * {@code InSync} triggers a {@link #resync}.
+     */
+    public Stats apply(List<DataplaneUpdate> batch) {
+        Map<String, Endpoint> changes = new LinkedHashMap<>();
+        boolean inSync = false;
+        String prefix = interfacePrefix;
+        for (DataplaneUpdate u : batch) {
+            if (u instanceof DataplaneUpdate.WorkloadEndpointUpdate w) {
+                changes.put(w.id(), endpoint(w));
+            } else if (u instanceof DataplaneUpdate.WorkloadEndpointRemove r) {
+                changes.put(r.id(), null);
+            } else if (u instanceof DataplaneUpdate.ConfigUpdate c) {
+                prefix = c.values().getOrDefault("interfacePrefix", prefix);
+            } else if (u instanceof DataplaneUpdate.InSync) {
+                inSync = true;
+            }
+            // RouteUpdate/RouteRemove are ignored on purpose: local workload routes come from the
+            // endpoints themselves (they carry the interface), and remote workloads need BGP or
+            // encapsulation, which are not built yet.
+        }
+        interfacePrefix = prefix;
+        Set<String> touched = new TreeSet<>();
+        changes.forEach((id, ep) -> {
+            Endpoint old = ep == null ? endpoints.remove(id) : endpoints.put(id, ep);
+            if (old != null) {
+                touched.add(old.interfaceName());
+            }
+            if (ep != null) {
+                touched.add(ep.interfaceName());
+                if (!ep.interfaceName().startsWith(interfacePrefix)) {
+                    log.warn("workload endpoint {}: interface {} does not start with interfacePrefix {}", id,
+                            ep.interfaceName(), interfacePrefix);
+                }
+            }
+        });
+        if (inSync) {
+            return resync();
+        }
+        resetCounts();
+        Map<IpPrefix, String> desired = desired();
+        deleteUndesired(desired);
+        touched.addAll(pending);
+        touched.addAll(failed);
+        Set<String> needed = new HashSet<>(desired.values());
+        pending.retainAll(needed);
+        failed.retainAll(needed);
+        for (String iface : touched) {
+            if (!needed.contains(iface)) {
+                configured.remove(iface);
+                continue;
+            }
+            Link link;
+            try {
+                link = netlink.link(iface).orElse(null);
+            } catch (NetlinkException e) {
+                fail(iface, e);
+                continue;
+            }
+            program(iface, link, desired);
+        }
+        return stats();
+    }
+
+    /**
+     * Compares everything with the kernel: configures every needed interface that exists (again,
+     * if it was re-created), adds missing routes, and deletes every main-table route with
+     * {@link #PROTOCOL_FELIX} that is not desired. Routes with other protocols are never touched.
+     */
+    public Stats resync() {
+        resetCounts();
+        Map<IpPrefix, String> desired = desired();
+        Map<String, Link> links = new HashMap<>();
+        for (Link l : netlink.links()) {
+            links.put(l.name(), l);
+        }
+        // What the kernel holds, not what we remember: someone may have added or removed routes.
+        programmed.clear();
+        for (Route r : netlink.routes(Route.TABLE_MAIN)) {
+            if (r.protocol() != PROTOCOL_FELIX) {
+                continue;
+            }
+            String want = desired.get(r.destination());
+            Link link = want == null ? null : links.get(want);
+            // Kept even if we have not configured the link yet (a restarted felix): configuring
+            // it below re-asserts the route with a replace, never a delete-then-add.
+            if (link != null && link.index() == r.linkIndex() && r.gateway().isEmpty()) {
+                programmed.put(r.destination(), new Programmed(want, link.index()));
+            } else {
+                delete(r);
+            }
+        }
+        Set<String> needed = new TreeSet<>(desired.values());
+        pending.retainAll(needed);
+        failed.retainAll(needed);
+        configured.keySet().retainAll(needed);
+        for (String iface : needed) {
+            program(iface, links.get(iface), desired);
+        }
+        return stats();
+    }
+
+    /** {@return the interfaces local endpoints name that do not exist (yet)}, for health and metrics. */
+    public Set<String> pendingInterfaces() {
+        return Set.copyOf(pending);
+    }
+
+    /** {@return the routes this manager believes it has programmed}, destination to interface. */
+    public Map<String, String> programmedRoutes() {
+        Map<String, String> out = new TreeMap<>();
+        programmed.forEach((dst, p) -> out.put(dst.toString(), p.interfaceName()));
+        return out;
+    }
+
+    // ------------------------------------------------------------------ internals
+
+    private void program(String iface, Link link, Map<IpPrefix, String> desired) {
+        if (link == null) {
+            if (pending.add(iface)) {
+                log.info("interface {} does not exist yet; its routes wait for it", iface);
+            }
+            // Routes on a vanished interface went with it.
+            configured.remove(iface);
+            programmed.values().removeIf(p -> p.interfaceName().equals(iface));
+            return;
+        }
+        pending.remove(iface);
+        try {
+            Integer had = configured.get(iface);
+            if (had == null || had != link.index()) {
+                configure(iface, link);
+                // A new index is a new link: whatever we had on the old one is gone.
+                programmed.values().removeIf(p -> p.interfaceName().equals(iface));
+                configured.put(iface, link.index());
+                ifacesConfigured++;
+            }
+            for (Map.Entry<IpPrefix, String> e : desired.entrySet()) {
+                if (!e.getValue().equals(iface)) {
+                    continue;
+                }
+                Programmed p = programmed.get(e.getKey());
+                if (p != null && p.linkIndex() == link.index()) {
+                    continue;
+                }
+                // Replace, not add: the destination belongs to this workload even if a stale
+                // route of ours points it elsewhere.
+                netlink.replaceRoute(Route.device(e.getKey(), link.index()).withProtocol(PROTOCOL_FELIX));
+                programmed.put(e.getKey(), new Programmed(iface, link.index()));
+                added++;
+            }
+            failed.remove(iface);
+        } catch (NetlinkException | UncheckedIOException e) {
+            // Most likely the interface vanished half-way: retry on the next apply.
+            configured.remove(iface);
+            fail(iface, e);
+        }
+    }
+
+    private void configure(String iface, Link link) {
+        if (!link.up()) {
+            netlink.setLinkUp(iface, true);
+        }
+        sysctls.setProxyArp(iface, true);
+        sysctls.setProxyDelay(iface, 0);
+        sysctls.setIpv4Forwarding(iface, true);
+        sysctls.setRpFilter(iface, 1);
+        sysctls.setRouteLocalnet(iface, true);
+        try {
+            sysctls.setIpv6Forwarding(iface, true);
+        } catch (UncheckedIOException e) {
+            // IPv6 disabled on this host or interface: IPv4 still works.
+            log.debug("interface {}: no IPv6 forwarding sysctl: {}", iface, e.getMessage());
+        }
+    }
+
+    private void deleteUndesired(Map<IpPrefix, String> desired) {
+        List<IpPrefix> gone = new ArrayList<>();
+        programmed.forEach((dst, p) -> {
+            if (!p.interfaceName().equals(desired.get(dst))) {
+                gone.add(dst);
+            }
+        });
+        for (IpPrefix dst : gone) {
+            Programmed p = programmed.remove(dst);
+            delete(Route.device(dst, p.linkIndex()).withProtocol(PROTOCOL_FELIX));
+        }
+    }
+
+    private void delete(Route r) {
+        try {
+            netlink.deleteRoute(r);
+            deleted++;
+        } catch (NetlinkException e) {
+            // Absent already, or its interface is gone (and the route with it): both are the goal.
+            if (!e.notFound() && !"ENODEV".equals(e.errnoName())) {
+                failures++;
+                log.warn("cannot delete route {}: {}", r, e.getMessage());
+            }
+        }
+    }
+
+    /** Destination to interface; two endpoints claiming one net: the first by id wins (logged). */
+    private Map<IpPrefix, String> desired() {
+        Map<IpPrefix, String> out = new HashMap<>();
+        endpoints.forEach((id, ep) -> {
+            for (IpPrefix net : ep.nets()) {
+                String prev = out.putIfAbsent(net, ep.interfaceName());
+                if (prev != null && !prev.equals(ep.interfaceName())) {
+                    log.warn("workload endpoint {}: {} is already routed to {}; ignoring it on {}", id, net, prev,
+                            ep.interfaceName());
+                }
+            }
+        });
+        return out;
+    }
+
+    private static Endpoint endpoint(DataplaneUpdate.WorkloadEndpointUpdate w) {
+        String iface = w.interfaceName();
+        String where = "workload endpoint " + w.id() + ": interfaceName: ";
+        if (iface == null || iface.isEmpty()) {
+            throw new IllegalArgumentException(where + "is empty");
+        }
+        if (iface.length() > 15 || iface.contains("/") || iface.chars().anyMatch(Character::isWhitespace)) {
+            throw new IllegalArgumentException(where + "'" + iface + "' is not a valid Linux interface name");
+        }
+        List<IpPrefix> nets = new ArrayList<>();
+        for (String n : w.ipv4Nets()) {
+            nets.add(net(w.id(), "ipv4Nets", n, true));
+        }
+        for (String n : w.ipv6Nets()) {
+            nets.add(net(w.id(), "ipv6Nets", n, false));
+        }
+        return new Endpoint(iface, List.copyOf(nets));
+    }
+
+    private static IpPrefix net(String id, String field, String text, boolean v4) {
+        IpPrefix p;
+        try {
+            p = IpPrefix.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("workload endpoint " + id + ": " + field + ": " + e.getMessage(), e);
+        }
+        if (p.isIpv4() != v4) {
+            throw new IllegalArgumentException("workload endpoint " + id + ": " + field + ": '" + text
+                    + "' is not an IPv" + (v4 ? 4 : 6) + " net");
+        }
+        return p;
+    }
+
+    private void fail(String iface, RuntimeException e) {
+        failures++;
+        failed.add(iface);
+        log.warn("interface {}: programming failed, retrying on the next apply: {}", iface, e.getMessage());
+    }
+
+    private void resetCounts() {
+        added = 0;
+        deleted = 0;
+        ifacesConfigured = 0;
+        failures = 0;
+    }
+
+    private Stats stats() {
+        return new Stats(added, deleted, ifacesConfigured, pending.size(), failures);
+    }
+}

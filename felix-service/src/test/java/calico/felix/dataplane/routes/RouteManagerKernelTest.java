@@ -1,0 +1,305 @@
+package calico.felix.dataplane.routes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.api.model.ObjectMeta;
+import calico.api.model.Profile;
+import calico.api.model.ProfileSpec;
+import calico.api.model.Resource;
+import calico.api.model.Rule;
+import calico.api.model.WorkloadEndpoint;
+import calico.api.model.WorkloadEndpointSpec;
+import calico.dataplane.netlink.Netlink;
+import calico.dataplane.netlink.Sysctls;
+import calico.dataplane.testing.NetNs;
+import calico.felix.calc.CalculationGraph;
+import calico.felix.calc.DataplaneUpdate;
+import calico.libcalico.syncer.Update;
+import calico.libcalico.syncer.UpdateType;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The route manager against a real kernel, inside namespaces only: a "host" namespace with
+ * workload namespaces on veths wired as the CNI plugin does (host side {@code cali…}, workload
+ * side {@code eth0} with a /32 and {@code default via 169.254.1.1 dev eth0 onlink}). A real
+ * calculation graph for the host node turns v3 resources into batches; the manager, its
+ * {@link Netlink} and {@link Sysctls} all run on one thread inside the host namespace. Checks
+ * read the kernel with {@code ip -j} and send real TCP between the workloads.
+ */
+class RouteManagerKernelTest {
+
+    private static final String NODE = "node1";
+    private static final String A_IP = "10.65.0.1";
+    private static final String A_IP6 = "fd00:65::1";
+    private static final String B_IP = "10.65.0.2";
+    private static final String A_IF = "calia1b2c3d4e5f";
+    private static final String B_IF = "calib1b2c3d4e5f";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final List<NetNs> namespaces = new ArrayList<>();
+    private final List<List<DataplaneUpdate>> batches = new ArrayList<>();
+    private final List<List<DataplaneUpdate>> history = new ArrayList<>();
+    private NetNs host;
+    private NetNs a;
+    private NetNs b;
+    private NamespaceThread inHost;
+    private Netlink netlink;
+    private RouteManager manager;
+    private CalculationGraph graph;
+    private long revision;
+
+    @BeforeEach
+    void setUp() {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        host = ns("rth");
+        a = ns("rta");
+        b = ns("rtb");
+        host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        // Proxy ARP answers only for addresses routed out of another interface: give the host an uplink.
+        host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
+        host.exec("ip", "link", "set", "up0", "up");
+        host.exec("ip", "link", "set", "up1", "up");
+        host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
+        host.exec("ip", "route", "add", "default", "dev", "up0");
+        inHost = new NamespaceThread(host);
+        netlink = inHost.call(Netlink::new);
+        manager = new RouteManager(netlink, new Sysctls());
+        graph = CalculationGraph.create(NODE, batches::add);
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (inHost != null) {
+            inHost.call(() -> {
+                netlink.close();
+                return null;
+            });
+            inHost.close();
+        }
+        namespaces.forEach(NetNs::close);
+    }
+
+    @Test
+    void programsWorkloadRoutesSysctlsAndTrafficFollows() throws IOException {
+        wireWorkload(a, A_IF, A_IP);
+        // b's endpoint arrives before its veth exists.
+        put(allowAllProfile(), wep("a", A_IF, A_IP + "/32", A_IP6 + "/128"), wep("b", B_IF, B_IP + "/32"));
+
+        assertThat(ourRoutes("-4")).containsExactly(Map.entry(A_IP, A_IF));
+        assertThat(ourRoutes("-6")).containsExactly(Map.entry(A_IP6, A_IF));
+        JsonNode route = routes("-4", "proto", "80").get(0);
+        assertThat(route.path("scope").asText()).isEqualTo("link");
+        assertThat(route.has("gateway")).isFalse();
+        assertThat(inHost.call(manager::pendingInterfaces)).containsExactly(B_IF);
+        assertThat(sysctl("ipv4/conf/" + A_IF + "/proxy_arp")).isEqualTo("1");
+        assertThat(sysctl("ipv4/neigh/" + A_IF + "/proxy_delay")).isEqualTo("0");
+        assertThat(sysctl("ipv4/conf/" + A_IF + "/forwarding")).isEqualTo("1");
+        assertThat(sysctl("ipv4/conf/" + A_IF + "/rp_filter")).isEqualTo("1");
+        assertThat(sysctl("ipv6/conf/" + A_IF + "/forwarding")).isEqualTo("1");
+
+        // The veth appears (down on the host side: the manager sets it up); resync picks it up.
+        wireWorkload(b, B_IF, B_IP);
+        host.exec("ip", "link", "set", B_IF, "down");
+        RouteManager.Stats s = inHost.call(manager::resync);
+        assertThat(s.routesAdded()).isEqualTo(1);
+        assertThat(s.pendingInterfaces()).isZero();
+        assertThat(ourRoutes("-4")).containsExactly(Map.entry(A_IP, A_IF), Map.entry(B_IP, B_IF));
+        assertThat(host.exec("ip", "-j", "link", "show", B_IF)).contains("\"UP\"");
+
+        InetAddress aAddr = InetAddress.getByName(A_IP);
+        InetAddress bAddr = InetAddress.getByName(B_IP);
+        try (ServerSocket b8080 = b.call(() -> new ServerSocket(8080, 50, bAddr));
+                ServerSocket a8080 = a.call(() -> new ServerSocket(8080, 50, aAddr))) {
+            assertThat(connects(a, B_IP)).as("a -> b").isTrue();
+            assertThat(connects(b, A_IP)).as("b -> a").isTrue();
+
+            // Nothing changed: a resync neither adds nor deletes.
+            s = inHost.call(manager::resync);
+            assertThat(s.routesAdded() + s.routesDeleted() + s.interfacesConfigured()).isZero();
+
+            // A stranger's route (another protocol) survives; a stale one with our protocol goes.
+            host.exec("ip", "route", "add", "10.99.0.1/32", "dev", A_IF, "proto", "static");
+            host.exec("ip", "route", "add", "10.99.0.2/32", "dev", A_IF, "proto", "80");
+            s = inHost.call(manager::resync);
+            assertThat(s.routesDeleted()).isEqualTo(1);
+            assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP, B_IP);
+            assertThat(routes("-4", "proto", "static")).extracting(n -> n.path("dst").asText())
+                    .containsExactly("10.99.0.1");
+
+            // Removing the endpoint removes its route and traffic to it fails.
+            graph.onUpdates(List.of(Update.deleted(wep("b", B_IF, B_IP + "/32").key(), ++revision)));
+            flush();
+            assertThat(ourRoutes("-4")).containsExactly(Map.entry(A_IP, A_IF));
+            assertThat(connects(a, B_IP)).as("b's route removed").isFalse();
+
+            // And back.
+            put(wep("b", B_IF, B_IP + "/32"));
+            assertThat(connects(a, B_IP)).as("b re-added").isTrue();
+        }
+    }
+
+    @Test
+    void interfaceVanishingAndReturningAndAddressChanges() {
+        wireWorkload(a, A_IF, A_IP);
+        wireWorkload(b, B_IF, B_IP);
+        put(allowAllProfile(), wep("a", A_IF, A_IP + "/32"), wep("b", B_IF, B_IP + "/32"));
+        assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP, B_IP);
+
+        // The veth goes (the workload namespace is torn down): its route goes with it.
+        host.exec("ip", "link", "del", B_IF);
+        assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP);
+        inHost.call(manager::resync);
+        assertThat(inHost.call(manager::pendingInterfaces)).containsExactly(B_IF);
+
+        // It comes back (a new link, new index): the next apply re-adds and reconfigures.
+        wireWorkload(b, B_IF, B_IP);
+        RouteManager.Stats s = inHost.call(() -> manager.apply(List.of()));
+        assertThat(s.routesAdded()).isEqualTo(1);
+        assertThat(s.interfacesConfigured()).isEqualTo(1);
+        assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP, B_IP);
+        assertThat(sysctl("ipv4/conf/" + B_IF + "/proxy_arp")).isEqualTo("1");
+        assertThat(inHost.call(manager::pendingInterfaces)).isEmpty();
+
+        // The same thing unnoticed by apply (deleted and re-created between calls): resync sees the new index.
+        host.exec("ip", "link", "del", B_IF);
+        wireWorkload(b, B_IF, B_IP);
+        assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP);
+        s = inHost.call(manager::resync);
+        assertThat(s.routesAdded()).isEqualTo(1);
+        assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP, B_IP);
+
+        // A restarted manager (no memory) replaying the same state deletes nothing it should keep.
+        host.exec("ip", "route", "add", "10.99.0.2/32", "dev", A_IF, "proto", "80");
+        RouteManager restarted = inHost.call(() -> new RouteManager(netlink, new Sysctls()));
+        // The whole snapshot in one batch ending in InSync: straight to resync, which finds the
+        // kernel's routes before it has configured any interface.
+        List<DataplaneUpdate> snapshot = new ArrayList<>();
+        history.forEach(snapshot::addAll);
+        snapshot.add(new DataplaneUpdate.InSync());
+        RouteManager.Stats r = inHost.call(() -> restarted.apply(snapshot));
+        assertThat(r.routesDeleted()).as("only the stale route").isEqualTo(1);
+        assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP, B_IP);
+        assertThat(inHost.call(restarted::programmedRoutes)).containsOnlyKeys(A_IP + "/32", B_IP + "/32");
+        manager = restarted;
+
+        // The endpoint's address changes: the old route goes, the new one comes.
+        put(wep("a", A_IF, "10.65.0.3/32"));
+        assertThat(ourRoutes("-4")).containsOnly(Map.entry("10.65.0.3", A_IF), Map.entry(B_IP, B_IF));
+
+        // The endpoint moves to another interface (b's address now on a's veth: a stale
+        // claim on one net by two endpoints resolves to the first by id).
+        put(wep("a", B_IF, "10.65.0.3/32"));
+        assertThat(ourRoutes("-4")).containsOnly(Map.entry("10.65.0.3", B_IF), Map.entry(B_IP, B_IF));
+        // a's interface is no longer needed: nothing of ours remains on it.
+        assertThat(routes("-4", "dev", A_IF, "proto", "80")).isEmpty();
+    }
+
+    @Test
+    void badEndpointFailsTheBatchNamingTheField() {
+        List<String> none = List.of();
+        DataplaneUpdate bad = new DataplaneUpdate.WorkloadEndpointUpdate("test/x", "", "ee:ee:ee:ee:ee:ee",
+                List.of("10.65.0.9/32"), none, none, List.of(), List.of());
+        assertThatThrownBy(() -> inHost.call(() -> manager.apply(List.of(bad))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("test/x")
+                .hasMessageContaining("interfaceName");
+        DataplaneUpdate badNet = new DataplaneUpdate.WorkloadEndpointUpdate("test/y", A_IF, null,
+                List.of("fd00::1/128"), none, none, List.of(), List.of());
+        assertThatThrownBy(() -> inHost.call(() -> manager.apply(List.of(badNet))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ipv4Nets");
+        assertThat(inHost.call(manager::pendingInterfaces)).isEmpty();
+        assertThat(inHost.call(manager::programmedRoutes)).isEmpty();
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private void put(Resource... resources) {
+        graph.onUpdates(Arrays.stream(resources).map(r -> Update.of(UpdateType.NEW, r, ++revision)).toList());
+        flush();
+    }
+
+    private void flush() {
+        graph.flush();
+        List<List<DataplaneUpdate>> out = new ArrayList<>(batches);
+        batches.clear();
+        for (List<DataplaneUpdate> batch : out) {
+            history.add(batch);
+            inHost.call(() -> manager.apply(batch));
+        }
+    }
+
+    /** What the CNI plugin does; the host-side route and sysctls are the manager's job. */
+    private void wireWorkload(NetNs w, String hostIf, String ip) {
+        host.veth(hostIf, w, "eth0");
+        w.exec("ip", "addr", "add", ip + "/32", "dev", "eth0");
+        w.exec("ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0", "onlink");
+    }
+
+    private static WorkloadEndpoint wep(String name, String iface, String... nets) {
+        return new WorkloadEndpoint(ObjectMeta.namespaced("test", name).withLabels(Map.of("app", name)),
+                new WorkloadEndpointSpec("k8s", null, NODE, null, name, "eth0", null, List.of(nets), null,
+                        null, null, List.of("kns.test"), iface, "ee:ee:ee:ee:ee:ee", List.of(), null));
+    }
+
+    private static Profile allowAllProfile() {
+        return new Profile(ObjectMeta.named("kns.test"),
+                new ProfileSpec(List.of(Rule.allow()), List.of(Rule.allow()), Map.of()));
+    }
+
+    /** Destination to device of the host's routes with our protocol. */
+    private Map<String, String> ourRoutes(String family) {
+        Map<String, String> out = new TreeMap<>();
+        for (JsonNode r : routes(family, "proto", "80")) {
+            out.put(r.path("dst").asText(), r.path("dev").asText());
+        }
+        return out;
+    }
+
+    private List<JsonNode> routes(String family, String... filter) {
+        List<String> cmd = new ArrayList<>(List.of("ip", "-j", family, "route", "show", "table", "main"));
+        cmd.addAll(List.of(filter));
+        try {
+            List<JsonNode> out = new ArrayList<>();
+            JSON.readTree(host.exec(cmd.toArray(String[]::new))).forEach(out::add);
+            return out;
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private String sysctl(String key) {
+        return host.exec("cat", "/proc/sys/net/" + key).trim();
+    }
+
+    private NetNs ns(String prefix) {
+        NetNs n = NetNs.create(prefix);
+        namespaces.add(n);
+        return n;
+    }
+
+    private static boolean connects(NetNs from, String ip) {
+        return from.call(() -> {
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress(ip, 8080), 1000);
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        });
+    }
+}
