@@ -23,6 +23,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param readyPollInitial   first wait between reads of ClusterInformation {@code default}
  * @param readyPollMax       cap of that (doubling) wait
  * @param applyTimeout       an apply or graph batch running longer than this counts as stalled
+ * @param dataplaneDriver    {@code model} (in-memory, the default) or {@code iptables} (the kernel:
+ *                           iptables/ipset and routes), from {@code FELIX_DATAPLANEDRIVERNAME}
+ * @param dataplaneNetns     network namespace ({@code /run/netns/<name>}) the kernel dataplane programs;
+ *                           empty for felix's own ({@code FELIX_DATAPLANENETNS})
+ * @param iptablesBackend    {@code Auto}, {@code NFT} or {@code Legacy} ({@code FELIX_IPTABLESBACKEND})
  */
 @ConfigurationProperties(prefix = "felix")
 public record FelixProperties(
@@ -35,8 +40,13 @@ public record FelixProperties(
         @DefaultValue("Info") String logSeverityScreen,
         @DefaultValue("100ms") Duration readyPollInitial,
         @DefaultValue("5s") Duration readyPollMax,
-        @DefaultValue("60s") Duration applyTimeout) {
+        @DefaultValue("60s") Duration applyTimeout,
+        @DefaultValue("model") String dataplaneDriver,
+        String dataplaneNetns,
+        @DefaultValue("Auto") String iptablesBackend) {
 
+    static final List<String> DRIVERS = List.of("model", "iptables");
+    static final List<String> BACKENDS = List.of("Auto", "NFT", "Legacy");
     static final List<String> SEVERITIES = List.of("Trace", "Debug", "Info", "Warning", "Error", "Fatal", "Panic");
 
     public FelixProperties {
@@ -61,6 +71,17 @@ public record FelixProperties(
         positive("felix.ready-poll-initial", readyPollInitial);
         positive("felix.ready-poll-max", readyPollMax);
         positive("felix.apply-timeout", applyTimeout);
+        dataplaneDriver = dataplaneDriver == null ? "" : dataplaneDriver.trim().toLowerCase(Locale.ROOT);
+        if (!DRIVERS.contains(dataplaneDriver)) {
+            throw new IllegalArgumentException("felix.dataplane-driver (FELIX_DATAPLANEDRIVERNAME): \""
+                    + dataplaneDriver + "\" is not one of " + String.join(", ", DRIVERS));
+        }
+        dataplaneNetns = dataplaneNetns == null ? "" : dataplaneNetns.trim();
+        if (!dataplaneNetns.isEmpty() && !dataplaneNetns.matches("[A-Za-z0-9_.-]+")) {
+            throw new IllegalArgumentException("felix.dataplane-netns (FELIX_DATAPLANENETNS): \"" + dataplaneNetns
+                    + "\" is not a namespace name (letters, digits, '.', '_', '-')");
+        }
+        iptablesBackend = oneOf("felix.iptables-backend (FELIX_IPTABLESBACKEND)", iptablesBackend, BACKENDS);
     }
 
     /** {@return the datastore client configuration}; files are checked to be readable. */
@@ -102,6 +123,16 @@ public record FelixProperties(
         }
         throw new IllegalArgumentException("felix.log-severity-screen (FELIX_LOGSEVERITYSCREEN): \"" + raw
                 + "\" is not one of " + String.join(", ", SEVERITIES));
+    }
+
+    private static String oneOf(String what, String raw, List<String> allowed) {
+        String value = raw == null ? "" : raw.trim();
+        for (String s : allowed) {
+            if (s.equalsIgnoreCase(value)) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException(what + ": \"" + raw + "\" is not one of " + String.join(", ", allowed));
     }
 
     private static void positive(String name, Duration d) {
