@@ -1,0 +1,196 @@
+package calico.felix.dataplane;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.api.model.GlobalNetworkPolicy;
+import calico.api.model.GlobalNetworkPolicySpec;
+import calico.api.model.ObjectMeta;
+import calico.api.model.PolicyType;
+import calico.api.model.Profile;
+import calico.api.model.ProfileSpec;
+import calico.api.model.Resource;
+import calico.api.model.Rule;
+import calico.api.model.Tier;
+import calico.api.model.TierSpec;
+import calico.api.model.WorkloadEndpoint;
+import calico.api.model.WorkloadEndpointSpec;
+import calico.dataplane.iptables.IpVersion;
+import calico.dataplane.iptables.IptablesBackend;
+import calico.dataplane.testing.NetNs;
+import calico.felix.calc.CalculationGraph;
+import calico.felix.calc.DataplaneUpdate;
+import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.syncer.Update;
+import calico.libcalico.syncer.UpdateType;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The whole kernel dataplane against real namespaces: a "host" namespace that the
+ * {@link KernelDataplane} enters itself (its thread setns()'s, its iptables tools run under
+ * {@code ip netns exec}), two workload namespaces on veths wired only as the CNI plugin would
+ * (address and default route inside the workload; nothing on the host side). Routes and
+ * interface sysctls on the host side, and the filter rules, come from the dataplane fed by a real
+ * calculation graph; Java TCP connects between the workloads decide reachability. The machine's
+ * own namespace is never touched.
+ */
+class KernelDataplaneTest {
+
+    private static final String NODE = "node1";
+    private static final String A_IP = "10.65.0.1";
+    private static final String B_IP = "10.65.0.2";
+    private static final String A_IF = "cali1234abcd";
+    private static final String B_IF = "cali5678abcd";
+
+    private final List<NetNs> namespaces = new ArrayList<>();
+    private final List<List<DataplaneUpdate>> pending = new ArrayList<>();
+    private NetNs host;
+    private KernelDataplane dataplane;
+    private CalculationGraph graph;
+    private long revision;
+
+    @AfterEach
+    void tearDown() {
+        if (dataplane != null) {
+            dataplane.close();
+        }
+        namespaces.forEach(NetNs::close);
+    }
+
+    @Test
+    void programsRoutesSysctlsAndPolicyInItsNamespace() throws IOException {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        host = ns("kdh");
+        NetNs a = ns("kda");
+        NetNs b = ns("kdb");
+        List<String> prefix = List.of("ip", "netns", "exec", host.name());
+        IptablesBackend backend = IptablesBackend.detect(prefix);
+        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/" + backend.restoreBinary(IpVersion.V4))),
+                "backend installed");
+        // Host-wide wiring a node has anyway: forwarding on, and an uplink so proxy ARP answers.
+        host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
+        host.exec("ip", "link", "set", "up0", "up");
+        host.exec("ip", "link", "set", "up1", "up");
+        host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
+        host.exec("ip", "route", "add", "default", "dev", "up0");
+        wireWorkload(a, A_IF, A_IP);
+        wireWorkload(b, B_IF, B_IP);
+        assertThat(host.exec("ip", "route", "show", "proto", "80")).as("no felix routes yet").isBlank();
+        assertThat(sysctl("ipv4/conf/" + A_IF + "/proxy_arp")).isEqualTo("0");
+
+        dataplane = new KernelDataplane(backend, host.name());
+        graph = CalculationGraph.create(NODE, pending::add);
+
+        InetAddress bAddr = InetAddress.getByName(B_IP);
+        try (ServerSocket b8080 = b.call(() -> new ServerSocket(8080, 50, bAddr))) {
+            assertThat(connects(a, B_IP)).as("no routes on the host yet").isFalse();
+
+            // (1) Allow-all profile: the dataplane programs routes and sysctls; traffic flows.
+            put(tier("default", 1000.0), allowAllProfile("kns.test"),
+                    wep("a", A_IP, A_IF, "a"), wep("b", B_IP, B_IF, "b"));
+            graph.onStatus(SyncerStatus.IN_SYNC);
+            flush();
+            assertThat(dataplane.errors()).isEmpty();
+            assertThat(dataplane.inSync()).isTrue();
+            String routes = host.exec("ip", "route", "show", "proto", "80");
+            assertThat(routes).contains(A_IP + " dev " + A_IF).contains(B_IP + " dev " + B_IF);
+            for (String iface : List.of(A_IF, B_IF)) {
+                assertThat(sysctl("ipv4/conf/" + iface + "/proxy_arp")).isEqualTo("1");
+                assertThat(sysctl("ipv4/conf/" + iface + "/forwarding")).isEqualTo("1");
+            }
+            assertThat(host.exec("ip", "netns", "exec", host.name(), backend.saveBinary(IpVersion.V4), "-t", "filter"))
+                    .contains("-A FORWARD -j cali-FORWARD");
+            assertThat(connects(a, B_IP)).as("profile allows a->b").isTrue();
+
+            // (2) A policy selecting b with no rules: the tier's default denies ingress to b.
+            put(gnp("deny-b", "app == 'b'"));
+            assertThat(connects(a, B_IP)).as("default deny on b").isFalse();
+
+            // Nothing drifted: a refresh repairs nothing. A stranger's rule is repaired.
+            assertThat(dataplane.refreshNow()).isZero();
+            host.exec("iptables-" + (backend == IptablesBackend.NFT ? "nft" : "legacy"),
+                    "-D", "FORWARD", "-j", "cali-FORWARD");
+            assertThat(connects(a, B_IP)).as("jump deleted by a stranger").isTrue();
+            assertThat(dataplane.refreshNow()).isPositive();
+            assertThat(dataplane.repairs()).isPositive();
+            assertThat(connects(a, B_IP)).as("jump restored").isFalse();
+
+            // (3) No errors along the way, and the default refresh interval came from the config.
+            assertThat(dataplane.errors()).isEmpty();
+            assertThat(dataplane.refreshInterval()).hasSeconds(180);
+        }
+    }
+
+    private void put(Resource... resources) {
+        graph.onUpdates(Arrays.stream(resources).map(r -> Update.of(UpdateType.NEW, r, ++revision)).toList());
+        flush();
+    }
+
+    private void flush() {
+        graph.flush();
+        List<List<DataplaneUpdate>> batches = new ArrayList<>(pending);
+        pending.clear();
+        batches.forEach(dataplane::apply);
+    }
+
+    /** What the CNI plugin does: only the workload side. The host side is the dataplane's job. */
+    private void wireWorkload(NetNs w, String hostIf, String ip) {
+        host.veth(hostIf, w, "eth0");
+        w.exec("ip", "addr", "add", ip + "/32", "dev", "eth0");
+        w.exec("ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0", "onlink");
+    }
+
+    private String sysctl(String key) {
+        return host.exec("cat", "/proc/sys/net/" + key).trim();
+    }
+
+    private NetNs ns(String prefix) {
+        NetNs n = NetNs.create(prefix);
+        namespaces.add(n);
+        return n;
+    }
+
+    private static boolean connects(NetNs from, String ip) {
+        return from.call(() -> {
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress(ip, 8080), 1000);
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        });
+    }
+
+    private static WorkloadEndpoint wep(String name, String ip, String iface, String app) {
+        return new WorkloadEndpoint(ObjectMeta.namespaced("test", name).withLabels(Map.of("app", app)),
+                new WorkloadEndpointSpec("k8s", null, NODE, null, name, "eth0", null, List.of(ip + "/32"), null,
+                        null, null, List.of("kns.test"), iface, "ee:ee:ee:ee:ee:ee", List.of(), null));
+    }
+
+    private static Tier tier(String name, Double order) {
+        return new Tier(ObjectMeta.named(name), new TierSpec(order, null));
+    }
+
+    private static Profile allowAllProfile(String name) {
+        return new Profile(ObjectMeta.named(name),
+                new ProfileSpec(List.of(Rule.allow()), List.of(Rule.allow()), Map.of()));
+    }
+
+    private static GlobalNetworkPolicy gnp(String name, String selector) {
+        return new GlobalNetworkPolicy(ObjectMeta.named(name), new GlobalNetworkPolicySpec("default", 1.0, List.of(),
+                List.of(), selector, List.of(PolicyType.Ingress), null, null, null, null, null, null));
+    }
+}
