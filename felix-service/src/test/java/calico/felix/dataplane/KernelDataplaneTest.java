@@ -3,6 +3,7 @@ package calico.felix.dataplane;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import calico.api.model.EntityRule;
 import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.GlobalNetworkPolicySpec;
 import calico.api.model.ObjectMeta;
@@ -15,11 +16,13 @@ import calico.api.model.Tier;
 import calico.api.model.TierSpec;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
+import calico.api.selector.Selector;
 import calico.dataplane.iptables.IpVersion;
 import calico.dataplane.iptables.IptablesBackend;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.iptables.Names;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
@@ -72,22 +75,9 @@ class KernelDataplaneTest {
     @Test
     void programsRoutesSysctlsAndPolicyInItsNamespace() throws IOException {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        host = ns("kdh");
-        NetNs a = ns("kda");
-        NetNs b = ns("kdb");
-        List<String> prefix = List.of("ip", "netns", "exec", host.name());
-        IptablesBackend backend = IptablesBackend.detect(prefix);
-        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/" + backend.restoreBinary(IpVersion.V4))),
-                "backend installed");
-        // Host-wide wiring a node has anyway: forwarding on, and an uplink so proxy ARP answers.
-        host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
-        host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
-        host.exec("ip", "link", "set", "up0", "up");
-        host.exec("ip", "link", "set", "up1", "up");
-        host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
-        host.exec("ip", "route", "add", "default", "dev", "up0");
-        wireWorkload(a, A_IF, A_IP);
-        wireWorkload(b, B_IF, B_IP);
+        IptablesBackend backend = wire();
+        NetNs a = namespaces.get(1);
+        NetNs b = namespaces.get(2);
         assertThat(host.exec("ip", "route", "show", "proto", "80")).as("no felix routes yet").isBlank();
         assertThat(sysctl("ipv4/conf/" + A_IF + "/proxy_arp")).isEqualTo("0");
 
@@ -132,6 +122,65 @@ class KernelDataplaneTest {
             assertThat(dataplane.errors()).isEmpty();
             assertThat(dataplane.refreshInterval()).hasSeconds(180);
         }
+    }
+
+    @Test
+    void aFailedBatchIsRecordedNotThrownAndTheNextBatchResyncs() throws IOException {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        IptablesBackend backend = wire();
+        NetNs a = namespaces.get(1);
+        NetNs b = namespaces.get(2);
+        dataplane = new KernelDataplane(backend, host.name());
+        graph = CalculationGraph.create(NODE, pending::add);
+        InetAddress bAddr = InetAddress.getByName(B_IP);
+        try (ServerSocket b8080 = b.call(() -> new ServerSocket(8080, 50, bAddr))) {
+            put(tier("default", 1000.0), allowAllProfile("kns.test"),
+                    wep("a", A_IP, A_IF, "a"), wep("b", B_IP, B_IF, "b"));
+            graph.onStatus(SyncerStatus.IN_SYNC);
+            flush();
+            assertThat(connects(a, B_IP)).isTrue();
+            assertThat(dataplane.errors()).isEmpty();
+
+            // A stranger holds the name of the IP set the next policy needs, with another family:
+            // programming fails. apply() must return normally and record it.
+            String set = Names.ipSetV4(Selector.parse("app == 'a'").uniqueId());
+            host.exec("ipset", "create", set, "hash:net", "family", "inet6");
+            put(gnp("deny-b", "app == 'b'"), allowFrom("only-a", "app == 'b'", "app == 'a'"));
+            assertThat(dataplane.errors()).hasSize(1);
+            assertThat(dataplane.errors().get(0)).contains("failed");
+
+            // The stranger goes away: the next batch (about something else: a workload whose
+            // interface does not exist yet) resyncs everything.
+            host.exec("ipset", "destroy", set);
+            put(wep("c", "10.65.0.3", "cali9999abcd", "c"));
+            assertThat(dataplane.errors()).hasSize(1);
+            assertThat(host.exec("ipset", "list", set)).contains("10.65.0.1");
+            assertThat(connects(a, B_IP)).as("a allowed by the resynced policy").isTrue();
+            put(wep("a", A_IP, A_IF, "not-a"));
+            assertThat(connects(a, B_IP)).as("a relabelled: default deny").isFalse();
+            assertThat(dataplane.errors()).hasSize(1);
+        }
+    }
+
+    /** Host and workload namespaces; {@return the iptables backend the host namespace uses}. */
+    private IptablesBackend wire() {
+        host = ns("kdh");
+        NetNs a = ns("kda");
+        NetNs b = ns("kdb");
+        List<String> prefix = List.of("ip", "netns", "exec", host.name());
+        IptablesBackend backend = IptablesBackend.detect(prefix);
+        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/" + backend.restoreBinary(IpVersion.V4))),
+                "backend installed");
+        // Host-wide wiring a node has anyway: forwarding on, and an uplink so proxy ARP answers.
+        host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
+        host.exec("ip", "link", "set", "up0", "up");
+        host.exec("ip", "link", "set", "up1", "up");
+        host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
+        host.exec("ip", "route", "add", "default", "dev", "up0");
+        wireWorkload(a, A_IF, A_IP);
+        wireWorkload(b, B_IF, B_IP);
+        return backend;
     }
 
     private void put(Resource... resources) {
@@ -187,6 +236,12 @@ class KernelDataplaneTest {
     private static Profile allowAllProfile(String name) {
         return new Profile(ObjectMeta.named(name),
                 new ProfileSpec(List.of(Rule.allow()), List.of(Rule.allow()), Map.of()));
+    }
+
+    private static GlobalNetworkPolicy allowFrom(String name, String selector, String source) {
+        return new GlobalNetworkPolicy(ObjectMeta.named(name), new GlobalNetworkPolicySpec("default", 0.5,
+                List.of(Rule.allow().withSource(EntityRule.empty().withSelector(source))), List.of(), selector,
+                List.of(PolicyType.Ingress), null, null, null, null, null, null));
     }
 
     private static GlobalNetworkPolicy gnp(String name, String selector) {
