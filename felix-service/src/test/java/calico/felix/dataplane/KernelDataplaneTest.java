@@ -28,9 +28,7 @@ import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -50,6 +48,8 @@ import org.junit.jupiter.api.Test;
  * own namespace is never touched.
  */
 class KernelDataplaneTest {
+
+    private static final java.time.Duration CONNECT_TIMEOUT = java.time.Duration.ofSeconds(1);
 
     private static final String NODE = "node1";
     private static final String A_IP = "10.65.0.1";
@@ -79,14 +79,14 @@ class KernelDataplaneTest {
         NetNs a = namespaces.get(1);
         NetNs b = namespaces.get(2);
         assertThat(host.exec("ip", "route", "show", "proto", "80")).as("no felix routes yet").isBlank();
-        assertThat(sysctl("ipv4/conf/" + A_IF + "/proxy_arp")).isEqualTo("0");
+        assertThat(host.sysctl("ipv4/conf/" + A_IF + "/proxy_arp")).isEqualTo("0");
 
         dataplane = new KernelDataplane(backend, host.name());
         graph = CalculationGraph.create(NODE, pending::add);
 
         InetAddress bAddr = InetAddress.getByName(B_IP);
         try (ServerSocket b8080 = b.call(() -> new ServerSocket(8080, 50, bAddr))) {
-            assertThat(connects(a, B_IP)).as("no routes on the host yet").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("no routes on the host yet").isFalse();
 
             // (1) Allow-all profile: the dataplane programs routes and sysctls; traffic flows.
             put(tier("default", 1000.0), allowAllProfile("kns.test"),
@@ -98,25 +98,25 @@ class KernelDataplaneTest {
             String routes = host.exec("ip", "route", "show", "proto", "80");
             assertThat(routes).contains(A_IP + " dev " + A_IF).contains(B_IP + " dev " + B_IF);
             for (String iface : List.of(A_IF, B_IF)) {
-                assertThat(sysctl("ipv4/conf/" + iface + "/proxy_arp")).isEqualTo("1");
-                assertThat(sysctl("ipv4/conf/" + iface + "/forwarding")).isEqualTo("1");
+                assertThat(host.sysctl("ipv4/conf/" + iface + "/proxy_arp")).isEqualTo("1");
+                assertThat(host.sysctl("ipv4/conf/" + iface + "/forwarding")).isEqualTo("1");
             }
             assertThat(host.exec("ip", "netns", "exec", host.name(), backend.saveBinary(IpVersion.V4), "-t", "filter"))
                     .contains("-A FORWARD -j cali-FORWARD");
-            assertThat(connects(a, B_IP)).as("profile allows a->b").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("profile allows a->b").isTrue();
 
             // (2) A policy selecting b with no rules: the tier's default denies ingress to b.
             put(gnp("deny-b", "app == 'b'"));
-            assertThat(connects(a, B_IP)).as("default deny on b").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("default deny on b").isFalse();
 
             // Nothing drifted: a refresh repairs nothing. A stranger's rule is repaired.
             assertThat(dataplane.refreshNow()).isZero();
             host.exec("iptables-" + (backend == IptablesBackend.NFT ? "nft" : "legacy"),
                     "-D", "FORWARD", "-j", "cali-FORWARD");
-            assertThat(connects(a, B_IP)).as("jump deleted by a stranger").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("jump deleted by a stranger").isTrue();
             assertThat(dataplane.refreshNow()).isPositive();
             assertThat(dataplane.repairs()).isPositive();
-            assertThat(connects(a, B_IP)).as("jump restored").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("jump restored").isFalse();
 
             // (3) No errors along the way, and the default refresh interval came from the config.
             assertThat(dataplane.errors()).isEmpty();
@@ -138,7 +138,7 @@ class KernelDataplaneTest {
                     wep("a", A_IP, A_IF, "a"), wep("b", B_IP, B_IF, "b"));
             graph.onStatus(SyncerStatus.IN_SYNC);
             flush();
-            assertThat(connects(a, B_IP)).isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).isTrue();
             assertThat(dataplane.errors()).isEmpty();
 
             // A stranger holds the name of the IP set the next policy needs, with another family:
@@ -155,9 +155,9 @@ class KernelDataplaneTest {
             put(wep("c", "10.65.0.3", "cali9999abcd", "c"));
             assertThat(dataplane.errors()).hasSize(1);
             assertThat(host.exec("ipset", "list", set)).contains("10.65.0.1");
-            assertThat(connects(a, B_IP)).as("a allowed by the resynced policy").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("a allowed by the resynced policy").isTrue();
             put(wep("a", A_IP, A_IF, "not-a"));
-            assertThat(connects(a, B_IP)).as("a relabelled: default deny").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("a relabelled: default deny").isFalse();
             assertThat(dataplane.errors()).hasSize(1);
         }
     }
@@ -202,25 +202,10 @@ class KernelDataplaneTest {
         w.exec("ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0", "onlink");
     }
 
-    private String sysctl(String key) {
-        return host.exec("cat", "/proc/sys/net/" + key).trim();
-    }
-
     private NetNs ns(String prefix) {
         NetNs n = NetNs.create(prefix);
         namespaces.add(n);
         return n;
-    }
-
-    private static boolean connects(NetNs from, String ip) {
-        return from.call(() -> {
-            try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress(ip, 8080), 1000);
-                return true;
-            } catch (IOException e) {
-                return false;
-            }
-        });
     }
 
     private static WorkloadEndpoint wep(String name, String ip, String iface, String app) {

@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import calico.dataplane.testing.NetNs;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -21,6 +19,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * port still answers. Traffic only between the test's own namespaces.
  */
 class IptablesPacketTest {
+
+    private static final java.time.Duration CONNECT_TIMEOUT = java.time.Duration.ofMillis(500);
 
     private NetNs client;
     private NetNs server;
@@ -54,30 +54,19 @@ class IptablesPacketTest {
         InetAddress serverIp = InetAddress.getByName("10.99.0.2");
         try (ServerSocket blocked = server.call(() -> new ServerSocket(8080, 50, serverIp));
                 ServerSocket open = server.call(() -> new ServerSocket(8081, 50, serverIp))) {
-            assertThat(connects(8080)).isTrue();
+            assertThat(client.tcpConnects("10.99.0.2", 8080, CONNECT_TIMEOUT)).isTrue();
 
             r.apply(IpVersion.V4, RestoreTransaction.forTable(Table.FILTER)
                     .declareChain("cali-INPUT")
                     .appendRule("cali-INPUT", Rule.of("-p", "tcp", "--dport", "8080", "-j", "DROP").withComment("cali:test"))
                     .insertRule("INPUT", Rule.of("-j", "cali-INPUT")));
-            assertThat(connects(8080)).isFalse();
-            assertThat(connects(8081)).isTrue();
+            assertThat(client.tcpConnects("10.99.0.2", 8080, CONNECT_TIMEOUT)).isFalse();
+            assertThat(client.tcpConnects("10.99.0.2", 8081, CONNECT_TIMEOUT)).isTrue();
 
             r.apply(IpVersion.V4, RestoreTransaction.forTable(Table.FILTER)
                     .deleteRule("INPUT", Rule.of("-j", "cali-INPUT"))
                     .deleteChain("cali-INPUT"));
-            assertThat(connects(8080)).isTrue();
+            assertThat(client.tcpConnects("10.99.0.2", 8080, CONNECT_TIMEOUT)).isTrue();
         }
-    }
-
-    private boolean connects(int port) {
-        return client.call(() -> {
-            try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress("10.99.0.2", port), 500);
-                return true;
-            } catch (IOException e) {
-                return false;
-            }
-        });
     }
 }

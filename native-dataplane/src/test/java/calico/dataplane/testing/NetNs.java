@@ -134,6 +134,26 @@ public final class NetNs implements AutoCloseable {
     }
 
     /**
+     * {@return whether a TCP handshake from inside this namespace to {@code ip:port} completes
+     * within {@code timeout}}; any failure (refused, timed out, unreachable) counts as no.
+     */
+    public boolean tcpConnects(String ip, int port, java.time.Duration timeout) {
+        return call(() -> {
+            try (java.net.Socket s = new java.net.Socket()) {
+                s.connect(new java.net.InetSocketAddress(ip, port), (int) timeout.toMillis());
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        });
+    }
+
+    /** {@return the value of {@code /proc/sys/net/<key>} as this namespace sees it}. */
+    public String sysctl(String key) {
+        return exec("cat", "/proc/sys/net/" + key).trim();
+    }
+
+    /**
      * Creates a veth pair with {@code hostSide} in this namespace and {@code peerSide} in
      * {@code peer}, both up.
      */

@@ -22,9 +22,7 @@ import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -44,6 +42,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * other decide reachability. Only the test's own namespaces are touched.
  */
 class IptablesDataplanePacketTest {
+
+    private static final java.time.Duration CONNECT_TIMEOUT = java.time.Duration.ofSeconds(1);
 
     private static final String NODE = "node1";
     private static final String A_IP = "10.65.0.1";
@@ -82,72 +82,72 @@ class IptablesDataplanePacketTest {
                 ServerSocket b8081 = b.call(() -> new ServerSocket(8081, 50, bAddr));
                 ServerSocket a8080 = a.call(() -> new ServerSocket(8080, 50, aAddr))) {
             // Before any rules: the wiring itself works.
-            assertThat(connects(a, B_IP, 8080)).as("plain routing").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("plain routing").isTrue();
 
             // Profiles allow everything, no policy: allowed both ways.
             put(tier("default", 1000.0), allowAllProfile("kns.test"),
                     wep("test", "a", NODE, A_IP, A_IF, Map.of("app", "a"), "kns.test"),
                     wep("test", "b", NODE, B_IP, B_IF, Map.of("app", "b"), "kns.test"));
-            assertThat(connects(a, B_IP, 8080)).as("profile allows a->b").isTrue();
-            assertThat(connects(b, A_IP, 8080)).as("profile allows b->a").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("profile allows a->b").isTrue();
+            assertThat(b.tcpConnects(A_IP, 8080, CONNECT_TIMEOUT)).as("profile allows b->a").isTrue();
 
             // A policy selecting b with no rules: the tier's default denies ingress to b only.
             put(gnp("guard-b", "app == 'b'", List.of(), PolicyType.Ingress));
-            assertThat(connects(a, B_IP, 8080)).as("tier default deny").isFalse();
-            assertThat(connects(b, A_IP, 8080)).as("a is not selected").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("tier default deny").isFalse();
+            assertThat(b.tcpConnects(A_IP, 8080, CONNECT_TIMEOUT)).as("a is not selected").isTrue();
 
             // Allow from app == 'a' (an IP set of a's address).
             Rule fromA = Rule.allow().withSource(EntityRule.empty().withSelector("app == 'a'"));
             put(gnp("guard-b", "app == 'b'", List.of(fromA), PolicyType.Ingress));
-            assertThat(connects(a, B_IP, 8080)).as("allowed by selector").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("allowed by selector").isTrue();
 
             // Narrow to TCP 8080.
             Rule fromAto8080 = fromA.withProtocol(Protocol.TCP)
                     .withDestination(EntityRule.empty().withPorts(List.of(Port.of(8080))));
             put(gnp("guard-b", "app == 'b'", List.of(fromAto8080), PolicyType.Ingress));
-            assertThat(connects(a, B_IP, 8080)).as("port rule allows 8080").isTrue();
-            assertThat(connects(a, B_IP, 8081)).as("port rule blocks 8081").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("port rule allows 8080").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).as("port rule blocks 8081").isFalse();
 
             // Relabelling a takes it out of the IP set, and back.
             List<IptablesDataplane.ApplyStats> relabel =
                     put(wep("test", "a", NODE, A_IP, A_IF, Map.of("app", "other"), "kns.test"));
-            assertThat(connects(a, B_IP, 8080)).as("label change blocks").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("label change blocks").isFalse();
             // ... by changing one set's members, without rewriting any chain.
             assertThat(relabel).isNotEmpty().allMatch(st -> !st.resync() && st.chainsWritten() == 0);
             assertThat(relabel.stream().mapToInt(IptablesDataplane.ApplyStats::setsWritten).sum()).isEqualTo(1);
             put(wep("test", "a", NODE, A_IP, A_IF, Map.of("app", "a"), "kns.test"));
-            assertThat(connects(a, B_IP, 8080)).as("label change back allows").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("label change back allows").isTrue();
 
             // Someone empties our IP set: refresh refills it.
             assertThat(host.exec("ipset", "list", "-n")).contains(
                     Names.ipSetV4(calico.api.selector.Selector.parse("app == 'a'").uniqueId()));
             host.exec("ipset", "flush", Names.ipSetV4(calico.api.selector.Selector.parse("app == 'a'").uniqueId()));
-            assertThat(connects(a, B_IP, 8080)).as("set flushed by a stranger").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("set flushed by a stranger").isFalse();
             assertThat(dataplane.refresh()).isEqualTo(1);
-            assertThat(connects(a, B_IP, 8080)).as("set refilled").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("set refilled").isTrue();
 
             // A stranger's rule in one of our chains is removed by refresh().
             assertThat(dataplane.refresh()).isZero();
             host.exec(backend.restoreBinary(IpVersion.V4).replace("-restore", ""), "-I", Names.toWorkload(B_IF), "1",
                     "-j", "DROP");
-            assertThat(connects(a, B_IP, 8080)).as("stranger's DROP").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("stranger's DROP").isFalse();
             assertThat(dataplane.refresh()).isEqualTo(1);
-            assertThat(connects(a, B_IP, 8080)).as("after refresh").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("after refresh").isTrue();
 
             // Someone deletes our FORWARD jump: refresh puts it back.
             host.exec(backend.restoreBinary(IpVersion.V4).replace("-restore", ""), "-D", "FORWARD", "-j",
                     Names.FORWARD);
-            assertThat(connects(a, B_IP, 8081)).as("no jump: no policy").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).as("no jump: no policy").isTrue();
             assertThat(dataplane.refresh()).isEqualTo(1);
-            assertThat(connects(a, B_IP, 8081)).as("jump restored").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).as("jump restored").isFalse();
 
             // Removing the policy leaves profiles deciding; a full resync changes nothing.
             graph.onUpdates(List.of(Update.deleted(gnp("guard-b", "all()", List.of()).key(), ++revision)));
             flush();
-            assertThat(connects(a, B_IP, 8081)).as("policy removed").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).as("policy removed").isTrue();
             dataplane.resync();
             assertThat(dataplane.refresh()).isZero();
-            assertThat(connects(a, B_IP, 8081)).isTrue();
+            assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).isTrue();
         }
     }
 
@@ -174,16 +174,16 @@ class IptablesDataplanePacketTest {
                             List.of(action(calico.api.model.Action.Pass)
                                     .withSource(EntityRule.empty().withSelector("app == 'a'"))),
                             List.of(), PolicyType.Ingress));
-            assertThat(connects(a, B_IP, 8080)).as("passed, then the profile allows").isTrue();
-            assertThat(connects(b, A_IP, 8080)).as("not passed: the security tier's default denies").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("passed, then the profile allows").isTrue();
+            assertThat(b.tcpConnects(A_IP, 8080, CONNECT_TIMEOUT)).as("not passed: the security tier's default denies").isFalse();
 
             // Egress from a: deny TCP 8081, allow the rest.
             put(gnp("a-out", "default", "app == 'a'", List.of(), List.of(
                     action(calico.api.model.Action.Deny).withProtocol(Protocol.TCP)
                             .withDestination(EntityRule.empty().withPorts(List.of(Port.of(8081)))),
                     Rule.allow()), PolicyType.Egress));
-            assertThat(connects(a, B_IP, 8080)).as("egress allow").isTrue();
-            assertThat(connects(a, B_IP, 8081)).as("egress deny rule").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("egress allow").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).as("egress deny rule").isFalse();
         }
     }
 
@@ -230,16 +230,5 @@ class IptablesDataplanePacketTest {
         NetNs n = NetNs.create(prefix);
         namespaces.add(n);
         return n;
-    }
-
-    private static boolean connects(NetNs from, String ip, int port) {
-        return from.call(() -> {
-            try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress(ip, port), 1000);
-                return true;
-            } catch (IOException e) {
-                return false;
-            }
-        });
     }
 }

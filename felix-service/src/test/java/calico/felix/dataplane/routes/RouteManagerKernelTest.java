@@ -22,9 +22,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -43,6 +41,8 @@ import org.junit.jupiter.api.Test;
  * read the kernel with {@code ip -j} and send real TCP between the workloads.
  */
 class RouteManagerKernelTest {
+
+    private static final java.time.Duration CONNECT_TIMEOUT = java.time.Duration.ofSeconds(1);
 
     private static final String NODE = "node1";
     private static final String A_IP = "10.65.0.1";
@@ -107,11 +107,11 @@ class RouteManagerKernelTest {
         assertThat(route.path("scope").asText()).isEqualTo("link");
         assertThat(route.has("gateway")).isFalse();
         assertThat(inHost.call(manager::pendingInterfaces)).containsExactly(B_IF);
-        assertThat(sysctl("ipv4/conf/" + A_IF + "/proxy_arp")).isEqualTo("1");
-        assertThat(sysctl("ipv4/neigh/" + A_IF + "/proxy_delay")).isEqualTo("0");
-        assertThat(sysctl("ipv4/conf/" + A_IF + "/forwarding")).isEqualTo("1");
-        assertThat(sysctl("ipv4/conf/" + A_IF + "/rp_filter")).isEqualTo("1");
-        assertThat(sysctl("ipv6/conf/" + A_IF + "/forwarding")).isEqualTo("1");
+        assertThat(host.sysctl("ipv4/conf/" + A_IF + "/proxy_arp")).isEqualTo("1");
+        assertThat(host.sysctl("ipv4/neigh/" + A_IF + "/proxy_delay")).isEqualTo("0");
+        assertThat(host.sysctl("ipv4/conf/" + A_IF + "/forwarding")).isEqualTo("1");
+        assertThat(host.sysctl("ipv4/conf/" + A_IF + "/rp_filter")).isEqualTo("1");
+        assertThat(host.sysctl("ipv6/conf/" + A_IF + "/forwarding")).isEqualTo("1");
 
         // The veth appears (down on the host side: the manager sets it up); resync picks it up.
         wireWorkload(b, B_IF, B_IP);
@@ -126,8 +126,8 @@ class RouteManagerKernelTest {
         InetAddress bAddr = InetAddress.getByName(B_IP);
         try (ServerSocket b8080 = b.call(() -> new ServerSocket(8080, 50, bAddr));
                 ServerSocket a8080 = a.call(() -> new ServerSocket(8080, 50, aAddr))) {
-            assertThat(connects(a, B_IP)).as("a -> b").isTrue();
-            assertThat(connects(b, A_IP)).as("b -> a").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("a -> b").isTrue();
+            assertThat(b.tcpConnects(A_IP, 8080, CONNECT_TIMEOUT)).as("b -> a").isTrue();
 
             // Nothing changed: a resync neither adds nor deletes.
             s = inHost.call(manager::resync);
@@ -146,11 +146,11 @@ class RouteManagerKernelTest {
             graph.onUpdates(List.of(Update.deleted(wep("b", B_IF, B_IP + "/32").key(), ++revision)));
             flush();
             assertThat(ourRoutes("-4")).containsExactly(Map.entry(A_IP, A_IF));
-            assertThat(connects(a, B_IP)).as("b's route removed").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("b's route removed").isFalse();
 
             // And back.
             put(wep("b", B_IF, B_IP + "/32"));
-            assertThat(connects(a, B_IP)).as("b re-added").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("b re-added").isTrue();
         }
     }
 
@@ -173,7 +173,7 @@ class RouteManagerKernelTest {
         assertThat(s.routesAdded()).isEqualTo(1);
         assertThat(s.interfacesConfigured()).isEqualTo(1);
         assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP, B_IP);
-        assertThat(sysctl("ipv4/conf/" + B_IF + "/proxy_arp")).isEqualTo("1");
+        assertThat(host.sysctl("ipv4/conf/" + B_IF + "/proxy_arp")).isEqualTo("1");
         assertThat(inHost.call(manager::pendingInterfaces)).isEmpty();
 
         // The same thing unnoticed by apply (deleted and re-created between calls): resync sees the new index.
@@ -282,24 +282,9 @@ class RouteManagerKernelTest {
         }
     }
 
-    private String sysctl(String key) {
-        return host.exec("cat", "/proc/sys/net/" + key).trim();
-    }
-
     private NetNs ns(String prefix) {
         NetNs n = NetNs.create(prefix);
         namespaces.add(n);
         return n;
-    }
-
-    private static boolean connects(NetNs from, String ip) {
-        return from.call(() -> {
-            try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress(ip, 8080), 1000);
-                return true;
-            } catch (IOException e) {
-                return false;
-            }
-        });
     }
 }
