@@ -68,13 +68,7 @@ class IptablesDataplanePacketTest {
     @ParameterizedTest
     @EnumSource(IptablesBackend.class)
     void policiesDecideWhichWorkloadsCanConnect(IptablesBackend backend) throws IOException {
-        assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/" + backend.restoreBinary(IpVersion.V4))), "backend installed");
-        wire();
-        List<String> prefix = List.of("ip", "netns", "exec", host.name());
-        dataplane = new IptablesDataplane(new IptablesRestore(backend, XtablesLockSettings.defaults(), prefix),
-                new Ipset(prefix));
-        graph = CalculationGraph.create(NODE, pending::add);
+        start(backend);
 
         InetAddress aAddr = InetAddress.getByName(A_IP);
         InetAddress bAddr = InetAddress.getByName(B_IP);
@@ -154,13 +148,7 @@ class IptablesDataplanePacketTest {
     @ParameterizedTest
     @EnumSource(IptablesBackend.class)
     void passHandsOverToTheNextTierAndEgressDenyRulesBlock(IptablesBackend backend) throws IOException {
-        assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/" + backend.restoreBinary(IpVersion.V4))), "backend installed");
-        wire();
-        List<String> prefix = List.of("ip", "netns", "exec", host.name());
-        dataplane = new IptablesDataplane(new IptablesRestore(backend, XtablesLockSettings.defaults(), prefix),
-                new Ipset(prefix));
-        graph = CalculationGraph.create(NODE, pending::add);
+        start(backend);
         InetAddress aAddr = InetAddress.getByName(A_IP);
         InetAddress bAddr = InetAddress.getByName(B_IP);
         try (ServerSocket b8080 = b.call(() -> new ServerSocket(8080, 50, bAddr));
@@ -197,6 +185,17 @@ class IptablesDataplanePacketTest {
         List<List<DataplaneUpdate>> batches = new ArrayList<>(pending);
         pending.clear();
         return batches.stream().map(dataplane::apply).toList();
+    }
+
+    /** Wires the namespaces and builds the graph and the driver for {@code backend} (skips if unavailable). */
+    private void start(IptablesBackend backend) {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/" + backend.restoreBinary(IpVersion.V4))), "backend installed");
+        wire();
+        List<String> prefix = List.of("ip", "netns", "exec", host.name());
+        dataplane = new IptablesDataplane(new IptablesRestore(backend, XtablesLockSettings.defaults(), prefix),
+                new Ipset(prefix));
+        graph = CalculationGraph.create(NODE, pending::add);
     }
 
     private void wire() {
