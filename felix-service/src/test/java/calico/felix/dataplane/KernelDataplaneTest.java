@@ -22,7 +22,7 @@ import calico.dataplane.iptables.IptablesBackend;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.DataplaneUpdate;
-import calico.felix.dataplane.iptables.Names;
+import calico.felix.dataplane.rules.Names;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;

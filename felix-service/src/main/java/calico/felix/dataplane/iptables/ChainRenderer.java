@@ -7,6 +7,9 @@ import calico.felix.calc.CompiledRule;
 import calico.felix.calc.DataplaneUpdate.WorkloadEndpointUpdate;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.MarkBits;
+import calico.felix.dataplane.rules.Names;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -52,7 +55,7 @@ public final class ChainRenderer {
     }
 
     public static Rendered render(DataplaneModel model) {
-        return new ChainRenderer(model.marks, model.interfacePrefix).renderAll(model);
+        return new ChainRenderer(model.marks(), model.interfacePrefix()).renderAll(model);
     }
 
     Rendered renderAll(DataplaneModel model) {
@@ -60,25 +63,25 @@ public final class ChainRenderer {
         Map<String, Set<String>> netSets = new TreeMap<>();
         Set<String> refs = new TreeSet<>();
         add(chains, forwardChain());
-        List<WorkloadEndpointUpdate> weps = model.workloads.values().stream()
+        List<WorkloadEndpointUpdate> weps = model.workloads().values().stream()
                 .filter(w -> w.interfaceName() != null && !w.interfaceName().isBlank())
                 .sorted(Comparator.comparing(WorkloadEndpointUpdate::interfaceName)).toList();
         add(chains, fromWorkloadDispatch(weps));
         add(chains, toWorkloadDispatch(weps));
         for (WorkloadEndpointUpdate w : weps) {
             add(chains, endpointChain(Names.toWorkload(w.interfaceName()), w.ingress(), w.profileIds(), true,
-                    model.policies.keySet()));
+                    model.policies().keySet()));
             add(chains, endpointChain(Names.fromWorkload(w.interfaceName()), w.egress(), w.profileIds(), false,
-                    model.policies.keySet()));
+                    model.policies().keySet()));
         }
-        model.policies.forEach((id, p) -> {
+        model.policies().forEach((id, p) -> {
             if (!id.staged()) {
                 add(chains, new Chain(Names.policyInbound(id), rules(p.inbound(), netSets)));
                 add(chains, new Chain(Names.policyOutbound(id), rules(p.outbound(), netSets)));
                 p.ipSetIds().forEach(refs::add);
             }
         });
-        model.profiles.forEach((name, p) -> {
+        model.profiles().forEach((name, p) -> {
             add(chains, new Chain(Names.profileInbound(name), rules(p.inbound(), netSets)));
             add(chains, new Chain(Names.profileOutbound(name), rules(p.outbound(), netSets)));
             p.ipSetIds().forEach(refs::add);

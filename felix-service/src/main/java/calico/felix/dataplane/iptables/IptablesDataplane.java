@@ -14,6 +14,9 @@ import calico.dataplane.iptables.Table;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.Names;
+import calico.felix.dataplane.rules.PolicyDriver;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -38,16 +41,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Not thread-safe: one dataplane thread calls it, as in felix.
  */
-public final class IptablesDataplane {
+public final class IptablesDataplane implements PolicyDriver {
 
     private static final Logger log = LoggerFactory.getLogger(IptablesDataplane.class);
     private static final Rule JUMP = Rule.of("-j", Names.FORWARD);
     private static final String JUMP_SAVED = "-j " + Names.FORWARD;
     private static final int DEFAULT_MAX_SET_SIZE = 1048576;
-
-    /** What one apply did, for logs and tests. */
-    public record ApplyStats(boolean resync, int chainsWritten, int chainsDeleted, int setsWritten, int setsDeleted) {
-    }
 
     /** A set as we program it: type and members in ipset's input syntax. */
     record DesiredSet(IpsetType type, Set<String> members) {
@@ -76,6 +75,47 @@ public final class IptablesDataplane {
             inSyncWithKernel = false;
             throw e;
         }
+    }
+
+    @Override
+    public String name() {
+        return "iptables-" + restore.backend().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    @Override
+    public Programmed programmed() {
+        int rules = programmed.values().stream().mapToInt(c -> c.rules().size()).sum();
+        int members = programmedSets.values().stream().mapToInt(s -> s.members().size()).sum();
+        return new Programmed(programmed.size(), rules, programmedSets.size(), members);
+    }
+
+    /**
+     * Removes the {@code FORWARD} jump, every {@code cali-} chain and every set of ours, in that
+     * order (a set in use cannot be destroyed); afterwards this driver must not be used again.
+     */
+    @Override
+    public void removeAll() {
+        SavedTable saved = restore.save(IpVersion.V4, Table.FILTER);
+        RestoreTransaction tx = RestoreTransaction.forTable(Table.FILTER);
+        List<String> forward = saved.rules("FORWARD");
+        for (int i = forward.size() - 1; i >= 0; i--) {
+            if (forward.get(i).endsWith(JUMP_SAVED)) {
+                tx.deleteRule("FORWARD", i + 1);
+            }
+        }
+        List<String> ours = saved.chains().stream().filter(c -> c.startsWith(Names.CHAIN_PREFIX)).toList();
+        ours.forEach(tx::flushChain);
+        ours.forEach(tx::deleteChain);
+        restore.apply(IpVersion.V4, tx);
+        IpsetTransaction sets = IpsetTransaction.create();
+        ipset.list().keySet().stream().filter(n -> n.startsWith(Names.IPSET_V4_PREFIX)).forEach(sets::destroy);
+        if (!sets.isEmpty()) {
+            ipset.restore(sets);
+        }
+        programmed = Map.of();
+        programmedSets = Map.of();
+        savedForm.clear();
+        inSyncWithKernel = false;
     }
 
     /** {@return the chains the model renders to now} (for diagnostics and tests) */
@@ -258,7 +298,7 @@ public final class IptablesDataplane {
     /** Graph sets (IPv4 members only), referenced-but-unknown graph sets (empty: fail closed), and net sets. */
     private Map<String, DesiredSet> desiredSets(ChainRenderer.Rendered r) {
         Map<String, DesiredSet> out = new TreeMap<>();
-        model.ipSets.forEach((id, s) -> {
+        model.ipSets().forEach((id, s) -> {
             Set<String> members = new TreeSet<>();
             for (IpSetMember m : s.members()) {
                 if (m.cidr().version() == 4) {
@@ -269,7 +309,7 @@ public final class IptablesDataplane {
             out.put(Names.ipSetV4(id), new DesiredSet(kernelType(s.type()), members));
         });
         for (String id : r.referencedSetIds()) {
-            if (!model.ipSets.containsKey(id)) {
+            if (!model.ipSets().containsKey(id)) {
                 log.warn("a rule refers to IP set {} the graph has not sent: programming it empty", id);
                 out.putIfAbsent(Names.ipSetV4(id), new DesiredSet(id.startsWith("n:") ? IpsetType.HASH_IP_PORT
                         : IpsetType.HASH_NET, Set.of()));

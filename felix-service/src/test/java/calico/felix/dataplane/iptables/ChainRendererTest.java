@@ -1,5 +1,6 @@
 package calico.felix.dataplane.iptables;
 
+import calico.felix.dataplane.rules.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,5 +1,6 @@
 package calico.felix.dataplane.iptables;
 
+import calico.felix.dataplane.rules.*;
 import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.GlobalNetworkPolicySpec;
 import calico.api.model.ObjectMeta;

@@ -1,5 +1,6 @@
 package calico.felix.dataplane.iptables;
 
+import calico.felix.dataplane.rules.*;
 import calico.api.model.Action;
 import calico.api.model.ResourceKind;
 import calico.api.net.Cidr;

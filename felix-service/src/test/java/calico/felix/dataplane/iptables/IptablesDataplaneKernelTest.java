@@ -1,5 +1,6 @@
 package calico.felix.dataplane.iptables;
 
+import calico.felix.dataplane.rules.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -108,7 +109,7 @@ class IptablesDataplaneKernelTest {
     @EnumSource(IptablesBackend.class)
     void everyRuleFormIsAcceptedAndSetsFollowTheirRules(IptablesBackend backend) {
         start(backend);
-        IptablesDataplane.ApplyStats first = dataplane.apply(firstBatch());
+        PolicyDriver.ApplyStats first = dataplane.apply(firstBatch());
         assertThat(first.resync()).isTrue();
         // What save printed after the apply is stable: nothing to repair.
         assertThat(dataplane.refresh()).isZero();
@@ -122,19 +123,19 @@ class IptablesDataplaneKernelTest {
         assertThat(sets).containsKey(Names.netsSetV4(List.of("10.1.0.0/16", "10.2.0.0/16")));
 
         // A membership change touches one set and no chain.
-        IptablesDataplane.ApplyStats delta = dataplane.apply(List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:a",
+        PolicyDriver.ApplyStats delta = dataplane.apply(List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:a",
                 Set.of(IpSetMember.net(Cidr.parse("10.0.2.2/32"))), Set.of(IpSetMember.net(Cidr.parse("10.0.1.0/24"))))));
-        assertThat(delta).isEqualTo(new IptablesDataplane.ApplyStats(false, 0, 0, 1, 0));
+        assertThat(delta).isEqualTo(new PolicyDriver.ApplyStats(false, 0, 0, 1, 0));
         assertThat(ipset.list(Names.ipSetV4("s:a")).members()).containsExactlyInAnyOrder("10.0.0.1", "10.0.2.2");
 
         // A profile change rewrites that profile's chain only.
-        IptablesDataplane.ApplyStats profile = dataplane.apply(List.of(new DataplaneUpdate.ActiveProfileUpdate(
+        PolicyDriver.ApplyStats profile = dataplane.apply(List.of(new DataplaneUpdate.ActiveProfileUpdate(
                 "kns.test", new CompiledPolicy(List.of(), List.of(), false))));
-        assertThat(profile).isEqualTo(new IptablesDataplane.ApplyStats(false, 1, 0, 0, 0));
+        assertThat(profile).isEqualTo(new PolicyDriver.ApplyStats(false, 1, 0, 0, 0));
         assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("cali-pri-kns.test")).isEmpty();
 
         // Dropping the policy and its sets removes both chains and every set it used, sets after rules.
-        IptablesDataplane.ApplyStats removal = dataplane.apply(List.of(
+        PolicyDriver.ApplyStats removal = dataplane.apply(List.of(
                 new DataplaneUpdate.WorkloadEndpointUpdate("test/a", "cali1234abcd", null, List.of("10.0.0.1/32"),
                         List.of(), List.of("kns.test"), List.of(), List.of()),
                 new DataplaneUpdate.ActivePolicyRemove(POLICY),

@@ -1,5 +1,6 @@
 package calico.felix.dataplane.iptables;
 
+import calico.felix.dataplane.rules.*;
 import static calico.felix.dataplane.iptables.Fixtures.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -103,12 +104,12 @@ class IptablesDataplanePacketTest {
             assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).as("port rule blocks 8081").isFalse();
 
             // Relabelling a takes it out of the IP set, and back.
-            List<IptablesDataplane.ApplyStats> relabel =
+            List<calico.felix.dataplane.rules.PolicyDriver.ApplyStats> relabel =
                     put(wep("test", "a", NODE, A_IP, A_IF, Map.of("app", "other"), "kns.test"));
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("label change blocks").isFalse();
             // ... by changing one set's members, without rewriting any chain.
             assertThat(relabel).isNotEmpty().allMatch(st -> !st.resync() && st.chainsWritten() == 0);
-            assertThat(relabel.stream().mapToInt(IptablesDataplane.ApplyStats::setsWritten).sum()).isEqualTo(1);
+            assertThat(relabel.stream().mapToInt(calico.felix.dataplane.rules.PolicyDriver.ApplyStats::setsWritten).sum()).isEqualTo(1);
             put(wep("test", "a", NODE, A_IP, A_IF, Map.of("app", "a"), "kns.test"));
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("label change back allows").isTrue();
 
@@ -175,12 +176,12 @@ class IptablesDataplanePacketTest {
         }
     }
 
-    private List<IptablesDataplane.ApplyStats> put(Resource... resources) {
+    private List<calico.felix.dataplane.rules.PolicyDriver.ApplyStats> put(Resource... resources) {
         graph.onUpdates(Arrays.stream(resources).map(r -> Update.of(UpdateType.NEW, r, ++revision)).toList());
         return flush();
     }
 
-    private List<IptablesDataplane.ApplyStats> flush() {
+    private List<calico.felix.dataplane.rules.PolicyDriver.ApplyStats> flush() {
         graph.flush();
         List<List<DataplaneUpdate>> batches = new ArrayList<>(pending);
         pending.clear();

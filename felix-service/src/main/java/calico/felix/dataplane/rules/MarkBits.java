@@ -1,4 +1,4 @@
-package calico.felix.dataplane.iptables;
+package calico.felix.dataplane.rules;
 
 /**
  * The packet-mark bits the rules use, taken from {@code iptablesMarkMask} as Calico allocates
@@ -42,17 +42,17 @@ public record MarkBits(long accept, long pass) {
         return accept | pass;
     }
 
-    static String hex(long v) {
+    public static String hex(long v) {
         return "0x" + Long.toHexString(v);
     }
 
     /** {@code <bits>/<bits>}: matches or sets exactly these bits. */
-    static String set(long bits) {
+    public static String set(long bits) {
         return hex(bits) + "/" + hex(bits);
     }
 
     /** {@code 0x0/<bits>}: matches or sets these bits clear. */
-    static String clear(long bits) {
+    public static String clear(long bits) {
         return "0x0/" + hex(bits);
     }
 }

@@ -1,4 +1,4 @@
-package calico.felix.dataplane.iptables;
+package calico.felix.dataplane.rules;
 
 import calico.dataplane.iptables.IpsetTransaction;
 import calico.dataplane.iptables.RestoreTransaction;
@@ -66,7 +66,7 @@ public final class Names {
     }
 
     /** {@code tier/name} for global policies, {@code tier/namespace/name} for namespaced ones. */
-    static String policyKey(PolicyId id) {
+    public static String policyKey(PolicyId id) {
         return id.tier() + "/" + id.sortName();
     }
 
@@ -75,7 +75,7 @@ public final class Names {
      * much of the URL-safe base64 SHA-256 of {@code suffix} as fits (Calico's rule). A suffix that
      * fits exactly but starts with {@code _} is hashed too, so it cannot collide with a hashed name.
      */
-    static String limited(String prefix, String suffix, int max) {
+    public static String limited(String prefix, String suffix, int max) {
         int total = prefix.length() + suffix.length();
         if (total < max || (total == max && !suffix.startsWith("_"))) {
             return prefix + suffix;

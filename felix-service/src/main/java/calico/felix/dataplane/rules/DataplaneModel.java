@@ -1,4 +1,4 @@
-package calico.felix.dataplane.iptables;
+package calico.felix.dataplane.rules;
 
 import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.DataplaneUpdate;
@@ -25,14 +25,38 @@ public final class DataplaneModel {
         }
     }
 
-    final Map<String, IpSet> ipSets = new TreeMap<>();
-    final Map<PolicyId, CompiledPolicy> policies = new LinkedHashMap<>();
-    final Map<String, CompiledPolicy> profiles = new TreeMap<>();
-    final Map<String, DataplaneUpdate.WorkloadEndpointUpdate> workloads = new TreeMap<>();
-    MarkBits marks = MarkBits.defaults();
-    String interfacePrefix = "cali";
+    private final Map<String, IpSet> ipSets = new TreeMap<>();
+    private final Map<PolicyId, CompiledPolicy> policies = new LinkedHashMap<>();
+    private final Map<String, CompiledPolicy> profiles = new TreeMap<>();
+    private final Map<String, DataplaneUpdate.WorkloadEndpointUpdate> workloads = new TreeMap<>();
+    private MarkBits marks = MarkBits.defaults();
+    private String interfacePrefix = "cali";
 
     public DataplaneModel() {
+    }
+
+    public Map<String, IpSet> ipSets() {
+        return java.util.Collections.unmodifiableMap(ipSets);
+    }
+
+    public Map<PolicyId, CompiledPolicy> policies() {
+        return java.util.Collections.unmodifiableMap(policies);
+    }
+
+    public Map<String, CompiledPolicy> profiles() {
+        return java.util.Collections.unmodifiableMap(profiles);
+    }
+
+    public Map<String, DataplaneUpdate.WorkloadEndpointUpdate> workloads() {
+        return java.util.Collections.unmodifiableMap(workloads);
+    }
+
+    public MarkBits marks() {
+        return marks;
+    }
+
+    public String interfacePrefix() {
+        return interfacePrefix;
     }
 
     /** Applies one update; unknown variants (hosts, pools, routes, host endpoints) are ignored here. */

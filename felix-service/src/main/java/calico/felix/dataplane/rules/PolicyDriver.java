@@ -1,0 +1,43 @@
+package calico.felix.dataplane.rules;
+
+import calico.felix.calc.DataplaneUpdate;
+import java.util.List;
+
+/**
+ * A policy dataplane driver (iptables or nftables): consumes the calculation graph's batches and
+ * keeps the kernel's rules and sets equal to the {@link Ruleset} they render to. One dedicated
+ * thread calls it; implementations are not thread-safe.
+ *
+ * <p>Contract shared by both drivers: the first {@link #apply} (and any after a failure) is a
+ * full {@link #resync}; later ones write only changed chains and sets; a failed batch leaves the
+ * kernel as it was (each backend's transaction is atomic) and the next call resyncs; nothing we
+ * do not own is touched.
+ */
+public interface PolicyDriver {
+
+    /** What one apply, resync or refresh did, for logs, metrics and tests. */
+    record ApplyStats(boolean resync, int chainsWritten, int chainsDeleted, int setsWritten, int setsDeleted) {
+    }
+
+    /** Sizes of what is programmed now, for metrics and the admin API. */
+    record Programmed(int chains, int rules, int sets, int setMembers) {
+    }
+
+    /** Applies one batch from the calculation graph. */
+    ApplyStats apply(List<DataplaneUpdate> batch);
+
+    /** Rewrites everything we own from the model, removing anything stale of ours. */
+    ApplyStats resync();
+
+    /** Reads the kernel back and repairs what differs from what we programmed; {@return the items repaired}. */
+    int refresh();
+
+    /** {@return the size of what is programmed} */
+    Programmed programmed();
+
+    /** Removes everything we own from the kernel (used when switching backend); the driver is unusable after. */
+    void removeAll();
+
+    /** {@return a short name for logs and metrics}: {@code iptables-nft}, {@code iptables-legacy}, {@code nftables} */
+    String name();
+}

@@ -1,0 +1,51 @@
+package calico.felix.dataplane.rules;
+
+import java.util.Objects;
+
+/** What a {@link GenericRule} does when its matches hold. */
+public sealed interface Target {
+
+    record Accept() implements Target {
+    }
+
+    record Drop() implements Target {
+    }
+
+    /** Back to the calling chain. */
+    record Return() implements Target {
+    }
+
+    /** Call {@code chain}; on its return carry on with the next rule. */
+    record Jump(String chain) implements Target {
+        public Jump {
+            Objects.requireNonNull(chain, "chain");
+        }
+    }
+
+    /** Continue in {@code chain}; its return goes to our caller. */
+    record Goto(String chain) implements Target {
+        public Goto {
+            Objects.requireNonNull(chain, "chain");
+        }
+    }
+
+    /** Set {@code bits} in the packet mark, leaving other bits alone; non-terminal. */
+    record SetMark(long bits) implements Target {
+    }
+
+    /** Clear {@code bits} in the packet mark, leaving other bits alone; non-terminal. */
+    record ClearMark(long bits) implements Target {
+    }
+
+    /** Log the packet with {@code prefix}; non-terminal. */
+    record Log(String prefix) implements Target {
+    }
+
+    /** Source NAT to the outgoing interface's address (nat table, postrouting only). */
+    record Masquerade() implements Target {
+    }
+
+    Target ACCEPT = new Accept();
+    Target DROP = new Drop();
+    Target RETURN = new Return();
+}
