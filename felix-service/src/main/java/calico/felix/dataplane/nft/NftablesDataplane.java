@@ -1,0 +1,560 @@
+package calico.felix.dataplane.nft;
+
+import calico.dataplane.nft.BaseChain;
+import calico.dataplane.nft.NftBatch;
+import calico.dataplane.nft.NftElem;
+import calico.dataplane.nft.NftExpr;
+import calico.dataplane.nft.Nftables;
+import calico.dataplane.nft.SetSpec;
+import calico.dataplane.nft.TableRef;
+import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.nft.NftRuleFormatter.DispatchMap;
+import calico.felix.dataplane.nft.NftRuleFormatter.NftChain;
+import calico.felix.dataplane.nft.NftRuleFormatter.NftRule;
+import calico.felix.dataplane.nft.NftSetPlan.NftSet;
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.GenericChain;
+import calico.felix.dataplane.rules.PolicyDriver;
+import calico.felix.dataplane.rules.Ruleset;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The nftables policy driver. Everything it programs lives in one table of its own, {@code inet
+ * calico} ({@link NftNames#TABLE}); no other table is ever named in a command. It keeps a
+ * {@link DataplaneModel} fed by the calculation graph's batches, renders it into a {@link
+ * Ruleset} (both families: one inet chain serves IPv4 and IPv6), formats that with {@link
+ * NftRuleFormatter} and programs it through libnftables, one kernel transaction per call:
+ *
+ * <ul>
+ *   <li>resync (first apply, any apply after a failure): delete and recreate the whole table in
+ *       one transaction, so there is never a moment without our rules;
+ *   <li>incremental apply: flush and refill only chains whose rules changed, add/delete set and
+ *       verdict-map elements, delete gone chains, maps and sets;
+ *   <li>{@link #refresh()}: list the table, compare each chain with the listing taken right
+ *       after we wrote it and each set/map with our members, and rewrite what differs.
+ * </ul>
+ *
+ * <p>Base chains: one per (table, hook) of the ruleset's entries, e.g. {@code filter-FORWARD}
+ * ({@code type filter hook forward priority filter; policy accept}), holding only jumps to our
+ * entry chains. The {@link Nftables} handle acts in the network namespace of the thread using
+ * it: the dataplane thread. Not thread-safe.
+ */
+public final class NftablesDataplane implements PolicyDriver {
+
+    private static final Logger log = LoggerFactory.getLogger(NftablesDataplane.class);
+    private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+    private static final TableRef TABLE = NftNames.TABLE;
+
+    /** A base chain: its hook and the entry chains it jumps to, in order. */
+    record Base(BaseChain spec, List<String> jumps) {
+        Base {
+            jumps = List.copyOf(jumps);
+        }
+    }
+
+    /** Everything the model renders to, in kernel names. */
+    record Desired(SortedMap<String, NftChain> chains, SortedMap<String, Base> bases, SortedMap<String, NftSet> sets) {
+    }
+
+    private final Nftables nft;
+    private final Function<DataplaneModel, Ruleset> renderer;
+    private final DataplaneModel model = new DataplaneModel();
+    private Desired programmed = new Desired(new TreeMap<>(), new TreeMap<>(), new TreeMap<>());
+    /** Each chain's rules as libnftables listed them right after we wrote it: what refresh compares with. */
+    private final Map<String, ArrayNode> listed = new HashMap<>();
+    private boolean inSync;
+
+    /**
+     * @param nft      a libnftables context opened on the dataplane thread (in the namespace to program)
+     * @param renderer model to ruleset; must produce chains for families {V4, V6}
+     */
+    public NftablesDataplane(Nftables nft, Function<DataplaneModel, Ruleset> renderer) {
+        this.nft = Objects.requireNonNull(nft, "nft");
+        this.renderer = Objects.requireNonNull(renderer, "renderer");
+    }
+
+    @Override
+    public String name() {
+        return "nftables";
+    }
+
+    @Override
+    public ApplyStats apply(List<DataplaneUpdate> batch) {
+        try {
+            batch.forEach(model::apply);
+            return inSync ? applyDelta() : resync();
+        } catch (RuntimeException e) {
+            inSync = false;
+            throw e;
+        }
+    }
+
+    /** Deletes and recreates our table with everything, in one transaction. */
+    @Override
+    public ApplyStats resync() {
+        inSync = false;
+        Desired d = desired();
+        NftBatch b = new NftBatch().addTable(TABLE).deleteTable(TABLE).addTable(TABLE);
+        d.sets().values().forEach(s -> addSet(b, s));
+        d.chains().values().forEach(c -> declare(b, c));
+        d.chains().values().forEach(c -> writeRules(b, c));
+        d.chains().values().forEach(c -> {
+            if (c.map() != null && !c.map().targets().isEmpty()) {
+                b.addMapElements(TABLE, c.map().name(), mapEntries(c.map().targets()));
+            }
+        });
+        d.bases().forEach((name, base) -> addBase(b, name, base));
+        nft.apply(b);
+        programmed = d;
+        listed.clear();
+        recordListing(null);
+        inSync = true;
+        log.info("nftables resync: {} chains, {} base chains, {} sets", d.chains().size(), d.bases().size(),
+                d.sets().size());
+        return new ApplyStats(true, d.chains().size() + d.bases().size(), 0, d.sets().size(), 0);
+    }
+
+    /** {@return what the model renders to now} (for diagnostics and tests) */
+    public Desired desired() {
+        Ruleset r = renderer.apply(model);
+        SortedMap<String, NftChain> chains = new TreeMap<>();
+        r.chains().forEach((table, byName) -> byName.values().forEach(g -> {
+            NftChain c = NftRuleFormatter.chain(table, g);
+            if (chains.put(c.name(), c) != null) {
+                throw new IllegalStateException("two chains render to the kernel name " + c.name());
+            }
+        }));
+        SortedMap<String, Base> bases = new TreeMap<>();
+        for (Ruleset.Entry e : r.entries()) {
+            String name = NftNames.baseChain(e.table(), e.hook());
+            String target = NftNames.chain(e.table(), e.chain());
+            if (!chains.containsKey(target)) {
+                throw new IllegalStateException("entry " + e + " names a chain the ruleset does not have");
+            }
+            Base old = bases.get(name);
+            List<String> jumps = new ArrayList<>(old == null ? List.of() : old.jumps());
+            jumps.add(target);
+            bases.put(name, new Base(baseSpec(e.table(), e.hook()), jumps));
+        }
+        return new Desired(chains, bases, NftSetPlan.plan(model, r));
+    }
+
+    private ApplyStats applyDelta() {
+        Desired d = desired();
+        Desired old = programmed;
+        for (NftSet s : d.sets().values()) {
+            NftSet o = old.sets().get(s.name());
+            if (o != null && !o.sameShape(s)) {
+                log.info("nftables: set {} changes type: resyncing", s.name());
+                return resync();
+            }
+        }
+        NftBatch b = new NftBatch();
+        int setsWritten = 0;
+        for (NftSet s : d.sets().values()) {
+            NftSet o = old.sets().get(s.name());
+            if (o == null) {
+                addSet(b, s);
+                setsWritten++;
+            } else if (!o.members().equals(s.members())) {
+                TreeSet<String> gone = new TreeSet<>(o.members());
+                gone.removeAll(s.members());
+                TreeSet<String> added = new TreeSet<>(s.members());
+                added.removeAll(o.members());
+                if (!gone.isEmpty()) {
+                    b.deleteElements(TABLE, s.name(), s.elements(gone));
+                }
+                if (!added.isEmpty()) {
+                    b.addElements(TABLE, s.name(), s.elements(added));
+                }
+                setsWritten++;
+            }
+        }
+        List<String> written = new ArrayList<>();
+        for (NftChain c : d.chains().values()) {
+            NftChain o = old.chains().get(c.name());
+            if (o == null) {
+                declare(b, c);
+            } else if (c.map() != null && (o.map() == null || !o.map().name().equals(c.map().name()))) {
+                b.addVerdictMap(TABLE, c.map().name(), SetSpec.of("ifname"));
+            }
+        }
+        for (NftChain c : d.chains().values()) {
+            NftChain o = old.chains().get(c.name());
+            if (o == null || !o.rules().equals(c.rules())) {
+                if (o != null) {
+                    b.flushChain(TABLE, c.name());
+                }
+                writeRules(b, c);
+                written.add(c.name());
+            }
+        }
+        for (NftChain c : d.chains().values()) {
+            if (c.map() != null && editMap(b, c.map(), mapOf(old.chains().get(c.name())))) {
+                setsWritten++;
+            }
+        }
+        d.bases().forEach((name, base) -> {
+            Base o = old.bases().get(name);
+            if (o == null) {
+                addBase(b, name, base);
+                written.add(name);
+            } else if (!o.spec().equals(base.spec())) {
+                b.flushChain(TABLE, name);
+                b.deleteChain(TABLE, name);
+                addBase(b, name, base);
+                written.add(name);
+            } else if (!o.jumps().equals(base.jumps())) {
+                b.flushChain(TABLE, name);
+                base.jumps().forEach(j -> b.addRule(TABLE, name, List.of(NftExpr.jump(j))));
+                written.add(name);
+            }
+        });
+        List<String> goneBases = old.bases().keySet().stream().filter(n -> !d.bases().containsKey(n)).toList();
+        goneBases.forEach(n -> b.flushChain(TABLE, n).deleteChain(TABLE, n));
+        List<String> goneChains = old.chains().keySet().stream().filter(n -> !d.chains().containsKey(n)).toList();
+        goneChains.forEach(n -> b.flushChain(TABLE, n));
+        old.chains().forEach((n, c) -> {
+            DispatchMap now = mapOf(d.chains().get(n));
+            if (c.map() != null && (now == null || !now.name().equals(c.map().name()))) {
+                b.deleteMap(TABLE, c.map().name());
+            }
+        });
+        goneChains.forEach(n -> b.deleteChain(TABLE, n));
+        List<String> goneSets = old.sets().keySet().stream().filter(n -> !d.sets().containsKey(n)).toList();
+        goneSets.forEach(n -> b.deleteSet(TABLE, n));
+
+        nft.apply(b);
+        programmed = d;
+        goneChains.forEach(listed::remove);
+        goneBases.forEach(listed::remove);
+        if (!written.isEmpty()) {
+            recordListing(written);
+        }
+        return new ApplyStats(false, written.size(), goneChains.size() + goneBases.size(), setsWritten,
+                goneSets.size());
+    }
+
+    /**
+     * Lists our table and repairs what differs from what we programmed: chains whose rules are not
+     * what libnftables listed right after we wrote them (or that are missing), sets and dispatch
+     * maps whose elements are not ours, base chains whose hook or policy changed; chains, sets and
+     * maps in our table that we did not create are deleted. All repairs go in one transaction.
+     *
+     * @return the number of chains, sets and maps repaired or removed
+     */
+    @Override
+    public int refresh() {
+        if (!inSync) {
+            ApplyStats s = resync();
+            return s.chainsWritten() + s.setsWritten();
+        }
+        Kernel k = Kernel.parse(nft.listRuleset());
+        if (!k.tableExists) {
+            log.warn("nftables refresh: table {} is gone: resyncing", TABLE);
+            ApplyStats s = resync();
+            return s.chainsWritten() + s.setsWritten();
+        }
+        List<String> repaired = new ArrayList<>();
+        List<String> rewritten = new ArrayList<>();
+        List<String> strangeChains = k.chains.keySet().stream()
+                .filter(n -> !programmed.chains().containsKey(n) && !programmed.bases().containsKey(n)).toList();
+        List<String> strangeSets = k.sets.keySet().stream().filter(n -> !programmed.sets().containsKey(n)).toList();
+        List<String> ourMaps = programmed.chains().values().stream().filter(c -> c.map() != null)
+                .map(c -> c.map().name()).toList();
+        List<String> strangeMaps = k.maps.keySet().stream().filter(n -> !ourMaps.contains(n)).toList();
+
+        // 1. Empty strangers' chains and ours that differ; declare ours that are missing.
+        NftBatch b = new NftBatch();
+        strangeChains.forEach(n -> b.flushChain(TABLE, n));
+        programmed.chains().forEach((name, c) -> {
+            KernelChain kc = k.chains.get(name);
+            if (kc == null) {
+                b.addChain(TABLE, name);
+            } else if (!kc.rules.equals(listed.get(name))) {
+                b.flushChain(TABLE, name);
+            } else {
+                return;
+            }
+            repaired.add(name);
+            rewritten.add(name);
+        });
+        // 2. Sets and maps before the rules that name them.
+        programmed.sets().forEach((name, s) -> {
+            List<JsonNode> elems = k.sets.get(name);
+            if (elems == null || !k.setSpecs.get(name).equals(s.spec())) {
+                if (elems != null) {
+                    b.deleteSet(TABLE, name); // wrong type: only a stranger's rule can name it now
+                }
+                addSet(b, s);
+                repaired.add(name);
+                return;
+            }
+            TreeSet<String> have = new TreeSet<>();
+            elems.forEach(e -> have.add(NftSetPlan.canonical(e, s.namedPorts())));
+            if (!have.equals(s.members())) {
+                b.flushSet(TABLE, name);
+                if (!s.members().isEmpty()) {
+                    b.addElements(TABLE, name, s.elements(s.members()));
+                }
+                repaired.add(name);
+            }
+        });
+        List<DispatchMap> mapsToFill = new ArrayList<>();
+        programmed.chains().values().stream().filter(c -> c.map() != null).forEach(c -> {
+            DispatchMap m = c.map();
+            List<JsonNode> elems = k.maps.get(m.name());
+            if (elems == null) {
+                b.addVerdictMap(TABLE, m.name(), SetSpec.of("ifname"));
+            } else if (!pairs(m.targets()).equals(sortedPairs(elems))) {
+                b.flushMap(TABLE, m.name());
+            } else {
+                return;
+            }
+            mapsToFill.add(m);
+            repaired.add(m.name());
+        });
+        // 3. Our rules, then map elements (they name chains), then base chains (they jump to ours).
+        rewritten.forEach(n -> writeRules(b, programmed.chains().get(n)));
+        mapsToFill.stream().filter(m -> !m.targets().isEmpty())
+                .forEach(m -> b.addMapElements(TABLE, m.name(), mapEntries(m.targets())));
+        programmed.bases().forEach((name, base) -> {
+            KernelChain kc = k.chains.get(name);
+            if (kc != null && base.spec().equals(k.bases.get(name)) && kc.rules.equals(listed.get(name))) {
+                return;
+            }
+            if (kc != null) {
+                b.flushChain(TABLE, name);
+                b.deleteChain(TABLE, name);
+            }
+            addBase(b, name, base);
+            repaired.add(name);
+            rewritten.add(name);
+        });
+        // 4. Strangers' objects, now that nothing of ours names them.
+        strangeChains.forEach(n -> b.deleteChain(TABLE, n));
+        strangeMaps.forEach(n -> b.deleteMap(TABLE, n));
+        strangeSets.forEach(n -> b.deleteSet(TABLE, n));
+        if (b.isEmpty()) {
+            return 0;
+        }
+        log.warn("nftables refresh: repairing {}; removing strangers' chains {}, sets {}, maps {}", repaired,
+                strangeChains, strangeSets, strangeMaps);
+        try {
+            nft.apply(b);
+        } catch (RuntimeException e) {
+            inSync = false;
+            throw e;
+        }
+        strangeChains.forEach(listed::remove);
+        if (!rewritten.isEmpty()) {
+            recordListing(rewritten);
+        }
+        return repaired.size() + strangeChains.size() + strangeSets.size() + strangeMaps.size();
+    }
+
+    @Override
+    public Programmed programmed() {
+        int chains = programmed.chains().size() + programmed.bases().size();
+        int rules = programmed.chains().values().stream().mapToInt(c -> c.rules().size()).sum()
+                + programmed.bases().values().stream().mapToInt(b -> b.jumps().size()).sum();
+        int members = programmed.sets().values().stream().mapToInt(s -> s.members().size()).sum();
+        return new Programmed(chains, rules, programmed.sets().size(), members);
+    }
+
+    /** Deletes our table (and with it every chain, set and map of ours); the driver is unusable after. */
+    @Override
+    public void removeAll() {
+        nft.apply(new NftBatch().addTable(TABLE).deleteTable(TABLE));
+        programmed = new Desired(new TreeMap<>(), new TreeMap<>(), new TreeMap<>());
+        listed.clear();
+        inSync = false;
+    }
+
+    // --- batch building ---
+
+    private static void addSet(NftBatch b, NftSet s) {
+        b.addSet(TABLE, s.name(), s.spec());
+        if (!s.members().isEmpty()) {
+            b.addElements(TABLE, s.name(), s.elements(s.members()));
+        }
+    }
+
+    private static void declare(NftBatch b, NftChain c) {
+        b.addChain(TABLE, c.name());
+        if (c.map() != null) {
+            b.addVerdictMap(TABLE, c.map().name(), SetSpec.of("ifname"));
+        }
+    }
+
+    private static void writeRules(NftBatch b, NftChain c) {
+        for (NftRule r : c.rules()) {
+            if (r.comment() == null) {
+                b.addRule(TABLE, c.name(), r.expr());
+            } else {
+                b.addRule(TABLE, c.name(), r.expr(), r.comment());
+            }
+        }
+    }
+
+    private static void addBase(NftBatch b, String name, Base base) {
+        b.addChain(TABLE, name, base.spec());
+        base.jumps().forEach(j -> b.addRule(TABLE, name, List.of(NftExpr.jump(j))));
+    }
+
+    /** Element edits turning map {@code old} (null: new map) into {@code now}; {@return whether any} */
+    private static boolean editMap(NftBatch b, DispatchMap now, DispatchMap old) {
+        Map<String, String> before = old == null || !old.name().equals(now.name()) ? Map.of() : old.targets();
+        List<JsonNode> gone = new ArrayList<>();
+        Map<String, String> added = new TreeMap<>();
+        before.forEach((iface, target) -> {
+            if (!target.equals(now.targets().get(iface))) {
+                gone.add(NftElem.ifname(iface));
+            }
+        });
+        now.targets().forEach((iface, target) -> {
+            if (!target.equals(before.get(iface))) {
+                added.put(iface, target);
+            }
+        });
+        if (!gone.isEmpty()) {
+            b.deleteMapElements(TABLE, now.name(), gone);
+        }
+        if (!added.isEmpty()) {
+            b.addMapElements(TABLE, now.name(), mapEntries(added));
+        }
+        return !gone.isEmpty() || !added.isEmpty();
+    }
+
+    private static DispatchMap mapOf(NftChain c) {
+        return c == null ? null : c.map();
+    }
+
+    private static Map<JsonNode, JsonNode> mapEntries(Map<String, String> targets) {
+        Map<JsonNode, JsonNode> out = new LinkedHashMap<>();
+        new TreeMap<>(targets).forEach((iface, chain) -> out.put(NftElem.ifname(iface), NftExpr.goTo(chain)));
+        return out;
+    }
+
+    private static List<JsonNode> pairs(Map<String, String> targets) {
+        List<JsonNode> out = new ArrayList<>();
+        mapEntries(targets).forEach((k, v) -> out.add(JSON.arrayNode().add(k).add(v)));
+        return out;
+    }
+
+    private static List<JsonNode> sortedPairs(List<JsonNode> elems) {
+        List<JsonNode> out = new ArrayList<>(elems);
+        out.sort(java.util.Comparator.comparing(e -> e.get(0).asText()));
+        return out;
+    }
+
+    /** iptables' tables as nft chain types and priorities (filter 0, nat dstnat/srcnat, mangle -150, raw -300). */
+    static BaseChain baseSpec(Ruleset.Table table, Ruleset.Hook hook) {
+        String h = hook.name().toLowerCase(java.util.Locale.ROOT);
+        return switch (table) {
+            case FILTER -> new BaseChain("filter", h, 0, "accept");
+            case NAT -> new BaseChain("nat", h,
+                    hook == Ruleset.Hook.PREROUTING || hook == Ruleset.Hook.OUTPUT ? -100 : 100, "accept");
+            case MANGLE -> new BaseChain("filter", h, -150, "accept");
+            case RAW -> new BaseChain("filter", h, -300, "accept");
+        };
+    }
+
+    // --- reading the kernel back ---
+
+    /** Records the listed form of {@code chains} (null: all of ours), for {@link #refresh()}. */
+    private void recordListing(List<String> chains) {
+        if (chains == null || chains.size() > 8) {
+            Kernel k = Kernel.parse(nft.listTable(TABLE));
+            k.chains.forEach((n, c) -> {
+                if (chains == null || chains.contains(n)) {
+                    listed.put(n, c.rules);
+                }
+            });
+        } else {
+            for (String n : chains) {
+                listed.put(n, Kernel.parse(nft.listChain(TABLE, n)).chains.get(n).rules);
+            }
+        }
+    }
+
+    /** Our table as libnftables listed it: chains' rules without handles, set and map elements. */
+    private static final class Kernel {
+        boolean tableExists;
+        final Map<String, KernelChain> chains = new TreeMap<>();
+        final Map<String, BaseChain> bases = new TreeMap<>();
+        final Map<String, List<JsonNode>> sets = new TreeMap<>();
+        final Map<String, SetSpec> setSpecs = new TreeMap<>();
+        final Map<String, List<JsonNode>> maps = new TreeMap<>();
+
+        static Kernel parse(JsonNode listing) {
+            Kernel k = new Kernel();
+            for (JsonNode item : listing.path("nftables")) {
+                if (item.has("table") && ours(item.get("table"), "name")) {
+                    k.tableExists = true;
+                } else if (item.has("chain") && ours(item.get("chain"), "table")) {
+                    JsonNode c = item.get("chain");
+                    k.chains.putIfAbsent(c.get("name").asText(), new KernelChain(JSON.arrayNode()));
+                    if (c.has("hook")) {
+                        k.bases.put(c.get("name").asText(), new BaseChain(c.path("type").asText(),
+                                c.get("hook").asText(), c.path("prio").asInt(), c.path("policy").asText()));
+                    }
+                } else if (item.has("rule") && ours(item.get("rule"), "table")) {
+                    JsonNode r = item.get("rule");
+                    ObjectNode rule = JSON.objectNode();
+                    rule.set("expr", r.get("expr"));
+                    if (r.has("comment")) {
+                        rule.set("comment", r.get("comment"));
+                    }
+                    k.chains.computeIfAbsent(r.get("chain").asText(), n -> new KernelChain(JSON.arrayNode()))
+                            .rules.add(rule);
+                } else if (item.has("set") && ours(item.get("set"), "table")) {
+                    JsonNode s = item.get("set");
+                    List<JsonNode> elems = new ArrayList<>();
+                    s.path("elem").forEach(elems::add);
+                    k.sets.put(s.get("name").asText(), elems);
+                    JsonNode type = s.get("type");
+                    List<String> types = new ArrayList<>();
+                    if (type.isArray()) {
+                        type.forEach(t -> types.add(t.asText()));
+                    } else {
+                        types.add(type.asText());
+                    }
+                    boolean interval = false;
+                    for (JsonNode f : s.path("flags")) {
+                        interval |= f.asText().equals("interval");
+                    }
+                    k.setSpecs.put(s.get("name").asText(), new SetSpec(types, interval));
+                } else if (item.has("map") && ours(item.get("map"), "table")) {
+                    JsonNode m = item.get("map");
+                    List<JsonNode> elems = new ArrayList<>();
+                    m.path("elem").forEach(elems::add);
+                    k.maps.put(m.get("name").asText(), elems);
+                }
+            }
+            return k;
+        }
+
+        private static boolean ours(JsonNode obj, String tableField) {
+            return TABLE.family().equals(obj.path("family").asText()) && TABLE.name().equals(obj.path(tableField).asText());
+        }
+    }
+
+    private record KernelChain(ArrayNode rules) {
+    }
+}
