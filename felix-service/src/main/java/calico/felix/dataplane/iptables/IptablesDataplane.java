@@ -12,11 +12,11 @@ import calico.dataplane.iptables.Rule;
 import calico.dataplane.iptables.SavedTable;
 import calico.dataplane.iptables.Table;
 import calico.felix.calc.DataplaneUpdate;
-import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.Names;
 import calico.felix.dataplane.rules.PolicyDriver;
+import calico.felix.dataplane.rules.SetPlan;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -295,26 +295,14 @@ public final class IptablesDataplane implements PolicyDriver {
         chains.forEach(c -> savedForm.put(c, saved.rules(c)));
     }
 
-    /** Graph sets (IPv4 members only), referenced-but-unknown graph sets (empty: fail closed), and net sets. */
+    /** The sets the rules need ({@link SetPlan}, IPv4) and the net sets the formatter made, in ipset syntax. */
     private Map<String, DesiredSet> desiredSets(ChainRenderer.Rendered r) {
         Map<String, DesiredSet> out = new TreeMap<>();
-        model.ipSets().forEach((id, s) -> {
+        SetPlan.of(model, r.ruleset()).forEach((name, s) -> {
             Set<String> members = new TreeSet<>();
-            for (IpSetMember m : s.members()) {
-                if (m.cidr().version() == 4) {
-                    members.add(m.protocol() == null ? m.cidr().toString()
-                            : m.cidr().address() + "," + m.protocol() + ":" + m.port());
-                }
-            }
-            out.put(Names.ipSetV4(id), new DesiredSet(kernelType(s.type()), members));
+            s.members().forEach(m -> members.add(m.toString()));
+            out.put(name, new DesiredSet(kernelType(s.type()), members));
         });
-        for (String id : r.referencedSetIds()) {
-            if (!model.ipSets().containsKey(id)) {
-                log.warn("a rule refers to IP set {} the graph has not sent: programming it empty", id);
-                out.putIfAbsent(Names.ipSetV4(id), new DesiredSet(id.startsWith("n:") ? IpsetType.HASH_IP_PORT
-                        : IpsetType.HASH_NET, Set.of()));
-            }
-        }
         r.netSets().forEach((name, members) -> out.put(name, new DesiredSet(IpsetType.HASH_NET, members)));
         return out;
     }

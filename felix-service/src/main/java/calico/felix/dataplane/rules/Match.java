@@ -19,7 +19,7 @@ public sealed interface Match {
     enum Dir { SRC, DST }
 
     /** Conntrack states used by the endpoint chains. */
-    enum CtState { NEW, ESTABLISHED, RELATED, INVALID }
+    enum CtState { INVALID, NEW, RELATED, ESTABLISHED }
 
     /**
      * The packet's family: only added when a rule needs it and nothing else in the rule implies it

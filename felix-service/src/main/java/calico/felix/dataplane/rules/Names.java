@@ -22,6 +22,8 @@ public final class Names {
     public static final String FROM_WL_DISPATCH = "cali-from-wl-dispatch";
     public static final String TO_WL_DISPATCH = "cali-to-wl-dispatch";
     public static final String IPSET_V4_PREFIX = "cali40";
+    public static final String IPSET_V6_PREFIX = "cali60";
+    private static final java.util.regex.Pattern READABLE_SET_ID = java.util.regex.Pattern.compile("[a-z0-9][a-z0-9-]*");
 
     private Names() {
     }
@@ -57,12 +59,25 @@ public final class Names {
      * hashes, named-port keys) are longer than the 31 characters ipset allows.
      */
     public static String ipSetV4(String setId) {
-        return IPSET_V4_PREFIX + hash(setId).substring(0, IpsetTransaction.MAX_NAME - IPSET_V4_PREFIX.length());
+        return ipSet(IpFamily.V4, setId);
+    }
+
+    /**
+     * The kernel name of an IP set in one family: {@code cali40}/{@code cali60} and the hash of
+     * the ID; a driver's own set with a short plain ID (e.g. {@code all-ipam-pools}) keeps it.
+     */
+    public static String ipSet(IpFamily family, String setId) {
+        String prefix = family == IpFamily.V6 ? IPSET_V6_PREFIX : IPSET_V4_PREFIX;
+        int room = IpsetTransaction.MAX_NAME - prefix.length();
+        if (setId.length() < room && READABLE_SET_ID.matcher(setId).matches()) {
+            return prefix + setId;
+        }
+        return prefix + hash(setId).substring(0, room);
     }
 
     /** Sets the driver makes itself for a rule's list of several nets ({@code -s} takes one). */
-    public static String netsSetV4(java.util.List<String> sortedNets) {
-        return ipSetV4("nets:" + String.join(",", sortedNets));
+    public static String netsSet(IpFamily family, java.util.List<String> sortedNets) {
+        return ipSet(family, "nets:" + String.join(",", sortedNets));
     }
 
     /** {@code tier/name} for global policies, {@code tier/namespace/name} for namespaced ones. */

@@ -1,6 +1,10 @@
 package calico.felix.dataplane.iptables;
 
-import calico.felix.dataplane.rules.*;
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.IpFamily;
+import calico.felix.dataplane.rules.MarkBits;
+import calico.felix.dataplane.rules.Names;
+import calico.felix.dataplane.rules.RuleRenderer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -24,7 +28,8 @@ import org.junit.jupiter.api.Test;
 /** The renderer without a kernel: names, chain structure, and every compiled-rule feature. */
 class ChainRendererTest {
 
-    private final ChainRenderer renderer = new ChainRenderer(MarkBits.defaults(), "cali");
+    private final RuleRenderer renderer = new RuleRenderer(MarkBits.defaults(), "cali", Set.of(IpFamily.V4));
+    private final IptablesFormatter formatter = new IptablesFormatter(IpFamily.V4);
     private final Map<String, Set<String>> netSets = new HashMap<>();
 
     private static PolicyId gnp(String tier, String name) {
@@ -41,7 +46,8 @@ class ChainRendererTest {
     }
 
     private List<String> render(CompiledRule r) {
-        return renderer.rule(r, netSets).stream().map(calico.dataplane.iptables.Rule::render).toList();
+        return renderer.rule(r).stream().flatMap(g -> formatter.rule(g, netSets).stream())
+                .map(calico.dataplane.iptables.Rule::render).toList();
     }
 
     @Test
@@ -84,18 +90,19 @@ class ChainRendererTest {
                 new TierPolicies("t1", Action.Deny, List.of(p1, staged, p2), false),
                 new TierPolicies("t2", Action.Pass, List.of(p3), false),
                 new TierPolicies("t3", Action.Deny, List.of(onlyStaged), false));
-        Chain c = renderer.endpointChain("cali-tw-caliX", tiers, List.of("kns.a", "kns.b"), true, Set.of(p1, p2, p3));
+        Chain c = formatter.chain(renderer.endpointChain("cali-tw-caliX", tiers, List.of("kns.a", "kns.b"), true,
+                Set.of(p1, p2, p3)), netSets);
         assertThat(c.rules().stream().map(calico.dataplane.iptables.Rule::render)).containsExactly(
                 "-j MARK --set-xmark 0x0/0x30000",
                 "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
                 "-m conntrack --ctstate INVALID -j DROP",
-                "-j MARK --set-xmark 0x0/0x20000",
+                "-m comment --comment \"start of tier t1\" -j MARK --set-xmark 0x0/0x20000",
                 "-m mark --mark 0x0/0x20000 -j cali-pi-t1/p1",
                 "-m mark --mark 0x10000/0x10000 -j RETURN",
                 "-m mark --mark 0x0/0x20000 -j cali-pi-t1/p2",
                 "-m mark --mark 0x10000/0x10000 -j RETURN",
-                "-m mark --mark 0x0/0x20000 -j DROP",
-                "-j MARK --set-xmark 0x0/0x20000",
+                "-m comment --comment \"end of tier t1\" -m mark --mark 0x0/0x20000 -j DROP",
+                "-m comment --comment \"start of tier t2\" -j MARK --set-xmark 0x0/0x20000",
                 "-m mark --mark 0x0/0x20000 -j cali-pi-t2/p3",
                 "-m mark --mark 0x10000/0x10000 -j RETURN",
                 // t2's default is Pass: no drop; t3 has only staged policies: not enforced
@@ -103,26 +110,27 @@ class ChainRendererTest {
                 "-m mark --mark 0x10000/0x10000 -j RETURN",
                 "-j cali-pri-kns.b",
                 "-m mark --mark 0x10000/0x10000 -j RETURN",
-                "-j DROP");
+                "-m comment --comment \"no policy or profile accepted\" -j DROP");
     }
 
     @Test
     void egressUsesOutboundChainsAndMissingPoliciesOrTiersFailClosed() {
         PolicyId p1 = gnp("t1", "p1");
         PolicyId gone = gnp("t1", "gone");
-        Chain c = renderer.endpointChain("cali-fw-caliX",
+        Chain c = formatter.chain(renderer.endpointChain("cali-fw-caliX",
                 List.of(new TierPolicies("t1", null, List.of(p1, gone), false),
                         new TierPolicies("nope", Action.Pass, List.of(), true)),
-                List.of("kns.a"), false, Set.of(p1));
+                List.of("kns.a"), false, Set.of(p1)), netSets);
         assertThat(c.rules().stream().map(calico.dataplane.iptables.Rule::render)).contains(
                 "-m mark --mark 0x0/0x20000 -j cali-po-t1/p1",
                 "-j cali-pro-kns.a").containsSubsequence(
                 "-m mark --mark 0x0/0x20000 -j cali-po-t1/p1",
                 "-m mark --mark 0x10000/0x10000 -j RETURN",
-                "-m mark --mark 0x0/0x20000 -j DROP", // the missing policy
-                "-m mark --mark 0x0/0x20000 -j DROP", // t1's default (null = Deny)
-                "-j MARK --set-xmark 0x0/0x20000",
-                "-m mark --mark 0x0/0x20000 -j DROP"); // missing tier: deny even though it says Pass
+                "-m comment --comment \"missing policy gone\" -m mark --mark 0x0/0x20000 -j DROP",
+                "-m comment --comment \"end of tier t1\" -m mark --mark 0x0/0x20000 -j DROP", // null = Deny
+                "-m comment --comment \"start of tier nope\" -j MARK --set-xmark 0x0/0x20000",
+                // missing tier: deny even though it says Pass
+                "-m comment --comment \"end of tier nope\" -m mark --mark 0x0/0x20000 -j DROP");
     }
 
     @Test
@@ -176,12 +184,12 @@ class ChainRendererTest {
         String ds = Names.ipSetV4("s:dst");
         String nds = Names.ipSetV4("s:notdst");
         assertThat(render(rule(Action.Deny, "TCP", src, dst))).containsExactly(
-                "-p tcp -s 10.0.0.0/8 -m set ! --match-set " + Names.netsSetV4(List.of("10.1.0.0/16")) + " src"
+                "-p tcp -s 10.0.0.0/8 -m set ! --match-set " + Names.netsSet(IpFamily.V4, List.of("10.1.0.0/16")) + " src"
                         + " -m set --match-set " + ds + " dst"
                         + " -m set ! --match-set " + nds + " dst -m multiport ! --destination-ports 8005"
                         + " -m multiport --destination-ports 80,8000:8080 -j DROP");
         // -s and ! -s cannot share a rule, so the negated net became a set.
-        assertThat(netSets).containsEntry(Names.netsSetV4(List.of("10.1.0.0/16")), Set.of("10.1.0.0/16"));
+        assertThat(netSets).containsEntry(Names.netsSet(IpFamily.V4, List.of("10.1.0.0/16")), Set.of("10.1.0.0/16"));
     }
 
     @Test
@@ -190,7 +198,7 @@ class ChainRendererTest {
         assertThat(render(rule(Action.Deny, null, src, Side.ANY))).containsExactly("! -s 10.1.0.0/16 -j DROP");
         Side dst = side(List.of("10.2.0.0/16", "10.1.0.0/16"), List.of(), List.of(), List.of(), List.of(), List.of(),
                 List.of(), List.of());
-        String set = Names.netsSetV4(List.of("10.1.0.0/16", "10.2.0.0/16"));
+        String set = Names.netsSet(IpFamily.V4, List.of("10.1.0.0/16", "10.2.0.0/16"));
         assertThat(render(rule(Action.Deny, null, Side.ANY, dst))).containsExactly(
                 "-m set --match-set " + set + " dst -j DROP");
         assertThat(netSets.get(set)).containsExactlyInAnyOrder("10.1.0.0/16", "10.2.0.0/16");

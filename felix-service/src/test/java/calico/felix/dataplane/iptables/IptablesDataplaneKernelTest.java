@@ -120,7 +120,7 @@ class IptablesDataplaneKernelTest {
         Map<String, IpsetInfo> sets = ipset.list();
         assertThat(sets.get(Names.ipSetV4("s:a")).members()).containsExactlyInAnyOrder("10.0.0.1", "10.0.1.0/24");
         assertThat(sets.get(Names.ipSetV4("n:web")).members()).containsExactly("10.0.0.1,tcp:8080");
-        assertThat(sets).containsKey(Names.netsSetV4(List.of("10.1.0.0/16", "10.2.0.0/16")));
+        assertThat(sets).containsKey(Names.netsSet(IpFamily.V4, List.of("10.1.0.0/16", "10.2.0.0/16")));
 
         // A membership change touches one set and no chain.
         PolicyDriver.ApplyStats delta = dataplane.apply(List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:a",
