@@ -18,8 +18,6 @@ public final class NftNames {
     /** The only table we own. */
     public static final TableRef TABLE = TableRef.inet("calico");
 
-    private static final String IPSET_V6_PREFIX = "cali60";
-
     private NftNames() {
     }
 
@@ -38,13 +36,9 @@ public final class NftNames {
         return kernelChain + "-map";
     }
 
-    /**
-     * {@return the kernel name of a set}: {@code cali40…} for IPv4 as iptables names it, {@code
-     * cali60…} with the same hash for IPv6.
-     */
+    /** {@return the kernel name of a set}: {@code cali40…}/{@code cali60…}, the same names iptables' ipsets get */
     public static String set(IpFamily family, String setId) {
-        String v4 = Names.ipSetV4(setId);
-        return family == IpFamily.V4 ? v4 : IPSET_V6_PREFIX + v4.substring(Names.IPSET_V4_PREFIX.length());
+        return Names.ipSet(family, setId);
     }
 
     private static String lower(Ruleset.Table table) {

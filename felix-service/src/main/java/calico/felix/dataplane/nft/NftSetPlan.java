@@ -8,24 +8,22 @@ import calico.felix.calc.IpSetType;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.Ruleset;
+import calico.felix.dataplane.rules.SetPlan;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The named sets our table should hold for a model and its ruleset: every graph IP set in each
- * family the ruleset serves (members of that family only), graph sets the rules name but the
- * graph has not sent (empty: a rule allowing "members of X" then allows nobody, failing
- * closed), and the ruleset's driver sets. Members are kept as canonical strings ({@code
- * 10.0.0.1/32}, {@code 10.0.0.1,tcp:8080}) so a kernel listing can be compared with them.
+ * The named sets our table should hold: {@link SetPlan}'s (every graph set per family, graph
+ * sets the rules name but the graph has not sent as empty sets, the driver's sets), in nft
+ * shapes. Members are kept as canonical strings ({@code 10.0.0.1/32}, {@code
+ * 10.0.0.1,tcp:8080}) so a kernel listing can be compared with them.
  */
 final class NftSetPlan {
 
@@ -64,56 +62,25 @@ final class NftSetPlan {
     private NftSetPlan() {
     }
 
-    /** {@return the sets by kernel name} */
+    /** {@return the sets by kernel name}: {@link SetPlan}'s, with CIDR members made interval-set safe */
     static SortedMap<String, NftSet> plan(DataplaneModel model, Ruleset ruleset) {
         SortedMap<String, NftSet> out = new TreeMap<>();
-        for (IpFamily f : ruleset.families()) {
-            int version = f == IpFamily.V4 ? 4 : 6;
-            model.ipSets().forEach((id, s) -> {
-                boolean ports = s.type() == IpSetType.IP_AND_PORT;
-                Set<String> members = new TreeSet<>();
-                List<Cidr> nets = new ArrayList<>();
-                for (IpSetMember m : s.members()) {
-                    if (m.cidr().version() != version) {
-                        continue;
-                    }
-                    if (ports) {
-                        members.add(m.cidr().address() + "," + m.protocol() + ":" + m.port());
-                    } else {
-                        nets.add(m.cidr().network());
-                    }
-                }
-                NftRuleFormatter.withoutContained(nets).forEach(c -> members.add(c.toString()));
-                put(out, new NftSet(NftNames.set(f, id), f, ports, new TreeSet<>(members)));
-            });
-            for (String id : ruleset.graphSetIds()) {
-                if (!model.ipSets().containsKey(id)) {
-                    // Named-port set IDs start with "n:" in the calculation graph.
-                    put(out, new NftSet(NftNames.set(f, id), f, id.startsWith("n:"), new TreeSet<>()));
+        SetPlan.of(model, ruleset).forEach((name, s) -> {
+            boolean ports = s.type() == IpSetType.IP_AND_PORT;
+            TreeSet<String> members = new TreeSet<>();
+            List<Cidr> nets = new ArrayList<>();
+            for (IpSetMember m : s.members()) {
+                if (ports) {
+                    members.add(m.cidr().address() + "," + m.protocol() + ":" + m.port());
+                } else {
+                    nets.add(m.cidr().network());
                 }
             }
-            ruleset.driverSets().forEach((id, cidrs) -> {
-                List<Cidr> nets = new ArrayList<>();
-                for (String c : cidrs) {
-                    Cidr cidr = Cidr.tryParseCidrOrIp(c).orElseThrow(
-                            () -> new IllegalArgumentException("driver set " + id + ": not a CIDR: " + c));
-                    if (cidr.version() == version) {
-                        nets.add(cidr.network());
-                    }
-                }
-                TreeSet<String> members = new TreeSet<>();
-                NftRuleFormatter.withoutContained(nets).forEach(c -> members.add(c.toString()));
-                put(out, new NftSet(NftNames.set(f, id), f, false, members));
-            });
-        }
+            // An interval set refuses overlapping elements: keep only the outermost nets.
+            NftRuleFormatter.withoutContained(nets).forEach(c -> members.add(c.toString()));
+            out.put(name, new NftSet(name, s.family(), ports, members));
+        });
         return out;
-    }
-
-    private static void put(Map<String, NftSet> out, NftSet s) {
-        NftSet old = out.put(s.name(), s);
-        if (old != null && !old.equals(s)) {
-            throw new IllegalStateException("two sets render to the kernel name " + s.name());
-        }
     }
 
     /**

@@ -13,7 +13,8 @@ import calico.felix.dataplane.nft.NftRuleFormatter.NftChain;
 import calico.felix.dataplane.nft.NftRuleFormatter.NftRule;
 import calico.felix.dataplane.nft.NftSetPlan.NftSet;
 import calico.felix.dataplane.rules.DataplaneModel;
-import calico.felix.dataplane.rules.GenericChain;
+import calico.felix.dataplane.rules.IpFamily;
+import calico.felix.dataplane.rules.RuleRenderer;
 import calico.felix.dataplane.rules.PolicyDriver;
 import calico.felix.dataplane.rules.Ruleset;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -78,6 +79,15 @@ public final class NftablesDataplane implements PolicyDriver {
     /** Each chain's rules as libnftables listed them right after we wrote it: what refresh compares with. */
     private final Map<String, ArrayNode> listed = new HashMap<>();
     private boolean inSync;
+
+    /**
+     * The driver felix runs: Calico's layout from {@link RuleRenderer}, both families in one table.
+     *
+     * @param nft a libnftables context opened on the dataplane thread (in the namespace to program)
+     */
+    public NftablesDataplane(Nftables nft) {
+        this(nft, m -> RuleRenderer.render(m, java.util.EnumSet.allOf(IpFamily.class)));
+    }
 
     /**
      * @param nft      a libnftables context opened on the dataplane thread (in the namespace to program)
