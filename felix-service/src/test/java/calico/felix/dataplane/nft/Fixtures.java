@@ -1,0 +1,61 @@
+package calico.felix.dataplane.nft;
+
+import calico.api.model.GlobalNetworkPolicy;
+import calico.api.model.GlobalNetworkPolicySpec;
+import calico.api.model.ObjectMeta;
+import calico.api.model.PolicyType;
+import calico.api.model.Profile;
+import calico.api.model.ProfileSpec;
+import calico.api.model.Rule;
+import calico.api.model.Tier;
+import calico.api.model.TierSpec;
+import calico.api.model.WorkloadEndpoint;
+import calico.api.model.WorkloadEndpointSpec;
+import java.util.List;
+import java.util.Map;
+
+/** Terse v3 resources for the nftables driver tests (as the iptables tests have them). */
+final class Fixtures {
+
+    private Fixtures() {
+    }
+
+    static WorkloadEndpoint wep(String ns, String name, String node, String ip, String iface,
+                                Map<String, String> labels, String... profiles) {
+        return new WorkloadEndpoint(ObjectMeta.namespaced(ns, name).withLabels(labels),
+                new WorkloadEndpointSpec("k8s", null, node, null, name, "eth0", null, List.of(ip + "/32"), null,
+                        null, null, List.of(profiles), iface, "ee:ee:ee:ee:ee:ee", List.of(), null));
+    }
+
+    /** A dual-stack workload: an IPv4 /32 and an IPv6 /128. */
+    static WorkloadEndpoint wep46(String ns, String name, String node, String ip4, String ip6, String iface,
+                                  Map<String, String> labels, String... profiles) {
+        return new WorkloadEndpoint(ObjectMeta.namespaced(ns, name).withLabels(labels),
+                new WorkloadEndpointSpec("k8s", null, node, null, name, "eth0", null,
+                        List.of(ip4 + "/32", ip6 + "/128"), null, null, null, List.of(profiles), iface,
+                        "ee:ee:ee:ee:ee:ee", List.of(), null));
+    }
+
+    static Tier tier(String name, Double order) {
+        return new Tier(ObjectMeta.named(name), new TierSpec(order, null));
+    }
+
+    /** A namespace profile as the Kubernetes converter makes it: allow everything both ways. */
+    static Profile allowAllProfile(String name) {
+        return new Profile(ObjectMeta.named(name), new ProfileSpec(List.of(Rule.allow()), List.of(Rule.allow()), Map.of()));
+    }
+
+    static GlobalNetworkPolicy gnp(String name, String selector, List<Rule> ingress, PolicyType... types) {
+        return gnp(name, "default", selector, ingress, List.of(), types);
+    }
+
+    static GlobalNetworkPolicy gnp(String name, String tier, String selector, List<Rule> ingress, List<Rule> egress,
+                                   PolicyType... types) {
+        return new GlobalNetworkPolicy(ObjectMeta.named(name), new GlobalNetworkPolicySpec(tier, 1.0, ingress,
+                egress, selector, List.of(types), null, null, null, null, null, null));
+    }
+
+    static Rule action(calico.api.model.Action a) {
+        return new Rule(a, null, null, null, null, null, null, null, null, null);
+    }
+}
