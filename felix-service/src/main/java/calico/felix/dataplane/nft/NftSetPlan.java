@@ -5,18 +5,14 @@ import calico.dataplane.nft.NftElem;
 import calico.dataplane.nft.SetSpec;
 import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
-import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
-import calico.felix.dataplane.rules.Ruleset;
 import calico.felix.dataplane.rules.SetPlan;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
-import java.util.SortedMap;
 import java.util.SortedSet;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -62,25 +58,21 @@ final class NftSetPlan {
     private NftSetPlan() {
     }
 
-    /** {@return the sets by kernel name}: {@link SetPlan}'s, with CIDR members made interval-set safe */
-    static SortedMap<String, NftSet> plan(DataplaneModel model, Ruleset ruleset) {
-        SortedMap<String, NftSet> out = new TreeMap<>();
-        SetPlan.of(model, ruleset).forEach((name, s) -> {
-            boolean ports = s.type() == IpSetType.IP_AND_PORT;
-            TreeSet<String> members = new TreeSet<>();
-            List<Cidr> nets = new ArrayList<>();
-            for (IpSetMember m : s.members()) {
-                if (ports) {
-                    members.add(m.cidr().address() + "," + m.protocol() + ":" + m.port());
-                } else {
-                    nets.add(m.cidr().network());
-                }
+    /** {@return {@link SetPlan}'s set {@code name} in nft shape}, CIDR members made interval-set safe */
+    static NftSet of(String name, SetPlan.DesiredSet s) {
+        boolean ports = s.type() == IpSetType.IP_AND_PORT;
+        TreeSet<String> members = new TreeSet<>();
+        List<Cidr> nets = new ArrayList<>();
+        for (IpSetMember m : s.members()) {
+            if (ports) {
+                members.add(m.cidr().address() + "," + m.protocol() + ":" + m.port());
+            } else {
+                nets.add(m.cidr().network());
             }
-            // An interval set refuses overlapping elements: keep only the outermost nets.
-            NftRuleFormatter.withoutContained(nets).forEach(c -> members.add(c.toString()));
-            out.put(name, new NftSet(name, s.family(), ports, members));
-        });
-        return out;
+        }
+        // An interval set refuses overlapping elements: keep only the outermost nets.
+        NftRuleFormatter.withoutContained(nets).forEach(c -> members.add(c.toString()));
+        return new NftSet(name, s.family(), ports, members);
     }
 
     /**

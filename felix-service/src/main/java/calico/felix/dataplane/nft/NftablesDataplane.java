@@ -15,6 +15,8 @@ import calico.felix.dataplane.nft.NftSetPlan.NftSet;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.RuleRenderer;
+import calico.felix.dataplane.rules.SetPlan;
+import calico.felix.dataplane.rules.GenericChain;
 import calico.felix.dataplane.rules.PolicyDriver;
 import calico.felix.dataplane.rules.Ruleset;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -76,8 +78,18 @@ public final class NftablesDataplane implements PolicyDriver {
     private final Function<DataplaneModel, Ruleset> renderer;
     private final DataplaneModel model = new DataplaneModel();
     private Desired programmed = new Desired(new TreeMap<>(), new TreeMap<>(), new TreeMap<>());
-    /** Each chain's rules as libnftables listed them right after we wrote it: what refresh compares with. */
+    /**
+     * Chains read back by a refresh and found to hold exactly what we wrote: their listing, which the
+     * next refresh compares with. A chain written since is absent ("unverified") until a refresh
+     * checks it against the rules we sent ({@link NftListedForm}).
+     */
     private final Map<String, ArrayNode> listed = new HashMap<>();
+    /** Formatting is pure: chains and sets whose neutral form did not change reuse their formatted form. */
+    private Map<String, Cached<GenericChain, NftChain>> chainCache = new HashMap<>();
+    private Map<String, Cached<SetPlan.DesiredSet, NftSet>> setCache = new HashMap<>();
+
+    private record Cached<K, V>(K key, V value) {
+    }
     private boolean inSync;
 
     /**
@@ -119,6 +131,18 @@ public final class NftablesDataplane implements PolicyDriver {
     public ApplyStats resync() {
         inSync = false;
         Desired d = desired();
+        NftBatch b = fullBatch(d);
+        nft.apply(b);
+        programmed = d;
+        listed.clear(); // every chain unverified until the next refresh reads it back
+        inSync = true;
+        log.info("nftables resync: {} chains, {} base chains, {} sets", d.chains().size(), d.bases().size(),
+                d.sets().size());
+        return new ApplyStats(true, d.chains().size() + d.bases().size(), 0, d.sets().size(), 0);
+    }
+
+    /** {@return the one transaction that replaces our table with {@code d}}: delete and recreate it */
+    static NftBatch fullBatch(Desired d) {
         NftBatch b = new NftBatch().addTable(TABLE).deleteTable(TABLE).addTable(TABLE);
         d.sets().values().forEach(s -> addSet(b, s));
         d.chains().values().forEach(c -> declare(b, c));
@@ -129,26 +153,24 @@ public final class NftablesDataplane implements PolicyDriver {
             }
         });
         d.bases().forEach((name, base) -> addBase(b, name, base));
-        nft.apply(b);
-        programmed = d;
-        listed.clear();
-        recordListing(null);
-        inSync = true;
-        log.info("nftables resync: {} chains, {} base chains, {} sets", d.chains().size(), d.bases().size(),
-                d.sets().size());
-        return new ApplyStats(true, d.chains().size() + d.bases().size(), 0, d.sets().size(), 0);
+        return b;
     }
 
     /** {@return what the model renders to now} (for diagnostics and tests) */
     public Desired desired() {
         Ruleset r = renderer.apply(model);
         SortedMap<String, NftChain> chains = new TreeMap<>();
+        Map<String, Cached<GenericChain, NftChain>> nextChains = new HashMap<>();
         r.chains().forEach((table, byName) -> byName.values().forEach(g -> {
-            NftChain c = NftRuleFormatter.chain(table, g);
+            String key = table + "/" + g.name();
+            Cached<GenericChain, NftChain> hit = chainCache.get(key);
+            NftChain c = hit != null && hit.key().equals(g) ? hit.value() : NftRuleFormatter.chain(table, g);
+            nextChains.put(key, new Cached<>(g, c));
             if (chains.put(c.name(), c) != null) {
                 throw new IllegalStateException("two chains render to the kernel name " + c.name());
             }
         }));
+        chainCache = nextChains;
         SortedMap<String, Base> bases = new TreeMap<>();
         for (Ruleset.Entry e : r.entries()) {
             String name = NftNames.baseChain(e.table(), e.hook());
@@ -161,7 +183,16 @@ public final class NftablesDataplane implements PolicyDriver {
             jumps.add(target);
             bases.put(name, new Base(baseSpec(e.table(), e.hook()), jumps));
         }
-        return new Desired(chains, bases, NftSetPlan.plan(model, r));
+        SortedMap<String, NftSet> sets = new TreeMap<>();
+        Map<String, Cached<SetPlan.DesiredSet, NftSet>> nextSets = new HashMap<>();
+        SetPlan.of(model, r).forEach((name, ds) -> {
+            Cached<SetPlan.DesiredSet, NftSet> hit = setCache.get(name);
+            NftSet ns = hit != null && hit.key().equals(ds) ? hit.value() : NftSetPlan.of(name, ds);
+            nextSets.put(name, new Cached<>(ds, ns));
+            sets.put(name, ns);
+        });
+        setCache = nextSets;
+        return new Desired(chains, bases, sets);
     }
 
     private ApplyStats applyDelta() {
@@ -253,9 +284,7 @@ public final class NftablesDataplane implements PolicyDriver {
         programmed = d;
         goneChains.forEach(listed::remove);
         goneBases.forEach(listed::remove);
-        if (!written.isEmpty()) {
-            recordListing(written);
-        }
+        written.forEach(listed::remove);
         return new ApplyStats(false, written.size(), goneChains.size() + goneBases.size(), setsWritten,
                 goneSets.size());
     }
@@ -294,14 +323,18 @@ public final class NftablesDataplane implements PolicyDriver {
         strangeChains.forEach(n -> b.flushChain(TABLE, n));
         programmed.chains().forEach((name, c) -> {
             KernelChain kc = k.chains.get(name);
-            if (kc == null) {
-                b.addChain(TABLE, name);
-            } else if (!kc.rules.equals(listed.get(name))) {
-                b.flushChain(TABLE, name);
-            } else {
+            Verdict v = kc == null ? Verdict.TAMPERED : check(name, c.rules(), kc.rules);
+            if (v == Verdict.OURS) {
                 return;
             }
-            repaired.add(name);
+            if (kc == null) {
+                b.addChain(TABLE, name);
+            } else {
+                b.flushChain(TABLE, name);
+            }
+            if (v == Verdict.TAMPERED) {
+                repaired.add(name);
+            }
             rewritten.add(name);
         });
         // 2. Sets and maps before the rules that name them.
@@ -345,7 +378,8 @@ public final class NftablesDataplane implements PolicyDriver {
                 .forEach(m -> b.addMapElements(TABLE, m.name(), mapEntries(m.targets())));
         programmed.bases().forEach((name, base) -> {
             KernelChain kc = k.chains.get(name);
-            if (kc != null && base.spec().equals(k.bases.get(name)) && kc.rules.equals(listed.get(name))) {
+            if (kc != null && base.spec().equals(k.bases.get(name))
+                    && check(name, jumps(base), kc.rules) == Verdict.OURS) {
                 return;
             }
             if (kc != null) {
@@ -373,7 +407,14 @@ public final class NftablesDataplane implements PolicyDriver {
         }
         strangeChains.forEach(listed::remove);
         if (!rewritten.isEmpty()) {
-            recordListing(rewritten);
+            // What we just wrote, as libnftables lists it: the next refresh compares with this.
+            Kernel after = Kernel.parse(nft.listTable(TABLE));
+            rewritten.forEach(n -> {
+                KernelChain kc = after.chains.get(n);
+                if (kc != null) {
+                    listed.put(n, kc.rules);
+                }
+            });
         }
         return repaired.size() + strangeChains.size() + strangeSets.size() + strangeMaps.size();
     }
@@ -487,20 +528,38 @@ public final class NftablesDataplane implements PolicyDriver {
 
     // --- reading the kernel back ---
 
-    /** Records the listed form of {@code chains} (null: all of ours), for {@link #refresh()}. */
-    private void recordListing(List<String> chains) {
-        if (chains == null || chains.size() > 8) {
-            Kernel k = Kernel.parse(nft.listTable(TABLE));
-            k.chains.forEach((n, c) -> {
-                if (chains == null || chains.contains(n)) {
-                    listed.put(n, c.rules);
-                }
-            });
-        } else {
-            for (String n : chains) {
-                listed.put(n, Kernel.parse(nft.listChain(TABLE, n)).chains.get(n).rules);
-            }
+    /** What a refresh concludes about one of our chains. */
+    private enum Verdict {
+        /** Exactly what we wrote. */
+        OURS,
+        /** Someone changed it (or it is missing): repair and count. */
+        TAMPERED,
+        /** Written since the last refresh, and listed in words we cannot match to ours: rewrite, do not count. */
+        UNSURE
+    }
+
+    /**
+     * Compares a chain's kernel rules with the listing recorded for it, or (if it was written since
+     * the last refresh) with the rules we sent; a verified chain's listing is recorded.
+     */
+    private Verdict check(String name, List<NftRule> rules, ArrayNode kernel) {
+        ArrayNode recorded = listed.get(name);
+        if (recorded != null) {
+            return kernel.equals(recorded) ? Verdict.OURS : Verdict.TAMPERED;
         }
+        if (kernel.size() != rules.size()) {
+            return Verdict.TAMPERED;
+        }
+        if (NftListedForm.listed(kernel).equals(NftListedForm.sent(rules))) {
+            listed.put(name, kernel);
+            return Verdict.OURS;
+        }
+        log.debug("nftables refresh: chain {} lists differently from what we sent: rewriting it", name);
+        return Verdict.UNSURE;
+    }
+
+    private static List<NftRule> jumps(Base base) {
+        return base.jumps().stream().map(j -> new NftRule(List.of(NftExpr.jump(j)), null)).toList();
     }
 
     /** Our table as libnftables listed it: chains' rules without handles, set and map elements. */
