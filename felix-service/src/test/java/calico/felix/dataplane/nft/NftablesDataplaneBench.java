@@ -27,7 +27,8 @@ import java.util.Set;
  * endpoints (4 policies per endpoint in one tier, each allowing TCP 80 from its own 20-address
  * IP set and egress to a net), a shared profile. Figures: the first apply (one transaction
  * recreating the table, plus the listing refresh compares with), the median of 50 single-policy
- * changes, the median of 50 one-address set deltas, a clean refresh, and the kernel floor:
+ * changes, the median of 50 one-address set deltas, two clean refreshes, a second resync with a
+ * warm JVM, and the kernel floor:
  * {@code nft -f} of the same final ruleset (as {@code nft list ruleset} printed it) into a fresh
  * namespace. Run:
  * {@code bench/run.sh felix-service calico.felix.dataplane.nft.NftablesDataplaneBench [policies endpoints]}
@@ -71,6 +72,12 @@ public final class NftablesDataplaneBench {
             long tr = System.nanoTime();
             int repaired = thread.call(dp::refresh);
             double refresh = ms(tr);
+            long tr2 = System.nanoTime();
+            int repaired2 = thread.call(dp::refresh);
+            double refresh2 = ms(tr2);
+            long tw = System.nanoTime();
+            thread.call(dp::resync);
+            double warmResync = ms(tw);
 
             // The kernel's floor: the same final ruleset from a file, by nft itself, into an empty namespace.
             Path file = Files.createTempFile("nftdpbench", ".nft");
@@ -94,7 +101,10 @@ public final class NftablesDataplaneBench {
                         median(change), min(change), max(change));
                 System.out.printf("one set member added        median %6.1f ms  (min %.1f, max %.1f, n=50)%n",
                         median(delta), min(delta), max(delta));
-                System.out.printf("refresh, nothing to repair  %8.1f ms  (repaired %d)%n", refresh, repaired);
+                System.out.printf("refresh, nothing to repair  %8.1f ms  (repaired %d; first after writes: verifies them)%n",
+                        refresh, repaired);
+                System.out.printf("refresh again               %8.1f ms  (repaired %d)%n", refresh2, repaired2);
+                System.out.printf("resync again (warm JVM)     %8.1f ms%n", warmResync);
             } finally {
                 Files.deleteIfExists(file);
                 Files.deleteIfExists(json);
