@@ -303,7 +303,7 @@ public final class NftablesDataplane implements PolicyDriver {
             ApplyStats s = resync();
             return s.chainsWritten() + s.setsWritten();
         }
-        Kernel k = Kernel.parse(nft.listRuleset());
+        Kernel k = listOurs();
         if (!k.tableExists) {
             log.warn("nftables refresh: table {} is gone: resyncing", TABLE);
             ApplyStats s = resync();
@@ -527,6 +527,18 @@ public final class NftablesDataplane implements PolicyDriver {
     }
 
     // --- reading the kernel back ---
+
+    /** {@return our table as listed}; not existing when the table is gone (other tables are never read) */
+    private Kernel listOurs() {
+        try {
+            return Kernel.parse(nft.listTable(TABLE));
+        } catch (calico.dataplane.nft.NftablesException e) {
+            if (!nft.check(new NftBatch().flushTable(TABLE))) {
+                return new Kernel(); // a dry-run flush fails too: the table is gone
+            }
+            throw e;
+        }
+    }
 
     /** What a refresh concludes about one of our chains. */
     private enum Verdict {
