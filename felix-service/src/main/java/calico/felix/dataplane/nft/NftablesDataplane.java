@@ -221,7 +221,7 @@ public final class NftablesDataplane implements PolicyDriver {
                     b.deleteElements(TABLE, s.name(), s.elements(gone));
                 }
                 if (!added.isEmpty()) {
-                    b.addElements(TABLE, s.name(), s.elements(added));
+                    addSet(b, s, added);
                 }
                 setsWritten++;
             }
@@ -353,7 +353,7 @@ public final class NftablesDataplane implements PolicyDriver {
             if (!have.equals(s.members())) {
                 b.flushSet(TABLE, name);
                 if (!s.members().isEmpty()) {
-                    b.addElements(TABLE, name, s.elements(s.members()));
+                    addSet(b, s, s.members());
                 }
                 repaired.add(name);
             }
@@ -440,10 +440,35 @@ public final class NftablesDataplane implements PolicyDriver {
     // --- batch building ---
 
     private static void addSet(NftBatch b, NftSet s) {
-        b.addSet(TABLE, s.name(), s.spec());
-        if (!s.members().isEmpty()) {
-            b.addElements(TABLE, s.name(), s.elements(s.members()));
+        addSet(b, s, s.members());
+    }
+
+    /**
+     * {@code add set} with {@code members} as its elements: creates the set, or adds to the
+     * existing one. libnftables 1.0.6 needs no element cache for this form (an {@code add
+     * element} command fetches every set's elements first: ~0.5 s at 40,000 members, against
+     * ~10 ms). Our members never overlap (see {@link NftSetPlan}), and the kernel still refuses
+     * overlapping intervals.
+     */
+    private static void addSet(NftBatch b, NftSet s, java.util.Collection<String> members) {
+        ObjectNode set = JSON.objectNode().put("family", TABLE.family()).put("table", TABLE.name()).put("name", s.name());
+        SetSpec spec = s.spec();
+        if (spec.type().size() == 1) {
+            set.put("type", spec.type().get(0));
+        } else {
+            ArrayNode types = set.putArray("type");
+            spec.type().forEach(types::add);
         }
+        if (spec.interval()) {
+            set.putArray("flags").add("interval");
+        }
+        if (!members.isEmpty()) {
+            ArrayNode elem = set.putArray("elem");
+            s.elements(members).forEach(elem::add);
+        }
+        ObjectNode cmd = JSON.objectNode();
+        cmd.putObject("add").set("set", set);
+        b.raw(cmd);
     }
 
     private static void declare(NftBatch b, NftChain c) {
