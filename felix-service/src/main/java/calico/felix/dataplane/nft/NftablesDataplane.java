@@ -48,8 +48,9 @@ import org.slf4j.LoggerFactory;
  *       one transaction, so there is never a moment without our rules;
  *   <li>incremental apply: flush and refill only chains whose rules changed, add/delete set and
  *       verdict-map elements, delete gone chains, maps and sets;
- *   <li>{@link #refresh()}: list the table, compare each chain with the listing taken right
- *       after we wrote it and each set/map with our members, and rewrite what differs.
+ *   <li>{@link #refresh()}: list the table, compare each chain with its recorded listing (or,
+ *       if written since the last refresh, with the rules we sent) and each set/map with our
+ *       members, and rewrite what differs.
  * </ul>
  *
  * <p>Base chains: one per (table, hook) of the ruleset's entries, e.g. {@code filter-FORWARD}
@@ -90,6 +91,11 @@ public final class NftablesDataplane implements PolicyDriver {
 
     private record Cached<K, V>(K key, V value) {
     }
+
+    /** The last planned sets and what they were planned from: reused while neither changes. */
+    private SortedMap<String, NftSet> lastSets;
+    private Ruleset lastSetInputs;
+    private boolean ipSetsChanged = true;
     private boolean inSync;
 
     /**
@@ -119,6 +125,8 @@ public final class NftablesDataplane implements PolicyDriver {
     public ApplyStats apply(List<DataplaneUpdate> batch) {
         try {
             batch.forEach(model::apply);
+            ipSetsChanged |= batch.stream().anyMatch(u -> u instanceof DataplaneUpdate.IpSetUpdate
+                    || u instanceof DataplaneUpdate.IpSetDeltaUpdate || u instanceof DataplaneUpdate.IpSetRemove);
             return inSync ? applyDelta() : resync();
         } catch (RuntimeException e) {
             inSync = false;
@@ -183,6 +191,10 @@ public final class NftablesDataplane implements PolicyDriver {
             jumps.add(target);
             bases.put(name, new Base(baseSpec(e.table(), e.hook()), jumps));
         }
+        if (!ipSetsChanged && lastSets != null && lastSetInputs.families().equals(r.families())
+                && lastSetInputs.graphSetIds().equals(r.graphSetIds()) && lastSetInputs.driverSets().equals(r.driverSets())) {
+            return new Desired(chains, bases, lastSets); // a batch without IP set news: the same sets
+        }
         SortedMap<String, NftSet> sets = new TreeMap<>();
         Map<String, Cached<SetPlan.DesiredSet, NftSet>> nextSets = new HashMap<>();
         SetPlan.of(model, r).forEach((name, ds) -> {
@@ -192,7 +204,10 @@ public final class NftablesDataplane implements PolicyDriver {
             sets.put(name, ns);
         });
         setCache = nextSets;
-        return new Desired(chains, bases, sets);
+        lastSets = java.util.Collections.unmodifiableSortedMap(sets);
+        lastSetInputs = r;
+        ipSetsChanged = false;
+        return new Desired(chains, bases, lastSets);
     }
 
     private ApplyStats applyDelta() {
@@ -290,10 +305,11 @@ public final class NftablesDataplane implements PolicyDriver {
     }
 
     /**
-     * Lists our table and repairs what differs from what we programmed: chains whose rules are not
-     * what libnftables listed right after we wrote them (or that are missing), sets and dispatch
-     * maps whose elements are not ours, base chains whose hook or policy changed; chains, sets and
-     * maps in our table that we did not create are deleted. All repairs go in one transaction.
+     * Lists our table and repairs what differs from what we programmed: chains whose rules differ
+     * from the listing recorded at an earlier refresh or, for chains written since, from the rules
+     * we sent (see {@link NftListedForm}); missing chains; sets and dispatch maps whose elements are
+     * not ours; base chains whose hook, policy or jumps changed. Chains, sets and maps in our table
+     * that we did not create are deleted. All repairs go in one transaction.
      *
      * @return the number of chains, sets and maps repaired or removed
      */

@@ -27,7 +27,7 @@ import java.util.Set;
  * endpoints (4 policies per endpoint in one tier, each allowing TCP 80 from its own 20-address
  * IP set and egress to a net), a shared profile. Figures: the first apply (one transaction
  * recreating the table, plus the listing refresh compares with), the median of 50 single-policy
- * changes, the median of 50 one-address set deltas, two clean refreshes, a second resync with a
+ * changes, the medians of 50 one-address set additions and removals, two clean refreshes, a second resync with a
  * warm JVM, and the kernel floor:
  * {@code nft -f} of the same final ruleset (as {@code nft list ruleset} printed it) into a fresh
  * namespace. Run:
@@ -69,6 +69,14 @@ public final class NftablesDataplaneBench {
                         Set.of(IpSetMember.net(Cidr.parse("10.99.0." + n + "/32"))), Set.of()))));
                 delta[i] = ms(t);
             }
+            double[] removed = new double[50];
+            for (int i = 0; i < removed.length; i++) {
+                int n = i;
+                long t = System.nanoTime();
+                thread.call(() -> dp.apply(List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:" + n, Set.of(),
+                        Set.of(IpSetMember.net(Cidr.parse("10.99.0." + n + "/32")))))));
+                removed[i] = ms(t);
+            }
             long tr = System.nanoTime();
             int repaired = thread.call(dp::refresh);
             double refresh = ms(tr);
@@ -101,6 +109,8 @@ public final class NftablesDataplaneBench {
                         median(change), min(change), max(change));
                 System.out.printf("one set member added        median %6.1f ms  (min %.1f, max %.1f, n=50)%n",
                         median(delta), min(delta), max(delta));
+                System.out.printf("one set member removed      median %6.1f ms  (min %.1f, max %.1f, n=50)%n",
+                        median(removed), min(removed), max(removed));
                 System.out.printf("refresh, nothing to repair  %8.1f ms  (repaired %d; first after writes: verifies them)%n",
                         refresh, repaired);
                 System.out.printf("refresh again               %8.1f ms  (repaired %d)%n", refresh2, repaired2);

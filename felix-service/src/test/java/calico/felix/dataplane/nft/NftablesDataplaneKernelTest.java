@@ -204,6 +204,19 @@ class NftablesDataplaneKernelTest {
     }
 
     @Test
+    void nestedNetsKeepOnlyTheOutermostAndSwapInOneTransaction() {
+        apply(set("10.0.0.0/8", "10.1.0.0/16", "10.2.3.4/32"));
+        String v4 = NftNames.set(IpFamily.V4, SET);
+        assertThat(list("set", "inet", "calico", v4)).contains("10.0.0.0/8").doesNotContain("10.1.0.0", "10.2.3.4");
+        // The outer net goes: the inner ones become members, in the same transaction as its deletion.
+        ApplyStats s = apply(set("10.1.0.0/16", "10.2.3.4/32", "192.168.0.1/32"));
+        assertThat(s).isEqualTo(new ApplyStats(false, 0, 0, 1, 0));
+        assertThat(list("set", "inet", "calico", v4)).contains("10.1.0.0/16", "10.2.3.4", "192.168.0.1")
+                .doesNotContain("10.0.0.0/8");
+        assertThat(refresh()).isZero();
+    }
+
+    @Test
     void refreshRepairsAStrangersRuleAndAFlushedSet() {
         apply(set("10.65.0.1/32", "10.65.2.0/24"));
         String programmed = ours();
