@@ -63,6 +63,8 @@ public final class NftablesDataplane implements PolicyDriver {
     private static final Logger log = LoggerFactory.getLogger(NftablesDataplane.class);
     private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
     private static final TableRef TABLE = NftNames.TABLE;
+    /** Up to this many members, a set losing members is flushed and refilled rather than edited. */
+    private static final int REFILL_LIMIT = 10_000;
 
     /** A base chain: its hook and the entry chains it jumps to, in order. */
     record Base(BaseChain spec, List<String> jumps) {
@@ -232,11 +234,18 @@ public final class NftablesDataplane implements PolicyDriver {
                 gone.removeAll(s.members());
                 TreeSet<String> added = new TreeSet<>(s.members());
                 added.removeAll(o.members());
-                if (!gone.isEmpty()) {
-                    b.deleteElements(TABLE, s.name(), s.elements(gone));
-                }
-                if (!added.isEmpty()) {
-                    addSet(b, s, added);
+                if (!gone.isEmpty() && s.members().size() <= REFILL_LIMIT) {
+                    // flush + refill in one transaction: libnftables 1.0.6 needs no element cache for
+                    // it, while "delete element" fetches every set's elements first (~0.5 s at 40,000)
+                    b.flushSet(TABLE, s.name());
+                    addSet(b, s, s.members());
+                } else {
+                    if (!gone.isEmpty()) {
+                        b.deleteElements(TABLE, s.name(), s.elements(gone));
+                    }
+                    if (!added.isEmpty()) {
+                        addSet(b, s, added);
+                    }
                 }
                 setsWritten++;
             }

@@ -217,6 +217,21 @@ class NftablesDataplaneKernelTest {
     }
 
     @Test
+    void aLargeSetLosesMembersByElementDeletion() {
+        String[] many = new String[10_002]; // one more than the refill limit after the removal
+        for (int i = 0; i < many.length; i++) {
+            many[i] = "10." + (100 + i / 65536) + "." + (i / 256 % 256) + "." + (i % 256) + "/32";
+        }
+        apply(set(many));
+        String[] fewer = java.util.Arrays.copyOf(many, many.length - 1);
+        ApplyStats s = apply(set(fewer));
+        assertThat(s).isEqualTo(new ApplyStats(false, 0, 0, 1, 0));
+        String listed = list("set", "inet", "calico", NftNames.set(IpFamily.V4, SET));
+        assertThat(listed).contains("10.100.39.16").doesNotContain("10.100.39.17");
+        assertThat(refresh()).isZero();
+    }
+
+    @Test
     void refreshRepairsAStrangersRuleAndAFlushedSet() {
         apply(set("10.65.0.1/32", "10.65.2.0/24"));
         String programmed = ours();
