@@ -76,7 +76,13 @@ public final class NftRuleFormatter {
         GenericChain.Dispatch d = (GenericChain.Dispatch) chain;
         String map = NftNames.dispatchMap(name);
         SortedMap<String, String> targets = new TreeMap<>();
-        d.targets().forEach((iface, target) -> targets.put(iface, NftNames.chain(table, target)));
+        d.targets().forEach((iface, target) -> {
+            // A name no kernel interface can have (IFNAMSIZ) gets no entry: its packets cannot
+            // exist, and one bad endpoint must not make every batch fail.
+            if (iface != null && !iface.isEmpty() && iface.length() <= 15 && iface.indexOf('/') < 0) {
+                targets.put(iface, NftNames.chain(table, target));
+            }
+        });
         List<NftRule> rules = new ArrayList<>();
         rules.add(new NftRule(List.of(NftExpr.vmap(NftExpr.meta(d.in() ? "iifname" : "oifname"), map)),
                 null));

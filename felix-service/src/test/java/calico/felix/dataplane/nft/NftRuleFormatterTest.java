@@ -181,6 +181,9 @@ class NftRuleFormatterTest {
                 "[{\"drop\":null}]");
         assertThat(c.map().name()).isEqualTo("cali-to-wl-dispatch-map");
         assertThat(c.map().targets()).containsEntry("cali1", "cali-tw-cali1");
+        targets.put("cali0123456789abcdef", "cali-tw-toolong");
+        assertThat(NftRuleFormatter.chain(Table.FILTER, new GenericChain.Dispatch("d", false, targets, Target.DROP))
+                .map().targets()).as("an impossible interface name gets no entry").containsOnlyKeys("cali1");
         NftChain noFallback = NftRuleFormatter.chain(Table.FILTER,
                 new GenericChain.Dispatch("d", true, targets, null));
         assertThat(noFallback.rules()).hasSize(1);
