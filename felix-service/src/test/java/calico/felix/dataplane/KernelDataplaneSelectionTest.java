@@ -70,7 +70,7 @@ class KernelDataplaneSelectionTest {
     @Test
     void badValuesFailStartUpNamingTheVariable() {
         runner.withPropertyValues("FELIX_DATAPLANEDRIVERNAME=bpf").run(context -> assertThat(context).getFailure()
-                .hasStackTraceContaining("FELIX_DATAPLANEDRIVERNAME").hasStackTraceContaining("model, iptables"));
+                .hasStackTraceContaining("FELIX_DATAPLANEDRIVERNAME").hasStackTraceContaining("model, kernel, iptables"));
         runner.withPropertyValues("FELIX_IPTABLESBACKEND=xt").run(context -> assertThat(context).getFailure()
                 .hasStackTraceContaining("FELIX_IPTABLESBACKEND").hasStackTraceContaining("Auto, NFT, Legacy"));
         runner.withPropertyValues("FELIX_DATAPLANENETNS=../etc").run(context -> assertThat(context).getFailure()
