@@ -82,7 +82,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private final GraphReplay replay = new GraphReplay();
     private boolean needResync;
     private String forwardingApplied;
-    private Duration refreshInterval = DEFAULT_REFRESH;
+    private volatile Duration refreshInterval = DEFAULT_REFRESH; // written on the thread, read by status()
     private ScheduledFuture<?> refresh;
 
     // ---- Read by any thread.
