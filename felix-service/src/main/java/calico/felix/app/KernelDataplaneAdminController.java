@@ -11,7 +11,8 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * {@code GET /felix/v1/dataplane}: which dataplane runs and, for the kernel dataplane, the active
  * policy backend, the last apply (time, duration, batch size, driver stats, error), what is
- * programmed, the counters, pending interfaces and recorded errors. With the model dataplane it
+ * programmed, the counters, pending interfaces, the unresolved errors (what keeps felix not
+ * ready) and the recent ones (resolved or not). With the model dataplane it
  * says so and nothing more.
  */
 @RestController
@@ -32,6 +33,7 @@ public class KernelDataplaneAdminController {
             out.put("driver", "kernel");
             out.put("status", k.status());
             out.put("errors", k.errors());
+            out.put("recentErrors", k.recentErrors());
         } else {
             out.put("driver", "model");
             out.put("backend", "none");

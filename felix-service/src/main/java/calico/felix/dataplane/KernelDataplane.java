@@ -44,8 +44,9 @@ import org.slf4j.LoggerFactory;
  * syncer sees back-pressure. Every batch is also folded into a {@link GraphReplay}: when a
  * ConfigUpdate changes the backend choice, the thread removes everything the old driver owns,
  * starts the new one and feeds it the replay's snapshot (its first apply is a full resync);
- * routes are not touched. Failures are never thrown: they are recorded in {@link #errors()} and
- * the next batch starts with a full resync. A periodic refresh on the same thread (every
+ * routes are not touched. Failures are never thrown: they are recorded (see {@link #errors()},
+ * which lists only unresolved ones, and {@link #recentErrors()}) and the next batch starts with a
+ * full resync. A periodic refresh on the same thread (every
  * {@code iptablesRefreshInterval}, default 180s) repairs drift. A {@link LinkMonitor} watches the
  * namespace's links so an endpoint's interface that appears or comes up is routed at once.
  */
@@ -86,7 +87,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private ScheduledFuture<?> refresh;
 
     // ---- Read by any thread.
-    private final Deque<String> errors = new ArrayDeque<>();
+    /** The last {@value #KEPT_ERRORS} failures, resolved or not, for the admin API. */
+    private final Deque<String> recent = new ArrayDeque<>();
+    /** Failures since the last fully successful apply or refresh: what makes felix not ready. */
+    private final Deque<String> unresolved = new ArrayDeque<>();
+    /** Set while the configured backend cannot be started; cleared once a driver for the config starts. */
+    private volatile String backendProblem;
     private final AtomicLong applies = new AtomicLong();
     private final AtomicLong resyncs = new AtomicLong();
     private final AtomicLong repairs = new AtomicLong();
@@ -200,6 +206,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 routes.resync();
             }
             needResync = false;
+            resolved();
         } catch (RuntimeException e) {
             error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
             record(error);
@@ -232,6 +239,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         if (!inputs.equals(choiceInputs)) {
             choiceInputs = inputs;
             BackendChoice next = BackendChoice.resolve(inputs, detect);
+            if (next.equals(choice)) {
+                backendProblem = null; // back to what runs, e.g. nftablesMode Enabled then Disabled again
+            }
             if (driver == null || !next.equals(choice)) {
                 PolicyDriver.ApplyStats started = start(next);
                 if (started != null) {
@@ -253,10 +263,13 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         try {
             created = factory.create(next);
         } catch (RuntimeException e) {
-            record("cannot start the " + next.driverName() + " policy driver: " + e.getMessage()
-                    + (driver == null ? "; no policy is programmed" : "; keeping " + driver.name()));
+            String problem = "cannot start the " + next.driverName() + " policy driver: " + e.getMessage()
+                    + (driver == null ? "; no policy is programmed" : "; keeping " + driver.name());
+            record(problem);
+            backendProblem = problem; // stays until the configuration asks for a backend that starts
             return null;
         }
+        backendProblem = null;
         PolicyDriver old = driver;
         boolean restart = old != null;
         if (restart) {
@@ -364,6 +377,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             }
             pendingInterfaces = routes.pendingInterfaces();
             observer.refreshed(repaired, programmed);
+            if (!needResync) {
+                resolved();
+            }
             if (repaired > 0) {
                 log.warn("Dataplane refresh repaired {} items", repaired);
             }
@@ -422,18 +438,38 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         return inSync;
     }
 
+    /**
+     * {@return the unresolved problems}: failures since the last fully successful apply or
+     * refresh, and a configured backend that cannot be started; empty once the dataplane has
+     * recovered (felix's readiness follows this).
+     */
     @Override
     public synchronized List<String> errors() {
-        return List.copyOf(errors);
+        List<String> out = new java.util.ArrayList<>(unresolved);
+        if (backendProblem != null) {
+            out.add(0, backendProblem);
+        }
+        return List.copyOf(out);
+    }
+
+    /** {@return the last failures, resolved or not}, oldest first. */
+    public synchronized List<String> recentErrors() {
+        return List.copyOf(recent);
+    }
+
+    private synchronized void resolved() {
+        unresolved.clear();
     }
 
     private void record(String error) {
         log.error("Kernel dataplane: {}", error);
         failures.incrementAndGet();
         synchronized (this) {
-            errors.addLast(error);
-            if (errors.size() > KEPT_ERRORS) {
-                errors.removeFirst();
+            for (Deque<String> d : List.of(recent, unresolved)) {
+                d.addLast(error);
+                if (d.size() > KEPT_ERRORS) {
+                    d.removeFirst();
+                }
             }
         }
         observer.failed(error);

@@ -129,6 +129,14 @@ class KernelBackendSwitchTest {
             assertThat(bed.dataplane.backend()).isEqualTo("iptables-nft");
             assertThat(ourChains("iptables-nft-save")).contains("cali-FORWARD");
             assertThat(a.tcpConnects(B_IP, 9090, CONNECT_TIMEOUT)).as("still enforced").isFalse();
+            // The problem stays (felix not ready) through unrelated batches, while the config asks for it ...
+            bed.put(wep("a", A_IP, "calia1b2c3d5", "a2"));
+            assertThat(bed.dataplane.errors()).hasSize(1);
+            // ... and is resolved when the configuration goes back to a backend that runs.
+            bed.put(felixConfig(Map.of("iptablesBackend", "NFT", "nftablesMode", "Disabled")));
+            assertThat(bed.dataplane.errors()).isEmpty();
+            assertThat(bed.dataplane.status().backendRestarts()).isZero();
+            assertThat(bed.dataplane.recentErrors()).hasSize(1);
         }
     }
 
