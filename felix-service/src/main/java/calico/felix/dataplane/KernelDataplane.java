@@ -56,7 +56,16 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     public record Status(String backend, String netns, KernelApplyStatus lastApply, PolicyDriver.Programmed programmed,
                          long applies, long resyncs, long refreshes, long repairs, long backendRestarts,
                          long failures, long linkUpdates, Set<String> pendingInterfaces, Duration refreshInterval,
-                         boolean inSync) {
+                         boolean inSync, BackendSwitch lastBackendSwitch) {
+    }
+
+    /**
+     * One run-time driver switch.
+     *
+     * @param unprotected from the start of the old driver's removal to the end of the new driver's
+     *                    first resync: the time the namespace had no complete policy rules
+     */
+    public record BackendSwitch(java.time.Instant at, String from, String to, Duration unprotected) {
     }
 
     private static final Logger log = LoggerFactory.getLogger(KernelDataplane.class);
@@ -105,6 +114,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private volatile PolicyDriver.Programmed programmed = NOTHING;
     private volatile Set<String> pendingInterfaces = Set.of();
     private volatile boolean inSync;
+    private volatile BackendSwitch lastSwitch;
 
     /** The standard drivers ({@link KernelPolicyDrivers}), no observer. */
     public KernelDataplane(String netns) {
@@ -272,6 +282,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         backendProblem = null;
         PolicyDriver old = driver;
         boolean restart = old != null;
+        long removalStart = System.nanoTime();
         if (restart) {
             log.warn("Policy backend changes from {} to {}: removing the old rules, then a full resync",
                     old.name(), created.name());
@@ -288,7 +299,14 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         programmed = NOTHING;
         observer.backendStarted(backend, restart);
         log.info("Policy backend: {}", backend);
-        return created.apply(replay.snapshot());
+        PolicyDriver.ApplyStats stats = created.apply(replay.snapshot());
+        if (restart) {
+            Duration unprotected = Duration.ofNanos(System.nanoTime() - removalStart);
+            lastSwitch = new BackendSwitch(clock.instant(), old.name(), created.name(), unprotected);
+            log.info("Policy backend {} in place; {} ms without complete policy rules", backend,
+                    unprotected.toMillis());
+        }
+        return stats;
     }
 
     /**
@@ -421,16 +439,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         return backend;
     }
 
-    /** {@return the compacted graph stream so far} (runs on the dataplane thread). */
-    public List<DataplaneUpdate> replaySnapshot() {
-        return call(replay::snapshot);
-    }
-
     /** {@return a point-in-time view} for the admin API. */
     public Status status() {
         return new Status(backend, netns, lastApply, programmed, applies.get(), resyncs.get(), refreshes.get(),
                 repairs.get(), restarts.get(), failures.get(), linkUpdates.get(), pendingInterfaces, refreshInterval,
-                inSync);
+                inSync, lastSwitch);
     }
 
     @Override
