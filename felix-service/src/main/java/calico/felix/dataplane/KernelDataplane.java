@@ -247,8 +247,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private PolicyDriver.ApplyStats applyPolicy(List<DataplaneUpdate> batch) {
         BackendChoice.Inputs inputs = BackendChoice.Inputs.of(replay.config());
         if (!inputs.equals(choiceInputs)) {
-            choiceInputs = inputs;
+            // Auto detection runs the save tools: if that throws, the next batch tries again.
             BackendChoice next = BackendChoice.resolve(inputs, detect);
+            choiceInputs = inputs;
             if (next.equals(choice)) {
                 backendProblem = null; // back to what runs, e.g. nftablesMode Enabled then Disabled again
             }
