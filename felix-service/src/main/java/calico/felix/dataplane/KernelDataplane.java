@@ -68,6 +68,10 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     public record BackendSwitch(java.time.Instant at, String from, String to, Duration unprotected) {
     }
 
+    /** A failure and its number ({@link #failures} after it was counted). */
+    private record Recorded(long seq, String text) {
+    }
+
     private static final Logger log = LoggerFactory.getLogger(KernelDataplane.class);
     private static final Duration DEFAULT_REFRESH = Duration.ofSeconds(180);
     private static final int KEPT_ERRORS = 100;
@@ -98,8 +102,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     // ---- Read by any thread.
     /** The last {@value #KEPT_ERRORS} failures, resolved or not, for the admin API. */
     private final Deque<String> recent = new ArrayDeque<>();
-    /** Failures since the last fully successful apply or refresh: what makes felix not ready. */
-    private final Deque<String> unresolved = new ArrayDeque<>();
+    /** Failures not yet followed by a fully successful apply or refresh: what makes felix not ready. */
+    private final Deque<Recorded> unresolved = new ArrayDeque<>();
     /** Set while the configured backend cannot be started; cleared once a driver for the config starts. */
     private volatile String backendProblem;
     private final AtomicLong applies = new AtomicLong();
@@ -194,6 +198,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
 
     private void applyOnThread(List<DataplaneUpdate> batch) {
         long start = System.nanoTime();
+        long failuresBefore = failures.get();
         replay.add(batch);
         Duration interval = refreshInterval;
         boolean sawInSync = false;
@@ -216,7 +221,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 routes.resync();
             }
             needResync = false;
-            resolved();
+            resolvedUpTo(failuresBefore); // failures during this batch (e.g. a sysctl) stay unresolved
         } catch (RuntimeException e) {
             error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
             record(error);
@@ -330,6 +335,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         try {
             sysctls.write("net/ipv4/ip_forward", "1");
         } catch (RuntimeException e) {
+            forwardingApplied = null; // retried with the next batch
             record("cannot enable IPv4 forwarding (net.ipv4.ip_forward): " + e.getMessage());
         }
         if (v6) {
@@ -339,9 +345,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 if (e.getCause() instanceof NoSuchFileException) {
                     log.warn("IPv6 is not available here; net.ipv6.conf.all.forwarding not set");
                 } else {
+                    forwardingApplied = null;
                     record("cannot enable IPv6 forwarding (net.ipv6.conf.all.forwarding): " + e.getMessage());
                 }
             } catch (RuntimeException e) {
+                forwardingApplied = null;
                 record("cannot enable IPv6 forwarding (net.ipv6.conf.all.forwarding): " + e.getMessage());
             }
         }
@@ -385,6 +393,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     }
 
     private void refreshOnThread() {
+        long failuresBefore = failures.get();
         try {
             int repaired = driver == null ? 0 : driver.refresh();
             RouteManager.Stats st = routes.resync();
@@ -397,7 +406,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             pendingInterfaces = routes.pendingInterfaces();
             observer.refreshed(repaired, programmed);
             if (!needResync) {
-                resolved();
+                resolvedUpTo(failuresBefore);
             }
             if (repaired > 0) {
                 log.warn("Dataplane refresh repaired {} items", repaired);
@@ -459,10 +468,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      */
     @Override
     public synchronized List<String> errors() {
-        List<String> out = new java.util.ArrayList<>(unresolved);
-        if (backendProblem != null) {
-            out.add(0, backendProblem);
+        String problem = backendProblem;
+        List<String> out = new java.util.ArrayList<>();
+        if (problem != null) {
+            out.add(problem);
         }
+        unresolved.stream().map(Recorded::text).filter(t -> !t.equals(problem)).forEach(out::add);
         return List.copyOf(out);
     }
 
@@ -471,19 +482,21 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         return List.copyOf(recent);
     }
 
-    private synchronized void resolved() {
-        unresolved.clear();
+    private synchronized void resolvedUpTo(long seq) {
+        unresolved.removeIf(r -> r.seq() <= seq);
     }
 
     private void record(String error) {
         log.error("Kernel dataplane: {}", error);
-        failures.incrementAndGet();
         synchronized (this) {
-            for (Deque<String> d : List.of(recent, unresolved)) {
-                d.addLast(error);
-                if (d.size() > KEPT_ERRORS) {
-                    d.removeFirst();
-                }
+            long seq = failures.incrementAndGet();
+            recent.addLast(error);
+            unresolved.addLast(new Recorded(seq, error));
+            if (recent.size() > KEPT_ERRORS) {
+                recent.removeFirst();
+            }
+            if (unresolved.size() > KEPT_ERRORS) {
+                unresolved.removeFirst();
             }
         }
         observer.failed(error);
