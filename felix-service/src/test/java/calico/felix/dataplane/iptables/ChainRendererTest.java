@@ -141,10 +141,12 @@ class ChainRendererTest {
         m.apply(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesMarkMask", "0xff000000", "interfacePrefix", "tap,cali")));
         Map<String, Chain> chains = ChainRenderer.render(m).chains();
         assertThat(chains).containsOnlyKeys("cali-FORWARD", "cali-from-wl-dispatch", "cali-to-wl-dispatch",
-                "cali-tw-caliA", "cali-fw-caliA");
+                "cali-tw-caliA", "cali-fw-caliA", "cali-INPUT", "cali-OUTPUT", "cali-wl-to-host", "cali-failsafe-in",
+                "cali-failsafe-out", "cali-from-host-endpoint", "cali-to-host-endpoint");
         assertThat(chains.get("cali-FORWARD").rules().stream().map(calico.dataplane.iptables.Rule::render))
                 .containsExactly("-j MARK --set-xmark 0x0/0x3000000", "-i tap+ -j cali-from-wl-dispatch",
-                        "-o tap+ -j cali-to-wl-dispatch", "-m mark --mark 0x1000000/0x1000000 -j ACCEPT");
+                        "-o tap+ -j cali-to-wl-dispatch",
+                        "-m comment --comment \"policy accepted the packet\" -m mark --mark 0x1000000/0x1000000 -j ACCEPT");
         assertThat(chains.get("cali-from-wl-dispatch").rules().stream().map(calico.dataplane.iptables.Rule::render))
                 .containsExactly("-i caliA -g cali-fw-caliA", "-j DROP");
         assertThat(chains.get("cali-to-wl-dispatch").rules().stream().map(calico.dataplane.iptables.Rule::render))

@@ -128,10 +128,11 @@ class IptablesDataplaneKernelTest {
         assertThat(delta).isEqualTo(new PolicyDriver.ApplyStats(false, 0, 0, 1, 0));
         assertThat(ipset.list(Names.ipSetV4("s:a")).members()).containsExactlyInAnyOrder("10.0.0.1", "10.0.2.2");
 
-        // A profile change rewrites that profile's chain only.
+        // A profile change rewrites that profile's chain only (once per family).
         PolicyDriver.ApplyStats profile = dataplane.apply(List.of(new DataplaneUpdate.ActiveProfileUpdate(
                 "kns.test", new CompiledPolicy(List.of(), List.of(), false))));
-        assertThat(profile).isEqualTo(new PolicyDriver.ApplyStats(false, 1, 0, 0, 0));
+        assertThat(profile).isEqualTo(new PolicyDriver.ApplyStats(false, 2, 0, 0, 0));
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).rules("cali-pri-kns.test")).isEmpty();
         assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("cali-pri-kns.test")).isEmpty();
 
         // Dropping the policy and its sets removes both chains and every set it used, sets after rules.
@@ -140,10 +141,11 @@ class IptablesDataplaneKernelTest {
                         List.of(), List.of("kns.test"), List.of(), List.of()),
                 new DataplaneUpdate.ActivePolicyRemove(POLICY),
                 new DataplaneUpdate.IpSetRemove("s:a"), new DataplaneUpdate.IpSetRemove("n:web")));
-        assertThat(removal.chainsWritten()).isEqualTo(1); // cali-tw-cali1234abcd
-        assertThat(removal.chainsDeleted()).isEqualTo(2);
-        assertThat(removal.setsDeleted()).isEqualTo(4); // two graph sets, two net sets (a single notNet is "! -d")
-        assertThat(ipset.list().keySet()).noneMatch(n -> n.startsWith("cali4"));
+        assertThat(removal.chainsWritten()).isEqualTo(2); // cali-tw-cali1234abcd in each family
+        assertThat(removal.chainsDeleted()).isEqualTo(4);
+        // two graph sets per family, two IPv4 net sets (a single notNet is "! -d")
+        assertThat(removal.setsDeleted()).isEqualTo(6);
+        assertThat(ipset.list().keySet()).noneMatch(n -> n.startsWith("cali4") || n.startsWith("cali6"));
         assertThat(restore.save(IpVersion.V4, Table.FILTER).chains()).doesNotContain(Names.policyInbound(POLICY));
         assertThat(dataplane.refresh()).isZero();
     }
