@@ -174,4 +174,78 @@ class IptablesDataplaneKernelTest {
         assertThat(ipset.list().keySet()).doesNotContain("cali40stale").contains("foreign", Names.ipSetV4("s:a"));
         assertThat(dataplane.refresh()).isZero();
     }
+
+    @ParameterizedTest
+    @EnumSource(IptablesBackend.class)
+    void chainInsertModePlacesOneJumpPerHookedChainAndRemoveAllTakesEverythingBack(IptablesBackend backend) {
+        start(backend);
+        String ip6tables = backend.restoreBinary(IpVersion.V6).replace("-restore", "");
+        for (String tool : List.of(iptables, ip6tables)) {
+            ns.exec(tool, "-A", "FORWARD", "-p", "udp", "-j", "ACCEPT");
+            ns.exec(tool, "-A", "INPUT", "-p", "udp", "-j", "ACCEPT");
+            ns.exec(tool, "-t", "nat", "-A", "POSTROUTING", "-p", "udp", "-j", "ACCEPT");
+        }
+        dataplane.apply(firstBatch()); // no ConfigUpdate: Calico's default Insert
+        for (IpVersion v : IpVersion.values()) {
+            SavedTable filter = restore.save(v, Table.FILTER);
+            assertThat(filter.rules("FORWARD")).as(v + " insert").containsExactly("-j cali-FORWARD", "-p udp -j ACCEPT");
+            assertThat(filter.rules("INPUT")).containsExactly("-j cali-INPUT", "-p udp -j ACCEPT");
+            assertThat(filter.rules("OUTPUT")).containsExactly("-j cali-OUTPUT");
+            assertThat(restore.save(v, Table.NAT).rules("POSTROUTING"))
+                    .containsExactly("-j cali-POSTROUTING", "-p udp -j ACCEPT");
+        }
+
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("chainInsertMode", "Append"))));
+        for (IpVersion v : IpVersion.values()) {
+            assertThat(restore.save(v, Table.FILTER).rules("FORWARD")).as(v + " append")
+                    .containsExactly("-p udp -j ACCEPT", "-j cali-FORWARD");
+            assertThat(restore.save(v, Table.NAT).rules("POSTROUTING"))
+                    .containsExactly("-p udp -j ACCEPT", "-j cali-POSTROUTING");
+        }
+        assertThat(dataplane.refresh()).isZero();
+        // A stranger appends after us, and duplicates our INPUT jump: refresh puts us back, once, last.
+        ns.exec(ip6tables, "-A", "FORWARD", "-p", "tcp", "-j", "ACCEPT");
+        ns.exec(iptables, "-I", "INPUT", "1", "-j", "cali-INPUT");
+        assertThat(dataplane.refresh()).isEqualTo(2);
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).rules("FORWARD"))
+                .containsExactly("-p udp -j ACCEPT", "-p tcp -j ACCEPT", "-j cali-FORWARD");
+        assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("INPUT"))
+                .containsExactly("-p udp -j ACCEPT", "-j cali-INPUT");
+
+        dataplane.removeAll();
+        for (IpVersion v : IpVersion.values()) {
+            SavedTable filter = restore.save(v, Table.FILTER);
+            SavedTable nat = restore.save(v, Table.NAT);
+            assertThat(filter.chains()).as(v + " removeAll").noneMatch(c -> c.startsWith("cali-"));
+            assertThat(nat.chains()).noneMatch(c -> c.startsWith("cali-"));
+            assertThat(filter.rules("FORWARD")).allMatch(r -> r.startsWith("-p "));
+            assertThat(filter.rules("INPUT")).containsExactly("-p udp -j ACCEPT");
+            assertThat(nat.rules("POSTROUTING")).containsExactly("-p udp -j ACCEPT");
+        }
+        assertThat(ipset.list().keySet()).noneMatch(n -> n.startsWith("cali"));
+    }
+
+    @ParameterizedTest
+    @EnumSource(IptablesBackend.class)
+    void ipv6SupportFalseProgramsIpv4OnlyAndTurningItOffRemovesIpv6(IptablesBackend backend) {
+        start(backend);
+        dataplane.apply(firstBatch());
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).chains()).contains("cali-FORWARD", "cali-wl-to-host");
+        assertThat(ipset.list().keySet()).anyMatch(n -> n.startsWith("cali60"));
+        // ICMPv6 to the host is allowed in the IPv6 table only.
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).rules("cali-wl-to-host"))
+                .anyMatch(r -> r.contains("--icmpv6-type 135"));
+        assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("cali-wl-to-host"))
+                .containsExactly("-j cali-from-wl-dispatch", "-m comment --comment defaultEndpointToHostAction -j DROP");
+
+        PolicyDriver.ApplyStats off = dataplane.apply(List.of(
+                new DataplaneUpdate.ConfigUpdate(Map.of("ipv6Support", "false"))));
+        assertThat(off.resync()).isTrue();
+        assertThat(dataplane.families()).containsExactly(IpFamily.V4);
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).chains()).noneMatch(c -> c.startsWith("cali-"));
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).rules("FORWARD")).isEmpty();
+        assertThat(ipset.list().keySet()).noneMatch(n -> n.startsWith("cali6")).anyMatch(n -> n.startsWith("cali40"));
+        assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("FORWARD")).containsExactly("-j cali-FORWARD");
+        assertThat(dataplane.refresh()).isZero();
+    }
 }
