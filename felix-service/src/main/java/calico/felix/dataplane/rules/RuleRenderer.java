@@ -254,8 +254,8 @@ public final class RuleRenderer {
 
     /**
      * Host endpoints by interface. Endpoints without an interface name (matched by expected IPs)
-     * and the all-interfaces {@code *} endpoint are not rendered; two endpoints on one interface:
-     * the first by ID wins (Calico's rule), logged by nobody here since rendering is pure.
+     * and the all-interfaces {@code *} endpoint are not rendered; of two endpoints on one
+     * interface the first by ID wins (deterministic, so renders stay comparable).
      */
     static SortedMap<String, HostEndpointUpdate> hostEndpointsByInterface(DataplaneModel model) {
         SortedMap<String, HostEndpointUpdate> out = new TreeMap<>();
