@@ -51,6 +51,8 @@ class IptablesDataplanePacketTest {
     private static final String NODE = "node1";
     private static final String A_IP = "10.65.0.1";
     private static final String B_IP = "10.65.0.2";
+    private static final String A_IP6 = "fd00:65::1";
+    private static final String B_IP6 = "fd00:65::2";
     private static final String A_IF = "cali1234abcd";
     private static final String B_IF = "cali5678abcd";
 
@@ -178,6 +180,32 @@ class IptablesDataplanePacketTest {
         }
     }
 
+    /** Dual-stack workloads through the graph: the v6 addresses land in the cali60 sets and v6 policy holds. */
+    @ParameterizedTest
+    @EnumSource(IptablesBackend.class)
+    void ipv6FollowsSelectorPolicyThroughTheGraph(IptablesBackend backend) throws IOException {
+        start(backend);
+        InetAddress b6 = InetAddress.getByName(B_IP6);
+        try (ServerSocket b8080 = b.call(() -> new ServerSocket(8080, 50, b6));
+                ServerSocket b8081 = b.call(() -> new ServerSocket(8081, 50, b6))) {
+            put(tier("default", 1000.0), allowAllProfile("kns.test"),
+                    wep("test", "a", NODE, List.of(A_IP + "/32", A_IP6 + "/128"), A_IF, Map.of("app", "a"), "kns.test"),
+                    wep("test", "b", NODE, List.of(B_IP + "/32", B_IP6 + "/128"), B_IF, Map.of("app", "b"), "kns.test"));
+            assertThat(a.tcpConnects(B_IP6, 8081, java.time.Duration.ofSeconds(2))).as("profile allows v6").isTrue();
+            Rule fromAto8080 = Rule.allow().withProtocol(Protocol.TCP)
+                    .withSource(EntityRule.empty().withSelector("app == 'a'"))
+                    .withDestination(EntityRule.empty().withPorts(List.of(Port.of(8080))));
+            put(gnp("guard-b", "app == 'b'", List.of(fromAto8080), PolicyType.Ingress));
+            assertThat(a.tcpConnects(B_IP6, 8080, CONNECT_TIMEOUT)).as("v6 allowed by selector and port").isTrue();
+            assertThat(a.tcpConnects(B_IP6, 8081, NO)).as("v6 other port").isFalse();
+            String set6 = Names.ipSet(IpFamily.V6, calico.api.selector.Selector.parse("app == 'a'").uniqueId());
+            assertThat(host.exec("ipset", "list", set6)).contains(A_IP6);
+            put(wep("test", "a", NODE, List.of(A_IP + "/32", A_IP6 + "/128"), A_IF, Map.of("app", "other"), "kns.test"));
+            assertThat(a.tcpConnects(B_IP6, 8080, NO)).as("v6 relabel blocks").isFalse();
+            assertThat(dataplane.refresh()).isZero();
+        }
+    }
+
     private List<calico.felix.dataplane.rules.PolicyDriver.ApplyStats> put(Resource... resources) {
         graph.onUpdates(Arrays.stream(resources).map(r -> Update.of(UpdateType.NEW, r, ++revision)).toList());
         return flush();
@@ -205,7 +233,10 @@ class IptablesDataplanePacketTest {
         host = ns("iph");
         a = ns("ipa");
         b = ns("ipb");
-        host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        for (NetNs n : namespaces) {
+            n.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0");
+        }
+        host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1");
         // Proxy ARP answers only for addresses routed out of another interface: give the host a default route.
         // (a veth pair standing in for the uplink: this kernel has no dummy module)
         host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
@@ -213,15 +244,22 @@ class IptablesDataplanePacketTest {
         host.exec("ip", "link", "set", "up1", "up");
         host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
         host.exec("ip", "route", "add", "default", "dev", "up0");
-        wireWorkload(a, A_IF, A_IP);
-        wireWorkload(b, B_IF, B_IP);
+        wireWorkload(a, A_IF, A_IP, A_IP6);
+        wireWorkload(b, B_IF, B_IP, B_IP6);
     }
 
     /** What the CNI plugin and felix do for a local workload (route programming is not in the driver yet). */
-    private void wireWorkload(NetNs w, String hostIf, String ip) {
+    private void wireWorkload(NetNs w, String hostIf, String ip, String ip6) {
         host.veth(hostIf, w, "eth0");
+        // The host side's MAC gives it Calico's well-known link-local address, the workloads' IPv6 gateway.
+        host.exec("ip", "link", "set", hostIf, "down");
+        host.exec("ip", "link", "set", hostIf, "address", "ee:ee:ee:ee:ee:ee");
+        host.exec("ip", "link", "set", hostIf, "up");
         w.exec("ip", "addr", "add", ip + "/32", "dev", "eth0");
+        w.exec("ip", "-6", "addr", "add", ip6 + "/128", "dev", "eth0", "nodad");
         w.exec("ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0", "onlink");
+        w.exec("ip", "-6", "route", "add", "default", "via", "fe80::ecee:eeff:feee:eeee", "dev", "eth0");
+        host.exec("ip", "-6", "route", "add", ip6 + "/128", "dev", hostIf);
         host.exec("sysctl", "-qw", "net.ipv4.conf." + hostIf + ".proxy_arp=1");
         host.exec("sysctl", "-qw", "net.ipv4.neigh." + hostIf + ".proxy_delay=0");
         host.exec("sysctl", "-qw", "net.ipv4.conf." + hostIf + ".forwarding=1");
