@@ -6,6 +6,9 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.Instant;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -20,6 +23,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 final class FelixProcess implements AutoCloseable {
 
     private final ConfigurableApplicationContext app;
+    private final ObjectMapper json = new ObjectMapper();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final int adminPort;
     private final int healthPort;
@@ -50,6 +54,49 @@ final class FelixProcess implements AutoCloseable {
             Thread.sleep(50);
         }
         throw new AssertionError("felix not ready after " + timeout + ": " + last);
+    }
+
+    /** {@return the last apply as the admin API reports it}: finish time and batches since start. */
+    LastApply lastApply() {
+        try {
+            JsonNode a = json.readTree(get("/felix/v1/status")).path("lastApply");
+            String at = a.path("at").asText(null);
+            return new LastApply(at == null || at.equals("null") ? null : Instant.parse(at), a.path("batches").asLong(),
+                    a.path("batchSize").asInt(), a.path("errors").size());
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("felix status is not JSON: " + e.getMessage(), e);
+        }
+    }
+
+    /** The admin API's last-apply record: when the batch finished (kernel programmed), batches so far. */
+    record LastApply(Instant at, long batches, int batchSize, int errors) {
+    }
+
+    /**
+     * Waits (at most {@code timeout}) until felix has finished applying a batch after
+     * {@code since}; {@return whether it did}. A write that changes nothing felix programs
+     * produces no batch, so callers treat false as "nothing to wait for".
+     */
+    boolean awaitApplyAfter(Instant since, Duration timeout) throws InterruptedException {
+        long until = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < until) {
+            LastApply a = lastApply();
+            if (a.at() != null && a.at().isAfter(since)) {
+                return true;
+            }
+            Thread.sleep(5);
+        }
+        return false;
+    }
+
+    /** {@return the value of a gauge in the Prometheus scrape}, NaN if absent. */
+    double gauge(String name) {
+        HttpResponse<String> r = request(healthPort, "/actuator/prometheus");
+        if (r == null) {
+            return Double.NaN;
+        }
+        return r.body().lines().filter(l -> l.startsWith(name + "{") || l.startsWith(name + " "))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst().orElse(Double.NaN);
     }
 
     /** {@return the body of an admin API path, or the failure} (for diagnostics). */

@@ -81,6 +81,7 @@ abstract class PolicyMatrix {
     private final Map<ResourceKey, Optional<Resource>> originals = new LinkedHashMap<>();
     private String scenario;
     private long writtenAt;
+    private java.time.Instant writtenAtWall = java.time.Instant.EPOCH;
 
     Workload web;
     Workload api;
@@ -147,6 +148,7 @@ abstract class PolicyMatrix {
         }
         List<Map.Entry<ResourceKey, Optional<Resource>>> changed = new ArrayList<>(originals.entrySet());
         Collections.reverse(changed);
+        markWrite();
         for (Map.Entry<ResourceKey, Optional<Resource>> e : changed) {
             if (e.getValue().isPresent()) {
                 upsert(e.getValue().get());
@@ -155,7 +157,6 @@ abstract class PolicyMatrix {
             }
         }
         originals.clear();
-        writtenAt = System.nanoTime();
         Map<Probe, Boolean> baseline = new LinkedHashMap<>();
         for (Workload from : cluster.workloads()) {
             for (Workload to : cluster.workloads()) {
@@ -164,7 +165,9 @@ abstract class PolicyMatrix {
                 }
             }
         }
-        new Reachability(Duration.ofSeconds(5)).await(scenario, "restore", writtenAt, baseline, this::diagnostics);
+        try (Reachability r = new Reachability(Duration.ofSeconds(5))) {
+            r.await(scenario, "restore", writtenAt, baseline, this::settle, this::diagnostics);
+        }
     }
 
     // ---------------------------------------------------------------- scenarios
@@ -180,7 +183,7 @@ abstract class PolicyMatrix {
                 }
             }
         }
-        writtenAt = System.nanoTime();
+        markWrite();
         e.check();
     }
 
@@ -542,14 +545,20 @@ abstract class PolicyMatrix {
 
     private void put(Resource r) {
         originals.computeIfAbsent(r.key(), k -> store.get(k));
+        markWrite();
         upsert(r);
-        writtenAt = System.nanoTime();
     }
 
     private void delete(ResourceKey k) {
         originals.computeIfAbsent(k, store::get);
+        markWrite();
         store.delete(k, null);
+    }
+
+    /** Delays count from just before a write is sent. */
+    private void markWrite() {
         writtenAt = System.nanoTime();
+        writtenAtWall = java.time.Instant.now();
     }
 
     private void upsert(Resource r) {
@@ -560,6 +569,15 @@ abstract class PolicyMatrix {
             writer.update(clean);
         } else {
             writer.create(clean);
+        }
+    }
+
+    /** Waits (at most 1 s) for felix to finish a batch after the last write. */
+    private void settle() {
+        try {
+            felix.awaitApplyAfter(writtenAtWall, Duration.ofSeconds(1));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -598,7 +616,7 @@ abstract class PolicyMatrix {
         }
 
         void check() {
-            reach.await(scenario, step, writtenAt, expected, PolicyMatrix.this::diagnostics);
+            reach.await(scenario, step, writtenAt, expected, PolicyMatrix.this::settle, PolicyMatrix.this::diagnostics);
         }
     }
 }

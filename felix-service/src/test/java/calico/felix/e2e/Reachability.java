@@ -26,7 +26,7 @@ final class Reachability implements AutoCloseable {
     static final Duration NEGATIVE = Duration.ofMillis(300);
     /** How long a probe expected to pass may take in the final round. */
     private static final Duration POSITIVE = Duration.ofSeconds(1);
-    private static final Duration RETRY = Duration.ofMillis(100);
+    private static final Duration RETRY = Duration.ofMillis(50);
 
     /** A step's outcome: how long after the write every probe showed its expected outcome. */
     record Observed(String scenario, String step, long millis, int probes) {
@@ -46,17 +46,19 @@ final class Reachability implements AutoCloseable {
 
     /**
      * Polls until every probe shows its expected outcome (measured from {@code writtenAtNanos}),
-     * then confirms with one more round; throws an {@link AssertionError} listing each probe that
+     * waits for {@code settled} (felix has applied the write: an expectation that already held
+     * before the write is otherwise met before felix even saw it), then confirms with one more
+     * round; throws an {@link AssertionError} listing each probe that
      * disagrees, with {@code diagnostics} appended.
      */
     Observed await(String scenario, String step, long writtenAtNanos, Map<Probe, Boolean> expected,
-            Supplier<String> diagnostics) {
+            Runnable settled, Supplier<String> diagnostics) {
         long until = writtenAtNanos + deadline.toNanos();
-        Map<Probe, Future<Long>> settled = new LinkedHashMap<>();
-        expected.forEach((probe, pass) -> settled.put(probe, pool.submit(() -> settle(probe, pass, until))));
+        Map<Probe, Future<Long>> polls = new LinkedHashMap<>();
+        expected.forEach((probe, pass) -> polls.put(probe, pool.submit(() -> settle(probe, pass, until))));
         long latest = 0;
         List<String> late = new ArrayList<>();
-        for (Map.Entry<Probe, Future<Long>> e : settled.entrySet()) {
+        for (Map.Entry<Probe, Future<Long>> e : polls.entrySet()) {
             long at = get(e.getValue());
             if (at < 0) {
                 late.add(e.getKey() + " still " + (expected.get(e.getKey()) ? "blocked" : "allowed"));
@@ -68,6 +70,7 @@ final class Reachability implements AutoCloseable {
             throw new AssertionError(scenario + " / " + step + ": after " + deadline.toMillis() + " ms: " + late
                     + "\n" + diagnostics.get());
         }
+        settled.run();
         Map<Probe, Future<Boolean>> confirm = new LinkedHashMap<>();
         expected.forEach((probe, pass) -> confirm.put(probe, pool.submit(() -> probe.passes(pass ? POSITIVE : NEGATIVE))));
         List<String> flipped = confirm.entrySet().stream()
@@ -107,7 +110,7 @@ final class Reachability implements AutoCloseable {
         StringBuilder sb = new StringBuilder("=== " + title + ": change -> kernel delays ===\n");
         List<Observed> all = observed();
         for (Observed o : all) {
-            sb.append(String.format("%-18s %-58s %5d ms (%d probes)%n", o.scenario(), o.step(), o.millis(), o.probes()));
+            sb.append(String.format("%-26s %-72s %5d ms (%d probes)%n", o.scenario(), o.step(), o.millis(), o.probes()));
         }
         long[] ms = all.stream().mapToLong(Observed::millis).sorted().toArray();
         if (ms.length > 0) {
