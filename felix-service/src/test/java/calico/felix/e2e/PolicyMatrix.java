@@ -80,6 +80,7 @@ abstract class PolicyMatrix {
     /** Each key this scenario wrote, with what the datastore held before (empty: nothing). */
     private final Map<ResourceKey, Optional<Resource>> originals = new LinkedHashMap<>();
     private String scenario;
+    private String skipReason;
     private long writtenAt;
     private java.time.Instant writtenAtWall = java.time.Instant.EPOCH;
 
@@ -94,9 +95,11 @@ abstract class PolicyMatrix {
 
     @BeforeAll
     void startFelix() throws Exception {
-        assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        String unavailable = backend.unavailableReason();
-        assumeTrue(unavailable == null, () -> backend + ": " + unavailable);
+        // Skipped per test (in name()), so that reports list each scenario as skipped with the reason.
+        skipReason = !NetNs.available() ? "needs root to create network namespaces" : backend.unavailableReason();
+        if (skipReason != null) {
+            return;
+        }
         EtcdAdmin.wipe(ETCD.endpoint());
         store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
         kubeStore = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()), ResourceValidator.with(
@@ -137,6 +140,7 @@ abstract class PolicyMatrix {
 
     @BeforeEach
     void name(TestInfo info) {
+        assumeTrue(skipReason == null, () -> backend + ": " + skipReason);
         scenario = info.getTestMethod().map(m -> m.getName()).orElse("?");
     }
 

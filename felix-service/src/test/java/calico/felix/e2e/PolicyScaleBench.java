@@ -95,6 +95,7 @@ public final class PolicyScaleBench {
         store.create(new ClusterInformation(ObjectMeta.named("default"),
                 new ClusterInformationSpec("bench", "k8s", null, true, null)));
         store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
+        long floorMs;
         try (FelixProcess felix = new FelixProcess(etcd.endpoint(), host.name(), backend, "Warning")) {
             felix.awaitReady(Duration.ofSeconds(60));
 
@@ -145,6 +146,9 @@ public final class PolicyScaleBench {
                 store.update(namespaced(i, port));
                 FelixProcess.LastApply after = awaitBatch(felix, before.batches());
                 ms[k] = Duration.between(write, after.at()).toMillis();
+                if (after.batches() != before.batches() + 1) {
+                    System.out.printf("  change %d: %d batches%n", k, after.batches() - before.batches());
+                }
                 String kernel = host.exec(backend.dumpCommand().toArray(String[]::new));
                 if (!kernel.contains(Integer.toString(port))) {
                     throw new IllegalStateException("change " + k + ": port " + port + " not in the kernel after apply");
@@ -155,6 +159,22 @@ public final class PolicyScaleBench {
             System.out.printf("%s: one policy change, write -> applied in the kernel: median %d ms, p90 %d ms, "
                     + "min %d ms, max %d ms over %d changes (goal: median < 50 ms)%n", backend, sorted[CHANGES / 2],
                     sorted[(int) Math.ceil(CHANGES * 0.9) - 1], sorted[0], sorted[CHANGES - 1], CHANGES);
+            floorMs = floor.millis();
+        }
+
+        // A second felix against the full datastore, programming a fresh namespace: the snapshot path.
+        try (NetNs fresh = NetNs.create("benchc")) {
+            fresh.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+            Instant start = Instant.now();
+            try (FelixProcess cold = new FelixProcess(etcd.endpoint(), fresh.name(), backend, "Warning")) {
+                Instant up = Instant.now();
+                cold.awaitReady(Duration.ofMinutes(5));
+                FelixProcess.LastApply a = cold.lastApply();
+                long fromUp = Duration.between(up, a.at()).toMillis();
+                System.out.printf("%s: felix started against the full datastore: context up -> kernel in sync %d ms "
+                        + "(JVM start of the context %d ms; %d batches); ratio to the floor %.2f%n", backend, fromUp,
+                        Duration.between(start, up).toMillis(), a.batches(), (double) fromUp / floorMs);
+            }
         }
     }
 
