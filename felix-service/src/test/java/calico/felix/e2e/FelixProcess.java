@@ -28,13 +28,14 @@ final class FelixProcess implements AutoCloseable {
     private final int adminPort;
     private final int healthPort;
 
-    FelixProcess(URI etcd, String hostNetns, Backend backend, String logSeverity) {
+    FelixProcess(URI etcd, String hostNetns, Backend backend, String logSeverity, String... extraArgs) {
         List<String> args = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
                 "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--HOSTNAME=",
                 "--FELIX_FELIXHOSTNAME=" + Cluster.NODE, "--FELIX_DATASTORETYPE=etcdv3",
                 "--FELIX_ETCDENDPOINTS=" + etcd, "--FELIX_DATAPLANENETNS=" + hostNetns,
                 "--FELIX_LOGSEVERITYSCREEN=" + logSeverity, "--felix.ready-poll-initial=50ms",
                 "--felix.ready-poll-max=200ms"));
+        args.addAll(List.of(extraArgs));
         args.addAll(backend.felixArgs());
         app = new SpringApplicationBuilder(FelixApplication.class).run(args.toArray(String[]::new));
         adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
