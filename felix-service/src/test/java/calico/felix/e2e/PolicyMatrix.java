@@ -507,7 +507,8 @@ abstract class PolicyMatrix {
     void strangerRulesAreRepairedAtTheNextRefresh() {
         assumeTrue(backend != Backend.NFTABLES, "iptables commands; the nftables driver brings its own table");
         String iptables = backend == Backend.IPTABLES_NFT ? "iptables-nft" : "iptables-legacy";
-        expect("baseline").allow(allThree(web, api)).check();
+        markWrite();
+        expect("baseline (no write)").allow(allThree(web, api)).check();
         // The DROP works until felix's refresh removes it (a probe sent right after the insert
         // sees it; should a refresh land in between, insert again).
         boolean seenBlocked = false;
