@@ -3,6 +3,7 @@ package calico.felix.e2e;
 import static calico.felix.e2e.Probe.icmp;
 import static calico.felix.e2e.Probe.tcp;
 import static calico.felix.e2e.Probe.udp;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.api.codec.ResourceCodec;
@@ -10,10 +11,7 @@ import calico.api.k8s.KubeNetworkPolicy;
 import calico.api.k8s.KubernetesConverter;
 import calico.api.k8s.KubernetesObjects;
 import calico.api.k8s.NetworkPolicyConverter;
-import calico.api.validation.PolicyNaming;
-import calico.api.validation.ResourceValidator;
-import calico.api.validation.ValidationOptions;
-import java.time.Clock;
+import calico.api.model.Action;
 import calico.api.model.ClusterInformation;
 import calico.api.model.ClusterInformationSpec;
 import calico.api.model.ObjectMeta;
@@ -21,15 +19,25 @@ import calico.api.model.Profile;
 import calico.api.model.ProfileSpec;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.api.model.Rule;
 import calico.api.model.Tier;
 import calico.api.model.TierSpec;
+import calico.api.validation.PolicyNaming;
+import calico.api.validation.ResourceValidator;
+import calico.api.validation.ValidationOptions;
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
 import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -69,6 +77,7 @@ abstract class PolicyMatrix {
     private static final ResourceCodec CODEC = ResourceCodec.get();
     private static final KubernetesObjects KUBE = new KubernetesObjects();
     private static final KubernetesConverter CONVERTER = new KubernetesConverter();
+    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
     private final Backend backend;
     private Cluster cluster;
@@ -82,7 +91,7 @@ abstract class PolicyMatrix {
     private String scenario;
     private String skipReason;
     private long writtenAt;
-    private java.time.Instant writtenAtWall = java.time.Instant.EPOCH;
+    private Instant writtenAtWall = Instant.EPOCH;
 
     Workload web;
     Workload api;
@@ -436,7 +445,7 @@ abstract class PolicyMatrix {
                 .block(tcp(api, client, 8080), icmp(api, web)) // security tier's end-of-tier deny
                 .allow(tcp(client, db, 8080))              // passed, no default-tier policy: profile
                 .check();
-        put(new Tier(ObjectMeta.named("security"), new TierSpec(100.0, calico.api.model.Action.Pass)));
+        put(new Tier(ObjectMeta.named("security"), new TierSpec(100.0, Action.Pass)));
         expect("security tier defaultAction Pass").allow(tcp(api, client, 8080), icmp(api, web))
                 .block(tcp(db, api, 8080)).allow(tcp(web, api, 8080)).check();
     }
@@ -517,7 +526,7 @@ abstract class PolicyMatrix {
             cluster.host.exec(iptables, "-I", "cali-tw-" + api.interfaceName(), "1", "-j", "DROP");
             seenBlocked = !tcp(web, api, 8080).passes(Reachability.NEGATIVE);
         }
-        org.assertj.core.api.Assertions.assertThat(seenBlocked).as("the stranger's DROP blocks web->api").isTrue();
+        assertThat(seenBlocked).as("the stranger's DROP blocks web->api").isTrue();
         expect("a stranger's DROP first in cali-tw-<api>: repaired (refresh every 1 s)")
                 .allow(allThree(web, api)).allow(tcp(client, api, 8080)).check();
         markWrite();
@@ -554,12 +563,10 @@ abstract class PolicyMatrix {
         return CODEC.parse("apiVersion: projectcalico.org/v3\n" + text);
     }
 
-    private static calico.api.model.Rule rule(String text) {
+    private static Rule rule(String text) {
         try {
-            return CODEC.jsonMapper().treeToValue(
-                    new com.fasterxml.jackson.databind.ObjectMapper(new com.fasterxml.jackson.dataformat.yaml.YAMLFactory())
-                            .readTree(text), calico.api.model.Rule.class);
-        } catch (java.io.IOException e) {
+            return CODEC.jsonMapper().treeToValue(YAML.readTree(text), Rule.class);
+        } catch (IOException e) {
             throw new IllegalArgumentException(text, e);
         }
     }
@@ -572,7 +579,7 @@ abstract class PolicyMatrix {
     }
 
     private static ResourceKey key(String kind, String namespace, String name) {
-        return ResourceKey.of(calico.api.model.ResourceKind.byKind(kind).orElseThrow(), namespace, name);
+        return ResourceKey.of(ResourceKind.byKind(kind).orElseThrow(), namespace, name);
     }
 
     private void relabel(Workload w, Map<String, String> labels) {
@@ -594,7 +601,7 @@ abstract class PolicyMatrix {
     /** Delays count from just before a write is sent. */
     private void markWrite() {
         writtenAt = System.nanoTime();
-        writtenAtWall = java.time.Instant.now();
+        writtenAtWall = Instant.now();
     }
 
     private void upsert(Resource r) {

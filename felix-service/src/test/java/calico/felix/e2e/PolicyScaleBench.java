@@ -1,5 +1,7 @@
 package calico.felix.e2e;
 
+import calico.api.k8s.WorkloadEndpointNames;
+import calico.api.model.Action;
 import calico.api.model.ClusterInformation;
 import calico.api.model.ClusterInformationSpec;
 import calico.api.model.EntityRule;
@@ -19,7 +21,6 @@ import calico.api.model.Tier;
 import calico.api.model.TierSpec;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
-import calico.api.k8s.WorkloadEndpointNames;
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
@@ -325,12 +326,12 @@ public final class PolicyScaleBench {
         String tier = "t" + i % TIERS;
         List<Rule> ingress = List.of(
                 Rule.deny().withSource(EntityRule.empty().withNets(List.of("198.51." + i % 250 + ".0/24"))),
-                new Rule(calico.api.model.Action.Pass, null, null, null, null, null,
+                new Rule(Action.Pass, null, null, null, null, null,
                         EntityRule.empty().withSelector("version == 'v" + i % 3 + "' && role != 'db'"), null, null, null));
         List<Rule> egress = List.of(
                 Rule.deny().withProtocol(Protocol.TCP).withDestination(EntityRule.empty()
                         .withNotNets(List.of("10.0.0.0/8")).withPorts(List.of(Port.of(25)))),
-                new Rule(calico.api.model.Action.Pass, null, null, null, null, null, null, null, null, null));
+                new Rule(Action.Pass, null, null, null, null, null, null, null, null, null));
         return new GlobalNetworkPolicy(ObjectMeta.named(tier + ".gnp" + i), new GlobalNetworkPolicySpec(tier,
                 (double) i, ingress, egress, "app == 'app" + i % APPS + "'", List.of(PolicyType.Ingress, PolicyType.Egress),
                 null, null, null, null, null, null));
