@@ -1,6 +1,5 @@
 package calico.felix.app;
 
-import calico.dataplane.iptables.XtablesLockSettings;
 import calico.felix.dataplane.KernelDataplane;
 import calico.felix.dataplane.KernelPolicyDrivers;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -31,6 +30,6 @@ public class KernelDataplaneConfiguration {
     Dataplane dataplane(FelixProperties properties, KernelDataplaneMetrics metrics) {
         String netns = properties.dataplaneNetns();
         return new KernelDataplane(netns,
-                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns), XtablesLockSettings.defaults()), metrics);
+                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns)), metrics);
     }
 }

@@ -1,6 +1,8 @@
 package calico.felix.dataplane;
 
 import calico.dataplane.iptables.IptablesBackend;
+import calico.dataplane.iptables.XtablesLockSettings;
+import calico.felix.calc.FelixSettings;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -22,10 +24,15 @@ import java.util.function.Supplier;
  */
 public sealed interface BackendChoice {
 
-    /** The iptables driver on the given iptables backend. */
-    record Iptables(IptablesBackend backend) implements BackendChoice {
+    /** The iptables driver on the given iptables backend, taking the xtables lock as configured. */
+    record Iptables(IptablesBackend backend, XtablesLockSettings lock) implements BackendChoice {
         public Iptables {
             java.util.Objects.requireNonNull(backend, "backend");
+            java.util.Objects.requireNonNull(lock, "lock");
+        }
+
+        public Iptables(IptablesBackend backend) {
+            this(backend, XtablesLockSettings.defaults());
         }
     }
 
@@ -33,10 +40,22 @@ public sealed interface BackendChoice {
     record Nftables() implements BackendChoice {
     }
 
-    /** The two config fields the choice depends on, normalised; changes of anything else never restart a driver. */
-    record Inputs(String nftablesMode, String iptablesBackend) {
+    /**
+     * The config fields the choice depends on, normalised: the two mode fields and the xtables
+     * lock fields ({@code iptablesLockFilePath}, {@code iptablesLockTimeout},
+     * {@code iptablesLockProbeInterval}); changes of anything else never restart a driver.
+     */
+    record Inputs(String nftablesMode, String iptablesBackend, XtablesLockSettings lock) {
         public static Inputs of(Map<String, String> config) {
-            return new Inputs(norm(config.get("nftablesMode")), norm(config.get("iptablesBackend")));
+            return new Inputs(norm(config.get("nftablesMode")), norm(config.get("iptablesBackend")), lockOf(config));
+        }
+
+        /** The lock settings; an unusable value (a zero probe interval) falls back to Calico's default for it. */
+        private static XtablesLockSettings lockOf(Map<String, String> config) {
+            FelixSettings s = FelixSettings.from(config);
+            java.time.Duration probe = s.iptablesLockProbeInterval();
+            return new XtablesLockSettings(java.nio.file.Path.of(s.iptablesLockFilePath()), s.iptablesLockTimeout(),
+                    probe.isZero() || probe.isNegative() ? XtablesLockSettings.DEFAULT_PROBE_INTERVAL : probe);
         }
 
         private static String norm(String v) {
@@ -56,9 +75,9 @@ public sealed interface BackendChoice {
         }
         // "disabled", "auto", or anything the resolver would have refused: iptables.
         return switch (in.iptablesBackend()) {
-            case "nft" -> new Iptables(IptablesBackend.NFT);
-            case "legacy" -> new Iptables(IptablesBackend.LEGACY);
-            default -> new Iptables(detect.get());
+            case "nft" -> new Iptables(IptablesBackend.NFT, in.lock());
+            case "legacy" -> new Iptables(IptablesBackend.LEGACY, in.lock());
+            default -> new Iptables(detect.get(), in.lock());
         };
     }
 

@@ -1,7 +1,6 @@
 package calico.felix.dataplane;
 
 import calico.dataplane.iptables.IptablesBackend;
-import calico.dataplane.iptables.XtablesLockSettings;
 import calico.dataplane.netlink.LinkUpdate;
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
@@ -122,7 +121,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
 
     /** The standard drivers ({@link KernelPolicyDrivers}), no observer. */
     public KernelDataplane(String netns) {
-        this(netns, new KernelPolicyDrivers(commandPrefix(netns), XtablesLockSettings.defaults()),
+        this(netns, new KernelPolicyDrivers(commandPrefix(netns)),
                 DataplaneObserver.NONE);
     }
 

@@ -2,7 +2,6 @@ package calico.felix.dataplane;
 
 import calico.dataplane.iptables.IptablesRestore;
 import calico.dataplane.iptables.Ipset;
-import calico.dataplane.iptables.XtablesLockSettings;
 import calico.felix.dataplane.iptables.IptablesDataplane;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.util.List;
@@ -14,18 +13,15 @@ import java.util.List;
 public final class KernelPolicyDrivers implements PolicyDriverFactory {
 
     private final List<String> commandPrefix;
-    private final XtablesLockSettings lock;
-
     /** @param commandPrefix e.g. {@code ip netns exec <name>}, empty for the process's own namespace */
-    public KernelPolicyDrivers(List<String> commandPrefix, XtablesLockSettings lock) {
+    public KernelPolicyDrivers(List<String> commandPrefix) {
         this.commandPrefix = List.copyOf(commandPrefix);
-        this.lock = lock;
     }
 
     @Override
     public PolicyDriver create(BackendChoice choice) {
         if (choice instanceof BackendChoice.Iptables i) {
-            return new IptablesDataplane(new IptablesRestore(i.backend(), lock, commandPrefix), new Ipset(commandPrefix));
+            return new IptablesDataplane(new IptablesRestore(i.backend(), i.lock(), commandPrefix), new Ipset(commandPrefix));
         }
         // ---- NFTABLES DRIVER HOOK (the one place to change when the nft driver is merged) ----
         // Replace the throw with:

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.dataplane.iptables.IptablesBackend;
 import calico.dataplane.iptables.XtablesLockSettings;
+import java.nio.file.Path;
+import java.time.Duration;
+import calico.dataplane.iptables.XtablesLockSettings;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +43,22 @@ class BackendChoiceTest {
     }
 
     @Test
-    void onlyTheTwoFieldsAreInputsAndDriverNamesMatchTheDrivers() {
+    void xtablesLockSettingsComeFromFelixConfiguration() {
+        BackendChoice c = choose(Map.of("iptablesBackend", "NFT", "iptablesLockFilePath", "/run/other.lock",
+                "iptablesLockTimeout", "5s", "iptablesLockProbeInterval", "20ms"));
+        assertThat(c).isEqualTo(new BackendChoice.Iptables(IptablesBackend.NFT, new XtablesLockSettings(
+                Path.of("/run/other.lock"), Duration.ofSeconds(5), Duration.ofMillis(20))));
+        assertThat(choose(Map.of("iptablesBackend", "NFT")))
+                .isEqualTo(new BackendChoice.Iptables(IptablesBackend.NFT, XtablesLockSettings.defaults()));
+        // A lock change is an input change (the driver restarts with the new lock); a zero probe keeps the default.
+        assertThat(BackendChoice.Inputs.of(Map.of("iptablesLockTimeout", "5s")))
+                .isNotEqualTo(BackendChoice.Inputs.of(Map.of()));
+        assertThat(BackendChoice.Inputs.of(Map.of("iptablesLockProbeInterval", "0s")).lock().probeInterval())
+                .isEqualTo(XtablesLockSettings.DEFAULT_PROBE_INTERVAL);
+    }
+
+    @Test
+    void onlyModeAndLockFieldsAreInputsAndDriverNamesMatchTheDrivers() {
         Map<String, String> a = new HashMap<>(Map.of("nftablesMode", "Disabled", "iptablesBackend", "NFT"));
         Map<String, String> b = new HashMap<>(a);
         b.put("logSeverityScreen", "Debug");
@@ -55,7 +73,7 @@ class BackendChoiceTest {
 
     @Test
     void theStandardFactoryHasNoNftablesDriverYet() {
-        KernelPolicyDrivers drivers = new KernelPolicyDrivers(List.of(), XtablesLockSettings.defaults());
+        KernelPolicyDrivers drivers = new KernelPolicyDrivers(List.of());
         assertThat(drivers.create(new BackendChoice.Iptables(IptablesBackend.NFT)).name()).isEqualTo("iptables-nft");
         assertThatThrownBy(() -> drivers.create(new BackendChoice.Nftables()))
                 .isInstanceOf(IllegalStateException.class).hasMessage("nftables driver not available");
