@@ -23,11 +23,14 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param readyPollInitial   first wait between reads of ClusterInformation {@code default}
  * @param readyPollMax       cap of that (doubling) wait
  * @param applyTimeout       an apply or graph batch running longer than this counts as stalled
- * @param dataplaneDriver    {@code model} (in-memory, the default) or {@code iptables} (the kernel:
- *                           iptables/ipset and routes), from {@code FELIX_DATAPLANEDRIVERNAME}
+ * @param dataplaneDriver    {@code model} (in-memory, the default) or {@code kernel} (the kernel: policy
+ *                           backend from FelixConfiguration, and routes); {@code iptables} is a synonym
+ *                           of {@code kernel} kept for older settings ({@code FELIX_DATAPLANEDRIVERNAME})
  * @param dataplaneNetns     network namespace ({@code /run/netns/<name>}) the kernel dataplane programs;
  *                           empty for felix's own ({@code FELIX_DATAPLANENETNS})
- * @param iptablesBackend    {@code Auto}, {@code NFT} or {@code Legacy} ({@code FELIX_IPTABLESBACKEND})
+ * @param iptablesBackend    {@code Auto}, {@code NFT} or {@code Legacy} ({@code FELIX_IPTABLESBACKEND}); checked
+ *                           here so a typo fails start-up; the dataplane reads the same variable through
+ *                           the resolved FelixConfiguration
  */
 @ConfigurationProperties(prefix = "felix")
 public record FelixProperties(
@@ -45,7 +48,7 @@ public record FelixProperties(
         String dataplaneNetns,
         @DefaultValue("Auto") String iptablesBackend) {
 
-    static final List<String> DRIVERS = List.of("model", "iptables");
+    static final List<String> DRIVERS = List.of("model", "kernel", "iptables");
     static final List<String> BACKENDS = List.of("Auto", "NFT", "Legacy");
     static final List<String> SEVERITIES = List.of("Trace", "Debug", "Info", "Warning", "Error", "Fatal", "Panic");
 

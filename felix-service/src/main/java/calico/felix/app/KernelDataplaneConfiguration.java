@@ -1,34 +1,35 @@
 package calico.felix.app;
 
-import calico.dataplane.iptables.IptablesBackend;
 import calico.felix.dataplane.KernelDataplane;
-import java.util.List;
-import java.util.Locale;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import calico.felix.dataplane.KernelPolicyDrivers;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The kernel dataplane as felix's {@link Dataplane} when {@code felix.dataplane-driver=iptables}
- * ({@code FELIX_DATAPLANEDRIVERNAME}); otherwise {@link FelixDataplaneAutoConfiguration} supplies
- * the in-memory model. The iptables backend {@code Auto} is resolved, as in Calico, by counting
- * the rules each backend holds in the namespace to be programmed.
+ * The kernel dataplane as felix's {@link Dataplane} when {@code felix.dataplane-driver} is
+ * {@code kernel} or its synonym {@code iptables} ({@code FELIX_DATAPLANEDRIVERNAME}); otherwise
+ * {@link FelixDataplaneAutoConfiguration} supplies the in-memory model. The policy backend is
+ * not fixed here: the dataplane resolves it from each effective FelixConfiguration
+ * ({@code nftablesMode}, {@code iptablesBackend}, where {@code FELIX_*} variables win) and
+ * restarts its driver when it changes.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnProperty(prefix = "felix", name = "dataplane-driver", havingValue = "iptables")
+@ConditionalOnExpression("'${felix.dataplane-driver:model}'.trim().toLowerCase() matches 'kernel|iptables'")
 public class KernelDataplaneConfiguration {
 
-    @Bean(destroyMethod = "close")
-    Dataplane dataplane(FelixProperties properties) {
-        String netns = properties.dataplaneNetns();
-        return new KernelDataplane(backend(properties.iptablesBackend(), netns), netns);
+    @Bean
+    KernelDataplaneMetrics kernelDataplaneMetrics(ObjectProvider<MeterRegistry> registry) {
+        return new KernelDataplaneMetrics(registry.getIfAvailable(SimpleMeterRegistry::new));
     }
 
-    static IptablesBackend backend(String configured, String netns) {
-        return switch (configured.toLowerCase(Locale.ROOT)) {
-            case "nft" -> IptablesBackend.NFT;
-            case "legacy" -> IptablesBackend.LEGACY;
-            default -> IptablesBackend.detect(netns.isEmpty() ? List.of() : List.of("ip", "netns", "exec", netns));
-        };
+    @Bean(destroyMethod = "close")
+    Dataplane dataplane(FelixProperties properties, KernelDataplaneMetrics metrics) {
+        String netns = properties.dataplaneNetns();
+        return new KernelDataplane(netns,
+                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns)), metrics);
     }
 }

@@ -42,6 +42,9 @@ public record FelixSettings(
         int wireguardListeningPort,
         Duration routeRefreshInterval,
         Duration iptablesRefreshInterval,
+        String iptablesLockFilePath,
+        Duration iptablesLockTimeout,
+        Duration iptablesLockProbeInterval,
         Duration reportingInterval,
         Duration reportingTtl) {
 
@@ -79,6 +82,9 @@ public record FelixSettings(
                 r.integer("wireguardListeningPort"),
                 r.duration("routeRefreshInterval"),
                 r.duration("iptablesRefreshInterval"),
+                r.text("iptablesLockFilePath"),
+                r.duration("iptablesLockTimeout"),
+                r.duration("iptablesLockProbeInterval"),
                 r.duration("reportingInterval"),
                 r.duration("reportingTTL"));
     }

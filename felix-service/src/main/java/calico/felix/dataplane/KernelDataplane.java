@@ -1,96 +1,188 @@
 package calico.felix.dataplane;
 
 import calico.dataplane.iptables.IptablesBackend;
-import calico.dataplane.iptables.IptablesRestore;
-import calico.dataplane.iptables.Ipset;
-import calico.dataplane.iptables.XtablesLockSettings;
+import calico.dataplane.netlink.LinkUpdate;
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
 import calico.felix.app.Dataplane;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.FelixSettings;
-import calico.felix.dataplane.iptables.IptablesDataplane;
 import calico.felix.dataplane.routes.RouteManager;
+import calico.felix.dataplane.rules.PolicyDriver;
+import java.io.UncheckedIOException;
+import java.nio.file.NoSuchFileException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The kernel dataplane: iptables/ipset ({@link IptablesDataplane}) and routes/sysctls
- * ({@link RouteManager}) driven from one dedicated thread. Netlink must be created and used on a
- * single thread, and that thread's network namespace is the one programmed: with a namespace
- * name the thread first enters {@code /run/netns/<name>} and the iptables tools run under
+ * The kernel dataplane: a {@link PolicyDriver} (iptables or nftables, chosen from the effective
+ * FelixConfiguration, see {@link BackendChoice}) and {@link RouteManager} (routes and interface
+ * sysctls), driven from one dedicated thread. Netlink must be created and used on a single
+ * thread, and that thread's network namespace is the one programmed: with a namespace name the
+ * thread first enters {@code /run/netns/<name>} and the iptables tools run under
  * {@code ip netns exec <name>}, so a containerised felix (or a test) programs that namespace and
  * never the process's own.
  *
  * <p>{@link #apply} hands the batch to the thread and waits, so batches stay in order and the
- * syncer sees back-pressure. Failures are never thrown: they are recorded in {@link #errors()}
- * and the next batch starts with a full resync of both parts. A periodic refresh on the same
- * thread (every {@code iptablesRefreshInterval}, default 180s) repairs iptables/ipset drift and
- * resyncs routes; what it repaired is counted in {@link #repairs()}.
+ * syncer sees back-pressure. Every batch is also folded into a {@link GraphReplay}: when a
+ * ConfigUpdate changes the backend choice, the thread removes everything the old driver owns,
+ * starts the new one and feeds it the replay's snapshot (its first apply is a full resync);
+ * routes are not touched. Failures are never thrown: they are recorded (see {@link #errors()},
+ * which lists only unresolved ones, and {@link #recentErrors()}) and the next batch starts with a
+ * full resync. A periodic refresh on the same thread (every
+ * {@code iptablesRefreshInterval}, default 180s) repairs drift. A {@link LinkMonitor} watches the
+ * namespace's links so an endpoint's interface that appears or comes up is routed at once.
  */
 public final class KernelDataplane implements Dataplane, AutoCloseable {
+
+    /** A point-in-time view for the admin API. */
+    public record Status(String backend, String netns, KernelApplyStatus lastApply, PolicyDriver.Programmed programmed,
+                         long applies, long resyncs, long refreshes, long repairs, long backendRestarts,
+                         long failures, long linkUpdates, Set<String> pendingInterfaces, Duration refreshInterval,
+                         boolean inSync, BackendSwitch lastBackendSwitch) {
+    }
+
+    /**
+     * One run-time driver switch.
+     *
+     * @param unprotected from the start of the old driver's removal to the end of the new driver's
+     *                    first resync: the time the namespace had no complete policy rules
+     */
+    public record BackendSwitch(java.time.Instant at, String from, String to, Duration unprotected) {
+    }
+
+    /** A failure and its number ({@link #failures} after it was counted). */
+    private record Recorded(long seq, String text) {
+    }
 
     private static final Logger log = LoggerFactory.getLogger(KernelDataplane.class);
     private static final Duration DEFAULT_REFRESH = Duration.ofSeconds(180);
     private static final int KEPT_ERRORS = 100;
+    private static final PolicyDriver.Programmed NOTHING = new PolicyDriver.Programmed(0, 0, 0, 0);
 
     private final String netns;
+    private final PolicyDriverFactory factory;
+    private final Supplier<IptablesBackend> detect;
+    private final DataplaneObserver observer;
+    private final Clock clock = Clock.systemUTC();
     private final ScheduledExecutorService thread;
-    /** Confined to {@link #thread}. */
+    private final LinkMonitor links;
+
+    // ---- Confined to {@link #thread}.
     private Netlink netlink;
+    private Sysctls sysctls;
     private RouteManager routes;
-    private IptablesDataplane iptables;
+    private PolicyDriver driver;
+    private BackendChoice choice;
+    /** The config inputs the current choice was resolved from; null before the first resolution. */
+    private BackendChoice.Inputs choiceInputs;
+    private final GraphReplay replay = new GraphReplay();
     private boolean needResync;
-    private Duration refreshInterval = DEFAULT_REFRESH;
+    private String forwardingApplied;
+    private volatile Duration refreshInterval = DEFAULT_REFRESH; // written on the thread, read by status()
     private ScheduledFuture<?> refresh;
 
-    private final Deque<String> errors = new ArrayDeque<>();
+    // ---- Read by any thread.
+    /** The last {@value #KEPT_ERRORS} failures, resolved or not, for the admin API. */
+    private final Deque<String> recent = new ArrayDeque<>();
+    /** Failures not yet followed by a fully successful apply or refresh: what makes felix not ready. */
+    private final Deque<Recorded> unresolved = new ArrayDeque<>();
+    /** Set while the configured backend cannot be started; cleared once a driver for the config starts. */
+    private volatile String backendProblem;
+    private final AtomicLong applies = new AtomicLong();
+    private final AtomicLong resyncs = new AtomicLong();
     private final AtomicLong repairs = new AtomicLong();
     private final AtomicLong refreshes = new AtomicLong();
+    private final AtomicLong restarts = new AtomicLong();
+    private final AtomicLong failures = new AtomicLong();
+    private final AtomicLong linkUpdates = new AtomicLong();
+    private volatile String backend = "none";
+    private volatile KernelApplyStatus lastApply;
+    private volatile PolicyDriver.Programmed programmed = NOTHING;
+    private volatile Set<String> pendingInterfaces = Set.of();
     private volatile boolean inSync;
+    private volatile BackendSwitch lastSwitch;
+
+    /** The standard drivers ({@link KernelPolicyDrivers}), no observer. */
+    public KernelDataplane(String netns) {
+        this(netns, new KernelPolicyDrivers(commandPrefix(netns)),
+                DataplaneObserver.NONE);
+    }
 
     /**
-     * @param backend iptables backend, already resolved (see {@link IptablesBackend#detect})
-     * @param netns   network namespace name to program, empty or null for the process's own
+     * @param netns    network namespace name to program, empty or null for the process's own
+     * @param factory  makes the policy driver for the configured backend (on the dataplane thread)
+     * @param observer told about applies, refreshes, failures and backend starts (metrics)
      */
-    public KernelDataplane(IptablesBackend backend, String netns) {
-        Objects.requireNonNull(backend, "backend");
+    public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer) {
         this.netns = netns == null ? "" : netns.trim();
+        this.factory = Objects.requireNonNull(factory, "factory");
+        this.observer = Objects.requireNonNull(observer, "observer");
+        List<String> prefix = commandPrefix(this.netns);
+        this.detect = () -> IptablesBackend.detect(prefix);
         String threadName = this.netns.isEmpty() ? "felix-dataplane" : "felix-dataplane-" + this.netns;
         thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, threadName);
             t.setDaemon(true);
             return t;
         });
-        List<String> prefix = this.netns.isEmpty() ? List.of() : List.of("ip", "netns", "exec", this.netns);
         try {
             run(() -> {
-            if (!this.netns.isEmpty()) {
-                Setns.enter(this.netns);
-            }
-            netlink = new Netlink();
-            routes = new RouteManager(netlink, new Sysctls());
-            iptables = new IptablesDataplane(new IptablesRestore(backend, XtablesLockSettings.defaults(), prefix),
-                    new Ipset(prefix));
-            scheduleRefresh(DEFAULT_REFRESH);
+                if (!this.netns.isEmpty()) {
+                    Setns.enter(this.netns);
+                }
+                netlink = new Netlink();
+                sysctls = new Sysctls();
+                routes = new RouteManager(netlink, sysctls);
+                scheduleRefresh(DEFAULT_REFRESH);
             });
         } catch (RuntimeException e) {
             thread.shutdownNow();
             throw new IllegalStateException("kernel dataplane (namespace "
                     + (this.netns.isEmpty() ? "own" : this.netns) + "): " + e.getMessage(), e);
         }
-        log.info("Kernel dataplane: backend {}, namespace {}", backend, this.netns.isEmpty() ? "(own)" : this.netns);
+        links = new LinkMonitor(this.netns, new LinkMonitor.Listener() {
+            @Override
+            public void updates(List<LinkUpdate> updates) {
+                post(() -> onLinksOnThread(updates));
+            }
+
+            @Override
+            public void lost() {
+                post(() -> {
+                    needResync = true;
+                    routes.resync();
+                });
+            }
+
+            @Override
+            public void failed(String error) {
+                record(error);
+            }
+        });
+        log.info("Kernel dataplane in namespace {}; the policy backend follows FelixConfiguration",
+                this.netns.isEmpty() ? "(own)" : this.netns);
+    }
+
+    /** {@return the command prefix that runs a tool in namespace {@code netns}} (empty for our own). */
+    public static List<String> commandPrefix(String netns) {
+        return netns == null || netns.isBlank() ? List.of() : List.of("ip", "netns", "exec", netns.trim());
     }
 
     @Override
@@ -104,6 +196,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     }
 
     private void applyOnThread(List<DataplaneUpdate> batch) {
+        long start = System.nanoTime();
+        long failuresBefore = failures.get();
+        replay.add(batch);
         Duration interval = refreshInterval;
         boolean sawInSync = false;
         for (DataplaneUpdate u : batch) {
@@ -113,24 +208,167 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 sawInSync = true;
             }
         }
+        ensureForwarding(replay.config());
         boolean resync = needResync;
         needResync = true; // cleared only if both parts succeed
+        PolicyDriver.ApplyStats stats = null;
+        String error = null;
         try {
-            iptables.apply(batch); // after a failure it resyncs by itself
+            stats = applyPolicy(batch);
             routes.apply(batch);
             if (resync) {
                 routes.resync();
             }
             needResync = false;
+            resolvedUpTo(failuresBefore); // failures during this batch (e.g. a sysctl) stay unresolved
         } catch (RuntimeException e) {
-            record("batch of " + batch.size() + " updates failed, next batch resyncs: " + e);
+            error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
+            record(error);
         }
+        if (driver != null) {
+            programmed = driver.programmed();
+        }
+        pendingInterfaces = routes.pendingInterfaces();
         if (sawInSync) {
             inSync = true;
         }
         if (!interval.equals(refreshInterval)) {
             scheduleRefresh(interval);
         }
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        applies.incrementAndGet();
+        if (stats != null && stats.resync()) {
+            resyncs.incrementAndGet();
+        }
+        lastApply = new KernelApplyStatus(clock.instant(), took, batch.size(), backend, stats, error);
+        observer.applied(took, stats, programmed);
+    }
+
+    /**
+     * Applies the batch with the driver the current config chooses, switching driver first when
+     * the choice changed; {@return the driver's stats}, null when there is no driver.
+     */
+    private PolicyDriver.ApplyStats applyPolicy(List<DataplaneUpdate> batch) {
+        BackendChoice.Inputs inputs = BackendChoice.Inputs.of(replay.config());
+        if (!inputs.equals(choiceInputs)) {
+            // Auto detection runs the save tools: if that throws, the next batch tries again.
+            BackendChoice next = BackendChoice.resolve(inputs, detect);
+            choiceInputs = inputs;
+            if (next.equals(choice)) {
+                backendProblem = null; // back to what runs, e.g. nftablesMode Enabled then Disabled again
+            }
+            if (driver == null || !next.equals(choice)) {
+                PolicyDriver.ApplyStats started = start(next);
+                if (started != null) {
+                    return started;
+                }
+            }
+        }
+        return driver == null ? null : driver.apply(batch);
+    }
+
+    /**
+     * Starts the driver for {@code next}, replacing the current one: the new driver is created
+     * first (if that fails the old one stays), then the old one removes everything it owns, then
+     * the new one is fed the whole state. {@return its first apply's stats}, null if it could not
+     * be created.
+     */
+    private PolicyDriver.ApplyStats start(BackendChoice next) {
+        PolicyDriver created;
+        try {
+            created = factory.create(next);
+        } catch (RuntimeException e) {
+            String problem = "cannot start the " + next.driverName() + " policy driver: " + e.getMessage()
+                    + (driver == null ? "; no policy is programmed" : "; keeping " + driver.name());
+            record(problem);
+            backendProblem = problem; // stays until the configuration asks for a backend that starts
+            return null;
+        }
+        backendProblem = null;
+        PolicyDriver old = driver;
+        boolean restart = old != null;
+        long removalStart = System.nanoTime();
+        if (restart) {
+            log.warn("Policy backend changes from {} to {}: removing the old rules, then a full resync",
+                    old.name(), created.name());
+            try {
+                old.removeAll();
+            } catch (RuntimeException e) {
+                record("removing the " + old.name() + " rules after a backend change failed: " + e);
+            }
+            restarts.incrementAndGet();
+        }
+        driver = created;
+        choice = next;
+        backend = created.name();
+        programmed = NOTHING;
+        observer.backendStarted(backend, restart);
+        log.info("Policy backend: {}", backend);
+        PolicyDriver.ApplyStats stats = created.apply(replay.snapshot());
+        if (restart) {
+            Duration unprotected = Duration.ofNanos(System.nanoTime() - removalStart);
+            lastSwitch = new BackendSwitch(clock.instant(), old.name(), created.name(), unprotected);
+            log.info("Policy backend {} in place; {} ms without complete policy rules", backend,
+                    unprotected.toMillis());
+        }
+        return stats;
+    }
+
+    /**
+     * The global forwarding sysctls, as Calico's felix sets them at start when
+     * {@code ipForwarding} is Enabled (the default): IPv4, and IPv6 when {@code ipv6Support}.
+     * Re-done only when those two settings change. Failures are recorded, never thrown.
+     */
+    private void ensureForwarding(Map<String, String> config) {
+        boolean enabled = !"disabled".equalsIgnoreCase(config.getOrDefault("ipForwarding", "Enabled"));
+        boolean v6 = !"false".equalsIgnoreCase(config.getOrDefault("ipv6Support", "true"));
+        String key = enabled + "/" + v6;
+        if (key.equals(forwardingApplied)) {
+            return;
+        }
+        forwardingApplied = key;
+        if (!enabled) {
+            log.info("ipForwarding is Disabled: leaving the forwarding sysctls untouched");
+            return;
+        }
+        try {
+            sysctls.write("net/ipv4/ip_forward", "1");
+        } catch (RuntimeException e) {
+            forwardingApplied = null; // retried with the next batch
+            record("cannot enable IPv4 forwarding (net.ipv4.ip_forward): " + e.getMessage());
+        }
+        if (v6) {
+            try {
+                sysctls.write("net/ipv6/conf/all/forwarding", "1");
+            } catch (UncheckedIOException e) {
+                if (e.getCause() instanceof NoSuchFileException) {
+                    log.warn("IPv6 is not available here; net.ipv6.conf.all.forwarding not set");
+                } else {
+                    forwardingApplied = null;
+                    record("cannot enable IPv6 forwarding (net.ipv6.conf.all.forwarding): " + e.getMessage());
+                }
+            } catch (RuntimeException e) {
+                forwardingApplied = null;
+                record("cannot enable IPv6 forwarding (net.ipv6.conf.all.forwarding): " + e.getMessage());
+            }
+        }
+    }
+
+    private void onLinksOnThread(List<LinkUpdate> updates) {
+        for (LinkUpdate u : updates) {
+            linkUpdates.incrementAndGet();
+            try {
+                RouteManager.Stats st = routes.onLinkUpdate(u);
+                if (st.routesAdded() > 0 || st.interfacesConfigured() > 0) {
+                    log.info("Interface {} ({}): configured {}, {} route(s) added", u.name(),
+                            u.deleted() ? "deleted" : u.up() ? "up" : "down", st.interfacesConfigured(),
+                            st.routesAdded());
+                }
+            } catch (RuntimeException e) {
+                record("link update " + u + ": " + e);
+            }
+        }
+        pendingInterfaces = routes.pendingInterfaces();
     }
 
     private static Duration refreshIntervalOf(DataplaneUpdate.ConfigUpdate c) {
@@ -154,12 +392,21 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     }
 
     private void refreshOnThread() {
+        long failuresBefore = failures.get();
         try {
-            int repaired = iptables.refresh();
+            int repaired = driver == null ? 0 : driver.refresh();
             RouteManager.Stats st = routes.resync();
             repaired += st.routesAdded() + st.routesDeleted();
             repairs.addAndGet(repaired);
             refreshes.incrementAndGet();
+            if (driver != null) {
+                programmed = driver.programmed();
+            }
+            pendingInterfaces = routes.pendingInterfaces();
+            observer.refreshed(repaired, programmed);
+            if (!needResync) {
+                resolvedUpTo(failuresBefore);
+            }
             if (repaired > 0) {
                 log.warn("Dataplane refresh repaired {} items", repaired);
             }
@@ -196,27 +443,89 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         return netns;
     }
 
+    /** {@return the active policy driver's name} ({@code iptables-nft}, {@code iptables-legacy}, {@code nftables}), {@code none} before the first batch. */
+    public String backend() {
+        return backend;
+    }
+
+    /** {@return a point-in-time view} for the admin API. */
+    public Status status() {
+        return new Status(backend, netns, lastApply, programmed, applies.get(), resyncs.get(), refreshes.get(),
+                repairs.get(), restarts.get(), failures.get(), linkUpdates.get(), pendingInterfaces, refreshInterval,
+                inSync, lastSwitch);
+    }
+
     @Override
     public boolean inSync() {
         return inSync;
     }
 
+    /**
+     * {@return the unresolved problems}: failures since the last fully successful apply or
+     * refresh, and a configured backend that cannot be started; empty once the dataplane has
+     * recovered (felix's readiness follows this).
+     */
     @Override
     public synchronized List<String> errors() {
-        return List.copyOf(errors);
+        String problem = backendProblem;
+        List<String> out = new java.util.ArrayList<>();
+        if (problem != null) {
+            out.add(problem);
+        }
+        unresolved.stream().map(Recorded::text).filter(t -> !t.equals(problem)).forEach(out::add);
+        return List.copyOf(out);
     }
 
-    private synchronized void record(String error) {
+    /** {@return the last failures, resolved or not}, oldest first. */
+    public synchronized List<String> recentErrors() {
+        return List.copyOf(recent);
+    }
+
+    private synchronized void resolvedUpTo(long seq) {
+        unresolved.removeIf(r -> r.seq() <= seq);
+    }
+
+    private void record(String error) {
         log.error("Kernel dataplane: {}", error);
-        errors.addLast(error);
-        if (errors.size() > KEPT_ERRORS) {
-            errors.removeFirst();
+        synchronized (this) {
+            long seq = failures.incrementAndGet();
+            recent.addLast(error);
+            unresolved.addLast(new Recorded(seq, error));
+            if (recent.size() > KEPT_ERRORS) {
+                recent.removeFirst();
+            }
+            if (unresolved.size() > KEPT_ERRORS) {
+                unresolved.removeFirst();
+            }
+        }
+        observer.failed(error);
+    }
+
+    /** Queues work on the dataplane thread without waiting (link announcements). */
+    private void post(Runnable body) {
+        try {
+            thread.execute(() -> {
+                try {
+                    body.run();
+                } catch (RuntimeException e) {
+                    record("link handling: " + e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // Closing: nothing left to program.
         }
     }
 
     private void run(Runnable body) {
+        call(() -> {
+            body.run();
+            return null;
+        });
+    }
+
+    private <T> T call(java.util.concurrent.Callable<T> body) {
         try {
-            thread.submit(body).get();
+            return thread.submit(body).get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted waiting for the dataplane thread", e);
@@ -231,6 +540,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
 
     @Override
     public void close() {
+        links.close();
         try {
             run(() -> {
                 if (refresh != null) {

@@ -191,6 +191,9 @@ class FelixApplicationTest {
         assertThat(status.path("inSync").asBoolean()).isTrue();
         assertThat(status.path("lastApply").path("batches").asLong()).isPositive();
         assertThat(status.path("lastApply").path("errors")).isEmpty();
+        JsonNode dataplane = getJson(adminPort, "/felix/v1/dataplane");
+        assertThat(dataplane.path("driver").asText()).isEqualTo("model");
+        assertThat(dataplane.path("backend").asText()).isEqualTo("none");
 
         // A label change on a remote endpoint takes it out of the set.
         WorkloadEndpoint dbNow = (WorkloadEndpoint) store.get(db.key()).orElseThrow();

@@ -60,6 +60,21 @@ class KernelDataplaneSelectionTest {
     }
 
     @Test
+    void kernelIsTheSameKernelDataplane() {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        try (NetNs ns = NetNs.create("kdk")) {
+            runner.withPropertyValues("FELIX_DATAPLANEDRIVERNAME=Kernel", "FELIX_DATAPLANENETNS=" + ns.name())
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        assertThat(context.getBean(Dataplane.class)).isInstanceOf(KernelDataplane.class);
+                        assertThat(context.getBean(FelixProperties.class).dataplaneDriver()).isEqualTo("kernel");
+                        assertThat(((KernelDataplane) context.getBean(Dataplane.class)).backend())
+                                .as("chosen at the first batch, from its config").isEqualTo("none");
+                    });
+        }
+    }
+
+    @Test
     void aMissingNamespaceFailsStartUpNamingIt() {
         assumeTrue(NetNs.available(), "needs root");
         runner.withPropertyValues("FELIX_DATAPLANEDRIVERNAME=iptables", "FELIX_DATAPLANENETNS=no-such-ns-kd",
@@ -70,7 +85,7 @@ class KernelDataplaneSelectionTest {
     @Test
     void badValuesFailStartUpNamingTheVariable() {
         runner.withPropertyValues("FELIX_DATAPLANEDRIVERNAME=bpf").run(context -> assertThat(context).getFailure()
-                .hasStackTraceContaining("FELIX_DATAPLANEDRIVERNAME").hasStackTraceContaining("model, iptables"));
+                .hasStackTraceContaining("FELIX_DATAPLANEDRIVERNAME").hasStackTraceContaining("model, kernel, iptables"));
         runner.withPropertyValues("FELIX_IPTABLESBACKEND=xt").run(context -> assertThat(context).getFailure()
                 .hasStackTraceContaining("FELIX_IPTABLESBACKEND").hasStackTraceContaining("Auto, NFT, Legacy"));
         runner.withPropertyValues("FELIX_DATAPLANENETNS=../etc").run(context -> assertThat(context).getFailure()

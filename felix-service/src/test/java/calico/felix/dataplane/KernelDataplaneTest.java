@@ -80,8 +80,9 @@ class KernelDataplaneTest {
         NetNs b = namespaces.get(2);
         assertThat(host.exec("ip", "route", "show", "proto", "80")).as("no felix routes yet").isBlank();
         assertThat(host.sysctl("ipv4/conf/" + A_IF + "/proxy_arp")).isEqualTo("0");
+        assertThat(host.sysctl("ipv4/ip_forward")).as("a new namespace does not forward").isEqualTo("0");
 
-        dataplane = new KernelDataplane(backend, host.name());
+        dataplane = new KernelDataplane(host.name());
         graph = CalculationGraph.create(NODE, pending::add);
 
         InetAddress bAddr = InetAddress.getByName(B_IP);
@@ -101,6 +102,9 @@ class KernelDataplaneTest {
                 assertThat(host.sysctl("ipv4/conf/" + iface + "/proxy_arp")).isEqualTo("1");
                 assertThat(host.sysctl("ipv4/conf/" + iface + "/forwarding")).isEqualTo("1");
             }
+            assertThat(host.sysctl("ipv4/ip_forward")).as("set by the dataplane").isEqualTo("1");
+            assertThat(host.sysctl("ipv6/conf/all/forwarding")).as("ipv6Support defaults to true").isEqualTo("1");
+            assertThat(dataplane.backend()).isEqualTo("iptables-" + backend.name().toLowerCase(java.util.Locale.ROOT));
             assertThat(host.exec("ip", "netns", "exec", host.name(), backend.saveBinary(IpVersion.V4), "-t", "filter"))
                     .contains("-A FORWARD -j cali-FORWARD");
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("profile allows a->b").isTrue();
@@ -130,7 +134,7 @@ class KernelDataplaneTest {
         IptablesBackend backend = wire();
         NetNs a = namespaces.get(1);
         NetNs b = namespaces.get(2);
-        dataplane = new KernelDataplane(backend, host.name());
+        dataplane = new KernelDataplane(host.name());
         graph = CalculationGraph.create(NODE, pending::add);
         InetAddress bAddr = InetAddress.getByName(B_IP);
         try (ServerSocket b8080 = b.call(() -> new ServerSocket(8080, 50, bAddr))) {
@@ -153,12 +157,15 @@ class KernelDataplaneTest {
             // interface does not exist yet) resyncs everything.
             host.exec("ipset", "destroy", set);
             put(wep("c", "10.65.0.3", "cali9999abcd", "c"));
-            assertThat(dataplane.errors()).hasSize(1);
+            assertThat(dataplane.errors()).as("recovered: nothing unresolved").isEmpty();
+            assertThat(dataplane.recentErrors()).singleElement().asString().contains("failed");
+            assertThat(dataplane.status().failures()).isEqualTo(1);
             assertThat(host.exec("ipset", "list", set)).contains("10.65.0.1");
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("a allowed by the resynced policy").isTrue();
             put(wep("a", A_IP, A_IF, "not-a"));
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("a relabelled: default deny").isFalse();
-            assertThat(dataplane.errors()).hasSize(1);
+            assertThat(dataplane.errors()).isEmpty();
+            assertThat(dataplane.recentErrors()).hasSize(1);
         }
     }
 
@@ -171,8 +178,8 @@ class KernelDataplaneTest {
         IptablesBackend backend = IptablesBackend.detect(prefix);
         assumeTrue(Files.isExecutable(Path.of("/usr/sbin/" + backend.restoreBinary(IpVersion.V4))),
                 "backend installed");
-        // Host-wide wiring a node has anyway: forwarding on, and an uplink so proxy ARP answers.
-        host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        // Host-wide wiring a node has anyway: an uplink so proxy ARP answers. (The dataplane
+        // itself turns on net.ipv4.ip_forward.)
         host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
         host.exec("ip", "link", "set", "up0", "up");
         host.exec("ip", "link", "set", "up1", "up");

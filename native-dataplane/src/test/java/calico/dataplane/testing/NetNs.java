@@ -37,11 +37,26 @@ public final class NetNs implements AutoCloseable {
         int close(int fd);
 
         int setns(int fd, int nstype);
+
+        int socket(int domain, int type, int protocol);
+
+        int setsockopt(int fd, int level, int option, byte[] value, int length);
+
+        long sendto(int fd, byte[] buf, long length, int flags, byte[] address, int addressLength);
+
+        long recv(int fd, byte[] buf, long length, int flags);
     }
+
+    private static final int AF_INET = 2;
+    private static final int SOCK_DGRAM = 2;
+    private static final int IPPROTO_ICMP = 1;
+    private static final int SOL_SOCKET = 1;
+    private static final int SO_RCVTIMEO = 20;
 
     private final String name;
     private final Thread cleanup;
     private boolean closed;
+    private volatile boolean pingAllowed;
 
     private NetNs(String name) {
         this.name = name;
@@ -146,6 +161,170 @@ public final class NetNs implements AutoCloseable {
                 return false;
             }
         });
+    }
+
+    /**
+     * A TCP listener on {@code ip:port} inside this namespace that accepts and closes every
+     * connection on a daemon thread, so that any number of probes can connect (a listener that
+     * never accepts stops answering SYNs once its backlog is full).
+     */
+    public Listener tcpListener(String ip, int port) {
+        java.net.ServerSocket server = call(() -> new java.net.ServerSocket(port, 200, java.net.InetAddress.getByName(ip)));
+        Thread t = new Thread(() -> {
+            while (!server.isClosed()) {
+                try {
+                    server.accept().close();
+                } catch (IOException e) {
+                    // closed: the loop ends
+                }
+            }
+        }, "tcp-listener-" + name + "-" + port);
+        t.setDaemon(true);
+        t.start();
+        return new Listener(server::close);
+    }
+
+    /** A UDP echo responder on {@code ip:port} inside this namespace (daemon thread). */
+    public Listener udpEcho(String ip, int port) {
+        java.net.DatagramSocket socket = call(() -> new java.net.DatagramSocket(
+                new java.net.InetSocketAddress(java.net.InetAddress.getByName(ip), port)));
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[1500];
+            while (!socket.isClosed()) {
+                try {
+                    java.net.DatagramPacket p = new java.net.DatagramPacket(buf, buf.length);
+                    socket.receive(p);
+                    socket.send(new java.net.DatagramPacket(p.getData(), p.getLength(), p.getSocketAddress()));
+                } catch (IOException e) {
+                    // closed: the loop ends
+                }
+            }
+        }, "udp-echo-" + name + "-" + port);
+        t.setDaemon(true);
+        t.start();
+        return new Listener(socket::close);
+    }
+
+    /**
+     * {@return whether a UDP datagram sent from inside this namespace to {@code ip:port} comes
+     * back unchanged within {@code timeout}} (needs {@link #udpEcho} at the other end). Each
+     * probe uses a fresh socket, so a fresh source port: an earlier flow's conntrack entry
+     * never answers for it.
+     */
+    public boolean udpEchoes(String ip, int port, java.time.Duration timeout) {
+        return call(() -> {
+            byte[] token = new byte[16];
+            ThreadLocalRandom.current().nextBytes(token);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            try (java.net.DatagramSocket s = new java.net.DatagramSocket()) {
+                s.send(new java.net.DatagramPacket(token, token.length, java.net.InetAddress.getByName(ip), port));
+                byte[] buf = new byte[64];
+                while (true) {
+                    long left = (deadline - System.nanoTime()) / 1_000_000;
+                    if (left <= 0) {
+                        return false;
+                    }
+                    s.setSoTimeout((int) left);
+                    java.net.DatagramPacket p = new java.net.DatagramPacket(buf, buf.length);
+                    s.receive(p);
+                    if (p.getLength() == token.length
+                            && java.util.Arrays.equals(token, 0, token.length, p.getData(), 0, token.length)) {
+                        return true;
+                    }
+                }
+            } catch (IOException e) {
+                return false;
+            }
+        });
+    }
+
+    /**
+     * {@return whether an ICMP echo request from inside this namespace to {@code ip} is answered
+     * within {@code timeout}}. Uses a kernel ping socket ({@code SOCK_DGRAM}/{@code IPPROTO_ICMP};
+     * the first call allows them in this namespace through {@code net.ipv4.ping_group_range}):
+     * each probe's socket gets a fresh ICMP id from the kernel, so, unlike
+     * {@code InetAddress.isReachable} (whose id is the process id), a probe is never answered
+     * by conntrack's memory of an earlier echo.
+     */
+    public boolean pings(String ip, java.time.Duration timeout) {
+        if (!pingAllowed) {
+            exec("sysctl", "-qw", "net.ipv4.ping_group_range=0 2147483647");
+            pingAllowed = true;
+        }
+        byte[] addr = sockaddrIn(ip);
+        return call(() -> {
+            int fd = LibC.INSTANCE.socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP);
+            if (fd < 0) {
+                throw new IllegalStateException("cannot open an ICMP ping socket in " + name + ": errno "
+                        + Native.getLastError());
+            }
+            try {
+                byte[] request = new byte[8 + 16];
+                request[0] = 8; // echo request; id and checksum are the kernel's job on a ping socket
+                request[7] = 1;
+                byte[] payload = new byte[16];
+                ThreadLocalRandom.current().nextBytes(payload);
+                System.arraycopy(payload, 0, request, 8, payload.length);
+                if (LibC.INSTANCE.sendto(fd, request, request.length, 0, addr, addr.length) < 0) {
+                    return false; // e.g. unreachable: counts as no answer
+                }
+                long deadline = System.nanoTime() + timeout.toNanos();
+                byte[] reply = new byte[128];
+                while (true) {
+                    long leftUs = (deadline - System.nanoTime()) / 1_000;
+                    if (leftUs <= 0) {
+                        return false;
+                    }
+                    java.nio.ByteBuffer tv = java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.nativeOrder());
+                    tv.putLong(leftUs / 1_000_000).putLong(leftUs % 1_000_000);
+                    LibC.INSTANCE.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, tv.array(), 16);
+                    long n = LibC.INSTANCE.recv(fd, reply, reply.length, 0);
+                    if (n < 0) {
+                        return false; // timed out, or an ICMP error reported on the socket
+                    }
+                    if (n == request.length && reply[0] == 0
+                            && java.util.Arrays.equals(payload, 0, 16, reply, 8, 24)) {
+                        return true;
+                    }
+                }
+            } finally {
+                LibC.INSTANCE.close(fd);
+            }
+        });
+    }
+
+    private static byte[] sockaddrIn(String ip) {
+        byte[] a;
+        try {
+            a = java.net.InetAddress.getByName(ip).getAddress();
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException("not an IP address: " + ip, e);
+        }
+        if (a.length != 4) {
+            throw new IllegalArgumentException("pings are IPv4 only: " + ip);
+        }
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16);
+        b.order(java.nio.ByteOrder.nativeOrder()).putShort((short) AF_INET);
+        b.order(java.nio.ByteOrder.BIG_ENDIAN).putShort((short) 0).put(a);
+        return b.array();
+    }
+
+    /** Something a probe talks to; {@link #close()} stops it. */
+    public static final class Listener implements AutoCloseable {
+        private final java.io.Closeable socket;
+
+        private Listener(java.io.Closeable socket) {
+            this.socket = socket;
+        }
+
+        @Override
+        public void close() {
+            try {
+                socket.close();
+            } catch (IOException ignored) {
+                // already closed
+            }
+        }
     }
 
     /** {@return the value of {@code /proc/sys/net/<key>} as this namespace sees it}. */

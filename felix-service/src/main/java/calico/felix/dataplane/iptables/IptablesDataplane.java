@@ -14,11 +14,16 @@ import calico.dataplane.iptables.Table;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.IpSetType;
 import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.Names;
 import calico.felix.dataplane.rules.PolicyDriver;
+import calico.felix.dataplane.rules.RuleSettings;
+import calico.felix.dataplane.rules.Ruleset;
 import calico.felix.dataplane.rules.SetPlan;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,37 +33,48 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The iptables dataplane driver (IPv4 filter table). Keeps a {@link DataplaneModel} fed by the
- * calculation graph's batches, renders it with {@link ChainRenderer} and programs the difference
- * from what it last programmed: per batch one {@code ipset restore} creating and filling sets,
- * one {@code iptables-restore --noflush} rewriting only changed chains and deleting gone ones,
- * then one {@code ipset restore} destroying sets no rule uses any more (sets exist before a
- * rule names them and outlive the last rule that did).
+ * The iptables dataplane driver: IPv4 through {@code iptables-restore} with {@code cali40} sets
+ * and, when {@code ipv6Support} is on (the default), IPv6 through {@code ip6tables-restore} with
+ * {@code cali60} sets; the filter and nat tables of each. Keeps a {@link DataplaneModel} fed by
+ * the calculation graph's batches, renders it per family with {@link ChainRenderer} and programs
+ * the difference from what it last programmed: per batch one {@code ipset restore} creating and
+ * filling sets, one {@code <family>-restore --noflush} per family rewriting only changed chains
+ * (each table one atomic commit), then one {@code ipset restore} destroying sets no rule uses any
+ * more (sets exist before a rule names them and outlive the last rule that did).
  *
- * <p>We own every {@code cali-} chain, every {@code cali40} set and the one {@code -j cali-FORWARD}
- * rule at the top of {@code FORWARD}; nothing else is touched. The first batch, and any batch after
- * a failure, does a {@link #resync()}. {@link #refresh()} repairs our chains if someone changed them.
+ * <p>We own every {@code cali-} chain of the filter and nat tables, every {@code cali40}/{@code cali60}
+ * set (and their {@code cali4t}/{@code cali6t} swap temporaries) and exactly one {@code -j cali-X}
+ * rule in each kernel chain the ruleset hooks (first under {@code chainInsertMode: Insert}, last
+ * under {@code Append}); nothing else is touched. The first batch, a batch after a failure, and a
+ * batch that changes the insert mode or {@code ipv6Support} do a {@link #resync()}. {@link #refresh()}
+ * repairs our chains, hooks and sets if someone changed them.
  *
  * <p>Not thread-safe: one dataplane thread calls it, as in felix.
  */
 public final class IptablesDataplane implements PolicyDriver {
 
     private static final Logger log = LoggerFactory.getLogger(IptablesDataplane.class);
-    private static final Rule JUMP = Rule.of("-j", Names.FORWARD);
-    private static final String JUMP_SAVED = "-j " + Names.FORWARD;
     private static final int DEFAULT_MAX_SET_SIZE = 1048576;
+    private static final List<Table> TABLES = List.of(Table.FILTER, Table.NAT);
 
-    /** A set as we program it: type and members in ipset's input syntax. */
-    record DesiredSet(IpsetType type, Set<String> members) {
+    /** A set as we program it: family, type and members in ipset's input syntax. */
+    record DesiredSet(IpsetFamily family, IpsetType type, Set<String> members) {
+    }
+
+    /** What we programmed in one family's tables. */
+    private static final class FamilyState {
+        Map<Table, Map<String, Chain>> programmed = Map.of();
+        /** Our chains as {@code -save} printed them right after we wrote them: what {@link #refresh()} compares to. */
+        final Map<Table, Map<String, List<String>>> savedForm = new EnumMap<>(Table.class);
+        List<Ruleset.Entry> entries = List.of();
     }
 
     private final IptablesRestore restore;
     private final Ipset ipset;
     private final DataplaneModel model = new DataplaneModel();
-    private Map<String, Chain> programmed = Map.of();
+    private final Map<IpFamily, FamilyState> families = new EnumMap<>(IpFamily.class);
     private Map<String, DesiredSet> programmedSets = Map.of();
-    /** Our chains as {@code -save} printed them right after we wrote them: what {@link #refresh()} compares to. */
-    private final Map<String, List<String>> savedForm = new HashMap<>();
+    private boolean appendMode;
     private boolean inSyncWithKernel;
 
     public IptablesDataplane(IptablesRestore restore, Ipset ipset) {
@@ -67,10 +83,13 @@ public final class IptablesDataplane implements PolicyDriver {
     }
 
     /** Applies one batch from the calculation graph; the first (or after a failure) rewrites everything we own. */
+    @Override
     public ApplyStats apply(List<DataplaneUpdate> batch) {
         try {
             batch.forEach(model::apply);
-            return inSyncWithKernel ? applyDelta() : resync();
+            RuleSettings s = model.settings();
+            boolean layoutChanged = s.appendMode() != appendMode || families.containsKey(IpFamily.V6) != s.ipv6Support();
+            return inSyncWithKernel && !layoutChanged ? applyDelta() : resync();
         } catch (RuntimeException e) {
             inSyncWithKernel = false;
             throw e;
@@ -84,56 +103,100 @@ public final class IptablesDataplane implements PolicyDriver {
 
     @Override
     public Programmed programmed() {
-        int rules = programmed.values().stream().mapToInt(c -> c.rules().size()).sum();
+        int chains = 0;
+        int rules = 0;
+        for (FamilyState st : families.values()) {
+            for (Map<String, Chain> t : st.programmed.values()) {
+                chains += t.size();
+                rules += t.values().stream().mapToInt(c -> c.rules().size()).sum();
+            }
+        }
         int members = programmedSets.values().stream().mapToInt(s -> s.members().size()).sum();
-        return new Programmed(programmed.size(), rules, programmedSets.size(), members);
+        return new Programmed(chains, rules, programmedSets.size(), members);
+    }
+
+    /** {@return the families programmed now}: V4, and V6 unless {@code ipv6Support} is false */
+    public Set<IpFamily> families() {
+        return Set.copyOf(families.keySet());
     }
 
     /**
-     * Removes the {@code FORWARD} jump, every {@code cali-} chain and every set of ours, in that
-     * order (a set in use cannot be destroyed); afterwards this driver must not be used again.
+     * Removes, per family and table, every jump of ours from the kernel's chains, then every
+     * {@code cali-} chain, then every set of ours (a set in use cannot be destroyed); afterwards
+     * this driver must not be used again.
      */
     @Override
     public void removeAll() {
-        SavedTable saved = restore.save(IpVersion.V4, Table.FILTER);
-        RestoreTransaction tx = RestoreTransaction.forTable(Table.FILTER);
-        List<String> forward = saved.rules("FORWARD");
-        for (int i = forward.size() - 1; i >= 0; i--) {
-            if (forward.get(i).endsWith(JUMP_SAVED)) {
-                tx.deleteRule("FORWARD", i + 1);
-            }
+        Set<IpFamily> fs = new TreeSet<>(families.keySet());
+        fs.add(IpFamily.V4);
+        if (model.settings().ipv6Support()) {
+            fs.add(IpFamily.V6);
         }
-        List<String> ours = saved.chains().stream().filter(c -> c.startsWith(Names.CHAIN_PREFIX)).toList();
-        ours.forEach(tx::flushChain);
-        ours.forEach(tx::deleteChain);
-        restore.apply(IpVersion.V4, tx);
+        fs.forEach(this::removeFamily);
         IpsetTransaction sets = IpsetTransaction.create();
-        ipset.list().keySet().stream().filter(n -> n.startsWith(Names.IPSET_V4_PREFIX)).forEach(sets::destroy);
+        ipset.list().keySet().stream().filter(n -> ownedSet(n, fs)).forEach(sets::destroy);
         if (!sets.isEmpty()) {
             ipset.restore(sets);
         }
-        programmed = Map.of();
+        families.clear();
         programmedSets = Map.of();
-        savedForm.clear();
         inSyncWithKernel = false;
     }
 
-    /** {@return the chains the model renders to now} (for diagnostics and tests) */
+    private void removeFamily(IpFamily f) {
+        List<RestoreTransaction> txs = new ArrayList<>();
+        for (Table table : TABLES) {
+            SavedTable saved = restore.save(version(f), table);
+            RestoreTransaction tx = RestoreTransaction.forTable(table);
+            saved.policies().forEach((chain, policy) -> {
+                if (!policy.equals("-")) {
+                    List<String> rules = saved.rules(chain);
+                    for (int i = rules.size() - 1; i >= 0; i--) {
+                        if (isOurJump(rules.get(i))) {
+                            tx.deleteRule(chain, i + 1);
+                        }
+                    }
+                }
+            });
+            List<String> ours = saved.chains().stream().filter(c -> c.startsWith(Names.CHAIN_PREFIX)).toList();
+            ours.forEach(tx::flushChain);
+            ours.forEach(tx::deleteChain);
+            txs.add(tx);
+        }
+        restore.apply(version(f), txs);
+    }
+
+    /** {@return the filter chains the model renders to now in IPv4} (for diagnostics and tests) */
     public Map<String, Chain> desiredChains() {
         return ChainRenderer.render(model).chains();
     }
 
+    /** {@return the chains of one family and table the model renders to now} */
+    public Map<String, Chain> desiredChains(IpFamily family, Table table) {
+        return ChainRenderer.render(model, family).chains(table);
+    }
+
+    private Set<IpFamily> wantedFamilies() {
+        return model.settings().ipv6Support() ? Set.of(IpFamily.V4, IpFamily.V6) : Set.of(IpFamily.V4);
+    }
+
+    private Map<IpFamily, ChainRenderer.Rendered> renderAll() {
+        Map<IpFamily, ChainRenderer.Rendered> out = new EnumMap<>(IpFamily.class);
+        wantedFamilies().forEach(f -> out.put(f, ChainRenderer.render(model, f)));
+        return out;
+    }
+
     private ApplyStats applyDelta() {
-        ChainRenderer.Rendered r = ChainRenderer.render(model);
-        Map<String, DesiredSet> sets = desiredSets(r);
+        Map<IpFamily, ChainRenderer.Rendered> rendered = renderAll();
+        Map<String, DesiredSet> sets = desiredSets(rendered);
 
         IpsetTransaction before = IpsetTransaction.create();
         int setsWritten = 0;
         for (Map.Entry<String, DesiredSet> e : sets.entrySet()) {
             DesiredSet old = programmedSets.get(e.getKey());
             DesiredSet now = e.getValue();
-            if (old == null || old.type() != now.type()) {
-                before.replace(e.getKey(), now.type(), IpsetFamily.INET, maxSize(), now.members());
+            if (old == null || old.type() != now.type() || old.family() != now.family()) {
+                before.replace(e.getKey(), now.type(), now.family(), maxSize(), now.members());
                 setsWritten++;
             } else if (!old.members().equals(now.members())) {
                 old.members().stream().filter(m -> !now.members().contains(m)).forEach(m -> before.del(e.getKey(), m));
@@ -141,16 +204,36 @@ public final class IptablesDataplane implements PolicyDriver {
                 setsWritten++;
             }
         }
-        RestoreTransaction tx = RestoreTransaction.forTable(Table.FILTER);
-        List<String> written = new ArrayList<>();
-        r.chains().forEach((name, chain) -> {
-            if (!chain.equals(programmed.get(name))) {
-                write(tx, chain);
-                written.add(name);
+        Map<IpFamily, List<RestoreTransaction>> txs = new EnumMap<>(IpFamily.class);
+        Map<IpFamily, Map<Table, List<String>>> written = new EnumMap<>(IpFamily.class);
+        int chainsWritten = 0;
+        int chainsDeleted = 0;
+        for (ChainRenderer.Rendered r : rendered.values()) {
+            FamilyState st = families.get(r.family());
+            Map<Table, List<String>> w = new EnumMap<>(Table.class);
+            for (Table table : TABLES) {
+                Map<String, Chain> now = r.chains(table);
+                Map<String, Chain> old = st.programmed.getOrDefault(table, Map.of());
+                RestoreTransaction tx = RestoreTransaction.forTable(table);
+                List<String> wt = new ArrayList<>();
+                now.forEach((name, chain) -> {
+                    if (!chain.equals(old.get(name))) {
+                        write(tx, chain);
+                        wt.add(name);
+                    }
+                });
+                List<String> deleted = old.keySet().stream().filter(n -> !now.containsKey(n)).toList();
+                deleted.forEach(tx::deleteChain);
+                deleted.forEach(n -> st.savedForm.getOrDefault(table, new HashMap<>()).remove(n));
+                if (!wt.isEmpty() || !deleted.isEmpty()) {
+                    txs.computeIfAbsent(r.family(), k -> new ArrayList<>()).add(tx);
+                }
+                w.put(table, wt);
+                chainsWritten += wt.size();
+                chainsDeleted += deleted.size();
             }
-        });
-        List<String> deleted = programmed.keySet().stream().filter(n -> !r.chains().containsKey(n)).toList();
-        deleted.forEach(tx::deleteChain);
+            written.put(r.family(), w);
+        }
         IpsetTransaction after = IpsetTransaction.create();
         List<String> gone = programmedSets.keySet().stream().filter(n -> !sets.containsKey(n)).toList();
         gone.forEach(after::destroy);
@@ -158,131 +241,218 @@ public final class IptablesDataplane implements PolicyDriver {
         if (!before.isEmpty()) {
             ipset.restore(before);
         }
-        if (!written.isEmpty() || !deleted.isEmpty()) {
-            restore.apply(IpVersion.V4, tx);
-        }
+        txs.forEach((f, t) -> restore.apply(version(f), t));
         if (!after.isEmpty()) {
             ipset.restore(after);
         }
-        programmed = r.chains();
+        rendered.forEach((f, r) -> families.get(f).programmed = r.tables());
         programmedSets = sets;
-        deleted.forEach(savedForm::remove);
-        if (!written.isEmpty()) {
-            recordSaved(written);
-        }
-        return new ApplyStats(false, written.size(), deleted.size(), setsWritten, gone.size());
+        written.forEach((f, w) -> recordSaved(f, w));
+        return new ApplyStats(false, chainsWritten, chainsDeleted, setsWritten, gone.size());
     }
 
     /**
-     * Rewrites everything we own from the model: every set replaced (atomically, by swap),
-     * every chain rewritten, stale {@code cali-} chains and {@code cali40} sets removed, and the
-     * {@code FORWARD} jump made the single first rule.
+     * Rewrites everything we own from the model: every set replaced (atomically, by swap), every
+     * chain of every family rewritten, stale {@code cali-} chains and sets of ours removed, each
+     * hooked kernel chain given exactly one jump to our chain in the configured place, and a
+     * family no longer wanted ({@code ipv6Support: false}) removed.
      */
+    @Override
     public ApplyStats resync() {
-        ChainRenderer.Rendered r = ChainRenderer.render(model);
-        Map<String, DesiredSet> sets = desiredSets(r);
-        SavedTable saved = restore.save(IpVersion.V4, Table.FILTER);
+        Map<IpFamily, ChainRenderer.Rendered> rendered = renderAll();
+        Map<String, DesiredSet> sets = desiredSets(rendered);
+        boolean append = model.settings().appendMode();
         Map<String, IpsetInfo> kernelSets = ipset.list();
 
         IpsetTransaction before = IpsetTransaction.create();
-        sets.forEach((name, s) -> before.replace(name, s.type(), IpsetFamily.INET, maxSize(), s.members()));
-        RestoreTransaction tx = RestoreTransaction.forTable(Table.FILTER);
-        r.chains().values().forEach(c -> write(tx, c));
-        List<String> stale = saved.chains().stream()
-                .filter(c -> c.startsWith(Names.CHAIN_PREFIX) && !r.chains().containsKey(c)).toList();
-        stale.forEach(tx::deleteChain);
-        fixJump(tx, saved);
+        sets.forEach((name, s) -> before.replace(name, s.type(), s.family(), maxSize(), s.members()));
+        Map<IpFamily, List<RestoreTransaction>> txs = new EnumMap<>(IpFamily.class);
+        int chains = 0;
+        int stale = 0;
+        for (ChainRenderer.Rendered r : rendered.values()) {
+            List<RestoreTransaction> familyTx = new ArrayList<>();
+            for (Table table : TABLES) {
+                SavedTable saved = restore.save(version(r.family()), table);
+                Map<String, Chain> now = r.chains(table);
+                RestoreTransaction tx = RestoreTransaction.forTable(table);
+                now.values().forEach(c -> write(tx, c));
+                List<String> staleChains = saved.chains().stream()
+                        .filter(c -> c.startsWith(Names.CHAIN_PREFIX) && !now.containsKey(c)).toList();
+                fixHooks(tx, saved, table, r.ruleset().entries(), append, true);
+                staleChains.forEach(tx::deleteChain);
+                familyTx.add(tx);
+                chains += now.size();
+                stale += staleChains.size();
+            }
+            txs.put(r.family(), familyTx);
+        }
         IpsetTransaction after = IpsetTransaction.create();
         List<String> staleSets = kernelSets.keySet().stream()
-                .filter(n -> (n.startsWith(Names.IPSET_V4_PREFIX) || n.startsWith("cali4t")) && !sets.containsKey(n))
-                .toList();
+                .filter(n -> ownedSet(n, rendered.keySet()) && !sets.containsKey(n)).toList();
         staleSets.forEach(after::destroy);
 
         if (!before.isEmpty()) {
             ipset.restore(before);
         }
-        restore.apply(IpVersion.V4, tx);
+        txs.forEach((f, t) -> restore.apply(version(f), t));
+        if (families.containsKey(IpFamily.V6) && !rendered.containsKey(IpFamily.V6)) {
+            removeFamily(IpFamily.V6);
+            IpsetTransaction v6 = IpsetTransaction.create();
+            kernelSets.keySet().stream().filter(n -> ownedSet(n, Set.of(IpFamily.V6))).forEach(v6::destroy);
+            if (!v6.isEmpty()) {
+                ipset.restore(v6);
+            }
+        }
         if (!after.isEmpty()) {
             ipset.restore(after);
         }
-        programmed = r.chains();
+        families.clear();
+        rendered.forEach((f, r) -> {
+            FamilyState st = new FamilyState();
+            st.programmed = r.tables();
+            st.entries = r.ruleset().entries();
+            families.put(f, st);
+            Map<Table, List<String>> all = new EnumMap<>(Table.class);
+            r.tables().forEach((t, c) -> all.put(t, new ArrayList<>(c.keySet())));
+            recordSaved(f, all);
+        });
         programmedSets = sets;
-        savedForm.clear();
-        recordSaved(r.chains().keySet());
+        appendMode = append;
         inSyncWithKernel = true;
-        log.info("iptables resync: {} chains, {} sets; removed {} stale chains, {} stale sets",
-                r.chains().size(), sets.size(), stale.size(), staleSets.size());
-        return new ApplyStats(true, r.chains().size(), stale.size(), sets.size(), staleSets.size());
+        log.info("iptables resync ({}): {} chains, {} sets; removed {} stale chains, {} stale sets",
+                rendered.keySet(), chains, sets.size(), stale, staleSets.size());
+        return new ApplyStats(true, chains, stale, sets.size(), staleSets.size());
     }
 
     /**
-     * Reads the filter table back and rewrites any of our chains whose rules differ from what
-     * {@code -save} showed right after we programmed them (or that are missing), and restores the
-     * {@code FORWARD} jump; and refills any of our IP sets whose kernel members differ from ours.
+     * Reads every family's tables back and rewrites any of our chains whose rules differ from
+     * what {@code -save} showed right after we programmed them (or that are missing), restores
+     * each hook jump to its single, configured place, and refills any of our IP sets whose kernel
+     * members differ from ours.
      *
-     * @return the number of chains and sets repaired, counting the {@code FORWARD} jump as one
+     * @return the number of chains and sets repaired, counting each hooked kernel chain fixed as one
      */
+    @Override
     public int refresh() {
         if (!inSyncWithKernel) {
             resync();
-            return programmed.size();
+            return families.values().stream().mapToInt(st -> st.programmed.values().stream()
+                    .mapToInt(Map::size).sum()).sum();
         }
-        SavedTable saved = restore.save(IpVersion.V4, Table.FILTER);
-        RestoreTransaction tx = RestoreTransaction.forTable(Table.FILTER);
-        List<String> repaired = new ArrayList<>();
-        programmed.forEach((name, chain) -> {
-            if (!saved.policies().containsKey(name) || !saved.rules(name).equals(savedForm.get(name))) {
-                write(tx, chain);
-                repaired.add(name);
+        int repairs = 0;
+        Map<IpFamily, List<RestoreTransaction>> txs = new EnumMap<>(IpFamily.class);
+        Map<IpFamily, Map<Table, List<String>>> repairedChains = new EnumMap<>(IpFamily.class);
+        List<String> report = new ArrayList<>();
+        for (Map.Entry<IpFamily, FamilyState> fe : families.entrySet()) {
+            IpFamily f = fe.getKey();
+            FamilyState st = fe.getValue();
+            Map<Table, List<String>> repaired = new EnumMap<>(Table.class);
+            for (Table table : TABLES) {
+                SavedTable saved = restore.save(version(f), table);
+                RestoreTransaction tx = RestoreTransaction.forTable(table);
+                Map<String, List<String>> form = st.savedForm.getOrDefault(table, Map.of());
+                List<String> rt = new ArrayList<>();
+                st.programmed.getOrDefault(table, Map.of()).forEach((name, chain) -> {
+                    if (!saved.policies().containsKey(name) || !saved.rules(name).equals(form.get(name))) {
+                        write(tx, chain);
+                        rt.add(name);
+                    }
+                });
+                int hooks = fixHooks(tx, saved, table, st.entries, appendMode, false);
+                if (!rt.isEmpty() || hooks > 0) {
+                    txs.computeIfAbsent(f, k -> new ArrayList<>()).add(tx);
+                    report.add(f + "/" + table.kernelName() + ": chains " + rt + ", hooks " + hooks);
+                }
+                repaired.put(table, rt);
+                repairs += rt.size() + hooks;
             }
-        });
-        boolean jumpFixed = fixJump(tx, saved);
+            repairedChains.put(f, repaired);
+        }
         Map<String, IpsetInfo> kernelSets = ipset.list();
         IpsetTransaction sets = IpsetTransaction.create();
         List<String> refilled = new ArrayList<>();
         programmedSets.forEach((name, s) -> {
             IpsetInfo k = kernelSets.get(name);
             if (k == null || k.type() != s.type() || !k.members().equals(normalised(s))) {
-                sets.replace(name, s.type(), IpsetFamily.INET, maxSize(), s.members());
+                sets.replace(name, s.type(), s.family(), maxSize(), s.members());
                 refilled.add(name);
             }
         });
-        if (repaired.isEmpty() && !jumpFixed && refilled.isEmpty()) {
+        if (txs.isEmpty() && refilled.isEmpty()) {
             return 0;
         }
-        log.warn("iptables refresh: repairing chains {}, sets {}, FORWARD jump {}", repaired, refilled, jumpFixed);
+        log.warn("iptables refresh: repairing {}; sets {}", report, refilled);
         try {
             if (!sets.isEmpty()) {
                 ipset.restore(sets);
             }
-            if (!repaired.isEmpty() || jumpFixed) {
-                restore.apply(IpVersion.V4, tx);
-            }
+            txs.forEach((f, t) -> restore.apply(version(f), t));
         } catch (RuntimeException e) {
             inSyncWithKernel = false;
             throw e;
         }
-        recordSaved(repaired);
-        return repaired.size() + refilled.size() + (jumpFixed ? 1 : 0);
+        repairedChains.forEach(this::recordSaved);
+        return repairs + refilled.size();
     }
 
-    /** Makes {@code -j cali-FORWARD} the one and first rule of FORWARD; {@return whether it had to change} */
-    private static boolean fixJump(RestoreTransaction tx, SavedTable saved) {
-        List<String> forward = saved.rules("FORWARD");
-        List<Integer> ours = new ArrayList<>();
-        for (int i = 0; i < forward.size(); i++) {
-            if (forward.get(i).endsWith(JUMP_SAVED)) {
-                ours.add(i + 1);
+    /**
+     * Gives each kernel chain of {@code table} that the ruleset hooks exactly one {@code -j <ours>},
+     * first (insert mode) or last (append mode), and removes our jumps from kernel chains it no
+     * longer hooks. A jump is ours when the whole rule is {@code -j cali-…}.
+     *
+     * @param all whether to consider every built-in chain (resync) or only hooked ones (refresh)
+     * @return the number of kernel chains changed
+     */
+    private static int fixHooks(RestoreTransaction tx, SavedTable saved, Table table, List<Ruleset.Entry> entries,
+                                boolean append, boolean all) {
+        Map<String, String> wanted = new LinkedHashMap<>();
+        entries.stream().filter(e -> ChainRenderer.kernelTable(e.table()) == table)
+                .forEach(e -> wanted.put(e.hook().name(), e.chain()));
+        Set<String> kernelChains = new TreeSet<>(wanted.keySet());
+        if (all) {
+            saved.policies().forEach((c, p) -> {
+                if (!p.equals("-")) {
+                    kernelChains.add(c);
+                }
+            });
+        }
+        int changed = 0;
+        for (String kc : kernelChains) {
+            List<String> rules = saved.rules(kc);
+            List<Integer> ours = new ArrayList<>();
+            for (int i = 0; i < rules.size(); i++) {
+                if (isOurJump(rules.get(i))) {
+                    ours.add(i + 1);
+                }
             }
+            String target = wanted.get(kc);
+            boolean ok;
+            if (target == null) {
+                ok = ours.isEmpty();
+            } else {
+                int place = append ? rules.size() : 1;
+                ok = ours.equals(List.of(place)) && rules.get(place - 1).equals("-j " + target);
+            }
+            if (ok) {
+                continue;
+            }
+            for (int i = ours.size() - 1; i >= 0; i--) {
+                tx.deleteRule(kc, ours.get(i));
+            }
+            if (target != null) {
+                if (append) {
+                    tx.appendRule(kc, Rule.of("-j", target));
+                } else {
+                    tx.insertRule(kc, 1, Rule.of("-j", target));
+                }
+            }
+            changed++;
         }
-        if (ours.equals(List.of(1))) {
-            return false;
-        }
-        for (int i = ours.size() - 1; i >= 0; i--) {
-            tx.deleteRule("FORWARD", ours.get(i));
-        }
-        tx.insertRule("FORWARD", 1, JUMP);
-        return true;
+        return changed;
+    }
+
+    private static boolean isOurJump(String savedRule) {
+        return savedRule.startsWith("-j " + Names.CHAIN_PREFIX) && savedRule.indexOf(' ', 3) < 0;
     }
 
     private static void write(RestoreTransaction tx, Chain chain) {
@@ -290,28 +460,58 @@ public final class IptablesDataplane implements PolicyDriver {
         chain.rules().forEach(rule -> tx.appendRule(chain.name(), rule));
     }
 
-    private void recordSaved(Iterable<String> chains) {
-        SavedTable saved = restore.save(IpVersion.V4, Table.FILTER);
-        chains.forEach(c -> savedForm.put(c, saved.rules(c)));
+    private void recordSaved(IpFamily f, Map<Table, List<String>> chains) {
+        FamilyState st = families.get(f);
+        chains.forEach((table, names) -> {
+            if (names.isEmpty()) {
+                return;
+            }
+            SavedTable saved = restore.save(version(f), table);
+            Map<String, List<String>> form = st.savedForm.computeIfAbsent(table, t -> new HashMap<>());
+            names.forEach(c -> form.put(c, saved.rules(c)));
+        });
     }
 
-    /** The sets the rules need ({@link SetPlan}, IPv4) and the net sets the formatter made, in ipset syntax. */
-    private Map<String, DesiredSet> desiredSets(ChainRenderer.Rendered r) {
+    /** The sets every family's rules need ({@link SetPlan}) and the net sets the formatter made, in ipset syntax. */
+    private Map<String, DesiredSet> desiredSets(Map<IpFamily, ChainRenderer.Rendered> rendered) {
         Map<String, DesiredSet> out = new TreeMap<>();
-        SetPlan.of(model, r.ruleset()).forEach((name, s) -> {
-            Set<String> members = new TreeSet<>();
-            s.members().forEach(m -> members.add(m.toString()));
-            out.put(name, new DesiredSet(kernelType(s.type()), members));
+        rendered.forEach((f, r) -> {
+            IpsetFamily kf = f == IpFamily.V6 ? IpsetFamily.INET6 : IpsetFamily.INET;
+            SetPlan.of(model, r.ruleset()).forEach((name, s) -> {
+                Set<String> members = new TreeSet<>();
+                s.members().forEach(m -> members.add(m.toString()));
+                out.put(name, new DesiredSet(kf, kernelType(s.type()), members));
+            });
+            r.netSets().forEach((name, members) -> out.put(name, new DesiredSet(kf, IpsetType.HASH_NET, members)));
         });
-        r.netSets().forEach((name, members) -> out.put(name, new DesiredSet(IpsetType.HASH_NET, members)));
         return out;
     }
 
-    /** Our members as {@code ipset save} prints them: a hash:net host entry loses its {@code /32}. */
+    /** Whether a kernel set is ours in one of {@code fs}: its family prefix or its swap temporary's. */
+    private static boolean ownedSet(String name, Set<IpFamily> fs) {
+        return (fs.contains(IpFamily.V4) && (name.startsWith(Names.IPSET_V4_PREFIX)
+                || name.startsWith(Names.IPSET_V4_TEMP_PREFIX)))
+                || (fs.contains(IpFamily.V6) && (name.startsWith(Names.IPSET_V6_PREFIX)
+                || name.startsWith(Names.IPSET_V6_TEMP_PREFIX)));
+    }
+
+    /** Our members as {@code ipset save} prints them: a hash:net host entry loses its {@code /32} or {@code /128}. */
     private static Set<String> normalised(DesiredSet s) {
         Set<String> out = new TreeSet<>();
-        s.members().forEach(m -> out.add(m.endsWith("/32") ? m.substring(0, m.length() - 3) : m));
+        s.members().forEach(m -> {
+            if (m.endsWith("/32") && s.family() == IpsetFamily.INET) {
+                out.add(m.substring(0, m.length() - 3));
+            } else if (m.endsWith("/128") && s.family() == IpsetFamily.INET6) {
+                out.add(m.substring(0, m.length() - 4));
+            } else {
+                out.add(m);
+            }
+        });
         return out;
+    }
+
+    private static IpVersion version(IpFamily f) {
+        return f == IpFamily.V6 ? IpVersion.V6 : IpVersion.V4;
     }
 
     private static IpsetType kernelType(IpSetType t) {

@@ -2,6 +2,7 @@ package calico.felix.dataplane.routes;
 
 import calico.dataplane.netlink.IpPrefix;
 import calico.dataplane.netlink.Link;
+import calico.dataplane.netlink.LinkUpdate;
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.NetlinkException;
 import calico.dataplane.netlink.Route;
@@ -183,6 +184,46 @@ public final class RouteManager {
         return stats();
     }
 
+    /**
+     * Reacts to one link announcement at once, without waiting for the next apply or resync: an
+     * interface a local endpoint needs that appeared, was re-created (new index) or came up is
+     * configured and gets its missing routes now; one that vanished is pending again; one an
+     * administrator set down has lost its routes in the kernel (it flushes them), so they are
+     * forgotten and re-added when it comes up. Interfaces no endpoint needs are ignored.
+     */
+    public Stats onLinkUpdate(LinkUpdate u) {
+        resetCounts();
+        String iface = u.name();
+        Map<IpPrefix, String> desired = desired();
+        if (!desired.containsValue(iface)) {
+            return stats();
+        }
+        Integer had = configured.get(iface);
+        boolean known = had != null && had == u.index() && !pending.contains(iface) && !failed.contains(iface);
+        if (u.deleted()) {
+            if (had == null || had == u.index()) {
+                forget(iface);
+                if (pending.add(iface)) {
+                    log.info("interface {} vanished; its routes wait for it to come back", iface);
+                }
+            }
+            return stats();
+        }
+        if (!u.up() && known) {
+            programmed.values().removeIf(p -> p.interfaceName().equals(iface));
+            return stats();
+        }
+        Link link;
+        try {
+            link = netlink.link(iface).orElse(null);
+        } catch (NetlinkException e) {
+            fail(iface, e);
+            return stats();
+        }
+        program(iface, link, desired);
+        return stats();
+    }
+
     /** {@return the interfaces local endpoints name that do not exist (yet)}, for health and metrics. */
     public Set<String> pendingInterfaces() {
         return Set.copyOf(pending);
@@ -202,9 +243,7 @@ public final class RouteManager {
             if (pending.add(iface)) {
                 log.info("interface {} does not exist yet; its routes wait for it", iface);
             }
-            // Routes on a vanished interface went with it.
-            configured.remove(iface);
-            programmed.values().removeIf(p -> p.interfaceName().equals(iface));
+            forget(iface); // routes on a vanished interface went with it
             return;
         }
         pending.remove(iface);
@@ -237,6 +276,11 @@ public final class RouteManager {
             configured.remove(iface);
             fail(iface, e);
         }
+    }
+
+    private void forget(String iface) {
+        configured.remove(iface);
+        programmed.values().removeIf(p -> p.interfaceName().equals(iface));
     }
 
     private void configure(String iface, Link link) {

@@ -13,8 +13,9 @@ import java.util.TreeMap;
 
 /**
  * What the calculation graph has told the driver so far: IP sets, active policies and
- * profiles, local workload endpoints and the settings the rules depend on. Updates are applied
- * in batch order; the renderer reads it. Host endpoints, routes and pools are not modelled yet.
+ * profiles, local workload and host endpoints, IP pools (for NAT) and the settings the rules
+ * depend on. Updates are applied in batch order; the renderer reads it. Routes and host
+ * metadata are not modelled (the route manager owns them).
  */
 public final class DataplaneModel {
 
@@ -29,6 +30,9 @@ public final class DataplaneModel {
     private final Map<PolicyId, CompiledPolicy> policies = new LinkedHashMap<>();
     private final Map<String, CompiledPolicy> profiles = new TreeMap<>();
     private final Map<String, DataplaneUpdate.WorkloadEndpointUpdate> workloads = new TreeMap<>();
+    private final Map<String, DataplaneUpdate.HostEndpointUpdate> hostEndpoints = new TreeMap<>();
+    private final Map<String, DataplaneUpdate.IpPoolUpdate> pools = new TreeMap<>();
+    private RuleSettings settings = RuleSettings.defaults();
     private MarkBits marks = MarkBits.defaults();
     private String interfacePrefix = "cali";
 
@@ -51,6 +55,19 @@ public final class DataplaneModel {
         return java.util.Collections.unmodifiableMap(workloads);
     }
 
+    public Map<String, DataplaneUpdate.HostEndpointUpdate> hostEndpoints() {
+        return java.util.Collections.unmodifiableMap(hostEndpoints);
+    }
+
+    /** IP pools by name (disabled ones included: they still hold workloads, as in Calico). */
+    public Map<String, DataplaneUpdate.IpPoolUpdate> pools() {
+        return java.util.Collections.unmodifiableMap(pools);
+    }
+
+    public RuleSettings settings() {
+        return settings;
+    }
+
     public MarkBits marks() {
         return marks;
     }
@@ -59,7 +76,7 @@ public final class DataplaneModel {
         return interfacePrefix;
     }
 
-    /** Applies one update; unknown variants (hosts, pools, routes, host endpoints) are ignored here. */
+    /** Applies one update; host metadata, routes and InSync are ignored here. */
     public void apply(DataplaneUpdate u) {
         if (u instanceof DataplaneUpdate.IpSetUpdate s) {
             ipSets.put(s.id(), new IpSet(s.type(), s.members()));
@@ -86,11 +103,20 @@ public final class DataplaneModel {
             workloads.put(w.id(), w);
         } else if (u instanceof DataplaneUpdate.WorkloadEndpointRemove w) {
             workloads.remove(w.id());
+        } else if (u instanceof DataplaneUpdate.HostEndpointUpdate h) {
+            hostEndpoints.put(h.id(), h);
+        } else if (u instanceof DataplaneUpdate.HostEndpointRemove h) {
+            hostEndpoints.remove(h.id());
+        } else if (u instanceof DataplaneUpdate.IpPoolUpdate p) {
+            pools.put(p.name(), p);
+        } else if (u instanceof DataplaneUpdate.IpPoolRemove p) {
+            pools.remove(p.name());
         } else if (u instanceof DataplaneUpdate.ConfigUpdate c) {
             marks = MarkBits.parse(c.values().get("iptablesMarkMask"));
+            settings = RuleSettings.from(c.values());
             String prefix = c.values().get("interfacePrefix");
             interfacePrefix = prefix == null || prefix.isBlank() ? "cali" : prefix.split(",")[0].strip();
         }
-        // host metadata, pools, routes, host endpoints, InSync: not used by these rules yet
+        // host metadata, routes, InSync: not used by these rules
     }
 }

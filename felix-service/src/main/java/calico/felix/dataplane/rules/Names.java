@@ -21,6 +21,22 @@ public final class Names {
     public static final String FORWARD = "cali-FORWARD";
     public static final String FROM_WL_DISPATCH = "cali-from-wl-dispatch";
     public static final String TO_WL_DISPATCH = "cali-to-wl-dispatch";
+    public static final String INPUT = "cali-INPUT";
+    public static final String OUTPUT = "cali-OUTPUT";
+    /** Traffic from a workload to the host itself: the workload's egress policy, then defaultEndpointToHostAction. */
+    public static final String WL_TO_HOST = "cali-wl-to-host";
+    public static final String FAILSAFE_IN = "cali-failsafe-in";
+    public static final String FAILSAFE_OUT = "cali-failsafe-out";
+    public static final String FROM_HOST_DISPATCH = "cali-from-host-endpoint";
+    public static final String TO_HOST_DISPATCH = "cali-to-host-endpoint";
+    /** nat table. */
+    public static final String POSTROUTING = "cali-POSTROUTING";
+    public static final String NAT_OUTGOING = "cali-nat-outgoing";
+    /** Driver set IDs (kernel names {@code cali40all-ipam-pools}, ...): every IP pool, and the natOutgoing ones. */
+    public static final String ALL_POOLS_SET = "all-ipam-pools";
+    public static final String MASQ_POOLS_SET = "masq-ipam-pools";
+    public static final String IPSET_V4_TEMP_PREFIX = "cali4t";
+    public static final String IPSET_V6_TEMP_PREFIX = "cali6t";
     public static final String IPSET_V4_PREFIX = "cali40";
     public static final String IPSET_V6_PREFIX = "cali60";
     private static final java.util.regex.Pattern READABLE_SET_ID = java.util.regex.Pattern.compile("[a-z0-9][a-z0-9-]*");
@@ -52,6 +68,21 @@ public final class Names {
     /** Traffic from the workload (its egress policy). */
     public static String fromWorkload(String iface) {
         return limited("cali-fw-", iface, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /** Traffic from the host out of a host endpoint's interface (its egress policy). */
+    public static String toHostEndpoint(String iface) {
+        return limited("cali-th-", iface, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /** Traffic into the host from a host endpoint's interface (its ingress policy). */
+    public static String fromHostEndpoint(String iface) {
+        return limited("cali-fh-", iface, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /** {@return the set-name prefix of a family}: {@code cali40} or {@code cali60} */
+    public static String ipSetPrefix(IpFamily family) {
+        return family == IpFamily.V6 ? IPSET_V6_PREFIX : IPSET_V4_PREFIX;
     }
 
     /**

@@ -3,6 +3,8 @@ package calico.felix.dataplane.rules;
 import calico.api.model.Action;
 import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.CompiledRule;
+import calico.api.model.FelixConfigurationSpec.ProtoPort;
+import calico.felix.calc.DataplaneUpdate.HostEndpointUpdate;
 import calico.felix.calc.DataplaneUpdate.WorkloadEndpointUpdate;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
@@ -24,16 +26,31 @@ import java.util.TreeSet;
 
 /**
  * Renders a {@link DataplaneModel} into Calico's chain layout as a backend-neutral
- * {@link Ruleset}; the iptables and nftables drivers only format it. Layout (filter table):
+ * {@link Ruleset}; the iptables and nftables drivers only format it. Every semantic decision
+ * (what is allowed, in which order, which verdict) is made here. Layout (filter table; "allow"
+ * is ACCEPT, or RETURN under {@code iptablesFilterAllowAction: Return}):
  *
  * <pre>
  * FORWARD -> cali-FORWARD: clear marks; (-i cali+) cali-from-wl-dispatch; (-o cali+) cali-to-wl-dispatch;
- *                          accept mark set: ACCEPT
+ *                          accept mark set: allow
+ * INPUT   -> cali-INPUT:   (-i cali+) goto cali-wl-to-host; clear marks; cali-from-host-endpoint;
+ *                          accept mark set: allow
+ * OUTPUT  -> cali-OUTPUT:  (-o cali+) RETURN (host to workload is not policed); clear marks;
+ *                          cali-to-host-endpoint; accept mark set: allow
+ * cali-wl-to-host: [V6: NDP/MLD/RS ICMPv6 allow]; cali-from-wl-dispatch; defaultEndpointToHostAction
  * cali-from-wl-dispatch / cali-to-wl-dispatch: by interface, goto cali-fw-&lt;if&gt; / cali-tw-&lt;if&gt;; unknown: DROP
- * cali-tw/fw-&lt;if&gt;: clear marks; ct established/related ACCEPT; ct invalid DROP;
+ * cali-from-host-endpoint / cali-to-host-endpoint: by interface, goto cali-fh-&lt;if&gt; / cali-th-&lt;if&gt;;
+ *                          unknown: return (interfaces without a host endpoint are not touched)
+ * cali-tw/fw-&lt;if&gt;: clear marks; ct established/related allow; ct invalid DROP;
  *   per enforced tier: clear pass; per policy: (pass clear) jump cali-pi/po-&lt;id&gt;, accept set: RETURN;
  *   end of tier: pass clear -> DROP (unless the tier's default is Pass);
  *   per profile: jump cali-pri/pro-&lt;name&gt;, accept set: RETURN; finally DROP.
+ * cali-fh/th-&lt;if&gt;: the same, with jump cali-failsafe-in/out after the conntrack rules
+ *   (fh applies the host endpoint's ingress = pi/pri chains, th its egress = po/pro)
+ * cali-failsafe-in:  per failsafeInboundHostPorts: proto, dport [, src net] ACCEPT
+ * cali-failsafe-out: per failsafeOutboundHostPorts: proto, dport [, dst net] ACCEPT
+ * nat: POSTROUTING -> cali-POSTROUTING: cali-nat-outgoing;
+ *      cali-nat-outgoing: src in masq-ipam-pools, dst not in all-ipam-pools: MASQUERADE (per family with such pools)
  * </pre>
  *
  * <p>Families: a ruleset serves the families it is asked for (iptables renders one per table,
@@ -46,28 +63,47 @@ import java.util.TreeSet;
  */
 public final class RuleRenderer {
 
+    /** ICMPv6 types a workload needs to reach its router: MLD query/report/done, RS, NS, NA (as Calico). */
+    static final List<Integer> ICMPV6_TO_HOST = List.of(130, 131, 132, 133, 135, 136);
+
     private final MarkBits marks;
     private final String interfacePrefix;
     private final Set<IpFamily> families;
+    private final RuleSettings settings;
 
     public RuleRenderer(MarkBits marks, String interfacePrefix, Set<IpFamily> families) {
+        this(marks, interfacePrefix, families, RuleSettings.defaults());
+    }
+
+    public RuleRenderer(MarkBits marks, String interfacePrefix, Set<IpFamily> families, RuleSettings settings) {
         if (families.isEmpty()) {
             throw new IllegalArgumentException("families: at least one");
         }
         this.marks = marks;
         this.interfacePrefix = interfacePrefix;
         this.families = Set.copyOf(families);
+        this.settings = settings;
     }
 
-    /** Renders the whole model for {@code families}. */
+    /** Renders the whole model for {@code families} with the model's settings. */
     public static Ruleset render(DataplaneModel model, Set<IpFamily> families) {
-        return new RuleRenderer(model.marks(), model.interfacePrefix(), families).renderAll(model);
+        return render(model, families, model.settings());
+    }
+
+    /** Renders the whole model for {@code families} with {@code settings} (e.g. another allow action). */
+    public static Ruleset render(DataplaneModel model, Set<IpFamily> families, RuleSettings settings) {
+        return new RuleRenderer(model.marks(), model.interfacePrefix(), families, settings).renderAll(model);
     }
 
     Ruleset renderAll(DataplaneModel model) {
         SortedMap<String, GenericChain> filter = new TreeMap<>();
         Set<String> refs = new TreeSet<>();
         add(filter, forwardChain());
+        add(filter, inputChain());
+        add(filter, outputChain());
+        add(filter, workloadToHostChain());
+        add(filter, failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true));
+        add(filter, failsafeChain(Names.FAILSAFE_OUT, settings.failsafeOut(), false));
         List<WorkloadEndpointUpdate> weps = model.workloads().values().stream()
                 .filter(w -> w.interfaceName() != null && !w.interfaceName().isBlank())
                 .sorted(Comparator.comparing(WorkloadEndpointUpdate::interfaceName)).toList();
@@ -79,6 +115,15 @@ public final class RuleRenderer {
             add(filter, endpointChain(Names.fromWorkload(w.interfaceName()), w.egress(), w.profileIds(), false,
                     existing));
         }
+        SortedMap<String, HostEndpointUpdate> heps = hostEndpointsByInterface(model);
+        add(filter, hostDispatch(Names.FROM_HOST_DISPATCH, true, heps));
+        add(filter, hostDispatch(Names.TO_HOST_DISPATCH, false, heps));
+        heps.forEach((iface, h) -> {
+            add(filter, endpointChain(Names.fromHostEndpoint(iface), h.ingress(), h.profileIds(), true, existing,
+                    Names.FAILSAFE_IN));
+            add(filter, endpointChain(Names.toHostEndpoint(iface), h.egress(), h.profileIds(), false, existing,
+                    Names.FAILSAFE_OUT));
+        });
         model.policies().forEach((id, p) -> {
             if (!id.staged()) {
                 addPolicy(filter, Names.policyInbound(id), Names.policyOutbound(id), p, refs);
@@ -86,8 +131,15 @@ public final class RuleRenderer {
         });
         model.profiles().forEach((name, p) ->
                 addPolicy(filter, Names.profileInbound(name), Names.profileOutbound(name), p, refs));
-        return new Ruleset(families, java.util.Map.of(Table.FILTER, filter),
-                List.of(new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD)), new TreeMap<>(), refs);
+
+        SortedMap<String, GenericChain> nat = new TreeMap<>();
+        add(nat, new Rules(Names.POSTROUTING, List.of(GenericRule.of(new Target.Jump(Names.NAT_OUTGOING)))));
+        add(nat, natOutgoingChain(model));
+        return new Ruleset(families, java.util.Map.of(Table.FILTER, filter, Table.NAT, nat), List.of(
+                new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD),
+                new Entry(Table.FILTER, Hook.INPUT, Names.INPUT),
+                new Entry(Table.FILTER, Hook.OUTPUT, Names.OUTPUT),
+                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)), poolSets(model), refs);
     }
 
     private void addPolicy(SortedMap<String, GenericChain> chains, String in, String out, CompiledPolicy p,
@@ -108,7 +160,81 @@ public final class RuleRenderer {
                 GenericRule.of(new Target.ClearMark(marks.both())),
                 GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH), new Match.Interface(true, interfacePrefix, true)),
                 GenericRule.of(new Target.Jump(Names.TO_WL_DISPATCH), new Match.Interface(false, interfacePrefix, true)),
-                GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(marks.accept()))));
+                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
+                        .withComment("policy accepted the packet")));
+    }
+
+    /** Workload traffic to the host goes (goto, so its verdicts end INPUT's processing by us) to cali-wl-to-host. */
+    Rules inputChain() {
+        return new Rules(Names.INPUT, List.of(
+                GenericRule.of(new Target.Goto(Names.WL_TO_HOST), new Match.Interface(true, interfacePrefix, true)),
+                GenericRule.of(new Target.ClearMark(marks.both())),
+                GenericRule.of(new Target.Jump(Names.FROM_HOST_DISPATCH)),
+                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
+                        .withComment("host endpoint policy accepted the packet")));
+    }
+
+    /** Host-to-workload traffic is not policed (as in Calico: probes from the host must work). */
+    Rules outputChain() {
+        return new Rules(Names.OUTPUT, List.of(
+                GenericRule.of(Target.RETURN, new Match.Interface(false, interfacePrefix, true)),
+                GenericRule.of(new Target.ClearMark(marks.both())),
+                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH)),
+                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
+                        .withComment("host endpoint policy accepted the packet")));
+    }
+
+    /**
+     * The workload's egress policy (the from-workload dispatch returns when it allows), then the
+     * configured action. IPv6 neighbour discovery, router solicitation and MLD to the host are
+     * allowed first, whatever the policy: without them a workload cannot reach its gateway.
+     */
+    Rules workloadToHostChain() {
+        List<GenericRule> rules = new ArrayList<>();
+        if (families.contains(IpFamily.V6)) {
+            for (int type : ICMPV6_TO_HOST) {
+                rules.add(GenericRule.of(settings.allowTarget(), new Match.Family(IpFamily.V6),
+                        new Match.Protocol("ipv6-icmp", false), new Match.Icmp(IpFamily.V6, type, null, false)));
+            }
+        }
+        rules.add(GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH)));
+        Target action = switch (settings.endpointToHostAction()) {
+            case DROP -> Target.DROP;
+            case RETURN -> Target.RETURN;
+            case ACCEPT -> settings.allowTarget();
+        };
+        rules.add(GenericRule.of(action).withComment("defaultEndpointToHostAction"));
+        return new Rules(Names.WL_TO_HOST, rules);
+    }
+
+    /**
+     * Failsafe ports: inbound matches the destination port (a service on this host) and the
+     * source net, outbound the destination port and net. Always ACCEPT (a RETURN would fall back
+     * into the endpoint's policy). A port with a net serves only that net's family.
+     */
+    Rules failsafeChain(String name, List<ProtoPort> ports, boolean inbound) {
+        List<GenericRule> rules = new ArrayList<>();
+        for (ProtoPort p : ports) {
+            if (p.port() == null) {
+                continue;
+            }
+            List<Match> m = new ArrayList<>();
+            String proto = p.protocol() == null ? "tcp" : p.protocol().toLowerCase(Locale.ROOT);
+            if (p.net() != null && !p.net().isBlank()) {
+                IpFamily f = IpFamily.of(p.net());
+                if (!families.contains(f)) {
+                    continue;
+                }
+                m.add(new Match.Family(f));
+                m.add(new Match.Protocol(proto, false));
+                m.add(new Match.Nets(inbound ? Dir.SRC : Dir.DST, List.of(p.net()), false));
+            } else {
+                m.add(new Match.Protocol(proto, false));
+            }
+            m.add(new Match.Ports(Dir.DST, List.of(Integer.toString(p.port())), false));
+            rules.add(new GenericRule(m, Target.ACCEPT, "failsafe " + proto + ":" + p.port()));
+        }
+        return new Rules(name, rules);
     }
 
     /** Unknown interfaces of ours are dropped: an endpoint without its chains must not pass. */
@@ -119,21 +245,89 @@ public final class RuleRenderer {
         return new Dispatch(name, in, targets, Target.DROP);
     }
 
+    /** Interfaces without a host endpoint fall through (null fallback): we do not touch their traffic. */
+    static Dispatch hostDispatch(String name, boolean in, SortedMap<String, HostEndpointUpdate> heps) {
+        SortedMap<String, String> targets = new TreeMap<>();
+        heps.keySet().forEach(i -> targets.put(i, in ? Names.fromHostEndpoint(i) : Names.toHostEndpoint(i)));
+        return new Dispatch(name, in, targets, null);
+    }
+
+    /**
+     * Host endpoints by interface. Endpoints without an interface name (matched by expected IPs)
+     * and the all-interfaces {@code *} endpoint are not rendered; of two endpoints on one
+     * interface the first by ID wins (deterministic, so renders stay comparable).
+     */
+    static SortedMap<String, HostEndpointUpdate> hostEndpointsByInterface(DataplaneModel model) {
+        SortedMap<String, HostEndpointUpdate> out = new TreeMap<>();
+        model.hostEndpoints().values().forEach(h -> {
+            String i = h.interfaceName();
+            if (i != null && !i.isBlank() && !i.equals("*")) {
+                out.putIfAbsent(i, h);
+            }
+        });
+        return out;
+    }
+
+    /** Driver sets for NAT: every pool's CIDR, and the natOutgoing ones; absent when there are no pools. */
+    static SortedMap<String, Set<String>> poolSets(DataplaneModel model) {
+        SortedMap<String, Set<String>> out = new TreeMap<>();
+        if (model.pools().isEmpty()) {
+            return out;
+        }
+        Set<String> all = new TreeSet<>();
+        Set<String> masq = new TreeSet<>();
+        model.pools().values().forEach(p -> {
+            if (p.cidr() == null || p.cidr().isBlank()) {
+                return;
+            }
+            all.add(p.cidr());
+            if (p.natOutgoing()) {
+                masq.add(p.cidr());
+            }
+        });
+        out.put(Names.ALL_POOLS_SET, all);
+        out.put(Names.MASQ_POOLS_SET, masq);
+        return out;
+    }
+
+    /** One MASQUERADE rule per rendered family that has a natOutgoing pool; empty otherwise. */
+    Rules natOutgoingChain(DataplaneModel model) {
+        Set<String> masq = poolSets(model).getOrDefault(Names.MASQ_POOLS_SET, Set.of());
+        List<GenericRule> rules = new ArrayList<>();
+        for (IpFamily f : IpFamily.values()) {
+            if (families.contains(f) && masq.stream().anyMatch(c -> IpFamily.of(c) == f)) {
+                rules.add(GenericRule.of(new Target.Masquerade(), new Match.Family(f),
+                        new Match.InSet(Dir.SRC, f, Names.MASQ_POOLS_SET, false),
+                        new Match.InSet(Dir.DST, f, Names.ALL_POOLS_SET, true)).withComment("natOutgoing"));
+            }
+        }
+        return new Rules(Names.NAT_OUTGOING, rules);
+    }
+
+    public Rules endpointChain(String name, List<TierPolicies> tiers, List<String> profiles, boolean inbound,
+                               Set<PolicyId> existing) {
+        return endpointChain(name, tiers, profiles, inbound, existing, null);
+    }
+
     /**
      * One direction of an endpoint.
      *
      * @param inbound  towards the endpoint (its ingress): policies' and profiles' inbound chains
      * @param existing policies the model holds; a listed policy missing from it fails closed (DROP)
+     * @param failsafe a failsafe chain jumped to after the conntrack rules (host endpoints), or null
      */
     public Rules endpointChain(String name, List<TierPolicies> tiers, List<String> profiles, boolean inbound,
-                               Set<PolicyId> existing) {
+                               Set<PolicyId> existing, String failsafe) {
         Match passClear = new Match.MarkAllClear(marks.pass());
         Match acceptSet = new Match.MarkAllSet(marks.accept());
         List<GenericRule> rules = new ArrayList<>();
         rules.add(GenericRule.of(new Target.ClearMark(marks.both())));
-        rules.add(GenericRule.of(Target.ACCEPT,
+        rules.add(GenericRule.of(settings.allowTarget(),
                 new Match.Conntrack(Set.of(Match.CtState.RELATED, Match.CtState.ESTABLISHED))));
         rules.add(GenericRule.of(Target.DROP, new Match.Conntrack(Set.of(Match.CtState.INVALID))));
+        if (failsafe != null) {
+            rules.add(GenericRule.of(new Target.Jump(failsafe)));
+        }
         for (TierPolicies tier : tiers) {
             if (!tier.enforced()) {
                 continue;

@@ -141,10 +141,12 @@ class ChainRendererTest {
         m.apply(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesMarkMask", "0xff000000", "interfacePrefix", "tap,cali")));
         Map<String, Chain> chains = ChainRenderer.render(m).chains();
         assertThat(chains).containsOnlyKeys("cali-FORWARD", "cali-from-wl-dispatch", "cali-to-wl-dispatch",
-                "cali-tw-caliA", "cali-fw-caliA");
+                "cali-tw-caliA", "cali-fw-caliA", "cali-INPUT", "cali-OUTPUT", "cali-wl-to-host", "cali-failsafe-in",
+                "cali-failsafe-out", "cali-from-host-endpoint", "cali-to-host-endpoint");
         assertThat(chains.get("cali-FORWARD").rules().stream().map(calico.dataplane.iptables.Rule::render))
                 .containsExactly("-j MARK --set-xmark 0x0/0x3000000", "-i tap+ -j cali-from-wl-dispatch",
-                        "-o tap+ -j cali-to-wl-dispatch", "-m mark --mark 0x1000000/0x1000000 -j ACCEPT");
+                        "-o tap+ -j cali-to-wl-dispatch",
+                        "-m comment --comment \"policy accepted the packet\" -m mark --mark 0x1000000/0x1000000 -j ACCEPT");
         assertThat(chains.get("cali-from-wl-dispatch").rules().stream().map(calico.dataplane.iptables.Rule::render))
                 .containsExactly("-i caliA -g cali-fw-caliA", "-j DROP");
         assertThat(chains.get("cali-to-wl-dispatch").rules().stream().map(calico.dataplane.iptables.Rule::render))
@@ -244,5 +246,42 @@ class ChainRendererTest {
                 List.of("s:b"), List.of(), List.of()), Side.ANY);
         assertThat(render(sets)).containsExactly("-m set --match-set " + Names.ipSetV4("s:a") + " src -m set ! --match-set "
                 + Names.ipSetV4("s:b") + " src -j DROP");
+    }
+
+    private static List<String> rendered(Map<String, Chain> chains, String name) {
+        return chains.get(name).rules().stream().map(calico.dataplane.iptables.Rule::render).toList();
+    }
+
+    @Test
+    void hostSideChainsFormatPerFamilyAndTable() {
+        DataplaneModel m = new DataplaneModel();
+        m.apply(new DataplaneUpdate.ConfigUpdate(Map.of("failsafeInboundHostPorts", "tcp:22,udp:[fd00::/8]:68")));
+        m.apply(new DataplaneUpdate.HostEndpointUpdate("n/eth0", "eth0", List.of(), List.of(), List.of(), List.of(),
+                List.of()));
+        m.apply(new DataplaneUpdate.IpPoolUpdate("p", "10.65.0.0/16", true, "Never", "Never", false));
+        ChainRenderer.Rendered v4 = ChainRenderer.render(m, IpFamily.V4);
+        ChainRenderer.Rendered v6 = ChainRenderer.render(m, IpFamily.V6);
+
+        assertThat(rendered(v4.chains(), Names.INPUT)).containsExactly("-i cali+ -g cali-wl-to-host",
+                "-j MARK --set-xmark 0x0/0x30000", "-j cali-from-host-endpoint",
+                "-m comment --comment \"host endpoint policy accepted the packet\" -m mark --mark 0x10000/0x10000 -j ACCEPT");
+        // Interfaces without a host endpoint fall through: no final rule.
+        assertThat(rendered(v4.chains(), Names.FROM_HOST_DISPATCH)).containsExactly("-i eth0 -g cali-fh-eth0");
+        assertThat(rendered(v4.chains(), Names.TO_HOST_DISPATCH)).containsExactly("-o eth0 -g cali-th-eth0");
+        assertThat(rendered(v4.chains(), Names.FAILSAFE_IN)).containsExactly(
+                "-m comment --comment \"failsafe tcp:22\" -p tcp -m multiport --destination-ports 22 -j ACCEPT");
+        assertThat(rendered(v6.chains(), Names.FAILSAFE_IN)).containsExactly(
+                "-m comment --comment \"failsafe tcp:22\" -p tcp -m multiport --destination-ports 22 -j ACCEPT",
+                "-m comment --comment \"failsafe udp:68\" -p udp -s fd00::/8 -m multiport --destination-ports 68 -j ACCEPT");
+        assertThat(rendered(v4.chains(), Names.WL_TO_HOST)).containsExactly("-j cali-from-wl-dispatch",
+                "-m comment --comment defaultEndpointToHostAction -j DROP");
+        assertThat(rendered(v6.chains(), Names.WL_TO_HOST)).contains(
+                "-p ipv6-icmp -m icmp6 --icmpv6-type 135 -j ACCEPT", "-p ipv6-icmp -m icmp6 --icmpv6-type 133 -j ACCEPT");
+
+        Map<String, Chain> nat4 = v4.chains(calico.dataplane.iptables.Table.NAT);
+        assertThat(rendered(nat4, Names.POSTROUTING)).containsExactly("-j cali-nat-outgoing");
+        assertThat(rendered(nat4, Names.NAT_OUTGOING)).containsExactly("-m comment --comment natOutgoing "
+                + "-m set --match-set cali40masq-ipam-pools src -m set ! --match-set cali40all-ipam-pools dst -j MASQUERADE");
+        assertThat(rendered(v6.chains(calico.dataplane.iptables.Table.NAT), Names.NAT_OUTGOING)).isEmpty();
     }
 }

@@ -23,8 +23,14 @@ final class Fixtures {
 
     static WorkloadEndpoint wep(String ns, String name, String node, String ip, String iface,
                                 Map<String, String> labels, String... profiles) {
+        return wep(ns, name, node, List.of(ip + "/32"), iface, labels, profiles);
+    }
+
+    /** A workload with several networks (e.g. dual stack: a /32 and a /128). */
+    static WorkloadEndpoint wep(String ns, String name, String node, List<String> nets, String iface,
+                                Map<String, String> labels, String... profiles) {
         return new WorkloadEndpoint(ObjectMeta.namespaced(ns, name).withLabels(labels),
-                new WorkloadEndpointSpec("k8s", null, node, null, name, "eth0", null, List.of(ip + "/32"), null,
+                new WorkloadEndpointSpec("k8s", null, node, null, name, "eth0", null, nets, null,
                         null, null, List.of(profiles), iface, "ee:ee:ee:ee:ee:ee", List.of(), null));
     }
 

@@ -34,12 +34,14 @@ public final class IptablesDataplaneBench {
 
     public static void main(String[] args) {
         for (IptablesBackend backend : IptablesBackend.values()) {
+          for (boolean v6 : new boolean[] {false, true}) {
             for (int n : new int[] {10, 100, 500}) {
                 try (NetNs ns = NetNs.create("iptdpbench")) {
                     List<String> prefix = List.of("ip", "netns", "exec", ns.name());
                     IptablesDataplane dp = new IptablesDataplane(
                             new IptablesRestore(backend, XtablesLockSettings.defaults(), prefix), new Ipset(prefix));
                     List<DataplaneUpdate> batch = new ArrayList<>();
+                    batch.add(new DataplaneUpdate.ConfigUpdate(java.util.Map.of("ipv6Support", Boolean.toString(v6))));
                     CompiledPolicy allowAll = new CompiledPolicy(List.of(allow("s:none", false)), List.of(), false);
                     batch.add(new DataplaneUpdate.ActiveProfileUpdate("kns.bench", allowAll));
                     for (int i = 0; i < n; i++) {
@@ -61,11 +63,12 @@ public final class IptablesDataplaneBench {
                     double set = time(() -> dp.apply(List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:1",
                             Set.of(IpSetMember.net(Cidr.parse("10.99.0.1/32"))), Set.of()))));
                     double refresh = time(dp::refresh);
-                    System.out.printf("%-6s endpoints=%-4d chains=%-5d first apply %7.1f ms  one policy %6.1f ms"
+                    System.out.printf("%-6s %-5s endpoints=%-4d chains=%-5d first apply %7.1f ms  one policy %6.1f ms"
                                     + "  one set delta %6.1f ms  refresh (clean) %6.1f ms%n",
-                            backend, n, dp.desiredChains().size(), full, policy, set, refresh);
+                            backend, v6 ? "v4+v6" : "v4", n, dp.programmed().chains(), full, policy, set, refresh);
                 }
             }
+          }
         }
     }
 

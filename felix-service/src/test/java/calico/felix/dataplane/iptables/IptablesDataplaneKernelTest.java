@@ -128,10 +128,11 @@ class IptablesDataplaneKernelTest {
         assertThat(delta).isEqualTo(new PolicyDriver.ApplyStats(false, 0, 0, 1, 0));
         assertThat(ipset.list(Names.ipSetV4("s:a")).members()).containsExactlyInAnyOrder("10.0.0.1", "10.0.2.2");
 
-        // A profile change rewrites that profile's chain only.
+        // A profile change rewrites that profile's chain only (once per family).
         PolicyDriver.ApplyStats profile = dataplane.apply(List.of(new DataplaneUpdate.ActiveProfileUpdate(
                 "kns.test", new CompiledPolicy(List.of(), List.of(), false))));
-        assertThat(profile).isEqualTo(new PolicyDriver.ApplyStats(false, 1, 0, 0, 0));
+        assertThat(profile).isEqualTo(new PolicyDriver.ApplyStats(false, 2, 0, 0, 0));
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).rules("cali-pri-kns.test")).isEmpty();
         assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("cali-pri-kns.test")).isEmpty();
 
         // Dropping the policy and its sets removes both chains and every set it used, sets after rules.
@@ -140,10 +141,11 @@ class IptablesDataplaneKernelTest {
                         List.of(), List.of("kns.test"), List.of(), List.of()),
                 new DataplaneUpdate.ActivePolicyRemove(POLICY),
                 new DataplaneUpdate.IpSetRemove("s:a"), new DataplaneUpdate.IpSetRemove("n:web")));
-        assertThat(removal.chainsWritten()).isEqualTo(1); // cali-tw-cali1234abcd
-        assertThat(removal.chainsDeleted()).isEqualTo(2);
-        assertThat(removal.setsDeleted()).isEqualTo(4); // two graph sets, two net sets (a single notNet is "! -d")
-        assertThat(ipset.list().keySet()).noneMatch(n -> n.startsWith("cali4"));
+        assertThat(removal.chainsWritten()).isEqualTo(2); // cali-tw-cali1234abcd in each family
+        assertThat(removal.chainsDeleted()).isEqualTo(4);
+        // two graph sets per family, two IPv4 net sets (a single notNet is "! -d")
+        assertThat(removal.setsDeleted()).isEqualTo(6);
+        assertThat(ipset.list().keySet()).noneMatch(n -> n.startsWith("cali4") || n.startsWith("cali6"));
         assertThat(restore.save(IpVersion.V4, Table.FILTER).chains()).doesNotContain(Names.policyInbound(POLICY));
         assertThat(dataplane.refresh()).isZero();
     }
@@ -170,6 +172,80 @@ class IptablesDataplaneKernelTest {
         assertThat(saved.rules("FORWARD")).containsExactly("-j cali-FORWARD", "-j other");
         assertThat(saved.rules("other")).containsExactly("-p tcp -j ACCEPT");
         assertThat(ipset.list().keySet()).doesNotContain("cali40stale").contains("foreign", Names.ipSetV4("s:a"));
+        assertThat(dataplane.refresh()).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(IptablesBackend.class)
+    void chainInsertModePlacesOneJumpPerHookedChainAndRemoveAllTakesEverythingBack(IptablesBackend backend) {
+        start(backend);
+        String ip6tables = backend.restoreBinary(IpVersion.V6).replace("-restore", "");
+        for (String tool : List.of(iptables, ip6tables)) {
+            ns.exec(tool, "-A", "FORWARD", "-p", "udp", "-j", "ACCEPT");
+            ns.exec(tool, "-A", "INPUT", "-p", "udp", "-j", "ACCEPT");
+            ns.exec(tool, "-t", "nat", "-A", "POSTROUTING", "-p", "udp", "-j", "ACCEPT");
+        }
+        dataplane.apply(firstBatch()); // no ConfigUpdate: Calico's default Insert
+        for (IpVersion v : IpVersion.values()) {
+            SavedTable filter = restore.save(v, Table.FILTER);
+            assertThat(filter.rules("FORWARD")).as(v + " insert").containsExactly("-j cali-FORWARD", "-p udp -j ACCEPT");
+            assertThat(filter.rules("INPUT")).containsExactly("-j cali-INPUT", "-p udp -j ACCEPT");
+            assertThat(filter.rules("OUTPUT")).containsExactly("-j cali-OUTPUT");
+            assertThat(restore.save(v, Table.NAT).rules("POSTROUTING"))
+                    .containsExactly("-j cali-POSTROUTING", "-p udp -j ACCEPT");
+        }
+
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("chainInsertMode", "Append"))));
+        for (IpVersion v : IpVersion.values()) {
+            assertThat(restore.save(v, Table.FILTER).rules("FORWARD")).as(v + " append")
+                    .containsExactly("-p udp -j ACCEPT", "-j cali-FORWARD");
+            assertThat(restore.save(v, Table.NAT).rules("POSTROUTING"))
+                    .containsExactly("-p udp -j ACCEPT", "-j cali-POSTROUTING");
+        }
+        assertThat(dataplane.refresh()).isZero();
+        // A stranger appends after us, and duplicates our INPUT jump: refresh puts us back, once, last.
+        ns.exec(ip6tables, "-A", "FORWARD", "-p", "tcp", "-j", "ACCEPT");
+        ns.exec(iptables, "-I", "INPUT", "1", "-j", "cali-INPUT");
+        assertThat(dataplane.refresh()).isEqualTo(2);
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).rules("FORWARD"))
+                .containsExactly("-p udp -j ACCEPT", "-p tcp -j ACCEPT", "-j cali-FORWARD");
+        assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("INPUT"))
+                .containsExactly("-p udp -j ACCEPT", "-j cali-INPUT");
+
+        dataplane.removeAll();
+        for (IpVersion v : IpVersion.values()) {
+            SavedTable filter = restore.save(v, Table.FILTER);
+            SavedTable nat = restore.save(v, Table.NAT);
+            assertThat(filter.chains()).as(v + " removeAll").noneMatch(c -> c.startsWith("cali-"));
+            assertThat(nat.chains()).noneMatch(c -> c.startsWith("cali-"));
+            assertThat(filter.rules("FORWARD")).allMatch(r -> r.startsWith("-p "));
+            assertThat(filter.rules("INPUT")).containsExactly("-p udp -j ACCEPT");
+            assertThat(nat.rules("POSTROUTING")).containsExactly("-p udp -j ACCEPT");
+        }
+        assertThat(ipset.list().keySet()).noneMatch(n -> n.startsWith("cali"));
+    }
+
+    @ParameterizedTest
+    @EnumSource(IptablesBackend.class)
+    void ipv6SupportFalseProgramsIpv4OnlyAndTurningItOffRemovesIpv6(IptablesBackend backend) {
+        start(backend);
+        dataplane.apply(firstBatch());
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).chains()).contains("cali-FORWARD", "cali-wl-to-host");
+        assertThat(ipset.list().keySet()).anyMatch(n -> n.startsWith("cali60"));
+        // ICMPv6 to the host is allowed in the IPv6 table only.
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).rules("cali-wl-to-host"))
+                .anyMatch(r -> r.contains("--icmpv6-type 135"));
+        assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("cali-wl-to-host"))
+                .containsExactly("-j cali-from-wl-dispatch", "-m comment --comment defaultEndpointToHostAction -j DROP");
+
+        PolicyDriver.ApplyStats off = dataplane.apply(List.of(
+                new DataplaneUpdate.ConfigUpdate(Map.of("ipv6Support", "false"))));
+        assertThat(off.resync()).isTrue();
+        assertThat(dataplane.families()).containsExactly(IpFamily.V4);
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).chains()).noneMatch(c -> c.startsWith("cali-"));
+        assertThat(restore.save(IpVersion.V6, Table.FILTER).rules("FORWARD")).isEmpty();
+        assertThat(ipset.list().keySet()).noneMatch(n -> n.startsWith("cali6")).anyMatch(n -> n.startsWith("cali40"));
+        assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("FORWARD")).containsExactly("-j cali-FORWARD");
         assertThat(dataplane.refresh()).isZero();
     }
 }

@@ -45,10 +45,14 @@ import org.junit.jupiter.params.provider.EnumSource;
 class IptablesDataplanePacketTest {
 
     private static final java.time.Duration CONNECT_TIMEOUT = java.time.Duration.ofSeconds(1);
+    /** Negative probes: a blocked SYN within 300 ms on a veth is as good as never. */
+    private static final java.time.Duration NO = java.time.Duration.ofMillis(300);
 
     private static final String NODE = "node1";
     private static final String A_IP = "10.65.0.1";
     private static final String B_IP = "10.65.0.2";
+    private static final String A_IP6 = "fd00:65::1";
+    private static final String B_IP6 = "fd00:65::2";
     private static final String A_IF = "cali1234abcd";
     private static final String B_IF = "cali5678abcd";
 
@@ -88,7 +92,7 @@ class IptablesDataplanePacketTest {
 
             // A policy selecting b with no rules: the tier's default denies ingress to b only.
             put(gnp("guard-b", "app == 'b'", List.of(), PolicyType.Ingress));
-            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("tier default deny").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, NO)).as("tier default deny").isFalse();
             assertThat(b.tcpConnects(A_IP, 8080, CONNECT_TIMEOUT)).as("a is not selected").isTrue();
 
             // Allow from app == 'a' (an IP set of a's address).
@@ -101,12 +105,12 @@ class IptablesDataplanePacketTest {
                     .withDestination(EntityRule.empty().withPorts(List.of(Port.of(8080))));
             put(gnp("guard-b", "app == 'b'", List.of(fromAto8080), PolicyType.Ingress));
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("port rule allows 8080").isTrue();
-            assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).as("port rule blocks 8081").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8081, NO)).as("port rule blocks 8081").isFalse();
 
             // Relabelling a takes it out of the IP set, and back.
             List<calico.felix.dataplane.rules.PolicyDriver.ApplyStats> relabel =
                     put(wep("test", "a", NODE, A_IP, A_IF, Map.of("app", "other"), "kns.test"));
-            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("label change blocks").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, NO)).as("label change blocks").isFalse();
             // ... by changing one set's members, without rewriting any chain.
             assertThat(relabel).isNotEmpty().allMatch(st -> !st.resync() && st.chainsWritten() == 0);
             assertThat(relabel.stream().mapToInt(calico.felix.dataplane.rules.PolicyDriver.ApplyStats::setsWritten).sum()).isEqualTo(1);
@@ -117,7 +121,7 @@ class IptablesDataplanePacketTest {
             assertThat(host.exec("ipset", "list", "-n")).contains(
                     Names.ipSetV4(calico.api.selector.Selector.parse("app == 'a'").uniqueId()));
             host.exec("ipset", "flush", Names.ipSetV4(calico.api.selector.Selector.parse("app == 'a'").uniqueId()));
-            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("set flushed by a stranger").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, NO)).as("set flushed by a stranger").isFalse();
             assertThat(dataplane.refresh()).isEqualTo(1);
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("set refilled").isTrue();
 
@@ -125,7 +129,7 @@ class IptablesDataplanePacketTest {
             assertThat(dataplane.refresh()).isZero();
             host.exec(backend.restoreBinary(IpVersion.V4).replace("-restore", ""), "-I", Names.toWorkload(B_IF), "1",
                     "-j", "DROP");
-            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("stranger's DROP").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8080, NO)).as("stranger's DROP").isFalse();
             assertThat(dataplane.refresh()).isEqualTo(1);
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("after refresh").isTrue();
 
@@ -134,7 +138,7 @@ class IptablesDataplanePacketTest {
                     Names.FORWARD);
             assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).as("no jump: no policy").isTrue();
             assertThat(dataplane.refresh()).isEqualTo(1);
-            assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).as("jump restored").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8081, NO)).as("jump restored").isFalse();
 
             // Removing the policy leaves profiles deciding; a full resync changes nothing.
             graph.onUpdates(List.of(Update.deleted(gnp("guard-b", "all()", List.of()).key(), ++revision)));
@@ -164,7 +168,7 @@ class IptablesDataplanePacketTest {
                                     .withSource(EntityRule.empty().withSelector("app == 'a'"))),
                             List.of(), PolicyType.Ingress));
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("passed, then the profile allows").isTrue();
-            assertThat(b.tcpConnects(A_IP, 8080, CONNECT_TIMEOUT)).as("not passed: the security tier's default denies").isFalse();
+            assertThat(b.tcpConnects(A_IP, 8080, NO)).as("not passed: the security tier's default denies").isFalse();
 
             // Egress from a: deny TCP 8081, allow the rest.
             put(gnp("a-out", "default", "app == 'a'", List.of(), List.of(
@@ -172,7 +176,33 @@ class IptablesDataplanePacketTest {
                             .withDestination(EntityRule.empty().withPorts(List.of(Port.of(8081)))),
                     Rule.allow()), PolicyType.Egress));
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("egress allow").isTrue();
-            assertThat(a.tcpConnects(B_IP, 8081, CONNECT_TIMEOUT)).as("egress deny rule").isFalse();
+            assertThat(a.tcpConnects(B_IP, 8081, NO)).as("egress deny rule").isFalse();
+        }
+    }
+
+    /** Dual-stack workloads through the graph: the v6 addresses land in the cali60 sets and v6 policy holds. */
+    @ParameterizedTest
+    @EnumSource(IptablesBackend.class)
+    void ipv6FollowsSelectorPolicyThroughTheGraph(IptablesBackend backend) throws IOException {
+        start(backend);
+        InetAddress b6 = InetAddress.getByName(B_IP6);
+        try (ServerSocket b8080 = b.call(() -> new ServerSocket(8080, 50, b6));
+                ServerSocket b8081 = b.call(() -> new ServerSocket(8081, 50, b6))) {
+            put(tier("default", 1000.0), allowAllProfile("kns.test"),
+                    wep("test", "a", NODE, List.of(A_IP + "/32", A_IP6 + "/128"), A_IF, Map.of("app", "a"), "kns.test"),
+                    wep("test", "b", NODE, List.of(B_IP + "/32", B_IP6 + "/128"), B_IF, Map.of("app", "b"), "kns.test"));
+            assertThat(a.tcpConnects(B_IP6, 8081, java.time.Duration.ofSeconds(2))).as("profile allows v6").isTrue();
+            Rule fromAto8080 = Rule.allow().withProtocol(Protocol.TCP)
+                    .withSource(EntityRule.empty().withSelector("app == 'a'"))
+                    .withDestination(EntityRule.empty().withPorts(List.of(Port.of(8080))));
+            put(gnp("guard-b", "app == 'b'", List.of(fromAto8080), PolicyType.Ingress));
+            assertThat(a.tcpConnects(B_IP6, 8080, CONNECT_TIMEOUT)).as("v6 allowed by selector and port").isTrue();
+            assertThat(a.tcpConnects(B_IP6, 8081, NO)).as("v6 other port").isFalse();
+            String set6 = Names.ipSet(IpFamily.V6, calico.api.selector.Selector.parse("app == 'a'").uniqueId());
+            assertThat(host.exec("ipset", "list", set6)).contains(A_IP6);
+            put(wep("test", "a", NODE, List.of(A_IP + "/32", A_IP6 + "/128"), A_IF, Map.of("app", "other"), "kns.test"));
+            assertThat(a.tcpConnects(B_IP6, 8080, NO)).as("v6 relabel blocks").isFalse();
+            assertThat(dataplane.refresh()).isZero();
         }
     }
 
@@ -203,7 +233,10 @@ class IptablesDataplanePacketTest {
         host = ns("iph");
         a = ns("ipa");
         b = ns("ipb");
-        host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        for (NetNs n : namespaces) {
+            n.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0");
+        }
+        host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1");
         // Proxy ARP answers only for addresses routed out of another interface: give the host a default route.
         // (a veth pair standing in for the uplink: this kernel has no dummy module)
         host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
@@ -211,15 +244,22 @@ class IptablesDataplanePacketTest {
         host.exec("ip", "link", "set", "up1", "up");
         host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
         host.exec("ip", "route", "add", "default", "dev", "up0");
-        wireWorkload(a, A_IF, A_IP);
-        wireWorkload(b, B_IF, B_IP);
+        wireWorkload(a, A_IF, A_IP, A_IP6);
+        wireWorkload(b, B_IF, B_IP, B_IP6);
     }
 
     /** What the CNI plugin and felix do for a local workload (route programming is not in the driver yet). */
-    private void wireWorkload(NetNs w, String hostIf, String ip) {
+    private void wireWorkload(NetNs w, String hostIf, String ip, String ip6) {
         host.veth(hostIf, w, "eth0");
+        // The host side's MAC gives it Calico's well-known link-local address, the workloads' IPv6 gateway.
+        host.exec("ip", "link", "set", hostIf, "down");
+        host.exec("ip", "link", "set", hostIf, "address", "ee:ee:ee:ee:ee:ee");
+        host.exec("ip", "link", "set", hostIf, "up");
         w.exec("ip", "addr", "add", ip + "/32", "dev", "eth0");
+        w.exec("ip", "-6", "addr", "add", ip6 + "/128", "dev", "eth0", "nodad");
         w.exec("ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0", "onlink");
+        w.exec("ip", "-6", "route", "add", "default", "via", "fe80::ecee:eeff:feee:eeee", "dev", "eth0");
+        host.exec("ip", "-6", "route", "add", ip6 + "/128", "dev", hostIf);
         host.exec("sysctl", "-qw", "net.ipv4.conf." + hostIf + ".proxy_arp=1");
         host.exec("sysctl", "-qw", "net.ipv4.neigh." + hostIf + ".proxy_delay=0");
         host.exec("sysctl", "-qw", "net.ipv4.conf." + hostIf + ".forwarding=1");

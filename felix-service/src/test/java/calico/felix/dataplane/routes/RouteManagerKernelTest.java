@@ -11,6 +11,7 @@ import calico.api.model.Resource;
 import calico.api.model.Rule;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
+import calico.dataplane.netlink.LinkUpdate;
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
 import calico.dataplane.testing.NetNs;
@@ -227,6 +228,44 @@ class RouteManagerKernelTest {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    @Test
+    void linkUpdatesProgramAndForgetAtOnce() {
+        put(allowAllProfile(), wep("b", B_IF, B_IP + "/32"));
+        assertThat(inHost.call(manager::pendingInterfaces)).containsExactly(B_IF);
+
+        // Interfaces no endpoint needs are ignored.
+        RouteManager.Stats s = inHost.call(() -> manager.onLinkUpdate(new LinkUpdate("up0", 2, true, false)));
+        assertThat(s.routesAdded() + s.interfacesConfigured()).isZero();
+
+        // The veth appears (down on the host side): configured and routed from the announcement alone.
+        wireWorkload(b, B_IF, B_IP);
+        host.exec("ip", "link", "set", B_IF, "down");
+        int index = inHost.call(() -> netlink.linkIndex(B_IF));
+        s = inHost.call(() -> manager.onLinkUpdate(new LinkUpdate(B_IF, index, false, false)));
+        assertThat(s.interfacesConfigured()).isEqualTo(1);
+        assertThat(s.routesAdded()).isEqualTo(1);
+        assertThat(ourRoutes("-4")).containsExactly(Map.entry(B_IP, B_IF));
+        assertThat(inHost.call(manager::pendingInterfaces)).isEmpty();
+
+        // A deletion announcement for an older link of the same name changes nothing.
+        s = inHost.call(() -> manager.onLinkUpdate(new LinkUpdate(B_IF, index + 1000, false, true)));
+        assertThat(inHost.call(manager::pendingInterfaces)).isEmpty();
+
+        // Set down by someone: the kernel drops the route; the up announcement brings it back.
+        host.exec("ip", "link", "set", B_IF, "down");
+        inHost.call(() -> manager.onLinkUpdate(new LinkUpdate(B_IF, index, false, false)));
+        assertThat(ourRoutes("-4")).isEmpty();
+        host.exec("ip", "link", "set", B_IF, "up");
+        s = inHost.call(() -> manager.onLinkUpdate(new LinkUpdate(B_IF, index, true, false)));
+        assertThat(s.routesAdded()).isEqualTo(1);
+        assertThat(ourRoutes("-4")).containsExactly(Map.entry(B_IP, B_IF));
+
+        // Deleted: pending again.
+        host.exec("ip", "link", "del", B_IF);
+        inHost.call(() -> manager.onLinkUpdate(new LinkUpdate(B_IF, index, false, true)));
+        assertThat(inHost.call(manager::pendingInterfaces)).containsExactly(B_IF);
+    }
 
     private void put(Resource... resources) {
         graph.onUpdates(Arrays.stream(resources).map(r -> Update.of(UpdateType.NEW, r, ++revision)).toList());

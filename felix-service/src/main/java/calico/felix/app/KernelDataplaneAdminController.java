@@ -1,0 +1,44 @@
+package calico.felix.app;
+
+import calico.felix.dataplane.KernelDataplane;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * {@code GET /felix/v1/dataplane}: which dataplane runs and, for the kernel dataplane, the active
+ * policy backend, the last apply (time, duration, batch size, driver stats, error), what is
+ * programmed, the counters, pending interfaces, the unresolved errors (what keeps felix not
+ * ready) and the recent ones (resolved or not). With the model dataplane it
+ * says so and nothing more.
+ */
+@RestController
+@RequestMapping("/felix/v1")
+public class KernelDataplaneAdminController {
+
+    private final ProgrammedState state;
+
+    public KernelDataplaneAdminController(ProgrammedState state) {
+        this.state = state;
+    }
+
+    @GetMapping("/dataplane")
+    public Map<String, Object> dataplane() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        Dataplane d = state.dataplane();
+        if (d instanceof KernelDataplane k) {
+            out.put("driver", "kernel");
+            out.put("status", k.status());
+            out.put("errors", k.errors());
+            out.put("recentErrors", k.recentErrors());
+        } else {
+            out.put("driver", "model");
+            out.put("backend", "none");
+            out.put("errors", List.copyOf(d.errors()));
+        }
+        return out;
+    }
+}

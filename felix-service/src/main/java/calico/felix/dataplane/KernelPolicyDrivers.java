@@ -1,0 +1,32 @@
+package calico.felix.dataplane;
+
+import calico.dataplane.iptables.IptablesRestore;
+import calico.dataplane.iptables.Ipset;
+import calico.felix.dataplane.iptables.IptablesDataplane;
+import calico.felix.dataplane.rules.PolicyDriver;
+import java.util.List;
+
+/**
+ * The standard {@link PolicyDriverFactory}: {@link IptablesDataplane} for iptables (its tools run
+ * under the namespace's command prefix), and the nftables driver once it is merged.
+ */
+public final class KernelPolicyDrivers implements PolicyDriverFactory {
+
+    private final List<String> commandPrefix;
+    /** @param commandPrefix e.g. {@code ip netns exec <name>}, empty for the process's own namespace */
+    public KernelPolicyDrivers(List<String> commandPrefix) {
+        this.commandPrefix = List.copyOf(commandPrefix);
+    }
+
+    @Override
+    public PolicyDriver create(BackendChoice choice) {
+        if (choice instanceof BackendChoice.Iptables i) {
+            return new IptablesDataplane(new IptablesRestore(i.backend(), i.lock(), commandPrefix), new Ipset(commandPrefix));
+        }
+        // ---- NFTABLES DRIVER HOOK (the one place to change when the nft driver is merged) ----
+        // Replace the throw with:
+        //   return new calico.felix.dataplane.nft.NftablesDataplane(calico.dataplane.nft.Nftables.open());
+        // (we run on the dataplane thread, inside the programmed namespace, as Nftables.open() needs).
+        throw new IllegalStateException("nftables driver not available");
+    }
+}

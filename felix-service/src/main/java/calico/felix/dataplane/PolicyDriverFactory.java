@@ -1,0 +1,15 @@
+package calico.felix.dataplane;
+
+import calico.felix.dataplane.rules.PolicyDriver;
+
+/**
+ * Makes the policy driver for a {@link BackendChoice}. Called on the dataplane thread, which is
+ * already in the programmed network namespace (so a driver that opens kernel sockets opens them
+ * there). Creating a driver must not touch the kernel's rules: the first {@code apply} does.
+ */
+@FunctionalInterface
+public interface PolicyDriverFactory {
+
+    /** {@return a new driver}; throws when this build or host cannot provide one for {@code choice}. */
+    PolicyDriver create(BackendChoice choice);
+}

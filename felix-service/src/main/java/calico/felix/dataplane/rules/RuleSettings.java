@@ -1,0 +1,68 @@
+package calico.felix.dataplane.rules;
+
+import calico.api.model.FelixConfigurationSpec.ProtoPort;
+import calico.felix.calc.FelixSettings;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The FelixConfiguration settings that change what the rules mean, resolved from a
+ * {@code ConfigUpdate}. Backend-specific hooking ({@link #appendMode}) is here too so both
+ * drivers read one parsed copy; only the iptables driver uses it.
+ *
+ * @param endpointToHostAction what happens to workload-to-host traffic after the workload's egress policy
+ * @param allowReturn          {@code iptablesFilterAllowAction: Return}: our "accepted" verdicts return to
+ *                             the kernel chain instead of accepting, so rules after ours still apply
+ * @param failsafeIn           inbound failsafe ports (host endpoints never block them)
+ * @param failsafeOut          outbound failsafe ports
+ * @param appendMode           {@code chainInsertMode: Append}: our hook jump goes last in the kernel chain
+ * @param ipv6Support          whether the IPv6 dataplane is programmed at all
+ */
+public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean allowReturn, List<ProtoPort> failsafeIn,
+                           List<ProtoPort> failsafeOut, boolean appendMode, boolean ipv6Support) {
+
+    /** {@code defaultEndpointToHostAction}. */
+    public enum EndpointToHostAction { DROP, RETURN, ACCEPT }
+
+    public RuleSettings {
+        failsafeIn = List.copyOf(failsafeIn);
+        failsafeOut = List.copyOf(failsafeOut);
+    }
+
+    /** Calico's defaults: Drop, Accept, the default failsafe ports, Insert, IPv6 on. */
+    public static RuleSettings defaults() {
+        return from(Map.of());
+    }
+
+    /**
+     * From a resolved configuration map (a {@code ConfigUpdate}'s values); missing or invalid
+     * values fall back to Calico's defaults. {@code iptablesFilterAllowAction} is the allow action
+     * used; an nftables driver wanting {@code nftablesFilterAllowAction} uses {@link #withAllowReturn}.
+     */
+    public static RuleSettings from(Map<String, String> values) {
+        FelixSettings s = FelixSettings.from(values);
+        EndpointToHostAction toHost = switch (s.defaultEndpointToHostAction().toLowerCase(Locale.ROOT)) {
+            case "accept" -> EndpointToHostAction.ACCEPT;
+            case "return" -> EndpointToHostAction.RETURN;
+            default -> EndpointToHostAction.DROP;
+        };
+        return new RuleSettings(toHost, "return".equalsIgnoreCase(values.get("iptablesFilterAllowAction")),
+                s.failsafeInboundHostPorts(), s.failsafeOutboundHostPorts(),
+                "append".equalsIgnoreCase(s.chainInsertMode()),
+                !"false".equalsIgnoreCase(String.valueOf(values.getOrDefault("ipv6Support", "true")).strip()));
+    }
+
+    public RuleSettings withAllowReturn(boolean r) {
+        return new RuleSettings(endpointToHostAction, r, failsafeIn, failsafeOut, appendMode, ipv6Support);
+    }
+
+    public RuleSettings withEndpointToHostAction(EndpointToHostAction a) {
+        return new RuleSettings(a, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support);
+    }
+
+    /** {@return the verdict for traffic our policy accepted}: ACCEPT, or RETURN under {@code allowReturn} */
+    public Target allowTarget() {
+        return allowReturn ? Target.RETURN : Target.ACCEPT;
+    }
+}

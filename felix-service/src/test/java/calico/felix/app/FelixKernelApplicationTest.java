@@ -1,0 +1,220 @@
+package calico.felix.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.api.codec.ResourceCodec;
+import calico.api.model.ClusterInformation;
+import calico.api.model.ClusterInformationSpec;
+import calico.api.model.EntityRule;
+import calico.api.model.FelixConfiguration;
+import calico.api.model.FelixConfigurationSpec;
+import calico.api.model.GlobalNetworkPolicy;
+import calico.api.model.GlobalNetworkPolicySpec;
+import calico.api.model.ObjectMeta;
+import calico.api.model.PolicyType;
+import calico.api.model.Resource;
+import calico.api.model.Rule;
+import calico.api.model.Tier;
+import calico.api.model.TierSpec;
+import calico.api.model.WorkloadEndpoint;
+import calico.api.model.WorkloadEndpointSpec;
+import calico.dataplane.testing.NetNs;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.testing.EtcdAdmin;
+import calico.libcalico.testing.EtcdServerExtension;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The whole felix application on the kernel dataplane ({@code FELIX_DATAPLANEDRIVERNAME=kernel})
+ * programming a test namespace, against a real etcd, observed over HTTP: the admin API and the
+ * Prometheus metrics show the active backend and what is programmed; a FelixConfiguration edit in
+ * etcd switches the backend at run time (counted as a restart); a refresh interval from the
+ * FelixConfiguration drives refreshes; a workload's veth appearing clears the pending interface.
+ */
+class FelixKernelApplicationTest {
+
+    @RegisterExtension
+    static final EtcdServerExtension ETCD = new EtcdServerExtension();
+
+    private static final String ME = "node-k";
+    private static final String IFACE = "calik1b2c3d4";
+    private static final Duration WAIT = Duration.ofSeconds(15);
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final ObjectMapper json = new ObjectMapper();
+    private Datastore store;
+    private NetNs host;
+    private ConfigurableApplicationContext app;
+    private int adminPort;
+    private int healthPort;
+
+    @AfterEach
+    void tearDown() {
+        if (app != null) {
+            app.close();
+        }
+        if (store != null) {
+            store.close();
+        }
+        if (host != null) {
+            host.close();
+        }
+    }
+
+    @Test
+    void adminAndMetricsShowTheBackendItsSwitchAndWhatIsProgrammed() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/iptables-nft-restore"))
+                && Files.isExecutable(Path.of("/usr/sbin/iptables-legacy-restore")), "both iptables backends");
+        EtcdAdmin.wipe(ETCD.endpoint());
+        store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
+        host = NetNs.create("fka");
+        store.create(new ClusterInformation(ObjectMeta.named("default"),
+                new ClusterInformationSpec("guid", null, null, true, null)));
+        Resource config = store.create(felixConfig(Map.of("iptablesBackend", "NFT", "iptablesRefreshInterval", "1s")));
+        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
+        store.create(new GlobalNetworkPolicy(ObjectMeta.named("allow-from-db"), new GlobalNetworkPolicySpec(
+                "default", 1.0, List.of(Rule.allow().withSource(EntityRule.empty().withSelector("app == 'db'"))),
+                List.of(), "app == 'web'", List.of(PolicyType.Ingress), null, null, null, null, null, null)));
+        store.create(new WorkloadEndpoint(ObjectMeta.namespaced("ns1", null).withLabels(Map.of("app", "web")),
+                new WorkloadEndpointSpec("k8s", null, ME, null, "web", "eth0", null, List.of("10.68.0.1/32"), null,
+                        null, null, List.of(), IFACE, null, null, null)));
+
+        startFelix();
+        awaitJson(healthPort, "/readiness", 200, body -> true);
+
+        // The admin API: kernel dataplane on iptables-nft, what it programmed, the pending veth.
+        JsonNode dp = awaitJson(adminPort, "/felix/v1/dataplane", 200,
+                body -> body.path("status").path("lastApply").path("backend").asText().equals("iptables-nft"));
+        assertThat(dp.path("driver").asText()).isEqualTo("kernel");
+        JsonNode st = dp.path("status");
+        assertThat(st.path("netns").asText()).isEqualTo(host.name());
+        assertThat(st.path("programmed").path("chains").asInt()).isPositive();
+        assertThat(st.path("programmed").path("sets").asInt()).isPositive();
+        assertThat(st.path("resyncs").asLong()).isPositive();
+        assertThat(st.path("lastApply").path("at").isMissingNode()).isFalse();
+        assertThat(st.path("lastApply").path("took").asText()).isNotEmpty();
+        assertThat(st.path("lastApply").path("error").isNull()).isTrue();
+        assertThat(st.path("pendingInterfaces").toString()).isEqualTo("[\"" + IFACE + "\"]");
+        assertThat(dp.path("errors")).isEmpty();
+        assertThat(host.exec("iptables-nft-save", "-t", "filter")).contains("-A FORWARD -j cali-FORWARD");
+
+        // The metrics, on the health port.
+        String metrics = metrics();
+        assertThat(metric(metrics, "felix_dataplane_backend", "backend=\"iptables-nft\"")).isEqualTo(1.0);
+        assertThat(metric(metrics, "felix_dataplane_backend", "backend=\"iptables-legacy\"")).isEqualTo(0.0);
+        assertThat(metric(metrics, "felix_int_dataplane_apply_time_seconds_count", "")).isPositive();
+        assertThat(metrics).contains("felix_int_dataplane_apply_time_seconds_bucket{");
+        assertThat(metric(metrics, "felix_dataplane_chains", "")).isEqualTo(st.path("programmed").path("chains").asDouble());
+        assertThat(metric(metrics, "felix_dataplane_rules", "")).isPositive();
+        assertThat(metric(metrics, "felix_ipsets_calico", "")).isEqualTo(st.path("programmed").path("sets").asDouble());
+        assertThat(metric(metrics, "felix_dataplane_resyncs_total", "")).isPositive();
+        assertThat(metric(metrics, "felix_dataplane_backend_restarts_total", "")).isZero();
+        assertThat(metric(metrics, "felix_int_dataplane_failures_total", "")).isZero();
+        // iptablesRefreshInterval 1s from the FelixConfiguration: refreshes run.
+        awaitMetric("felix_dataplane_refreshes_total", v -> v >= 1);
+
+        // The workload's veth appears: no longer pending (the link monitor, inside the app).
+        host.exec("ip", "link", "add", IFACE, "type", "veth", "peer", "name", "k1peer");
+        awaitJson(adminPort, "/felix/v1/dataplane", 200,
+                body -> body.path("status").path("pendingInterfaces").isEmpty());
+        assertThat(host.exec("ip", "route", "show", "proto", "80")).contains("10.68.0.1 dev " + IFACE);
+
+        // A FelixConfiguration edit in etcd switches the backend at run time.
+        FelixConfiguration current = (FelixConfiguration) store.get(config.key()).orElseThrow();
+        store.update(new FelixConfiguration(current.metadata(), felixConfig(
+                Map.of("iptablesBackend", "Legacy", "iptablesRefreshInterval", "1s")).spec()));
+        JsonNode switched = awaitJson(adminPort, "/felix/v1/dataplane", 200,
+                body -> body.path("status").path("lastApply").path("backend").asText().equals("iptables-legacy"));
+        assertThat(switched.path("status").path("backend").asText()).isEqualTo("iptables-legacy");
+        assertThat(switched.path("status").path("backendRestarts").asLong()).isEqualTo(1);
+        assertThat(switched.path("errors")).isEmpty();
+        assertThat(host.exec("iptables-legacy-save", "-t", "filter")).contains("-A FORWARD -j cali-FORWARD");
+        assertThat(host.exec("iptables-nft-save", "-t", "filter")).doesNotContain("cali-");
+        metrics = metrics();
+        assertThat(metric(metrics, "felix_dataplane_backend", "backend=\"iptables-legacy\"")).isEqualTo(1.0);
+        assertThat(metric(metrics, "felix_dataplane_backend", "backend=\"iptables-nft\"")).isEqualTo(0.0);
+        assertThat(metric(metrics, "felix_dataplane_backend_restarts_total", "")).isEqualTo(1.0);
+        assertThat(get(healthPort, "/readiness").statusCode()).isEqualTo(200);
+    }
+
+    private void startFelix() {
+        app = new SpringApplicationBuilder(FelixApplication.class).run("--server.port=0",
+                "--server.address=127.0.0.1", "--calico.health.port=0", "--calico.health.host=127.0.0.1",
+                "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME, "--FELIX_DATASTORETYPE=etcdv3",
+                "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(), "--FELIX_DATAPLANEDRIVERNAME=kernel",
+                "--FELIX_DATAPLANENETNS=" + host.name(), "--felix.ready-poll-initial=50ms",
+                "--felix.ready-poll-max=200ms", "--felix.apply-timeout=60s");
+        adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
+        healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
+    }
+
+    private static FelixConfiguration felixConfig(Map<String, ?> spec) {
+        FelixConfigurationSpec s = ResourceCodec.get().jsonMapper().convertValue(spec, FelixConfigurationSpec.class);
+        return new FelixConfiguration(ObjectMeta.named("default"), s);
+    }
+
+    private String metrics() throws Exception {
+        HttpResponse<String> r = get(healthPort, "/actuator/prometheus");
+        assertThat(r.statusCode()).isEqualTo(200);
+        return r.body();
+    }
+
+    /** The value of the first sample of {@code name} whose labels contain {@code label}. */
+    private static double metric(String body, String name, String label) {
+        return body.lines().filter(l -> (l.startsWith(name + "{") || l.startsWith(name + " ")) && l.contains(label))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst()
+                .orElseThrow(() -> new AssertionError("no metric " + name + " with " + label));
+    }
+
+    private void awaitMetric(String name, java.util.function.DoublePredicate condition) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        double last = Double.NaN;
+        while (System.nanoTime() < deadline) {
+            last = metric(metrics(), name, "");
+            if (condition.test(last)) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("metric " + name + " never matched; last " + last);
+    }
+
+    private JsonNode awaitJson(int port, String path, int status, Predicate<JsonNode> condition) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        HttpResponse<String> last = null;
+        while (System.nanoTime() < deadline) {
+            last = get(port, path);
+            if (last.statusCode() == status && condition.test(json.readTree(last.body()))) {
+                return json.readTree(last.body());
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("timed out waiting for " + status + " from " + path + "; last: "
+                + (last == null ? null : last.statusCode() + " " + last.body()));
+    }
+
+    private HttpResponse<String> get(int port, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).GET()
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+}

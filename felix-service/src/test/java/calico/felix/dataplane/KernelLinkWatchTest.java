@@ -1,0 +1,106 @@
+package calico.felix.dataplane;
+
+import static calico.felix.dataplane.KernelTestbed.allowAllProfile;
+import static calico.felix.dataplane.KernelTestbed.felixConfig;
+import static calico.felix.dataplane.KernelTestbed.tier;
+import static calico.felix.dataplane.KernelTestbed.wep;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.dataplane.testing.NetNs;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The link monitor: with the refresh interval at 10 minutes, an endpoint that arrives before its
+ * veth is routed (and its interface configured) as soon as the veth appears, not at the next
+ * refresh; when the veth vanishes the interface is pending again, and a re-created veth is routed
+ * again. No refresh runs during the test, so only the link announcements can have done it.
+ */
+class KernelLinkWatchTest {
+
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
+    /** The brief's bound: the route follows the veth within a second (the refresh is 10 minutes away). */
+    private static final Duration PROMPT = Duration.ofSeconds(1);
+    private static final String A_IP = "10.67.0.1";
+    private static final String C_IP = "10.67.0.3";
+    private static final String A_IF = "calia1b2c3d6";
+    private static final String C_IF = "calic1b2c3d6";
+
+    private KernelTestbed bed;
+
+    @AfterEach
+    void tearDown() {
+        if (bed != null) {
+            bed.close();
+        }
+    }
+
+    @Test
+    void anEndpointBeforeItsVethIsRoutedAsSoonAsTheVethAppears() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        bed = new KernelTestbed("klw");
+        NetNs a = bed.workload("klwa", A_IF, A_IP);
+        NetNs c = bed.ns("klwc");
+        bed.dataplane = new KernelDataplane(bed.host.name());
+
+        bed.put(felixConfig(Map.of("iptablesRefreshInterval", "10m")), tier("default", 1000.0),
+                allowAllProfile("kns.test"), wep("a", A_IP, A_IF, "a"), wep("c", C_IP, C_IF, "c"));
+        bed.inSync();
+        assertThat(bed.dataplane.refreshInterval()).isEqualTo(Duration.ofMinutes(10));
+        assertThat(bed.dataplane.status().pendingInterfaces()).containsExactly(C_IF);
+        assertThat(routes()).contains(A_IP + " dev " + A_IF).doesNotContain(C_IP);
+
+        // The veth appears (as the CNI plugin creates it, set up on both ends).
+        long t0 = System.nanoTime();
+        bed.wire(c, C_IF, C_IP);
+        await(() -> routes().contains(C_IP + " dev " + C_IF), "route to c after its veth appeared");
+        System.out.printf("route programmed %.1f ms after the veth was created%n", (System.nanoTime() - t0) / 1e6);
+        assertThat(bed.host.sysctl("ipv4/conf/" + C_IF + "/proxy_arp")).isEqualTo("1");
+        assertThat(bed.host.sysctl("ipv4/conf/" + C_IF + "/forwarding")).isEqualTo("1");
+        assertThat(bed.dataplane.status().pendingInterfaces()).isEmpty();
+        InetAddress aAddr = InetAddress.getByName(A_IP);
+        try (ServerSocket server = a.call(() -> new ServerSocket(8080, 50, aAddr))) {
+            assertThat(c.tcpConnects(A_IP, 8080, CONNECT_TIMEOUT)).as("c reaches a through the host").isTrue();
+        }
+
+        // The veth vanishes: pending again. A new one (a new ifindex) is routed again.
+        bed.host.exec("ip", "link", "del", C_IF);
+        await(() -> bed.dataplane.status().pendingInterfaces().contains(C_IF), "interface pending again");
+        t0 = System.nanoTime();
+        bed.wire(c, C_IF, C_IP);
+        await(() -> routes().contains(C_IP + " dev " + C_IF), "route to c after its veth came back");
+        System.out.printf("route re-programmed %.1f ms after the veth was re-created%n",
+                (System.nanoTime() - t0) / 1e6);
+
+        // An administrator sets it down (the kernel drops its routes) and up again: routed again.
+        bed.host.exec("ip", "link", "set", C_IF, "down");
+        await(() -> !routes().contains(C_IP), "the kernel dropped the route of a down link");
+        bed.host.exec("ip", "link", "set", C_IF, "up");
+        await(() -> routes().contains(C_IP + " dev " + C_IF), "route to c after its link came up");
+
+        KernelDataplane.Status st = bed.dataplane.status();
+        assertThat(st.refreshes()).as("no refresh ran: the link monitor did it").isZero();
+        assertThat(st.linkUpdates()).isPositive();
+        assertThat(bed.dataplane.errors()).isEmpty();
+    }
+
+    private String routes() {
+        return bed.host.exec("ip", "route", "show", "proto", "80");
+    }
+
+    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + PROMPT.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within " + PROMPT + ": " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+}

@@ -1,0 +1,128 @@
+package calico.felix.e2e;
+
+import calico.felix.app.FelixApplication;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The whole felix application, configured only through Calico's {@code FELIX_*} settings (as
+ * command-line properties), talking to a real etcd and programming one network namespace. Its
+ * HTTP ports are random; {@link #get} reads the admin API and {@link #awaitReady} the readiness
+ * probe, as an operator and the kubelet would.
+ */
+final class FelixProcess implements AutoCloseable {
+
+    private final ConfigurableApplicationContext app;
+    private final ObjectMapper json = new ObjectMapper();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final int adminPort;
+    private final int healthPort;
+
+    FelixProcess(URI etcd, String hostNetns, Backend backend, String logSeverity, String... extraArgs) {
+        List<String> args = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
+                "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--HOSTNAME=",
+                "--FELIX_FELIXHOSTNAME=" + Cluster.NODE, "--FELIX_DATASTORETYPE=etcdv3",
+                "--FELIX_ETCDENDPOINTS=" + etcd, "--FELIX_DATAPLANENETNS=" + hostNetns,
+                "--FELIX_LOGSEVERITYSCREEN=" + logSeverity, "--felix.ready-poll-initial=50ms",
+                "--felix.ready-poll-max=200ms"));
+        args.addAll(List.of(extraArgs));
+        args.addAll(backend.felixArgs());
+        app = new SpringApplicationBuilder(FelixApplication.class).run(args.toArray(String[]::new));
+        adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
+        healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
+    }
+
+    /** Waits for {@code /readiness} to answer 200 (datastore ready, dataplane in sync). */
+    void awaitReady(Duration timeout) throws InterruptedException {
+        long until = System.nanoTime() + timeout.toNanos();
+        String last = "";
+        while (System.nanoTime() < until) {
+            HttpResponse<String> r = request(healthPort, "/readiness");
+            if (r != null && r.statusCode() == 200) {
+                return;
+            }
+            last = r == null ? "no answer" : r.statusCode() + " " + r.body();
+            Thread.sleep(50);
+        }
+        throw new AssertionError("felix not ready after " + timeout + ": " + last);
+    }
+
+    /** {@return the last apply as the admin API reports it}: finish time and batches since start. */
+    LastApply lastApply() {
+        try {
+            JsonNode a = json.readTree(get("/felix/v1/status")).path("lastApply");
+            String at = a.path("at").asText(null);
+            return new LastApply(at == null || at.equals("null") ? null : Instant.parse(at), a.path("batches").asLong(),
+                    a.path("batchSize").asInt(), a.path("errors").size());
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("felix status is not JSON: " + e.getMessage(), e);
+        }
+    }
+
+    /** The admin API's last-apply record: when the batch finished (kernel programmed), batches so far. */
+    record LastApply(Instant at, long batches, int batchSize, int errors) {
+    }
+
+    /**
+     * Waits (at most {@code timeout}) until felix has finished applying a batch after
+     * {@code since}; {@return whether it did}. A write that changes nothing felix programs
+     * produces no batch, so callers treat false as "nothing to wait for".
+     */
+    boolean awaitApplyAfter(Instant since, Duration timeout) throws InterruptedException {
+        long until = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < until) {
+            LastApply a = lastApply();
+            if (a.at() != null && a.at().isAfter(since)) {
+                return true;
+            }
+            Thread.sleep(5);
+        }
+        return false;
+    }
+
+    /** {@return the value of a gauge in the Prometheus scrape}, NaN if absent. */
+    double gauge(String name) {
+        HttpResponse<String> r = request(healthPort, "/actuator/prometheus");
+        if (r == null) {
+            return Double.NaN;
+        }
+        return r.body().lines().filter(l -> l.startsWith(name + "{") || l.startsWith(name + " "))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst().orElse(Double.NaN);
+    }
+
+    /** {@return the body of an admin API path, or the failure} (for diagnostics). */
+    String get(String path) {
+        HttpResponse<String> r = request(adminPort, path);
+        return r == null ? "(no answer from " + path + ")" : r.body();
+    }
+
+    /** {@return the readiness probe's body} (for diagnostics). */
+    String readiness() {
+        HttpResponse<String> r = request(healthPort, "/readiness");
+        return r == null ? "(no answer)" : r.statusCode() + " " + r.body();
+    }
+
+    private HttpResponse<String> request(int port, String path) {
+        try {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).GET()
+                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    @Override
+    public void close() {
+        app.close();
+    }
+}

@@ -1,0 +1,9 @@
+package calico.felix.e2e;
+
+/** The real-packet policy matrix ({@link PolicyMatrix}) on the legacy iptables backend (FELIX_IPTABLESBACKEND=Legacy). */
+class IptablesLegacyPolicyMatrixTest extends PolicyMatrix {
+
+    IptablesLegacyPolicyMatrixTest() {
+        super(Backend.IPTABLES_LEGACY);
+    }
+}

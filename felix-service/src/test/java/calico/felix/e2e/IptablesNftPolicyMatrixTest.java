@@ -1,0 +1,9 @@
+package calico.felix.e2e;
+
+/** The real-packet policy matrix ({@link PolicyMatrix}) on the iptables nft backend (FELIX_IPTABLESBACKEND=NFT). */
+class IptablesNftPolicyMatrixTest extends PolicyMatrix {
+
+    IptablesNftPolicyMatrixTest() {
+        super(Backend.IPTABLES_NFT);
+    }
+}

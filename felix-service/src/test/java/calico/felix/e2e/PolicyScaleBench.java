@@ -1,0 +1,339 @@
+package calico.felix.e2e;
+
+import calico.api.k8s.WorkloadEndpointNames;
+import calico.api.model.Action;
+import calico.api.model.ClusterInformation;
+import calico.api.model.ClusterInformationSpec;
+import calico.api.model.EntityRule;
+import calico.api.model.GlobalNetworkPolicy;
+import calico.api.model.GlobalNetworkPolicySpec;
+import calico.api.model.NetworkPolicy;
+import calico.api.model.NetworkPolicySpec;
+import calico.api.model.ObjectMeta;
+import calico.api.model.PolicyType;
+import calico.api.model.Port;
+import calico.api.model.Profile;
+import calico.api.model.ProfileSpec;
+import calico.api.model.Protocol;
+import calico.api.model.Resource;
+import calico.api.model.Rule;
+import calico.api.model.Tier;
+import calico.api.model.TierSpec;
+import calico.api.model.WorkloadEndpoint;
+import calico.api.model.WorkloadEndpointSpec;
+import calico.dataplane.testing.NetNs;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.testing.EtcdServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * The issue's scale benchmark: 2,000 policies over 500 local endpoints, programmed by the whole
+ * felix application (real etcd, {@code FELIX_*} settings) into a throwaway network namespace.
+ *
+ * <p>Prints (1) the time from the last datastore write to the kernel in sync, taken from felix's
+ * admin API (the finish time of the batch after which felix is quiet with every policy and
+ * endpoint active; the kernel dataplane's apply returns only once the restore tools have), (2)
+ * the kernel's floor measured in the same run: the final ruleset saved ({@code ipset save},
+ * {@code iptables-save}, or {@code nft list table inet calico}) and restored into a fresh
+ * namespace from the files, timed, (3) their ratio, and (4) one policy change, write to applied,
+ * median and p90 over 50 changes, each checked in the kernel afterwards.
+ *
+ * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.PolicyScaleBench NFT|Legacy|nftables}
+ * (as root). Endpoints have no interfaces: felix's rules do not need them (routes for them are
+ * skipped until the interface appears).
+ */
+public final class PolicyScaleBench {
+
+    private static final int NAMESPACES = 50;
+    private static final int LOCAL = 500;
+    private static final int REMOTE = 1_500;
+    private static final int NAMESPACED_POLICIES = 1_500;
+    private static final int GLOBAL_POLICIES = 500;
+    private static final int TIERS = 5;
+    private static final int APPS = 100;
+    private static final int CHANGES = 50;
+    private static final String[] ROLES = {"web", "api", "db", "cache"};
+
+    private PolicyScaleBench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Backend backend = switch (args.length == 0 ? "NFT" : args[0].toLowerCase(Locale.ROOT)) {
+            case "nft" -> Backend.IPTABLES_NFT;
+            case "legacy" -> Backend.IPTABLES_LEGACY;
+            case "nftables" -> Backend.NFTABLES;
+            default -> throw new IllegalArgumentException("backend: NFT | Legacy | nftables, not " + args[0]);
+        };
+        String unavailable = backend.unavailableReason();
+        if (unavailable != null) {
+            System.out.println("backend " + backend + " unavailable: " + unavailable);
+            return;
+        }
+        try (EtcdServer etcd = EtcdServer.startOnTmpfs();
+                Datastore store = new EtcdDatastore(EtcdConfig.of(etcd.endpoint()));
+                NetNs host = NetNs.create("benchh")) {
+            run(backend, etcd, store, host);
+        }
+        System.exit(0); // felix's non-daemon threads
+    }
+
+    private static void run(Backend backend, EtcdServer etcd, Datastore store, NetNs host) throws Exception {
+        host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        store.create(new ClusterInformation(ObjectMeta.named("default"),
+                new ClusterInformationSpec("bench", "k8s", null, true, null)));
+        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
+        long floorMs;
+        try (FelixProcess felix = new FelixProcess(etcd.endpoint(), host.name(), backend, "Warning")) {
+            felix.awaitReady(Duration.ofSeconds(60));
+
+            // Everything written while felix runs, as fast as etcd takes it (8 writers).
+            List<Resource> all = new ArrayList<>();
+            for (int t = 0; t < TIERS; t++) {
+                all.add(new Tier(ObjectMeta.named("t" + t), new TierSpec(100.0 + t, null)));
+            }
+            for (int n = 0; n < NAMESPACES; n++) {
+                all.add(new Profile(ObjectMeta.named("kns.ns" + n), new ProfileSpec(List.of(Rule.allow()),
+                        List.of(Rule.allow()), Map.of("pcns.team", "t" + n % 5, "pcns.projectcalico.org/name", "ns" + n))));
+            }
+            for (int i = 0; i < REMOTE; i++) {
+                all.add(endpoint(i, "node-" + (i % 10), "10.90." + i / 250 + "." + (i % 250 + 1)));
+            }
+            for (int i = 0; i < LOCAL; i++) {
+                all.add(endpoint(i, Cluster.NODE, "10.80." + i / 250 + "." + (i % 250 + 1)));
+            }
+            for (int i = 0; i < NAMESPACED_POLICIES; i++) {
+                all.add(namespaced(i, 0));
+            }
+            for (int i = 0; i < GLOBAL_POLICIES; i++) {
+                all.add(global(i));
+            }
+            Instant firstWrite = Instant.now();
+            Instant lastWrite = writeAll(store, all);
+            System.out.printf("%s: wrote %d resources in %d ms%n", backend, all.size(),
+                    Duration.between(firstWrite, lastWrite).toMillis());
+
+            FelixProcess.LastApply synced = awaitQuiet(felix, lastWrite);
+            long syncMs = Duration.between(lastWrite, synced.at()).toMillis();
+            long fromFirstMs = Duration.between(firstWrite, synced.at()).toMillis();
+            int errors = synced.errors();
+
+            Floor floor = floor(backend, host);
+            System.out.printf("%s: last write -> kernel in sync %d ms (first write -> in sync %d ms; %d batches; "
+                    + "%d errors)%n", backend, syncMs, fromFirstMs, synced.batches(), errors);
+            System.out.printf("%s: kernel floor %d ms (%s) for %s%n", backend, floor.millis(), floor.detail(), floor.size());
+            System.out.printf("%s: ratio %.2f (goal <= 1.3)%n", backend, (double) syncMs / floor.millis());
+
+            // One policy change at a time: a new port in one namespaced policy.
+            long[] ms = new long[CHANGES];
+            for (int k = 0; k < CHANGES; k++) {
+                int i = (k * 31) % NAMESPACED_POLICIES;
+                int port = 20_000 + k;
+                FelixProcess.LastApply before = felix.lastApply();
+                Instant write = Instant.now();
+                store.update(namespaced(i, port));
+                FelixProcess.LastApply after = awaitBatch(felix, before.batches());
+                ms[k] = Duration.between(write, after.at()).toMillis();
+                if (after.batches() != before.batches() + 1) {
+                    System.out.printf("  change %d: %d batches%n", k, after.batches() - before.batches());
+                }
+                String kernel = host.exec(backend.dumpCommand().toArray(String[]::new));
+                if (!kernel.contains(Integer.toString(port))) {
+                    throw new IllegalStateException("change " + k + ": port " + port + " not in the kernel after apply");
+                }
+            }
+            long[] sorted = ms.clone();
+            Arrays.sort(sorted);
+            System.out.printf("%s: one policy change, write -> applied in the kernel: median %d ms, p90 %d ms, "
+                    + "min %d ms, max %d ms over %d changes (goal: median < 50 ms)%n", backend, sorted[CHANGES / 2],
+                    sorted[(int) Math.ceil(CHANGES * 0.9) - 1], sorted[0], sorted[CHANGES - 1], CHANGES);
+            floorMs = floor.millis();
+        }
+
+        // A second felix against the full datastore, programming a fresh namespace: the snapshot path.
+        try (NetNs fresh = NetNs.create("benchc")) {
+            fresh.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+            Instant start = Instant.now();
+            try (FelixProcess cold = new FelixProcess(etcd.endpoint(), fresh.name(), backend, "Warning")) {
+                Instant up = Instant.now();
+                cold.awaitReady(Duration.ofMinutes(5));
+                FelixProcess.LastApply a = cold.lastApply();
+                long fromUp = Duration.between(up, a.at()).toMillis();
+                System.out.printf("%s: felix started against the full datastore: context up -> kernel in sync %d ms "
+                        + "(JVM start of the context %d ms; %d batches); ratio to the floor %.2f%n", backend, fromUp,
+                        Duration.between(start, up).toMillis(), a.batches(), (double) fromUp / floorMs);
+            }
+        }
+    }
+
+    /** Writes with 8 threads; {@return when the last write returned}. */
+    private static Instant writeAll(Datastore store, List<Resource> all) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            // Tiers and profiles first, endpoints next, policies last (each group in parallel).
+            List<List<Resource>> groups = List.of(all.subList(0, TIERS + NAMESPACES),
+                    all.subList(TIERS + NAMESPACES, TIERS + NAMESPACES + REMOTE + LOCAL),
+                    all.subList(TIERS + NAMESPACES + REMOTE + LOCAL, all.size()));
+            for (List<Resource> group : groups) {
+                List<Future<?>> done = new ArrayList<>();
+                for (Resource r : group) {
+                    done.add(pool.submit(() -> store.create(r)));
+                }
+                for (Future<?> f : done) {
+                    f.get();
+                }
+            }
+            return Instant.now();
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    /**
+     * Waits until felix has every policy and endpoint active and no batch has finished for 2 s;
+     * {@return the last batch} (its finish time is when the kernel was in sync).
+     */
+    private static FelixProcess.LastApply awaitQuiet(FelixProcess felix, Instant lastWrite) throws Exception {
+        long until = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+        FelixProcess.LastApply last = null;
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() < until) {
+            FelixProcess.LastApply now = felix.lastApply();
+            if (last == null || now.batches() != last.batches()) {
+                last = now;
+                quietSince = System.nanoTime();
+            } else if (System.nanoTime() - quietSince > 2_000_000_000L && now.at() != null && now.at().isAfter(lastWrite)
+                    && felix.gauge("felix_active_policies") == NAMESPACED_POLICIES + GLOBAL_POLICIES
+                    && felix.gauge("felix_local_endpoints") == LOCAL) {
+                return now;
+            }
+            Thread.sleep(20);
+        }
+        throw new IllegalStateException("felix never settled: " + felix.lastApply() + ", policies "
+                + felix.gauge("felix_active_policies") + ", endpoints " + felix.gauge("felix_local_endpoints"));
+    }
+
+    private static FelixProcess.LastApply awaitBatch(FelixProcess felix, long batchesBefore) throws Exception {
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < until) {
+            FelixProcess.LastApply a = felix.lastApply();
+            if (a.batches() > batchesBefore) {
+                return a;
+            }
+            Thread.sleep(1);
+        }
+        throw new IllegalStateException("no batch applied within 30 s");
+    }
+
+    record Floor(long millis, String detail, String size) {
+    }
+
+    /** Saves the final ruleset and restores it into a fresh namespace, timed. */
+    private static Floor floor(Backend backend, NetNs host) throws IOException {
+        Path dir = Files.createTempDirectory("calico-floor");
+        try (NetNs fresh = NetNs.create("benchf")) {
+            if (backend == Backend.NFTABLES) {
+                Path rules = dir.resolve("calico.nft");
+                Files.writeString(rules, host.exec("nft", "list", "table", "inet", "calico"));
+                long t0 = System.nanoTime();
+                fresh.exec("nft", "-f", rules.toString());
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                return new Floor(ms, "nft -f", Files.size(rules) + " bytes");
+            }
+            String tool = backend == Backend.IPTABLES_NFT ? "iptables-nft" : "iptables-legacy";
+            Path sets = dir.resolve("ipsets");
+            Path rules = dir.resolve("filter");
+            Files.writeString(sets, host.exec("ipset", "save"));
+            long s0 = System.nanoTime();
+            Files.writeString(rules, host.exec(tool + "-save", "-t", "filter"));
+            long saveMs = (System.nanoTime() - s0) / 1_000_000;
+            long t0 = System.nanoTime();
+            fresh.exec("ipset", "restore", "-file", sets.toString());
+            long t1 = System.nanoTime();
+            fresh.exec("sh", "-c", tool + "-restore < " + rules);
+            long t2 = System.nanoTime();
+            long rulesCount = Files.readAllLines(rules).stream().filter(l -> l.startsWith("-A ")).count();
+            long setLines = Files.readAllLines(sets).stream().filter(l -> l.startsWith("add ")).count();
+            long setCount = Files.readAllLines(sets).stream().filter(l -> l.startsWith("create ")).count();
+            return new Floor((t2 - t0) / 1_000_000, String.format("ipset restore %d ms + %s-restore %d ms; "
+                    + "for scale: one %s-save of the table %d ms", (t1 - t0) / 1_000_000, tool, (t2 - t1) / 1_000_000,
+                    tool, saveMs),
+                    String.format("%d rules, %d sets with %d members", rulesCount, setCount, setLines));
+        } finally {
+            try (var files = Files.list(dir)) {
+                for (Path p : files.toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    /** Endpoint {@code i}: namespace ns(i%50), app(i%100), a role and a version, two named ports. */
+    private static WorkloadEndpoint endpoint(int i, String node, String ip) {
+        String ns = "ns" + i % NAMESPACES;
+        String pod = (node.equals(Cluster.NODE) ? "l" : "r") + i;
+        Map<String, String> labels = Map.of("app", "app" + i % APPS, "role", ROLES[i % 4], "version", "v" + i % 3,
+                "projectcalico.org/namespace", ns, "projectcalico.org/orchestrator", "k8s");
+        return new WorkloadEndpoint(new ObjectMeta(WorkloadEndpointNames.forPod(node, pod), ns, null, null, null,
+                null, null, null, labels, null, null, null),
+                new WorkloadEndpointSpec("k8s", null, node, null, pod, "eth0", null, List.of(ip + "/32"), null, null,
+                        null, List.of("kns." + ns), WorkloadEndpointNames.interfaceName(ns, pod), null,
+                        List.of(new WorkloadEndpointSpec.EndpointPort("http", Protocol.TCP, 8080, null, null),
+                                new WorkloadEndpointSpec.EndpointPort("metrics", Protocol.TCP, 9090, null, null)),
+                        null));
+    }
+
+    /**
+     * Namespaced policy {@code i} in ns(i%50) selecting app(i%100) there (5 local endpoints):
+     * ingress from a role (TCP, a port and a range, or {@code extraPort} when changed), from a
+     * team's namespaces (UDP 53), to the named port; egress to another app on 5432 and to a /16.
+     */
+    private static NetworkPolicy namespaced(int i, int extraPort) {
+        Port first = Port.of(extraPort == 0 ? 1000 + i % 500 : extraPort);
+        List<Rule> ingress = List.of(
+                Rule.allow().withProtocol(Protocol.TCP)
+                        .withSource(EntityRule.empty().withSelector("role == '" + ROLES[i % 4] + "'"))
+                        .withDestination(EntityRule.empty().withPorts(List.of(first, Port.range(3000 + i % 7, 3100 + i % 7)))),
+                Rule.allow().withProtocol(Protocol.UDP)
+                        .withSource(EntityRule.empty().withNamespaceSelector("team == 't" + i % 5 + "'"))
+                        .withDestination(EntityRule.empty().withPorts(List.of(Port.of(53)))),
+                Rule.allow().withProtocol(Protocol.TCP).withDestination(EntityRule.empty().withPorts(List.of(Port.named(i % 2 == 0 ? "http" : "metrics")))));
+        List<Rule> egress = List.of(
+                Rule.allow().withProtocol(Protocol.TCP).withDestination(EntityRule.empty()
+                        .withSelector("app == 'app" + (i * 7) % APPS + "'").withPorts(List.of(Port.of(5432)))),
+                Rule.allow().withDestination(EntityRule.empty().withNets(List.of("10." + (100 + i % 50) + ".0.0/16"))));
+        return new NetworkPolicy(ObjectMeta.namespaced("ns" + i % NAMESPACES, "np" + i),
+                new NetworkPolicySpec(null, 100.0 + i % 10, ingress, egress, "app == 'app" + i % APPS + "'",
+                        List.of(PolicyType.Ingress, PolicyType.Egress), null, null));
+    }
+
+    /** Global policy {@code i} in tier t(i%5) selecting app(i%100): deny a blocked /24, pass a version. */
+    private static GlobalNetworkPolicy global(int i) {
+        String tier = "t" + i % TIERS;
+        List<Rule> ingress = List.of(
+                Rule.deny().withSource(EntityRule.empty().withNets(List.of("198.51." + i % 250 + ".0/24"))),
+                new Rule(Action.Pass, null, null, null, null, null,
+                        EntityRule.empty().withSelector("version == 'v" + i % 3 + "' && role != 'db'"), null, null, null));
+        List<Rule> egress = List.of(
+                Rule.deny().withProtocol(Protocol.TCP).withDestination(EntityRule.empty()
+                        .withNotNets(List.of("10.0.0.0/8")).withPorts(List.of(Port.of(25)))),
+                new Rule(Action.Pass, null, null, null, null, null, null, null, null, null));
+        return new GlobalNetworkPolicy(ObjectMeta.named(tier + ".gnp" + i), new GlobalNetworkPolicySpec(tier,
+                (double) i, ingress, egress, "app == 'app" + i % APPS + "'", List.of(PolicyType.Ingress, PolicyType.Egress),
+                null, null, null, null, null, null));
+    }
+}
