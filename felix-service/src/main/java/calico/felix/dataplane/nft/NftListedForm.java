@@ -26,11 +26,12 @@ import java.util.Set;
  *       folded into the port payloads that follow it (as libnftables does);
  *   <li>{@code meta nfproto} is dropped when an IPv4/IPv6 header match already implies it;
  *   <li>a one-state {@code ct state in [x]} lists as {@code in x};
- *   <li>anonymous set elements are listed sorted; integers are compared by value.
+ *   <li>anonymous set elements are listed sorted; integers are compared by value;
+ *   <li>ICMP and ICMPv6 types and codes are listed by name: known names become numbers.
  * </ul>
  *
- * A rule that still differs (ICMP types are listed by name, for example) is not proof of
- * tampering: the driver then rewrites the chain and remembers the listing instead.
+ * A rule that still differs is not proof of tampering: the driver then rewrites the chain and
+ * remembers the listing instead.
  */
 final class NftListedForm {
 
@@ -41,6 +42,29 @@ final class NftListedForm {
     private static final Map<Integer, String> TRANSPORT = Map.of(6, "tcp", 17, "udp", 132, "sctp", 136, "udplite",
             33, "dccp");
     private static final Set<String> FAMILY_HEADERS = Set.of("ip", "ip6", "icmp", "icmpv6");
+    /** The names libnftables prints for ICMP and ICMPv6 types and codes (nftables' datatype tables). */
+    private static final Map<String, Map<String, Integer>> ICMP_NAMES = Map.of(
+            "icmp/type", Map.ofEntries(Map.entry("echo-reply", 0), Map.entry("destination-unreachable", 3),
+                    Map.entry("source-quench", 4), Map.entry("redirect", 5), Map.entry("echo-request", 8),
+                    Map.entry("router-advertisement", 9), Map.entry("router-solicitation", 10),
+                    Map.entry("time-exceeded", 11), Map.entry("parameter-problem", 12),
+                    Map.entry("timestamp-request", 13), Map.entry("timestamp-reply", 14),
+                    Map.entry("info-request", 15), Map.entry("info-reply", 16),
+                    Map.entry("address-mask-request", 17), Map.entry("address-mask-reply", 18)),
+            "icmp/code", Map.of("net-unreachable", 0, "host-unreachable", 1, "prot-unreachable", 2,
+                    "port-unreachable", 3, "frag-needed", 4, "net-prohibited", 9, "host-prohibited", 10,
+                    "admin-prohibited", 13),
+            "icmpv6/type", Map.ofEntries(Map.entry("destination-unreachable", 1), Map.entry("packet-too-big", 2),
+                    Map.entry("time-exceeded", 3), Map.entry("parameter-problem", 4), Map.entry("echo-request", 128),
+                    Map.entry("echo-reply", 129), Map.entry("mld-listener-query", 130),
+                    Map.entry("mld-listener-report", 131), Map.entry("mld-listener-done", 132),
+                    Map.entry("nd-router-solicit", 133), Map.entry("nd-router-advert", 134),
+                    Map.entry("nd-neighbor-solicit", 135), Map.entry("nd-neighbor-advert", 136),
+                    Map.entry("nd-redirect", 137), Map.entry("router-renumbering", 138),
+                    Map.entry("ind-neighbor-solicit", 141), Map.entry("ind-neighbor-advert", 142),
+                    Map.entry("mld2-listener-report", 143)),
+            "icmpv6/code", Map.of("no-route", 0, "admin-prohibited", 1, "addr-unreachable", 3,
+                    "port-unreachable", 4, "policy-fail", 5, "reject-route", 6));
 
     private NftListedForm() {
     }
@@ -147,12 +171,59 @@ final class NftListedForm {
         return any;
     }
 
+    /** ICMP types and codes named on the right of a match (or in a concatenated set) become numbers. */
+    private static void icmpNumbers(ObjectNode m) {
+        JsonNode left = m.get("left");
+        List<String> keys = new ArrayList<>();
+        if (left.has("payload")) {
+            keys.add(icmpKey(left));
+        } else if (left.has("concat")) {
+            left.get("concat").forEach(part -> keys.add(icmpKey(part)));
+        }
+        if (keys.stream().allMatch(java.util.Objects::isNull)) {
+            return;
+        }
+        if (keys.size() == 1) {
+            m.set("right", number(m.get("right"), keys.get(0)));
+            return;
+        }
+        JsonNode right = m.get("right");
+        JsonNode elems = right.has("set") ? right.get("set") : JSON.arrayNode().add(right);
+        for (JsonNode e : elems) {
+            if (e.get("concat") instanceof ArrayNode parts) {
+                for (int i = 0; i < parts.size() && i < keys.size(); i++) {
+                    parts.set(i, number(parts.get(i), keys.get(i)));
+                }
+            }
+        }
+    }
+
+    private static String icmpKey(JsonNode expr) {
+        JsonNode p = expr.get("payload");
+        if (p == null) {
+            return null;
+        }
+        String key = p.path("protocol").asText() + "/" + p.path("field").asText();
+        return ICMP_NAMES.containsKey(key) ? key : null;
+    }
+
+    private static JsonNode number(JsonNode v, String key) {
+        if (key != null && v.isTextual()) {
+            Integer n = ICMP_NAMES.get(key).get(v.asText());
+            if (n != null) {
+                return JSON.numberNode(n);
+            }
+        }
+        return v;
+    }
+
     /** Rewrites in place, recursively. */
     private static void rewrite(JsonNode n) {
         if (n.isObject()) {
             ObjectNode o = (ObjectNode) n;
             JsonNode match = o.get("match");
             if (match instanceof ObjectNode m) {
+                icmpNumbers(m);
                 String key = m.path("left").path("meta").path("key").asText("");
                 JsonNode right = m.get("right");
                 if (key.equals("l4proto") && right.isTextual() && PROTOCOLS.containsKey(right.asText())) {

@@ -253,8 +253,8 @@ class NftRuleFormatterTest {
             }
         }
         assertThat(ruleCount).isEqualTo(rules.size());
-        // Read back, each rule compares equal to what we sent once both are in the compared form,
-        // except ICMP types and codes, which libnftables lists by name.
+        // Read back, every rule compares equal to what we sent once both are in the compared form
+        // (ICMP types and codes, which libnftables lists by name, included).
         for (int i = 0; i < chain.rules().size(); i++) {
             com.fasterxml.jackson.databind.node.ArrayNode kernel = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
             JsonNode r = ruleAt(listed, i);
@@ -264,7 +264,7 @@ class NftRuleFormatterTest {
                 o.set("comment", r.get("comment"));
             }
             boolean same = NftListedForm.listed(kernel).equals(NftListedForm.sent(List.of(chain.rules().get(i))));
-            assertThat(same).as("rule %d %s listed as %s", i, chain.rules().get(i).expr(), r).isEqualTo(i != 2 && i != 3);
+            assertThat(same).as("rule %d %s listed as %s", i, chain.rules().get(i).expr(), r).isTrue();
         }
         assertThat(ns.exec("nft", "list", "chain", "inet", "calico", "nat-cali-nat")).contains("masquerade");
     }
