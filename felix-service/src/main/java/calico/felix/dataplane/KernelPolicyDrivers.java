@@ -2,13 +2,16 @@ package calico.felix.dataplane;
 
 import calico.dataplane.iptables.IptablesRestore;
 import calico.dataplane.iptables.Ipset;
+import calico.dataplane.nft.Nftables;
 import calico.felix.dataplane.iptables.IptablesDataplane;
+import calico.felix.dataplane.nft.NftablesDataplane;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.util.List;
 
 /**
  * The standard {@link PolicyDriverFactory}: {@link IptablesDataplane} for iptables (its tools run
- * under the namespace's command prefix), and the nftables driver once it is merged.
+ * under the namespace's command prefix) and {@link NftablesDataplane} for nftables (libnftables
+ * in the namespace of the calling thread).
  */
 public final class KernelPolicyDrivers implements PolicyDriverFactory {
 
@@ -23,10 +26,7 @@ public final class KernelPolicyDrivers implements PolicyDriverFactory {
         if (choice instanceof BackendChoice.Iptables i) {
             return new IptablesDataplane(new IptablesRestore(i.backend(), i.lock(), commandPrefix), new Ipset(commandPrefix));
         }
-        // ---- NFTABLES DRIVER HOOK (the one place to change when the nft driver is merged) ----
-        // Replace the throw with:
-        //   return new calico.felix.dataplane.nft.NftablesDataplane(calico.dataplane.nft.Nftables.open());
-        // (we run on the dataplane thread, inside the programmed namespace, as Nftables.open() needs).
-        throw new IllegalStateException("nftables driver not available");
+        // We run on the dataplane thread, inside the programmed namespace: libnftables' socket opens there.
+        return new NftablesDataplane(Nftables.open());
     }
 }

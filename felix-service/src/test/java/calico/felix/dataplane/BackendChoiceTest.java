@@ -72,11 +72,10 @@ class BackendChoiceTest {
     }
 
     @Test
-    void theStandardFactoryHasNoNftablesDriverYet() {
+    void theStandardFactoryMakesTheChosenDriver() {
         KernelPolicyDrivers drivers = new KernelPolicyDrivers(List.of());
         assertThat(drivers.create(new BackendChoice.Iptables(IptablesBackend.NFT)).name()).isEqualTo("iptables-nft");
-        assertThatThrownBy(() -> drivers.create(new BackendChoice.Nftables()))
-                .isInstanceOf(IllegalStateException.class).hasMessage("nftables driver not available");
+        assertThat(drivers.create(new BackendChoice.Nftables()).name()).isEqualTo("nftables");
     }
 
     private BackendChoice choose(Map<String, String> config) {

@@ -514,8 +514,14 @@ abstract class PolicyMatrix {
     @Test
     @Order(12)
     void strangerRulesAreRepairedAtTheNextRefresh() {
-        assumeTrue(backend != Backend.NFTABLES, "iptables commands; the nftables driver brings its own table");
         String iptables = backend == Backend.IPTABLES_NFT ? "iptables-nft" : "iptables-legacy";
+        String[] insertDrop = backend == Backend.NFTABLES
+                ? new String[] {"nft", "insert", "rule", "inet", "calico", "cali-tw-" + api.interfaceName(), "drop"}
+                : new String[] {iptables, "-I", "cali-tw-" + api.interfaceName(), "1", "-j", "DROP"};
+        // iptables: our jump from FORWARD; nftables: the forward base chain's jump into cali-FORWARD.
+        String[] deleteHook = backend == Backend.NFTABLES
+                ? new String[] {"nft", "flush", "chain", "inet", "calico", "filter-FORWARD"}
+                : new String[] {iptables, "-D", "FORWARD", "-j", "cali-FORWARD"};
         markWrite();
         expect("baseline (no write)").allow(allThree(web, api)).check();
         // The DROP works until felix's refresh removes it (a probe sent right after the insert
@@ -523,14 +529,14 @@ abstract class PolicyMatrix {
         boolean seenBlocked = false;
         for (int attempt = 0; attempt < 3 && !seenBlocked; attempt++) {
             markWrite();
-            cluster.host.exec(iptables, "-I", "cali-tw-" + api.interfaceName(), "1", "-j", "DROP");
+            cluster.host.exec(insertDrop);
             seenBlocked = !tcp(web, api, 8080).passes(Reachability.NEGATIVE);
         }
         assertThat(seenBlocked).as("the stranger's DROP blocks web->api").isTrue();
         expect("a stranger's DROP first in cali-tw-<api>: repaired (refresh every 1 s)")
                 .allow(allThree(web, api)).allow(tcp(client, api, 8080)).check();
         markWrite();
-        cluster.host.exec(iptables, "-D", "FORWARD", "-j", "cali-FORWARD");
+        cluster.host.exec(deleteHook);
         put(yaml("""
                 kind: GlobalNetworkPolicy
                 metadata: {name: deny-all}
