@@ -9,6 +9,8 @@ import calico.libcalico.syncer.WatcherSyncer;
 import calico.libcalico.typha.SyncerType;
 import io.grpc.Server;
 import io.grpc.ServerCredentials;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 import io.grpc.netty.NettyServerBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -39,6 +41,7 @@ public final class TyphaServer implements AutoCloseable {
     private final Datastore datastore;
     private final ServerSettings settings;
     private final ServerCredentials credentials;
+    private final ServerInterceptor identityCheck;
     private final Map<SyncerType, SnapshotCache> caches = new EnumMap<>(SyncerType.class);
     private final List<WatcherSyncer> syncers = new ArrayList<>();
     private final SyncService service;
@@ -47,15 +50,22 @@ public final class TyphaServer implements AutoCloseable {
     private final HealthReporter health;
     private Server server;
 
-    /**
-     * @param credentials TLS credentials ({@link TyphaTls#serverCredentials}), or null for plaintext
-     * @param health      where readiness (all syncers in sync) is reported
-     */
     public TyphaServer(Datastore datastore, ServerSettings settings, ServerCredentials credentials,
                        MeterRegistry meters, HealthAggregator health, String version) {
+        this(datastore, settings, credentials, meters, health, version, null);
+    }
+
+    /**
+     * @param credentials   TLS credentials ({@link TyphaTls#serverCredentials}), or null for plaintext
+     * @param health        where readiness (all syncers in sync) is reported
+     * @param identityCheck {@link TyphaTls#clientIdentityCheck}, or null
+     */
+    public TyphaServer(Datastore datastore, ServerSettings settings, ServerCredentials credentials,
+                       MeterRegistry meters, HealthAggregator health, String version, ServerInterceptor identityCheck) {
         this.datastore = datastore;
         this.settings = settings;
         this.credentials = credentials;
+        this.identityCheck = identityCheck;
         for (SyncerType t : SyncerType.values()) {
             caches.put(t, new SnapshotCache(t.wireName(), settings.maxDeltaLogUpdates(), settings.snapshotChunkBytes(),
                     settings.snapshotMaxAge().toNanos()));
@@ -87,7 +97,8 @@ public final class TyphaServer implements AutoCloseable {
                 : new InetSocketAddress(settings.host(), settings.port());
         NettyServerBuilder b = credentials == null ? NettyServerBuilder.forAddress(at)
                 : NettyServerBuilder.forAddress(at, credentials);
-        server = b.addService(service).build();
+        server = b.addService(identityCheck == null ? service.bindService()
+                : ServerInterceptors.intercept(service, identityCheck)).build();
         try {
             server.start();
         } catch (IOException e) {

@@ -23,11 +23,17 @@ final class RawClient implements AutoCloseable {
     private final CompletableFuture<Status> closed = new CompletableFuture<>();
 
     private RawClient(int port, boolean stalled) {
-        NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext();
-        if (stalled) {
-            b.flowControlWindow(64 * 1024);
-        }
-        channel = b.build();
+        this(stalled ? NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().flowControlWindow(64 * 1024)
+                .build() : NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build(), stalled);
+    }
+
+    /** A client over a given channel (closed with the client). */
+    static RawClient over(ManagedChannel channel) {
+        return new RawClient(channel, false);
+    }
+
+    private RawClient(ManagedChannel channel, boolean stalled) {
+        this.channel = channel;
         CompletableFuture<ClientCallStreamObserver<ClientMessage>> req = new CompletableFuture<>();
         TyphaGrpc.newStub(channel).sync(new ClientResponseObserver<ClientMessage, ServerMessage>() {
             @Override
