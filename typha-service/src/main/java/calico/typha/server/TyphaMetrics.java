@@ -34,6 +34,18 @@ final class TyphaMetrics {
                 .publishPercentiles(0.5, 0.99).publishPercentileHistogram(false)
                 .distributionStatisticExpiry(Duration.ofMinutes(1))
                 .register(registry);
+        for (String reason : REASONS) {
+            dropCounter(reason);
+        }
+    }
+
+    /** Why typha ends a stream; every reason is registered up front so dashboards see zeros. */
+    static final java.util.List<String> REASONS = java.util.List.of("fell-behind", "timeout", "protocol",
+            "max-connections", "rebalance", "shutdown");
+
+    private Counter dropCounter(String reason) {
+        return Counter.builder("typha_clients_dropped").tag("reason", reason)
+                .description("client streams ended by typha").register(registry);
     }
 
     void cache(SnapshotCache cache) {
@@ -58,7 +70,6 @@ final class TyphaMetrics {
     }
 
     void dropped(String reason) {
-        Counter.builder("typha_clients_dropped").tag("reason", reason).description("client streams ended by typha")
-                .register(registry).increment();
+        dropCounter(reason).increment();
     }
 }
