@@ -17,6 +17,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What one syncer said, kept once for every client of that syncer type: the current state
@@ -31,10 +33,15 @@ import java.util.concurrent.CopyOnWriteArraySet;
  */
 final class SnapshotCache implements SyncerCallbacks {
 
+    /** Bound on one delta breadcrumb, as Calico's batches. */
+    static final int MAX_BREADCRUMB_UPDATES = 1000;
+
     private final String syncerType;
     private final int maxLogUpdates;
     private final int chunkBytes;
     private final long snapshotMaxAgeNanos;
+    private final long coalesceNanos;
+    private final ScheduledExecutorService scheduler;
     private final CopyOnWriteArraySet<Runnable> listeners = new CopyOnWriteArraySet<>();
 
     // Guarded by this.
@@ -45,8 +52,21 @@ final class SnapshotCache implements SyncerCallbacks {
     private long sequence;
     private SyncerStatus status = SyncerStatus.WAIT_FOR_DATASTORE;
     private Snapshot snapshot;
+    // Updates received but not yet sealed into a breadcrumb (nor applied to state).
+    private final List<Update> pendingUpdates = new ArrayList<>();
+    private final List<KV> pendingKvs = new ArrayList<>();
+    private long pendingSinceNanos;
+    private long lastSealNanos = Long.MIN_VALUE / 2;
+    private boolean sealScheduled;
 
-    SnapshotCache(String syncerType, int maxLogUpdates, int chunkBytes, long snapshotMaxAgeNanos) {
+    /**
+     * @param coalesceNanos at most one delta breadcrumb per this interval: an update arriving
+     *                      sooner after the previous seal waits (at most this long) and is sealed
+     *                      with the others that arrive meanwhile, so that under load clients get
+     *                      fewer, larger messages; an update after a quiet period goes out at once
+     */
+    SnapshotCache(String syncerType, int maxLogUpdates, int chunkBytes, long snapshotMaxAgeNanos, long coalesceNanos,
+                  ScheduledExecutorService scheduler) {
         if (maxLogUpdates < 1) {
             throw new IllegalArgumentException("maxLogUpdates: must be at least 1, got " + maxLogUpdates);
         }
@@ -54,6 +74,8 @@ final class SnapshotCache implements SyncerCallbacks {
         this.maxLogUpdates = maxLogUpdates;
         this.chunkBytes = chunkBytes;
         this.snapshotMaxAgeNanos = snapshotMaxAgeNanos;
+        this.coalesceNanos = coalesceNanos;
+        this.scheduler = scheduler;
     }
 
     String syncerType() {
@@ -72,6 +94,7 @@ final class SnapshotCache implements SyncerCallbacks {
     @Override
     public void onStatusUpdated(SyncerStatus s) {
         synchronized (this) {
+            sealPending(System.nanoTime());
             status = s;
             append(ServerMessage.newBuilder().setStatus(SyncStatusMsg.newBuilder().setStatus(wire(s))).build(), 0);
         }
@@ -85,19 +108,56 @@ final class SnapshotCache implements SyncerCallbacks {
         for (Update u : updates) {
             kvs.add(KvCodec.toKv(u));
         }
+        boolean sealed = false;
         synchronized (this) {
-            for (int i = 0; i < kvs.size(); i++) {
-                Update u = updates.get(i);
-                if (u.type() == UpdateType.DELETED) {
-                    state.remove(u.key());
-                } else {
-                    state.put(u.key(), kvs.get(i));
-                }
+            if (pendingKvs.isEmpty()) {
+                pendingSinceNanos = now;
             }
-            KVs msg = KVs.newBuilder().addAllKvs(kvs).setSequence(sequence + 1).build();
-            append(ServerMessage.newBuilder().setKvs(msg).build(), kvs.size(), now);
+            pendingUpdates.addAll(updates);
+            pendingKvs.addAll(kvs);
+            long due = lastSealNanos + coalesceNanos;
+            if (now - due >= 0 || pendingKvs.size() >= MAX_BREADCRUMB_UPDATES) {
+                sealed = sealPending(now);
+            } else if (!sealScheduled) {
+                sealScheduled = true;
+                scheduler.schedule(this::sealFromTimer, due - now, TimeUnit.NANOSECONDS);
+            }
         }
-        notifyListeners();
+        if (sealed) {
+            notifyListeners();
+        }
+    }
+
+    private void sealFromTimer() {
+        boolean sealed;
+        synchronized (this) {
+            sealScheduled = false;
+            sealed = sealPending(System.nanoTime());
+        }
+        if (sealed) {
+            notifyListeners();
+        }
+    }
+
+    /** Applies the pending updates to the state and appends them as one breadcrumb. */
+    private boolean sealPending(long now) {
+        if (pendingKvs.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < pendingUpdates.size(); i++) {
+            Update u = pendingUpdates.get(i);
+            if (u.type() == UpdateType.DELETED) {
+                state.remove(u.key());
+            } else {
+                state.put(u.key(), pendingKvs.get(i));
+            }
+        }
+        KVs msg = KVs.newBuilder().addAllKvs(pendingKvs).setSequence(sequence + 1).build();
+        append(ServerMessage.newBuilder().setKvs(msg).build(), pendingKvs.size(), pendingSinceNanos);
+        pendingUpdates.clear();
+        pendingKvs.clear();
+        lastSealNanos = now;
+        return true;
     }
 
     private void append(ServerMessage m, int kvCount) {

@@ -47,6 +47,9 @@ public final class TyphaServer implements AutoCloseable {
     private final SyncService service;
     private final ExecutorService sender;
     private final ScheduledExecutorService timer;
+    private final ScheduledExecutorService sealer;
+    /** At most one delta breadcrumb per this interval under load (see SnapshotCache). */
+    static final java.time.Duration COALESCE = java.time.Duration.ofMillis(50);
     private final HealthReporter health;
     private Server server;
 
@@ -66,13 +69,14 @@ public final class TyphaServer implements AutoCloseable {
         this.settings = settings;
         this.credentials = credentials;
         this.identityCheck = identityCheck;
-        for (SyncerType t : SyncerType.values()) {
-            caches.put(t, new SnapshotCache(t.wireName(), settings.maxDeltaLogUpdates(), settings.snapshotChunkBytes(),
-                    settings.snapshotMaxAge().toNanos()));
-        }
         AtomicInteger n = new AtomicInteger();
         this.sender = Executors.newFixedThreadPool(settings.senderThreads(), r -> daemon(r, "typha-send-" + n.incrementAndGet()));
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "typha-timer"));
+        this.sealer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "typha-coalesce"));
+        for (SyncerType t : SyncerType.values()) {
+            caches.put(t, new SnapshotCache(t.wireName(), settings.maxDeltaLogUpdates(), settings.snapshotChunkBytes(),
+                    settings.snapshotMaxAge().toNanos(), COALESCE.toNanos(), sealer));
+        }
         this.service = new SyncService(caches, settings, sender, version, TyphaMetrics.on(meters));
         this.health = health.registerReporter("SyncServer", true, true, null);
         this.health.report(true, false, "not started");
@@ -173,6 +177,7 @@ public final class TyphaServer implements AutoCloseable {
             server.shutdownNow();
         }
         sender.shutdownNow();
+        sealer.shutdownNow();
         health.report(false, false, "stopped");
     }
 }

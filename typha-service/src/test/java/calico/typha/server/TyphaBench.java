@@ -63,7 +63,23 @@ public final class TyphaBench {
         Process child = new ProcessBuilder(javaBin(), "-Xms256m", "-Xmx3g", "-cp", System.getProperty("java.class.path"),
                 TyphaBench.class.getName(), "server", String.valueOf(resources))
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        // Drain the child's stdout continuously (its logs share it): a full pipe would stall typha.
+        java.util.concurrent.BlockingQueue<String> in = new java.util.concurrent.LinkedBlockingQueue<>();
+        BufferedReader childOut = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        Thread pump = new Thread(() -> {
+            try {
+                for (String line; (line = childOut.readLine()) != null; ) {
+                    if (line.matches("^(PORT|HEAP|UPDATES|QUIT|ERROR) .*")) {
+                        in.add(line);
+                    }
+                }
+            } catch (java.io.IOException ignored) {
+                // child ended
+            }
+            in.add("EOF ");
+        }, "child-stdout");
+        pump.setDaemon(true);
+        pump.start();
         PrintWriter out = new PrintWriter(child.getOutputStream(), true, StandardCharsets.UTF_8);
         try {
             int port = Integer.parseInt(expect(in, "PORT"));
@@ -117,8 +133,8 @@ public final class TyphaBench {
         return java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 
-    private static String expect(BufferedReader in, String prefix) throws Exception {
-        for (String line; (line = in.readLine()) != null; ) {
+    private static String expect(java.util.concurrent.BlockingQueue<String> in, String prefix) throws Exception {
+        for (String line; !(line = in.take()).startsWith("EOF "); ) {
             if (line.startsWith(prefix + " ")) {
                 return line.substring(prefix.length() + 1).trim();
             }
@@ -126,7 +142,7 @@ public final class TyphaBench {
         throw new IllegalStateException("typha child ended before " + prefix);
     }
 
-    private static String command(BufferedReader in, PrintWriter out, String cmd) throws Exception {
+    private static String command(java.util.concurrent.BlockingQueue<String> in, PrintWriter out, String cmd) throws Exception {
         out.println(cmd);
         return expect(in, cmd.split(" ")[0]);
     }
