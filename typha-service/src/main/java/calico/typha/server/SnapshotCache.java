@@ -41,6 +41,7 @@ final class SnapshotCache implements SyncerCallbacks {
     private final int chunkBytes;
     private final long snapshotMaxAgeNanos;
     private final long coalesceNanos;
+    private final EncodedMessages encoded;
     private final ScheduledExecutorService scheduler;
     private final CopyOnWriteArraySet<Runnable> listeners = new CopyOnWriteArraySet<>();
 
@@ -66,7 +67,8 @@ final class SnapshotCache implements SyncerCallbacks {
      *                      fewer, larger messages; an update after a quiet period goes out at once
      */
     SnapshotCache(String syncerType, int maxLogUpdates, int chunkBytes, long snapshotMaxAgeNanos, long coalesceNanos,
-                  ScheduledExecutorService scheduler) {
+                  ScheduledExecutorService scheduler, EncodedMessages encoded) {
+        this.encoded = encoded;
         if (maxLogUpdates < 1) {
             throw new IllegalArgumentException("maxLogUpdates: must be at least 1, got " + maxLogUpdates);
         }
@@ -166,12 +168,14 @@ final class SnapshotCache implements SyncerCallbacks {
 
     private void append(ServerMessage m, int kvCount, long createdNanos) {
         sequence++;
+        encoded.add(m);
         log.add(new Breadcrumb(sequence, m, kvCount, createdNanos));
         logUpdates += kvCount;
         // Keep at least the newest breadcrumb even if it alone exceeds the bound.
         while (logUpdates > maxLogUpdates && log.size() - logHead > 1) {
             Breadcrumb old = log.set(logHead++, null);
             logUpdates -= old.kvCount();
+            encoded.remove(old.message());
         }
         if (logHead > 1024 && logHead > log.size() / 2) {
             log.subList(0, logHead).clear();
@@ -192,7 +196,11 @@ final class SnapshotCache implements SyncerCallbacks {
                 && covered(snapshot.sequence())
                 && (snapshot.sequence() == sequence || now - snapshot.createdNanos() < snapshotMaxAgeNanos);
         if (!usable) {
+            if (snapshot != null) {
+                snapshot.messages().forEach(encoded::remove);
+            }
             snapshot = build(now);
+            snapshot.messages().forEach(encoded::add);
         }
         return snapshot;
     }

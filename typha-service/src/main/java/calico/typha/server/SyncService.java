@@ -94,6 +94,15 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
                 .ifPresent(c -> c.rebalance("rebalancing: " + n + " connections here, target " + target));
     }
 
+    /** {@return the service with responses encoded through {@code marshaller} (shared messages once)} */
+    io.grpc.ServerServiceDefinition definition(EncodedMessages marshaller) {
+        var method = TyphaGrpc.getSyncMethod().toBuilder(
+                io.grpc.protobuf.ProtoUtils.marshaller(ClientMessage.getDefaultInstance()), marshaller).build();
+        return io.grpc.ServerServiceDefinition.builder(TyphaGrpc.SERVICE_NAME)
+                .addMethod(method, io.grpc.stub.ServerCalls.asyncBidiStreamingCall(this::sync))
+                .build();
+    }
+
     /** Ends every stream (shutdown). */
     void closeAll(Status status) {
         connections.values().forEach(c -> c.fail(status, "shutdown"));

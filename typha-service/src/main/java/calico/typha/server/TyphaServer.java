@@ -48,6 +48,7 @@ public final class TyphaServer implements AutoCloseable {
     private final ExecutorService sender;
     private final ScheduledExecutorService timer;
     private final ScheduledExecutorService sealer;
+    private final EncodedMessages encoded = new EncodedMessages();
     /** At most one delta breadcrumb per this interval under load (see SnapshotCache). */
     static final java.time.Duration COALESCE = java.time.Duration.ofMillis(50);
     private final HealthReporter health;
@@ -75,7 +76,7 @@ public final class TyphaServer implements AutoCloseable {
         this.sealer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "typha-coalesce"));
         for (SyncerType t : SyncerType.values()) {
             caches.put(t, new SnapshotCache(t.wireName(), settings.maxDeltaLogUpdates(), settings.snapshotChunkBytes(),
-                    settings.snapshotMaxAge().toNanos(), COALESCE.toNanos(), sealer));
+                    settings.snapshotMaxAge().toNanos(), COALESCE.toNanos(), sealer, encoded));
         }
         this.service = new SyncService(caches, settings, sender, version, TyphaMetrics.on(meters));
         this.health = health.registerReporter("SyncServer", true, true, null);
@@ -101,8 +102,9 @@ public final class TyphaServer implements AutoCloseable {
                 : new InetSocketAddress(settings.host(), settings.port());
         NettyServerBuilder b = credentials == null ? NettyServerBuilder.forAddress(at)
                 : NettyServerBuilder.forAddress(at, credentials);
-        server = b.addService(identityCheck == null ? service.bindService()
-                : ServerInterceptors.intercept(service, identityCheck)).build();
+        var definition = service.definition(encoded);
+        server = b.addService(identityCheck == null ? definition
+                : ServerInterceptors.intercept(definition, identityCheck)).build();
         try {
             server.start();
         } catch (IOException e) {
