@@ -208,6 +208,64 @@ public final class TyphaBench {
                 new GlobalNetworkSetSpec(List.of("10." + (variant % 250) + "." + (variant / 250 % 250) + ".0/24")));
     }
 
+    /**
+     * The Sync method with a response marshaller that skims snapshot chunks (counts their KVs
+     * without building objects) and parses everything else: the bench measures typha and the
+     * transport, not 1 000 clients' protobuf decoding sharing this JVM.
+     */
+    private static final io.grpc.MethodDescriptor<ClientMessage, ServerMessage> SKIMMING_SYNC =
+            TyphaGrpc.getSyncMethod().toBuilder(io.grpc.protobuf.ProtoUtils.marshaller(ClientMessage.getDefaultInstance()),
+                    new io.grpc.MethodDescriptor.Marshaller<ServerMessage>() {
+                        @Override
+                        public java.io.InputStream stream(ServerMessage value) {
+                            throw new UnsupportedOperationException();
+                        }
+
+                        @Override
+                        public ServerMessage parse(java.io.InputStream in) {
+                            try {
+                                byte[] b = in.readAllBytes();
+                                ServerMessage skimmed = skimSnapshot(b);
+                                return skimmed != null ? skimmed : ServerMessage.parseFrom(b);
+                            } catch (java.io.IOException e) {
+                                throw new java.io.UncheckedIOException(e);
+                            }
+                        }
+                    }).build();
+
+    /** {@return a snapshot chunk with its KVs replaced by empty ones (same count), or null if not a chunk} */
+    private static ServerMessage skimSnapshot(byte[] b) throws java.io.IOException {
+        var top = com.google.protobuf.CodedInputStream.newInstance(b);
+        int tag = top.readTag();
+        if (tag != ((2 << 3) | 2)) { // ServerMessage.kvs
+            return null;
+        }
+        var kvs = com.google.protobuf.CodedInputStream.newInstance(top.readByteArray());
+        int count = 0;
+        boolean snapshot = false;
+        boolean last = false;
+        for (int t; (t = kvs.readTag()) != 0; ) {
+            switch (t >>> 3) {
+                case 1 -> {
+                    count++;
+                    kvs.skipField(t);
+                }
+                case 2 -> snapshot = kvs.readBool();
+                case 3 -> last = kvs.readBool();
+                default -> kvs.skipField(t);
+            }
+        }
+        if (!snapshot) {
+            return null;
+        }
+        calico.libcalico.typha.proto.KVs.Builder out = calico.libcalico.typha.proto.KVs.newBuilder()
+                .setSnapshot(true).setLastSnapshotChunk(last);
+        for (int i = 0; i < count; i++) {
+            out.addKvs(KV.getDefaultInstance());
+        }
+        return ServerMessage.newBuilder().setKvs(out).build();
+    }
+
     /** A protocol client that only counts and timestamps: the bench measures typha, not decoding. */
     private static final class BenchClient implements ClientResponseObserver<ClientMessage, ServerMessage> {
         private final ManagedChannel channel;
@@ -224,7 +282,8 @@ public final class TyphaBench {
             this.latencies = latencies;
             this.latencyCount = latencyCount;
             this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
-            var req = TyphaGrpc.newStub(channel).sync(this);
+            var req = io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
+                    channel.newCall(SKIMMING_SYNC, io.grpc.CallOptions.DEFAULT), this);
             req.onNext(ClientMessage.newBuilder().setHello(ClientHello.newBuilder().setHostname(host)
                     .setSyncerType("felix")).build());
         }
