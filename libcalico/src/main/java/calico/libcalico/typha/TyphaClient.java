@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>It keeps the listener's view (key → revision). On every (re)connection typha sends a full
  * snapshot; the client diffs it against the view, so after a reconnect the listener sees only
- * what changed while it was away, and deletions once the last snapshot chunk arrived. Then
+ * what changed while it was away; deletions of keys the stream never mentioned come when the
+ * stream reports IN_SYNC (a snapshot taken while typha itself was still syncing is partial). Then
  * deltas follow in typha's order. Reconnects rotate through the addresses with doubling backoff;
  * a {@code Reconnect} message (rebalancing) moves on at once.
  *
@@ -55,7 +56,11 @@ public final class TyphaClient implements AutoCloseable {
 
     // Guarded by lock.
     private final Map<ResourceKey, Long> view = new HashMap<>();
+    /** Keys this stream has mentioned, until the stream reaches IN_SYNC; then null. */
     private Set<ResourceKey> seenInSnapshot;
+    /** Whether this stream's last snapshot chunk has arrived. */
+    private boolean chunksDone;
+    private long streamMaxRevision;
     private SyncerStatus status;
     private boolean running;
     private int generation;
@@ -150,6 +155,8 @@ public final class TyphaClient implements AutoCloseable {
             connections++;
             lastReceivedNanos = System.nanoTime();
             seenInSnapshot = new HashSet<>();
+            chunksDone = false;
+            streamMaxRevision = 0;
         }
         ManagedChannel channel;
         synchronized (channels) {
@@ -224,9 +231,10 @@ public final class TyphaClient implements AutoCloseable {
                     default -> SyncerStatus.WAIT_FOR_DATASTORE;
                 };
                 if (s == SyncerStatus.IN_SYNC) {
-                    if (seenInSnapshot != null) {
+                    if (!chunksDone) {
                         throw new IllegalStateException("IN_SYNC before the last snapshot chunk");
                     }
+                    streamInSync();
                     setStatus(SyncerStatus.RESYNC_IN_PROGRESS);
                 }
                 setStatus(s);
@@ -241,18 +249,17 @@ public final class TyphaClient implements AutoCloseable {
     private void onKvs(KVs kvs) {
         List<Update> out = new ArrayList<>(kvs.getKvsCount());
         boolean snapshot = kvs.getSnapshot();
-        if (snapshot && seenInSnapshot == null) {
+        if (snapshot && chunksDone) {
             throw new IllegalStateException("snapshot chunk after the last snapshot chunk");
         }
-        if (!snapshot && seenInSnapshot != null) {
+        if (!snapshot && !chunksDone) {
             throw new IllegalStateException("delta before the last snapshot chunk");
         }
-        long maxRevision = 0;
         for (KV kv : kvs.getKvsList()) {
             ResourceKey key = KvCodec.key(kv);
-            maxRevision = Math.max(maxRevision, kv.getRevision());
+            streamMaxRevision = Math.max(streamMaxRevision, kv.getRevision());
             Long known = view.get(key);
-            if (snapshot) {
+            if (seenInSnapshot != null) {
                 seenInSnapshot.add(key);
             }
             if (kv.getType() == calico.libcalico.typha.proto.UpdateType.DELETED) {
@@ -266,16 +273,34 @@ public final class TyphaClient implements AutoCloseable {
             }
         }
         if (snapshot && kvs.getLastSnapshotChunk()) {
-            for (var it = view.entrySet().iterator(); it.hasNext(); ) {
-                var e = it.next();
-                if (!seenInSnapshot.contains(e.getKey())) {
-                    it.remove();
-                    out.add(Update.deleted(e.getKey(), maxRevision));
-                }
-            }
-            seenInSnapshot = null;
-            backoff = options.initialBackoff();
+            chunksDone = true;
         }
+        deliver(out);
+    }
+
+    /**
+     * The server is in sync and this stream has told us its whole state (snapshot plus deltas):
+     * what the listener knows and the stream never mentioned is gone. Deletions wait for this
+     * point because a snapshot taken before the server's own IN_SYNC may be partial.
+     */
+    private void streamInSync() {
+        if (seenInSnapshot == null) {
+            return;
+        }
+        List<Update> out = new ArrayList<>();
+        for (var it = view.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (!seenInSnapshot.contains(e.getKey())) {
+                it.remove();
+                out.add(Update.deleted(e.getKey(), streamMaxRevision));
+            }
+        }
+        seenInSnapshot = null;
+        backoff = options.initialBackoff();
+        deliver(out);
+    }
+
+    private void deliver(List<Update> out) {
         if (!out.isEmpty()) {
             setStatus(SyncerStatus.RESYNC_IN_PROGRESS);
             callbacks.onUpdates(List.copyOf(out));
