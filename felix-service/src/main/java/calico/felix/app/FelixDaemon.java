@@ -13,6 +13,7 @@ import calico.libcalico.syncer.SyncerCallbacks;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.WatcherSyncer;
+import calico.libcalico.typha.TyphaClient;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -52,6 +53,7 @@ public class FelixDaemon implements SmartLifecycle {
     static final ResourceKey CLUSTER_INFO = ResourceKey.of(ResourceKind.CLUSTER_INFORMATION, "default");
 
     private final FelixProperties properties;
+    private final FelixTyphaProperties typha;
     private final FelixEnvironment environment;
     private final ProgrammedState state;
     private final FelixMetrics metrics;
@@ -76,10 +78,14 @@ public class FelixDaemon implements SmartLifecycle {
     private ScheduledExecutorService healthLoop;
     private Datastore datastore;
     private WatcherSyncer syncer;
+    private TyphaClient typhaClient;
 
     public FelixDaemon(FelixProperties properties, FelixEnvironment environment, ProgrammedState state,
-                       FelixMetrics metrics, HealthAggregator health, ObjectProvider<Clock> clock) {
+                       FelixMetrics metrics, HealthAggregator health, ObjectProvider<Clock> clock,
+                       ObjectProvider<FelixTyphaProperties> typha) {
         this.properties = properties;
+        this.typha = typha.getIfAvailable(() -> new FelixTyphaProperties(null, Duration.ofSeconds(30), null, null,
+                null, null, null));
         this.environment = environment;
         this.state = state;
         this.metrics = metrics;
@@ -114,8 +120,46 @@ public class FelixDaemon implements SmartLifecycle {
         return t;
     }
 
+    /**
+     * With FELIX_TYPHAADDR: read through typha instead of the datastore. The client reconnects
+     * with backoff and diffs each new snapshot against what the graph has, so a reconnect
+     * reaches the graph (and the dataplane) only as the differences.
+     */
+    private void startThroughTypha() {
+        log.info("Felix starting for node {} through typha at {}", properties.hostname(), typha.typhaAddr());
+        CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
+                this::applyBatch);
+        synchronized (this) {
+            if (!running) {
+                return;
+            }
+            typhaClient = new TyphaClient(typha.options(properties.hostname()), graphCallbacks(graph));
+            typhaClient.start();
+        }
+        startupHealth.report(true, true, "reading through typha");
+    }
+
+    private SyncerCallbacks graphCallbacks(CalculationGraph graph) {
+        return new SyncerCallbacks() {
+            @Override
+            public void onStatusUpdated(SyncerStatus status) {
+                onSyncerStatus(status);
+                runGraph(() -> graph.onStatus(status));
+            }
+
+            @Override
+            public void onUpdates(List<Update> updates) {
+                runGraph(() -> graph.onUpdates(updates));
+            }
+        };
+    }
+
     /** Runs on {@code felix-startup}: connect, wait for datastoreReady, start the syncer. */
     private void startUp() {
+        if (typha.enabled()) {
+            startThroughTypha();
+            return;
+        }
         log.info("Felix starting for node {} with datastore {}", properties.hostname(), properties.datastoreType());
         startupHealth.report(true, false, "connecting to the datastore");
         Duration wait = properties.readyPollInitial();
@@ -260,6 +304,10 @@ public class FelixDaemon implements SmartLifecycle {
             if (syncer != null) {
                 syncer.close();
                 syncer = null;
+            }
+            if (typhaClient != null) {
+                typhaClient.close();
+                typhaClient = null;
             }
             if (datastore != null) {
                 datastore.close();

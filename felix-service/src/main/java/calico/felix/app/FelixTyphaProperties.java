@@ -1,0 +1,83 @@
+package calico.felix.app;
+
+import calico.libcalico.typha.PeerIdentity;
+import calico.libcalico.typha.SyncerType;
+import calico.libcalico.typha.TyphaClientOptions;
+import calico.libcalico.typha.TyphaClientTls;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.Arrays;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.boot.convert.DurationUnit;
+
+/**
+ * How felix reaches typha, bound straight from Calico's names (FELIX_TYPHAADDR → felix.typha-addr).
+ * With no address felix watches the datastore itself.
+ *
+ * @param typhaAddr        {@code host:port}[,{@code host:port}…] of typha replicas (FELIX_TYPHAADDR)
+ * @param typhaReadTimeout reconnect when typha sent nothing for this long (FELIX_TYPHAREADTIMEOUT, seconds)
+ * @param typhaCaFile      with the two below, mutual TLS (FELIX_TYPHACAFILE)
+ * @param typhaCertFile    felix's certificate (FELIX_TYPHACERTFILE)
+ * @param typhaKeyFile     its key (FELIX_TYPHAKEYFILE)
+ * @param typhaCn          typha's certificate must carry this CN… (FELIX_TYPHACN)
+ * @param typhaUriSan      …or this URI SAN (FELIX_TYPHAURISAN)
+ */
+@ConfigurationProperties(prefix = "felix")
+public record FelixTyphaProperties(
+        String typhaAddr,
+        @DefaultValue("30") @DurationUnit(ChronoUnit.SECONDS) Duration typhaReadTimeout,
+        String typhaCaFile,
+        String typhaCertFile,
+        String typhaKeyFile,
+        String typhaCn,
+        String typhaUriSan) {
+
+    public FelixTyphaProperties {
+        int tls = (blank(typhaCaFile) ? 0 : 1) + (blank(typhaCertFile) ? 0 : 1) + (blank(typhaKeyFile) ? 0 : 1);
+        if (tls != 0 && tls != 3) {
+            throw new IllegalArgumentException("felix.typha-ca-file, felix.typha-cert-file, felix.typha-key-file "
+                    + "(FELIX_TYPHACAFILE, FELIX_TYPHACERTFILE, FELIX_TYPHAKEYFILE): set all three for TLS, or none");
+        }
+        if (tls == 3 && blank(typhaCn) && blank(typhaUriSan)) {
+            throw new IllegalArgumentException("felix.typha-cn / felix.typha-uri-san (FELIX_TYPHACN, FELIX_TYPHAURISAN): "
+                    + "with TLS at least one is required");
+        }
+        if (!blank(typhaAddr)) {
+            addresses(typhaAddr);
+        }
+    }
+
+    private static boolean blank(String s) {
+        return s == null || s.isBlank();
+    }
+
+    private static List<String> addresses(String raw) {
+        List<String> out = Arrays.stream(raw.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+        for (String a : out) {
+            int colon = a.lastIndexOf(':');
+            if (colon <= 0 || colon == a.length() - 1) {
+                throw new IllegalArgumentException("felix.typha-addr (FELIX_TYPHAADDR): \"" + a + "\" is not host:port");
+            }
+        }
+        return out;
+    }
+
+    /** {@return whether felix reads through typha} */
+    public boolean enabled() {
+        return !blank(typhaAddr);
+    }
+
+    /** {@return the client options for this node} */
+    TyphaClientOptions options(String hostname) {
+        TyphaClientOptions o = TyphaClientOptions.plaintext(addresses(typhaAddr), hostname, SyncerType.FELIX)
+                .withReadTimeout(typhaReadTimeout).withCompression(true);
+        if (!blank(typhaCaFile)) {
+            o = o.withChannels(TyphaClientTls.channels(Path.of(typhaCaFile), Path.of(typhaCertFile),
+                    Path.of(typhaKeyFile), new PeerIdentity(typhaCn, typhaUriSan)));
+        }
+        return o;
+    }
+}

@@ -1,0 +1,149 @@
+package calico.felix.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.api.model.EntityRule;
+import calico.api.model.GlobalNetworkPolicy;
+import calico.api.model.GlobalNetworkPolicySpec;
+import calico.api.model.ObjectMeta;
+import calico.api.model.PolicyType;
+import calico.api.model.Resource;
+import calico.api.model.ResourceKey;
+import calico.api.model.Rule;
+import calico.api.model.Tier;
+import calico.api.model.TierSpec;
+import calico.api.model.WorkloadEndpoint;
+import calico.api.model.WorkloadEndpointSpec;
+import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.syncer.Update;
+import calico.libcalico.syncer.UpdateType;
+import calico.libcalico.typha.KvCodec;
+import calico.libcalico.typha.proto.ClientMessage;
+import calico.libcalico.typha.proto.KVs;
+import calico.libcalico.typha.proto.ServerHello;
+import calico.libcalico.typha.proto.ServerMessage;
+import calico.libcalico.typha.proto.SyncStatus;
+import calico.libcalico.typha.proto.SyncStatusMsg;
+import calico.libcalico.typha.proto.TyphaGrpc;
+import io.grpc.Server;
+import io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * FELIX_TYPHAADDR: felix reads through typha (here a minimal in-test typha speaking the
+ * libcalico protocol; the real server is tested in typha-service), and a reconnect reaches the
+ * dataplane only as the differences — nothing when nothing changed.
+ */
+class FelixTyphaWiringTest {
+
+    /** Sends hello, the current state as one snapshot chunk and IN_SYNC; can push deltas or drop streams. */
+    static final class MiniTypha extends TyphaGrpc.TyphaImplBase {
+        final Map<ResourceKey, Resource> state = new LinkedHashMap<>();
+        final List<StreamObserver<ServerMessage>> streams = new CopyOnWriteArrayList<>();
+        long revision = 10;
+
+        @Override
+        public StreamObserver<ClientMessage> sync(StreamObserver<ServerMessage> out) {
+            return new StreamObserver<>() {
+                @Override
+                public void onNext(ClientMessage m) {
+                    if (!m.hasHello()) {
+                        return;
+                    }
+                    synchronized (MiniTypha.this) {
+                        out.onNext(ServerMessage.newBuilder().setHello(ServerHello.newBuilder()
+                                .setSyncerType(m.getHello().getSyncerType())).build());
+                        KVs.Builder snap = KVs.newBuilder().setSnapshot(true).setLastSnapshotChunk(true);
+                        state.values().forEach(r -> snap.addKvs(KvCodec.toKv(Update.of(UpdateType.NEW, r,
+                                Long.parseLong(r.metadata().resourceVersion())))));
+                        out.onNext(ServerMessage.newBuilder().setKvs(snap).build());
+                        out.onNext(ServerMessage.newBuilder().setStatus(SyncStatusMsg.newBuilder()
+                                .setStatus(SyncStatus.IN_SYNC)).build());
+                        streams.add(out);
+                    }
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    streams.remove(out);
+                }
+
+                @Override
+                public void onCompleted() {
+                    streams.remove(out);
+                }
+            };
+        }
+
+        synchronized void put(Resource r) {
+            Resource stored = r.withMetadata(r.metadata().withResourceVersion(String.valueOf(++revision)));
+            UpdateType type = state.containsKey(r.key()) ? UpdateType.UPDATED : UpdateType.NEW;
+            state.put(r.key(), stored);
+            ServerMessage m = ServerMessage.newBuilder().setKvs(KVs.newBuilder()
+                    .addKvs(KvCodec.toKv(Update.of(type, stored, revision)))).build();
+            streams.forEach(s -> s.onNext(m));
+        }
+
+        synchronized void dropStreams() {
+            streams.forEach(StreamObserver::onCompleted);
+            streams.clear();
+        }
+    }
+
+    private static void await(String what, BooleanSupplier c) throws InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!c.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("timed out waiting for " + what).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void felixReadsThroughTyphaAndAReconnectAppliesNothingUnchanged() throws Exception {
+        MiniTypha typha = new MiniTypha();
+        typha.put(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
+        typha.put(policy("default.allow-db", "app == 'db'"));
+        typha.put(new WorkloadEndpoint(ObjectMeta.namespaced("ns1", "node--a-k8s-web-eth0")
+                .withLabels(Map.of("app", "web")), new WorkloadEndpointSpec("k8s", null, "node-a", null, "web",
+                "eth0", null, List.of("10.0.0.1/32"), null, null, null, List.of(), "caliweb", null, null, null)));
+        Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
+        try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
+                "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
+                "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
+                "--felix.typha-addr=127.0.0.1:" + server.getPort(), "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1")) {
+            FelixDaemon daemon = felix.getBean(FelixDaemon.class);
+            ProgrammedState state = felix.getBean(ProgrammedState.class);
+            await("felix in sync through typha", () -> daemon.syncerStatus() == SyncerStatus.IN_SYNC
+                    && state.model().inSync() && state.model().workloadEndpoints().size() == 1
+                    && state.model().policies().size() == 1);
+            long batches = daemon.lastApply().batches();
+
+            typha.dropStreams();
+            await("felix reconnected", () -> typha.streams.size() == 1);
+            Thread.sleep(500);
+            assertThat(daemon.lastApply().batches()).as("a reconnect with nothing changed applies nothing")
+                    .isEqualTo(batches);
+
+            typha.put(policy("default.allow-cache", "app == 'cache'"));
+            await("the new policy programmed", () -> state.model().policies().size() == 2);
+            assertThat(daemon.lastApply().batches()).isGreaterThan(batches);
+            assertThat(state.model().errors()).isEmpty();
+        } finally {
+            server.shutdownNow();
+        }
+    }
+
+    private static GlobalNetworkPolicy policy(String name, String source) {
+        return new GlobalNetworkPolicy(ObjectMeta.named(name), new GlobalNetworkPolicySpec("default", 1.0,
+                List.of(Rule.allow().withSource(EntityRule.empty().withSelector(source))), List.of(), "app == 'web'",
+                List.of(PolicyType.Ingress), null, null, null, null, null, null));
+    }
+}

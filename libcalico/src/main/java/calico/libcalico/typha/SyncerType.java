@@ -1,0 +1,47 @@
+package calico.libcalico.typha;
+
+import calico.api.model.ResourceKind;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Which stream a typha client wants, by the names the hello carries. Each type is served by its
+ * own syncer over its own kinds, as Calico's typha runs one syncer per client kind.
+ */
+public enum SyncerType {
+    /** Everything felix's calculation graph consumes. */
+    FELIX("felix", EnumSet.allOf(ResourceKind.class)),
+    /** What the BGP daemon's configuration renderer consumes. */
+    BGP("bgp", EnumSet.of(ResourceKind.BGP_CONFIGURATION, ResourceKind.BGP_PEER, ResourceKind.BGP_FILTER,
+            ResourceKind.NODE, ResourceKind.IP_POOL, ResourceKind.IP_RESERVATION));
+
+    private final String wireName;
+    private final Set<ResourceKind> kinds;
+
+    SyncerType(String wireName, Set<ResourceKind> kinds) {
+        this.wireName = wireName;
+        this.kinds = kinds;
+    }
+
+    /** {@return the name used in {@code ClientHello.syncer_type}} */
+    public String wireName() {
+        return wireName;
+    }
+
+    /** {@return the kinds this type's syncer watches (a fresh copy)} */
+    public Set<ResourceKind> kinds() {
+        return EnumSet.copyOf(kinds);
+    }
+
+    /** Parses a wire name; the error names the field and lists the accepted values. */
+    public static SyncerType fromWire(String name) {
+        String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
+        for (SyncerType t : values()) {
+            if (t.wireName.equals(n)) {
+                return t;
+            }
+        }
+        throw new IllegalArgumentException("syncer_type: \"" + name + "\" is not one of felix, bgp");
+    }
+}

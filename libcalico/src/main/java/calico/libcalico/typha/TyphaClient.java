@@ -1,0 +1,383 @@
+package calico.libcalico.typha;
+
+import calico.api.model.ResourceKey;
+import calico.libcalico.syncer.SyncerCallbacks;
+import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.syncer.Update;
+import calico.libcalico.syncer.UpdateType;
+import calico.libcalico.typha.proto.ClientHello;
+import calico.libcalico.typha.proto.ClientMessage;
+import calico.libcalico.typha.proto.KV;
+import calico.libcalico.typha.proto.KVs;
+import calico.libcalico.typha.proto.Pong;
+import calico.libcalico.typha.proto.ServerMessage;
+import calico.libcalico.typha.proto.TyphaGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A syncer that reads through typha: it presents the same {@link SyncerCallbacks} contract as
+ * {@code WatcherSyncer} (status forward once; NEW only for unknown keys, UPDATED/DELETED only for
+ * known ones; a value the listener has is never sent again), so a consumer can use either.
+ *
+ * <p>It keeps the listener's view (key → revision). On every (re)connection typha sends a full
+ * snapshot; the client diffs it against the view, so after a reconnect the listener sees only
+ * what changed while it was away; deletions of keys the stream never mentioned come when the
+ * stream reports IN_SYNC (a snapshot taken while typha itself was still syncing is partial). Then
+ * deltas follow in typha's order. Reconnects rotate through the addresses with doubling backoff;
+ * a {@code Reconnect} message (rebalancing) moves on at once.
+ *
+ * <p>Callbacks are never concurrent and come in order, but not always from the same thread
+ * (gRPC's callback threads; one connection at a time).
+ */
+public final class TyphaClient implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(TyphaClient.class);
+
+    private final TyphaClientOptions options;
+    private final SyncerCallbacks callbacks;
+    private final ScheduledExecutorService timer;
+    private final Map<String, ManagedChannel> channels = new HashMap<>();
+    private final Object lock = new Object();
+
+    // Guarded by lock.
+    private final Map<ResourceKey, Long> view = new HashMap<>();
+    /** Keys this stream has mentioned, until the stream reaches IN_SYNC; then null. */
+    private Set<ResourceKey> seenInSnapshot;
+    /** Whether this stream's last snapshot chunk has arrived. */
+    private boolean chunksDone;
+    private long streamMaxRevision;
+    private SyncerStatus status;
+    private boolean running;
+    private int generation;
+    private int addressIndex = -1;
+    private Duration backoff;
+    private ClientCallStreamObserver<ClientMessage> call;
+    private long lastReceivedNanos;
+    private long connections;
+    private String connectedTo;
+
+    public TyphaClient(TyphaClientOptions options, SyncerCallbacks callbacks) {
+        this.options = options;
+        this.callbacks = callbacks;
+        this.backoff = options.initialBackoff();
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "typha-client-" + options.hostname());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    public void start() {
+        synchronized (lock) {
+            if (running) {
+                return;
+            }
+            running = true;
+            setStatus(SyncerStatus.WAIT_FOR_DATASTORE);
+        }
+        long check = Math.max(10, options.readTimeout().toMillis() / 4);
+        timer.scheduleWithFixedDelay(this::checkReadTimeout, check, check, TimeUnit.MILLISECONDS);
+        timer.execute(this::connect);
+    }
+
+    /** {@return the status last reported to the listener} */
+    public SyncerStatus status() {
+        synchronized (lock) {
+            return status == null ? SyncerStatus.WAIT_FOR_DATASTORE : status;
+        }
+    }
+
+    /** {@return how many streams have been opened so far} */
+    public long connections() {
+        synchronized (lock) {
+            return connections;
+        }
+    }
+
+    /** {@return the address of the current stream, or null between streams} */
+    public String connectedTo() {
+        synchronized (lock) {
+            return connectedTo;
+        }
+    }
+
+    /** {@return how many keys the listener currently knows} */
+    public int viewSize() {
+        synchronized (lock) {
+            return view.size();
+        }
+    }
+
+    @Override
+    public void close() {
+        ClientCallStreamObserver<ClientMessage> c;
+        synchronized (lock) {
+            running = false;
+            generation++;
+            c = call;
+            call = null;
+        }
+        if (c != null) {
+            c.cancel("client closed", null);
+        }
+        timer.shutdownNow();
+        synchronized (channels) {
+            channels.values().forEach(ManagedChannel::shutdownNow);
+            channels.clear();
+        }
+    }
+
+    private void connect() {
+        int gen;
+        String address;
+        synchronized (lock) {
+            if (!running) {
+                return;
+            }
+            gen = ++generation;
+            addressIndex = (addressIndex + 1) % options.addresses().size();
+            address = options.addresses().get(addressIndex);
+            connections++;
+            lastReceivedNanos = System.nanoTime();
+            seenInSnapshot = new HashSet<>();
+            chunksDone = false;
+            streamMaxRevision = 0;
+        }
+        ManagedChannel channel;
+        synchronized (channels) {
+            channel = channels.computeIfAbsent(address, options.channels());
+        }
+        log.debug("Connecting to typha at {} (stream {})", address, gen);
+        var requests = TyphaGrpc.newStub(channel).sync(new Stream(gen, address));
+        synchronized (lock) {
+            if (gen == generation) {
+                requests.onNext(ClientMessage.newBuilder().setHello(hello()).build());
+            }
+        }
+    }
+
+    private void scheduleReconnect(int gen, boolean immediately, String why) {
+        Duration wait;
+        synchronized (lock) {
+            if (!running || gen != generation) {
+                return;
+            }
+            generation++;
+            call = null;
+            connectedTo = null;
+            wait = immediately ? Duration.ZERO : backoff;
+            Duration doubled = backoff.multipliedBy(2);
+            backoff = doubled.compareTo(options.maxBackoff()) > 0 ? options.maxBackoff() : doubled;
+        }
+        log.info("Typha stream ended ({}); reconnecting in {} ms", why, wait.toMillis());
+        try {
+            timer.schedule(this::connect, wait.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            // closed meanwhile
+        }
+    }
+
+    private void checkReadTimeout() {
+        ClientCallStreamObserver<ClientMessage> c;
+        int gen;
+        synchronized (lock) {
+            if (call == null || System.nanoTime() - lastReceivedNanos < options.readTimeout().toNanos()) {
+                return;
+            }
+            c = call;
+            gen = generation;
+        }
+        c.cancel("read timeout", null);
+        scheduleReconnect(gen, false, "nothing received for " + options.readTimeout());
+    }
+
+    private void setStatus(SyncerStatus s) {
+        if (status == null || s.compareTo(status) > 0) {
+            status = s;
+            callbacks.onStatusUpdated(s);
+        }
+    }
+
+    /** Handles one message of the current stream; called under lock. */
+    private void handle(ClientCallStreamObserver<ClientMessage> c, ServerMessage m) {
+        lastReceivedNanos = System.nanoTime();
+        switch (m.getPayloadCase()) {
+            case HELLO -> {
+                if (!m.getHello().getSyncerType().equals(options.syncerType().wireName())) {
+                    throw new IllegalStateException("typha answered for syncer type \"" + m.getHello().getSyncerType()
+                            + "\", asked for \"" + options.syncerType().wireName() + "\"");
+                }
+            }
+            case KVS -> onKvs(m.getKvs());
+            case STATUS -> {
+                SyncerStatus s = switch (m.getStatus().getStatus()) {
+                    case IN_SYNC -> SyncerStatus.IN_SYNC;
+                    case RESYNC_IN_PROGRESS -> SyncerStatus.RESYNC_IN_PROGRESS;
+                    default -> SyncerStatus.WAIT_FOR_DATASTORE;
+                };
+                if (s == SyncerStatus.IN_SYNC) {
+                    if (!chunksDone) {
+                        throw new IllegalStateException("IN_SYNC before the last snapshot chunk");
+                    }
+                    streamInSync();
+                    setStatus(SyncerStatus.RESYNC_IN_PROGRESS);
+                }
+                setStatus(s);
+            }
+            case PING -> c.onNext(ClientMessage.newBuilder()
+                    .setPong(Pong.newBuilder().setPingSentUnixNanos(m.getPing().getSentUnixNanos())).build());
+            case RECONNECT -> throw new ReconnectRequested(m.getReconnect().getReason());
+            default -> throw new IllegalStateException("unexpected message " + m.getPayloadCase());
+        }
+    }
+
+    private void onKvs(KVs kvs) {
+        List<Update> out = new ArrayList<>(kvs.getKvsCount());
+        boolean snapshot = kvs.getSnapshot();
+        if (snapshot && chunksDone) {
+            throw new IllegalStateException("snapshot chunk after the last snapshot chunk");
+        }
+        if (!snapshot && !chunksDone) {
+            throw new IllegalStateException("delta before the last snapshot chunk");
+        }
+        for (KV kv : kvs.getKvsList()) {
+            ResourceKey key = KvCodec.key(kv);
+            streamMaxRevision = Math.max(streamMaxRevision, kv.getRevision());
+            Long known = view.get(key);
+            if (seenInSnapshot != null) {
+                seenInSnapshot.add(key);
+            }
+            if (kv.getType() == calico.libcalico.typha.proto.UpdateType.DELETED) {
+                if (known != null) {
+                    view.remove(key);
+                    out.add(Update.deleted(key, kv.getRevision()));
+                }
+            } else if (known == null || known != kv.getRevision()) {
+                view.put(key, kv.getRevision());
+                out.add(KvCodec.toUpdate(kv, known == null ? UpdateType.NEW : UpdateType.UPDATED));
+            }
+        }
+        if (snapshot && kvs.getLastSnapshotChunk()) {
+            chunksDone = true;
+        }
+        deliver(out);
+    }
+
+    /**
+     * The server is in sync and this stream has told us its whole state (snapshot plus deltas):
+     * what the listener knows and the stream never mentioned is gone. Deletions wait for this
+     * point because a snapshot taken before the server's own IN_SYNC may be partial.
+     */
+    private void streamInSync() {
+        if (seenInSnapshot == null) {
+            return;
+        }
+        List<Update> out = new ArrayList<>();
+        for (var it = view.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (!seenInSnapshot.contains(e.getKey())) {
+                it.remove();
+                out.add(Update.deleted(e.getKey(), streamMaxRevision));
+            }
+        }
+        seenInSnapshot = null;
+        backoff = options.initialBackoff();
+        deliver(out);
+    }
+
+    private void deliver(List<Update> out) {
+        if (!out.isEmpty()) {
+            setStatus(SyncerStatus.RESYNC_IN_PROGRESS);
+            callbacks.onUpdates(List.copyOf(out));
+        }
+    }
+
+    private static final class ReconnectRequested extends RuntimeException {
+        ReconnectRequested(String reason) {
+            super(reason, null, false, false);
+        }
+    }
+
+    /** One stream; ignores everything once it is no longer the current generation. */
+    private final class Stream implements ClientResponseObserver<ClientMessage, ServerMessage> {
+        private final int gen;
+        private final String address;
+        private ClientCallStreamObserver<ClientMessage> requests;
+
+        Stream(int gen, String address) {
+            this.gen = gen;
+            this.address = address;
+        }
+
+        @Override
+        public void beforeStart(ClientCallStreamObserver<ClientMessage> requestStream) {
+            this.requests = requestStream;
+            synchronized (lock) {
+                if (gen != generation) {
+                    requestStream.cancel("superseded", null);
+                    return;
+                }
+                call = requestStream;
+                connectedTo = address;
+            }
+        }
+
+        @Override
+        public void onNext(ServerMessage m) {
+            String failure = null;
+            boolean rebalance = false;
+            synchronized (lock) {
+                if (gen != generation) {
+                    return;
+                }
+                try {
+                    handle(requests, m);
+                } catch (ReconnectRequested r) {
+                    rebalance = true;
+                    failure = "typha asked us to reconnect: " + r.getMessage();
+                } catch (RuntimeException e) {
+                    failure = "protocol error: " + e.getMessage();
+                    log.warn("Typha at {} sent a bad message: {}", address, e.toString());
+                }
+            }
+            if (failure != null) {
+                requests.cancel(failure, null);
+                scheduleReconnect(gen, rebalance, failure);
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            scheduleReconnect(gen, false, Status.fromThrowable(t).toString());
+        }
+
+        @Override
+        public void onCompleted() {
+            scheduleReconnect(gen, false, "typha closed the stream");
+        }
+    }
+
+    private ClientHello hello() {
+        return ClientHello.newBuilder()
+                .setHostname(options.hostname())
+                .setSyncerType(options.syncerType().wireName())
+                .setClientVersion(options.clientVersion())
+                .addAllAcceptedCompression(options.compression() ? List.of("gzip") : List.of())
+                .build();
+    }
+}

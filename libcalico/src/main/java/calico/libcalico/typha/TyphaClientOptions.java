@@ -1,0 +1,86 @@
+package calico.libcalico.typha;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * How a {@link TyphaClient} connects.
+ *
+ * @param addresses      typha replicas as {@code host:port}; each reconnect moves to the next one
+ * @param hostname       this node's name, sent in the hello
+ * @param syncerType     the stream wanted
+ * @param clientVersion  sent in the hello, informational
+ * @param readTimeout    reconnect when nothing (not even a ping) arrived for this long
+ *                       (Calico's {@code FELIX_TYPHAREADTIMEOUT}, 30 s)
+ * @param initialBackoff first wait before reconnecting after a failure; doubles up to maxBackoff
+ *                       and resets once a snapshot has been received
+ * @param maxBackoff     cap on that wait
+ * @param compression    ask for gzip-compressed messages
+ * @param channels       opens a channel to one address (plaintext by default)
+ */
+public record TyphaClientOptions(List<String> addresses, String hostname, SyncerType syncerType, String clientVersion,
+                                 Duration readTimeout, Duration initialBackoff, Duration maxBackoff,
+                                 boolean compression, Function<String, ManagedChannel> channels) {
+
+    public TyphaClientOptions {
+        addresses = List.copyOf(Objects.requireNonNull(addresses, "addresses"));
+        if (addresses.isEmpty()) {
+            throw new IllegalArgumentException("addresses: at least one typha address (host:port) is required");
+        }
+        for (String a : addresses) {
+            int colon = a.lastIndexOf(':');
+            if (colon <= 0 || colon == a.length() - 1) {
+                throw new IllegalArgumentException("addresses: \"" + a + "\" is not host:port");
+            }
+        }
+        if (hostname == null || hostname.isBlank()) {
+            throw new IllegalArgumentException("hostname: required");
+        }
+        Objects.requireNonNull(syncerType, "syncerType");
+        clientVersion = clientVersion == null ? "" : clientVersion;
+        positive("readTimeout", readTimeout);
+        positive("initialBackoff", initialBackoff);
+        positive("maxBackoff", maxBackoff);
+        if (maxBackoff.compareTo(initialBackoff) < 0) {
+            throw new IllegalArgumentException("maxBackoff: must not be less than initialBackoff");
+        }
+        Objects.requireNonNull(channels, "channels");
+    }
+
+    private static void positive(String name, Duration d) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(name + ": must be positive, got " + d);
+        }
+    }
+
+    /** Plaintext defaults as Calico's felix: read timeout 30 s, backoff 100 ms up to 10 s. */
+    public static TyphaClientOptions plaintext(List<String> addresses, String hostname, SyncerType type) {
+        return new TyphaClientOptions(addresses, hostname, type, "calico-java", Duration.ofSeconds(30),
+                Duration.ofMillis(100), Duration.ofSeconds(10), false,
+                a -> NettyChannelBuilder.forTarget(a).usePlaintext().build());
+    }
+
+    public TyphaClientOptions withReadTimeout(Duration d) {
+        return new TyphaClientOptions(addresses, hostname, syncerType, clientVersion, d, initialBackoff, maxBackoff,
+                compression, channels);
+    }
+
+    public TyphaClientOptions withBackoff(Duration initial, Duration max) {
+        return new TyphaClientOptions(addresses, hostname, syncerType, clientVersion, readTimeout, initial, max,
+                compression, channels);
+    }
+
+    public TyphaClientOptions withCompression(boolean gzip) {
+        return new TyphaClientOptions(addresses, hostname, syncerType, clientVersion, readTimeout, initialBackoff,
+                maxBackoff, gzip, channels);
+    }
+
+    public TyphaClientOptions withChannels(Function<String, ManagedChannel> factory) {
+        return new TyphaClientOptions(addresses, hostname, syncerType, clientVersion, readTimeout, initialBackoff,
+                maxBackoff, compression, factory);
+    }
+}

@@ -1,0 +1,128 @@
+package calico.libcalico.typha;
+
+import io.grpc.ChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.TlsChannelCredentials;
+import io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.util.function.Function;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedTrustManager;
+import javax.net.ssl.X509TrustManager;
+
+/**
+ * Felix's side of typha's mutual TLS: present our certificate, trust typha's only when the CA
+ * signed it and it carries FELIX_TYPHACN or FELIX_TYPHAURISAN. As in Calico, the host name is
+ * not what is checked; the CN / URI SAN is.
+ */
+public final class TyphaClientTls {
+
+    private TyphaClientTls() {
+    }
+
+    /** {@return a channel factory for {@link TyphaClientOptions#withChannels}} */
+    public static Function<String, ManagedChannel> channels(Path caFile, Path certFile, Path keyFile,
+                                                            PeerIdentity expectedServer) {
+        ChannelCredentials creds;
+        try {
+            creds = TlsChannelCredentials.newBuilder()
+                    .keyManager(certFile.toFile(), keyFile.toFile())
+                    .trustManager(new IdentityTrustManager(caTrust(caFile), expectedServer))
+                    .build();
+        } catch (IOException e) {
+            throw new UncheckedIOException("typha client TLS: cannot read " + certFile + " / " + keyFile, e);
+        }
+        return address -> NettyChannelBuilder.forTarget(address, creds).build();
+    }
+
+    static X509TrustManager caTrust(Path caFile) {
+        try (InputStream in = Files.newInputStream(caFile)) {
+            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
+            ks.load(null, null);
+            int i = 0;
+            for (var cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                ks.setCertificateEntry("ca-" + i++, cert);
+            }
+            if (i == 0) {
+                throw new IllegalArgumentException("CA file " + caFile + ": no certificate in it");
+            }
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(ks);
+            for (var tm : tmf.getTrustManagers()) {
+                if (tm instanceof X509TrustManager x) {
+                    return x;
+                }
+            }
+            throw new IllegalStateException("no X509 trust manager");
+        } catch (IOException e) {
+            throw new UncheckedIOException("CA file " + caFile + ": cannot read", e);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalArgumentException("CA file " + caFile + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Chain validation by the CA, then the CN / URI SAN rule instead of host name verification. */
+    private static final class IdentityTrustManager extends X509ExtendedTrustManager {
+        private final X509TrustManager ca;
+        private final PeerIdentity expected;
+
+        IdentityTrustManager(X509TrustManager ca, PeerIdentity expected) {
+            this.ca = ca;
+            this.expected = expected;
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+            ca.checkServerTrusted(chain, authType);
+            String why = expected.mismatch(chain[0]);
+            if (why != null) {
+                throw new CertificateException("typha's " + why + " (FELIX_TYPHACN / FELIX_TYPHAURISAN)");
+            }
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
+                throws CertificateException {
+            checkServerTrusted(chain, authType);
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+                throws CertificateException {
+            checkServerTrusted(chain, authType);
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+            throw new CertificateException("client-side trust manager");
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
+                throws CertificateException {
+            checkClientTrusted(chain, authType);
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+                throws CertificateException {
+            checkClientTrusted(chain, authType);
+        }
+
+        @Override
+        public X509Certificate[] getAcceptedIssuers() {
+            return ca.getAcceptedIssuers();
+        }
+    }
+}

@@ -1,0 +1,75 @@
+package calico.typha.app;
+
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.health.HealthAggregator;
+import calico.typha.server.TyphaServer;
+import calico.typha.server.TyphaTls;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.stereotype.Component;
+
+/** Opens the datastore and runs the {@link TyphaServer} for the application's lifetime. */
+@Component
+public class TyphaDaemon implements SmartLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(TyphaDaemon.class);
+
+    private final TyphaProperties properties;
+    private final MeterRegistry meters;
+    private final HealthAggregator health;
+    private Datastore datastore;
+    private TyphaServer server;
+
+    public TyphaDaemon(TyphaProperties properties, MeterRegistry meters, HealthAggregator health) {
+        this.properties = properties;
+        this.meters = meters;
+        this.health = health;
+    }
+
+    @Override
+    public synchronized void start() {
+        if (server != null) {
+            return;
+        }
+        if (properties.connectionRebalancingMode().equals("kubernetes")) {
+            log.warn("TYPHA_CONNECTIONREBALANCINGMODE=kubernetes needs endpoint discovery, not available yet: "
+                    + "no rebalancing (use config with TYPHA_REPLICAS and TYPHA_EXPECTEDCLIENTS)");
+        }
+        datastore = properties.datastore().open();
+        var credentials = properties.tls() ? TyphaTls.serverCredentials(properties.caFile(), properties.serverCertFile(),
+                properties.serverKeyFile()) : null;
+        server = new TyphaServer(datastore, properties.serverSettings(), credentials, meters, health,
+                version(), properties.tls() ? TyphaTls.clientIdentityCheck(properties.clientCn(),
+                properties.clientUriSan()) : null);
+        server.start();
+    }
+
+    private static String version() {
+        String v = TyphaDaemon.class.getPackage().getImplementationVersion();
+        return v == null ? "calico-java" : v;
+    }
+
+    /** {@return the gRPC port in use} */
+    public synchronized int port() {
+        return server.port();
+    }
+
+    @Override
+    public synchronized void stop() {
+        if (server != null) {
+            server.close();
+            server = null;
+        }
+        if (datastore != null) {
+            datastore.close();
+            datastore = null;
+        }
+    }
+
+    @Override
+    public synchronized boolean isRunning() {
+        return server != null;
+    }
+}

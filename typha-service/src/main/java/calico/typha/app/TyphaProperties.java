@@ -1,0 +1,133 @@
+package calico.typha.app;
+
+import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.typha.server.ServerSettings;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.boot.convert.DurationUnit;
+
+/**
+ * Typha's settings, bound from {@code typha.*}; {@code application.yml} maps Calico's TYPHA_*
+ * names onto them. Durations given as bare numbers are seconds, as in Calico. Every error names
+ * the property and the variable it comes from.
+ *
+ * @param datastoreType          {@code etcdv3} or {@code memory} (TYPHA_DATASTORETYPE / DATASTORE_TYPE)
+ * @param etcdEndpoints          comma-separated URLs (TYPHA_ETCDENDPOINTS / ETCD_ENDPOINTS)
+ * @param serverPort             gRPC port (TYPHA_SERVERPORT, 5473 as in the manifests)
+ * @param serverHost             listen address, empty for all (TYPHA_SERVERHOST)
+ * @param maxConnectionsUpperLimit streams beyond this are refused (TYPHA_MAXCONNECTIONSUPPERLIMIT)
+ * @param pingInterval           (TYPHA_PINGINTERVAL, seconds)
+ * @param pongTimeout            (TYPHA_PONGTIMEOUT, seconds)
+ * @param maxDeltaLogUpdates     shared delta log bound; a client further behind is dropped
+ * @param connectionRebalancingMode {@code none}, {@code config} (target from the two settings
+ *                               below) or {@code kubernetes} (not available yet: treated as none,
+ *                               with a warning) (TYPHA_CONNECTIONREBALANCINGMODE)
+ * @param replicas               typha replicas, for {@code config} rebalancing (TYPHA_REPLICAS)
+ * @param expectedClients        clients across all replicas, for {@code config} (TYPHA_EXPECTEDCLIENTS)
+ * @param caFile                 CA that signs felix's certificates; with the two below enables mTLS
+ * @param serverCertFile         this typha's certificate (TYPHA_SERVERCERTFILE)
+ * @param serverKeyFile          its key (TYPHA_SERVERKEYFILE)
+ * @param clientCn               a client certificate must have this CN... (TYPHA_CLIENTCN)
+ * @param clientUriSan           ...or this URI SAN (TYPHA_CLIENTURISAN); either matching suffices
+ */
+@ConfigurationProperties(prefix = "typha")
+public record TyphaProperties(
+        @DefaultValue("etcdv3") String datastoreType,
+        @DefaultValue("http://127.0.0.1:2379") String etcdEndpoints,
+        String etcdCaCertFile,
+        String etcdCertFile,
+        String etcdKeyFile,
+        @DefaultValue("5473") int serverPort,
+        @DefaultValue("") String serverHost,
+        @DefaultValue("10000") int maxConnectionsUpperLimit,
+        @DefaultValue("10") @DurationUnit(ChronoUnit.SECONDS) Duration pingInterval,
+        @DefaultValue("60") @DurationUnit(ChronoUnit.SECONDS) Duration pongTimeout,
+        @DefaultValue("100000") int maxDeltaLogUpdates,
+        @DefaultValue("none") String connectionRebalancingMode,
+        @DefaultValue("1") int replicas,
+        @DefaultValue("0") int expectedClients,
+        String caFile,
+        String serverCertFile,
+        String serverKeyFile,
+        String clientCn,
+        String clientUriSan) {
+
+    public TyphaProperties {
+        datastoreType = datastoreType == null ? "" : datastoreType.trim().toLowerCase(Locale.ROOT);
+        if (!List.of("etcdv3", "memory", "kubernetes").contains(datastoreType)) {
+            throw new IllegalArgumentException("typha.datastore-type (TYPHA_DATASTORETYPE or DATASTORE_TYPE): \""
+                    + datastoreType + "\" is not one of etcdv3, kubernetes, memory");
+        }
+        if (datastoreType.equals("kubernetes")) {
+            throw new IllegalArgumentException("typha.datastore-type (TYPHA_DATASTORETYPE or DATASTORE_TYPE): "
+                    + "the kubernetes backend is not available yet; use etcdv3");
+        }
+        connectionRebalancingMode = connectionRebalancingMode == null ? "none"
+                : connectionRebalancingMode.trim().toLowerCase(Locale.ROOT);
+        if (!List.of("none", "config", "kubernetes").contains(connectionRebalancingMode)) {
+            throw new IllegalArgumentException("typha.connection-rebalancing-mode (TYPHA_CONNECTIONREBALANCINGMODE): \""
+                    + connectionRebalancingMode + "\" is not one of none, config, kubernetes");
+        }
+        if (replicas < 1) {
+            throw new IllegalArgumentException("typha.replicas (TYPHA_REPLICAS): must be at least 1, got " + replicas);
+        }
+        int tlsParts = (blank(caFile) ? 0 : 1) + (blank(serverCertFile) ? 0 : 1) + (blank(serverKeyFile) ? 0 : 1);
+        if (tlsParts != 0 && tlsParts != 3) {
+            throw new IllegalArgumentException("typha.ca-file, typha.server-cert-file, typha.server-key-file "
+                    + "(TYPHA_CAFILE, TYPHA_SERVERCERTFILE, TYPHA_SERVERKEYFILE): set all three for TLS, or none");
+        }
+        if (tlsParts == 3 && blank(clientCn) && blank(clientUriSan)) {
+            throw new IllegalArgumentException("typha.client-cn / typha.client-uri-san (TYPHA_CLIENTCN, "
+                    + "TYPHA_CLIENTURISAN): with TLS at least one is required, as in Calico");
+        }
+    }
+
+    static boolean blank(String s) {
+        return s == null || s.isBlank();
+    }
+
+    boolean tls() {
+        return !blank(caFile);
+    }
+
+    /** {@return the datastore to watch} */
+    DatastoreConfig datastore() {
+        if (datastoreType.equals("memory")) {
+            return new DatastoreConfig(DatastoreConfig.Type.MEMORY, null);
+        }
+        List<URI> endpoints = Arrays.stream(etcdEndpoints.split(",")).map(String::trim).filter(s -> !s.isEmpty())
+                .map(URI::create).toList();
+        if (endpoints.isEmpty()) {
+            throw new IllegalArgumentException("typha.etcd-endpoints (TYPHA_ETCDENDPOINTS or ETCD_ENDPOINTS): required");
+        }
+        return new DatastoreConfig(DatastoreConfig.Type.ETCDV3, new EtcdConfig(endpoints, path(etcdCaCertFile),
+                path(etcdCertFile), path(etcdKeyFile), EtcdConfig.DEFAULT_REQUEST_TIMEOUT));
+    }
+
+    private static Path path(String s) {
+        return blank(s) ? null : Path.of(s.trim());
+    }
+
+    /** {@return the rebalancing target: 20% above an even share of the expected clients; 0 for none} */
+    int rebalanceTarget() {
+        if (!connectionRebalancingMode.equals("config") || expectedClients <= 0) {
+            return 0;
+        }
+        return (int) Math.ceil(expectedClients * 1.2 / replicas);
+    }
+
+    ServerSettings serverSettings() {
+        ServerSettings d = ServerSettings.defaults(serverPort);
+        return new ServerSettings(serverPort, serverHost, maxConnectionsUpperLimit, pingInterval, pongTimeout,
+                maxDeltaLogUpdates, d.snapshotChunkBytes(), d.snapshotMaxAge(), d.senderThreads(), rebalanceTarget(),
+                d.rebalanceInterval());
+    }
+}

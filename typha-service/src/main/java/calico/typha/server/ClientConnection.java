@@ -1,0 +1,314 @@
+package calico.typha.server;
+
+import calico.libcalico.typha.SyncerType;
+import calico.libcalico.typha.proto.ClientHello;
+import calico.libcalico.typha.proto.ClientMessage;
+import calico.libcalico.typha.proto.Ping;
+import calico.libcalico.typha.proto.Reconnect;
+import calico.libcalico.typha.proto.ServerHello;
+import calico.libcalico.typha.proto.ServerMessage;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client stream. Inbound messages (gRPC's thread) only record facts and request a drain;
+ * every outbound call happens in {@link #drain()}, which runs on the sender pool, one run at a
+ * time per connection, and writes only while the stream {@code isReady()}: it never blocks, so
+ * a slow client costs the fan-out nothing but its position. A client whose position the delta
+ * log no longer covers is ended with RESOURCE_EXHAUSTED.
+ */
+final class ClientConnection implements StreamObserver<ClientMessage> {
+
+    private static final Logger log = LoggerFactory.getLogger(ClientConnection.class);
+    private static final int READ_BATCH = 64;
+
+    private record Start(SnapshotCache cache, Snapshot snapshot, ServerMessage hello, boolean gzip) {
+    }
+
+    private final long id;
+    private final SyncService service;
+    private final ServerCallStreamObserver<ServerMessage> out;
+    private final Executor sender;
+    private final long openedNanos = System.nanoTime();
+    private final AtomicInteger wip = new AtomicInteger();
+    private final AtomicReference<Status> closeWith = new AtomicReference<>();
+    private final Queue<ServerMessage> control = new ConcurrentLinkedQueue<>();
+    private final Runnable wake = this::requestDrain;
+
+    // Written by the inbound thread, read by the drain.
+    private volatile Start start;
+    private volatile String hostname = "";
+    private volatile long pingSentNanos;
+    private volatile boolean helloSeen;
+
+    // Confined to the drain.
+    private boolean streaming;
+    private boolean closed;
+    private SnapshotCache cache;
+    private Snapshot snapshot;
+    private int snapshotIndex;
+    private long position;
+    private List<Breadcrumb> pending = List.of();
+    private int pendingIndex;
+
+    ClientConnection(long id, SyncService service, ServerCallStreamObserver<ServerMessage> out, Executor sender) {
+        this.id = id;
+        this.service = service;
+        this.out = out;
+        this.sender = sender;
+    }
+
+    long id() {
+        return id;
+    }
+
+    long openedNanos() {
+        return openedNanos;
+    }
+
+    String hostname() {
+        return hostname;
+    }
+
+    // ---- inbound ----
+
+    @Override
+    public void onNext(ClientMessage m) {
+        switch (m.getPayloadCase()) {
+            case HELLO -> onHello(m.getHello());
+            case PONG -> {
+                if (!helloSeen) {
+                    fail(Status.FAILED_PRECONDITION.withDescription("pong: the first message must be a ClientHello"),
+                            "protocol");
+                } else {
+                    pingSentNanos = 0;
+                }
+            }
+            default -> fail(Status.INVALID_ARGUMENT.withDescription(
+                    "ClientMessage.payload: empty or unknown message"), "protocol");
+        }
+    }
+
+    private void onHello(ClientHello h) {
+        if (helloSeen) {
+            fail(Status.FAILED_PRECONDITION.withDescription("hello: sent twice on one stream"), "protocol");
+            return;
+        }
+        helloSeen = true;
+        if (h.getHostname().isBlank()) {
+            fail(Status.INVALID_ARGUMENT.withDescription("hello.hostname: required"), "protocol");
+            return;
+        }
+        SyncerType type;
+        try {
+            type = SyncerType.fromWire(h.getSyncerType());
+        } catch (IllegalArgumentException e) {
+            fail(Status.INVALID_ARGUMENT.withDescription("hello." + e.getMessage()), "protocol");
+            return;
+        }
+        hostname = h.getHostname();
+        SnapshotCache c = service.cache(type);
+        boolean gzip = h.getAcceptedCompressionList().contains("gzip");
+        ServerMessage hello = ServerMessage.newBuilder().setHello(ServerHello.newBuilder()
+                .setServerVersion(service.version()).setSyncerType(type.wireName())
+                .setCompression(gzip ? "gzip" : "")).build();
+        log.info("Client {} ({}, {} {}) connected for {}", id, hostname, h.getClientVersion(),
+                gzip ? "gzip" : "uncompressed", type.wireName());
+        start = new Start(c, c.snapshot(), hello, gzip);
+        c.addListener(wake);
+        requestDrain();
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        // The client went away (cancelled or broke the connection).
+        closeWith.compareAndSet(null, Status.CANCELLED.withDescription("client went away"));
+        requestDrain();
+    }
+
+    @Override
+    public void onCompleted() {
+        closeWith.compareAndSet(null, Status.OK);
+        requestDrain();
+    }
+
+    /** Ends the stream with {@code status} (from any thread); {@code reason} tags the drop metric. */
+    void fail(Status status, String reason) {
+        if (closeWith.compareAndSet(null, status)) {
+            service.metrics().dropped(reason);
+            log.info("Dropping client {} ({}): {}", id, hostname, status);
+        }
+        requestDrain();
+    }
+
+    /** Called by the service's timer: pings, and drops clients that stopped answering. */
+    void tick(long now, long pongTimeoutNanos) {
+        if (!helloSeen) {
+            if (now - openedNanos > pongTimeoutNanos) {
+                fail(Status.DEADLINE_EXCEEDED.withDescription("hello: none received within the pong timeout"),
+                        "timeout");
+            }
+            return;
+        }
+        long sent = pingSentNanos;
+        if (sent != 0) {
+            if (now - sent > pongTimeoutNanos) {
+                fail(Status.DEADLINE_EXCEEDED.withDescription("pong: no answer to a ping within the pong timeout"),
+                        "timeout");
+            }
+            return;
+        }
+        pingSentNanos = now;
+        control.add(ServerMessage.newBuilder().setPing(Ping.newBuilder()
+                .setSentUnixNanos(System.currentTimeMillis() * 1_000_000L)).build());
+        requestDrain();
+    }
+
+    /** Asks the client to reconnect elsewhere, then ends the stream. */
+    void rebalance(String reason) {
+        control.add(ServerMessage.newBuilder().setReconnect(Reconnect.newBuilder().setReason(reason)).build());
+        fail(Status.OK, "rebalance");
+    }
+
+    // ---- outbound ----
+
+    void requestDrain() {
+        if (wip.getAndIncrement() == 0) {
+            sender.execute(this::drainLoop);
+        }
+    }
+
+    private void drainLoop() {
+        int missed = 1;
+        do {
+            try {
+                drain();
+            } catch (RuntimeException e) {
+                // A bug or a stream already closed underneath us: end this client, never the server.
+                log.warn("Client {} ({}): send failed: {}", id, hostname, e.toString());
+                closeWith.compareAndSet(null, Status.INTERNAL.withDescription("send failed: " + e.getMessage()));
+                if (!closed) {
+                    close();
+                    try {
+                        out.onError(closeWith.get().asRuntimeException());
+                    } catch (RuntimeException ignored) {
+                        // already closed
+                    }
+                }
+            }
+            missed = wip.addAndGet(-missed);
+        } while (missed != 0);
+    }
+
+    private void drain() {
+        if (closed) {
+            if (start != null) {
+                start.cache().removeListener(wake); // a hello that raced the close
+            }
+            return;
+        }
+        Status end = closeWith.get();
+        if (!streaming && start != null && end == null) {
+            Start s = start;
+            cache = s.cache();
+            snapshot = s.snapshot();
+            position = snapshot.sequence();
+            if (s.gzip()) {
+                out.setCompression("gzip");
+            }
+            control.add(s.hello());
+            streaming = true;
+        }
+        if (end != null) {
+            sendPendingControl(end);
+            close();
+            if (end.isOk()) {
+                out.onCompleted();
+            } else {
+                out.onError(end.asRuntimeException());
+            }
+            return;
+        }
+        if (!streaming) {
+            return;
+        }
+        ServerMessage hello = control.peek() != null && control.peek().hasHello() ? control.poll() : null;
+        if (hello != null) {
+            out.onNext(hello);
+        }
+        while (out.isReady()) {
+            ServerMessage next = control.poll();
+            if (next == null && snapshot != null) {
+                next = snapshot.messages().get(snapshotIndex++);
+                if (snapshotIndex == snapshot.messages().size()) {
+                    snapshot = null;
+                }
+            }
+            if (next == null) {
+                if (pendingIndex >= pending.size()) {
+                    if (!refill()) {
+                        return;
+                    }
+                    if (pending.isEmpty()) {
+                        break;
+                    }
+                }
+                Breadcrumb b = pending.get(pendingIndex++);
+                position = b.sequence();
+                service.metrics().fanout(b.createdNanos());
+                next = b.message();
+            }
+            out.onNext(next);
+        }
+        // Not ready (or nothing to send): still notice a client the log has left behind.
+        long need = pendingIndex < pending.size() ? pending.get(pendingIndex).sequence() - 1 : position;
+        if (!cache.covers(need)) {
+            fail(Status.RESOURCE_EXHAUSTED.withDescription("client fell too far behind: it is at sequence " + need
+                    + ", the delta log no longer holds what follows"), "fell-behind");
+        }
+    }
+
+    /** Reads the next breadcrumbs; false (and the stream ended) when the client fell behind. */
+    private boolean refill() {
+        try {
+            pending = cache.after(position, READ_BATCH);
+            pendingIndex = 0;
+            return true;
+        } catch (FellBehindException e) {
+            fail(Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()), "fell-behind");
+            return false;
+        }
+    }
+
+    private void sendPendingControl(Status end) {
+        if (!streaming || !end.isOk()) {
+            return;
+        }
+        for (ServerMessage m; (m = control.poll()) != null; ) {
+            if (m.hasReconnect()) {
+                out.onNext(m);
+            }
+        }
+    }
+
+    private void close() {
+        closed = true;
+        if (cache != null) {
+            cache.removeListener(wake);
+        } else if (start != null) {
+            start.cache().removeListener(wake);
+        }
+        snapshot = null;
+        pending = List.of();
+        service.closed(this);
+    }
+}

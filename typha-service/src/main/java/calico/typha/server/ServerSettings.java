@@ -1,0 +1,88 @@
+package calico.typha.server;
+
+import java.time.Duration;
+
+/**
+ * Tuning of a {@link TyphaServer}; {@code calico.typha.app.TyphaProperties} maps the TYPHA_*
+ * variables onto it.
+ *
+ * @param port              gRPC listen port; 0 picks a free one
+ * @param host              listen address; empty for all
+ * @param maxConnections    streams beyond this are refused with RESOURCE_EXHAUSTED
+ *                          ({@code TYPHA_MAXCONNECTIONSUPPERLIMIT})
+ * @param pingInterval      how often each client is pinged ({@code TYPHA_PINGINTERVAL})
+ * @param pongTimeout       a client that has not answered a ping (or sent its hello) for this
+ *                          long is dropped ({@code TYPHA_PONGTIMEOUT})
+ * @param maxDeltaLogUpdates updates kept in the shared delta log; a client further behind is
+ *                          dropped ({@code TYPHA_MAXDELTALOGUPDATES})
+ * @param snapshotChunkBytes bound on one snapshot message's payload
+ * @param snapshotMaxAge    a snapshot is reused for new clients for at most this long
+ * @param senderThreads     threads that write to clients (each client's writes are serial)
+ * @param rebalanceTarget   when positive, the number of connections above which the oldest
+ *                          surplus clients are asked to reconnect elsewhere; 0 disables
+ * @param rebalanceInterval how often the surplus is checked, one client moved per check
+ */
+public record ServerSettings(int port, String host, int maxConnections, Duration pingInterval, Duration pongTimeout,
+                             int maxDeltaLogUpdates, int snapshotChunkBytes, Duration snapshotMaxAge,
+                             int senderThreads, int rebalanceTarget, Duration rebalanceInterval) {
+
+    public ServerSettings {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port: " + port + " is not a TCP port");
+        }
+        host = host == null ? "" : host.trim();
+        atLeast("maxConnections", maxConnections, 1);
+        positive("pingInterval", pingInterval);
+        positive("pongTimeout", pongTimeout);
+        atLeast("maxDeltaLogUpdates", maxDeltaLogUpdates, 1);
+        atLeast("snapshotChunkBytes", snapshotChunkBytes, 1024);
+        positive("snapshotMaxAge", snapshotMaxAge);
+        atLeast("senderThreads", senderThreads, 1);
+        atLeast("rebalanceTarget", rebalanceTarget, 0);
+        positive("rebalanceInterval", rebalanceInterval);
+    }
+
+    private static void atLeast(String name, int value, int min) {
+        if (value < min) {
+            throw new IllegalArgumentException(name + ": must be at least " + min + ", got " + value);
+        }
+    }
+
+    private static void positive(String name, Duration d) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(name + ": must be positive, got " + d);
+        }
+    }
+
+    /** Calico-like defaults on a given port. */
+    public static ServerSettings defaults(int port) {
+        return new ServerSettings(port, "", 10_000, Duration.ofSeconds(10), Duration.ofSeconds(60), 100_000,
+                256 * 1024, Duration.ofSeconds(1), Math.max(2, Runtime.getRuntime().availableProcessors()), 0,
+                Duration.ofSeconds(1));
+    }
+
+    public ServerSettings withPort(int p) {
+        return new ServerSettings(p, host, maxConnections, pingInterval, pongTimeout, maxDeltaLogUpdates,
+                snapshotChunkBytes, snapshotMaxAge, senderThreads, rebalanceTarget, rebalanceInterval);
+    }
+
+    public ServerSettings withMaxConnections(int n) {
+        return new ServerSettings(port, host, n, pingInterval, pongTimeout, maxDeltaLogUpdates, snapshotChunkBytes,
+                snapshotMaxAge, senderThreads, rebalanceTarget, rebalanceInterval);
+    }
+
+    public ServerSettings withPing(Duration interval, Duration timeout) {
+        return new ServerSettings(port, host, maxConnections, interval, timeout, maxDeltaLogUpdates,
+                snapshotChunkBytes, snapshotMaxAge, senderThreads, rebalanceTarget, rebalanceInterval);
+    }
+
+    public ServerSettings withMaxDeltaLogUpdates(int n) {
+        return new ServerSettings(port, host, maxConnections, pingInterval, pongTimeout, n, snapshotChunkBytes,
+                snapshotMaxAge, senderThreads, rebalanceTarget, rebalanceInterval);
+    }
+
+    public ServerSettings withRebalance(int target, Duration interval) {
+        return new ServerSettings(port, host, maxConnections, pingInterval, pongTimeout, maxDeltaLogUpdates,
+                snapshotChunkBytes, snapshotMaxAge, senderThreads, target, interval);
+    }
+}

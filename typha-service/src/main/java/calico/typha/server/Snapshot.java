@@ -1,0 +1,17 @@
+package calico.typha.server;
+
+import calico.libcalico.typha.proto.ServerMessage;
+import java.util.List;
+
+/**
+ * The whole state at one sequence, as ready-made chunks (the last has {@code last_snapshot_chunk}),
+ * followed by the in-sync marker when the syncer was in sync then. Immutable and shared by every
+ * client that starts from it.
+ *
+ * @param sequence     the last breadcrumb folded in; the client continues with sequence + 1
+ * @param messages     chunks, then the status message if any
+ * @param size         resources in it
+ * @param createdNanos when it was built
+ */
+record Snapshot(long sequence, List<ServerMessage> messages, int size, long createdNanos) {
+}

@@ -1,0 +1,288 @@
+package calico.typha.server;
+
+import calico.api.model.ResourceKey;
+import calico.libcalico.syncer.SyncerCallbacks;
+import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.syncer.Update;
+import calico.libcalico.syncer.UpdateType;
+import calico.libcalico.typha.KvCodec;
+import calico.libcalico.typha.proto.KV;
+import calico.libcalico.typha.proto.KVs;
+import calico.libcalico.typha.proto.ServerMessage;
+import calico.libcalico.typha.proto.SyncStatus;
+import calico.libcalico.typha.proto.SyncStatusMsg;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What one syncer said, kept once for every client of that syncer type: the current state
+ * (key → wire KV), a bounded log of recent breadcrumbs, and the latest snapshot. A new client
+ * takes {@link #snapshot()} and then reads {@link #after} from the snapshot's sequence; its own
+ * state is only a position. Each update is serialised to JSON once, not once per client.
+ *
+ * <p>The syncer calls in on its one dispatch thread; clients read from many threads. One lock
+ * guards everything; every operation under it is O(1) or O(batch), except the snapshot rebuild,
+ * which is O(state) and happens at most once per {@code snapshotMaxAgeNanos} (older snapshots
+ * are reused while the log still covers their tail).
+ */
+final class SnapshotCache implements SyncerCallbacks {
+
+    /** Bound on one delta breadcrumb, as Calico's batches. */
+    static final int MAX_BREADCRUMB_UPDATES = 1000;
+
+    private final String syncerType;
+    private final int maxLogUpdates;
+    private final int chunkBytes;
+    private final long snapshotMaxAgeNanos;
+    private final long coalesceNanos;
+    private final EncodedMessages encoded;
+    private final ScheduledExecutorService scheduler;
+    private final CopyOnWriteArraySet<Runnable> listeners = new CopyOnWriteArraySet<>();
+
+    // Guarded by this.
+    private final Map<ResourceKey, KV> state = new LinkedHashMap<>();
+    private final List<Breadcrumb> log = new ArrayList<>();
+    private int logHead;
+    private long logUpdates;
+    private long sequence;
+    private SyncerStatus status = SyncerStatus.WAIT_FOR_DATASTORE;
+    private Snapshot snapshot;
+    // Updates received but not yet sealed into a breadcrumb (nor applied to state).
+    private final List<Update> pendingUpdates = new ArrayList<>();
+    private final List<KV> pendingKvs = new ArrayList<>();
+    private long pendingSinceNanos;
+    private long lastSealNanos = Long.MIN_VALUE / 2;
+    private boolean sealScheduled;
+
+    /**
+     * @param coalesceNanos at most one delta breadcrumb per this interval: an update arriving
+     *                      sooner after the previous seal waits (at most this long) and is sealed
+     *                      with the others that arrive meanwhile, so that under load clients get
+     *                      fewer, larger messages; an update after a quiet period goes out at once
+     */
+    SnapshotCache(String syncerType, int maxLogUpdates, int chunkBytes, long snapshotMaxAgeNanos, long coalesceNanos,
+                  ScheduledExecutorService scheduler, EncodedMessages encoded) {
+        this.encoded = encoded;
+        if (maxLogUpdates < 1) {
+            throw new IllegalArgumentException("maxLogUpdates: must be at least 1, got " + maxLogUpdates);
+        }
+        this.syncerType = syncerType;
+        this.maxLogUpdates = maxLogUpdates;
+        this.chunkBytes = chunkBytes;
+        this.snapshotMaxAgeNanos = snapshotMaxAgeNanos;
+        this.coalesceNanos = coalesceNanos;
+        this.scheduler = scheduler;
+    }
+
+    String syncerType() {
+        return syncerType;
+    }
+
+    /** Called (outside the lock) after every new breadcrumb. */
+    void addListener(Runnable r) {
+        listeners.add(r);
+    }
+
+    void removeListener(Runnable r) {
+        listeners.remove(r);
+    }
+
+    @Override
+    public void onStatusUpdated(SyncerStatus s) {
+        synchronized (this) {
+            sealPending(System.nanoTime());
+            status = s;
+            append(ServerMessage.newBuilder().setStatus(SyncStatusMsg.newBuilder().setStatus(wire(s))).build(), 0);
+        }
+        notifyListeners();
+    }
+
+    @Override
+    public void onUpdates(List<Update> updates) {
+        long now = System.nanoTime();
+        List<KV> kvs = new ArrayList<>(updates.size());
+        for (Update u : updates) {
+            kvs.add(KvCodec.toKv(u));
+        }
+        boolean sealed = false;
+        synchronized (this) {
+            if (pendingKvs.isEmpty()) {
+                pendingSinceNanos = now;
+            }
+            pendingUpdates.addAll(updates);
+            pendingKvs.addAll(kvs);
+            long due = lastSealNanos + coalesceNanos;
+            if (now - due >= 0 || pendingKvs.size() >= MAX_BREADCRUMB_UPDATES) {
+                sealed = sealPending(now);
+            } else if (!sealScheduled) {
+                sealScheduled = true;
+                scheduler.schedule(this::sealFromTimer, due - now, TimeUnit.NANOSECONDS);
+            }
+        }
+        if (sealed) {
+            notifyListeners();
+        }
+    }
+
+    private void sealFromTimer() {
+        boolean sealed;
+        synchronized (this) {
+            sealScheduled = false;
+            sealed = sealPending(System.nanoTime());
+        }
+        if (sealed) {
+            notifyListeners();
+        }
+    }
+
+    /** Applies the pending updates to the state and appends them as one breadcrumb. */
+    private boolean sealPending(long now) {
+        if (pendingKvs.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < pendingUpdates.size(); i++) {
+            Update u = pendingUpdates.get(i);
+            if (u.type() == UpdateType.DELETED) {
+                state.remove(u.key());
+            } else {
+                state.put(u.key(), pendingKvs.get(i));
+            }
+        }
+        KVs msg = KVs.newBuilder().addAllKvs(pendingKvs).setSequence(sequence + 1).build();
+        append(ServerMessage.newBuilder().setKvs(msg).build(), pendingKvs.size(), pendingSinceNanos);
+        pendingUpdates.clear();
+        pendingKvs.clear();
+        lastSealNanos = now;
+        return true;
+    }
+
+    private void append(ServerMessage m, int kvCount) {
+        append(m, kvCount, System.nanoTime());
+    }
+
+    private void append(ServerMessage m, int kvCount, long createdNanos) {
+        sequence++;
+        encoded.add(m);
+        log.add(new Breadcrumb(sequence, m, kvCount, createdNanos));
+        logUpdates += kvCount;
+        // Keep at least the newest breadcrumb even if it alone exceeds the bound.
+        while (logUpdates > maxLogUpdates && log.size() - logHead > 1) {
+            Breadcrumb old = log.set(logHead++, null);
+            logUpdates -= old.kvCount();
+            encoded.remove(old.message());
+        }
+        if (logHead > 1024 && logHead > log.size() / 2) {
+            log.subList(0, logHead).clear();
+            logHead = 0;
+        }
+    }
+
+    private void notifyListeners() {
+        for (Runnable r : listeners) {
+            r.run();
+        }
+    }
+
+    /** {@return a snapshot whose tail the log still covers; rebuilt when missing, stale or too old} */
+    synchronized Snapshot snapshot() {
+        long now = System.nanoTime();
+        boolean usable = snapshot != null
+                && covered(snapshot.sequence())
+                && (snapshot.sequence() == sequence || now - snapshot.createdNanos() < snapshotMaxAgeNanos);
+        if (!usable) {
+            if (snapshot != null) {
+                snapshot.messages().forEach(encoded::remove);
+            }
+            snapshot = build(now);
+            snapshot.messages().forEach(encoded::add);
+        }
+        return snapshot;
+    }
+
+    /** {@return whether the log still holds everything after {@code position}} */
+    synchronized boolean covers(long position) {
+        return covered(position);
+    }
+
+    private boolean covered(long position) {
+        long oldest = log.size() > logHead ? log.get(logHead).sequence() : sequence + 1;
+        return position + 1 >= oldest;
+    }
+
+    private Snapshot build(long now) {
+        List<ServerMessage> chunks = new ArrayList<>();
+        KVs.Builder chunk = KVs.newBuilder().setSnapshot(true).setSequence(sequence);
+        int bytes = 0;
+        for (KV kv : state.values()) {
+            int size = kv.getSerializedSize();
+            if (bytes > 0 && bytes + size > chunkBytes) {
+                chunks.add(ServerMessage.newBuilder().setKvs(chunk).build());
+                chunk = KVs.newBuilder().setSnapshot(true).setSequence(sequence);
+                bytes = 0;
+            }
+            chunk.addKvs(kv.getType() == calico.libcalico.typha.proto.UpdateType.NEW ? kv
+                    : kv.toBuilder().setType(calico.libcalico.typha.proto.UpdateType.NEW).build());
+            bytes += size;
+        }
+        chunks.add(ServerMessage.newBuilder().setKvs(chunk.setLastSnapshotChunk(true)).build());
+        if (status != SyncerStatus.WAIT_FOR_DATASTORE) {
+            chunks.add(ServerMessage.newBuilder().setStatus(SyncStatusMsg.newBuilder().setStatus(wire(status))).build());
+        }
+        return new Snapshot(sequence, Collections.unmodifiableList(chunks), state.size(), now);
+    }
+
+    /**
+     * {@return up to {@code max} breadcrumbs after {@code position}, oldest first}; empty when the
+     * client is up to date.
+     *
+     * @throws FellBehindException when the log has dropped breadcrumbs the client has not had
+     */
+    synchronized List<Breadcrumb> after(long position, int max) throws FellBehindException {
+        if (!covered(position)) {
+            throw new FellBehindException("client fell too far behind: it is at sequence " + position
+                    + ", the delta log starts at " + log.get(logHead).sequence()
+                    + " (TYPHA_MAXDELTALOGUPDATES " + maxLogUpdates + ")");
+        }
+        if (position >= sequence) {
+            return List.of();
+        }
+        int from = logHead + (int) (position + 1 - log.get(logHead).sequence());
+        int to = Math.min(log.size(), from + max);
+        return new ArrayList<>(log.subList(from, to));
+    }
+
+    synchronized long sequence() {
+        return sequence;
+    }
+
+    synchronized int size() {
+        return state.size();
+    }
+
+    synchronized SyncerStatus status() {
+        return status;
+    }
+
+    /** {@return seconds since the latest snapshot was built, or 0 when none was} */
+    synchronized double snapshotAgeSeconds() {
+        return snapshot == null ? 0 : (System.nanoTime() - snapshot.createdNanos()) / 1e9;
+    }
+
+    synchronized int latestSnapshotBytes() {
+        return snapshot == null ? 0 : snapshot.messages().stream().mapToInt(ServerMessage::getSerializedSize).sum();
+    }
+
+    static SyncStatus wire(SyncerStatus s) {
+        return switch (s) {
+            case WAIT_FOR_DATASTORE -> SyncStatus.WAIT_FOR_DATASTORE;
+            case RESYNC_IN_PROGRESS -> SyncStatus.RESYNC_IN_PROGRESS;
+            case IN_SYNC -> SyncStatus.IN_SYNC;
+        };
+    }
+}

@@ -1,0 +1,125 @@
+package calico.typha.server;
+
+import calico.libcalico.typha.SyncerType;
+import calico.libcalico.typha.proto.ClientMessage;
+import calico.libcalico.typha.proto.ServerMessage;
+import calico.libcalico.typha.proto.TyphaGrpc;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The gRPC service: admits streams up to the connection limit and keeps the open ones, which
+ * the server's timer pings and rebalances.
+ */
+final class SyncService extends TyphaGrpc.TyphaImplBase {
+
+    private final Map<SyncerType, SnapshotCache> caches;
+    private final ServerSettings settings;
+    private final ExecutorService sender;
+    private final String version;
+    private final Map<Long, ClientConnection> connections = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong();
+    private final TyphaMetrics metrics;
+
+    SyncService(Map<SyncerType, SnapshotCache> caches, ServerSettings settings, ExecutorService sender,
+                String version, TyphaMetrics.Factory metrics) {
+        this.caches = caches;
+        this.settings = settings;
+        this.sender = sender;
+        this.version = version;
+        this.metrics = metrics.create(connections::size);
+        caches.values().forEach(this.metrics::cache);
+    }
+
+    @Override
+    public StreamObserver<ClientMessage> sync(StreamObserver<ServerMessage> responseObserver) {
+        ServerCallStreamObserver<ServerMessage> out = (ServerCallStreamObserver<ServerMessage>) responseObserver;
+        if (connections.size() >= settings.maxConnections()) {
+            metrics.dropped("max-connections");
+            out.onError(Status.RESOURCE_EXHAUSTED.withDescription("too many connections: this typha serves at most "
+                    + settings.maxConnections() + " (TYPHA_MAXCONNECTIONSUPPERLIMIT)").asRuntimeException());
+            return new Discard();
+        }
+        ClientConnection c = new ClientConnection(ids.incrementAndGet(), this, out, sender);
+        connections.put(c.id(), c);
+        metrics.accepted();
+        out.setOnReadyHandler(c::requestDrain);
+        out.setOnCancelHandler(() -> c.onError(Status.CANCELLED.asRuntimeException()));
+        return c;
+    }
+
+    SnapshotCache cache(SyncerType type) {
+        return caches.get(type);
+    }
+
+    String version() {
+        return version;
+    }
+
+    TyphaMetrics metrics() {
+        return metrics;
+    }
+
+    void closed(ClientConnection c) {
+        connections.remove(c.id());
+    }
+
+    int connectionCount() {
+        return connections.size();
+    }
+
+    /** Pings every client and drops those that stopped answering. */
+    void tick() {
+        long now = System.nanoTime();
+        long timeout = settings.pongTimeout().toNanos();
+        for (ClientConnection c : connections.values()) {
+            c.tick(now, timeout);
+        }
+    }
+
+    /** Moves one surplus client (the youngest, which has the least invested) when above the target. */
+    void rebalanceOnce() {
+        int target = settings.rebalanceTarget();
+        int n = connections.size();
+        if (target <= 0 || n <= target) {
+            return;
+        }
+        connections.values().stream().max(Comparator.comparingLong(ClientConnection::openedNanos))
+                .ifPresent(c -> c.rebalance("rebalancing: " + n + " connections here, target " + target));
+    }
+
+    /** {@return the service with responses encoded through {@code marshaller} (shared messages once)} */
+    io.grpc.ServerServiceDefinition definition(EncodedMessages marshaller) {
+        var method = TyphaGrpc.getSyncMethod().toBuilder(
+                io.grpc.protobuf.ProtoUtils.marshaller(ClientMessage.getDefaultInstance()), marshaller).build();
+        return io.grpc.ServerServiceDefinition.builder(TyphaGrpc.SERVICE_NAME)
+                .addMethod(method, io.grpc.stub.ServerCalls.asyncBidiStreamingCall(this::sync))
+                .build();
+    }
+
+    /** Ends every stream (shutdown). */
+    void closeAll(Status status) {
+        connections.values().forEach(c -> c.fail(status, "shutdown"));
+    }
+
+    /** Accepts and ignores the messages of a refused stream. */
+    private static final class Discard implements StreamObserver<ClientMessage> {
+        @Override
+        public void onNext(ClientMessage value) {
+        }
+
+        @Override
+        public void onError(Throwable t) {
+        }
+
+        @Override
+        public void onCompleted() {
+        }
+    }
+}

@@ -1,0 +1,185 @@
+package calico.typha.server;
+
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.health.HealthAggregator;
+import calico.libcalico.health.HealthReporter;
+import calico.libcalico.syncer.SyncerOptions;
+import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.syncer.WatcherSyncer;
+import calico.libcalico.typha.SyncerType;
+import io.grpc.Server;
+import io.grpc.ServerCredentials;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.netty.NettyServerBuilder;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Typha: one {@link WatcherSyncer} per {@link SyncerType} over the datastore, each feeding a
+ * {@link SnapshotCache}, served to clients over the {@code Typha.Sync} gRPC stream. Plain Java
+ * (the Spring application wraps it), so tests run real servers on random ports.
+ */
+public final class TyphaServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(TyphaServer.class);
+
+    private final Datastore datastore;
+    private final ServerSettings settings;
+    private final ServerCredentials credentials;
+    private final ServerInterceptor identityCheck;
+    private final Map<SyncerType, SnapshotCache> caches = new EnumMap<>(SyncerType.class);
+    private final List<WatcherSyncer> syncers = new ArrayList<>();
+    private final SyncService service;
+    private final ExecutorService sender;
+    private final ScheduledExecutorService timer;
+    private final ScheduledExecutorService sealer;
+    private final EncodedMessages encoded = new EncodedMessages();
+    /** At most one delta breadcrumb per this interval under load (see SnapshotCache). */
+    static final java.time.Duration COALESCE = java.time.Duration.ofMillis(50);
+    private final HealthReporter health;
+    private Server server;
+
+    public TyphaServer(Datastore datastore, ServerSettings settings, ServerCredentials credentials,
+                       MeterRegistry meters, HealthAggregator health, String version) {
+        this(datastore, settings, credentials, meters, health, version, null);
+    }
+
+    /**
+     * @param credentials   TLS credentials ({@link TyphaTls#serverCredentials}), or null for plaintext
+     * @param health        where readiness (all syncers in sync) is reported
+     * @param identityCheck {@link TyphaTls#clientIdentityCheck}, or null
+     */
+    public TyphaServer(Datastore datastore, ServerSettings settings, ServerCredentials credentials,
+                       MeterRegistry meters, HealthAggregator health, String version, ServerInterceptor identityCheck) {
+        this.datastore = datastore;
+        this.settings = settings;
+        this.credentials = credentials;
+        this.identityCheck = identityCheck;
+        AtomicInteger n = new AtomicInteger();
+        this.sender = Executors.newFixedThreadPool(settings.senderThreads(), r -> daemon(r, "typha-send-" + n.incrementAndGet()));
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "typha-timer"));
+        this.sealer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "typha-coalesce"));
+        for (SyncerType t : SyncerType.values()) {
+            caches.put(t, new SnapshotCache(t.wireName(), settings.maxDeltaLogUpdates(), settings.snapshotChunkBytes(),
+                    settings.snapshotMaxAge().toNanos(), COALESCE.toNanos(), sealer, encoded));
+        }
+        this.service = new SyncService(caches, settings, sender, version, TyphaMetrics.on(meters));
+        this.health = health.registerReporter("SyncServer", true, true, null);
+        this.health.report(true, false, "not started");
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    public synchronized void start() {
+        if (server != null) {
+            return;
+        }
+        for (SyncerType t : SyncerType.values()) {
+            WatcherSyncer s = new WatcherSyncer(datastore, t.kinds(), caches.get(t), SyncerOptions.defaults());
+            syncers.add(s);
+            s.start();
+        }
+        InetSocketAddress at = settings.host().isEmpty() ? new InetSocketAddress(settings.port())
+                : new InetSocketAddress(settings.host(), settings.port());
+        NettyServerBuilder b = credentials == null ? NettyServerBuilder.forAddress(at)
+                : NettyServerBuilder.forAddress(at, credentials);
+        var definition = service.definition(encoded);
+        server = b.addService(identityCheck == null ? definition
+                : ServerInterceptors.intercept(definition, identityCheck)).build();
+        try {
+            server.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("typha: cannot listen on " + at, e);
+        }
+        long ping = settings.pingInterval().toMillis();
+        timer.scheduleWithFixedDelay(this::tick, Math.min(ping, 1000), Math.min(ping, 1000), TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(service::rebalanceOnce, settings.rebalanceInterval().toMillis(),
+                settings.rebalanceInterval().toMillis(), TimeUnit.MILLISECONDS);
+        log.info("Typha listening on {} ({})", server.getPort(), credentials == null ? "plaintext" : "TLS");
+        reportHealth();
+    }
+
+    private long lastPing;
+
+    private void tick() {
+        try {
+            long now = System.nanoTime();
+            if (now - lastPing >= settings.pingInterval().toNanos()) {
+                lastPing = now;
+                service.tick();
+            }
+            reportHealth();
+        } catch (RuntimeException e) {
+            log.warn("typha timer: {}", e.toString());
+        }
+    }
+
+    private void reportHealth() {
+        List<String> waiting = new ArrayList<>();
+        caches.forEach((t, c) -> {
+            if (c.status() != SyncerStatus.IN_SYNC) {
+                waiting.add(t.wireName());
+            }
+        });
+        health.report(true, waiting.isEmpty(), waiting.isEmpty() ? "" : "syncers not in sync: " + waiting);
+    }
+
+    /** {@return the port clients connect to} */
+    public int port() {
+        return server.getPort();
+    }
+
+    public int connectionCount() {
+        return service.connectionCount();
+    }
+
+    /** {@return the sequence (breadcrumbs produced) of one syncer's cache} */
+    public long sequence(SyncerType type) {
+        return caches.get(type).sequence();
+    }
+
+    public SyncerStatus status(SyncerType type) {
+        return caches.get(type).status();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (server == null) {
+            return;
+        }
+        timer.shutdownNow();
+        service.closeAll(Status.UNAVAILABLE.withDescription("typha is shutting down"));
+        syncers.forEach(WatcherSyncer::stop);
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+                server.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            server.shutdownNow();
+        }
+        sender.shutdownNow();
+        sealer.shutdownNow();
+        health.report(false, false, "stopped");
+    }
+}

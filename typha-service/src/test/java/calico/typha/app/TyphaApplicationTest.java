@@ -1,0 +1,86 @@
+package calico.typha.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import calico.libcalico.syncer.SyncerCallbacks;
+import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.syncer.Update;
+import calico.libcalico.testing.EtcdServerExtension;
+import calico.libcalico.typha.SyncerType;
+import calico.libcalico.typha.TyphaClient;
+import calico.libcalico.typha.TyphaClientOptions;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/** The Spring application as deployed: TYPHA_* properties, probes on the health port, metrics. */
+class TyphaApplicationTest {
+
+    @RegisterExtension
+    static final EtcdServerExtension ETCD = new EtcdServerExtension();
+
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    private HttpResponse<String> get(int port, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void servesClientsProbesAndMetrics() throws Exception {
+        try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(TyphaApplication.class).run(
+                "--typha.etcd-endpoints=" + ETCD.endpoint(), "--typha.server-port=0", "--server.port=0",
+                "--calico.health.port=0", "--calico.health.host=127.0.0.1")) {
+            int health = Integer.parseInt(ctx.getEnvironment().getProperty("local.management.port"));
+            int grpc = ctx.getBean(TyphaDaemon.class).port();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (get(health, "/readiness").statusCode() != 200 && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(get(health, "/readiness").statusCode()).isEqualTo(200);
+            assertThat(get(health, "/liveness").statusCode()).isEqualTo(200);
+
+            CountDownLatch inSync = new CountDownLatch(1);
+            try (TyphaClient c = new TyphaClient(TyphaClientOptions.plaintext(List.of("127.0.0.1:" + grpc), "node-1",
+                    SyncerType.FELIX), new SyncerCallbacks() {
+                        @Override
+                        public void onStatusUpdated(SyncerStatus status) {
+                            if (status == SyncerStatus.IN_SYNC) {
+                                inSync.countDown();
+                            }
+                        }
+
+                        @Override
+                        public void onUpdates(List<Update> updates) {
+                        }
+                    })) {
+                c.start();
+                assertThat(inSync.await(30, TimeUnit.SECONDS)).isTrue();
+                String metrics = get(health, "/actuator/prometheus").body();
+                assertThat(metrics).contains("typha_connections{application=\"typha\"} 1.0", "typha_snapshot_size{",
+                        "typha_snapshot_age_seconds{", "typha_fanout_latency", "typha_connections_accepted_total",
+                        "calico_health_ready{application=\"typha\"} 1.0", "typha_clients_dropped_total");
+            }
+        }
+    }
+
+    @Test
+    void badSettingsFailStartupNamingTheVariable() {
+        assertThatThrownBy(() -> new SpringApplicationBuilder(TyphaApplication.class).run(
+                "--typha.connection-rebalancing-mode=sideways", "--server.port=0", "--calico.health.port=0"))
+                .hasStackTraceContaining("TYPHA_CONNECTIONREBALANCINGMODE")
+                .hasStackTraceContaining("sideways");
+        assertThatThrownBy(() -> new SpringApplicationBuilder(TyphaApplication.class).run(
+                "--typha.ca-file=/x/ca.crt", "--server.port=0", "--calico.health.port=0"))
+                .hasStackTraceContaining("TYPHA_SERVERCERTFILE");
+    }
+}

@@ -1,0 +1,50 @@
+package calico.typha.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** TYPHA_* settings: the rebalancing target, TLS completeness, and errors naming the variable. */
+class TyphaPropertiesTest {
+
+    private static TyphaProperties props(String mode, int replicas, int expected, String ca, String cert, String key,
+                                         String cn, String uriSan) {
+        return new TyphaProperties("memory", "http://127.0.0.1:2379", null, null, null, 5473, "", 10000,
+                Duration.ofSeconds(10), Duration.ofSeconds(60), 100000, mode, replicas, expected, ca, cert, key, cn,
+                uriSan);
+    }
+
+    @Test
+    void configRebalancingTargetsAnEvenShareWithHeadroom() {
+        assertThat(props("config", 3, 1000, null, null, null, null, null).serverSettings().rebalanceTarget())
+                .isEqualTo(400);
+        assertThat(props("config", 1, 0, null, null, null, null, null).rebalanceTarget()).isZero();
+        assertThat(props("none", 3, 1000, null, null, null, null, null).rebalanceTarget()).isZero();
+        assertThat(props("kubernetes", 3, 1000, null, null, null, null, null).rebalanceTarget()).isZero();
+    }
+
+    @Test
+    void settingsReachTheServer() {
+        var s = props("NONE", 1, 0, null, null, null, null, null).serverSettings();
+        assertThat(s.port()).isEqualTo(5473);
+        assertThat(s.maxConnections()).isEqualTo(10000);
+        assertThat(s.pingInterval()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(s.pongTimeout()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.maxDeltaLogUpdates()).isEqualTo(100000);
+    }
+
+    @Test
+    void badValuesNameTheVariable() {
+        assertThatThrownBy(() -> props("sideways", 1, 0, null, null, null, null, null))
+                .hasMessageContaining("TYPHA_CONNECTIONREBALANCINGMODE").hasMessageContaining("sideways");
+        assertThatThrownBy(() -> props("none", 0, 0, null, null, null, null, null))
+                .hasMessageContaining("TYPHA_REPLICAS");
+        assertThatThrownBy(() -> props("none", 1, 0, "/ca", "/cert", null, "felix", null))
+                .hasMessageContaining("TYPHA_SERVERKEYFILE");
+        assertThatThrownBy(() -> props("none", 1, 0, "/ca", "/cert", "/key", "", " "))
+                .hasMessageContaining("TYPHA_CLIENTCN").hasMessageContaining("TYPHA_CLIENTURISAN");
+        assertThat(props("none", 1, 0, "/ca", "/cert", "/key", "", "spiffe://x").tls()).isTrue();
+    }
+}

@@ -1,0 +1,28 @@
+package calico.typha.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.libcalico.typha.proto.Ping;
+import calico.libcalico.typha.proto.ServerMessage;
+import io.grpc.KnownLength;
+import org.junit.jupiter.api.Test;
+
+/** Shared messages are streamed from bytes encoded once; equal but distinct messages are not. */
+class EncodedMessagesTest {
+
+    @Test
+    void cachedByIdentityAndEncodedLikeProtobuf() throws Exception {
+        EncodedMessages m = new EncodedMessages();
+        ServerMessage shared = ServerMessage.newBuilder().setPing(Ping.newBuilder().setSentUnixNanos(42)).build();
+        ServerMessage equalCopy = shared.toBuilder().build();
+        m.add(shared);
+        var cached = m.stream(shared);
+        assertThat(cached).isInstanceOf(KnownLength.class);
+        assertThat(cached.readAllBytes()).isEqualTo(shared.toByteArray());
+        assertThat(m.stream(equalCopy).getClass()).isNotEqualTo(cached.getClass());
+        assertThat(m.parse(m.stream(equalCopy))).isEqualTo(shared);
+        m.remove(shared);
+        assertThat(m.size()).isZero();
+        assertThat(m.parse(m.stream(shared))).isEqualTo(shared);
+    }
+}

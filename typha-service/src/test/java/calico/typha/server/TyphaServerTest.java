@@ -1,0 +1,264 @@
+package calico.typha.server;
+
+import static calico.typha.server.TyphaFixture.await;
+import static calico.typha.server.TyphaFixture.client;
+import static calico.typha.server.TyphaFixture.clientOptions;
+import static calico.typha.server.TyphaFixture.closeAll;
+import static calico.typha.server.TyphaFixture.datastoreVersions;
+import static calico.typha.server.TyphaFixture.server;
+import static calico.typha.server.TyphaFixture.versions;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.api.model.GlobalNetworkSet;
+import calico.api.model.GlobalNetworkSetSpec;
+import calico.api.model.ObjectMeta;
+import calico.api.model.Resource;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.syncer.Update;
+import calico.libcalico.syncer.UpdateType;
+import calico.libcalico.testing.EtcdServerExtension;
+import calico.libcalico.typha.TyphaClient;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** A real etcd, real typhas on random ports, many in-process {@link TyphaClient}s. */
+class TyphaServerTest {
+
+    @RegisterExtension
+    static final EtcdServerExtension ETCD = new EtcdServerExtension();
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private Datastore ds;
+    private String prefix;
+
+    @BeforeEach
+    void setUp(TestInfo info) {
+        ETCD.ensureRunning();
+        ds = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
+        prefix = info.getTestMethod().orElseThrow().getName().toLowerCase().replaceAll("[^a-z0-9]", "") + "-";
+    }
+
+    @AfterEach
+    void tearDown() {
+        java.util.Collections.reverse(resources);
+        closeAll(resources);
+        ds.close();
+    }
+
+    private <T extends AutoCloseable> T track(T t) {
+        resources.add(t);
+        return t;
+    }
+
+    static GlobalNetworkSet set(String name, int nets, int variant) {
+        List<String> cidrs = IntStream.range(0, nets).mapToObj(i -> "10." + (variant % 250) + "." + i + ".0/24").toList();
+        return new GlobalNetworkSet(ObjectMeta.named(name), new GlobalNetworkSetSpec(cidrs));
+    }
+
+    private Resource update(Resource r, int variant) {
+        GlobalNetworkSet g = (GlobalNetworkSet) r;
+        return ds.update(new GlobalNetworkSet(g.metadata(), set(g.metadata().name(), 1, variant).spec()));
+    }
+
+    @Test
+    void snapshotEqualsTheDatastoreForEveryClient() {
+        for (int i = 0; i < 200; i++) {
+            ds.create(set(prefix + i, 2, i));
+        }
+        TyphaServer typha = track(server(ds, ServerSettings.defaults(0)));
+        List<ViewRecorder> views = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            ViewRecorder v = new ViewRecorder();
+            views.add(v);
+            track(client(clientOptions("node-" + i, typha.port()), v));
+        }
+        await("all 30 clients in sync", () -> views.stream().allMatch(ViewRecorder::inSync));
+        Map<ResourceKey, String> expected = datastoreVersions(ds);
+        for (ViewRecorder v : views) {
+            assertThat(versions(v.view())).isEqualTo(expected);
+            assertThat(v.violations()).isEmpty();
+            assertThat(v.statuses()).containsExactly(calico.libcalico.syncer.SyncerStatus.WAIT_FOR_DATASTORE,
+                    calico.libcalico.syncer.SyncerStatus.RESYNC_IN_PROGRESS, calico.libcalico.syncer.SyncerStatus.IN_SYNC);
+        }
+        // Values, not only versions, are the stored resources.
+        ResourceKey one = ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, prefix + 7);
+        assertThat(views.get(0).view().get(one)).isEqualTo(ds.get(one).orElseThrow());
+        assertThat(typha.connectionCount()).isEqualTo(30);
+    }
+
+    @Test
+    void everyUpdateReachesEveryClientOnceAndInOrder() {
+        TyphaServer typha = track(server(ds, ServerSettings.defaults(0)));
+        List<ViewRecorder> views = new ArrayList<>();
+        List<TyphaClient> clients = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            ViewRecorder v = new ViewRecorder();
+            views.add(v);
+            clients.add(track(client(clientOptions("node-" + i, typha.port()).withCompression(i % 2 == 0), v)));
+        }
+        await("all clients in sync", () -> views.stream().allMatch(ViewRecorder::inSync));
+
+        Map<ResourceKey, List<String>> expected = new HashMap<>();
+        Map<ResourceKey, Resource> current = new HashMap<>();
+        for (int step = 0; step < 300; step++) {
+            ResourceKey key = ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, prefix + (step % 25));
+            Resource now = current.get(key);
+            String entry;
+            if (now == null) {
+                now = ds.create(set(key.name(), 1, step));
+                entry = "NEW " + now.metadata().resourceVersion();
+            } else if (step % 7 == 0) {
+                ds.delete(key, null);
+                now = null;
+                entry = "DELETED";
+            } else {
+                now = update(now, step);
+                entry = "UPDATED " + now.metadata().resourceVersion();
+            }
+            if (now == null) {
+                current.remove(key);
+            } else {
+                current.put(key, now);
+            }
+            expected.computeIfAbsent(key, k -> new ArrayList<>()).add(entry);
+        }
+        Map<ResourceKey, String> want = datastoreVersions(ds);
+        await("every client converged", () -> views.stream().allMatch(v -> versions(v.view()).equals(want)));
+        for (ViewRecorder v : views) {
+            Map<ResourceKey, List<String>> seen = new HashMap<>();
+            for (Update u : v.updates()) {
+                if (u.key().name().startsWith(prefix)) {
+                    seen.computeIfAbsent(u.key(), k -> new ArrayList<>()).add(u.type() == UpdateType.DELETED
+                            ? "DELETED" : u.type() + " " + u.revision());
+                }
+            }
+            assertThat(seen).isEqualTo(expected);
+            assertThat(v.violations()).isEmpty();
+        }
+        assertThat(clients).allSatisfy(c -> assertThat(c.connections()).isEqualTo(1));
+    }
+
+    @Test
+    void typhaRestartResyncsClientsWithOnlyTheDifferences() throws Exception {
+        Resource unchanged = ds.create(set(prefix + "unchanged", 1, 1));
+        Resource updated = ds.create(set(prefix + "updated", 1, 2));
+        Resource deleted = ds.create(set(prefix + "deleted", 1, 3));
+        int portB = freePort();
+        TyphaServer a = server(ds, ServerSettings.defaults(0));
+        List<ViewRecorder> views = new ArrayList<>();
+        List<TyphaClient> clients = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            ViewRecorder v = new ViewRecorder();
+            views.add(v);
+            clients.add(track(client(clientOptions("node-" + i, a.port(), portB), v)));
+        }
+        await("all clients in sync", () -> views.stream().allMatch(ViewRecorder::inSync));
+        views.forEach(ViewRecorder::clearUpdates);
+
+        a.close();
+        Resource updatedNow = update(updated, 99);
+        ds.delete(deleted.key(), null);
+        Resource created = ds.create(set(prefix + "created", 1, 4));
+        TyphaServer b = track(server(ds, ServerSettings.defaults(portB)));
+
+        await("every client reconnected to the new typha", () -> b.connectionCount() == 10);
+        Map<ResourceKey, String> want = datastoreVersions(ds);
+        await("every client converged", () -> views.stream().allMatch(v -> versions(v.view()).equals(want)));
+        for (ViewRecorder v : views) {
+            assertThat(v.updates()).extracting(u -> u.type() + " " + u.key().name()).containsExactlyInAnyOrder(
+                    "UPDATED " + updated.key().name(), "DELETED " + deleted.key().name(),
+                    "NEW " + created.key().name());
+            assertThat(v.view().get(updated.key())).isEqualTo(updatedNow);
+            assertThat(v.view()).containsKey(unchanged.key());
+            assertThat(v.violations()).isEmpty();
+        }
+        assertThat(clients).allSatisfy(c -> assertThat(c.connections()).isGreaterThanOrEqualTo(2));
+    }
+
+    @Test
+    void rebalancedClientsReconnectElsewhereWithoutReplays() {
+        ServerSettings rebalancing = ServerSettings.defaults(0).withRebalance(2, Duration.ofMillis(200));
+        TyphaServer b = track(server(ds, ServerSettings.defaults(0)));
+        TyphaServer a = track(server(ds, rebalancing));
+        for (int i = 0; i < 20; i++) {
+            ds.create(set(prefix + i, 1, i));
+        }
+        List<ViewRecorder> views = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ViewRecorder v = new ViewRecorder();
+            views.add(v);
+            track(client(clientOptions("node-" + i, a.port(), b.port()), v));
+        }
+        await("all clients in sync", () -> views.stream().allMatch(ViewRecorder::inSync));
+        await("typha A shed its surplus to B", () -> a.connectionCount() == 2 && b.connectionCount() == 3);
+        Map<ResourceKey, String> want = datastoreVersions(ds);
+        await("every client converged", () -> views.stream().allMatch(v -> versions(v.view()).equals(want)));
+        for (ViewRecorder v : views) {
+            // Moving replicas did not resend anything: one NEW per key in all.
+            assertThat(v.updates()).extracting(Update::key).doesNotHaveDuplicates();
+        }
+        views.forEach(ViewRecorder::clearUpdates);
+        for (int i = 0; i < 10; i++) {
+            ds.create(set(prefix + "late-" + i, 1, i));
+        }
+        Map<ResourceKey, String> later = datastoreVersions(ds);
+        await("every client got the later creates", () -> views.stream()
+                .allMatch(v -> versions(v.view()).equals(later)));
+        for (ViewRecorder v : views) {
+            assertThat(v.updates()).hasSize(10).allMatch(u -> u.type() == UpdateType.NEW);
+            assertThat(v.violations()).isEmpty();
+        }
+    }
+
+    @Test
+    void aSlowClientIsDroppedWhileTheOthersKeepUp() throws Exception {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        TyphaServer typha = track(server(ds, ServerSettings.defaults(0).withMaxDeltaLogUpdates(300), meters));
+        RawClient slow = track(RawClient.stalled(typha.port()));
+        slow.hello("slow-node", "felix");
+        List<ViewRecorder> views = new ArrayList<>();
+        List<TyphaClient> clients = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ViewRecorder v = new ViewRecorder();
+            views.add(v);
+            clients.add(track(client(clientOptions("node-" + i, typha.port()), v)));
+        }
+        await("the clients in sync", () -> views.stream().allMatch(ViewRecorder::inSync));
+        for (int i = 0; i < 1200; i++) {
+            ds.create(set(prefix + i, 40, i));
+        }
+        await("the slow client dropped", () -> meters.counter("typha_clients_dropped", "reason", "fell-behind").count() >= 1);
+        Map<ResourceKey, String> want = datastoreVersions(ds);
+        await("the others converged", () -> views.stream().allMatch(v -> versions(v.view()).equals(want)));
+        assertThat(meters.counter("typha_clients_dropped", "reason", "fell-behind").count()).isEqualTo(1);
+        assertThat(clients).allSatisfy(c -> assertThat(c.connections()).isEqualTo(1));
+        views.forEach(v -> assertThat(v.violations()).isEmpty());
+        slow.readAll();
+        io.grpc.Status status = slow.awaitClose();
+        assertThat(status.getCode()).isEqualTo(io.grpc.Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(status.getDescription()).contains("client fell too far behind");
+        assertThat(typha.connectionCount()).isEqualTo(5);
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}
