@@ -60,11 +60,17 @@ import org.slf4j.LoggerFactory;
  */
 public final class KernelDataplane implements Dataplane, AutoCloseable {
 
-    /** A point-in-time view for the admin API. */
+    /**
+     * A point-in-time view for the admin API.
+     *
+     * @param applies       driver applies so far (each takes every batch queued behind the previous one)
+     * @param queuedBatches batches handed to {@link #apply} and not yet applied (in the queue or in the running apply):
+     *                      0 means the kernel has everything felix's graph has sent
+     */
     public record Status(String backend, String netns, KernelApplyStatus lastApply, PolicyDriver.Programmed programmed,
-                         long applies, long resyncs, long refreshes, long repairs, long backendRestarts,
-                         long failures, long linkUpdates, Set<String> pendingInterfaces, Duration refreshInterval,
-                         boolean inSync, BackendSwitch lastBackendSwitch) {
+                         long applies, long queuedBatches, long resyncs, long refreshes, long repairs,
+                         long backendRestarts, long failures, long linkUpdates, Set<String> pendingInterfaces,
+                         Duration refreshInterval, boolean inSync, BackendSwitch lastBackendSwitch) {
     }
 
     /**
@@ -618,7 +624,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
 
     /** {@return a point-in-time view} for the admin API. */
     public Status status() {
-        return new Status(backend, netns, lastApply, programmed, applies.get(), resyncs.get(), refreshes.get(),
+        long queued;
+        synchronized (queue) {
+            queued = handedOver - applied;
+        }
+        return new Status(backend, netns, lastApply, programmed, applies.get(), queued, resyncs.get(), refreshes.get(),
                 repairs.get(), restarts.get(), failures.get(), linkUpdates.get(), pendingInterfaces, refreshInterval,
                 inSync, lastSwitch);
     }

@@ -69,14 +69,15 @@ final class FelixProcess implements AutoCloseable {
             JsonNode a = d.path("status").path("lastApply");
             String at = a.path("at").asText(null);
             return new LastApply(at == null || at.equals("null") ? null : Instant.parse(at),
-                    d.path("status").path("applies").asLong(), a.path("batchSize").asInt(), d.path("errors").size());
+                    d.path("status").path("applies").asLong(), a.path("batchSize").asInt(), d.path("errors").size(),
+                    d.path("status").path("queuedBatches").asLong());
         } catch (java.io.IOException e) {
             throw new IllegalStateException("felix status is not JSON: " + e.getMessage(), e);
         }
     }
 
     /** The kernel dataplane's last-apply record: when the apply finished (kernel programmed), applies so far. */
-    record LastApply(Instant at, long batches, int batchSize, int errors) {
+    record LastApply(Instant at, long batches, int batchSize, int errors, long queued) {
     }
 
     /**
@@ -88,7 +89,7 @@ final class FelixProcess implements AutoCloseable {
         long until = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < until) {
             LastApply a = lastApply();
-            if (a.at() != null && a.at().isAfter(since)) {
+            if (a.at() != null && a.at().isAfter(since) && a.queued() == 0) {
                 return true;
             }
             Thread.sleep(5);
