@@ -107,7 +107,8 @@ class KernelApplyQueueTest {
         driver.gate.release(2);
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
         assertThat(driver.applied).hasSize(2);
-        assertThat(driver.applied.get(0)).isEqualTo(first);
+        assertThat(driver.applied.get(0)).as("the first driver's first apply: the replay's snapshot")
+                .contains(first.get(0));
         assertThat(driver.applied.get(1)).as("the five queued batches, concatenated in order").isEqualTo(
                 sets("s1a", "s1b", "s2a", "s2b", "s3a", "s3b", "s4a", "s4b", "s5a", "s5b"));
         KernelDataplane.Status st = dataplane.status();

@@ -78,7 +78,7 @@ public final class ChainRenderer {
             Map<Table, Map<String, Chain>> tables = new EnumMap<>(Table.class);
             Map<String, Set<String>> netSets = new TreeMap<>();
             rs.chains().forEach((t, chains) -> {
-                Map<String, Chain> out = new TreeMap<>();
+                Map<String, Chain> out = new java.util.LinkedHashMap<>(); // in name order: chains is sorted
                 chains.forEach((name, c) -> {
                     Formatted f = old.get(c);
                     if (f == null) {

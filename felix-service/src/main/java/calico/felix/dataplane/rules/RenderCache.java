@@ -22,7 +22,7 @@ public final class RenderCache {
     }
 
     private Object settingsKey;
-    private Map<String, Entry> entries = new HashMap<>();
+    private Map<Object, Entry> entries = new HashMap<>();
     private Map<String, GenericChain> singles = new HashMap<>();
 
     /** {@return a round of rendering} against what the previous round kept; {@code key}: the renderer's inputs besides the model. */
@@ -41,15 +41,15 @@ public final class RenderCache {
         static final Round NONE = new Round(null);
 
         private final RenderCache cache;
-        private final Map<String, Entry> usedEntries = new HashMap<>();
+        private final Map<Object, Entry> usedEntries = new HashMap<>();
         private final Map<String, GenericChain> usedSingles = new HashMap<>();
 
         private Round(RenderCache cache) {
             this.cache = cache;
         }
 
-        /** The chains rendered for {@code id} last time if {@code key} is the same, else {@code render}'s. */
-        List<GenericChain> chains(String id, List<Object> key, Supplier<List<GenericChain>> render) {
+        /** The chains rendered for {@code id} (a policy ID, or a kind and name) last time if {@code key} is the same, else {@code render}'s. */
+        List<GenericChain> chains(Object id, List<Object> key, Supplier<List<GenericChain>> render) {
             if (cache == null) {
                 return render.get();
             }

@@ -126,7 +126,7 @@ public final class RuleRenderer {
         for (WorkloadEndpointUpdate w : weps) {
             // An endpoint's chains depend on the endpoint and on which of its policies exist.
             List<Object> key = List.of(w, missing(w.ingress(), existing), missing(w.egress(), existing));
-            for (GenericChain c : cache.chains(Names.toWorkload(w.interfaceName()), key, () -> List.of(
+            for (GenericChain c : cache.chains("workload " + w.interfaceName(), key, () -> List.of(
                     endpointChain(Names.toWorkload(w.interfaceName()), w.ingress(), w.profileIds(), true, existing),
                     endpointChain(Names.fromWorkload(w.interfaceName()), w.egress(), w.profileIds(), false,
                             existing)))) {
@@ -138,7 +138,7 @@ public final class RuleRenderer {
         add(filter, cache.same(hostDispatch(Names.TO_HOST_DISPATCH, false, heps)));
         heps.forEach((iface, h) -> {
             List<Object> key = List.of(h, missing(h.ingress(), existing), missing(h.egress(), existing));
-            for (GenericChain c : cache.chains(Names.fromHostEndpoint(iface), key, () -> List.of(
+            for (GenericChain c : cache.chains("host endpoint " + iface, key, () -> List.of(
                     endpointChain(Names.fromHostEndpoint(iface), h.ingress(), h.profileIds(), true, existing,
                             Names.FAILSAFE_IN),
                     endpointChain(Names.toHostEndpoint(iface), h.egress(), h.profileIds(), false, existing,
@@ -148,15 +148,14 @@ public final class RuleRenderer {
         });
         model.policies().forEach((id, p) -> {
             if (!id.staged()) {
-                String in = Names.policyInbound(id);
-                cache.chains(in, List.of(p), () -> List.of(new Rules(in, rules(p.inbound())),
+                cache.chains(id, List.of(p), () -> List.of(new Rules(Names.policyInbound(id), rules(p.inbound())),
                         new Rules(Names.policyOutbound(id), rules(p.outbound())))).forEach(c -> add(filter, c));
                 p.ipSetIds().forEach(refs::add);
             }
         });
         model.profiles().forEach((name, p) -> {
-            String in = Names.profileInbound(name);
-            cache.chains(in, List.of(p), () -> List.of(new Rules(in, rules(p.inbound())),
+            cache.chains("profile " + name, List.of(p), () -> List.of(new Rules(Names.profileInbound(name),
+                    rules(p.inbound())),
                     new Rules(Names.profileOutbound(name), rules(p.outbound())))).forEach(c -> add(filter, c));
             p.ipSetIds().forEach(refs::add);
         });
