@@ -164,6 +164,7 @@ class KernelApplyQueueTest {
         driver.failOn = "bad";
         dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
         dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT"))));
+        assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue(); // the driver exists: "bad" reaches it
         dataplane.apply(sets("bad"));
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
         assertThat(dataplane.errors()).singleElement().asString().contains("restore failed on bad");

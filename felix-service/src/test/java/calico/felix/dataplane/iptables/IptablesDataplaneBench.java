@@ -33,6 +33,10 @@ import java.util.function.Supplier;
 public final class IptablesDataplaneBench {
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("render")) {
+            render();
+            return;
+        }
         if (args.length > 0 && args[0].equals("scale")) {
             for (IptablesBackend backend : IptablesBackend.values()) {
                 scale(backend);
@@ -88,31 +92,7 @@ public final class IptablesDataplaneBench {
             List<String> prefix = List.of("ip", "netns", "exec", ns.name());
             IptablesDataplane dp = new IptablesDataplane(
                     new IptablesRestore(backend, XtablesLockSettings.defaults(), prefix), new Ipset(prefix));
-            List<DataplaneUpdate> batch = new ArrayList<>();
-            batch.add(new DataplaneUpdate.ConfigUpdate(java.util.Map.of()));
-            CompiledPolicy allowAll = new CompiledPolicy(List.of(allow("s:none", false)), List.of(), false);
-            batch.add(new DataplaneUpdate.ActiveProfileUpdate("kns.bench", allowAll));
-            batch.add(new DataplaneUpdate.IpSetUpdate("s:none", IpSetType.NET, Set.of()));
-            for (int s = 0; s < 200; s++) {
-                Set<IpSetMember> members = new HashSet<>();
-                for (int m = 0; m < 30; m++) {
-                    members.add(IpSetMember.net(Cidr.parse("10." + (s / 200) + "." + (s % 200) + "." + m + "/32")));
-                }
-                batch.add(new DataplaneUpdate.IpSetUpdate("s:" + s, IpSetType.NET, members));
-            }
-            for (int p = 0; p < 2000; p++) {
-                batch.add(new DataplaneUpdate.ActivePolicyUpdate(id(p), scalePolicy(p, 80)));
-            }
-            for (int i = 0; i < 500; i++) {
-                List<PolicyId> mine = new ArrayList<>();
-                for (int p = i % 100; p < 2000; p += 100) {
-                    mine.add(id(p));
-                }
-                batch.add(new DataplaneUpdate.WorkloadEndpointUpdate("bench/w" + i, "calib" + i, null,
-                        List.of("10.200." + (i / 256) + "." + (i % 256) + "/32"), List.of(), List.of("kns.bench"),
-                        List.of(new TierPolicies("default", Action.Deny, mine, false)),
-                        List.of(new TierPolicies("default", Action.Deny, mine, false))));
-            }
+            List<DataplaneUpdate> batch = scaleBatch();
             double full = time(() -> dp.apply(batch));
             int rules = dp.programmed().rules();
             double[] change = new double[20];
@@ -139,10 +119,66 @@ public final class IptablesDataplaneBench {
         }
     }
 
+    /** No kernel: the scale model's incremental render (both families) after one policy change, 200 times. */
+    private static void render() {
+        DataplaneModel model = new DataplaneModel();
+        scaleBatch().forEach(model::apply);
+        ChainRenderer.Incremental r = new ChainRenderer.Incremental();
+        double first = time(() -> {
+            r.render(model, IpFamily.V4);
+            return r.render(model, IpFamily.V6);
+        });
+        double[] t = new double[200];
+        for (int k = 0; k < t.length; k++) {
+            int p = (k * 97) % 2000;
+            model.apply(new DataplaneUpdate.ActivePolicyUpdate(id(p), scalePolicy(p, 20000 + k)));
+            t[k] = time(() -> {
+                r.render(model, IpFamily.V4);
+                return r.render(model, IpFamily.V6);
+            });
+        }
+        double full = time(() -> {
+            ChainRenderer.render(model, IpFamily.V4);
+            return ChainRenderer.render(model, IpFamily.V6);
+        });
+        System.out.printf("render (v4+v6, scale model): first %.0f ms, full uncached %.0f ms, after one policy change "
+                + "median %.1f ms (of %d)%n", first, full, median(t), t.length);
+    }
+
     private static double median(double[] xs) {
         double[] s = xs.clone();
         java.util.Arrays.sort(s);
         return s[s.length / 2];
+    }
+
+    /** The scale model: 200 sets of 30, 2,000 policies, 500 endpoints each under 20 policies both ways. */
+    private static List<DataplaneUpdate> scaleBatch() {
+        List<DataplaneUpdate> batch = new ArrayList<>();
+        batch.add(new DataplaneUpdate.ConfigUpdate(java.util.Map.of()));
+        CompiledPolicy allowAll = new CompiledPolicy(List.of(allow("s:none", false)), List.of(), false);
+        batch.add(new DataplaneUpdate.ActiveProfileUpdate("kns.bench", allowAll));
+        batch.add(new DataplaneUpdate.IpSetUpdate("s:none", IpSetType.NET, Set.of()));
+        for (int s = 0; s < 200; s++) {
+            Set<IpSetMember> members = new HashSet<>();
+            for (int m = 0; m < 30; m++) {
+                members.add(IpSetMember.net(Cidr.parse("10." + (s / 200) + "." + (s % 200) + "." + m + "/32")));
+            }
+            batch.add(new DataplaneUpdate.IpSetUpdate("s:" + s, IpSetType.NET, members));
+        }
+        for (int p = 0; p < 2000; p++) {
+            batch.add(new DataplaneUpdate.ActivePolicyUpdate(id(p), scalePolicy(p, 80)));
+        }
+        for (int i = 0; i < 500; i++) {
+            List<PolicyId> mine = new ArrayList<>();
+            for (int p = i % 100; p < 2000; p += 100) {
+                mine.add(id(p));
+            }
+            batch.add(new DataplaneUpdate.WorkloadEndpointUpdate("bench/w" + i, "calib" + i, null,
+                    List.of("10.200." + (i / 256) + "." + (i % 256) + "/32"), List.of(), List.of("kns.bench"),
+                    List.of(new TierPolicies("default", Action.Deny, mine, false)),
+                    List.of(new TierPolicies("default", Action.Deny, mine, false))));
+        }
+        return batch;
     }
 
     /** Policy {@code p}: 5 inbound rules, two of them naming sets, one with {@code port}. */
