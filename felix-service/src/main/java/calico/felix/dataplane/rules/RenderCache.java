@@ -1,6 +1,8 @@
 package calico.felix.dataplane.rules;
 
 import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.Set;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -21,31 +23,81 @@ public final class RenderCache {
     private record Entry(List<Object> key, List<GenericChain> chains) {
     }
 
+    /** An endpoint's chains: the update object, its missing policies (derived), and the model's policy-ID version then. */
+    private record EndpointEntry(Object endpoint, List<?> missing, long policyKeys, List<GenericChain> chains) {
+    }
+
     private Object settingsKey;
     private Map<Object, Entry> entries = new HashMap<>();
+    private Map<String, EndpointEntry> endpoints = new HashMap<>();
     private Map<String, GenericChain> singles = new HashMap<>();
+    private Map<Object, Set<String>> setIds = new IdentityHashMap<>();
 
-    /** {@return a round of rendering} against what the previous round kept; {@code key}: the renderer's inputs besides the model. */
-    Round begin(Object key) {
+    /**
+     * {@return a round of rendering} against what the previous round kept; {@code key}: the
+     * renderer's inputs besides the model; {@code policyKeys}: the model's {@link DataplaneModel#policyKeysVersion()}.
+     */
+    Round begin(Object key, long policyKeys) {
         if (!key.equals(settingsKey)) {
             settingsKey = key;
             entries = new HashMap<>();
+            endpoints = new HashMap<>();
             singles = new HashMap<>();
+            setIds = new IdentityHashMap<>();
         }
-        return new Round(this);
+        return new Round(this, policyKeys);
     }
 
     /** One render: looks things up in the previous round's maps, keeps what this render used. */
     static final class Round {
 
-        static final Round NONE = new Round(null);
+        static final Round NONE = new Round(null, 0);
 
         private final RenderCache cache;
+        private final long policyKeys;
         private final Map<Object, Entry> usedEntries = new HashMap<>();
+        private final Map<String, EndpointEntry> usedEndpoints = new HashMap<>();
         private final Map<String, GenericChain> usedSingles = new HashMap<>();
+        private final Map<Object, Set<String>> usedSetIds = new IdentityHashMap<>();
 
-        private Round(RenderCache cache) {
+        private Round(RenderCache cache, long policyKeys) {
             this.cache = cache;
+            this.policyKeys = policyKeys;
+        }
+
+        /**
+         * An endpoint's chains: last time's if the model holds the same update object and the
+         * same of its policies are missing (not even computed while no policy ID came or went).
+         */
+        List<GenericChain> endpoint(String id, Object endpoint, Supplier<List<?>> missing,
+                                    Supplier<List<GenericChain>> render) {
+            if (cache == null) {
+                return render.get();
+            }
+            EndpointEntry old = cache.endpoints.get(id);
+            EndpointEntry e;
+            if (old != null && old.endpoint() == endpoint && old.policyKeys() == policyKeys) {
+                e = old;
+            } else {
+                List<?> m = missing.get();
+                e = old != null && old.endpoint() == endpoint && old.missing().equals(m)
+                        ? new EndpointEntry(endpoint, m, policyKeys, old.chains())
+                        : new EndpointEntry(endpoint, m, policyKeys, List.copyOf(render.get()));
+            }
+            usedEndpoints.put(id, e);
+            return e.chains();
+        }
+
+        /** {@return the policy's graph set IDs}, computed once per policy object. */
+        Set<String> setIds(calico.felix.calc.CompiledPolicy p) {
+            Set<String> ids = cache == null ? null : cache.setIds.get(p);
+            if (ids == null) {
+                ids = p.ipSetIds().collect(java.util.stream.Collectors.toUnmodifiableSet());
+            }
+            if (cache != null) {
+                usedSetIds.put(p, ids);
+            }
+            return ids;
         }
 
         /** The chains rendered for {@code id} (a policy ID, or a kind and name) last time if {@code key} is the same, else {@code render}'s. */
@@ -74,7 +126,9 @@ public final class RenderCache {
         void end() {
             if (cache != null) {
                 cache.entries = usedEntries;
+                cache.endpoints = usedEndpoints;
                 cache.singles = usedSingles;
+                cache.setIds = usedSetIds;
             }
         }
 

@@ -101,7 +101,8 @@ public final class RuleRenderer {
      */
     public static Ruleset render(DataplaneModel model, Set<IpFamily> families, RenderCache cache) {
         RuleRenderer r = new RuleRenderer(model.marks(), model.interfacePrefix(), families, model.settings());
-        return r.renderAll(model, cache.begin(List.of(r.marks, r.interfacePrefix, r.families, r.settings)));
+        return r.renderAll(model, cache.begin(List.of(r.marks, r.interfacePrefix, r.families, r.settings),
+                model.policyKeysVersion()));
     }
 
     Ruleset renderAll(DataplaneModel model) {
@@ -125,8 +126,8 @@ public final class RuleRenderer {
         Set<PolicyId> existing = model.policies().keySet();
         for (WorkloadEndpointUpdate w : weps) {
             // An endpoint's chains depend on the endpoint and on which of its policies exist.
-            List<Object> key = List.of(w, missing(w.ingress(), existing), missing(w.egress(), existing));
-            for (GenericChain c : cache.chains("workload " + w.interfaceName(), key, () -> List.of(
+            for (GenericChain c : cache.endpoint("workload " + w.interfaceName(), w,
+                    () -> List.of(missing(w.ingress(), existing), missing(w.egress(), existing)), () -> List.of(
                     endpointChain(Names.toWorkload(w.interfaceName()), w.ingress(), w.profileIds(), true, existing),
                     endpointChain(Names.fromWorkload(w.interfaceName()), w.egress(), w.profileIds(), false,
                             existing)))) {
@@ -137,8 +138,8 @@ public final class RuleRenderer {
         add(filter, cache.same(hostDispatch(Names.FROM_HOST_DISPATCH, true, heps)));
         add(filter, cache.same(hostDispatch(Names.TO_HOST_DISPATCH, false, heps)));
         heps.forEach((iface, h) -> {
-            List<Object> key = List.of(h, missing(h.ingress(), existing), missing(h.egress(), existing));
-            for (GenericChain c : cache.chains("host endpoint " + iface, key, () -> List.of(
+            for (GenericChain c : cache.endpoint("host endpoint " + iface, h,
+                    () -> List.of(missing(h.ingress(), existing), missing(h.egress(), existing)), () -> List.of(
                     endpointChain(Names.fromHostEndpoint(iface), h.ingress(), h.profileIds(), true, existing,
                             Names.FAILSAFE_IN),
                     endpointChain(Names.toHostEndpoint(iface), h.egress(), h.profileIds(), false, existing,
@@ -150,14 +151,14 @@ public final class RuleRenderer {
             if (!id.staged()) {
                 cache.chains(id, List.of(p), () -> List.of(new Rules(Names.policyInbound(id), rules(p.inbound())),
                         new Rules(Names.policyOutbound(id), rules(p.outbound())))).forEach(c -> add(filter, c));
-                p.ipSetIds().forEach(refs::add);
+                refs.addAll(cache.setIds(p));
             }
         });
         model.profiles().forEach((name, p) -> {
             cache.chains("profile " + name, List.of(p), () -> List.of(new Rules(Names.profileInbound(name),
                     rules(p.inbound())),
                     new Rules(Names.profileOutbound(name), rules(p.outbound())))).forEach(c -> add(filter, c));
-            p.ipSetIds().forEach(refs::add);
+            refs.addAll(cache.setIds(p));
         });
         SortedMap<String, GenericChain> nat = new TreeMap<>();
         add(nat, cache.same(new Rules(Names.POSTROUTING, List.of(GenericRule.of(new Target.Jump(Names.NAT_OUTGOING))))));
