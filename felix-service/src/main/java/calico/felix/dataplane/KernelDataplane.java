@@ -95,6 +95,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     static final int MAX_QUEUED_UPDATES = 10_000;
     /** Quiet time after an apply before the driver reads its rules back (a stranger's edit is adopted at most this long). */
     static final long SETTLE_MILLIS = 10_000;
+    static final Duration MAX_APPLY_SPACING = Duration.ofSeconds(1);
 
     private final String netns;
     private final PolicyDriverFactory factory;
@@ -128,6 +129,14 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private long handedOver;
     private long applied;
     private boolean closed;
+    /**
+     * System.nanoTime() before which the next apply does not start: the previous apply's end plus
+     * its duration (at most {@link #MAX_APPLY_SPACING}). While batches keep coming, applies take
+     * at most about half the thread's time and each takes everything that queued meanwhile, so a
+     * catch-up costs fewer restores of a large table (each costs about as much whatever it
+     * writes). A single change after a quiet spell is applied at once.
+     */
+    private volatile long nextApplyAt;
 
     // ---- Read by any thread.
     /** The last {@value #KEPT_ERRORS} failures, resolved or not, for the admin API. */
@@ -245,7 +254,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             drainPosted = true;
         }
         if (post) {
-            post(this::drainOnThread, "apply");
+            long wait = nextApplyAt - System.nanoTime();
+            if (wait <= 0) {
+                post(this::drainOnThread, "apply");
+            } else {
+                schedule(this::drainOnThread, wait);
+            }
         }
         if (copy.stream().anyMatch(u -> u instanceof DataplaneUpdate.InSync)) {
             awaitApplied(Duration.ofDays(1));
@@ -294,7 +308,13 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 all = new java.util.ArrayList<>();
                 taken.forEach(all::addAll);
             }
-            applyOnThread(all, taken.size());
+            long start = System.nanoTime();
+            try {
+                applyOnThread(all, taken.size());
+            } finally {
+                long end = System.nanoTime();
+                nextApplyAt = end + Math.min(end - start, MAX_APPLY_SPACING.toNanos());
+            }
         } finally {
             synchronized (queue) {
                 applied += taken.size();
@@ -677,6 +697,21 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             }
         }
         observer.failed(error);
+    }
+
+    /** Runs an apply on the dataplane thread after {@code delayNanos}. */
+    private void schedule(Runnable body, long delayNanos) {
+        try {
+            thread.schedule(() -> {
+                try {
+                    body.run();
+                } catch (RuntimeException e) {
+                    record("apply: " + e);
+                }
+            }, delayNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // Closing: nothing left to program.
+        }
     }
 
     /** Queues work on the dataplane thread without waiting (applies, link announcements). */
