@@ -130,13 +130,14 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private long applied;
     private boolean closed;
     /**
-     * System.nanoTime() before which the next apply does not start: the previous apply's end plus
-     * its duration (at most {@link #MAX_APPLY_SPACING}). While batches keep coming, applies take
-     * at most about half the thread's time and each takes everything that queued meanwhile, so a
-     * catch-up costs fewer restores of a large table (each costs about as much whatever it
-     * writes). A single change after a quiet spell is applied at once.
+     * System.nanoTime() before which the next apply does not start. When batches queued during
+     * an apply, its end plus its duration (at most {@link #MAX_APPLY_SPACING}): while batches keep
+     * coming, applies take at most about half the thread's time and each takes everything that
+     * queued meanwhile, so a catch-up costs fewer restores of a large table (each costs about as
+     * much whatever it writes). When nothing queued, the apply's end: the next change after a
+     * quiet spell is applied at once. Confined to {@link #thread}.
      */
-    private volatile long nextApplyAt;
+    private long nextApplyAt;
 
     // ---- Read by any thread.
     /** The last {@value #KEPT_ERRORS} failures, resolved or not, for the admin API. */
@@ -254,12 +255,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             drainPosted = true;
         }
         if (post) {
-            long wait = nextApplyAt - System.nanoTime();
-            if (wait <= 0) {
-                post(this::drainOnThread, "apply");
-            } else {
-                schedule(this::drainOnThread, wait);
-            }
+            post(this::drainOnThread, "apply");
         }
         if (copy.stream().anyMatch(u -> u instanceof DataplaneUpdate.InSync)) {
             awaitApplied(Duration.ofDays(1));
@@ -290,8 +286,13 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
     }
 
-    /** Takes every queued batch and applies them as one. */
+    /** Takes every queued batch and applies them as one (after the spacing, see {@link #nextApplyAt}). */
     private void drainOnThread() {
+        long wait = nextApplyAt - System.nanoTime();
+        if (wait > 0) {
+            schedule(this::drainOnThread, wait); // drainPosted stays set: batches keep queueing for it
+            return;
+        }
         List<List<DataplaneUpdate>> taken;
         synchronized (queue) {
             taken = new java.util.ArrayList<>(queue);
@@ -313,7 +314,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 applyOnThread(all, taken.size());
             } finally {
                 long end = System.nanoTime();
-                nextApplyAt = end + Math.min(end - start, MAX_APPLY_SPACING.toNanos());
+                boolean more;
+                synchronized (queue) {
+                    more = !queue.isEmpty();
+                }
+                nextApplyAt = more ? end + Math.min(end - start, MAX_APPLY_SPACING.toNanos()) : end;
             }
         } finally {
             synchronized (queue) {
