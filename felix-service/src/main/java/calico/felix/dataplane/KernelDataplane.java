@@ -66,9 +66,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * @param applies       driver applies so far (each takes every batch queued behind the previous one)
      * @param queuedBatches batches handed to {@link #apply} and not yet applied (in the queue or in the running apply):
      *                      0 means the kernel has everything felix's graph has sent
+     * @param batches       graph batches handed to {@link #apply} so far
+     * @param applyTime     the dataplane thread's total time in applies (how busy it has been)
      */
     public record Status(String backend, String netns, KernelApplyStatus lastApply, PolicyDriver.Programmed programmed,
-                         long applies, long queuedBatches, long resyncs, long refreshes, long repairs,
+                         long applies, long queuedBatches, long batches, Duration applyTime, long resyncs, long refreshes, long repairs,
                          long backendRestarts, long failures, long linkUpdates, Set<String> pendingInterfaces,
                          Duration refreshInterval, boolean inSync, BackendSwitch lastBackendSwitch) {
     }
@@ -147,6 +149,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     /** Set while the configured backend cannot be started; cleared once a driver for the config starts. */
     private volatile String backendProblem;
     private final AtomicLong applies = new AtomicLong();
+    private final AtomicLong applyNanos = new AtomicLong();
     private final AtomicLong resyncs = new AtomicLong();
     private final AtomicLong repairs = new AtomicLong();
     private final AtomicLong refreshes = new AtomicLong();
@@ -314,6 +317,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 applyOnThread(all, taken.size());
             } finally {
                 long end = System.nanoTime();
+                applyNanos.addAndGet(end - start);
                 boolean more;
                 synchronized (queue) {
                     more = !queue.isEmpty();
@@ -650,10 +654,13 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     /** {@return a point-in-time view} for the admin API. */
     public Status status() {
         long queued;
+        long batches;
         synchronized (queue) {
             queued = handedOver - applied;
+            batches = handedOver;
         }
-        return new Status(backend, netns, lastApply, programmed, applies.get(), queued, resyncs.get(), refreshes.get(),
+        return new Status(backend, netns, lastApply, programmed, applies.get(), queued, batches,
+                Duration.ofNanos(applyNanos.get()), resyncs.get(), refreshes.get(),
                 repairs.get(), restarts.get(), failures.get(), linkUpdates.get(), pendingInterfaces, refreshInterval,
                 inSync, lastSwitch);
     }

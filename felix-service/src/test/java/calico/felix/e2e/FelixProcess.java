@@ -76,6 +76,17 @@ final class FelixProcess implements AutoCloseable {
         }
     }
 
+    /** {@return the kernel dataplane's counters}: graph batches handed over, applies, time in applies. */
+    String dataplaneStatus() {
+        try {
+            JsonNode st = json.readTree(get("/felix/v1/dataplane")).path("status");
+            return "graph batches " + st.path("batches").asLong() + ", applies " + st.path("applies").asLong()
+                    + ", time in applies " + st.path("applyTime").asText() + ", resyncs " + st.path("resyncs").asLong();
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("felix dataplane status is not JSON: " + e.getMessage(), e);
+        }
+    }
+
     /** The kernel dataplane's last-apply record: when the apply finished (kernel programmed), applies so far. */
     record LastApply(Instant at, long batches, int batchSize, int errors, long queued) {
     }

@@ -131,6 +131,8 @@ public final class PolicyScaleBench {
             long fromFirstMs = Duration.between(firstWrite, synced.at()).toMillis();
             int errors = synced.errors();
 
+            String dp = felix.dataplaneStatus();
+            System.out.printf("%s: kernel dataplane after the sync: %s%n", backend, dp);
             Floor floor = floor(backend, host);
             System.out.printf("%s: last write -> kernel in sync %d ms (first write -> in sync %d ms; %d batches; "
                     + "%d errors)%n", backend, syncMs, fromFirstMs, synced.batches(), errors);
