@@ -97,6 +97,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     static final int MAX_QUEUED_UPDATES = 10_000;
     /** Quiet time after an apply before the driver reads its rules back (a stranger's edit is adopted at most this long). */
     static final long SETTLE_MILLIS = 10_000;
+    static final Duration MIN_APPLY_SPACING = Duration.ofMillis(200);
     static final Duration MAX_APPLY_SPACING = Duration.ofSeconds(1);
 
     private final String netns;
@@ -133,9 +134,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private boolean closed;
     /**
      * System.nanoTime() before which the next apply does not start. When batches queued during
-     * an apply, its end plus its duration (at most {@link #MAX_APPLY_SPACING}): while batches keep
-     * coming, applies take at most about half the thread's time and each takes everything that
-     * queued meanwhile, so a catch-up costs fewer restores of a large table (each costs about as
+     * an apply, its end plus twice its duration (at least {@link #MIN_APPLY_SPACING}, at most
+     * {@link #MAX_APPLY_SPACING}): while batches keep coming, applies take at most about a third
+     * of the thread's time (leaving the CPU to the graph) and each takes everything that queued meanwhile, so a catch-up costs fewer restores of a large table (each costs about as
      * much whatever it writes). When nothing queued, the apply's end: the next change after a
      * quiet spell is applied at once. Confined to {@link #thread}.
      */
@@ -322,7 +323,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 synchronized (queue) {
                     more = !queue.isEmpty();
                 }
-                nextApplyAt = more ? end + Math.min(end - start, MAX_APPLY_SPACING.toNanos()) : end;
+                long spacing = Math.max(2 * (end - start), MIN_APPLY_SPACING.toNanos());
+                nextApplyAt = more ? end + Math.min(spacing, MAX_APPLY_SPACING.toNanos()) : end;
             }
         } finally {
             synchronized (queue) {
