@@ -39,11 +39,19 @@ import org.slf4j.LoggerFactory;
  * {@code ip netns exec <name>}, so a containerised felix (or a test) programs that namespace and
  * never the process's own.
  *
- * <p>{@link #apply} hands the batch to the thread and waits, so batches stay in order and the
- * syncer sees back-pressure. Every batch is also folded into a {@link GraphReplay}: when a
- * ConfigUpdate changes the backend choice, the thread removes everything the old driver owns,
- * starts the new one and feeds it the replay's snapshot (its first apply is a full resync);
- * routes are not touched. Failures are never thrown: they are recorded (see {@link #errors()},
+ * <p>{@link #apply} queues the batch for the thread and returns; while the thread applies one
+ * batch, later ones queue, and the next apply takes every queued batch, concatenated in order
+ * (one render, one restore: catching up costs the fixed per-apply costs once, not once per
+ * batch). The queue is bounded ({@value #MAX_QUEUED_UPDATES} updates): beyond it {@link #apply}
+ * blocks, so the syncer still sees back-pressure. {@link #awaitApplied} waits for everything
+ * handed over so far; {@link #status()}'s {@code lastApply} and {@code applies} say what is in
+ * the kernel. Every batch is also folded into a {@link GraphReplay}: when a ConfigUpdate changes
+ * the backend choice, the thread starts the new driver first and feeds it the replay's snapshot
+ * (its first apply is a full resync), and only then removes the old driver's rules (keeping IP
+ * sets both iptables drivers share: the new driver has already replaced them by swap), so the
+ * namespace always has complete rules; routes are not touched. A write does not read the rules
+ * back; {@value #SETTLE_MILLIS} ms after the last apply (and at every refresh) the driver reads
+ * them back and checks them (see {@code IptablesDataplane.refresh}). Failures are never thrown: they are recorded (see {@link #errors()},
  * which lists only unresolved ones, and {@link #recentErrors()}) and the next batch starts with a
  * full resync. A periodic refresh on the same thread (every
  * {@code iptablesRefreshInterval}, default 180s) repairs drift. A {@link LinkMonitor} watches the
@@ -51,20 +59,29 @@ import org.slf4j.LoggerFactory;
  */
 public final class KernelDataplane implements Dataplane, AutoCloseable {
 
-    /** A point-in-time view for the admin API. */
+    /**
+     * A point-in-time view for the admin API.
+     *
+     * @param applies       driver applies so far (each takes every batch queued behind the previous one)
+     * @param queuedBatches batches handed to {@link #apply} and not yet applied (in the queue or in the running apply):
+     *                      0 means the kernel has everything felix's graph has sent
+     * @param batches       graph batches handed to {@link #apply} so far
+     * @param applyTime     the dataplane thread's total time in applies (how busy it has been)
+     */
     public record Status(String backend, String netns, KernelApplyStatus lastApply, PolicyDriver.Programmed programmed,
-                         long applies, long resyncs, long refreshes, long repairs, long backendRestarts,
-                         long failures, long linkUpdates, Set<String> pendingInterfaces, Duration refreshInterval,
-                         boolean inSync, BackendSwitch lastBackendSwitch) {
+                         long applies, long queuedBatches, long batches, Duration applyTime, long resyncs, long refreshes, long repairs,
+                         long backendRestarts, long failures, long linkUpdates, Set<String> pendingInterfaces,
+                         Duration refreshInterval, boolean inSync, BackendSwitch lastBackendSwitch) {
     }
 
     /**
      * One run-time driver switch.
      *
-     * @param unprotected from the start of the old driver's removal to the end of the new driver's
-     *                    first resync: the time the namespace had no complete policy rules
+     * @param unprotected the time the namespace had no complete policy rules: zero, since the new
+     *                    driver's rules are complete before the old driver's go
+     * @param took        from creating the new driver to the old one's rules removed
      */
-    public record BackendSwitch(java.time.Instant at, String from, String to, Duration unprotected) {
+    public record BackendSwitch(java.time.Instant at, String from, String to, Duration unprotected, Duration took) {
     }
 
     /** A failure and its number ({@link #failures} after it was counted). */
@@ -75,6 +92,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private static final Duration DEFAULT_REFRESH = Duration.ofSeconds(180);
     private static final int KEPT_ERRORS = 100;
     private static final PolicyDriver.Programmed NOTHING = new PolicyDriver.Programmed(0, 0, 0, 0);
+    /** Queued updates beyond which {@link #apply} blocks (back-pressure on the syncer). */
+    static final int MAX_QUEUED_UPDATES = 10_000;
+    /** Quiet time after an apply before the driver reads its rules back (a stranger's edit is adopted at most this long). */
+    static final long SETTLE_MILLIS = 10_000;
+    static final Duration MIN_APPLY_SPACING = Duration.ofMillis(200);
+    static final Duration MAX_APPLY_SPACING = Duration.ofSeconds(1);
 
     private final String netns;
     private final PolicyDriverFactory factory;
@@ -97,6 +120,26 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private String forwardingApplied;
     private volatile Duration refreshInterval = DEFAULT_REFRESH; // written on the thread, read by status()
     private ScheduledFuture<?> refresh;
+    private ScheduledFuture<?> settle;
+    /** An old driver whose rules go once the new driver has applied successfully. */
+    private PolicyDriver retiring;
+
+    // ---- Guarded by {@link #queue}.
+    private final Deque<List<DataplaneUpdate>> queue = new ArrayDeque<>();
+    private int queuedUpdates;
+    private boolean drainPosted;
+    private long handedOver;
+    private long applied;
+    private boolean closed;
+    /**
+     * System.nanoTime() before which the next apply does not start. When batches queued during
+     * an apply, its end plus twice its duration (at least {@link #MIN_APPLY_SPACING}, at most
+     * {@link #MAX_APPLY_SPACING}): while batches keep coming, applies take at most about a third
+     * of the thread's time (leaving the CPU to the graph) and each takes everything that queued meanwhile, so a catch-up costs fewer restores of a large table (each costs about as
+     * much whatever it writes). When nothing queued, the apply's end: the next change after a
+     * quiet spell is applied at once. Confined to {@link #thread}.
+     */
+    private long nextApplyAt;
 
     // ---- Read by any thread.
     /** The last {@value #KEPT_ERRORS} failures, resolved or not, for the admin API. */
@@ -106,6 +149,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     /** Set while the configured backend cannot be started; cleared once a driver for the config starts. */
     private volatile String backendProblem;
     private final AtomicLong applies = new AtomicLong();
+    private final AtomicLong applyNanos = new AtomicLong();
     private final AtomicLong resyncs = new AtomicLong();
     private final AtomicLong repairs = new AtomicLong();
     private final AtomicLong refreshes = new AtomicLong();
@@ -160,7 +204,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         links = new LinkMonitor(this.netns, new LinkMonitor.Listener() {
             @Override
             public void updates(List<LinkUpdate> updates) {
-                post(() -> onLinksOnThread(updates));
+                post(() -> onLinksOnThread(updates), "link handling");
             }
 
             @Override
@@ -168,7 +212,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 post(() -> {
                     needResync = true;
                     routes.resync();
-                });
+                }, "link handling");
             }
 
             @Override
@@ -185,17 +229,111 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         return netns == null || netns.isBlank() ? List.of() : List.of("ip", "netns", "exec", netns.trim());
     }
 
+    /**
+     * Queues the batch for the dataplane thread and returns; blocks first while more than
+     * {@value #MAX_QUEUED_UPDATES} updates are queued. A batch carrying {@code InSync} is waited
+     * for, so the caller's readiness report right after it sees {@link #inSync()} true. Never throws.
+     */
     @Override
     public void apply(List<DataplaneUpdate> batch) {
         List<DataplaneUpdate> copy = List.copyOf(batch);
-        try {
-            run(() -> applyOnThread(copy));
-        } catch (RuntimeException e) {
-            record("apply of " + copy.size() + " updates: " + e.getMessage());
+        boolean post;
+        synchronized (queue) {
+            try {
+                while (queuedUpdates > MAX_QUEUED_UPDATES && !closed) {
+                    queue.wait();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                record("apply of " + copy.size() + " updates: interrupted waiting for the dataplane thread");
+                return;
+            }
+            if (closed) {
+                return;
+            }
+            queue.addLast(copy);
+            queuedUpdates += copy.size();
+            handedOver++;
+            post = !drainPosted;
+            drainPosted = true;
+        }
+        if (post) {
+            post(this::drainOnThread, "apply");
+        }
+        if (copy.stream().anyMatch(u -> u instanceof DataplaneUpdate.InSync)) {
+            awaitApplied(Duration.ofDays(1));
         }
     }
 
-    private void applyOnThread(List<DataplaneUpdate> batch) {
+    /**
+     * Waits until every batch handed to {@link #apply} before this call is in the kernel (or
+     * failed, see {@link #errors()}); {@return false} on timeout or when closed first.
+     */
+    public boolean awaitApplied(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (queue) {
+            long target = handedOver;
+            while (applied < target) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || closed) {
+                    return false;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(queue, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /** Takes every queued batch and applies them as one (after the spacing, see {@link #nextApplyAt}). */
+    private void drainOnThread() {
+        long wait = nextApplyAt - System.nanoTime();
+        if (wait > 0) {
+            schedule(this::drainOnThread, wait); // drainPosted stays set: batches keep queueing for it
+            return;
+        }
+        List<List<DataplaneUpdate>> taken;
+        synchronized (queue) {
+            taken = new java.util.ArrayList<>(queue);
+            queue.clear();
+            queuedUpdates = 0;
+            drainPosted = false;
+            queue.notifyAll(); // room again for a blocked apply
+        }
+        try {
+            List<DataplaneUpdate> all;
+            if (taken.size() == 1) {
+                all = taken.get(0);
+            } else {
+                all = new java.util.ArrayList<>();
+                taken.forEach(all::addAll);
+            }
+            long start = System.nanoTime();
+            try {
+                applyOnThread(all, taken.size());
+            } finally {
+                long end = System.nanoTime();
+                applyNanos.addAndGet(end - start);
+                boolean more;
+                synchronized (queue) {
+                    more = !queue.isEmpty();
+                }
+                long spacing = Math.max(2 * (end - start), MIN_APPLY_SPACING.toNanos());
+                nextApplyAt = more ? end + Math.min(spacing, MAX_APPLY_SPACING.toNanos()) : end;
+            }
+        } finally {
+            synchronized (queue) {
+                applied += taken.size();
+                queue.notifyAll();
+            }
+        }
+    }
+
+    private void applyOnThread(List<DataplaneUpdate> batch, int batches) {
         long start = System.nanoTime();
         long failuresBefore = failures.get();
         replay.add(batch);
@@ -240,8 +378,37 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         if (stats != null && stats.resync()) {
             resyncs.incrementAndGet();
         }
-        lastApply = new KernelApplyStatus(clock.instant(), took, batch.size(), backend, stats, error);
+        lastApply = new KernelApplyStatus(clock.instant(), took, batch.size(), batches, backend, stats, error);
         observer.applied(took, stats, programmed);
+        scheduleSettle();
+    }
+
+    /** (Re)arms the read-back {@value #SETTLE_MILLIS} ms from now: it runs once applies stop. Runs on {@link #thread}. */
+    private void scheduleSettle() {
+        if (settle != null) {
+            settle.cancel(false);
+        }
+        settle = thread.schedule(this::settleOnThread, SETTLE_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** The driver reads back what it wrote and repairs what a stranger changed meanwhile (no route work). */
+    private void settleOnThread() {
+        settle = null;
+        if (driver == null) {
+            return;
+        }
+        try {
+            int repaired = driver.refresh();
+            repairs.addAndGet(repaired);
+            programmed = driver.programmed();
+            if (repaired > 0) {
+                log.warn("Dataplane read-back after the last apply repaired {} items", repaired);
+                observer.refreshed(repaired, programmed);
+            }
+        } catch (RuntimeException e) {
+            needResync = true;
+            record("read-back after the last apply failed, next batch resyncs: " + e);
+        }
     }
 
     /**
@@ -264,14 +431,23 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 }
             }
         }
-        return driver == null ? null : driver.apply(batch);
+        if (driver == null) {
+            return null;
+        }
+        PolicyDriver.ApplyStats stats = driver.apply(batch);
+        retireOld();
+        return stats;
     }
 
     /**
      * Starts the driver for {@code next}, replacing the current one: the new driver is created
-     * first (if that fails the old one stays), then the old one removes everything it owns, then
-     * the new one is fed the whole state. {@return its first apply's stats}, null if it could not
-     * be created.
+     * (if that fails the old one stays) and fed the whole state, and only when that succeeded do
+     * the old driver's rules go: its chains and hook jumps only when both drivers use the same
+     * kernel sets (iptables NFT and Legacy share ipsets, which the new driver has just replaced by
+     * swap), everything it owns otherwise. Until then both rule sets are in place, each complete,
+     * so no packet passes that policy denies. If the new driver's first apply fails, the old rules
+     * stay until a later apply succeeds. {@return the first apply's stats}, null if the driver
+     * could not be created.
      */
     private PolicyDriver.ApplyStats start(BackendChoice next) {
         PolicyDriver created;
@@ -287,16 +463,16 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         backendProblem = null;
         PolicyDriver old = driver;
         boolean restart = old != null;
-        long removalStart = System.nanoTime();
+        long switchStart = System.nanoTime();
         if (restart) {
-            log.warn("Policy backend changes from {} to {}: removing the old rules, then a full resync",
+            log.warn("Policy backend changes from {} to {}: a full resync of the new one, then the old rules go",
                     old.name(), created.name());
-            try {
-                old.removeAll();
-            } catch (RuntimeException e) {
-                record("removing the " + old.name() + " rules after a backend change failed: " + e);
-            }
             restarts.incrementAndGet();
+            if (retiring == null) {
+                retiring = old; // a still-retiring older driver stays first in line (its rules are older still)
+            } else {
+                retireLater.add(old);
+            }
         }
         driver = created;
         choice = next;
@@ -306,12 +482,36 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         log.info("Policy backend: {}", backend);
         PolicyDriver.ApplyStats stats = created.apply(replay.snapshot());
         if (restart) {
-            Duration unprotected = Duration.ofNanos(System.nanoTime() - removalStart);
-            lastSwitch = new BackendSwitch(clock.instant(), old.name(), created.name(), unprotected);
-            log.info("Policy backend {} in place; {} ms without complete policy rules", backend,
-                    unprotected.toMillis());
+            retireOld();
+            Duration took = Duration.ofNanos(System.nanoTime() - switchStart);
+            lastSwitch = new BackendSwitch(clock.instant(), old.name(), created.name(), Duration.ZERO, took);
+            log.info("Policy backend {} in place after {} ms; the namespace had complete rules throughout", backend,
+                    took.toMillis());
         }
         return stats;
+    }
+
+    /** Drivers replaced while an older one was still retiring. */
+    private final List<PolicyDriver> retireLater = new java.util.ArrayList<>();
+
+    /** Removes the rules of drivers replaced by the current one, now that it has applied successfully. */
+    private void retireOld() {
+        while (retiring != null) {
+            PolicyDriver old = retiring;
+            retiring = retireLater.isEmpty() ? null : retireLater.remove(0);
+            if (old.name().equals(driver.name())) {
+                continue; // the same tables: the new driver's resync has already replaced the old one's chains
+            }
+            try {
+                if (old.setKind().equals(driver.setKind())) {
+                    old.removeRules();
+                } else {
+                    old.removeAll();
+                }
+            } catch (RuntimeException e) {
+                record("removing the " + old.name() + " rules after a backend change failed: " + e);
+            }
+        }
     }
 
     /**
@@ -392,6 +592,10 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     }
 
     private void refreshOnThread() {
+        if (settle != null) {
+            settle.cancel(false); // this refresh reads everything back
+            settle = null;
+        }
         long failuresBefore = failures.get();
         try {
             int repaired = driver == null ? 0 : driver.refresh();
@@ -450,7 +654,14 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
 
     /** {@return a point-in-time view} for the admin API. */
     public Status status() {
-        return new Status(backend, netns, lastApply, programmed, applies.get(), resyncs.get(), refreshes.get(),
+        long queued;
+        long batches;
+        synchronized (queue) {
+            queued = handedOver - applied;
+            batches = handedOver;
+        }
+        return new Status(backend, netns, lastApply, programmed, applies.get(), queued, batches,
+                Duration.ofNanos(applyNanos.get()), resyncs.get(), refreshes.get(),
                 repairs.get(), restarts.get(), failures.get(), linkUpdates.get(), pendingInterfaces, refreshInterval,
                 inSync, lastSwitch);
     }
@@ -501,14 +712,29 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         observer.failed(error);
     }
 
-    /** Queues work on the dataplane thread without waiting (link announcements). */
-    private void post(Runnable body) {
+    /** Runs an apply on the dataplane thread after {@code delayNanos}. */
+    private void schedule(Runnable body, long delayNanos) {
+        try {
+            thread.schedule(() -> {
+                try {
+                    body.run();
+                } catch (RuntimeException e) {
+                    record("apply: " + e);
+                }
+            }, delayNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // Closing: nothing left to program.
+        }
+    }
+
+    /** Queues work on the dataplane thread without waiting (applies, link announcements). */
+    private void post(Runnable body, String what) {
         try {
             thread.execute(() -> {
                 try {
                     body.run();
                 } catch (RuntimeException e) {
-                    record("link handling: " + e);
+                    record(what + ": " + e);
                 }
             });
         } catch (RejectedExecutionException e) {
@@ -540,6 +766,10 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
 
     @Override
     public void close() {
+        synchronized (queue) {
+            closed = true;
+            queue.notifyAll();
+        }
         links.close();
         try {
             run(() -> {

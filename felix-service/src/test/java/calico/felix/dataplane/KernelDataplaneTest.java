@@ -200,6 +200,7 @@ class KernelDataplaneTest {
         List<List<DataplaneUpdate>> batches = new ArrayList<>(pending);
         pending.clear();
         batches.forEach(dataplane::apply);
+        assertThat(dataplane.awaitApplied(java.time.Duration.ofSeconds(60))).as("batches applied").isTrue();
     }
 
     /** What the CNI plugin does: only the workload side. The host side is the dataplane's job. */

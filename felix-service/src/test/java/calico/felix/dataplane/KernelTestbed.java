@@ -92,6 +92,9 @@ final class KernelTestbed implements AutoCloseable {
         pending.clear();
         stream.addAll(batches);
         batches.forEach(dataplane::apply);
+        if (!dataplane.awaitApplied(java.time.Duration.ofSeconds(60))) {
+            throw new AssertionError("the dataplane did not apply the batches within 60 s");
+        }
     }
 
     /** {@return every batch the dataplane has been given} */

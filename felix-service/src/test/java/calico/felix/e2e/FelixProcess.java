@@ -57,20 +57,38 @@ final class FelixProcess implements AutoCloseable {
         throw new AssertionError("felix not ready after " + timeout + ": " + last);
     }
 
-    /** {@return the last apply as the admin API reports it}: finish time and batches since start. */
+    /**
+     * {@return the kernel dataplane's last apply as the admin API reports it}: finish time and
+     * applies since start ({@code /felix/v1/dataplane}: felix hands batches to the kernel
+     * dataplane's queue, so {@code /felix/v1/status} says when a batch was handed over, this when
+     * it was in the kernel; batches that queued meanwhile are applied as one).
+     */
     LastApply lastApply() {
         try {
-            JsonNode a = json.readTree(get("/felix/v1/status")).path("lastApply");
+            JsonNode d = json.readTree(get("/felix/v1/dataplane"));
+            JsonNode a = d.path("status").path("lastApply");
             String at = a.path("at").asText(null);
-            return new LastApply(at == null || at.equals("null") ? null : Instant.parse(at), a.path("batches").asLong(),
-                    a.path("batchSize").asInt(), a.path("errors").size());
+            return new LastApply(at == null || at.equals("null") ? null : Instant.parse(at),
+                    d.path("status").path("applies").asLong(), a.path("batchSize").asInt(), d.path("errors").size(),
+                    d.path("status").path("queuedBatches").asLong());
         } catch (java.io.IOException e) {
             throw new IllegalStateException("felix status is not JSON: " + e.getMessage(), e);
         }
     }
 
-    /** The admin API's last-apply record: when the batch finished (kernel programmed), batches so far. */
-    record LastApply(Instant at, long batches, int batchSize, int errors) {
+    /** {@return the kernel dataplane's counters}: graph batches handed over, applies, time in applies. */
+    String dataplaneStatus() {
+        try {
+            JsonNode st = json.readTree(get("/felix/v1/dataplane")).path("status");
+            return "graph batches " + st.path("batches").asLong() + ", applies " + st.path("applies").asLong()
+                    + ", time in applies " + st.path("applyTime").asText() + ", resyncs " + st.path("resyncs").asLong();
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("felix dataplane status is not JSON: " + e.getMessage(), e);
+        }
+    }
+
+    /** The kernel dataplane's last-apply record: when the apply finished (kernel programmed), applies so far. */
+    record LastApply(Instant at, long batches, int batchSize, int errors, long queued) {
     }
 
     /**
@@ -82,7 +100,7 @@ final class FelixProcess implements AutoCloseable {
         long until = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < until) {
             LastApply a = lastApply();
-            if (a.at() != null && a.at().isAfter(since)) {
+            if (a.at() != null && a.at().isAfter(since) && a.queued() == 0) {
                 return true;
             }
             Thread.sleep(5);

@@ -131,6 +131,8 @@ public final class PolicyScaleBench {
             long fromFirstMs = Duration.between(firstWrite, synced.at()).toMillis();
             int errors = synced.errors();
 
+            String dp = felix.dataplaneStatus();
+            System.out.printf("%s: kernel dataplane after the sync: %s%n", backend, dp);
             Floor floor = floor(backend, host);
             System.out.printf("%s: last write -> kernel in sync %d ms (first write -> in sync %d ms; %d batches; "
                     + "%d errors)%n", backend, syncMs, fromFirstMs, synced.batches(), errors);
@@ -203,8 +205,9 @@ public final class PolicyScaleBench {
     }
 
     /**
-     * Waits until felix has every policy and endpoint active and no batch has finished for 2 s;
-     * {@return the last batch} (its finish time is when the kernel was in sync).
+     * Waits until felix has every policy and endpoint active, the kernel dataplane has applied
+     * every batch handed to it and no apply has finished for 2 s; {@return the last apply} (its
+     * finish time is when the kernel was in sync).
      */
     private static FelixProcess.LastApply awaitQuiet(FelixProcess felix, Instant lastWrite) throws Exception {
         long until = System.nanoTime() + Duration.ofMinutes(5).toNanos();
@@ -215,7 +218,8 @@ public final class PolicyScaleBench {
             if (last == null || now.batches() != last.batches()) {
                 last = now;
                 quietSince = System.nanoTime();
-            } else if (System.nanoTime() - quietSince > 2_000_000_000L && now.at() != null && now.at().isAfter(lastWrite)
+            } else if (System.nanoTime() - quietSince > 2_000_000_000L && now.queued() == 0 && now.at() != null
+                    && now.at().isAfter(lastWrite)
                     && felix.gauge("felix_active_policies") == NAMESPACED_POLICIES + GLOBAL_POLICIES
                     && felix.gauge("felix_local_endpoints") == LOCAL) {
                 return now;

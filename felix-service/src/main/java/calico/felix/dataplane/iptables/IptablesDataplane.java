@@ -57,6 +57,10 @@ public final class IptablesDataplane implements PolicyDriver {
     private static final int DEFAULT_MAX_SET_SIZE = 1048576;
     private static final List<Table> TABLES = List.of(Table.FILTER, Table.NAT);
 
+    /** Where the last apply's time went (render and format, diff and set planning, ipset restores, iptables restores), in ms. */
+    public record Timings(double renderMs, double diffMs, double ipsetMs, double restoreMs) {
+    }
+
     /** A set as we program it: family, type and members in ipset's input syntax. */
     record DesiredSet(IpsetFamily family, IpsetType type, Set<String> members) {
     }
@@ -64,7 +68,11 @@ public final class IptablesDataplane implements PolicyDriver {
     /** What we programmed in one family's tables. */
     private static final class FamilyState {
         Map<Table, Map<String, Chain>> programmed = Map.of();
-        /** Our chains as {@code -save} printed them right after we wrote them: what {@link #refresh()} compares to. */
+        /**
+         * Our chains as {@code -save} printed them when a refresh first read them back after our
+         * write (and found them plausible): what later refreshes compare to. A chain written since
+         * the last read-back has no entry here; see {@link #refresh()}.
+         */
         final Map<Table, Map<String, List<String>>> savedForm = new EnumMap<>(Table.class);
         List<Ruleset.Entry> entries = List.of();
     }
@@ -72,10 +80,14 @@ public final class IptablesDataplane implements PolicyDriver {
     private final IptablesRestore restore;
     private final Ipset ipset;
     private final DataplaneModel model = new DataplaneModel();
+    private final ChainRenderer.Incremental renderer = new ChainRenderer.Incremental();
+    /** Each graph set's members in one family, as ipset input, while the model holds the same set object. */
+    private Map<DataplaneModel.IpSet, Map<IpFamily, Set<String>>> memberCache = new java.util.IdentityHashMap<>();
     private final Map<IpFamily, FamilyState> families = new EnumMap<>(IpFamily.class);
     private Map<String, DesiredSet> programmedSets = Map.of();
     private boolean appendMode;
     private boolean inSyncWithKernel;
+    private Timings lastTimings = new Timings(0, 0, 0, 0);
 
     public IptablesDataplane(IptablesRestore restore, Ipset ipset) {
         this.restore = restore;
@@ -143,6 +155,25 @@ public final class IptablesDataplane implements PolicyDriver {
         inSyncWithKernel = false;
     }
 
+    /** Removes our hook jumps and chains from every family's tables and keeps our sets (see {@link PolicyDriver#removeRules()}). */
+    @Override
+    public void removeRules() {
+        Set<IpFamily> fs = new TreeSet<>(families.keySet());
+        fs.add(IpFamily.V4);
+        if (model.settings().ipv6Support()) {
+            fs.add(IpFamily.V6);
+        }
+        fs.forEach(this::removeFamily);
+        families.clear();
+        inSyncWithKernel = false;
+    }
+
+    /** {@code ipset}: both iptables backends program the same kernel sets. */
+    @Override
+    public String setKind() {
+        return "ipset";
+    }
+
     private void removeFamily(IpFamily f) {
         List<RestoreTransaction> txs = new ArrayList<>();
         for (Table table : TABLES) {
@@ -182,12 +213,19 @@ public final class IptablesDataplane implements PolicyDriver {
 
     private Map<IpFamily, ChainRenderer.Rendered> renderAll() {
         Map<IpFamily, ChainRenderer.Rendered> out = new EnumMap<>(IpFamily.class);
-        wantedFamilies().forEach(f -> out.put(f, ChainRenderer.render(model, f)));
+        wantedFamilies().forEach(f -> out.put(f, renderer.render(model, f)));
         return out;
     }
 
+    /** {@return where the last incremental apply's time went} (for benchmarks and logs). */
+    public Timings lastTimings() {
+        return lastTimings;
+    }
+
     private ApplyStats applyDelta() {
+        long t0 = System.nanoTime();
         Map<IpFamily, ChainRenderer.Rendered> rendered = renderAll();
+        long t1 = System.nanoTime();
         Map<String, DesiredSet> sets = desiredSets(rendered);
 
         IpsetTransaction before = IpsetTransaction.create();
@@ -198,56 +236,60 @@ public final class IptablesDataplane implements PolicyDriver {
             if (old == null || old.type() != now.type() || old.family() != now.family()) {
                 before.replace(e.getKey(), now.type(), now.family(), maxSize(), now.members());
                 setsWritten++;
-            } else if (!old.members().equals(now.members())) {
+            } else if (old.members() != now.members() && !old.members().equals(now.members())) {
                 old.members().stream().filter(m -> !now.members().contains(m)).forEach(m -> before.del(e.getKey(), m));
                 now.members().stream().filter(m -> !old.members().contains(m)).forEach(m -> before.add(e.getKey(), m));
                 setsWritten++;
             }
         }
         Map<IpFamily, List<RestoreTransaction>> txs = new EnumMap<>(IpFamily.class);
-        Map<IpFamily, Map<Table, List<String>>> written = new EnumMap<>(IpFamily.class);
         int chainsWritten = 0;
         int chainsDeleted = 0;
         for (ChainRenderer.Rendered r : rendered.values()) {
             FamilyState st = families.get(r.family());
-            Map<Table, List<String>> w = new EnumMap<>(Table.class);
             for (Table table : TABLES) {
                 Map<String, Chain> now = r.chains(table);
                 Map<String, Chain> old = st.programmed.getOrDefault(table, Map.of());
                 RestoreTransaction tx = RestoreTransaction.forTable(table);
                 List<String> wt = new ArrayList<>();
+                Map<String, List<String>> form = st.savedForm.computeIfAbsent(table, t -> new HashMap<>());
                 now.forEach((name, chain) -> {
-                    if (!chain.equals(old.get(name))) {
+                    Chain last = old.get(name);
+                    if (chain != last && !chain.equals(last)) {
                         write(tx, chain);
                         wt.add(name);
+                        form.remove(name); // read back (and checked) by the next refresh
                     }
                 });
                 List<String> deleted = old.keySet().stream().filter(n -> !now.containsKey(n)).toList();
                 deleted.forEach(tx::deleteChain);
-                deleted.forEach(n -> st.savedForm.getOrDefault(table, new HashMap<>()).remove(n));
+                deleted.forEach(form::remove);
                 if (!wt.isEmpty() || !deleted.isEmpty()) {
                     txs.computeIfAbsent(r.family(), k -> new ArrayList<>()).add(tx);
                 }
-                w.put(table, wt);
                 chainsWritten += wt.size();
                 chainsDeleted += deleted.size();
             }
-            written.put(r.family(), w);
         }
         IpsetTransaction after = IpsetTransaction.create();
         List<String> gone = programmedSets.keySet().stream().filter(n -> !sets.containsKey(n)).toList();
         gone.forEach(after::destroy);
 
+        long t2 = System.nanoTime();
         if (!before.isEmpty()) {
             ipset.restore(before);
         }
+        long t3 = System.nanoTime();
         txs.forEach((f, t) -> restore.apply(version(f), t));
+        long t4 = System.nanoTime();
         if (!after.isEmpty()) {
             ipset.restore(after);
         }
+        long t5 = System.nanoTime();
+        lastTimings = new Timings((t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2 + t5 - t4) / 1e6, (t4 - t3) / 1e6);
+        log.debug("iptables apply: {}", lastTimings);
         rendered.forEach((f, r) -> families.get(f).programmed = r.tables());
         programmedSets = sets;
-        written.forEach((f, w) -> recordSaved(f, w));
         return new ApplyStats(false, chainsWritten, chainsDeleted, setsWritten, gone.size());
     }
 
@@ -311,10 +353,7 @@ public final class IptablesDataplane implements PolicyDriver {
             FamilyState st = new FamilyState();
             st.programmed = r.tables();
             st.entries = r.ruleset().entries();
-            families.put(f, st);
-            Map<Table, List<String>> all = new EnumMap<>(Table.class);
-            r.tables().forEach((t, c) -> all.put(t, new ArrayList<>(c.keySet())));
-            recordSaved(f, all);
+            families.put(f, st); // no saved forms yet: the next refresh reads them back
         });
         programmedSets = sets;
         appendMode = append;
@@ -325,10 +364,19 @@ public final class IptablesDataplane implements PolicyDriver {
     }
 
     /**
-     * Reads every family's tables back and rewrites any of our chains whose rules differ from
-     * what {@code -save} showed right after we programmed them (or that are missing), restores
-     * each hook jump to its single, configured place, and refills any of our IP sets whose kernel
-     * members differ from ours.
+     * Reads every family's tables back and rewrites any of our chains that are missing or whose
+     * rules differ from their recorded saved form, restores each hook jump to its single,
+     * configured place, and refills any of our IP sets whose kernel members differ from ours.
+     *
+     * <p>Writes do not read back (a {@code -save} of a large table costs more than the write): a
+     * chain written since the last refresh has no saved form yet. This refresh checks it against
+     * our own rendering, as far as a cheap comparison can (same number of rules, and each rule
+     * jumps to the same target), rewrites it if that fails, and otherwise records what it read as
+     * the chain's saved form. So a stranger's edit made between our write and the next refresh
+     * that keeps a rule's count and target but changes its matches (e.g. another port) is
+     * adopted; any other edit (a rule added or deleted, a target changed, a hook jump deleted) is
+     * repaired. {@link calico.felix.dataplane.KernelDataplane} runs a refresh shortly after
+     * writes stop, which bounds that window.
      *
      * @return the number of chains and sets repaired, counting each hooked kernel chain fixed as one
      */
@@ -341,32 +389,36 @@ public final class IptablesDataplane implements PolicyDriver {
         }
         int repairs = 0;
         Map<IpFamily, List<RestoreTransaction>> txs = new EnumMap<>(IpFamily.class);
-        Map<IpFamily, Map<Table, List<String>>> repairedChains = new EnumMap<>(IpFamily.class);
         List<String> report = new ArrayList<>();
         for (Map.Entry<IpFamily, FamilyState> fe : families.entrySet()) {
             IpFamily f = fe.getKey();
             FamilyState st = fe.getValue();
-            Map<Table, List<String>> repaired = new EnumMap<>(Table.class);
             for (Table table : TABLES) {
                 SavedTable saved = restore.save(version(f), table);
                 RestoreTransaction tx = RestoreTransaction.forTable(table);
                 Map<String, List<String>> form = st.savedForm.getOrDefault(table, Map.of());
                 List<String> rt = new ArrayList<>();
+                Map<String, List<String>> adopted = new HashMap<>();
                 st.programmed.getOrDefault(table, Map.of()).forEach((name, chain) -> {
-                    if (!saved.policies().containsKey(name) || !saved.rules(name).equals(form.get(name))) {
+                    List<String> kernel = saved.policies().containsKey(name) ? saved.rules(name) : null;
+                    List<String> known = form.get(name);
+                    boolean ok = kernel != null && (known != null ? kernel.equals(known) : plausible(kernel, chain));
+                    if (!ok) {
                         write(tx, chain);
                         rt.add(name);
+                    } else if (known == null) {
+                        adopted.put(name, kernel);
                     }
                 });
+                st.savedForm.computeIfAbsent(table, t -> new HashMap<>()).putAll(adopted);
+                rt.forEach(st.savedForm.get(table)::remove);
                 int hooks = fixHooks(tx, saved, table, st.entries, appendMode, false);
                 if (!rt.isEmpty() || hooks > 0) {
                     txs.computeIfAbsent(f, k -> new ArrayList<>()).add(tx);
                     report.add(f + "/" + table.kernelName() + ": chains " + rt + ", hooks " + hooks);
                 }
-                repaired.put(table, rt);
                 repairs += rt.size() + hooks;
             }
-            repairedChains.put(f, repaired);
         }
         Map<String, IpsetInfo> kernelSets = ipset.list();
         IpsetTransaction sets = IpsetTransaction.create();
@@ -391,8 +443,7 @@ public final class IptablesDataplane implements PolicyDriver {
             inSyncWithKernel = false;
             throw e;
         }
-        repairedChains.forEach(this::recordSaved);
-        return repairs + refilled.size();
+        return repairs + refilled.size(); // repaired chains are read back by the next refresh
     }
 
     /**
@@ -460,32 +511,96 @@ public final class IptablesDataplane implements PolicyDriver {
         chain.rules().forEach(rule -> tx.appendRule(chain.name(), rule));
     }
 
-    private void recordSaved(IpFamily f, Map<Table, List<String>> chains) {
-        FamilyState st = families.get(f);
-        chains.forEach((table, names) -> {
-            if (names.isEmpty()) {
-                return;
+    /**
+     * Whether a chain read back from the kernel can be what we wrote: as many rules, each with the
+     * same target ({@code -j}/{@code -g} and the word after it). {@code -save} normalises matches
+     * (adds {@code -m tcp}, rewrites masks and quoting), so matches are not compared.
+     */
+    static boolean plausible(List<String> saved, Chain ours) {
+        if (saved.size() != ours.rules().size()) {
+            return false;
+        }
+        for (int i = 0; i < saved.size(); i++) {
+            if (!target(ours.rules().get(i).args()).equals(savedTarget(saved.get(i)))) {
+                return false;
             }
-            SavedTable saved = restore.save(version(f), table);
-            Map<String, List<String>> form = st.savedForm.computeIfAbsent(table, t -> new HashMap<>());
-            names.forEach(c -> form.put(c, saved.rules(c)));
-        });
+        }
+        return true;
     }
 
-    /** The sets every family's rules need ({@link SetPlan}) and the net sets the formatter made, in ipset syntax. */
+    private static String target(List<String> args) {
+        for (int i = args.size() - 2; i >= 0; i--) {
+            String w = args.get(i);
+            if (w.equals("-j") || w.equals("-g")) {
+                return w + " " + args.get(i + 1);
+            }
+        }
+        return "";
+    }
+
+    /** The target of a {@code -save} rule line: the last {@code -j}/{@code -g} word outside quotes and the word after it. */
+    private static String savedTarget(String line) {
+        List<String> words = new ArrayList<>();
+        StringBuilder w = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < line.length(); i++) {
+            char c = line.charAt(i);
+            if (c == '\\' && quoted && i + 1 < line.length()) {
+                w.append(line.charAt(++i));
+            } else if (c == '"') {
+                quoted = !quoted;
+            } else if (c == ' ' && !quoted) {
+                words.add(w.toString());
+                w.setLength(0);
+            } else {
+                w.append(c);
+            }
+        }
+        words.add(w.toString());
+        return target(words);
+    }
+
+    /**
+     * The sets every family's rules need, as {@link SetPlan} plans them (graph sets split by
+     * family, referenced but unsent graph sets empty, the pool sets), and the net sets the
+     * formatter made, in ipset syntax. A graph set the model still holds as the same object
+     * reuses last time's members (the same instance, so comparing is cheap).
+     */
     private Map<String, DesiredSet> desiredSets(Map<IpFamily, ChainRenderer.Rendered> rendered) {
         Map<String, DesiredSet> out = new TreeMap<>();
+        Map<DataplaneModel.IpSet, Map<IpFamily, Set<String>>> cache = new java.util.IdentityHashMap<>();
         rendered.forEach((f, r) -> {
             IpsetFamily kf = f == IpFamily.V6 ? IpsetFamily.INET6 : IpsetFamily.INET;
-            SetPlan.of(model, r.ruleset()).forEach((name, s) -> {
-                Set<String> members = new TreeSet<>();
-                s.members().forEach(m -> members.add(m.toString()));
-                out.put(name, new DesiredSet(kf, kernelType(s.type()), members));
+            model.ipSets().forEach((id, s) -> {
+                Map<IpFamily, Set<String>> byFamily = cache.computeIfAbsent(s,
+                        k -> memberCache.getOrDefault(k, new EnumMap<>(IpFamily.class)));
+                Set<String> members = byFamily.computeIfAbsent(f, k -> {
+                    int v = k == IpFamily.V6 ? 6 : 4;
+                    Set<String> m = new TreeSet<>();
+                    s.members().forEach(x -> {
+                        if (x.cidr().version() == v) {
+                            m.add(x.toString());
+                        }
+                    });
+                    return java.util.Collections.unmodifiableSet(m);
+                });
+                out.put(Names.ipSet(f, id), new DesiredSet(kf, kernelType(s.type()), members));
+            });
+            SetPlan.of(EMPTY, r.ruleset()).forEach((name, s) -> {
+                if (!out.containsKey(name)) { // unsent graph sets (empty) and the driver's pool sets
+                    Set<String> members = new TreeSet<>();
+                    s.members().forEach(m -> members.add(m.toString()));
+                    out.put(name, new DesiredSet(kf, kernelType(s.type()), members));
+                }
             });
             r.netSets().forEach((name, members) -> out.put(name, new DesiredSet(kf, IpsetType.HASH_NET, members)));
         });
+        memberCache = cache;
         return out;
     }
+
+    /** A model without graph sets: {@link SetPlan} over it plans only the unsent and driver sets. */
+    private static final DataplaneModel EMPTY = new DataplaneModel();
 
     /** Whether a kernel set is ours in one of {@code fs}: its family prefix or its swap temporary's. */
     private static boolean ownedSet(String name, Set<IpFamily> fs) {

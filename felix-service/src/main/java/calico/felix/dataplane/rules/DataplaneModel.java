@@ -35,6 +35,8 @@ public final class DataplaneModel {
     private RuleSettings settings = RuleSettings.defaults();
     private MarkBits marks = MarkBits.defaults();
     private String interfacePrefix = "cali";
+    /** Changes whenever a policy ID is added or removed (not when a policy is updated). */
+    private long policyKeys;
 
     public DataplaneModel() {
     }
@@ -62,6 +64,11 @@ public final class DataplaneModel {
     /** IP pools by name (disabled ones included: they still hold workloads, as in Calico). */
     public Map<String, DataplaneUpdate.IpPoolUpdate> pools() {
         return java.util.Collections.unmodifiableMap(pools);
+    }
+
+    /** {@return a number that changes whenever a policy ID is added or removed}: equal values mean the same policy IDs. */
+    public long policyKeysVersion() {
+        return policyKeys;
     }
 
     public RuleSettings settings() {
@@ -92,9 +99,13 @@ public final class DataplaneModel {
         } else if (u instanceof DataplaneUpdate.IpSetRemove r) {
             ipSets.remove(r.id());
         } else if (u instanceof DataplaneUpdate.ActivePolicyUpdate p) {
-            policies.put(p.id(), p.policy());
+            if (policies.put(p.id(), p.policy()) == null) {
+                policyKeys++;
+            }
         } else if (u instanceof DataplaneUpdate.ActivePolicyRemove p) {
-            policies.remove(p.id());
+            if (policies.remove(p.id()) != null) {
+                policyKeys++;
+            }
         } else if (u instanceof DataplaneUpdate.ActiveProfileUpdate p) {
             profiles.put(p.name(), p.profile());
         } else if (u instanceof DataplaneUpdate.ActiveProfileRemove p) {

@@ -38,6 +38,24 @@ public interface PolicyDriver {
     /** Removes everything we own from the kernel (used when switching backend); the driver is unusable after. */
     void removeAll();
 
+    /**
+     * Removes our rules (chains and hook jumps) but keeps our sets, for a backend switch to a
+     * driver with the same {@link #setKind()}, which has already replaced those sets and whose
+     * rules use them; the driver is unusable after. By default the same as {@link #removeAll()}.
+     */
+    default void removeRules() {
+        removeAll();
+    }
+
+    /**
+     * {@return which kernel sets the driver programs}: drivers that return the same value program
+     * the same sets under the same names (the iptables drivers: {@code ipset}). By default the
+     * driver's {@link #name()}: its sets are its own.
+     */
+    default String setKind() {
+        return name();
+    }
+
     /** {@return a short name for logs and metrics}: {@code iptables-nft}, {@code iptables-legacy}, {@code nftables} */
     String name();
 }

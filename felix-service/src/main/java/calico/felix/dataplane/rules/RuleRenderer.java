@@ -95,46 +95,75 @@ public final class RuleRenderer {
         return new RuleRenderer(model.marks(), model.interfacePrefix(), families, settings).renderAll(model);
     }
 
+    /**
+     * Renders the whole model for {@code families} with the model's settings, reusing from
+     * {@code cache} every chain whose inputs are unchanged; the result equals {@link #render(DataplaneModel, Set)}'s.
+     */
+    public static Ruleset render(DataplaneModel model, Set<IpFamily> families, RenderCache cache) {
+        RuleRenderer r = new RuleRenderer(model.marks(), model.interfacePrefix(), families, model.settings());
+        return r.renderAll(model, cache.begin(List.of(r.marks, r.interfacePrefix, r.families, r.settings),
+                model.policyKeysVersion()));
+    }
+
     Ruleset renderAll(DataplaneModel model) {
+        return renderAll(model, RenderCache.Round.NONE);
+    }
+
+    private Ruleset renderAll(DataplaneModel model, RenderCache.Round cache) {
         SortedMap<String, GenericChain> filter = new TreeMap<>();
         Set<String> refs = new TreeSet<>();
-        add(filter, forwardChain());
-        add(filter, inputChain());
-        add(filter, outputChain());
-        add(filter, workloadToHostChain());
-        add(filter, failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true));
-        add(filter, failsafeChain(Names.FAILSAFE_OUT, settings.failsafeOut(), false));
+        add(filter, cache.same(forwardChain()));
+        add(filter, cache.same(inputChain()));
+        add(filter, cache.same(outputChain()));
+        add(filter, cache.same(workloadToHostChain()));
+        add(filter, cache.same(failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true)));
+        add(filter, cache.same(failsafeChain(Names.FAILSAFE_OUT, settings.failsafeOut(), false)));
         List<WorkloadEndpointUpdate> weps = model.workloads().values().stream()
                 .filter(w -> w.interfaceName() != null && !w.interfaceName().isBlank())
                 .sorted(Comparator.comparing(WorkloadEndpointUpdate::interfaceName)).toList();
-        add(filter, dispatch(Names.FROM_WL_DISPATCH, true, weps));
-        add(filter, dispatch(Names.TO_WL_DISPATCH, false, weps));
+        add(filter, cache.same(dispatch(Names.FROM_WL_DISPATCH, true, weps)));
+        add(filter, cache.same(dispatch(Names.TO_WL_DISPATCH, false, weps)));
         Set<PolicyId> existing = model.policies().keySet();
         for (WorkloadEndpointUpdate w : weps) {
-            add(filter, endpointChain(Names.toWorkload(w.interfaceName()), w.ingress(), w.profileIds(), true, existing));
-            add(filter, endpointChain(Names.fromWorkload(w.interfaceName()), w.egress(), w.profileIds(), false,
-                    existing));
+            // An endpoint's chains depend on the endpoint and on which of its policies exist.
+            for (GenericChain c : cache.endpoint("workload " + w.interfaceName(), w,
+                    () -> List.of(missing(w.ingress(), existing), missing(w.egress(), existing)), () -> List.of(
+                    endpointChain(Names.toWorkload(w.interfaceName()), w.ingress(), w.profileIds(), true, existing),
+                    endpointChain(Names.fromWorkload(w.interfaceName()), w.egress(), w.profileIds(), false,
+                            existing)))) {
+                add(filter, c);
+            }
         }
         SortedMap<String, HostEndpointUpdate> heps = hostEndpointsByInterface(model);
-        add(filter, hostDispatch(Names.FROM_HOST_DISPATCH, true, heps));
-        add(filter, hostDispatch(Names.TO_HOST_DISPATCH, false, heps));
+        add(filter, cache.same(hostDispatch(Names.FROM_HOST_DISPATCH, true, heps)));
+        add(filter, cache.same(hostDispatch(Names.TO_HOST_DISPATCH, false, heps)));
         heps.forEach((iface, h) -> {
-            add(filter, endpointChain(Names.fromHostEndpoint(iface), h.ingress(), h.profileIds(), true, existing,
-                    Names.FAILSAFE_IN));
-            add(filter, endpointChain(Names.toHostEndpoint(iface), h.egress(), h.profileIds(), false, existing,
-                    Names.FAILSAFE_OUT));
+            for (GenericChain c : cache.endpoint("host endpoint " + iface, h,
+                    () -> List.of(missing(h.ingress(), existing), missing(h.egress(), existing)), () -> List.of(
+                    endpointChain(Names.fromHostEndpoint(iface), h.ingress(), h.profileIds(), true, existing,
+                            Names.FAILSAFE_IN),
+                    endpointChain(Names.toHostEndpoint(iface), h.egress(), h.profileIds(), false, existing,
+                            Names.FAILSAFE_OUT)))) {
+                add(filter, c);
+            }
         });
         model.policies().forEach((id, p) -> {
             if (!id.staged()) {
-                addPolicy(filter, Names.policyInbound(id), Names.policyOutbound(id), p, refs);
+                cache.chains(id, List.of(p), () -> List.of(new Rules(Names.policyInbound(id), rules(p.inbound())),
+                        new Rules(Names.policyOutbound(id), rules(p.outbound())))).forEach(c -> add(filter, c));
+                refs.addAll(cache.setIds(p));
             }
         });
-        model.profiles().forEach((name, p) ->
-                addPolicy(filter, Names.profileInbound(name), Names.profileOutbound(name), p, refs));
-
+        model.profiles().forEach((name, p) -> {
+            cache.chains("profile " + name, List.of(p), () -> List.of(new Rules(Names.profileInbound(name),
+                    rules(p.inbound())),
+                    new Rules(Names.profileOutbound(name), rules(p.outbound())))).forEach(c -> add(filter, c));
+            refs.addAll(cache.setIds(p));
+        });
         SortedMap<String, GenericChain> nat = new TreeMap<>();
-        add(nat, new Rules(Names.POSTROUTING, List.of(GenericRule.of(new Target.Jump(Names.NAT_OUTGOING)))));
-        add(nat, natOutgoingChain(model));
+        add(nat, cache.same(new Rules(Names.POSTROUTING, List.of(GenericRule.of(new Target.Jump(Names.NAT_OUTGOING))))));
+        add(nat, cache.same(natOutgoingChain(model)));
+        cache.end();
         return new Ruleset(families, java.util.Map.of(Table.FILTER, filter, Table.NAT, nat), List.of(
                 new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD),
                 new Entry(Table.FILTER, Hook.INPUT, Names.INPUT),
@@ -142,11 +171,17 @@ public final class RuleRenderer {
                 new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)), poolSets(model), refs);
     }
 
-    private void addPolicy(SortedMap<String, GenericChain> chains, String in, String out, CompiledPolicy p,
-                           Set<String> refs) {
-        add(chains, new Rules(in, rules(p.inbound())));
-        add(chains, new Rules(out, rules(p.outbound())));
-        p.ipSetIds().forEach(refs::add);
+    /** The policies of enforced tiers that the model does not hold (they render as DROP). */
+    private static List<PolicyId> missing(List<TierPolicies> tiers, Set<PolicyId> existing) {
+        List<PolicyId> out = new ArrayList<>();
+        for (TierPolicies t : tiers) {
+            for (PolicyId p : t.policies()) {
+                if (!existing.contains(p)) {
+                    out.add(p);
+                }
+            }
+        }
+        return out;
     }
 
     private static void add(SortedMap<String, GenericChain> chains, GenericChain c) {

@@ -1,0 +1,178 @@
+package calico.felix.dataplane;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.dataplane.testing.NetNs;
+import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.rules.PolicyDriver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The kernel dataplane's apply queue, with a policy driver that holds its apply until the test
+ * lets it go: batches handed over while an apply runs are applied next as one, in order; the
+ * queue bound blocks the caller; {@code awaitApplied} and the status say what is applied; a
+ * failing apply is recorded, not thrown. Needs root (the dataplane thread enters a namespace).
+ */
+class KernelApplyQueueTest {
+
+    /** Records every batch; each apply first takes a permit from {@link #gate}. */
+    private static final class GatedDriver implements PolicyDriver {
+        final Semaphore gate = new Semaphore(0);
+        final CountDownLatch entered = new CountDownLatch(1);
+        final List<List<DataplaneUpdate>> applied = Collections.synchronizedList(new ArrayList<>());
+        volatile String failOn;
+
+        @Override
+        public ApplyStats apply(List<DataplaneUpdate> batch) {
+            entered.countDown();
+            gate.acquireUninterruptibly();
+            applied.add(List.copyOf(batch));
+            if (failOn != null && batch.contains(new DataplaneUpdate.IpSetRemove(failOn))) {
+                throw new IllegalStateException("restore failed on " + failOn);
+            }
+            return new ApplyStats(false, 0, 0, 0, 0);
+        }
+
+        @Override
+        public ApplyStats resync() {
+            return new ApplyStats(true, 0, 0, 0, 0);
+        }
+
+        @Override
+        public int refresh() {
+            return 0;
+        }
+
+        @Override
+        public Programmed programmed() {
+            return new Programmed(0, 0, 0, 0);
+        }
+
+        @Override
+        public void removeAll() {
+        }
+
+        @Override
+        public String name() {
+            return "gated";
+        }
+    }
+
+    private NetNs ns;
+    private KernelDataplane dataplane;
+
+    @AfterEach
+    void tearDown() {
+        if (dataplane != null) {
+            dataplane.close();
+        }
+        if (ns != null) {
+            ns.close();
+        }
+    }
+
+    private static List<DataplaneUpdate> sets(String... ids) {
+        return java.util.Arrays.stream(ids).<DataplaneUpdate>map(DataplaneUpdate.IpSetRemove::new).toList();
+    }
+
+    @Test
+    void batchesQueuedDuringAnApplyAreAppliedNextAsOneInOrder() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        ns = NetNs.create("kaq");
+        GatedDriver driver = new GatedDriver();
+        dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
+
+        List<DataplaneUpdate> first = new ArrayList<>();
+        first.add(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT")));
+        first.addAll(sets("s0"));
+        dataplane.apply(first); // returns although the driver is held
+        assertThat(driver.entered.await(10, TimeUnit.SECONDS)).as("the first apply started").isTrue();
+        for (int i = 1; i <= 5; i++) {
+            dataplane.apply(sets("s" + i + "a", "s" + i + "b"));
+        }
+        assertThat(dataplane.awaitApplied(Duration.ofMillis(200))).as("nothing applied while held").isFalse();
+        assertThat(dataplane.status().applies()).isZero();
+
+        driver.gate.release(2);
+        assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
+        assertThat(driver.applied).hasSize(2);
+        assertThat(driver.applied.get(0)).as("the first driver's first apply: the replay's snapshot")
+                .contains(first.get(0));
+        assertThat(driver.applied.get(1)).as("the five queued batches, concatenated in order").isEqualTo(
+                sets("s1a", "s1b", "s2a", "s2b", "s3a", "s3b", "s4a", "s4b", "s5a", "s5b"));
+        KernelDataplane.Status st = dataplane.status();
+        assertThat(st.applies()).isEqualTo(2);
+        assertThat(st.lastApply().batches()).isEqualTo(5);
+        assertThat(st.lastApply().batchSize()).isEqualTo(10);
+        assertThat(st.lastApply().error()).isNull();
+        assertThat(dataplane.inSync()).isFalse();
+
+        // A batch with InSync is waited for: inSync() is true when apply returns.
+        driver.gate.release(1);
+        List<DataplaneUpdate> sync = new ArrayList<>(sets("s6"));
+        sync.add(new DataplaneUpdate.InSync());
+        dataplane.apply(sync);
+        assertThat(dataplane.inSync()).isTrue();
+        assertThat(dataplane.errors()).isEmpty();
+    }
+
+    @Test
+    void aFullQueueBlocksTheCallerUntilTheThreadTakesIt() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        ns = NetNs.create("kaq");
+        GatedDriver driver = new GatedDriver();
+        dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT"))));
+        assertThat(driver.entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+        // More than the bound queued behind the held apply: the next caller waits.
+        dataplane.apply(sets(IntStream.rangeClosed(0, KernelDataplane.MAX_QUEUED_UPDATES)
+                .mapToObj(i -> "big" + i).toArray(String[]::new)));
+        CountDownLatch returned = new CountDownLatch(1);
+        Thread caller = new Thread(() -> {
+            dataplane.apply(sets("after"));
+            returned.countDown();
+        }, "syncer");
+        caller.start();
+        assertThat(returned.await(300, TimeUnit.MILLISECONDS)).as("blocked while the queue is over its bound").isFalse();
+
+        driver.gate.release(3);
+        assertThat(returned.await(10, TimeUnit.SECONDS)).as("released once the thread took the queue").isTrue();
+        assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
+        assertThat(driver.applied).hasSize(3);
+        assertThat(driver.applied.get(1)).hasSize(KernelDataplane.MAX_QUEUED_UPDATES + 1);
+        assertThat(driver.applied.get(2)).isEqualTo(sets("after"));
+    }
+
+    @Test
+    void aFailedApplyIsRecordedNotThrownAndClearedByTheNextSuccess() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        ns = NetNs.create("kaq");
+        GatedDriver driver = new GatedDriver();
+        driver.gate.release(100);
+        driver.failOn = "bad";
+        dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT"))));
+        assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue(); // the driver exists: "bad" reaches it
+        dataplane.apply(sets("bad"));
+        assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
+        assertThat(dataplane.errors()).singleElement().asString().contains("restore failed on bad");
+        assertThat(dataplane.status().lastApply().error()).contains("restore failed on bad");
+
+        dataplane.apply(sets("good"));
+        assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
+        assertThat(dataplane.errors()).isEmpty();
+        assertThat(dataplane.recentErrors()).hasSize(1);
+    }
+}
