@@ -499,10 +499,10 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         while (retiring != null) {
             PolicyDriver old = retiring;
             retiring = retireLater.isEmpty() ? null : retireLater.remove(0);
-            if (old.name().equals(driver.name())) {
-                continue; // the same tables: the new driver's resync has already replaced the old one's chains
-            }
             try {
+                if (old.name().equals(driver.name())) {
+                    continue; // the same tables: the new driver's resync has already replaced the old one's chains
+                }
                 if (old.setKind().equals(driver.setKind())) {
                     old.removeRules();
                 } else {
@@ -510,6 +510,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 }
             } catch (RuntimeException e) {
                 record("removing the " + old.name() + " rules after a backend change failed: " + e);
+            } finally {
+                old.close();
             }
         }
     }
@@ -775,6 +777,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             run(() -> {
                 if (refresh != null) {
                     refresh.cancel(false);
+                }
+                if (driver != null) {
+                    driver.close(); // our rules stay in the kernel, as when felix restarts
                 }
                 if (netlink != null) {
                     netlink.close();

@@ -16,6 +16,7 @@ import java.util.List;
 public final class KernelPolicyDrivers implements PolicyDriverFactory {
 
     private final List<String> commandPrefix;
+
     /** @param commandPrefix e.g. {@code ip netns exec <name>}, empty for the process's own namespace */
     public KernelPolicyDrivers(List<String> commandPrefix) {
         this.commandPrefix = List.copyOf(commandPrefix);

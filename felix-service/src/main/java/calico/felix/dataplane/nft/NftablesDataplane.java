@@ -14,6 +14,7 @@ import calico.felix.dataplane.nft.NftRuleFormatter.NftRule;
 import calico.felix.dataplane.nft.NftSetPlan.NftSet;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
+import calico.felix.dataplane.rules.RenderCache;
 import calico.felix.dataplane.rules.RuleRenderer;
 import calico.felix.dataplane.rules.SetPlan;
 import calico.felix.dataplane.rules.GenericChain;
@@ -106,7 +107,14 @@ public final class NftablesDataplane implements PolicyDriver {
      * @param nft a libnftables context opened on the dataplane thread (in the namespace to program)
      */
     public NftablesDataplane(Nftables nft) {
-        this(nft, m -> RuleRenderer.render(m, java.util.EnumSet.allOf(IpFamily.class)));
+        this(nft, incrementalRenderer());
+    }
+
+    /** Renders both families, reusing the chains of everything the model still holds unchanged. */
+    private static Function<DataplaneModel, Ruleset> incrementalRenderer() {
+        RenderCache cache = new RenderCache();
+        java.util.Set<IpFamily> both = java.util.EnumSet.allOf(IpFamily.class);
+        return m -> RuleRenderer.render(m, both, cache);
     }
 
     /**
@@ -121,6 +129,11 @@ public final class NftablesDataplane implements PolicyDriver {
     @Override
     public String name() {
         return "nftables";
+    }
+
+    @Override
+    public void close() {
+        nft.close();
     }
 
     @Override

@@ -13,7 +13,7 @@ import java.util.List;
  * kernel as it was (each backend's transaction is atomic) and the next call resyncs; nothing we
  * do not own is touched.
  */
-public interface PolicyDriver {
+public interface PolicyDriver extends AutoCloseable {
 
     /** What one apply, resync or refresh did, for logs, metrics and tests. */
     record ApplyStats(boolean resync, int chainsWritten, int chainsDeleted, int setsWritten, int setsDeleted) {
@@ -54,6 +54,11 @@ public interface PolicyDriver {
      */
     default String setKind() {
         return name();
+    }
+
+    /** Releases what the driver holds outside the kernel's rules (e.g. a libnftables context); rules stay. */
+    @Override
+    default void close() {
     }
 
     /** {@return a short name for logs and metrics}: {@code iptables-nft}, {@code iptables-legacy}, {@code nftables} */
