@@ -144,7 +144,14 @@ class KernelBackendSwitchTest {
         bed = new KernelTestbed("kbu");
         NetNs a = bed.workload("kbua", "calia1b2c3d5", A_IP);
         NetNs b = bed.workload("kbub", "calib1b2c3d5", B_IP);
-        bed.dataplane = new KernelDataplane(bed.host.name());
+        // A node whose libnftables cannot be used: the standard drivers, except that nftables fails to start.
+        KernelPolicyDrivers standard = new KernelPolicyDrivers(KernelDataplane.commandPrefix(bed.host.name()));
+        bed.dataplane = new KernelDataplane(bed.host.name(), choice -> {
+            if (choice instanceof BackendChoice.Nftables) {
+                throw new IllegalStateException("libnftables: not available on this node");
+            }
+            return standard.create(choice);
+        }, DataplaneObserver.NONE);
         InetAddress bAddr = InetAddress.getByName(B_IP);
         try (ServerSocket denied = b.call(() -> new ServerSocket(9090, 50, bAddr))) {
             bed.put(felixConfig(Map.of("iptablesBackend", "NFT")), tier("default", 1000.0),
@@ -153,8 +160,8 @@ class KernelBackendSwitchTest {
             bed.inSync();
             assertThat(a.tcpConnects(B_IP, 9090, CONNECT_TIMEOUT)).isFalse();
 
-            // nftablesMode Enabled: this build has no nftables driver yet. Recorded, not thrown;
-            // the iptables-nft rules stay and keep denying.
+            // nftablesMode Enabled, but the driver cannot start: recorded, not thrown; the
+            // iptables-nft rules stay and keep denying.
             bed.put(felixConfig(Map.of("iptablesBackend", "NFT", "nftablesMode", "Enabled")));
             assertThat(bed.dataplane.errors()).singleElement().asString()
                     .contains("nftables", "not available", "keeping iptables-nft");
@@ -169,6 +176,49 @@ class KernelBackendSwitchTest {
             assertThat(bed.dataplane.errors()).isEmpty();
             assertThat(bed.dataplane.status().backendRestarts()).isZero();
             assertThat(bed.dataplane.recentErrors()).hasSize(1);
+        }
+    }
+
+    @Test
+    void nftablesModeEnabledMovesThePolicyFromIptablesToTheCalicoTableAndBack() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/iptables-nft-restore")), "iptables-nft");
+        bed = new KernelTestbed("kbn");
+        NetNs a = bed.workload("kbna", "calia1b2c3d7", A_IP);
+        NetNs b = bed.workload("kbnb", "calib1b2c3d7", B_IP);
+        bed.dataplane = new KernelDataplane(bed.host.name());
+        InetAddress bAddr = InetAddress.getByName(B_IP);
+        try (ServerSocket allowed = b.call(() -> new ServerSocket(8080, 50, bAddr));
+             ServerSocket denied = b.call(() -> new ServerSocket(9090, 50, bAddr))) {
+            bed.put(felixConfig(Map.of("iptablesBackend", "NFT")), tier("default", 1000.0),
+                    allowAllProfile("kns.test"), wep("a", A_IP, "calia1b2c3d7", "a"),
+                    wep("b", B_IP, "calib1b2c3d7", "b"), allowFromOnPort("b-from-a", "app == 'b'", "app == 'a'", 8080));
+            bed.inSync();
+            assertThat(bed.dataplane.backend()).isEqualTo("iptables-nft");
+
+            bed.put(felixConfig(Map.of("iptablesBackend", "NFT", "nftablesMode", "Enabled")));
+            assertThat(bed.dataplane.errors()).isEmpty();
+            assertThat(bed.dataplane.backend()).isEqualTo("nftables");
+            assertThat(bed.dataplane.status().lastBackendSwitch().unprotected()).isZero();
+            assertThat(ourChains("iptables-nft-save")).as("iptables rules removed").isEmpty();
+            assertThat(bed.host.exec("ipset", "list", "-n")).as("ipsets removed").doesNotContain("cali40");
+            String table = bed.host.exec("nft", "list", "table", "inet", "calico");
+            assertThat(table).contains("chain cali-FORWARD", "cali-from-wl-dispatch-map");
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("nftables: allowed port").isTrue();
+            assertThat(a.tcpConnects(B_IP, 9090, CONNECT_TIMEOUT)).as("nftables: other port denied").isFalse();
+            bed.put(wep("a", A_IP, "calia1b2c3d7", "not-a"));
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("nftables: a relabelled").isFalse();
+
+            // And back: the table goes, the iptables rules return.
+            bed.put(felixConfig(Map.of("iptablesBackend", "NFT", "nftablesMode", "Disabled")));
+            assertThat(bed.dataplane.errors()).isEmpty();
+            assertThat(bed.dataplane.backend()).isEqualTo("iptables-nft");
+            assertThat(bed.host.tryExec("nft", "list", "table", "inet", "calico").status()).isNotZero();
+            assertThat(ourChains("iptables-nft-save")).contains("cali-FORWARD");
+            assertThat(a.tcpConnects(B_IP, 9090, CONNECT_TIMEOUT)).as("iptables again: denied").isFalse();
+            bed.put(wep("a", A_IP, "calia1b2c3d7", "a"));
+            assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("iptables again: allowed").isTrue();
+            assertThat(bed.dataplane.status().backendRestarts()).isEqualTo(2);
         }
     }
 
