@@ -139,6 +139,7 @@ public class FelixDaemon implements SmartLifecycle {
         startupHealth.report(true, true, "reading through typha");
     }
 
+    /** The syncer's (or typha client's) callbacks: status into health, everything into the graph. */
     private SyncerCallbacks graphCallbacks(CalculationGraph graph) {
         return new SyncerCallbacks() {
             @Override
@@ -199,18 +200,7 @@ public class FelixDaemon implements SmartLifecycle {
             datastore = store;
             CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
                     this::applyBatch);
-            syncer = new WatcherSyncer(store, EnumSet.allOf(ResourceKind.class), new SyncerCallbacks() {
-                @Override
-                public void onStatusUpdated(SyncerStatus status) {
-                    onSyncerStatus(status);
-                    runGraph(() -> graph.onStatus(status));
-                }
-
-                @Override
-                public void onUpdates(List<Update> updates) {
-                    runGraph(() -> graph.onUpdates(updates));
-                }
-            });
+            syncer = new WatcherSyncer(store, EnumSet.allOf(ResourceKind.class), graphCallbacks(graph));
             syncer.start();
         }
         startupHealth.report(true, true, "datastore ready; syncer started");

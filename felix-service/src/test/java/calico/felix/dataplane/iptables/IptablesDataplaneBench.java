@@ -1,6 +1,7 @@
 package calico.felix.dataplane.iptables;
 
-import calico.felix.dataplane.rules.*;
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.IpFamily;
 import calico.api.model.Action;
 import calico.api.model.ResourceKind;
 import calico.api.net.Cidr;

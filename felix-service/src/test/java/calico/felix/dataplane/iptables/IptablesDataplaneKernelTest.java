@@ -1,6 +1,8 @@
 package calico.felix.dataplane.iptables;
 
-import calico.felix.dataplane.rules.*;
+import calico.felix.dataplane.rules.IpFamily;
+import calico.felix.dataplane.rules.Names;
+import calico.felix.dataplane.rules.PolicyDriver;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 

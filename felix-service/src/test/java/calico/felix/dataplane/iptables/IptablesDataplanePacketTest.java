@@ -1,7 +1,9 @@
 package calico.felix.dataplane.iptables;
 
-import calico.felix.dataplane.rules.*;
-import static calico.felix.dataplane.iptables.Fixtures.*;
+import calico.felix.dataplane.rules.IpFamily;
+import calico.felix.dataplane.rules.Names;
+import calico.felix.dataplane.rules.PolicyDriver;
+import static calico.felix.dataplane.testing.Fixtures.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 

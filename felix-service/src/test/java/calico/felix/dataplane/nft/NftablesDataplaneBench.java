@@ -4,6 +4,7 @@ import calico.api.model.Action;
 import calico.api.model.ResourceKind;
 import calico.api.net.Cidr;
 import calico.dataplane.nft.Nftables;
+import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.CompiledRule;
@@ -39,7 +40,7 @@ public final class NftablesDataplaneBench {
         int policies = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
         int endpoints = args.length > 1 ? Integer.parseInt(args[1]) : 500;
         try (NetNs ns = NetNs.create("nftdpbench"); NetNs fresh = NetNs.create("nftdpfloor");
-                NetNs freshJson = NetNs.create("nftdpjson"); NsThread thread = new NsThread(ns)) {
+                NetNs freshJson = NetNs.create("nftdpjson"); NamespaceThread thread = new NamespaceThread(ns)) {
             Nftables nft = thread.call(Nftables::open);
             NftablesDataplane dp = new NftablesDataplane(nft);
             List<DataplaneUpdate> batch = initial(policies, endpoints);

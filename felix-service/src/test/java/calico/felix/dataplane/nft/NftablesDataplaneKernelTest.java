@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import calico.api.net.Cidr;
 import calico.dataplane.nft.NftablesException;
 import calico.dataplane.nft.Nftables;
+import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.IpSetMember;
@@ -41,7 +42,7 @@ class NftablesDataplaneKernelTest {
     private static final String IF_B = "calibbbb";
 
     private NetNs ns;
-    private NsThread thread;
+    private NamespaceThread thread;
     private Nftables nft;
     private NftablesDataplane driver;
     /** What the renderer returns: the test edits it between applies. */
@@ -52,7 +53,7 @@ class NftablesDataplaneKernelTest {
     void setUp() {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         ns = NetNs.create("nftdrv");
-        thread = new NsThread(ns);
+        thread = new NamespaceThread(ns);
         nft = thread.call(Nftables::open);
         driver = new NftablesDataplane(nft, m -> ruleset());
         chains.put("cali-FORWARD", new GenericChain.Rules("cali-FORWARD", List.of(

@@ -1,10 +1,10 @@
 package calico.felix.dataplane.nft;
 
-import static calico.felix.dataplane.nft.Fixtures.action;
-import static calico.felix.dataplane.nft.Fixtures.allowAllProfile;
-import static calico.felix.dataplane.nft.Fixtures.gnp;
-import static calico.felix.dataplane.nft.Fixtures.tier;
-import static calico.felix.dataplane.nft.Fixtures.wep46;
+import static calico.felix.dataplane.testing.Fixtures.action;
+import static calico.felix.dataplane.testing.Fixtures.allowAllProfile;
+import static calico.felix.dataplane.testing.Fixtures.gnp;
+import static calico.felix.dataplane.testing.Fixtures.wep;
+import static calico.felix.dataplane.testing.Fixtures.tier;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -16,6 +16,7 @@ import calico.api.model.Resource;
 import calico.api.model.Rule;
 import calico.api.selector.Selector;
 import calico.dataplane.nft.Nftables;
+import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.DataplaneUpdate;
@@ -59,7 +60,7 @@ class NftablesDataplanePacketTest {
     private NetNs host;
     private NetNs a;
     private NetNs b;
-    private NsThread dataplaneThread;
+    private NamespaceThread dataplaneThread;
     private Nftables nft;
     private final List<List<DataplaneUpdate>> pending = new ArrayList<>();
     private CalculationGraph graph;
@@ -85,8 +86,8 @@ class NftablesDataplanePacketTest {
 
             // Profiles allow everything, no policy: allowed both ways.
             put(tier("default", 1000.0), allowAllProfile("kns.test"),
-                    wep46("test", "a", NODE, A_IP, A_IP6, A_IF, Map.of("app", "a"), "kns.test"),
-                    wep46("test", "b", NODE, B_IP, B_IP6, B_IF, Map.of("app", "b"), "kns.test"));
+                    wep("test", "a", NODE, List.of(A_IP + "/32", A_IP6 + "/128"), A_IF, Map.of("app", "a"), "kns.test"),
+                    wep("test", "b", NODE, List.of(B_IP + "/32", B_IP6 + "/128"), B_IF, Map.of("app", "b"), "kns.test"));
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("profile allows a->b").isTrue();
             assertThat(b.tcpConnects(A_IP, 8080, CONNECT_TIMEOUT)).as("profile allows b->a").isTrue();
             assertThat(a.tcpConnects(B_IP6, 8080, CONNECT_TIMEOUT)).as("profile allows a->b v6").isTrue();
@@ -112,13 +113,13 @@ class NftablesDataplanePacketTest {
             assertThat(a.tcpConnects(B_IP6, 8081, CONNECT_TIMEOUT)).as("port rule blocks 8081 v6").isFalse();
 
             // Relabelling a takes it out of the sets, and back ...
-            List<ApplyStats> relabel = put(wep46("test", "a", NODE, A_IP, A_IP6, A_IF, Map.of("app", "other"), "kns.test"));
+            List<ApplyStats> relabel = put(wep("test", "a", NODE, List.of(A_IP + "/32", A_IP6 + "/128"), A_IF, Map.of("app", "other"), "kns.test"));
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("label change blocks").isFalse();
             assertThat(a.tcpConnects(B_IP6, 8080, CONNECT_TIMEOUT)).as("label change blocks v6").isFalse();
             // ... by element edits of the two family sets, without rewriting any chain.
             assertThat(relabel).isNotEmpty().allMatch(st -> !st.resync() && st.chainsWritten() == 0);
             assertThat(relabel.stream().mapToInt(ApplyStats::setsWritten).sum()).isEqualTo(2);
-            put(wep46("test", "a", NODE, A_IP, A_IP6, A_IF, Map.of("app", "a"), "kns.test"));
+            put(wep("test", "a", NODE, List.of(A_IP + "/32", A_IP6 + "/128"), A_IF, Map.of("app", "a"), "kns.test"));
             assertThat(a.tcpConnects(B_IP, 8080, CONNECT_TIMEOUT)).as("label change back allows").isTrue();
 
             // Someone empties our IPv4 set: refresh refills it.
@@ -162,8 +163,8 @@ class NftablesDataplanePacketTest {
         start();
         try (Listeners l = listeners()) {
             put(tier("security", 1.0), tier("default", 1000.0), allowAllProfile("kns.test"),
-                    wep46("test", "a", NODE, A_IP, A_IP6, A_IF, Map.of("app", "a"), "kns.test"),
-                    wep46("test", "b", NODE, B_IP, B_IP6, B_IF, Map.of("app", "b"), "kns.test"),
+                    wep("test", "a", NODE, List.of(A_IP + "/32", A_IP6 + "/128"), A_IF, Map.of("app", "a"), "kns.test"),
+                    wep("test", "b", NODE, List.of(B_IP + "/32", B_IP6 + "/128"), B_IF, Map.of("app", "b"), "kns.test"),
                     // Ingress to everyone: traffic from app == 'a' goes on to the next tier, the rest is denied.
                     gnp("pass-a", "security", "all()",
                             List.of(action(calico.api.model.Action.Pass)
@@ -235,7 +236,7 @@ class NftablesDataplanePacketTest {
     private void start() {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         wire();
-        dataplaneThread = new NsThread(host);
+        dataplaneThread = new NamespaceThread(host);
         nft = dataplaneThread.call(Nftables::open);
         dataplane = new NftablesDataplane(nft);
         graph = CalculationGraph.create(NODE, pending::add);

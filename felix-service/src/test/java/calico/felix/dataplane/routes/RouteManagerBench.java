@@ -2,6 +2,7 @@ package calico.felix.dataplane.routes;
 
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
+import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.DataplaneUpdate;
 import java.nio.file.Files;

@@ -14,6 +14,7 @@ import calico.api.model.WorkloadEndpointSpec;
 import calico.dataplane.netlink.LinkUpdate;
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
+import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.DataplaneUpdate;

@@ -1,6 +1,5 @@
-package calico.felix.dataplane.iptables;
+package calico.felix.dataplane.testing;
 
-import calico.felix.dataplane.rules.*;
 import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.GlobalNetworkPolicySpec;
 import calico.api.model.ObjectMeta;
@@ -15,45 +14,45 @@ import calico.api.model.WorkloadEndpointSpec;
 import java.util.List;
 import java.util.Map;
 
-/** Terse v3 resources for the driver tests. */
-final class Fixtures {
+/** Terse v3 resources for the dataplane driver tests (iptables and nftables alike). */
+public final class Fixtures {
 
     private Fixtures() {
     }
 
-    static WorkloadEndpoint wep(String ns, String name, String node, String ip, String iface,
+    public static WorkloadEndpoint wep(String ns, String name, String node, String ip, String iface,
                                 Map<String, String> labels, String... profiles) {
         return wep(ns, name, node, List.of(ip + "/32"), iface, labels, profiles);
     }
 
     /** A workload with several networks (e.g. dual stack: a /32 and a /128). */
-    static WorkloadEndpoint wep(String ns, String name, String node, List<String> nets, String iface,
+    public static WorkloadEndpoint wep(String ns, String name, String node, List<String> nets, String iface,
                                 Map<String, String> labels, String... profiles) {
         return new WorkloadEndpoint(ObjectMeta.namespaced(ns, name).withLabels(labels),
                 new WorkloadEndpointSpec("k8s", null, node, null, name, "eth0", null, nets, null,
                         null, null, List.of(profiles), iface, "ee:ee:ee:ee:ee:ee", List.of(), null));
     }
 
-    static Tier tier(String name, Double order) {
+    public static Tier tier(String name, Double order) {
         return new Tier(ObjectMeta.named(name), new TierSpec(order, null));
     }
 
     /** A namespace profile as the Kubernetes converter makes it: allow everything both ways. */
-    static Profile allowAllProfile(String name) {
+    public static Profile allowAllProfile(String name) {
         return new Profile(ObjectMeta.named(name), new ProfileSpec(List.of(Rule.allow()), List.of(Rule.allow()), Map.of()));
     }
 
-    static GlobalNetworkPolicy gnp(String name, String selector, List<Rule> ingress, PolicyType... types) {
+    public static GlobalNetworkPolicy gnp(String name, String selector, List<Rule> ingress, PolicyType... types) {
         return gnp(name, "default", selector, ingress, List.of(), types);
     }
 
-    static GlobalNetworkPolicy gnp(String name, String tier, String selector, List<Rule> ingress, List<Rule> egress,
+    public static GlobalNetworkPolicy gnp(String name, String tier, String selector, List<Rule> ingress, List<Rule> egress,
                                    PolicyType... types) {
         return new GlobalNetworkPolicy(ObjectMeta.named(name), new GlobalNetworkPolicySpec(tier, 1.0, ingress,
                 egress, selector, List.of(types), null, null, null, null, null, null));
     }
 
-    static Rule action(calico.api.model.Action a) {
+    public static Rule action(calico.api.model.Action a) {
         return new Rule(a, null, null, null, null, null, null, null, null, null);
     }
 }
