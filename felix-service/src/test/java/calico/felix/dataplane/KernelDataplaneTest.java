@@ -180,11 +180,7 @@ class KernelDataplaneTest {
                 "backend installed");
         // Host-wide wiring a node has anyway: an uplink so proxy ARP answers. (The dataplane
         // itself turns on net.ipv4.ip_forward.)
-        host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
-        host.exec("ip", "link", "set", "up0", "up");
-        host.exec("ip", "link", "set", "up1", "up");
-        host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
-        host.exec("ip", "route", "add", "default", "dev", "up0");
+        host.uplink();
         wireWorkload(a, A_IF, A_IP);
         wireWorkload(b, B_IF, B_IP);
         return backend;

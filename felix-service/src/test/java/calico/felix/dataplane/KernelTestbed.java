@@ -49,11 +49,7 @@ final class KernelTestbed implements AutoCloseable {
 
     KernelTestbed(String prefix) {
         host = ns(prefix + "h");
-        host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
-        host.exec("ip", "link", "set", "up0", "up");
-        host.exec("ip", "link", "set", "up1", "up");
-        host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
-        host.exec("ip", "route", "add", "default", "dev", "up0");
+        host.uplink();
     }
 
     NetNs ns(String prefix) {

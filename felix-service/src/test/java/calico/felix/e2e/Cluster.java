@@ -53,11 +53,7 @@ final class Cluster implements AutoCloseable {
             // Node wiring a real host has anyway: forwarding on, and an uplink with the default
             // route (proxy ARP answers only for addresses routed out of another interface).
             host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
-            host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
-            host.exec("ip", "link", "set", "up0", "up");
-            host.exec("ip", "link", "set", "up1", "up");
-            host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
-            host.exec("ip", "route", "add", "default", "dev", "up0");
+            host.uplink();
 
             namespace("prod", Map.of("env", "prod", "team", "blue"));
             namespace("dev", Map.of("env", "dev"));

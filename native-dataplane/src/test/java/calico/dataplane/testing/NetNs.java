@@ -333,6 +333,20 @@ public final class NetNs implements AutoCloseable {
     }
 
     /**
+     * Gives this namespace what a node has besides its workloads: an uplink veth {@code up0}
+     * (peer {@code up1}, both up) holding the node address {@code 192.168.255.1/32} and the default
+     * route. Proxy ARP answers only for addresses routed out of another interface, so workloads'
+     * ARP for 169.254.1.1 needs this route.
+     */
+    public void uplink() {
+        exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
+        exec("ip", "link", "set", "up0", "up");
+        exec("ip", "link", "set", "up1", "up");
+        exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
+        exec("ip", "route", "add", "default", "dev", "up0");
+    }
+
+    /**
      * Creates a veth pair with {@code hostSide} in this namespace and {@code peerSide} in
      * {@code peer}, both up.
      */

@@ -249,11 +249,7 @@ class NftablesDataplanePacketTest {
         host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
         host.exec("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
         // Proxy ARP answers only for addresses routed out of another interface: give the host a default route.
-        host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
-        host.exec("ip", "link", "set", "up0", "up");
-        host.exec("ip", "link", "set", "up1", "up");
-        host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
-        host.exec("ip", "route", "add", "default", "dev", "up0");
+        host.uplink();
         wireWorkload(a, A_IF, A_IP, A_IP6);
         wireWorkload(b, B_IF, B_IP, B_IP6);
     }

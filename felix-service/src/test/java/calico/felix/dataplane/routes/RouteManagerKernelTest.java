@@ -74,11 +74,7 @@ class RouteManagerKernelTest {
         b = ns("rtb");
         host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
         // Proxy ARP answers only for addresses routed out of another interface: give the host an uplink.
-        host.exec("ip", "link", "add", "up0", "type", "veth", "peer", "name", "up1");
-        host.exec("ip", "link", "set", "up0", "up");
-        host.exec("ip", "link", "set", "up1", "up");
-        host.exec("ip", "addr", "add", "192.168.255.1/32", "dev", "up0");
-        host.exec("ip", "route", "add", "default", "dev", "up0");
+        host.uplink();
         inHost = new NamespaceThread(host);
         netlink = inHost.call(Netlink::new);
         manager = new RouteManager(netlink, new Sysctls());
