@@ -42,11 +42,13 @@ final class FelixDefaults {
             "reportingTTL", "endpointReportingDelay", "usageReportingInitialDelay", "usageReportingInterval",
             "flowLogsFlushInterval");
 
+    private static final Set<String> SEVERITIES = Set.of("Trace", "Debug", "Info", "Warning", "Error", "Fatal");
+
     /** Closed string fields: accepted case-insensitively, printed in this (v3) spelling. */
     static final Map<String, Set<String>> ENUMS = Map.ofEntries(
-            Map.entry("logSeverityScreen", Set.of("Trace", "Debug", "Info", "Warning", "Error", "Fatal")),
-            Map.entry("logSeverityFile", Set.of("Trace", "Debug", "Info", "Warning", "Error", "Fatal")),
-            Map.entry("logSeveritySys", Set.of("Trace", "Debug", "Info", "Warning", "Error", "Fatal")),
+            Map.entry("logSeverityScreen", SEVERITIES),
+            Map.entry("logSeverityFile", SEVERITIES),
+            Map.entry("logSeveritySys", SEVERITIES),
             Map.entry("chainInsertMode", Set.of("Insert", "Append")),
             Map.entry("defaultEndpointToHostAction", Set.of("Drop", "Return", "Accept")),
             Map.entry("iptablesBackend", Set.of("Legacy", "NFT", "Auto")),

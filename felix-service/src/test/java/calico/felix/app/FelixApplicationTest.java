@@ -24,10 +24,7 @@ import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -35,7 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -59,7 +55,7 @@ class FelixApplicationTest {
     private static final String ME = "node-a";
     private static final Duration WAIT = Duration.ofSeconds(15);
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final LocalHttp local = new LocalHttp(WAIT);
     private final ObjectMapper json = new ObjectMapper();
     private Datastore store;
     private ConfigurableApplicationContext app;
@@ -154,61 +150,61 @@ class FelixApplicationTest {
         startFelix();
 
         // datastoreReady is false: felix waits and says so; alive but not ready.
-        awaitJson(healthPort, "/readiness", 503, body -> reporter(body, "FelixStartup").path("detail").asText()
+        local.awaitJson(healthPort, "/readiness", 503, body -> reporter(body, "FelixStartup").path("detail").asText()
                 .contains("datastoreReady"));
-        assertThat(get(healthPort, "/liveness").statusCode()).isEqualTo(200);
+        assertThat(local.get(healthPort, "/liveness").statusCode()).isEqualTo(200);
         Thread.sleep(300); // a few polls: still waiting
-        assertThat(get(healthPort, "/readiness").statusCode()).isEqualTo(503);
-        assertThat(getJson(adminPort, "/felix/v1/endpoints")).isEmpty();
+        assertThat(local.get(healthPort, "/readiness").statusCode()).isEqualTo(503);
+        assertThat(local.getJson(adminPort, "/felix/v1/endpoints")).isEmpty();
 
         store.update(new ClusterInformation(info.metadata(), new ClusterInformationSpec("guid", null, null, true,
                 null)));
-        JsonNode ready = awaitJson(healthPort, "/readiness", 200, body -> true);
+        JsonNode ready = local.awaitJson(healthPort, "/readiness", 200, body -> true);
         assertThat(reporter(ready, "Dataplane").path("detail").asText()).isEqualTo("in sync");
         assertThat(reporter(ready, "CalculationGraph").path("ready").asBoolean()).isTrue();
         assertThat(reporter(ready, "DatastoreConnection").path("ready").asBoolean()).isTrue();
 
         // The local endpoint with its tier and policy; the remote one is not local.
         String webId = web.metadata().namespace() + "/" + web.metadata().name();
-        JsonNode endpoints = getJson(adminPort, "/felix/v1/endpoints");
+        JsonNode endpoints = local.getJson(adminPort, "/felix/v1/endpoints");
         assertThat(endpoints).hasSize(1);
         JsonNode ep = endpoints.get(0);
         assertThat(ep.path("id").asText()).isEqualTo(webId);
         assertThat(ep.path("ipv4Nets").get(0).asText()).isEqualTo("10.0.0.1/32");
         assertThat(ep.path("ingress").get(0).path("tier").asText()).isEqualTo("security");
         assertThat(ep.path("ingress").get(0).path("policies").get(0).asText()).isEqualTo("security/security.allow-db");
-        assertThat(getJson(adminPort, "/felix/v1/endpoints/" + webId).path("id").asText()).isEqualTo(webId);
+        assertThat(local.getJson(adminPort, "/felix/v1/endpoints/" + webId).path("id").asText()).isEqualTo(webId);
 
         // The policy as programmed refers to an IP set holding the db endpoints' addresses.
-        JsonNode policies = getJson(adminPort, "/felix/v1/policies");
+        JsonNode policies = local.getJson(adminPort, "/felix/v1/policies");
         assertThat(policies).hasSize(1);
         String setId = policies.get(0).path("compiled").path("inbound").get(0).path("source").path("ipSetIds").get(0)
                 .asText();
         assertThat(members(setId)).containsExactly("10.0.0.2/32", "10.0.0.3/32");
-        assertThat(getJson(adminPort, "/felix/v1/ipsets").toString()).contains(setId);
-        assertThat(getJson(adminPort, "/felix/v1/config").path("logSeverityScreen").asText()).isEqualTo("Info");
-        JsonNode status = getJson(adminPort, "/felix/v1/status");
+        assertThat(local.getJson(adminPort, "/felix/v1/ipsets").toString()).contains(setId);
+        assertThat(local.getJson(adminPort, "/felix/v1/config").path("logSeverityScreen").asText()).isEqualTo("Info");
+        JsonNode status = local.getJson(adminPort, "/felix/v1/status");
         assertThat(status.path("inSync").asBoolean()).isTrue();
         assertThat(status.path("lastApply").path("batches").asLong()).isPositive();
         assertThat(status.path("lastApply").path("errors")).isEmpty();
-        JsonNode dataplane = getJson(adminPort, "/felix/v1/dataplane");
+        JsonNode dataplane = local.getJson(adminPort, "/felix/v1/dataplane");
         assertThat(dataplane.path("driver").asText()).isEqualTo("model");
         assertThat(dataplane.path("backend").asText()).isEqualTo("none");
 
         // A label change on a remote endpoint takes it out of the set.
         WorkloadEndpoint dbNow = (WorkloadEndpoint) store.get(db.key()).orElseThrow();
         store.update(new WorkloadEndpoint(dbNow.metadata().withLabels(Map.of("app", "other")), dbNow.spec()));
-        awaitJson(adminPort, "/felix/v1/ipsets/" + enc(setId), 200,
+        local.awaitJson(adminPort, "/felix/v1/ipsets/" + enc(setId), 200,
                 body -> body.path("members").toString().equals("[\"10.0.0.3/32\"]"));
 
         // Unknown ids are 404 with a message.
-        HttpResponse<String> missing = get(adminPort, "/felix/v1/ipsets/no-such-set");
+        HttpResponse<String> missing = local.get(adminPort, "/felix/v1/ipsets/no-such-set");
         assertThat(missing.statusCode()).isEqualTo(404);
         assertThat(json.readTree(missing.body()).path("error").asText()).isEqualTo("no IP set no-such-set");
-        assertThat(get(adminPort, "/felix/v1/endpoints/ns1/nope").statusCode()).isEqualTo(404);
+        assertThat(local.get(adminPort, "/felix/v1/endpoints/ns1/nope").statusCode()).isEqualTo(404);
 
         // Metrics on the health port.
-        HttpResponse<String> metrics = get(healthPort, "/actuator/prometheus");
+        HttpResponse<String> metrics = local.get(healthPort, "/actuator/prometheus");
         assertThat(metrics.statusCode()).isEqualTo(200);
         assertThat(metrics.body()).contains("felix_apply_seconds_bucket", "felix_apply_seconds_count",
                 "felix_updates_applied_total{", "type=\"WorkloadEndpointUpdate\"", "felix_ipsets{",
@@ -218,7 +214,7 @@ class FelixApplicationTest {
         assertThat(metricValue(metrics.body(), "felix_ipset_members")).isEqualTo(1.0);
         assertThat(metricValue(metrics.body(), "felix_resyncs_total")).isEqualTo(1.0);
         // ... and on Calico's own metrics port, since FELIX_PROMETHEUSMETRICSENABLED is true.
-        HttpResponse<String> calicoPort = get(app.getBean(PrometheusMetricsServer.class).boundPort(), "/metrics");
+        HttpResponse<String> calicoPort = local.get(app.getBean(PrometheusMetricsServer.class).boundPort(), "/metrics");
         assertThat(calicoPort.statusCode()).isEqualTo(200);
         assertThat(metricValue(calicoPort.body(), "felix_active_policies")).isEqualTo(1.0);
     }
@@ -231,32 +227,32 @@ class FelixApplicationTest {
         // a stall is the point; elsewhere a loaded machine could miss a beat.
         startFelix(StallingDriver.class, "--felix.apply-timeout=400ms");
         StallingDataplane driver = app.getBean(StallingDataplane.class);
-        awaitJson(healthPort, "/readiness", 200, body -> true);
-        assertThat(getJson(adminPort, "/felix/v1/status").path("dataplane").asText()).isEqualTo("StallingDataplane");
+        local.awaitJson(healthPort, "/readiness", 200, body -> true);
+        assertThat(local.getJson(adminPort, "/felix/v1/status").path("dataplane").asText()).isEqualTo("StallingDataplane");
 
         store.create(wep("ns1", "slow", ME, "10.0.0.9", Map.of()));
         // Both stages are stuck in the same call (the graph applies on the syncer's thread).
-        awaitJson(healthPort, "/readiness", 503, body -> reporter(body, "Dataplane").path("detail").asText()
+        local.awaitJson(healthPort, "/readiness", 503, body -> reporter(body, "Dataplane").path("detail").asText()
                 .contains("an apply has been running for over PT0.4S")
                 && reporter(body, "CalculationGraph").path("detail").asText().contains("a batch has been running"));
-        assertThat(get(healthPort, "/liveness").statusCode()).isEqualTo(200);
+        assertThat(local.get(healthPort, "/liveness").statusCode()).isEqualTo(200);
 
         driver.release.countDown();
-        awaitJson(healthPort, "/readiness", 200, body -> true);
+        local.awaitJson(healthPort, "/readiness", 200, body -> true);
         // The mirror beside the driver saw the batch too.
-        assertThat(getJson(adminPort, "/felix/v1/endpoints").toString()).contains("10.0.0.9/32");
+        assertThat(local.getJson(adminPort, "/felix/v1/endpoints").toString()).contains("10.0.0.9/32");
 
         // A driver error fails readiness (not liveness) and shows in the admin status.
         store.create(wep("ns1", "broken", ME, "10.0.0.10", Map.of()));
-        awaitJson(healthPort, "/readiness", 503, body -> reporter(body, "Dataplane").path("detail").asText()
+        local.awaitJson(healthPort, "/readiness", 503, body -> reporter(body, "Dataplane").path("detail").asText()
                 .equals("1 error(s), last: cannot program calibroken"));
-        assertThat(get(healthPort, "/liveness").statusCode()).isEqualTo(200);
-        assertThat(getJson(adminPort, "/felix/v1/status").path("lastApply").path("errors").toString())
+        assertThat(local.get(healthPort, "/liveness").statusCode()).isEqualTo(200);
+        assertThat(local.getJson(adminPort, "/felix/v1/status").path("lastApply").path("errors").toString())
                 .isEqualTo("[\"cannot program calibroken\"]");
     }
 
     private List<String> members(String setId) throws Exception {
-        JsonNode set = getJson(adminPort, "/felix/v1/ipsets/" + enc(setId));
+        JsonNode set = local.getJson(adminPort, "/felix/v1/ipsets/" + enc(setId));
         return json.convertValue(set.path("members"), json.getTypeFactory().constructCollectionType(List.class,
                 String.class));
     }
@@ -275,30 +271,8 @@ class FelixApplicationTest {
         return probe.path("components").path("calicoReadiness").path("details").path("reporters").path(name);
     }
 
-    private JsonNode awaitJson(int port, String path, int status, Predicate<JsonNode> condition) throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        HttpResponse<String> last = null;
-        while (System.nanoTime() < deadline) {
-            last = get(port, path);
-            if (last.statusCode() == status && condition.test(json.readTree(last.body()))) {
-                return json.readTree(last.body());
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("timed out waiting for " + status + " from " + path + "; last: "
-                + (last == null ? null : last.statusCode() + " " + last.body()));
-    }
 
-    private JsonNode getJson(int port, String path) throws Exception {
-        HttpResponse<String> r = get(port, path);
-        assertThat(r.statusCode()).as(path + ": " + r.body()).isEqualTo(200);
-        return json.readTree(r.body());
-    }
 
-    private HttpResponse<String> get(int port, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).GET()
-                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-    }
 
     private static WorkloadEndpoint wep(String ns, String pod, String node, String ip, Map<String, String> labels) {
         return new WorkloadEndpoint(ObjectMeta.namespaced(ns, null).withLabels(labels),

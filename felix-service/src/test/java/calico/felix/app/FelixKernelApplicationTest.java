@@ -27,16 +27,12 @@ import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -59,7 +55,7 @@ class FelixKernelApplicationTest {
     private static final String IFACE = "calik1b2c3d4";
     private static final Duration WAIT = Duration.ofSeconds(15);
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final LocalHttp local = new LocalHttp(WAIT);
     private final ObjectMapper json = new ObjectMapper();
     private Datastore store;
     private NetNs host;
@@ -100,10 +96,10 @@ class FelixKernelApplicationTest {
                         null, null, List.of(), IFACE, null, null, null)));
 
         startFelix();
-        awaitJson(healthPort, "/readiness", 200, body -> true);
+        local.awaitJson(healthPort, "/readiness", 200, body -> true);
 
         // The admin API: kernel dataplane on iptables-nft, what it programmed, the pending veth.
-        JsonNode dp = awaitJson(adminPort, "/felix/v1/dataplane", 200,
+        JsonNode dp = local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
                 body -> body.path("status").path("lastApply").path("backend").asText().equals("iptables-nft"));
         assertThat(dp.path("driver").asText()).isEqualTo("kernel");
         JsonNode st = dp.path("status");
@@ -135,7 +131,7 @@ class FelixKernelApplicationTest {
 
         // The workload's veth appears: no longer pending (the link monitor, inside the app).
         host.exec("ip", "link", "add", IFACE, "type", "veth", "peer", "name", "k1peer");
-        awaitJson(adminPort, "/felix/v1/dataplane", 200,
+        local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
                 body -> body.path("status").path("pendingInterfaces").isEmpty());
         assertThat(host.exec("ip", "route", "show", "proto", "80")).contains("10.68.0.1 dev " + IFACE);
 
@@ -143,7 +139,7 @@ class FelixKernelApplicationTest {
         FelixConfiguration current = (FelixConfiguration) store.get(config.key()).orElseThrow();
         store.update(new FelixConfiguration(current.metadata(), felixConfig(
                 Map.of("iptablesBackend", "Legacy", "iptablesRefreshInterval", "1s")).spec()));
-        JsonNode switched = awaitJson(adminPort, "/felix/v1/dataplane", 200,
+        JsonNode switched = local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
                 body -> body.path("status").path("lastApply").path("backend").asText().equals("iptables-legacy"));
         assertThat(switched.path("status").path("backend").asText()).isEqualTo("iptables-legacy");
         assertThat(switched.path("status").path("backendRestarts").asLong()).isEqualTo(1);
@@ -154,7 +150,7 @@ class FelixKernelApplicationTest {
         assertThat(metric(metrics, "felix_dataplane_backend", "backend=\"iptables-legacy\"")).isEqualTo(1.0);
         assertThat(metric(metrics, "felix_dataplane_backend", "backend=\"iptables-nft\"")).isEqualTo(0.0);
         assertThat(metric(metrics, "felix_dataplane_backend_restarts_total", "")).isEqualTo(1.0);
-        assertThat(get(healthPort, "/readiness").statusCode()).isEqualTo(200);
+        assertThat(local.get(healthPort, "/readiness").statusCode()).isEqualTo(200);
     }
 
     private void startFelix() {
@@ -174,7 +170,7 @@ class FelixKernelApplicationTest {
     }
 
     private String metrics() throws Exception {
-        HttpResponse<String> r = get(healthPort, "/actuator/prometheus");
+        HttpResponse<String> r = local.get(healthPort, "/actuator/prometheus");
         assertThat(r.statusCode()).isEqualTo(200);
         return r.body();
     }
@@ -199,22 +195,5 @@ class FelixKernelApplicationTest {
         throw new AssertionError("metric " + name + " never matched; last " + last);
     }
 
-    private JsonNode awaitJson(int port, String path, int status, Predicate<JsonNode> condition) throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        HttpResponse<String> last = null;
-        while (System.nanoTime() < deadline) {
-            last = get(port, path);
-            if (last.statusCode() == status && condition.test(json.readTree(last.body()))) {
-                return json.readTree(last.body());
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("timed out waiting for " + status + " from " + path + "; last: "
-                + (last == null ? null : last.statusCode() + " " + last.body()));
-    }
 
-    private HttpResponse<String> get(int port, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).GET()
-                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-    }
 }

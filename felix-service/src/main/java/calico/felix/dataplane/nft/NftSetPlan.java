@@ -65,7 +65,7 @@ final class NftSetPlan {
         List<Cidr> nets = new ArrayList<>();
         for (IpSetMember m : s.members()) {
             if (ports) {
-                members.add(m.cidr().address() + "," + m.protocol() + ":" + m.port());
+                members.add(m.toString()); // address,proto:port
             } else {
                 nets.add(m.cidr().network());
             }
