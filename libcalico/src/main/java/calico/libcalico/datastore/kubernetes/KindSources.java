@@ -1,0 +1,190 @@
+package calico.libcalico.datastore.kubernetes;
+
+import calico.api.k8s.Conversion;
+import calico.api.k8s.KubeNamespace;
+import calico.api.k8s.KubeNetworkPolicy;
+import calico.api.k8s.KubePod;
+import calico.api.k8s.KubeServiceAccount;
+import calico.api.k8s.KubernetesConverter;
+import calico.api.k8s.NetworkPolicyConverter;
+import calico.api.k8s.PodConverter;
+import calico.api.k8s.ProfileConverter;
+import calico.api.k8s.WorkloadEndpointNames;
+import calico.api.model.NetworkPolicy;
+import calico.api.model.Profile;
+import calico.api.model.Resource;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which Kubernetes resources present each Calico kind, and how (see
+ * {@code libcalico/design/kubernetes-datastore.md} for the table). Every kind is backed by its
+ * own custom resource except:
+ *
+ * <ul>
+ *   <li>WorkloadEndpoint: Pods only ({@code <node>-k8s-<pod>-eth0});</li>
+ *   <li>Profile: Namespaces ({@code kns.<ns>}) and ServiceAccounts ({@code ksa.<ns>.<sa>});</li>
+ *   <li>NetworkPolicy: Calico's custom resource plus Kubernetes NetworkPolicies ({@code knp.default.<name>});</li>
+ *   <li>Node: Kubernetes Nodes, with Calico's data in their annotations.</li>
+ * </ul>
+ */
+final class KindSources {
+
+    private static final Logger LOG = LoggerFactory.getLogger(KindSources.class);
+
+    private final ObjectMapper json = JsonMapper.builder()
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+    private final CrdCodec crds = new CrdCodec();
+    private final KubernetesConverter converter = new KubernetesConverter();
+    private final NodeConverter nodes = new NodeConverter(json);
+    private final Map<ResourceKind, List<Source>> byKind = new EnumMap<>(ResourceKind.class);
+
+    KindSources() {
+        for (ResourceKind kind : ResourceKind.values()) {
+            byKind.put(kind, switch (kind) {
+                case WORKLOAD_ENDPOINT -> List.of(pods());
+                case PROFILE -> List.of(namespaces(), serviceAccounts());
+                case NETWORK_POLICY -> List.of(crd(kind), kubernetesNetworkPolicies());
+                case NODE -> List.of(kubernetesNodes());
+                default -> List.of(crd(kind));
+            });
+        }
+    }
+
+    List<Source> sources(ResourceKind kind) {
+        return byKind.get(kind);
+    }
+
+    CrdCodec crds() {
+        return crds;
+    }
+
+    /**
+     * {@return why Calico's kubernetes datastore does not store writes of {@code key}}, or empty
+     * when the write goes to the kind's custom resource.
+     */
+    static Optional<String> readOnly(ResourceKey key) {
+        return switch (key.kind()) {
+            case WORKLOAD_ENDPOINT -> Optional.of("WorkloadEndpoint is read-only in the kubernetes datastore: "
+                    + "endpoints are presented from Pods; create or change the Pod instead");
+            case PROFILE -> Optional.of("Profile is read-only in the kubernetes datastore: profiles are presented "
+                    + "from Namespaces (kns.*) and ServiceAccounts (ksa.*)");
+            case NODE -> Optional.of("Node is read-only in the kubernetes datastore: nodes are presented from "
+                    + "Kubernetes Nodes and their projectcalico.org/* annotations");
+            case NETWORK_POLICY -> key.name().startsWith(NetworkPolicyConverter.NAME_PREFIX)
+                    ? Optional.of("NetworkPolicy " + key.namespace() + "/" + key.name() + " is read-only: names "
+                            + "starting with " + NetworkPolicyConverter.NAME_PREFIX + " are Kubernetes NetworkPolicies; "
+                            + "change the Kubernetes NetworkPolicy instead")
+                    : Optional.empty();
+            default -> Optional.empty();
+        };
+    }
+
+    // ---------------------------------------------------------------- sources
+
+    private Source crd(ResourceKind kind) {
+        return new Source(CrdCodec.context(kind), cr -> Converted.of(crds.fromCustomResource(kind, cr)),
+                key -> Optional.of(new Source.ObjectRef(key.namespace(), key.name())));
+    }
+
+    private Source pods() {
+        return new Source(core("Pod", "pods", true), this::pod, key -> {
+            WorkloadEndpointNames.Identifiers ids;
+            try {
+                ids = WorkloadEndpointNames.parse(key.name());
+            } catch (IllegalArgumentException e) {
+                return Optional.empty();
+            }
+            boolean k8s = PodConverter.ORCHESTRATOR.equals(ids.orchestrator()) && PodConverter.ENDPOINT.equals(ids.endpoint());
+            return k8s ? Optional.of(new Source.ObjectRef(key.namespace(), ids.workload())) : Optional.empty();
+        });
+    }
+
+    private Converted pod(JsonNode obj) {
+        KubePod pod = read(obj, KubePod.class);
+        Optional<? extends Resource> wep = converter.workloadEndpoint(pod);
+        if (wep.isPresent()) {
+            return Converted.of(wep.get());
+        }
+        String node = pod.spec().nodeName();
+        if (node == null || node.isEmpty() || pod.metadata() == null) {
+            return Converted.none();
+        }
+        // Scheduled but not (or no longer) networked by Calico: its endpoint, if any, is gone.
+        try {
+            return Converted.absent(ResourceKey.of(ResourceKind.WORKLOAD_ENDPOINT, pod.metadata().namespace(),
+                    WorkloadEndpointNames.forPod(node, pod.metadata().name())));
+        } catch (IllegalArgumentException unnameable) {
+            return Converted.none();
+        }
+    }
+
+    private Source kubernetesNetworkPolicies() {
+        ResourceDefinitionContext ctx = new ResourceDefinitionContext.Builder()
+                .withGroup("networking.k8s.io").withVersion("v1")
+                .withKind(KubeNetworkPolicy.KIND).withPlural("networkpolicies").withNamespaced(true).build();
+        return new Source(ctx, obj -> {
+            Conversion<NetworkPolicy> c = converter.networkPolicy(read(obj, KubeNetworkPolicy.class));
+            if (!c.isComplete()) {
+                LOG.warn("NetworkPolicy {}/{}: rules left out of {}: {}", c.value().metadata().namespace(),
+                        obj.path("metadata").path("name").asText(), c.value().metadata().name(), c.droppedRules());
+            }
+            return Converted.of(c.value());
+        }, key -> NetworkPolicyConverter.kubernetesName(key.name())
+                .map(n -> new Source.ObjectRef(key.namespace(), n)));
+    }
+
+    private Source namespaces() {
+        return new Source(core(KubeNamespace.KIND, "namespaces", false),
+                obj -> Converted.of(plainRevision(converter.namespaceProfile(read(obj, KubeNamespace.class)), obj)),
+                key -> ProfileConverter.namespaceOf(key.name()).map(ns -> new Source.ObjectRef(null, ns)));
+    }
+
+    private Source serviceAccounts() {
+        return new Source(core(KubeServiceAccount.KIND, "serviceaccounts", true),
+                obj -> Converted.of(plainRevision(converter.serviceAccountProfile(read(obj, KubeServiceAccount.class)), obj)),
+                key -> ProfileConverter.serviceAccountOf(key.name())
+                        .map(sa -> new Source.ObjectRef(sa.namespace(), sa.name())));
+    }
+
+    private Source kubernetesNodes() {
+        return new Source(core("Node", "nodes", false), obj -> Converted.of(nodes.convert(obj)),
+                key -> Optional.of(new Source.ObjectRef(null, key.name())));
+    }
+
+    /**
+     * Calico writes a profile's revision as {@code <namespace rv>/<service account rv>}; this
+     * datastore's revisions are single numbers (its watches and the syncer compare them), so a
+     * profile carries the revision of the one object it comes from.
+     */
+    private static Profile plainRevision(Profile p, JsonNode obj) {
+        String rv = obj.path("metadata").path("resourceVersion").asText("");
+        return p.withMetadata(p.metadata().withResourceVersion(rv.isEmpty() ? null : rv));
+    }
+
+    private static ResourceDefinitionContext core(String kind, String plural, boolean namespaced) {
+        return new ResourceDefinitionContext.Builder()
+                .withGroup("").withVersion("v1").withKind(kind).withPlural(plural).withNamespaced(namespaced).build();
+    }
+
+    private <T> T read(JsonNode obj, Class<T> type) {
+        try {
+            return json.treeToValue(obj, type);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException(type.getSimpleName() + " " + obj.path("metadata").path("namespace").asText("")
+                    + "/" + obj.path("metadata").path("name").asText("") + " does not decode: " + e.getOriginalMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package calico.libcalico.datastore.kubernetes;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * How to reach the Kubernetes API server, read from Calico's environment variables:
+ * {@code KUBECONFIG} (a kubeconfig file) or, without it, fabric8's autodetection (in-cluster
+ * service account when {@code KUBERNETES_SERVICE_HOST} is set, else {@code ~/.kube/config});
+ * {@code K8S_API_ENDPOINT} overrides the server URL either way.
+ *
+ * @param client           the fabric8 client configuration
+ * @param bookmarkInterval how often each watch reports progress ({@code Bookmark}) when nothing changes
+ */
+public record KubernetesConfig(Config client, Duration bookmarkInterval) {
+
+    public static final Duration DEFAULT_BOOKMARK_INTERVAL = Duration.ofSeconds(5);
+
+    public KubernetesConfig {
+        if (client == null) {
+            throw new IllegalArgumentException("client: required");
+        }
+        if (bookmarkInterval == null || bookmarkInterval.isNegative() || bookmarkInterval.isZero()) {
+            throw new IllegalArgumentException("bookmarkInterval: must be positive, got " + bookmarkInterval);
+        }
+    }
+
+    /** {@return the configuration for a client built by the caller} (tests: the mock server's). */
+    public static KubernetesConfig of(Config client) {
+        return new KubernetesConfig(client, DEFAULT_BOOKMARK_INTERVAL);
+    }
+
+    public KubernetesConfig withBookmarkInterval(Duration interval) {
+        return new KubernetesConfig(client, interval);
+    }
+
+    /** Reads the configuration; every error names the variable at fault. */
+    public static KubernetesConfig fromEnvironment(Map<String, String> env) {
+        String kubeconfig = env.getOrDefault("KUBECONFIG", "").trim();
+        Config config;
+        if (!kubeconfig.isEmpty()) {
+            // kubectl allows a path list; Calico reads one file.
+            Path file = Path.of(kubeconfig.split(java.io.File.pathSeparator)[0]);
+            if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
+                throw new IllegalArgumentException("KUBECONFIG: \"" + file + "\" is not a readable file");
+            }
+            try {
+                config = Config.fromKubeconfig(null, Files.readString(file), file.toString());
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalArgumentException("KUBECONFIG: \"" + file + "\" is not a usable kubeconfig: "
+                        + e.getMessage(), e);
+            }
+        } else {
+            boolean inCluster = !env.getOrDefault("KUBERNETES_SERVICE_HOST", "").isBlank();
+            Path home = Path.of(System.getProperty("user.home"), ".kube", "config");
+            if (!inCluster && !Files.isRegularFile(home) && env.getOrDefault("K8S_API_ENDPOINT", "").isBlank()) {
+                throw new IllegalArgumentException("KUBECONFIG: not set, and no cluster to detect (no "
+                        + "KUBERNETES_SERVICE_HOST, no " + home + ", no K8S_API_ENDPOINT); "
+                        + "DATASTORE_TYPE=kubernetes needs one of them");
+            }
+            config = Config.autoConfigure(null);
+        }
+        String endpoint = env.getOrDefault("K8S_API_ENDPOINT", "").trim();
+        if (!endpoint.isEmpty()) {
+            if (!endpoint.startsWith("https://") && !endpoint.startsWith("http://")) {
+                throw new IllegalArgumentException("K8S_API_ENDPOINT: \"" + endpoint + "\" must be an http(s) URL");
+            }
+            config = new ConfigBuilder(config).withMasterUrl(endpoint).build();
+        }
+        return of(config);
+    }
+}

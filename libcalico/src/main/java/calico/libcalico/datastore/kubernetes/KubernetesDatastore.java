@@ -1,0 +1,464 @@
+package calico.libcalico.datastore.kubernetes;
+
+import calico.api.codec.ResourceParseException;
+import calico.api.k8s.KubernetesConversionException;
+import calico.api.model.ObjectMeta;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.api.selector.Selector;
+import calico.api.validation.FieldError;
+import calico.api.validation.ResourceValidator;
+import calico.api.validation.ValidationException;
+import calico.libcalico.datastore.Admission;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreException;
+import calico.libcalico.datastore.ListResult;
+import calico.libcalico.datastore.Watch;
+import calico.libcalico.datastore.WatchListener;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.api.model.StatusDetails;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.MixedOperation;
+import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import java.io.IOException;
+import java.net.HttpURLConnection;
+import java.time.Clock;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code kubernetes} datastore ("KDD"): Calico resources as Calico's custom resources
+ * ({@code crd.projectcalico.org/v1}), and Pods, Namespaces, ServiceAccounts, NetworkPolicies
+ * and Nodes presented read-only as the Calico resources Calico derives from them (see
+ * {@link KindSources}). {@code resourceVersion} is the API server's, read as a number;
+ * {@link #currentRevision()} is a list's. See {@code libcalico/design/kubernetes-datastore.md}.
+ *
+ * <p>Writes go through the same {@link Admission} as the other backends. Conditional writes
+ * are the API server's own: a PUT carrying the resourceVersion and a DELETE with a
+ * resourceVersion precondition, so a stale version is refused by the server, not by a
+ * read-then-compare here.
+ */
+public final class KubernetesDatastore implements Datastore {
+
+    private static final Logger LOG = LoggerFactory.getLogger(KubernetesDatastore.class);
+
+    private static final Comparator<calico.api.model.Resource> BY_NAMESPACE_THEN_NAME = Comparator
+            .comparing((calico.api.model.Resource r) -> r.metadata().namespace(),
+                    Comparator.nullsFirst(Comparator.naturalOrder()))
+            .thenComparing(r -> r.metadata().name());
+
+    private final KubernetesConfig config;
+    private final KubernetesClient client;
+    private final boolean ownsClient;
+    private final KindSources kinds = new KindSources();
+    private final Admission admission;
+    private final Clock clock;
+    private final ObjectMapper json = calico.api.codec.ResourceCodec.get().jsonMapper();
+    // One daemon thread sends every watch's periodic bookmarks.
+    private final ScheduledExecutorService bookmarkTimer;
+    private final Set<KubernetesWatch> watches = ConcurrentHashMap.newKeySet();
+    private final AtomicLong watchIds = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    public KubernetesDatastore(KubernetesConfig config) {
+        this(config, new KubernetesClientBuilder().withConfig(config.client()).build(), true,
+                ResourceValidator.get(), Clock.systemUTC());
+    }
+
+    /** Over a client the caller owns (and closes); for tests and for services that share one client. */
+    public KubernetesDatastore(KubernetesConfig config, KubernetesClient client) {
+        this(config, client, false, ResourceValidator.get(), Clock.systemUTC());
+    }
+
+    private KubernetesDatastore(KubernetesConfig config, KubernetesClient client, boolean ownsClient,
+                                ResourceValidator validator, Clock clock) {
+        this.config = config;
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.admission = new Admission(validator);
+        this.clock = clock;
+        this.bookmarkTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "k8s-watch-bookmarks");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    public KubernetesConfig config() {
+        return config;
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    @Override
+    public Optional<calico.api.model.Resource> get(ResourceKey key) {
+        Admission.checkKey(key);
+        for (Source source : kinds.sources(key.kind())) {
+            Optional<Source.ObjectRef> ref = source.locator().apply(key);
+            if (ref.isEmpty()) {
+                continue;
+            }
+            GenericKubernetesResource obj = call("get " + key, key, () -> resource(source, ref.get()).get());
+            if (obj == null) {
+                return Optional.empty();
+            }
+            return convert(source, tree(obj)).present().stream().filter(r -> r.key().equals(key)).findFirst();
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public ListResult list(ResourceKind kind, String namespace, String labelSelector) {
+        Selector selector = labelSelector == null ? null : Admission.labelSelector(kind, labelSelector);
+        String ns = kind.namespaced() && namespace != null && !namespace.isEmpty() ? namespace : null;
+        List<calico.api.model.Resource> items = new ArrayList<>();
+        long revision = Long.MAX_VALUE;
+        for (Source source : kinds.sources(kind)) {
+            GenericKubernetesResourceList page = call("list " + kind.plural(), null, () -> collection(source, ns).list());
+            // Sources are listed one after the other: the smallest revision is the one a watch may
+            // resume every source from without missing anything (it may see a change twice).
+            revision = Math.min(revision, revisionOf(page.getMetadata() == null ? null
+                    : page.getMetadata().getResourceVersion(), "list " + source.describe()));
+            for (GenericKubernetesResource obj : page.getItems()) {
+                Converted c;
+                try {
+                    c = convert(source, tree(obj));
+                } catch (DatastoreException.Invalid bad) {
+                    // One undecodable object must not hide every other resource of the kind.
+                    LOG.warn("list {}: skipping {}", kind.plural(), bad.getMessage());
+                    continue;
+                }
+                for (calico.api.model.Resource r : c.present()) {
+                    if (selector == null || selector.matches(r.metadata().labels())) {
+                        items.add(r);
+                    }
+                }
+            }
+        }
+        items.sort(BY_NAMESPACE_THEN_NAME);
+        return new ListResult(items, revision);
+    }
+
+    @Override
+    public long currentRevision() {
+        // Any list answers with the API server's current resourceVersion; namespaces are cheap
+        // and every Calico component may read them.
+        GenericKubernetesResourceList l = call("read revision", null, () -> client.genericKubernetesResources("v1", "Namespace")
+                .list(new ListOptionsBuilder().withLimit(1L).build()));
+        return revisionOf(l.getMetadata() == null ? null : l.getMetadata().getResourceVersion(), "read revision");
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    @Override
+    public calico.api.model.Resource create(calico.api.model.Resource resource) {
+        calico.api.model.Resource r = admission.forCreate(resource, kind -> list(kind).items());
+        ResourceKey key = r.key();
+        refuseReadOnly(key, "create");
+        calico.api.model.Resource stamped = r.withMetadata(r.metadata().withResourceVersion(null)
+                .withCreation(null, now()));
+        ObjectNode cr = kinds.crds().toCustomResource(stamped, null);
+        Source source = crdSource(key.kind());
+        GenericKubernetesResource created;
+        try {
+            created = raw("create " + key, () -> collection(source, key.namespace()).resource(generic(cr)).create());
+        } catch (KubernetesStatus s) {
+            if (s.code == HttpURLConnection.HTTP_CONFLICT) {
+                throw new DatastoreException.AlreadyExists(key);
+            }
+            throw s.translate("create " + key, key);
+        }
+        return decodeWritten(source, key, created);
+    }
+
+    @Override
+    public calico.api.model.Resource update(calico.api.model.Resource resource) {
+        calico.api.model.Resource r = admission.forUpdate(resource);
+        ResourceKey key = r.key();
+        refuseReadOnly(key, "update");
+        String expected = r.metadata().resourceVersion();
+        Admission.revisionOf(key, expected);
+        Source source = crdSource(key.kind());
+        Source.ObjectRef ref = new Source.ObjectRef(key.namespace(), key.name());
+        while (true) {
+            GenericKubernetesResource current = call("update " + key, key, () -> resource(source, ref).get());
+            if (current == null) {
+                throw new DatastoreException.NotFound(key);
+            }
+            String currentVersion = current.getMetadata().getResourceVersion();
+            if (expected != null && !expected.isEmpty() && !expected.equals(currentVersion)) {
+                throw new DatastoreException.Conflict(key, expected, currentVersion);
+            }
+            JsonNode currentTree = tree(current);
+            calico.api.model.Resource stored = decode(source, key.kind(), currentTree);
+            admission.checkImmutable(stored, r);
+            // uid and creationTimestamp belong to the stored object, not to the caller's copy.
+            calico.api.model.Resource candidate = r.withMetadata(withStoredCreation(r.metadata(), stored.metadata())
+                    .withResourceVersion(currentVersion));
+            ObjectNode cr = kinds.crds().toCustomResource(candidate, current.getMetadata().getUid());
+            try {
+                GenericKubernetesResource updated = raw("update " + key,
+                        () -> collection(source, key.namespace()).resource(generic(cr)).update());
+                return decodeWritten(source, key, updated);
+            } catch (KubernetesStatus s) {
+                if (s.code == HttpURLConnection.HTTP_NOT_FOUND) {
+                    throw new DatastoreException.NotFound(key);
+                }
+                if (s.code != HttpURLConnection.HTTP_CONFLICT) {
+                    throw s.translate("update " + key, key);
+                }
+                if (expected != null && !expected.isEmpty()) {
+                    throw new DatastoreException.Conflict(key, expected, currentVersionOr(source, ref, "unknown"));
+                }
+                // An update without a resourceVersion lost a race between our read and our write: read again.
+            }
+        }
+    }
+
+    @Override
+    public calico.api.model.Resource delete(ResourceKey key, String resourceVersion) {
+        Admission.checkKey(key);
+        Admission.revisionOf(key, resourceVersion);
+        refuseReadOnly(key, "delete");
+        Source source = crdSource(key.kind());
+        Source.ObjectRef ref = new Source.ObjectRef(key.namespace(), key.name());
+        GenericKubernetesResource current = call("delete " + key, key, () -> resource(source, ref).get());
+        if (current == null) {
+            throw new DatastoreException.NotFound(key);
+        }
+        String currentVersion = current.getMetadata().getResourceVersion();
+        if (resourceVersion != null && !resourceVersion.equals(currentVersion)) {
+            throw new DatastoreException.Conflict(key, resourceVersion, currentVersion);
+        }
+        calico.api.model.Resource before = decode(source, key.kind(), tree(current));
+        // Precondition on the version just read, so the value returned is exactly what was deleted.
+        List<StatusDetails> deleted;
+        try {
+            deleted = raw("delete " + key, () -> resource(source, ref).lockResourceVersion(currentVersion).delete());
+        } catch (KubernetesStatus s) {
+            if (s.code == HttpURLConnection.HTTP_CONFLICT) {
+                String now = currentVersionOr(source, ref, null);
+                if (now == null) {
+                    throw new DatastoreException.NotFound(key);
+                }
+                if (resourceVersion != null) {
+                    throw new DatastoreException.Conflict(key, resourceVersion, now);
+                }
+                return delete(key, null); // changed between our read and our delete: read again
+            }
+            throw s.translate("delete " + key, key);
+        }
+        if (deleted.isEmpty()) {
+            throw new DatastoreException.NotFound(key);
+        }
+        return before;
+    }
+
+    // ---------------------------------------------------------------- watch
+
+    @Override
+    public Watch watch(ResourceKind kind, String namespace, long fromRevision, WatchListener listener) {
+        if (closed.get()) {
+            throw new IllegalStateException("datastore is closed");
+        }
+        if (fromRevision < 0) {
+            throw new IllegalArgumentException("fromRevision: must be >= 0, got " + fromRevision);
+        }
+        String ns = kind.namespaced() && namespace != null && !namespace.isEmpty() ? namespace : null;
+        // "From now" is the current revision: a Kubernetes watch without one would replay every
+        // existing object as ADDED.
+        long start = fromRevision == 0 ? currentRevision() : fromRevision;
+        List<Source> sources = kinds.sources(kind);
+        KubernetesWatch w = new KubernetesWatch(watchIds.incrementAndGet(), kind, ns, start, sources, listener,
+                this::convertForWatch, watches::remove);
+        watches.add(w);
+        w.start((source, options, watcher) -> collection(source, ns).watch(options, watcher),
+                bookmarkTimer, config.bookmarkInterval());
+        return w;
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            List.copyOf(watches).forEach(KubernetesWatch::close);
+            bookmarkTimer.shutdownNow();
+            if (ownsClient) {
+                client.close();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private Converted convertForWatch(Source source, GenericKubernetesResource obj) {
+        return convert(source, tree(obj));
+    }
+
+    /** Converts one Kubernetes object; anything that does not decode is {@code Invalid} naming the object. */
+    private Converted convert(Source source, JsonNode obj) {
+        String what = source.describe() + " " + obj.path("metadata").path("namespace").asText("")
+                + "/" + obj.path("metadata").path("name").asText("");
+        try {
+            return source.converter().apply(obj);
+        } catch (ResourceParseException e) {
+            throw invalid(what, e.field(), "stored object does not decode: " + e.reason());
+        } catch (KubernetesConversionException e) {
+            throw new DatastoreException.Invalid(new ValidationException(what, e.errors()));
+        } catch (IllegalArgumentException e) {
+            throw invalid(what, "", e.getMessage());
+        }
+    }
+
+    private calico.api.model.Resource decode(Source source, ResourceKind kind, JsonNode obj) {
+        return convert(source, obj).present().stream().filter(r -> r.resourceKind() == kind).findFirst()
+                .orElseThrow(() -> invalid(source.describe(), "", "object presents no " + kind.kind()));
+    }
+
+    private calico.api.model.Resource decodeWritten(Source source, ResourceKey key, GenericKubernetesResource written) {
+        return decode(source, key.kind(), tree(written));
+    }
+
+    private static ObjectMeta withStoredCreation(ObjectMeta meta, ObjectMeta stored) {
+        return meta.withCreation(stored.uid(), stored.creationTimestamp());
+    }
+
+    private String currentVersionOr(Source source, Source.ObjectRef ref, String fallback) {
+        GenericKubernetesResource now = call("read", null, () -> resource(source, ref).get());
+        return now == null ? fallback : now.getMetadata().getResourceVersion();
+    }
+
+    private void refuseReadOnly(ResourceKey key, String operation) {
+        Optional<String> why = KindSources.readOnly(key);
+        if (why.isPresent()) {
+            throw invalid(key.toString(), "kind", operation + " refused: " + why.get());
+        }
+    }
+
+    private Source crdSource(ResourceKind kind) {
+        return kinds.sources(kind).get(0); // the custom resource comes first for every writable kind
+    }
+
+    private MixedOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>
+            operation(Source source) {
+        return client.genericKubernetesResources(source.context());
+    }
+
+    /** The collection to list or watch: one namespace, every namespace, or the cluster-scoped kind. */
+    private NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>
+            collection(Source source, String namespace) {
+        var op = operation(source);
+        if (!Boolean.TRUE.equals(source.context().isNamespaceScoped())) {
+            return op;
+        }
+        if (namespace == null) {
+            @SuppressWarnings("unchecked")
+            var any = (NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList,
+                    Resource<GenericKubernetesResource>>) (Object) op.inAnyNamespace();
+            return any;
+        }
+        return op.inNamespace(namespace);
+    }
+
+    private Resource<GenericKubernetesResource> resource(Source source, Source.ObjectRef ref) {
+        var op = operation(source);
+        return Boolean.TRUE.equals(source.context().isNamespaceScoped())
+                ? op.inNamespace(ref.namespace()).withName(ref.name())
+                : op.withName(ref.name());
+    }
+
+    private JsonNode tree(GenericKubernetesResource obj) {
+        try {
+            return json.readTree(client.getKubernetesSerialization().asJson(obj));
+        } catch (IOException e) {
+            throw invalid("Kubernetes object", "", "does not decode: " + e.getMessage());
+        }
+    }
+
+    private GenericKubernetesResource generic(ObjectNode cr) {
+        return client.getKubernetesSerialization().unmarshal(cr.toString(), GenericKubernetesResource.class);
+    }
+
+    private String now() {
+        return clock.instant().truncatedTo(ChronoUnit.SECONDS).toString();
+    }
+
+    static long revisionOf(String resourceVersion, String what) {
+        try {
+            return Long.parseLong(resourceVersion);
+        } catch (NumberFormatException | NullPointerException e) {
+            throw new DatastoreException.Unavailable(what + ": the API server's resourceVersion \"" + resourceVersion
+                    + "\" is not a number; this datastore needs an etcd-backed API server", e);
+        }
+    }
+
+    private static DatastoreException.Invalid invalid(String what, String field, String reason) {
+        return new DatastoreException.Invalid(new ValidationException(what, List.of(new FieldError(field, reason))));
+    }
+
+    /** A Kubernetes API call whose failures become {@link DatastoreException}s; {@code key} may be null. */
+    private <T> T call(String what, ResourceKey key, java.util.function.Supplier<T> body) {
+        try {
+            return raw(what, body);
+        } catch (KubernetesStatus s) {
+            throw s.translate(what, key);
+        }
+    }
+
+    /** A Kubernetes API call; an HTTP status is a {@link KubernetesStatus} for the caller, anything else {@code Unavailable}. */
+    private <T> T raw(String what, java.util.function.Supplier<T> body) {
+        try {
+            return body.get();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() > 0) {
+                throw new KubernetesStatus(e);
+            }
+            throw new DatastoreException.Unavailable(what + ": Kubernetes API server unreachable: " + e.getMessage(), e);
+        }
+    }
+
+    /** An HTTP status from the API server, classified by the caller, or by {@link #translate} when it does not care. */
+    static final class KubernetesStatus extends RuntimeException {
+        final int code;
+
+        KubernetesStatus(KubernetesClientException cause) {
+            super(cause.getMessage(), cause);
+            this.code = cause.getCode();
+        }
+
+        DatastoreException translate(String what, ResourceKey key) {
+            return switch (code) {
+                case HttpURLConnection.HTTP_NOT_FOUND -> key != null ? new DatastoreException.NotFound(key)
+                        : new DatastoreException.Unavailable(what + ": the API server does not serve it (are Calico's "
+                                + "CustomResourceDefinitions installed?): " + getMessage(), this);
+                case HttpURLConnection.HTTP_CONFLICT -> key != null ? new DatastoreException.Conflict(key, "?", "?")
+                        : new DatastoreException.Unavailable(what + ": conflict: " + getMessage(), this);
+                case HttpURLConnection.HTTP_BAD_REQUEST, 422 -> invalid(key == null ? what : key.toString(), "",
+                        "refused by the Kubernetes API server: " + getMessage());
+                case HttpURLConnection.HTTP_UNAUTHORIZED, HttpURLConnection.HTTP_FORBIDDEN ->
+                        new DatastoreException.Unavailable(what + ": not permitted (check the service account's RBAC "
+                                + "for " + (key == null ? "the resource" : key.kind().plural()) + "): " + getMessage(), this);
+                default -> new DatastoreException.Unavailable(what + ": Kubernetes API server answered " + code + ": "
+                        + getMessage(), this);
+            };
+        }
+    }
+}
