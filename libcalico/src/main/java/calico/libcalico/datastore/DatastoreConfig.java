@@ -2,20 +2,25 @@ package calico.libcalico.datastore;
 
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.datastore.kubernetes.KubernetesConfig;
+import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
 import calico.libcalico.datastore.memory.MemoryDatastore;
 import java.util.Locale;
 import java.util.Map;
 
 /**
  * Which datastore a component talks to, read from Calico's environment variables:
- * {@code DATASTORE_TYPE} ({@code etcdv3}, the default here, or {@code memory}; {@code kubernetes}
- * is not built yet) and, for etcd, {@code ETCD_ENDPOINTS}, {@code ETCD_CA_CERT_FILE},
- * {@code ETCD_CERT_FILE}, {@code ETCD_KEY_FILE}.
+ * {@code DATASTORE_TYPE} ({@code etcdv3}, the default here, {@code kubernetes} or {@code memory});
+ * for etcd, {@code ETCD_ENDPOINTS}, {@code ETCD_CA_CERT_FILE}, {@code ETCD_CERT_FILE},
+ * {@code ETCD_KEY_FILE}; for kubernetes, {@code KUBECONFIG} (else in-cluster or
+ * {@code ~/.kube/config}, as fabric8 detects them) and {@code K8S_API_ENDPOINT}.
  *
- * @param type the backend
- * @param etcd how to reach etcd; {@code null} unless {@code type} is {@link Type#ETCDV3}
+ * @param type       the backend
+ * @param etcd       how to reach etcd; {@code null} unless {@code type} is {@link Type#ETCDV3}
+ * @param kubernetes how to reach the API server; {@code null} means "detect it when opening"
+ *                   (only read when {@code type} is {@link Type#KUBERNETES})
  */
-public record DatastoreConfig(Type type, EtcdConfig etcd) {
+public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kubernetes) {
 
     /** The backends, by the names {@code DATASTORE_TYPE} uses. */
     public enum Type {
@@ -30,6 +35,11 @@ public record DatastoreConfig(Type type, EtcdConfig etcd) {
         public String envName() {
             return envName;
         }
+    }
+
+    /** Etcd or memory; a kubernetes configuration is detected when {@link #open()} is called. */
+    public DatastoreConfig(Type type, EtcdConfig etcd) {
+        this(type, etcd, null);
     }
 
     public DatastoreConfig {
@@ -56,7 +66,8 @@ public record DatastoreConfig(Type type, EtcdConfig etcd) {
                 throw new IllegalArgumentException("DATASTORE_TYPE: \"" + raw + "\" is not one of etcdv3, kubernetes, memory");
             }
         }
-        return new DatastoreConfig(type, type == Type.ETCDV3 ? EtcdConfig.fromEnvironment(env) : null);
+        return new DatastoreConfig(type, type == Type.ETCDV3 ? EtcdConfig.fromEnvironment(env) : null,
+                type == Type.KUBERNETES ? KubernetesConfig.fromEnvironment(env) : null);
     }
 
     /** {@return a client of the configured backend}; the caller closes it. */
@@ -64,8 +75,8 @@ public record DatastoreConfig(Type type, EtcdConfig etcd) {
         return switch (type) {
             case ETCDV3 -> new EtcdDatastore(etcd);
             case MEMORY -> new MemoryDatastore();
-            case KUBERNETES -> throw new IllegalArgumentException(
-                    "DATASTORE_TYPE: the kubernetes backend is not available yet; use etcdv3");
+            case KUBERNETES -> new KubernetesDatastore(kubernetes != null ? kubernetes
+                    : KubernetesConfig.fromEnvironment(System.getenv()));
         };
     }
 }

@@ -66,6 +66,11 @@ public final class KubernetesDatastore implements Datastore {
                     Comparator.nullsFirst(Comparator.naturalOrder()))
             .thenComparing(r -> r.metadata().name());
 
+    private static final io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext NAMESPACES =
+            new io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext.Builder()
+                    .withGroup("").withVersion("v1").withKind("Namespace").withPlural("namespaces")
+                    .withNamespaced(false).build();
+
     private final KubernetesConfig config;
     private final KubernetesClient client;
     private final boolean ownsClient;
@@ -162,7 +167,7 @@ public final class KubernetesDatastore implements Datastore {
     public long currentRevision() {
         // Any list answers with the API server's current resourceVersion; namespaces are cheap
         // and every Calico component may read them.
-        GenericKubernetesResourceList l = call("read revision", null, () -> client.genericKubernetesResources("v1", "Namespace")
+        GenericKubernetesResourceList l = call("read revision", null, () -> client.genericKubernetesResources(NAMESPACES)
                 .list(new ListOptionsBuilder().withLimit(1L).build()));
         return revisionOf(l.getMetadata() == null ? null : l.getMetadata().getResourceVersion(), "read revision");
     }
