@@ -124,9 +124,13 @@ public final class KubernetesDatastore implements Datastore {
             }
             GenericKubernetesResource obj = call("get " + key, key, () -> resource(source, ref.get()).get());
             if (obj == null) {
-                return Optional.empty();
+                continue; // another source of the kind may present it
             }
-            return convert(source, tree(obj)).present().stream().filter(r -> r.key().equals(key)).findFirst();
+            Optional<calico.api.model.Resource> found = convert(source, tree(obj)).present().stream()
+                    .filter(r -> r.key().equals(key)).findFirst();
+            if (found.isPresent()) {
+                return found;
+            }
         }
         return Optional.empty();
     }

@@ -60,7 +60,7 @@ import org.slf4j.LoggerFactory;
 final class KubernetesWatch implements Watch {
 
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesWatch.class);
-    /** The API server's 410 message: "too old resource version: 5 (12)", the second number the oldest it has. */
+    /** The API server's 410 message, "too old resource version: 5 (12)": a watch from 12 (the second number) would work. */
     private static final Pattern TOO_OLD = Pattern.compile("too old resource version: \\d+ \\((\\d+)\\)");
 
     /** Opens one Kubernetes watch. */

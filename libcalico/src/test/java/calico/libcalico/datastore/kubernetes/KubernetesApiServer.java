@@ -20,7 +20,6 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -36,7 +35,7 @@ import java.util.concurrent.TimeUnit;
  * classpath, which breaks the mock's websocket watches ({@code NoSuchMethodError
  * ServerWebSocket.accept()}). Plain requests would work; watches would not.
  */
-final class KubernetesApiServer implements AutoCloseable {
+public final class KubernetesApiServer implements AutoCloseable {
 
     private static final String END = "\u0000end";
 
@@ -50,7 +49,7 @@ final class KubernetesApiServer implements AutoCloseable {
     private final List<BlockingQueue<String>> streams = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final KubernetesClient client;
 
-    KubernetesApiServer() {
+    public KubernetesApiServer() {
         for (ResourceKind kind : ResourceKind.values()) {
             dispatcher.expectCustomResource(new CustomResourceDefinitionContext.Builder()
                     .withGroup(CrdCodec.GROUP).withVersion(CrdCodec.VERSION)
@@ -67,6 +66,9 @@ final class KubernetesApiServer implements AutoCloseable {
         http.createContext("/", this::handle);
         http.start();
         client = new KubernetesClientBuilder().withConfig(clientConfig()).build();
+        // As in every cluster; it also moves the revision past 0, which a watch reads as "from now".
+        client.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder()
+                .withNewMetadata().withName("default").endMetadata().build()).create();
     }
 
     /** {@return a client configuration for this server}: plain HTTP, HTTP watches, nothing read from the machine. */
@@ -78,27 +80,32 @@ final class KubernetesApiServer implements AutoCloseable {
                 .build();
     }
 
-    KubernetesClient client() {
+    public KubernetesClient client() {
         return client;
     }
 
     /** {@return a datastore over this server} whose watches send bookmarks every 200 ms; the caller closes it. */
-    KubernetesDatastore datastore() {
+    public KubernetesDatastore datastore() {
         return new KubernetesDatastore(KubernetesConfig.of(clientConfig())
                 .withBookmarkInterval(Duration.ofMillis(200)), client);
     }
 
     /** Drops the change history, as etcd compaction does; {@return the compaction revision}. */
-    long compact() {
+    public long compact() {
         return dispatcher.compact();
     }
 
-    int openWatches() {
+    /** While {@code on}, open watches receive nothing; see {@link RevisionedCrudDispatcher#partition}. */
+    public void partition(boolean on) {
+        dispatcher.partition(on);
+    }
+
+    public int openWatches() {
         return dispatcher.openWatches();
     }
 
     /** Ends every open watch stream, as an API server restart would. */
-    void dropWatches() {
+    public void dropWatches() {
         streams.forEach(q -> q.add(END));
     }
 
@@ -162,7 +169,4 @@ final class KubernetesApiServer implements AutoCloseable {
         threads.shutdownNow();
     }
 
-    static Map<String, String> noEnvironment() {
-        return Map.of();
-    }
 }

@@ -47,6 +47,8 @@ final class RevisionedCrudDispatcher extends KubernetesCrudDispatcher {
     private final Set<Object> watches = ConcurrentHashMap.newKeySet();
     private long lastRevision; // guarded by this
     private long compactedAt; // guarded by this
+    // While set, changes are stored but not streamed: a network partition between watchers and server.
+    private volatile boolean partitioned;
 
     @Override
     public synchronized MockResponse dispatch(RecordedRequest request) {
@@ -64,6 +66,11 @@ final class RevisionedCrudDispatcher extends KubernetesCrudDispatcher {
         compactedAt = lastRevision;
         history.removeIf(c -> c.revision() <= compactedAt);
         return compactedAt;
+    }
+
+    /** While {@code on}, open watches receive nothing (the changes still happen and enter the history). */
+    void partition(boolean on) {
+        partitioned = on;
     }
 
     /** {@return how many watches are open} (a closed client watch must go away). */
@@ -126,7 +133,7 @@ final class RevisionedCrudDispatcher extends KubernetesCrudDispatcher {
             history.add(change);
             lastRevision = Math.max(lastRevision, change.revision());
         }
-        for (Object o : watches) {
+        for (Object o : partitioned ? Set.of() : watches) {
             HistoryWatch w = (HistoryWatch) o;
             if (change.attributes().matches(w.query())) {
                 w.send(event(change.type(), change.object()));
@@ -156,7 +163,7 @@ final class RevisionedCrudDispatcher extends KubernetesCrudDispatcher {
             });
         } else if (Long.parseLong(from) < compactedAt) {
             stream.send("{\"type\":\"ERROR\",\"object\":" + status(410, "Expired",
-                    "too old resource version: " + from + " (" + (compactedAt + 1) + ")") + "}");
+                    "too old resource version: " + from + " (" + compactedAt + ")") + "}");
             return w;
         } else {
             long after = Long.parseLong(from);
