@@ -41,6 +41,10 @@ public record KubernetesConfig(Config client, Duration bookmarkInterval) {
 
     /** Reads the configuration; every error names the variable at fault. */
     public static KubernetesConfig fromEnvironment(Map<String, String> env) {
+        String endpoint = env.getOrDefault("K8S_API_ENDPOINT", "").trim();
+        if (!endpoint.isEmpty() && !endpoint.startsWith("https://") && !endpoint.startsWith("http://")) {
+            throw new IllegalArgumentException("K8S_API_ENDPOINT: \"" + endpoint + "\" must be an http(s) URL");
+        }
         String kubeconfig = env.getOrDefault("KUBECONFIG", "").trim();
         Config config;
         if (!kubeconfig.isEmpty()) {
@@ -65,13 +69,11 @@ public record KubernetesConfig(Config client, Duration bookmarkInterval) {
             }
             config = Config.autoConfigure(null);
         }
-        String endpoint = env.getOrDefault("K8S_API_ENDPOINT", "").trim();
         if (!endpoint.isEmpty()) {
-            if (!endpoint.startsWith("https://") && !endpoint.startsWith("http://")) {
-                throw new IllegalArgumentException("K8S_API_ENDPOINT: \"" + endpoint + "\" must be an http(s) URL");
-            }
             config = new ConfigBuilder(config).withMasterUrl(endpoint).build();
         }
-        return of(config);
+        // HTTP streaming watches, as client-go (and so Calico) uses them; fabric8 would try a
+        // websocket first. One transport, and the one the tests exercise.
+        return of(new ConfigBuilder(config).withOnlyHttpWatches(true).build());
     }
 }

@@ -71,10 +71,15 @@ public final class KubernetesApiServer implements AutoCloseable {
                 .withNewMetadata().withName("default").endMetadata().build()).create();
     }
 
+    /** {@return the server's URL}, {@code http://127.0.0.1:<port>}. */
+    public String url() {
+        return "http://127.0.0.1:" + http.getAddress().getPort();
+    }
+
     /** {@return a client configuration for this server}: plain HTTP, HTTP watches, nothing read from the machine. */
     Config clientConfig() {
         return new ConfigBuilder(Config.empty())
-                .withMasterUrl("http://127.0.0.1:" + http.getAddress().getPort())
+                .withMasterUrl(url())
                 .withOnlyHttpWatches(true)
                 .withRequestTimeout(10_000)
                 .build();
