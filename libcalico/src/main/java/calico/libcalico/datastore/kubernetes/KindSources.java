@@ -71,18 +71,26 @@ final class KindSources {
         return crds;
     }
 
+    NodeConverter nodes() {
+        return nodes;
+    }
+
     /**
-     * {@return why Calico's kubernetes datastore does not store writes of {@code key}}, or empty
-     * when the write goes to the kind's custom resource.
+     * {@return why Calico's kubernetes datastore does not do {@code operation} (create, update,
+     * delete) on {@code key}}, or empty when it does: to the kind's custom resource, or for a
+     * Node update into the Kubernetes Node.
      */
-    static Optional<String> readOnly(ResourceKey key) {
+    static Optional<String> readOnly(ResourceKey key, String operation) {
+        if (key.kind() == ResourceKind.NODE && operation.equals("update")) {
+            return Optional.empty(); // written back into the Kubernetes Node's annotations, as Calico does
+        }
         return switch (key.kind()) {
             case WORKLOAD_ENDPOINT -> Optional.of("WorkloadEndpoint is read-only in the kubernetes datastore: "
                     + "endpoints are presented from Pods; create or change the Pod instead");
             case PROFILE -> Optional.of("Profile is read-only in the kubernetes datastore: profiles are presented "
                     + "from Namespaces (kns.*) and ServiceAccounts (ksa.*)");
-            case NODE -> Optional.of("Node is read-only in the kubernetes datastore: nodes are presented from "
-                    + "Kubernetes Nodes and their projectcalico.org/* annotations");
+            case NODE -> Optional.of("Node cannot be created or deleted in the kubernetes datastore: nodes are "
+                    + "the Kubernetes Nodes (an update writes Calico's fields into their projectcalico.org/* annotations)");
             case NETWORK_POLICY -> key.name().startsWith(NetworkPolicyConverter.NAME_PREFIX)
                     ? Optional.of("NetworkPolicy " + key.namespace() + "/" + key.name() + " is read-only: names "
                             + "starting with " + NetworkPolicyConverter.NAME_PREFIX + " are Kubernetes NetworkPolicies; "

@@ -2,7 +2,6 @@ package calico.libcalico.datastore.kubernetes;
 
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -54,8 +53,8 @@ public record KubernetesConfig(Config client, Duration bookmarkInterval) {
                 throw new IllegalArgumentException("KUBECONFIG: \"" + file + "\" is not a readable file");
             }
             try {
-                config = Config.fromKubeconfig(null, Files.readString(file), file.toString());
-            } catch (IOException | RuntimeException e) {
+                config = Config.fromKubeconfig(file.toFile()); // relative paths in it resolve against its folder
+            } catch (RuntimeException e) {
                 throw new IllegalArgumentException("KUBECONFIG: \"" + file + "\" is not a usable kubeconfig: "
                         + e.getMessage(), e);
             }

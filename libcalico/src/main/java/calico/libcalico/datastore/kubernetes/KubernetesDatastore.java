@@ -210,6 +210,27 @@ public final class KubernetesDatastore implements Datastore {
         Source.ObjectRef ref = new Source.ObjectRef(key.namespace(), key.name());
         while (true) {
             GenericKubernetesResource current = call("update " + key, key, () -> resource(source, ref).get());
+            if (current != null && key.kind() == ResourceKind.NODE) {
+                // Not a custom resource: Calico's fields go into the Kubernetes Node's annotations.
+                String currentVersion = current.getMetadata().getResourceVersion();
+                if (expected != null && !expected.isEmpty() && !expected.equals(currentVersion)) {
+                    throw new DatastoreException.Conflict(key, expected, currentVersion);
+                }
+                ObjectNode merged = kinds.nodes().merge((calico.api.model.Node) r, tree(current));
+                try {
+                    GenericKubernetesResource updated = raw("update " + key,
+                            () -> collection(source, null).resource(generic(merged)).update());
+                    return decodeWritten(source, key, updated);
+                } catch (KubernetesStatus s) {
+                    if (s.code != HttpURLConnection.HTTP_CONFLICT) {
+                        throw s.translate("update " + key, key);
+                    }
+                    if (expected != null && !expected.isEmpty()) {
+                        throw new DatastoreException.Conflict(key, expected, currentVersionOr(source, ref, "unknown"));
+                    }
+                    continue; // the Node changed between our read and our write: read again
+                }
+            }
             if (current == null) {
                 throw new DatastoreException.NotFound(key);
             }
@@ -356,14 +377,15 @@ public final class KubernetesDatastore implements Datastore {
     }
 
     private void refuseReadOnly(ResourceKey key, String operation) {
-        Optional<String> why = KindSources.readOnly(key);
+        Optional<String> why = KindSources.readOnly(key, operation);
         if (why.isPresent()) {
             throw invalid(key.toString(), "kind", operation + " refused: " + why.get());
         }
     }
 
     private Source crdSource(ResourceKind kind) {
-        return kinds.sources(kind).get(0); // the custom resource comes first for every writable kind
+        // The custom resource comes first for every writable kind (for Node: the Kubernetes Node).
+        return kinds.sources(kind).get(0);
     }
 
     private MixedOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>

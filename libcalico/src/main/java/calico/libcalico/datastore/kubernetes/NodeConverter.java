@@ -9,6 +9,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -113,6 +114,68 @@ final class NodeConverter {
                 nonEmpty(m.path("resourceVersion").asText(null)), null,
                 nonEmpty(m.path("creationTimestamp").asText(null)), null, labels, calicoAnnotations, null, null);
         return new Node(meta, spec, status);
+    }
+
+    /**
+     * {@return the Kubernetes Node {@code k8sNode} carrying {@code calico}'s data}, as Calico's
+     * KDD writes a Node update: Calico fields into their annotations (an absent field removes
+     * its annotation), labels that are not the Kubernetes Node's own into
+     * {@value #CALICO_LABELS}, annotations into {@value #CALICO_ANNOTATIONS}. The Kubernetes
+     * labels, spec and status are never changed. Addresses, orchRefs and pod CIDRs are derived
+     * on read and not stored.
+     */
+    ObjectNode merge(Node calico, JsonNode k8sNode) {
+        ObjectNode out = ((ObjectNode) k8sNode).deepCopy();
+        ObjectNode meta = out.with("metadata");
+        ObjectNode annotations = meta.with("annotations");
+        Map<String, String> k8sLabels = strings(k8sNode.path("metadata").path("labels"));
+        Map<String, String> own = new java.util.TreeMap<>();
+        calico.metadata().labels().forEach((k, v) -> {
+            if (!v.equals(k8sLabels.get(k))) {
+                own.put(k, v);
+            }
+        });
+        putJson(annotations, CALICO_LABELS, own);
+        putJson(annotations, CALICO_ANNOTATIONS, new java.util.TreeMap<>(calico.metadata().annotations()));
+        NodeSpec spec = calico.spec() == null ? new NodeSpec(null, null, null, null, null, null, null, null, null)
+                : calico.spec();
+        NodeSpec.BGP bgp = spec.bgp();
+        put(annotations, IPV4_ADDRESS, bgp == null ? null : bgp.ipv4Address());
+        put(annotations, IPV6_ADDRESS, bgp == null ? null : bgp.ipv6Address());
+        put(annotations, AS_NUMBER, bgp == null || bgp.asNumber() == null ? null : Long.toString(bgp.asNumber().value()));
+        put(annotations, RR_CLUSTER_ID, bgp == null ? null : bgp.routeReflectorClusterID());
+        put(annotations, IPIP_TUNNEL_ADDR, bgp == null ? null : bgp.ipv4IPIPTunnelAddr());
+        put(annotations, VXLAN_TUNNEL_ADDR, spec.ipv4VXLANTunnelAddr());
+        put(annotations, VXLAN_TUNNEL_MAC, spec.vxlanTunnelMACAddr());
+        put(annotations, VXLAN_TUNNEL_ADDR_V6, spec.ipv6VXLANTunnelAddr());
+        put(annotations, VXLAN_TUNNEL_MAC_V6, spec.vxlanTunnelMACAddrV6());
+        NodeSpec.Wireguard wg = spec.wireguard();
+        put(annotations, WIREGUARD_ADDR, wg == null ? null : wg.interfaceIPv4Address());
+        put(annotations, WIREGUARD_ADDR_V6, wg == null ? null : wg.interfaceIPv6Address());
+        NodeStatus status = calico.status();
+        put(annotations, WIREGUARD_KEY, status == null ? null : status.wireguardPublicKey());
+        put(annotations, WIREGUARD_KEY_V6, status == null ? null : status.wireguardPublicKeyV6());
+        return out;
+    }
+
+    private static void put(ObjectNode annotations, String key, String value) {
+        if (value == null || value.isEmpty()) {
+            annotations.remove(key);
+        } else {
+            annotations.put(key, value);
+        }
+    }
+
+    private void putJson(ObjectNode annotations, String key, Map<String, String> value) {
+        if (value.isEmpty()) {
+            annotations.remove(key);
+            return;
+        }
+        try {
+            annotations.put(key, json.writeValueAsString(value));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a map of strings always serialises", e);
+        }
     }
 
     private Map<String, String> jsonMap(String node, String value, String annotation) {

@@ -206,6 +206,39 @@ class KubernetesDatastoreTest {
     }
 
     @Test
+    void aNodeUpdateIsWrittenIntoTheKubernetesNodesAnnotationsAsCalicoDoes() {
+        k8s.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-1")
+                .withLabels(Map.of("kubernetes.io/os", "linux"))
+                .withAnnotations(Map.of("projectcalico.org/IPv4Address", "10.0.0.1/24", "other", "kept"))
+                .endMetadata().build()).create();
+        Node before = (Node) store.get(ResourceKey.of(ResourceKind.NODE, "node-1")).orElseThrow();
+
+        Map<String, String> labels = new java.util.HashMap<>(before.metadata().labels());
+        labels.put("rack", "r2");
+        Node changed = new Node(before.metadata().withLabels(labels), new NodeSpec(
+                new NodeSpec.BGP(calico.api.model.ASNumber.of(64513), "10.0.0.2/24", null, null, null),
+                "192.168.9.1", null, null, null, before.spec().orchRefs(), null, before.spec().addresses(), null),
+                new calico.api.model.NodeStatus("wg-key", null, null));
+        Node after = (Node) store.update(changed);
+
+        io.fabric8.kubernetes.api.model.Node k8sNode = k8s.nodes().withName("node-1").get();
+        assertThat(k8sNode.getMetadata().getLabels()).containsExactlyEntriesOf(Map.of("kubernetes.io/os", "linux"));
+        assertThat(k8sNode.getMetadata().getAnnotations())
+                .containsEntry("projectcalico.org/IPv4Address", "10.0.0.2/24")
+                .containsEntry("projectcalico.org/ASNumber", "64513")
+                .containsEntry("projectcalico.org/IPv4VXLANTunnelAddr", "192.168.9.1")
+                .containsEntry("projectcalico.org/WireguardPublicKey", "wg-key")
+                .containsEntry("projectcalico.org/labels", "{\"rack\":\"r2\"}")
+                .containsEntry("other", "kept");
+        assertThat(after.metadata().labels()).containsEntry("rack", "r2").containsEntry("kubernetes.io/os", "linux");
+        assertThat(after.spec().bgp().ipv4Address()).isEqualTo("10.0.0.2/24");
+        assertThat(after.status().wireguardPublicKey()).isEqualTo("wg-key");
+        assertThat(store.get(after.key())).contains(after);
+        assertThatThrownBy(() -> store.update(changed)) // still carries before's resourceVersion
+                .isInstanceOf(DatastoreException.Conflict.class);
+    }
+
+    @Test
     void writesToPresentedKindsAreRefusedNamingTheKind() {
         namespace("prod", Map.of());
         assertThatThrownBy(() -> store.create(new Profile(ObjectMeta.named("p"), new ProfileSpec(null, null, null))))
@@ -214,7 +247,7 @@ class KubernetesDatastoreTest {
         assertThatThrownBy(() -> store.delete(ResourceKey.of(ResourceKind.PROFILE, "kns.prod"), null))
                 .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("Profile is read-only");
         assertThatThrownBy(() -> store.create(new Node(ObjectMeta.named("n"), NodeSpec.ofBgp(null))))
-                .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("Node is read-only");
+                .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("Node cannot be created or deleted");
         assertThatThrownBy(() -> store.delete(ResourceKey.of(ResourceKind.WORKLOAD_ENDPOINT, "prod",
                 "node--1-k8s-web--1-eth0"), null))
                 .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("WorkloadEndpoint is read-only");
