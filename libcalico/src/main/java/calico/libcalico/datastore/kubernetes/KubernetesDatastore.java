@@ -3,6 +3,7 @@ package calico.libcalico.datastore.kubernetes;
 import calico.api.codec.ResourceParseException;
 import calico.api.k8s.KubernetesConversionException;
 import calico.api.model.ObjectMeta;
+import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.api.selector.Selector;
@@ -27,7 +28,6 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
-import io.fabric8.kubernetes.client.dsl.Resource;
 import java.io.IOException;
 import java.net.HttpURLConnection;
 import java.time.Clock;
@@ -61,8 +61,8 @@ public final class KubernetesDatastore implements Datastore {
 
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesDatastore.class);
 
-    private static final Comparator<calico.api.model.Resource> BY_NAMESPACE_THEN_NAME = Comparator
-            .comparing((calico.api.model.Resource r) -> r.metadata().namespace(),
+    private static final Comparator<Resource> BY_NAMESPACE_THEN_NAME = Comparator
+            .comparing((Resource r) -> r.metadata().namespace(),
                     Comparator.nullsFirst(Comparator.naturalOrder()))
             .thenComparing(r -> r.metadata().name());
 
@@ -115,7 +115,7 @@ public final class KubernetesDatastore implements Datastore {
     // ---------------------------------------------------------------- reads
 
     @Override
-    public Optional<calico.api.model.Resource> get(ResourceKey key) {
+    public Optional<Resource> get(ResourceKey key) {
         Admission.checkKey(key);
         for (Source source : kinds.sources(key.kind())) {
             Optional<Source.ObjectRef> ref = source.locator().apply(key);
@@ -126,7 +126,7 @@ public final class KubernetesDatastore implements Datastore {
             if (obj == null) {
                 continue; // another source of the kind may present it
             }
-            Optional<calico.api.model.Resource> found = convert(source, tree(obj)).present().stream()
+            Optional<Resource> found = convert(source, tree(obj)).present().stream()
                     .filter(r -> r.key().equals(key)).findFirst();
             if (found.isPresent()) {
                 return found;
@@ -139,7 +139,7 @@ public final class KubernetesDatastore implements Datastore {
     public ListResult list(ResourceKind kind, String namespace, String labelSelector) {
         Selector selector = labelSelector == null ? null : Admission.labelSelector(kind, labelSelector);
         String ns = kind.namespaced() && namespace != null && !namespace.isEmpty() ? namespace : null;
-        List<calico.api.model.Resource> items = new ArrayList<>();
+        List<Resource> items = new ArrayList<>();
         long revision = Long.MAX_VALUE;
         for (Source source : kinds.sources(kind)) {
             GenericKubernetesResourceList page = call("list " + kind.plural(), null, () -> collection(source, ns).list());
@@ -156,7 +156,7 @@ public final class KubernetesDatastore implements Datastore {
                     LOG.warn("list {}: skipping {}", kind.plural(), bad.getMessage());
                     continue;
                 }
-                for (calico.api.model.Resource r : c.present()) {
+                for (Resource r : c.present()) {
                     if (selector == null || selector.matches(r.metadata().labels())) {
                         items.add(r);
                     }
@@ -179,11 +179,11 @@ public final class KubernetesDatastore implements Datastore {
     // ---------------------------------------------------------------- writes
 
     @Override
-    public calico.api.model.Resource create(calico.api.model.Resource resource) {
-        calico.api.model.Resource r = admission.forCreate(resource, kind -> list(kind).items());
+    public Resource create(Resource resource) {
+        Resource r = admission.forCreate(resource, kind -> list(kind).items());
         ResourceKey key = r.key();
         refuseReadOnly(key, "create");
-        calico.api.model.Resource stamped = r.withMetadata(r.metadata().withResourceVersion(null)
+        Resource stamped = r.withMetadata(r.metadata().withResourceVersion(null)
                 .withCreation(null, now()));
         ObjectNode cr = kinds.crds().toCustomResource(stamped, null);
         Source source = crdSource(key.kind());
@@ -200,8 +200,8 @@ public final class KubernetesDatastore implements Datastore {
     }
 
     @Override
-    public calico.api.model.Resource update(calico.api.model.Resource resource) {
-        calico.api.model.Resource r = admission.forUpdate(resource);
+    public Resource update(Resource resource) {
+        Resource r = admission.forUpdate(resource);
         ResourceKey key = r.key();
         refuseReadOnly(key, "update");
         String expected = r.metadata().resourceVersion();
@@ -239,10 +239,10 @@ public final class KubernetesDatastore implements Datastore {
                 throw new DatastoreException.Conflict(key, expected, currentVersion);
             }
             JsonNode currentTree = tree(current);
-            calico.api.model.Resource stored = decode(source, key.kind(), currentTree);
+            Resource stored = decode(source, key.kind(), currentTree);
             admission.checkImmutable(stored, r);
             // uid and creationTimestamp belong to the stored object, not to the caller's copy.
-            calico.api.model.Resource candidate = r.withMetadata(withStoredCreation(r.metadata(), stored.metadata())
+            Resource candidate = r.withMetadata(withStoredCreation(r.metadata(), stored.metadata())
                     .withResourceVersion(currentVersion));
             ObjectNode cr = kinds.crds().toCustomResource(candidate, current.getMetadata().getUid());
             try {
@@ -265,7 +265,7 @@ public final class KubernetesDatastore implements Datastore {
     }
 
     @Override
-    public calico.api.model.Resource delete(ResourceKey key, String resourceVersion) {
+    public Resource delete(ResourceKey key, String resourceVersion) {
         Admission.checkKey(key);
         Admission.revisionOf(key, resourceVersion);
         refuseReadOnly(key, "delete");
@@ -279,7 +279,7 @@ public final class KubernetesDatastore implements Datastore {
         if (resourceVersion != null && !resourceVersion.equals(currentVersion)) {
             throw new DatastoreException.Conflict(key, resourceVersion, currentVersion);
         }
-        calico.api.model.Resource before = decode(source, key.kind(), tree(current));
+        Resource before = decode(source, key.kind(), tree(current));
         // Precondition on the version just read, so the value returned is exactly what was deleted.
         List<StatusDetails> deleted;
         try {
@@ -358,12 +358,12 @@ public final class KubernetesDatastore implements Datastore {
         }
     }
 
-    private calico.api.model.Resource decode(Source source, ResourceKind kind, JsonNode obj) {
+    private Resource decode(Source source, ResourceKind kind, JsonNode obj) {
         return convert(source, obj).present().stream().filter(r -> r.resourceKind() == kind).findFirst()
                 .orElseThrow(() -> invalid(source.describe(), "", "object presents no " + kind.kind()));
     }
 
-    private calico.api.model.Resource decodeWritten(Source source, ResourceKey key, GenericKubernetesResource written) {
+    private Resource decodeWritten(Source source, ResourceKey key, GenericKubernetesResource written) {
         return decode(source, key.kind(), tree(written));
     }
 
@@ -388,13 +388,13 @@ public final class KubernetesDatastore implements Datastore {
         return kinds.sources(kind).get(0);
     }
 
-    private MixedOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>
+    private MixedOperation<GenericKubernetesResource, GenericKubernetesResourceList, io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>
             operation(Source source) {
         return client.genericKubernetesResources(source.context());
     }
 
     /** The collection to list or watch: one namespace, every namespace, or the cluster-scoped kind. */
-    private NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>
+    private NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList, io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>
             collection(Source source, String namespace) {
         var op = operation(source);
         if (!Boolean.TRUE.equals(source.context().isNamespaceScoped())) {
@@ -403,13 +403,13 @@ public final class KubernetesDatastore implements Datastore {
         if (namespace == null) {
             @SuppressWarnings("unchecked")
             var any = (NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList,
-                    Resource<GenericKubernetesResource>>) (Object) op.inAnyNamespace();
+                    io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>) (Object) op.inAnyNamespace();
             return any;
         }
         return op.inNamespace(namespace);
     }
 
-    private Resource<GenericKubernetesResource> resource(Source source, Source.ObjectRef ref) {
+    private io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource> resource(Source source, Source.ObjectRef ref) {
         var op = operation(source);
         return Boolean.TRUE.equals(source.context().isNamespaceScoped())
                 ? op.inNamespace(ref.namespace()).withName(ref.name())
