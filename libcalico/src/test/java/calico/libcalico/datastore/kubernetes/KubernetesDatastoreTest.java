@@ -305,7 +305,7 @@ class KubernetesDatastoreTest {
     }
 
     @Test
-    void aMultiSourceWatchThatBreaksEndsWithCompactedSoThatTheCallerListsAgain() {
+    void aMultiSourceWatchWhoseRevisionExpiresEndsWithCompactedSoThatTheCallerListsAgain() {
         WatchRecorder rec = new WatchRecorder();
         try (Watch w = store.watch(ResourceKind.PROFILE, null, store.currentRevision(), rec)) {
             rec.next(e -> e instanceof WatchEvent.Bookmark, WAIT);
