@@ -77,16 +77,15 @@ final class KindSources {
 
     /**
      * {@return why Calico's kubernetes datastore does not do {@code operation} (create, update,
-     * delete) on {@code key}}, or empty when it does: to the kind's custom resource, or for a
-     * Node update into the Kubernetes Node.
+     * delete) on {@code key}}, or empty when it does: to the kind's custom resource, for a Node
+     * update into the Kubernetes Node, for a WorkloadEndpoint into its Pod's annotations.
      */
     static Optional<String> readOnly(ResourceKey key, String operation) {
         if (key.kind() == ResourceKind.NODE && operation.equals("update")) {
             return Optional.empty(); // written back into the Kubernetes Node's annotations, as Calico does
         }
         return switch (key.kind()) {
-            case WORKLOAD_ENDPOINT -> Optional.of("WorkloadEndpoint is read-only in the kubernetes datastore: "
-                    + "endpoints are presented from Pods; create or change the Pod instead");
+            case WORKLOAD_ENDPOINT -> Optional.empty(); // written into the Pod's annotations (PodAnnotations)
             case PROFILE -> Optional.of("Profile is read-only in the kubernetes datastore: profiles are presented "
                     + "from Namespaces (kns.*) and ServiceAccounts (ksa.*)");
             case NODE -> Optional.of("Node cannot be created or deleted in the kubernetes datastore: nodes are "

@@ -2,10 +2,12 @@ package calico.libcalico.datastore.kubernetes;
 
 import calico.api.codec.ResourceParseException;
 import calico.api.k8s.KubernetesConversionException;
+import calico.api.model.Node;
 import calico.api.model.ObjectMeta;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
+import calico.api.model.WorkloadEndpoint;
 import calico.api.selector.Selector;
 import calico.api.validation.FieldError;
 import calico.api.validation.ResourceValidator;
@@ -183,6 +185,9 @@ public final class KubernetesDatastore implements Datastore {
         Resource r = admission.forCreate(resource, kind -> list(kind).items());
         ResourceKey key = r.key();
         refuseReadOnly(key, "create");
+        if (key.kind() == ResourceKind.WORKLOAD_ENDPOINT) {
+            return writeIntoObject("create", key, null, pod -> PodAnnotations.record(pod, (WorkloadEndpoint) r)).after();
+        }
         Resource stamped = r.withMetadata(r.metadata().withResourceVersion(null)
                 .withCreation(null, now()));
         ObjectNode cr = kinds.crds().toCustomResource(stamped, null);
@@ -206,31 +211,17 @@ public final class KubernetesDatastore implements Datastore {
         refuseReadOnly(key, "update");
         String expected = r.metadata().resourceVersion();
         Admission.revisionOf(key, expected);
+        if (key.kind() == ResourceKind.NODE) {
+            // Not a custom resource: Calico's fields go into the Kubernetes Node's annotations.
+            return writeIntoObject("update", key, expected, node -> kinds.nodes().merge((Node) r, node)).after();
+        }
+        if (key.kind() == ResourceKind.WORKLOAD_ENDPOINT) {
+            return writeIntoObject("update", key, expected, pod -> PodAnnotations.record(pod, (WorkloadEndpoint) r)).after();
+        }
         Source source = crdSource(key.kind());
         Source.ObjectRef ref = new Source.ObjectRef(key.namespace(), key.name());
         while (true) {
             GenericKubernetesResource current = call("update " + key, key, () -> resource(source, ref).get());
-            if (current != null && key.kind() == ResourceKind.NODE) {
-                // Not a custom resource: Calico's fields go into the Kubernetes Node's annotations.
-                String currentVersion = current.getMetadata().getResourceVersion();
-                if (expected != null && !expected.isEmpty() && !expected.equals(currentVersion)) {
-                    throw new DatastoreException.Conflict(key, expected, currentVersion);
-                }
-                ObjectNode merged = kinds.nodes().merge((calico.api.model.Node) r, tree(current));
-                try {
-                    GenericKubernetesResource updated = raw("update " + key,
-                            () -> collection(source, null).resource(generic(merged)).update());
-                    return decodeWritten(source, key, updated);
-                } catch (KubernetesStatus s) {
-                    if (s.code != HttpURLConnection.HTTP_CONFLICT) {
-                        throw s.translate("update " + key, key);
-                    }
-                    if (expected != null && !expected.isEmpty()) {
-                        throw new DatastoreException.Conflict(key, expected, currentVersionOr(source, ref, "unknown"));
-                    }
-                    continue; // the Node changed between our read and our write: read again
-                }
-            }
             if (current == null) {
                 throw new DatastoreException.NotFound(key);
             }
@@ -269,6 +260,9 @@ public final class KubernetesDatastore implements Datastore {
         Admission.checkKey(key);
         Admission.revisionOf(key, resourceVersion);
         refuseReadOnly(key, "delete");
+        if (key.kind() == ResourceKind.WORKLOAD_ENDPOINT) {
+            return writeIntoObject("delete", key, resourceVersion, PodAnnotations::release).before();
+        }
         Source source = crdSource(key.kind());
         Source.ObjectRef ref = new Source.ObjectRef(key.namespace(), key.name());
         GenericKubernetesResource current = call("delete " + key, key, () -> resource(source, ref).get());
@@ -365,6 +359,62 @@ public final class KubernetesDatastore implements Datastore {
 
     private Resource decodeWritten(Source source, ResourceKey key, GenericKubernetesResource written) {
         return decode(source, key.kind(), tree(written));
+    }
+
+    /** A write into a Kubernetes object: the Calico resource it presented before and after (either may be null). */
+    private record Written(Resource before, Resource after) {
+    }
+
+    /**
+     * Writes into the Kubernetes object that presents {@code key} (a Pod for an endpoint, a Node):
+     * read it, check {@code expected} against its resourceVersion, change it with {@code change},
+     * PUT it with the version read. A race with another writer is a {@code Conflict} when the
+     * caller named a version, else read again.
+     */
+    private Written writeIntoObject(String operation, ResourceKey key, String expected,
+                                    java.util.function.UnaryOperator<JsonNode> change) {
+        Source source = crdSource(key.kind());
+        Source.ObjectRef ref = source.locator().apply(key).orElseThrow(() -> invalid(key.toString(), "metadata.name",
+                "does not name a " + source.context().getKind() + " (" + operation + " of a " + key.kind().kind()
+                        + " writes into it)"));
+        while (true) {
+            GenericKubernetesResource current = call(operation + " " + key, key, () -> resource(source, ref).get());
+            if (current == null) {
+                throw new DatastoreException.NotFound(key);
+            }
+            String currentVersion = current.getMetadata().getResourceVersion();
+            if (expected != null && !expected.isEmpty() && !expected.equals(currentVersion)) {
+                throw new DatastoreException.Conflict(key, expected, currentVersion);
+            }
+            JsonNode before = tree(current);
+            if (!operation.equals("create") && presented(source, key, before) == null) {
+                throw new DatastoreException.NotFound(key);
+            }
+            JsonNode changed = change.apply(before);
+            try {
+                GenericKubernetesResource updated = raw(operation + " " + key,
+                        () -> collection(source, ref.namespace()).resource(generic((ObjectNode) changed)).update());
+                Resource after = presented(source, key, tree(updated));
+                if (after == null && !operation.equals("delete")) {
+                    throw invalid(key.toString(), "metadata.name", "the " + source.context().getKind() + " "
+                            + ref.name() + " was written but does not present " + key.name()
+                            + " (is it scheduled to that node and networked by Calico?)");
+                }
+                return new Written(presented(source, key, before), after);
+            } catch (KubernetesStatus s) {
+                if (s.code != HttpURLConnection.HTTP_CONFLICT) {
+                    throw s.translate(operation + " " + key, key);
+                }
+                if (expected != null && !expected.isEmpty()) {
+                    throw new DatastoreException.Conflict(key, expected, currentVersionOr(source, ref, "unknown"));
+                }
+                // changed between our read and our write: read again
+            }
+        }
+    }
+
+    private Resource presented(Source source, ResourceKey key, JsonNode obj) {
+        return convert(source, obj).present().stream().filter(x -> x.key().equals(key)).findFirst().orElse(null);
     }
 
     private static ObjectMeta withStoredCreation(ObjectMeta meta, ObjectMeta stored) {

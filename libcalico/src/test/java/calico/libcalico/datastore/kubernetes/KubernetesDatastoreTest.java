@@ -239,6 +239,41 @@ class KubernetesDatastoreTest {
     }
 
     @Test
+    void endpointWritesGoIntoThePodsAnnotationsAsCalicosCniPluginMakesThem() {
+        namespace("prod", Map.of());
+        k8s.pods().inNamespace("prod").resource(pod("web-1", "node-1", null, Map.of())).create();
+        ResourceKey key = ResourceKey.of(ResourceKind.WORKLOAD_ENDPOINT, "prod", "node--1-k8s-web--1-eth0");
+        WorkloadEndpoint before = (WorkloadEndpoint) store.get(key).orElseThrow();
+        assertThat(before.spec().ipNetworks()).isEmpty();
+
+        var s = before.spec();
+        WorkloadEndpoint wanted = new WorkloadEndpoint(before.metadata().withResourceVersion(null),
+                new calico.api.model.WorkloadEndpointSpec(s.orchestrator(), s.workload(), s.node(), "c0ffee", s.pod(),
+                        s.endpoint(), s.serviceAccountName(), List.of("10.0.0.9/32"), null, null, null, s.profiles(),
+                        s.interfaceName(), null, null, null));
+        WorkloadEndpoint created = (WorkloadEndpoint) store.create(wanted);
+
+        Map<String, String> annotations = k8s.pods().inNamespace("prod").withName("web-1").get().getMetadata().getAnnotations();
+        assertThat(annotations).containsEntry("cni.projectcalico.org/podIP", "10.0.0.9/32")
+                .containsEntry("cni.projectcalico.org/podIPs", "10.0.0.9/32")
+                .containsEntry("cni.projectcalico.org/containerID", "c0ffee");
+        assertThat(created.spec().ipNetworks()).containsExactly("10.0.0.9/32");
+        assertThat(created.spec().containerID()).isEqualTo("c0ffee");
+        assertThat(store.get(key)).contains(created);
+        assertThatThrownBy(() -> store.delete(key, before.metadata().resourceVersion()))
+                .isInstanceOf(DatastoreException.Conflict.class);
+
+        Resource deleted = store.delete(key, created.metadata().resourceVersion());
+
+        assertThat(deleted).isEqualTo(created);
+        assertThat(k8s.pods().inNamespace("prod").withName("web-1").get().getMetadata().getAnnotations())
+                .containsEntry("cni.projectcalico.org/podIP", "");
+        assertThat(((WorkloadEndpoint) store.get(key).orElseThrow()).spec().ipNetworks()).isEmpty();
+        assertThatThrownBy(() -> store.delete(ResourceKey.of(ResourceKind.WORKLOAD_ENDPOINT, "prod",
+                "node--2-k8s-web--1-eth0"), null)).isInstanceOf(DatastoreException.NotFound.class);
+    }
+
+    @Test
     void writesToPresentedKindsAreRefusedNamingTheKind() {
         namespace("prod", Map.of());
         assertThatThrownBy(() -> store.create(new Profile(ObjectMeta.named("p"), new ProfileSpec(null, null, null))))
@@ -248,9 +283,6 @@ class KubernetesDatastoreTest {
                 .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("Profile is read-only");
         assertThatThrownBy(() -> store.create(new Node(ObjectMeta.named("n"), NodeSpec.ofBgp(null))))
                 .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("Node cannot be created or deleted");
-        assertThatThrownBy(() -> store.delete(ResourceKey.of(ResourceKind.WORKLOAD_ENDPOINT, "prod",
-                "node--1-k8s-web--1-eth0"), null))
-                .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("WorkloadEndpoint is read-only");
         assertThatThrownBy(() -> store.create(new NetworkPolicy(ObjectMeta.namespaced("prod", "knp.default.x"),
                 new NetworkPolicySpec(null, 10.0, null, null, "all()", null, null, null))))
                 .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("knp.default.");
