@@ -144,9 +144,10 @@ public final class KubernetesDatastore implements Datastore {
         List<Resource> items = new ArrayList<>();
         long revision = Long.MAX_VALUE;
         for (Source source : kinds.sources(kind)) {
-            GenericKubernetesResourceList page = call("list " + kind.plural(), null, () -> collection(source, ns).list());
-            // Sources are listed one after the other: the smallest revision is the one a watch may
-            // resume every source from without missing anything (it may see a change twice).
+            GenericKubernetesResourceList page = listSource(kind, source, ns, revision);
+            // Later sources are read at the first one's revision when the server can (one snapshot);
+            // otherwise the smallest revision is the one a watch may resume every source from
+            // without missing anything (it may then see a change twice).
             revision = Math.min(revision, revisionOf(page.getMetadata() == null ? null
                     : page.getMetadata().getResourceVersion(), "list " + source.describe()));
             for (GenericKubernetesResource obj : page.getItems()) {
@@ -167,6 +168,21 @@ public final class KubernetesDatastore implements Datastore {
         }
         items.sort(BY_NAMESPACE_THEN_NAME);
         return new ListResult(items, revision);
+    }
+
+    /** Lists one source; at exactly {@code at} unless it is {@code Long.MAX_VALUE} (the first source). */
+    private GenericKubernetesResourceList listSource(ResourceKind kind, Source source, String ns, long at) {
+        if (at == Long.MAX_VALUE) {
+            return call("list " + kind.plural(), null, () -> collection(source, ns).list());
+        }
+        try {
+            return raw("list " + kind.plural(), () -> collection(source, ns).list(new ListOptionsBuilder()
+                    .withResourceVersion(Long.toString(at)).withResourceVersionMatch("Exact").build()));
+        } catch (KubernetesStatus s) {
+            // 410: that revision is already compacted (or the server cannot list at it): read the latest.
+            LOG.debug("list {} at revision {}: {}; listing the latest", source.describe(), at, s.getMessage());
+            return call("list " + kind.plural(), null, () -> collection(source, ns).list());
+        }
     }
 
     @Override
