@@ -29,6 +29,13 @@ public final class Names {
     public static final String FAILSAFE_OUT = "cali-failsafe-out";
     public static final String FROM_HOST_DISPATCH = "cali-from-host-endpoint";
     public static final String TO_HOST_DISPATCH = "cali-to-host-endpoint";
+    /** Forwarded traffic by incoming / outgoing host endpoint (applyOnForward policy). */
+    public static final String FROM_HEP_FORWARD_DISPATCH = "cali-from-hep-forward";
+    public static final String TO_HEP_FORWARD_DISPATCH = "cali-to-hep-forward";
+    /** raw and mangle tables' PREROUTING chain (raw's OUTPUT chain is {@link #OUTPUT}). */
+    public static final String PREROUTING = "cali-PREROUTING";
+    /** The interface name the all-interfaces ({@code interfaceName: "*"}) host endpoint's chains carry. */
+    public static final String ALL_INTERFACES = "any-interface-at-all";
     /** nat table. */
     public static final String POSTROUTING = "cali-POSTROUTING";
     public static final String NAT_OUTGOING = "cali-nat-outgoing";
@@ -78,6 +85,16 @@ public final class Names {
     /** Traffic into the host from a host endpoint's interface (its ingress policy). */
     public static String fromHostEndpoint(String iface) {
         return limited("cali-fh-", iface, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /** Forwarded traffic into the host through a host endpoint's interface (its applyOnForward ingress). */
+    public static String fromHostEndpointForward(String iface) {
+        return limited("cali-fhfw-", iface, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /** Forwarded traffic out of a host endpoint's interface (its applyOnForward egress). */
+    public static String toHostEndpointForward(String iface) {
+        return limited("cali-thfw-", iface, RestoreTransaction.MAX_CHAIN_NAME);
     }
 
     /** {@return the set-name prefix of a family}: {@code cali40} or {@code cali60} */
