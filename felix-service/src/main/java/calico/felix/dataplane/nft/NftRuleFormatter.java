@@ -146,7 +146,8 @@ public final class NftRuleFormatter {
         } else if (m instanceof Match.ConntrackDnat d) {
             ObjectNode ct = JSON.objectNode();
             ct.putObject("ct").put("key", "status");
-            return List.of(NftExpr.match(d.negated() ? "!=" : "==", ct, JSON.textNode("dnat")));
+            // a flag test: "in" (ct status dnat) and "!" (ct status ! dnat); "=="/"!=" compare every bit
+            return List.of(NftExpr.match(d.negated() ? "!" : "in", ct, JSON.textNode("dnat")));
         } else if (m instanceof Match.ReversePathFails) {
             // fib saddr . mark . iif oif missing: no route back out of the incoming interface
             ObjectNode fib = JSON.objectNode();

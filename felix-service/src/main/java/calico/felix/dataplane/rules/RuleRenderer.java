@@ -397,7 +397,11 @@ public final class RuleRenderer {
                         .withComment("untracked policy accepted the packet"),
                 GenericRule.of(Target.RETURN, new Match.Interface(false, interfacePrefix, true)),
                 GenericRule.of(new Target.ClearMark(marks.all())),
-                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH), new Match.ConntrackDnat(true)),
+                // RETURN on DNAT rather than "jump unless DNAT": nft's ct expressions never match a packet
+                // without a conntrack entry (an untracked reply), iptables' "! --ctstate DNAT" would.
+                GenericRule.of(Target.RETURN, new Match.ConntrackDnat(false))
+                        .withComment("DNAT'd: the outgoing interface is not known yet"),
+                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH)),
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("host endpoint policy accepted the packet")));
     }

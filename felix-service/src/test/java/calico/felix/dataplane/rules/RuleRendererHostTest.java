@@ -69,7 +69,9 @@ class RuleRendererHostTest {
                         .withComment("untracked policy accepted the packet"),
                 GenericRule.of(Target.RETURN, new Match.Interface(false, "cali", true)),
                 GenericRule.of(new Target.ClearMark(mb.all())),
-                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH), new Match.ConntrackDnat(true)),
+                GenericRule.of(Target.RETURN, new Match.ConntrackDnat(false))
+                        .withComment("DNAT'd: the outgoing interface is not known yet"),
+                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH)),
                 GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(mb.accept()))
                         .withComment("host endpoint policy accepted the packet"));
         // No host endpoints: dispatch chains exist, send nowhere and return (null fallback).
