@@ -365,6 +365,7 @@ public abstract class PacketScenarios {
                     PolicyType.Ingress, PolicyType.Egress));
             assertThat(outside.tcpConnects(HOST_IP, 7023, YES)).as("both directions untracked and allowed").isTrue();
             assertThat(outside.tcpConnects(HOST_IP, 7024, NO)).as("other ports: normal policy denies").isFalse();
+            assertThat(driver.refresh()).as("the raw chains read back as written").isZero();
         }
     }
 
@@ -388,6 +389,7 @@ public abstract class PacketScenarios {
                             PolicyType.Ingress));
             assertThat(outside.tcpConnects(HOST_IP, 7023, YES)).as("normal policy allows").isTrue();
             assertThat(outside.tcpConnects(HOST_IP, 7024, NO)).as("pre-DNAT deny wins").isFalse();
+            assertThat(driver.refresh()).as("the mangle chains read back as written").isZero();
         }
     }
 
@@ -412,6 +414,7 @@ public abstract class PacketScenarios {
                     PolicyType.Ingress));
             assertThat(outside.tcpConnects(A_IP, 8080, YES)).as("applyOnForward allows 8080").isTrue();
             assertThat(outside.tcpConnects(A_IP, 8081, NO)).as("applyOnForward: rest denied").isFalse();
+            assertThat(driver.refresh()).isZero();
         }
     }
 
@@ -434,6 +437,7 @@ public abstract class PacketScenarios {
             put(hostGnp("open", 10, "role == 'up'", List.of(to7023), List.of(), false, false, false,
                     PolicyType.Ingress));
             assertThat(outside.tcpConnects(HOST_IP, 7023, YES)).as("policy opens the host").isTrue();
+            assertThat(driver.refresh()).isZero();
         }
     }
 
@@ -450,6 +454,7 @@ public abstract class PacketScenarios {
             assertThat(host.tcpConnects(OUT_IP, 7080, NO)).as("egress through up0 denied").isFalse();
             assertThat(host.tcpConnects(OUT_IP, 7099, YES)).as("DNAT'd to a local workload: not up0's egress")
                     .isTrue();
+            assertThat(driver.refresh()).isZero();
         }
     }
 
@@ -465,6 +470,7 @@ public abstract class PacketScenarios {
             assertThat(refused(a, B_IP, 8080)).as("Drop: silence").isFalse();
             apply(config(Map.of("iptablesFilterDenyAction", "Reject")));
             assertThat(refused(a, B_IP, 8080)).as("Reject: refused at once").isTrue();
+            assertThat(driver.refresh()).isZero();
             apply(config(Map.of("iptablesFilterDenyAction", "Drop")));
             assertThat(refused(a, B_IP, 8080)).as("back to Drop").isFalse();
         }
@@ -487,6 +493,23 @@ public abstract class PacketScenarios {
         assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300)).as("routed to b: spoofed, dropped").isFalse();
         host.exec("ip", "route", "replace", spoof + "/32", "dev", A_IF);
         assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300)).as("routed to a: a's address").isTrue();
+    }
+
+    /** With VXLAN on a pool, VXLAN's UDP port on this host takes datagrams only from Calico hosts. */
+    @Test
+    void vxlanIsAcceptedOnlyFromCalicoHosts() {
+        start();
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789)).as("no rules").isTrue();
+        apply(config(Map.of()), new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", false, "Never", "Always",
+                false), new DataplaneUpdate.HostMetadataUpdate(NODE, HOST_IP, null, Map.of()));
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789)).as("not a Calico host").isFalse();
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4790)).as("other ports untouched").isTrue();
+        apply(new DataplaneUpdate.HostMetadataUpdate("node2", OUT_IP, null, Map.of()));
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789)).as("a Calico host").isTrue();
+        apply(new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", false, "Never", "Never", false),
+                new DataplaneUpdate.HostMetadataRemove("node2"));
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789)).as("VXLAN off: untouched").isTrue();
+        assertThat(driver.refresh()).isZero();
     }
 
     // ---- helpers ----

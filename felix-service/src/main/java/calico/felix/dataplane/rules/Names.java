@@ -42,6 +42,10 @@ public final class Names {
     /** Driver set IDs (kernel names {@code cali40all-ipam-pools}, ...): every IP pool, and the natOutgoing ones. */
     public static final String ALL_POOLS_SET = "all-ipam-pools";
     public static final String MASQ_POOLS_SET = "masq-ipam-pools";
+    /** Every Calico host's address: where IPIP and VXLAN may come from (kernel name {@code cali40all-hosts-net}). */
+    public static final String ALL_HOSTS_SET = "all-hosts-net";
+    /** Calico's VXLAN port. */
+    public static final int VXLAN_PORT = 4789;
     public static final String IPSET_V4_TEMP_PREFIX = "cali4t";
     public static final String IPSET_V6_TEMP_PREFIX = "cali6t";
     public static final String IPSET_V4_PREFIX = "cali40";

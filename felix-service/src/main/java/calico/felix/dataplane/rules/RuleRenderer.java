@@ -114,7 +114,9 @@ public final class RuleRenderer {
         SortedMap<String, GenericChain> filter = new TreeMap<>();
         Set<String> refs = new TreeSet<>();
         add(filter, cache.same(forwardChain()));
-        add(filter, cache.same(inputChain()));
+        boolean ipip = encapOn(model, true);
+        boolean vxlan = encapOn(model, false);
+        add(filter, cache.same(inputChain(ipip, vxlan)));
         add(filter, cache.same(outputChain()));
         add(filter, cache.same(workloadToHostChain()));
         add(filter, cache.same(failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true)));
@@ -214,7 +216,31 @@ public final class RuleRenderer {
                 new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD),
                 new Entry(Table.FILTER, Hook.INPUT, Names.INPUT),
                 new Entry(Table.FILTER, Hook.OUTPUT, Names.OUTPUT),
-                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)), poolSets(model), refs);
+                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)), driverSets(model, ipip || vxlan), refs);
+    }
+
+    /** Whether an enabled pool uses IPIP ({@code ipip}) or VXLAN: Calico then turns that encapsulation on. */
+    static boolean encapOn(DataplaneModel model, boolean ipip) {
+        return model.pools().values().stream().filter(p -> !p.disabled()).map(p -> ipip ? p.ipipMode() : p.vxlanMode())
+                .anyMatch(m -> m != null && !m.isBlank() && !m.equalsIgnoreCase("Never"));
+    }
+
+    /** The pool sets, and with encapsulation on the Calico hosts' addresses. */
+    static SortedMap<String, Set<String>> driverSets(DataplaneModel model, boolean encap) {
+        SortedMap<String, Set<String>> out = poolSets(model);
+        if (encap) {
+            Set<String> hosts = new TreeSet<>();
+            model.hosts().values().forEach(h -> {
+                for (String a : new String[] {h.ipv4Address(), h.ipv6Address()}) {
+                    if (a != null && !a.isBlank()) {
+                        calico.api.net.Cidr.tryParseCidrOrIp(a).ifPresent(c -> hosts.add(
+                                calico.api.net.Cidr.of(c.address()).toString()));
+                    }
+                }
+            });
+            out.put(Names.ALL_HOSTS_SET, hosts);
+        }
+        return out;
     }
 
     /** How an endpoint chain treats its tiers (Calico's chain types). */
@@ -376,7 +402,35 @@ public final class RuleRenderer {
 
     /** Workload traffic to the host goes (goto, so its verdicts end INPUT's processing by us) to cali-wl-to-host. */
     Rules inputChain() {
-        return new Rules(Names.INPUT, List.of(
+        return inputChain(false, false);
+    }
+
+    /**
+     * With IPIP (VXLAN) on an enabled pool, IPv4 IPIP (UDP 4789) to this host is accepted only from
+     * Calico hosts ({@code all-hosts-net}) and dropped from anyone else, before any policy.
+     */
+    Rules inputChain(boolean ipip, boolean vxlan) {
+        List<GenericRule> encap = new ArrayList<>();
+        if (families.contains(IpFamily.V4)) {
+            Match fromHosts = new Match.InSet(Dir.SRC, IpFamily.V4, Names.ALL_HOSTS_SET, false);
+            if (ipip) {
+                encap.add(GenericRule.of(settings.allowTarget(), new Match.Family(IpFamily.V4),
+                        new Match.Protocol("4", false), fromHosts, new Match.DstLocal(false))
+                        .withComment("IPIP from Calico hosts"));
+                encap.add(GenericRule.of(settings.denyTarget(), new Match.Family(IpFamily.V4),
+                        new Match.Protocol("4", false)).withComment("IPIP from other hosts"));
+            }
+            if (vxlan) {
+                Match port = new Match.Ports(Dir.DST, List.of(Integer.toString(Names.VXLAN_PORT)), false);
+                encap.add(GenericRule.of(settings.allowTarget(), new Match.Family(IpFamily.V4),
+                        new Match.Protocol("udp", false), port, fromHosts, new Match.DstLocal(false))
+                        .withComment("VXLAN from Calico hosts"));
+                encap.add(GenericRule.of(Target.DROP, new Match.Family(IpFamily.V4), new Match.Protocol("udp", false),
+                        port, new Match.DstLocal(false)).withComment("VXLAN from other hosts"));
+            }
+        }
+        List<GenericRule> rules = new ArrayList<>(encap);
+        rules.addAll(List.of(
                 GenericRule.of(new Target.Goto(Names.WL_TO_HOST), new Match.Interface(true, interfacePrefix, true)),
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("untracked or pre-DNAT policy accepted the packet"),
@@ -384,6 +438,7 @@ public final class RuleRenderer {
                 GenericRule.of(new Target.Jump(Names.FROM_HOST_DISPATCH)),
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("host endpoint policy accepted the packet")));
+        return new Rules(Names.INPUT, rules);
     }
 
     /**
