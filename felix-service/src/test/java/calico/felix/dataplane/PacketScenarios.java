@@ -134,8 +134,11 @@ public abstract class PacketScenarios {
     /** {@return everything of ours the kernel lists}, every table */
     protected abstract String listOurs();
 
-    /** The host's own nat OUTPUT rule (not ours): TCP to {@code ip:port} is DNAT'd to {@code toIp:toPort}. */
-    protected abstract void dnatLocalTraffic(String ip, int port, String toIp, int toPort);
+    /**
+     * The host's own nat rule (not ours): TCP to {@code ip:port} is DNAT'd to {@code toIp:toPort},
+     * in nat PREROUTING ({@code prerouting}: arriving traffic) or nat OUTPUT (the host's own).
+     */
+    protected abstract void dnat(boolean prerouting, String ip, int port, String toIp, int toPort);
 
     /**
      * Sets the kernel's INPUT verdict after our chains to DROP (or back); {@return false} when the
@@ -393,6 +396,29 @@ public abstract class PacketScenarios {
         }
     }
 
+    /** preDNAT policy matches the destination as it arrived, before the host's DNAT rewrites it. */
+    @Test
+    void preDnatPolicySeesTheDestinationBeforeDnat() {
+        start();
+        try (NetNs.Listener a80 = a.tcpListener(A_IP, 8080)) {
+            dnat(true, HOST_IP, 7099, A_IP, 8080);
+            put(tier("default", 1000.0), allowAllProfile("kns.test"), wepA(Map.of("app", "a")),
+                    hep("up0", NODE, "up0", UP));
+            assertThat(outside.tcpConnects(HOST_IP, 7099, YES)).as("DNAT'd and forwarded to a").isTrue();
+            Rule deny8080 = action(Action.Deny).withProtocol(Protocol.TCP)
+                    .withDestination(EntityRule.empty().withPorts(List.of(Port.of(8080))));
+            put(hostGnp("pre", 10, "role == 'up'", List.of(deny8080), List.of(), false, true, true,
+                    PolicyType.Ingress));
+            assertThat(outside.tcpConnects(HOST_IP, 7099, YES)).as("pre-DNAT sees port 7099, not 8080").isTrue();
+            Rule deny7099 = action(Action.Deny).withProtocol(Protocol.TCP)
+                    .withDestination(EntityRule.empty().withPorts(List.of(Port.of(7099))));
+            put(hostGnp("pre", 10, "role == 'up'", List.of(deny7099), List.of(), false, true, true,
+                    PolicyType.Ingress));
+            assertThat(outside.tcpConnects(HOST_IP, 7099, NO)).as("pre-DNAT denies port 7099").isFalse();
+            assertThat(outside.tcpConnects(A_IP, 8080, YES)).as("straight to a: not 7099").isTrue();
+        }
+    }
+
     /** Forwarded traffic through a host endpoint is policed only by its applyOnForward policies. */
     @Test
     void applyOnForwardPoliciesPoliceForwardedTraffic() {
@@ -446,7 +472,7 @@ public abstract class PacketScenarios {
     void dnatTrafficFromTheHostSkipsHostEndpointEgress() {
         start();
         try (NetNs.Listener a80 = a.tcpListener(A_IP, 8080); NetNs.Listener o = outside.tcpListener(OUT_IP, 7080)) {
-            dnatLocalTraffic(OUT_IP, 7099, A_IP, 8080);
+            dnat(false, OUT_IP, 7099, A_IP, 8080);
             assertThat(host.tcpConnects(OUT_IP, 7099, YES)).as("the host's DNAT works").isTrue();
             apply(config(Map.of()), allowAllProfileUpdate(), wepUpdate("a", A_IF, A_IP, A_IP6, List.of()),
                     new DataplaneUpdate.HostEndpointUpdate("node1/up0", "up0", List.of(HOST_IP), List.of(), List.of(),

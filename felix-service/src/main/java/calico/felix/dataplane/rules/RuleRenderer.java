@@ -28,30 +28,23 @@ import java.util.stream.Stream;
 /**
  * Renders a {@link DataplaneModel} into Calico's chain layout as a backend-neutral
  * {@link Ruleset}; the iptables and nftables drivers only format it. Every semantic decision
- * (what is allowed, in which order, which verdict) is made here. Layout (filter table; "allow"
- * is ACCEPT, or RETURN under {@code iptablesFilterAllowAction: Return}):
+ * (what is allowed, in which order, which verdict) is made here. The layout, table by table, is
+ * in {@code felix-service/design/rules.md} §2; in short:
  *
  * <pre>
- * FORWARD -> cali-FORWARD: clear marks; (-i cali+) cali-from-wl-dispatch; (-o cali+) cali-to-wl-dispatch;
- *                          accept mark set: allow
- * INPUT   -> cali-INPUT:   (-i cali+) goto cali-wl-to-host; clear marks; cali-from-host-endpoint;
- *                          accept mark set: allow
- * OUTPUT  -> cali-OUTPUT:  (-o cali+) RETURN (host to workload is not policed); clear marks;
- *                          cali-to-host-endpoint; accept mark set: allow
- * cali-wl-to-host: [V6: NDP/MLD/RS ICMPv6 allow]; cali-from-wl-dispatch; defaultEndpointToHostAction
- * cali-from-wl-dispatch / cali-to-wl-dispatch: by interface, goto cali-fw-&lt;if&gt; / cali-tw-&lt;if&gt;; unknown: DROP
- * cali-from-host-endpoint / cali-to-host-endpoint: by interface, goto cali-fh-&lt;if&gt; / cali-th-&lt;if&gt;;
- *                          unknown: return (interfaces without a host endpoint are not touched)
- * cali-tw/fw-&lt;if&gt;: clear marks; ct established/related allow; ct invalid DROP;
- *   per enforced tier: clear pass; per policy: (pass clear) jump cali-pi/po-&lt;id&gt;, accept set: RETURN;
- *   end of tier: pass clear -> DROP (unless the tier's default is Pass);
- *   per profile: jump cali-pri/pro-&lt;name&gt;, accept set: RETURN; finally DROP.
- * cali-fh/th-&lt;if&gt;: the same, with jump cali-failsafe-in/out after the conntrack rules
- *   (fh applies the host endpoint's ingress = pi/pri chains, th its egress = po/pro)
- * cali-failsafe-in:  per failsafeInboundHostPorts: proto, dport [, src net] ACCEPT
- * cali-failsafe-out: per failsafeOutboundHostPorts: proto, dport [, dst net] ACCEPT
- * nat: POSTROUTING -> cali-POSTROUTING: cali-nat-outgoing;
- *      cali-nat-outgoing: src in masq-ipam-pools, dst not in all-ipam-pools: MASQUERADE (per family with such pools)
+ * raw    PREROUTING: clear marks; mark workload traffic; drop it when its source fails the reverse-path
+ *                    check; untracked (doNotTrack) host endpoint ingress; accepted: ACCEPT
+ * raw    OUTPUT:     clear marks; untracked host endpoint egress; accepted: ACCEPT
+ * mangle PREROUTING: established: ACCEPT; pre-DNAT host endpoint ingress; accepted: ACCEPT
+ * filter FORWARD:    incoming host endpoint's applyOnForward policy (unless raw/mangle accepted);
+ *                    from/to workload dispatch; outgoing host endpoint's applyOnForward policy; allow
+ * filter INPUT:      [IPIP/VXLAN from Calico hosts]; workloads goto cali-wl-to-host; raw/mangle-accepted:
+ *                    allow; host endpoint ingress (the "*" endpoint for interfaces without one); allow
+ * filter OUTPUT:     raw-accepted: allow; to workloads RETURN; DNAT'd: RETURN; host endpoint egress; allow
+ * endpoint chains:   marks cleared; ct est/rel allow, invalid deny; per tier: policies with pass/accept
+ *                    marks, end-of-tier deny; profiles; final deny (untracked, pre-DNAT and forward
+ *                    chains differ as Calico's chain types do: see {@link Kind})
+ * nat POSTROUTING:   natOutgoing pools' traffic leaving the pools: MASQUERADE
  * </pre>
  *
  * <p>Families: a ruleset serves the families it is asked for (iptables renders one per table,

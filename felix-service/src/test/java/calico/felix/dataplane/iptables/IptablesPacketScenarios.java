@@ -88,8 +88,9 @@ abstract class IptablesPacketScenarios extends PacketScenarios {
     }
 
     @Override
-    protected void dnatLocalTraffic(String ip, int port, String toIp, int toPort) {
-        host.exec(tool(IpVersion.V4), "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-d", ip, "--dport",
+    protected void dnat(boolean prerouting, String ip, int port, String toIp, int toPort) {
+        host.exec(tool(IpVersion.V4), "-t", "nat", "-A", prerouting ? "PREROUTING" : "OUTPUT", "-p", "tcp", "-d", ip,
+                "--dport",
                 Integer.toString(port), "-j", "DNAT", "--to-destination", toIp + ":" + toPort);
     }
 

@@ -85,10 +85,11 @@ class NftablesPacketTest extends PacketScenarios {
     }
 
     @Override
-    protected void dnatLocalTraffic(String ip, int port, String toIp, int toPort) {
+    protected void dnat(boolean prerouting, String ip, int port, String toIp, int toPort) {
+        String hook = prerouting ? "prerouting" : "output";
         host.exec("nft", "add", "table", "ip", "hostdnat");
-        host.exec("nft", "add", "chain", "ip", "hostdnat", "out", "{ type nat hook output priority -100 ; }");
-        host.exec("nft", "add", "rule", "ip", "hostdnat", "out", "ip", "daddr", ip, "tcp", "dport",
+        host.exec("nft", "add", "chain", "ip", "hostdnat", hook, "{ type nat hook " + hook + " priority -100 ; }");
+        host.exec("nft", "add", "rule", "ip", "hostdnat", hook, "ip", "daddr", ip, "tcp", "dport",
                 Integer.toString(port), "dnat", "to", toIp + ":" + toPort);
     }
 }
