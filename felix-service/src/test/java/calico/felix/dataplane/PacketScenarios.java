@@ -467,19 +467,30 @@ public abstract class PacketScenarios {
         }
     }
 
-    /** Locally generated traffic DNAT'd to a local workload is not judged by the pre-DNAT interface's egress policy. */
+    /**
+     * The host's own DNAT'd traffic is judged by the egress policy of the interface it really
+     * leaves by (mangle POSTROUTING), not by the pre-DNAT route's (filter OUTPUT).
+     */
     @Test
     void dnatTrafficFromTheHostSkipsHostEndpointEgress() {
         start();
         try (NetNs.Listener a80 = a.tcpListener(A_IP, 8080); NetNs.Listener o = outside.tcpListener(OUT_IP, 7080)) {
             dnat(false, OUT_IP, 7099, A_IP, 8080);
+            dnat(false, "10.99.0.1", 7098, OUT_IP, 7080);
             assertThat(host.tcpConnects(OUT_IP, 7099, YES)).as("the host's DNAT works").isTrue();
+            assertThat(host.tcpConnects("10.99.0.1", 7098, YES)).as("and the other").isTrue();
             apply(config(Map.of()), allowAllProfileUpdate(), wepUpdate("a", A_IF, A_IP, A_IP6, List.of()),
                     new DataplaneUpdate.HostEndpointUpdate("node1/up0", "up0", List.of(HOST_IP), List.of(), List.of(),
                             List.of(), List.of()));
             assertThat(host.tcpConnects(OUT_IP, 7080, NO)).as("egress through up0 denied").isFalse();
             assertThat(host.tcpConnects(OUT_IP, 7099, YES)).as("DNAT'd to a local workload: not up0's egress")
                     .isTrue();
+            assertThat(host.tcpConnects("10.99.0.1", 7098, NO)).as("DNAT'd out of up0: up0's egress, after reroute")
+                    .isFalse();
+            apply(new DataplaneUpdate.HostEndpointUpdate("node1/up0", "up0", List.of(HOST_IP), List.of(),
+                    List.of("kns.test"), List.of(), List.of()));
+            assertThat(host.tcpConnects("10.99.0.1", 7098, YES)).as("up0's egress allows it").isTrue();
+            assertThat(a.tcpConnects(OUT_IP, 7080, YES)).as("forwarded DNAT-free traffic: not host egress").isTrue();
             assertThat(driver.refresh()).isZero();
         }
     }

@@ -181,6 +181,7 @@ public final class RuleRenderer {
         });
         renderRaw(model, raw, heps, any, cache);
         renderMangle(model, mangle, heps, any, cache);
+        renderManglePostrouting(model, mangle, heps, chained, any, existing, cache);
         model.policies().forEach((id, p) -> {
             if (!id.staged()) {
                 cache.chains(id, List.of(p), () -> List.of(
@@ -206,6 +207,7 @@ public final class RuleRenderer {
                 new Entry(Table.RAW, Hook.PREROUTING, Names.PREROUTING),
                 new Entry(Table.RAW, Hook.OUTPUT, Names.OUTPUT),
                 new Entry(Table.MANGLE, Hook.PREROUTING, Names.PREROUTING),
+                new Entry(Table.MANGLE, Hook.POSTROUTING, Names.POSTROUTING),
                 new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD),
                 new Entry(Table.FILTER, Hook.INPUT, Names.INPUT),
                 new Entry(Table.FILTER, Hook.OUTPUT, Names.OUTPUT),
@@ -245,7 +247,12 @@ public final class RuleRenderer {
         /** raw, doNotTrack: no conntrack rules; an allow also un-tracks; no verdict falls through to the rest */
         UNTRACKED,
         /** mangle PREROUTING, preDNAT: conntrack rules; no verdict falls through to the rest */
-        PRE_DNAT
+        PRE_DNAT,
+        /**
+         * mangle POSTROUTING, normal egress policy for DNAT'd host traffic: as NORMAL, but "allowed"
+         * is RETURN with the accept mark set (mangle may still change allowed packets) and denials DROP
+         */
+        MANGLE_EGRESS
     }
 
     /**
@@ -328,6 +335,54 @@ public final class RuleRenderer {
     }
 
     /**
+     * mangle POSTROUTING: host endpoint egress policy for the host's own DNAT'd traffic, which filter
+     * OUTPUT skips (its outgoing interface is only known after the reroute that follows filter
+     * OUTPUT). Forwarded traffic carries the accept bit from cali-FORWARD and is left alone.
+     */
+    private void renderManglePostrouting(DataplaneModel model, SortedMap<String, GenericChain> mangle,
+                                         SortedMap<String, HostEndpointUpdate> heps,
+                                         SortedMap<String, HostEndpointUpdate> chained, HostEndpointUpdate any,
+                                         Set<PolicyId> existing, RenderCache.Round cache) {
+        add(mangle, cache.same("mangle:", new Rules(Names.POSTROUTING, List.of(
+                GenericRule.of(Target.RETURN, new Match.MarkAllSet(marks.accept()))
+                        .withComment("forwarded, or already accepted"),
+                GenericRule.of(new Target.ClearMark(marks.all())),
+                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH), new Match.ConntrackDnat(false)),
+                GenericRule.of(Target.RETURN, new Match.MarkAllSet(marks.accept()))
+                        .withComment("host endpoint policy accepted the packet")))));
+        add(mangle, cache.same("mangle:", hostDispatch(Names.TO_HOST_DISPATCH, false, heps,
+                any == null ? null : Names.ALL_INTERFACES, Names::toHostEndpoint)));
+        add(mangle, cache.same("mangle:", failsafeChain(Names.FAILSAFE_OUT, settings.failsafeOut(), false)));
+        Set<PolicyId> used = new TreeSet<>(Comparator.comparing(Names::policyKey));
+        Set<String> profiles = new TreeSet<>();
+        chained.forEach((iface, h) -> {
+            for (GenericChain c : cache.endpoint("mangle egress host endpoint " + iface, h,
+                    () -> missingOfHost(h, existing), () -> List.of(endpointChain(Names.toHostEndpoint(iface),
+                            h.egress(), h.profileIds(), false, existing, Names.FAILSAFE_OUT, Kind.MANGLE_EGRESS,
+                            iface.equals(Names.ALL_INTERFACES))))) {
+                add(mangle, c);
+            }
+            h.egress().forEach(t -> used.addAll(t.policies()));
+            profiles.addAll(h.profileIds());
+        });
+        for (PolicyId id : used) {
+            CompiledPolicy p = model.policies().get(id);
+            if (p != null && !id.staged()) {
+                cache.chains(List.of("mangle-out", id), List.of(p), () -> List.of(
+                        new Rules(Names.policyOutbound(id), rules(p.outbound(), Target.DROP)))).forEach(c -> add(mangle, c));
+            }
+        }
+        for (String name : profiles) {
+            CompiledPolicy p = model.profiles().get(name);
+            if (p != null) {
+                cache.chains(List.of("mangle-out", "profile " + name), List.of(p), () -> List.of(
+                        new Rules(Names.profileOutbound(name), rules(p.outbound(), Target.DROP))))
+                        .forEach(c -> add(mangle, c));
+            }
+        }
+    }
+
+    /**
      * A table's own copies of the policy chains its endpoint chains jump to (iptables chains live in
      * one table); denials there are DROP (REJECT exists only in filter).
      */
@@ -390,7 +445,9 @@ public final class RuleRenderer {
                 GenericRule.of(new Target.Jump(Names.TO_WL_DISPATCH), new Match.Interface(false, interfacePrefix, true)),
                 GenericRule.of(new Target.Jump(Names.TO_HEP_FORWARD_DISPATCH)),
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
-                        .withComment("policy accepted the packet")));
+                        .withComment("policy accepted the packet"),
+                GenericRule.of(new Target.SetMark(marks.accept()))
+                        .withComment("forwarded: mangle POSTROUTING leaves it to the forward policy")));
     }
 
     /** Workload traffic to the host goes (goto, so its verdicts end INPUT's processing by us) to cali-wl-to-host. */
@@ -638,6 +695,7 @@ public final class RuleRenderer {
         Match passClear = new Match.MarkAllClear(marks.pass());
         Match acceptSet = new Match.MarkAllSet(marks.accept());
         boolean filter = kind == Kind.NORMAL || kind == Kind.FORWARD;
+        boolean normal = kind == Kind.NORMAL || kind == Kind.MANGLE_EGRESS;
         Target deny = filter ? settings.denyTarget() : Target.DROP;
         List<GenericRule> rules = new ArrayList<>();
         if (allInterfaces) {
@@ -646,8 +704,13 @@ public final class RuleRenderer {
                     .withComment("workload interfaces are not host endpoints"));
         }
         rules.add(GenericRule.of(new Target.ClearMark(marks.both())));
+        if (kind == Kind.MANGLE_EGRESS) {
+            rules.add(GenericRule.of(new Target.SetMark(marks.accept()),
+                    new Match.Conntrack(Set.of(Match.CtState.RELATED, Match.CtState.ESTABLISHED))));
+        }
         if (kind != Kind.UNTRACKED) {
-            rules.add(GenericRule.of(filter ? settings.allowTarget() : Target.ACCEPT,
+            rules.add(GenericRule.of(filter ? settings.allowTarget() : kind == Kind.MANGLE_EGRESS ? Target.RETURN
+                            : Target.ACCEPT,
                     new Match.Conntrack(Set.of(Match.CtState.RELATED, Match.CtState.ESTABLISHED))));
             rules.add(GenericRule.of(deny, new Match.Conntrack(Set.of(Match.CtState.INVALID))));
         }
@@ -678,7 +741,7 @@ public final class RuleRenderer {
             }
             Action def = tier.missing() || tier.defaultAction() == null ? Action.Deny : tier.defaultAction();
             // Untracked and pre-DNAT policy that decides nothing leaves the packet to the filter table's policy.
-            if (def != Action.Pass && filter) {
+            if (def != Action.Pass && (filter || normal)) {
                 rules.add(GenericRule.of(deny, passClear).withComment("end of tier " + tier.tier()));
             }
         }
@@ -687,7 +750,7 @@ public final class RuleRenderer {
                     .withComment("no applyOnForward policy: forwarded traffic is allowed"));
             rules.add(GenericRule.of(Target.RETURN));
         }
-        if (kind == Kind.NORMAL) {
+        if (normal) {
             for (String profile : profiles) {
                 rules.add(GenericRule.of(new Target.Jump(inbound ? Names.profileInbound(profile)
                         : Names.profileOutbound(profile))));

@@ -148,7 +148,9 @@ class ChainRendererTest {
                 .containsExactly("-j MARK --set-xmark 0x0/0x6000000",
                         "-m mark --mark 0x0/0x1000000 -j cali-from-hep-forward",
                         "-i tap+ -j cali-from-wl-dispatch", "-o tap+ -j cali-to-wl-dispatch", "-j cali-to-hep-forward",
-                        "-m comment --comment \"policy accepted the packet\" -m mark --mark 0x1000000/0x1000000 -j ACCEPT");
+                        "-m comment --comment \"policy accepted the packet\" -m mark --mark 0x1000000/0x1000000 -j ACCEPT",
+                        "-m comment --comment \"forwarded: mangle POSTROUTING leaves it to the forward policy\" "
+                                + "-j MARK --set-xmark 0x1000000/0x1000000");
         assertThat(chains.get("cali-from-wl-dispatch").rules().stream().map(calico.dataplane.iptables.Rule::render))
                 .containsExactly("-i caliA -g cali-fw-caliA", "-j DROP");
         assertThat(chains.get("cali-to-wl-dispatch").rules().stream().map(calico.dataplane.iptables.Rule::render))

@@ -118,7 +118,7 @@ class RuleRendererHostKindsTest {
                 GenericRule.of(new Target.Jump(Names.policyInbound(P)), new Match.MarkAllClear(MB.pass())));
         assertThat(fh).noneMatch(r -> r.target() instanceof Target.Drop && r.matches().isEmpty());
         assertThat(rs.chains(Table.MANGLE)).containsKey(Names.policyInbound(P))
-                .doesNotContainKey(Names.policyOutbound(P)).doesNotContainKey(Names.toHostEndpoint("eth0"));
+                .doesNotContainKey(Names.policyOutbound(P));
     }
 
     @Test
@@ -205,6 +205,30 @@ class RuleRendererHostKindsTest {
         assertThat(new IptablesFormatter(IpFamily.V4).rule(rules(on, Table.FILTER, Names.INPUT).get(0),
                 new HashMap<>()).get(0).render()).isEqualTo("-m comment --comment \"IPIP from Calico hosts\" -p 4 "
                 + "-m set --match-set cali40all-hosts-net src -m addrtype --dst-type LOCAL -j ACCEPT");
+    }
+
+    @Test
+    void dnatHostTrafficMeetsHostEndpointEgressInManglePostrouting() {
+        Ruleset rs = RuleRenderer.render(model(Map.of("iptablesFilterDenyAction", "Reject"),
+                new DataplaneUpdate.ActivePolicyUpdate(P, DENY_IN), new HostEndpointUpdate("n/eth0", "eth0", List.of(),
+                        List.of(), List.of("prof"), List.of(), tier(P))), V4);
+        assertThat(rules(rs, Table.MANGLE, Names.POSTROUTING)).containsExactly(
+                GenericRule.of(Target.RETURN, new Match.MarkAllSet(MB.accept())).withComment("forwarded, or already accepted"),
+                GenericRule.of(new Target.ClearMark(MB.all())),
+                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH), new Match.ConntrackDnat(false)),
+                GenericRule.of(Target.RETURN, new Match.MarkAllSet(MB.accept()))
+                        .withComment("host endpoint policy accepted the packet"));
+        List<GenericRule> th = rules(rs, Table.MANGLE, Names.toHostEndpoint("eth0"));
+        Match est = new Match.Conntrack(Set.of(Match.CtState.RELATED, Match.CtState.ESTABLISHED));
+        assertThat(th).containsSubsequence(GenericRule.of(new Target.SetMark(MB.accept()), est),
+                GenericRule.of(Target.RETURN, est), GenericRule.of(new Target.Jump(Names.FAILSAFE_OUT)),
+                GenericRule.of(new Target.Jump(Names.policyOutbound(P)), new Match.MarkAllClear(MB.pass())),
+                GenericRule.of(Target.DROP, new Match.MarkAllClear(MB.pass())).withComment("end of tier default"),
+                GenericRule.of(new Target.Jump(Names.profileOutbound("prof"))),
+                GenericRule.of(Target.DROP).withComment("no policy or profile accepted"));
+        assertThat(rs.chains(Table.MANGLE)).containsKey(Names.policyOutbound(P)).containsKey(Names.FAILSAFE_OUT);
+        assertThat(rules(rs, Table.FILTER, Names.FORWARD)).last().isEqualTo(GenericRule.of(
+                new Target.SetMark(MB.accept())).withComment("forwarded: mangle POSTROUTING leaves it to the forward policy"));
     }
 
     @Test
