@@ -136,9 +136,19 @@ public sealed interface DataplaneUpdate {
     }
 
     /** A host endpoint on this node (create or replace); fields as for workload endpoints. */
+    /**
+     * A local host endpoint. {@code ingress}/{@code egress}: its normal policies (neither
+     * doNotTrack nor preDNAT) for the host's own traffic; {@code untrackedIngress}/{@code
+     * untrackedEgress}: doNotTrack policies; {@code preDnatIngress}: preDNAT policies (ingress
+     * only); {@code forwardIngress}/{@code forwardEgress}: the normal policies with
+     * applyOnForward, which also police traffic forwarded through the endpoint.
+     */
     record HostEndpointUpdate(String id, String interfaceName, java.util.List<String> expectedIpv4,
                               java.util.List<String> expectedIpv6, java.util.List<String> profileIds,
-                              java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress)
+                              java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress,
+                              java.util.List<TierPolicies> untrackedIngress, java.util.List<TierPolicies> untrackedEgress,
+                              java.util.List<TierPolicies> preDnatIngress, java.util.List<TierPolicies> forwardIngress,
+                              java.util.List<TierPolicies> forwardEgress)
             implements DataplaneUpdate {
         public HostEndpointUpdate {
             expectedIpv4 = java.util.List.copyOf(expectedIpv4);
@@ -146,6 +156,19 @@ public sealed interface DataplaneUpdate {
             profileIds = java.util.List.copyOf(profileIds);
             ingress = java.util.List.copyOf(ingress);
             egress = java.util.List.copyOf(egress);
+            untrackedIngress = java.util.List.copyOf(untrackedIngress);
+            untrackedEgress = java.util.List.copyOf(untrackedEgress);
+            preDnatIngress = java.util.List.copyOf(preDnatIngress);
+            forwardIngress = java.util.List.copyOf(forwardIngress);
+            forwardEgress = java.util.List.copyOf(forwardEgress);
+        }
+
+        /** A host endpoint with normal policies only. */
+        public HostEndpointUpdate(String id, String interfaceName, java.util.List<String> expectedIpv4,
+                                  java.util.List<String> expectedIpv6, java.util.List<String> profileIds,
+                                  java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress) {
+            this(id, interfaceName, expectedIpv4, expectedIpv6, profileIds, ingress, egress, java.util.List.of(),
+                    java.util.List.of(), java.util.List.of(), java.util.List.of(), java.util.List.of());
         }
     }
 

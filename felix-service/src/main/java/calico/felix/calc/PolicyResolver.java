@@ -74,7 +74,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
     public void onPolicyUpdated(PolicyView view) {
         PolicyView old = views.put(view.id(), view);
         if (old != null && (!Objects.equals(old.order(), view.order()) || old.ingress() != view.ingress()
-                || old.egress() != view.egress())) {
+                || old.egress() != view.egress() || !old.hostKind().equals(view.hostKind()))) {
             dirty.addAll(endpointsByPolicy.getOrDefault(view.id(), Set.of()));
         }
     }
@@ -177,8 +177,12 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
 
     private DataplaneUpdate resolve(ResourceKey key, Object ep) {
         Set<PolicyId> matched = policiesByEndpoint.getOrDefault(key, Set.of());
-        List<TierPolicies> in = tierList(matched, true);
-        List<TierPolicies> out = tierList(matched, false);
+        boolean host = ep instanceof HostEndpoint;
+        // Host endpoints split their policies by kind, as Calico's event sequencer does: the normal
+        // lists hold neither untracked nor pre-DNAT ones; the forward lists the normal applyOnForward ones.
+        java.util.function.Predicate<PolicyView> normal = v -> !host || v.hostKind().normal();
+        List<TierPolicies> in = tierList(matched, true, normal);
+        List<TierPolicies> out = tierList(matched, false, normal);
         List<String> profileIds = new ArrayList<>();
         for (String p : profilesOf(ep)) {
             if (profiles.contains(p)) {
@@ -198,8 +202,12 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         }
         HostEndpoint h = (HostEndpoint) ep;
         split(h.spec().expectedIPs(), v4, v6);
+        java.util.function.Predicate<PolicyView> forward = v -> v.hostKind().normal() && v.hostKind().applyOnForward();
         return new DataplaneUpdate.HostEndpointUpdate(key.name(), h.spec().interfaceName(), v4, v6, profileIds, in,
-                out);
+                out, tierList(matched, true, v -> v.hostKind().doNotTrack()),
+                tierList(matched, false, v -> v.hostKind().doNotTrack()),
+                tierList(matched, true, v -> v.hostKind().preDnat() && !v.hostKind().doNotTrack()),
+                tierList(matched, true, forward), tierList(matched, false, forward));
     }
 
     private static void split(List<String> nets, List<String> v4, List<String> v6) {
@@ -208,11 +216,12 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         }
     }
 
-    private List<TierPolicies> tierList(Set<PolicyId> matched, boolean ingress) {
+    private List<TierPolicies> tierList(Set<PolicyId> matched, boolean ingress,
+                                        java.util.function.Predicate<PolicyView> kind) {
         Map<String, List<PolicyView>> byTier = new TreeMap<>();
         for (PolicyId id : matched) {
             PolicyView v = views.get(id);
-            if (v != null && (ingress ? v.ingress() : v.egress())) {
+            if (v != null && (ingress ? v.ingress() : v.egress()) && kind.test(v)) {
                 byTier.computeIfAbsent(id.tier(), x -> new ArrayList<>()).add(v);
             }
         }

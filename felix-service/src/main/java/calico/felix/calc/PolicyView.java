@@ -23,7 +23,21 @@ import java.util.List;
  * @param namespace the policy's namespace (rule selectors are scoped to it), {@code null} if global
  */
 record PolicyView(PolicyId id, Double order, Selector selector, boolean ingress, boolean egress,
-                  List<Rule> ingressRules, List<Rule> egressRules, String namespace) {
+                  List<Rule> ingressRules, List<Rule> egressRules, String namespace, HostKind hostKind) {
+
+    /**
+     * How a GlobalNetworkPolicy applies to host endpoints: {@code doNotTrack} (raw table, untracked),
+     * {@code preDNAT} (mangle prerouting, ingress only), {@code applyOnForward} (also polices traffic
+     * forwarded through the host endpoint). Namespaced policies are always {@link #NORMAL}.
+     */
+    record HostKind(boolean doNotTrack, boolean preDnat, boolean applyOnForward) {
+        static final HostKind NORMAL = new HostKind(false, false, false);
+
+        /** Neither untracked nor pre-DNAT: the host endpoint's normal (filter table) policy. */
+        boolean normal() {
+            return !doNotTrack && !preDnat;
+        }
+    }
 
     static final String DEFAULT_TIER = "default";
 
@@ -55,7 +69,9 @@ record PolicyView(PolicyId id, Double order, Selector selector, boolean ingress,
                         : CalicoLabels.serviceAccountSelector(s.serviceAccountSelector()));
         List<PolicyType> types = defaultTypes(s.types(), s.ingress(), s.egress());
         return new PolicyView(new PolicyId(tier(s.tier()), null, name, kind), s.order(), sel,
-                types.contains(PolicyType.Ingress), types.contains(PolicyType.Egress), s.ingress(), s.egress(), null);
+                types.contains(PolicyType.Ingress), types.contains(PolicyType.Egress), s.ingress(), s.egress(), null,
+                new HostKind(Boolean.TRUE.equals(s.doNotTrack()), Boolean.TRUE.equals(s.preDNAT()),
+                        Boolean.TRUE.equals(s.applyOnForward())));
     }
 
     private static PolicyView namespaced(String ns, String name, NetworkPolicySpec s, calico.api.model.ResourceKind kind) {
@@ -64,7 +80,8 @@ record PolicyView(PolicyId id, Double order, Selector selector, boolean ingress,
                         : CalicoLabels.serviceAccountSelector(s.serviceAccountSelector()));
         List<PolicyType> types = defaultTypes(s.types(), s.ingress(), s.egress());
         return new PolicyView(new PolicyId(tier(s.tier()), ns, name, kind), s.order(), sel,
-                types.contains(PolicyType.Ingress), types.contains(PolicyType.Egress), s.ingress(), s.egress(), ns);
+                types.contains(PolicyType.Ingress), types.contains(PolicyType.Egress), s.ingress(), s.egress(), ns,
+                HostKind.NORMAL);
     }
 
     private static String tier(String t) {

@@ -55,7 +55,7 @@ public final class IptablesDataplane implements PolicyDriver {
 
     private static final Logger log = LoggerFactory.getLogger(IptablesDataplane.class);
     private static final int DEFAULT_MAX_SET_SIZE = 1048576;
-    private static final List<Table> TABLES = List.of(Table.FILTER, Table.NAT);
+    private static final List<Table> TABLES = List.of(Table.RAW, Table.MANGLE, Table.FILTER, Table.NAT);
 
     /** Where the last apply's time went (render and format, diff and set planning, ipset restores, iptables restores), in ms. */
     public record Timings(double renderMs, double diffMs, double ipsetMs, double restoreMs) {

@@ -119,6 +119,11 @@ public final class IptablesFormatter {
         } else if (m instanceof Match.Conntrack c) {
             return List.of("-m", "conntrack", "--ctstate",
                     c.states().stream().sorted().map(Enum::name).collect(Collectors.joining(",")));
+        } else if (m instanceof Match.ConntrackDnat d) {
+            return d.negated() ? List.of("-m", "conntrack", "!", "--ctstate", "DNAT")
+                    : List.of("-m", "conntrack", "--ctstate", "DNAT");
+        } else if (m instanceof Match.ReversePathFails) {
+            return List.of("-m", "rpfilter", "--validmark", "--invert");
         } else if (m instanceof Match.DstLocal l) {
             return l.negated() ? List.of("-m", "addrtype", "!", "--dst-type", "LOCAL")
                     : List.of("-m", "addrtype", "--dst-type", "LOCAL");
@@ -175,6 +180,10 @@ public final class IptablesFormatter {
             return List.of("-j", "LOG", "--log-prefix", l.prefix(), "--log-level", "5");
         } else if (t instanceof Target.Masquerade) {
             return List.of("-j", "MASQUERADE");
+        } else if (t instanceof Target.Reject) {
+            return List.of("-j", "REJECT");
+        } else if (t instanceof Target.NoTrack) {
+            return List.of("-j", "NOTRACK");
         }
         throw new IllegalArgumentException("target: no iptables form for " + t);
     }

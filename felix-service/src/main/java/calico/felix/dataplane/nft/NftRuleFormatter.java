@@ -143,6 +143,16 @@ public final class NftRuleFormatter {
             }
             return List.of(NftExpr.ctState(c.states().stream().map(s -> s.name().toLowerCase(Locale.ROOT))
                     .sorted().toArray(String[]::new)));
+        } else if (m instanceof Match.ConntrackDnat d) {
+            ObjectNode ct = JSON.objectNode();
+            ct.putObject("ct").put("key", "status");
+            // a flag test: "in" (ct status dnat) and "!" (ct status ! dnat); "=="/"!=" compare every bit
+            return List.of(NftExpr.match(d.negated() ? "!" : "in", ct, JSON.textNode("dnat")));
+        } else if (m instanceof Match.ReversePathFails) {
+            // fib saddr . mark . iif oif missing: no route back out of the incoming interface
+            ObjectNode fib = JSON.objectNode();
+            fib.putObject("fib").put("result", "oif").putArray("flags").add("saddr").add("mark").add("iif");
+            return List.of(NftExpr.match("==", fib, JSON.booleanNode(false)));
         } else if (m instanceof Match.DstLocal d) {
             ObjectNode fib = JSON.objectNode();
             fib.putObject("fib").put("result", "type").putArray("flags").add("daddr");
@@ -189,6 +199,10 @@ public final class NftRuleFormatter {
             return n;
         } else if (t instanceof Target.Masquerade) {
             return JSON.objectNode().set("masquerade", NullNode.instance);
+        } else if (t instanceof Target.Reject) {
+            return JSON.objectNode().set("reject", NullNode.instance);
+        } else if (t instanceof Target.NoTrack) {
+            return JSON.objectNode().set("notrack", NullNode.instance);
         }
         throw new IllegalArgumentException("target: unsupported variant " + t);
     }

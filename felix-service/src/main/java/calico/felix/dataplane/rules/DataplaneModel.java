@@ -32,6 +32,7 @@ public final class DataplaneModel {
     private final Map<String, DataplaneUpdate.WorkloadEndpointUpdate> workloads = new TreeMap<>();
     private final Map<String, DataplaneUpdate.HostEndpointUpdate> hostEndpoints = new TreeMap<>();
     private final Map<String, DataplaneUpdate.IpPoolUpdate> pools = new TreeMap<>();
+    private final Map<String, DataplaneUpdate.HostMetadataUpdate> hosts = new TreeMap<>();
     private RuleSettings settings = RuleSettings.defaults();
     private MarkBits marks = MarkBits.defaults();
     private String interfacePrefix = "cali";
@@ -66,6 +67,11 @@ public final class DataplaneModel {
         return java.util.Collections.unmodifiableMap(pools);
     }
 
+    /** Calico hosts by name (their addresses: the sources IPIP/VXLAN may come from). */
+    public Map<String, DataplaneUpdate.HostMetadataUpdate> hosts() {
+        return java.util.Collections.unmodifiableMap(hosts);
+    }
+
     /** {@return a number that changes whenever a policy ID is added or removed}: equal values mean the same policy IDs. */
     public long policyKeysVersion() {
         return policyKeys;
@@ -83,7 +89,7 @@ public final class DataplaneModel {
         return interfacePrefix;
     }
 
-    /** Applies one update; host metadata, routes and InSync are ignored here. */
+    /** Applies one update; routes and InSync are ignored here. */
     public void apply(DataplaneUpdate u) {
         if (u instanceof DataplaneUpdate.IpSetUpdate s) {
             ipSets.put(s.id(), new IpSet(s.type(), s.members()));
@@ -122,12 +128,16 @@ public final class DataplaneModel {
             pools.put(p.name(), p);
         } else if (u instanceof DataplaneUpdate.IpPoolRemove p) {
             pools.remove(p.name());
+        } else if (u instanceof DataplaneUpdate.HostMetadataUpdate h) {
+            hosts.put(h.hostname(), h);
+        } else if (u instanceof DataplaneUpdate.HostMetadataRemove h) {
+            hosts.remove(h.hostname());
         } else if (u instanceof DataplaneUpdate.ConfigUpdate c) {
             marks = MarkBits.parse(c.values().get("iptablesMarkMask"));
             settings = RuleSettings.from(c.values());
             String prefix = c.values().get("interfacePrefix");
             interfacePrefix = prefix == null || prefix.isBlank() ? "cali" : prefix.split(",")[0].strip();
         }
-        // host metadata, routes, InSync: not used by these rules
+        // routes, InSync: not used by these rules
     }
 }

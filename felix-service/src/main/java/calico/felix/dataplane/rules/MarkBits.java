@@ -3,9 +3,10 @@ package calico.felix.dataplane.rules;
 /**
  * The packet-mark bits the rules use, taken from {@code iptablesMarkMask} as Calico allocates
  * them: the lowest set bit means "a policy or profile accepted the packet", the next one "a
- * policy passed the packet to the next tier".
+ * policy passed the packet to the next tier", the third is scratch (raw PREROUTING marks
+ * packets from workload interfaces with it for the anti-spoofing check).
  */
-public record MarkBits(long accept, long pass) {
+public record MarkBits(long accept, long pass, long scratch) {
 
     public static final long DEFAULT_MASK = 0xffff0000L;
 
@@ -13,15 +14,16 @@ public record MarkBits(long accept, long pass) {
         return fromMask(DEFAULT_MASK);
     }
 
-    /** Allocates from the mask's low bits upward; the mask needs at least two bits. */
+    /** Allocates from the mask's low bits upward; the mask needs at least three bits. */
     public static MarkBits fromMask(long mask) {
         long first = Long.lowestOneBit(mask);
         long second = Long.lowestOneBit(mask & ~first);
-        if (first == 0 || second == 0 || mask > 0xffffffffL || mask < 0) {
-            throw new IllegalArgumentException("iptablesMarkMask: needs at least two bits of a 32-bit mark, got 0x"
+        long third = Long.lowestOneBit(mask & ~first & ~second);
+        if (first == 0 || second == 0 || third == 0 || mask > 0xffffffffL || mask < 0) {
+            throw new IllegalArgumentException("iptablesMarkMask: needs at least three bits of a 32-bit mark, got 0x"
                     + Long.toHexString(mask));
         }
-        return new MarkBits(first, second);
+        return new MarkBits(first, second, third);
     }
 
     /** Parses FelixConfiguration's {@code iptablesMarkMask} ({@code 0x...} or decimal). */
@@ -38,8 +40,14 @@ public record MarkBits(long accept, long pass) {
         }
     }
 
+    /** The policy verdict bits: accept and pass. */
     public long both() {
         return accept | pass;
+    }
+
+    /** Every bit we use. */
+    public long all() {
+        return accept | pass | scratch;
     }
 
     public static String hex(long v) {

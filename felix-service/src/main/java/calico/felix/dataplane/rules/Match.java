@@ -93,4 +93,20 @@ public sealed interface Match {
     /** The destination address is one of this host's own (iptables {@code addrtype LOCAL}, nft {@code fib daddr type local}). */
     record DstLocal(boolean negated) implements Match {
     }
+
+    /**
+     * The connection was (or with {@code negated}, was not) destination-NATed: iptables
+     * {@code -m conntrack --ctstate DNAT}, nft {@code ct status dnat}.
+     */
+    record ConntrackDnat(boolean negated) implements Match {
+    }
+
+    /**
+     * The strict reverse-path check fails: a route lookup for the source address (with the
+     * packet's mark) would not leave by the interface the packet came in on. iptables
+     * {@code -m rpfilter --validmark --invert}, nft {@code fib saddr . mark . iif oif missing}.
+     * Raw or mangle PREROUTING only.
+     */
+    record ReversePathFails() implements Match {
+    }
 }

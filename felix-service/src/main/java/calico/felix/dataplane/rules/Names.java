@@ -29,12 +29,23 @@ public final class Names {
     public static final String FAILSAFE_OUT = "cali-failsafe-out";
     public static final String FROM_HOST_DISPATCH = "cali-from-host-endpoint";
     public static final String TO_HOST_DISPATCH = "cali-to-host-endpoint";
+    /** Forwarded traffic by incoming / outgoing host endpoint (applyOnForward policy). */
+    public static final String FROM_HEP_FORWARD_DISPATCH = "cali-from-hep-forward";
+    public static final String TO_HEP_FORWARD_DISPATCH = "cali-to-hep-forward";
+    /** raw and mangle tables' PREROUTING chain (raw's OUTPUT chain is {@link #OUTPUT}). */
+    public static final String PREROUTING = "cali-PREROUTING";
+    /** The interface name the all-interfaces ({@code interfaceName: "*"}) host endpoint's chains carry. */
+    public static final String ALL_INTERFACES = "any-interface-at-all";
     /** nat table. */
     public static final String POSTROUTING = "cali-POSTROUTING";
     public static final String NAT_OUTGOING = "cali-nat-outgoing";
     /** Driver set IDs (kernel names {@code cali40all-ipam-pools}, ...): every IP pool, and the natOutgoing ones. */
     public static final String ALL_POOLS_SET = "all-ipam-pools";
     public static final String MASQ_POOLS_SET = "masq-ipam-pools";
+    /** Every Calico host's address: where IPIP and VXLAN may come from (kernel name {@code cali40all-hosts-net}). */
+    public static final String ALL_HOSTS_SET = "all-hosts-net";
+    /** Calico's VXLAN port. */
+    public static final int VXLAN_PORT = 4789;
     public static final String IPSET_V4_TEMP_PREFIX = "cali4t";
     public static final String IPSET_V6_TEMP_PREFIX = "cali6t";
     public static final String IPSET_V4_PREFIX = "cali40";
@@ -78,6 +89,16 @@ public final class Names {
     /** Traffic into the host from a host endpoint's interface (its ingress policy). */
     public static String fromHostEndpoint(String iface) {
         return limited("cali-fh-", iface, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /** Forwarded traffic into the host through a host endpoint's interface (its applyOnForward ingress). */
+    public static String fromHostEndpointForward(String iface) {
+        return limited("cali-fhfw-", iface, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /** Forwarded traffic out of a host endpoint's interface (its applyOnForward egress). */
+    public static String toHostEndpointForward(String iface) {
+        return limited("cali-thfw-", iface, RestoreTransaction.MAX_CHAIN_NAME);
     }
 
     /** {@return the set-name prefix of a family}: {@code cali40} or {@code cali60} */

@@ -113,12 +113,18 @@ public final class RenderCache {
 
         /** {@return last time's instance of this chain when equal}, else {@code chain}. */
         GenericChain same(GenericChain chain) {
+            return same("", chain);
+        }
+
+        /** The same within {@code scope} (a table: raw and filter both have a {@code cali-OUTPUT}). */
+        GenericChain same(String scope, GenericChain chain) {
             if (cache == null) {
                 return chain;
             }
-            GenericChain old = cache.singles.get(chain.name());
+            String key = scope + chain.name();
+            GenericChain old = cache.singles.get(key);
             GenericChain out = chain.equals(old) ? old : chain;
-            usedSingles.put(out.name(), out);
+            usedSingles.put(key, out);
             return out;
         }
 

@@ -23,34 +23,28 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 
 /**
  * Renders a {@link DataplaneModel} into Calico's chain layout as a backend-neutral
  * {@link Ruleset}; the iptables and nftables drivers only format it. Every semantic decision
- * (what is allowed, in which order, which verdict) is made here. Layout (filter table; "allow"
- * is ACCEPT, or RETURN under {@code iptablesFilterAllowAction: Return}):
+ * (what is allowed, in which order, which verdict) is made here. The layout, table by table, is
+ * in {@code felix-service/design/rules.md} §2; in short:
  *
  * <pre>
- * FORWARD -> cali-FORWARD: clear marks; (-i cali+) cali-from-wl-dispatch; (-o cali+) cali-to-wl-dispatch;
- *                          accept mark set: allow
- * INPUT   -> cali-INPUT:   (-i cali+) goto cali-wl-to-host; clear marks; cali-from-host-endpoint;
- *                          accept mark set: allow
- * OUTPUT  -> cali-OUTPUT:  (-o cali+) RETURN (host to workload is not policed); clear marks;
- *                          cali-to-host-endpoint; accept mark set: allow
- * cali-wl-to-host: [V6: NDP/MLD/RS ICMPv6 allow]; cali-from-wl-dispatch; defaultEndpointToHostAction
- * cali-from-wl-dispatch / cali-to-wl-dispatch: by interface, goto cali-fw-&lt;if&gt; / cali-tw-&lt;if&gt;; unknown: DROP
- * cali-from-host-endpoint / cali-to-host-endpoint: by interface, goto cali-fh-&lt;if&gt; / cali-th-&lt;if&gt;;
- *                          unknown: return (interfaces without a host endpoint are not touched)
- * cali-tw/fw-&lt;if&gt;: clear marks; ct established/related allow; ct invalid DROP;
- *   per enforced tier: clear pass; per policy: (pass clear) jump cali-pi/po-&lt;id&gt;, accept set: RETURN;
- *   end of tier: pass clear -> DROP (unless the tier's default is Pass);
- *   per profile: jump cali-pri/pro-&lt;name&gt;, accept set: RETURN; finally DROP.
- * cali-fh/th-&lt;if&gt;: the same, with jump cali-failsafe-in/out after the conntrack rules
- *   (fh applies the host endpoint's ingress = pi/pri chains, th its egress = po/pro)
- * cali-failsafe-in:  per failsafeInboundHostPorts: proto, dport [, src net] ACCEPT
- * cali-failsafe-out: per failsafeOutboundHostPorts: proto, dport [, dst net] ACCEPT
- * nat: POSTROUTING -> cali-POSTROUTING: cali-nat-outgoing;
- *      cali-nat-outgoing: src in masq-ipam-pools, dst not in all-ipam-pools: MASQUERADE (per family with such pools)
+ * raw    PREROUTING: clear marks; mark workload traffic; drop it when its source fails the reverse-path
+ *                    check; untracked (doNotTrack) host endpoint ingress; accepted: ACCEPT
+ * raw    OUTPUT:     clear marks; untracked host endpoint egress; accepted: ACCEPT
+ * mangle PREROUTING: established: ACCEPT; pre-DNAT host endpoint ingress; accepted: ACCEPT
+ * filter FORWARD:    incoming host endpoint's applyOnForward policy (unless raw/mangle accepted);
+ *                    from/to workload dispatch; outgoing host endpoint's applyOnForward policy; allow
+ * filter INPUT:      [IPIP/VXLAN from Calico hosts]; workloads goto cali-wl-to-host; raw/mangle-accepted:
+ *                    allow; host endpoint ingress (the "*" endpoint for interfaces without one); allow
+ * filter OUTPUT:     raw-accepted: allow; to workloads RETURN; DNAT'd: RETURN; host endpoint egress; allow
+ * endpoint chains:   marks cleared; ct est/rel allow, invalid deny; per tier: policies with pass/accept
+ *                    marks, end-of-tier deny; profiles; final deny (untracked, pre-DNAT and forward
+ *                    chains differ as Calico's chain types do: see {@link Kind})
+ * nat POSTROUTING:   natOutgoing pools' traffic leaving the pools: MASQUERADE
  * </pre>
  *
  * <p>Families: a ruleset serves the families it is asked for (iptables renders one per table,
@@ -113,7 +107,9 @@ public final class RuleRenderer {
         SortedMap<String, GenericChain> filter = new TreeMap<>();
         Set<String> refs = new TreeSet<>();
         add(filter, cache.same(forwardChain()));
-        add(filter, cache.same(inputChain()));
+        boolean ipip = encapOn(model, true);
+        boolean vxlan = encapOn(model, false);
+        add(filter, cache.same(inputChain(ipip, vxlan)));
         add(filter, cache.same(outputChain()));
         add(filter, cache.same(workloadToHostChain()));
         add(filter, cache.same(failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true)));
@@ -135,40 +131,286 @@ public final class RuleRenderer {
             }
         }
         SortedMap<String, HostEndpointUpdate> heps = hostEndpointsByInterface(model);
-        add(filter, cache.same(hostDispatch(Names.FROM_HOST_DISPATCH, true, heps)));
-        add(filter, cache.same(hostDispatch(Names.TO_HOST_DISPATCH, false, heps)));
-        heps.forEach((iface, h) -> {
-            for (GenericChain c : cache.endpoint("host endpoint " + iface, h,
-                    () -> List.of(missing(h.ingress(), existing), missing(h.egress(), existing)), () -> List.of(
-                    endpointChain(Names.fromHostEndpoint(iface), h.ingress(), h.profileIds(), true, existing,
-                            Names.FAILSAFE_IN),
-                    endpointChain(Names.toHostEndpoint(iface), h.egress(), h.profileIds(), false, existing,
-                            Names.FAILSAFE_OUT)))) {
+        HostEndpointUpdate any = allInterfacesEndpoint(model);
+        // Every host endpoint's chains by the interface they carry; the all-interfaces one under ALL_INTERFACES.
+        SortedMap<String, HostEndpointUpdate> chained = new TreeMap<>(heps);
+        if (any != null) {
+            chained.put(Names.ALL_INTERFACES, any);
+        }
+        String anyIf = any == null ? null : Names.ALL_INTERFACES;
+        add(filter, cache.same(hostDispatch(Names.FROM_HOST_DISPATCH, true, heps, anyIf, Names::fromHostEndpoint)));
+        add(filter, cache.same(hostDispatch(Names.TO_HOST_DISPATCH, false, heps, anyIf, Names::toHostEndpoint)));
+        add(filter, cache.same(hostDispatch(Names.FROM_HEP_FORWARD_DISPATCH, true, heps, anyIf,
+                Names::fromHostEndpointForward)));
+        add(filter, cache.same(hostDispatch(Names.TO_HEP_FORWARD_DISPATCH, false, heps, anyIf,
+                Names::toHostEndpointForward)));
+        SortedMap<String, GenericChain> raw = new TreeMap<>();
+        SortedMap<String, GenericChain> mangle = new TreeMap<>();
+        chained.forEach((iface, h) -> {
+            boolean all = iface.equals(Names.ALL_INTERFACES);
+            for (GenericChain c : cache.endpoint("host endpoint " + iface, h, () -> missingOfHost(h, existing),
+                    () -> List.of(
+                            endpointChain(Names.fromHostEndpoint(iface), h.ingress(), h.profileIds(), true, existing,
+                                    Names.FAILSAFE_IN, Kind.NORMAL, all),
+                            endpointChain(Names.toHostEndpoint(iface), h.egress(), h.profileIds(), false, existing,
+                                    Names.FAILSAFE_OUT, Kind.NORMAL, all),
+                            endpointChain(Names.fromHostEndpointForward(iface), h.forwardIngress(), List.of(), true,
+                                    existing, null, Kind.FORWARD, all),
+                            endpointChain(Names.toHostEndpointForward(iface), h.forwardEgress(), List.of(), false,
+                                    existing, null, Kind.FORWARD, all)))) {
                 add(filter, c);
             }
+            if (!h.untrackedIngress().isEmpty() || !h.untrackedEgress().isEmpty()) {
+                for (GenericChain c : cache.endpoint("raw host endpoint " + iface, h, () -> missingOfHost(h, existing),
+                        () -> List.of(
+                                endpointChain(Names.fromHostEndpoint(iface), h.untrackedIngress(), List.of(), true,
+                                        existing, Names.FAILSAFE_IN, Kind.UNTRACKED, all),
+                                endpointChain(Names.toHostEndpoint(iface), h.untrackedEgress(), List.of(), false,
+                                        existing, Names.FAILSAFE_OUT, Kind.UNTRACKED, all)))) {
+                    add(raw, c);
+                }
+            }
+            if (!h.preDnatIngress().isEmpty()) {
+                for (GenericChain c : cache.endpoint("mangle host endpoint " + iface, h,
+                        () -> missingOfHost(h, existing), () -> List.of(
+                                endpointChain(Names.fromHostEndpoint(iface), h.preDnatIngress(), List.of(), true,
+                                        existing, Names.FAILSAFE_IN, Kind.PRE_DNAT, all)))) {
+                    add(mangle, c);
+                }
+            }
         });
+        renderRaw(model, raw, heps, any, cache);
+        renderMangle(model, mangle, heps, any, cache);
+        renderManglePostrouting(model, mangle, heps, chained, any, existing, cache);
         model.policies().forEach((id, p) -> {
             if (!id.staged()) {
-                cache.chains(id, List.of(p), () -> List.of(new Rules(Names.policyInbound(id), rules(p.inbound())),
-                        new Rules(Names.policyOutbound(id), rules(p.outbound())))).forEach(c -> add(filter, c));
+                cache.chains(id, List.of(p), () -> List.of(
+                        new Rules(Names.policyInbound(id), rules(p.inbound(), settings.denyTarget())),
+                        new Rules(Names.policyOutbound(id), rules(p.outbound(), settings.denyTarget()))))
+                        .forEach(c -> add(filter, c));
                 refs.addAll(cache.setIds(p));
             }
         });
         model.profiles().forEach((name, p) -> {
             cache.chains("profile " + name, List.of(p), () -> List.of(new Rules(Names.profileInbound(name),
-                    rules(p.inbound())),
-                    new Rules(Names.profileOutbound(name), rules(p.outbound())))).forEach(c -> add(filter, c));
+                    rules(p.inbound(), settings.denyTarget())),
+                    new Rules(Names.profileOutbound(name), rules(p.outbound(), settings.denyTarget()))))
+                    .forEach(c -> add(filter, c));
             refs.addAll(cache.setIds(p));
         });
         SortedMap<String, GenericChain> nat = new TreeMap<>();
         add(nat, cache.same(new Rules(Names.POSTROUTING, List.of(GenericRule.of(new Target.Jump(Names.NAT_OUTGOING))))));
         add(nat, cache.same(natOutgoingChain(model)));
         cache.end();
-        return new Ruleset(families, java.util.Map.of(Table.FILTER, filter, Table.NAT, nat), List.of(
+        return new Ruleset(families, java.util.Map.of(Table.FILTER, filter, Table.NAT, nat, Table.RAW, raw,
+                Table.MANGLE, mangle), List.of(
+                new Entry(Table.RAW, Hook.PREROUTING, Names.PREROUTING),
+                new Entry(Table.RAW, Hook.OUTPUT, Names.OUTPUT),
+                new Entry(Table.MANGLE, Hook.PREROUTING, Names.PREROUTING),
+                new Entry(Table.MANGLE, Hook.POSTROUTING, Names.POSTROUTING),
                 new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD),
                 new Entry(Table.FILTER, Hook.INPUT, Names.INPUT),
                 new Entry(Table.FILTER, Hook.OUTPUT, Names.OUTPUT),
-                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)), poolSets(model), refs);
+                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)), driverSets(model, ipip || vxlan), refs);
+    }
+
+    /** Whether an enabled pool uses IPIP ({@code ipip}) or VXLAN: Calico then turns that encapsulation on. */
+    static boolean encapOn(DataplaneModel model, boolean ipip) {
+        return model.pools().values().stream().filter(p -> !p.disabled()).map(p -> ipip ? p.ipipMode() : p.vxlanMode())
+                .anyMatch(m -> m != null && !m.isBlank() && !m.equalsIgnoreCase("Never"));
+    }
+
+    /** The pool sets, and with encapsulation on the Calico hosts' addresses. */
+    static SortedMap<String, Set<String>> driverSets(DataplaneModel model, boolean encap) {
+        SortedMap<String, Set<String>> out = poolSets(model);
+        if (encap) {
+            Set<String> hosts = new TreeSet<>();
+            model.hosts().values().forEach(h -> {
+                for (String a : new String[] {h.ipv4Address(), h.ipv6Address()}) {
+                    if (a != null && !a.isBlank()) {
+                        calico.api.net.Cidr.tryParseCidrOrIp(a).ifPresent(c -> hosts.add(
+                                calico.api.net.Cidr.of(c.address()).toString()));
+                    }
+                }
+            });
+            out.put(Names.ALL_HOSTS_SET, hosts);
+        }
+        return out;
+    }
+
+    /** How an endpoint chain treats its tiers (Calico's chain types). */
+    enum Kind {
+        /** filter, the host's or the workload's own traffic: conntrack, end-of-tier deny, profiles, final deny */
+        NORMAL,
+        /** filter, forwarded through a host endpoint: no failsafe or profiles; no policy at all allows */
+        FORWARD,
+        /** raw, doNotTrack: no conntrack rules; an allow also un-tracks; no verdict falls through to the rest */
+        UNTRACKED,
+        /** mangle PREROUTING, preDNAT: conntrack rules; no verdict falls through to the rest */
+        PRE_DNAT,
+        /**
+         * mangle POSTROUTING, normal egress policy for DNAT'd host traffic: as NORMAL, but "allowed"
+         * is RETURN with the accept mark set (mangle may still change allowed packets) and denials DROP
+         */
+        MANGLE_EGRESS
+    }
+
+    /**
+     * raw: PREROUTING clears our marks, marks packets from workload interfaces and drops those
+     * whose source does not route back out of that interface (anti-spoofing), then runs the
+     * untracked ingress policy of host endpoints; OUTPUT runs untracked egress policy. Packets an
+     * untracked policy allowed are un-tracked and ACCEPTed here and carry the accept mark into
+     * filter, where cali-INPUT/OUTPUT/FORWARD accept them without further policy.
+     */
+    private void renderRaw(DataplaneModel model, SortedMap<String, GenericChain> raw,
+                           SortedMap<String, HostEndpointUpdate> heps, HostEndpointUpdate any, RenderCache.Round cache) {
+        Match fromWorkload = new Match.MarkAllSet(marks.scratch());
+        add(raw, cache.same("raw:", new Rules(Names.PREROUTING, List.of(
+                GenericRule.of(new Target.ClearMark(marks.all())),
+                GenericRule.of(new Target.SetMark(marks.scratch()), new Match.Interface(true, interfacePrefix, true)),
+                GenericRule.of(Target.DROP, fromWorkload, new Match.ReversePathFails())
+                        .withComment("workload source address does not route back to its interface"),
+                GenericRule.of(new Target.Jump(Names.FROM_HOST_DISPATCH), new Match.MarkAllClear(marks.scratch())),
+                GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(marks.accept()))
+                        .withComment("untracked policy accepted the packet")))));
+        add(raw, cache.same("raw:", new Rules(Names.OUTPUT, List.of(
+                GenericRule.of(new Target.ClearMark(marks.all())),
+                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH)),
+                GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(marks.accept()))
+                        .withComment("untracked policy accepted the packet")))));
+        SortedMap<String, HostEndpointUpdate> in = new TreeMap<>();
+        SortedMap<String, HostEndpointUpdate> out = new TreeMap<>();
+        heps.forEach((i, h) -> {
+            if (!h.untrackedIngress().isEmpty() || !h.untrackedEgress().isEmpty()) {
+                in.put(i, h);
+                out.put(i, h);
+            }
+        });
+        String anyIf = any != null && (!any.untrackedIngress().isEmpty() || !any.untrackedEgress().isEmpty())
+                ? Names.ALL_INTERFACES : null;
+        add(raw, cache.same("raw:", hostDispatch(Names.FROM_HOST_DISPATCH, true, in, anyIf, Names::fromHostEndpoint)));
+        add(raw, cache.same("raw:", hostDispatch(Names.TO_HOST_DISPATCH, false, out, anyIf, Names::toHostEndpoint)));
+        // Before conntrack, a failsafe connection's replies must pass too (else an untracked policy could
+        // un-track half of it): inbound failsafe ports' replies leave through failsafe-out, and vice versa.
+        List<GenericRule> fsIn = new ArrayList<>(failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true).rules());
+        fsIn.addAll(failsafeReplies(settings.failsafeOut(), true));
+        List<GenericRule> fsOut = new ArrayList<>(failsafeChain(Names.FAILSAFE_OUT, settings.failsafeOut(), false)
+                .rules());
+        fsOut.addAll(failsafeReplies(settings.failsafeIn(), false));
+        add(raw, cache.same("raw:", new Rules(Names.FAILSAFE_IN, fsIn)));
+        add(raw, cache.same("raw:", new Rules(Names.FAILSAFE_OUT, fsOut)));
+        Set<PolicyId> used = new TreeSet<>(Comparator.comparing(Names::policyKey));
+        Stream.concat(in.values().stream(), Stream.ofNullable(anyIf == null ? null : any)).forEach(h -> {
+            h.untrackedIngress().forEach(t -> used.addAll(t.policies()));
+            h.untrackedEgress().forEach(t -> used.addAll(t.policies()));
+        });
+        policyCopies(model, used, raw, "raw", true, cache);
+    }
+
+    /** mangle PREROUTING: preDNAT ingress policy of host endpoints, before any DNAT changes the destination. */
+    private void renderMangle(DataplaneModel model, SortedMap<String, GenericChain> mangle,
+                              SortedMap<String, HostEndpointUpdate> heps, HostEndpointUpdate any,
+                              RenderCache.Round cache) {
+        add(mangle, cache.same("mangle:", new Rules(Names.PREROUTING, List.of(
+                GenericRule.of(Target.ACCEPT, new Match.Conntrack(Set.of(Match.CtState.RELATED,
+                        Match.CtState.ESTABLISHED))),
+                GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(marks.accept())),
+                GenericRule.of(new Target.Jump(Names.FROM_HOST_DISPATCH)),
+                GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(marks.accept()))
+                        .withComment("pre-DNAT policy accepted the packet")))));
+        SortedMap<String, HostEndpointUpdate> in = new TreeMap<>();
+        heps.forEach((i, h) -> {
+            if (!h.preDnatIngress().isEmpty()) {
+                in.put(i, h);
+            }
+        });
+        String anyIf = any != null && !any.preDnatIngress().isEmpty() ? Names.ALL_INTERFACES : null;
+        add(mangle, cache.same("mangle:", hostDispatch(Names.FROM_HOST_DISPATCH, true, in, anyIf,
+                Names::fromHostEndpoint)));
+        add(mangle, cache.same("mangle:", failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true)));
+        Set<PolicyId> used = new TreeSet<>(Comparator.comparing(Names::policyKey));
+        Stream.concat(in.values().stream(), Stream.ofNullable(anyIf == null ? null : any))
+                .forEach(h -> h.preDnatIngress().forEach(t -> used.addAll(t.policies())));
+        policyCopies(model, used, mangle, "mangle", false, cache);
+    }
+
+    /**
+     * mangle POSTROUTING: host endpoint egress policy for the host's own DNAT'd traffic, which filter
+     * OUTPUT skips (its outgoing interface is only known after the reroute that follows filter
+     * OUTPUT). Forwarded traffic carries the accept bit from cali-FORWARD and is left alone.
+     */
+    private void renderManglePostrouting(DataplaneModel model, SortedMap<String, GenericChain> mangle,
+                                         SortedMap<String, HostEndpointUpdate> heps,
+                                         SortedMap<String, HostEndpointUpdate> chained, HostEndpointUpdate any,
+                                         Set<PolicyId> existing, RenderCache.Round cache) {
+        add(mangle, cache.same("mangle:", new Rules(Names.POSTROUTING, List.of(
+                GenericRule.of(Target.RETURN, new Match.MarkAllSet(marks.accept()))
+                        .withComment("forwarded, or already accepted"),
+                GenericRule.of(new Target.ClearMark(marks.all())),
+                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH), new Match.ConntrackDnat(false)),
+                GenericRule.of(Target.RETURN, new Match.MarkAllSet(marks.accept()))
+                        .withComment("host endpoint policy accepted the packet")))));
+        add(mangle, cache.same("mangle:", hostDispatch(Names.TO_HOST_DISPATCH, false, heps,
+                any == null ? null : Names.ALL_INTERFACES, Names::toHostEndpoint)));
+        add(mangle, cache.same("mangle:", failsafeChain(Names.FAILSAFE_OUT, settings.failsafeOut(), false)));
+        Set<PolicyId> used = new TreeSet<>(Comparator.comparing(Names::policyKey));
+        Set<String> profiles = new TreeSet<>();
+        chained.forEach((iface, h) -> {
+            for (GenericChain c : cache.endpoint("mangle egress host endpoint " + iface, h,
+                    () -> missingOfHost(h, existing), () -> List.of(endpointChain(Names.toHostEndpoint(iface),
+                            h.egress(), h.profileIds(), false, existing, Names.FAILSAFE_OUT, Kind.MANGLE_EGRESS,
+                            iface.equals(Names.ALL_INTERFACES))))) {
+                add(mangle, c);
+            }
+            h.egress().forEach(t -> used.addAll(t.policies()));
+            profiles.addAll(h.profileIds());
+        });
+        for (PolicyId id : used) {
+            CompiledPolicy p = model.policies().get(id);
+            if (p != null && !id.staged()) {
+                cache.chains(List.of("mangle-out", id), List.of(p), () -> List.of(
+                        new Rules(Names.policyOutbound(id), rules(p.outbound(), Target.DROP)))).forEach(c -> add(mangle, c));
+            }
+        }
+        for (String name : profiles) {
+            CompiledPolicy p = model.profiles().get(name);
+            if (p != null) {
+                cache.chains(List.of("mangle-out", "profile " + name), List.of(p), () -> List.of(
+                        new Rules(Names.profileOutbound(name), rules(p.outbound(), Target.DROP))))
+                        .forEach(c -> add(mangle, c));
+            }
+        }
+    }
+
+    /**
+     * A table's own copies of the policy chains its endpoint chains jump to (iptables chains live in
+     * one table); denials there are DROP (REJECT exists only in filter).
+     */
+    private void policyCopies(DataplaneModel model, Set<PolicyId> ids, SortedMap<String, GenericChain> table,
+                              String scope, boolean outbound, RenderCache.Round cache) {
+        for (PolicyId id : ids) {
+            CompiledPolicy p = model.policies().get(id);
+            if (p == null || id.staged()) {
+                continue;
+            }
+            cache.chains(List.of(scope, id), List.of(p), () -> {
+                List<GenericChain> cs = new ArrayList<>();
+                cs.add(new Rules(Names.policyInbound(id), rules(p.inbound(), Target.DROP)));
+                if (outbound) {
+                    cs.add(new Rules(Names.policyOutbound(id), rules(p.outbound(), Target.DROP)));
+                }
+                return cs;
+            }).forEach(c -> add(table, c));
+        }
+    }
+
+    private static List<PolicyId> missingOfHost(HostEndpointUpdate h, Set<PolicyId> existing) {
+        List<PolicyId> out = new ArrayList<>();
+        for (List<TierPolicies> l : List.of(h.ingress(), h.egress(), h.untrackedIngress(), h.untrackedEgress(),
+                h.preDnatIngress(), h.forwardIngress(), h.forwardEgress())) {
+            out.addAll(missing(l, existing));
+        }
+        return out;
     }
 
     /** The policies of enforced tiers that the model does not hold (they render as DROP). */
@@ -190,30 +432,80 @@ public final class RuleRenderer {
         }
     }
 
+    /**
+     * The accept bit survives from raw/mangle (an untracked or pre-DNAT policy accepted the packet:
+     * no applyOnForward policy then); the incoming host endpoint's forward policy, the workloads'
+     * policies, then the outgoing host endpoint's forward policy.
+     */
     Rules forwardChain() {
         return new Rules(Names.FORWARD, List.of(
-                GenericRule.of(new Target.ClearMark(marks.both())),
+                GenericRule.of(new Target.ClearMark(marks.all() & ~marks.accept())),
+                GenericRule.of(new Target.Jump(Names.FROM_HEP_FORWARD_DISPATCH), new Match.MarkAllClear(marks.accept())),
                 GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH), new Match.Interface(true, interfacePrefix, true)),
                 GenericRule.of(new Target.Jump(Names.TO_WL_DISPATCH), new Match.Interface(false, interfacePrefix, true)),
+                GenericRule.of(new Target.Jump(Names.TO_HEP_FORWARD_DISPATCH)),
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
-                        .withComment("policy accepted the packet")));
+                        .withComment("policy accepted the packet"),
+                GenericRule.of(new Target.SetMark(marks.accept()))
+                        .withComment("forwarded: mangle POSTROUTING leaves it to the forward policy")));
     }
 
     /** Workload traffic to the host goes (goto, so its verdicts end INPUT's processing by us) to cali-wl-to-host. */
     Rules inputChain() {
-        return new Rules(Names.INPUT, List.of(
+        return inputChain(false, false);
+    }
+
+    /**
+     * With IPIP (VXLAN) on an enabled pool, IPv4 IPIP (UDP 4789) to this host is accepted only from
+     * Calico hosts ({@code all-hosts-net}) and dropped from anyone else, before any policy.
+     */
+    Rules inputChain(boolean ipip, boolean vxlan) {
+        List<GenericRule> encap = new ArrayList<>();
+        if (families.contains(IpFamily.V4)) {
+            Match fromHosts = new Match.InSet(Dir.SRC, IpFamily.V4, Names.ALL_HOSTS_SET, false);
+            if (ipip) {
+                encap.add(GenericRule.of(settings.allowTarget(), new Match.Family(IpFamily.V4),
+                        new Match.Protocol("4", false), fromHosts, new Match.DstLocal(false))
+                        .withComment("IPIP from Calico hosts"));
+                encap.add(GenericRule.of(settings.denyTarget(), new Match.Family(IpFamily.V4),
+                        new Match.Protocol("4", false)).withComment("IPIP from other hosts"));
+            }
+            if (vxlan) {
+                Match port = new Match.Ports(Dir.DST, List.of(Integer.toString(Names.VXLAN_PORT)), false);
+                encap.add(GenericRule.of(settings.allowTarget(), new Match.Family(IpFamily.V4),
+                        new Match.Protocol("udp", false), port, fromHosts, new Match.DstLocal(false))
+                        .withComment("VXLAN from Calico hosts"));
+                encap.add(GenericRule.of(Target.DROP, new Match.Family(IpFamily.V4), new Match.Protocol("udp", false),
+                        port, new Match.DstLocal(false)).withComment("VXLAN from other hosts"));
+            }
+        }
+        List<GenericRule> rules = new ArrayList<>(encap);
+        rules.addAll(List.of(
                 GenericRule.of(new Target.Goto(Names.WL_TO_HOST), new Match.Interface(true, interfacePrefix, true)),
-                GenericRule.of(new Target.ClearMark(marks.both())),
+                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
+                        .withComment("untracked or pre-DNAT policy accepted the packet"),
+                GenericRule.of(new Target.ClearMark(marks.all())),
                 GenericRule.of(new Target.Jump(Names.FROM_HOST_DISPATCH)),
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("host endpoint policy accepted the packet")));
+        return new Rules(Names.INPUT, rules);
     }
 
-    /** Host-to-workload traffic is not policed (as in Calico: probes from the host must work). */
+    /**
+     * Host-to-workload traffic is not policed (as in Calico: probes from the host must work). DNAT'd
+     * traffic skips host endpoint egress policy: its outgoing interface is still the one routed to
+     * before DNAT (e.g. a service address DNAT'd to a local workload).
+     */
     Rules outputChain() {
         return new Rules(Names.OUTPUT, List.of(
+                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
+                        .withComment("untracked policy accepted the packet"),
                 GenericRule.of(Target.RETURN, new Match.Interface(false, interfacePrefix, true)),
-                GenericRule.of(new Target.ClearMark(marks.both())),
+                GenericRule.of(new Target.ClearMark(marks.all())),
+                // RETURN on DNAT rather than "jump unless DNAT": nft's ct expressions never match a packet
+                // without a conntrack entry (an untracked reply), iptables' "! --ctstate DNAT" would.
+                GenericRule.of(Target.RETURN, new Match.ConntrackDnat(false))
+                        .withComment("DNAT'd: the outgoing interface is not known yet"),
                 GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH)),
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("host endpoint policy accepted the packet")));
@@ -272,6 +564,36 @@ public final class RuleRenderer {
         return new Rules(name, rules);
     }
 
+    /**
+     * raw only: replies of failsafe connections (source port = the failsafe port), so that an
+     * untracked policy never sees them. {@code inbound}: replies coming in (of outbound failsafe
+     * connections; net = their source); else going out (of inbound ones; net = their destination).
+     */
+    List<GenericRule> failsafeReplies(List<ProtoPort> ports, boolean inbound) {
+        List<GenericRule> rules = new ArrayList<>();
+        for (ProtoPort p : ports) {
+            if (p.port() == null) {
+                continue;
+            }
+            List<Match> m = new ArrayList<>();
+            String proto = p.protocol() == null ? "tcp" : p.protocol().toLowerCase(Locale.ROOT);
+            if (p.net() != null && !p.net().isBlank()) {
+                IpFamily f = IpFamily.of(p.net());
+                if (!families.contains(f)) {
+                    continue;
+                }
+                m.add(new Match.Family(f));
+                m.add(new Match.Protocol(proto, false));
+                m.add(new Match.Nets(inbound ? Dir.SRC : Dir.DST, List.of(p.net()), false));
+            } else {
+                m.add(new Match.Protocol(proto, false));
+            }
+            m.add(new Match.Ports(Dir.SRC, List.of(Integer.toString(p.port())), false));
+            rules.add(new GenericRule(m, Target.ACCEPT, "failsafe reply " + proto + ":" + p.port()));
+        }
+        return rules;
+    }
+
     /** Unknown interfaces of ours are dropped: an endpoint without its chains must not pass. */
     static Dispatch dispatch(String name, boolean in, List<WorkloadEndpointUpdate> weps) {
         SortedMap<String, String> targets = new TreeMap<>();
@@ -280,16 +602,26 @@ public final class RuleRenderer {
         return new Dispatch(name, in, targets, Target.DROP);
     }
 
-    /** Interfaces without a host endpoint fall through (null fallback): we do not touch their traffic. */
-    static Dispatch hostDispatch(String name, boolean in, SortedMap<String, HostEndpointUpdate> heps) {
+    /**
+     * Interfaces without a host endpoint go to the all-interfaces endpoint's chain ({@code anyIf}
+     * non-null), else fall through (null fallback): we do not touch their traffic.
+     */
+    static Dispatch hostDispatch(String name, boolean in, SortedMap<String, HostEndpointUpdate> heps, String anyIf,
+                                 java.util.function.UnaryOperator<String> chainOf) {
         SortedMap<String, String> targets = new TreeMap<>();
-        heps.keySet().forEach(i -> targets.put(i, in ? Names.fromHostEndpoint(i) : Names.toHostEndpoint(i)));
-        return new Dispatch(name, in, targets, null);
+        heps.keySet().forEach(i -> targets.put(i, chainOf.apply(i)));
+        return new Dispatch(name, in, targets, anyIf == null ? null : new Target.Goto(chainOf.apply(anyIf)));
+    }
+
+    /** The all-interfaces ({@code interfaceName: "*"}) host endpoint, the first by ID; null when there is none. */
+    static HostEndpointUpdate allInterfacesEndpoint(DataplaneModel model) {
+        return model.hostEndpoints().values().stream().filter(h -> "*".equals(h.interfaceName())).findFirst()
+                .orElse(null);
     }
 
     /**
      * Host endpoints by interface. Endpoints without an interface name (matched by expected IPs)
-     * and the all-interfaces {@code *} endpoint are not rendered; of two endpoints on one
+     * are not rendered, the all-interfaces {@code *} one is not listed here; of two endpoints on one
      * interface the first by ID wins (deterministic, so renders stay comparable).
      */
     static SortedMap<String, HostEndpointUpdate> hostEndpointsByInterface(DataplaneModel model) {
@@ -344,65 +676,109 @@ public final class RuleRenderer {
         return endpointChain(name, tiers, profiles, inbound, existing, null);
     }
 
+    public Rules endpointChain(String name, List<TierPolicies> tiers, List<String> profiles, boolean inbound,
+                               Set<PolicyId> existing, String failsafe) {
+        return endpointChain(name, tiers, profiles, inbound, existing, failsafe, Kind.NORMAL, false);
+    }
+
     /**
      * One direction of an endpoint.
      *
-     * @param inbound  towards the endpoint (its ingress): policies' and profiles' inbound chains
-     * @param existing policies the model holds; a listed policy missing from it fails closed (DROP)
-     * @param failsafe a failsafe chain jumped to after the conntrack rules (host endpoints), or null
+     * @param inbound      towards the endpoint (its ingress): policies' and profiles' inbound chains
+     * @param existing     policies the model holds; a listed policy missing from it fails closed (deny)
+     * @param failsafe     a failsafe chain jumped to after the conntrack rules (host endpoints), or null
+     * @param kind         the chain type (filter normal or forward, raw untracked, mangle pre-DNAT)
+     * @param allInterfaces the all-interfaces host endpoint's chain: workload interfaces return first
      */
-    public Rules endpointChain(String name, List<TierPolicies> tiers, List<String> profiles, boolean inbound,
-                               Set<PolicyId> existing, String failsafe) {
+    Rules endpointChain(String name, List<TierPolicies> tiers, List<String> profiles, boolean inbound,
+                        Set<PolicyId> existing, String failsafe, Kind kind, boolean allInterfaces) {
         Match passClear = new Match.MarkAllClear(marks.pass());
         Match acceptSet = new Match.MarkAllSet(marks.accept());
+        boolean filter = kind == Kind.NORMAL || kind == Kind.FORWARD;
+        boolean normal = kind == Kind.NORMAL || kind == Kind.MANGLE_EGRESS;
+        Target deny = filter ? settings.denyTarget() : Target.DROP;
         List<GenericRule> rules = new ArrayList<>();
+        if (allInterfaces) {
+            // Calico's all-interfaces endpoint covers the host's interfaces, never a workload's.
+            rules.add(GenericRule.of(Target.RETURN, new Match.Interface(inbound, interfacePrefix, true))
+                    .withComment("workload interfaces are not host endpoints"));
+        }
         rules.add(GenericRule.of(new Target.ClearMark(marks.both())));
-        rules.add(GenericRule.of(settings.allowTarget(),
-                new Match.Conntrack(Set.of(Match.CtState.RELATED, Match.CtState.ESTABLISHED))));
-        rules.add(GenericRule.of(Target.DROP, new Match.Conntrack(Set.of(Match.CtState.INVALID))));
+        if (kind == Kind.MANGLE_EGRESS) {
+            rules.add(GenericRule.of(new Target.SetMark(marks.accept()),
+                    new Match.Conntrack(Set.of(Match.CtState.RELATED, Match.CtState.ESTABLISHED))));
+        }
+        if (kind != Kind.UNTRACKED) {
+            rules.add(GenericRule.of(filter ? settings.allowTarget() : kind == Kind.MANGLE_EGRESS ? Target.RETURN
+                            : Target.ACCEPT,
+                    new Match.Conntrack(Set.of(Match.CtState.RELATED, Match.CtState.ESTABLISHED))));
+            rules.add(GenericRule.of(deny, new Match.Conntrack(Set.of(Match.CtState.INVALID))));
+        }
         if (failsafe != null) {
             rules.add(GenericRule.of(new Target.Jump(failsafe)));
         }
+        boolean anyTier = false;
         for (TierPolicies tier : tiers) {
             if (!tier.enforced()) {
                 continue;
             }
+            anyTier = true;
             rules.add(GenericRule.of(new Target.ClearMark(marks.pass())).withComment("start of tier " + tier.tier()));
             for (PolicyId p : tier.policies()) {
                 if (p.staged()) {
                     continue;
                 }
                 if (!existing.contains(p)) {
-                    rules.add(GenericRule.of(Target.DROP, passClear).withComment("missing policy " + p.sortName()));
+                    rules.add(GenericRule.of(deny, passClear).withComment("missing policy " + p.sortName()));
                     continue;
                 }
                 String target = inbound ? Names.policyInbound(p) : Names.policyOutbound(p);
                 rules.add(GenericRule.of(new Target.Jump(target), passClear));
+                if (kind == Kind.UNTRACKED) {
+                    rules.add(GenericRule.of(new Target.NoTrack(), acceptSet).withComment("untracked allow"));
+                }
                 rules.add(GenericRule.of(Target.RETURN, acceptSet));
             }
             Action def = tier.missing() || tier.defaultAction() == null ? Action.Deny : tier.defaultAction();
-            if (def != Action.Pass) {
-                rules.add(GenericRule.of(Target.DROP, passClear).withComment("end of tier " + tier.tier()));
+            // Untracked and pre-DNAT policy that decides nothing leaves the packet to the filter table's policy.
+            if (def != Action.Pass && (filter || normal)) {
+                rules.add(GenericRule.of(deny, passClear).withComment("end of tier " + tier.tier()));
             }
         }
-        for (String profile : profiles) {
-            rules.add(GenericRule.of(new Target.Jump(inbound ? Names.profileInbound(profile)
-                    : Names.profileOutbound(profile))));
-            rules.add(GenericRule.of(Target.RETURN, acceptSet));
+        if (kind == Kind.FORWARD && !anyTier) {
+            rules.add(GenericRule.of(new Target.SetMark(marks.accept()))
+                    .withComment("no applyOnForward policy: forwarded traffic is allowed"));
+            rules.add(GenericRule.of(Target.RETURN));
         }
-        rules.add(GenericRule.of(Target.DROP).withComment("no policy or profile accepted"));
+        if (normal) {
+            for (String profile : profiles) {
+                rules.add(GenericRule.of(new Target.Jump(inbound ? Names.profileInbound(profile)
+                        : Names.profileOutbound(profile))));
+                rules.add(GenericRule.of(Target.RETURN, acceptSet));
+            }
+            rules.add(GenericRule.of(deny).withComment("no policy or profile accepted"));
+        }
         return new Rules(name, rules);
     }
 
     /** A policy's or profile's rules for one direction, in order. */
     public List<GenericRule> rules(List<CompiledRule> compiled) {
+        return rules(compiled, settings.denyTarget());
+    }
+
+    /** The same, with {@code deny} for Deny rules (DROP outside the filter table). */
+    public List<GenericRule> rules(List<CompiledRule> compiled, Target deny) {
         List<GenericRule> out = new ArrayList<>();
-        compiled.forEach(r -> out.addAll(rule(r)));
+        compiled.forEach(r -> out.addAll(rule(r, deny)));
         return out;
     }
 
     /** One compiled rule: a rule per family it can match and per port alternative, then its verdict. */
     public List<GenericRule> rule(CompiledRule r) {
+        return rule(r, settings.denyTarget());
+    }
+
+    private List<GenericRule> rule(CompiledRule r, Target deny) {
         List<List<Match>> combos = new ArrayList<>();
         Set<IpFamily> specific = familySpecific(r) ? familiesOf(r) : null;
         if (specific == null) {
@@ -423,7 +799,7 @@ public final class RuleRenderer {
                     out.add(GenericRule.of(Target.RETURN, new Match.MarkAllSet(bit)));
                 }
             }
-            case Deny -> combos.forEach(m -> out.add(new GenericRule(m, Target.DROP, null)));
+            case Deny -> combos.forEach(m -> out.add(new GenericRule(m, deny, null)));
             case Log -> combos.forEach(m -> out.add(new GenericRule(m, new Target.Log("calico-packet: "), null)));
         }
         return out;

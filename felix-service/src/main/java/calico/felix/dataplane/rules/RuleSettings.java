@@ -18,9 +18,11 @@ import java.util.Map;
  * @param failsafeOut          outbound failsafe ports
  * @param appendMode           {@code chainInsertMode: Append}: our hook jump goes last in the kernel chain
  * @param ipv6Support          whether the IPv6 dataplane is programmed at all
+ * @param denyReject           {@code iptablesFilterDenyAction: Reject}: filter-table denials refuse (ICMP
+ *                             unreachable / TCP reset) instead of dropping silently
  */
 public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean allowReturn, List<ProtoPort> failsafeIn,
-                           List<ProtoPort> failsafeOut, boolean appendMode, boolean ipv6Support) {
+                           List<ProtoPort> failsafeOut, boolean appendMode, boolean ipv6Support, boolean denyReject) {
 
     /** {@code defaultEndpointToHostAction}. */
     public enum EndpointToHostAction { DROP, RETURN, ACCEPT }
@@ -50,15 +52,26 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
         return new RuleSettings(toHost, "return".equalsIgnoreCase(values.get("iptablesFilterAllowAction")),
                 s.failsafeInboundHostPorts(), s.failsafeOutboundHostPorts(),
                 "append".equalsIgnoreCase(s.chainInsertMode()),
-                !"false".equalsIgnoreCase(String.valueOf(values.getOrDefault("ipv6Support", "true")).strip()));
+                !"false".equalsIgnoreCase(String.valueOf(values.getOrDefault("ipv6Support", "true")).strip()),
+                "reject".equalsIgnoreCase(String.valueOf(values.get("iptablesFilterDenyAction")).strip()));
     }
 
     public RuleSettings withAllowReturn(boolean r) {
-        return new RuleSettings(endpointToHostAction, r, failsafeIn, failsafeOut, appendMode, ipv6Support);
+        return new RuleSettings(endpointToHostAction, r, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject);
+    }
+
+    /** {@code withDenyReject(nftablesFilterDenyAction == Reject)} for a driver that reads its own setting. */
+    public RuleSettings withDenyReject(boolean r) {
+        return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, r);
     }
 
     public RuleSettings withEndpointToHostAction(EndpointToHostAction a) {
-        return new RuleSettings(a, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support);
+        return new RuleSettings(a, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject);
+    }
+
+    /** {@return the verdict for traffic our filter-table policy denies}: DROP, or REJECT under {@code denyReject} */
+    public Target denyTarget() {
+        return denyReject ? Target.REJECT : Target.DROP;
     }
 
     /** {@return the verdict for traffic our policy accepted}: ACCEPT, or RETURN under {@code allowReturn} */

@@ -45,7 +45,16 @@ public sealed interface Target {
     record Masquerade() implements Target {
     }
 
+    /** Refuse: an ICMP unreachable (TCP: a reset) back to the sender, then drop. Filter table only. */
+    record Reject() implements Target {
+    }
+
+    /** Do not track the packet's connection (raw table only); non-terminal. */
+    record NoTrack() implements Target {
+    }
+
     Target ACCEPT = new Accept();
     Target DROP = new Drop();
     Target RETURN = new Return();
+    Target REJECT = new Reject();
 }

@@ -72,9 +72,9 @@ class ChainRendererTest {
 
     @Test
     void markBitsAreTheMasksLowestTwoBits() {
-        assertThat(MarkBits.defaults()).isEqualTo(new MarkBits(0x10000, 0x20000));
-        assertThat(MarkBits.parse("0xf0")).isEqualTo(new MarkBits(0x10, 0x20));
-        assertThat(MarkBits.parse("4026531840")).isEqualTo(new MarkBits(0x10000000, 0x20000000));
+        assertThat(MarkBits.defaults()).isEqualTo(new MarkBits(0x10000, 0x20000, 0x40000));
+        assertThat(MarkBits.parse("0xf0")).isEqualTo(new MarkBits(0x10, 0x20, 0x40));
+        assertThat(MarkBits.parse("4026531840")).isEqualTo(new MarkBits(0x10000000, 0x20000000, 0x40000000));
         assertThatThrownBy(() -> MarkBits.parse("0x1")).hasMessageContaining("iptablesMarkMask");
         assertThatThrownBy(() -> MarkBits.parse("zz")).hasMessageContaining("iptablesMarkMask");
     }
@@ -142,11 +142,15 @@ class ChainRendererTest {
         Map<String, Chain> chains = ChainRenderer.render(m).chains();
         assertThat(chains).containsOnlyKeys("cali-FORWARD", "cali-from-wl-dispatch", "cali-to-wl-dispatch",
                 "cali-tw-caliA", "cali-fw-caliA", "cali-INPUT", "cali-OUTPUT", "cali-wl-to-host", "cali-failsafe-in",
-                "cali-failsafe-out", "cali-from-host-endpoint", "cali-to-host-endpoint");
+                "cali-failsafe-out", "cali-from-host-endpoint", "cali-to-host-endpoint", "cali-from-hep-forward",
+                "cali-to-hep-forward");
         assertThat(chains.get("cali-FORWARD").rules().stream().map(calico.dataplane.iptables.Rule::render))
-                .containsExactly("-j MARK --set-xmark 0x0/0x3000000", "-i tap+ -j cali-from-wl-dispatch",
-                        "-o tap+ -j cali-to-wl-dispatch",
-                        "-m comment --comment \"policy accepted the packet\" -m mark --mark 0x1000000/0x1000000 -j ACCEPT");
+                .containsExactly("-j MARK --set-xmark 0x0/0x6000000",
+                        "-m mark --mark 0x0/0x1000000 -j cali-from-hep-forward",
+                        "-i tap+ -j cali-from-wl-dispatch", "-o tap+ -j cali-to-wl-dispatch", "-j cali-to-hep-forward",
+                        "-m comment --comment \"policy accepted the packet\" -m mark --mark 0x1000000/0x1000000 -j ACCEPT",
+                        "-m comment --comment \"forwarded: mangle POSTROUTING leaves it to the forward policy\" "
+                                + "-j MARK --set-xmark 0x1000000/0x1000000");
         assertThat(chains.get("cali-from-wl-dispatch").rules().stream().map(calico.dataplane.iptables.Rule::render))
                 .containsExactly("-i caliA -g cali-fw-caliA", "-j DROP");
         assertThat(chains.get("cali-to-wl-dispatch").rules().stream().map(calico.dataplane.iptables.Rule::render))
@@ -263,7 +267,8 @@ class ChainRendererTest {
         ChainRenderer.Rendered v6 = ChainRenderer.render(m, IpFamily.V6);
 
         assertThat(rendered(v4.chains(), Names.INPUT)).containsExactly("-i cali+ -g cali-wl-to-host",
-                "-j MARK --set-xmark 0x0/0x30000", "-j cali-from-host-endpoint",
+                "-m comment --comment \"untracked or pre-DNAT policy accepted the packet\" -m mark --mark 0x10000/0x10000 -j ACCEPT",
+                "-j MARK --set-xmark 0x0/0x70000", "-j cali-from-host-endpoint",
                 "-m comment --comment \"host endpoint policy accepted the packet\" -m mark --mark 0x10000/0x10000 -j ACCEPT");
         // Interfaces without a host endpoint fall through: no final rule.
         assertThat(rendered(v4.chains(), Names.FROM_HOST_DISPATCH)).containsExactly("-i eth0 -g cali-fh-eth0");

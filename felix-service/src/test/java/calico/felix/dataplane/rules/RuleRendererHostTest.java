@@ -49,20 +49,32 @@ class RuleRendererHostTest {
     @Test
     void kernelHooksEnterOurChainsInFilterAndNat() {
         Ruleset rs = RuleRenderer.render(new DataplaneModel(), BOTH);
-        assertThat(rs.entries()).containsExactly(new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD),
+        assertThat(rs.entries()).containsExactly(new Entry(Table.RAW, Hook.PREROUTING, Names.PREROUTING),
+                new Entry(Table.RAW, Hook.OUTPUT, Names.OUTPUT), new Entry(Table.MANGLE, Hook.PREROUTING, Names.PREROUTING),
+                new Entry(Table.MANGLE, Hook.POSTROUTING, Names.POSTROUTING),
+                new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD),
                 new Entry(Table.FILTER, Hook.INPUT, Names.INPUT), new Entry(Table.FILTER, Hook.OUTPUT, Names.OUTPUT),
                 new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING));
         MarkBits mb = MarkBits.defaults();
         assertThat(rules(rs, Table.FILTER, Names.INPUT).rules()).containsExactly(
                 GenericRule.of(new Target.Goto(Names.WL_TO_HOST), new Match.Interface(true, "cali", true)),
-                GenericRule.of(new Target.ClearMark(mb.both())),
+                GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(mb.accept()))
+                        .withComment("untracked or pre-DNAT policy accepted the packet"),
+                GenericRule.of(new Target.ClearMark(mb.all())),
                 GenericRule.of(new Target.Jump(Names.FROM_HOST_DISPATCH)),
                 GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(mb.accept()))
                         .withComment("host endpoint policy accepted the packet"));
-        assertThat(rules(rs, Table.FILTER, Names.OUTPUT).rules()).first()
-                .isEqualTo(GenericRule.of(Target.RETURN, new Match.Interface(false, "cali", true)));
-        assertThat(rules(rs, Table.FILTER, Names.OUTPUT).rules()).contains(
-                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH)));
+        // OUTPUT: raw's untracked accept first, host-to-workload unpoliced, DNAT'd traffic skips host endpoint egress.
+        assertThat(rules(rs, Table.FILTER, Names.OUTPUT).rules()).containsExactly(
+                GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(mb.accept()))
+                        .withComment("untracked policy accepted the packet"),
+                GenericRule.of(Target.RETURN, new Match.Interface(false, "cali", true)),
+                GenericRule.of(new Target.ClearMark(mb.all())),
+                GenericRule.of(Target.RETURN, new Match.ConntrackDnat(false))
+                        .withComment("DNAT'd: the outgoing interface is not known yet"),
+                GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH)),
+                GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(mb.accept()))
+                        .withComment("host endpoint policy accepted the packet"));
         // No host endpoints: dispatch chains exist, send nowhere and return (null fallback).
         assertThat(rs.chains(Table.FILTER).get(Names.FROM_HOST_DISPATCH))
                 .isEqualTo(new Dispatch(Names.FROM_HOST_DISPATCH, true, new java.util.TreeMap<>(), null));
@@ -157,14 +169,16 @@ class RuleRendererHostTest {
         Ruleset rs = RuleRenderer.render(model(Map.of("iptablesFilterAllowAction", "Return")), Set.of(IpFamily.V4));
         long accept = MarkBits.defaults().accept();
         for (String chain : List.of(Names.FORWARD, Names.INPUT, Names.OUTPUT)) {
-            List<GenericRule> r = rules(rs, Table.FILTER, chain).rules();
+            List<GenericRule> all = rules(rs, Table.FILTER, chain).rules();
+            // FORWARD ends by marking what it did not accept as forwarded (for mangle POSTROUTING).
+            List<GenericRule> r = chain.equals(Names.FORWARD) ? all.subList(0, all.size() - 1) : all;
             assertThat(r.get(r.size() - 1).target()).as(chain).isEqualTo(Target.RETURN);
             assertThat(r.get(r.size() - 1).matches()).containsExactly(new Match.MarkAllSet(accept));
         }
         // Failsafe stays ACCEPT: a RETURN would fall back into the endpoint's policy.
         assertThat(rules(rs, Table.FILTER, Names.FAILSAFE_IN).rules()).allMatch(g -> g.target() == Target.ACCEPT);
         Ruleset plain = RuleRenderer.render(new DataplaneModel(), Set.of(IpFamily.V4));
-        assertThat(rules(plain, Table.FILTER, Names.FORWARD).rules().get(3).target()).isEqualTo(Target.ACCEPT);
+        assertThat(rules(plain, Table.FILTER, Names.FORWARD).rules().get(5).target()).isEqualTo(Target.ACCEPT);
     }
 
     @Test

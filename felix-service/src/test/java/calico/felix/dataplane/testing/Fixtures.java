@@ -52,6 +52,21 @@ public final class Fixtures {
                 egress, selector, List.of(types), null, null, null, null, null, null));
     }
 
+    /** A host endpoint of {@code node} on {@code iface} ({@code "*"}: all of the host's interfaces). */
+    public static calico.api.model.HostEndpoint hep(String name, String node, String iface, Map<String, String> labels,
+                                                    String... profiles) {
+        return new calico.api.model.HostEndpoint(ObjectMeta.named(name).withLabels(labels),
+                new calico.api.model.HostEndpointSpec(node, iface, List.of(), List.of(profiles), List.of()));
+    }
+
+    /** A host endpoint policy of one kind: doNotTrack, preDNAT or applyOnForward (Calico requires it for the other two). */
+    public static GlobalNetworkPolicy hostGnp(String name, double order, String selector, List<Rule> ingress,
+                                              List<Rule> egress, boolean doNotTrack, boolean preDnat,
+                                              boolean applyOnForward, PolicyType... types) {
+        return new GlobalNetworkPolicy(ObjectMeta.named(name), new GlobalNetworkPolicySpec("default", order, ingress,
+                egress, selector, List.of(types), doNotTrack, preDnat, applyOnForward, null, null, null));
+    }
+
     public static Rule action(calico.api.model.Action a) {
         return new Rule(a, null, null, null, null, null, null, null, null, null);
     }
