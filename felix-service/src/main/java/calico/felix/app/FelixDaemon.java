@@ -123,28 +123,63 @@ public class FelixDaemon implements SmartLifecycle {
     /**
      * With FELIX_TYPHAADDR: read through typha instead of the datastore. The client reconnects
      * with backoff and diffs each new snapshot against what the graph has, so a reconnect
-     * reaches the graph (and the dataplane) only as the differences.
+     * reaches the graph (and the dataplane) only as the differences. As on the direct path,
+     * nothing reaches the graph until ClusterInformation {@code default} says
+     * {@code datastoreReady: true} (here seen in typha's stream: {@link DatastoreReadyGate}).
      */
     private void startThroughTypha() {
         log.info("Felix starting for node {} through typha at {}", properties.hostname(), typha.typhaAddr());
         CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
                 this::applyBatch);
+        DatastoreReadyGate gate = new DatastoreReadyGate(graphCallbacks(graph), () -> {
+            startupHealth.report(true, true, "datastore ready; reading through typha");
+            log.info("Datastore ready (ClusterInformation default seen through typha)");
+        });
+        startupHealth.report(true, false, "waiting for ClusterInformation default to have datastoreReady: true "
+                + "(through typha)");
         synchronized (this) {
             if (!running) {
                 return;
             }
-            typhaClient = new TyphaClient(typha.options(properties.hostname()), graphCallbacks(graph));
+            typhaClient = new TyphaClient(typha.options(properties.hostname()), new SyncerCallbacks() {
+                @Override
+                public void onStatusUpdated(SyncerStatus status) {
+                    // The connection's health is typha's, whether or not the gate is open.
+                    onSyncerStatus(status);
+                    gate.onStatusUpdated(status);
+                }
+
+                @Override
+                public void onUpdates(List<Update> updates) {
+                    gate.onUpdates(updates);
+                }
+            });
             typhaClient.start();
         }
-        startupHealth.report(true, true, "reading through typha");
     }
 
-    /** The syncer's (or typha client's) callbacks: status into health, everything into the graph. */
-    private SyncerCallbacks graphCallbacks(CalculationGraph graph) {
+    /** The syncer's callbacks: status into health, everything into the graph. */
+    private SyncerCallbacks syncerCallbacks(CalculationGraph graph) {
+        SyncerCallbacks toGraph = graphCallbacks(graph);
         return new SyncerCallbacks() {
             @Override
             public void onStatusUpdated(SyncerStatus status) {
                 onSyncerStatus(status);
+                toGraph.onStatusUpdated(status);
+            }
+
+            @Override
+            public void onUpdates(List<Update> updates) {
+                toGraph.onUpdates(updates);
+            }
+        };
+    }
+
+    /** Everything into the graph. */
+    private SyncerCallbacks graphCallbacks(CalculationGraph graph) {
+        return new SyncerCallbacks() {
+            @Override
+            public void onStatusUpdated(SyncerStatus status) {
                 runGraph(() -> graph.onStatus(status));
             }
 
@@ -200,7 +235,7 @@ public class FelixDaemon implements SmartLifecycle {
             datastore = store;
             CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
                     this::applyBatch);
-            syncer = new WatcherSyncer(store, EnumSet.allOf(ResourceKind.class), graphCallbacks(graph));
+            syncer = new WatcherSyncer(store, EnumSet.allOf(ResourceKind.class), syncerCallbacks(graph));
             syncer.start();
         }
         startupHealth.report(true, true, "datastore ready; syncer started");
