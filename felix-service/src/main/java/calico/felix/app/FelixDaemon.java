@@ -79,13 +79,14 @@ public class FelixDaemon implements SmartLifecycle {
     private Datastore datastore;
     private WatcherSyncer syncer;
     private TyphaClient typhaClient;
+    private final ObjectProvider<TyphaDiscovery> typhaDiscovery;
 
     public FelixDaemon(FelixProperties properties, FelixEnvironment environment, ProgrammedState state,
                        FelixMetrics metrics, HealthAggregator health, ObjectProvider<Clock> clock,
-                       ObjectProvider<FelixTyphaProperties> typha) {
+                       ObjectProvider<FelixTyphaProperties> typha, ObjectProvider<TyphaDiscovery> typhaDiscovery) {
         this.properties = properties;
-        this.typha = typha.getIfAvailable(() -> new FelixTyphaProperties(null, Duration.ofSeconds(30), null, null,
-                null, null, null));
+        this.typha = typha.getIfAvailable(FelixTyphaProperties::none);
+        this.typhaDiscovery = typhaDiscovery;
         this.environment = environment;
         this.state = state;
         this.metrics = metrics;
@@ -128,7 +129,12 @@ public class FelixDaemon implements SmartLifecycle {
      * {@code datastoreReady: true} (here seen in typha's stream: {@link DatastoreReadyGate}).
      */
     private void startThroughTypha() {
-        log.info("Felix starting for node {} through typha at {}", properties.hostname(), typha.typhaAddr());
+        List<String> addresses = typha.discovered() ? discoverTypha() : null;
+        if (typha.discovered() && addresses == null) {
+            return;
+        }
+        log.info("Felix starting for node {} through typha at {}", properties.hostname(),
+                addresses == null ? typha.typhaAddr() : addresses);
         CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
                 this::applyBatch);
         DatastoreReadyGate gate = new DatastoreReadyGate(graphCallbacks(graph), () -> {
@@ -141,7 +147,8 @@ public class FelixDaemon implements SmartLifecycle {
             if (!running) {
                 return;
             }
-            typhaClient = new TyphaClient(typha.options(properties.hostname()), new SyncerCallbacks() {
+            typhaClient = new TyphaClient(addresses == null ? typha.options(properties.hostname())
+                    : typha.options(properties.hostname(), addresses), new SyncerCallbacks() {
                 @Override
                 public void onStatusUpdated(SyncerStatus status) {
                     // The connection's health is typha's, whether or not the gate is open.
@@ -156,6 +163,40 @@ public class FelixDaemon implements SmartLifecycle {
             });
             typhaClient.start();
         }
+    }
+
+    /**
+     * FELIX_TYPHAK8SSERVICENAME: reads typha's endpoints until there is at least one (doubling
+     * backoff, as the datastore wait); {@return them, this node's first}, or null once stopped.
+     * They are read once: a typha that moves later is reached through the others' rebalancing
+     * only (the client's replica list is fixed).
+     */
+    private List<String> discoverTypha() {
+        TyphaDiscovery discovery = typhaDiscovery.getIfAvailable();
+        if (discovery == null) {
+            throw new IllegalStateException("felix.typha-k8s-service-name (FELIX_TYPHAK8SSERVICENAME) is set but no "
+                    + "typha discovery is configured");
+        }
+        Duration wait = properties.readyPollInitial();
+        while (running) {
+            try {
+                List<String> found = discovery.addresses();
+                log.info("Typha discovered from service {}: {}", discovery.describe(), found);
+                return found;
+            } catch (RuntimeException e) {
+                log.warn("Typha discovery: {}", e.getMessage());
+                startupHealth.report(true, false, "discovering typha from service " + discovery.describe() + ": "
+                        + e.getMessage());
+            }
+            try {
+                Thread.sleep(wait.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+            wait = min(wait.multipliedBy(2), properties.readyPollMax());
+        }
+        return null;
     }
 
     /** The syncer's callbacks: status into health, everything into the graph. */
