@@ -1,5 +1,6 @@
 package calico.typha.app;
 
+import calico.libcalico.typha.SyncerType;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -17,8 +18,10 @@ import org.springframework.context.SmartLifecycle;
  * interval, the replica count is the number of ready endpoints of typha's own service
  * (TYPHA_K8SSERVICENAME in TYPHA_K8SNAMESPACE, port TYPHA_K8SPORTNAME) as Spring Cloud
  * Kubernetes discovery sees them, and the expected clients are TYPHA_EXPECTEDCLIENTS when set,
- * otherwise the cluster's node count (one felix per node, as Calico counts). Target =
- * ⌈1.2 × clients / replicas⌉, as in {@code config} mode.
+ * otherwise the cluster's node count (one felix per node, as Calico counts). The target is
+ * Calico's ({@link TyphaKubernetesProperties#target}): per syncer type, 20% over an even share
+ * across one replica fewer, between TYPHA_MAXCONNECTIONSLOWERLIMIT and
+ * TYPHA_MAXCONNECTIONSUPPERLIMIT; 0 (no rebalancing) for a lone typha.
  *
  * <p>Falls back to configuration when Kubernetes does not answer or lists no endpoint (TYPHA_REPLICAS),
  * and to no rebalancing (0) when the client count is unknown: moving clients on a guess is
@@ -86,7 +89,8 @@ public final class KubernetesRebalanceTarget implements IntSupplier, SmartLifecy
                 clients = 0;
             }
         }
-        Counts c = new Counts(replicas, fromKubernetes, clients, TyphaProperties.target(clients, replicas));
+        Counts c = new Counts(replicas, fromKubernetes, clients, k8s.target(clients, replicas,
+                SyncerType.values().length, config.maxConnectionsUpperLimit()));
         if (!c.equals(last)) {
             log.info("Rebalancing: {} replicas ({}), {} clients, target {} connections per typha", c.replicas(),
                     c.replicasFromKubernetes() ? "Kubernetes endpoints" : "TYPHA_REPLICAS", c.clients(), c.target());

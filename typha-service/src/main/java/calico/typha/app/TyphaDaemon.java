@@ -42,7 +42,7 @@ public class TyphaDaemon implements SmartLifecycle {
             k8sTarget = kubernetesTarget.getIfAvailable();
             if (k8sTarget == null) {
                 throw new IllegalStateException("typha.connection-rebalancing-mode (TYPHA_CONNECTIONREBALANCINGMODE): "
-                        + "kubernetes needs typha.k8s-service-name (TYPHA_K8SSERVICENAME), the typha service to count");
+                        + "kubernetes mode has no Kubernetes rebalancing source (TyphaKubernetesConfiguration)");
             }
         }
         datastore = properties.datastore().open();

@@ -16,8 +16,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The Kubernetes side of rebalancing, and nothing else: present only when TYPHA_K8SSERVICENAME
- * is set. Spring Cloud Kubernetes' own auto-configurations are excluded in
+ * The Kubernetes side of rebalancing, and nothing else: present only with
+ * TYPHA_CONNECTIONREBALANCINGMODE=kubernetes (then TYPHA_K8SSERVICENAME, default calico-typha as
+ * in Calico, names the service). Spring Cloud Kubernetes' own auto-configurations are excluded in
  * {@code application.yml} (they would start a client and informers over every namespace inside
  * any pod); here one Fabric8 discovery client is built, watching services and endpoints in
  * TYPHA_K8SNAMESPACE only, with TYPHA_K8SPORTNAME as its primary port. The Kubernetes client is
@@ -25,7 +26,7 @@ import org.springframework.context.annotation.Configuration;
  * service account, or kubeconfig).
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnExpression("!'${typha.k8s-service-name:}'.trim().isEmpty()")
+@ConditionalOnExpression("'${typha.connection-rebalancing-mode:none}'.trim().equalsIgnoreCase('kubernetes')")
 class TyphaKubernetesConfiguration {
 
     /** Owns the client it builds; a client from elsewhere in the context is not closed here. */
@@ -47,6 +48,10 @@ class TyphaKubernetesConfiguration {
 
     @Bean
     Fabric8DiscoveryClient typhaDiscoveryClient(TyphaKubernetesClient k, TyphaKubernetesProperties p) {
+        if (p.k8sServiceName().isEmpty()) {
+            throw new IllegalArgumentException("typha.k8s-service-name (TYPHA_K8SSERVICENAME): required with "
+                    + "TYPHA_CONNECTIONREBALANCINGMODE=kubernetes (the typha service whose endpoints count the replicas)");
+        }
         KubernetesClient client = k.client();
         String ns = p.k8sNamespace();
         SharedIndexInformer<Service> services = client.services().inNamespace(ns).inform();

@@ -40,8 +40,8 @@ class KubernetesRebalanceTest {
     private static ConfigurableApplicationContext typha(String... extra) {
         List<String> args = new ArrayList<>(List.of("--typha.datastore-type=memory", "--typha.server-port=0",
                 "--server.port=0", "--calico.health.port=0", "--calico.health.host=127.0.0.1",
-                "--typha.connection-rebalancing-mode=kubernetes", "--TYPHA_K8SSERVICENAME=calico-typha",
-                "--TYPHA_K8SNAMESPACE=calico-system", "--typha.k8s-poll-interval=1", "--TYPHA_REPLICAS=5"));
+                "--TYPHA_CONNECTIONREBALANCINGMODE=kubernetes", "--TYPHA_K8SNAMESPACE=calico-system",
+                "--TYPHA_K8SSERVICEPOLLINTERVALSECS=1", "--TYPHA_MAXCONNECTIONSLOWERLIMIT=1", "--TYPHA_REPLICAS=5"));
         args.addAll(List.of(extra));
         return new SpringApplicationBuilder(TyphaApplication.class)
                 .initializers(ctx -> ctx.getBeanFactory().registerSingleton("kubernetesClient", client))
@@ -90,29 +90,30 @@ class KubernetesRebalanceTest {
 
         try (ConfigurableApplicationContext ctx = typha()) {
             KubernetesRebalanceTarget target = ctx.getBean(KubernetesRebalanceTarget.class);
+            // Service calico-typha by Calico's default name; target 2 syncer types × (1 + 10 × 1.2 / (3 − 1)).
             await("3 replicas from the endpoints, 10 nodes", () -> target.counts()
-                    .equals(new KubernetesRebalanceTarget.Counts(3, true, 10, 4)), target::counts);
-            assertThat(target.getAsInt()).isEqualTo(4);
+                    .equals(new KubernetesRebalanceTarget.Counts(3, true, 10, 14)), target::counts);
+            assertThat(target.getAsInt()).isEqualTo(14);
 
             endpoints("10.0.0.1", "10.0.0.2");
             await("scaled down to 2", () -> target.counts()
-                    .equals(new KubernetesRebalanceTarget.Counts(2, true, 10, 6)), target::counts);
+                    .equals(new KubernetesRebalanceTarget.Counts(2, true, 10, 26)), target::counts);
 
             client.endpoints().inNamespace("calico-system").withName("calico-typha").delete();
             await("no endpoints: TYPHA_REPLICAS", () -> target.counts()
-                    .equals(new KubernetesRebalanceTarget.Counts(5, false, 10, 3)), target::counts);
+                    .equals(new KubernetesRebalanceTarget.Counts(5, false, 10, 8)), target::counts);
         }
     }
 
     @Test
     void theLiveTargetMovesClients() throws Exception {
         service("calico-system");
-        endpoints("10.0.0.1", "10.0.0.2");
-        // 1 expected client over 2 replicas: a target of 1 connection; three clients arrive.
+        endpoints("10.0.0.1", "10.0.0.2", "10.0.0.3");
+        // 1 expected client over 3 replicas: 2 syncer types × 1 = a target of 2; three clients arrive.
         try (ConfigurableApplicationContext ctx = typha("--TYPHA_EXPECTEDCLIENTS=1")) {
             KubernetesRebalanceTarget target = ctx.getBean(KubernetesRebalanceTarget.class);
-            await("target 1 from 2 endpoints", () -> target.counts()
-                    .equals(new KubernetesRebalanceTarget.Counts(2, true, 1, 1)), target::counts);
+            await("target 2 from 3 endpoints", () -> target.counts()
+                    .equals(new KubernetesRebalanceTarget.Counts(3, true, 1, 2)), target::counts);
             int port = ctx.getBean(TyphaDaemon.class).port();
             List<TyphaClient> clients = new ArrayList<>();
             try {
@@ -140,10 +141,38 @@ class KubernetesRebalanceTest {
     }
 
     @Test
-    void kubernetesModeWithoutAServiceNameFailsNamingTheVariable() {
-        assertThatThrownBy(() -> new SpringApplicationBuilder(TyphaApplication.class).run(
-                "--typha.datastore-type=memory", "--typha.server-port=0", "--server.port=0", "--calico.health.port=0",
-                "--typha.connection-rebalancing-mode=kubernetes"))
+    void calicosTargetFormula() {
+        TyphaKubernetesProperties defaults = new TyphaKubernetesProperties(null, null, null, Duration.ofSeconds(30), 400);
+        assertThat(defaults.k8sServiceName()).isEqualTo("calico-typha");
+        assertThat(defaults.target(1000, 1, 2, 10000)).as("lone typha: nothing to balance").isZero();
+        assertThat(defaults.target(0, 3, 2, 10000)).as("no client count: no rebalancing").isZero();
+        assertThat(defaults.target(100, 3, 2, 10000)).as("lower limit").isEqualTo(400);
+        assertThat(defaults.target(1000, 3, 2, 10000)).isEqualTo(2 * (1 + 600));
+        assertThat(defaults.target(100000, 3, 2, 10000)).as("upper limit").isEqualTo(10000);
+        assertThatThrownBy(() -> new TyphaKubernetesProperties("x", null, null, Duration.ofSeconds(30), 0))
+                .hasMessageContaining("TYPHA_MAXCONNECTIONSLOWERLIMIT");
+    }
+
+    @Test
+    void kubernetesModeWithABlankServiceNameFailsNamingTheVariable() {
+        assertThatThrownBy(() -> new SpringApplicationBuilder(TyphaApplication.class)
+                .initializers(ctx -> ctx.getBeanFactory().registerSingleton("kubernetesClient", client))
+                .run("--typha.datastore-type=memory", "--typha.server-port=0", "--server.port=0",
+                        "--calico.health.port=0", "--TYPHA_CONNECTIONREBALANCINGMODE=kubernetes",
+                        "--TYPHA_K8SSERVICENAME="))
                 .hasStackTraceContaining("TYPHA_K8SSERVICENAME");
+    }
+
+    @Test
+    void noKubernetesBeansOutsideKubernetesMode() {
+        try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(TyphaApplication.class).run(
+                "--typha.datastore-type=memory", "--typha.server-port=0", "--server.port=0", "--calico.health.port=0",
+                "--TYPHA_CONNECTIONREBALANCINGMODE=config", "--TYPHA_K8SSERVICENAME=calico-typha")) {
+            assertThat(ctx.getBeansOfType(KubernetesRebalanceTarget.class)).isEmpty();
+            // Spring Cloud Commons' own (composite, simple-from-properties) clients may exist; no Kubernetes one.
+            assertThat(ctx.getBeansOfType(org.springframework.cloud.client.discovery.DiscoveryClient.class).values())
+                    .noneMatch(d -> d.getClass().getName().contains("kubernetes"));
+            assertThat(ctx.getBeansOfType(KubernetesClient.class)).isEmpty();
+        }
     }
 }
