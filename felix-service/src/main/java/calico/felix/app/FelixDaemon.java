@@ -79,13 +79,14 @@ public class FelixDaemon implements SmartLifecycle {
     private Datastore datastore;
     private WatcherSyncer syncer;
     private TyphaClient typhaClient;
+    private final ObjectProvider<TyphaDiscovery> typhaDiscovery;
 
     public FelixDaemon(FelixProperties properties, FelixEnvironment environment, ProgrammedState state,
                        FelixMetrics metrics, HealthAggregator health, ObjectProvider<Clock> clock,
-                       ObjectProvider<FelixTyphaProperties> typha) {
+                       ObjectProvider<FelixTyphaProperties> typha, ObjectProvider<TyphaDiscovery> typhaDiscovery) {
         this.properties = properties;
-        this.typha = typha.getIfAvailable(() -> new FelixTyphaProperties(null, Duration.ofSeconds(30), null, null,
-                null, null, null));
+        this.typha = typha.getIfAvailable(FelixTyphaProperties::none);
+        this.typhaDiscovery = typhaDiscovery;
         this.environment = environment;
         this.state = state;
         this.metrics = metrics;
@@ -123,28 +124,103 @@ public class FelixDaemon implements SmartLifecycle {
     /**
      * With FELIX_TYPHAADDR: read through typha instead of the datastore. The client reconnects
      * with backoff and diffs each new snapshot against what the graph has, so a reconnect
-     * reaches the graph (and the dataplane) only as the differences.
+     * reaches the graph (and the dataplane) only as the differences. As on the direct path,
+     * nothing reaches the graph until ClusterInformation {@code default} says
+     * {@code datastoreReady: true} (here seen in typha's stream: {@link DatastoreReadyGate}).
      */
     private void startThroughTypha() {
-        log.info("Felix starting for node {} through typha at {}", properties.hostname(), typha.typhaAddr());
+        List<String> addresses = typha.discovered() ? discoverTypha() : null;
+        if (typha.discovered() && addresses == null) {
+            return;
+        }
+        log.info("Felix starting for node {} through typha at {}", properties.hostname(),
+                addresses == null ? typha.typhaAddr() : addresses);
         CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
                 this::applyBatch);
+        DatastoreReadyGate gate = new DatastoreReadyGate(graphCallbacks(graph), () -> {
+            startupHealth.report(true, true, "datastore ready; reading through typha");
+            log.info("Datastore ready (ClusterInformation default seen through typha)");
+        });
+        startupHealth.report(true, false, "waiting for ClusterInformation default to have datastoreReady: true "
+                + "(through typha)");
         synchronized (this) {
             if (!running) {
                 return;
             }
-            typhaClient = new TyphaClient(typha.options(properties.hostname()), graphCallbacks(graph));
+            typhaClient = new TyphaClient(addresses == null ? typha.options(properties.hostname())
+                    : typha.options(properties.hostname(), addresses), new SyncerCallbacks() {
+                @Override
+                public void onStatusUpdated(SyncerStatus status) {
+                    // The connection's health is typha's, whether or not the gate is open.
+                    onSyncerStatus(status);
+                    gate.onStatusUpdated(status);
+                }
+
+                @Override
+                public void onUpdates(List<Update> updates) {
+                    gate.onUpdates(updates);
+                }
+            });
             typhaClient.start();
         }
-        startupHealth.report(true, true, "reading through typha");
     }
 
-    /** The syncer's (or typha client's) callbacks: status into health, everything into the graph. */
-    private SyncerCallbacks graphCallbacks(CalculationGraph graph) {
+    /**
+     * FELIX_TYPHAK8SSERVICENAME: reads typha's endpoints until there is at least one (doubling
+     * backoff, as the datastore wait); {@return them, this node's first}, or null once stopped.
+     * They are read once: a typha that moves later is reached through the others' rebalancing
+     * only (the client's replica list is fixed).
+     */
+    private List<String> discoverTypha() {
+        TyphaDiscovery discovery = typhaDiscovery.getIfAvailable();
+        if (discovery == null) {
+            throw new IllegalStateException("felix.typha-k8s-service-name (FELIX_TYPHAK8SSERVICENAME) is set but no "
+                    + "typha discovery is configured");
+        }
+        Duration wait = properties.readyPollInitial();
+        while (running) {
+            try {
+                List<String> found = discovery.addresses();
+                log.info("Typha discovered from service {}: {}", discovery.describe(), found);
+                return found;
+            } catch (RuntimeException e) {
+                log.warn("Typha discovery: {}", e.getMessage());
+                startupHealth.report(true, false, "discovering typha from service " + discovery.describe() + ": "
+                        + e.getMessage());
+            }
+            try {
+                Thread.sleep(wait.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+            wait = min(wait.multipliedBy(2), properties.readyPollMax());
+        }
+        return null;
+    }
+
+    /** The syncer's callbacks: status into health, everything into the graph. */
+    private SyncerCallbacks syncerCallbacks(CalculationGraph graph) {
+        SyncerCallbacks toGraph = graphCallbacks(graph);
         return new SyncerCallbacks() {
             @Override
             public void onStatusUpdated(SyncerStatus status) {
                 onSyncerStatus(status);
+                toGraph.onStatusUpdated(status);
+            }
+
+            @Override
+            public void onUpdates(List<Update> updates) {
+                toGraph.onUpdates(updates);
+            }
+        };
+    }
+
+    /** Everything into the graph. */
+    private SyncerCallbacks graphCallbacks(CalculationGraph graph) {
+        return new SyncerCallbacks() {
+            @Override
+            public void onStatusUpdated(SyncerStatus status) {
                 runGraph(() -> graph.onStatus(status));
             }
 
@@ -200,7 +276,7 @@ public class FelixDaemon implements SmartLifecycle {
             datastore = store;
             CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
                     this::applyBatch);
-            syncer = new WatcherSyncer(store, EnumSet.allOf(ResourceKind.class), graphCallbacks(graph));
+            syncer = new WatcherSyncer(store, EnumSet.allOf(ResourceKind.class), syncerCallbacks(graph));
             syncer.start();
         }
         startupHealth.report(true, true, "datastore ready; syncer started");

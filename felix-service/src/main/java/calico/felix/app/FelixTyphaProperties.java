@@ -24,6 +24,9 @@ import org.springframework.boot.convert.DurationUnit;
  * @param typhaKeyFile     its key (FELIX_TYPHAKEYFILE)
  * @param typhaCn          typha's certificate must carry this CN… (FELIX_TYPHACN)
  * @param typhaUriSan      …or this URI SAN (FELIX_TYPHAURISAN)
+ * @param typhaK8sServiceName without an address, discover typha from this Kubernetes service's
+ *                         endpoints (FELIX_TYPHAK8SSERVICENAME; {@link TyphaDiscovery})
+ * @param typhaK8sNamespace its namespace (FELIX_TYPHAK8SNAMESPACE, kube-system)
  */
 @ConfigurationProperties(prefix = "felix")
 public record FelixTyphaProperties(
@@ -33,7 +36,9 @@ public record FelixTyphaProperties(
         String typhaCertFile,
         String typhaKeyFile,
         String typhaCn,
-        String typhaUriSan) {
+        String typhaUriSan,
+        String typhaK8sServiceName,
+        @DefaultValue("kube-system") String typhaK8sNamespace) {
 
     public FelixTyphaProperties {
         int tls = (blank(typhaCaFile) ? 0 : 1) + (blank(typhaCertFile) ? 0 : 1) + (blank(typhaKeyFile) ? 0 : 1);
@@ -48,6 +53,12 @@ public record FelixTyphaProperties(
         if (!blank(typhaAddr)) {
             addresses(typhaAddr);
         }
+        typhaK8sNamespace = blank(typhaK8sNamespace) ? "kube-system" : typhaK8sNamespace.trim();
+    }
+
+    /** Settings with no typha (felix watches the datastore itself). */
+    static FelixTyphaProperties none() {
+        return new FelixTyphaProperties(null, Duration.ofSeconds(30), null, null, null, null, null, null, null);
     }
 
     private static boolean blank(String s) {
@@ -65,14 +76,24 @@ public record FelixTyphaProperties(
         return out;
     }
 
-    /** {@return whether felix reads through typha} */
+    /** {@return whether felix reads through typha: an address, or a service to discover it from} */
     public boolean enabled() {
-        return !blank(typhaAddr);
+        return !blank(typhaAddr) || discovered();
     }
 
-    /** {@return the client options for this node} */
+    /** {@return whether the addresses come from Kubernetes (a service name and no explicit address)} */
+    public boolean discovered() {
+        return blank(typhaAddr) && !blank(typhaK8sServiceName);
+    }
+
+    /** {@return the client options for this node, to FELIX_TYPHAADDR} */
     TyphaClientOptions options(String hostname) {
-        TyphaClientOptions o = TyphaClientOptions.plaintext(addresses(typhaAddr), hostname, SyncerType.FELIX)
+        return options(hostname, addresses(typhaAddr));
+    }
+
+    /** {@return the client options for this node, to the given typhas (tried in this order)} */
+    TyphaClientOptions options(String hostname, List<String> addresses) {
+        TyphaClientOptions o = TyphaClientOptions.plaintext(addresses, hostname, SyncerType.FELIX)
                 .withReadTimeout(typhaReadTimeout).withCompression(true);
         if (!blank(typhaCaFile)) {
             o = o.withChannels(TyphaClientTls.channels(Path.of(typhaCaFile), Path.of(typhaCertFile),

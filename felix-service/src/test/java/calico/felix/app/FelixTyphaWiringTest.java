@@ -2,6 +2,8 @@ package calico.felix.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import calico.api.model.ClusterInformation;
+import calico.api.model.ClusterInformationSpec;
 import calico.api.model.EntityRule;
 import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.GlobalNetworkPolicySpec;
@@ -14,6 +16,7 @@ import calico.api.model.Tier;
 import calico.api.model.TierSpec;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
+import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
@@ -109,6 +112,7 @@ class FelixTyphaWiringTest {
     @Test
     void felixReadsThroughTyphaAndAReconnectAppliesNothingUnchanged() throws Exception {
         MiniTypha typha = new MiniTypha();
+        typha.put(clusterInformation(true));
         typha.put(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
         typha.put(policy("default.allow-db", "app == 'db'"));
         typha.put(new WorkloadEndpoint(ObjectMeta.namespaced("ns1", "node--a-k8s-web-eth0")
@@ -139,6 +143,53 @@ class FelixTyphaWiringTest {
         } finally {
             server.shutdownNow();
         }
+    }
+
+    /**
+     * Through typha as directly: until ClusterInformation default says datastoreReady: true,
+     * nothing is programmed and felix is not ready (FelixStartup says why), although its typha
+     * stream is in sync; the update to true releases everything at once.
+     */
+    @Test
+    void felixThroughTyphaWaitsForDatastoreReady() throws Exception {
+        MiniTypha typha = new MiniTypha();
+        typha.put(clusterInformation(false));
+        typha.put(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
+        typha.put(policy("default.allow-db", "app == 'db'"));
+        typha.put(new WorkloadEndpoint(ObjectMeta.namespaced("ns1", "node--a-k8s-web-eth0")
+                .withLabels(Map.of("app", "web")), new WorkloadEndpointSpec("k8s", null, "node-a", null, "web",
+                "eth0", null, List.of("10.0.0.1/32"), null, null, null, List.of(), "caliweb", null, null, null)));
+        Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
+        try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
+                "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
+                "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
+                "--FELIX_TYPHAADDR=127.0.0.1:" + server.getPort(), "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1")) {
+            FelixDaemon daemon = felix.getBean(FelixDaemon.class);
+            ProgrammedState state = felix.getBean(ProgrammedState.class);
+            HealthAggregator health = felix.getBean(HealthAggregator.class);
+            await("felix's typha stream in sync", () -> daemon.syncerStatus() == SyncerStatus.IN_SYNC);
+            Thread.sleep(500);
+            assertThat(state.model().policies()).as("nothing programmed before datastoreReady").isEmpty();
+            assertThat(state.model().workloadEndpoints()).isEmpty();
+            assertThat(state.model().inSync()).isFalse();
+            assertThat(daemon.lastApply().batches()).isZero();
+            assertThat(health.summary().ready()).isFalse();
+            assertThat(health.status("FelixStartup").orElseThrow().detail()).contains("datastoreReady: true");
+
+            typha.put(clusterInformation(true));
+            await("programmed once the datastore is ready", () -> state.model().inSync()
+                    && state.model().policies().size() == 1 && state.model().workloadEndpoints().size() == 1);
+            await("felix ready", () -> health.summary().ready());
+            assertThat(health.status("FelixStartup").orElseThrow().detail()).contains("datastore ready");
+            assertThat(state.model().errors()).isEmpty();
+        } finally {
+            server.shutdownNow();
+        }
+    }
+
+    private static ClusterInformation clusterInformation(boolean ready) {
+        return new ClusterInformation(ObjectMeta.named("default"), new ClusterInformationSpec("t", "k8s", null, ready,
+                null));
     }
 
     private static GlobalNetworkPolicy policy(String name, String source) {

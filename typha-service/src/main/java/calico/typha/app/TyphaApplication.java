@@ -6,7 +6,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 
 /** Typha: one datastore watch per syncer type, fanned out to felixes over gRPC. */
 @SpringBootApplication
-@EnableConfigurationProperties(TyphaProperties.class)
+@EnableConfigurationProperties({TyphaProperties.class, TyphaMetricsProperties.class, TyphaKubernetesProperties.class})
 public class TyphaApplication {
 
     public static void main(String[] args) {

@@ -7,6 +7,7 @@ import calico.typha.server.TyphaTls;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -19,13 +20,16 @@ public class TyphaDaemon implements SmartLifecycle {
     private final TyphaProperties properties;
     private final MeterRegistry meters;
     private final HealthAggregator health;
+    private final ObjectProvider<KubernetesRebalanceTarget> kubernetesTarget;
     private Datastore datastore;
     private TyphaServer server;
 
-    public TyphaDaemon(TyphaProperties properties, MeterRegistry meters, HealthAggregator health) {
+    public TyphaDaemon(TyphaProperties properties, MeterRegistry meters, HealthAggregator health,
+                       ObjectProvider<KubernetesRebalanceTarget> kubernetesTarget) {
         this.properties = properties;
         this.meters = meters;
         this.health = health;
+        this.kubernetesTarget = kubernetesTarget;
     }
 
     @Override
@@ -33,9 +37,13 @@ public class TyphaDaemon implements SmartLifecycle {
         if (server != null) {
             return;
         }
+        KubernetesRebalanceTarget k8sTarget = null;
         if (properties.connectionRebalancingMode().equals("kubernetes")) {
-            log.warn("TYPHA_CONNECTIONREBALANCINGMODE=kubernetes needs endpoint discovery, not available yet: "
-                    + "no rebalancing (use config with TYPHA_REPLICAS and TYPHA_EXPECTEDCLIENTS)");
+            k8sTarget = kubernetesTarget.getIfAvailable();
+            if (k8sTarget == null) {
+                throw new IllegalStateException("typha.connection-rebalancing-mode (TYPHA_CONNECTIONREBALANCINGMODE): "
+                        + "kubernetes mode has no Kubernetes rebalancing source (TyphaKubernetesConfiguration)");
+            }
         }
         datastore = properties.datastore().open();
         var credentials = properties.tls() ? TyphaTls.serverCredentials(properties.caFile(), properties.serverCertFile(),
@@ -43,6 +51,9 @@ public class TyphaDaemon implements SmartLifecycle {
         server = new TyphaServer(datastore, properties.serverSettings(), credentials, meters, health,
                 version(), properties.tls() ? TyphaTls.clientIdentityCheck(properties.clientCn(),
                 properties.clientUriSan()) : null);
+        if (k8sTarget != null) {
+            server.rebalanceTarget(k8sTarget);
+        }
         server.start();
     }
 

@@ -28,10 +28,13 @@ import org.springframework.boot.convert.DurationUnit;
  * @param pongTimeout            (TYPHA_PONGTIMEOUT, seconds)
  * @param maxDeltaLogUpdates     shared delta log bound; a client further behind is dropped
  * @param connectionRebalancingMode {@code none}, {@code config} (target from the two settings
- *                               below) or {@code kubernetes} (not available yet: treated as none,
- *                               with a warning) (TYPHA_CONNECTIONREBALANCINGMODE)
- * @param replicas               typha replicas, for {@code config} rebalancing (TYPHA_REPLICAS)
- * @param expectedClients        clients across all replicas, for {@code config} (TYPHA_EXPECTEDCLIENTS)
+ *                               below) or {@code kubernetes} (replicas from the endpoints of
+ *                               TYPHA_K8SSERVICENAME, see {@link KubernetesRebalanceTarget})
+ *                               (TYPHA_CONNECTIONREBALANCINGMODE)
+ * @param replicas               typha replicas, for {@code config} rebalancing and the {@code kubernetes}
+ *                               fallback (TYPHA_REPLICAS)
+ * @param expectedClients        clients across all replicas (TYPHA_EXPECTEDCLIENTS); in {@code kubernetes}
+ *                               mode 0 means the cluster's node count
  * @param caFile                 CA that signs felix's certificates; with the two below enables mTLS
  * @param serverCertFile         this typha's certificate (TYPHA_SERVERCERTFILE)
  * @param serverKeyFile          its key (TYPHA_SERVERKEYFILE)
@@ -116,12 +119,21 @@ public record TyphaProperties(
         return blank(s) ? null : Path.of(s.trim());
     }
 
-    /** {@return the rebalancing target: 20% above an even share of the expected clients; 0 for none} */
+    /**
+     * {@return the fixed rebalancing target ({@code config} mode): 20% above an even share of the
+     * expected clients; 0 for none} In {@code kubernetes} mode the target is live
+     * ({@link KubernetesRebalanceTarget}) and this is 0.
+     */
     int rebalanceTarget() {
-        if (!connectionRebalancingMode.equals("config") || expectedClients <= 0) {
+        return connectionRebalancingMode.equals("config") ? target(expectedClients, replicas) : 0;
+    }
+
+    /** {@return ⌈1.2 × clients / replicas⌉, or 0 (no rebalancing) without clients or replicas} */
+    static int target(int clients, int replicas) {
+        if (clients <= 0 || replicas <= 0) {
             return 0;
         }
-        return (int) Math.ceil(expectedClients * 1.2 / replicas);
+        return (int) Math.ceil(clients * 1.2 / replicas);
     }
 
     ServerSettings serverSettings() {

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
 
 /**
  * The gRPC service: admits streams up to the connection limit and keeps the open ones, which
@@ -26,6 +27,8 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
     private final Map<Long, ClientConnection> connections = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
     private final TyphaMetrics metrics;
+    /** The rebalancing target; the settings' fixed one unless a live source is set (Kubernetes). */
+    private volatile IntSupplier rebalanceTarget;
 
     SyncService(Map<SyncerType, SnapshotCache> caches, ServerSettings settings, ExecutorService sender,
                 String version, TyphaMetrics.Factory metrics) {
@@ -34,6 +37,7 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
         this.sender = sender;
         this.version = version;
         this.metrics = metrics.create(connections::size);
+        this.rebalanceTarget = settings::rebalanceTarget;
         caches.values().forEach(this.metrics::cache);
     }
 
@@ -85,13 +89,17 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
 
     /** Moves one surplus client (the youngest, which has the least invested) when above the target. */
     void rebalanceOnce() {
-        int target = settings.rebalanceTarget();
+        int target = rebalanceTarget.getAsInt();
         int n = connections.size();
         if (target <= 0 || n <= target) {
             return;
         }
         connections.values().stream().max(Comparator.comparingLong(ClientConnection::openedNanos))
                 .ifPresent(c -> c.rebalance("rebalancing: " + n + " connections here, target " + target));
+    }
+
+    void rebalanceTarget(IntSupplier target) {
+        this.rebalanceTarget = target;
     }
 
     /** {@return the service with responses encoded through {@code marshaller} (shared messages once)} */

@@ -148,6 +148,14 @@ public final class TyphaServer implements AutoCloseable {
         return server.getPort();
     }
 
+    /**
+     * Replaces the fixed {@link ServerSettings#rebalanceTarget()} with a live one (read on the
+     * timer thread each rebalancing interval, so it must answer at once from a cached value).
+     */
+    public void rebalanceTarget(java.util.function.IntSupplier target) {
+        service.rebalanceTarget(target);
+    }
+
     public int connectionCount() {
         return service.connectionCount();
     }

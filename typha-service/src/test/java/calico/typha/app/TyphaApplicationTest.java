@@ -73,6 +73,30 @@ class TyphaApplicationTest {
         }
     }
 
+    /** TYPHA_PROMETHEUSMETRICS*: /metrics on its own port, the probes stay on the health port; off by default. */
+    @Test
+    void prometheusMetricsOnTheirOwnPort() throws Exception {
+        try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(TyphaApplication.class).run(
+                "--typha.datastore-type=memory", "--typha.server-port=0", "--server.port=0",
+                "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--TYPHA_PROMETHEUSMETRICSENABLED=true",
+                "--TYPHA_PROMETHEUSMETRICSHOST=127.0.0.1", "--TYPHA_PROMETHEUSMETRICSPORT=0")) {
+            int metricsPort = ctx.getBean(PrometheusMetricsServer.class).boundPort();
+            int health = Integer.parseInt(ctx.getEnvironment().getProperty("local.management.port"));
+            assertThat(metricsPort).isPositive().isNotEqualTo(health);
+            HttpResponse<String> metrics = get(metricsPort, "/metrics");
+            assertThat(metrics.statusCode()).isEqualTo(200);
+            assertThat(metrics.body()).contains("typha_connections{", "typha_clients_dropped_total{");
+            assertThat(get(metricsPort, "/readiness").statusCode()).as("no probes on the metrics port").isEqualTo(404);
+            assertThat(get(health, "/liveness").statusCode()).isEqualTo(200);
+        }
+        try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(TyphaApplication.class).run(
+                "--typha.datastore-type=memory", "--typha.server-port=0", "--server.port=0",
+                "--calico.health.port=0")) {
+            assertThat(ctx.getBeansOfType(PrometheusMetricsServer.class)).as("Calico's default: disabled").isEmpty();
+            assertThat(ctx.getEnvironment().getProperty("typha.prometheus-metrics-port")).isEqualTo("9093");
+        }
+    }
+
     @Test
     void badSettingsFailStartupNamingTheVariable() {
         assertThatThrownBy(() -> new SpringApplicationBuilder(TyphaApplication.class).run(
@@ -82,5 +106,9 @@ class TyphaApplicationTest {
         assertThatThrownBy(() -> new SpringApplicationBuilder(TyphaApplication.class).run(
                 "--typha.ca-file=/x/ca.crt", "--server.port=0", "--calico.health.port=0"))
                 .hasStackTraceContaining("TYPHA_SERVERCERTFILE");
+        assertThatThrownBy(() -> new SpringApplicationBuilder(TyphaApplication.class).run(
+                "--typha.datastore-type=memory", "--TYPHA_PROMETHEUSMETRICSPORT=70000", "--server.port=0",
+                "--calico.health.port=0"))
+                .hasStackTraceContaining("TYPHA_PROMETHEUSMETRICSPORT");
     }
 }

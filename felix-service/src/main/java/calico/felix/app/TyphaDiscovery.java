@@ -1,0 +1,93 @@
+package calico.felix.app;
+
+import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointPort;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * FELIX_TYPHAK8SSERVICENAME: typha's addresses from the EndpointSlices of its Kubernetes service
+ * (FELIX_TYPHAK8SNAMESPACE), as Calico's felix finds them: only ready endpoints, the port named
+ * {@code calico-typha}, typhas on this node first, and each group (this node, the others) in a
+ * random order so that felixes spread over the replicas. No zone preference (Calico has none).
+ */
+final class TyphaDiscovery {
+
+    /** The service port that is typha's, as in Calico's manifests. */
+    static final String PORT_NAME = "calico-typha";
+
+    private final KubernetesClient client;
+    private final String namespace;
+    private final String service;
+    private final String nodeName;
+    private final Random random;
+
+    TyphaDiscovery(KubernetesClient client, String namespace, String service, String nodeName, Random random) {
+        this.client = Objects.requireNonNull(client, "client");
+        this.namespace = namespace;
+        this.service = service;
+        this.nodeName = nodeName;
+        this.random = random;
+    }
+
+    /** {@return the service, as the settings name it} */
+    String describe() {
+        return namespace + "/" + service;
+    }
+
+    /**
+     * {@return host:port of every ready typha, this node's first, each group shuffled}
+     *
+     * @throws IllegalStateException naming the service when it has no ready typha endpoint
+     */
+    List<String> addresses() {
+        List<String> local = new ArrayList<>();
+        List<String> remote = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>();
+        List<EndpointSlice> slices = client.discovery().v1().endpointSlices().inNamespace(namespace)
+                .withLabel("kubernetes.io/service-name", service).list().getItems();
+        for (EndpointSlice slice : slices) {
+            Integer port = null;
+            for (EndpointPort p : nullSafe(slice.getPorts())) {
+                if (PORT_NAME.equals(p.getName()) && p.getPort() != null) {
+                    port = p.getPort();
+                }
+            }
+            if (port == null) {
+                continue;
+            }
+            for (Endpoint e : nullSafe(slice.getEndpoints())) {
+                // Calico treats a missing "ready" as ready, as Kubernetes documents it.
+                if (e.getConditions() != null && Boolean.FALSE.equals(e.getConditions().getReady())) {
+                    continue;
+                }
+                for (String ip : nullSafe(e.getAddresses())) {
+                    String address = (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + port;
+                    if (seen.add(address)) {
+                        (nodeName != null && nodeName.equals(e.getNodeName()) ? local : remote).add(address);
+                    }
+                }
+            }
+        }
+        if (local.isEmpty() && remote.isEmpty()) {
+            throw new IllegalStateException("felix.typha-k8s-service-name (FELIX_TYPHAK8SSERVICENAME): service "
+                    + describe() + " has no ready endpoint on a port named " + PORT_NAME);
+        }
+        Collections.shuffle(local, random);
+        Collections.shuffle(remote, random);
+        List<String> out = new ArrayList<>(local);
+        out.addAll(remote);
+        return out;
+    }
+
+    private static <T> List<T> nullSafe(List<T> xs) {
+        return xs == null ? List.of() : xs;
+    }
+}

@@ -1,0 +1,188 @@
+package calico.felix.e2e;
+
+import static calico.felix.e2e.Probe.icmp;
+import static calico.felix.e2e.Probe.tcp;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.api.codec.ResourceCodec;
+import calico.api.model.ClusterInformation;
+import calico.api.model.ClusterInformationSpec;
+import calico.api.model.ObjectMeta;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.api.model.Tier;
+import calico.api.model.TierSpec;
+import calico.dataplane.testing.NetNs;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.health.HealthAggregator;
+import calico.libcalico.testing.EtcdAdmin;
+import calico.libcalico.testing.EtcdServerExtension;
+import calico.typha.server.ServerSettings;
+import calico.typha.server.TyphaServer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Felix reading through typha enforces policy in the kernel: a real etcd, a real
+ * {@link TyphaServer} in process over it, and the whole felix application with the kernel
+ * dataplane programming the {@link Cluster}'s host namespace. Felix is given an etcd address
+ * where nothing listens, so everything it programs came through typha. A policy written to etcd
+ * changes real TCP and ICMP reachability between the pods; then typha is replaced while the
+ * policy is deleted, and felix's reconnect to the new typha (same address) restores the
+ * traffic.
+ */
+class ThroughTyphaTest {
+
+    @RegisterExtension
+    static final EtcdServerExtension ETCD = new EtcdServerExtension();
+
+    /** The direct path's bound is 2 s; typha adds at most its 50 ms coalescing, the shared machine more. */
+    private static final Duration CHANGE_DEADLINE = Duration.ofSeconds(5);
+    /** Felix's reconnect backoff grows while typha is down (100 ms doubling, at most 10 s). */
+    private static final Duration RECONNECT_DEADLINE = Duration.ofSeconds(20);
+    /** Nothing listens here: felix must not need the datastore when it reads through typha. */
+    private static final URI NO_ETCD = URI.create("http://127.0.0.1:9");
+
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private Datastore store;
+    private TyphaServer typha;
+    private Cluster cluster;
+    private FelixProcess felix;
+    private Backend backend;
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (felix != null) {
+            felix.close();
+        }
+        if (typha != null) {
+            typha.close();
+        }
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void policyWrittenToEtcdReachesTheKernelThroughTypha() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        backend = Stream.of(Backend.NFTABLES, Backend.IPTABLES_NFT).filter(b -> b.unavailableReason() == null)
+                .findFirst().orElse(null);
+        assumeTrue(backend != null, "neither nft nor iptables-nft-restore is installed");
+
+        EtcdAdmin.wipe(ETCD.endpoint());
+        store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
+        open.add(store);
+        cluster = new Cluster();
+        store.create(new ClusterInformation(ObjectMeta.named("default"),
+                new ClusterInformationSpec("e2e", "k8s", null, true, null)));
+        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
+        cluster.resources().forEach(store::create);
+
+        typha = startTypha(0);
+        int port = typha.port();
+        felix = new FelixProcess(NO_ETCD, cluster.host.name(), backend, "Warning",
+                "--FELIX_TYPHAADDR=127.0.0.1:" + port);
+        felix.awaitReady(Duration.ofSeconds(60));
+        assertThat(typha.connectionCount()).as("felix's stream to typha").isEqualTo(1);
+
+        Workload web = cluster.web;
+        Workload api = cluster.api;
+        Workload client = cluster.client;
+        try (Reachability reach = new Reachability(CHANGE_DEADLINE)) {
+            long t = System.nanoTime();
+            reach.await("typha", "no policy: profiles allow all", t, Map.of(tcp(web, api, 8080), true,
+                    tcp(client, api, 8080), true, icmp(client, api), true), () -> { }, this::diagnostics);
+
+            Instant wall = Instant.now();
+            t = System.nanoTime();
+            store.create(ResourceCodec.get().parse("""
+                    apiVersion: projectcalico.org/v3
+                    kind: NetworkPolicy
+                    metadata: {name: api-from-web, namespace: prod}
+                    spec:
+                      selector: app == 'api'
+                      types: [Ingress]
+                      ingress:
+                        - action: Allow
+                          source: {selector: app == 'web'}
+                    """));
+            Reachability.Observed o = reach.await("typha", "api accepts only app=web", t, expectations(
+                    tcp(web, api, 8080), true, tcp(client, api, 8080), false, icmp(client, api), false,
+                    icmp(web, api), true), settle(wall), this::diagnostics);
+            System.out.printf("[e2e typha %s] policy created -> kernel in %d ms%n", backend, o.millis());
+
+            // typha goes away; the policy is deleted meanwhile; a new typha on the same address
+            // serves a snapshot without it, and felix (reconnecting) programs the difference.
+            typha.close();
+            typha = null;
+            wall = Instant.now();
+            t = System.nanoTime();
+            store.delete(ResourceKey.of(ResourceKind.NETWORK_POLICY, "prod", "api-from-web"), null);
+            Thread.sleep(500);
+            assertThat(tcp(client, api, 8080).passes(Reachability.NEGATIVE))
+                    .as("without typha felix keeps what it programmed").isFalse();
+            typha = startTypha(port);
+            try (Reachability slow = new Reachability(RECONNECT_DEADLINE)) {
+                o = slow.await("typha", "policy deleted while typha was down", t, expectations(
+                        tcp(client, api, 8080), true, icmp(client, api), true, tcp(web, api, 8080), true),
+                        settle(wall), this::diagnostics);
+            }
+            System.out.printf("[e2e typha %s] policy deleted while typha was down -> kernel %d ms after the "
+                    + "delete (typha restart included)%n", backend, o.millis());
+            assertThat(typha.connectionCount()).as("felix reconnected to the new typha").isEqualTo(1);
+        }
+    }
+
+    private TyphaServer startTypha(int port) {
+        Datastore ds = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
+        open.add(ds);
+        TyphaServer s = new TyphaServer(ds, ServerSettings.defaults(port).withPort(port), null,
+                new SimpleMeterRegistry(), new HealthAggregator(Clock.systemUTC()), "e2e");
+        s.start();
+        return s;
+    }
+
+    private static Map<Probe, Boolean> expectations(Object... probeThenOutcome) {
+        Map<Probe, Boolean> out = new LinkedHashMap<>();
+        for (int i = 0; i < probeThenOutcome.length; i += 2) {
+            out.put((Probe) probeThenOutcome[i], (Boolean) probeThenOutcome[i + 1]);
+        }
+        return out;
+    }
+
+    private Runnable settle(Instant since) {
+        return () -> {
+            try {
+                felix.awaitApplyAfter(since, Duration.ofSeconds(1));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+    }
+
+    private String diagnostics() {
+        String ruleset = cluster.host.tryExec(backend.dumpCommand().toArray(String[]::new)).output();
+        return "typha connections: " + (typha == null ? "(stopped)" : typha.connectionCount()) + "\nreadiness: "
+                + felix.readiness() + "\nstatus: " + felix.get("/felix/v1/status") + "\npolicies: "
+                + felix.get("/felix/v1/policies") + "\n" + String.join(" ", backend.dumpCommand()) + ":\n"
+                + (ruleset.length() > 20_000 ? ruleset.substring(0, 20_000) + "\n..." : ruleset);
+    }
+}

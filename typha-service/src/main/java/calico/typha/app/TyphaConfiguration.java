@@ -1,0 +1,27 @@
+package calico.typha.app;
+
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** Typha's beans beyond the daemon: Calico's separate Prometheus port. */
+@Configuration(proxyBeanMethods = false)
+class TyphaConfiguration {
+
+    /** Calico's metrics port (TYPHA_PROMETHEUSMETRICSPORT, 9093), beside the health port's /actuator/prometheus. */
+    @Bean
+    @ConditionalOnProperty(name = "typha.prometheus-metrics-enabled", havingValue = "true")
+    PrometheusMetricsServer prometheusMetricsServer(ObjectProvider<PrometheusMeterRegistry> registry,
+                                                    TyphaMetricsProperties properties) {
+        // Resolved here, not by @ConditionalOnBean: Actuator's registry is defined after this class.
+        PrometheusMeterRegistry prometheus = registry.getIfAvailable();
+        if (prometheus == null) {
+            throw new IllegalStateException("typha.prometheus-metrics-enabled (TYPHA_PROMETHEUSMETRICSENABLED): "
+                    + "no Prometheus registry (is micrometer-registry-prometheus on the classpath?)");
+        }
+        return new PrometheusMetricsServer(prometheus, properties.prometheusMetricsHost(),
+                properties.prometheusMetricsPort());
+    }
+}
