@@ -7,6 +7,7 @@ import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
 import calico.libcalico.typha.proto.ClientHello;
 import calico.libcalico.typha.proto.ClientMessage;
+import calico.libcalico.typha.proto.CompressedKVs;
 import calico.libcalico.typha.proto.KV;
 import calico.libcalico.typha.proto.KVs;
 import calico.libcalico.typha.proto.Pong;
@@ -16,6 +17,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +50,11 @@ import org.slf4j.LoggerFactory;
 public final class TyphaClient implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(TyphaClient.class);
+
+    /** Shared compressed KVs first; gRPC gzip for servers that predate them. */
+    static final List<String> ACCEPTED_COMPRESSION = List.of("kvs-gzip", "gzip");
+    /** Bound on one inflated CompressedKVs (a snapshot chunk is about 256 KiB; a breadcrumb at most 1 000 KVs). */
+    static final int MAX_INFLATED_BYTES = 64 * 1024 * 1024;
 
     private final TyphaClientOptions options;
     private final SyncerCallbacks callbacks;
@@ -224,6 +232,7 @@ public final class TyphaClient implements AutoCloseable {
                 }
             }
             case KVS -> onKvs(m.getKvs());
+            case COMPRESSED_KVS -> onKvs(inflate(m.getCompressedKvs()));
             case STATUS -> {
                 SyncerStatus s = switch (m.getStatus().getStatus()) {
                     case IN_SYNC -> SyncerStatus.IN_SYNC;
@@ -243,6 +252,24 @@ public final class TyphaClient implements AutoCloseable {
                     .setPong(Pong.newBuilder().setPingSentUnixNanos(m.getPing().getSentUnixNanos())).build());
             case RECONNECT -> throw new ReconnectRequested(m.getReconnect().getReason());
             default -> throw new IllegalStateException("unexpected message " + m.getPayloadCase());
+        }
+    }
+
+    /** Inflates a shared compressed KVs; a size over {@link #MAX_INFLATED_BYTES} or a mismatch is a protocol error. */
+    static KVs inflate(CompressedKVs c) {
+        int size = c.getUncompressedSize();
+        if (size < 0 || size > MAX_INFLATED_BYTES) {
+            throw new IllegalStateException("CompressedKVs.uncompressed_size: " + Integer.toUnsignedString(size)
+                    + " bytes is over the limit of " + MAX_INFLATED_BYTES);
+        }
+        try (GZIPInputStream in = new GZIPInputStream(c.getGzip().newInput(), 16 * 1024)) {
+            byte[] raw = in.readNBytes(size);
+            if (raw.length != size || in.read() != -1) {
+                throw new IllegalStateException("CompressedKVs: inflated length differs from uncompressed_size " + size);
+            }
+            return KVs.parseFrom(raw);
+        } catch (IOException e) {
+            throw new IllegalStateException("CompressedKVs.gzip: " + e.getMessage(), e);
         }
     }
 
@@ -377,7 +404,7 @@ public final class TyphaClient implements AutoCloseable {
                 .setHostname(options.hostname())
                 .setSyncerType(options.syncerType().wireName())
                 .setClientVersion(options.clientVersion())
-                .addAllAcceptedCompression(options.compression() ? List.of("gzip") : List.of())
+                .addAllAcceptedCompression(options.compression() ? ACCEPTED_COMPRESSION : List.of())
                 .build();
     }
 }

@@ -168,14 +168,12 @@ final class SnapshotCache implements SyncerCallbacks {
 
     private void append(ServerMessage m, int kvCount, long createdNanos) {
         sequence++;
-        encoded.add(m);
-        log.add(new Breadcrumb(sequence, m, kvCount, createdNanos));
+        log.add(new Breadcrumb(sequence, new SharedMessage(m, encoded), kvCount, createdNanos));
         logUpdates += kvCount;
         // Keep at least the newest breadcrumb even if it alone exceeds the bound.
         while (logUpdates > maxLogUpdates && log.size() - logHead > 1) {
             Breadcrumb old = log.set(logHead++, null);
             logUpdates -= old.kvCount();
-            encoded.remove(old.message());
         }
         if (logHead > 1024 && logHead > log.size() / 2) {
             log.subList(0, logHead).clear();
@@ -196,11 +194,7 @@ final class SnapshotCache implements SyncerCallbacks {
                 && covered(snapshot.sequence())
                 && (snapshot.sequence() == sequence || now - snapshot.createdNanos() < snapshotMaxAgeNanos);
         if (!usable) {
-            if (snapshot != null) {
-                snapshot.messages().forEach(encoded::remove);
-            }
-            snapshot = build(now);
-            snapshot.messages().forEach(encoded::add);
+            snapshot = build(now); // the old one's shared bytes go when its last client is done with it
         }
         return snapshot;
     }
@@ -216,13 +210,13 @@ final class SnapshotCache implements SyncerCallbacks {
     }
 
     private Snapshot build(long now) {
-        List<ServerMessage> chunks = new ArrayList<>();
+        List<SharedMessage> chunks = new ArrayList<>();
         KVs.Builder chunk = KVs.newBuilder().setSnapshot(true).setSequence(sequence);
         int bytes = 0;
         for (KV kv : state.values()) {
             int size = kv.getSerializedSize();
             if (bytes > 0 && bytes + size > chunkBytes) {
-                chunks.add(ServerMessage.newBuilder().setKvs(chunk).build());
+                chunks.add(shared(ServerMessage.newBuilder().setKvs(chunk).build()));
                 chunk = KVs.newBuilder().setSnapshot(true).setSequence(sequence);
                 bytes = 0;
             }
@@ -230,11 +224,15 @@ final class SnapshotCache implements SyncerCallbacks {
                     : kv.toBuilder().setType(calico.libcalico.typha.proto.UpdateType.NEW).build());
             bytes += size;
         }
-        chunks.add(ServerMessage.newBuilder().setKvs(chunk.setLastSnapshotChunk(true)).build());
+        chunks.add(shared(ServerMessage.newBuilder().setKvs(chunk.setLastSnapshotChunk(true)).build()));
         if (status != SyncerStatus.WAIT_FOR_DATASTORE) {
-            chunks.add(ServerMessage.newBuilder().setStatus(SyncStatusMsg.newBuilder().setStatus(wire(status))).build());
+            chunks.add(shared(ServerMessage.newBuilder().setStatus(SyncStatusMsg.newBuilder().setStatus(wire(status))).build()));
         }
         return new Snapshot(sequence, Collections.unmodifiableList(chunks), state.size(), now);
+    }
+
+    private SharedMessage shared(ServerMessage m) {
+        return new SharedMessage(m, encoded);
     }
 
     /**
@@ -275,7 +273,7 @@ final class SnapshotCache implements SyncerCallbacks {
     }
 
     synchronized int latestSnapshotBytes() {
-        return snapshot == null ? 0 : snapshot.messages().stream().mapToInt(ServerMessage::getSerializedSize).sum();
+        return snapshot == null ? 0 : snapshot.messages().stream().mapToInt(m -> m.plain().getSerializedSize()).sum();
     }
 
     static SyncStatus wire(SyncerStatus s) {
