@@ -62,13 +62,26 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
     private final AtomicInteger wip = new AtomicInteger();
     private final AtomicReference<Status> closeWith = new AtomicReference<>();
     private final Queue<ServerMessage> control = new ConcurrentLinkedQueue<>();
-    private final Runnable wake = this::requestDrain;
+    private final SnapshotCache.Listener wake = new SnapshotCache.Listener() {
+        @Override
+        public void wake() {
+            requestDrain();
+        }
+
+        @Override
+        public boolean lagging(long sequence) {
+            return streamingDeltas && handedOff < sequence && closeWith.get() == null && out.isReady();
+        }
+    };
 
     // Written by the inbound thread, read by the drain.
     private volatile Start start;
     private volatile String hostname = "";
     private volatile long pingSentNanos;
     private volatile boolean helloSeen;
+    // Written by the drain, read by the cache's seal decision (SnapshotCache.Listener.lagging).
+    private volatile boolean streamingDeltas;
+    private volatile long handedOff;
 
     // Confined to the drain.
     private boolean streaming;
@@ -273,6 +286,8 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
                 next = form(snapshot.messages().get(snapshotIndex++));
                 if (snapshotIndex == snapshot.messages().size()) {
                     snapshot = null;
+                    handedOff = position;
+                    streamingDeltas = true;
                 }
             }
             if (next == null) {
@@ -286,6 +301,7 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
                 }
                 Breadcrumb b = pending.get(pendingIndex++);
                 position = b.sequence();
+                handedOff = position;
                 service.metrics().fanout(b.createdNanos());
                 next = form(b.message());
             }

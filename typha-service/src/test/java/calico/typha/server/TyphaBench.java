@@ -46,10 +46,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * from datastore write to receipt by each client.
  *
  * <p>{@code bench/run.sh typha-service calico.typha.server.TyphaBench [clients] [resources] [rate] [seconds]
- * [kvs-gzip|gzip|none] [inflate-all] [overlap]} (defaults 1000 20000 200 10 kvs-gzip): what the clients accept
+ * [kvs-gzip|gzip|none] [inflate-all] [overlap] [cold]} (defaults 1000 20000 200 10 kvs-gzip): what the clients accept
  * (kvs-gzip as felix's TyphaClient), whether every client inflates the snapshot (default every 50th;
  * see {@link BenchClient}), and whether the updates run while the clients are still syncing
- * ("during catch-up") instead of after all are in sync ("steady state").
+ * ("during catch-up") instead of after all are in sync ("steady state"); "cold" skips the warm-up
+ * round (200 clients synced, two seconds of updates, disconnected) that otherwise comes first.
  * Typha's own CPU time per phase is printed beside the wall-clock figures: on this shared machine
  * it is the measure of typha's cost that the clients and other load do not distort.
  */
@@ -97,6 +98,9 @@ public final class TyphaBench {
         PrintWriter out = new PrintWriter(child.getOutputStream(), true, StandardCharsets.UTF_8);
         try {
             int port = Integer.parseInt(expect(in, "PORT"));
+            if (opts.warmup) {
+                warmUp(port, Math.min(clients, 200), rate, in, out, opts, resources);
+            }
             long heapBefore = Long.parseLong(command(in, out, "HEAP"));
             System.out.printf("typha: %d resources in sync, heap after GC %.1f MiB; clients: %s%n", resources,
                     heapBefore / 1048576.0, opts);
@@ -171,22 +175,53 @@ public final class TyphaBench {
         System.exit(0);
     }
 
+    /**
+     * Connects {@code n} clients, lets them sync and receive two seconds of updates, and closes
+     * them: both JVMs then run compiled code, as a typha that has been up for a while does (a
+     * cold JVM spends most of its first connection storm in the JIT compiler).
+     */
+    private static void warmUp(int port, int n, int rate, java.util.concurrent.BlockingQueue<String> in, PrintWriter out,
+                               Options opts, int resources) throws Exception {
+        long t0 = System.nanoTime();
+        long typhaCpu0 = Long.parseLong(command(in, out, "CPU"));
+        Latencies latencies = new Latencies(n * rate * 2 + n * 16);
+        CountDownLatch inSync = new CountDownLatch(n);
+        List<BenchClient> warm = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            warm.add(new BenchClient(port, "warmup-" + i, opts.inflates(i), opts.compression, inSync, latencies));
+        }
+        if (!inSync.await(300, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("warm-up clients did not get in sync");
+        }
+        long written = Long.parseLong(command(in, out, "UPDATES " + rate + " 2"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (latencies.count() < written * n && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        warm.forEach(BenchClient::close);
+        Thread.sleep(1000);
+        System.out.printf("warm-up: %d clients synced and got %d updates in %.1f s (typha CPU %.1f s, cold JVMs)%n", n,
+                written, (System.nanoTime() - t0) / 1e9, (Long.parseLong(command(in, out, "CPU")) - typhaCpu0) / 1e9);
+    }
+
     /** What the clients offer in their hello and how many of them inflate the snapshot. */
-    private record Options(String compression, int inflateEvery, boolean overlap) {
+    private record Options(String compression, int inflateEvery, boolean overlap, boolean warmup) {
         static Options parse(String[] args) {
             String compression = "kvs-gzip";
             int inflateEvery = 50;
             boolean overlap = false;
+            boolean warmup = true;
             for (String a : args) {
                 switch (a) {
                     case "kvs-gzip", "gzip", "none" -> compression = a;
                     case "inflate-all" -> inflateEvery = 1;
                     case "overlap" -> overlap = true;
+                    case "cold" -> warmup = false;
                     default -> throw new IllegalArgumentException("unknown option " + a
-                            + " (kvs-gzip | gzip | none, inflate-all, overlap)");
+                            + " (kvs-gzip | gzip | none, inflate-all, overlap, cold)");
                 }
             }
-            return new Options(compression, inflateEvery, overlap);
+            return new Options(compression, inflateEvery, overlap, warmup);
         }
 
         /** {@return whether this client counts the snapshot's KVs (plain chunks are always counted)} */
@@ -199,7 +234,8 @@ public final class TyphaBench {
             return "accept " + compression + (compression.equals("kvs-gzip") ? inflateEvery == 1
                     ? ", every client inflates and counts every snapshot chunk"
                     : ", every " + inflateEvery + "th client inflates the snapshot, the others checksum the compressed bytes"
-                    : "") + (overlap ? ", updates during catch-up" : "");
+                    : "") + (overlap ? ", updates during catch-up" : "")
+                    + (warmup ? ", after a warm-up round" : ", cold JVMs");
         }
     }
 
@@ -449,7 +485,8 @@ public final class TyphaBench {
             this.inSync = inSync;
             this.latencies = latencies;
             this.inflates = inflates;
-            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+            // Callbacks on the transport thread: no hand-off to an executor per message.
+            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().directExecutor().build();
             var req = io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
                     channel.newCall(SKIMMING_SYNC, io.grpc.CallOptions.DEFAULT), this);
             ClientHello.Builder hello = ClientHello.newBuilder().setHostname(host).setSyncerType("felix");
