@@ -84,7 +84,7 @@ public final class TyphaBench {
         Thread pump = new Thread(() -> {
             try {
                 for (String line; (line = childOut.readLine()) != null; ) {
-                    if (line.matches("^(PORT|HEAP|CPU|UPDATES|QUIT|ERROR) .*")) {
+                    if (line.matches("^(PORT|HEAP|CPU|SEQ|UPDATES|QUIT|ERROR) .*")) {
                         in.add(line);
                     }
                 }
@@ -138,6 +138,7 @@ public final class TyphaBench {
             System.out.printf("typha heap with %d clients %.1f MiB: %.1f KiB per client%n", clients,
                     heapWith / 1048576.0, (heapWith - heapBefore) / 1024.0 / clients);
 
+            long seq0 = 0;
             String label = "during catch-up (updates written while the clients were connecting and syncing)";
             long typhaCpu2 = typhaCpu1;
             long benchCpu2 = benchCpu1;
@@ -145,6 +146,7 @@ public final class TyphaBench {
                 label = "steady state (updates written after every client was in sync)";
                 typhaCpu2 = Long.parseLong(command(in, out, "CPU"));
                 benchCpu2 = processCpuNanos();
+                seq0 = Long.parseLong(command(in, out, "SEQ"));
                 written = Long.parseLong(command(in, out, "UPDATES " + rate + " " + seconds));
             }
             long expected = written * clients;
@@ -153,6 +155,7 @@ public final class TyphaBench {
                 Thread.sleep(50);
             }
             long typhaCpu3 = Long.parseLong(command(in, out, "CPU"));
+            long breadcrumbs = Long.parseLong(command(in, out, "SEQ")) - seq0;
             long benchCpu3 = processCpuNanos();
             long[] sorted = latencies.sorted();
             int n = sorted.length;
@@ -162,8 +165,11 @@ public final class TyphaBench {
                     label, written, rate, n, expected, pct(sorted, 0.50), pct(sorted, 0.99),
                     n == 0 ? 0 : sorted[n - 1] / 1e6, reconnects);
             if (!opts.overlap) {
-                System.out.printf("  typha CPU %.1f s (%.1f µs per receipt), bench clients' CPU %.1f s; load average %s%n",
-                        (typhaCpu3 - typhaCpu2) / 1e9, (typhaCpu3 - typhaCpu2) / 1e3 / Math.max(1, n),
+                System.out.printf("  %d delta messages per client (%.1f updates each); typha CPU %.1f s (%.1f µs per "
+                                + "message sent, %.2f µs per update received), bench clients' CPU %.1f s; load average %s%n",
+                        breadcrumbs, written / (double) Math.max(1, breadcrumbs), (typhaCpu3 - typhaCpu2) / 1e9,
+                        (typhaCpu3 - typhaCpu2) / 1e3 / Math.max(1, breadcrumbs * clients),
+                        (typhaCpu3 - typhaCpu2) / 1e3 / Math.max(1, n),
                         (benchCpu3 - benchCpu2) / 1e9, loadAverage());
             }
             all.forEach(BenchClient::close);
@@ -341,6 +347,7 @@ public final class TyphaBench {
             String[] w = line.split(" ");
             switch (w[0]) {
                 case "CPU" -> System.out.println("CPU " + processCpuNanos());
+                case "SEQ" -> System.out.println("SEQ " + typha.sequence(SyncerType.FELIX));
                 case "HEAP" -> {
                     for (int i = 0; i < 3; i++) {
                         System.gc();
