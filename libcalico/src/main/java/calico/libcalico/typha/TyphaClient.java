@@ -7,7 +7,6 @@ import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
 import calico.libcalico.typha.proto.ClientHello;
 import calico.libcalico.typha.proto.ClientMessage;
-import calico.libcalico.typha.proto.CompressedKVs;
 import calico.libcalico.typha.proto.KV;
 import calico.libcalico.typha.proto.KVs;
 import calico.libcalico.typha.proto.Pong;
@@ -17,7 +16,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -28,7 +26,6 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.zip.GZIPInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,8 +50,6 @@ public final class TyphaClient implements AutoCloseable {
 
     /** Shared compressed KVs first; gRPC gzip for servers that predate them. */
     static final List<String> ACCEPTED_COMPRESSION = List.of("kvs-gzip", "gzip");
-    /** Bound on one inflated CompressedKVs (a snapshot chunk is about 256 KiB; a breadcrumb at most 1 000 KVs). */
-    static final int MAX_INFLATED_BYTES = 64 * 1024 * 1024;
 
     private final TyphaClientOptions options;
     private final SyncerCallbacks callbacks;
@@ -64,6 +59,7 @@ public final class TyphaClient implements AutoCloseable {
 
     // Guarded by lock.
     private final Map<ResourceKey, Long> view = new HashMap<>();
+    private final KvsInflater inflater = new KvsInflater();
     /** Keys this stream has mentioned, until the stream reaches IN_SYNC; then null. */
     private Set<ResourceKey> seenInSnapshot;
     /** Whether this stream's last snapshot chunk has arrived. */
@@ -139,6 +135,7 @@ public final class TyphaClient implements AutoCloseable {
             generation++;
             c = call;
             call = null;
+            inflater.close(); // no stream of this client handles messages any more
         }
         if (c != null) {
             c.cancel("client closed", null);
@@ -232,7 +229,7 @@ public final class TyphaClient implements AutoCloseable {
                 }
             }
             case KVS -> onKvs(m.getKvs());
-            case COMPRESSED_KVS -> onKvs(inflate(m.getCompressedKvs()));
+            case COMPRESSED_KVS -> onKvs(inflater.inflate(m.getCompressedKvs()));
             case STATUS -> {
                 SyncerStatus s = switch (m.getStatus().getStatus()) {
                     case IN_SYNC -> SyncerStatus.IN_SYNC;
@@ -252,24 +249,6 @@ public final class TyphaClient implements AutoCloseable {
                     .setPong(Pong.newBuilder().setPingSentUnixNanos(m.getPing().getSentUnixNanos())).build());
             case RECONNECT -> throw new ReconnectRequested(m.getReconnect().getReason());
             default -> throw new IllegalStateException("unexpected message " + m.getPayloadCase());
-        }
-    }
-
-    /** Inflates a shared compressed KVs; a size over {@link #MAX_INFLATED_BYTES} or a mismatch is a protocol error. */
-    static KVs inflate(CompressedKVs c) {
-        int size = c.getUncompressedSize();
-        if (size < 0 || size > MAX_INFLATED_BYTES) {
-            throw new IllegalStateException("CompressedKVs.uncompressed_size: " + Integer.toUnsignedString(size)
-                    + " bytes is over the limit of " + MAX_INFLATED_BYTES);
-        }
-        try (GZIPInputStream in = new GZIPInputStream(c.getGzip().newInput(), 16 * 1024)) {
-            byte[] raw = in.readNBytes(size);
-            if (raw.length != size || in.read() != -1) {
-                throw new IllegalStateException("CompressedKVs: inflated length differs from uncompressed_size " + size);
-            }
-            return KVs.parseFrom(raw);
-        } catch (IOException e) {
-            throw new IllegalStateException("CompressedKVs.gzip: " + e.getMessage(), e);
         }
     }
 

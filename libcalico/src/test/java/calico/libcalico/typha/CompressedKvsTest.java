@@ -12,7 +12,7 @@ import java.io.IOException;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
 
-/** {@code TyphaClient.inflate}: the client side of kvs-gzip, including what it refuses. */
+/** {@link KvsInflater}: the client side of kvs-gzip, including what it refuses. */
 class CompressedKvsTest {
 
     private static final KVs SAMPLE = KVs.newBuilder().setSequence(12).setSnapshot(true)
@@ -32,18 +32,18 @@ class CompressedKvsTest {
     void inflatesToTheKvsItCarries() throws IOException {
         byte[] raw = SAMPLE.toByteArray();
         CompressedKVs c = CompressedKVs.newBuilder().setGzip(gzip(raw)).setUncompressedSize(raw.length).build();
-        assertThat(TyphaClient.inflate(c)).isEqualTo(SAMPLE);
+        assertThat(new KvsInflater().inflate(c)).isEqualTo(SAMPLE);
     }
 
     @Test
     void refusesADeclaredSizeOverTheLimit() throws IOException {
         byte[] raw = SAMPLE.toByteArray();
         CompressedKVs c = CompressedKVs.newBuilder().setGzip(gzip(raw))
-                .setUncompressedSize(TyphaClient.MAX_INFLATED_BYTES + 1).build();
-        assertThatThrownBy(() -> TyphaClient.inflate(c)).isInstanceOf(IllegalStateException.class)
+                .setUncompressedSize(KvsInflater.MAX_INFLATED_BYTES + 1).build();
+        assertThatThrownBy(() -> new KvsInflater().inflate(c)).isInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("CompressedKVs.uncompressed_size: ").hasMessageContaining("over the limit");
         CompressedKVs huge = c.toBuilder().setUncompressedSize(-1).build(); // 4 GiB - 1 as uint32
-        assertThatThrownBy(() -> TyphaClient.inflate(huge)).hasMessageContaining("4294967295 bytes is over the limit");
+        assertThatThrownBy(() -> new KvsInflater().inflate(huge)).hasMessageContaining("4294967295 bytes is over the limit");
     }
 
     @Test
@@ -51,8 +51,25 @@ class CompressedKvsTest {
         byte[] raw = SAMPLE.toByteArray();
         for (int declared : new int[] {raw.length - 1, raw.length + 1}) {
             CompressedKVs c = CompressedKVs.newBuilder().setGzip(gzip(raw)).setUncompressedSize(declared).build();
-            assertThatThrownBy(() -> TyphaClient.inflate(c)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> new KvsInflater().inflate(c)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("differs from uncompressed_size " + declared);
+        }
+    }
+
+    @Test
+    void oneInflaterServesManyMessagesAndRefusesACorruptTrailer() throws IOException {
+        byte[] raw = SAMPLE.toByteArray();
+        CompressedKVs c = CompressedKVs.newBuilder().setGzip(gzip(raw)).setUncompressedSize(raw.length).build();
+        try (KvsInflater inflater = new KvsInflater()) {
+            for (int i = 0; i < 3; i++) {
+                assertThat(inflater.inflate(c)).isEqualTo(SAMPLE);
+            }
+            byte[] bad = c.getGzip().toByteArray();
+            bad[bad.length - 8] ^= 1; // the CRC32
+            CompressedKVs corrupt = c.toBuilder().setGzip(ByteString.copyFrom(bad)).build();
+            assertThatThrownBy(() -> inflater.inflate(corrupt)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("CRC32");
+            assertThat(inflater.inflate(c)).isEqualTo(SAMPLE);
         }
     }
 
@@ -60,7 +77,7 @@ class CompressedKvsTest {
     void refusesBytesThatAreNotGzip() {
         CompressedKVs c = CompressedKVs.newBuilder().setGzip(ByteString.copyFromUtf8("not gzip at all"))
                 .setUncompressedSize(10).build();
-        assertThatThrownBy(() -> TyphaClient.inflate(c)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> new KvsInflater().inflate(c)).isInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("CompressedKVs.gzip: ");
     }
 

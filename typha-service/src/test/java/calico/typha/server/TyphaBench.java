@@ -11,7 +11,6 @@ import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.proto.ClientHello;
 import calico.libcalico.typha.proto.ClientMessage;
-import calico.libcalico.typha.proto.CompressedKVs;
 import calico.libcalico.typha.proto.KV;
 import calico.libcalico.typha.proto.KVs;
 import calico.libcalico.typha.proto.Pong;
@@ -455,18 +454,6 @@ public final class TyphaBench {
         return out.build();
     }
 
-    private static byte[] inflate(CompressedKVs c) {
-        try (var in = new java.util.zip.GZIPInputStream(c.getGzip().newInput(), 16 * 1024)) {
-            byte[] raw = in.readAllBytes();
-            if (raw.length != c.getUncompressedSize()) {
-                throw new IllegalStateException("inflated " + raw.length + " bytes, expected " + c.getUncompressedSize());
-            }
-            return raw;
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
-    }
-
     /**
      * A protocol client that does what felix's must at the least, and no more: its own TCP
      * connection, the hello, a pong for every ping, every byte of every message received. Plain
@@ -483,6 +470,7 @@ public final class TyphaBench {
         final AtomicLong snapshotKvs = new AtomicLong();
         final AtomicLong snapshotBytes = new AtomicLong();
         private final java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        private final calico.libcalico.typha.KvsInflater inflater = new calico.libcalico.typha.KvsInflater(); // as TyphaClient's
         volatile long snapshotCrc;
         final java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
         private ClientCallStreamObserver<ClientMessage> requests;
@@ -518,7 +506,7 @@ public final class TyphaBench {
                     case KVS -> onKvs(m.getKvs(), now);
                     case COMPRESSED_KVS -> {
                         if (synced) { // the snapshot (and its IN_SYNC) came first: this is a delta
-                            onKvs(KVs.parseFrom(inflate(m.getCompressedKvs())), now);
+                            onKvs(inflater.inflate(m.getCompressedKvs()), now);
                         } else {
                             com.google.protobuf.ByteString gz = m.getCompressedKvs().getGzip();
                             for (java.nio.ByteBuffer buf : gz.asReadOnlyByteBufferList()) {
@@ -526,7 +514,7 @@ public final class TyphaBench {
                             }
                             snapshotBytes.addAndGet(gz.size());
                             if (inflates) {
-                                onKvs(skimKvs(inflate(m.getCompressedKvs())), now);
+                                onKvs(skimKvs(inflater.inflateBytes(m.getCompressedKvs())), now);
                             }
                         }
                     }
