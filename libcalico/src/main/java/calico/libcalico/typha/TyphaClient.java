@@ -48,6 +48,9 @@ public final class TyphaClient implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(TyphaClient.class);
 
+    /** Shared compressed KVs first; gRPC gzip for servers that predate them. */
+    static final List<String> ACCEPTED_COMPRESSION = List.of("kvs-gzip", "gzip");
+
     private final TyphaClientOptions options;
     private final SyncerCallbacks callbacks;
     private final ScheduledExecutorService timer;
@@ -56,6 +59,7 @@ public final class TyphaClient implements AutoCloseable {
 
     // Guarded by lock.
     private final Map<ResourceKey, Long> view = new HashMap<>();
+    private final KvsInflater inflater = new KvsInflater();
     /** Keys this stream has mentioned, until the stream reaches IN_SYNC; then null. */
     private Set<ResourceKey> seenInSnapshot;
     /** Whether this stream's last snapshot chunk has arrived. */
@@ -131,6 +135,7 @@ public final class TyphaClient implements AutoCloseable {
             generation++;
             c = call;
             call = null;
+            inflater.close(); // no stream of this client handles messages any more
         }
         if (c != null) {
             c.cancel("client closed", null);
@@ -224,6 +229,7 @@ public final class TyphaClient implements AutoCloseable {
                 }
             }
             case KVS -> onKvs(m.getKvs());
+            case COMPRESSED_KVS -> onKvs(inflater.inflate(m.getCompressedKvs()));
             case STATUS -> {
                 SyncerStatus s = switch (m.getStatus().getStatus()) {
                     case IN_SYNC -> SyncerStatus.IN_SYNC;
@@ -377,7 +383,7 @@ public final class TyphaClient implements AutoCloseable {
                 .setHostname(options.hostname())
                 .setSyncerType(options.syncerType().wireName())
                 .setClientVersion(options.clientVersion())
-                .addAllAcceptedCompression(options.compression() ? List.of("gzip") : List.of())
+                .addAllAcceptedCompression(options.compression() ? ACCEPTED_COMPRESSION : List.of())
                 .build();
     }
 }

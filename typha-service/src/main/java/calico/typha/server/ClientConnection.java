@@ -31,7 +31,27 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
     private static final Logger log = LoggerFactory.getLogger(ClientConnection.class);
     private static final int READ_BATCH = 64;
 
-    private record Start(SnapshotCache cache, Snapshot snapshot, ServerMessage hello, boolean gzip) {
+    /** How this client's messages are compressed, from its hello. */
+    enum Compression {
+        /** Nothing compressed. */
+        NONE(""),
+        /** gRPC message compression: gzip per client (clients that only offer "gzip"). */
+        GRPC_GZIP("gzip"),
+        /** KVs as shared CompressedKVs, compressed once for every such client. */
+        KVS_GZIP("kvs-gzip");
+
+        final String wireName;
+
+        Compression(String wireName) {
+            this.wireName = wireName;
+        }
+
+        static Compression choose(List<String> accepted) {
+            return accepted.contains(KVS_GZIP.wireName) ? KVS_GZIP : accepted.contains(GRPC_GZIP.wireName) ? GRPC_GZIP : NONE;
+        }
+    }
+
+    private record Start(SnapshotCache cache, Snapshot snapshot, ServerMessage hello, Compression compression) {
     }
 
     private final long id;
@@ -42,18 +62,32 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
     private final AtomicInteger wip = new AtomicInteger();
     private final AtomicReference<Status> closeWith = new AtomicReference<>();
     private final Queue<ServerMessage> control = new ConcurrentLinkedQueue<>();
-    private final Runnable wake = this::requestDrain;
+    private final SnapshotCache.Listener wake = new SnapshotCache.Listener() {
+        @Override
+        public void wake() {
+            requestDrain();
+        }
+
+        @Override
+        public boolean lagging(long sequence) {
+            return streamingDeltas && handedOff < sequence && closeWith.get() == null && out.isReady();
+        }
+    };
 
     // Written by the inbound thread, read by the drain.
     private volatile Start start;
     private volatile String hostname = "";
     private volatile long pingSentNanos;
     private volatile boolean helloSeen;
+    // Written by the drain, read by the cache's seal decision (SnapshotCache.Listener.lagging).
+    private volatile boolean streamingDeltas;
+    private volatile long handedOff;
 
     // Confined to the drain.
     private boolean streaming;
     private boolean closed;
     private SnapshotCache cache;
+    private boolean sharedCompression;
     private Snapshot snapshot;
     private int snapshotIndex;
     private long position;
@@ -117,13 +151,13 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
         }
         hostname = h.getHostname();
         SnapshotCache c = service.cache(type);
-        boolean gzip = h.getAcceptedCompressionList().contains("gzip");
+        Compression compression = Compression.choose(h.getAcceptedCompressionList());
         ServerMessage hello = ServerMessage.newBuilder().setHello(ServerHello.newBuilder()
                 .setServerVersion(service.version()).setSyncerType(type.wireName())
-                .setCompression(gzip ? "gzip" : "")).build();
+                .setCompression(compression.wireName)).build();
         log.info("Client {} ({}, {} {}) connected for {}", id, hostname, h.getClientVersion(),
-                gzip ? "gzip" : "uncompressed", type.wireName());
-        start = new Start(c, c.snapshot(), hello, gzip);
+                compression == Compression.NONE ? "uncompressed" : compression.wireName, type.wireName());
+        start = new Start(c, c.snapshot(), hello, compression);
         c.addListener(wake);
         requestDrain();
     }
@@ -222,9 +256,10 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
             cache = s.cache();
             snapshot = s.snapshot();
             position = snapshot.sequence();
-            if (s.gzip()) {
+            if (s.compression() == Compression.GRPC_GZIP) {
                 out.setCompression("gzip");
             }
+            sharedCompression = s.compression() == Compression.KVS_GZIP;
             control.add(s.hello());
             streaming = true;
         }
@@ -248,9 +283,11 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
         while (out.isReady()) {
             ServerMessage next = control.poll();
             if (next == null && snapshot != null) {
-                next = snapshot.messages().get(snapshotIndex++);
+                next = form(snapshot.messages().get(snapshotIndex++));
                 if (snapshotIndex == snapshot.messages().size()) {
                     snapshot = null;
+                    handedOff = position;
+                    streamingDeltas = true;
                 }
             }
             if (next == null) {
@@ -264,8 +301,9 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
                 }
                 Breadcrumb b = pending.get(pendingIndex++);
                 position = b.sequence();
+                handedOff = position;
                 service.metrics().fanout(b.createdNanos());
-                next = b.message();
+                next = form(b.message());
             }
             out.onNext(next);
         }
@@ -275,6 +313,10 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
             fail(Status.RESOURCE_EXHAUSTED.withDescription("client fell too far behind: it is at sequence " + need
                     + ", the delta log no longer holds what follows"), "fell-behind");
         }
+    }
+
+    private ServerMessage form(SharedMessage m) {
+        return sharedCompression ? m.compressed() : m.plain();
     }
 
     /** Reads the next breadcrumbs; false (and the stream ended) when the client fell behind. */

@@ -6,24 +6,52 @@ import io.grpc.MethodDescriptor;
 import io.grpc.protobuf.ProtoUtils;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Encodes each shared message (snapshot chunks, breadcrumbs) once, not once per client: the
- * response marshaller looks a message up by identity and streams the cached bytes; anything
- * not cached (hello, ping, a breadcrumb already evicted) is encoded as usual.
+ * Encodes each shared message (snapshot chunks, breadcrumbs, their compressed forms) once, not
+ * once per client: the response marshaller looks a message up by identity and streams the cached
+ * bytes; anything not cached (hello, ping) is encoded as usual.
+ *
+ * <p>Entries are keyed weakly: the bytes live exactly as long as someone (the cache, or a client
+ * still streaming an older snapshot) holds the message, so a client that started from a snapshot
+ * the cache has since replaced still streams shared bytes, and nothing needs releasing by hand.
  */
 final class EncodedMessages implements MethodDescriptor.Marshaller<ServerMessage> {
 
-    private record Identity(ServerMessage message) {
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Identity i && i.message == message;
+    /** A map key that does not keep its message alive; equal only to keys for the same object. */
+    private static final class WeakKey extends WeakReference<ServerMessage> {
+        private final int hash;
+
+        WeakKey(ServerMessage m, ReferenceQueue<ServerMessage> queue) {
+            super(m, queue);
+            hash = System.identityHashCode(m);
         }
 
         @Override
         public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof WeakKey k && get() != null && k.get() == get();
+        }
+    }
+
+    /** A lookup key (strong, short-lived); ConcurrentHashMap calls {@code probe.equals(stored)}. */
+    private record Probe(ServerMessage message) {
+        @Override
+        public int hashCode() {
             return System.identityHashCode(message);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof WeakKey k ? k.get() == message : o instanceof Probe p && p.message == message;
         }
     }
 
@@ -34,23 +62,38 @@ final class EncodedMessages implements MethodDescriptor.Marshaller<ServerMessage
     }
 
     private final MethodDescriptor.Marshaller<ServerMessage> proto = ProtoUtils.marshaller(ServerMessage.getDefaultInstance());
-    private final ConcurrentHashMap<Identity, byte[]> encoded = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Object, byte[]> encoded = new ConcurrentHashMap<>();
+    private final ReferenceQueue<ServerMessage> collected = new ReferenceQueue<>();
 
     void add(ServerMessage m) {
-        encoded.put(new Identity(m), m.toByteArray());
+        expunge();
+        encoded.put(new WeakKey(m, collected), m.toByteArray());
     }
 
     void remove(ServerMessage m) {
-        encoded.remove(new Identity(m));
+        encoded.remove(new Probe(m));
     }
 
     int size() {
+        expunge();
         return encoded.size();
+    }
+
+    /** {@return the bytes held, for the memory figures} */
+    long bytes() {
+        expunge();
+        return encoded.values().stream().mapToLong(b -> b.length).sum();
+    }
+
+    private void expunge() {
+        for (Reference<? extends ServerMessage> r; (r = collected.poll()) != null; ) {
+            encoded.remove(r);
+        }
     }
 
     @Override
     public InputStream stream(ServerMessage m) {
-        byte[] b = encoded.get(new Identity(m));
+        byte[] b = encoded.get(new Probe(m));
         return b != null ? new Bytes(b) : proto.stream(m);
     }
 

@@ -1,6 +1,5 @@
 package calico.typha.server;
 
-import calico.libcalico.typha.proto.ServerMessage;
 import java.util.List;
 
 /**
@@ -13,5 +12,5 @@ import java.util.List;
  * @param size         resources in it
  * @param createdNanos when it was built
  */
-record Snapshot(long sequence, List<ServerMessage> messages, int size, long createdNanos) {
+record Snapshot(long sequence, List<SharedMessage> messages, int size, long createdNanos) {
 }

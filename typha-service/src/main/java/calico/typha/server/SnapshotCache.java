@@ -35,6 +35,8 @@ final class SnapshotCache implements SyncerCallbacks {
 
     /** Bound on one delta breadcrumb, as Calico's batches. */
     static final int MAX_BREADCRUMB_UPDATES = 1000;
+    /** How often a held-back seal looks again whether the fan-out has ended. */
+    static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private final String syncerType;
     private final int maxLogUpdates;
@@ -43,7 +45,8 @@ final class SnapshotCache implements SyncerCallbacks {
     private final long coalesceNanos;
     private final EncodedMessages encoded;
     private final ScheduledExecutorService scheduler;
-    private final CopyOnWriteArraySet<Runnable> listeners = new CopyOnWriteArraySet<>();
+    private final long maxCoalesceNanos;
+    private final CopyOnWriteArraySet<Listener> listeners = new CopyOnWriteArraySet<>();
 
     // Guarded by this.
     private final Map<ResourceKey, KV> state = new LinkedHashMap<>();
@@ -61,13 +64,16 @@ final class SnapshotCache implements SyncerCallbacks {
     private boolean sealScheduled;
 
     /**
-     * @param coalesceNanos at most one delta breadcrumb per this interval: an update arriving
-     *                      sooner after the previous seal waits (at most this long) and is sealed
-     *                      with the others that arrive meanwhile, so that under load clients get
-     *                      fewer, larger messages; an update after a quiet period goes out at once
+     * @param coalesceNanos    at most one delta breadcrumb per this interval: an update arriving
+     *                         sooner after the previous seal waits and is sealed with the others that
+     *                         arrive meanwhile, so that under load clients get fewer, larger messages;
+     *                         an update after a quiet period goes out at once
+     * @param maxCoalesceNanos while the previous breadcrumb is still being handed to clients, the
+     *                         next one waits (and grows) up to this long after its first update:
+     *                         an overloaded fan-out sends fewer, larger messages instead of queueing
      */
     SnapshotCache(String syncerType, int maxLogUpdates, int chunkBytes, long snapshotMaxAgeNanos, long coalesceNanos,
-                  ScheduledExecutorService scheduler, EncodedMessages encoded) {
+                  long maxCoalesceNanos, ScheduledExecutorService scheduler, EncodedMessages encoded) {
         this.encoded = encoded;
         if (maxLogUpdates < 1) {
             throw new IllegalArgumentException("maxLogUpdates: must be at least 1, got " + maxLogUpdates);
@@ -77,6 +83,7 @@ final class SnapshotCache implements SyncerCallbacks {
         this.chunkBytes = chunkBytes;
         this.snapshotMaxAgeNanos = snapshotMaxAgeNanos;
         this.coalesceNanos = coalesceNanos;
+        this.maxCoalesceNanos = Math.max(coalesceNanos, maxCoalesceNanos);
         this.scheduler = scheduler;
     }
 
@@ -84,13 +91,24 @@ final class SnapshotCache implements SyncerCallbacks {
         return syncerType;
     }
 
-    /** Called (outside the lock) after every new breadcrumb. */
-    void addListener(Runnable r) {
-        listeners.add(r);
+    /** A client stream reading this cache. */
+    interface Listener {
+        /** Called (outside the lock) after every new breadcrumb. */
+        void wake();
+
+        /**
+         * {@return whether this client is streaming deltas, can be written to, and has not yet
+         * handed breadcrumb {@code sequence} to its stream}: the fan-out of it is still under way
+         */
+        boolean lagging(long sequence);
     }
 
-    void removeListener(Runnable r) {
-        listeners.remove(r);
+    void addListener(Listener l) {
+        listeners.add(l);
+    }
+
+    void removeListener(Listener l) {
+        listeners.remove(l);
     }
 
     @Override
@@ -118,11 +136,11 @@ final class SnapshotCache implements SyncerCallbacks {
             pendingUpdates.addAll(updates);
             pendingKvs.addAll(kvs);
             long due = lastSealNanos + coalesceNanos;
-            if (now - due >= 0 || pendingKvs.size() >= MAX_BREADCRUMB_UPDATES) {
+            if (pendingKvs.size() >= MAX_BREADCRUMB_UPDATES || now - due >= 0 && !holdBack(now)) {
                 sealed = sealPending(now);
             } else if (!sealScheduled) {
                 sealScheduled = true;
-                scheduler.schedule(this::sealFromTimer, due - now, TimeUnit.NANOSECONDS);
+                scheduler.schedule(this::sealFromTimer, Math.max(due - now, RECHECK_NANOS), TimeUnit.NANOSECONDS);
             }
         }
         if (sealed) {
@@ -131,14 +149,37 @@ final class SnapshotCache implements SyncerCallbacks {
     }
 
     private void sealFromTimer() {
-        boolean sealed;
+        boolean sealed = false;
         synchronized (this) {
+            long now = System.nanoTime();
             sealScheduled = false;
-            sealed = sealPending(System.nanoTime());
+            if (holdBack(now)) {
+                sealScheduled = true;
+                scheduler.schedule(this::sealFromTimer, RECHECK_NANOS, TimeUnit.NANOSECONDS);
+            } else {
+                sealed = sealPending(now);
+            }
         }
         if (sealed) {
             notifyListeners();
         }
+    }
+
+    /**
+     * Whether the pending updates should wait for the fan-out of the previous breadcrumb to end:
+     * some client is still to be handed it, and the oldest pending update has waited less than
+     * the maximum. O(clients), at most once per {@link #RECHECK_NANOS}.
+     */
+    private boolean holdBack(long now) {
+        if (pendingKvs.isEmpty() || now - pendingSinceNanos >= maxCoalesceNanos) {
+            return false;
+        }
+        for (Listener l : listeners) {
+            if (l.lagging(sequence)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Applies the pending updates to the state and appends them as one breadcrumb. */
@@ -168,14 +209,12 @@ final class SnapshotCache implements SyncerCallbacks {
 
     private void append(ServerMessage m, int kvCount, long createdNanos) {
         sequence++;
-        encoded.add(m);
-        log.add(new Breadcrumb(sequence, m, kvCount, createdNanos));
+        log.add(new Breadcrumb(sequence, new SharedMessage(m, encoded), kvCount, createdNanos));
         logUpdates += kvCount;
         // Keep at least the newest breadcrumb even if it alone exceeds the bound.
         while (logUpdates > maxLogUpdates && log.size() - logHead > 1) {
             Breadcrumb old = log.set(logHead++, null);
             logUpdates -= old.kvCount();
-            encoded.remove(old.message());
         }
         if (logHead > 1024 && logHead > log.size() / 2) {
             log.subList(0, logHead).clear();
@@ -184,8 +223,8 @@ final class SnapshotCache implements SyncerCallbacks {
     }
 
     private void notifyListeners() {
-        for (Runnable r : listeners) {
-            r.run();
+        for (Listener l : listeners) {
+            l.wake();
         }
     }
 
@@ -196,11 +235,7 @@ final class SnapshotCache implements SyncerCallbacks {
                 && covered(snapshot.sequence())
                 && (snapshot.sequence() == sequence || now - snapshot.createdNanos() < snapshotMaxAgeNanos);
         if (!usable) {
-            if (snapshot != null) {
-                snapshot.messages().forEach(encoded::remove);
-            }
-            snapshot = build(now);
-            snapshot.messages().forEach(encoded::add);
+            snapshot = build(now); // the old one's shared bytes go when its last client is done with it
         }
         return snapshot;
     }
@@ -216,13 +251,13 @@ final class SnapshotCache implements SyncerCallbacks {
     }
 
     private Snapshot build(long now) {
-        List<ServerMessage> chunks = new ArrayList<>();
+        List<SharedMessage> chunks = new ArrayList<>();
         KVs.Builder chunk = KVs.newBuilder().setSnapshot(true).setSequence(sequence);
         int bytes = 0;
         for (KV kv : state.values()) {
             int size = kv.getSerializedSize();
             if (bytes > 0 && bytes + size > chunkBytes) {
-                chunks.add(ServerMessage.newBuilder().setKvs(chunk).build());
+                chunks.add(shared(ServerMessage.newBuilder().setKvs(chunk).build()));
                 chunk = KVs.newBuilder().setSnapshot(true).setSequence(sequence);
                 bytes = 0;
             }
@@ -230,11 +265,15 @@ final class SnapshotCache implements SyncerCallbacks {
                     : kv.toBuilder().setType(calico.libcalico.typha.proto.UpdateType.NEW).build());
             bytes += size;
         }
-        chunks.add(ServerMessage.newBuilder().setKvs(chunk.setLastSnapshotChunk(true)).build());
+        chunks.add(shared(ServerMessage.newBuilder().setKvs(chunk.setLastSnapshotChunk(true)).build()));
         if (status != SyncerStatus.WAIT_FOR_DATASTORE) {
-            chunks.add(ServerMessage.newBuilder().setStatus(SyncStatusMsg.newBuilder().setStatus(wire(status))).build());
+            chunks.add(shared(ServerMessage.newBuilder().setStatus(SyncStatusMsg.newBuilder().setStatus(wire(status))).build()));
         }
         return new Snapshot(sequence, Collections.unmodifiableList(chunks), state.size(), now);
+    }
+
+    private SharedMessage shared(ServerMessage m) {
+        return new SharedMessage(m, encoded);
     }
 
     /**
@@ -275,7 +314,7 @@ final class SnapshotCache implements SyncerCallbacks {
     }
 
     synchronized int latestSnapshotBytes() {
-        return snapshot == null ? 0 : snapshot.messages().stream().mapToInt(ServerMessage::getSerializedSize).sum();
+        return snapshot == null ? 0 : snapshot.messages().stream().mapToInt(m -> m.plain().getSerializedSize()).sum();
     }
 
     static SyncStatus wire(SyncerStatus s) {

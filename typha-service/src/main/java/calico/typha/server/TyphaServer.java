@@ -51,6 +51,8 @@ public final class TyphaServer implements AutoCloseable {
     private final EncodedMessages encoded = new EncodedMessages();
     /** At most one delta breadcrumb per this interval under load (see SnapshotCache). */
     static final java.time.Duration COALESCE = java.time.Duration.ofMillis(50);
+    /** Longest a breadcrumb grows while the previous one is still being handed to clients. */
+    static final java.time.Duration MAX_COALESCE = java.time.Duration.ofMillis(250);
     private final HealthReporter health;
     private Server server;
 
@@ -76,7 +78,7 @@ public final class TyphaServer implements AutoCloseable {
         this.sealer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "typha-coalesce"));
         for (SyncerType t : SyncerType.values()) {
             caches.put(t, new SnapshotCache(t.wireName(), settings.maxDeltaLogUpdates(), settings.snapshotChunkBytes(),
-                    settings.snapshotMaxAge().toNanos(), COALESCE.toNanos(), sealer, encoded));
+                    settings.snapshotMaxAge().toNanos(), COALESCE.toNanos(), MAX_COALESCE.toNanos(), sealer, encoded));
         }
         this.service = new SyncService(caches, settings, sender, version, TyphaMetrics.on(meters));
         this.health = health.registerReporter("SyncServer", true, true, null);

@@ -12,6 +12,7 @@ import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.proto.ClientHello;
 import calico.libcalico.typha.proto.ClientMessage;
 import calico.libcalico.typha.proto.KV;
+import calico.libcalico.typha.proto.KVs;
 import calico.libcalico.typha.proto.Pong;
 import calico.libcalico.typha.proto.ServerMessage;
 import calico.libcalico.typha.proto.SyncStatus;
@@ -43,8 +44,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code System.nanoTime()} (CLOCK_MONOTONIC, shared by both JVMs) in a label, give the delay
  * from datastore write to receipt by each client.
  *
- * <p>{@code bench/run.sh typha-service calico.typha.server.TyphaBench [clients] [resources] [rate] [seconds]}
- * (defaults 1000 20000 200 10).
+ * <p>{@code bench/run.sh typha-service calico.typha.server.TyphaBench [clients] [resources] [rate] [seconds]
+ * [kvs-gzip|gzip|none] [inflate-all] [overlap] [cold]} (defaults 1000 20000 200 10 kvs-gzip): what the clients accept
+ * (kvs-gzip as felix's TyphaClient), whether every client inflates the snapshot (default every 50th;
+ * see {@link BenchClient}), and whether the updates run while the clients are still syncing
+ * ("during catch-up") instead of after all are in sync ("steady state"); "cold" skips the warm-up
+ * round (200 clients synced, two seconds of updates, disconnected) that otherwise comes first.
+ * Typha's own CPU time per phase is printed beside the wall-clock figures: on this shared machine
+ * it is the measure of typha's cost that the clients and other load do not distort.
  */
 public final class TyphaBench {
 
@@ -59,17 +66,24 @@ public final class TyphaBench {
         int resources = args.length > 1 ? Integer.parseInt(args[1]) : 20_000;
         int rate = args.length > 2 ? Integer.parseInt(args[2]) : 200;
         int seconds = args.length > 3 ? Integer.parseInt(args[3]) : 10;
+        Options opts = Options.parse(Arrays.copyOfRange(args, Math.min(4, args.length), args.length));
 
-        Process child = new ProcessBuilder(javaBin(), "-Xms256m", "-Xmx3g", "-cp", System.getProperty("java.class.path"),
-                TyphaBench.class.getName(), "server", String.valueOf(resources))
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        List<String> childCmd = new ArrayList<>(List.of(javaBin(), "-Xms256m", "-Xmx3g"));
+        // Extra JVM options for typha only, e.g. a JFR recording: BENCH_TYPHA_JVM_OPTS="-XX:StartFlightRecording=..."
+        String extra = System.getenv("BENCH_TYPHA_JVM_OPTS");
+        if (extra != null && !extra.isBlank()) {
+            childCmd.addAll(Arrays.asList(extra.trim().split("\\s+")));
+        }
+        childCmd.addAll(List.of("-cp", System.getProperty("java.class.path"), TyphaBench.class.getName(), "server",
+                String.valueOf(resources)));
+        Process child = new ProcessBuilder(childCmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         // Drain the child's stdout continuously (its logs share it): a full pipe would stall typha.
         java.util.concurrent.BlockingQueue<String> in = new java.util.concurrent.LinkedBlockingQueue<>();
         BufferedReader childOut = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
         Thread pump = new Thread(() -> {
             try {
                 for (String line; (line = childOut.readLine()) != null; ) {
-                    if (line.matches("^(PORT|HEAP|UPDATES|QUIT|ERROR) .*")) {
+                    if (line.matches("^(PORT|HEAP|CPU|SEQ|UPDATES|QUIT|ERROR) .*")) {
                         in.add(line);
                     }
                 }
@@ -83,39 +97,86 @@ public final class TyphaBench {
         PrintWriter out = new PrintWriter(child.getOutputStream(), true, StandardCharsets.UTF_8);
         try {
             int port = Integer.parseInt(expect(in, "PORT"));
+            if (opts.warmup) {
+                warmUp(port, Math.min(clients, 200), rate, in, out, opts, resources);
+            }
             long heapBefore = Long.parseLong(command(in, out, "HEAP"));
-            System.out.printf("typha: %d resources in sync, heap after GC %.1f MiB%n", resources, heapBefore / 1048576.0);
+            System.out.printf("typha: %d resources in sync, heap after GC %.1f MiB; clients: %s%n", resources,
+                    heapBefore / 1048576.0, opts);
+            System.out.printf("load average at start: %s%n", loadAverage());
 
-            long[] latencies = new long[clients * rate * seconds + clients * 16];
-            AtomicInteger latencyCount = new AtomicInteger();
+            Latencies latencies = new Latencies(clients * rate * seconds + clients * 16);
             CountDownLatch inSync = new CountDownLatch(clients);
             List<BenchClient> all = new ArrayList<>();
+            long typhaCpu0 = Long.parseLong(command(in, out, "CPU"));
+            long benchCpu0 = processCpuNanos();
             long t0 = System.nanoTime();
+            if (opts.overlap) {
+                out.println("UPDATES " + rate + " " + seconds); // answered later; the child writes while clients sync
+            }
             for (int i = 0; i < clients; i++) {
-                all.add(new BenchClient(port, "bench-" + i, inSync, latencies, latencyCount));
+                all.add(new BenchClient(port, "bench-" + i, opts.inflates(i), opts.compression, inSync, latencies));
             }
             boolean synced = inSync.await(300, TimeUnit.SECONDS);
             double syncSeconds = (System.nanoTime() - t0) / 1e9;
-            System.out.printf("%d clients: %s in %.2f s (%d snapshot KVs each)%n", clients,
-                    synced ? "all in sync" : "NOT all in sync", syncSeconds, all.get(0).snapshotKvs.get());
+            long benchCpu1 = processCpuNanos();
+            long written;
+            long typhaCpu1;
+            if (opts.overlap) {
+                written = Long.parseLong(expect(in, "UPDATES"));
+                typhaCpu1 = Long.parseLong(command(in, out, "CPU"));
+            } else {
+                typhaCpu1 = Long.parseLong(command(in, out, "CPU"));
+                written = 0;
+            }
+            System.out.printf("%d clients: %s in %.2f s; typha CPU %.1f s, bench clients' CPU %.1f s; load average %s%n",
+                    clients, synced ? "all in sync" : "NOT all in sync", syncSeconds, (typhaCpu1 - typhaCpu0) / 1e9,
+                    (benchCpu1 - benchCpu0) / 1e9, loadAverage());
+            System.out.println("  " + SnapshotCheck.of(all, resources));
             long heapWith = Long.parseLong(command(in, out, "HEAP"));
             System.out.printf("typha heap with %d clients %.1f MiB: %.1f KiB per client%n", clients,
                     heapWith / 1048576.0, (heapWith - heapBefore) / 1024.0 / clients);
 
-            long written = Long.parseLong(command(in, out, "UPDATES " + rate + " " + seconds));
+            long seq0 = 0;
+            String label = "during catch-up (updates written while the clients were connecting and syncing)";
+            long typhaCpu2 = typhaCpu1;
+            long benchCpu2 = benchCpu1;
+            if (!opts.overlap) {
+                label = "steady state (updates written after every client was in sync)";
+                typhaCpu2 = Long.parseLong(command(in, out, "CPU"));
+                benchCpu2 = processCpuNanos();
+                seq0 = Long.parseLong(command(in, out, "SEQ"));
+                written = Long.parseLong(command(in, out, "UPDATES " + rate + " " + seconds));
+            }
+            // During catch-up a client that started from a later snapshot receives the earlier
+            // updates in it, not as deltas: fewer receipts than written × clients is expected there.
             long expected = written * clients;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (latencyCount.get() < expected && System.nanoTime() < deadline) {
-                Thread.sleep(50);
+            int seen = -1;
+            while (latencies.count() < expected && System.nanoTime() < deadline
+                    && !(opts.overlap && latencies.count() == seen)) {
+                seen = latencies.count();
+                Thread.sleep(opts.overlap ? 3000 : 50);
             }
-            int n = Math.min(latencyCount.get(), latencies.length);
-            long[] sorted = Arrays.copyOf(latencies, n);
-            Arrays.sort(sorted);
+            long typhaCpu3 = Long.parseLong(command(in, out, "CPU"));
+            long breadcrumbs = Long.parseLong(command(in, out, "SEQ")) - seq0;
+            long benchCpu3 = processCpuNanos();
+            long[] sorted = latencies.sorted();
+            int n = sorted.length;
             long reconnects = all.stream().filter(c -> c.failed.get() != null).count();
-            System.out.printf("deltas: %d written at %d/s, %d of %d receipts; latency write->client p50 %.1f ms, "
+            System.out.printf("deltas %s:%n  %d written at %d/s, %d of %d receipts%s; latency write->client p50 %.1f ms, "
                             + "p99 %.1f ms, max %.1f ms; clients that lost their stream: %d%n",
-                    written, rate, n, expected, pct(sorted, 0.50), pct(sorted, 0.99),
+                    label, written, rate, n, expected, opts.overlap ? " (the rest arrived inside snapshots)" : "",
+                    pct(sorted, 0.50), pct(sorted, 0.99),
                     n == 0 ? 0 : sorted[n - 1] / 1e6, reconnects);
+            if (!opts.overlap) {
+                System.out.printf("  %d delta messages per client (%.1f updates each); typha CPU %.1f s (%.1f µs per "
+                                + "message sent, %.2f µs per update received), bench clients' CPU %.1f s; load average %s%n",
+                        breadcrumbs, written / (double) Math.max(1, breadcrumbs), (typhaCpu3 - typhaCpu2) / 1e9,
+                        (typhaCpu3 - typhaCpu2) / 1e3 / Math.max(1, breadcrumbs * clients),
+                        (typhaCpu3 - typhaCpu2) / 1e3 / Math.max(1, n),
+                        (benchCpu3 - benchCpu2) / 1e9, loadAverage());
+            }
             all.forEach(BenchClient::close);
             command(in, out, "QUIT");
         } finally {
@@ -123,6 +184,131 @@ public final class TyphaBench {
             child.waitFor(10, TimeUnit.SECONDS);
         }
         System.exit(0);
+    }
+
+    /**
+     * Connects {@code n} clients, lets them sync and receive two seconds of updates, and closes
+     * them: both JVMs then run compiled code, as a typha that has been up for a while does (a
+     * cold JVM spends most of its first connection storm in the JIT compiler).
+     */
+    private static void warmUp(int port, int n, int rate, java.util.concurrent.BlockingQueue<String> in, PrintWriter out,
+                               Options opts, int resources) throws Exception {
+        long t0 = System.nanoTime();
+        long typhaCpu0 = Long.parseLong(command(in, out, "CPU"));
+        Latencies latencies = new Latencies(n * rate * 2 + n * 16);
+        CountDownLatch inSync = new CountDownLatch(n);
+        List<BenchClient> warm = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            warm.add(new BenchClient(port, "warmup-" + i, opts.inflates(i), opts.compression, inSync, latencies));
+        }
+        if (!inSync.await(300, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("warm-up clients did not get in sync");
+        }
+        long written = Long.parseLong(command(in, out, "UPDATES " + rate + " 2"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (latencies.count() < written * n && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        warm.forEach(BenchClient::close);
+        Thread.sleep(1000);
+        System.out.printf("warm-up: %d clients synced and got %d updates in %.1f s (typha CPU %.1f s, cold JVMs)%n", n,
+                written, (System.nanoTime() - t0) / 1e9, (Long.parseLong(command(in, out, "CPU")) - typhaCpu0) / 1e9);
+    }
+
+    /** What the clients offer in their hello and how many of them inflate the snapshot. */
+    private record Options(String compression, int inflateEvery, boolean overlap, boolean warmup) {
+        static Options parse(String[] args) {
+            String compression = "kvs-gzip";
+            int inflateEvery = 50;
+            boolean overlap = false;
+            boolean warmup = true;
+            for (String a : args) {
+                switch (a) {
+                    case "kvs-gzip", "gzip", "none" -> compression = a;
+                    case "inflate-all" -> inflateEvery = 1;
+                    case "overlap" -> overlap = true;
+                    case "cold" -> warmup = false;
+                    default -> throw new IllegalArgumentException("unknown option " + a
+                            + " (kvs-gzip | gzip | none, inflate-all, overlap, cold)");
+                }
+            }
+            return new Options(compression, inflateEvery, overlap, warmup);
+        }
+
+        /** {@return whether this client counts the snapshot's KVs (plain chunks are always counted)} */
+        boolean inflates(int client) {
+            return !compression.equals("kvs-gzip") || client % inflateEvery == 0;
+        }
+
+        @Override
+        public String toString() {
+            return "accept " + compression + (compression.equals("kvs-gzip") ? inflateEvery == 1
+                    ? ", every client inflates and counts every snapshot chunk"
+                    : ", every " + inflateEvery + "th client inflates the snapshot, the others checksum the compressed bytes"
+                    : "") + (overlap ? ", updates during catch-up" : "")
+                    + (warmup ? ", after a warm-up round" : ", cold JVMs");
+        }
+    }
+
+    private static String loadAverage() {
+        try {
+            return String.join(" ", Arrays.copyOf(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg"))
+                    .split(" "), 3));
+        } catch (java.io.IOException e) {
+            return "?";
+        }
+    }
+
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /** Receipt latencies from all clients (lock-free append). */
+    private static final class Latencies {
+        private final long[] values;
+        private final AtomicInteger count = new AtomicInteger();
+
+        Latencies(int capacity) {
+            values = new long[capacity];
+        }
+
+        void add(long nanos) {
+            int i = count.getAndIncrement();
+            if (i < values.length) {
+                values[i] = nanos;
+            }
+        }
+
+        int count() {
+            return count.get();
+        }
+
+        long[] sorted() {
+            long[] s = Arrays.copyOf(values, Math.min(count.get(), values.length));
+            Arrays.sort(s);
+            return s;
+        }
+    }
+
+    /**
+     * Proof that every client received the whole snapshot: clients that inflate count its KVs;
+     * the others must have received byte-for-byte the same compressed chunks (same length, same CRC).
+     */
+    private record SnapshotCheck(long inflating, long inflatedComplete, long checksummed, long sameBytes, long kvsBytes) {
+        static SnapshotCheck of(List<BenchClient> all, int resources) {
+            BenchClient reference = all.stream().filter(c -> c.inflates).findFirst().orElseThrow();
+            long inflating = all.stream().filter(c -> c.inflates).count();
+            long complete = all.stream().filter(c -> c.inflates && c.snapshotKvs.get() == resources).count();
+            long same = all.stream().filter(c -> !c.inflates && c.snapshotBytes.get() == reference.snapshotBytes.get()
+                    && c.snapshotCrc == reference.snapshotCrc).count();
+            return new SnapshotCheck(inflating, complete, all.size() - inflating, same, reference.snapshotBytes.get());
+        }
+
+        @Override
+        public String toString() {
+            return String.format("snapshot check: %d of %d counting clients saw every KV; %d of %d checksumming clients "
+                    + "received the same %d snapshot bytes", inflatedComplete, inflating, sameBytes, checksummed, kvsBytes);
+        }
     }
 
     private static double pct(long[] sorted, double p) {
@@ -165,6 +351,8 @@ public final class TyphaBench {
         for (String line; (line = in.readLine()) != null; ) {
             String[] w = line.split(" ");
             switch (w[0]) {
+                case "CPU" -> System.out.println("CPU " + processCpuNanos());
+                case "SEQ" -> System.out.println("SEQ " + typha.sequence(SyncerType.FELIX));
                 case "HEAP" -> {
                     for (int i = 0; i < 3; i++) {
                         System.gc();
@@ -209,9 +397,10 @@ public final class TyphaBench {
     }
 
     /**
-     * The Sync method with a response marshaller that skims snapshot chunks (counts their KVs
-     * without building objects) and parses everything else: the bench measures typha and the
-     * transport, not 1 000 clients' protobuf decoding sharing this JVM.
+     * The Sync method with a response marshaller that reads every byte of every message and skims
+     * plain snapshot chunks (counts their KVs without building objects); everything else is
+     * parsed. The bench measures typha and the transport, not 1 000 clients' protobuf decoding
+     * sharing this JVM's two cores.
      */
     private static final io.grpc.MethodDescriptor<ClientMessage, ServerMessage> SKIMMING_SYNC =
             TyphaGrpc.getSyncMethod().toBuilder(io.grpc.protobuf.ProtoUtils.marshaller(ClientMessage.getDefaultInstance()),
@@ -233,14 +422,20 @@ public final class TyphaBench {
                         }
                     }).build();
 
-    /** {@return a snapshot chunk with its KVs replaced by empty ones (same count), or null if not a chunk} */
+    /** {@return a snapshot chunk with its KVs replaced by empty ones (same count), or null if not a plain chunk} */
     private static ServerMessage skimSnapshot(byte[] b) throws java.io.IOException {
         var top = com.google.protobuf.CodedInputStream.newInstance(b);
         int tag = top.readTag();
         if (tag != ((2 << 3) | 2)) { // ServerMessage.kvs
             return null;
         }
-        var kvs = com.google.protobuf.CodedInputStream.newInstance(top.readByteArray());
+        KVs skimmed = skimKvs(top.readByteArray());
+        return skimmed == null ? null : ServerMessage.newBuilder().setKvs(skimmed).build();
+    }
+
+    /** {@return a serialised snapshot KVs with its KVs replaced by empty ones (same count), or null for deltas} */
+    private static KVs skimKvs(byte[] serialised) throws java.io.IOException {
+        var kvs = com.google.protobuf.CodedInputStream.newInstance(serialised);
         int count = 0;
         boolean snapshot = false;
         boolean last = false;
@@ -258,34 +453,50 @@ public final class TyphaBench {
         if (!snapshot) {
             return null;
         }
-        calico.libcalico.typha.proto.KVs.Builder out = calico.libcalico.typha.proto.KVs.newBuilder()
-                .setSnapshot(true).setLastSnapshotChunk(last);
+        KVs.Builder out = KVs.newBuilder().setSnapshot(true).setLastSnapshotChunk(last);
         for (int i = 0; i < count; i++) {
             out.addKvs(KV.getDefaultInstance());
         }
-        return ServerMessage.newBuilder().setKvs(out).build();
+        return out.build();
     }
 
-    /** A protocol client that only counts and timestamps: the bench measures typha, not decoding. */
+    /**
+     * A protocol client that does what felix's must at the least, and no more: its own TCP
+     * connection, the hello, a pong for every ping, every byte of every message received. Plain
+     * snapshot chunks are skimmed (KVs counted, not built); compressed snapshot chunks are either
+     * inflated and counted ({@code inflates}) or CRC-checked (every byte read; {@link SnapshotCheck}
+     * proves they equal what an inflating client counted). Every delta message is inflated if
+     * compressed and parsed, and the write time in each KV's label gives one latency sample.
+     */
     private static final class BenchClient implements ClientResponseObserver<ClientMessage, ServerMessage> {
         private final ManagedChannel channel;
         private final CountDownLatch inSync;
-        private final long[] latencies;
-        private final AtomicInteger latencyCount;
+        private final Latencies latencies;
+        final boolean inflates;
         final AtomicLong snapshotKvs = new AtomicLong();
+        final AtomicLong snapshotBytes = new AtomicLong();
+        private final java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        private final calico.libcalico.typha.KvsInflater inflater = new calico.libcalico.typha.KvsInflater(); // as TyphaClient's
+        volatile long snapshotCrc;
         final java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
         private ClientCallStreamObserver<ClientMessage> requests;
         private boolean synced;
 
-        BenchClient(int port, String host, CountDownLatch inSync, long[] latencies, AtomicInteger latencyCount) {
+        BenchClient(int port, String host, boolean inflates, String compression, CountDownLatch inSync, Latencies latencies) {
             this.inSync = inSync;
             this.latencies = latencies;
-            this.latencyCount = latencyCount;
+            this.inflates = inflates;
+            // gRPC's default callback executor, as felix's TyphaClient (a direct executor costs less
+            // CPU but, on a machine shared with other work, its four transport threads get a smaller
+            // share of it than the default pool's many, and the figures come out worse).
             this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
             var req = io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
                     channel.newCall(SKIMMING_SYNC, io.grpc.CallOptions.DEFAULT), this);
-            req.onNext(ClientMessage.newBuilder().setHello(ClientHello.newBuilder().setHostname(host)
-                    .setSyncerType("felix")).build());
+            ClientHello.Builder hello = ClientHello.newBuilder().setHostname(host).setSyncerType("felix");
+            if (!compression.equals("none")) {
+                hello.addAcceptedCompression(compression);
+            }
+            req.onNext(ClientMessage.newBuilder().setHello(hello).build());
         }
 
         @Override
@@ -296,34 +507,51 @@ public final class TyphaBench {
         @Override
         public void onNext(ServerMessage m) {
             long now = System.nanoTime();
-            switch (m.getPayloadCase()) {
-                case KVS -> {
-                    if (m.getKvs().getSnapshot()) {
-                        snapshotKvs.addAndGet(m.getKvs().getKvsCount());
-                        return;
-                    }
-                    for (KV kv : m.getKvs().getKvsList()) {
-                        String json = kv.getValueJson().toStringUtf8();
-                        int at = json.indexOf(STAMP);
-                        if (at >= 0) {
-                            int from = at + STAMP.length();
-                            long t = Long.parseLong(json.substring(from, json.indexOf('"', from)));
-                            int i = latencyCount.getAndIncrement();
-                            if (i < latencies.length) {
-                                latencies[i] = now - t;
+            try {
+                switch (m.getPayloadCase()) {
+                    case KVS -> onKvs(m.getKvs(), now);
+                    case COMPRESSED_KVS -> {
+                        if (synced) { // the snapshot (and its IN_SYNC) came first: this is a delta
+                            onKvs(inflater.inflate(m.getCompressedKvs()), now);
+                        } else {
+                            com.google.protobuf.ByteString gz = m.getCompressedKvs().getGzip();
+                            for (java.nio.ByteBuffer buf : gz.asReadOnlyByteBufferList()) {
+                                crc.update(buf);
+                            }
+                            snapshotBytes.addAndGet(gz.size());
+                            if (inflates) {
+                                onKvs(skimKvs(inflater.inflateBytes(m.getCompressedKvs())), now);
                             }
                         }
                     }
-                }
-                case STATUS -> {
-                    if (m.getStatus().getStatus() == SyncStatus.IN_SYNC && !synced) {
-                        synced = true;
-                        inSync.countDown();
+                    case STATUS -> {
+                        if (m.getStatus().getStatus() == SyncStatus.IN_SYNC && !synced) {
+                            synced = true;
+                            snapshotCrc = crc.getValue();
+                            inSync.countDown();
+                        }
                     }
+                    case PING -> requests.onNext(ClientMessage.newBuilder().setPong(Pong.newBuilder()
+                            .setPingSentUnixNanos(m.getPing().getSentUnixNanos())).build());
+                    default -> { }
                 }
-                case PING -> requests.onNext(ClientMessage.newBuilder().setPong(Pong.newBuilder()
-                        .setPingSentUnixNanos(m.getPing().getSentUnixNanos())).build());
-                default -> { }
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        private void onKvs(KVs kvs, long now) {
+            if (kvs.getSnapshot()) {
+                snapshotKvs.addAndGet(kvs.getKvsCount());
+                return;
+            }
+            for (KV kv : kvs.getKvsList()) {
+                String json = kv.getValueJson().toStringUtf8();
+                int at = json.indexOf(STAMP);
+                if (at >= 0) {
+                    int from = at + STAMP.length();
+                    latencies.add(now - Long.parseLong(json.substring(from, json.indexOf('"', from))));
+                }
             }
         }
 
