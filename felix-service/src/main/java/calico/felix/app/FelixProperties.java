@@ -2,12 +2,14 @@ package calico.felix.app;
 
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.libcalico.datastore.kubernetes.KubernetesConfig;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
@@ -63,10 +65,6 @@ public record FelixProperties(
             throw new IllegalArgumentException("felix.datastore-type (FELIX_DATASTORETYPE or DATASTORE_TYPE): \""
                     + datastoreType + "\" is not one of etcdv3, kubernetes, memory");
         }
-        if (datastoreType.equals("kubernetes")) {
-            throw new IllegalArgumentException("felix.datastore-type (FELIX_DATASTORETYPE or DATASTORE_TYPE): "
-                    + "the kubernetes backend is not available yet; use etcdv3");
-        }
         if (datastoreType.equals("etcdv3")) {
             endpoints(etcdEndpoints);
         }
@@ -89,8 +87,17 @@ public record FelixProperties(
 
     /** {@return the datastore client configuration}; files are checked to be readable. */
     public DatastoreConfig datastore() {
+        return datastore(System.getenv());
+    }
+
+    /** {@return the datastore client configuration}, reading the kubernetes variables from {@code env} */
+    DatastoreConfig datastore(Map<String, String> env) {
         if (datastoreType.equals("memory")) {
             return new DatastoreConfig(DatastoreConfig.Type.MEMORY, null);
+        }
+        if (datastoreType.equals("kubernetes")) {
+            // KUBECONFIG / in-cluster / K8S_API_ENDPOINT, read as every Calico component reads them.
+            return new DatastoreConfig(DatastoreConfig.Type.KUBERNETES, null, KubernetesConfig.fromEnvironment(env));
         }
         EtcdConfig etcd = new EtcdConfig(endpoints(etcdEndpoints), path(etcdCaCertFile), path(etcdCertFile),
                 path(etcdKeyFile), EtcdConfig.DEFAULT_REQUEST_TIMEOUT);

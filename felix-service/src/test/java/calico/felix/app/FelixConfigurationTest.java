@@ -1,12 +1,17 @@
 package calico.felix.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.felix.calc.DataplaneUpdate;
 import calico.libcalico.datastore.DatastoreConfig;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.logging.LogLevel;
@@ -106,11 +111,30 @@ class FelixConfigurationTest {
     }
 
     @Test
+    void kubernetesDatastoreReadsKubeconfigAndNamesItWhenUnusable(@TempDir Path dir) throws Exception {
+        Path kubeconfig = dir.resolve("kubeconfig");
+        Files.writeString(kubeconfig, """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: c, cluster: {server: "https://10.96.0.1:443"}}]
+                users: [{name: u, user: {token: abc}}]
+                contexts: [{name: x, context: {cluster: c, user: u}}]
+                current-context: x
+                """);
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "DATASTORE_TYPE=kubernetes").run(context -> {
+            FelixProperties p = context.getBean(FelixProperties.class);
+            DatastoreConfig config = p.datastore(Map.of("KUBECONFIG", kubeconfig.toString()));
+            assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
+            assertThat(config.kubernetes().client().getMasterUrl()).startsWith("https://10.96.0.1");
+            assertThatThrownBy(() -> p.datastore(Map.of("KUBECONFIG", dir.resolve("missing").toString())))
+                    .hasMessageContaining("KUBECONFIG");
+        });
+    }
+
+    @Test
     void invalidValuesFailStartUpNamingTheVariable() {
         assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_DATASTORETYPE=zookeeper"),
                 "FELIX_DATASTORETYPE", "zookeeper");
-        assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "DATASTORE_TYPE=kubernetes"),
-                "DATASTORE_TYPE", "not available yet");
         assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_ETCDENDPOINTS=127.0.0.1:2379"),
                 "FELIX_ETCDENDPOINTS", "127.0.0.1:2379");
         assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_LOGSEVERITYSCREEN=Loud"),

@@ -2,6 +2,7 @@ package calico.typha.app;
 
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.libcalico.datastore.kubernetes.KubernetesConfig;
 import calico.typha.server.ServerSettings;
 import java.net.URI;
 import java.nio.file.Path;
@@ -10,6 +11,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.boot.convert.DurationUnit;
@@ -19,7 +21,7 @@ import org.springframework.boot.convert.DurationUnit;
  * names onto them. Durations given as bare numbers are seconds, as in Calico. Every error names
  * the property and the variable it comes from.
  *
- * @param datastoreType          {@code etcdv3} or {@code memory} (TYPHA_DATASTORETYPE / DATASTORE_TYPE)
+ * @param datastoreType          {@code etcdv3}, {@code kubernetes} or {@code memory} (TYPHA_DATASTORETYPE / DATASTORE_TYPE)
  * @param etcdEndpoints          comma-separated URLs (TYPHA_ETCDENDPOINTS / ETCD_ENDPOINTS)
  * @param serverPort             gRPC port (TYPHA_SERVERPORT, 5473 as in the manifests)
  * @param serverHost             listen address, empty for all (TYPHA_SERVERHOST)
@@ -69,10 +71,6 @@ public record TyphaProperties(
             throw new IllegalArgumentException("typha.datastore-type (TYPHA_DATASTORETYPE or DATASTORE_TYPE): \""
                     + datastoreType + "\" is not one of etcdv3, kubernetes, memory");
         }
-        if (datastoreType.equals("kubernetes")) {
-            throw new IllegalArgumentException("typha.datastore-type (TYPHA_DATASTORETYPE or DATASTORE_TYPE): "
-                    + "the kubernetes backend is not available yet; use etcdv3");
-        }
         connectionRebalancingMode = connectionRebalancingMode == null ? "none"
                 : connectionRebalancingMode.trim().toLowerCase(Locale.ROOT);
         if (!List.of("none", "config", "kubernetes").contains(connectionRebalancingMode)) {
@@ -103,8 +101,17 @@ public record TyphaProperties(
 
     /** {@return the datastore to watch} */
     DatastoreConfig datastore() {
+        return datastore(System.getenv());
+    }
+
+    /** {@return the datastore to watch}, reading the kubernetes variables from {@code env} */
+    DatastoreConfig datastore(Map<String, String> env) {
         if (datastoreType.equals("memory")) {
             return new DatastoreConfig(DatastoreConfig.Type.MEMORY, null);
+        }
+        if (datastoreType.equals("kubernetes")) {
+            // KUBECONFIG / in-cluster / K8S_API_ENDPOINT, read as every Calico component reads them.
+            return new DatastoreConfig(DatastoreConfig.Type.KUBERNETES, null, KubernetesConfig.fromEnvironment(env));
         }
         List<URI> endpoints = Arrays.stream(etcdEndpoints.split(",")).map(String::trim).filter(s -> !s.isEmpty())
                 .map(URI::create).toList();

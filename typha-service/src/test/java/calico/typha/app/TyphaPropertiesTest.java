@@ -3,15 +3,25 @@ package calico.typha.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import calico.libcalico.datastore.DatastoreConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** TYPHA_* settings: the rebalancing target, TLS completeness, and errors naming the variable. */
 class TyphaPropertiesTest {
 
     private static TyphaProperties props(String mode, int replicas, int expected, String ca, String cert, String key,
                                          String cn, String uriSan) {
-        return new TyphaProperties("memory", "http://127.0.0.1:2379", null, null, null, 5473, "", 10000,
+        return props("memory", mode, replicas, expected, ca, cert, key, cn, uriSan);
+    }
+
+    private static TyphaProperties props(String datastore, String mode, int replicas, int expected, String ca,
+                                         String cert, String key, String cn, String uriSan) {
+        return new TyphaProperties(datastore, "http://127.0.0.1:2379", null, null, null, 5473, "", 10000,
                 Duration.ofSeconds(10), Duration.ofSeconds(60), 100000, mode, replicas, expected, ca, cert, key, cn,
                 uriSan);
     }
@@ -46,5 +56,24 @@ class TyphaPropertiesTest {
         assertThatThrownBy(() -> props("none", 1, 0, "/ca", "/cert", "/key", "", " "))
                 .hasMessageContaining("TYPHA_CLIENTCN").hasMessageContaining("TYPHA_CLIENTURISAN");
         assertThat(props("none", 1, 0, "/ca", "/cert", "/key", "", "spiffe://x").tls()).isTrue();
+    }
+
+    @Test
+    void kubernetesDatastoreReadsKubeconfigAndNamesItWhenUnusable(@TempDir Path dir) throws Exception {
+        Path kubeconfig = dir.resolve("kubeconfig");
+        Files.writeString(kubeconfig, """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: c, cluster: {server: "https://10.96.0.1:443"}}]
+                users: [{name: u, user: {token: abc}}]
+                contexts: [{name: x, context: {cluster: c, user: u}}]
+                current-context: x
+                """);
+        TyphaProperties p = props("kubernetes", "none", 1, 0, null, null, null, null, null);
+        DatastoreConfig config = p.datastore(Map.of("KUBECONFIG", kubeconfig.toString()));
+        assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
+        assertThat(config.kubernetes().client().getMasterUrl()).startsWith("https://10.96.0.1");
+        assertThatThrownBy(() -> p.datastore(Map.of("KUBECONFIG", dir.resolve("missing").toString())))
+                .hasMessageContaining("KUBECONFIG");
     }
 }
