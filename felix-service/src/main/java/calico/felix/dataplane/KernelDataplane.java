@@ -96,8 +96,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     static final int MAX_QUEUED_UPDATES = 10_000;
     /** Quiet time after an apply before the driver reads its rules back (a stranger's edit is adopted at most this long). */
     static final long SETTLE_MILLIS = 10_000;
-    static final Duration MIN_APPLY_SPACING = Duration.ofMillis(200);
-    static final Duration MAX_APPLY_SPACING = Duration.ofSeconds(1);
+    /** While catching up, the next apply gathers batches for the last apply's duration, at least this long... */
+    static final Duration MIN_GATHER = Duration.ofMillis(100);
+    /** ... and at most this long. */
+    static final Duration MAX_GATHER = Duration.ofSeconds(1);
+    /** A gathering apply starts early once no batch has been handed over for this long (the writes have stopped). */
+    static final Duration QUIET = Duration.ofMillis(25);
 
     private final String netns;
     private final PolicyDriverFactory factory;
@@ -128,18 +132,23 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private final Deque<List<DataplaneUpdate>> queue = new ArrayDeque<>();
     private int queuedUpdates;
     private boolean drainPosted;
+    /** System.nanoTime() of the last {@link #apply} hand-over. */
+    private long lastHandedOver;
     private long handedOver;
     private long applied;
     private boolean closed;
     /**
-     * System.nanoTime() before which the next apply does not start. When batches queued during
-     * an apply, its end plus twice its duration (at least {@link #MIN_APPLY_SPACING}, at most
-     * {@link #MAX_APPLY_SPACING}): while batches keep coming, applies take at most about a third
-     * of the thread's time (leaving the CPU to the graph) and each takes everything that queued meanwhile, so a catch-up costs fewer restores of a large table (each costs about as
-     * much whatever it writes). When nothing queued, the apply's end: the next change after a
-     * quiet spell is applied at once. Confined to {@link #thread}.
+     * System.nanoTime() until which the next apply gathers batches; 0 when it starts at once.
+     * Set when batches queued during an apply (felix is catching up): the next apply waits for
+     * more batches for as long as that apply took (at least {@link #MIN_GATHER}, at most {@link
+     * #MAX_GATHER}), so a catch-up pays each apply's fixed cost (libnftables' cache, the
+     * kernel's table validation, a restore of the whole table: all grow with the table, not with
+     * the change) fewer times; but it starts as soon as no batch has been handed over for
+     * {@link #QUIET} (the writes have stopped: the last one must not wait) or the queue is over
+     * its bound. When nothing queued during an apply, the next change is applied at once.
+     * Confined to {@link #thread}.
      */
-    private long nextApplyAt;
+    private long gatherUntil;
 
     // ---- Read by any thread.
     /** The last {@value #KEPT_ERRORS} failures, resolved or not, for the admin API. */
@@ -254,6 +263,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             queue.addLast(copy);
             queuedUpdates += copy.size();
             handedOver++;
+            lastHandedOver = System.nanoTime();
             post = !drainPosted;
             drainPosted = true;
         }
@@ -289,12 +299,21 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
     }
 
-    /** Takes every queued batch and applies them as one (after the spacing, see {@link #nextApplyAt}). */
+    /** Takes every queued batch and applies them as one (after gathering, see {@link #gatherUntil}). */
     private void drainOnThread() {
-        long wait = nextApplyAt - System.nanoTime();
-        if (wait > 0) {
-            schedule(this::drainOnThread, wait); // drainPosted stays set: batches keep queueing for it
-            return;
+        if (gatherUntil != 0) {
+            long now = System.nanoTime();
+            long quietAt;
+            boolean full;
+            synchronized (queue) {
+                quietAt = lastHandedOver + QUIET.toNanos();
+                full = queuedUpdates > MAX_QUEUED_UPDATES;
+            }
+            long wait = Math.min(gatherUntil, quietAt) - now;
+            if (wait > 0 && !full) {
+                schedule(this::drainOnThread, wait); // drainPosted stays set: batches keep queueing for it
+                return;
+            }
         }
         List<List<DataplaneUpdate>> taken;
         synchronized (queue) {
@@ -322,8 +341,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 synchronized (queue) {
                     more = !queue.isEmpty();
                 }
-                long spacing = Math.max(2 * (end - start), MIN_APPLY_SPACING.toNanos());
-                nextApplyAt = more ? end + Math.min(spacing, MAX_APPLY_SPACING.toNanos()) : end;
+                long gather = Math.min(Math.max(end - start, MIN_GATHER.toNanos()), MAX_GATHER.toNanos());
+                gatherUntil = more ? end + gather : 0;
             }
         } finally {
             synchronized (queue) {
@@ -396,6 +415,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         settle = null;
         if (driver == null) {
             return;
+        }
+        synchronized (queue) {
+            if (!queue.isEmpty()) {
+                return; // a change waits: it goes first, and its apply re-arms the read-back
+            }
         }
         try {
             int repaired = driver.refresh();

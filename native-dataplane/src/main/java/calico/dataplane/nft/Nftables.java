@@ -66,7 +66,7 @@ public final class Nftables implements AutoCloseable {
         if (batch.isEmpty()) {
             return;
         }
-        String document = batch.toDocument().toString();
+        String document = batch.toJson();
         Run r = run(document, false);
         if (r.status == 0) {
             return;
@@ -79,7 +79,7 @@ public final class Nftables implements AutoCloseable {
     /** {@return whether the kernel would accept {@code batch}}: a dry run, validated and then aborted. */
     public boolean check(NftBatch batch) {
         checkOpen();
-        return batch.isEmpty() || run(batch.toDocument().toString(), true).status == 0;
+        return batch.isEmpty() || run(batch.toJson(), true).status == 0;
     }
 
     /** {@return {@code list ruleset} as parsed JSON: {@code {"nftables":[{"metainfo":...}, ...]}}} */
@@ -123,7 +123,7 @@ public final class Nftables implements AutoCloseable {
         checkOpen();
         ObjectNode cmd = JSON.objectNode();
         cmd.set("list", what);
-        String document = NftBatch.document(List.of(cmd)).toString();
+        String document = NftBatch.json(List.of(cmd));
         Run r = run(document, false);
         if (r.status != 0) {
             throw new NftablesException(r.error, document, 0, cmd);
@@ -142,12 +142,12 @@ public final class Nftables implements AutoCloseable {
     private int firstFailing(List<ObjectNode> commands) {
         int lo = 0;
         int hi = commands.size() - 1;
-        if (run(NftBatch.document(commands).toString(), true).status == 0) {
+        if (run(NftBatch.json(commands), true).status == 0) {
             return -1; // transient failure or one only a real commit shows: report the whole batch
         }
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            if (run(NftBatch.document(commands.subList(0, mid + 1)).toString(), true).status != 0) {
+            if (run(NftBatch.json(commands.subList(0, mid + 1)), true).status != 0) {
                 hi = mid;
             } else {
                 lo = mid + 1;
