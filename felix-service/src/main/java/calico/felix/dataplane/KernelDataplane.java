@@ -96,12 +96,16 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     static final int MAX_QUEUED_UPDATES = 10_000;
     /** Quiet time after an apply before the driver reads its rules back (a stranger's edit is adopted at most this long). */
     static final long SETTLE_MILLIS = 10_000;
-    /** While catching up, the next apply gathers batches for the last apply's duration, at least this long... */
-    static final Duration MIN_GATHER = Duration.ofMillis(100);
+    /** While catching up, the next apply gathers batches for twice the last apply's duration, at least this long... */
+    static final Duration MIN_GATHER = Duration.ofMillis(250);
     /** ... and at most this long. */
-    static final Duration MAX_GATHER = Duration.ofSeconds(1);
-    /** A gathering apply starts early once no batch has been handed over for this long (the writes have stopped). */
-    static final Duration QUIET = Duration.ofMillis(25);
+    static final Duration MAX_GATHER = Duration.ofSeconds(2);
+    /**
+     * A gathering apply starts early once no batch has been handed over for this long: the
+     * writes have stopped, and the last of them must not wait out the window. (25 ms was too
+     * short: on a busy machine the graph's batches come in bursts with longer gaps.)
+     */
+    static final Duration QUIET = Duration.ofMillis(150);
 
     private final String netns;
     private final PolicyDriverFactory factory;
@@ -140,8 +144,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     /**
      * System.nanoTime() until which the next apply gathers batches; 0 when it starts at once.
      * Set when batches queued during an apply (felix is catching up): the next apply waits for
-     * more batches for as long as that apply took (at least {@link #MIN_GATHER}, at most {@link
-     * #MAX_GATHER}), so a catch-up pays each apply's fixed cost (libnftables' cache, the
+     * more batches for twice as long as that apply took (at least {@link #MIN_GATHER}, at most
+     * {@link #MAX_GATHER}), so a catch-up pays each apply's fixed cost (libnftables' cache, the
      * kernel's table validation, a restore of the whole table: all grow with the table, not with
      * the change) fewer times; but it starts as soon as no batch has been handed over for
      * {@link #QUIET} (the writes have stopped: the last one must not wait) or the queue is over
@@ -341,7 +345,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 synchronized (queue) {
                     more = !queue.isEmpty();
                 }
-                long gather = Math.min(Math.max(end - start, MIN_GATHER.toNanos()), MAX_GATHER.toNanos());
+                long gather = Math.min(Math.max(2 * (end - start), MIN_GATHER.toNanos()), MAX_GATHER.toNanos());
                 gatherUntil = more ? end + gather : 0;
             }
         } finally {
@@ -421,17 +425,92 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 return; // a change waits: it goes first, and its apply re-arms the read-back
             }
         }
+        readBack(false);
+    }
+
+    /** Set while a driver read-back runs off the thread (its result is posted back). */
+    private boolean readBackRunning;
+    /** Periodic read-backs in a row found stale by a write in between; at {@value #MAX_STALE} the next runs here. */
+    private int staleReadBacks;
+    private static final int MAX_STALE = 3;
+
+    /**
+     * Starts the driver's read-back ({@link PolicyDriver#refreshLater}): the nftables driver
+     * lists and compares on a thread of its own and only the repairs run here, so a change
+     * arriving meanwhile is applied at once; the result is posted back to this thread.
+     * {@code periodic}: the {@code iptablesRefreshInterval} refresh (routes too, counted in
+     * {@code refreshes}); else the settle after the last apply. After {@value #MAX_STALE} stale
+     * periodic read-backs in a row (writes never stop) the refresh runs on this thread.
+     */
+    private void readBack(boolean periodic) {
+        if (readBackRunning) {
+            return;
+        }
+        if (periodic && staleReadBacks >= MAX_STALE) {
+            staleReadBacks = 0;
+            refreshHere();
+            return;
+        }
+        PolicyDriver d = driver;
+        long failuresBefore = failures.get();
+        java.util.concurrent.CompletableFuture<java.util.function.IntSupplier> started;
         try {
-            int repaired = driver.refresh();
+            started = d.refreshLater();
+        } catch (RuntimeException e) {
+            needResync = true;
+            record("read-back failed, next batch resyncs: " + e);
+            return;
+        }
+        readBackRunning = true;
+        started.whenComplete((step, error) -> post(() -> finishReadBack(d, step, error, periodic, failuresBefore),
+                "read-back"));
+    }
+
+    private void finishReadBack(PolicyDriver d, java.util.function.IntSupplier step, Throwable error, boolean periodic,
+                                long failuresBefore) {
+        readBackRunning = false;
+        if (d != driver) {
+            return; // the backend changed meanwhile
+        }
+        try {
+            if (error != null) {
+                Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                        ? error.getCause() : error;
+                throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
+            }
+            int repaired = step.getAsInt();
+            if (repaired < 0) {
+                // A write came in between: its apply re-armed the settle; a periodic refresh retries at once.
+                if (periodic) {
+                    staleReadBacks++;
+                    post(() -> readBack(true), "refresh");
+                }
+                return;
+            }
             repairs.addAndGet(repaired);
             programmed = driver.programmed();
-            if (repaired > 0) {
+            if (periodic) {
+                staleReadBacks = 0;
+                RouteManager.Stats st = routes.resync();
+                int routesRepaired = st.routesAdded() + st.routesDeleted();
+                repairs.addAndGet(routesRepaired);
+                repaired += routesRepaired;
+                refreshes.incrementAndGet();
+                pendingInterfaces = routes.pendingInterfaces();
+                observer.refreshed(repaired, programmed);
+                if (!needResync) {
+                    resolvedUpTo(failuresBefore);
+                }
+                if (repaired > 0) {
+                    log.warn("Dataplane refresh repaired {} items", repaired);
+                }
+            } else if (repaired > 0) {
                 log.warn("Dataplane read-back after the last apply repaired {} items", repaired);
                 observer.refreshed(repaired, programmed);
             }
         } catch (RuntimeException e) {
             needResync = true;
-            record("read-back after the last apply failed, next batch resyncs: " + e);
+            record((periodic ? "refresh" : "read-back after the last apply") + " failed, next batch resyncs: " + e);
         }
     }
 
@@ -617,9 +696,23 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         refresh = thread.scheduleWithFixedDelay(this::refreshOnThread, ms, ms, TimeUnit.MILLISECONDS);
     }
 
+    /** The periodic refresh: the driver's read-back off the thread, then routes (see {@link #readBack}). */
     private void refreshOnThread() {
         if (settle != null) {
             settle.cancel(false); // this refresh reads everything back
+            settle = null;
+        }
+        if (driver == null) {
+            refreshHere();
+        } else {
+            readBack(true);
+        }
+    }
+
+    /** A whole refresh on this thread, waited for: {@link #refreshNow}, and when read-backs keep going stale. */
+    private void refreshHere() {
+        if (settle != null) {
+            settle.cancel(false);
             settle = null;
         }
         long failuresBefore = failures.get();
@@ -649,7 +742,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     /** Runs a refresh now, on the dataplane thread, and waits; {@return the items it repaired}. */
     public long refreshNow() {
         long before = repairs.get();
-        run(this::refreshOnThread);
+        run(this::refreshHere);
         return repairs.get() - before;
     }
 
