@@ -439,8 +439,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * lists and compares on a thread of its own and only the repairs run here, so a change
      * arriving meanwhile is applied at once; the result is posted back to this thread.
      * {@code periodic}: the {@code iptablesRefreshInterval} refresh (routes too, counted in
-     * {@code refreshes}); else the settle after the last apply. After {@value #MAX_STALE} stale
-     * periodic read-backs in a row (writes never stop) the refresh runs on this thread.
+     * {@code refreshes}); else the settle after the last apply. A stale periodic read-back is
+     * tried again {@value #SETTLE_MILLIS} ms later; after {@value #MAX_STALE} stale ones in a
+     * row (writes never stop) the refresh runs on this thread.
      */
     private void readBack(boolean periodic) {
         if (readBackRunning) {
@@ -480,10 +481,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             }
             int repaired = step.getAsInt();
             if (repaired < 0) {
-                // A write came in between: its apply re-armed the settle; a periodic refresh retries at once.
+                // A write came in between: its apply re-armed the settle; a periodic refresh tries
+                // again a settle period later (at once would list a large table back to back while
+                // changes keep coming, taking the CPU they need).
                 if (periodic) {
                     staleReadBacks++;
-                    post(() -> readBack(true), "refresh");
+                    schedule(() -> readBack(true), TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS));
                 }
                 return;
             }
