@@ -155,6 +155,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private long gatherUntil;
 
     // ---- Read by any thread.
+    /** System.nanoTime() when the running apply started, 0 when none runs (felix's apply timeout). */
+    private volatile long applyStartedAt;
     /** The last {@value #KEPT_ERRORS} failures, resolved or not, for the admin API. */
     private final Deque<String> recent = new ArrayDeque<>();
     /** Failures not yet followed by a fully successful apply or refresh: what makes felix not ready. */
@@ -336,9 +338,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 taken.forEach(all::addAll);
             }
             long start = System.nanoTime();
+            applyStartedAt = start == 0 ? 1 : start;
             try {
                 applyOnThread(all, taken.size());
             } finally {
+                applyStartedAt = 0;
                 long end = System.nanoTime();
                 applyNanos.addAndGet(end - start);
                 boolean more;
@@ -791,6 +795,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     @Override
     public boolean inSync() {
         return inSync;
+    }
+
+    @Override
+    public long applyRunningSince() {
+        return applyStartedAt;
     }
 
     /**
