@@ -9,4 +9,5 @@ module=$1; main=$2; shift 2
 mvn -q -B -pl "$module" -am test-compile dependency:build-classpath \
     -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test >/dev/null
 cp="$module/target/test-classes:$module/target/classes:$(cat "$module/target/bench.classpath")"
-exec java -Xms1g -Xmx4g -cp "$cp" "$main" "$@"
+# BENCH_JAVA_OPTS: extra JVM options, e.g. "-XX:StartFlightRecording=filename=/tmp/b.jfr,settings=profile".
+exec java -Xms1g -Xmx4g ${BENCH_JAVA_OPTS:-} -cp "$cp" "$main" "$@"

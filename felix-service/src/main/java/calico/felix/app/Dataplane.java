@@ -19,4 +19,13 @@ public interface Dataplane {
     default List<String> errors() {
         return List.of();
     }
+
+    /**
+     * {@return System.nanoTime() when the kernel write now running started, 0 when none runs}:
+     * a dataplane that queues batches returns from {@link #apply} before writing, so felix's
+     * apply timeout watches this too.
+     */
+    default long applyRunningSince() {
+        return 0;
+    }
 }

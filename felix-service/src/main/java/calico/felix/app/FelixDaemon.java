@@ -327,11 +327,16 @@ public class FelixDaemon implements SmartLifecycle {
                 state.dataplane().inSync(), state.errors()));
     }
 
+    /** {@return the earlier of two nanoTime stamps, 0 meaning none} (the hand-over, the queued dataplane's own apply). */
+    private static long earliest(long a, long b) {
+        return a == 0 ? b : b == 0 ? a : a - b < 0 ? a : b;
+    }
+
     /** Reports the graph's and the dataplane's readiness now (heartbeat, and after each batch). */
     private void reportPipeline() {
         long now = System.nanoTime();
         long graphSince = graphBusySince.get();
-        long applySince = applyBusySince.get();
+        long applySince = earliest(applyBusySince.get(), state.dataplane().applyRunningSince());
         boolean inSync = state.dataplane().inSync();
         if (graphFailure != null) {
             graphHealth.report(true, false, graphFailure);

@@ -96,8 +96,16 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     static final int MAX_QUEUED_UPDATES = 10_000;
     /** Quiet time after an apply before the driver reads its rules back (a stranger's edit is adopted at most this long). */
     static final long SETTLE_MILLIS = 10_000;
-    static final Duration MIN_APPLY_SPACING = Duration.ofMillis(200);
-    static final Duration MAX_APPLY_SPACING = Duration.ofSeconds(1);
+    /** While catching up, the next apply gathers batches for twice the last apply's duration, at least this long... */
+    static final Duration MIN_GATHER = Duration.ofMillis(250);
+    /** ... and at most this long. */
+    static final Duration MAX_GATHER = Duration.ofSeconds(2);
+    /**
+     * A gathering apply starts early once no batch has been handed over for this long: the
+     * writes have stopped, and the last of them must not wait out the window. (25 ms was too
+     * short: on a busy machine the graph's batches come in bursts with longer gaps.)
+     */
+    static final Duration QUIET = Duration.ofMillis(150);
 
     private final String netns;
     private final PolicyDriverFactory factory;
@@ -128,20 +136,27 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private final Deque<List<DataplaneUpdate>> queue = new ArrayDeque<>();
     private int queuedUpdates;
     private boolean drainPosted;
+    /** System.nanoTime() of the last {@link #apply} hand-over. */
+    private long lastHandedOver;
     private long handedOver;
     private long applied;
     private boolean closed;
     /**
-     * System.nanoTime() before which the next apply does not start. When batches queued during
-     * an apply, its end plus twice its duration (at least {@link #MIN_APPLY_SPACING}, at most
-     * {@link #MAX_APPLY_SPACING}): while batches keep coming, applies take at most about a third
-     * of the thread's time (leaving the CPU to the graph) and each takes everything that queued meanwhile, so a catch-up costs fewer restores of a large table (each costs about as
-     * much whatever it writes). When nothing queued, the apply's end: the next change after a
-     * quiet spell is applied at once. Confined to {@link #thread}.
+     * System.nanoTime() until which the next apply gathers batches; 0 when it starts at once.
+     * Set when batches queued during an apply (felix is catching up): the next apply waits for
+     * more batches for twice as long as that apply took (at least {@link #MIN_GATHER}, at most
+     * {@link #MAX_GATHER}), so a catch-up pays each apply's fixed cost (libnftables' cache, the
+     * kernel's table validation, a restore of the whole table: all grow with the table, not with
+     * the change) fewer times; but it starts as soon as no batch has been handed over for
+     * {@link #QUIET} (the writes have stopped: the last one must not wait) or the queue is over
+     * its bound. When nothing queued during an apply, the next change is applied at once.
+     * Confined to {@link #thread}.
      */
-    private long nextApplyAt;
+    private long gatherUntil;
 
     // ---- Read by any thread.
+    /** System.nanoTime() when the running apply started, 0 when none runs (felix's apply timeout). */
+    private volatile long applyStartedAt;
     /** The last {@value #KEPT_ERRORS} failures, resolved or not, for the admin API. */
     private final Deque<String> recent = new ArrayDeque<>();
     /** Failures not yet followed by a fully successful apply or refresh: what makes felix not ready. */
@@ -254,6 +269,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             queue.addLast(copy);
             queuedUpdates += copy.size();
             handedOver++;
+            lastHandedOver = System.nanoTime();
             post = !drainPosted;
             drainPosted = true;
         }
@@ -289,12 +305,21 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
     }
 
-    /** Takes every queued batch and applies them as one (after the spacing, see {@link #nextApplyAt}). */
+    /** Takes every queued batch and applies them as one (after gathering, see {@link #gatherUntil}). */
     private void drainOnThread() {
-        long wait = nextApplyAt - System.nanoTime();
-        if (wait > 0) {
-            schedule(this::drainOnThread, wait); // drainPosted stays set: batches keep queueing for it
-            return;
+        if (gatherUntil != 0) {
+            long now = System.nanoTime();
+            long quietAt;
+            boolean full;
+            synchronized (queue) {
+                quietAt = lastHandedOver + QUIET.toNanos();
+                full = queuedUpdates > MAX_QUEUED_UPDATES;
+            }
+            long wait = Math.min(gatherUntil, quietAt) - now;
+            if (wait > 0 && !full) {
+                schedule(this::drainOnThread, wait); // drainPosted stays set: batches keep queueing for it
+                return;
+            }
         }
         List<List<DataplaneUpdate>> taken;
         synchronized (queue) {
@@ -313,17 +338,19 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 taken.forEach(all::addAll);
             }
             long start = System.nanoTime();
+            applyStartedAt = start == 0 ? 1 : start;
             try {
                 applyOnThread(all, taken.size());
             } finally {
+                applyStartedAt = 0;
                 long end = System.nanoTime();
                 applyNanos.addAndGet(end - start);
                 boolean more;
                 synchronized (queue) {
                     more = !queue.isEmpty();
                 }
-                long spacing = Math.max(2 * (end - start), MIN_APPLY_SPACING.toNanos());
-                nextApplyAt = more ? end + Math.min(spacing, MAX_APPLY_SPACING.toNanos()) : end;
+                long gather = Math.min(Math.max(2 * (end - start), MIN_GATHER.toNanos()), MAX_GATHER.toNanos());
+                gatherUntil = more ? end + gather : 0;
             }
         } finally {
             synchronized (queue) {
@@ -397,17 +424,100 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         if (driver == null) {
             return;
         }
+        synchronized (queue) {
+            if (!queue.isEmpty()) {
+                return; // a change waits: it goes first, and its apply re-arms the read-back
+            }
+        }
+        readBack(false);
+    }
+
+    /** Set while a driver read-back runs off the thread (its result is posted back). */
+    private boolean readBackRunning;
+    /** Periodic read-backs in a row found stale by a write in between; at {@value #MAX_STALE} the next runs here. */
+    private int staleReadBacks;
+    private static final int MAX_STALE = 3;
+
+    /**
+     * Starts the driver's read-back ({@link PolicyDriver#refreshLater}): the nftables driver
+     * lists and compares on a thread of its own and only the repairs run here, so a change
+     * arriving meanwhile is applied at once; the result is posted back to this thread.
+     * {@code periodic}: the {@code iptablesRefreshInterval} refresh (routes too, counted in
+     * {@code refreshes}); else the settle after the last apply. A stale periodic read-back is
+     * tried again {@value #SETTLE_MILLIS} ms later; after {@value #MAX_STALE} stale ones in a
+     * row (writes never stop) the refresh runs on this thread.
+     */
+    private void readBack(boolean periodic) {
+        if (readBackRunning) {
+            return;
+        }
+        if (periodic && staleReadBacks >= MAX_STALE) {
+            staleReadBacks = 0;
+            refreshHere();
+            return;
+        }
+        PolicyDriver d = driver;
+        long failuresBefore = failures.get();
+        java.util.concurrent.CompletableFuture<java.util.function.IntSupplier> started;
         try {
-            int repaired = driver.refresh();
+            started = d.refreshLater();
+        } catch (RuntimeException e) {
+            needResync = true;
+            record("read-back failed, next batch resyncs: " + e);
+            return;
+        }
+        readBackRunning = true;
+        started.whenComplete((step, error) -> post(() -> finishReadBack(d, step, error, periodic, failuresBefore),
+                "read-back"));
+    }
+
+    private void finishReadBack(PolicyDriver d, java.util.function.IntSupplier step, Throwable error, boolean periodic,
+                                long failuresBefore) {
+        readBackRunning = false;
+        if (d != driver) {
+            return; // the backend changed meanwhile
+        }
+        try {
+            if (error != null) {
+                Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                        ? error.getCause() : error;
+                throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
+            }
+            int repaired = step.getAsInt();
+            if (repaired < 0) {
+                // A write came in between: its apply re-armed the settle; a periodic refresh tries
+                // again a settle period later (at once would list a large table back to back while
+                // changes keep coming, taking the CPU they need).
+                if (periodic) {
+                    staleReadBacks++;
+                    schedule(() -> readBack(true), TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS));
+                }
+                return;
+            }
             repairs.addAndGet(repaired);
             programmed = driver.programmed();
-            if (repaired > 0) {
+            if (periodic) {
+                staleReadBacks = 0;
+                RouteManager.Stats st = routes.resync();
+                int routesRepaired = st.routesAdded() + st.routesDeleted();
+                repairs.addAndGet(routesRepaired);
+                repaired += routesRepaired;
+                refreshes.incrementAndGet();
+                pendingInterfaces = routes.pendingInterfaces();
+                observer.refreshed(repaired, programmed);
+                if (!needResync) {
+                    resolvedUpTo(failuresBefore);
+                }
+                if (repaired > 0) {
+                    log.warn("Dataplane refresh repaired {} items", repaired);
+                }
+            } else if (repaired > 0) {
                 log.warn("Dataplane read-back after the last apply repaired {} items", repaired);
                 observer.refreshed(repaired, programmed);
             }
         } catch (RuntimeException e) {
             needResync = true;
-            record("read-back after the last apply failed, next batch resyncs: " + e);
+            record((periodic ? "refresh" : "read-back after the last apply") + " failed, next batch resyncs: " + e);
         }
     }
 
@@ -593,9 +703,23 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         refresh = thread.scheduleWithFixedDelay(this::refreshOnThread, ms, ms, TimeUnit.MILLISECONDS);
     }
 
+    /** The periodic refresh: the driver's read-back off the thread, then routes (see {@link #readBack}). */
     private void refreshOnThread() {
         if (settle != null) {
             settle.cancel(false); // this refresh reads everything back
+            settle = null;
+        }
+        if (driver == null) {
+            refreshHere();
+        } else {
+            readBack(true);
+        }
+    }
+
+    /** A whole refresh on this thread, waited for: {@link #refreshNow}, and when read-backs keep going stale. */
+    private void refreshHere() {
+        if (settle != null) {
+            settle.cancel(false);
             settle = null;
         }
         long failuresBefore = failures.get();
@@ -625,7 +749,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     /** Runs a refresh now, on the dataplane thread, and waits; {@return the items it repaired}. */
     public long refreshNow() {
         long before = repairs.get();
-        run(this::refreshOnThread);
+        run(this::refreshHere);
         return repairs.get() - before;
     }
 
@@ -671,6 +795,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     @Override
     public boolean inSync() {
         return inSync;
+    }
+
+    @Override
+    public long applyRunningSince() {
+        return applyStartedAt;
     }
 
     /**

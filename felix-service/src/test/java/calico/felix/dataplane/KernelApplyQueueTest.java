@@ -103,10 +103,13 @@ class KernelApplyQueueTest {
         }
         assertThat(dataplane.awaitApplied(Duration.ofMillis(200))).as("nothing applied while held").isFalse();
         assertThat(dataplane.status().applies()).isZero();
+        assertThat(dataplane.applyRunningSince()).as("a held apply is seen by felix's apply timeout")
+                .isNotZero().matches(t -> System.nanoTime() - t >= Duration.ofMillis(200).toNanos());
 
         driver.gate.release(2);
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
         assertThat(driver.applied).hasSize(2);
+        assertThat(dataplane.applyRunningSince()).as("idle").isZero();
         assertThat(driver.applied.get(0)).as("the first driver's first apply: the replay's snapshot")
                 .contains(first.get(0));
         assertThat(driver.applied.get(1)).as("the five queued batches, concatenated in order").isEqualTo(

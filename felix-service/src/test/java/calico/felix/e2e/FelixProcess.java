@@ -70,7 +70,7 @@ final class FelixProcess implements AutoCloseable {
             String at = a.path("at").asText(null);
             return new LastApply(at == null || at.equals("null") ? null : Instant.parse(at),
                     d.path("status").path("applies").asLong(), a.path("batchSize").asInt(), d.path("errors").size(),
-                    d.path("status").path("queuedBatches").asLong());
+                    d.path("status").path("queuedBatches").asLong(), took(a.path("took").asText(null)));
         } catch (java.io.IOException e) {
             throw new IllegalStateException("felix status is not JSON: " + e.getMessage(), e);
         }
@@ -88,7 +88,16 @@ final class FelixProcess implements AutoCloseable {
     }
 
     /** The kernel dataplane's last-apply record: when the apply finished (kernel programmed), applies so far. */
-    record LastApply(Instant at, long batches, int batchSize, int errors, long queued) {
+    /** @param took how long the kernel dataplane's apply itself took (render, driver, kernel), null if unknown */
+    record LastApply(Instant at, long batches, int batchSize, int errors, long queued, Duration took) {
+    }
+
+    private static Duration took(String iso) {
+        try {
+            return iso == null || iso.equals("null") ? null : Duration.parse(iso);
+        } catch (java.time.format.DateTimeParseException e) {
+            return null;
+        }
     }
 
     /**

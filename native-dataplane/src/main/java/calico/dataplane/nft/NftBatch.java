@@ -185,9 +185,26 @@ public final class NftBatch {
         return doc;
     }
 
+    /** {@return the document as JSON text}, written straight from the commands (no copy of the tree) */
+    public String toJson() {
+        return json(commands);
+    }
+
+    /** {@code {"nftables":[...]}} as text: a large batch is not deep-copied just to be printed. */
+    static String json(List<? extends JsonNode> commands) {
+        StringBuilder out = new StringBuilder(64 * commands.size() + 16).append("{\"nftables\":[");
+        for (int i = 0; i < commands.size(); i++) {
+            if (i > 0) {
+                out.append(',');
+            }
+            out.append(commands.get(i).toString());
+        }
+        return out.append("]}").toString();
+    }
+
     @Override
     public String toString() {
-        return toDocument().toString();
+        return toJson();
     }
 
     static void requireName(String field, String value) {

@@ -265,6 +265,52 @@ class NftablesTest {
     }
 
     @Test
+    void aRejectedBatchAfterEarlierOnesOnTheSameContextNamesTheRightCommandAndTheContextStaysUsable() throws Exception {
+        // The driver's shape: set members added by "add set" with elem, a chain declared, a chain
+        // refilled with a jump to a chain that does not exist. On one reused context libnftables
+        // 1.0.6 failed the dry run of the first two commands ("File exists"), so the bisection
+        // blamed the "add chain"; each dry run now has a context of its own.
+        com.fasterxml.jackson.databind.node.ObjectNode addSet = MAPPER.createObjectNode();
+        addSet.putObject("add").putObject("set").put("family", "inet").put("table", "calico")
+                .put("name", "cali40-allowed").put("type", "ipv4_addr");
+        ((com.fasterxml.jackson.databind.node.ObjectNode) addSet.get("add").get("set")).putArray("flags").add("interval");
+        ((com.fasterxml.jackson.databind.node.ObjectNode) addSet.get("add").get("set"))
+                .set("elem", MAPPER.createArrayNode().add(NftElem.cidr("10.0.0.3")));
+        NftBatch bad = new NftBatch().raw(addSet)
+                .addChain(CALICO, "newc")
+                .flushChain(CALICO, "tw-cali1234")
+                .addRule(CALICO, "tw-cali1234", List.of(jump("missing")))
+                .addRule(CALICO, "newc", List.of(accept()));
+        String[] before = new String[1];
+        NftablesException e = inNs(nft -> {
+            nft.apply(calicoSkeleton());
+            nft.apply(new NftBatch().flushChain(CALICO, "tw-cali1234").addRule(CALICO, "tw-cali1234", List.of(accept())));
+            before[0] = ns.exec("nft", "list", "ruleset");
+            NftablesException x = null;
+            try {
+                nft.apply(bad);
+            } catch (NftablesException thrown) {
+                x = thrown;
+            }
+            // The same handle goes on working after the failure, and dry runs of good prefixes
+            // pass one after the other (on one reused context the second failed: "File exists").
+            NftBatch one = new NftBatch().raw(addSet);
+            NftBatch two = new NftBatch().raw(addSet).addChain(CALICO, "newc");
+            assertThat(nft.check(one)).isTrue();
+            assertThat(nft.check(two)).isTrue();
+            assertThat(nft.check(two)).isTrue();
+            nft.apply(new NftBatch().addChain(CALICO, "after-the-failure"));
+            return x;
+        });
+        assertThat(e).isNotNull();
+        assertThat(e.failedIndex()).isEqualTo(3);
+        assertThat(e.failedCommand().orElseThrow().toString()).contains("missing");
+        assertThat(ns.exec("nft", "list", "ruleset")).contains("chain after-the-failure")
+                .doesNotContain("newc").doesNotContain("10.0.0.3");
+        assertThat(before[0]).doesNotContain("after-the-failure");
+    }
+
+    @Test
     void malformedJsonIsReportedWithItsCommand() {
         NftBatch bad = new NftBatch().addTable(CALICO)
                 .addRule(CALICO, "nochain", List.of(MAPPER.createObjectNode().put("no-such-statement", 1)));

@@ -88,6 +88,12 @@ public final class NftablesDataplane implements PolicyDriver {
      * checks it against the rules we sent ({@link NftListedForm}).
      */
     private final Map<String, ArrayNode> listed = new HashMap<>();
+    /** Chains the last read-back rewrote without being sure: the next read-back records their listing. */
+    private final java.util.Set<String> pendingRecord = new java.util.HashSet<>();
+    /** Counts our writes: a background read-back started before one is stale. */
+    private long generation;
+    /** Lists the table for background read-backs; created at the first one. */
+    private NftReader reader;
     /** Formatting is pure: chains and sets whose neutral form did not change reuse their formatted form. */
     private Map<String, Cached<GenericChain, NftChain>> chainCache = new HashMap<>();
     private Map<String, Cached<SetPlan.DesiredSet, NftSet>> setCache = new HashMap<>();
@@ -133,6 +139,9 @@ public final class NftablesDataplane implements PolicyDriver {
 
     @Override
     public void close() {
+        if (reader != null) {
+            reader.close();
+        }
         nft.close();
     }
 
@@ -157,7 +166,9 @@ public final class NftablesDataplane implements PolicyDriver {
         NftBatch b = fullBatch(d);
         nft.apply(b);
         programmed = d;
+        generation++;
         listed.clear(); // every chain unverified until the next refresh reads it back
+        pendingRecord.clear();
         inSync = true;
         log.info("nftables resync: {} chains, {} base chains, {} sets", d.chains().size(), d.bases().size(),
                 d.sets().size());
@@ -319,9 +330,12 @@ public final class NftablesDataplane implements PolicyDriver {
 
         nft.apply(b);
         programmed = d;
+        generation++;
         goneChains.forEach(listed::remove);
         goneBases.forEach(listed::remove);
         written.forEach(listed::remove);
+        written.forEach(pendingRecord::remove);
+        goneChains.forEach(pendingRecord::remove);
         return new ApplyStats(false, written.size(), goneChains.size() + goneBases.size(), setsWritten,
                 goneSets.size());
     }
@@ -341,27 +355,70 @@ public final class NftablesDataplane implements PolicyDriver {
             ApplyStats s = resync();
             return s.chainsWritten() + s.setsWritten();
         }
-        Kernel k = listOurs();
-        if (!k.tableExists) {
-            log.warn("nftables refresh: table {} is gone: resyncing", TABLE);
-            ApplyStats s = resync();
-            return s.chainsWritten() + s.setsWritten();
+        return commit(plan(listOurs(nft), programmed, listed, pendingRecord));
+    }
+
+    /**
+     * The read-back off the dataplane thread: the listing (the slow part: the whole table through
+     * libnftables) and the comparison run on a reader thread of our own (same network namespace,
+     * its own libnftables context) against what was programmed when it started; the returned
+     * step, run on the dataplane thread, applies the repairs, or returns -1 without touching
+     * anything when an apply came in between (the listing may predate it: the caller tries again
+     * later). So a change never waits seconds for a read-back of a large table.
+     */
+    @Override
+    public java.util.concurrent.CompletableFuture<java.util.function.IntSupplier> refreshLater() {
+        if (!inSync) {
+            return java.util.concurrent.CompletableFuture.completedFuture(this::refresh);
         }
+        if (reader == null) {
+            reader = new NftReader();
+        }
+        long startedAt = generation;
+        Desired snapshot = programmed;
+        Map<String, ArrayNode> listedNow = new HashMap<>(listed);
+        java.util.Set<String> pendingNow = new java.util.HashSet<>(pendingRecord);
+        return reader.submit(readerNft -> plan(listOurs(readerNft), snapshot, listedNow, pendingNow))
+                .thenApply(plan -> () -> {
+                    if (generation != startedAt || !inSync) {
+                        return -1;
+                    }
+                    return commit(plan);
+                });
+    }
+
+    /** What one read-back found: the repair batch and what to record; computed without side effects. */
+    private record Plan(boolean tableGone, NftBatch batch, List<String> repaired, List<String> rewritten,
+                        List<String> strangeChains, List<String> strangeSets, List<String> strangeMaps,
+                        Map<String, ArrayNode> verified) {
+    }
+
+    /**
+     * Compares listing {@code k} with {@code prog}: chains with their recorded listing ({@code
+     * listedNow}) or, if written since, with the rules we sent; chains a previous read-back
+     * rewrote without being sure ({@code pendingNow}) are recorded as listed. Pure: the caller
+     * commits.
+     */
+    private static Plan plan(Kernel k, Desired prog, Map<String, ArrayNode> listedNow, java.util.Set<String> pendingNow) {
+        if (!k.tableExists) {
+            return new Plan(true, null, List.of(), List.of(), List.of(), List.of(), List.of(), Map.of());
+        }
+        Map<String, ArrayNode> verified = new HashMap<>();
         List<String> repaired = new ArrayList<>();
         List<String> rewritten = new ArrayList<>();
         List<String> strangeChains = k.chains.keySet().stream()
-                .filter(n -> !programmed.chains().containsKey(n) && !programmed.bases().containsKey(n)).toList();
-        List<String> strangeSets = k.sets.keySet().stream().filter(n -> !programmed.sets().containsKey(n)).toList();
-        List<String> ourMaps = programmed.chains().values().stream().filter(c -> c.map() != null)
-                .map(c -> c.map().name()).toList();
+                .filter(n -> !prog.chains().containsKey(n) && !prog.bases().containsKey(n)).toList();
+        List<String> strangeSets = k.sets.keySet().stream().filter(n -> !prog.sets().containsKey(n)).toList();
+        java.util.Set<String> ourMaps = new java.util.HashSet<>();
+        prog.chains().values().stream().filter(c -> c.map() != null).forEach(c -> ourMaps.add(c.map().name()));
         List<String> strangeMaps = k.maps.keySet().stream().filter(n -> !ourMaps.contains(n)).toList();
 
         // 1. Empty strangers' chains and ours that differ; declare ours that are missing.
         NftBatch b = new NftBatch();
         strangeChains.forEach(n -> b.flushChain(TABLE, n));
-        programmed.chains().forEach((name, c) -> {
+        prog.chains().forEach((name, c) -> {
             KernelChain kc = k.chains.get(name);
-            Verdict v = kc == null ? Verdict.TAMPERED : check(name, c.rules(), kc.rules);
+            Verdict v = kc == null ? Verdict.TAMPERED : check(name, c.rules(), kc.rules, listedNow, pendingNow, verified);
             if (v == Verdict.OURS) {
                 return;
             }
@@ -376,7 +433,7 @@ public final class NftablesDataplane implements PolicyDriver {
             rewritten.add(name);
         });
         // 2. Sets and maps before the rules that name them.
-        programmed.sets().forEach((name, s) -> {
+        prog.sets().forEach((name, s) -> {
             List<JsonNode> elems = k.sets.get(name);
             if (elems == null || !k.setSpecs.get(name).equals(s.spec())) {
                 if (elems != null) {
@@ -397,7 +454,7 @@ public final class NftablesDataplane implements PolicyDriver {
             }
         });
         List<DispatchMap> mapsToFill = new ArrayList<>();
-        programmed.chains().values().stream().filter(c -> c.map() != null).forEach(c -> {
+        prog.chains().values().stream().filter(c -> c.map() != null).forEach(c -> {
             DispatchMap m = c.map();
             List<JsonNode> elems = k.maps.get(m.name());
             if (elems == null) {
@@ -411,13 +468,13 @@ public final class NftablesDataplane implements PolicyDriver {
             repaired.add(m.name());
         });
         // 3. Our rules, then map elements (they name chains), then base chains (they jump to ours).
-        rewritten.forEach(n -> writeRules(b, programmed.chains().get(n)));
+        rewritten.forEach(n -> writeRules(b, prog.chains().get(n)));
         mapsToFill.stream().filter(m -> !m.targets().isEmpty())
                 .forEach(m -> b.addMapElements(TABLE, m.name(), mapEntries(m.targets())));
-        programmed.bases().forEach((name, base) -> {
+        prog.bases().forEach((name, base) -> {
             KernelChain kc = k.chains.get(name);
             if (kc != null && base.spec().equals(k.bases.get(name))
-                    && check(name, jumps(base), kc.rules) == Verdict.OURS) {
+                    && check(name, jumps(base), kc.rules, listedNow, pendingNow, verified) == Verdict.OURS) {
                 return;
             }
             if (kc != null) {
@@ -432,29 +489,41 @@ public final class NftablesDataplane implements PolicyDriver {
         strangeChains.forEach(n -> b.deleteChain(TABLE, n));
         strangeMaps.forEach(n -> b.deleteMap(TABLE, n));
         strangeSets.forEach(n -> b.deleteSet(TABLE, n));
-        if (b.isEmpty()) {
+        return new Plan(false, b, repaired, rewritten, strangeChains, strangeSets, strangeMaps, verified);
+    }
+
+    /** Applies a read-back's repairs and records what it verified; {@return what it repaired or removed}. */
+    private int commit(Plan p) {
+        if (p.tableGone()) {
+            log.warn("nftables refresh: table {} is gone: resyncing", TABLE);
+            ApplyStats s = resync();
+            return s.chainsWritten() + s.setsWritten();
+        }
+        listed.putAll(p.verified());
+        pendingRecord.removeAll(p.verified().keySet());
+        if (p.batch().isEmpty()) {
             return 0;
         }
-        log.warn("nftables refresh: repairing {}; removing strangers' chains {}, sets {}, maps {}", repaired,
-                strangeChains, strangeSets, strangeMaps);
+        if (!p.repaired().isEmpty() || !p.strangeChains().isEmpty() || !p.strangeSets().isEmpty()
+                || !p.strangeMaps().isEmpty()) {
+            log.warn("nftables refresh: repairing {}; removing strangers' chains {}, sets {}, maps {}", p.repaired(),
+                    p.strangeChains(), p.strangeSets(), p.strangeMaps());
+        } else {
+            log.debug("nftables refresh: rewriting {} chains listed in a form we cannot match to ours", p.rewritten().size());
+        }
         try {
-            nft.apply(b);
+            nft.apply(p.batch());
         } catch (RuntimeException e) {
             inSync = false;
             throw e;
         }
-        strangeChains.forEach(listed::remove);
-        if (!rewritten.isEmpty()) {
-            // What we just wrote, as libnftables lists it: the next refresh compares with this.
-            Kernel after = Kernel.parse(nft.listTable(TABLE));
-            rewritten.forEach(n -> {
-                KernelChain kc = after.chains.get(n);
-                if (kc != null) {
-                    listed.put(n, kc.rules);
-                }
-            });
-        }
-        return repaired.size() + strangeChains.size() + strangeSets.size() + strangeMaps.size();
+        generation++;
+        p.strangeChains().forEach(listed::remove);
+        // What we just wrote is recorded as listed by the next read-back (no second listing of
+        // the whole table here): until then these chains are neither verified nor suspect.
+        p.rewritten().forEach(listed::remove);
+        pendingRecord.addAll(p.rewritten());
+        return p.repaired().size() + p.strangeChains().size() + p.strangeSets().size() + p.strangeMaps().size();
     }
 
     @Override
@@ -471,7 +540,9 @@ public final class NftablesDataplane implements PolicyDriver {
     public void removeAll() {
         nft.apply(new NftBatch().addTable(TABLE).deleteTable(TABLE));
         programmed = new Desired(new TreeMap<>(), new TreeMap<>(), new TreeMap<>());
+        generation++;
         listed.clear();
+        pendingRecord.clear();
         inSync = false;
     }
 
@@ -592,7 +663,7 @@ public final class NftablesDataplane implements PolicyDriver {
     // --- reading the kernel back ---
 
     /** {@return our table as listed}; not existing when the table is gone (other tables are never read) */
-    private Kernel listOurs() {
+    private static Kernel listOurs(Nftables nft) {
         try {
             return Kernel.parse(nft.listTable(TABLE));
         } catch (calico.dataplane.nft.NftablesException e) {
@@ -617,16 +688,18 @@ public final class NftablesDataplane implements PolicyDriver {
      * Compares a chain's kernel rules with the listing recorded for it, or (if it was written since
      * the last refresh) with the rules we sent; a verified chain's listing is recorded.
      */
-    private Verdict check(String name, List<NftRule> rules, ArrayNode kernel) {
-        ArrayNode recorded = listed.get(name);
+    private static Verdict check(String name, List<NftRule> rules, ArrayNode kernel, Map<String, ArrayNode> listedNow,
+                                 java.util.Set<String> pendingNow, Map<String, ArrayNode> verified) {
+        ArrayNode recorded = listedNow.get(name);
         if (recorded != null) {
             return kernel.equals(recorded) ? Verdict.OURS : Verdict.TAMPERED;
         }
         if (kernel.size() != rules.size()) {
             return Verdict.TAMPERED;
         }
-        if (NftListedForm.listed(kernel).equals(NftListedForm.sent(rules))) {
-            listed.put(name, kernel);
+        if (pendingNow.contains(name) || NftListedForm.listed(kernel).equals(NftListedForm.sent(rules))) {
+            // a chain the last read-back rewrote from our rules holds what we wrote: its listing is the reference
+            verified.put(name, kernel);
             return Verdict.OURS;
         }
         log.debug("nftables refresh: chain {} lists differently from what we sent: rewriting it", name);

@@ -32,6 +32,16 @@ public interface PolicyDriver extends AutoCloseable {
     /** Reads the kernel back and repairs what differs from what we programmed; {@return the items repaired}. */
     int refresh();
 
+    /**
+     * A read-back whose slow part may run off the calling (dataplane) thread. The future's
+     * value is run on the calling thread: it applies the repairs and returns the items
+     * repaired, or -1 when a write came in between (nothing done; try again later). By default
+     * the whole {@link #refresh()} is that value.
+     */
+    default java.util.concurrent.CompletableFuture<java.util.function.IntSupplier> refreshLater() {
+        return java.util.concurrent.CompletableFuture.completedFuture(this::refresh);
+    }
+
     /** {@return the size of what is programmed} */
     Programmed programmed();
 

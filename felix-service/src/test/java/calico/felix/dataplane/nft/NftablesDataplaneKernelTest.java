@@ -283,6 +283,30 @@ class NftablesDataplaneKernelTest {
     }
 
     @Test
+    void aBackgroundReadBackRepairsOnlyWhenNoWriteCameInBetween() throws Exception {
+        apply(set("10.65.0.1/32"));
+        assertThat(refresh()).as("the first read-back after writes verifies them").isZero();
+        ns.exec("nft", "insert", "rule", "inet", "calico", "cali-FORWARD", "drop");
+        String tampered = list("chain", "inet", "calico", "cali-FORWARD");
+
+        // Listed and compared on the reader thread; meanwhile a write: the result is stale, nothing done.
+        java.util.function.IntSupplier stale = thread.call(driver::refreshLater).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        chains.put(tw(IF_A), endpoint(IF_A, 9090));
+        apply();
+        assertThat(thread.call(stale::getAsInt)).isEqualTo(-1);
+        assertThat(list("chain", "inet", "calico", "cali-FORWARD")).isEqualTo(tampered);
+
+        // No write in between: the stranger's rule goes, counted once; the next read-back finds nothing.
+        java.util.function.IntSupplier step = thread.call(driver::refreshLater).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(thread.call(step::getAsInt)).isEqualTo(1);
+        assertThat(list("chain", "inet", "calico", "cali-FORWARD")).doesNotContain("drop");
+        assertThat(ours()).contains("tcp dport 9090");
+        java.util.function.IntSupplier again = thread.call(driver::refreshLater).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(thread.call(again::getAsInt)).isZero();
+        thread.run(driver::close); // stops the reader thread (and closes the context: tearDown's close is a no-op)
+    }
+
+    @Test
     void aRejectedBatchChangesNothingAndTheNextApplyResyncs() {
         apply(set("10.65.0.1/32"));
         String good = ns.exec("nft", "list", "ruleset");
