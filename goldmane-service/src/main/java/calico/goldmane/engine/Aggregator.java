@@ -237,8 +237,9 @@ public final class Aggregator implements AutoCloseable {
             return;
         }
         long t0 = System.nanoTime();
+        int opened = now - store.head();
         List<Window> closed = store.advanceTo(now);
-        stats.rollover(System.nanoTime() - t0);
+        stats.rollover(System.nanoTime() - t0, opened);
         stats.uniqueKeys(store.uniqueKeys());
         for (Window w : closed) {
             for (WindowListener l : listeners) {

@@ -9,7 +9,7 @@ public interface IngestStats {
     default void batch(int counted, int duplicate, int tooOld, int invalid) {
     }
 
-    default void rollover(long nanos) {
+    default void rollover(long nanos, int buckets) {
     }
 
     default void uniqueKeys(int n) {

@@ -38,7 +38,7 @@ public final class GoldmaneMetrics implements IngestStats {
         tooOld = dropped("too_old");
         invalid = dropped("invalid");
         queueFull = dropped("queue_full");
-        rollovers = Counter.builder("goldmane_aggr_rollovers").description("buckets closed").register(registry);
+        rollovers = Counter.builder("goldmane_aggr_rollovers").description("buckets opened (a clock jump opens several at once)").register(registry);
         rolloverDuration = Timer.builder("goldmane_aggr_rollover_duration")
                 .description("writer time spent closing a bucket").register(registry);
         Gauge.builder("goldmane_aggr_num_unique_flows", uniqueKeys, AtomicInteger::get)
@@ -89,8 +89,8 @@ public final class GoldmaneMetrics implements IngestStats {
     }
 
     @Override
-    public void rollover(long nanos) {
-        rollovers.increment();
+    public void rollover(long nanos, int buckets) {
+        rollovers.increment(buckets);
         rolloverDuration.record(nanos, TimeUnit.NANOSECONDS);
     }
 
