@@ -173,7 +173,7 @@ public final class KeyEntry {
     /** Makes room for one more row: compacts when a quarter or more is expired, else grows by half. */
     private void grow() {
         int cap = bucket.length;
-        int newCap = off >= cap / 4 ? cap : cap + Math.max(2, cap / 2);
+        int newCap = off > 0 && off >= cap / 4 ? cap : cap + Math.max(2, cap / 2);
         int[] nb = new int[newCap];
         long[] ns = new long[newCap * Stat.COUNT];
         Labels[] nl = new Labels[newCap];
