@@ -61,30 +61,32 @@ public final class ListScan implements ScanTask<FlowListResult> {
         if (!e.hasRowIn(range.from(), range.to()) || !filter.matches(e.key())) {
             return;
         }
-        Acc acc = null;
-        int accWindow = Integer.MIN_VALUE;
-        for (int r = e.firstRowFrom(range.from()), n = e.rows(); r < n; r++) {
+        int r = e.firstRowFrom(range.from());
+        int n = e.rows();
+        while (r < n && e.bucketAt(r) <= range.to()) {
             int b = e.bucketAt(r);
-            if (b > range.to()) {
-                break;
-            }
-            int w = windowBuckets == 0 ? 0 : Math.floorDiv(b, windowBuckets);
-            if (acc == null || w != accWindow) {
-                close(e, acc);
-                acc = new Acc(e.id(), e.key(), b);
-                accWindow = w;
-            }
-            for (int s = 0; s < Stat.LIVE; s++) {
-                acc.stats[s] += e.stat(r, s);
-            }
-            // Live connections are a level, not a sum: the latest bucket's value stands.
-            acc.stats[Stat.LIVE] = e.stat(r, Stat.LIVE);
+            // One result per key (whole range) or per key and aligned window.
+            int windowEnd = windowBuckets == 0 ? range.to()
+                    : Math.min(range.to(), (Math.floorDiv(b, windowBuckets) + 1) * windowBuckets - 1);
+            Acc acc = new Acc(e.id(), e.key(), b);
+            int last = e.sumRows(r, windowEnd, acc.stats);
+            acc.lastBucket = e.bucketAt(last);
             Labels l = e.labelsAt(r);
-            acc.src = acc.src == null ? l.source() : Labels.intersect(acc.src, l.source());
-            acc.dst = acc.dst == null ? l.dest() : Labels.intersect(acc.dst, l.dest());
-            acc.lastBucket = b;
+            List<String> src = l.source();
+            List<String> dst = l.dest();
+            for (int i = r + 1; i <= last; i++) {
+                Labels li = e.labelsAt(i);
+                if (li != l) {
+                    src = Labels.intersect(src, li.source());
+                    dst = Labels.intersect(dst, li.dest());
+                    l = li;
+                }
+            }
+            acc.src = src;
+            acc.dst = dst;
+            close(e, acc);
+            r = last + 1;
         }
-        close(e, acc);
     }
 
     private void close(KeyEntry e, Acc acc) {

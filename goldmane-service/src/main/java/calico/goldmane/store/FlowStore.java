@@ -158,7 +158,7 @@ public final class FlowStore {
             }
             return false;
         });
-        interner.clear();
+        interner.trim(1 << 16);
         return out;
     }
 

@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * One flow key across time: its rows, one per bucket it has data in, ascending by bucket, stored
- * column-wise in primitive arrays (about 70 bytes a row) because an hour of 20,000 busy keys is
+ * column-wise in primitive arrays (about 48 bytes a row) because an hour of 20,000 busy keys is
  * nearly five million rows. Owned by the writer thread; scans read it only on that thread.
  */
 public final class KeyEntry {
@@ -22,7 +22,10 @@ public final class KeyEntry {
     private int off;
     private int n;
     private int[] bucket;
-    private long[] stats;
+    // Bytes in/out as longs (stride 2); packets and connections as ints (stride 5), saturating:
+    // a key's packets in one bucket stay far below 2^31, and ints keep a row at ~48 bytes.
+    private long[] bytes;
+    private int[] counts;
     private Labels[] labels;
     private IpSet sourceIps;
     private IpSet destIps;
@@ -32,7 +35,8 @@ public final class KeyEntry {
         this.id = id;
         this.key = key;
         this.bucket = new int[2];
-        this.stats = new long[2 * Stat.COUNT];
+        this.bytes = new long[2 * 2];
+        this.counts = new int[2 * 5];
         this.labels = new Labels[2];
     }
 
@@ -54,7 +58,52 @@ public final class KeyEntry {
     }
 
     public long stat(int row, int stat) {
-        return stats[(off + row) * Stat.COUNT + stat];
+        int at = off + row;
+        return switch (stat) {
+            case Stat.BYTES_IN -> bytes[at * 2];
+            case Stat.BYTES_OUT -> bytes[at * 2 + 1];
+            default -> counts[at * 5 + countIndex(stat)];
+        };
+    }
+
+    private static int countIndex(int stat) {
+        return stat < Stat.BYTES_IN ? stat : stat - 2;
+    }
+
+    /**
+     * Adds rows {@code [fromRow, ...)} up to bucket {@code toBucket} into {@code acc} (indexed by
+     * {@link Stat}); live connections take the last row's value.
+     *
+     * @return the last row added, or {@code fromRow - 1} when none
+     */
+    public int sumRows(int fromRow, int toBucket, long[] acc) {
+        int r = fromRow;
+        long pi = 0, po = 0, bi = 0, bo = 0, st = 0, co = 0;
+        int last = -1;
+        for (; r < n; r++) {
+            int at = off + r;
+            if (bucket[at] > toBucket) {
+                break;
+            }
+            int c = at * 5;
+            pi += counts[c];
+            po += counts[c + 1];
+            st += counts[c + 2];
+            co += counts[c + 3];
+            bi += bytes[at * 2];
+            bo += bytes[at * 2 + 1];
+            last = at;
+        }
+        acc[Stat.PACKETS_IN] += pi;
+        acc[Stat.PACKETS_OUT] += po;
+        acc[Stat.BYTES_IN] += bi;
+        acc[Stat.BYTES_OUT] += bo;
+        acc[Stat.STARTED] += st;
+        acc[Stat.COMPLETED] += co;
+        if (last >= 0) {
+            acc[Stat.LIVE] = counts[last * 5 + 4];
+        }
+        return r - 1;
     }
 
     public Labels labelsAt(int row) {
@@ -122,10 +171,14 @@ public final class KeyEntry {
                 }
             }
         }
-        int base = at * Stat.COUNT;
-        for (int i = 0; i < Stat.COUNT; i++) {
-            stats[base + i] = saturatingAdd(stats[base + i], counters[i]);
-        }
+        bytes[at * 2] = saturatingAdd(bytes[at * 2], counters[Stat.BYTES_IN]);
+        bytes[at * 2 + 1] = saturatingAdd(bytes[at * 2 + 1], counters[Stat.BYTES_OUT]);
+        int c = at * 5;
+        counts[c] = saturatingInt(counts[c], counters[Stat.PACKETS_IN]);
+        counts[c + 1] = saturatingInt(counts[c + 1], counters[Stat.PACKETS_OUT]);
+        counts[c + 2] = saturatingInt(counts[c + 2], counters[Stat.STARTED]);
+        counts[c + 3] = saturatingInt(counts[c + 3], counters[Stat.COMPLETED]);
+        counts[c + 4] = saturatingInt(counts[c + 4], counters[Stat.LIVE]);
         if (!srcIps.isEmpty()) {
             if (sourceIps == null) {
                 sourceIps = new IpSet(maxIps);
@@ -146,6 +199,11 @@ public final class KeyEntry {
                 interner, maxIps);
     }
 
+    private static int saturatingInt(int a, long b) {
+        long r = a + b;
+        return r > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) r;
+    }
+
     private static long saturatingAdd(long a, long b) {
         long r = a + b;
         return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
@@ -161,11 +219,13 @@ public final class KeyEntry {
         int tail = n - pos;
         if (tail > 0) {
             System.arraycopy(bucket, at, bucket, at + 1, tail);
-            System.arraycopy(stats, at * Stat.COUNT, stats, (at + 1) * Stat.COUNT, tail * Stat.COUNT);
+            System.arraycopy(bytes, at * 2, bytes, (at + 1) * 2, tail * 2);
+            System.arraycopy(counts, at * 5, counts, (at + 1) * 5, tail * 5);
             System.arraycopy(labels, at, labels, at + 1, tail);
         }
         bucket[at] = b;
-        Arrays.fill(stats, at * Stat.COUNT, (at + 1) * Stat.COUNT, 0L);
+        Arrays.fill(bytes, at * 2, at * 2 + 2, 0L);
+        Arrays.fill(counts, at * 5, at * 5 + 5, 0);
         n++;
         return at;
     }
@@ -175,13 +235,16 @@ public final class KeyEntry {
         int cap = bucket.length;
         int newCap = off > 0 && off >= cap / 4 ? cap : cap + Math.max(2, cap / 2);
         int[] nb = new int[newCap];
-        long[] ns = new long[newCap * Stat.COUNT];
+        long[] nby = new long[newCap * 2];
+        int[] nc = new int[newCap * 5];
         Labels[] nl = new Labels[newCap];
         System.arraycopy(bucket, off, nb, 0, n);
-        System.arraycopy(stats, off * Stat.COUNT, ns, 0, n * Stat.COUNT);
+        System.arraycopy(bytes, off * 2, nby, 0, n * 2);
+        System.arraycopy(counts, off * 5, nc, 0, n * 5);
         System.arraycopy(labels, off, nl, 0, n);
         bucket = nb;
-        stats = ns;
+        bytes = nby;
+        counts = nc;
         labels = nl;
         off = 0;
     }

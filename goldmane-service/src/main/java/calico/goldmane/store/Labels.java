@@ -30,7 +30,10 @@ public record Labels(List<String> source, List<String> dest) {
         return out;
     }
 
-    /** Writer-owned interner; cleared at rollover, after which rows keep their instances. */
+    /**
+     * Writer-owned interner, so rows with equal labels share one instance across buckets (and
+     * queries compare by reference). Cleared only when it grows large; rows keep their instances.
+     */
     static final class Interner {
         private final Map<Labels, Labels> seen = new HashMap<>();
 
@@ -42,8 +45,10 @@ public record Labels(List<String> source, List<String> dest) {
             return seen.computeIfAbsent(l, k -> k);
         }
 
-        void clear() {
-            seen.clear();
+        void trim(int max) {
+            if (seen.size() > max) {
+                seen.clear();
+            }
         }
 
         private static List<String> sorted(List<String> in) {
