@@ -16,6 +16,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,7 +25,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Wires goldmane for the application's lifetime: restores the ring from disk, starts the writer,
- * the gRPC port, the snapshot store and the sink; at stop saves the open bucket.
+ * the gRPC port, the snapshot store and the sink; at stop saves the open bucket and any closed
+ * bucket changed by late flows since it was saved.
  */
 @Component
 public class GoldmaneDaemon implements SmartLifecycle {
@@ -102,9 +104,9 @@ public class GoldmaneDaemon implements SmartLifecycle {
         server.close();
         if (snapshots != null) {
             try {
-                Window open = aggregator.call(s -> s.window(s.head(), false)).get(10, TimeUnit.SECONDS);
+                List<Window> unsaved = aggregator.call(FlowStore::unsaved).get(10, TimeUnit.SECONDS);
                 snapshots.close();
-                snapshots.writeNow(open);
+                unsaved.forEach(snapshots::writeNow);
             } catch (Exception e) {
                 log.warn("could not save the open bucket", e);
             }

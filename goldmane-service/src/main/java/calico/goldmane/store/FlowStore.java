@@ -162,6 +162,21 @@ public final class FlowStore {
         return out;
     }
 
+    /**
+     * {@return what a graceful stop must save: the open bucket and every closed bucket that took
+     * late flows since it was last copied out}
+     */
+    public List<Window> unsaved() {
+        var out = new ArrayList<Window>();
+        out.add(window(head, false));
+        for (int b : lateBuckets) {
+            if (b >= buckets.oldestRetained(head)) {
+                out.add(window(b, true));
+            }
+        }
+        return out;
+    }
+
     /** {@return a copy of one bucket} */
     public Window window(int b, boolean late) {
         var rows = new ArrayList<Window.Row>();
