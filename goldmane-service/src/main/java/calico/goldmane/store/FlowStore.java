@@ -1,0 +1,223 @@
+package calico.goldmane.store;
+
+import calico.libcalico.goldmane.proto.Flow;
+import calico.libcalico.goldmane.proto.FlowKey;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * The ring of buckets, stored key-major: one {@link KeyEntry} per flow key holding that key's
+ * rows. Not thread-safe by design: exactly one thread (the aggregator's writer) calls every
+ * method, so ingestion, rollover and query slices never race.
+ */
+public final class FlowStore {
+
+    /** What happened to one ingested flow. */
+    public enum Outcome { COUNTED, DUPLICATE, TOO_OLD, INVALID }
+
+    private final Buckets buckets;
+    private final int maxIps;
+    private final Map<FlowKey, KeyEntry> byKey = new HashMap<>();
+    private final List<KeyEntry> slots = new ArrayList<>();
+    private final ArrayList<Integer> freeSlots = new ArrayList<>();
+    private long nextId = 1;
+    private int head;
+
+    // De-duplication: every report counted within the replay horizon, and the same claims per
+    // bucket so that rollover can expire them.
+    private record ClaimKey(int slot, int node, long start, long end) {
+    }
+
+    private final HashSet<ClaimKey> claims = new HashSet<>();
+    private final Map<Integer, List<ClaimKey>> claimsByBucket = new HashMap<>();
+    private final Map<String, Integer> nodeIds = new HashMap<>();
+    private final List<String> nodeNames = new ArrayList<>();
+
+    /** Closed buckets that received flows after they were copied out. */
+    private final TreeSet<Integer> lateBuckets = new TreeSet<>();
+    private final Labels.Interner interner = new Labels.Interner();
+    private final long[] scratch = new long[Stat.COUNT];
+
+    public FlowStore(Buckets buckets, int maxIpsPerFlow, int head) {
+        this.buckets = buckets;
+        this.maxIps = maxIpsPerFlow;
+        this.head = head;
+    }
+
+    public Buckets buckets() {
+        return buckets;
+    }
+
+    /** {@return the open bucket} */
+    public int head() {
+        return head;
+    }
+
+    public int uniqueKeys() {
+        return byKey.size();
+    }
+
+    /** {@return the size of the slot table; slots may be null} */
+    public int slotCount() {
+        return slots.size();
+    }
+
+    public KeyEntry slot(int i) {
+        return slots.get(i);
+    }
+
+    /**
+     * Counts one flow reported by {@code node} (null: no de-duplication, for tests and benches)
+     * into the bucket holding its start; a start after the open bucket counts into the open one.
+     */
+    public Outcome apply(Flow f, String node) {
+        if (!f.hasKey() || f.getEndTime() < f.getStartTime() || Stat.anyNegative(f)) {
+            return Outcome.INVALID;
+        }
+        int b = Math.min(buckets.index(f.getStartTime()), head);
+        if (b < buckets.oldestAccepting(head)) {
+            return Outcome.TOO_OLD;
+        }
+        KeyEntry e = entry(f.getKey());
+        if (node != null) {
+            ClaimKey c = new ClaimKey(e.slot, nodeId(node), f.getStartTime(), f.getEndTime());
+            if (!claims.add(c)) {
+                return Outcome.DUPLICATE;
+            }
+            claimsByBucket.computeIfAbsent(b, k -> new ArrayList<>()).add(c);
+        }
+        e.add(b, f, scratch, interner, maxIps);
+        if (b < head) {
+            lateBuckets.add(b);
+        }
+        return Outcome.COUNTED;
+    }
+
+    private KeyEntry entry(FlowKey key) {
+        KeyEntry e = byKey.get(key);
+        if (e == null) {
+            int slot = freeSlots.isEmpty() ? slots.size() : freeSlots.remove(freeSlots.size() - 1);
+            e = new KeyEntry(slot, nextId++, key);
+            byKey.put(key, e);
+            if (slot == slots.size()) {
+                slots.add(e);
+            } else {
+                slots.set(slot, e);
+            }
+        }
+        return e;
+    }
+
+    private int nodeId(String node) {
+        Integer id = nodeIds.get(node);
+        if (id == null) {
+            id = nodeNames.size();
+            nodeNames.add(node);
+            nodeIds.put(node, id);
+        }
+        return id;
+    }
+
+    /**
+     * Opens bucket {@code newHead}: copies out the bucket that closes and any closed bucket that
+     * took late flows, then expires rows, keys and claims that fell out of the ring.
+     *
+     * @return the windows copied out; the closed head first, flagged not late
+     */
+    public List<Window> advanceTo(int newHead) {
+        if (newHead <= head) {
+            return List.of();
+        }
+        var out = new ArrayList<Window>();
+        out.add(window(head, false));
+        for (int b : lateBuckets) {
+            if (b >= buckets.oldestRetained(newHead)) {
+                out.add(window(b, true));
+            }
+        }
+        lateBuckets.clear();
+        head = newHead;
+        int oldest = buckets.oldestRetained(head);
+        for (int i = 0; i < slots.size(); i++) {
+            KeyEntry e = slots.get(i);
+            if (e != null && e.expireBefore(oldest)) {
+                byKey.remove(e.key());
+                slots.set(i, null);
+                freeSlots.add(i);
+            }
+        }
+        int oldestClaim = buckets.oldestAccepting(head);
+        claimsByBucket.entrySet().removeIf(en -> {
+            if (en.getKey() < oldestClaim) {
+                en.getValue().forEach(claims::remove);
+                return true;
+            }
+            return false;
+        });
+        interner.trim(1 << 16);
+        return out;
+    }
+
+    /**
+     * {@return what a graceful stop must save: the open bucket and every closed bucket that took
+     * late flows since it was last copied out}
+     */
+    public List<Window> unsaved() {
+        var out = new ArrayList<Window>();
+        out.add(window(head, false));
+        for (int b : lateBuckets) {
+            if (b >= buckets.oldestRetained(head)) {
+                out.add(window(b, true));
+            }
+        }
+        return out;
+    }
+
+    /** {@return a copy of one bucket} */
+    public Window window(int b, boolean late) {
+        var rows = new ArrayList<Window.Row>();
+        for (KeyEntry e : slots) {
+            if (e == null) {
+                continue;
+            }
+            int r = e.rowOf(b);
+            if (r < 0) {
+                continue;
+            }
+            long[] s = new long[Stat.COUNT];
+            for (int i = 0; i < Stat.COUNT; i++) {
+                s[i] = e.stat(r, i);
+            }
+            rows.add(new Window.Row(e.id(), e.key(), s, e.labelsAt(r), e.sourceIps(b, b), e.destIps(b, b)));
+        }
+        var cl = new ArrayList<Window.Claim>();
+        for (ClaimKey c : claimsByBucket.getOrDefault(b, List.of())) {
+            KeyEntry e = slots.get(c.slot());
+            cl.add(new Window.Claim(nodeNames.get(c.node()), e.key(), c.start(), c.end()));
+        }
+        return new Window(b, buckets.start(b), buckets.end(b), List.copyOf(rows), List.copyOf(cl), late);
+    }
+
+    /** Loads a window saved earlier (start-up only): rows are added, claims re-armed if still replayable. */
+    public void restore(Window w) {
+        if (w.bucket() < buckets.oldestRetained(head) || w.bucket() > head) {
+            return;
+        }
+        for (Window.Row r : w.rows()) {
+            entry(r.key()).add(w.bucket(), r.stats(), r.labels().source(), r.labels().dest(), r.sourceIps(),
+                    r.destIps(), interner, maxIps);
+        }
+        if (w.bucket() >= buckets.oldestAccepting(head)) {
+            for (Window.Claim c : w.claims()) {
+                ClaimKey k = new ClaimKey(entry(c.key()).slot, nodeId(c.node()), c.start(), c.end());
+                if (claims.add(k)) {
+                    claimsByBucket.computeIfAbsent(w.bucket(), x -> new ArrayList<>()).add(k);
+                }
+            }
+        }
+    }
+}

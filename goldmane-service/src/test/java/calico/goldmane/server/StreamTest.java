@@ -1,0 +1,169 @@
+package calico.goldmane.server;
+
+import static calico.goldmane.server.TestFlows.flow;
+import static calico.goldmane.server.TestFlows.key;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.libcalico.goldmane.proto.Action;
+import calico.libcalico.goldmane.proto.Filter;
+import calico.libcalico.goldmane.proto.FlowResult;
+import calico.libcalico.goldmane.proto.FlowStreamRequest;
+import calico.libcalico.goldmane.proto.FlowsGrpc;
+import calico.libcalico.goldmane.proto.StringMatch;
+import io.grpc.Context;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Stream: backfill from a start time, then each bucket as it closes, exactly once, per filter. */
+class StreamTest {
+
+    private Goldmane gm;
+
+    @BeforeEach
+    void start() {
+        gm = Goldmane.start();
+    }
+
+    @AfterEach
+    void stop() {
+        gm.close();
+    }
+
+    private static final class Recorder implements StreamObserver<FlowResult> {
+        final List<FlowResult> got = new CopyOnWriteArrayList<>();
+        volatile Throwable error;
+
+        @Override
+        public void onNext(FlowResult r) {
+            got.add(r);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            error = t;
+        }
+
+        @Override
+        public void onCompleted() {
+        }
+
+        List<String> dests() {
+            return got.stream().map(r -> r.getFlow().getKey().getDestName() + "@" + r.getFlow().getStartTime())
+                    .toList();
+        }
+    }
+
+    private Context.CancellableContext open(FlowStreamRequest r, Recorder rec) {
+        Context.CancellableContext ctx = Context.current().withCancellation();
+        ctx.run(() -> FlowsGrpc.newStub(gm.channel()).stream(r, rec));
+        return ctx;
+    }
+
+    private static void await(Recorder r, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (r.got.size() < n && System.nanoTime() < deadline && r.error == null) {
+            Thread.sleep(10);
+        }
+        assertThat(r.error).isNull();
+        assertThat(r.got).hasSizeGreaterThanOrEqualTo(n);
+    }
+
+    private long bucketStart(long t) {
+        return gm.buckets.start(gm.buckets.index(t));
+    }
+
+    @Test
+    void backfillThenLiveWindowsExactlyOnce() throws Exception {
+        long t0 = gm.now();
+        gm.ingest(flow(key("a", "x-", "b", "old-", 80, Action.Allow), t0, t0 + 10, 1, 10));
+        gm.advance(Duration.ofSeconds(15));
+        long t1 = gm.now();
+        // Data in the open bucket is not backfilled: it arrives when the bucket closes.
+        gm.ingest(flow(key("a", "x-", "b", "open-", 80, Action.Allow), t1, t1 + 10, 1, 10));
+        Recorder rec = new Recorder();
+        var ctx = open(FlowStreamRequest.newBuilder().setStartTimeGte(-300).build(), rec);
+        await(rec, 1);
+        Thread.sleep(200);
+        assertThat(rec.dests()).containsExactly("old-@" + bucketStart(t0));
+        gm.advance(Duration.ofSeconds(15));
+        long t2 = gm.now();
+        gm.ingest(flow(key("a", "x-", "b", "new-", 80, Action.Allow), t2, t2 + 10, 1, 10));
+        gm.advance(Duration.ofSeconds(15));
+        await(rec, 3);
+        Thread.sleep(200);
+        assertThat(rec.dests()).containsExactly("old-@" + bucketStart(t0), "open-@" + bucketStart(t1),
+                "new-@" + bucketStart(t2));
+        assertThat(rec.got.get(1).getFlow().getEndTime() - rec.got.get(1).getFlow().getStartTime()).isEqualTo(15);
+        ctx.cancel(null);
+    }
+
+    @Test
+    void liveOnlyWithFilter() throws Exception {
+        long t0 = gm.now();
+        gm.ingest(flow(key("a", "x-", "b", "old-", 80, Action.Allow), t0, t0 + 10, 1, 10));
+        Recorder rec = new Recorder();
+        var ctx = open(FlowStreamRequest.newBuilder().setFilter(Filter.newBuilder().addDestNames(StringMatch
+                .newBuilder().setValue("keep-"))).build(), rec);
+        gm.ingest(flow(key("a", "x-", "b", "keep-", 80, Action.Allow), t0, t0 + 10, 1, 10),
+                flow(key("a", "x-", "b", "drop-", 80, Action.Allow), t0, t0 + 10, 1, 10));
+        Thread.sleep(300); // the stream is registered before the bucket closes
+        gm.advance(Duration.ofSeconds(15));
+        await(rec, 1);
+        Thread.sleep(200);
+        assertThat(rec.dests()).containsExactly("keep-@" + bucketStart(t0));
+        ctx.cancel(null);
+    }
+
+    @Test
+    void hundredConcurrentStreamsEachGetEveryWindow() throws Exception {
+        long t0 = gm.now();
+        for (int i = 0; i < 20; i++) {
+            gm.ingest(flow(key("a", "x-", "b", "d" + i + "-", 80, Action.Allow), t0, t0 + 10, 1, 10));
+        }
+        gm.advance(Duration.ofSeconds(15));
+        var recs = new ArrayList<Recorder>();
+        var ctxs = new ArrayList<Context.CancellableContext>();
+        for (int i = 0; i < 100; i++) {
+            Recorder r = new Recorder();
+            recs.add(r);
+            ctxs.add(open(FlowStreamRequest.newBuilder().setStartTimeGte(-600).build(), r));
+        }
+        for (Recorder r : recs) {
+            await(r, 20); // backfill
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (gm.server.streams() < 100 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(gm.server.streams()).isEqualTo(100);
+        assertThat(gm.meters.get("goldmane_num_streams").gauge().value()).isEqualTo(100);
+        long t1 = gm.now();
+        for (int i = 0; i < 20; i++) {
+            gm.ingest(flow(key("a", "x-", "b", "d" + i + "-", 80, Action.Allow), t1, t1 + 10, 1, 10));
+        }
+        gm.advance(Duration.ofSeconds(15));
+        for (Recorder r : recs) {
+            await(r, 40);
+        }
+        Thread.sleep(200);
+        for (Recorder r : recs) {
+            assertThat(r.got).hasSize(40);
+            assertThat(r.got.stream().map(x -> x.getId() + "@" + x.getFlow().getStartTime()).distinct().count())
+                    .isEqualTo(40);
+        }
+        ctxs.forEach(c -> c.cancel(null));
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (gm.server.streams() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(gm.server.streams()).isZero();
+        assertThat(gm.meters.get("goldmane_num_streams").gauge().value()).isZero();
+    }
+}
