@@ -144,6 +144,11 @@ public abstract class PacketScenarios {
      * Sets the kernel's INPUT verdict after our chains to DROP (or back); {@return false} when the
      * backend has no such thing (nftables: our base chain's policy is accept, other tables decide alone).
      */
+    /** {@return the FelixConfiguration field prefix of this backend's actions}: {@code iptables} or {@code nftables} */
+    protected String settingsPrefix() {
+        return "iptables";
+    }
+
     protected boolean kernelInputDrops(boolean drop) {
         return false;
     }
@@ -505,10 +510,10 @@ public abstract class PacketScenarios {
                     new DataplaneUpdate.ActivePolicyUpdate(GUARD, new CompiledPolicy(List.of(), List.of(), false)),
                     wepUpdate("b", B_IF, B_IP, B_IP6, List.of(GUARD)));
             assertThat(refused(a, B_IP, 8080)).as("Drop: silence").isFalse();
-            apply(config(Map.of("iptablesFilterDenyAction", "Reject")));
+            apply(config(Map.of(settingsPrefix() + "FilterDenyAction", "Reject")));
             assertThat(refused(a, B_IP, 8080)).as("Reject: refused at once").isTrue();
             assertThat(driver.refresh()).isZero();
-            apply(config(Map.of("iptablesFilterDenyAction", "Drop")));
+            apply(config(Map.of(settingsPrefix() + "FilterDenyAction", "Drop")));
             assertThat(refused(a, B_IP, 8080)).as("back to Drop").isFalse();
         }
     }

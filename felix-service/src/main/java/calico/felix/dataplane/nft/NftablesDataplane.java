@@ -120,7 +120,8 @@ public final class NftablesDataplane implements PolicyDriver {
     private static Function<DataplaneModel, Ruleset> incrementalRenderer() {
         RenderCache cache = new RenderCache();
         java.util.Set<IpFamily> both = java.util.EnumSet.allOf(IpFamily.class);
-        return m -> RuleRenderer.render(m, both, cache);
+        // nftablesFilterAllowAction / nftablesFilterDenyAction, not the iptables fields.
+        return m -> RuleRenderer.render(m, both, m.settings().forNftables(), cache);
     }
 
     /**

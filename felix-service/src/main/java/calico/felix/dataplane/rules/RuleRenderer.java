@@ -94,7 +94,13 @@ public final class RuleRenderer {
      * {@code cache} every chain whose inputs are unchanged; the result equals {@link #render(DataplaneModel, Set)}'s.
      */
     public static Ruleset render(DataplaneModel model, Set<IpFamily> families, RenderCache cache) {
-        RuleRenderer r = new RuleRenderer(model.marks(), model.interfacePrefix(), families, model.settings());
+        return render(model, families, model.settings(), cache);
+    }
+
+    /** As {@link #render(DataplaneModel, Set, RenderCache)}, with {@code settings} instead of the model's. */
+    public static Ruleset render(DataplaneModel model, Set<IpFamily> families, RuleSettings settings,
+                                 RenderCache cache) {
+        RuleRenderer r = new RuleRenderer(model.marks(), model.interfacePrefix(), families, settings);
         return r.renderAll(model, cache.begin(List.of(r.marks, r.interfacePrefix, r.families, r.settings),
                 model.policyKeysVersion()));
     }

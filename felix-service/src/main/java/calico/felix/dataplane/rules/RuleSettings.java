@@ -20,9 +20,12 @@ import java.util.Map;
  * @param ipv6Support          whether the IPv6 dataplane is programmed at all
  * @param denyReject           {@code iptablesFilterDenyAction: Reject}: filter-table denials refuse (ICMP
  *                             unreachable / TCP reset) instead of dropping silently
+ * @param nftablesAllowReturn  {@code nftablesFilterAllowAction: Return}, what {@link #forNftables()} uses
+ * @param nftablesDenyReject   {@code nftablesFilterDenyAction: Reject}, what {@link #forNftables()} uses
  */
 public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean allowReturn, List<ProtoPort> failsafeIn,
-                           List<ProtoPort> failsafeOut, boolean appendMode, boolean ipv6Support, boolean denyReject) {
+                           List<ProtoPort> failsafeOut, boolean appendMode, boolean ipv6Support, boolean denyReject,
+                           boolean nftablesAllowReturn, boolean nftablesDenyReject) {
 
     /** {@code defaultEndpointToHostAction}. */
     public enum EndpointToHostAction { DROP, RETURN, ACCEPT }
@@ -39,8 +42,8 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
 
     /**
      * From a resolved configuration map (a {@code ConfigUpdate}'s values); missing or invalid
-     * values fall back to Calico's defaults. {@code iptablesFilterAllowAction} is the allow action
-     * used; an nftables driver wanting {@code nftablesFilterAllowAction} uses {@link #withAllowReturn}.
+     * values fall back to Calico's defaults. The {@code iptables…} allow and deny actions are the
+     * ones used; the nftables driver renders with {@link #forNftables()}.
      */
     public static RuleSettings from(Map<String, String> values) {
         FelixSettings s = FelixSettings.from(values);
@@ -49,24 +52,37 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
             case "return" -> EndpointToHostAction.RETURN;
             default -> EndpointToHostAction.DROP;
         };
-        return new RuleSettings(toHost, "return".equalsIgnoreCase(values.get("iptablesFilterAllowAction")),
+        return new RuleSettings(toHost, is(values, "iptablesFilterAllowAction", "return"),
                 s.failsafeInboundHostPorts(), s.failsafeOutboundHostPorts(),
                 "append".equalsIgnoreCase(s.chainInsertMode()),
                 !"false".equalsIgnoreCase(String.valueOf(values.getOrDefault("ipv6Support", "true")).strip()),
-                "reject".equalsIgnoreCase(String.valueOf(values.get("iptablesFilterDenyAction")).strip()));
+                is(values, "iptablesFilterDenyAction", "reject"),
+                is(values, "nftablesFilterAllowAction", "return"), is(values, "nftablesFilterDenyAction", "reject"));
+    }
+
+    private static boolean is(Map<String, String> values, String key, String wanted) {
+        return wanted.equalsIgnoreCase(String.valueOf(values.get(key)).strip());
+    }
+
+    /** {@return these settings with the allow and deny actions of the {@code nftables…} fields} */
+    public RuleSettings forNftables() {
+        return withAllowReturn(nftablesAllowReturn).withDenyReject(nftablesDenyReject);
     }
 
     public RuleSettings withAllowReturn(boolean r) {
-        return new RuleSettings(endpointToHostAction, r, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject);
+        return new RuleSettings(endpointToHostAction, r, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject,
+                nftablesAllowReturn, nftablesDenyReject);
     }
 
-    /** {@code withDenyReject(nftablesFilterDenyAction == Reject)} for a driver that reads its own setting. */
+    /** {@return these settings with filter-table denials rejecting ({@code true}) or dropping} */
     public RuleSettings withDenyReject(boolean r) {
-        return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, r);
+        return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, r,
+                nftablesAllowReturn, nftablesDenyReject);
     }
 
     public RuleSettings withEndpointToHostAction(EndpointToHostAction a) {
-        return new RuleSettings(a, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject);
+        return new RuleSettings(a, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject,
+                nftablesAllowReturn, nftablesDenyReject);
     }
 
     /** {@return the verdict for traffic our filter-table policy denies}: DROP, or REJECT under {@code denyReject} */

@@ -92,4 +92,9 @@ class NftablesPacketTest extends PacketScenarios {
         host.exec("nft", "add", "rule", "ip", "hostdnat", hook, "ip", "daddr", ip, "tcp", "dport",
                 Integer.toString(port), "dnat", "to", toIp + ":" + toPort);
     }
+
+    @Override
+    protected String settingsPrefix() {
+        return "nftables";
+    }
 }

@@ -176,6 +176,10 @@ class RuleRendererHostKindsTest {
         assertThat(RuleSettings.from(Map.of()).denyTarget()).isEqualTo(Target.DROP);
         assertThat(RuleSettings.from(Map.of("iptablesFilterDenyAction", "REJECT")).denyTarget())
                 .isEqualTo(Target.REJECT);
+        RuleSettings nft = RuleSettings.from(Map.of("iptablesFilterDenyAction", "Reject",
+                "nftablesFilterAllowAction", "Return")).forNftables();
+        assertThat(nft.denyTarget()).as("nftables reads its own deny action").isEqualTo(Target.DROP);
+        assertThat(nft.allowTarget()).as("nftables reads its own allow action").isEqualTo(Target.RETURN);
     }
 
     @Test
