@@ -1,5 +1,6 @@
 package calico.felix.app;
 
+import calico.libcalico.health.PrometheusMetricsServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -50,7 +51,8 @@ public class FelixConfiguration {
                     + "no Prometheus registry (is micrometer-registry-prometheus on the classpath?)");
         }
         return new PrometheusMetricsServer(prometheus, env.getProperty("felix.prometheus-metrics-host", ""),
-                env.getProperty("felix.prometheus-metrics-port", Integer.class, 9091));
+                env.getProperty("felix.prometheus-metrics-port", Integer.class, 9091),
+                "felix.prometheus-metrics-port (FELIX_PROMETHEUSMETRICSPORT)");
     }
 
     /** A record of a log level change, so the choice is visible (and testable) as a bean. */

@@ -20,6 +20,7 @@ import calico.felix.calc.DataplaneUpdate;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.health.PrometheusMetricsServer;
 import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
 import com.fasterxml.jackson.databind.JsonNode;

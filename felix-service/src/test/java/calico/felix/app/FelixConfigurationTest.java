@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.felix.calc.DataplaneUpdate;
 import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.health.PrometheusMetricsServer;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
 package calico.typha.app;
 
+import calico.libcalico.health.PrometheusMetricsServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -22,6 +23,7 @@ class TyphaConfiguration {
                     + "no Prometheus registry (is micrometer-registry-prometheus on the classpath?)");
         }
         return new PrometheusMetricsServer(prometheus, properties.prometheusMetricsHost(),
-                properties.prometheusMetricsPort());
+                properties.prometheusMetricsPort(),
+                "typha.prometheus-metrics-port (TYPHA_PROMETHEUSMETRICSPORT)");
     }
 }

@@ -3,6 +3,7 @@ package calico.typha.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import calico.libcalico.health.PrometheusMetricsServer;
 import calico.libcalico.syncer.SyncerCallbacks;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;

@@ -1,4 +1,4 @@
-package calico.felix.app;
+package calico.libcalico.health;
 
 import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -10,23 +10,29 @@ import java.nio.charset.StandardCharsets;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Calico's separate metrics endpoint: {@code GET /metrics} on
- * {@code FELIX_PROMETHEUSMETRICSHOST:FELIX_PROMETHEUSMETRICSPORT} (default all addresses, 9091),
- * only when {@code FELIX_PROMETHEUSMETRICSENABLED} is true (Calico's default is false). Serves
- * the same registry as {@code /actuator/prometheus} on the health port, from a small JDK server
- * so that Actuator keeps a single management port.
+ * Calico's separate metrics endpoint, as felix ({@code FELIX_PROMETHEUSMETRICS*}, 9091) and typha
+ * ({@code TYPHA_PROMETHEUSMETRICS*}, 9093) serve it: {@code GET /metrics} on {@code host:port}
+ * (empty host: all addresses). It serves the same registry as {@code /actuator/prometheus} on the
+ * health port from a small JDK server, so that Actuator keeps its one management port; the
+ * component creates it only when its {@code …PROMETHEUSMETRICSENABLED} is true (Calico's default
+ * is false).
  */
 public final class PrometheusMetricsServer implements SmartLifecycle {
 
     private final PrometheusMeterRegistry registry;
     private final String host;
     private final int port;
+    private final String setting;
     private HttpServer server;
 
-    public PrometheusMetricsServer(PrometheusMeterRegistry registry, String host, int port) {
+    /**
+     * @param setting the port setting as errors name it, e.g.
+     *                {@code typha.prometheus-metrics-port (TYPHA_PROMETHEUSMETRICSPORT)}
+     */
+    public PrometheusMetricsServer(PrometheusMeterRegistry registry, String host, int port, String setting) {
+        this.setting = setting;
         if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("felix.prometheus-metrics-port (FELIX_PROMETHEUSMETRICSPORT): " + port
-                    + " is not a port number");
+            throw new IllegalArgumentException(setting + ": " + port + " is not a port number");
         }
         this.registry = registry;
         this.host = host == null ? "" : host.trim();
@@ -39,8 +45,7 @@ public final class PrometheusMetricsServer implements SmartLifecycle {
             InetSocketAddress address = host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
             server = HttpServer.create(address, 16);
         } catch (IOException e) {
-            throw new UncheckedIOException("felix.prometheus-metrics-port (FELIX_PROMETHEUSMETRICSPORT): cannot listen on "
-                    + host + ":" + port, e);
+            throw new UncheckedIOException(setting + ": cannot listen on " + host + ":" + port, e);
         }
         server.createContext("/metrics", exchange -> {
             try (exchange) {
