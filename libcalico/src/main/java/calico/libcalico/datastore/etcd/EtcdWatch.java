@@ -5,6 +5,7 @@ import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.Watch;
+import calico.libcalico.datastore.WatchDelivery;
 import calico.libcalico.datastore.WatchEvent;
 import calico.libcalico.datastore.WatchListener;
 import io.etcd.jetcd.KeyValue;
@@ -13,13 +14,10 @@ import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -45,14 +43,10 @@ final class EtcdWatch implements Watch {
     private final ResourceKind kind;
     private final String namespace;
     private final long fromRevision;
-    private final WatchListener listener;
     private final BiFunction<ResourceKind, KeyValue, Resource> decoder;
     private final Consumer<EtcdWatch> onClosed;
-    private final ExecutorService delivery;
-    // Set once a terminal event is queued or close() is called: nothing more is queued after.
-    private final AtomicBoolean ended = new AtomicBoolean();
-    // Set by close(): queued events are dropped instead of delivered.
-    private volatile boolean closed;
+    // The listener's thread; ended once a terminal event is queued or close() is called.
+    private final WatchDelivery out;
     private volatile io.etcd.jetcd.Watch.Watcher watcher;
     private volatile ScheduledFuture<?> progressTask;
     // Highest revision queued so far; written only from jetcd's (serialised) callbacks.
@@ -65,14 +59,9 @@ final class EtcdWatch implements Watch {
         this.namespace = namespace;
         this.fromRevision = fromRevision;
         this.position = fromRevision;
-        this.listener = listener;
         this.decoder = decoder;
         this.onClosed = onClosed;
-        this.delivery = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        });
+        this.out = new WatchDelivery(name, listener);
     }
 
     void start(io.etcd.jetcd.Watch client, ScheduledExecutorService timer, Duration progressInterval) {
@@ -88,7 +77,7 @@ final class EtcdWatch implements Watch {
             end(new WatchEvent.Failed(EtcdDatastore.translate("watch " + kind.plural(), e), position));
             return;
         }
-        if (ended.get()) {
+        if (out.ended()) {
             watcher.close(); // failed before jetcd handed us the watcher
             return;
         }
@@ -100,14 +89,14 @@ final class EtcdWatch implements Watch {
             close(); // the datastore is closing
             return;
         }
-        if (ended.get()) {
+        if (out.ended()) {
             progressTask.cancel(false); // ended while we were scheduling: stopStream() may have missed it
         }
     }
 
     private void requestProgress() {
         io.etcd.jetcd.Watch.Watcher w = watcher;
-        if (!ended.get() && w != null) {
+        if (!out.ended() && w != null) {
             try {
                 w.requestProgress();
             } catch (RuntimeException e) {
@@ -124,10 +113,7 @@ final class EtcdWatch implements Watch {
      */
     @Override
     public void close() {
-        closed = true;
-        ended.set(true);
-        stopStream();
-        delivery.shutdown();
+        out.close(this::stopStream);
         onClosed.accept(this);
     }
 
@@ -143,28 +129,12 @@ final class EtcdWatch implements Watch {
     }
 
     private void deliver(WatchEvent event) {
-        try {
-            delivery.execute(() -> {
-                if (closed) {
-                    return;
-                }
-                try {
-                    listener.onEvent(event);
-                } catch (RuntimeException e) {
-                    LOG.warn("{}: listener threw on {}; continuing", name, event.getClass().getSimpleName(), e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            // closed meanwhile: dropping is what close() promises
-        }
+        out.deliver(event);
     }
 
     /** Queues the terminal event (at most once), stops the stream and lets the delivery thread drain and exit. */
     private void end(WatchEvent terminal) {
-        if (ended.compareAndSet(false, true)) {
-            deliver(terminal);
-            stopStream();
-            delivery.shutdown();
+        if (out.end(terminal, this::stopStream)) {
             onClosed.accept(this);
         }
     }
@@ -173,7 +143,7 @@ final class EtcdWatch implements Watch {
 
         @Override
         public void onNext(WatchResponse response) {
-            if (ended.get()) {
+            if (out.ended()) {
                 return;
             }
             if (response.isProgressNotify()) {

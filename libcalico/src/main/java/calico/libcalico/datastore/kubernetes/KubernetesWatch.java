@@ -5,6 +5,7 @@ import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.Watch;
+import calico.libcalico.datastore.WatchDelivery;
 import calico.libcalico.datastore.WatchEvent;
 import calico.libcalico.datastore.WatchListener;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -20,13 +21,10 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
@@ -73,12 +71,9 @@ final class KubernetesWatch implements Watch {
     private final String name;
     private final List<Source> sources;
     private final long fromRevision;
-    private final WatchListener listener;
     private final BiFunction<Source, GenericKubernetesResource, Converted> converter;
     private final Consumer<KubernetesWatch> onClosed;
-    private final ExecutorService delivery;
-    private final AtomicBoolean ended = new AtomicBoolean();
-    private volatile boolean closed;
+    private final WatchDelivery out;
     private final List<io.fabric8.kubernetes.client.Watch> streams = new ArrayList<>();
     private volatile ScheduledFuture<?> bookmarkTask;
 
@@ -92,16 +87,11 @@ final class KubernetesWatch implements Watch {
         this.name = "k8s-watch-" + kind.plural() + (namespace == null ? "" : "-" + namespace) + "-" + id;
         this.sources = List.copyOf(sources);
         this.fromRevision = fromRevision;
-        this.listener = listener;
         this.converter = converter;
         this.onClosed = onClosed;
         this.positions = new long[sources.size()];
         Arrays.fill(positions, fromRevision);
-        this.delivery = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        });
+        this.out = new WatchDelivery(name, listener);
     }
 
     void start(Opener opener, ScheduledExecutorService timer, Duration bookmarkInterval) {
@@ -124,7 +114,7 @@ final class KubernetesWatch implements Watch {
                             name + ": cannot watch " + source.describe() + ": " + e.getMessage(), e), fromRevision));
                 }
             }
-            if (ended.get()) {
+            if (out.ended()) {
                 stopStreams();
                 return;
             }
@@ -137,29 +127,26 @@ final class KubernetesWatch implements Watch {
             close(); // the datastore is closing
             return;
         }
-        if (ended.get()) {
+        if (out.ended()) {
             bookmarkTask.cancel(false);
         }
     }
 
     @Override
     public void close() {
-        closed = true;
-        ended.set(true);
-        stopStreams();
-        delivery.shutdown();
+        out.close(this::stopStreams);
         onClosed.accept(this);
     }
 
     private synchronized void sendBookmark() {
-        if (!ended.get()) {
+        if (!out.ended()) {
             deliver(new WatchEvent.Bookmark(Arrays.stream(positions).min().orElse(fromRevision)));
         }
     }
 
     /** Translates one Kubernetes event into Calico events and queues them; runs on fabric8's thread for the source. */
     private synchronized void received(int source, Watcher.Action action, GenericKubernetesResource obj) {
-        if (ended.get()) {
+        if (out.ended()) {
             return;
         }
         if (action == Watcher.Action.BOOKMARK) {
@@ -207,7 +194,7 @@ final class KubernetesWatch implements Watch {
     }
 
     private synchronized void streamClosed(int source, WatcherException e) {
-        if (ended.get()) {
+        if (out.ended()) {
             return;
         }
         if (e != null && e.isHttpGone()) {
@@ -238,27 +225,11 @@ final class KubernetesWatch implements Watch {
     }
 
     private void deliver(WatchEvent event) {
-        try {
-            delivery.execute(() -> {
-                if (closed) {
-                    return;
-                }
-                try {
-                    listener.onEvent(event);
-                } catch (RuntimeException e) {
-                    LOG.warn("{}: listener threw on {}; continuing", name, event.getClass().getSimpleName(), e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            // closed meanwhile: dropping is what close() promises
-        }
+        out.deliver(event);
     }
 
     private void end(WatchEvent terminal) {
-        if (ended.compareAndSet(false, true)) {
-            deliver(terminal);
-            stopStreams();
-            delivery.shutdown();
+        if (out.end(terminal, this::stopStreams)) {
             onClosed.accept(this);
         }
     }
