@@ -546,28 +546,7 @@ public final class RuleRenderer {
      * into the endpoint's policy). A port with a net serves only that net's family.
      */
     Rules failsafeChain(String name, List<ProtoPort> ports, boolean inbound) {
-        List<GenericRule> rules = new ArrayList<>();
-        for (ProtoPort p : ports) {
-            if (p.port() == null) {
-                continue;
-            }
-            List<Match> m = new ArrayList<>();
-            String proto = p.protocol() == null ? "tcp" : p.protocol().toLowerCase(Locale.ROOT);
-            if (p.net() != null && !p.net().isBlank()) {
-                IpFamily f = IpFamily.of(p.net());
-                if (!families.contains(f)) {
-                    continue;
-                }
-                m.add(new Match.Family(f));
-                m.add(new Match.Protocol(proto, false));
-                m.add(new Match.Nets(inbound ? Dir.SRC : Dir.DST, List.of(p.net()), false));
-            } else {
-                m.add(new Match.Protocol(proto, false));
-            }
-            m.add(new Match.Ports(Dir.DST, List.of(Integer.toString(p.port())), false));
-            rules.add(new GenericRule(m, Target.ACCEPT, "failsafe " + proto + ":" + p.port()));
-        }
-        return new Rules(name, rules);
+        return new Rules(name, failsafeRules(ports, inbound, Dir.DST, "failsafe "));
     }
 
     /**
@@ -576,6 +555,11 @@ public final class RuleRenderer {
      * connections; net = their source); else going out (of inbound ones; net = their destination).
      */
     List<GenericRule> failsafeReplies(List<ProtoPort> ports, boolean inbound) {
+        return failsafeRules(ports, inbound, Dir.SRC, "failsafe reply ");
+    }
+
+    /** One ACCEPT per failsafe port in {@code families}: the port on {@code portSide}, the net on the far side. */
+    private List<GenericRule> failsafeRules(List<ProtoPort> ports, boolean inbound, Dir portSide, String comment) {
         List<GenericRule> rules = new ArrayList<>();
         for (ProtoPort p : ports) {
             if (p.port() == null) {
@@ -594,8 +578,8 @@ public final class RuleRenderer {
             } else {
                 m.add(new Match.Protocol(proto, false));
             }
-            m.add(new Match.Ports(Dir.SRC, List.of(Integer.toString(p.port())), false));
-            rules.add(new GenericRule(m, Target.ACCEPT, "failsafe reply " + proto + ":" + p.port()));
+            m.add(new Match.Ports(portSide, List.of(Integer.toString(p.port())), false));
+            rules.add(new GenericRule(m, Target.ACCEPT, comment + proto + ":" + p.port()));
         }
         return rules;
     }
