@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.felix.calc.DataplaneUpdate;
 import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.kubernetes.Kubeconfigs;
 import calico.libcalico.health.PrometheusMetricsServer;
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -113,15 +113,7 @@ class FelixConfigurationTest {
 
     @Test
     void kubernetesDatastoreReadsKubeconfigAndNamesItWhenUnusable(@TempDir Path dir) throws Exception {
-        Path kubeconfig = dir.resolve("kubeconfig");
-        Files.writeString(kubeconfig, """
-                apiVersion: v1
-                kind: Config
-                clusters: [{name: c, cluster: {server: "https://10.96.0.1:443"}}]
-                users: [{name: u, user: {token: abc}}]
-                contexts: [{name: x, context: {cluster: c, user: u}}]
-                current-context: x
-                """);
+        Path kubeconfig = Kubeconfigs.write(dir, "https://10.96.0.1:443");
         runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "DATASTORE_TYPE=kubernetes").run(context -> {
             FelixProperties p = context.getBean(FelixProperties.class);
             DatastoreConfig config = p.datastore(Map.of("KUBECONFIG", kubeconfig.toString()));

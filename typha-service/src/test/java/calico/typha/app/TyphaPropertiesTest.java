@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.libcalico.datastore.DatastoreConfig;
-import java.nio.file.Files;
+import calico.libcalico.datastore.kubernetes.Kubeconfigs;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -60,15 +60,7 @@ class TyphaPropertiesTest {
 
     @Test
     void kubernetesDatastoreReadsKubeconfigAndNamesItWhenUnusable(@TempDir Path dir) throws Exception {
-        Path kubeconfig = dir.resolve("kubeconfig");
-        Files.writeString(kubeconfig, """
-                apiVersion: v1
-                kind: Config
-                clusters: [{name: c, cluster: {server: "https://10.96.0.1:443"}}]
-                users: [{name: u, user: {token: abc}}]
-                contexts: [{name: x, context: {cluster: c, user: u}}]
-                current-context: x
-                """);
+        Path kubeconfig = Kubeconfigs.write(dir, "https://10.96.0.1:443");
         TyphaProperties p = props("kubernetes", "none", 1, 0, null, null, null, null, null);
         DatastoreConfig config = p.datastore(Map.of("KUBECONFIG", kubeconfig.toString()));
         assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);

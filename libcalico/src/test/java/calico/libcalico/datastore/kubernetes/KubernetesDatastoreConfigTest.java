@@ -25,21 +25,7 @@ class KubernetesDatastoreConfigTest {
     @Test
     void kubeconfigFromTheEnvironmentOpensAWorkingDatastore() throws Exception {
         try (KubernetesApiServer server = new KubernetesApiServer()) {
-            Path kubeconfig = dir.resolve("config");
-            Files.writeString(kubeconfig, """
-                    apiVersion: v1
-                    kind: Config
-                    clusters:
-                    - name: test
-                      cluster: {server: "%s"}
-                    users:
-                    - name: calico
-                      user: {token: "not-checked"}
-                    contexts:
-                    - name: test
-                      context: {cluster: test, user: calico}
-                    current-context: test
-                    """.formatted(server.url()));
+            Path kubeconfig = Kubeconfigs.write(dir, server.url());
 
             DatastoreConfig config = DatastoreConfig.fromEnvironment(Map.of(
                     "DATASTORE_TYPE", "kubernetes", "KUBECONFIG", kubeconfig.toString()));
