@@ -109,15 +109,21 @@ class FelixTyphaWiringTest {
         }
     }
 
-    @Test
-    void felixReadsThroughTyphaAndAReconnectAppliesNothingUnchanged() throws Exception {
+    /** A typha serving ClusterInformation (ready or not), the default tier, one policy and one endpoint. */
+    private static MiniTypha typhaWithOneEndpointAndPolicy(boolean datastoreReady) {
         MiniTypha typha = new MiniTypha();
-        typha.put(clusterInformation(true));
+        typha.put(clusterInformation(datastoreReady));
         typha.put(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
         typha.put(policy("default.allow-db", "app == 'db'"));
         typha.put(new WorkloadEndpoint(ObjectMeta.namespaced("ns1", "node--a-k8s-web-eth0")
                 .withLabels(Map.of("app", "web")), new WorkloadEndpointSpec("k8s", null, "node-a", null, "web",
                 "eth0", null, List.of("10.0.0.1/32"), null, null, null, List.of(), "caliweb", null, null, null)));
+        return typha;
+    }
+
+    @Test
+    void felixReadsThroughTyphaAndAReconnectAppliesNothingUnchanged() throws Exception {
+        MiniTypha typha = typhaWithOneEndpointAndPolicy(true);
         Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
         try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
                 "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
@@ -152,13 +158,7 @@ class FelixTyphaWiringTest {
      */
     @Test
     void felixThroughTyphaWaitsForDatastoreReady() throws Exception {
-        MiniTypha typha = new MiniTypha();
-        typha.put(clusterInformation(false));
-        typha.put(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
-        typha.put(policy("default.allow-db", "app == 'db'"));
-        typha.put(new WorkloadEndpoint(ObjectMeta.namespaced("ns1", "node--a-k8s-web-eth0")
-                .withLabels(Map.of("app", "web")), new WorkloadEndpointSpec("k8s", null, "node-a", null, "web",
-                "eth0", null, List.of("10.0.0.1/32"), null, null, null, List.of(), "caliweb", null, null, null)));
+        MiniTypha typha = typhaWithOneEndpointAndPolicy(false);
         Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
         try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
                 "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
