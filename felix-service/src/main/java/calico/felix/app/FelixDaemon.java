@@ -147,8 +147,10 @@ public class FelixDaemon implements SmartLifecycle {
             if (!running) {
                 return;
             }
+            // Discovered replicas are read again whenever a reconnect has tried them all.
             typhaClient = new TyphaClient(addresses == null ? typha.options(properties.hostname())
-                    : typha.options(properties.hostname(), addresses), new SyncerCallbacks() {
+                    : typha.options(properties.hostname(), addresses)
+                            .withRediscovery(typhaDiscovery.getObject()::addresses), new SyncerCallbacks() {
                 @Override
                 public void onStatusUpdated(SyncerStatus status) {
                     // The connection's health is typha's, whether or not the gate is open.
@@ -168,8 +170,8 @@ public class FelixDaemon implements SmartLifecycle {
     /**
      * FELIX_TYPHAK8SSERVICENAME: reads typha's endpoints until there is at least one (doubling
      * backoff, as the datastore wait); {@return them, this node's first}, or null once stopped.
-     * They are read once: a typha that moves later is reached through the others' rebalancing
-     * only (the client's replica list is fixed).
+     * The client reads them again each time a reconnect has tried them all, so a typha that moved
+     * is found.
      */
     private List<String> discoverTypha() {
         TyphaDiscovery discovery = typhaDiscovery.getIfAvailable();

@@ -69,6 +69,8 @@ public final class TyphaClient implements AutoCloseable {
     private boolean running;
     private int generation;
     private int addressIndex = -1;
+    /** The replicas rotated through: options.addresses(), then each rediscovery's answer. */
+    private List<String> addresses;
     private Duration backoff;
     private ClientCallStreamObserver<ClientMessage> call;
     private long lastReceivedNanos;
@@ -78,6 +80,7 @@ public final class TyphaClient implements AutoCloseable {
     public TyphaClient(TyphaClientOptions options, SyncerCallbacks callbacks) {
         this.options = options;
         this.callbacks = callbacks;
+        this.addresses = options.addresses();
         this.backoff = options.initialBackoff();
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "typha-client-" + options.hostname());
@@ -147,16 +150,40 @@ public final class TyphaClient implements AutoCloseable {
         }
     }
 
+    /** {@return whether every replica has been tried since the list was last read} (false without rediscovery) */
+    private boolean rotationDone() {
+        synchronized (lock) {
+            return options.rediscovery() != null && addressIndex >= 0 && addressIndex + 1 >= addresses.size();
+        }
+    }
+
+    /** {@return the replicas read again}, or null to keep the current ones (the failure is logged; retried next round) */
+    private List<String> rediscover() {
+        try {
+            List<String> found = TyphaClientOptions.checkedAddresses(options.rediscovery().get());
+            log.info("Typha replicas read again: {}", found);
+            return found;
+        } catch (RuntimeException e) {
+            log.warn("Reading typha replicas again failed ({}); keeping the current ones", e.getMessage());
+            return null;
+        }
+    }
+
     private void connect() {
         int gen;
         String address;
+        List<String> fresh = rotationDone() ? rediscover() : null; // outside the lock: it may call an API server
         synchronized (lock) {
             if (!running) {
                 return;
             }
             gen = ++generation;
-            addressIndex = (addressIndex + 1) % options.addresses().size();
-            address = options.addresses().get(addressIndex);
+            if (fresh != null) {
+                addresses = fresh;
+                addressIndex = -1;
+            }
+            addressIndex = (addressIndex + 1) % addresses.size();
+            address = addresses.get(addressIndex);
             connections++;
             lastReceivedNanos = System.nanoTime();
             seenInSnapshot = new HashSet<>();

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * How a {@link TyphaClient} connects.
@@ -21,22 +22,16 @@ import java.util.function.Function;
  * @param maxBackoff     cap on that wait
  * @param compression    ask for gzip-compressed messages
  * @param channels       opens a channel to one address (plaintext by default)
+ * @param rediscovery    where to read the replicas again each time a reconnect has tried them all
+ *                       (felix: the typha service's endpoints); {@code null} keeps {@code addresses}
  */
 public record TyphaClientOptions(List<String> addresses, String hostname, SyncerType syncerType, String clientVersion,
                                  Duration readTimeout, Duration initialBackoff, Duration maxBackoff,
-                                 boolean compression, Function<String, ManagedChannel> channels) {
+                                 boolean compression, Function<String, ManagedChannel> channels,
+                                 Supplier<List<String>> rediscovery) {
 
     public TyphaClientOptions {
-        addresses = List.copyOf(Objects.requireNonNull(addresses, "addresses"));
-        if (addresses.isEmpty()) {
-            throw new IllegalArgumentException("addresses: at least one typha address (host:port) is required");
-        }
-        for (String a : addresses) {
-            int colon = a.lastIndexOf(':');
-            if (colon <= 0 || colon == a.length() - 1) {
-                throw new IllegalArgumentException("addresses: \"" + a + "\" is not host:port");
-            }
-        }
+        addresses = checkedAddresses(addresses);
         if (hostname == null || hostname.isBlank()) {
             throw new IllegalArgumentException("hostname: required");
         }
@@ -57,30 +52,50 @@ public record TyphaClientOptions(List<String> addresses, String hostname, Syncer
         }
     }
 
+    /** {@return an immutable copy of {@code addresses}}, each checked to be {@code host:port}; never empty. */
+    static List<String> checkedAddresses(List<String> addresses) {
+        List<String> copy = List.copyOf(Objects.requireNonNull(addresses, "addresses"));
+        if (copy.isEmpty()) {
+            throw new IllegalArgumentException("addresses: at least one typha address (host:port) is required");
+        }
+        for (String a : copy) {
+            int colon = a.lastIndexOf(':');
+            if (colon <= 0 || colon == a.length() - 1) {
+                throw new IllegalArgumentException("addresses: \"" + a + "\" is not host:port");
+            }
+        }
+        return copy;
+    }
+
     /** Plaintext defaults as Calico's felix: read timeout 30 s, backoff 100 ms up to 10 s. */
     public static TyphaClientOptions plaintext(List<String> addresses, String hostname, SyncerType type) {
         return new TyphaClientOptions(addresses, hostname, type, "calico-java", Duration.ofSeconds(30),
                 Duration.ofMillis(100), Duration.ofSeconds(10), false,
-                a -> NettyChannelBuilder.forTarget(a).usePlaintext().build());
+                a -> NettyChannelBuilder.forTarget(a).usePlaintext().build(), null);
     }
 
     public TyphaClientOptions withReadTimeout(Duration d) {
         return new TyphaClientOptions(addresses, hostname, syncerType, clientVersion, d, initialBackoff, maxBackoff,
-                compression, channels);
+                compression, channels, rediscovery);
     }
 
     public TyphaClientOptions withBackoff(Duration initial, Duration max) {
         return new TyphaClientOptions(addresses, hostname, syncerType, clientVersion, readTimeout, initial, max,
-                compression, channels);
+                compression, channels, rediscovery);
     }
 
     public TyphaClientOptions withCompression(boolean gzip) {
         return new TyphaClientOptions(addresses, hostname, syncerType, clientVersion, readTimeout, initialBackoff,
-                maxBackoff, gzip, channels);
+                maxBackoff, gzip, channels, rediscovery);
     }
 
     public TyphaClientOptions withChannels(Function<String, ManagedChannel> factory) {
         return new TyphaClientOptions(addresses, hostname, syncerType, clientVersion, readTimeout, initialBackoff,
-                maxBackoff, compression, factory);
+                maxBackoff, compression, factory, rediscovery);
+    }
+
+    public TyphaClientOptions withRediscovery(Supplier<List<String>> source) {
+        return new TyphaClientOptions(addresses, hostname, syncerType, clientVersion, readTimeout, initialBackoff,
+                maxBackoff, compression, channels, source);
     }
 }

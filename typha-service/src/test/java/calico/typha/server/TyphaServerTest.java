@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -189,6 +190,28 @@ class TyphaServerTest {
             assertThat(v.violations()).isEmpty();
         }
         assertThat(clients).allSatisfy(c -> assertThat(c.connections()).isGreaterThanOrEqualTo(2));
+    }
+
+    /** A client whose replicas all went away reads them again (felix: the service's endpoints) and finds the new one. */
+    @Test
+    void aClientReadsItsReplicasAgainWhenAllHaveFailed() throws Exception {
+        ds.create(set(prefix + "a", 1, 1));
+        TyphaServer a = server(ds, ServerSettings.defaults(0));
+        AtomicReference<List<String>> endpoints = new AtomicReference<>(List.of("127.0.0.1:" + a.port()));
+        ViewRecorder v = new ViewRecorder();
+        TyphaClient c = track(client(clientOptions("node-r", a.port()).withRediscovery(endpoints::get), v));
+        await("in sync through the first typha", v::inSync);
+
+        TyphaServer b = track(server(ds, ServerSettings.defaults(0)));
+        endpoints.set(List.of("127.0.0.1:" + b.port()));
+        a.close();
+        Resource later = ds.create(set(prefix + "b", 1, 2));
+
+        await("the client found the new typha", () -> b.connectionCount() == 1);
+        await("and converged", () -> v.view().containsKey(later.key()));
+        assertThat(versions(v.view())).isEqualTo(datastoreVersions(ds));
+        assertThat(c.connections()).isGreaterThanOrEqualTo(2);
+        assertThat(v.violations()).isEmpty();
     }
 
     @Test
