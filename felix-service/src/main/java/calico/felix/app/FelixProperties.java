@@ -2,7 +2,6 @@ package calico.felix.app;
 
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
-import calico.libcalico.datastore.kubernetes.KubernetesConfig;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -92,16 +91,9 @@ public record FelixProperties(
 
     /** {@return the datastore client configuration}, reading the kubernetes variables from {@code env} */
     DatastoreConfig datastore(Map<String, String> env) {
-        if (datastoreType.equals("memory")) {
-            return new DatastoreConfig(DatastoreConfig.Type.MEMORY, null);
-        }
-        if (datastoreType.equals("kubernetes")) {
-            // KUBECONFIG / in-cluster / K8S_API_ENDPOINT, read as every Calico component reads them.
-            return new DatastoreConfig(DatastoreConfig.Type.KUBERNETES, null, KubernetesConfig.fromEnvironment(env));
-        }
-        EtcdConfig etcd = new EtcdConfig(endpoints(etcdEndpoints), path(etcdCaCertFile), path(etcdCertFile),
-                path(etcdKeyFile), EtcdConfig.DEFAULT_REQUEST_TIMEOUT);
-        return new DatastoreConfig(DatastoreConfig.Type.ETCDV3, etcd);
+        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),
+                () -> new EtcdConfig(endpoints(etcdEndpoints), path(etcdCaCertFile), path(etcdCertFile),
+                        path(etcdKeyFile), EtcdConfig.DEFAULT_REQUEST_TIMEOUT), env);
     }
 
     private static List<URI> endpoints(String raw) {

@@ -7,6 +7,7 @@ import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
 import calico.libcalico.datastore.memory.MemoryDatastore;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * Which datastore a component talks to, read from Calico's environment variables:
@@ -66,8 +67,20 @@ public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kuber
                 throw new IllegalArgumentException("DATASTORE_TYPE: \"" + raw + "\" is not one of etcdv3, kubernetes, memory");
             }
         }
-        return new DatastoreConfig(type, type == Type.ETCDV3 ? EtcdConfig.fromEnvironment(env) : null,
-                type == Type.KUBERNETES ? KubernetesConfig.fromEnvironment(env) : null);
+        return of(type, () -> EtcdConfig.fromEnvironment(env), env);
+    }
+
+    /**
+     * {@return the configuration of {@code type}} for a component that binds its own etcd
+     * settings (felix's {@code FELIX_ETCD*}, typha's {@code TYPHA_ETCD*}): {@code etcd} is read only
+     * for etcdv3; kubernetes reads {@code KUBECONFIG}/{@code K8S_API_ENDPOINT} from {@code env}.
+     */
+    public static DatastoreConfig of(Type type, Supplier<EtcdConfig> etcd, Map<String, String> env) {
+        return switch (type) {
+            case ETCDV3 -> new DatastoreConfig(type, etcd.get());
+            case MEMORY -> new DatastoreConfig(type, null);
+            case KUBERNETES -> new DatastoreConfig(type, null, KubernetesConfig.fromEnvironment(env));
+        };
     }
 
     /** {@return a client of the configured backend}; the caller closes it. */

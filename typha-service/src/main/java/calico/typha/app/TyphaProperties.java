@@ -2,7 +2,6 @@ package calico.typha.app;
 
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
-import calico.libcalico.datastore.kubernetes.KubernetesConfig;
 import calico.typha.server.ServerSettings;
 import java.net.URI;
 import java.nio.file.Path;
@@ -106,20 +105,16 @@ public record TyphaProperties(
 
     /** {@return the datastore to watch}, reading the kubernetes variables from {@code env} */
     DatastoreConfig datastore(Map<String, String> env) {
-        if (datastoreType.equals("memory")) {
-            return new DatastoreConfig(DatastoreConfig.Type.MEMORY, null);
-        }
-        if (datastoreType.equals("kubernetes")) {
-            // KUBECONFIG / in-cluster / K8S_API_ENDPOINT, read as every Calico component reads them.
-            return new DatastoreConfig(DatastoreConfig.Type.KUBERNETES, null, KubernetesConfig.fromEnvironment(env));
-        }
-        List<URI> endpoints = Arrays.stream(etcdEndpoints.split(",")).map(String::trim).filter(s -> !s.isEmpty())
-                .map(URI::create).toList();
-        if (endpoints.isEmpty()) {
-            throw new IllegalArgumentException("typha.etcd-endpoints (TYPHA_ETCDENDPOINTS or ETCD_ENDPOINTS): required");
-        }
-        return new DatastoreConfig(DatastoreConfig.Type.ETCDV3, new EtcdConfig(endpoints, path(etcdCaCertFile),
-                path(etcdCertFile), path(etcdKeyFile), EtcdConfig.DEFAULT_REQUEST_TIMEOUT));
+        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)), () -> {
+            List<URI> endpoints = Arrays.stream(etcdEndpoints.split(",")).map(String::trim)
+                    .filter(s -> !s.isEmpty()).map(URI::create).toList();
+            if (endpoints.isEmpty()) {
+                throw new IllegalArgumentException("typha.etcd-endpoints (TYPHA_ETCDENDPOINTS or ETCD_ENDPOINTS): "
+                        + "required");
+            }
+            return new EtcdConfig(endpoints, path(etcdCaCertFile), path(etcdCertFile), path(etcdKeyFile),
+                    EtcdConfig.DEFAULT_REQUEST_TIMEOUT);
+        }, env);
     }
 
     private static Path path(String s) {
