@@ -19,6 +19,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -26,6 +29,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -458,7 +462,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
         PolicyDriver d = driver;
         long failuresBefore = failures.get();
-        java.util.concurrent.CompletableFuture<java.util.function.IntSupplier> started;
+        CompletableFuture<IntSupplier> started;
         try {
             started = d.refreshLater();
         } catch (RuntimeException e) {
@@ -471,7 +475,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 "read-back"));
     }
 
-    private void finishReadBack(PolicyDriver d, java.util.function.IntSupplier step, Throwable error, boolean periodic,
+    private void finishReadBack(PolicyDriver d, IntSupplier step, Throwable error, boolean periodic,
                                 long failuresBefore) {
         readBackRunning = false;
         if (d != driver) {
@@ -479,7 +483,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
         try {
             if (error != null) {
-                Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                Throwable cause = error instanceof CompletionException && error.getCause() != null
                         ? error.getCause() : error;
                 throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
             }
@@ -494,24 +498,14 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 }
                 return;
             }
-            repairs.addAndGet(repaired);
-            programmed = driver.programmed();
             if (periodic) {
                 staleReadBacks = 0;
-                RouteManager.Stats st = routes.resync();
-                int routesRepaired = st.routesAdded() + st.routesDeleted();
-                repairs.addAndGet(routesRepaired);
-                repaired += routesRepaired;
-                refreshes.incrementAndGet();
-                pendingInterfaces = routes.pendingInterfaces();
-                observer.refreshed(repaired, programmed);
-                if (!needResync) {
-                    resolvedUpTo(failuresBefore);
-                }
-                if (repaired > 0) {
-                    log.warn("Dataplane refresh repaired {} items", repaired);
-                }
-            } else if (repaired > 0) {
+                finishRefresh(repaired, failuresBefore);
+                return;
+            }
+            repairs.addAndGet(repaired);
+            programmed = driver.programmed();
+            if (repaired > 0) {
                 log.warn("Dataplane read-back after the last apply repaired {} items", repaired);
                 observer.refreshed(repaired, programmed);
             }
@@ -724,25 +718,32 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
         long failuresBefore = failures.get();
         try {
-            int repaired = driver == null ? 0 : driver.refresh();
-            RouteManager.Stats st = routes.resync();
-            repaired += st.routesAdded() + st.routesDeleted();
-            repairs.addAndGet(repaired);
-            refreshes.incrementAndGet();
-            if (driver != null) {
-                programmed = driver.programmed();
-            }
-            pendingInterfaces = routes.pendingInterfaces();
-            observer.refreshed(repaired, programmed);
-            if (!needResync) {
-                resolvedUpTo(failuresBefore);
-            }
-            if (repaired > 0) {
-                log.warn("Dataplane refresh repaired {} items", repaired);
-            }
+            finishRefresh(driver == null ? 0 : driver.refresh(), failuresBefore);
         } catch (RuntimeException e) {
             needResync = true;
             record("refresh failed, next batch resyncs: " + e);
+        }
+    }
+
+    /**
+     * The rest of a refresh once the driver has repaired {@code driverRepaired} items (here or
+     * off the thread): routes, counters, health (failures up to {@code failuresBefore} resolved).
+     */
+    private void finishRefresh(int driverRepaired, long failuresBefore) {
+        RouteManager.Stats st = routes.resync();
+        int repaired = driverRepaired + st.routesAdded() + st.routesDeleted();
+        repairs.addAndGet(repaired);
+        refreshes.incrementAndGet();
+        if (driver != null) {
+            programmed = driver.programmed();
+        }
+        pendingInterfaces = routes.pendingInterfaces();
+        observer.refreshed(repaired, programmed);
+        if (!needResync) {
+            resolvedUpTo(failuresBefore);
+        }
+        if (repaired > 0) {
+            log.warn("Dataplane refresh repaired {} items", repaired);
         }
     }
 
@@ -880,7 +881,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         });
     }
 
-    private <T> T call(java.util.concurrent.Callable<T> body) {
+    private <T> T call(Callable<T> body) {
         try {
             return thread.submit(body).get();
         } catch (InterruptedException e) {
