@@ -55,6 +55,14 @@ public final class NetNs implements AutoCloseable {
 
     private final String name;
     private final Thread cleanup;
+    /**
+     * Source port of the next UDP probe: each probe takes the next one (16384–65535, from a random
+     * start), so no port repeats within a namespace's life short of 49k probes. A kernel-chosen
+     * ephemeral port can repeat one used seconds earlier, and conntrack then answers for the old,
+     * perhaps allowed, flow.
+     */
+    private final java.util.concurrent.atomic.AtomicInteger nextUdpPort =
+            new java.util.concurrent.atomic.AtomicInteger(ThreadLocalRandom.current().nextInt(49_152));
     private boolean closed;
     private volatile boolean pingAllowed;
 
@@ -208,15 +216,15 @@ public final class NetNs implements AutoCloseable {
     /**
      * {@return whether a UDP datagram sent from inside this namespace to {@code ip:port} comes
      * back unchanged within {@code timeout}} (needs {@link #udpEcho} at the other end). Each
-     * probe uses a fresh socket, so a fresh source port: an earlier flow's conntrack entry
-     * never answers for it.
+     * probe sends from a source port this namespace has not used before ({@link #nextUdpPort}),
+     * so an earlier flow's conntrack entry never answers for it.
      */
     public boolean udpEchoes(String ip, int port, java.time.Duration timeout) {
         return call(() -> {
             byte[] token = new byte[16];
             ThreadLocalRandom.current().nextBytes(token);
             long deadline = System.nanoTime() + timeout.toNanos();
-            try (java.net.DatagramSocket s = new java.net.DatagramSocket()) {
+            try (java.net.DatagramSocket s = unusedUdpSocket()) {
                 s.send(new java.net.DatagramPacket(token, token.length, java.net.InetAddress.getByName(ip), port));
                 byte[] buf = new byte[64];
                 while (true) {
@@ -236,6 +244,18 @@ public final class NetNs implements AutoCloseable {
                 return false;
             }
         });
+    }
+
+    /** A UDP socket on the next unused source port (one in use by someone else is skipped). */
+    private java.net.DatagramSocket unusedUdpSocket() throws java.net.SocketException {
+        while (true) {
+            int port = 16_384 + Math.floorMod(nextUdpPort.getAndIncrement(), 49_152);
+            try {
+                return new java.net.DatagramSocket(port);
+            } catch (java.net.BindException taken) {
+                // in use: try the next
+            }
+        }
     }
 
     /**
