@@ -8,7 +8,8 @@
 # Needs root (or sudo) only when something is missing. Non-interactive.
 
 # Packages every build needs. Later components add theirs here (nftables, ipset, bird2, ...).
-CALICO_DEB_PACKAGES=(etcd-server etcd-client iproute2 nftables libnftables1 iptables ipset curl)
+CALICO_DEB_PACKAGES=(etcd-server etcd-client iproute2 nftables libnftables1 iptables ipset curl
+    bird2 containernetworking-plugins)
 
 # Prints "name" if the Debian package is not installed.
 calico_missing_package() {
@@ -29,6 +30,10 @@ calico_missing_packages() {
     fi
     if ! command -v mvn >/dev/null 2>&1; then
         calico_missing_package maven
+    fi
+    # kubectl may come from Google's repository (package kubectl) or Debian's kubernetes-client.
+    if ! command -v kubectl >/dev/null 2>&1; then
+        calico_missing_package kubernetes-client
     fi
 }
 
