@@ -34,6 +34,14 @@ final class Handles {
 
     /** Adds {@code n} to the handle's count for {@code block}, creating the handle if needed. */
     void increment(String handleId, String block, int n) {
+        // Most handles are new (one per pod): try the create first, read only when it exists.
+        try {
+            ds.create(new IPAMHandle(ObjectMeta.named(IpamNames.handleName(handleId)),
+                    new IPAMHandleSpec(handleId, Map.of(block, n), null)));
+            return;
+        } catch (DatastoreException.AlreadyExists exists) {
+            // add to it below
+        }
         for (int attempt = 0; attempt < maxRetries; attempt++) {
             Optional<IPAMHandle> h = ds.get(key(handleId)).map(IPAMHandle.class::cast);
             try {

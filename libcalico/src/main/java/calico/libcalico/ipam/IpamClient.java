@@ -203,27 +203,31 @@ public final class IpamClient {
      */
     private List<IpAddress> allocateFrom(Cidr cidr, String affineTo, int need, AutoAssignRequest r,
                                          Predicate<IpAddress> reserved) {
+        String block = cidr.toString();
+        int counted = 0; // what the handle records for this call but the block does not hold (kept across conflicts)
         for (int attempt = 0; attempt < options.maxRetries(); attempt++) {
             Optional<IPAMBlock> stored = block(cidr);
-            if (stored.isEmpty()) {
-                return List.of();
+            AllocationBlock b = stored.map(AllocationBlock::of).orElse(null);
+            List<IpAddress> ips = b == null || (affineTo != null && !b.affineTo(affineTo)) ? List.of()
+                    : b.allocate(need, r.handleId(), r.attributes(), reserved);
+            // The handle is written before the block, so it never records fewer addresses than the block holds.
+            if (ips.size() > counted) {
+                handles.increment(r.handleId(), block, ips.size() - counted);
+            } else if (ips.size() < counted) {
+                handles.decrement(r.handleId(), block, counted - ips.size());
             }
-            AllocationBlock b = AllocationBlock.of(stored.get());
-            if (affineTo != null && !b.affineTo(affineTo)) {
-                return List.of();
-            }
-            List<IpAddress> ips = b.allocate(need, r.handleId(), r.attributes(), reserved);
+            counted = ips.size();
             if (ips.isEmpty()) {
                 return List.of();
             }
-            handles.increment(r.handleId(), cidr.toString(), ips.size());
             try {
                 ds.update(b.toResource());
                 return ips;
             } catch (DatastoreException.Conflict | DatastoreException.NotFound raced) {
-                handles.decrement(r.handleId(), cidr.toString(), ips.size());
+                // another writer won: read the block again; the handle's count stays for the retry
             }
         }
+        handles.decrement(r.handleId(), block, counted);
         throw contention("handleId", "block " + cidr);
     }
 
