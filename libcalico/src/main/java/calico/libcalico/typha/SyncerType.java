@@ -17,9 +17,12 @@ public enum SyncerType {
      */
     FELIX("felix", EnumSet.complementOf(EnumSet.of(ResourceKind.IPAM_BLOCK, ResourceKind.BLOCK_AFFINITY,
             ResourceKind.IPAM_HANDLE, ResourceKind.IPAM_CONFIGURATION))),
-    /** What the BGP daemon's configuration renderer consumes. */
+    /**
+     * What the BGP daemon's configuration renderer consumes; block affinities too, as Calico's
+     * bgp syncer watches them (with Calico IPAM) so confd can advertise each node's blocks.
+     */
     BGP("bgp", EnumSet.of(ResourceKind.BGP_CONFIGURATION, ResourceKind.BGP_PEER, ResourceKind.BGP_FILTER,
-            ResourceKind.NODE, ResourceKind.IP_POOL, ResourceKind.IP_RESERVATION));
+            ResourceKind.NODE, ResourceKind.IP_POOL, ResourceKind.IP_RESERVATION, ResourceKind.BLOCK_AFFINITY));
 
     private final String wireName;
     private final Set<ResourceKind> kinds;

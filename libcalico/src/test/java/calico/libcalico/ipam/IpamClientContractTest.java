@@ -53,6 +53,11 @@ abstract class IpamClientContractTest {
     @AfterEach
     void close() {
         store.close();
+        closeBackend();
+    }
+
+    /** Stops whatever serves the datastore, after the datastore is closed. */
+    protected void closeBackend() {
     }
 
     // ------------------------------------------------------------------ fixtures
@@ -69,7 +74,8 @@ abstract class IpamClientContractTest {
         store.create(new IPAMConfiguration(ObjectMeta.named("default"), new IPAMConfigurationSpec(strict, auto, max)));
     }
 
-    private void node(String name, String labels) {
+    /** Creates a Node with labels given as a YAML flow map, e.g. {@code {zone: b}}. */
+    protected void node(String name, String labels) {
         store.create(ResourceCodec.get().parse("apiVersion: projectcalico.org/v3\nkind: Node\nmetadata: {name: " + name
                 + ", labels: " + labels + "}\nspec: {}\n"));
     }
