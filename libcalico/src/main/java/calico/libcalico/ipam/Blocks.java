@@ -58,7 +58,7 @@ final class Blocks {
         } catch (DatastoreException.AlreadyExists taken) {
             Optional<IPAMBlock> existing = get(cidr);
             if (existing.isEmpty() || !AllocationBlock.of(existing.get()).affineTo(node)) {
-                deleteQuietly(affinity);
+                deletePending(affinity);
                 return false;
             }
         }
@@ -90,11 +90,16 @@ final class Blocks {
         }
     }
 
-    private void deleteQuietly(ResourceKey key) {
+    /** Deletes our pending affinity of a lost claim, by its resourceVersion (someone may have changed it: then leave it). */
+    private void deletePending(ResourceKey key) {
+        Optional<BlockAffinity> a = ds.get(key).map(BlockAffinity.class::cast);
+        if (a.isEmpty() || !BlockAffinitySpec.PENDING.equals(a.get().spec().state())) {
+            return;
+        }
         try {
-            ds.delete(key, null);
-        } catch (DatastoreException.NotFound gone) {
-            // fine
+            ds.delete(key, a.get().metadata().resourceVersion());
+        } catch (DatastoreException.NotFound | DatastoreException.Conflict changed) {
+            // gone already, or changed by someone else: not ours to remove any more
         }
     }
 
