@@ -195,8 +195,8 @@ public final class NflogReader implements AutoCloseable {
     private void onSocketError(int errno) {
         if (errno == Errno.ENOBUFS) {
             overruns++;
-            warn("NFLOG socket queue overran (" + overruns + " times so far, " + lost
-                    + " packets lost by sequence gaps): the reader is slower than the traffic logged", null);
+            warn("NFLOG socket queue overran (" + overruns + " times so far): the kernel dropped logged packets"
+                    + " (counted in lost() from sequence gaps); the reader is slower than the traffic logged", null);
             return;
         }
         socketErrors++;
