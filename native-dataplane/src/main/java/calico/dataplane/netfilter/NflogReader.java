@@ -164,6 +164,11 @@ public final class NflogReader implements AutoCloseable {
         NfnlSocket.Handler handler = (type, flags, buf, from, to) -> {
             NflogPacket p = decoder.decode(type, buf, from, to, Instant.now());
             if (p != null) {
+                // Published before the callback sees the packet, so counters cover what it has seen.
+                received = decoder.decoded();
+                if (decoder.lost() != lost) {
+                    lost = decoder.lost();
+                }
                 try {
                     sink.accept(p);
                 } catch (RuntimeException e) {

@@ -41,6 +41,8 @@ class ConntrackReaderTest {
                 """);
         net.router.run(() -> new ConntrackSettings().enableAccounting());
         assertThat(net.router.sysctl("netfilter/nf_conntrack_acct")).isEqualTo("1");
+        assertThat(net.router.call(() -> new ConntrackSettings().accountingEnabled())).isTrue();
+        assertThat(net.server.call(() -> new ConntrackSettings().accountingEnabled())).isFalse();
         reader = net.router.call(ConntrackReader::open);
     }
 
