@@ -23,17 +23,14 @@ final class NflogDecoder {
     static final int NFULA_SEQ = 12;
 
     private static final int NFGENMSG_LEN = 4;
-    private static final int MAX_GROUP = 65535;
 
     private long decoded;
     private long malformed;
     private long lost;
-    /** Next expected NFULA_SEQ per group, -1 before the first packet. */
-    private final long[] nextSeq = new long[MAX_GROUP + 1];
-
-    NflogDecoder() {
-        java.util.Arrays.fill(nextSeq, -1);
-    }
+    /** Groups seen so far and the next NFULA_SEQ expected from each (a reader binds a handful). */
+    private int[] seqGroups = new int[4];
+    private long[] nextSeq = new long[4];
+    private int seqCount;
 
     /**
      * Decodes one netlink message (payload {@code [from, to)} of {@code buf}).
@@ -53,12 +50,7 @@ final class NflogDecoder {
         int group = NfAttrs.beShort(buf, from + 2);
         NfAttrs a = NfAttrs.parse(buf, from + NFGENMSG_LEN, to);
         if (a.has(NFULA_SEQ)) {
-            long seq = a.be32(NFULA_SEQ, 0);
-            long expected = nextSeq[group];
-            if (expected >= 0 && seq > expected) {
-                lost += seq - expected;
-            }
-            nextSeq[group] = (seq + 1) & 0xffffffffL;
+            trackSequence(group, a.be32(NFULA_SEQ, 0));
         }
         if (a.truncated() || !a.has(NFULA_PAYLOAD)) {
             malformed++;
@@ -82,6 +74,25 @@ final class NflogDecoder {
         decoded++;
         return new NflogPacket(group, prefix == null ? "" : prefix, parsed.tuple(), parsed.length(),
                 (int) a.be32(NFULA_IFINDEX_INDEV, 0), (int) a.be32(NFULA_IFINDEX_OUTDEV, 0), time);
+    }
+
+    /** Adds the gap between the expected and the received sequence number of {@code group} to {@link #lost()}. */
+    private void trackSequence(int group, long seq) {
+        for (int i = 0; i < seqCount; i++) {
+            if (seqGroups[i] == group) {
+                if (seq > nextSeq[i]) {
+                    lost += seq - nextSeq[i];
+                }
+                nextSeq[i] = (seq + 1) & 0xffffffffL;
+                return;
+            }
+        }
+        if (seqCount == seqGroups.length) {
+            seqGroups = java.util.Arrays.copyOf(seqGroups, seqCount * 2);
+            nextSeq = java.util.Arrays.copyOf(nextSeq, seqCount * 2);
+        }
+        seqGroups[seqCount] = group;
+        nextSeq[seqCount++] = (seq + 1) & 0xffffffffL; // the first packet seen: nothing before it counts
     }
 
     /** Counts a message whose netlink header was already unreadable. */

@@ -164,6 +164,11 @@ public final class NflogReader implements AutoCloseable {
         NfnlSocket.Handler handler = (type, flags, buf, from, to) -> {
             NflogPacket p = decoder.decode(type, buf, from, to, Instant.now());
             if (p != null) {
+                // Published before the callback sees the packet, so counters cover what it has seen.
+                received = decoder.decoded();
+                if (decoder.lost() != lost) {
+                    lost = decoder.lost();
+                }
                 try {
                     sink.accept(p);
                 } catch (RuntimeException e) {
@@ -195,8 +200,8 @@ public final class NflogReader implements AutoCloseable {
     private void onSocketError(int errno) {
         if (errno == Errno.ENOBUFS) {
             overruns++;
-            warn("NFLOG socket queue overran (" + overruns + " times so far, " + lost
-                    + " packets lost by sequence gaps): the reader is slower than the traffic logged", null);
+            warn("NFLOG socket queue overran (" + overruns + " times so far): the kernel dropped logged packets"
+                    + " (counted in lost() from sequence gaps); the reader is slower than the traffic logged", null);
             return;
         }
         socketErrors++;

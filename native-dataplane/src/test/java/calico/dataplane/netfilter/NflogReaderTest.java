@@ -7,12 +7,17 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import calico.dataplane.netlink.NetlinkException;
 import calico.dataplane.testing.NetNs;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -169,6 +174,59 @@ class NflogReaderTest {
             assertThat(local.inIfindex()).isZero(); // locally generated: no input interface
         }
         assertThat(packets).noneMatch(p -> p.prefix().equals("client"));
+    }
+
+    @Test
+    void anOverrunIsCountedWithTheLostPacketsAndReadingGoesOn() throws Exception {
+        net.nft("""
+                table ip overrun {
+                  chain out {
+                    type filter hook output priority 0;
+                    udp dport 9 log prefix "flood" group 3
+                  }
+                }
+                """);
+        int flood = 20_000;
+        CountDownLatch sent = new CountDownLatch(1);
+        AtomicLong got = new AtomicLong();
+        // A small socket queue and a callback that blocks until the flood is sent: the queue must overflow.
+        NflogReader.Options small = new NflogReader.Options(128, 16384, 16, Duration.ofMillis(10), 65536);
+        reader = net.router.call(() -> NflogReader.open(List.of(3), small, p -> {
+            if (got.incrementAndGet() == 1) {
+                try {
+                    sent.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (p.tuple().srcPort() == 1999) {
+                packets.add(p);
+            }
+        }));
+        sendUdp(flood, 2000);
+        sent.countDown();
+        Thread.sleep(500); // let the reader drain what the queue held
+        sendUdp(1, 1999); // a marker after the overrun: it arrives, and its sequence number shows the gap
+        NflogPacket marker = await(p -> p.tuple().srcPort() == 1999);
+        assertThat(marker.prefix()).isEqualTo("flood");
+        assertThat(reader.overruns()).isPositive();
+        assertThat(reader.lost()).isPositive();
+        assertThat(reader.received() + reader.lost()).isEqualTo(flood + 1);
+        assertThat(reader.malformed()).isZero();
+    }
+
+    private void sendUdp(int count, int sourcePort) {
+        net.router.run(() -> {
+            try (DatagramChannel ch = DatagramChannel.open()) {
+                ch.bind(new InetSocketAddress("127.0.0.1", sourcePort));
+                ByteBuffer payload = ByteBuffer.allocate(8);
+                for (int i = 0; i < count; i++) {
+                    ch.send(payload.clear(), new InetSocketAddress("127.0.0.1", 9));
+                }
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
     }
 
     private NflogPacket await(Predicate<NflogPacket> wanted) throws InterruptedException {
