@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
  * daemon wires them) on loopback, on a given port so a restarted one is found at the same
  * address. With a snapshot directory a stop saves the open bucket, as the daemon's stop does.
  */
-final class InProcessGoldmane implements AutoCloseable {
+public final class InProcessGoldmane implements AutoCloseable {
 
     static final Buckets BUCKETS = new Buckets(15, 240, 20);
 
@@ -35,7 +35,7 @@ final class InProcessGoldmane implements AutoCloseable {
     private final SnapshotStore snapshots;
     private final ManagedChannel channel;
 
-    InProcessGoldmane(int port, Path snapshotDir) {
+    public InProcessGoldmane(int port, Path snapshotDir) {
         Clock clock = Clock.systemUTC();
         int head = BUCKETS.index(clock.millis() / 1000);
         FlowStore store = new FlowStore(BUCKETS, 100, head);
@@ -75,16 +75,16 @@ final class InProcessGoldmane implements AutoCloseable {
         }
     }
 
-    int port() {
+    public int port() {
         return server.port();
     }
 
-    String target() {
+    public String target() {
         return "127.0.0.1:" + port();
     }
 
     /** Every flow of the retained range, one result per key. */
-    FlowListResult list() throws Exception {
+    public FlowListResult list() throws Exception {
         aggregator.flush().get(10, TimeUnit.SECONDS);
         return FlowsGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
                 .list(FlowListRequest.newBuilder().build());
