@@ -35,6 +35,9 @@ final class NfnlSocket implements AutoCloseable {
     private static final int NETLINK_DROP_MEMBERSHIP = 2;
     private static final int NETLINK_CAP_ACK = 10;
     private static final int NETLINK_EXT_ACK = 11;
+    private static final int NLM_F_CAPPED = 0x100;
+    private static final int NLM_F_ACK_TLVS = 0x200;
+    private static final int NLMSGERR_ATTR_MSG = 1;
     private static final int SOL_SOCKET = 1;
     private static final int SO_RCVBUF = 8;
     private static final int SO_RCVBUFFORCE = 33;
@@ -134,7 +137,7 @@ final class NfnlSocket implements AutoCloseable {
                     if (error == 0) {
                         return;
                     }
-                    throw new NetlinkException(operation, -error, null);
+                    throw new NetlinkException(operation, -error, extAckMessage(b, p, len));
                 }
                 p += NfRequest.align(len);
             }
@@ -185,7 +188,7 @@ final class NfnlSocket implements AutoCloseable {
                     if (error == 0) {
                         return !interrupted;
                     }
-                    throw new NetlinkException(operation, -error, null);
+                    throw new NetlinkException(operation, -error, extAckMessage(b, p, len));
                 }
                 if (type == NLMSG_DONE) {
                     if (len >= NfRequest.NLMSG_HDRLEN + 4 && b.getInt(p + NfRequest.NLMSG_HDRLEN) < 0) {
@@ -227,6 +230,48 @@ final class NfnlSocket implements AutoCloseable {
             p += NfRequest.align(len);
         }
         return n;
+    }
+
+    /**
+     * The kernel's NLMSGERR_ATTR_MSG text in the NLMSG_ERROR at {@code p} (length {@code len}),
+     * or null: {@code struct nlmsgerr} is the errno and the echoed request header (only the
+     * header, as NETLINK_CAP_ACK is set), then, with NLM_F_ACK_TLVS, attributes.
+     */
+    private static String extAckMessage(ByteBuffer b, int p, int len) {
+        int flags = Short.toUnsignedInt(b.getShort(p + 6));
+        if ((flags & NLM_F_ACK_TLVS) == 0) {
+            return null;
+        }
+        int from = p + NfRequest.NLMSG_HDRLEN + 4;
+        if (from + NfRequest.NLMSG_HDRLEN > p + len) {
+            return null;
+        }
+        int echoed = (flags & NLM_F_CAPPED) != 0 ? NfRequest.NLMSG_HDRLEN : b.getInt(from);
+        int attrs = from + NfRequest.align(echoed);
+        if (attrs > p + len) {
+            return null;
+        }
+        // Attribute headers are host order like every netlink header; the string is the value.
+        java.nio.ByteBuffer copy = b.duplicate().order(ByteOrder.nativeOrder());
+        int q = attrs;
+        while (q + 4 <= p + len) {
+            int alen = Short.toUnsignedInt(copy.getShort(q));
+            int atype = Short.toUnsignedInt(copy.getShort(q + 2)) & 0x3fff;
+            if (alen < 4 || q + alen > p + len) {
+                return null;
+            }
+            if (atype == NLMSGERR_ATTR_MSG) {
+                int n = 0;
+                while (n < alen - 4 && copy.get(q + 4 + n) != 0) {
+                    n++;
+                }
+                byte[] text = new byte[n];
+                copy.get(q + 4, text);
+                return new String(text, java.nio.charset.StandardCharsets.UTF_8);
+            }
+            q += NfRequest.align(alen);
+        }
+        return null;
     }
 
     private int send(String operation, NfRequest request) {
