@@ -1,5 +1,8 @@
 package calico.felix.app;
 
+import calico.felix.flows.FlowLogs;
+import java.util.List;
+
 import calico.libcalico.health.PrometheusMetricsServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -30,8 +33,9 @@ public class FelixConfiguration {
 
     /** What is programmed, for the admin API and metrics: the model itself, or a mirror beside a real driver. */
     @Bean
-    ProgrammedState programmedState(Dataplane dataplane) {
-        return ProgrammedState.of(dataplane);
+    ProgrammedState programmedState(Dataplane dataplane, ObjectProvider<FlowLogs> flowLogs) {
+        FlowLogs f = flowLogs.getIfAvailable();
+        return f == null ? ProgrammedState.of(dataplane) : ProgrammedState.of(dataplane, List.of(f::apply));
     }
 
     @Bean

@@ -1,5 +1,7 @@
 package calico.felix.app;
 
+import calico.felix.flows.FlowLogs;
+
 import calico.felix.dataplane.KernelDataplane;
 import calico.felix.dataplane.KernelPolicyDrivers;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,6 +26,13 @@ public class KernelDataplaneConfiguration {
     @Bean
     KernelDataplaneMetrics kernelDataplaneMetrics(ObjectProvider<MeterRegistry> registry) {
         return new KernelDataplaneMetrics(registry.getIfAvailable(SimpleMeterRegistry::new));
+    }
+
+    /** Flow logs beside the kernel dataplane: idle until {@code flowLogsGoldmaneServer} is set. */
+    @Bean(destroyMethod = "close")
+    FlowLogs flowLogs(FelixProperties properties, ObjectProvider<MeterRegistry> registry) {
+        return new FlowLogs(properties.hostname(), properties.dataplaneNetns(), java.time.Clock.systemUTC(),
+                registry.getIfAvailable(SimpleMeterRegistry::new));
     }
 
     @Bean(destroyMethod = "close")

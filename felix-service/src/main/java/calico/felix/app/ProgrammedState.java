@@ -2,16 +2,28 @@ package calico.felix.app;
 
 import calico.felix.calc.DataplaneUpdate;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The dataplane plus the in-memory model that the admin API and metrics read. When the
  * dataplane is the model there is one copy; beside a real driver the model is a mirror fed the
  * same batches.
  */
-public record ProgrammedState(Dataplane dataplane, ModelDataplane model) {
+public record ProgrammedState(Dataplane dataplane, ModelDataplane model,
+                               List<Consumer<List<DataplaneUpdate>>> listeners) {
+
+    public ProgrammedState {
+        listeners = List.copyOf(listeners);
+    }
 
     public static ProgrammedState of(Dataplane dataplane) {
-        return new ProgrammedState(dataplane, dataplane instanceof ModelDataplane m ? m : new ModelDataplane());
+        return of(dataplane, List.of());
+    }
+
+    /** With {@code listeners} fed every batch after the dataplane (flow logs mirror the stream). */
+    public static ProgrammedState of(Dataplane dataplane, List<Consumer<List<DataplaneUpdate>>> listeners) {
+        return new ProgrammedState(dataplane, dataplane instanceof ModelDataplane m ? m : new ModelDataplane(),
+                listeners);
     }
 
     void apply(List<DataplaneUpdate> batch) {
@@ -19,6 +31,7 @@ public record ProgrammedState(Dataplane dataplane, ModelDataplane model) {
         if (model != dataplane) {
             model.apply(batch);
         }
+        listeners.forEach(l -> l.accept(batch));
     }
 
     List<String> errors() {

@@ -227,7 +227,7 @@ final class FelixDefaults {
         d.put("usageReportingEnabled", "true");
         d.put("usageReportingInitialDelay", "300s");
         d.put("usageReportingInterval", "86400s");
-        d.put("flowLogsFlushInterval", "300s");
+        d.put("flowLogsFlushInterval", "15s"); // Calico 3.30+: goldmane's aggregation window
         d.put("flowLogsLocalReporter", "Disabled");
         d.put("flowLogsPolicyEvaluationMode", "Continuous");
         d.put("flowLogsCollectorDebugTrace", "false");

@@ -132,12 +132,12 @@ public record FelixSettings(
     }
 
     /** Go duration text ("1h2m3.5s", "50ms") to a {@link Duration}; the text was validated already. */
-    static final class GoDurations {
+    public static final class GoDurations {
 
         private GoDurations() {
         }
 
-        static Duration parse(String text) {
+        public static Duration parse(String text) {
             String t = text.trim();
             boolean negative = t.startsWith("-");
             if (negative || t.startsWith("+")) {

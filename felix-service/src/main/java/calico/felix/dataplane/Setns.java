@@ -9,7 +9,7 @@ import com.sun.jna.Native;
  * {@code /proc/sys/net} paths it opens act on the namespace. The move is for the thread's life,
  * so callers use a dedicated thread.
  */
-final class Setns {
+public final class Setns {
 
     private static final int CLONE_NEWNET = 0x40000000;
 
@@ -27,7 +27,7 @@ final class Setns {
     }
 
     /** Enters {@code /run/netns/<name>}; fails naming the namespace and errno. */
-    static void enter(String name) {
+    public static void enter(String name) {
         String path = "/run/netns/" + name;
         int fd = LibC.INSTANCE.open(path, 0);
         if (fd < 0) {

@@ -178,6 +178,9 @@ public final class IptablesFormatter {
             return List.of("-j", "MARK", "--set-xmark", MarkBits.clear(c.bits()));
         } else if (t instanceof Target.Log l) {
             return List.of("-j", "LOG", "--log-prefix", l.prefix(), "--log-level", "5");
+        } else if (t instanceof Target.Nflog n) {
+            // iptables-save's order, so a read-back compares equal
+            return List.of("-j", "NFLOG", "--nflog-prefix", n.prefix(), "--nflog-group", Integer.toString(n.group()));
         } else if (t instanceof Target.Masquerade) {
             return List.of("-j", "MASQUERADE");
         } else if (t instanceof Target.Reject) {

@@ -197,6 +197,8 @@ public final class NftRuleFormatter {
             ObjectNode n = NftExpr.log(l.prefix() == null ? "calico-packet: " : l.prefix(), null);
             ((ObjectNode) n.get("log")).put("level", "notice"); // iptables' --log-level 5
             return n;
+        } else if (t instanceof Target.Nflog n) {
+            return NftExpr.log(n.prefix(), n.group());
         } else if (t instanceof Target.Masquerade) {
             return JSON.objectNode().set("masquerade", NullNode.instance);
         } else if (t instanceof Target.Reject) {

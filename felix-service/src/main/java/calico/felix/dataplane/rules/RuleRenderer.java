@@ -14,6 +14,9 @@ import calico.felix.dataplane.rules.Match.Dir;
 import calico.felix.dataplane.rules.Ruleset.Entry;
 import calico.felix.dataplane.rules.Ruleset.Hook;
 import calico.felix.dataplane.rules.Ruleset.Table;
+import calico.felix.flows.HitTable;
+import calico.felix.flows.NflogPrefix;
+import calico.felix.flows.NflogPrefix.Verdict;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumSet;
@@ -191,16 +194,20 @@ public final class RuleRenderer {
         model.policies().forEach((id, p) -> {
             if (!id.staged()) {
                 cache.chains(id, List.of(p), () -> List.of(
-                        new Rules(Names.policyInbound(id), rules(p.inbound(), settings.denyTarget())),
-                        new Rules(Names.policyOutbound(id), rules(p.outbound(), settings.denyTarget()))))
+                        new Rules(Names.policyInbound(id), rules(p.inbound(), settings.denyTarget(),
+                                logs((v, i) -> NflogPrefix.policyRule(v, true, i, id)), true)),
+                        new Rules(Names.policyOutbound(id), rules(p.outbound(), settings.denyTarget(),
+                                logs((v, i) -> NflogPrefix.policyRule(v, false, i, id)), false))))
                         .forEach(c -> add(filter, c));
                 refs.addAll(cache.setIds(p));
             }
         });
         model.profiles().forEach((name, p) -> {
             cache.chains("profile " + name, List.of(p), () -> List.of(new Rules(Names.profileInbound(name),
-                    rules(p.inbound(), settings.denyTarget())),
-                    new Rules(Names.profileOutbound(name), rules(p.outbound(), settings.denyTarget()))))
+                    rules(p.inbound(), settings.denyTarget(),
+                            logs((v, i) -> NflogPrefix.profileRule(v, true, i, name)), true)),
+                    new Rules(Names.profileOutbound(name), rules(p.outbound(), settings.denyTarget(),
+                            logs((v, i) -> NflogPrefix.profileRule(v, false, i, name)), false))))
                     .forEach(c -> add(filter, c));
             refs.addAll(cache.setIds(p));
         });
@@ -687,6 +694,8 @@ public final class RuleRenderer {
         boolean filter = kind == Kind.NORMAL || kind == Kind.FORWARD;
         boolean normal = kind == Kind.NORMAL || kind == Kind.MANGLE_EGRESS;
         Target deny = filter ? settings.denyTarget() : Target.DROP;
+        // Flow logs: the filter table's verdicts log first (Calico logs neither raw nor mangle copies).
+        boolean logHere = settings.flowLogs() && (kind == Kind.NORMAL || kind == Kind.FORWARD);
         List<GenericRule> rules = new ArrayList<>();
         if (allInterfaces) {
             // Calico's all-interfaces endpoint covers the host's interfaces, never a workload's.
@@ -719,6 +728,9 @@ public final class RuleRenderer {
                     continue;
                 }
                 if (!existing.contains(p)) {
+                    if (logHere) {
+                        rules.add(nflog(inbound, NflogPrefix.missingPolicy(inbound, p), passClear));
+                    }
                     rules.add(GenericRule.of(deny, passClear).withComment("missing policy " + p.sortName()));
                     continue;
                 }
@@ -732,7 +744,12 @@ public final class RuleRenderer {
             Action def = tier.missing() || tier.defaultAction() == null ? Action.Deny : tier.defaultAction();
             // Untracked and pre-DNAT policy that decides nothing leaves the packet to the filter table's policy.
             if (def != Action.Pass && (filter || normal)) {
+                if (logHere) {
+                    rules.add(nflog(inbound, NflogPrefix.endOfTier(Verdict.DENY, inbound, tier.tier()), passClear));
+                }
                 rules.add(GenericRule.of(deny, passClear).withComment("end of tier " + tier.tier()));
+            } else if (def == Action.Pass && logHere) {
+                rules.add(nflog(inbound, NflogPrefix.endOfTier(Verdict.PASS, inbound, tier.tier()), passClear));
             }
         }
         if (kind == Kind.FORWARD && !anyTier) {
@@ -746,6 +763,9 @@ public final class RuleRenderer {
                         : Names.profileOutbound(profile))));
                 rules.add(GenericRule.of(Target.RETURN, acceptSet));
             }
+            if (logHere) {
+                rules.add(nflog(inbound, NflogPrefix.noProfileMatched(inbound)));
+            }
             rules.add(GenericRule.of(deny).withComment("no policy or profile accepted"));
         }
         return new Rules(name, rules);
@@ -758,9 +778,36 @@ public final class RuleRenderer {
 
     /** The same, with {@code deny} for Deny rules (DROP outside the filter table). */
     public List<GenericRule> rules(List<CompiledRule> compiled, Target deny) {
+        return rules(compiled, deny, null, true);
+    }
+
+    /** How the rules of one policy direction name their NFLOG hits: (verdict, rule index) to prefix. */
+    interface HitPrefixes {
+        String prefix(Verdict v, int ruleIndex);
+    }
+
+    /** {@code p} when flow logs are on, else null (no NFLOG rules at all). */
+    private HitPrefixes logs(HitPrefixes p) {
+        return settings.flowLogs() ? p : null;
+    }
+
+    /**
+     * A direction's rules; with {@code log} non-null each rule with a verdict logs to NFLOG right
+     * before it. Only a connection's first packet gets here: endpoint chains accept ESTABLISHED
+     * and RELATED before any policy, so (as Calico) one hit is logged per connection and rule.
+     */
+    private List<GenericRule> rules(List<CompiledRule> compiled, Target deny, HitPrefixes log, boolean inbound) {
         List<GenericRule> out = new ArrayList<>();
-        compiled.forEach(r -> out.addAll(rule(r, deny)));
+        for (int i = 0; i < compiled.size(); i++) {
+            CompiledRule r = compiled.get(i);
+            Verdict v = log == null ? null : HitTable.verdict(r.action());
+            out.addAll(rule(r, deny, v == null ? null : nflog(inbound, log.prefix(v, i))));
+        }
         return out;
+    }
+
+    private static GenericRule nflog(boolean inbound, String prefix, Match... matches) {
+        return new GenericRule(List.of(matches), new Target.Nflog(NflogPrefix.group(inbound), prefix), null);
     }
 
     /** One compiled rule: a rule per family it can match and per port alternative, then its verdict. */
@@ -769,6 +816,15 @@ public final class RuleRenderer {
     }
 
     private List<GenericRule> rule(CompiledRule r, Target deny) {
+        return rule(r, deny, null);
+    }
+
+    /**
+     * {@code log}: an NFLOG rule without matches, logged right before the verdict. Allow and
+     * Pass log once on the mark their alternatives set (a packet matching two alternatives logs
+     * once); Deny logs with each alternative's matches.
+     */
+    private List<GenericRule> rule(CompiledRule r, Target deny, GenericRule log) {
         List<List<Match>> combos = new ArrayList<>();
         Set<IpFamily> specific = familySpecific(r) ? familiesOf(r) : null;
         if (specific == null) {
@@ -786,10 +842,18 @@ public final class RuleRenderer {
                 long bit = r.action() == Action.Allow ? marks.accept() : marks.pass();
                 combos.forEach(m -> out.add(new GenericRule(m, new Target.SetMark(bit), null)));
                 if (!combos.isEmpty()) {
+                    if (log != null) {
+                        out.add(new GenericRule(List.of(new Match.MarkAllSet(bit)), log.target(), null));
+                    }
                     out.add(GenericRule.of(Target.RETURN, new Match.MarkAllSet(bit)));
                 }
             }
-            case Deny -> combos.forEach(m -> out.add(new GenericRule(m, deny, null)));
+            case Deny -> combos.forEach(m -> {
+                if (log != null) {
+                    out.add(new GenericRule(m, log.target(), null));
+                }
+                out.add(new GenericRule(m, deny, null));
+            });
             case Log -> combos.forEach(m -> out.add(new GenericRule(m, new Target.Log("calico-packet: "), null)));
         }
         return out;

@@ -22,10 +22,12 @@ import java.util.Map;
  *                             unreachable / TCP reset) instead of dropping silently
  * @param nftablesAllowReturn  {@code nftablesFilterAllowAction: Return}, what {@link #forNftables()} uses
  * @param nftablesDenyReject   {@code nftablesFilterDenyAction: Reject}, what {@link #forNftables()} uses
+ * @param flowLogs             {@code flowLogsGoldmaneServer} is set: every policy verdict logs to NFLOG first
  */
 public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean allowReturn, List<ProtoPort> failsafeIn,
                            List<ProtoPort> failsafeOut, boolean appendMode, boolean ipv6Support, boolean denyReject,
-                           boolean nftablesAllowReturn, boolean nftablesDenyReject) {
+                           boolean nftablesAllowReturn, boolean nftablesDenyReject,
+                           boolean flowLogs) {
 
     /** {@code defaultEndpointToHostAction}. */
     public enum EndpointToHostAction { DROP, RETURN, ACCEPT }
@@ -57,7 +59,8 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
                 "append".equalsIgnoreCase(s.chainInsertMode()),
                 !"false".equalsIgnoreCase(String.valueOf(values.getOrDefault("ipv6Support", "true")).strip()),
                 is(values, "iptablesFilterDenyAction", "reject"),
-                is(values, "nftablesFilterAllowAction", "return"), is(values, "nftablesFilterDenyAction", "reject"));
+                is(values, "nftablesFilterAllowAction", "return"), is(values, "nftablesFilterDenyAction", "reject"),
+                values.get("flowLogsGoldmaneServer") != null && !values.get("flowLogsGoldmaneServer").isBlank());
     }
 
     private static boolean is(Map<String, String> values, String key, String wanted) {
@@ -71,18 +74,24 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
 
     public RuleSettings withAllowReturn(boolean r) {
         return new RuleSettings(endpointToHostAction, r, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject,
-                nftablesAllowReturn, nftablesDenyReject);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs);
     }
 
     /** {@return these settings with filter-table denials rejecting ({@code true}) or dropping} */
     public RuleSettings withDenyReject(boolean r) {
         return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, r,
-                nftablesAllowReturn, nftablesDenyReject);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs);
     }
 
     public RuleSettings withEndpointToHostAction(EndpointToHostAction a) {
         return new RuleSettings(a, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject,
-                nftablesAllowReturn, nftablesDenyReject);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs);
+    }
+
+    /** {@return these settings with flow logs' NFLOG rules on or off} */
+    public RuleSettings withFlowLogs(boolean on) {
+        return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support,
+                denyReject, nftablesAllowReturn, nftablesDenyReject, on);
     }
 
     /** {@return the verdict for traffic our filter-table policy denies}: DROP, or REJECT under {@code denyReject} */

@@ -41,6 +41,22 @@ public sealed interface Target {
     record Log(String prefix) implements Target {
     }
 
+    /**
+     * Copy the packet's headers to userspace on NFLOG {@code group} with {@code prefix} (at most
+     * 63 bytes: the kernel's limit); non-terminal. Flow logs' rule hits.
+     */
+    record Nflog(int group, String prefix) implements Target {
+        public Nflog {
+            Objects.requireNonNull(prefix, "prefix");
+            if (prefix.isEmpty() || prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 63) {
+                throw new IllegalArgumentException("nflog prefix: 1..63 bytes, was '" + prefix + "'");
+            }
+            if (group < 0 || group > 65535) {
+                throw new IllegalArgumentException("nflog group: 0..65535, was " + group);
+            }
+        }
+    }
+
     /** Source NAT to the outgoing interface's address (nat table, postrouting only). */
     record Masquerade() implements Target {
     }

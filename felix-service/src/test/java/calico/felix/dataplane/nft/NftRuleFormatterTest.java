@@ -211,6 +211,7 @@ class NftRuleFormatterTest {
                 GenericRule.of(new Target.ClearMark(0x30000), new Match.Protocol("tcp", false),
                         new Match.NamedPortSet(Dir.DST, IpFamily.V4, "n:p", false)),
                 GenericRule.of(new Target.Log("calico-packet: "), new Match.MarkAllSet(0x10000), new Match.MarkAllClear(0x20000)),
+                GenericRule.of(new Target.Nflog(1, "API0|np/prod/web"), new Match.MarkAllSet(0x10000)),
                 GenericRule.of(Target.ACCEPT, new Match.DstLocal(false), new Match.Interface(false, "eth0", false))
                         .withComment("y".repeat(300)));
         NftChain chain = NftRuleFormatter.chain(Table.FILTER, new GenericChain.Rules("cali-a", rules));
@@ -245,7 +246,8 @@ class NftRuleFormatterTest {
                 "ip saddr { 10.0.0.0/8, 192.168.0.1 }", "ip daddr != 172.16.0.0/12", "goto cali-b",
                 "meta mark set meta mark | 0x00010000", "meta mark set meta mark & 0xfffcffff",
                 "ip daddr . meta l4proto . tcp dport @" + NftNames.set(IpFamily.V4, "n:p"),
-                "log prefix \"calico-packet: \" level notice", "fib daddr type local", "comment \"" + "y".repeat(128) + "\"");
+                "log prefix \"calico-packet: \" level notice",
+                "log prefix \"API0|np/prod/web\" group 1", "fib daddr type local", "comment \"" + "y".repeat(128) + "\"");
         int ruleCount = 0;
         for (JsonNode item : listed.get("nftables")) {
             if (item.has("rule")) {

@@ -1,0 +1,321 @@
+package calico.felix.flows;
+
+import calico.api.model.ResourceKind;
+import calico.dataplane.netfilter.ConntrackEntry;
+import calico.dataplane.netfilter.FlowTuple;
+import calico.dataplane.netfilter.NflogPacket;
+import calico.felix.calc.PolicyId;
+import calico.felix.calc.TierPolicies;
+import calico.felix.flows.FlowContext.TraceHit;
+import calico.felix.flows.NflogPrefix.Verdict;
+import calico.libcalico.goldmane.proto.Action;
+import calico.libcalico.goldmane.proto.EndpointType;
+import calico.libcalico.goldmane.proto.Flow;
+import calico.libcalico.goldmane.proto.FlowKey;
+import calico.libcalico.goldmane.proto.PolicyHit;
+import calico.libcalico.goldmane.proto.PolicyKind;
+import calico.libcalico.goldmane.proto.PolicyTrace;
+import calico.libcalico.goldmane.proto.Reporter;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * Joins NFLOG rule hits with conntrack counters into per-interval flow reports keyed as goldmane
+ * keys flows.
+ *
+ * <p>A connection is (original tuple, direction of the hit): egress hits (group 2) make a
+ * report with reporter Src, ingress hits (group 1) one with reporter Dst, so traffic between two
+ * local workloads is reported twice, as Calico does. The kernel logs only a connection's first
+ * packet (later ones are ESTABLISHED before any policy), so a repeated first hit is a retransmit
+ * of that packet. Allowed connections take their packets and bytes from conntrack (deltas since
+ * the last report); denied ones, which conntrack never confirms, from the logged packets.
+ *
+ * <p>Thread-safe: readers call {@link #onNflog} and {@link #onConntrack} from their threads,
+ * the flusher calls {@link #flush}; one monitor, held briefly.
+ */
+public final class FlowAggregator {
+
+    /** Distinct source and destination addresses kept per flow report. */
+    static final int MAX_IPS = 10;
+
+    private final Supplier<FlowContext> context;
+    private final Map<ConnKey, Conn> conns = new LinkedHashMap<>();
+    private final AtomicLong unknownPrefixes = new AtomicLong();
+
+    private record ConnKey(FlowTuple original, boolean inbound) {
+    }
+
+    /** One connection seen by one direction of policy. */
+    private static final class Conn {
+        final List<RuleHit> hits = new ArrayList<>();
+        final List<String> prefixes = new ArrayList<>();
+        long logPackets;
+        long logBytes;
+        long reportedLogPackets;
+        long reportedLogBytes;
+        boolean tracked;
+        long[] ct = new long[4];          // original packets, bytes; reply packets, bytes
+        long[] reportedCt = new long[4];
+        boolean ended;
+        boolean startReported;
+        boolean endReported;
+    }
+
+    public FlowAggregator(Supplier<FlowContext> context) {
+        this.context = context;
+    }
+
+    /** One logged packet; an unknown prefix (a rule from a stranger or an older render) is counted and dropped. */
+    public synchronized void onNflog(NflogPacket p) {
+        RuleHit hit = context.get().hits().decode(p.prefix());
+        if (hit == null) {
+            unknownPrefixes.incrementAndGet();
+            return;
+        }
+        Conn c = conns.computeIfAbsent(new ConnKey(p.tuple(), hit.inbound()), k -> new Conn());
+        if (c.prefixes.isEmpty() || c.prefixes.get(0).equals(p.prefix())) {
+            c.logPackets++;
+            c.logBytes += p.length();
+        }
+        if (!c.prefixes.contains(p.prefix())) {
+            c.prefixes.add(p.prefix());
+            c.hits.add(hit);
+        }
+    }
+
+    /**
+     * A conntrack entry, from a dump or a destroy event: updates the counters of the connections
+     * with that original tuple.
+     */
+    public synchronized void onConntrack(ConntrackEntry e) {
+        for (boolean in : new boolean[] {true, false}) {
+            Conn c = conns.get(new ConnKey(e.original(), in));
+            if (c != null) {
+                c.tracked = true;
+                long[] now = {e.originalCounters().packets(), e.originalCounters().bytes(),
+                        e.replyCounters().packets(), e.replyCounters().bytes()};
+                for (int i = 0; i < 4; i++) {
+                    c.ct[i] = Math.max(c.ct[i], now[i]);
+                }
+                c.ended |= e.destroyed();
+                    }
+        }
+    }
+
+    /** A whole dump: tracked connections missing from it have ended (a destroy event was missed). */
+    public synchronized void onConntrackDump(List<ConntrackEntry> dump) {
+        Set<FlowTuple> live = new HashSet<>();
+        for (ConntrackEntry e : dump) {
+            live.add(e.original());
+            onConntrack(e);
+        }
+        conns.forEach((k, c) -> {
+            if (c.tracked && !live.contains(k.original())) {
+                c.ended = true;
+            }
+        });
+    }
+
+    public long unknownPrefixes() {
+        return unknownPrefixes.get();
+    }
+
+    public synchronized int connections() {
+        return conns.size();
+    }
+
+    /**
+     * The reports for the interval {@code [start, end)} (Unix seconds): one per flow key with
+     * what changed since the last flush; forgets connections that ended and were reported, and
+     * denied ones quiet for a whole interval.
+     */
+    public synchronized List<Flow> flush(long start, long end) {
+        FlowContext ctx = context.get();
+        Map<FlowKey, Flow.Builder> out = new LinkedHashMap<>();
+        Iterator<Map.Entry<ConnKey, Conn>> it = conns.entrySet().iterator();
+        while (it.hasNext()) {
+            Map.Entry<ConnKey, Conn> en = it.next();
+            ConnKey k = en.getKey();
+            Conn c = en.getValue();
+            RuleHit last = c.hits.isEmpty() ? null : c.hits.get(c.hits.size() - 1);
+            if (last == null || !last.terminal()) {
+                continue; // the rest of this packet's hits are still on their way
+            }
+            boolean allowed = last.verdict() == Verdict.ALLOW;
+            long pktsOrig;
+            long bytesOrig;
+            long pktsReply;
+            long bytesReply;
+            if (c.tracked) {
+                pktsOrig = c.ct[0] - c.reportedCt[0];
+                bytesOrig = c.ct[1] - c.reportedCt[1];
+                pktsReply = c.ct[2] - c.reportedCt[2];
+                bytesReply = c.ct[3] - c.reportedCt[3];
+            } else {
+                pktsOrig = c.logPackets - c.reportedLogPackets;
+                bytesOrig = c.logBytes - c.reportedLogBytes;
+                pktsReply = 0;
+                bytesReply = 0;
+            }
+            boolean started = !c.startReported;
+            boolean completed = c.ended && !c.endReported;
+            boolean live = allowed && !c.ended;
+            if (!started && !completed && !live && pktsOrig == 0 && pktsReply == 0) {
+                it.remove(); // ended and reported, or denied and quiet for a whole interval
+                continue;
+            }
+            FlowKey key = key(ctx, k, c, last);
+            Flow.Builder f = out.computeIfAbsent(key, x -> Flow.newBuilder().setKey(key).setStartTime(start)
+                    .setEndTime(end));
+            // Reporter Src: the original direction leaves the endpoint (out); Dst: it arrives (in).
+            if (k.inbound()) {
+                f.setPacketsIn(f.getPacketsIn() + pktsOrig).setBytesIn(f.getBytesIn() + bytesOrig)
+                        .setPacketsOut(f.getPacketsOut() + pktsReply).setBytesOut(f.getBytesOut() + bytesReply);
+            } else {
+                f.setPacketsOut(f.getPacketsOut() + pktsOrig).setBytesOut(f.getBytesOut() + bytesOrig)
+                        .setPacketsIn(f.getPacketsIn() + pktsReply).setBytesIn(f.getBytesIn() + bytesReply);
+            }
+            f.setNumConnectionsStarted(f.getNumConnectionsStarted() + (started ? 1 : 0))
+                    .setNumConnectionsCompleted(f.getNumConnectionsCompleted() + (completed ? 1 : 0))
+                    .setNumConnectionsLive(f.getNumConnectionsLive() + (live ? 1 : 0));
+            addIp(f.getSourceIpsList(), k.original().src().getHostAddress(), f::addSourceIps);
+            addIp(f.getDestIpsList(), k.original().dst().getHostAddress(), f::addDestIps);
+            c.startReported = true;
+            c.endReported |= completed;
+            System.arraycopy(c.ct, 0, c.reportedCt, 0, 4);
+            c.reportedLogPackets = c.logPackets;
+            c.reportedLogBytes = c.logBytes;
+            if (c.ended) {
+                it.remove();
+            }
+            // A denied attempt stays one more interval, so its retransmits count as packets, not connections.
+        }
+        List<Flow> flows = new ArrayList<>();
+        out.values().forEach(b -> flows.add(b.build()));
+        return flows;
+    }
+
+    private static void addIp(List<String> have, String ip, java.util.function.Consumer<String> add) {
+        if (have.size() < MAX_IPS && !have.contains(ip)) {
+            add.accept(ip);
+        }
+    }
+
+    private static FlowKey key(FlowContext ctx, ConnKey k, Conn c, RuleHit last) {
+        FlowTuple t = k.original();
+        FlowEndpoint src = ctx.endpoint(t.src());
+        FlowEndpoint dst = ctx.endpoint(t.dst());
+        FlowEndpoint reporter = k.inbound() ? dst : src;
+        PolicyTrace.Builder trace = PolicyTrace.newBuilder();
+        for (int i = 0; i < c.hits.size(); i++) {
+            trace.addEnforcedPolicies(enforced(c.hits.get(i), i, reporter));
+        }
+        List<TraceHit> pending = reporter.local() ? ctx.trace(reporter, k.inbound(),
+                new FlowContext.Packet(t.src(), t.dst(), t.protocol(), t.srcPort(), t.dstPort()), true) : List.of();
+        for (int i = 0; i < pending.size(); i++) {
+            trace.addPendingPolicies(pending(pending.get(i), i));
+        }
+        return FlowKey.newBuilder()
+                .setSourceName(src.name()).setSourceNamespace(src.namespace()).setSourceType(type(src))
+                .setDestName(dst.name()).setDestNamespace(dst.namespace()).setDestType(type(dst))
+                .setDestPort(t.dstPort()).setProto(FlowContext.protocolName(t.protocol()))
+                .setReporter(k.inbound() ? Reporter.Dst : Reporter.Src)
+                .setAction(action(last.verdict())).setPolicies(trace).build();
+    }
+
+    private static PolicyHit enforced(RuleHit h, int index, FlowEndpoint reporter) {
+        PolicyHit.Builder b = PolicyHit.newBuilder().setPolicyIndex(index).setAction(action(h.verdict()))
+                .setRuleIndex(h.ruleIndex());
+        switch (h.owner()) {
+            case POLICY_RULE, MISSING_POLICY -> policy(b, h.policy());
+            case PROFILE_RULE -> b.setKind(PolicyKind.Profile).setName(h.profile());
+            case NO_PROFILE -> b.setKind(PolicyKind.Profile);
+            case END_OF_TIER -> {
+                b.setKind(PolicyKind.EndOfTier).setTier(h.tier());
+                PolicyId trigger = firstEnforced(reporter, h.inbound(), h.tier());
+                if (trigger != null) {
+                    b.setTrigger(policy(PolicyHit.newBuilder(), trigger).setAction(Action.Deny).setRuleIndex(-1));
+                }
+            }
+        }
+        return b.build();
+    }
+
+    private static PolicyId firstEnforced(FlowEndpoint ep, boolean inbound, String tier) {
+        for (TierPolicies t : inbound ? ep.ingress() : ep.egress()) {
+            if (t.tier().equals(tier)) {
+                return t.policies().stream().filter(p -> !p.staged()).findFirst().orElse(null);
+            }
+        }
+        return null;
+    }
+
+    private static PolicyHit pending(TraceHit h, int index) {
+        PolicyHit.Builder b = PolicyHit.newBuilder().setPolicyIndex(index).setAction(action(h.action()))
+                .setRuleIndex(h.ruleIndex());
+        if (h.endOfTier()) {
+            b.setKind(PolicyKind.EndOfTier).setTier(h.tier());
+            if (h.trigger() != null) {
+                b.setTrigger(policy(PolicyHit.newBuilder(), h.trigger()).setAction(Action.Deny).setRuleIndex(-1));
+            }
+        } else if (h.policy() != null) {
+            policy(b, h.policy());
+        } else {
+            b.setKind(PolicyKind.Profile).setName(h.profile() == null ? "" : h.profile());
+        }
+        return b.build();
+    }
+
+    private static PolicyHit.Builder policy(PolicyHit.Builder b, PolicyId id) {
+        b.setKind(kind(id)).setName(id.name()).setTier(id.tier());
+        if (id.namespace() != null) {
+            b.setNamespace(id.namespace());
+        }
+        return b;
+    }
+
+    static PolicyKind kind(PolicyId id) {
+        ResourceKind k = id.kind();
+        return switch (k) {
+            case GLOBAL_NETWORK_POLICY -> PolicyKind.GlobalNetworkPolicy;
+            case STAGED_GLOBAL_NETWORK_POLICY -> PolicyKind.StagedGlobalNetworkPolicy;
+            case STAGED_NETWORK_POLICY -> PolicyKind.StagedNetworkPolicy;
+            case STAGED_KUBERNETES_NETWORK_POLICY -> PolicyKind.StagedKubernetesNetworkPolicy;
+            default -> id.name().startsWith("knp.default.") ? PolicyKind.NetworkPolicy
+                    : PolicyKind.CalicoNetworkPolicy;
+        };
+    }
+
+    static Action action(Verdict v) {
+        return switch (v) {
+            case ALLOW -> Action.Allow;
+            case DENY -> Action.Deny;
+            case PASS -> Action.Pass;
+        };
+    }
+
+    static Action action(calico.api.model.Action a) {
+        return switch (a) {
+            case Allow -> Action.Allow;
+            case Deny -> Action.Deny;
+            case Pass -> Action.Pass;
+            default -> Action.ActionUnspecified;
+        };
+    }
+
+    private static EndpointType type(FlowEndpoint e) {
+        return switch (e.type()) {
+            case WORKLOAD -> EndpointType.WorkloadEndpoint;
+            case HOST_ENDPOINT -> EndpointType.HostEndpoint;
+            case NETWORK_SET -> EndpointType.NetworkSet;
+            case NETWORK -> EndpointType.Network;
+        };
+    }
+}

@@ -1,0 +1,227 @@
+package calico.felix.flows;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.api.model.Action;
+import calico.api.model.ResourceKind;
+import calico.api.net.Cidr;
+import calico.dataplane.netfilter.ConntrackCounters;
+import calico.dataplane.netfilter.ConntrackEntry;
+import calico.dataplane.netfilter.FlowTuple;
+import calico.dataplane.netfilter.NflogPacket;
+import calico.felix.calc.CompiledPolicy;
+import calico.felix.calc.CompiledRule;
+import calico.felix.calc.CompiledRule.Side;
+import calico.felix.calc.DataplaneUpdate;
+import calico.felix.calc.IpSetMember;
+import calico.felix.calc.IpSetType;
+import calico.felix.calc.PolicyId;
+import calico.felix.calc.TierPolicies;
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.GenericChain.Rules;
+import calico.felix.dataplane.rules.IpFamily;
+import calico.felix.dataplane.rules.Names;
+import calico.felix.dataplane.rules.RuleRenderer;
+import calico.felix.dataplane.rules.Ruleset;
+import calico.felix.dataplane.rules.Target;
+import calico.libcalico.goldmane.proto.EndpointType;
+import calico.libcalico.goldmane.proto.Flow;
+import calico.libcalico.goldmane.proto.PolicyHit;
+import calico.libcalico.goldmane.proto.PolicyKind;
+import calico.libcalico.goldmane.proto.Reporter;
+import java.net.InetAddress;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The aggregation fed with the records the kernel readers produce, carrying the prefixes the
+ * renderer really emitted for the model: actions, traces (enforced and pending), counters,
+ * reporters, connection accounting across intervals.
+ */
+class FlowAggregatorTest {
+
+    static final PolicyId ALLOW_80 = new PolicyId("default", "prod", "api-in", ResourceKind.NETWORK_POLICY);
+    static final PolicyId STAGED = new PolicyId("default", "prod", "api-lockdown", ResourceKind.STAGED_NETWORK_POLICY);
+    static final String CLIENT_SET = "s:client";
+
+    static InetAddress ip(String s) {
+        try {
+            return InetAddress.getByName(s);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException(s, e);
+        }
+    }
+
+    static CompiledRule tcp(Action a, String port, String srcSet) {
+        Side src = srcSet == null ? Side.ANY : new Side(List.of(), List.of(), List.of(), List.of(), List.of(srcSet),
+                List.of(), List.of(), List.of());
+        Side dst = new Side(List.of(), List.of(), port == null ? List.of() : List.of(port), List.of(), List.of(),
+                List.of(), List.of(), List.of());
+        return new CompiledRule(a, null, "TCP", null, null, null, src, dst, null);
+    }
+
+    /** prod/api (10.70.0.2) allows TCP 8080 from the client set and denies 9000; a staged policy denies 8080. */
+    static DataplaneModel model() {
+        DataplaneModel m = new DataplaneModel();
+        m.apply(new DataplaneUpdate.ConfigUpdate(Map.of("flowLogsGoldmaneServer", "127.0.0.1:1")));
+        m.apply(new DataplaneUpdate.IpSetUpdate(CLIENT_SET, IpSetType.NET,
+                Set.of(IpSetMember.net(Cidr.parse("10.70.1.1/32")))));
+        m.apply(new DataplaneUpdate.ActivePolicyUpdate(ALLOW_80, new CompiledPolicy(
+                List.of(tcp(Action.Allow, "8080", CLIENT_SET), tcp(Action.Deny, "9000", null)), List.of(), false)));
+        m.apply(new DataplaneUpdate.ActivePolicyUpdate(STAGED, new CompiledPolicy(
+                List.of(tcp(Action.Deny, "8080", null)), List.of(), true)));
+        m.apply(new DataplaneUpdate.ActiveProfileUpdate("kns.dev", new CompiledPolicy(List.of(),
+                List.of(new CompiledRule(Action.Allow, null, null, null, null, null, Side.ANY, Side.ANY, null)),
+                false)));
+        m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("prod/e2e--node-k8s-api-eth0", "caliapi", null,
+                List.of("10.70.0.2/32"), List.of(), List.of("kns.prod"),
+                List.of(new TierPolicies("default", Action.Deny, List.of(STAGED, ALLOW_80), false)), List.of()));
+        m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("dev/e2e--node-k8s-client-eth0", "caliclient", null,
+                List.of("10.70.1.1/32"), List.of(), List.of("kns.dev"), List.of(), List.of()));
+        return m;
+    }
+
+    /** The prefix of the {@code n}th NFLOG rule in a rendered chain (what the kernel would report). */
+    static String renderedPrefix(Ruleset rs, String chain, int n) {
+        return ((Rules) rs.chains(Ruleset.Table.FILTER).get(chain)).rules().stream()
+                .filter(r -> r.target() instanceof Target.Nflog).map(r -> ((Target.Nflog) r.target()).prefix())
+                .toList().get(n);
+    }
+
+    final DataplaneModel model = model();
+    final FlowContext ctx = FlowContext.of(model);
+    final Ruleset rendered = RuleRenderer.render(model, Set.of(IpFamily.V4));
+    final FlowAggregator agg = new FlowAggregator(() -> ctx);
+    final FlowTuple to8080 = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40001, 8080);
+    final FlowTuple to9000 = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40002, 9000);
+
+    static NflogPacket nflog(int group, String prefix, FlowTuple t) {
+        return new NflogPacket(group, prefix, t, 60, 3, 4, Instant.now());
+    }
+
+    static ConntrackEntry ct(FlowTuple t, long op, long ob, long rp, long rb, boolean destroyed) {
+        return new ConntrackEntry(t, t.reversed(), new ConntrackCounters(op, ob), new ConntrackCounters(rp, rb), 0,
+                7, 0xe, destroyed);
+    }
+
+    Flow only(List<Flow> flows, Reporter r, int port) {
+        List<Flow> l = flows.stream().filter(f -> f.getKey().getReporter() == r && f.getKey().getDestPort() == port)
+                .toList();
+        assertThat(l).hasSize(1);
+        return l.get(0);
+    }
+
+    @Test
+    void anAllowedConnectionHasItsRuleHitTheStagedDenyPendingAndConntrackCounters() {
+        String egressAllow = renderedPrefix(rendered, Names.profileOutbound("kns.dev"), 0);
+        String ingressAllow = renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 0);
+        assertThat(ingressAllow).isEqualTo("API0|np/prod/api-in");
+        agg.onNflog(nflog(2, egressAllow, to8080));
+        agg.onNflog(nflog(1, ingressAllow, to8080));
+        agg.onConntrack(ct(to8080, 6, 400, 4, 2000, false));
+        List<Flow> flows = agg.flush(1000, 1015);
+        assertThat(flows).hasSize(2);
+
+        Flow dst = only(flows, Reporter.Dst, 8080);
+        assertThat(dst.getKey().getSourceName()).isEqualTo("client");
+        assertThat(dst.getKey().getSourceNamespace()).isEqualTo("dev");
+        assertThat(dst.getKey().getDestName()).isEqualTo("api");
+        assertThat(dst.getKey().getDestType()).isEqualTo(EndpointType.WorkloadEndpoint);
+        assertThat(dst.getKey().getProto()).isEqualTo("tcp");
+        assertThat(dst.getKey().getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Allow);
+        PolicyHit hit = dst.getKey().getPolicies().getEnforcedPolicies(0);
+        assertThat(hit.getKind()).isEqualTo(PolicyKind.CalicoNetworkPolicy);
+        assertThat(hit.getName()).isEqualTo("api-in");
+        assertThat(hit.getNamespace()).isEqualTo("prod");
+        assertThat(hit.getTier()).isEqualTo("default");
+        assertThat(hit.getRuleIndex()).isZero();
+        assertThat(hit.getPolicyIndex()).isZero();
+        PolicyHit pending = dst.getKey().getPolicies().getPendingPolicies(0);
+        assertThat(pending.getKind()).isEqualTo(PolicyKind.StagedNetworkPolicy);
+        assertThat(pending.getName()).isEqualTo("api-lockdown");
+        assertThat(pending.getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Deny);
+        assertThat(dst.getKey().getPolicies().getPendingPoliciesCount()).isEqualTo(1);
+        // Towards the reporting (destination) endpoint is "in".
+        assertThat(dst.getPacketsIn()).isEqualTo(6);
+        assertThat(dst.getBytesIn()).isEqualTo(400);
+        assertThat(dst.getPacketsOut()).isEqualTo(4);
+        assertThat(dst.getBytesOut()).isEqualTo(2000);
+        assertThat(dst.getNumConnectionsStarted()).isEqualTo(1);
+        assertThat(dst.getNumConnectionsLive()).isEqualTo(1);
+        assertThat(dst.getSourceIpsList()).containsExactly("10.70.1.1");
+        assertThat(dst.getDestIpsList()).containsExactly("10.70.0.2");
+        assertThat(dst.getStartTime()).isEqualTo(1000);
+        assertThat(dst.getEndTime()).isEqualTo(1015);
+
+        Flow src = only(flows, Reporter.Src, 8080);
+        assertThat(src.getKey().getPolicies().getEnforcedPolicies(0).getKind()).isEqualTo(PolicyKind.Profile);
+        assertThat(src.getPacketsOut()).isEqualTo(6);
+        assertThat(src.getBytesIn()).isEqualTo(2000);
+
+        // Next interval: only the deltas; then the connection ends and is reported completed once.
+        agg.onConntrack(ct(to8080, 10, 700, 8, 4000, false));
+        Flow dst2 = only(agg.flush(1015, 1030), Reporter.Dst, 8080);
+        assertThat(dst2.getPacketsIn()).isEqualTo(4);
+        assertThat(dst2.getBytesOut()).isEqualTo(2000);
+        assertThat(dst2.getNumConnectionsStarted()).isZero();
+        assertThat(dst2.getNumConnectionsLive()).isEqualTo(1);
+        agg.onConntrack(ct(to8080, 11, 760, 9, 4060, true));
+        Flow dst3 = only(agg.flush(1030, 1045), Reporter.Dst, 8080);
+        assertThat(dst3.getNumConnectionsCompleted()).isEqualTo(1);
+        assertThat(dst3.getNumConnectionsLive()).isZero();
+        assertThat(dst3.getPacketsIn()).isEqualTo(1);
+        assertThat(agg.flush(1045, 1060)).isEmpty();
+        assertThat(agg.connections()).isZero();
+    }
+
+    @Test
+    void aDeniedConnectionCountsItsLoggedRetransmitsAndNamesTheDenyRule() {
+        String deny = renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 1);
+        assertThat(deny).isEqualTo("DPI1|np/prod/api-in");
+        for (int i = 0; i < 3; i++) {
+            agg.onNflog(nflog(1, deny, to9000)); // SYN and two retransmits
+        }
+        Flow f = only(agg.flush(1000, 1015), Reporter.Dst, 9000);
+        assertThat(f.getKey().getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Deny);
+        assertThat(f.getKey().getPolicies().getEnforcedPolicies(0).getRuleIndex()).isEqualTo(1);
+        assertThat(f.getPacketsIn()).isEqualTo(3);
+        assertThat(f.getBytesIn()).isEqualTo(180);
+        assertThat(f.getNumConnectionsStarted()).isEqualTo(1);
+        assertThat(f.getNumConnectionsLive()).isZero();
+        // The staged policy does not match 9000: the pending trace ends like the enforced one.
+        PolicyHit p = f.getKey().getPolicies().getPendingPolicies(0);
+        assertThat(p.getName()).isEqualTo("api-in");
+        assertThat(p.getRuleIndex()).isEqualTo(1);
+        agg.onNflog(nflog(1, deny, to9000)); // a late retransmit: a packet, not a new connection
+        Flow late = only(agg.flush(1015, 1030), Reporter.Dst, 9000);
+        assertThat(late.getNumConnectionsStarted()).isZero();
+        assertThat(late.getPacketsIn()).isEqualTo(1);
+        assertThat(agg.flush(1030, 1045)).isEmpty();
+    }
+
+    @Test
+    void endOfTierDropsNameTheTierAndTheirTriggerAndUnknownPrefixesAreCounted() {
+        FlowTuple other = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 17, 5000, 53);
+        agg.onNflog(nflog(1, "DPI|default", other));
+        agg.onNflog(nflog(1, "API0|np/stranger/rule", other));
+        Flow f = only(agg.flush(0, 15), Reporter.Dst, 53);
+        PolicyHit eot = f.getKey().getPolicies().getEnforcedPolicies(0);
+        assertThat(eot.getKind()).isEqualTo(PolicyKind.EndOfTier);
+        assertThat(eot.getTier()).isEqualTo("default");
+        assertThat(eot.getRuleIndex()).isEqualTo(-1);
+        assertThat(eot.getTrigger().getName()).isEqualTo("api-in");
+        assertThat(f.getKey().getProto()).isEqualTo("udp");
+        assertThat(agg.unknownPrefixes()).isEqualTo(1);
+    }
+
+    @Test
+    void addressesOutsideEveryEndpointArePublicOrPrivateNetworks() {
+        assertThat(ctx.endpoint(ip("8.8.8.8")).name()).isEqualTo("pub");
+        assertThat(ctx.endpoint(ip("192.168.3.4")).name()).isEqualTo("pvt");
+        assertThat(ctx.endpoint(ip("10.70.0.2")).name()).isEqualTo("api");
+        assertThat(FlowEndpoint.podName("prod/node--1-k8s-web--7d9f-eth0")).isEqualTo("web-7d9f");
+    }
+}

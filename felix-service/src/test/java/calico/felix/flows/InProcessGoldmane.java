@@ -1,0 +1,108 @@
+package calico.felix.flows;
+
+import calico.goldmane.engine.Aggregator;
+import calico.goldmane.persist.SnapshotStore;
+import calico.goldmane.query.Requests;
+import calico.goldmane.server.GoldmaneMetrics;
+import calico.goldmane.server.GoldmaneServer;
+import calico.goldmane.store.Buckets;
+import calico.goldmane.store.FlowStore;
+import calico.goldmane.store.Window;
+import calico.libcalico.goldmane.proto.FlowListRequest;
+import calico.libcalico.goldmane.proto.FlowListResult;
+import calico.libcalico.goldmane.proto.FlowsGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real goldmane (goldmane-service's writer, store, snapshots and gRPC server, wired as its
+ * daemon wires them) on loopback, on a given port so a restarted one is found at the same
+ * address. With a snapshot directory a stop saves the open bucket, as the daemon's stop does.
+ */
+public final class InProcessGoldmane implements AutoCloseable {
+
+    static final Buckets BUCKETS = new Buckets(15, 240, 20);
+
+    final GoldmaneMetrics metrics = new GoldmaneMetrics(new SimpleMeterRegistry());
+    private final Aggregator aggregator;
+    private final GoldmaneServer server;
+    private final SnapshotStore snapshots;
+    private final ManagedChannel channel;
+
+    public InProcessGoldmane(int port, Path snapshotDir) {
+        Clock clock = Clock.systemUTC();
+        int head = BUCKETS.index(clock.millis() / 1000);
+        FlowStore store = new FlowStore(BUCKETS, 100, head);
+        if (snapshotDir != null) {
+            snapshots = new SnapshotStore(snapshotDir, BUCKETS.widthSeconds(), BUCKETS.retained(), (a, b) -> { });
+            snapshots.load(BUCKETS.start(BUCKETS.oldestRetained(head))).forEach(store::restore);
+        } else {
+            snapshots = null;
+        }
+        aggregator = new Aggregator(store, clock, 65536, 512, metrics);
+        if (snapshots != null) {
+            aggregator.addListener(snapshots);
+        }
+        server = bind(port, clock);
+        aggregator.start();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    }
+
+    /** A port just freed may be in use a little longer: retry for a while. */
+    private GoldmaneServer bind(int port, Clock clock) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try {
+                return new GoldmaneServer(aggregator, new Requests(BUCKETS, 1000), clock, metrics, null, "127.0.0.1",
+                        port, Duration.ofSeconds(5));
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    public String target() {
+        return "127.0.0.1:" + port();
+    }
+
+    /** Every flow of the retained range, one result per key. */
+    public FlowListResult list() throws Exception {
+        aggregator.flush().get(10, TimeUnit.SECONDS);
+        return FlowsGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                .list(FlowListRequest.newBuilder().build());
+    }
+
+    @Override
+    public void close() {
+        channel.shutdownNow();
+        server.close();
+        if (snapshots != null) {
+            try {
+                List<Window> unsaved = aggregator.call(FlowStore::unsaved).get(10, TimeUnit.SECONDS);
+                snapshots.close();
+                unsaved.forEach(snapshots::writeNow);
+            } catch (Exception e) {
+                throw new IllegalStateException("could not save the open bucket", e);
+            }
+        }
+        aggregator.close();
+    }
+}
