@@ -13,6 +13,9 @@ import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.ListResult;
+import calico.libcalico.ipam.IpamClient;
+import calico.libcalico.ipam.IpamException;
+import calico.libcalico.ipam.IpamOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -71,14 +74,16 @@ public final class CalicoCtl {
         try {
             List<Resource> input = readInput(command);
             try (Datastore store = datastores.apply(env)) {
-                execute(command, input, store);
+                return execute(command, input, store);
             }
-            return 0;
         } catch (ResourceParseException | ValidationException e) {
             err.println("calicoctl: " + e.getMessage());
             return 1;
         } catch (DatastoreException e) {
             err.println("calicoctl: " + e.getMessage() + (e.retryable() ? " (the datastore may be down; retry)" : ""));
+            return 1;
+        } catch (IpamException e) {
+            err.println("calicoctl: " + e.getMessage());
             return 1;
         } catch (IllegalArgumentException e) {
             // configuration errors (DATASTORE_TYPE, ETCD_*) name their variable
@@ -113,7 +118,8 @@ public final class CalicoCtl {
         return ready;
     }
 
-    private void execute(Command command, List<Resource> input, Datastore store) {
+    /** {@return the exit status}: 0, or 1 when an ipam command reports a finding (address not allocated, problems). */
+    private int execute(Command command, List<Resource> input, Datastore store) {
         if (command instanceof Command.Apply) {
             writeAll(input, r -> apply(store, r), "applied");
         } else if (command instanceof Command.Create) {
@@ -124,9 +130,13 @@ public final class CalicoCtl {
             writeAll(keys, k -> delete(store, k, d.skipNotExists()), "deleted");
         } else if (command instanceof Command.Get g) {
             get(store, g);
+        } else if (command instanceof Command.IpamShow || command instanceof Command.IpamRelease
+                || command instanceof Command.IpamCheck) {
+            return new IpamCommands(new IpamClient(store, IpamOptions.defaults()), out, err).run(command);
         } else {
             throw new IllegalStateException("unhandled command " + command);
         }
+        return 0;
     }
 
     /** Create, or overwrite when it exists: the resourceVersion in a file is never a precondition. */

@@ -23,6 +23,18 @@ sealed interface Command {
             implements Command {
     }
 
+    /** {@code ipam show [--show-blocks]}: pool (and block) usage. */
+    record IpamShow(boolean showBlocks) implements Command {
+    }
+
+    /** {@code ipam release --ip=IP}: free one address whoever holds it. */
+    record IpamRelease(String ip) implements Command {
+    }
+
+    /** {@code ipam check}: report inconsistencies between blocks, handles and affinities. */
+    record IpamCheck() implements Command {
+    }
+
     record Help() implements Command {
     }
 

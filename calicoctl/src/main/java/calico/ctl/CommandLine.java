@@ -16,6 +16,9 @@ final class CommandLine {
               create -f FILE|-  [-n NAMESPACE]        create the resources in FILE
               get    KIND [NAME] [-n NS | -A] [-l SELECTOR] [-o yaml|json]
               delete KIND NAME [-n NAMESPACE] | delete -f FILE|-   [--skip-not-exists]
+              ipam show [--show-blocks]               IP pool (and block) usage
+              ipam release --ip=IP                    release one address
+              ipam check                              report IPAM inconsistencies
             KIND is a projectcalico.org/v3 kind, singular or plural, any case (e.g. tier, globalnetworkpolicies).
             The datastore comes from DATASTORE_TYPE (etcdv3) and ETCD_ENDPOINTS, ETCD_CA_CERT_FILE,
             ETCD_CERT_FILE, ETCD_KEY_FILE.""";
@@ -35,6 +38,9 @@ final class CommandLine {
             return new Command.Help();
         }
         String verb = args.get(0);
+        if (verb.equals("ipam")) {
+            return ipam(args.subList(1, args.size()));
+        }
         Options o = Options.parse(args.subList(1, args.size()));
         return switch (verb) {
             case "apply" -> new Command.Apply(o.requireFile(verb), o.namespace);
@@ -54,6 +60,39 @@ final class CommandLine {
                         o.skipNotExists);
             }
             default -> throw new UsageException("unknown command \"" + verb + "\"");
+        };
+    }
+
+    /** {@code ipam show|release|check} and their flags ({@code --flag=value} or {@code --flag value}). */
+    private static Command ipam(List<String> args) {
+        if (args.isEmpty()) {
+            throw new UsageException("ipam needs a subcommand: show, release or check");
+        }
+        String sub = args.get(0);
+        boolean showBlocks = false;
+        String ip = null;
+        for (int i = 1; i < args.size(); i++) {
+            String a = args.get(i);
+            if (a.equals("--show-blocks") && sub.equals("show")) {
+                showBlocks = true;
+            } else if (a.startsWith("--ip=") && sub.equals("release")) {
+                ip = a.substring("--ip=".length());
+            } else if (a.equals("--ip") && sub.equals("release")) {
+                ip = Options.value(args, ++i, a);
+            } else {
+                throw new UsageException("ipam " + sub + ": unknown option \"" + a + "\"");
+            }
+        }
+        return switch (sub) {
+            case "show" -> new Command.IpamShow(showBlocks);
+            case "check" -> new Command.IpamCheck();
+            case "release" -> {
+                if (ip == null || ip.isEmpty()) {
+                    throw new UsageException("ipam release needs --ip=IP");
+                }
+                yield new Command.IpamRelease(ip);
+            }
+            default -> throw new UsageException("unknown ipam subcommand \"" + sub + "\" (show, release, check)");
         };
     }
 

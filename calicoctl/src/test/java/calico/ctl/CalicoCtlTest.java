@@ -141,4 +141,50 @@ class CalicoCtlTest {
         assertThat(run("get", "tiers")).isEqualTo(1);
         assertThat(stderr).contains("DATASTORE_TYPE");
     }
+
+    @Test
+    void ipamShowReleaseAndCheck() {
+        try (var store = DatastoreConfig.fromEnvironment(env).open()) {
+            for (var k : List.of(calico.api.model.ResourceKind.IPAM_HANDLE, calico.api.model.ResourceKind.IPAM_BLOCK,
+                    calico.api.model.ResourceKind.BLOCK_AFFINITY, calico.api.model.ResourceKind.IP_POOL)) {
+                store.list(k).items().forEach(r -> store.delete(r.key(), null));
+            }
+            store.create(ResourceCodec.get().parse("""
+                    apiVersion: projectcalico.org/v3
+                    kind: IPPool
+                    metadata: {name: pool}
+                    spec: {cidr: 10.9.0.0/24, blockSize: 26}
+                    """));
+            var ipam = new calico.libcalico.ipam.IpamClient(store, calico.libcalico.ipam.IpamOptions.defaults());
+            ipam.assignIp(new calico.libcalico.ipam.AssignIpRequest("h1", calico.api.net.IpAddress.parse("10.9.0.1"), "n1",
+                    Map.of()));
+            ipam.assignIp(new calico.libcalico.ipam.AssignIpRequest("h2", calico.api.net.IpAddress.parse("10.9.0.2"), "n1",
+                    Map.of()));
+        }
+
+        assertThat(run("ipam", "show", "--show-blocks")).as(stderr).isZero();
+        assertThat(stdout.lines()).containsExactly(
+                "+----------+-------------+-----------+------------+-----------+",
+                "| GROUPING |    CIDR     | IPS TOTAL | IPS IN USE | IPS FREE  |",
+                "+----------+-------------+-----------+------------+-----------+",
+                "| IP Pool  | 10.9.0.0/24 |       256 | 2 (1%)     | 254 (99%) |",
+                "| Block    | 10.9.0.0/26 |        64 | 2 (3%)     | 62 (97%)  |",
+                "+----------+-------------+-----------+------------+-----------+");
+
+        assertThat(run("ipam", "release", "--ip=10.9.0.1")).as(stderr).isZero();
+        assertThat(stdout).isEqualTo("Successfully released IP address 10.9.0.1\n");
+        assertThat(run("ipam", "release", "--ip", "10.9.0.1")).isEqualTo(1);
+        assertThat(stderr).contains("IP address 10.9.0.1 is not assigned");
+        assertThat(run("ipam", "release", "--ip=10.9.0.300")).isEqualTo(1);
+        assertThat(stderr).contains("--ip: ");
+
+        assertThat(run("ipam", "check")).as(stderr).isZero();
+        assertThat(stdout).contains("Found 1 IPAM blocks.", "Found 1 IPAM handles.", "Found 1 in-use IPs.",
+                "Check complete; found 0 problems.");
+        assertThat(run("ipam", "show")).isZero();
+        assertThat(stdout.lines()).hasSize(5);
+        assertThat(run("ipam", "bogus")).isEqualTo(2);
+        assertThat(run("ipam", "release")).isEqualTo(2);
+        assertThat(stderr).contains("ipam release needs --ip=IP");
+    }
 }

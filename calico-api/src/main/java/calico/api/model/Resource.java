@@ -19,7 +19,8 @@ public sealed interface Resource permits
         GlobalNetworkPolicy, NetworkPolicy, StagedGlobalNetworkPolicy, StagedNetworkPolicy,
         StagedKubernetesNetworkPolicy, Tier, Profile, GlobalNetworkSet, NetworkSet,
         WorkloadEndpoint, HostEndpoint, IPPool, IPReservation, BGPConfiguration, BGPPeer,
-        BGPFilter, Node, FelixConfiguration, ClusterInformation, KubeControllersConfiguration {
+        BGPFilter, Node, FelixConfiguration, ClusterInformation, KubeControllersConfiguration,
+        IPAMBlock, BlockAffinity, IPAMHandle, IPAMConfiguration {
 
     String API_GROUP = "projectcalico.org";
     String API_VERSION = "projectcalico.org/v3";

@@ -30,7 +30,12 @@ public enum ResourceKind {
     FELIX_CONFIGURATION("FelixConfiguration", "felixconfigurations", false, FelixConfiguration.class),
     CLUSTER_INFORMATION("ClusterInformation", "clusterinformations", false, ClusterInformation.class),
     KUBE_CONTROLLERS_CONFIGURATION("KubeControllersConfiguration", "kubecontrollersconfigurations", false,
-            KubeControllersConfiguration.class);
+            KubeControllersConfiguration.class),
+    // IPAM state (libcalico-go's IPAM kinds, stored as Calico's ipamblocks/blockaffinities/ipamhandles/ipamconfigs CRDs).
+    IPAM_BLOCK("IPAMBlock", "ipamblocks", false, IPAMBlock.class),
+    BLOCK_AFFINITY("BlockAffinity", "blockaffinities", false, BlockAffinity.class),
+    IPAM_HANDLE("IPAMHandle", "ipamhandles", false, IPAMHandle.class),
+    IPAM_CONFIGURATION("IPAMConfiguration", "ipamconfigs", false, IPAMConfiguration.class);
 
     private static final Map<String, ResourceKind> BY_KIND =
             Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(ResourceKind::kind, Function.identity()));

@@ -1,6 +1,7 @@
 package calico.api.validation;
 
 import calico.api.model.BGPConfiguration;
+import calico.api.model.BlockAffinity;
 import calico.api.model.BGPFilter;
 import calico.api.model.BGPPeer;
 import calico.api.model.ClusterInformation;
@@ -8,6 +9,9 @@ import calico.api.model.FelixConfiguration;
 import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.GlobalNetworkSet;
 import calico.api.model.HostEndpoint;
+import calico.api.model.IPAMBlock;
+import calico.api.model.IPAMConfiguration;
+import calico.api.model.IPAMHandle;
 import calico.api.model.IPPool;
 import calico.api.model.IPReservation;
 import calico.api.model.KubeControllersConfiguration;
@@ -135,6 +139,14 @@ public final class ResourceValidator {
             FelixConfigurationValidator.validate(f, errors);
         } else if (r instanceof Node n) {
             NodeValidator.validate(n, errors);
+        } else if (r instanceof IPAMBlock b) {
+            IpamValidator.validate(b, errors);
+        } else if (r instanceof BlockAffinity a) {
+            IpamValidator.validate(a, errors);
+        } else if (r instanceof IPAMHandle h) {
+            IpamValidator.validate(h, errors);
+        } else if (r instanceof IPAMConfiguration c) {
+            IpamValidator.validate(c, errors);
         } else if (r instanceof StagedKubernetesNetworkPolicy
                 || r instanceof ClusterInformation
                 || r instanceof KubeControllersConfiguration) {

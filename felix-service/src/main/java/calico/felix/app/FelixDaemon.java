@@ -13,10 +13,10 @@ import calico.libcalico.syncer.SyncerCallbacks;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.WatcherSyncer;
+import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClient;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -278,7 +278,7 @@ public class FelixDaemon implements SmartLifecycle {
             datastore = store;
             CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
                     this::applyBatch);
-            syncer = new WatcherSyncer(store, EnumSet.allOf(ResourceKind.class), syncerCallbacks(graph));
+            syncer = new WatcherSyncer(store, SyncerType.FELIX.kinds(), syncerCallbacks(graph));
             syncer.start();
         }
         startupHealth.report(true, true, "datastore ready; syncer started");

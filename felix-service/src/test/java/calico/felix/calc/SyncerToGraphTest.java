@@ -20,10 +20,10 @@ import calico.libcalico.syncer.SyncerCallbacks;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.WatcherSyncer;
+import calico.libcalico.typha.SyncerType;
 import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
 import java.time.Duration;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
@@ -69,7 +69,7 @@ class SyncerToGraphTest {
                 state.apply(batch);
             }
         });
-        syncer = new WatcherSyncer(store, EnumSet.allOf(ResourceKind.class), new SyncerCallbacks() {
+        syncer = new WatcherSyncer(store, SyncerType.FELIX.kinds(), new SyncerCallbacks() {
             @Override
             public void onStatusUpdated(SyncerStatus status) {
                 graph.onStatus(status);

@@ -10,11 +10,19 @@ import java.util.Set;
  * own syncer over its own kinds, as Calico's typha runs one syncer per client kind.
  */
 public enum SyncerType {
-    /** Everything felix's calculation graph consumes. */
-    FELIX("felix", EnumSet.allOf(ResourceKind.class)),
-    /** What the BGP daemon's configuration renderer consumes. */
+    /**
+     * Everything felix's calculation graph consumes: every kind but IPAM's (blocks, affinities,
+     * handles, IPAM configuration), which change with every pod and which felix does not use yet
+     * (it will need blocks with an affinity for routes; add IPAM_BLOCK then).
+     */
+    FELIX("felix", EnumSet.complementOf(EnumSet.of(ResourceKind.IPAM_BLOCK, ResourceKind.BLOCK_AFFINITY,
+            ResourceKind.IPAM_HANDLE, ResourceKind.IPAM_CONFIGURATION))),
+    /**
+     * What the BGP daemon's configuration renderer consumes; block affinities too, as Calico's
+     * bgp syncer watches them (with Calico IPAM) so confd can advertise each node's blocks.
+     */
     BGP("bgp", EnumSet.of(ResourceKind.BGP_CONFIGURATION, ResourceKind.BGP_PEER, ResourceKind.BGP_FILTER,
-            ResourceKind.NODE, ResourceKind.IP_POOL, ResourceKind.IP_RESERVATION));
+            ResourceKind.NODE, ResourceKind.IP_POOL, ResourceKind.IP_RESERVATION, ResourceKind.BLOCK_AFFINITY));
 
     private final String wireName;
     private final Set<ResourceKind> kinds;

@@ -46,9 +46,17 @@ final class CrdCodec {
     static ResourceDefinitionContext context(ResourceKind kind) {
         return new ResourceDefinitionContext.Builder()
                 .withGroup(GROUP).withVersion(VERSION)
-                .withKind(kind.kind()).withPlural(kind.plural())
+                .withKind(crdKind(kind)).withPlural(kind.plural())
                 .withNamespaced(kind.namespaced())
                 .build();
+    }
+
+    /**
+     * {@return the kind of the custom resource}: the v3 kind, except IPAMConfiguration, whose
+     * custom resource Calico names {@code IPAMConfig} (plural {@code ipamconfigs}).
+     */
+    static String crdKind(ResourceKind kind) {
+        return kind == ResourceKind.IPAM_CONFIGURATION ? "IPAMConfig" : kind.kind();
     }
 
     /**
@@ -59,6 +67,7 @@ final class CrdCodec {
     ObjectNode toCustomResource(Resource r, String crUid) {
         ObjectNode tree = (ObjectNode) codec.toTree(r);
         tree.put("apiVersion", API_VERSION);
+        tree.put("kind", crdKind(r.resourceKind()));
         ObjectNode calicoMeta = (ObjectNode) tree.get("metadata");
         ObjectNode meta = tree.objectNode();
         ObjectNode rest = tree.objectNode();

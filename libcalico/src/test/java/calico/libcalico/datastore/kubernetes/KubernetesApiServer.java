@@ -53,7 +53,7 @@ public final class KubernetesApiServer implements AutoCloseable {
         for (ResourceKind kind : ResourceKind.values()) {
             dispatcher.expectCustomResource(new CustomResourceDefinitionContext.Builder()
                     .withGroup(CrdCodec.GROUP).withVersion(CrdCodec.VERSION)
-                    .withKind(kind.kind()).withPlural(kind.plural())
+                    .withKind(CrdCodec.crdKind(kind)).withPlural(kind.plural())
                     .withScope(kind.namespaced() ? "Namespaced" : "Cluster")
                     .build());
         }

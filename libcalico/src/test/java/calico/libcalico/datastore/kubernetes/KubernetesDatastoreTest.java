@@ -4,8 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.api.k8s.DerivedUid;
+import calico.api.model.BlockAffinity;
+import calico.api.model.BlockAffinitySpec;
 import calico.api.model.GlobalNetworkSet;
 import calico.api.model.GlobalNetworkSetSpec;
+import calico.api.model.IPAMBlock;
+import calico.api.model.IPAMBlockSpec;
+import calico.api.model.IPAMConfiguration;
+import calico.api.model.IPAMConfigurationSpec;
+import calico.api.model.IPAMHandle;
+import calico.api.model.IPAMHandleSpec;
 import calico.api.model.NetworkPolicy;
 import calico.api.model.NetworkPolicySpec;
 import calico.api.model.Node;
@@ -86,6 +94,46 @@ class KubernetesDatastoreTest {
         assertThat(cr.getAdditionalProperties().get("spec")).isEqualTo(Map.of("nets", List.of("10.0.0.0/8")));
         // Calico's own annotation never leaks into the Calico resource.
         assertThat(store.get(created.key()).orElseThrow().metadata().annotations()).containsExactlyEntriesOf(Map.of("note", "x"));
+    }
+
+    @Test
+    void ipamKindsAreStoredAsCalicosIpamCustomResources() {
+        IPAMConfiguration config = (IPAMConfiguration) store.create(new IPAMConfiguration(ObjectMeta.named("default"),
+                new IPAMConfigurationSpec(true, true, 0)));
+        BlockAffinity affinity = (BlockAffinity) store.create(new BlockAffinity(ObjectMeta.named("node-1-10-0-0-0-30"),
+                BlockAffinitySpec.of(BlockAffinitySpec.PENDING, "node-1", "10.0.0.0/30")));
+        IPAMBlock block = (IPAMBlock) store.create(new IPAMBlock(ObjectMeta.named("10-0-0-0-30"), new IPAMBlockSpec(
+                "10.0.0.0/30", "host:node-1", null, java.util.Arrays.asList(0, null, null, null), List.of(1, 2, 3),
+                List.of(new IPAMBlockSpec.AllocationAttribute("k8s-pod-network.abc", Map.of())), 1L, Map.of("0", 0L),
+                false, null)));
+        store.create(new IPAMHandle(ObjectMeta.named("k8s-pod-network.abc"),
+                new IPAMHandleSpec("k8s-pod-network.abc", Map.of("10.0.0.0/30", 1), null)));
+
+        GenericKubernetesResource cr = k8s.genericKubernetesResources(CrdCodec.context(ResourceKind.IPAM_CONFIGURATION))
+                .withName("default").get();
+        assertThat(cr.getKind()).isEqualTo("IPAMConfig");
+        assertThat(CrdCodec.context(ResourceKind.IPAM_CONFIGURATION).getPlural()).isEqualTo("ipamconfigs");
+        assertThat(cr.getAdditionalProperties().get("spec"))
+                .isEqualTo(Map.of("strictAffinity", true, "autoAllocateBlocks", true, "maxBlocksPerHost", 0));
+        GenericKubernetesResource blockCr = k8s.genericKubernetesResources(CrdCodec.context(ResourceKind.IPAM_BLOCK))
+                .withName("10-0-0-0-30").get();
+        assertThat(blockCr.getKind()).isEqualTo("IPAMBlock");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> spec = (Map<String, Object>) blockCr.getAdditionalProperties().get("spec");
+        assertThat(spec).containsEntry("affinity", "host:node-1")
+                .containsEntry("allocations", java.util.Arrays.asList(0, null, null, null))
+                .containsEntry("unallocated", List.of(1, 2, 3));
+        assertThat(k8s.genericKubernetesResources(CrdCodec.context(ResourceKind.BLOCK_AFFINITY))
+                .withName("node-1-10-0-0-0-30").get().getAdditionalProperties().get("spec"))
+                .isEqualTo(Map.of("state", "pending", "node", "node-1", "cidr", "10.0.0.0/30", "deleted", "false"));
+        assertThat(k8s.genericKubernetesResources(CrdCodec.context(ResourceKind.IPAM_HANDLE)).list().getItems()).hasSize(1);
+
+        // Read back equal, and compare-and-swap works on them like on any custom resource.
+        assertThat(store.get(config.key()).orElseThrow()).isEqualTo(config);
+        assertThat(store.get(block.key()).orElseThrow()).isEqualTo(block);
+        store.update(affinity.withMetadata(affinity.metadata()).withSpecState(BlockAffinitySpec.CONFIRMED));
+        assertThatThrownBy(() -> store.update(affinity.withSpecState(BlockAffinitySpec.CONFIRMED)))
+                .isInstanceOf(DatastoreException.Conflict.class);
     }
 
     @Test
