@@ -10,6 +10,7 @@ package calico.dataplane.netlink;
 public final class VethLinks implements AutoCloseable {
     private static final int RTM_NEWLINK = 16;
     private static final int RTM_DELLINK = 17;
+    private static final int IFLA_ADDRESS = 1;
     private static final int IFLA_IFNAME = 3;
     private static final int IFLA_MTU = 4;
     private static final int IFLA_LINKINFO = 18;
@@ -63,6 +64,13 @@ public final class VethLinks implements AutoCloseable {
         checkName("name", name);
         MessageWriter w = ifinfo(RTM_NEWLINK, 0).attrString(IFLA_IFNAME, name).attrU32(IFLA_NET_NS_FD, netnsFd);
         socket.execute("move link " + name + " to netns fd " + netnsFd, w);
+    }
+
+    /** Sets the MAC address of link {@code name} ({@code aa:bb:cc:dd:ee:ff}). */
+    public void setMac(String name, String mac) {
+        checkName("name", name);
+        MessageWriter w = ifinfo(RTM_NEWLINK, 0).attrString(IFLA_IFNAME, name).attr(IFLA_ADDRESS, Netlink.parseMac(mac));
+        socket.execute("set link " + name + " address " + mac, w);
     }
 
     /**

@@ -42,9 +42,10 @@ class VethLinksTest {
             host.run(() -> {
                 try (VethLinks v = new VethLinks()) {
                     v.createVeth("calitest0", "eth0", podNs.fd(), 1400);
+                    v.setMac("calitest0", "ee:ee:ee:ee:ee:ee");
                 }
             });
-            assertThat(host.exec("ip", "-o", "link", "show", "calitest0")).contains("mtu 1400");
+            assertThat(host.exec("ip", "-o", "link", "show", "calitest0")).contains("mtu 1400").contains("ee:ee:ee:ee:ee:ee");
             assertThat(pod.exec("ip", "-o", "link", "show", "eth0")).contains("mtu 1400");
             assertThat(host.tryExec("ip", "link", "show", "eth0").status()).isNotZero();
 
