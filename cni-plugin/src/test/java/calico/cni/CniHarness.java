@@ -51,6 +51,10 @@ final class CniHarness implements AutoCloseable {
         host.exec("ip", "link", "set", "uplink1", "up");
         host.exec("ip", "route", "add", "default", "dev", "uplink0");
         this.store = new DatastoreConfig(DatastoreConfig.Type.ETCDV3, EtcdConfig.of(etcd)).open();
+        // Trap: gRPC's shared event-loop threads live in the namespace of the thread that first
+        // needs them, and the plugin runs on threads inside the host namespace, whose 127.0.0.1
+        // is not etcd's. Touch etcd from this (root-namespace) thread first.
+        store.list(calico.api.model.ResourceKind.IP_POOL);
         this.cni = new CalicoCni(json, NODE, datastores, new WorkloadNetwork());
     }
 
