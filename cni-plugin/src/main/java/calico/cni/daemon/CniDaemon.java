@@ -10,7 +10,11 @@ import calico.cni.spec.CniVersions;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.ipam.IpamClient;
 import calico.libcalico.ipam.IpamOptions;
+import calico.api.net.Cidr;
+import calico.api.net.IpAddress;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.ser.std.ToStringSerializer;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.ByteArrayOutputStream;
@@ -62,6 +66,10 @@ public final class CniDaemon implements AutoCloseable {
     private final Datastore usageDatastore;
     private final CountDownLatch closed = new CountDownLatch(1);
     private final ObjectMapper json = new ObjectMapper();
+    /** CIDRs and addresses as Calico writes them ("10.0.0.0/26"), not as their record fields. */
+    private final ObjectMapper usageJson = new ObjectMapper().registerModule(new SimpleModule()
+            .addSerializer(Cidr.class, ToStringSerializer.instance)
+            .addSerializer(IpAddress.class, ToStringSerializer.instance));
 
     private CniDaemon(Path socketPath, UnixServerSocketChannel server, int httpPort, String hostname,
                       Datastore usageDatastore) throws IOException {
@@ -176,7 +184,7 @@ public final class CniDaemon implements AutoCloseable {
                 body = "{\"error\":\"datastore: set DATASTORE_TYPE/ETCD_ENDPOINTS for the daemon\"}".getBytes(StandardCharsets.UTF_8);
             } else {
                 try {
-                    body = json.writeValueAsBytes(new IpamClient(usageDatastore, IpamOptions.defaults()).usage());
+                    body = usageJson.writeValueAsBytes(new IpamClient(usageDatastore, IpamOptions.defaults()).usage());
                     status = 200;
                 } catch (RuntimeException e) {
                     status = 503;
