@@ -10,14 +10,16 @@ import java.util.Map;
 
 /** Builds the C thin client ({@code src/main/c/calico-cni.c}) with the system compiler and runs it. */
 final class ThinClient {
-    static final Path SOURCE = Path.of("src/main/c/calico-cni.c");
+    /** The module directory: the working directory under surefire, cni-plugin/ under bench/run.sh. */
+    static final Path MODULE = Files.exists(Path.of("src/main/c/calico-cni.c")) ? Path.of(".") : Path.of("cni-plugin");
+    static final Path SOURCE = MODULE.resolve("src/main/c/calico-cni.c");
 
     private ThinClient() {
     }
 
     /** Compiles the client into {@code target/thin-client/calico} once. */
     static synchronized Path build() throws IOException, InterruptedException {
-        Path out = Path.of("target/thin-client/calico");
+        Path out = MODULE.resolve("target/thin-client/calico");
         if (Files.isExecutable(out) && Files.getLastModifiedTime(out).compareTo(Files.getLastModifiedTime(SOURCE)) > 0) {
             return out.toAbsolutePath();
         }
