@@ -237,4 +237,28 @@ class CniPluginTest {
         assertThat(res.path("ips").get(0).path("version").asText()).isEqualTo("4");
         assertThat(res.path("ips").get(0).path("interface").asInt()).isEqualTo(1);
     }
+
+    @Test
+    void dualStackGivesBothFamiliesWithTheLinkLocalGateway() {
+        h.pool("p-v4", "10.201.8.0/24", 26);
+        h.pool("p-v6", "fd00:cafe::/120", 122);
+        NetNs a = h.pod();
+        String conf = h.calicoConf("1.0.0", "10.201.8.0/24")
+                .replace("\"assign_ipv4\":\"true\"", "\"assign_ipv4\":\"true\",\"assign_ipv6\":\"true\",\"ipv6_pools\":[\"fd00:cafe::/120\"]");
+        String cid = CniHarness.containerId();
+        CniResponse r = h.call(CniHarness.env("ADD", cid, CniHarness.netns(a), "ns1", "dual"), conf);
+        assertThat(r.exitCode()).as(r.stdout()).isZero();
+        JsonNode ips = h.parse(r).path("ips");
+        assertThat(ips).hasSize(2);
+        String v6 = ips.get(1).path("address").asText();
+        assertThat(v6).startsWith("fd00:cafe::").endsWith("/128");
+        assertThat(a.exec("ip", "-6", "-o", "addr", "show", "eth0")).contains(v6);
+        assertThat(a.exec("ip", "-6", "route")).contains("default via fe80::ecee:eeff:feee:eeee dev eth0");
+        assertThat(h.host.exec("ip", "-6", "route", "show", v6.replace("/128", ""))).contains("dev "
+                + WorkloadEndpointNames.interfaceName("ns1", "dual"));
+        assertThat(wep("ns1", "dual").spec().ipNetworks()).hasSize(2);
+        CniResponse d = h.call(CniHarness.env("DEL", cid, CniHarness.netns(a), "ns1", "dual"), conf);
+        assertThat(d.exitCode()).as(d.stdout()).isZero();
+        assertThat(ipam.addressesByHandle("k8s-pod-network." + cid)).isEmpty();
+    }
 }

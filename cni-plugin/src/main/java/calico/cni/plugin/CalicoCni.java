@@ -142,7 +142,7 @@ public final class CalicoCni {
         if (id.kubernetes()) {
             profiles.add("kns." + id.namespace());
         }
-        List<String> nets = ips.stream().map(p -> p.address().getHostAddress() + "/" + p.length()).toList();
+        List<String> nets = ips.stream().map(CalicoCni::format).toList();
         ObjectMeta meta = new ObjectMeta(id.endpointName(), id.namespace(), null, null,
                 existing.map(w -> w.metadata().resourceVersion()).orElse(null), null, null, null, labels, null, null, null);
         WorkloadEndpoint wep = new WorkloadEndpoint(meta, new WorkloadEndpointSpec(id.orchestrator(),
@@ -165,7 +165,7 @@ public final class CalicoCni {
         boolean v4 = false;
         boolean v6 = false;
         for (IpPrefix p : ips) {
-            out.add(new CniResult.Ip(p.address().getHostAddress() + "/" + p.length(), null, 1));
+            out.add(new CniResult.Ip(format(p), null, 1));
             if (p.address() instanceof Inet6Address) {
                 v6 = true;
             } else {
@@ -307,6 +307,11 @@ public final class CalicoCni {
         } catch (NetlinkException e) {
             throw new CniError(CniError.UNKNOWN_CONTAINER, "CNI_NETNS: cannot open " + path + ": " + e.errnoName());
         }
+    }
+
+    /** Canonical text ({@code fd00::40/128}, not Java's {@code fd00:0:0:0:0:0:0:40/128}), as Calico writes it. */
+    static String format(IpPrefix p) {
+        return new calico.api.net.Cidr(calico.api.net.IpAddress.of(p.address().getAddress()), p.length()).toString();
     }
 
     private static void undo(RuntimeException failure, Runnable step) {

@@ -168,7 +168,7 @@ public final class WorkloadNetwork {
             }
             if (v6 && routes.stream().noneMatch(r -> r.destination().length() == 0 && r.destination().address() instanceof java.net.Inet6Address
                     && r.gateway().equals(Optional.of(GATEWAY_V6)))) {
-                problems.add("default route via " + GATEWAY_V6.getHostAddress() + " dev " + ifName + " is missing");
+                problems.add("default route via fe80::ecee:eeff:feee:eeee dev " + ifName + " is missing");
             }
         }
         return problems;
