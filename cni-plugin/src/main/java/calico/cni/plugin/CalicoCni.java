@@ -38,6 +38,7 @@ import java.util.Optional;
 public final class CalicoCni {
     private static final String ORCHESTRATOR_LABEL = "projectcalico.org/orchestrator";
     private static final String NAMESPACE_LABEL = "projectcalico.org/namespace";
+    private static final String SERVICE_ACCOUNT_LABEL = "projectcalico.org/serviceaccount";
 
     private final ObjectMapper json;
     private final String hostname;
@@ -108,6 +109,9 @@ public final class CalicoCni {
             // A repeated ADD for a container already networked: the same answer, nothing new allocated.
             return merge(conf.prevResult(), resultOf(existing.get(), id, netnsPath));
         }
+        // Read before anything is allocated: an unknown pod fails the ADD with nothing to undo.
+        PodLookup.PodInfo pod = id.kubernetes() && conf.kubeconfig() != null && "k8s".equals(conf.policyType())
+                ? PodLookup.get(conf.kubeconfig(), id.namespace(), id.pod()) : null;
         try (NetNamespace ns = openNetns(netnsPath)) {
             if (network.exists(id.hostVeth())) {
                 // Left by an earlier sandbox of the same pod (or a half-done ADD): Calico replaces it.
@@ -121,7 +125,7 @@ public final class CalicoCni {
             try {
                 List<CniResult.Interface> ifs = network.setUp(ns, id.hostVeth(), id.ifName(), conf.mtu(), ips);
                 networked = true;
-                writeEndpoint(ds, id, existing, ips, ifs.get(1).mac());
+                writeEndpoint(ds, id, existing, ips, ifs.get(1).mac(), pod);
                 return merge(conf.prevResult(), result(ifs, ips));
             } catch (RuntimeException e) {
                 if (networked) {
@@ -134,20 +138,28 @@ public final class CalicoCni {
     }
 
     private void writeEndpoint(Datastore ds, WorkloadId id, Optional<WorkloadEndpoint> existing, List<IpPrefix> ips,
-                               String mac) {
+                               String mac, PodLookup.PodInfo pod) {
         Map<String, String> labels = new LinkedHashMap<>();
         List<String> profiles = new ArrayList<>();
+        if (pod != null) {
+            labels.putAll(pod.labels());
+        }
         labels.put(NAMESPACE_LABEL, id.namespace());
         labels.put(ORCHESTRATOR_LABEL, id.orchestrator());
         if (id.kubernetes()) {
             profiles.add("kns." + id.namespace());
         }
+        String serviceAccount = pod == null ? null : pod.serviceAccount();
+        if (serviceAccount != null) {
+            labels.put(SERVICE_ACCOUNT_LABEL, serviceAccount);
+            profiles.add("ksa." + id.namespace() + "." + serviceAccount);
+        }
         List<String> nets = ips.stream().map(CalicoCni::format).toList();
         ObjectMeta meta = new ObjectMeta(id.endpointName(), id.namespace(), null, null,
                 existing.map(w -> w.metadata().resourceVersion()).orElse(null), null, null, null, labels, null, null, null);
         WorkloadEndpoint wep = new WorkloadEndpoint(meta, new WorkloadEndpointSpec(id.orchestrator(),
-                id.kubernetes() ? null : id.containerId(), id.node(), id.containerId(), id.pod(), id.ifName(), null,
-                nets, null, null, null, profiles, id.hostVeth(), mac, null, null));
+                id.kubernetes() ? null : id.containerId(), id.node(), id.containerId(), id.pod(), id.ifName(),
+                serviceAccount, nets, null, null, null, profiles, id.hostVeth(), mac, pod == null ? null : pod.ports(), null));
         try {
             if (existing.isPresent()) {
                 ds.update(wep);
