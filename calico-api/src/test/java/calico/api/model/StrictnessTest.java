@@ -29,6 +29,10 @@ class StrictnessTest {
             KubeControllersConfiguration | controllers: {node: {reconcilePeriod: 5m}} | spec.controllers.node.reconcilePeriod: unknown field
             StagedGlobalNetworkPolicy | stagedActoin: Set | spec.stagedActoin: unknown field
             StagedNetworkPolicy | namespaceSelector: all() | spec.namespaceSelector: unknown field
+            IPAMBlock | attributes: [{handleID: h}] | spec.attributes[0].handleID: unknown field
+            BlockAffinity | host: n1 | spec.host: unknown field
+            IPAMHandle | handleId: h | spec.handleId: unknown field
+            IPAMConfiguration | strictaffinity: true | spec.strictaffinity: unknown field
             """)
     void unknownFieldsAreNamed(String kind, String line, String message) {
         assertThatThrownBy(() -> RoundTrip.CODEC.parse(String.format(DOC, kind, line)))
@@ -58,6 +62,11 @@ class StrictnessTest {
             KubeControllersConfiguration | prometheusMetricsPort: '9094' | spec.prometheusMetricsPort: wrong type, expected a number
             ClusterInformation | datastoreReady: 'true' | spec.datastoreReady: wrong type, expected true or false
             StagedGlobalNetworkPolicy | order: '100' | spec.order: wrong type, expected a number
+            IPAMBlock | allocations: [0, '1'] | spec.allocations[1]: wrong type, expected a number
+            IPAMBlock | sequenceNumber: 1.5 | spec.sequenceNumber: invalid value 1.5, expected a number
+            BlockAffinity | deleted: false | spec.deleted: invalid value false, expected a string
+            IPAMHandle | block: {10.0.0.0/26: '1'} | spec.block.10.0.0.0/26: wrong type, expected a number
+            IPAMConfiguration | maxBlocksPerHost: '4' | spec.maxBlocksPerHost: wrong type, expected a number
             """)
     void wrongTypesAreNamed(String kind, String line, String message) {
         assertThatThrownBy(() -> RoundTrip.CODEC.parse(String.format(DOC, kind, line)))

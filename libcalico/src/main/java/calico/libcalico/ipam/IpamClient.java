@@ -26,6 +26,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -60,11 +61,13 @@ public final class IpamClient {
     private final Datastore ds;
     private final IpamOptions options;
     private final Handles handles;
+    private final Blocks blocks;
 
     public IpamClient(Datastore datastore, IpamOptions options) {
         this.ds = Objects.requireNonNull(datastore, "datastore");
         this.options = Objects.requireNonNull(options, "options");
         this.handles = new Handles(datastore, options.maxRetries());
+        this.blocks = new Blocks(datastore, options.maxRetries(), options.clock());
     }
 
     // ------------------------------------------------------------------ assignment
@@ -130,9 +133,9 @@ public final class IpamClient {
                 .orElseThrow(() -> new IpamException.NoSuchPool("ip", r.ip() + " is not in any enabled IP pool"));
         Cidr blockCidr = pool.blockFor(r.ip());
         for (int attempt = 0; attempt < options.maxRetries(); attempt++) {
-            Optional<IPAMBlock> stored = block(blockCidr);
+            Optional<IPAMBlock> stored = blocks.get(blockCidr);
             if (stored.isEmpty()) {
-                claim(blockCidr, r.hostname()); // won or lost, the block exists now
+                blocks.claim(blockCidr, r.hostname()); // won or lost, the block exists now
                 continue;
             }
             AllocationBlock b = AllocationBlock.of(stored.get());
@@ -157,7 +160,7 @@ public final class IpamClient {
         List<Pool> pools = eligiblePools(version, requested, field, r, ctx);
         Predicate<IpAddress> reserved = ctx::reserved;
         // 1. Blocks already affine to this node, pool by pool.
-        for (Cidr block : affineBlocks(r.hostname(), pools)) {
+        for (Cidr block : blocks.affineBlocks(r.hostname(), pools)) {
             if (out.size() == num) {
                 return;
             }
@@ -165,20 +168,20 @@ public final class IpamClient {
         }
         // 2. Claim new blocks while allowed and while the pools have unclaimed ones.
         while (out.size() < num && ctx.autoAllocateBlocks()) {
-            if (ctx.maxBlocksPerHost() > 0 && hostAffinities(r.hostname()).size() >= ctx.maxBlocksPerHost()) {
+            if (ctx.maxBlocksPerHost() > 0 && blocks.hostAffinities(r.hostname()).size() >= ctx.maxBlocksPerHost()) {
                 break;
             }
-            Optional<Cidr> free = unclaimedBlock(pools, r.hostname(), ctx);
+            Optional<Cidr> free = blocks.unclaimed(pools, r.hostname(), ctx::whollyReserved);
             if (free.isEmpty()) {
                 break;
             }
-            if (claim(free.get(), r.hostname())) {
+            if (blocks.claim(free.get(), r.hostname())) {
                 out.addAll(allocateFrom(free.get(), r.hostname(), num - out.size(), r, reserved));
             }
         }
         // 3. Borrow from any block of the pools, only without strict affinity.
         if (out.size() < num && !ctx.strictAffinity()) {
-            for (AllocationBlock b : blocksIn(pools)) {
+            for (AllocationBlock b : blocks.in(pools)) {
                 if (out.size() == num) {
                     break;
                 }
@@ -206,7 +209,7 @@ public final class IpamClient {
         String block = cidr.toString();
         int counted = 0; // what the handle records for this call but the block does not hold (kept across conflicts)
         for (int attempt = 0; attempt < options.maxRetries(); attempt++) {
-            Optional<IPAMBlock> stored = block(cidr);
+            Optional<IPAMBlock> stored = blocks.get(cidr);
             AllocationBlock b = stored.map(AllocationBlock::of).orElse(null);
             List<IpAddress> ips = b == null || (affineTo != null && !b.affineTo(affineTo)) ? List.of()
                     : b.allocate(need, r.handleId(), r.attributes(), reserved);
@@ -242,13 +245,13 @@ public final class IpamClient {
         Map<Cidr, List<IpAddress>> byBlock = new LinkedHashMap<>();
         List<IpAddress> notAllocated = new ArrayList<>();
         List<AllocationBlock> all = null;
-        for (IpAddress ip : new java.util.LinkedHashSet<>(ips)) {
+        for (IpAddress ip : new LinkedHashSet<>(ips)) {
             Optional<Cidr> blockCidr = pools.stream().filter(p -> p.cidr().contains(ip)).findFirst()
-                    .map(p -> p.blockFor(ip)).filter(c -> block(c).isPresent());
+                    .map(p -> p.blockFor(ip)).filter(c -> blocks.get(c).isPresent());
             if (blockCidr.isEmpty()) {
                 // No pool (deleted) or another block size: look through the blocks themselves.
                 if (all == null) {
-                    all = allBlocks();
+                    all = blocks.all();
                 }
                 blockCidr = all.stream().map(AllocationBlock::cidr).filter(c -> c.contains(ip)).findFirst();
             }
@@ -260,12 +263,12 @@ public final class IpamClient {
         }
         byBlock.forEach((cidr, inBlock) -> notAllocated.addAll(releaseFromBlock(cidr, inBlock)));
         Set<IpAddress> missing = new HashSet<>(notAllocated);
-        return new java.util.LinkedHashSet<>(ips).stream().filter(missing::contains).toList(); // in the caller's order
+        return new LinkedHashSet<>(ips).stream().filter(missing::contains).toList(); // in the caller's order
     }
 
     private List<IpAddress> releaseFromBlock(Cidr cidr, List<IpAddress> ips) {
         for (int attempt = 0; attempt < options.maxRetries(); attempt++) {
-            Optional<IPAMBlock> stored = block(cidr);
+            Optional<IPAMBlock> stored = blocks.get(cidr);
             if (stored.isEmpty()) {
                 return ips;
             }
@@ -284,7 +287,7 @@ public final class IpamClient {
                 return notAllocated;
             }
             Map<String, Integer> freed = b.release(ordinals);
-            if (writeOrDelete(stored.get(), b)) {
+            if (blocks.writeOrDelete(stored.get(), b)) {
                 freed.forEach((h, n) -> {
                     if (!h.isEmpty()) {
                         handles.decrement(h, cidr.toString(), n);
@@ -321,7 +324,7 @@ public final class IpamClient {
 
     private void releaseHandleFromBlock(Cidr cidr, String handleId) {
         for (int attempt = 0; attempt < options.maxRetries(); attempt++) {
-            Optional<IPAMBlock> stored = block(cidr);
+            Optional<IPAMBlock> stored = blocks.get(cidr);
             if (stored.isEmpty()) {
                 return;
             }
@@ -331,28 +334,11 @@ public final class IpamClient {
                 return;
             }
             b.release(ordinals);
-            if (writeOrDelete(stored.get(), b)) {
+            if (blocks.writeOrDelete(stored.get(), b)) {
                 return;
             }
         }
         throw contention("handleId", "block " + cidr);
-    }
-
-    /**
-     * Writes a block back with a CAS, or deletes it (CAS) when it is empty and affine to nobody.
-     * {@return false on a conflict} (the caller reads again)
-     */
-    private boolean writeOrDelete(IPAMBlock stored, AllocationBlock b) {
-        try {
-            if (b.isEmpty() && b.node() == null) {
-                ds.delete(stored.key(), stored.metadata().resourceVersion());
-            } else {
-                ds.update(b.toResource());
-            }
-            return true;
-        } catch (DatastoreException.Conflict | DatastoreException.NotFound raced) {
-            return false;
-        }
     }
 
     /** {@return the addresses held by a handle}, in address order (empty when it does not exist). */
@@ -364,7 +350,7 @@ public final class IpamClient {
         }
         List<IpAddress> out = new ArrayList<>();
         for (String block : h.get().spec().block().keySet()) {
-            block(Cidr.parse(block)).map(AllocationBlock::of).ifPresent(b ->
+            blocks.get(Cidr.parse(block)).map(AllocationBlock::of).ifPresent(b ->
                     b.ordinalsOf(handleId).forEach(o -> out.add(b.address(o))));
         }
         out.sort(Comparator.naturalOrder());
@@ -376,14 +362,14 @@ public final class IpamClient {
     /** {@return usage per pool and per block}, read from one list of pools and one of blocks. */
     public IpamUsage usage() {
         List<IPPool> storedPools = ds.list(ResourceKind.IP_POOL).items().stream().map(IPPool.class::cast).toList();
-        List<AllocationBlock> blocks = allBlocks();
+        List<AllocationBlock> all = blocks.all();
         Set<Cidr> placed = new HashSet<>();
         List<IpamUsage.PoolUsage> out = new ArrayList<>();
         for (IPPool stored : storedPools) {
             Pool p = Pool.of(stored);
             List<IpamUsage.BlockUsage> inPool = new ArrayList<>();
             long inUse = 0;
-            for (AllocationBlock b : blocks) {
+            for (AllocationBlock b : all) {
                 if (p.cidr().contains(b.cidr()) && placed.add(b.cidr())) {
                     inPool.add(new IpamUsage.BlockUsage(b.cidr(), b.node(), b.size(), b.inUse()));
                     inUse += b.inUse();
@@ -392,7 +378,7 @@ public final class IpamClient {
             out.add(new IpamUsage.PoolUsage(p.name(), p.cidr(), p.blockSize(), p.disabled(), Addresses.size(p.cidr()),
                     inUse, inPool));
         }
-        List<IpamUsage.BlockUsage> orphans = blocks.stream().filter(b -> !placed.contains(b.cidr()))
+        List<IpamUsage.BlockUsage> orphans = all.stream().filter(b -> !placed.contains(b.cidr()))
                 .map(b -> new IpamUsage.BlockUsage(b.cidr(), b.node(), b.size(), b.inUse())).toList();
         return new IpamUsage(out, orphans);
     }
@@ -408,7 +394,7 @@ public final class IpamClient {
      */
     public List<String> leakedHandles(Predicate<String> ownerLive) {
         Map<String, Integer> held = new HashMap<>();
-        for (AllocationBlock b : allBlocks()) {
+        for (AllocationBlock b : blocks.all()) {
             b.countsByHandle().forEach((h, n) -> held.merge(h, n, Integer::sum));
         }
         List<String> leaked = new ArrayList<>();
@@ -425,7 +411,7 @@ public final class IpamClient {
     /** {@return the blocks affine to {@code node} that hold no address} (candidates for {@link #releaseBlockAffinity}) */
     public List<Cidr> emptyBlocks(String node) {
         checkHostname(node);
-        return allBlocks().stream().filter(b -> b.affineTo(node) && b.isEmpty()).map(AllocationBlock::cidr)
+        return blocks.all().stream().filter(b -> b.affineTo(node) && b.isEmpty()).map(AllocationBlock::cidr)
                 .sorted(Comparator.comparing(Cidr::address)).toList();
     }
 
@@ -438,7 +424,7 @@ public final class IpamClient {
     public int releaseHostAffinities(String node, boolean requireEmpty) {
         checkHostname(node);
         int released = 0;
-        for (BlockAffinity a : hostAffinities(node)) {
+        for (BlockAffinity a : blocks.hostAffinities(node)) {
             if (releaseBlockAffinity(Cidr.parse(a.spec().cidr()), node, requireEmpty)) {
                 released++;
             }
@@ -453,41 +439,7 @@ public final class IpamClient {
      */
     public boolean releaseBlockAffinity(Cidr blockCidr, String node, boolean requireEmpty) {
         checkHostname(node);
-        ResourceKey key = affinityKey(node, blockCidr);
-        for (int attempt = 0; attempt < options.maxRetries(); attempt++) {
-            Optional<BlockAffinity> a = ds.get(key).map(BlockAffinity.class::cast);
-            if (a.isEmpty()) {
-                return false;
-            }
-            Optional<IPAMBlock> stored = block(blockCidr);
-            if (stored.isPresent()) {
-                AllocationBlock b = AllocationBlock.of(stored.get());
-                if (b.affineTo(node)) {
-                    if (!b.isEmpty() && requireEmpty) {
-                        return false;
-                    }
-                    try {
-                        a = Optional.of((BlockAffinity) ds.update(a.get().withSpecState(BlockAffinitySpec.PENDING_DELETION)));
-                        if (b.isEmpty()) {
-                            ds.delete(stored.get().key(), stored.get().metadata().resourceVersion());
-                        } else {
-                            b.clearAffinity();
-                            ds.update(b.toResource());
-                        }
-                    } catch (DatastoreException.Conflict | DatastoreException.NotFound raced) {
-                        restoreConfirmed(a.get());
-                        continue;
-                    }
-                }
-            }
-            try {
-                ds.delete(key, a.get().metadata().resourceVersion());
-                return true;
-            } catch (DatastoreException.Conflict | DatastoreException.NotFound raced) {
-                // read again
-            }
-        }
-        throw contention("node", "affinity " + key.name());
+        return blocks.releaseAffinity(blockCidr, node, requireEmpty);
     }
 
     /**
@@ -496,203 +448,8 @@ public final class IpamClient {
      * without their block, and affine blocks without their affinity.
      */
     public IpamCheckReport check() {
-        List<AllocationBlock> blocks = allBlocks();
-        Map<String, IPAMHandle> handlesById = new TreeMap<>();
-        ds.list(ResourceKind.IPAM_HANDLE).items().forEach(r -> handlesById.put(((IPAMHandle) r).spec().handleID(), (IPAMHandle) r));
-        Map<String, BlockAffinity> affinities = new HashMap<>();
-        ds.list(ResourceKind.BLOCK_AFFINITY).items().forEach(r -> affinities.put(r.metadata().name(), (BlockAffinity) r));
-        List<String> problems = new ArrayList<>();
-        int allocations = 0;
-        Map<String, Map<String, Integer>> actual = new HashMap<>();
-        for (AllocationBlock b : blocks) {
-            allocations += b.inUse();
-            Map<String, Integer> counts = b.countsByHandle();
-            counts.forEach((h, n) -> actual.computeIfAbsent(h, x -> new HashMap<>()).put(b.cidr().toString(), n));
-            for (String h : new TreeMap<>(counts).keySet()) {
-                if (!handlesById.containsKey(h)) {
-                    problems.add("block " + b.cidr() + ": " + counts.get(h) + " address(es) of handle " + h
-                            + ", which does not exist");
-                }
-            }
-            if (b.node() != null) {
-                BlockAffinity a = affinities.get(IpamNames.affinityName(b.node(), b.cidr()));
-                if (a == null) {
-                    problems.add("block " + b.cidr() + ": affine to " + b.node() + " but that node has no affinity for it");
-                }
-            }
-        }
-        handlesById.forEach((id, h) -> {
-            Map<String, Integer> real = actual.getOrDefault(id, Map.of());
-            new TreeMap<>(h.spec().block()).forEach((block, n) -> {
-                int has = real.getOrDefault(block, 0);
-                if (has != n) {
-                    problems.add("handle " + id + ": records " + n + " address(es) in block " + block + ", the block holds " + has);
-                }
-            });
-            real.forEach((block, n) -> {
-                if (!h.spec().block().containsKey(block)) {
-                    problems.add("handle " + id + ": does not record block " + block + ", which holds " + n + " of its address(es)");
-                }
-            });
-        });
-        Map<Cidr, AllocationBlock> byCidr = new HashMap<>();
-        blocks.forEach(b -> byCidr.put(b.cidr(), b));
-        new TreeMap<>(affinities).forEach((name, a) -> {
-            if (!BlockAffinitySpec.CONFIRMED.equals(a.spec().state())) {
-                return;
-            }
-            AllocationBlock b = byCidr.get(Cidr.parse(a.spec().cidr()));
-            if (b == null || !b.affineTo(a.spec().node())) {
-                problems.add("affinity " + name + ": confirmed, but block " + a.spec().cidr()
-                        + (b == null ? " does not exist" : " is affine to " + b.node()));
-            }
-        });
-        return new IpamCheckReport(blocks.size(), handlesById.size(), allocations, problems);
-    }
-
-    // ------------------------------------------------------------------ blocks and affinities
-
-    /**
-     * Claims a block for a node: affinity {@code pending}, then the block (create), then affinity
-     * {@code confirmed}. {@return false when another node created the block first} (its pending
-     * affinity is then removed)
-     */
-    private boolean claim(Cidr cidr, String node) {
-        ResourceKey affinity = affinityKey(node, cidr);
-        try {
-            ds.create(new BlockAffinity(ObjectMeta.named(affinity.name()),
-                    BlockAffinitySpec.of(BlockAffinitySpec.PENDING, node, cidr.toString())));
-        } catch (DatastoreException.AlreadyExists again) {
-            // an earlier attempt of ours (or another process on this node) got this far
-        }
-        try {
-            ds.create(AllocationBlock.empty(cidr, node, Instant.now(options.clock()).truncatedTo(ChronoUnit.SECONDS)
-                    .toString()).toResource());
-        } catch (DatastoreException.AlreadyExists taken) {
-            Optional<IPAMBlock> existing = block(cidr);
-            if (existing.isEmpty() || !AllocationBlock.of(existing.get()).affineTo(node)) {
-                deleteQuietly(affinity);
-                return false;
-            }
-        }
-        confirm(affinity);
-        return true;
-    }
-
-    private void confirm(ResourceKey affinity) {
-        for (int attempt = 0; attempt < options.maxRetries(); attempt++) {
-            Optional<BlockAffinity> a = ds.get(affinity).map(BlockAffinity.class::cast);
-            if (a.isEmpty() || BlockAffinitySpec.CONFIRMED.equals(a.get().spec().state())) {
-                return;
-            }
-            try {
-                ds.update(a.get().withSpecState(BlockAffinitySpec.CONFIRMED));
-                return;
-            } catch (DatastoreException.Conflict | DatastoreException.NotFound raced) {
-                // read again
-            }
-        }
-        throw contention("hostname", "affinity " + affinity.name());
-    }
-
-    private void restoreConfirmed(BlockAffinity a) {
-        try {
-            ds.update(a.withSpecState(BlockAffinitySpec.CONFIRMED));
-        } catch (DatastoreException.Conflict | DatastoreException.NotFound ignored) {
-            // someone else changed it; the retry reads it again
-        }
-    }
-
-    private void deleteQuietly(ResourceKey key) {
-        try {
-            ds.delete(key, null);
-        } catch (DatastoreException.NotFound gone) {
-            // fine
-        }
-    }
-
-    /**
-     * {@return the node's usable blocks in the pools}, pool by pool: confirmed affinities, and
-     * pending ones whose block exists affine to the node (a claim interrupted after its block
-     * write; confirmed here).
-     */
-    private List<Cidr> affineBlocks(String node, List<Pool> pools) {
-        List<Cidr> out = new ArrayList<>();
-        List<BlockAffinity> mine = hostAffinities(node);
-        for (Pool p : pools) {
-            List<Cidr> inPool = new ArrayList<>();
-            for (BlockAffinity a : mine) {
-                Cidr c = Cidr.parse(a.spec().cidr());
-                if (!p.cidr().contains(c)) {
-                    continue;
-                }
-                if (BlockAffinitySpec.CONFIRMED.equals(a.spec().state())) {
-                    inPool.add(c);
-                } else if (BlockAffinitySpec.PENDING.equals(a.spec().state())
-                        && block(c).map(b -> AllocationBlock.of(b).affineTo(node)).orElse(false)) {
-                    confirm(a.key());
-                    inPool.add(c);
-                }
-            }
-            inPool.sort(Comparator.comparing(Cidr::address));
-            out.addAll(inPool);
-        }
-        return out;
-    }
-
-    private List<BlockAffinity> hostAffinities(String node) {
-        return ds.list(ResourceKind.BLOCK_AFFINITY).items().stream().map(BlockAffinity.class::cast)
-                .filter(a -> node.equals(a.spec().node()) && !"true".equals(a.spec().deleted())
-                        && !BlockAffinitySpec.PENDING_DELETION.equals(a.spec().state()))
-                .toList();
-    }
-
-    /**
-     * {@return a block of the pools that nobody has created}: each pool is scanned from a
-     * point derived from the node name (as Calico does, so nodes rarely race for the same
-     * block), skipping existing blocks and blocks that are wholly reserved.
-     */
-    private Optional<Cidr> unclaimedBlock(List<Pool> pools, String node, Context ctx) {
-        Set<Cidr> existing = new HashSet<>();
-        ds.list(ResourceKind.IPAM_BLOCK).items().forEach(r -> existing.add(Cidr.parse(((IPAMBlock) r).spec().cidr())));
-        for (Pool p : pools) {
-            BigInteger blocks = BigInteger.ONE.shiftLeft(p.blockSize() - p.cidr().prefixLength());
-            BigInteger blockAddresses = BigInteger.ONE.shiftLeft(p.cidr().address().bits() - p.blockSize());
-            BigInteger start = BigInteger.valueOf(node.hashCode() & 0x7fffffffL).mod(blocks);
-            long limit = blocks.min(BigInteger.valueOf(existing.size() + 1L + (1 << 16))).longValue();
-            for (long i = 0; i < limit; i++) {
-                BigInteger index = start.add(BigInteger.valueOf(i)).mod(blocks);
-                Cidr candidate = new Cidr(Addresses.add(p.cidr(), index.multiply(blockAddresses)), p.blockSize());
-                if (!existing.contains(candidate) && !ctx.whollyReserved(candidate)) {
-                    return Optional.of(candidate);
-                }
-            }
-        }
-        return Optional.empty();
-    }
-
-    private List<AllocationBlock> blocksIn(List<Pool> pools) {
-        List<AllocationBlock> all = allBlocks();
-        List<AllocationBlock> out = new ArrayList<>();
-        for (Pool p : pools) {
-            all.stream().filter(b -> p.cidr().contains(b.cidr())).forEach(out::add);
-        }
-        return out;
-    }
-
-    private List<AllocationBlock> allBlocks() {
-        return ds.list(ResourceKind.IPAM_BLOCK).items().stream().map(IPAMBlock.class::cast)
-                .filter(b -> !Boolean.TRUE.equals(b.spec().deleted()))
-                .map(AllocationBlock::of).toList();
-    }
-
-    private Optional<IPAMBlock> block(Cidr cidr) {
-        return ds.get(ResourceKey.of(ResourceKind.IPAM_BLOCK, IpamNames.blockName(cidr))).map(IPAMBlock.class::cast)
-                .filter(b -> !Boolean.TRUE.equals(b.spec().deleted()));
-    }
-
-    private static ResourceKey affinityKey(String node, Cidr cidr) {
-        return ResourceKey.of(ResourceKind.BLOCK_AFFINITY, IpamNames.affinityName(node, cidr));
+        return IpamChecker.check(blocks.all(), ds.list(ResourceKind.IPAM_HANDLE).items(),
+                ds.list(ResourceKind.BLOCK_AFFINITY).items());
     }
 
     // ------------------------------------------------------------------ pools and configuration
@@ -800,7 +557,6 @@ public final class IpamClient {
     }
 
     private IpamException.TooMuchContention contention(String field, String what) {
-        return new IpamException.TooMuchContention(field + ": " + what + " kept changing under us; gave up after "
-                + options.maxRetries() + " compare-and-swap attempts");
+        return IpamException.TooMuchContention.after(field, what, options.maxRetries());
     }
 }

@@ -45,5 +45,10 @@ public abstract sealed class IpamException extends RuntimeException {
         public TooMuchContention(String message) {
             super(message);
         }
+
+        static TooMuchContention after(String field, String what, int attempts) {
+            return new TooMuchContention(field + ": " + what + " kept changing under us; gave up after " + attempts
+                    + " compare-and-swap attempts");
+        }
     }
 }
