@@ -10,6 +10,7 @@ import calico.libcalico.ipam.IpamOptions;
 import calico.libcalico.testing.EtcdServerExtension;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,6 +28,11 @@ class CniBadInputTest {
     void node() {
         h = new CniHarness(ETCD.endpoint());
         ipam = new IpamClient(h.store, IpamOptions.defaults());
+    }
+
+    @AfterAll
+    static void noNamespaceLeftBehind() {
+        assertThat(CniHarness.leftoverNamespaces()).isEmpty();
     }
 
     @AfterEach

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,6 +39,11 @@ class CniChainTest {
     @BeforeEach
     void node() {
         h = new CniHarness(ETCD.endpoint());
+    }
+
+    @AfterAll
+    static void noNamespaceLeftBehind() {
+        assertThat(CniHarness.leftoverNamespaces()).isEmpty();
     }
 
     @AfterEach

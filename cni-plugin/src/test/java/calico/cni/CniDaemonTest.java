@@ -16,6 +16,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -43,6 +44,11 @@ class CniDaemonTest {
         var usage = new DatastoreConfig(DatastoreConfig.Type.ETCDV3, EtcdConfig.of(h.etcd)).open();
         // Started from inside the host namespace: its threads (and the veths it makes) stay there.
         daemon = h.host.call(() -> CniDaemon.start(socket, 0, CniHarness.NODE, usage));
+    }
+
+    @AfterAll
+    static void noNamespaceLeftBehind() {
+        assertThat(CniHarness.leftoverNamespaces()).isEmpty();
     }
 
     @AfterEach
@@ -82,6 +88,32 @@ class CniDaemonTest {
         assertThat(del.exitCode()).as(del.stdout()).isZero();
         assertThat(del.stdout()).isEmpty();
         assertThat(h.caliLinks()).isEmpty();
+    }
+
+    @Test
+    void concurrentCallsThroughTheDaemonNeverCollide() throws Exception {
+        h.pool("d-par", "10.205.2.0/24", 28);
+        String conf = h.calicoConf("1.0.0", "10.205.2.0/24");
+        int n = 8;
+        java.util.concurrent.ExecutorService exec = java.util.concurrent.Executors.newFixedThreadPool(n);
+        try {
+            java.util.List<java.util.concurrent.Future<CniResponse>> futures = new java.util.ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                NetNs pod = h.pod();
+                Map<String, String> env = env("ADD", CniHarness.containerId(), pod, "conc-" + i);
+                futures.add(exec.submit(() -> ThinClient.run(client, env, conf)));
+            }
+            java.util.Set<String> ips = new java.util.HashSet<>();
+            for (var f : futures) {
+                CniResponse r = f.get();
+                assertThat(r.exitCode()).as(r.stdout()).isZero();
+                ips.add(h.parse(r).path("ips").get(0).path("address").asText());
+            }
+            assertThat(ips).hasSize(n);
+            assertThat(h.caliLinks()).hasSize(n);
+        } finally {
+            exec.shutdownNow();
+        }
     }
 
     @Test

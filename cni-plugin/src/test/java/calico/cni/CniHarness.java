@@ -129,6 +129,15 @@ final class CniHarness implements AutoCloseable {
         return out;
     }
 
+    /** {@return this machine's namespaces left from CNI tests} (for an after-all check). */
+    static List<String> leftoverNamespaces() {
+        try (var names = java.nio.file.Files.list(java.nio.file.Path.of("/run/netns"))) {
+            return names.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(PREFIX)).toList();
+        } catch (java.io.IOException e) {
+            return List.of();
+        }
+    }
+
     @Override
     public void close() {
         synchronized (pods) {

@@ -15,6 +15,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -65,6 +66,11 @@ class CniKubernetesPodTest {
             s.start();
             return s;
         });
+    }
+
+    @AfterAll
+    static void noNamespaceLeftBehind() {
+        assertThat(CniHarness.leftoverNamespaces()).isEmpty();
     }
 
     @AfterEach

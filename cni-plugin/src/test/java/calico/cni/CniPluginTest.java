@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -37,6 +38,11 @@ class CniPluginTest {
     void node() {
         h = new CniHarness(ETCD.endpoint());
         ipam = new IpamClient(h.store, IpamOptions.defaults());
+    }
+
+    @AfterAll
+    static void noNamespaceLeftBehind() {
+        assertThat(CniHarness.leftoverNamespaces()).isEmpty();
     }
 
     @AfterEach
