@@ -10,6 +10,8 @@
 # Packages every build needs. Later components add theirs here (nftables, ipset, bird2, ...).
 CALICO_DEB_PACKAGES=(etcd-server etcd-client iproute2 nftables libnftables1 iptables ipset curl
     bird2 containernetworking-plugins)
+# cni-plugin: a C compiler for the CNI thin client (src/main/c/calico-cni.c), built by its tests
+CALICO_DEB_PACKAGES+=(gcc libc6-dev)
 
 # Prints "name" if the Debian package is not installed.
 calico_missing_package() {

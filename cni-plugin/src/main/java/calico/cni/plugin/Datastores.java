@@ -1,0 +1,42 @@
+package calico.cni.plugin;
+
+import calico.cni.config.NetConf;
+import calico.cni.spec.CniError;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.DatastoreException;
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import java.net.URI;
+import java.util.Map;
+
+/** Opening the configured datastore, and turning its failures into CNI errors. */
+public final class Datastores {
+    private Datastores() {
+    }
+
+    /** {@return a key naming the datastore a configuration points at} (for sharing clients in the daemon). */
+    public static String key(NetConf conf) {
+        return conf.datastoreType() + "|" + conf.etcdEndpoints() + "|" + conf.kubeconfig();
+    }
+
+    public static Datastore open(NetConf conf) {
+        try {
+            if (conf.datastoreType().equals("kubernetes")) {
+                Map<String, String> env = conf.kubeconfig() == null ? Map.of() : Map.of("KUBECONFIG", conf.kubeconfig());
+                return DatastoreConfig.of(DatastoreConfig.Type.KUBERNETES, () -> null, env).open();
+            }
+            return new DatastoreConfig(DatastoreConfig.Type.ETCDV3,
+                    EtcdConfig.of(conf.etcdEndpoints().toArray(URI[]::new))).open();
+        } catch (RuntimeException e) {
+            throw new CniError(CniError.DATASTORE_FAILURE, "datastore: cannot open " + conf.datastoreType() + ": " + e.getMessage());
+        }
+    }
+
+    /** Unreachable is "try again later" (11); anything else is a datastore failure. */
+    static CniError error(String what, DatastoreException e) {
+        if (e instanceof DatastoreException.Unavailable) {
+            return new CniError(CniError.TRY_AGAIN_LATER, what + ": datastore unavailable: " + e.getMessage());
+        }
+        return new CniError(CniError.DATASTORE_FAILURE, what + ": " + e.getMessage());
+    }
+}

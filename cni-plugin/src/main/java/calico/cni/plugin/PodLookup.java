@@ -1,0 +1,73 @@
+package calico.cni.plugin;
+
+import calico.api.model.Protocol;
+import calico.api.model.WorkloadEndpointSpec;
+import calico.cni.spec.CniError;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What Calico's plugin reads from the Kubernetes API for a pod ({@code policy.type: k8s} with
+ * {@code kubernetes.kubeconfig}): its labels, service account and named container ports.
+ */
+public final class PodLookup {
+
+    /** The pod facts that go into its WorkloadEndpoint. */
+    public record PodInfo(Map<String, String> labels, String serviceAccount, List<WorkloadEndpointSpec.EndpointPort> ports) {
+        public PodInfo {
+            labels = labels == null ? Map.of() : Map.copyOf(labels);
+            ports = List.copyOf(ports);
+        }
+    }
+
+    private PodLookup() {
+    }
+
+    public static PodInfo get(String kubeconfig, String namespace, String name) {
+        String contents;
+        try {
+            contents = Files.readString(Path.of(kubeconfig));
+        } catch (IOException e) {
+            throw new CniError(CniError.INVALID_CONFIG, "kubernetes.kubeconfig: " + kubeconfig + " cannot be read: " + e.getMessage());
+        }
+        Config config = Config.fromKubeconfig(contents);
+        config.setRequestTimeout(10_000);
+        config.setConnectionTimeout(5_000);
+        try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
+            Pod pod = client.pods().inNamespace(namespace).withName(name).get();
+            if (pod == null) {
+                throw new CniError(CniError.UNKNOWN_CONTAINER, "K8S_POD_NAME: pod " + namespace + "/" + name + " does not exist");
+            }
+            List<WorkloadEndpointSpec.EndpointPort> ports = new ArrayList<>();
+            if (pod.getSpec() != null) {
+                for (Container c : pod.getSpec().getContainers()) {
+                    for (ContainerPort p : c.getPorts()) {
+                        if (p.getName() != null && !p.getName().isEmpty()) {
+                            ports.add(new WorkloadEndpointSpec.EndpointPort(p.getName(),
+                                    protocol(p.getProtocol()), p.getContainerPort(), null, null));
+                        }
+                    }
+                }
+            }
+            String sa = pod.getSpec() == null ? null : pod.getSpec().getServiceAccountName();
+            return new PodInfo(pod.getMetadata().getLabels(), sa == null || sa.isEmpty() ? "default" : sa, ports);
+        } catch (KubernetesClientException e) {
+            throw new CniError(CniError.TRY_AGAIN_LATER, "kubernetes: cannot read pod " + namespace + "/" + name + ": " + e.getMessage());
+        }
+    }
+
+    private static Protocol protocol(String p) {
+        return p == null || p.isEmpty() ? Protocol.TCP : Protocol.parse(p.toUpperCase());
+    }
+}
