@@ -8,6 +8,8 @@ import calico.api.model.BGPPeerSpec;
 import calico.api.model.BlockAffinity;
 import calico.api.model.BlockAffinitySpec;
 import calico.api.model.IPPool;
+import calico.api.model.IpamNames;
+import calico.api.net.Cidr;
 import calico.api.model.IPPoolSpec;
 import calico.api.model.Node;
 import calico.api.model.NodeSpec;
@@ -36,7 +38,7 @@ public final class Fixtures {
     }
 
     public static BlockAffinity affinity(String node, String cidr) {
-        return new BlockAffinity(ObjectMeta.named(node + "-" + cidr.replace('/', '-').replace(':', '-')),
+        return new BlockAffinity(ObjectMeta.named(IpamNames.affinityName(node, Cidr.parse(cidr))),
                 BlockAffinitySpec.of(BlockAffinitySpec.CONFIRMED, node, cidr));
     }
 
