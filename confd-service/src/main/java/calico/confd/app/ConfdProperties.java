@@ -26,7 +26,9 @@ import org.springframework.boot.convert.DurationUnit;
  * @param birdConfig        the file BIRD reads (CALICO_BIRD_CONFIG, ours; Calico: /etc/calico/confd/config/bird.cfg)
  * @param birdBinary        the BIRD used for {@code bird -p} (CALICO_BIRD_BINARY, ours)
  * @param routerId          an IPv4 address, {@code hash}, or empty for the node's IPv4 (CALICO_ROUTER_ID)
- * @param secretsDir        mounted secrets, {@code <dir>/<name>/<key>}, for BGP passwords (CALICO_BGP_SECRETS_DIR, ours)
+ * @param secretsDir        mounted secrets, {@code <dir>/<name>/<key>}, for BGP passwords (CALICO_BGP_SECRETS_DIR, ours);
+ *                          without it, the kubernetes datastore reads Secrets from the API
+ * @param namespace         calico-node's namespace, where password Secrets live (NAMESPACE, kube-system)
  * @param resyncInterval    render this often even without changes, and retry reloads (CALICO_CONFD_RESYNC_INTERVAL, ours, seconds)
  * @param peerPollInterval  ask BIRD for peer states this often (CALICO_CONFD_PEER_POLL_INTERVAL, ours, seconds)
  */
@@ -44,6 +46,7 @@ public record ConfdProperties(
         @DefaultValue("/usr/sbin/bird") String birdBinary,
         @DefaultValue("") String routerId,
         String secretsDir,
+        @DefaultValue("kube-system") String namespace,
         @DefaultValue("30") @DurationUnit(ChronoUnit.SECONDS) Duration resyncInterval,
         @DefaultValue("5") @DurationUnit(ChronoUnit.SECONDS) Duration peerPollInterval) {
 

@@ -8,6 +8,10 @@ import calico.confd.daemon.ConfdStatus;
 import calico.confd.model.BgpStore;
 import calico.confd.render.BirdConfigBuilder;
 import calico.confd.render.DirectorySecrets;
+import calico.confd.render.KubernetesSecrets;
+import calico.libcalico.datastore.DatastoreConfig;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import calico.confd.render.SecretSource;
 import calico.confd.status.PeerStatusMonitor;
 import calico.libcalico.datastore.Datastore;
@@ -47,6 +51,7 @@ public class ConfdService implements SmartLifecycle {
     private ConfdDaemon daemon;
     private WatcherSyncer syncer;
     private ScheduledExecutorService poller;
+    private KubernetesClient kubernetes;
 
     public ConfdService(ConfdProperties properties, MeterRegistry meters, HealthAggregator health) {
         this.properties = properties;
@@ -67,9 +72,9 @@ public class ConfdService implements SmartLifecycle {
             return;
         }
         health.report(true, false, "waiting for the datastore");
-        datastore = properties.datastore(System.getenv()).open();
-        SecretSource secrets = properties.secretsDir() == null || properties.secretsDir().isBlank()
-                ? SecretSource.none() : new DirectorySecrets(Path.of(properties.secretsDir()));
+        DatastoreConfig datastoreConfig = properties.datastore(System.getenv());
+        datastore = datastoreConfig.open();
+        SecretSource secrets = secrets(datastoreConfig);
         daemon = new ConfdDaemon(properties.nodename(), properties.routerId(), new BirdConfigBuilder(secrets),
                 new ConfigFile(properties.birdConfig(), new BirdValidator(properties.birdBinary())), bird,
                 properties.resyncInterval());
@@ -85,6 +90,18 @@ public class ConfdService implements SmartLifecycle {
         });
         long ms = properties.peerPollInterval().toMillis();
         poller.scheduleWithFixedDelay(monitor::refresh, 0, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /** Mounted secrets when CALICO_BGP_SECRETS_DIR is set, else the Kubernetes API on the kubernetes datastore. */
+    private SecretSource secrets(DatastoreConfig datastoreConfig) {
+        if (properties.secretsDir() != null && !properties.secretsDir().isBlank()) {
+            return new DirectorySecrets(Path.of(properties.secretsDir()));
+        }
+        if (datastoreConfig.kubernetes() != null) {
+            kubernetes = new KubernetesClientBuilder().withConfig(datastoreConfig.kubernetes().client()).build();
+            return new KubernetesSecrets(kubernetes, properties.namespace());
+        }
+        return SecretSource.none();
     }
 
     private void onStatus(ConfdStatus s) {
@@ -131,6 +148,10 @@ public class ConfdService implements SmartLifecycle {
         if (datastore != null) {
             datastore.close();
             datastore = null;
+        }
+        if (kubernetes != null) {
+            kubernetes.close();
+            kubernetes = null;
         }
     }
 
