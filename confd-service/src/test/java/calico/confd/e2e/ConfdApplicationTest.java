@@ -22,17 +22,22 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import calico.libcalico.testing.EtcdServerExtension;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * The Spring application as deployed on node-1 (memory datastore), BIRD in a namespace beside
+ * The Spring application as deployed on node-1 (real etcd), BIRD in a namespace beside
  * a second node's BIRD: /peers, Actuator health details, probes and Prometheus metrics report
  * the Established mesh session and a skipped peer.
  */
 class ConfdApplicationTest {
+
+    @RegisterExtension
+    static final EtcdServerExtension ETCD = new EtcdServerExtension();
 
     @TempDir
     Path tmp;
@@ -48,7 +53,8 @@ class ConfdApplicationTest {
     void reportsPeersInRestHealthAndMetrics() throws Exception {
         try (NetnsLab lab = new NetnsLab(tmp, 2);
              ConfigurableApplicationContext ctx = new SpringApplicationBuilder(ConfdApplication.class).run(
-                     "--confd.nodename=node-1", "--confd.datastore-type=memory",
+                     "--confd.nodename=node-1", "--confd.datastore-type=etcdv3",
+                     "--confd.etcd-endpoints=" + ETCD.endpoint(),
                      "--confd.bird-socket=" + lab.socket(1), "--confd.bird-config=" + lab.config(1),
                      "--confd.resync-interval=1", "--confd.peer-poll-interval=1", "--server.port=0",
                      "--server.address=127.0.0.1", "--calico.health.port=0", "--calico.health.host=127.0.0.1")) {
@@ -93,6 +99,20 @@ class ConfdApplicationTest {
                     "confd_render_passes_total{application=\"confd\",result=\"reloaded\"}",
                     "confd_config_generation{application=\"confd\"}");
             assertThat(m).doesNotContain("10.99.0.2");
+        }
+    }
+
+    /** CALICO_NETWORKING_BACKEND=none: no datastore, no BIRD, healthy and ready, /peers says so. */
+    @Test
+    void bgpOffIsIdleAndReady() throws Exception {
+        try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(ConfdApplication.class).run(
+                "--confd.networking-backend=none", "--confd.nodename=", "--server.port=0",
+                "--server.address=127.0.0.1", "--calico.health.port=0", "--calico.health.host=127.0.0.1")) {
+            int web = Integer.parseInt(ctx.getEnvironment().getProperty("local.server.port"));
+            int health = Integer.parseInt(ctx.getEnvironment().getProperty("local.management.port"));
+            await("readiness", () -> get(health, "/readiness").statusCode() == 200);
+            assertThat(get(web, "/peers").body()).contains("\"configResult\":\"DISABLED\"");
+            assertThat(get(health, "/actuator/health").body()).contains("disabled (CALICO_NETWORKING_BACKEND=none)");
         }
     }
 
