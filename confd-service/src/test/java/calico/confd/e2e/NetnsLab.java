@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Network namespaces for real BGP: {@code n} node namespaces, each with {@code eth0} =
- * {@code 10.99.0.<i>/24}, all joined by a bridge that lives in its own namespace (nothing is
+ * {@code 10.99.0.<i>/24} and {@code fd99::<i>/64}, all joined by a bridge that lives in its own namespace (nothing is
  * created in the root namespace). Each node can run one BIRD with its own config, socket and
  * pid file under {@code dir}. {@link #close()} stops every BIRD and deletes every namespace.
  */
@@ -41,6 +41,7 @@ final class NetnsLab implements AutoCloseable {
                 ip("-n", br, "link", "set", "v" + i, "master", "br0", "up");
                 ip("-n", ns, "link", "set", "lo", "up");
                 ip("-n", ns, "addr", "add", address(i) + "/24", "dev", "eth0");
+                ip("-n", ns, "addr", "add", address6(i) + "/64", "dev", "eth0", "nodad");
                 ip("-n", ns, "link", "set", "eth0", "up");
                 Files.createDirectories(nodeDir(i));
             }
@@ -61,6 +62,10 @@ final class NetnsLab implements AutoCloseable {
 
     static String address(int i) {
         return "10.99.0." + i;
+    }
+
+    static String address6(int i) {
+        return "fd99::" + i;
     }
 
     Path nodeDir(int i) {
@@ -107,6 +112,11 @@ final class NetnsLab implements AutoCloseable {
     /** {@return node i's kernel routes installed by BIRD} */
     String birdRoutes(int i) throws IOException, InterruptedException {
         return ip("-n", ns(i), "route", "show", "proto", "bird");
+    }
+
+    /** {@return node i's IPv6 kernel routes installed by BIRD} */
+    String birdRoutes6(int i) throws IOException, InterruptedException {
+        return ip("-n", ns(i), "-6", "route", "show", "proto", "bird");
     }
 
     static String ip(String... args) throws IOException, InterruptedException {

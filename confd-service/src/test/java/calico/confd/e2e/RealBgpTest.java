@@ -146,6 +146,36 @@ class RealBgpTest {
         await("node-2 loses node-3's block", () -> !lab.birdRoutes(2).contains("10.98.3.0/26"));
     }
 
+    /** One BIRD config carries both families: IPv6 sessions named Calico's way, IPv6 blocks in the kernel. */
+    @Test
+    void dualStackMesh() throws Exception {
+        datastore.create(pool("pool6", "fd98::/48", false, false));
+        for (int i = 1; i <= N; i++) {
+            datastore.update(node("node-" + i, NetnsLab.address(i) + "/24", NetnsLab.address6(i) + "/64", null, null,
+                    Map.of()));
+            datastore.create(affinity("node-" + i, "fd98:0:0:" + i + "::/122"));
+        }
+        for (int i = 1; i <= N; i++) {
+            Set<String> expected = new java.util.TreeSet<>();
+            for (int j = 1; j <= N; j++) {
+                if (j != i) {
+                    expected.add("Mesh_10_99_0_" + j);
+                    expected.add("Mesh_fd99__" + j);
+                }
+            }
+            awaitEstablished(i, expected);
+        }
+        for (int i = 1; i <= N; i++) {
+            for (int j = 1; j <= N; j++) {
+                if (j != i) {
+                    int node = i;
+                    String route = "fd98:0:0:" + j + "::/122 via fd99::" + j;
+                    await("node-" + i + " kernel route " + route, () -> lab.birdRoutes6(node).contains(route));
+                }
+            }
+        }
+    }
+
     @Test
     void badInputIsSkippedAndBirdKeepsItsSessions() throws Exception {
         awaitEstablished(1, Set.of("Mesh_10_99_0_2", "Mesh_10_99_0_3"));
