@@ -6,6 +6,7 @@ import calico.api.model.BGPPeer;
 import calico.api.model.BlockAffinity;
 import calico.api.model.IPPool;
 import calico.api.model.Node;
+import java.util.Collections;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -28,7 +29,7 @@ public record BgpView(SortedMap<String, Node> nodes, SortedMap<String, BGPPeer> 
     }
 
     private static <T> SortedMap<String, T> copy(Map<String, T> m) {
-        return m == null ? new TreeMap<>() : java.util.Collections.unmodifiableSortedMap(new TreeMap<>(m));
+        return m == null ? new TreeMap<>() : Collections.unmodifiableSortedMap(new TreeMap<>(m));
     }
 
     public static BgpView empty() {

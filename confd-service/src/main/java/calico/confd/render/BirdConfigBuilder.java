@@ -13,6 +13,7 @@ import calico.confd.model.BgpView;
 import com.github.mustachejava.DefaultMustacheFactory;
 import com.github.mustachejava.Mustache;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.io.Writer;
@@ -21,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * Renders one BIRD 2 configuration (IPv4 and IPv6) for one node from a {@link BgpView}. The
@@ -47,7 +49,7 @@ public final class BirdConfigBuilder {
                 }
             }
         };
-        this.template = factory.compile(new java.io.InputStreamReader(
+        this.template = factory.compile(new InputStreamReader(
                 BirdConfigBuilder.class.getClassLoader().getResourceAsStream(TEMPLATE), StandardCharsets.UTF_8),
                 TEMPLATE);
     }
@@ -73,16 +75,16 @@ public final class BirdConfigBuilder {
         }
         List<Skipped> skipped = new ArrayList<>();
         List<FilterRenderer.Function> functions = new ArrayList<>();
+        // Peers that name a filter that failed to render must not reference its functions.
+        Map<String, BGPFilter> goodFilters = new TreeMap<>();
         for (BGPFilter f : view.filters().values()) {
             try {
                 functions.addAll(FilterRenderer.render(f));
+                goodFilters.put(f.metadata().name(), f);
             } catch (IllegalArgumentException e) {
                 skipped.add(new Skipped("BGPFilter " + f.metadata().name(), e.getMessage()));
             }
         }
-        // Peers that name a filter that failed to render must not reference its functions.
-        Map<String, BGPFilter> goodFilters = new java.util.TreeMap<>(view.filters());
-        skipped.forEach(s -> goodFilters.remove(s.source().substring("BGPFilter ".length())));
         List<BGPPeer> peers = List.copyOf(view.peers().values());
         PeerPlanner planner = new PeerPlanner(local, view.nodes(), cfg, goodFilters, secrets, defaultAs).plan(peers);
         skipped.addAll(planner.skipped());

@@ -13,6 +13,7 @@ import calico.confd.render.SecretSource;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -123,7 +124,7 @@ class ConfdApplicationTest {
                 if (condition.call()) {
                     return;
                 }
-            } catch (java.io.IOException ignored) {
+            } catch (IOException ignored) {
                 // not up yet
             }
             Thread.sleep(200);

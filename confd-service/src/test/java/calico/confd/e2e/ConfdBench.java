@@ -21,6 +21,8 @@ import calico.confd.render.BirdConfigBuilder;
 import calico.confd.render.Rendered;
 import calico.confd.render.SecretSource;
 import calico.libcalico.datastore.memory.MemoryDatastore;
+import calico.libcalico.syncer.SyncerCallbacks;
+import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
 import calico.libcalico.syncer.WatcherSyncer;
@@ -176,13 +178,13 @@ public final class ConfdBench {
         return out;
     }
 
-    private static calico.libcalico.syncer.SyncerCallbacks debug(ConfdDaemon d) {
+    private static SyncerCallbacks debug(ConfdDaemon d) {
         if (!Boolean.getBoolean("bench.debug")) {
             return d;
         }
-        return new calico.libcalico.syncer.SyncerCallbacks() {
+        return new SyncerCallbacks() {
             @Override
-            public void onStatusUpdated(calico.libcalico.syncer.SyncerStatus status) {
+            public void onStatusUpdated(SyncerStatus status) {
                 System.out.println("syncer " + status);
                 d.onStatusUpdated(status);
             }

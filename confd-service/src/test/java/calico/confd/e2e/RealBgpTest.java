@@ -38,6 +38,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -106,7 +107,7 @@ class RealBgpTest {
     void meshThenRouteReflectorThenPeerRemoval() throws Exception {
         // 1. Full mesh: two Established sessions per node, every other node's block in the kernel.
         for (int i = 1; i <= N; i++) {
-            Set<String> expected = new java.util.TreeSet<>();
+            Set<String> expected = new TreeSet<>();
             for (int j = 1; j <= N; j++) {
                 if (j != i) {
                     expected.add("Mesh_10_99_0_" + j);
@@ -156,7 +157,7 @@ class RealBgpTest {
             datastore.create(affinity("node-" + i, "fd98:0:0:" + i + "::/122"));
         }
         for (int i = 1; i <= N; i++) {
-            Set<String> expected = new java.util.TreeSet<>();
+            Set<String> expected = new TreeSet<>();
             for (int j = 1; j <= N; j++) {
                 if (j != i) {
                     expected.add("Mesh_10_99_0_" + j);

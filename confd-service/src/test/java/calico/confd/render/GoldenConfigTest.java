@@ -3,6 +3,7 @@ package calico.confd.render;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.codec.ResourceCodec;
+import calico.api.model.Resource;
 import calico.confd.ViewBuilder;
 import calico.confd.bird.BirdValidator;
 import calico.confd.model.BgpView;
@@ -50,7 +51,7 @@ class GoldenConfigTest {
     void rendersAsExpectedAndBirdAcceptsIt(String caseName, String node) throws Exception {
         Path dir = GOLDEN.resolve(caseName);
         BgpView view = new ViewBuilder().add(ResourceCodec.get()
-                .parseAll(Files.readString(dir.resolve("input.yaml"))).toArray(new calico.api.model.Resource[0]))
+                .parseAll(Files.readString(dir.resolve("input.yaml"))).toArray(new Resource[0]))
                 .build();
         Properties secrets = new Properties();
         if (Files.exists(dir.resolve("secrets.properties"))) {

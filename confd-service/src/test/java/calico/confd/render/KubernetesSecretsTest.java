@@ -2,8 +2,9 @@ package calico.confd.render;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import calico.confd.ViewBuilder;
 import calico.api.codec.ResourceCodec;
+import calico.api.model.Resource;
+import calico.confd.ViewBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
@@ -41,7 +42,7 @@ class KubernetesSecretsTest {
                 spec: {peerIP: 10.0.0.253, asNumber: 65001, password: {secretKeyRef: {name: bgp-passwords, key: nope}}}
                 """;
         Rendered r = new BirdConfigBuilder(new KubernetesSecrets(client, "kube-system")).render(new ViewBuilder()
-                .add(ResourceCodec.get().parseAll(yaml).toArray(new calico.api.model.Resource[0])).build(), "node-1", "");
+                .add(ResourceCodec.get().parseAll(yaml).toArray(new Resource[0])).build(), "node-1", "");
         assertThat(r.config()).contains("password \"from-k8s\";");
         assertThat(r.sessions()).extracting(Session::name).containsExactly("Global_10_0_0_254");
         assertThat(r.skipped()).extracting(Skipped::reason)
