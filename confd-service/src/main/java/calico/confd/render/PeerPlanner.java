@@ -51,7 +51,10 @@ final class PeerPlanner {
                 continue;
             }
             Optional<LocalNode> id = LocalNode.of(n, defaultAs);
-            if (id.isPresent()) {
+            if (id.isPresent() && (id.get().asNumber() < 1 || id.get().asNumber() > 0xFFFF_FFFFL)) {
+                skipped.add(new Skipped("Node " + n.metadata().name(), "spec.bgp.asNumber: " + id.get().asNumber()
+                        + " is not an AS number (1-4294967295), so no session to it"));
+            } else if (id.isPresent()) {
                 others.put(n.metadata().name(), id.get());
             } else {
                 skipped.add(new Skipped("Node " + n.metadata().name(),
