@@ -1,0 +1,101 @@
+package calico.confd.app;
+
+import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.boot.convert.DurationUnit;
+
+/**
+ * confd's settings, bound from {@code confd.*}; {@code application.yml} maps calico-node's
+ * variables onto them. Names marked (ours) are not Calico's: Calico hard-codes those paths.
+ *
+ * @param nodename          this node's name (NODENAME, else HOSTNAME)
+ * @param networkingBackend {@code bird} runs confd; {@code vxlan}/{@code none} leave BGP off (CALICO_NETWORKING_BACKEND)
+ * @param datastoreType     {@code etcdv3}, {@code kubernetes} or {@code memory} (DATASTORE_TYPE)
+ * @param etcdEndpoints     comma-separated URLs (ETCD_ENDPOINTS)
+ * @param birdSocket        BIRD's control socket (CALICO_BIRD_SOCKET, ours; Calico: /var/run/calico/bird.ctl)
+ * @param birdConfig        the file BIRD reads (CALICO_BIRD_CONFIG, ours; Calico: /etc/calico/confd/config/bird.cfg)
+ * @param birdBinary        the BIRD used for {@code bird -p} (CALICO_BIRD_BINARY, ours)
+ * @param routerId          an IPv4 address, {@code hash}, or empty for the node's IPv4 (CALICO_ROUTER_ID)
+ * @param secretsDir        mounted secrets, {@code <dir>/<name>/<key>}, for BGP passwords (CALICO_BGP_SECRETS_DIR, ours);
+ *                          without it, the kubernetes datastore reads Secrets from the API
+ * @param namespace         calico-node's namespace, where password Secrets live (NAMESPACE, kube-system)
+ * @param resyncInterval    render this often even without changes, and retry reloads (CALICO_CONFD_RESYNC_INTERVAL, ours, seconds)
+ * @param peerPollInterval  ask BIRD for peer states this often (CALICO_CONFD_PEER_POLL_INTERVAL, ours, seconds)
+ */
+@ConfigurationProperties(prefix = "confd")
+public record ConfdProperties(
+        String nodename,
+        @DefaultValue("bird") String networkingBackend,
+        @DefaultValue("etcdv3") String datastoreType,
+        @DefaultValue("http://127.0.0.1:2379") String etcdEndpoints,
+        String etcdCaCertFile,
+        String etcdCertFile,
+        String etcdKeyFile,
+        @DefaultValue("/var/run/calico/bird.ctl") Path birdSocket,
+        @DefaultValue("/etc/calico/confd/config/bird.cfg") Path birdConfig,
+        @DefaultValue("/usr/sbin/bird") String birdBinary,
+        @DefaultValue("") String routerId,
+        String secretsDir,
+        @DefaultValue("kube-system") String namespace,
+        @DefaultValue("30") @DurationUnit(ChronoUnit.SECONDS) Duration resyncInterval,
+        @DefaultValue("5") @DurationUnit(ChronoUnit.SECONDS) Duration peerPollInterval) {
+
+    public ConfdProperties {
+        networkingBackend = networkingBackend == null ? "bird" : networkingBackend.trim().toLowerCase(Locale.ROOT);
+        if (!List.of("bird", "vxlan", "none").contains(networkingBackend)) {
+            throw new IllegalArgumentException("confd.networking-backend (CALICO_NETWORKING_BACKEND): \""
+                    + networkingBackend + "\" is not one of bird, vxlan, none");
+        }
+        datastoreType = datastoreType == null ? "" : datastoreType.trim().toLowerCase(Locale.ROOT);
+        if (!List.of("etcdv3", "memory", "kubernetes").contains(datastoreType)) {
+            throw new IllegalArgumentException("confd.datastore-type (DATASTORE_TYPE): \"" + datastoreType
+                    + "\" is not one of etcdv3, kubernetes, memory");
+        }
+        if (bgpEnabled(networkingBackend) && (nodename == null || nodename.isBlank())) {
+            throw new IllegalArgumentException("confd.nodename (NODENAME or HOSTNAME): required, it names the Node "
+                    + "resource whose BGP configuration is rendered");
+        }
+        if (resyncInterval.isNegative() || resyncInterval.isZero()) {
+            throw new IllegalArgumentException("confd.resync-interval (CALICO_CONFD_RESYNC_INTERVAL): must be positive");
+        }
+        if (peerPollInterval.isNegative() || peerPollInterval.isZero()) {
+            throw new IllegalArgumentException("confd.peer-poll-interval (CALICO_CONFD_PEER_POLL_INTERVAL): must be "
+                    + "positive");
+        }
+    }
+
+    private static boolean bgpEnabled(String backend) {
+        return "bird".equals(backend);
+    }
+
+    /** {@return whether BGP runs on this node} ({@code CALICO_NETWORKING_BACKEND=bird}) */
+    public boolean bgpEnabled() {
+        return bgpEnabled(networkingBackend);
+    }
+
+    DatastoreConfig datastore(Map<String, String> env) {
+        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)), () -> {
+            List<URI> endpoints = Arrays.stream(etcdEndpoints.split(",")).map(String::trim)
+                    .filter(s -> !s.isEmpty()).map(URI::create).toList();
+            if (endpoints.isEmpty()) {
+                throw new IllegalArgumentException("confd.etcd-endpoints (ETCD_ENDPOINTS): required");
+            }
+            return new EtcdConfig(endpoints, path(etcdCaCertFile), path(etcdCertFile), path(etcdKeyFile),
+                    EtcdConfig.DEFAULT_REQUEST_TIMEOUT);
+        }, env);
+    }
+
+    private static Path path(String s) {
+        return s == null || s.isBlank() ? null : Path.of(s.trim());
+    }
+}

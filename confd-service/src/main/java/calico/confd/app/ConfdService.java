@@ -1,0 +1,162 @@
+package calico.confd.app;
+
+import calico.confd.bird.BirdControl;
+import calico.confd.bird.BirdValidator;
+import calico.confd.bird.ConfigFile;
+import calico.confd.daemon.ConfdDaemon;
+import calico.confd.daemon.ConfdStatus;
+import calico.confd.model.BgpStore;
+import calico.confd.render.BirdConfigBuilder;
+import calico.confd.render.DirectorySecrets;
+import calico.confd.render.KubernetesSecrets;
+import calico.libcalico.datastore.DatastoreConfig;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import calico.confd.render.SecretSource;
+import calico.confd.status.PeerStatusMonitor;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.health.HealthAggregator;
+import calico.libcalico.health.HealthReporter;
+import calico.libcalico.syncer.WatcherSyncer;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.stereotype.Component;
+
+/**
+ * Opens the datastore, watches the BGP kinds through libcalico's syncer and runs the
+ * {@link ConfdDaemon} and the peer-state poller for the application's lifetime. Typha's
+ * {@code bgp} syncer does not carry block affinities, so confd watches the datastore itself.
+ */
+@Component
+public class ConfdService implements SmartLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(ConfdService.class);
+
+    private final ConfdProperties properties;
+    private final MeterRegistry meters;
+    private final HealthReporter health;
+    private final BirdControl bird;
+    private final PeerStatusMonitor monitor;
+    private Datastore datastore;
+    private ConfdDaemon daemon;
+    private WatcherSyncer syncer;
+    private ScheduledExecutorService poller;
+    private KubernetesClient kubernetes;
+
+    public ConfdService(ConfdProperties properties, MeterRegistry meters, HealthAggregator health) {
+        this.properties = properties;
+        this.meters = meters;
+        this.health = health.registerReporter("confd", true, true, Duration.ZERO);
+        this.bird = new BirdControl(properties.birdSocket(), Duration.ofSeconds(10));
+        this.monitor = new PeerStatusMonitor(bird, meters);
+    }
+
+    @Override
+    public synchronized void start() {
+        if (isRunning()) {
+            return;
+        }
+        if (!properties.bgpEnabled()) {
+            log.info("CALICO_NETWORKING_BACKEND={}: BGP is off, confd renders nothing", properties.networkingBackend());
+            health.report(true, true, "BGP disabled (CALICO_NETWORKING_BACKEND=" + properties.networkingBackend() + ")");
+            return;
+        }
+        health.report(true, false, "waiting for the datastore");
+        DatastoreConfig datastoreConfig = properties.datastore(System.getenv());
+        datastore = datastoreConfig.open();
+        SecretSource secrets = secrets(datastoreConfig);
+        daemon = new ConfdDaemon(properties.nodename(), properties.routerId(), new BirdConfigBuilder(secrets),
+                new ConfigFile(properties.birdConfig(), new BirdValidator(properties.birdBinary())), bird,
+                properties.resyncInterval());
+        Gauge.builder("confd_config_generation", daemon, d -> d.status().generation())
+                .description("configurations installed and loaded by BIRD").register(meters);
+        daemon.onStatus(this::onStatus);
+        syncer = new WatcherSyncer(datastore, BgpStore.KINDS, daemon);
+        syncer.start();
+        poller = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "confd-peer-poll");
+            t.setDaemon(true);
+            return t;
+        });
+        long ms = properties.peerPollInterval().toMillis();
+        poller.scheduleWithFixedDelay(monitor::refresh, 0, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /** Mounted secrets when CALICO_BGP_SECRETS_DIR is set, else the Kubernetes API on the kubernetes datastore. */
+    private SecretSource secrets(DatastoreConfig datastoreConfig) {
+        if (properties.secretsDir() != null && !properties.secretsDir().isBlank()) {
+            return new DirectorySecrets(Path.of(properties.secretsDir()));
+        }
+        if (datastoreConfig.kubernetes() != null) {
+            kubernetes = new KubernetesClientBuilder().withConfig(datastoreConfig.kubernetes().client()).build();
+            return new KubernetesSecrets(kubernetes, properties.namespace());
+        }
+        return SecretSource.none();
+    }
+
+    private void onStatus(ConfdStatus s) {
+        Counter.builder("confd_render_passes_total").description("render passes by result")
+                .tag("result", s.result().name().toLowerCase(Locale.ROOT)).register(meters).increment();
+        // Ready once BIRD runs a configuration from this datastore; a rejected or refused new one
+        // keeps the old one running, which is reported but still ready.
+        boolean ready = s.generation() > 0 || s.result() == ConfdStatus.Result.UNCHANGED;
+        health.report(true, ready, s.result() + (s.message() == null ? "" : ": " + s.message()));
+    }
+
+    /** {@return the reconcile loop}, or {@code null} when BGP is off */
+    public synchronized ConfdDaemon daemon() {
+        return daemon;
+    }
+
+    /** {@return the datastore confd reads} (tests write to the memory one) */
+    public synchronized Datastore datastore() {
+        return datastore;
+    }
+
+    public PeerStatusMonitor monitor() {
+        return monitor;
+    }
+
+    public ConfdProperties properties() {
+        return properties;
+    }
+
+    @Override
+    public synchronized void stop() {
+        if (poller != null) {
+            poller.shutdownNow();
+            poller = null;
+        }
+        if (syncer != null) {
+            syncer.close();
+            syncer = null;
+        }
+        if (daemon != null) {
+            daemon.close();
+            daemon = null;
+        }
+        if (datastore != null) {
+            datastore.close();
+            datastore = null;
+        }
+        if (kubernetes != null) {
+            kubernetes.close();
+            kubernetes = null;
+        }
+    }
+
+    @Override
+    public synchronized boolean isRunning() {
+        return daemon != null;
+    }
+}

@@ -1,0 +1,68 @@
+package calico.confd.model;
+
+import calico.api.model.BGPConfiguration;
+import calico.api.model.BGPFilter;
+import calico.api.model.BGPPeer;
+import calico.api.model.BlockAffinity;
+import calico.api.model.IPPool;
+import calico.api.model.Node;
+import calico.api.model.Resource;
+import calico.api.model.ResourceKind;
+import calico.libcalico.syncer.Update;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * The syncer's current state of the kinds confd renders from. Not thread-safe: the syncer calls
+ * {@link #apply} from its one dispatch thread; readers take a {@link #view()} copy.
+ */
+public final class BgpStore {
+
+    /** The kinds confd watches: typha's {@code bgp} syncer kinds plus this node's block affinities. */
+    public static final Set<ResourceKind> KINDS = EnumSet.of(ResourceKind.BGP_CONFIGURATION, ResourceKind.BGP_PEER,
+            ResourceKind.BGP_FILTER, ResourceKind.NODE, ResourceKind.IP_POOL, ResourceKind.BLOCK_AFFINITY);
+
+    private final TreeMap<String, Node> nodes = new TreeMap<>();
+    private final TreeMap<String, BGPPeer> peers = new TreeMap<>();
+    private final TreeMap<String, BGPFilter> filters = new TreeMap<>();
+    private final TreeMap<String, BGPConfiguration> configs = new TreeMap<>();
+    private final TreeMap<String, IPPool> pools = new TreeMap<>();
+    private final TreeMap<String, BlockAffinity> affinities = new TreeMap<>();
+
+    /** Applies a batch; {@return whether anything confd renders from changed} */
+    public boolean apply(List<Update> updates) {
+        boolean changed = false;
+        for (Update u : updates) {
+            changed |= apply(u.key().kind(), u.key().name(), u.value());
+        }
+        return changed;
+    }
+
+    private boolean apply(ResourceKind kind, String name, Resource value) {
+        return switch (kind) {
+            case NODE -> put(nodes, name, (Node) value);
+            case BGP_PEER -> put(peers, name, (BGPPeer) value);
+            case BGP_FILTER -> put(filters, name, (BGPFilter) value);
+            case BGP_CONFIGURATION -> put(configs, name, (BGPConfiguration) value);
+            case IP_POOL -> put(pools, name, (IPPool) value);
+            case BLOCK_AFFINITY -> put(affinities, name, (BlockAffinity) value);
+            default -> false;
+        };
+    }
+
+    private static <T extends Resource> boolean put(TreeMap<String, T> map, String name, T value) {
+        T old = value == null ? map.remove(name) : map.put(name, value);
+        // The resourceVersion changes on every write; compare what is rendered from.
+        return old == null ? value != null : value == null || !strip(old).equals(strip(value));
+    }
+
+    private static Resource strip(Resource r) {
+        return r.withMetadata(r.metadata().withResourceVersion(null));
+    }
+
+    public BgpView view() {
+        return new BgpView(nodes, peers, filters, configs, pools, affinities);
+    }
+}

@@ -1,0 +1,77 @@
+package calico.confd.daemon;
+
+import static calico.confd.Fixtures.node;
+import static calico.confd.Fixtures.peer;
+import static calico.confd.Fixtures.peerSpec;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.confd.bird.BirdControl;
+import calico.confd.bird.BirdValidator;
+import calico.confd.bird.ConfigFile;
+import calico.confd.model.BgpStore;
+import calico.confd.render.BirdConfigBuilder;
+import calico.confd.render.SecretSource;
+import calico.libcalico.datastore.memory.MemoryDatastore;
+import calico.libcalico.syncer.WatcherSyncer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A configuration BIRD rejects is never installed: the daemon reports REJECTED with BIRD's
+ * reason and keeps the last good file; once BIRD accepts again the change goes in. The
+ * validator is the real {@code bird -p} behind a wrapper that refuses while a marker exists.
+ */
+class ConfdDaemonTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void rejectedConfigKeepsTheLastGoodOne() throws Exception {
+        Path marker = dir.resolve("refuse");
+        Path wrapper = dir.resolve("bird-wrapper");
+        Files.writeString(wrapper, "#!/bin/sh\nif [ -e " + marker + " ]; then echo \"bird.cfg:1:1 refused by test\"; "
+                + "exit 1; fi\nexec /usr/sbin/bird \"$@\"\n");
+        Files.setPosixFilePermissions(wrapper, PosixFilePermissions.fromString("rwx------"));
+        Path cfg = dir.resolve("bird.cfg");
+        try (MemoryDatastore ds = new MemoryDatastore();
+             ConfdDaemon d = new ConfdDaemon("node-1", "", new BirdConfigBuilder(SecretSource.none()),
+                     new ConfigFile(cfg, new BirdValidator(wrapper.toString())),
+                     new BirdControl(dir.resolve("no-bird.ctl"), Duration.ofSeconds(1)), Duration.ofMillis(200));
+             WatcherSyncer s = new WatcherSyncer(ds, BgpStore.KINDS, d)) {
+            ds.create(node("node-1", "10.0.0.1/24"));
+            s.start();
+            await(() -> Files.exists(cfg));
+            // No BIRD is running: installed, reload pending.
+            await(() -> d.status().result() == ConfdStatus.Result.RELOAD_FAILED);
+            String good = Files.readString(cfg);
+
+            Files.createFile(marker);
+            ds.create(peer("upstream", peerSpec(null, null, "10.0.0.254", 65001L, null)));
+            await(() -> d.status().result() == ConfdStatus.Result.REJECTED);
+            assertThat(d.status().message()).contains("bird -p rejected", "refused by test");
+            assertThat(Files.readString(cfg)).isEqualTo(good).doesNotContain("Global_10_0_0_254");
+
+            Files.delete(marker);
+            await(() -> Files.readString(cfg).contains("Global_10_0_0_254"));
+            assertThat(d.status().result()).isEqualTo(ConfdStatus.Result.RELOAD_FAILED);
+            assertThat(d.status().sessions()).extracting(x -> x.name()).containsExactly("Global_10_0_0_254");
+        }
+    }
+
+    private static void await(Callable<Boolean> c) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!c.call()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out");
+            }
+            Thread.sleep(50);
+        }
+    }
+}
