@@ -44,6 +44,9 @@ public final class ApiServlet extends HttpServlet {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApiServlet.class);
     private static final String PREFIX = "/apis/" + Discovery.GROUP_VERSION;
+    /** Request attributes that carry the metric labels out of a request that failed. */
+    private static final String RESOURCE_ATTR = "calico.apiserver.resource";
+    private static final String VERB_ATTR = "calico.apiserver.verb";
 
     private final transient ResourceHandler handler;
     private final transient WatchStreamer watches;
@@ -106,6 +109,10 @@ public final class ApiServlet extends HttpServlet {
             if (!resp.isCommitted()) {
                 writeJson(resp, 500, ae.toStatus(), "application/json");
             }
+        }
+        if (req.getAttribute(RESOURCE_ATTR) instanceof String r) {
+            resource = r;
+            verb = (String) req.getAttribute(VERB_ATTR);
         }
         record(verb, resource, code, System.nanoTime() - start);
     }
@@ -204,6 +211,8 @@ public final class ApiServlet extends HttpServlet {
         ApiRequest req = new ApiRequest(method, kind, namespace, name, query(http), http.getContentType(),
                 http.getHeader("Accept"), user);
         String verb = req.verb();
+        http.setAttribute(RESOURCE_ATTR, kind.plural());
+        http.setAttribute(VERB_ATTR, verb);
         if ((name == null && (method.equals("PUT") || method.equals("PATCH")))
                 || (name != null && method.equals("POST"))) {
             throw ApiException.methodNotAllowed(method);
