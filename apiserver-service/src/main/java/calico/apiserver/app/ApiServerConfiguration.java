@@ -3,6 +3,7 @@ package calico.apiserver.app;
 import calico.apiserver.auth.Authenticator;
 import calico.apiserver.auth.Authorizer;
 import calico.apiserver.auth.RbacRules;
+import calico.apiserver.auth.SubjectAccessReviews;
 import calico.apiserver.auth.TokenFile;
 import calico.apiserver.http.ApiServlet;
 import calico.apiserver.openapi.OpenApi;
@@ -65,6 +66,9 @@ public class ApiServerConfiguration {
 
     @Bean
     Authorizer authorizer(ApiServerProperties props) {
+        if (!ApiServerProperties.blank(props.authorizationKubeconfig())) {
+            return new Authorizer(new SubjectAccessReviews(Path.of(props.authorizationKubeconfig())));
+        }
         return new Authorizer(ApiServerProperties.blank(props.authorizationRulesFile()) ? RbacRules.none()
                 : RbacRules.read(Path.of(props.authorizationRulesFile())));
     }

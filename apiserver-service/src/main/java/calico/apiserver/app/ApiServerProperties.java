@@ -28,6 +28,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param requestheaderGroupHeaders  headers carrying the groups (X-Remote-Group)
  * @param tokenAuthFile              bearer tokens, kube-apiserver CSV (--token-auth-file)
  * @param authorizationRulesFile     RBAC YAML (--authorization-rules-file); none: only system:masters may act
+ * @param authorizationKubeconfig    delegate authorization to this cluster's SubjectAccessReview API
+ *                                   (--authorization-kubeconfig); wins over the rules file
  * @param maxRequestBodyBytes        bodies above are refused with 413 (3 MiB as kube-apiserver)
  */
 @ConfigurationProperties(prefix = "apiserver")
@@ -48,6 +50,7 @@ public record ApiServerProperties(
         @DefaultValue("X-Remote-Group") List<String> requestheaderGroupHeaders,
         String tokenAuthFile,
         String authorizationRulesFile,
+        String authorizationKubeconfig,
         @DefaultValue("3145728") long maxRequestBodyBytes) {
 
     public ApiServerProperties {
@@ -61,7 +64,8 @@ public record ApiServerProperties(
         }
         for (var f : Map.of("--tls-cert-file", nz(tlsCertFile), "--tls-private-key-file", nz(tlsPrivateKeyFile),
                 "--client-ca-file", nz(clientCaFile), "--requestheader-client-ca-file", nz(requestheaderClientCaFile),
-                "--token-auth-file", nz(tokenAuthFile), "--authorization-rules-file", nz(authorizationRulesFile)).entrySet()) {
+                "--token-auth-file", nz(tokenAuthFile), "--authorization-rules-file", nz(authorizationRulesFile),
+                "--authorization-kubeconfig", nz(authorizationKubeconfig)).entrySet()) {
             if (!f.getValue().isEmpty() && !Files.isReadable(Path.of(f.getValue()))) {
                 throw new IllegalArgumentException(f.getKey() + ": cannot read " + f.getValue());
             }

@@ -15,9 +15,9 @@ public final class Authorizer {
 
     public static final String GROUP = "projectcalico.org";
 
-    private final RbacRules rules;
+    private final AccessCheck rules;
 
-    public Authorizer(RbacRules rules) {
+    public Authorizer(AccessCheck rules) {
         this.rules = rules;
     }
 

@@ -16,7 +16,7 @@ import java.util.Map;
  * everywhere, a RoleBinding only in its namespace; rules are unions; {@code *} matches all).
  * Members of {@code system:masters} may do everything.
  */
-public final class RbacRules {
+public final class RbacRules implements AccessCheck {
 
     record Rule(List<String> apiGroups, List<String> resources, List<String> verbs, List<String> resourceNames) {
         boolean allows(String verb, String group, String resource, String name) {
@@ -127,6 +127,7 @@ public final class RbacRules {
     }
 
     /** {@return whether {@code user} may do {@code verb} on the resource}; namespace null for cluster scope. */
+    @Override
     public boolean allows(User user, String verb, String group, String resource, String namespace, String name) {
         if (user.isMaster()) {
             return true;
