@@ -11,7 +11,7 @@ import calico.apiserver.http.ApiException;
  * itself may be granted on the plain resource ({@code globalnetworkpolicies}) or, as Calico's
  * RBAC examples do, on {@code tier.globalnetworkpolicies} with resource name {@code T.*}.
  */
-public final class Authorizer {
+public final class Authorizer implements AutoCloseable {
 
     public static final String GROUP = "projectcalico.org";
 
@@ -19,6 +19,14 @@ public final class Authorizer {
 
     public Authorizer(AccessCheck rules) {
         this.rules = rules;
+    }
+
+    /** Releases the decision source's connections (the SubjectAccessReview client). */
+    @Override
+    public void close() throws Exception {
+        if (rules instanceof AutoCloseable c) {
+            c.close();
+        }
     }
 
     /** The request-level check (before any tier is known). */
