@@ -1,0 +1,233 @@
+package calico.apiserver.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the real kubectl must be able to do against the server; run on the memory datastore and
+ * on a real etcd by the two subclasses. Each test uses its own object names.
+ */
+abstract class KubectlScenarios {
+
+    static final Path MANIFESTS = Path.of("src/test/resources/manifests");
+
+    abstract ApiServerFixture server();
+
+    Kubectl admin() {
+        return new Kubectl(server().url(), ApiServerFixture.ADMIN_TOKEN);
+    }
+
+    static String read(String name) throws Exception {
+        return Files.readString(MANIFESTS.resolve(name));
+    }
+
+    static Kubectl.Result ok(Kubectl.Result r) {
+        assertThat(r.exit()).as(r.all()).isZero();
+        return r;
+    }
+
+    @Test
+    void seedManifestsApplyAndASecondApplyChangesNothing() throws Exception {
+        Kubectl k = admin();
+        for (String f : List.of("bgpconfiguration-node-mesh.yaml", "bgppeer-tor-switch.yaml",
+                "felixconfiguration-default.yaml", "route-reflector.yaml")) {
+            ok(k.run(null, "apply", "-f", MANIFESTS.resolve(f).toString()));
+        }
+        for (String f : List.of("bgppeer-tor-switch.yaml", "felixconfiguration-default.yaml", "route-reflector.yaml")) {
+            Kubectl.Result again = ok(k.run(null, "apply", "-f", MANIFESTS.resolve(f).toString()));
+            assertThat(again.out()).as(f).contains("unchanged").doesNotContain("configured");
+        }
+        Kubectl.Result table = ok(k.run(null, "get", "bgppeers"));
+        assertThat(table.out()).startsWith("NAME").contains("CREATED AT").contains("tor-switch-peer").contains("peer-to-rr");
+        Kubectl.Result yaml = ok(k.run(null, "get", "felixconfigurations", "default", "-o", "yaml"));
+        assertThat(yaml.out()).contains("kind: FelixConfiguration").contains("bpfEnabled: false")
+                .contains("resourceVersion:").contains("uid:");
+        Kubectl.Result json = ok(k.run(null, "get", "nodes.projectcalico.org", "node-rr-1", "-o", "json"));
+        assertThat(json.out()).contains("\"routeReflectorClusterID\": \"224.0.0.1\"");
+    }
+
+    @Test
+    void aBroadSetOfPoliciesAppliesAndListsInEveryFormat() throws Exception {
+        Kubectl k = admin();
+        Kubectl.Result r = ok(k.run(null, "apply", "-f", MANIFESTS.resolve("policies.yaml").toString()));
+        assertThat(r.out()).contains("tier.projectcalico.org/security created")
+                .contains("globalnetworkpolicy.projectcalico.org/security.deny-blocklist created")
+                .contains("networkpolicy.projectcalico.org/allow-frontend created")
+                .contains("ippool.projectcalico.org/pool-a created");
+        assertThat(ok(k.run(null, "apply", "-f", MANIFESTS.resolve("policies.yaml").toString())).out())
+                .doesNotContain("configured").doesNotContain("created");
+        assertThat(ok(k.run(null, "get", "caliconetworkpolicies", "-n", "shop")).out())
+                .contains("allow-frontend").contains("security.quarantine");
+        assertThat(ok(k.run(null, "get", "cnp", "-A")).out()).startsWith("NAMESPACE").contains("shop");
+        assertThat(ok(k.run(null, "get", "cnp", "-n", "shop", "-l", "team=web", "-o", "name")).out().trim())
+                .isEqualTo("networkpolicy.projectcalico.org/allow-frontend");
+        assertThat(ok(k.run(null, "get", "gnp", "security.deny-blocklist", "-o", "jsonpath={.spec.tier}")).out())
+                .isEqualTo("security");
+        assertThat(ok(k.run(null, "get", "ippools", "pool-a", "-o", "jsonpath={.spec.blockSize}")).out())
+                .as("defaulted by calico-api validation").isEqualTo("26");
+    }
+
+    @Test
+    void invalidManifestsAreRejectedWithEveryFieldError() throws Exception {
+        Kubectl k = admin();
+        Kubectl.Result r = k.run(null, "apply", "-f", MANIFESTS.resolve("invalid.yaml").toString());
+        assertThat(r.exit()).isNotZero();
+        assertThat(r.err()).contains("The GlobalNetworkPolicy \"broken\" is invalid")
+                .contains("spec.selector").contains("spec.ingress[0].destination.ports[0]");
+        assertThat(k.run(null, "get", "gnp", "broken").err()).contains("NotFound");
+
+        Kubectl.Result unknown = k.run("""
+                apiVersion: projectcalico.org/v3
+                kind: GlobalNetworkSet
+                metadata: {name: typo}
+                spec: {netz: [10.0.0.0/8]}
+                """, "apply", "-f", "-");
+        assertThat(unknown.exit()).isNotZero();
+        assertThat(unknown.err()).contains("strict decoding error: unknown field \"spec.netz\"");
+    }
+
+    @Test
+    void patchesDiffServerSideApplyExplainAndDelete() throws Exception {
+        Kubectl k = admin();
+        String gns = """
+                apiVersion: projectcalico.org/v3
+                kind: GlobalNetworkSet
+                metadata:
+                  name: patch-me
+                  labels: {a: "1"}
+                spec:
+                  nets: [10.1.0.0/16]
+                """;
+        ok(k.run(gns, "apply", "-f", "-"));
+        Kubectl.Result diff = k.run(gns.replace("10.1.0.0/16", "10.2.0.0/16"), "diff", "-f", "-");
+        assertThat(diff.exit()).as(diff.all()).isEqualTo(1);
+        assertThat(diff.out()).contains("-  - 10.1.0.0/16").contains("+  - 10.2.0.0/16");
+        assertThat(ok(k.run(null, "get", "globalnetworksets", "patch-me", "-o", "jsonpath={.spec.nets[0]}")).out())
+                .as("diff is a dry run").isEqualTo("10.1.0.0/16");
+
+        ok(k.run(gns.replace("10.1.0.0/16", "10.2.0.0/16"), "apply", "-f", "-"));
+        assertThat(ok(k.run(null, "get", "globalnetworksets", "patch-me", "-o", "jsonpath={.spec.nets}")).out())
+                .isEqualTo("[\"10.2.0.0/16\"]");
+
+        ok(k.run(null, "patch", "globalnetworksets", "patch-me", "--type", "merge", "-p", "{\"metadata\":{\"labels\":{\"b\":\"2\"}}}"));
+        ok(k.run(null, "patch", "globalnetworksets", "patch-me", "--type", "json", "-p",
+                "[{\"op\":\"add\",\"path\":\"/spec/nets/-\",\"value\":\"10.3.0.0/16\"}]"));
+        Kubectl.Result got = ok(k.run(null, "get", "globalnetworksets", "patch-me", "-o",
+                "jsonpath={.metadata.labels.a}{.metadata.labels.b} {.spec.nets}"));
+        assertThat(got.out()).isEqualTo("12 [\"10.2.0.0/16\",\"10.3.0.0/16\"]");
+
+        Kubectl.Result ssa = ok(k.run("""
+                apiVersion: projectcalico.org/v3
+                kind: GlobalNetworkSet
+                metadata: {name: ssa-set}
+                spec: {nets: [10.9.0.0/16]}
+                """, "apply", "--server-side", "-f", "-"));
+        assertThat(ssa.out()).contains("serverside-applied");
+        ok(k.run("""
+                apiVersion: projectcalico.org/v3
+                kind: GlobalNetworkSet
+                metadata: {name: ssa-set, labels: {x: "z"}}
+                spec: {nets: [10.8.0.0/16]}
+                """, "apply", "--server-side", "-f", "-"));
+        assertThat(ok(k.run(null, "get", "globalnetworksets", "ssa-set", "-o",
+                "jsonpath={.metadata.labels.x} {.spec.nets}")).out()).isEqualTo("z [\"10.8.0.0/16\"]");
+
+        Kubectl.Result explain = ok(k.run(null, "explain", "globalnetworkpolicies.spec.ingress"));
+        assertThat(explain.out()).contains("KIND:       GlobalNetworkPolicy").contains("action");
+
+        assertThat(ok(k.run(null, "delete", "globalnetworksets", "patch-me", "ssa-set")).out())
+                .contains("globalnetworkset.projectcalico.org \"patch-me\" deleted");
+        assertThat(k.run(null, "get", "globalnetworksets", "patch-me").err())
+                .contains("globalnetworksets.projectcalico.org \"patch-me\" not found");
+    }
+
+    @Test
+    void getWatchSeesChangesFromAnotherClient() throws Exception {
+        Kubectl watcher = admin();
+        Kubectl other = admin();
+        Path out = Files.createTempFile(watcher.home(), "watch", ".txt");
+        ok(other.run("""
+                apiVersion: projectcalico.org/v3
+                kind: NetworkSet
+                metadata: {name: watched-0, namespace: watchns}
+                spec: {nets: [10.0.0.0/24]}
+                """, "apply", "-f", "-"));
+        Process p = watcher.start(out, "get", "networksets", "-n", "watchns", "-w", "--output-watch-events");
+        try {
+            awaitContent(out, "watched-0", Duration.ofSeconds(60));
+            ok(other.run("""
+                    apiVersion: projectcalico.org/v3
+                    kind: NetworkSet
+                    metadata: {name: watched-1, namespace: watchns}
+                    spec: {nets: [10.0.1.0/24]}
+                    """, "apply", "-f", "-"));
+            ok(other.run(null, "delete", "networksets", "-n", "watchns", "watched-0"));
+            awaitContent(out, "DELETED", Duration.ofSeconds(60));
+            String seen = Files.readString(out);
+            assertThat(seen).startsWith("EVENT").containsPattern("ADDED +watched-1 ").containsPattern("DELETED +watched-0 ");
+        } finally {
+            p.destroy();
+        }
+    }
+
+    @Test
+    void aUserWithoutAccessToATierIsDeniedItsPolicies() throws Exception {
+        Kubectl k = admin();
+        ok(k.run("""
+                apiVersion: projectcalico.org/v3
+                kind: Tier
+                metadata: {name: allowed}
+                spec: {order: 200}
+                ---
+                apiVersion: projectcalico.org/v3
+                kind: Tier
+                metadata: {name: secret}
+                spec: {order: 300}
+                ---
+                apiVersion: projectcalico.org/v3
+                kind: GlobalNetworkPolicy
+                metadata: {name: secret.hidden}
+                spec: {tier: secret, selector: all()}
+                """, "apply", "-f", "-"));
+        Kubectl alice = new Kubectl(server().url(), ApiServerFixture.ALICE_TOKEN);
+        Kubectl.Result denied = alice.run(null, "get", "gnp", "secret.hidden");
+        assertThat(denied.exit()).isNotZero();
+        assertThat(denied.err()).contains("Forbidden").contains("secret");
+        Kubectl.Result deniedCreate = alice.run("""
+                apiVersion: projectcalico.org/v3
+                kind: GlobalNetworkPolicy
+                metadata: {name: secret.sneaky}
+                spec: {tier: secret, selector: all()}
+                """, "create", "-f", "-");
+        assertThat(deniedCreate.err()).contains("Forbidden");
+        ok(alice.run("""
+                apiVersion: projectcalico.org/v3
+                kind: GlobalNetworkPolicy
+                metadata: {name: allowed.mine}
+                spec: {tier: allowed, selector: all()}
+                """, "create", "-f", "-"));
+        Kubectl.Result list = ok(alice.run(null, "get", "gnp", "-o", "name"));
+        assertThat(list.out()).contains("allowed.mine").doesNotContain("secret.hidden");
+        Kubectl bob = new Kubectl(server().url(), "bob-token");
+        assertThat(bob.run(null, "get", "tiers").err()).contains("Forbidden");
+        Kubectl nobody = new Kubectl(server().url(), "no-such-token");
+        assertThat(nobody.run(null, "get", "tiers").err()).contains("the server has asked for the client to provide credentials");
+    }
+
+    static void awaitContent(Path file, String text, Duration timeout) throws Exception {
+        Instant end = Instant.now().plus(timeout);
+        while (Instant.now().isBefore(end)) {
+            if (Files.readString(file).contains(text)) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no \"" + text + "\" in " + Files.readString(file));
+    }
+}

@@ -1,0 +1,219 @@
+package calico.apiserver.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.apiserver.e2e.ApiServerFixture;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The HTTP contract without kubectl: discovery documents, status codes and {@code Status}
+ * bodies for bad input (as kube-apiserver answers them), selectors, paging, dry runs,
+ * conflicts, watch, health and metrics. Memory datastore.
+ */
+class ApiHttpTest {
+
+    static final String GNP = "/apis/projectcalico.org/v3/globalnetworkpolicies";
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    static ApiServerFixture server;
+    static Http admin;
+
+    @BeforeAll
+    static void start() {
+        server = ApiServerFixture.start(null);
+        admin = new Http(server.url(), ApiServerFixture.ADMIN_TOKEN);
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    static JsonNode json(HttpResponse<String> r) {
+        try {
+            return JSON.readTree(r.body());
+        } catch (Exception e) {
+            throw new AssertionError(r.statusCode() + " " + r.body(), e);
+        }
+    }
+
+    static String gnp(String name, int order) {
+        return "{\"apiVersion\":\"projectcalico.org/v3\",\"kind\":\"GlobalNetworkPolicy\",\"metadata\":{\"name\":\""
+                + name + "\",\"labels\":{\"o\":\"" + order + "\"}},\"spec\":{\"selector\":\"all()\",\"order\":" + order + "}}";
+    }
+
+    static void assertStatus(HttpResponse<String> r, int code, String reason, String message) {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(code);
+        JsonNode s = json(r);
+        assertThat(s.path("kind").asText()).isEqualTo("Status");
+        assertThat(s.path("apiVersion").asText()).isEqualTo("v1");
+        assertThat(s.path("status").asText()).isEqualTo("Failure");
+        assertThat(s.path("reason").asText()).isEqualTo(reason);
+        assertThat(s.path("code").asInt()).isEqualTo(code);
+        assertThat(s.path("message").asText()).isEqualTo(message);
+    }
+
+    @Test
+    void discoveryLegacyAndAggregated() {
+        JsonNode groups = json(admin.get("/apis"));
+        assertThat(groups.path("kind").asText()).isEqualTo("APIGroupList");
+        assertThat(groups.path("groups").get(0).path("preferredVersion").path("groupVersion").asText())
+                .isEqualTo("projectcalico.org/v3");
+        HttpResponse<String> agg = admin.send(admin.request("/apis").header("Accept",
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"));
+        assertThat(agg.headers().firstValue("Content-Type").orElse(""))
+                .startsWith("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+        JsonNode resources = json(agg).path("items").get(0).path("versions").get(0).path("resources");
+        assertThat(resources.size()).isEqualTo(calico.api.model.ResourceKind.values().length);
+        JsonNode gnp = null;
+        for (JsonNode r : resources) {
+            if (r.path("resource").asText().equals("globalnetworkpolicies")) {
+                gnp = r;
+            }
+        }
+        assertThat(gnp).isNotNull();
+        assertThat(gnp.path("scope").asText()).isEqualTo("Cluster");
+        assertThat(gnp.path("shortNames").toString()).isEqualTo("[\"gnp\",\"cgnp\",\"calicoglobalnetworkpolicies\"]");
+        JsonNode list = json(admin.get("/apis/projectcalico.org/v3"));
+        assertThat(list.path("kind").asText()).isEqualTo("APIResourceList");
+        assertThat(list.toString()).contains("\"name\":\"networkpolicies\",\"singularName\":\"networkpolicy\",\"namespaced\":true");
+        assertThat(admin.get("/version").statusCode()).isEqualTo(200);
+        assertThat(new Http(server.url(), null).get("/healthz").body()).isEqualTo("ok");
+        assertThat(json(admin.get("/openapi/v3")).path("paths").has("apis/projectcalico.org/v3")).isTrue();
+        assertThat(json(admin.get("/openapi/v2")).path("definitions").has("org.projectcalico.api.v3.GlobalNetworkPolicy")).isTrue();
+    }
+
+    @Test
+    void badInputGetsKubeApiserverAnswers() {
+        assertStatus(admin.get("/apis/projectcalico.org/v3/frobnicators"), 404, "NotFound",
+                "the server could not find the requested resource");
+        assertStatus(admin.post(GNP, "application/json", gnp("x", 1).replace("projectcalico.org/v3", "projectcalico.org/v1")),
+                400, "BadRequest", "the API version in the data (projectcalico.org/v1) does not match the expected API "
+                        + "version (projectcalico.org/v3)");
+        HttpResponse<String> notJson = admin.post(GNP, "application/json", "this is not json");
+        assertThat(notJson.statusCode()).isEqualTo(400);
+        assertThat(json(notJson).path("reason").asText()).isEqualTo("BadRequest");
+        assertStatus(admin.put(GNP + "/other", gnp("x", 1)), 400, "BadRequest",
+                "the name of the object (x) does not match the name on the URL (other)");
+        String huge = gnp("huge", 1).replace("\"o\":\"1\"", "\"o\":\"1\",\"pad\":\"" + "a".repeat(3_200_000) + "\"");
+        assertStatus(admin.post(GNP, "application/json", huge), 413, "RequestEntityTooLarge",
+                "Request entity too large: limit is 3145728");
+        assertStatus(admin.get(GNP + "?watch=1&resourceVersion=bogus"), 400, "BadRequest",
+                "resourceVersion: Invalid value: \"bogus\": strconv.ParseUint: parsing \"bogus\": invalid syntax");
+        assertStatus(admin.get(GNP + "/missing"), 404, "NotFound",
+                "globalnetworkpolicies.projectcalico.org \"missing\" not found");
+        assertStatus(admin.post(GNP, "application/json", gnp("x", 1).replace("\"kind\":\"GlobalNetworkPolicy\"", "\"kind\":\"Tier\"")),
+                400, "BadRequest", "the kind in the data (Tier) does not match the expected kind (GlobalNetworkPolicy)");
+        assertThat(json(admin.get(GNP)).path("items").toString()).doesNotContain("huge");
+    }
+
+    @Test
+    void invalidResourcesAre422WithOneCausePerField() {
+        HttpResponse<String> r = admin.post(GNP, "application/json", "{\"apiVersion\":\"projectcalico.org/v3\","
+                + "\"kind\":\"GlobalNetworkPolicy\",\"metadata\":{\"name\":\"inv\"},\"spec\":{\"selector\":\"a ==\","
+                + "\"ingress\":[{\"action\":\"Allow\",\"protocol\":\"TCP\",\"destination\":{\"ports\":[0]}}]}}");
+        assertThat(r.statusCode()).isEqualTo(422);
+        JsonNode s = json(r);
+        assertThat(s.path("reason").asText()).isEqualTo("Invalid");
+        assertThat(s.path("details").path("kind").asText()).isEqualTo("GlobalNetworkPolicy");
+        assertThat(s.path("details").path("causes").findValuesAsText("field"))
+                .containsExactly("spec.selector", "spec.ingress[0].destination.ports[0]");
+        assertThat(admin.get(GNP + "/inv").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void createConflictsDryRunAndDelete() {
+        assertThat(admin.post(GNP, "application/json", gnp("c1", 5)).statusCode()).isEqualTo(201);
+        assertStatus(admin.post(GNP, "application/json", gnp("c1", 5)), 409, "AlreadyExists",
+                "globalnetworkpolicies.projectcalico.org \"c1\" already exists");
+        JsonNode stored = json(admin.get(GNP + "/c1"));
+        String rv = stored.path("metadata").path("resourceVersion").asText();
+        String update = gnp("c1", 6).replace("\"name\":\"c1\"", "\"name\":\"c1\",\"resourceVersion\":\"" + rv + "\"");
+        assertThat(admin.put(GNP + "/c1", update).statusCode()).isEqualTo(200);
+        assertStatus(admin.put(GNP + "/c1", update), 409, "Conflict", "Operation cannot be fulfilled on "
+                + "globalnetworkpolicies.projectcalico.org \"c1\": the object has been modified; please apply your "
+                + "changes to the latest version and try again");
+
+        assertThat(admin.post(GNP + "?dryRun=All", "application/json", gnp("dry", 1)).statusCode()).isEqualTo(201);
+        assertThat(admin.get(GNP + "/dry").statusCode()).isEqualTo(404);
+        assertThat(admin.patch(GNP + "/c1?dryRun=All", "application/merge-patch+json", "{\"spec\":{\"order\":99}}")
+                .statusCode()).isEqualTo(200);
+        assertThat(json(admin.get(GNP + "/c1")).path("spec").path("order").asInt()).isEqualTo(6);
+        assertThat(admin.send(admin.request(GNP + "/c1?dryRun=All").DELETE()).statusCode()).isEqualTo(200);
+        assertThat(admin.get(GNP + "/c1").statusCode()).isEqualTo(200);
+        assertThat(admin.delete(GNP + "/c1").statusCode()).isEqualTo(200);
+        assertThat(admin.delete(GNP + "/c1").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void selectorsPagingTablesAndDeleteCollection() {
+        for (int i = 0; i < 5; i++) {
+            assertThat(admin.post(GNP, "application/json", gnp("page-" + i, i)).statusCode()).isEqualTo(201);
+        }
+        JsonNode sel = json(admin.get(GNP + "?labelSelector=o+in+(1,3)"));
+        assertThat(sel.path("items").findValuesAsText("name")).containsExactly("page-1", "page-3");
+        JsonNode byName = json(admin.get(GNP + "?fieldSelector=metadata.name%3Dpage-4"));
+        assertThat(byName.path("items").findValuesAsText("name")).containsExactly("page-4");
+        assertStatus(admin.get(GNP + "?fieldSelector=spec.order%3D1"), 400, "BadRequest",
+                "field label not supported: spec.order");
+
+        JsonNode first = json(admin.get(GNP + "?labelSelector=o&limit=2"));
+        assertThat(first.path("items").size()).isEqualTo(2);
+        String cont = first.path("metadata").path("continue").asText();
+        assertThat(cont).isNotEmpty();
+        JsonNode second = json(admin.get(GNP + "?labelSelector=o&limit=10&continue=" + cont));
+        assertThat(second.path("metadata").has("continue")).isFalse();
+        assertThat(first.path("items").size() + second.path("items").size()).isEqualTo(5);
+
+        HttpResponse<String> table = admin.send(admin.request(GNP + "?labelSelector=o%3D2").header("Accept",
+                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"));
+        JsonNode t = json(table);
+        assertThat(t.path("kind").asText()).isEqualTo("Table");
+        assertThat(t.path("columnDefinitions").findValuesAsText("name")).containsExactly("Name", "Created At");
+        assertThat(t.path("rows").get(0).path("cells").get(0).asText()).isEqualTo("page-2");
+
+        JsonNode deleted = json(admin.send(admin.request(GNP + "?labelSelector=o").DELETE()));
+        assertThat(deleted.path("items").size()).isEqualTo(5);
+        assertThat(json(admin.get(GNP + "?labelSelector=o")).path("items").size()).isZero();
+    }
+
+    @Test
+    void watchStreamsChangesAndBookmarks() throws Exception {
+        String rv = json(admin.get(GNP)).path("metadata").path("resourceVersion").asText();
+        var resp = admin.stream(admin.request(GNP + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv));
+        assertThat(resp.statusCode()).isEqualTo(200);
+        try (var in = new BufferedReader(new InputStreamReader(resp.body(), StandardCharsets.UTF_8))) {
+            assertThat(admin.post(GNP, "application/json", gnp("watched", 1)).statusCode()).isEqualTo(201);
+            JsonNode ev = JSON.readTree(in.readLine());
+            assertThat(ev.path("type").asText()).isEqualTo("ADDED");
+            assertThat(ev.path("object").path("metadata").path("name").asText()).isEqualTo("watched");
+            assertThat(admin.patch(GNP + "/watched", "application/json-patch+json",
+                    "[{\"op\":\"replace\",\"path\":\"/spec/order\",\"value\":2}]").statusCode()).isEqualTo(200);
+            ev = JSON.readTree(in.readLine());
+            assertThat(ev.path("type").asText()).isEqualTo("MODIFIED");
+            assertThat(ev.path("object").path("spec").path("order").asInt()).isEqualTo(2);
+            assertThat(admin.delete(GNP + "/watched").statusCode()).isEqualTo(200);
+            ev = JSON.readTree(in.readLine());
+            assertThat(ev.path("type").asText()).isEqualTo("DELETED");
+        }
+    }
+
+    @Test
+    void metricsCountRequestsByVerbResourceAndCode() {
+        admin.get(GNP + "/nothing-here");
+        HttpResponse<String> m = new Http("http://localhost:" + server.managementPort(), null).get("/actuator/prometheus");
+        assertThat(m.body()).contains("apiserver_request_total{application=\"apiserver\",code=\"404\","
+                + "resource=\"globalnetworkpolicies\",verb=\"get\"}")
+                .contains("apiserver_request_duration_seconds_bucket");
+        assertThat(new Http("http://localhost:" + server.managementPort(), null).get("/readiness").statusCode())
+                .isEqualTo(200);
+    }
+}

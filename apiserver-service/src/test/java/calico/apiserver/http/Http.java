@@ -1,0 +1,103 @@
+package calico.apiserver.http;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509TrustManager;
+
+/** A test HTTPS client that trusts the server's self-signed certificate and sends a bearer token. */
+public final class Http {
+
+    private final HttpClient client;
+    private final String base;
+    private final String token;
+
+    public Http(String base, String token) {
+        this(base, token, null);
+    }
+
+    public Http(String base, String token, SSLContext ssl) {
+        this.base = base;
+        this.token = token;
+        try {
+            SSLContext ctx = ssl;
+            if (ctx == null) {
+                ctx = SSLContext.getInstance("TLS");
+                ctx.init(null, new TrustManager[] {trustAll()}, new SecureRandom());
+            }
+            SSLParameters params = new SSLParameters();
+            params.setEndpointIdentificationAlgorithm("");
+            this.client = HttpClient.newBuilder().sslContext(ctx).sslParameters(params).build();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public static X509TrustManager trustAll() {
+        return new X509TrustManager() {
+            @Override
+            public void checkClientTrusted(X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public void checkServerTrusted(X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public X509Certificate[] getAcceptedIssuers() {
+                return new X509Certificate[0];
+            }
+        };
+    }
+
+    public HttpRequest.Builder request(String path) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return b;
+    }
+
+    public HttpResponse<String> send(HttpRequest.Builder b) {
+        try {
+            return client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public HttpResponse<java.io.InputStream> stream(HttpRequest.Builder b) {
+        try {
+            return client.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public HttpResponse<String> get(String path) {
+        return send(request(path).GET());
+    }
+
+    public HttpResponse<String> post(String path, String contentType, String body) {
+        return send(request(path).header("Content-Type", contentType).POST(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    public HttpResponse<String> put(String path, String body) {
+        return send(request(path).header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    public HttpResponse<String> patch(String path, String contentType, String body) {
+        return send(request(path).header("Content-Type", contentType)
+                .method("PATCH", HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    public HttpResponse<String> delete(String path) {
+        return send(request(path).DELETE());
+    }
+}
