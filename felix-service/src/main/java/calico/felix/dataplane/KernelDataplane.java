@@ -2,6 +2,7 @@ package calico.felix.dataplane;
 
 import calico.dataplane.iptables.IptablesBackend;
 import calico.dataplane.netlink.LinkUpdate;
+import calico.dataplane.netlink.NetNamespace;
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
 import calico.felix.app.Dataplane;
@@ -208,7 +209,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         try {
             run(() -> {
                 if (!this.netns.isEmpty()) {
-                    Setns.enter(this.netns);
+                    NetNamespace.enterNamed(this.netns);
                 }
                 netlink = new Netlink();
                 sysctls = new Sysctls();

@@ -3,6 +3,7 @@ package calico.felix.dataplane;
 import calico.dataplane.netlink.Errno;
 import calico.dataplane.netlink.LinkUpdate;
 import calico.dataplane.netlink.LinkWatcher;
+import calico.dataplane.netlink.NetNamespace;
 import calico.dataplane.netlink.NetlinkException;
 import java.time.Duration;
 import java.util.List;
@@ -61,7 +62,7 @@ final class LinkMonitor implements AutoCloseable {
                 try {
                     if (watcher == null) {
                         if (!netns.isEmpty()) {
-                            Setns.enter(netns); // harmless when repeated
+                            NetNamespace.enterNamed(netns); // harmless when repeated
                         }
                         watcher = LinkWatcher.open();
                         opened.countDown();

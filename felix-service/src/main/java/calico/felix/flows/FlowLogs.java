@@ -3,9 +3,9 @@ package calico.felix.flows;
 import calico.dataplane.netfilter.ConntrackReader;
 import calico.dataplane.netfilter.ConntrackSettings;
 import calico.dataplane.netfilter.NflogReader;
+import calico.dataplane.netlink.NetNamespace;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.FelixSettings;
-import calico.felix.dataplane.Setns;
 import calico.felix.dataplane.rules.DataplaneModel;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -79,7 +79,7 @@ public final class FlowLogs implements AutoCloseable {
         });
         outside.execute(() -> { }); // the thread is born now, here
         if (!this.netns.isEmpty()) {
-            thread.execute(() -> Setns.enter(this.netns));
+            thread.execute(() -> NetNamespace.enterNamed(this.netns));
         }
         Gauge.builder("felix_flowlogs_reports_sent", this, f -> f.client == null ? 0 : f.client.sent())
                 .description("flow reports handed to goldmane, replays included").register(meters);

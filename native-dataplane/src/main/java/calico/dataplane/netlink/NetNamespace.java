@@ -104,6 +104,20 @@ public final class NetNamespace implements AutoCloseable {
         }
     }
 
+    /**
+     * Moves the calling thread into the namespace {@code ip netns add name} created
+     * ({@code /run/netns/<name>}), for the thread's whole life: for dedicated threads only.
+     *
+     * @throws NetlinkException naming the namespace and the errno of the open or the setns
+     */
+    public static void enterNamed(String name) {
+        try (NetNamespace ns = open("/run/netns/" + name)) {
+            if (NsLibC.INSTANCE.setns(ns.fd, CLONE_NEWNET) != 0) {
+                throw new NetlinkException("setns " + ns.path, Native.getLastError(), null);
+            }
+        }
+    }
+
     public void run(Runnable body) {
         call(() -> {
             body.run();
