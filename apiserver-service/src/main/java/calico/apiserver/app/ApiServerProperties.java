@@ -2,10 +2,8 @@ package calico.apiserver.app;
 
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -86,18 +84,8 @@ public record ApiServerProperties(
     }
 
     DatastoreConfig datastore() {
-        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)), () -> {
-            List<URI> endpoints = Arrays.stream(etcdEndpoints.split(",")).map(String::trim)
-                    .filter(s -> !s.isEmpty()).map(URI::create).toList();
-            if (endpoints.isEmpty()) {
-                throw new IllegalArgumentException("apiserver.etcd-endpoints (ETCD_ENDPOINTS): required");
-            }
-            return new EtcdConfig(endpoints, path(etcdCaCertFile), path(etcdCertFile), path(etcdKeyFile),
-                    EtcdConfig.DEFAULT_REQUEST_TIMEOUT);
-        }, System.getenv());
-    }
-
-    private static Path path(String s) {
-        return blank(s) ? null : Path.of(s.trim());
+        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),
+                () -> EtcdConfig.fromProperties("apiserver.etcd-endpoints (ETCD_ENDPOINTS)",
+                        etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile), System.getenv());
     }
 }

@@ -2,11 +2,9 @@ package calico.confd.app;
 
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
-import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -84,18 +82,8 @@ public record ConfdProperties(
     }
 
     DatastoreConfig datastore(Map<String, String> env) {
-        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)), () -> {
-            List<URI> endpoints = Arrays.stream(etcdEndpoints.split(",")).map(String::trim)
-                    .filter(s -> !s.isEmpty()).map(URI::create).toList();
-            if (endpoints.isEmpty()) {
-                throw new IllegalArgumentException("confd.etcd-endpoints (ETCD_ENDPOINTS): required");
-            }
-            return new EtcdConfig(endpoints, path(etcdCaCertFile), path(etcdCertFile), path(etcdKeyFile),
-                    EtcdConfig.DEFAULT_REQUEST_TIMEOUT);
-        }, env);
-    }
-
-    private static Path path(String s) {
-        return s == null || s.isBlank() ? null : Path.of(s.trim());
+        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),
+                () -> EtcdConfig.fromProperties("confd.etcd-endpoints (ETCD_ENDPOINTS)",
+                        etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile), env);
     }
 }

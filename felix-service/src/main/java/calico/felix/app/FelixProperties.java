@@ -2,10 +2,7 @@ package calico.felix.app;
 
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
-import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -65,7 +62,7 @@ public record FelixProperties(
                     + datastoreType + "\" is not one of etcdv3, kubernetes, memory");
         }
         if (datastoreType.equals("etcdv3")) {
-            endpoints(etcdEndpoints);
+            etcd(etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile); // validates at start-up
         }
         logSeverityScreen = severity(logSeverityScreen);
         positive("felix.ready-poll-initial", readyPollInitial);
@@ -92,28 +89,12 @@ public record FelixProperties(
     /** {@return the datastore client configuration}, reading the kubernetes variables from {@code env} */
     DatastoreConfig datastore(Map<String, String> env) {
         return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),
-                () -> new EtcdConfig(endpoints(etcdEndpoints), path(etcdCaCertFile), path(etcdCertFile),
-                        path(etcdKeyFile), EtcdConfig.DEFAULT_REQUEST_TIMEOUT), env);
+                () -> etcd(etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile), env);
     }
 
-    private static List<URI> endpoints(String raw) {
-        String what = "felix.etcd-endpoints (FELIX_ETCDENDPOINTS or ETCD_ENDPOINTS)";
-        if (raw == null || raw.isBlank()) {
-            throw new IllegalArgumentException(what + ": required when the datastore type is etcdv3");
-        }
-        return Arrays.stream(raw.split(",")).map(String::trim).filter(s -> !s.isEmpty()).map(s -> {
-            URI uri;
-            try {
-                uri = URI.create(s);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(what + ": \"" + s + "\" is not a URL");
-            }
-            if (uri.getHost() == null || uri.getPort() < 0
-                    || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
-                throw new IllegalArgumentException(what + ": \"" + s + "\" is not an http(s)://host:port URL");
-            }
-            return uri;
-        }).toList();
+    private static EtcdConfig etcd(String endpoints, String caCertFile, String certFile, String keyFile) {
+        return EtcdConfig.fromProperties("felix.etcd-endpoints (FELIX_ETCDENDPOINTS or ETCD_ENDPOINTS)", endpoints,
+                caCertFile, certFile, keyFile);
     }
 
     private static String severity(String raw) {
@@ -141,9 +122,5 @@ public record FelixProperties(
         if (d == null || d.isNegative() || d.isZero()) {
             throw new IllegalArgumentException(name + ": must be a positive duration, got " + d);
         }
-    }
-
-    private static Path path(String s) {
-        return s == null || s.isBlank() ? null : Path.of(s.trim());
     }
 }

@@ -4,10 +4,8 @@ import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.typha.server.ServerSettings;
 import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -105,20 +103,9 @@ public record TyphaProperties(
 
     /** {@return the datastore to watch}, reading the kubernetes variables from {@code env} */
     DatastoreConfig datastore(Map<String, String> env) {
-        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)), () -> {
-            List<URI> endpoints = Arrays.stream(etcdEndpoints.split(",")).map(String::trim)
-                    .filter(s -> !s.isEmpty()).map(URI::create).toList();
-            if (endpoints.isEmpty()) {
-                throw new IllegalArgumentException("typha.etcd-endpoints (TYPHA_ETCDENDPOINTS or ETCD_ENDPOINTS): "
-                        + "required");
-            }
-            return new EtcdConfig(endpoints, path(etcdCaCertFile), path(etcdCertFile), path(etcdKeyFile),
-                    EtcdConfig.DEFAULT_REQUEST_TIMEOUT);
-        }, env);
-    }
-
-    private static Path path(String s) {
-        return blank(s) ? null : Path.of(s.trim());
+        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),
+                () -> EtcdConfig.fromProperties("typha.etcd-endpoints (TYPHA_ETCDENDPOINTS or ETCD_ENDPOINTS)",
+                        etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile), env);
     }
 
     /**

@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -85,6 +86,43 @@ public record EtcdConfig(List<URI> endpoints, Path caCertFile, Path certFile, Pa
         }
         return new EtcdConfig(endpoints, path(env, "ETCD_CA_CERT_FILE"), path(env, "ETCD_CERT_FILE"),
                 path(env, "ETCD_KEY_FILE"), null, null);
+    }
+
+    /**
+     * Builds a configuration from a service's own properties: {@code endpoints} comma-separated
+     * {@code http(s)://host:port} URLs, blank file paths unset, default timings.
+     *
+     * @param what names the property in errors, e.g. {@code "typha.etcd-endpoints (ETCD_ENDPOINTS)"}
+     * @throws IllegalArgumentException naming {@code what} when there is no endpoint or one is not a URL
+     */
+    public static EtcdConfig fromProperties(String what, String endpoints, String caCertFile, String certFile,
+            String keyFile) {
+        if (endpoints == null || endpoints.isBlank()) {
+            throw new IllegalArgumentException(what + ": required when the datastore type is etcdv3");
+        }
+        List<URI> uris = Arrays.stream(endpoints.split(",")).map(String::trim).filter(e -> !e.isEmpty())
+                .map(e -> endpointUri(what, e)).toList();
+        return new EtcdConfig(uris, filePath(caCertFile), filePath(certFile), filePath(keyFile),
+                DEFAULT_REQUEST_TIMEOUT);
+    }
+
+    private static URI endpointUri(String what, String raw) {
+        URI uri;
+        try {
+            uri = URI.create(raw);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(what + ": \"" + raw + "\" is not a URL");
+        }
+        if (uri.getHost() == null || uri.getPort() < 0
+                || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
+            throw new IllegalArgumentException(what + ": \"" + raw + "\" is not an http(s)://host:port URL");
+        }
+        return uri;
+    }
+
+    private static Path filePath(String s) {
+        String v = blankToNull(s);
+        return v == null ? null : Path.of(v);
     }
 
     public EtcdConfig withRequestTimeout(Duration timeout) {
