@@ -42,7 +42,12 @@ public final class Whisker implements AutoCloseable {
                 "--whisker.auth-mode=token", "--whisker.auth-token-file=" + token, "--whisker.keep-alive=200ms",
                 "--whisker.probe-interval=200ms"));
         args.addAll(List.of(extra));
-        return new Whisker(run(args.toArray(String[]::new)), "Bearer " + TOKEN);
+        // A later --key=value replaces an earlier one (Spring would join repeated keys with commas).
+        java.util.Map<String, String> byKey = new java.util.LinkedHashMap<>();
+        for (String a : args) {
+            byKey.put(a.substring(0, a.indexOf('=')), a);
+        }
+        return new Whisker(run(byKey.values().toArray(String[]::new)), "Bearer " + TOKEN);
     }
 
     public static ConfigurableApplicationContext run(String... args) {
