@@ -72,6 +72,18 @@ class GoldmaneConnectionTest {
     }
 
     @Test
+    void aGoldmaneDeadlineIs504() throws Exception {
+        try (RealGoldmane gm = RealGoldmane.plaintext();
+             Whisker w = Whisker.start(dir, gm.address(), "--whisker.call-timeout=1ns")) {
+            HttpResponse<String> r = w.get("/flows");
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(504);
+            JsonNode b = JSON.readTree(r.body());
+            assertThat(b.get("error").asString()).isEqualTo("Gateway Timeout");
+            assertThat(b.get("message").asString()).contains("did not answer in time");
+        }
+    }
+
+    @Test
     void mutualTlsTowardsGoldmane() throws Exception {
         TestCertificates certs = TestCertificates.generate(dir.resolve("certs"));
         var feed = TlsChannelCredentials.newBuilder().trustManager(new File(certs.caCert().toString()))
