@@ -6,6 +6,7 @@
 # snapshot of this machine's own namespace taken before `up`).
 #
 #   scripts/test-local-suite.sh        (root; run by scripts/test.sh after a passing Maven build)
+#   scripts/test-local-suite.sh --missing-jar   (prints a jar `up` needs that is not built; exit 1)
 #
 # Prints one PASS/FAIL line per check and ends with `local-suite: N passed, N failed`; exits
 # non-zero on any failure. `./calico down` always runs on exit.
@@ -15,6 +16,14 @@ ROOT=$PWD
 RUN_DIR=$ROOT/.calico-run
 NODE_NS=${CALICO_NODE_NETNS:-calico-node}
 FLOW_TIMEOUT=${LOCAL_SUITE_FLOW_TIMEOUT:-60}
+JARS=(felix-service/target/felix-service.jar typha-service/target/typha-service-exec.jar
+    goldmane-service/target/goldmane-service-exec.jar cni-plugin/target/cni-plugin.jar calicoctl/target/calicoctl.jar)
+
+# --missing-jar: prints the first jar `up` needs that is not built and exits 1 (0: all there).
+if [[ ${1:-} == --missing-jar ]]; then
+    for j in "${JARS[@]}"; do [[ -f $j ]] || { echo "$j"; exit 1; }; done
+    exit 0
+fi
 LOG=$(mktemp -d /tmp/local-suite.XXXXXX)
 passed=0 failed=0
 
@@ -24,6 +33,8 @@ check() { local what=$1; shift; if "$@" >>"$LOG/checks.log" 2>&1; then pass "$wh
 
 finish() {
     local rc=$?
+    # The services' logs outlive `down`, for a failure's post-mortem.
+    if [[ -d $RUN_DIR/logs ]]; then cp -r "$RUN_DIR/logs" "$LOG/service-logs" 2>/dev/null || true; fi
     if [[ -d $RUN_DIR ]]; then ./calico down >>"$LOG/down-on-exit.log" 2>&1 || true; fi
     echo "local-suite: $passed passed, $failed failed (logs: $LOG)"
     ((failed == 0 && rc == 0)) || exit 1
@@ -138,6 +149,7 @@ check "second up: still $weps_before WorkloadEndpoints" \
 
 # ------------------------------------------------------------------ down
 mapfile -t pids < <(cat "$RUN_DIR"/*.pid | awk '{print $1}')
+cp -r "$RUN_DIR/logs" "$LOG/service-logs" 2>/dev/null || true
 started=$SECONDS
 if ./calico down >"$LOG/down.log" 2>&1; then pass "./calico down ($((SECONDS - started))s)"; else fail "./calico down exited non-zero"; fi
 check "down removed .calico-run/" test ! -e "$RUN_DIR"
