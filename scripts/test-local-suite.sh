@@ -154,7 +154,11 @@ started=$SECONDS
 if ./calico down >"$LOG/down.log" 2>&1; then pass "./calico down ($((SECONDS - started))s)"; else fail "./calico down exited non-zero"; fi
 check "down removed .calico-run/" test ! -e "$RUN_DIR"
 alive=()
-for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive+=("$p"); done
+# A zombie waiting for this machine's init to reap it has stopped; anything else has not.
+for p in "${pids[@]}"; do
+    state=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
+    [[ $state == Z ]] || alive+=("$p")
+done
 check "down stopped all ${#pids[@]} processes it started" test "${#alive[@]}" -eq 0
 check "no calico-* network namespace left" bash -c "! ip netns list | grep -q '^calico-'"
 snapshot >"$LOG/after.txt"
