@@ -97,6 +97,16 @@ check "felix programmed routes to the pods in the node namespace" \
     test "$(ip -n "$NODE_NS" route show | grep -c 'dev cali')" -ge "${#pods[@]}"
 if grep -q 'kernel dataplane: nftables' "$LOG/up1.log"; then
     check "felix's nftables table is in the node namespace" ip netns exec "$NODE_NS" nft list table inet calico
+else
+    check "felix's iptables chains are in the node namespace" bash -c \
+        "ip netns exec $NODE_NS iptables-nft-save -t filter | grep -q '^:cali-FORWARD'"
+fi
+if [[ " ${services[*]} " == *" whisker "* ]]; then
+    token=$(cat "$RUN_DIR/whisker-token" 2>/dev/null)
+    check "whisker's token file is mode 0600" test "$(stat -c %a "$RUN_DIR/whisker-token")" = 600
+    check "up printed the whisker URL with the token" grep -qF "http://127.0.0.1:${CALICO_WHISKER_PORT:-8081}/#token=$token" "$LOG/up1.log"
+    check "whisker refuses GET /flows without the token (401)" test "$(curl -s -o /dev/null -w '%{http_code}' \
+        "http://127.0.0.1:${CALICO_WHISKER_PORT:-8081}/flows")" = 401
 fi
 check "felix's admin API lists ${#pods[@]} endpoints" bash -c \
     "test \$(curl -fsS http://127.0.0.1:\${CALICO_FELIX_ADMIN_PORT:-9097}/felix/v1/endpoints | grep -o '\"interfaceName\"' | wc -l) -ge ${#pods[@]}"
@@ -138,7 +148,7 @@ done
 weps_before=$(grep -c 'kind: WorkloadEndpoint$' "$LOG/weps.yaml")
 pids_before=$(cat "$RUN_DIR"/*.pid | awk '{print $1}' | sort | tr '\n' ' ')
 if CALICO_SKIP_BUILD=1 ./calico up >"$LOG/up2.log" 2>&1; then pass "second ./calico up exits 0"; else fail "second ./calico up exited non-zero"; fi
-for s in etcd goldmane typha felix kubeapi cni; do
+for s in "${services[@]}"; do
     check "second up: $s already running" grep -q "^calico: $s already running$" "$LOG/up2.log"
 done
 check "second up: pods already exist" test "$(grep -c '^calico: pod .* already exists' "$LOG/up2.log")" -eq "${#pods[@]}"
