@@ -36,7 +36,8 @@ finish() {
     # The services' logs outlive `down`, for a failure's post-mortem.
     if [[ -d $RUN_DIR/logs ]]; then cp -r "$RUN_DIR/logs" "$LOG/service-logs" 2>/dev/null || true; fi
     if [[ -d $RUN_DIR ]]; then ./calico down >>"$LOG/down-on-exit.log" 2>&1 || true; fi
-    echo "local-suite: $passed passed, $failed failed (logs: $LOG)"
+    echo "logs: $LOG"
+    echo "local-suite: $passed passed, $failed failed"
     ((failed == 0 && rc == 0)) || exit 1
     exit 0
 }
