@@ -35,6 +35,30 @@ status=${PIPESTATUS[0]}
 set -e
 elapsed=$((SECONDS - started))
 
+# Local mode end to end (./calico up/status/down with real workloads and flows), on the jars
+# Maven just built: only after a passing build, and only as root (it creates namespaces).
+section "local suite (scripts/test-local-suite.sh)"
+suite_passed=0; suite_failed=0; suite_skipped=0; suite_status=0
+if ((status != 0)); then
+    echo "skipped: the Maven build failed"; suite_skipped=1
+elif ((EUID != 0)); then
+    echo "skipped: needs root (network namespaces)"; suite_skipped=1
+elif [[ -d .calico-run ]]; then
+    echo "skipped: a local suite is up in this checkout (.calico-run/); ./calico down first"; suite_skipped=1
+elif ! missing_jar=$(scripts/test-local-suite.sh --missing-jar); then
+    echo "skipped: this build did not produce $missing_jar (a partial build?)"; suite_skipped=1
+else
+    set +e
+    scripts/test-local-suite.sh 2>&1 | tee /tmp/local-suite.$$.log
+    suite_status=${PIPESTATUS[0]}
+    set -e
+    read -r suite_passed suite_failed < <(sed -n 's/^local-suite: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' /tmp/local-suite.$$.log | tail -n 1)
+    rm -f /tmp/local-suite.$$.log
+    # No closing line (it crashed): one failure, so the run cannot pass.
+    if [[ -z ${suite_passed:-} ]]; then suite_passed=0; suite_failed=1; fi
+    if ((suite_status != 0 && suite_failed == 0)); then suite_failed=1; fi
+fi
+
 # Sums tests/failures/errors/skipped over the JUnit XML reports in one directory.
 count_reports() {
     local dir=$1
@@ -64,6 +88,12 @@ for module_dir in */; do
         total_skipped=$((total_skipped + skipped))
     done
 done
+if ((suite_passed + suite_failed + suite_skipped > 0)); then
+    printf '%-22s %-12s %6d %6d %6d %6d\n' local-suite e2e "$((suite_passed + suite_failed + suite_skipped))" \
+        "$suite_failed" 0 "$suite_skipped"
+    total_tests=$((total_tests + suite_passed + suite_failed + suite_skipped))
+    total_bad=$((total_bad + suite_failed)); total_skipped=$((total_skipped + suite_skipped))
+fi
 failed_tests=$(grep -hE '<<< (FAILURE|ERROR)!' ./*/target/surefire-reports/*.txt ./*/target/failsafe-reports/*.txt 2>/dev/null \
     | grep -v '^Tests run' | sed 's/ -- Time elapsed.*//' || true)
 if [[ -n $failed_tests ]]; then
@@ -71,8 +101,15 @@ if [[ -n $failed_tests ]]; then
     echo "Failed tests:"
     sed 's/^/  /' <<<"$failed_tests"
 fi
+if ((suite_failed > 0)); then
+    echo
+    echo "Failed local-suite checks: see the FAIL lines of the local suite section"
+fi
 echo
-if ((status == 0)); then
+if ((status == 0 && suite_failed > 0)); then
+    status=1
+    echo "RESULT: FAIL (local suite: $suite_failed failing checks of $((suite_passed + suite_failed)); $total_tests tests run; ${elapsed}s)"
+elif ((status == 0)); then
     echo "RESULT: PASS ($total_tests tests, ${elapsed}s)"
 else
     echo "RESULT: FAIL (mvn exit $status; $total_bad failing of $total_tests tests run; ${elapsed}s)"

@@ -20,7 +20,8 @@ import calico.libcalico.datastore.DatastoreConfig;
  * The plugin executable. Without arguments it is the plugin itself, one JVM per call (the
  * runtime's environment and stdin in, the result or error object on stdout, the exit status).
  * With {@code daemon [socket]} it is the node-local daemon the thin client forwards calls to
- * ({@code CALICO_CNI_HTTP_PORT}: port of its {@code /ipam/v1/usage} endpoint on 127.0.0.1).
+ * ({@code CALICO_CNI_HTTP_PORT}: port of its {@code /ipam/v1/usage} endpoint on 127.0.0.1;
+ * {@code CALICO_CNI_NETNS}: a named network namespace standing in for the node's host side).
  */
 public final class Main {
     private Main() {
@@ -34,7 +35,14 @@ public final class Main {
             // The usage endpoint reads the datastore Calico's variables name (DATASTORE_TYPE, ETCD_ENDPOINTS).
             Datastore usage = env.containsKey("DATASTORE_TYPE") || env.containsKey("ETCD_ENDPOINTS")
                     ? DatastoreConfig.fromEnvironment(env).open() : null;
-            CniDaemon daemon = CniDaemon.start(socket, httpPort, hostname(), usage);
+            String hostNetns = env.getOrDefault("CALICO_CNI_NETNS", "");
+            if (!hostNetns.isBlank() && usage != null) {
+                // Trap: gRPC's shared event-loop threads take the namespace of the thread that first
+                // needs them; touch the datastore here, in the daemon's own namespace, before any
+                // call runs inside CALICO_CNI_NETNS (whose 127.0.0.1 is not the datastore's).
+                usage.list(calico.api.model.ResourceKind.IP_POOL);
+            }
+            CniDaemon daemon = CniDaemon.start(socket, httpPort, hostname(), usage, hostNetns);
             Runtime.getRuntime().addShutdownHook(new Thread(daemon::close));
             daemon.awaitClose();
             return;

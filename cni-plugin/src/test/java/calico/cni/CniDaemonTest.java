@@ -142,4 +142,54 @@ class CniDaemonTest {
         assertThat(e.path("code").asInt()).isEqualTo(11);
         assertThat(e.path("msg").asText()).contains(socket.toString());
     }
+
+    /**
+     * ./calico up's arrangement: the daemon runs in this (root) namespace, where the datastore
+     * is, and runs each call inside a named namespace standing in for the node's host side
+     * (CALICO_CNI_NETNS): the host veth lands there, never here.
+     */
+    @Test
+    void callsRunInTheNamedHostNamespace() throws Exception {
+        h.pool("d-ns", "10.205.3.0/24", 26);
+        Path nsSocket = dir.resolve("cni-netns.sock");
+        var usage = new DatastoreConfig(DatastoreConfig.Type.ETCDV3, EtcdConfig.of(h.etcd)).open();
+        usage.list(calico.api.model.ResourceKind.IP_POOL);
+        try (CniDaemon inRoot = CniDaemon.start(nsSocket, 0, CniHarness.NODE, usage, h.host.name())) {
+            NetNs pod = h.pod();
+            String cid = CniHarness.containerId();
+            String conf = h.calicoConf("1.0.0", "10.205.3.0/24");
+            Map<String, String> env = env("ADD", cid, pod, "named");
+            env.put("CALICO_CNI_SOCKET", nsSocket.toString());
+            CniResponse add = ThinClient.run(client, env, conf);
+            assertThat(add.exitCode()).as(add.stdout()).isZero();
+            String iface = calico.api.k8s.WorkloadEndpointNames.interfaceName("ns1", "named");
+            assertThat(h.caliLinks()).containsExactly(iface);
+            assertThat(new String(new ProcessBuilder("ip", "-o", "link", "show").start().getInputStream().readAllBytes()))
+                    .doesNotContain(iface);
+            String address = h.parse(add).path("ips").get(0).path("address").asText().replace("/32", "");
+            assertThat(h.host.exec("ip", "route", "show")).contains(address + " dev " + iface);
+            // The usage endpoint is on this namespace's loopback, with the datastore.
+            HttpResponse<String> u = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + inRoot.httpPort() + "/ipam/v1/usage")).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(u.body()).contains("10.205.3.0/24");
+
+            env.put("CNI_COMMAND", "DEL");
+            CniResponse del = ThinClient.run(client, env, conf);
+            assertThat(del.exitCode()).as(del.stdout()).isZero();
+            assertThat(h.caliLinks()).isEmpty();
+        }
+    }
+
+    @Test
+    void aMissingHostNamespaceIsRefusedNamingTheVariable() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> CniDaemon.start(dir.resolve("x.sock"), -1,
+                        CniHarness.NODE, null, "cni-t-no-such-ns"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("CALICO_CNI_NETNS: /run/netns/cni-t-no-such-ns does not exist");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> CniDaemon.start(dir.resolve("y.sock"), -1,
+                        CniHarness.NODE, null, "../etc"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("CALICO_CNI_NETNS: \"../etc\" is not a namespace name");
+    }
 }

@@ -42,6 +42,9 @@ final class ThinClient {
         Process p = pb.start();
         try (OutputStream in = p.getOutputStream()) {
             in.write(stdin.getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            // Broken pipe: the client answered without reading stdin (no daemon: code 11 at once);
+            // its answer below is what counts.
         }
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         return new CniResponse(p.waitFor(), out);

@@ -7,6 +7,7 @@ import calico.cni.spec.CniError;
 import calico.cni.spec.CniRequest;
 import calico.cni.spec.CniResponse;
 import calico.cni.spec.CniVersions;
+import calico.dataplane.netlink.NetNamespace;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.ipam.IpamClient;
 import calico.libcalico.ipam.IpamOptions;
@@ -65,6 +66,8 @@ public final class CniDaemon implements AutoCloseable {
     private final HttpServer http;
     private final Datastore usageDatastore;
     private final CountDownLatch closed = new CountDownLatch(1);
+    /** /run/netns/NAME the calls run in (host-side veths and routes go there), or null for the daemon's own. */
+    private final String hostNetns;
     private final ObjectMapper json = new ObjectMapper();
     /** CIDRs and addresses as Calico writes them ("10.0.0.0/26"), not as their record fields. */
     private final ObjectMapper usageJson = new ObjectMapper().registerModule(new SimpleModule()
@@ -72,8 +75,9 @@ public final class CniDaemon implements AutoCloseable {
             .addSerializer(IpAddress.class, ToStringSerializer.instance));
 
     private CniDaemon(Path socketPath, UnixServerSocketChannel server, int httpPort, String hostname,
-                      Datastore usageDatastore) throws IOException {
+                      Datastore usageDatastore, String hostNetns) throws IOException {
         this.socketPath = socketPath;
+        this.hostNetns = hostNetns;
         this.server = server;
         this.datastores = new DatastoreCache();
         this.cni = new CalicoCni(json, hostname, datastores, new WorkloadNetwork());
@@ -99,12 +103,36 @@ public final class CniDaemon implements AutoCloseable {
      *                       closed with the daemon
      */
     public static CniDaemon start(Path socket, int httpPort, String hostname, Datastore usageDatastore) throws IOException {
+        return start(socket, httpPort, hostname, usageDatastore, null);
+    }
+
+    /**
+     * As {@link #start(Path, int, String, Datastore)}, but every call runs inside the network
+     * namespace {@code hostNetns} ({@code ip netns add} name): that namespace plays the node's
+     * host side (the {@code cali…} veths, their routes and sysctls land there), while the
+     * socket, the usage endpoint and the datastore connections stay in the daemon's own.
+     *
+     * @param hostNetns namespace name, or null/empty for the daemon's own namespace
+     * @throws IllegalArgumentException naming CALICO_CNI_NETNS when the namespace does not exist
+     */
+    public static CniDaemon start(Path socket, int httpPort, String hostname, Datastore usageDatastore,
+                                  String hostNetns) throws IOException {
+        String netnsPath = null;
+        if (hostNetns != null && !hostNetns.isBlank()) {
+            if (!hostNetns.matches("[A-Za-z0-9_.-]+")) {
+                throw new IllegalArgumentException("CALICO_CNI_NETNS: \"" + hostNetns + "\" is not a namespace name");
+            }
+            netnsPath = "/run/netns/" + hostNetns;
+            if (!Files.exists(Path.of(netnsPath))) {
+                throw new IllegalArgumentException("CALICO_CNI_NETNS: " + netnsPath + " does not exist (ip netns add " + hostNetns + ")");
+            }
+        }
         Files.createDirectories(socket.toAbsolutePath().getParent());
         Files.deleteIfExists(socket);
         UnixServerSocketChannel server = UnixServerSocketChannel.open();
         server.socket().bind(new UnixSocketAddress(socket.toFile()));
         Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
-        return new CniDaemon(socket, server, httpPort, hostname, usageDatastore);
+        return new CniDaemon(socket, server, httpPort, hostname, usageDatastore, netnsPath);
     }
 
     /** {@return the HTTP port of the usage endpoint}, or -1 when it is off. */
@@ -131,7 +159,14 @@ public final class CniDaemon implements AutoCloseable {
         try (ch; InputStream in = Channels.newInputStream(ch); OutputStream out = Channels.newOutputStream(ch)) {
             CniResponse r;
             try {
-                r = cni.handle(read(in));
+                CniRequest request = read(in);
+                if (hostNetns == null) {
+                    r = cni.handle(request);
+                } else {
+                    try (NetNamespace ns = NetNamespace.open(hostNetns)) {
+                        r = ns.call(() -> cni.handle(request));
+                    }
+                }
             } catch (CniError e) {
                 r = new CniResponse(1, json.writeValueAsString(e.toJson(json, CniVersions.LATEST)));
             }

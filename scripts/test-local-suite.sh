@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# End-to-end test of local mode: `./calico up` (jars already built: CALICO_SKIP_BUILD=1), every
+# service ready, the demo pods networked by the CNI plugin, allowed AND denied flows (and the
+# staged policy's pending deny) arriving, a second `up` changing nothing, then `./calico down`
+# leaving no namespace, nft table, iptables rule, veth or process behind (compared with a
+# snapshot of this machine's own namespace taken before `up`).
+#
+#   scripts/test-local-suite.sh        (root; run by scripts/test.sh after a passing Maven build)
+#   scripts/test-local-suite.sh --missing-jar   (prints a jar `up` needs that is not built; exit 1)
+#
+# Prints one PASS/FAIL line per check and ends with `local-suite: N passed, N failed`; exits
+# non-zero on any failure. `./calico down` always runs on exit.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RUN_DIR=$ROOT/.calico-run
+NODE_NS=${CALICO_NODE_NETNS:-calico-node}
+FLOW_TIMEOUT=${LOCAL_SUITE_FLOW_TIMEOUT:-60}
+JARS=(felix-service/target/felix-service.jar typha-service/target/typha-service-exec.jar
+    goldmane-service/target/goldmane-service-exec.jar cni-plugin/target/cni-plugin.jar calicoctl/target/calicoctl.jar)
+
+# --missing-jar: prints the first jar `up` needs that is not built and exits 1 (0: all there).
+if [[ ${1:-} == --missing-jar ]]; then
+    for j in "${JARS[@]}"; do [[ -f $j ]] || { echo "$j"; exit 1; }; done
+    exit 0
+fi
+LOG=$(mktemp -d /tmp/local-suite.XXXXXX)
+passed=0 failed=0
+
+pass() { printf 'PASS: %s\n' "$*"; passed=$((passed + 1)); }
+fail() { printf 'FAIL: %s\n' "$*"; failed=$((failed + 1)); }
+check() { local what=$1; shift; if "$@" >>"$LOG/checks.log" 2>&1; then pass "$what"; else fail "$what"; fi; }
+
+finish() {
+    local rc=$?
+    # The services' logs outlive `down`, for a failure's post-mortem.
+    if [[ -d $RUN_DIR/logs ]]; then cp -r "$RUN_DIR/logs" "$LOG/service-logs" 2>/dev/null || true; fi
+    if [[ -d $RUN_DIR ]]; then ./calico down >>"$LOG/down-on-exit.log" 2>&1 || true; fi
+    echo "logs: $LOG"
+    echo "local-suite: $passed passed, $failed failed"
+    ((failed == 0 && rc == 0)) || exit 1
+    exit 0
+}
+trap finish EXIT
+
+if ((EUID != 0)); then
+    fail "needs root (network namespaces, veths)"
+    exit 1
+fi
+if [[ -d $RUN_DIR ]]; then
+    fail "$RUN_DIR exists: a local suite is already up here (./calico down first)"
+    trap - EXIT
+    echo "local-suite: $passed passed, $failed failed"
+    exit 1
+fi
+
+# This machine's own namespace, as `down` must leave it.
+snapshot() {
+    nft list ruleset 2>&1
+    for t in iptables-nft-save ip6tables-nft-save iptables-legacy-save ip6tables-legacy-save; do
+        command -v "$t" >/dev/null && "$t" 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//'
+    done
+    ip netns list
+    ip -o link show | awk -F': ' '{print $2}'
+    ip route show table all
+}
+snapshot >"$LOG/before.txt"
+
+# ------------------------------------------------------------------ up
+started=$SECONDS
+if CALICO_SKIP_BUILD=1 ./calico up >"$LOG/up1.log" 2>&1; then
+    pass "./calico up ($((SECONDS - started))s)"
+else
+    fail "./calico up exited non-zero; last lines:"
+    tail -n 20 "$LOG/up1.log" | sed 's/^/    /'
+    exit 1
+fi
+
+./calico status >"$LOG/status1.log" 2>&1
+check "./calico status exits 0" test "${PIPESTATUS[0]}" -eq 0
+services=(etcd flows goldmane typha felix kubeapi cni)
+[[ -f whisker-backend/target/whisker-backend-exec.jar ]] && services+=(whisker)
+for s in "${services[@]}"; do
+    check "$s is ready" grep -qE "^$s +running \(pid [0-9]+\), ready$" "$LOG/status1.log"
+done
+
+# ------------------------------------------------------------------ workloads
+mapfile -t pods < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' examples/demo-pods.conf | awk '{print $1 "/" $2}')
+check "${#pods[@]} demo pods have a namespace" test "$(ip netns list | grep -c '^calico-pod-')" -eq "${#pods[@]}"
+check "the node namespace holds ${#pods[@]} cali* host ends" \
+    test "$(ip -n "$NODE_NS" -o link show | grep -c ': cali')" -eq "${#pods[@]}"
+check "no cali* interface in this machine's namespace" bash -c "! ip -o link show | grep -q ': cali'"
+./calico ctl get workloadendpoints -A -o yaml >"$LOG/weps.yaml" 2>&1
+check "the CNI plugin wrote ${#pods[@]} WorkloadEndpoints" test "$(grep -c 'kind: WorkloadEndpoint$' "$LOG/weps.yaml")" -eq "${#pods[@]}"
+check "endpoints carry the pods' labels (app=...)" test "$(grep -c '^      app: ' "$LOG/weps.yaml")" -eq "${#pods[@]}"
+check "endpoints name the kns.shop / kns.data profiles" grep -q 'kns.data' "$LOG/weps.yaml"
+check "felix programmed routes to the pods in the node namespace" \
+    test "$(ip -n "$NODE_NS" route show | grep -c 'dev cali')" -ge "${#pods[@]}"
+if grep -q 'kernel dataplane: nftables' "$LOG/up1.log"; then
+    check "felix's nftables table is in the node namespace" ip netns exec "$NODE_NS" nft list table inet calico
+else
+    check "felix's iptables chains are in the node namespace" bash -c \
+        "ip netns exec $NODE_NS iptables-nft-save -t filter | grep -q '^:cali-FORWARD'"
+fi
+if [[ " ${services[*]} " == *" whisker "* ]]; then
+    token=$(cat "$RUN_DIR/whisker-token" 2>/dev/null)
+    check "whisker's token file is mode 0600" test "$(stat -c %a "$RUN_DIR/whisker-token")" = 600
+    check "up printed the whisker URL with the token" grep -qF "http://127.0.0.1:${CALICO_WHISKER_PORT:-8081}/#token=$token" "$LOG/up1.log"
+    check "whisker refuses GET /flows without the token (401)" test "$(curl -s -o /dev/null -w '%{http_code}' \
+        "http://127.0.0.1:${CALICO_WHISKER_PORT:-8081}/flows")" = 401
+fi
+check "felix's admin API lists ${#pods[@]} endpoints" bash -c \
+    "test \$(curl -fsS http://127.0.0.1:\${CALICO_FELIX_ADMIN_PORT:-9097}/felix/v1/endpoints | grep -o '\"interfaceName\"' | wc -l) -ge ${#pods[@]}"
+
+# ------------------------------------------------------------------ flows
+# Every line of demo-traffic.conf must show as a flow reported by the destination with the
+# expected action; plus the staged backend-lockdown's pending deny on the allowed UDP flow.
+flows_json() {
+    if [[ -s $RUN_DIR/whisker-token ]] && curl -fsS -o /dev/null "http://127.0.0.1:${CALICO_WHISKER_HEALTH_PORT:-9092}/readiness" 2>/dev/null; then
+        curl -fsS -H "Authorization: Bearer $(cat "$RUN_DIR/whisker-token")" \
+            "http://127.0.0.1:${CALICO_WHISKER_PORT:-8081}/flows?pageSize=1000" | python3 "$ROOT/scripts/lib/flows.py" whisker
+    else
+        python3 "$ROOT/scripts/lib/flows.py" ndjson <"$RUN_DIR/flows.ndjson"
+    fi
+}
+source_of_flows=ndjson
+[[ -s $RUN_DIR/whisker-token ]] && source_of_flows="whisker GET /flows"
+mapfile -t expected < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' examples/demo-traffic.conf | awk '{print $1, $2, $3, $4, $5}')
+expected+=("shop/frontend shop/backend udp 9053 pending:Deny:backend-lockdown")
+deadline=$((SECONDS + FLOW_TIMEOUT))
+started=$SECONDS
+missing=("${expected[@]}")
+while ((${#missing[@]} > 0 && SECONDS < deadline)); do
+    sleep 2
+    flows_json >"$LOG/flows.txt" 2>>"$LOG/flows.err" || continue
+    still=()
+    for e in "${missing[@]}"; do grep -qxF "$e" "$LOG/flows.txt" || still+=("$e"); done
+    missing=("${still[@]}")
+done
+for e in "${expected[@]}"; do
+    if grep -qxF "$e" "$LOG/flows.txt" 2>/dev/null; then
+        pass "flow $e (via $source_of_flows, within $((SECONDS - started))s)"
+    else
+        fail "flow $e not seen within ${FLOW_TIMEOUT}s (via $source_of_flows; seen: $LOG/flows.txt)"
+    fi
+done
+
+# ------------------------------------------------------------------ second up
+weps_before=$(grep -c 'kind: WorkloadEndpoint$' "$LOG/weps.yaml")
+pids_before=$(cat "$RUN_DIR"/*.pid | awk '{print $1}' | sort | tr '\n' ' ')
+if CALICO_SKIP_BUILD=1 ./calico up >"$LOG/up2.log" 2>&1; then pass "second ./calico up exits 0"; else fail "second ./calico up exited non-zero"; fi
+for s in "${services[@]}"; do
+    check "second up: $s already running" grep -q "^calico: $s already running$" "$LOG/up2.log"
+done
+check "second up: pods already exist" test "$(grep -c '^calico: pod .* already exists' "$LOG/up2.log")" -eq "${#pods[@]}"
+check "second up: no new process" test "$(cat "$RUN_DIR"/*.pid | awk '{print $1}' | sort | tr '\n' ' ')" == "$pids_before"
+check "second up: still ${#pods[@]} pod namespaces" test "$(ip netns list | grep -c '^calico-pod-')" -eq "${#pods[@]}"
+check "second up: still $weps_before WorkloadEndpoints" \
+    test "$(./calico ctl get workloadendpoints -A -o yaml 2>/dev/null | grep -c 'kind: WorkloadEndpoint$')" -eq "$weps_before"
+
+# ------------------------------------------------------------------ down
+mapfile -t pids < <(cat "$RUN_DIR"/*.pid | awk '{print $1}')
+cp -r "$RUN_DIR/logs" "$LOG/service-logs" 2>/dev/null || true
+started=$SECONDS
+if ./calico down >"$LOG/down.log" 2>&1; then pass "./calico down ($((SECONDS - started))s)"; else fail "./calico down exited non-zero"; fi
+check "down removed .calico-run/" test ! -e "$RUN_DIR"
+alive=()
+# A zombie waiting for this machine's init to reap it has stopped; anything else has not.
+for p in "${pids[@]}"; do
+    state=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
+    [[ $state == Z ]] || alive+=("$p")
+done
+check "down stopped all ${#pids[@]} processes it started" test "${#alive[@]}" -eq 0
+check "no calico-* network namespace left" bash -c "! ip netns list | grep -q '^calico-'"
+snapshot >"$LOG/after.txt"
+if diff "$LOG/before.txt" "$LOG/after.txt" >"$LOG/snapshot.diff"; then
+    pass "this machine's nft ruleset, iptables, namespaces, links and routes are as before up"
+else
+    fail "this machine's namespace changed:"
+    sed 's/^/    /' "$LOG/snapshot.diff" | head -n 20
+fi
