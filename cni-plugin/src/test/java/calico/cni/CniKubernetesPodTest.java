@@ -48,7 +48,7 @@ class CniKubernetesPodTest {
                 if (ex.getRequestURI().getPath().endsWith("/cart-0")) {
                     status = 200;
                     body = """
-                            {"apiVersion":"v1","kind":"Pod","metadata":{"name":"cart-0","namespace":"shop",
+                            {"apiVersion":"v1","kind":"Pod","metadata":{"name":"cart-0","namespace":"shop","generateName":"cart-",
                              "labels":{"app":"cart","tier":"web"}},
                              "spec":{"serviceAccountName":"cart-sa","containers":[{"name":"c","image":"x",
                               "ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"containerPort":9090}]}]}}"""
@@ -104,6 +104,7 @@ class CniKubernetesPodTest {
         assertThat(w.metadata().labels()).containsEntry("app", "cart").containsEntry("tier", "web")
                 .containsEntry("projectcalico.org/serviceaccount", "cart-sa")
                 .containsEntry("projectcalico.org/namespace", "shop");
+        assertThat(w.metadata().generateName()).as("flow logs aggregate under it").isEqualTo("cart-");
         assertThat(w.spec().profiles()).containsExactly("kns.shop", "ksa.shop.cart-sa");
         assertThat(w.spec().serviceAccountName()).isEqualTo("cart-sa");
         assertThat(w.spec().ports()).hasSize(1);

@@ -155,7 +155,7 @@ public final class CalicoCni {
             profiles.add("ksa." + id.namespace() + "." + serviceAccount);
         }
         List<String> nets = ips.stream().map(CalicoCni::format).toList();
-        ObjectMeta meta = new ObjectMeta(id.endpointName(), id.namespace(), null, null,
+        ObjectMeta meta = new ObjectMeta(id.endpointName(), id.namespace(), pod == null ? null : pod.generateName(), null,
                 existing.map(w -> w.metadata().resourceVersion()).orElse(null), null, null, null, labels, null, null, null);
         WorkloadEndpoint wep = new WorkloadEndpoint(meta, new WorkloadEndpointSpec(id.orchestrator(),
                 id.kubernetes() ? null : id.containerId(), id.node(), id.containerId(), id.pod(), id.ifName(),

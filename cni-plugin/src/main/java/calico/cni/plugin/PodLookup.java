@@ -23,11 +23,18 @@ import java.util.Map;
  */
 public final class PodLookup {
 
-    /** The pod facts that go into its WorkloadEndpoint. */
-    public record PodInfo(Map<String, String> labels, String serviceAccount, List<WorkloadEndpointSpec.EndpointPort> ports) {
+    /**
+     * The pod facts that go into its WorkloadEndpoint.
+     *
+     * @param generateName the pod's {@code metadata.generateName} (a Deployment's pods share it; flow
+     *                     logs aggregate under it), or null
+     */
+    public record PodInfo(Map<String, String> labels, String serviceAccount, List<WorkloadEndpointSpec.EndpointPort> ports,
+                          String generateName) {
         public PodInfo {
             labels = labels == null ? Map.of() : Map.copyOf(labels);
             ports = List.copyOf(ports);
+            generateName = generateName == null || generateName.isEmpty() ? null : generateName;
         }
     }
 
@@ -61,7 +68,8 @@ public final class PodLookup {
                 }
             }
             String sa = pod.getSpec() == null ? null : pod.getSpec().getServiceAccountName();
-            return new PodInfo(pod.getMetadata().getLabels(), sa == null || sa.isEmpty() ? "default" : sa, ports);
+            return new PodInfo(pod.getMetadata().getLabels(), sa == null || sa.isEmpty() ? "default" : sa, ports,
+                    pod.getMetadata().getGenerateName());
         } catch (KubernetesClientException e) {
             throw new CniError(CniError.TRY_AGAIN_LATER, "kubernetes: cannot read pod " + namespace + "/" + name + ": " + e.getMessage());
         }

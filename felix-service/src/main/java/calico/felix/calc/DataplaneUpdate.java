@@ -118,10 +118,12 @@ public sealed interface DataplaneUpdate {
      * @param ingress     tiers that apply to traffic towards the endpoint, in evaluation order
      * @param egress      tiers that apply to traffic from the endpoint, in evaluation order
      * @param profileIds  existing profiles, in the endpoint's order (missing ones are left out: fail closed)
+     * @param identity    how flow logs name the endpoint (labels, generate-name); no rule depends on it
      */
     record WorkloadEndpointUpdate(String id, String interfaceName, String mac, java.util.List<String> ipv4Nets,
                                   java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
-                                  java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress)
+                                  java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress,
+                                  EndpointIdentity identity)
             implements DataplaneUpdate {
         public WorkloadEndpointUpdate {
             ipv4Nets = java.util.List.copyOf(ipv4Nets);
@@ -129,6 +131,27 @@ public sealed interface DataplaneUpdate {
             profileIds = java.util.List.copyOf(profileIds);
             ingress = java.util.List.copyOf(ingress);
             egress = java.util.List.copyOf(egress);
+            identity = identity == null ? EndpointIdentity.NONE : identity;
+        }
+
+        /** An endpoint whose labels and generate-name are not known (tests, benchmarks). */
+        public WorkloadEndpointUpdate(String id, String interfaceName, String mac, java.util.List<String> ipv4Nets,
+                                      java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
+                                      java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress) {
+            this(id, interfaceName, mac, ipv4Nets, ipv6Nets, profileIds, ingress, egress, EndpointIdentity.NONE);
+        }
+    }
+
+    /**
+     * What flow logs report about a workload besides its name: its labels, and the generate-name
+     * of its pod, which Calico's flow logs use as the aggregated name ({@code <generateName>*}).
+     */
+    record EndpointIdentity(java.util.Map<String, String> labels, String generateName) {
+        public static final EndpointIdentity NONE = new EndpointIdentity(java.util.Map.of(), "");
+
+        public EndpointIdentity {
+            labels = labels == null ? java.util.Map.of() : java.util.Map.copyOf(labels);
+            generateName = generateName == null ? "" : generateName;
         }
     }
 

@@ -198,7 +198,8 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         if (ep instanceof WorkloadEndpoint w) {
             split(w.spec().ipNetworks(), v4, v6);
             return new DataplaneUpdate.WorkloadEndpointUpdate(key.namespace() + "/" + key.name(),
-                    w.spec().interfaceName(), w.spec().mac(), v4, v6, profileIds, in, out);
+                    w.spec().interfaceName(), w.spec().mac(), v4, v6, profileIds, in, out,
+                    new DataplaneUpdate.EndpointIdentity(w.metadata().labels(), w.metadata().generateName()));
         }
         HostEndpoint h = (HostEndpoint) ep;
         split(h.spec().expectedIPs(), v4, v6);

@@ -171,9 +171,21 @@ public final class FlowAggregator {
                 it.remove(); // ended and reported, or denied and quiet for a whole interval
                 continue;
             }
-            FlowKey key = key(ctx, k, c, last);
-            Flow.Builder f = out.computeIfAbsent(key, x -> Flow.newBuilder().setKey(key).setStartTime(start)
-                    .setEndTime(end));
+            FlowTuple t = k.original();
+            FlowEndpoint src = ctx.endpoint(t.src());
+            FlowEndpoint dst = ctx.endpoint(t.dst());
+            FlowKey key = key(ctx, k, c, last, src, dst);
+            Flow.Builder f = out.get(key);
+            if (f == null) {
+                f = Flow.newBuilder().setKey(key).setStartTime(start).setEndTime(end)
+                        .addAllSourceLabels(src.labels()).addAllDestLabels(dst.labels());
+                out.put(key, f);
+            } else if (!f.getSourceLabelsList().equals(src.labels()) || !f.getDestLabelsList().equals(dst.labels())) {
+                // Several endpoints behind one aggregated name: report the labels they share.
+                List<String> s = intersect(f.getSourceLabelsList(), src.labels());
+                List<String> d = intersect(f.getDestLabelsList(), dst.labels());
+                f.clearSourceLabels().addAllSourceLabels(s).clearDestLabels().addAllDestLabels(d);
+            }
             // Reporter Src: the original direction leaves the endpoint (out); Dst: it arrives (in).
             if (k.inbound()) {
                 f.setPacketsIn(f.getPacketsIn() + pktsOrig).setBytesIn(f.getBytesIn() + bytesOrig)
@@ -208,10 +220,15 @@ public final class FlowAggregator {
         }
     }
 
-    private static FlowKey key(FlowContext ctx, ConnKey k, Conn c, RuleHit last) {
+    private static List<String> intersect(List<String> have, List<String> other) {
+        List<String> out = new ArrayList<>(have);
+        out.retainAll(other);
+        return out;
+    }
+
+    private static FlowKey key(FlowContext ctx, ConnKey k, Conn c, RuleHit last, FlowEndpoint src,
+                               FlowEndpoint dst) {
         FlowTuple t = k.original();
-        FlowEndpoint src = ctx.endpoint(t.src());
-        FlowEndpoint dst = ctx.endpoint(t.dst());
         FlowEndpoint reporter = k.inbound() ? dst : src;
         PolicyTrace.Builder trace = PolicyTrace.newBuilder();
         for (int i = 0; i < c.hits.size(); i++) {

@@ -56,8 +56,9 @@ public final class FlowContext {
         Map<IpAddress, FlowEndpoint> byAddress = new HashMap<>();
         List<Map.Entry<Cidr, FlowEndpoint>> byNet = new ArrayList<>();
         model.workloads().values().forEach(w -> {
-            FlowEndpoint e = new FlowEndpoint(Type.WORKLOAD, FlowEndpoint.podName(w.id()),
-                    FlowEndpoint.namespaceOf(w.id()), w.ingress(), w.egress(), w.profileIds(), true);
+            FlowEndpoint e = new FlowEndpoint(Type.WORKLOAD,
+                    FlowEndpoint.workloadName(w.id(), w.identity().generateName()), FlowEndpoint.namespaceOf(w.id()),
+                    w.ingress(), w.egress(), w.profileIds(), true, FlowEndpoint.labelStrings(w.identity().labels()));
             for (String n : concat(w.ipv4Nets(), w.ipv6Nets())) {
                 Cidr.tryParseCidrOrIp(n).ifPresent(c -> {
                     if (c.isSingleAddress()) {
@@ -71,7 +72,7 @@ public final class FlowContext {
         model.hostEndpoints().values().forEach(h -> {
             int slash = h.id().indexOf('/');
             FlowEndpoint e = new FlowEndpoint(Type.HOST_ENDPOINT, slash < 0 ? h.id() : h.id().substring(slash + 1), "",
-                    h.ingress(), h.egress(), h.profileIds(), true);
+                    h.ingress(), h.egress(), h.profileIds(), true, List.of());
             concat(h.expectedIpv4(), h.expectedIpv6()).forEach(a -> Cidr.tryParseCidrOrIp(a)
                     .ifPresent(c -> byAddress.putIfAbsent(c.address(), e)));
         });

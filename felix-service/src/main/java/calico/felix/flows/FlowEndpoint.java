@@ -7,15 +7,17 @@ import java.util.List;
  * One end of a flow as goldmane names it.
  *
  * @param type      workload, host endpoint, or a network not known to Calico
- * @param name      a workload's pod name (the aggregate Calico reports), a host endpoint's name,
+ * @param name      a workload's aggregated name as Calico reports it ({@code <generateName>*} when its
+ *                  pod has a generate-name, else the pod name), a host endpoint's name,
  *                  {@code pub} or {@code pvt} for networks
  * @param namespace the pod's namespace; empty otherwise
  * @param ingress   the local endpoint's ingress tiers (staged policies included); empty when remote
  * @param egress    the same for egress
  * @param profiles  the local endpoint's profiles, in order
+ * @param labels    the endpoint's labels as sorted {@code key=value} strings; empty for networks
  */
 public record FlowEndpoint(Type type, String name, String namespace, List<TierPolicies> ingress,
-                           List<TierPolicies> egress, List<String> profiles, boolean local) {
+                           List<TierPolicies> egress, List<String> profiles, boolean local, List<String> labels) {
 
     public enum Type { WORKLOAD, HOST_ENDPOINT, NETWORK_SET, NETWORK }
 
@@ -23,10 +25,21 @@ public record FlowEndpoint(Type type, String name, String namespace, List<TierPo
         ingress = List.copyOf(ingress);
         egress = List.copyOf(egress);
         profiles = List.copyOf(profiles);
+        labels = List.copyOf(labels);
     }
 
     static FlowEndpoint network(boolean privateNet) {
-        return new FlowEndpoint(Type.NETWORK, privateNet ? "pvt" : "pub", "", List.of(), List.of(), List.of(), false);
+        return new FlowEndpoint(Type.NETWORK, privateNet ? "pvt" : "pub", "", List.of(), List.of(), List.of(), false,
+                List.of());
+    }
+
+    /** A workload's name in flows: the generate-name set when its pod has one, as Calico aggregates. */
+    static String workloadName(String id, String generateName) {
+        return generateName.isEmpty() ? podName(id) : generateName + "*";
+    }
+
+    static List<String> labelStrings(java.util.Map<String, String> labels) {
+        return labels.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).sorted().toList();
     }
 
     /**

@@ -120,7 +120,8 @@ final class Oracle {
             if (ep instanceof WorkloadEndpoint w) {
                 String id = w.metadata().namespace() + "/" + w.metadata().name();
                 weps.put(id, new DataplaneUpdate.WorkloadEndpointUpdate(id, w.spec().interfaceName(), w.spec().mac(),
-                        v4, v6, present, in, out));
+                        v4, v6, present, in, out,
+                        new DataplaneUpdate.EndpointIdentity(w.metadata().labels(), w.metadata().generateName())));
             } else {
                 HostEndpoint h = (HostEndpoint) ep;
                 heps.put(h.metadata().name(), new DataplaneUpdate.HostEndpointUpdate(h.metadata().name(),

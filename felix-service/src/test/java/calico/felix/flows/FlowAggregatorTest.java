@@ -78,7 +78,8 @@ class FlowAggregatorTest {
                 false)));
         m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("prod/e2e--node-k8s-api-eth0", "caliapi", null,
                 List.of("10.70.0.2/32"), List.of(), List.of("kns.prod"),
-                List.of(new TierPolicies("default", Action.Deny, List.of(STAGED, ALLOW_80), false)), List.of()));
+                List.of(new TierPolicies("default", Action.Deny, List.of(STAGED, ALLOW_80), false)), List.of(),
+                new DataplaneUpdate.EndpointIdentity(Map.of("app", "api", "projectcalico.org/namespace", "prod"), "")));
         m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("dev/e2e--node-k8s-client-eth0", "caliclient", null,
                 List.of("10.70.1.1/32"), List.of(), List.of("kns.dev"), List.of(), List.of()));
         return m;
@@ -223,5 +224,26 @@ class FlowAggregatorTest {
         assertThat(ctx.endpoint(ip("192.168.3.4")).name()).isEqualTo("pvt");
         assertThat(ctx.endpoint(ip("10.70.0.2")).name()).isEqualTo("api");
         assertThat(FlowEndpoint.podName("prod/node--1-k8s-web--7d9f-eth0")).isEqualTo("web-7d9f");
+    }
+
+    @Test
+    void flowsCarryEndpointLabelsAndPodsWithAGenerateNameAggregateUnderIt() {
+        DataplaneModel m = model();
+        m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("dev/e2e--node-k8s-client--5f7c-eth0", "caliclient", null,
+                List.of("10.70.1.1/32"), List.of(), List.of("kns.dev"), List.of(), List.of(),
+                new DataplaneUpdate.EndpointIdentity(Map.of("app", "client", "version", "2"), "client-5f7c-")));
+        m.apply(new DataplaneUpdate.WorkloadEndpointRemove("dev/e2e--node-k8s-client-eth0"));
+        FlowContext c = FlowContext.of(m);
+        assertThat(c.endpoint(ip("10.70.1.1")).name()).isEqualTo("client-5f7c-*");
+        FlowAggregator a = new FlowAggregator(() -> c);
+        Ruleset r = RuleRenderer.render(m, Set.of(IpFamily.V4));
+        a.onNflog(nflog(2, renderedPrefix(r, Names.profileOutbound("kns.dev"), 0), to8080));
+        a.onNflog(nflog(1, renderedPrefix(r, Names.policyInbound(ALLOW_80), 0), to8080));
+        a.onConntrack(ct(to8080, 6, 400, 4, 2000, false));
+
+        Flow dst = only(a.flush(1000, 1015), Reporter.Dst, 8080);
+        assertThat(dst.getKey().getSourceName()).isEqualTo("client-5f7c-*");
+        assertThat(dst.getSourceLabelsList()).containsExactly("app=client", "version=2");
+        assertThat(dst.getDestLabelsList()).containsExactly("app=api", "projectcalico.org/namespace=prod");
     }
 }
