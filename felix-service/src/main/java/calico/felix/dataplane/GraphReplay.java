@@ -139,6 +139,11 @@ public final class GraphReplay {
         return config == null ? Map.of() : config.values();
     }
 
+    /** {@return whether a ConfigUpdate has been seen}: until then the backend is not known. */
+    public boolean hasConfig() {
+        return config != null;
+    }
+
     /** {@return whether InSync has been seen} */
     public boolean inSync() {
         return inSync;

@@ -521,6 +521,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * the choice changed; {@return the driver's stats}, null when there is no driver.
      */
     private PolicyDriver.ApplyStats applyPolicy(List<DataplaneUpdate> batch) {
+        if (driver == null && !replay.hasConfig() && !replay.inSync()) {
+            // The graph holds the configuration back until in sync: starting a driver now would
+            // pick the default backend and program it, only to switch on the first ConfigUpdate.
+            // The replay keeps the batch; the first driver starts from its snapshot.
+            return null;
+        }
         BackendChoice.Inputs inputs = BackendChoice.Inputs.of(replay.config());
         if (!inputs.equals(choiceInputs)) {
             // Auto detection runs the save tools: if that throws, the next batch tries again.

@@ -178,4 +178,31 @@ class KernelApplyQueueTest {
         assertThat(dataplane.errors()).isEmpty();
         assertThat(dataplane.recentErrors()).hasSize(1);
     }
+
+    @Test
+    void noDriverStartsBeforeTheConfigSoTheFirstOneIsTheConfiguredBackend() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        ns = NetNs.create("kaq");
+        GatedDriver driver = new GatedDriver();
+        driver.gate.release(100);
+        List<BackendChoice> started = Collections.synchronizedList(new ArrayList<>());
+        dataplane = new KernelDataplane(ns.name(), choice -> {
+            started.add(choice);
+            return driver;
+        }, DataplaneObserver.NONE);
+
+        // What the graph sends before it is in sync: no ConfigUpdate yet (it is held back).
+        DataplaneUpdate early = new DataplaneUpdate.IpSetUpdate("early", calico.felix.calc.IpSetType.NET, java.util.Set.of());
+        dataplane.apply(List.of(early));
+        assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
+        assertThat(started).as("no backend is known yet").isEmpty();
+        assertThat(dataplane.backend()).isEqualTo("none");
+
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("nftablesMode", "Enabled"))));
+        assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
+        assertThat(started).as("one driver, the configured one, and no switch").singleElement()
+                .isInstanceOf(BackendChoice.Nftables.class);
+        assertThat(driver.applied.get(0)).as("started from the replay, early updates included")
+                .contains(early);
+    }
 }
