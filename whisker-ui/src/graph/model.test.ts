@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { buildGraph, edgePath, GLOBAL_NS, verdictColour } from './model';
+import { flow } from '../testdata';
+
+describe('buildGraph', () => {
+  const flows = [
+    flow({ action: 'Allow', bytes_in: 10, bytes_out: 5 }),
+    flow({ action: 'Allow', bytes_in: 1, bytes_out: 1 }),
+    flow({ action: 'Deny' }),
+    flow({ action: 'Pass', source_name: 'pub', source_namespace: '', source_type: 'Network' }),
+  ];
+
+  it('one node per workload, grouped by namespace; flows with no namespace go to the global group', () => {
+    const g = buildGraph(flows);
+    expect(g.aggregated).toBe(false);
+    expect(g.nodes.map((n) => n.id).sort()).toEqual([GLOBAL_NS + '/pub', 'demo-a/client-*', 'demo-b/api-*']);
+    expect(g.groups.map((x) => x.name)).toEqual([GLOBAL_NS, 'demo-a', 'demo-b']);
+  });
+
+  it('aggregates edges per (source, destination, verdict) and colours by verdict', () => {
+    const g = buildGraph(flows);
+    const allow = g.edges.find((e) => e.action === 'Allow')!;
+    expect(allow).toMatchObject({ source: 'demo-a/client-*', target: 'demo-b/api-*', flows: 2, bytes: 17, colour: '#2f9e55' });
+    const deny = g.edges.find((e) => e.action === 'Deny')!;
+    expect(deny.colour).toBe('#d9453b');
+    expect(deny.flows).toBe(1);
+    expect(g.edges).toHaveLength(3);
+    expect(verdictColour('Pass')).toBe('#8b929c');
+    expect(verdictColour('Unknown')).toBe('#8b929c');
+  });
+
+  it('folds workloads into namespace nodes above the threshold', () => {
+    const many = Array.from({ length: 30 }, (_, i) => flow({ source_name: 'c' + i, action: i % 2 ? 'Deny' : 'Allow' }));
+    const g = buildGraph(many, { maxWorkloads: 10 });
+    expect(g.aggregated).toBe(true);
+    expect(g.nodes.map((n) => n.id)).toEqual(['ns:demo-a', 'ns:demo-b']);
+    expect(g.edges.map((e) => [e.source, e.target, e.action, e.flows])).toEqual([
+      ['ns:demo-a', 'ns:demo-b', 'Allow', 15],
+      ['ns:demo-a', 'ns:demo-b', 'Deny', 15],
+    ]);
+  });
+
+  it('layout is deterministic and independent of flow order', () => {
+    const a = buildGraph(flows);
+    const b = buildGraph([...flows].reverse());
+    const pos = (g: typeof a) => Object.fromEntries(g.nodes.map((n) => [n.id, [n.x, n.y]]));
+    expect(pos(b)).toEqual(pos(a));
+    expect(b.edges.map((e) => e.id)).toEqual(a.edges.map((e) => e.id));
+  });
+
+  it('workloads sit inside their namespace circle and do not overlap at hundreds of nodes', () => {
+    const many = Array.from({ length: 300 }, (_, i) => flow({ source_name: 'w' + i, source_namespace: 'ns' + (i % 6), dest_name: 'api', dest_namespace: 'ns0' }));
+    const g = buildGraph(many, { maxWorkloads: 1000 });
+    expect(g.nodes.length).toBe(301);
+    const groups = new Map(g.groups.map((x) => [x.name, x]));
+    for (const n of g.nodes) {
+      const c = groups.get(n.namespace)!;
+      expect(Math.hypot(n.x - c.x, n.y - c.y)).toBeLessThanOrEqual(c.r);
+      expect(n.x).toBeGreaterThan(0);
+      expect(n.y).toBeGreaterThan(0);
+      expect(n.x).toBeLessThan(g.width);
+      expect(n.y).toBeLessThan(g.height);
+    }
+    // namespace circles are apart
+    for (const a of g.groups) for (const b of g.groups) {
+      if (a !== b) expect(Math.hypot(a.x - b.x, a.y - b.y)).toBeGreaterThan(a.r + b.r);
+    }
+    // nodes of one namespace keep a minimum distance
+    const ns1 = g.nodes.filter((n) => n.namespace === 'ns1');
+    let min = Infinity;
+    for (const a of ns1) for (const b of ns1) if (a !== b) min = Math.min(min, Math.hypot(a.x - b.x, a.y - b.y));
+    expect(min).toBeGreaterThan(12);
+  });
+});
+
+describe('edgePath', () => {
+  it('bows differently per verdict so parallel edges stay apart', () => {
+    const a = { x: 0, y: 0 }, b = { x: 100, y: 0 };
+    expect(edgePath(a, b, 'Allow')).toBe('M0,0 Q50,12 100,0');
+    expect(edgePath(a, b, 'Deny')).toBe('M0,0 Q50,22 100,0');
+    expect(edgePath(a, a, 'Allow')).toContain('c ');
+  });
+});

@@ -1,0 +1,153 @@
+// Traffic graph: workloads (grouped by namespace) as nodes, flows aggregated into edges per
+// (source, destination, verdict). Over a threshold the graph folds to namespaces. The layout
+// is deterministic: namespaces on a circle in name order, their workloads on a sunflower
+// spiral around the namespace centre, so the same flows always draw the same picture.
+
+import type { FlowResponse } from '../api/types';
+
+export const VERDICT_COLOURS: Record<string, string> = {
+  Allow: '#2f9e55',
+  Deny: '#d9453b',
+  Pass: '#8b929c',
+};
+export function verdictColour(action: string): string {
+  return VERDICT_COLOURS[action] ?? VERDICT_COLOURS.Pass;
+}
+
+/** Flows with no namespace (networks, host endpoints, global sets) share this group. */
+export const GLOBAL_NS = '(global)';
+
+export interface GraphNode {
+  id: string;
+  namespace: string;
+  name: string;
+  /** 'workload' or a folded 'namespace' node */
+  kind: 'workload' | 'namespace';
+  x: number;
+  y: number;
+  r: number;
+  flows: number;
+}
+export interface GraphEdge {
+  id: string;
+  source: string;
+  target: string;
+  action: string;
+  colour: string;
+  flows: number;
+  bytes: number;
+}
+export interface NamespaceGroup {
+  name: string;
+  x: number;
+  y: number;
+  r: number;
+  workloads: number;
+}
+export interface GraphModel {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  groups: NamespaceGroup[];
+  /** true when workloads were folded into their namespaces */
+  aggregated: boolean;
+  width: number;
+  height: number;
+}
+
+export interface GraphOptions {
+  /** fold to namespaces when there are more workload nodes than this */
+  maxWorkloads: number;
+}
+
+const nsOf = (ns: string) => (ns === '' ? GLOBAL_NS : ns);
+const nodeId = (ns: string, name: string) => nsOf(ns) + '/' + name;
+
+export function buildGraph(flows: readonly FlowResponse[], opts: GraphOptions = { maxWorkloads: 400 }): GraphModel {
+  const workloads = new Map<string, { ns: string; name: string; flows: number }>();
+  const touch = (ns: string, name: string) => {
+    const id = nodeId(ns, name);
+    let w = workloads.get(id);
+    if (!w) workloads.set(id, (w = { ns: nsOf(ns), name, flows: 0 }));
+    w.flows++;
+    return id;
+  };
+  const raw: { s: string; t: string; sNs: string; tNs: string; action: string; bytes: number }[] = [];
+  for (const f of flows) {
+    const s = touch(f.source_namespace, f.source_name);
+    const t = touch(f.dest_namespace, f.dest_name);
+    raw.push({ s, t, sNs: nsOf(f.source_namespace), tNs: nsOf(f.dest_namespace), action: f.action, bytes: f.bytes_in + f.bytes_out });
+  }
+  const aggregated = workloads.size > opts.maxWorkloads;
+
+  // Namespace membership, sorted for a deterministic layout.
+  const byNs = new Map<string, { id: string; name: string; flows: number }[]>();
+  for (const [id, w] of workloads) {
+    let list = byNs.get(w.ns);
+    if (!list) byNs.set(w.ns, (list = []));
+    list.push({ id, name: w.name, flows: w.flows });
+  }
+  const nsNames = [...byNs.keys()].sort();
+  for (const list of byNs.values()) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+  const spacing = 26; // px between workload centres inside a cluster
+  const clusterR = (n: number) => (aggregated ? 40 : spacing * Math.sqrt(Math.max(1, n)) * 0.75 + 30);
+  const radii = nsNames.map((ns) => clusterR(byNs.get(ns)!.length));
+  // Ring radius: the clusters' diameters laid along the circumference, plus gaps.
+  const circumference = radii.reduce((a, r) => a + 2 * r + 40, 0);
+  const ring = nsNames.length <= 1 ? 0 : Math.max(circumference / (2 * Math.PI), radii[0] + 60);
+  const maxR = Math.max(0, ...radii);
+  const half = ring + maxR + 40;
+
+  const groups: NamespaceGroup[] = [];
+  const nodes: GraphNode[] = [];
+  let along = 0;
+  nsNames.forEach((ns, i) => {
+    const r = radii[i];
+    // Angle at the centre of this cluster's share of the circumference.
+    const angle = nsNames.length <= 1 ? 0 : ((along + r + 20) / circumference) * 2 * Math.PI - Math.PI / 2;
+    along += 2 * r + 40;
+    const cx = half + ring * Math.cos(angle);
+    const cy = half + ring * Math.sin(angle);
+    const members = byNs.get(ns)!;
+    groups.push({ name: ns, x: cx, y: cy, r, workloads: members.length });
+    if (aggregated) {
+      nodes.push({ id: 'ns:' + ns, namespace: ns, name: ns, kind: 'namespace', x: cx, y: cy, r: 14, flows: members.reduce((a, m) => a + m.flows, 0) });
+      return;
+    }
+    members.forEach((m, k) => {
+      // Sunflower (Vogel) spiral: even density, no overlap, depends only on the index.
+      const d = k === 0 && members.length === 1 ? 0 : spacing * 0.75 * Math.sqrt(k + 0.5);
+      const a = k * 2.399963229728653;
+      nodes.push({ id: m.id, namespace: ns, name: m.name, kind: 'workload', x: cx + d * Math.cos(a), y: cy + d * Math.sin(a), r: 6, flows: m.flows });
+    });
+  });
+
+  const edges = new Map<string, GraphEdge>();
+  for (const e of raw) {
+    const s = aggregated ? 'ns:' + e.sNs : e.s;
+    const t = aggregated ? 'ns:' + e.tNs : e.t;
+    const id = s + '>' + t + '#' + e.action;
+    let edge = edges.get(id);
+    if (!edge) edges.set(id, (edge = { id, source: s, target: t, action: e.action, colour: verdictColour(e.action), flows: 0, bytes: 0 }));
+    edge.flows++;
+    edge.bytes += e.bytes;
+  }
+  const edgeList = [...edges.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  return { nodes, edges: edgeList, groups, aggregated, width: 2 * half, height: 2 * half };
+}
+
+/**
+ * A quadratic curve from a to b, bowed sideways; the verdict shifts the bow so Allow and Deny
+ * edges between the same pair stay apart. A self-loop draws a small loop.
+ */
+export function edgePath(a: { x: number; y: number }, b: { x: number; y: number }, action: string): string {
+  if (a.x === b.x && a.y === b.y) {
+    return `M${a.x},${a.y} c 18,-28 36,0 0,0`;
+  }
+  const bow = action === 'Allow' ? 0.12 : action === 'Deny' ? 0.22 : 0.32;
+  const mx = (a.x + b.x) / 2, my = (a.y + b.y) / 2;
+  const dx = b.x - a.x, dy = b.y - a.y;
+  const cx = mx - dy * bow, cy = my + dx * bow;
+  return `M${r1(a.x)},${r1(a.y)} Q${r1(cx)},${r1(cy)} ${r1(b.x)},${r1(b.y)}`;
+}
+const r1 = (v: number) => Math.round(v * 10) / 10;
