@@ -84,7 +84,7 @@ function StringField(props: { api: Api; field: (typeof STRING_FIELDS)[number]; f
   };
   return (
     <HintInput api={props.api} label={field.label} hintType={field.hint} filters={filters} value={text} onChange={setText}
-      onEnter={add} placeholder="Enter adds · ~ = contains" narrow={NARROWERS[field.key]} onError={props.onError} testId={'f-' + field.key} />
+      onEnter={add} placeholder="Enter adds; ~x = contains" narrow={NARROWERS[field.key]} onError={props.onError} testId={'f-' + field.key} />
   );
 }
 
@@ -149,6 +149,8 @@ export function FilterBar(props: { api: Api; filters: FilterState; onChange: (f:
             </div>
           </div>
         ))}
+      </div>
+      <div className="fb-row">
         <label className="field">
           <span>Time</span>
           <select data-testid="f-time" value={preset ? String(filters.startTimeGte) : 'custom'}
@@ -167,8 +169,7 @@ export function FilterBar(props: { api: Api; filters: FilterState; onChange: (f:
           <input type="datetime-local" step="1" value={absValue(filters.startTimeLt)}
             onChange={(e) => setTime(filters.startTimeGte, absSeconds(e.target.value))} />
         </label>
-      </div>
-      <div className="fb-row">
+        <span className="fb-sep" />
         <label className="field">
           <span>Policy kind</span>
           <select value={pol.kind} onChange={(e) => setPol({ ...pol, kind: e.target.value })}>

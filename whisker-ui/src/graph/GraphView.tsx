@@ -74,7 +74,6 @@ export function GraphView(props: { flows: FlowResponse[]; maxWorkloads: number; 
           {g.groups.map((ns) => (
             <g key={ns.name} className="ns-group" onDoubleClick={() => props.onNamespace(ns.name)}>
               <circle cx={ns.x} cy={ns.y} r={ns.r} />
-              <text x={ns.x} y={ns.y - ns.r - 8} textAnchor="middle">{ns.name} ({ns.workloads})</text>
             </g>
           ))}
           {g.edges.map((e) => {
@@ -89,6 +88,9 @@ export function GraphView(props: { flows: FlowResponse[]; maxWorkloads: number; 
               <circle data-node={n.id} className={'node n-' + n.kind} cx={n.x} cy={n.y} r={n.r} />
               {labels && <text className="node-label" x={n.x} y={n.y + n.r + 9} textAnchor="middle">{n.name}</text>}
             </g>
+          ))}
+          {g.groups.map((ns) => (
+            <text key={ns.name} className="ns-label" x={ns.x} y={ns.y - ns.r - 8} textAnchor="middle">{ns.name} ({ns.workloads})</text>
           ))}
         </g>
       </svg>

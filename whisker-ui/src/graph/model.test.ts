@@ -71,6 +71,16 @@ describe('buildGraph', () => {
     for (const a of ns1) for (const b of ns1) if (a !== b) min = Math.min(min, Math.hypot(a.x - b.x, a.y - b.y));
     expect(min).toBeGreaterThan(12);
   });
+
+  it('namespace circles of very different sizes do not overlap', () => {
+    const sizes: [string, number][] = [['big-a', 60], ['tiny', 1], ['big-b', 60], ['mid', 37], ['small', 3]];
+    const many = sizes.flatMap(([ns, n]) => Array.from({ length: n }, (_, i) => flow({ source_namespace: ns, source_name: 'w' + i, dest_namespace: ns, dest_name: 'w0' })));
+    const g = buildGraph(many, { maxWorkloads: 1000 });
+    expect(g.groups.map((x) => [x.name, x.workloads])).toEqual([...sizes].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+    for (const a of g.groups) for (const b of g.groups) {
+      if (a !== b) expect(Math.hypot(a.x - b.x, a.y - b.y), a.name + '/' + b.name).toBeGreaterThan(a.r + b.r);
+    }
+  });
 });
 
 describe('edgePath', () => {

@@ -93,19 +93,32 @@ export function buildGraph(flows: readonly FlowResponse[], opts: GraphOptions = 
   const clusterR = (n: number) => (aggregated ? 40 : spacing * Math.sqrt(Math.max(1, n)) * 0.75 + 30);
   const radii = nsNames.map((ns) => clusterR(byNs.get(ns)!.length));
   // Ring radius: the clusters' diameters laid along the circumference, plus gaps.
-  const circumference = radii.reduce((a, r) => a + 2 * r + 40, 0);
-  const ring = nsNames.length <= 1 ? 0 : Math.max(circumference / (2 * Math.PI), radii[0] + 60);
+  const GAP = 40;
+  const circumference = radii.reduce((a, r) => a + 2 * r + GAP, 0);
+  // Chords are shorter than arcs: grow the ring until every pair of neighbours is apart.
+  const angles: number[] = [];
+  let acc = 0;
+  for (const r of radii) {
+    angles.push(((acc + r + GAP / 2) / circumference) * 2 * Math.PI);
+    acc += 2 * r + GAP;
+  }
+  let ring = nsNames.length <= 1 ? 0 : circumference / (2 * Math.PI);
+  for (let i = 0; i < nsNames.length && nsNames.length > 1; i++) {
+    for (let j = i + 1; j < nsNames.length; j++) {
+      const theta = Math.abs(angles[j] - angles[i]);
+      const chord = 2 * Math.sin(Math.min(theta, 2 * Math.PI - theta) / 2);
+      ring = Math.max(ring, (radii[i] + radii[j] + GAP) / Math.max(chord, 1e-6));
+    }
+  }
   const maxR = Math.max(0, ...radii);
   const half = ring + maxR + 40;
 
   const groups: NamespaceGroup[] = [];
   const nodes: GraphNode[] = [];
-  let along = 0;
   nsNames.forEach((ns, i) => {
     const r = radii[i];
-    // Angle at the centre of this cluster's share of the circumference.
-    const angle = nsNames.length <= 1 ? 0 : ((along + r + 20) / circumference) * 2 * Math.PI - Math.PI / 2;
-    along += 2 * r + 40;
+    // Angle at the centre of this cluster's share of the circumference; the first on top.
+    const angle = nsNames.length <= 1 ? 0 : angles[i] - angles[0] - Math.PI / 2;
     const cx = half + ring * Math.cos(angle);
     const cy = half + ring * Math.sin(angle);
     const members = byNs.get(ns)!;
