@@ -1,0 +1,4 @@
+package calico.whisker.auth;
+
+/** WHISKER_AUTH_MODE. */
+public enum AuthMode { TOKEN, BASIC, OIDC, NONE }
