@@ -12,6 +12,7 @@ import { GraphView } from './graph/GraphView';
 import { PolicyView } from './stats/PolicyView';
 import { FlowTable, type Row } from './table/FlowTable';
 
+const FIRST_PAGE_SIZE = 100; // paints fast
 const PAGE_SIZE = 1000; // the server caps it at goldmane's maximum
 const MAX_ROWS = 100_000; // bounds memory; the oldest rows go first
 const GRAPH_MAX_WORKLOADS = 400;
@@ -76,7 +77,7 @@ export function App(props: { initialCredential: Credential | null }) {
     performance.mark('whisker:load-start');
     const seen = new Set<string>();
     let first = true;
-    loadAllFlows(api, params, PAGE_SIZE, MAX_ROWS, (items, t, done) => {
+    loadAllFlows(api, params, FIRST_PAGE_SIZE, PAGE_SIZE, MAX_ROWS, (items, t, done) => {
       const fresh = items.filter((f) => !seen.has(f.id) && seen.add(f.id));
       setRows((old) => old.concat(toRows(fresh)));
       setTotal(t);

@@ -84,23 +84,30 @@ export class Api {
   }
 }
 
-/** Loads every page (the server may cap pageSize), calling onPage as each arrives. */
+/**
+ * Loads every page, calling onPage as each arrives. A small first page paints quickly; the
+ * rest comes in pages of pageSize from the start again (the caller drops the repeated ids),
+ * because the server's offsets are page × pageSize and the server may cap pageSize.
+ */
 export async function loadAllFlows(
   api: Api,
   params: URLSearchParams,
+  firstPageSize: number,
   pageSize: number,
   maxRows: number,
   onPage: (items: FlowResponse[], total: number, done: boolean) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  let page = 0;
+  const first = await api.flows(params, 0, firstPageSize, signal);
+  const firstDone = first.items.length === 0 || first.meta.totalPages <= 1 || first.items.length >= maxRows;
+  onPage(first.items, first.meta.totalResults, firstDone);
+  if (firstDone) return;
   let loaded = 0;
-  for (;;) {
+  for (let page = 0; ; page++) {
     const res = await api.flows(params, page, pageSize, signal);
     loaded += res.items.length;
     const done = res.items.length === 0 || page + 1 >= res.meta.totalPages || loaded >= maxRows;
     onPage(res.items, res.meta.totalResults, done);
     if (done) return;
-    page++;
   }
 }

@@ -7,7 +7,7 @@ function PolicyTable(props: { title: string; policies: Policy[]; testId: string 
       <h3>{props.title} <span className="muted">({props.policies.length})</span></h3>
       {props.policies.length === 0 ? <div className="muted">none</div> : (
         <table className="mini" data-testid={props.testId}>
-          <thead><tr><th>Tier</th><th>Policy</th><th>Namespace</th><th>Kind</th><th>Rule</th><th>Action</th><th>Triggered by</th></tr></thead>
+          <thead><tr><th>Tier</th><th>Policy</th><th>Namespace</th><th>Kind</th><th>Rule</th><th>Action</th><th>Trigger</th></tr></thead>
           <tbody>
             {props.policies.map((p, i) => (
               <tr key={i}>
@@ -35,13 +35,13 @@ function Labels(props: { labels: string[] }) {
 export function DetailsPanel(props: { flow: FlowResponse; onClose: () => void }) {
   const f = props.flow;
   const kv: [string, string][] = [
-    ['Start / end', `${f.start_time} → ${f.end_time}`],
+    ['Start / end (UTC)', `${f.start_time.replace('T', ' ').replace('Z', '')} → ${f.end_time.slice(11, 19)}`],
     ['Protocol / port', `${f.protocol} ${f.dest_port || ''}`],
     ['Reporter', f.reporter],
     ['Service', f.dest_service_name ? `${f.dest_service_namespace}/${f.dest_service_name}:${f.dest_service_port_name || f.dest_service_port}` : '—'],
     ['Packets in / out', `${fmtCount(f.packets_in)} / ${fmtCount(f.packets_out)}`],
     ['Bytes in / out', `${fmtBytes(f.bytes_in)} / ${fmtBytes(f.bytes_out)}`],
-    ['Connections started / completed / live', `${f.num_connections_started} / ${f.num_connections_completed} / ${f.num_connections_live}`],
+    ['Connections started / done / live', `${f.num_connections_started} / ${f.num_connections_completed} / ${f.num_connections_live}`],
   ];
   return (
     <aside className="details" data-testid="details">

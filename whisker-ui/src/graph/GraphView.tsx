@@ -65,7 +65,7 @@ export function GraphView(props: { flows: FlowResponse[]; maxWorkloads: number; 
         onPointerLeave={() => { onUp(); setHover(null); }}>
         <defs>
           {Object.entries(VERDICT_COLOURS).map(([a, c]) => (
-            <marker key={a} id={'arrow-' + a} viewBox="0 0 10 10" refX="16" refY="5" markerWidth="5" markerHeight="5" orient="auto-start-reverse">
+            <marker key={a} id={'arrow-' + a} viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" markerUnits="userSpaceOnUse" orient="auto">
               <path d="M0,0 L10,5 L0,10 z" fill={c} />
             </marker>
           ))}
@@ -77,10 +77,13 @@ export function GraphView(props: { flows: FlowResponse[]; maxWorkloads: number; 
             </g>
           ))}
           {g.edges.map((e) => {
-            const a = byId.get(e.source)!, b = byId.get(e.target)!;
+            const a = byId.get(e.source)!, t = byId.get(e.target)!;
+            // End at the target's rim so the arrowhead shows.
+            const ux = t.x - e.cx, uy = t.y - e.cy, ul = Math.hypot(ux, uy) || 1;
+            const b = a === t ? t : { x: t.x - (ux / ul) * (t.r + 1.5), y: t.y - (uy / ul) * (t.r + 1.5) };
             return (
-              <path key={e.id} data-edge={e.id} className={'edge e-' + e.action} d={edgePath(a, b, e.action)} stroke={e.colour}
-                strokeWidth={1 + 4 * Math.sqrt(e.flows / maxFlows)} markerEnd={`url(#arrow-${e.action in VERDICT_COLOURS ? e.action : 'Pass'})`} fill="none" />
+              <path key={e.id} data-edge={e.id} className={'edge e-' + e.action} d={edgePath(a, b, { x: e.cx, y: e.cy })} stroke={e.colour}
+                strokeWidth={0.8 + 2.5 * Math.sqrt(e.flows / maxFlows)} markerEnd={`url(#arrow-${e.action in VERDICT_COLOURS ? e.action : 'Pass'})`} fill="none" />
             );
           })}
           {g.nodes.map((n) => (

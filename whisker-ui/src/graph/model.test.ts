@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildGraph, edgePath, GLOBAL_NS, verdictColour } from './model';
+import { buildGraph, controlPoint, edgePath, GLOBAL_NS, verdictColour } from './model';
 import { flow } from '../testdata';
 
 describe('buildGraph', () => {
@@ -83,11 +83,21 @@ describe('buildGraph', () => {
   });
 });
 
-describe('edgePath', () => {
-  it('bows differently per verdict so parallel edges stay apart', () => {
-    const a = { x: 0, y: 0 }, b = { x: 100, y: 0 };
-    expect(edgePath(a, b, 'Allow')).toBe('M0,0 Q50,12 100,0');
-    expect(edgePath(a, b, 'Deny')).toBe('M0,0 Q50,22 100,0');
-    expect(edgePath(a, a, 'Allow')).toContain('c ');
+describe('edge bundling', () => {
+  it('edges between two namespaces share one bend point per verdict', () => {
+    const flows = [0, 1, 2, 3].map((i) => flow({ source_name: 'c' + i, dest_name: 'd' + i, action: i === 3 ? 'Deny' : 'Allow' }));
+    const g = buildGraph(flows);
+    const allow = g.edges.filter((e) => e.action === 'Allow');
+    expect(new Set(allow.map((e) => `${e.cx},${e.cy}`)).size).toBe(1);
+    const deny = g.edges.find((e) => e.action === 'Deny')!;
+    expect(Math.hypot(deny.cx - allow[0].cx, deny.cy - allow[0].cy)).toBeCloseTo(12, 5);
+  });
+  it('inside one namespace the curve bows off the straight line', () => {
+    const c = controlPoint({ x: 0, y: 0 }, { x: 100, y: 0 }, { x: 50, y: 50 }, { x: 50, y: 50 }, 'Allow');
+    expect(c).toEqual({ x: 50, y: 15 });
+  });
+  it('edgePath draws a quadratic curve, or a loop for self edges', () => {
+    expect(edgePath({ x: 0, y: 0 }, { x: 100, y: 0 }, { x: 50, y: 12 })).toBe('M0,0 Q50,12 100,0');
+    expect(edgePath({ x: 1, y: 1 }, { x: 1, y: 1 }, { x: 0, y: 0 })).toContain('c ');
   });
 });

@@ -36,6 +36,9 @@ export interface GraphEdge {
   colour: string;
   flows: number;
   bytes: number;
+  /** control point of the curve: shared by edges between the same two namespaces (bundling) */
+  cx: number;
+  cy: number;
 }
 export interface NamespaceGroup {
   name: string;
@@ -141,26 +144,48 @@ export function buildGraph(flows: readonly FlowResponse[], opts: GraphOptions = 
     const t = aggregated ? 'ns:' + e.tNs : e.t;
     const id = s + '>' + t + '#' + e.action;
     let edge = edges.get(id);
-    if (!edge) edges.set(id, (edge = { id, source: s, target: t, action: e.action, colour: verdictColour(e.action), flows: 0, bytes: 0 }));
+    if (!edge) edges.set(id, (edge = { id, source: s, target: t, action: e.action, colour: verdictColour(e.action), flows: 0, bytes: 0, cx: 0, cy: 0 }));
     edge.flows++;
     edge.bytes += e.bytes;
   }
   const edgeList = [...edges.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const groupOf = new Map(groups.map((x) => [x.name, x]));
+  const nodeOf = new Map(nodes.map((n) => [n.id, n]));
+  for (const e of edgeList) {
+    const a = nodeOf.get(e.source)!, b = nodeOf.get(e.target)!;
+    const c = controlPoint(a, b, groupOf.get(a.namespace)!, groupOf.get(b.namespace)!, e.action);
+    e.cx = c.x;
+    e.cy = c.y;
+  }
   return { nodes, edges: edgeList, groups, aggregated, width: 2 * half, height: 2 * half };
 }
 
+type P = { x: number; y: number };
+const VERDICT_SHIFT: Record<string, number> = { Allow: 0, Deny: 1, Pass: -1 };
+
 /**
- * A quadratic curve from a to b, bowed sideways; the verdict shifts the bow so Allow and Deny
- * edges between the same pair stay apart. A self-loop draws a small loop.
+ * Where an edge's curve bends. Between two namespaces every edge bends through the same point
+ * near the middle of the two namespace centres (a cheap edge bundle), shifted sideways by
+ * verdict so Allow, Deny and Pass bundles stay apart. Inside one namespace (or between folded
+ * namespace nodes) the curve bows off the straight line instead.
  */
-export function edgePath(a: { x: number; y: number }, b: { x: number; y: number }, action: string): string {
+export function controlPoint(a: P, b: P, ga: P, gb: P, action: string): P {
+  const shift = VERDICT_SHIFT[action] ?? -1;
+  const same = ga.x === gb.x && ga.y === gb.y;
+  const [p, q] = same || (a.x === ga.x && a.y === ga.y && b.x === gb.x && b.y === gb.y) ? [a, b] : [ga, gb];
+  const mx = (p.x + q.x) / 2, my = (p.y + q.y) / 2;
+  const dx = q.x - p.x, dy = q.y - p.y;
+  const len = Math.hypot(dx, dy) || 1;
+  const bow = same || p === a ? 0.15 * len : 0;
+  const side = bow + shift * 12;
+  return { x: mx - (dy / len) * side, y: my + (dx / len) * side };
+}
+
+/** A quadratic curve from a to b through control point c; a self-loop draws a small loop. */
+export function edgePath(a: P, b: P, c: P): string {
   if (a.x === b.x && a.y === b.y) {
-    return `M${a.x},${a.y} c 18,-28 36,0 0,0`;
+    return `M${r1(a.x)},${r1(a.y)} c 18,-28 36,0 0,0`;
   }
-  const bow = action === 'Allow' ? 0.12 : action === 'Deny' ? 0.22 : 0.32;
-  const mx = (a.x + b.x) / 2, my = (a.y + b.y) / 2;
-  const dx = b.x - a.x, dy = b.y - a.y;
-  const cx = mx - dy * bow, cy = my + dx * bow;
-  return `M${r1(a.x)},${r1(a.y)} Q${r1(cx)},${r1(cy)} ${r1(b.x)},${r1(b.y)}`;
+  return `M${r1(a.x)},${r1(a.y)} Q${r1(c.x)},${r1(c.y)} ${r1(b.x)},${r1(b.y)}`;
 }
 const r1 = (v: number) => Math.round(v * 10) / 10;

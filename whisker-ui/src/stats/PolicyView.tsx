@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from 'react';
 import type { Api } from '../api/client';
 import { fmtCount } from '../format';
 import { VERDICT_COLOURS } from '../graph/model';
-import { shapeStats, stackedBars, type PolicyStats, type SeriesPoint } from './series';
+import { compactStats, shapeStats, stackedBars, type PolicyStats, type SeriesPoint } from './series';
 
 const TYPES = ['PacketCount', 'ByteCount', 'LiveConnectionCount'] as const;
 
@@ -52,7 +52,7 @@ export function PolicyView(props: { api: Api; params: URLSearchParams; onSelect:
     return () => ctl.abort();
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [api, key, type, loadedAt, onError]);
-  const list = useMemo(() => stats ?? [], [stats]);
+  const list = useMemo(() => compactStats(stats ?? [], 60), [stats]);
 
   return (
     <div className="policy-view" data-testid="policy-view">

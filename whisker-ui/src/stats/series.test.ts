@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seriesOf, shapeStats, stackedBars } from './series';
+import { compactStats, rebin, seriesOf, shapeStats, stackedBars } from './series';
 import type { PolicyStat } from '../api/types';
 
 function stat(name: string, rule: number, direction: string, al: number[], de: number[], x: string[]): PolicyStat {
@@ -41,5 +41,26 @@ describe('stackedBars', () => {
     expect(bars[0].denied).toEqual({ y: 0, h: 25 });
     expect(bars[1].passed.h).toBe(15);
     expect(bars[1].x).toBe(50);
+  });
+});
+
+describe('rebin and compactStats', () => {
+  const pt = (t: string, a: number, d = 0): { t: string; allowed: number; denied: number; passed: number } => ({ t, allowed: a, denied: d, passed: 0 });
+  it('rebin sums consecutive runs and keeps totals', () => {
+    const s = Array.from({ length: 10 }, (_, i) => pt('t' + String(i).padStart(2, '0'), i, 1));
+    const r = rebin(s, 4);
+    expect(r.map((p) => p.t)).toEqual(['t00', 't03', 't06', 't09']);
+    expect(r.map((p) => p.allowed)).toEqual([0 + 1 + 2, 3 + 4 + 5, 6 + 7 + 8, 9]);
+    expect(r.reduce((a, p) => a + p.denied, 0)).toBe(10);
+    expect(rebin(s, 20)).toEqual(s);
+    expect(() => rebin(s, 0)).toThrow(/maxBars/);
+  });
+  it('compactStats cuts the common empty start', () => {
+    const out = compactStats(shapeStats([
+      stat('a', 0, 'Ingress', [0, 0, 3, 1], [0, 0, 0, 0], ['t0', 't1', 't2', 't3']),
+      stat('b', 0, 'Ingress', [0, 0, 0, 0], [0, 2, 0, 0], ['t0', 't1', 't2', 't3']),
+    ].map((s) => ({ ...s, allowed_out: [0, 0, 0, 0] }))), 60);
+    for (const p of out) expect(p.series.map((q) => q.t)).toEqual(['t1', 't2', 't3']);
+    expect(out.find((p) => p.policy.name === 'a')!.rules[0].series.map((q) => q.allowed)).toEqual([0, 3, 1]);
   });
 });

@@ -118,3 +118,39 @@ export function stackedBars(series: readonly SeriesPoint[], width: number, heigh
     };
   });
 }
+
+/** Sums runs of consecutive points so a series has at most maxBars points (t of each run's first). */
+export function rebin(series: readonly SeriesPoint[], maxBars: number): SeriesPoint[] {
+  if (maxBars < 1) throw new Error('maxBars must be >= 1, was ' + maxBars);
+  const k = Math.ceil(series.length / maxBars);
+  if (k <= 1) return [...series];
+  const out: SeriesPoint[] = [];
+  for (let i = 0; i < series.length; i += k) {
+    const run = series.slice(i, i + k);
+    out.push({
+      t: run[0].t,
+      allowed: run.reduce((a, p) => a + p.allowed, 0),
+      denied: run.reduce((a, p) => a + p.denied, 0),
+      passed: run.reduce((a, p) => a + p.passed, 0),
+    });
+  }
+  return out;
+}
+
+/**
+ * Readable charts: drops the buckets before the first one with any traffic in any policy (the
+ * same cut for all, so charts stay comparable), then rebins to at most maxBars.
+ */
+export function compactStats(stats: readonly PolicyStats[], maxBars: number): PolicyStats[] {
+  let first: string | null = null;
+  for (const p of stats) {
+    for (const q of p.series) {
+      if (q.allowed + q.denied + q.passed > 0) {
+        if (first === null || q.t < first) first = q.t;
+        break;
+      }
+    }
+  }
+  const cut = (s: SeriesPoint[]) => rebin(first === null ? s : s.filter((q) => q.t >= first!), maxBars);
+  return stats.map((p) => ({ ...p, series: cut(p.series), rules: p.rules.map((r) => ({ ...r, series: cut(r.series) })) }));
+}

@@ -50,6 +50,7 @@ export function FlowTable(props: { rows: Row[]; selected: number | null; onSelec
   const visible = rows.slice(w.start, w.end);
   return (
     <div className="flow-table" role="table" aria-rowcount={rows.length}>
+      <div className="ft-inner">
       <div className="ft-head" role="row">
         {COLUMNS.map((c) => <div key={c.title} className={'ft-cell ' + c.cls} role="columnheader">{c.title}</div>)}
       </div>
@@ -62,6 +63,7 @@ export function FlowTable(props: { rows: Row[]; selected: number | null; onSelec
           </div>
         </div>
         {rows.length === 0 && <div className="empty">No flows match.</div>}
+      </div>
       </div>
     </div>
   );

@@ -102,14 +102,18 @@ final class DemoFlows {
         return out;
     }
 
-    /** A batch of new flows for live mode: keys not seen before (a fresh client name per batch). */
+    /**
+     * A batch of new flows for live mode: keys not seen before (a fresh client name per batch),
+     * starting now, so they land in the open bucket; goldmane streams a bucket when it closes,
+     * and a flow added to an already closed bucket would be listed but never streamed.
+     */
     static List<Flow> liveBatch(long now, int batch, int size) {
         List<Flow> out = new ArrayList<>(size);
         for (int k = 0; k < size; k++) {
             int d = k % PAY_APPS.length;
             Action a = verdict(batch, d, k % 3);
             out.add(flow(SHOP, "live-" + batch + "-" + k, EndpointType.WorkloadEndpoint, PAYMENTS, PAY_APPS[d] + "-*",
-                    PORTS[k % 3], "tcp", a, k % 3, now - 1, 3 + k, batch * 31 + k));
+                    PORTS[k % 3], "tcp", a, k % 3, now, 3 + k, batch * 31 + k));
         }
         return out;
     }
