@@ -100,6 +100,10 @@ await step('live mode streams new flows, pause buffers them', async () => {
   await waitFor(page, 'live flows in the table', (n) => window.whisker.liveRendered > n, before.liveRendered, liveTimeout);
   const top = await page.locator('.ft-row').first().getAttribute('data-flow-id');
   if (top === firstId) throw new Error('live flows did not prepend');
+  // A bucket the listing already counted must not come back as a second row.
+  const seen = await page.locator('.ft-row').evaluateAll((els) => els.map((e) => e.dataset.flowId + ' ' + e.querySelector('.c-time').textContent));
+  const dup = seen.find((k, i) => seen.indexOf(k) !== i);
+  if (dup) throw new Error('duplicate row (id, start) after live mode: ' + dup);
   await shot('live');
   await page.click('[data-testid="live-pause"]');
   const shown = await page.evaluate(() => window.whisker.liveRendered);

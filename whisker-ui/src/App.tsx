@@ -11,6 +11,7 @@ import { fmtCount } from './format';
 import { GraphView } from './graph/GraphView';
 import { PolicyView } from './stats/PolicyView';
 import { FlowTable, type Row } from './table/FlowTable';
+import { Listing } from './table/listing';
 
 const FIRST_PAGE_SIZE = 100; // paints fast
 const PAGE_SIZE = 1000; // the server caps it at goldmane's maximum
@@ -64,6 +65,7 @@ export function App(props: { initialCredential: Credential | null }) {
   const needsFlows = filters.view !== 'policies';
 
   // Page through GET flows whenever the filters (not the view) change.
+  const listing = useRef(new Listing());
   useEffect(() => {
     if (!needsFlows) return;
     const ctl = new AbortController();
@@ -75,10 +77,11 @@ export function App(props: { initialCredential: Credential | null }) {
     Object.assign(probe, { loadedRows: 0, total: 0, loadDone: false });
     performance.clearMarks('whisker:load-start');
     performance.mark('whisker:load-start');
-    const seen = new Set<string>();
+    const listed = new Listing();
+    listing.current = listed;
     let first = true;
     loadAllFlows(api, params, FIRST_PAGE_SIZE, PAGE_SIZE, MAX_ROWS, (items, t, done) => {
-      const fresh = items.filter((f) => !seen.has(f.id) && seen.add(f.id));
+      const fresh = items.filter((f) => listed.add(f));
       setRows((old) => old.concat(toRows(fresh)));
       setTotal(t);
       probe.loadedRows += fresh.length;
@@ -122,6 +125,7 @@ export function App(props: { initialCredential: Credential | null }) {
     liveParams.delete('startTimeGte');
     liveParams.delete('startTimeLt');
     api.watch(liveParams, (f) => {
+      if (listing.current.covers(f)) return; // the listing already counts this bucket
       incoming.current.push(f);
       probe.liveReceived++;
       probe.liveBuffered = incoming.current.length;
