@@ -6,18 +6,19 @@ function PolicyTable(props: { title: string; policies: Policy[]; testId: string 
     <section className="dp-section">
       <h3>{props.title} <span className="muted">({props.policies.length})</span></h3>
       {props.policies.length === 0 ? <div className="muted">none</div> : (
-        <table className="mini" data-testid={props.testId}>
-          <thead><tr><th>Tier</th><th>Policy</th><th>Namespace</th><th>Kind</th><th>Rule</th><th>Action</th><th>Trigger</th></tr></thead>
+        <table className="mini policies" data-testid={props.testId}>
+          <thead><tr><th>Tier</th><th>Policy</th><th>Rule</th><th>Action</th><th>Triggered by</th></tr></thead>
           <tbody>
             {props.policies.map((p, i) => (
               <tr key={i}>
                 <td>{p.tier || '—'}</td>
-                <td className="strong">{p.name || '—'}</td>
-                <td>{p.namespace || '—'}</td>
-                <td>{p.kind}</td>
+                <td>
+                  <span className="strong">{p.namespace ? p.namespace + '/' : ''}{p.name || '—'}</span>
+                  <div className="kind">{p.kind}</div>
+                </td>
                 <td>{p.rule_index < 0 ? '—' : p.rule_index}</td>
                 <td><span className={'verdict v-' + p.action}>{p.action}</span></td>
-                <td>{p.trigger ? `${p.trigger.tier}/${p.trigger.name}` : '—'}</td>
+                <td>{p.trigger ? `${p.trigger.tier}/${p.trigger.namespace ? p.trigger.namespace + '/' : ''}${p.trigger.name}` : '—'}</td>
               </tr>
             ))}
           </tbody>
