@@ -31,7 +31,7 @@ public class FlowsController {
         this.watches = watches;
     }
 
-    @GetMapping(value = "/flows", produces = MediaType.APPLICATION_JSON_VALUE)
+    @GetMapping("/flows")
     public Page<FlowResponse> list(@RequestParam(required = false) String startTimeGte,
                                    @RequestParam(required = false) String startTimeLt,
                                    @RequestParam(required = false) String sortBy,

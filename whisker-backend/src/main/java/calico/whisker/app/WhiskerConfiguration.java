@@ -6,7 +6,11 @@ import calico.whisker.auth.AuthFilter;
 import calico.whisker.auth.AuthMode;
 import calico.whisker.auth.Authenticator;
 import calico.whisker.goldmane.GoldmaneClient;
+import calico.whisker.web.JsonErrorReportValve;
 import calico.whisker.web.SecurityHeadersFilter;
+import org.apache.catalina.valves.ErrorReportValve;
+import org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory;
+import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.DispatcherType;
 import java.util.EnumSet;
@@ -42,6 +46,29 @@ class WhiskerConfiguration {
             log.info("authentication: {}", p.mode().name().toLowerCase(java.util.Locale.ROOT));
         }
         return Authenticator.of(p);
+    }
+
+    /** Replaces the HTML error valve Boot installs, so even Tomcat's own rejections are JSON. */
+    @Bean
+    WebServerFactoryCustomizer<TomcatServletWebServerFactory> jsonErrorValve() {
+        return new WebServerFactoryCustomizer<>() {
+            @Override
+            public void customize(TomcatServletWebServerFactory f) {
+                f.addContextCustomizers(ctx -> {
+                    var host = (org.apache.catalina.Host) ctx.getParent();
+                    for (var v : host.getPipeline().getValves()) {
+                        if (v instanceof ErrorReportValve) {
+                            host.getPipeline().removeValve(v);
+                        }
+                    }
+                    host.getPipeline().addValve(new JsonErrorReportValve());
+                    if (host instanceof org.apache.catalina.core.StandardHost sh) {
+                        // else the host adds its default HTML valve again at start
+                        sh.setErrorReportValveClass(JsonErrorReportValve.class.getName());
+                    }
+                });
+            }
+        };
     }
 
     /** First: the headers are on every response, including 401s and errors. */

@@ -16,19 +16,23 @@ public final class SecurityHeadersFilter extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest req, HttpServletResponse res, FilterChain chain)
             throws ServletException, IOException {
+        apply(res, Paths.isPublicStatic(Paths.path(req)), req.isSecure());
+        chain.doFilter(req, res);
+    }
+
+    static void apply(HttpServletResponse res, boolean publicStatic, boolean secure) {
         res.setHeader("Content-Security-Policy", CSP);
         res.setHeader("X-Content-Type-Options", "nosniff");
         res.setHeader("X-Frame-Options", "DENY");
         res.setHeader("Referrer-Policy", "no-referrer");
         res.setHeader("Permissions-Policy", "camera=(), microphone=(), geolocation=()");
         res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
-        if (!Paths.isPublicStatic(Paths.path(req))) {
+        if (!publicStatic) {
             res.setHeader("Cache-Control", "no-store");
         }
-        if (req.isSecure()) {
+        if (secure) {
             res.setHeader("Strict-Transport-Security", "max-age=31536000");
         }
-        chain.doFilter(req, res);
     }
 
     /** Error dispatches are separate requests for Tomcat: give them the headers as well. */
