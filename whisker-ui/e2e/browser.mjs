@@ -78,7 +78,9 @@ await step('a namespace filter typed with autocomplete narrows the rows', async 
 });
 
 await step('details panel shows the policies of a flow', async () => {
-  await page.locator('.ft-row').first().click();
+  // A Pass flow shows the most: a tier hand-over, an end-of-tier hit with its trigger, pending policies.
+  const pass = page.locator('.ft-row', { has: page.locator('.verdict.v-Pass') });
+  await ((await pass.count()) > 0 ? pass.first() : page.locator('.ft-row').first()).click();
   await waitFor(page, 'details panel', () => document.querySelector('[data-testid="details"]'));
   const enforced = await page.locator('[data-testid="enforced"] tbody tr').count();
   if (enforced < 1) throw new Error('no enforced policy rows in the details panel');
