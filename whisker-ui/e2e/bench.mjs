@@ -50,6 +50,24 @@ try {
   report('scroll: frames > 33 ms (janky)', `${s.frames.filter((f) => f > 33.4).length}`);
   report('scroll: max rows in the DOM', `${s.maxRows}`);
 
+  // Graph of all rows: build + layout + first SVG paint.
+  const gr = await page.evaluate(() => new Promise((resolve) => {
+    const t0 = performance.now();
+    document.querySelector('[data-testid="tab-graph"]').click();
+    const poll = () => {
+      const nodes = document.querySelectorAll('svg.graph .node').length;
+      if (nodes > 0) {
+        requestAnimationFrame(() => resolve({ ms: performance.now() - t0, nodes, edges: document.querySelectorAll('svg.graph path.edge').length,
+          info: document.querySelector('.graph-tools span').textContent }));
+      } else requestAnimationFrame(poll);
+    };
+    poll();
+  }));
+  report('graph of all rows rendered', `${gr.ms.toFixed(0)} ms (${gr.info})`);
+  if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: path.join(process.env.SCREENSHOT_DIR, 'graph-bench.png') });
+  await page.click('[data-testid="tab-table"]');
+  await waitFor(page, 'table again', () => window.whisker.loadDone && document.querySelectorAll('.ft-row').length > 0, undefined, 120000);
+
   // Live mode under load: the harness feeds flows once live-started exists.
   await page.evaluate(() => document.querySelector('[data-testid="flow-scroller"]').scrollTop = 0);
   await page.click('[data-testid="live-play"]');

@@ -139,6 +139,32 @@ await step('policy view renders rule statistics and filters the table', async ()
   await waitFor(page, 'policy-filtered rows', () => window.whisker.loadDone && document.querySelectorAll('.ft-row').length > 0);
 });
 
+await step('a backend error shows its message', async () => {
+  // Port 0 passes the UI's URL parsing but the backend rejects it (400 naming the field).
+  await page.goto(url + '?dest_ports=0');
+  await waitFor(page, 'error banner', () => document.querySelector('[data-testid="error"]'));
+  const text = await page.locator('[data-testid="error"]').innerText();
+  if (!/port/i.test(text)) throw new Error('error banner without the backend message: ' + text);
+  await shot('error');
+});
+
+await step('without a token the first 401 asks for one', async () => {
+  const fresh = await page.context().newPage(); // a new tab: its own, empty sessionStorage
+  try {
+    await fresh.goto(url);
+    await waitFor(fresh, 'sign-in dialog', () => document.querySelector('[data-testid="login"]'));
+    await fresh.fill('[data-testid="login-token"]', 'wrong-' + token);
+    await fresh.click('[data-testid="login"] button[type="submit"]');
+    await waitFor(fresh, 'refusal message', () => /refused/.test(document.querySelector('[data-testid="login"]')?.textContent ?? ''));
+    await fresh.fill('[data-testid="login-token"]', token);
+    await fresh.click('[data-testid="login"] button[type="submit"]');
+    await waitFor(fresh, 'rows after sign-in', () => !document.querySelector('[data-testid="login"]') && document.querySelectorAll('.ft-row').length > 0);
+    if (fresh.url().includes(token)) throw new Error('token in the URL after sign-in');
+  } finally {
+    await fresh.close();
+  }
+});
+
 await step('no CSP violations or page errors', async () => {
   if (problems.length > 0) throw new Error(problems.join('; '));
 });

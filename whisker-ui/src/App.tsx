@@ -17,6 +17,7 @@ const FIRST_PAGE_SIZE = 100; // paints fast
 const PAGE_SIZE = 1000; // the server caps it at goldmane's maximum
 const MAX_ROWS = 100_000; // bounds memory; the oldest rows go first
 const GRAPH_MAX_WORKLOADS = 400;
+const GRAPH_MAX_EDGES = 3000;
 
 /** Counters the browser tests and the benchmark read (no secrets). */
 export interface WhiskerProbe {
@@ -197,7 +198,7 @@ export function App(props: { initialCredential: Credential | null }) {
           </div>
         )}
         {filters.view === 'graph' && (
-          <GraphView flows={flows} maxWorkloads={GRAPH_MAX_WORKLOADS}
+          <GraphView flows={flows} maxWorkloads={GRAPH_MAX_WORKLOADS} maxEdges={GRAPH_MAX_EDGES}
             onNamespace={(ns) => setFilters({ ...filters, view: 'table', source_namespaces: [{ type: 'Exact', value: ns }] })} />
         )}
         {filters.view === 'policies' && (

@@ -103,7 +103,7 @@ export function FilterBar(props: { api: Api; filters: FilterState; onChange: (f:
   const addPort = () => {
     const v = port.trim();
     if (v === '') return;
-    if (!/^\d+$/.test(v) || Number(v) > 65535) { setPortError('port: a number 0–65535'); return; }
+    if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535) { setPortError('port: a number 1–65535'); return; }
     setPortError('');
     if (!filters.dest_ports.includes(Number(v))) onChange({ ...filters, dest_ports: [...filters.dest_ports, Number(v)] });
     setPort('');

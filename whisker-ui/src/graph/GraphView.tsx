@@ -7,11 +7,11 @@ interface View { k: number; x: number; y: number }
 type Hover = { kind: 'node'; node: GraphNode; x: number; y: number } | { kind: 'edge'; edge: GraphEdge; x: number; y: number } | null;
 
 /** SVG traffic graph with wheel zoom, drag pan and hover details. */
-export function GraphView(props: { flows: FlowResponse[]; maxWorkloads: number; onNamespace: (ns: string) => void }) {
+export function GraphView(props: { flows: FlowResponse[]; maxWorkloads: number; maxEdges: number; onNamespace: (ns: string) => void }) {
   const [fold, setFold] = useState<'auto' | 'namespaces'>('auto');
   const g = useMemo(
-    () => buildGraph(props.flows, { maxWorkloads: fold === 'namespaces' ? 0 : props.maxWorkloads }),
-    [props.flows, props.maxWorkloads, fold],
+    () => buildGraph(props.flows, { maxWorkloads: fold === 'namespaces' ? 0 : props.maxWorkloads, maxEdges: props.maxEdges }),
+    [props.flows, props.maxWorkloads, props.maxEdges, fold],
   );
   const byId = useMemo(() => new Map(g.nodes.map((n) => [n.id, n])), [g]);
   const edgeById = useMemo(() => new Map(g.edges.map((e) => [e.id, e])), [g]);
@@ -53,7 +53,7 @@ export function GraphView(props: { flows: FlowResponse[]; maxWorkloads: number; 
   return (
     <div className="graph-wrap">
       <div className="graph-tools">
-        <span>{fmtCount(g.nodes.length)} nodes · {fmtCount(g.edges.length)} edges · {fmtCount(props.flows.length)} flows{g.aggregated ? ' · folded to namespaces' : ''}</span>
+        <span>{fmtCount(g.nodes.length)} nodes · {fmtCount(g.edges.length)} edges · {fmtCount(props.flows.length)} flows{g.aggregated ? ' · folded to namespaces' : g.edgesByNamespace ? ' · edges aggregated by namespace' : ''}</span>
         <label><input type="checkbox" checked={fold === 'namespaces'} onChange={(e) => setFold(e.target.checked ? 'namespaces' : 'auto')} /> namespaces only</label>
         <button className="btn" onClick={() => setView({ k: 1, x: 0, y: 0 })}>Reset view</button>
         <span className="legend">
@@ -76,16 +76,12 @@ export function GraphView(props: { flows: FlowResponse[]; maxWorkloads: number; 
               <circle cx={ns.x} cy={ns.y} r={ns.r} />
             </g>
           ))}
-          {g.edges.map((e) => {
-            const a = byId.get(e.source)!, t = byId.get(e.target)!;
-            // End at the target's rim so the arrowhead shows.
-            const ux = t.x - e.cx, uy = t.y - e.cy, ul = Math.hypot(ux, uy) || 1;
-            const b = a === t ? t : { x: t.x - (ux / ul) * (t.r + 1.5), y: t.y - (uy / ul) * (t.r + 1.5) };
-            return (
-              <path key={e.id} data-edge={e.id} className={'edge e-' + e.action} d={edgePath(a, b, { x: e.cx, y: e.cy })} stroke={e.colour}
-                strokeWidth={0.8 + 2.5 * Math.sqrt(e.flows / maxFlows)} markerEnd={`url(#arrow-${e.action in VERDICT_COLOURS ? e.action : 'Pass'})`} fill="none" />
-            );
-          })}
+          {g.edges.map((e) => (
+            <path key={e.id} data-edge={e.id} className={'edge e-' + e.action}
+              d={edgePath({ x: e.x1, y: e.y1 }, { x: e.x2, y: e.y2 }, { x: e.cx, y: e.cy })} stroke={e.colour}
+              strokeWidth={(g.edgesByNamespace ? 1.5 : 0.8) + (g.edgesByNamespace ? 8 : 2.5) * Math.sqrt(e.flows / maxFlows)}
+              markerEnd={`url(#arrow-${e.action in VERDICT_COLOURS ? e.action : 'Pass'})`} fill="none" />
+          ))}
           {g.nodes.map((n) => (
             <g key={n.id}>
               <circle data-node={n.id} className={'node n-' + n.kind} cx={n.x} cy={n.y} r={n.r} />

@@ -40,6 +40,24 @@ describe('buildGraph', () => {
     ]);
   });
 
+  it('too many edges: nodes stay, edges join namespace circles per verdict', () => {
+    const many = Array.from({ length: 40 }, (_, i) => flow({ source_name: 's' + (i % 20), dest_name: 'd' + (i % 7), action: i % 4 ? 'Allow' : 'Deny' }));
+    expect(buildGraph(many, { maxWorkloads: 1000, maxEdges: 100 }).edgesByNamespace).toBe(false);
+    const g = buildGraph(many, { maxWorkloads: 1000, maxEdges: 10 });
+    expect(g.aggregated).toBe(false);
+    expect(g.edgesByNamespace).toBe(true);
+    expect(g.nodes).toHaveLength(27);
+    expect(g.edges.map((e) => [e.source, e.target, e.action, e.flows])).toEqual([
+      ['ns:demo-a', 'ns:demo-b', 'Allow', 30],
+      ['ns:demo-a', 'ns:demo-b', 'Deny', 10],
+    ]);
+    // the curve starts on the source circle's rim and ends on the target's
+    const [ga, gb] = g.groups;
+    const e = g.edges[0];
+    expect(Math.hypot(e.x1 - ga.x, e.y1 - ga.y)).toBeCloseTo(ga.r, 5);
+    expect(Math.hypot(e.x2 - gb.x, e.y2 - gb.y)).toBeCloseTo(gb.r + 1.5, 5);
+  });
+
   it('layout is deterministic and independent of flow order', () => {
     const a = buildGraph(flows);
     const b = buildGraph([...flows].reverse());

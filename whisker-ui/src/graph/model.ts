@@ -36,7 +36,11 @@ export interface GraphEdge {
   colour: string;
   flows: number;
   bytes: number;
-  /** control point of the curve: shared by edges between the same two namespaces (bundling) */
+  /** the curve: from (x1, y1) to the target's rim (x2, y2), bending at (cx, cy) */
+  x1: number;
+  y1: number;
+  x2: number;
+  y2: number;
   cx: number;
   cy: number;
 }
@@ -53,6 +57,8 @@ export interface GraphModel {
   groups: NamespaceGroup[];
   /** true when workloads were folded into their namespaces */
   aggregated: boolean;
+  /** true when edges join namespace circles (too many workload edges), nodes kept */
+  edgesByNamespace: boolean;
   width: number;
   height: number;
 }
@@ -60,12 +66,14 @@ export interface GraphModel {
 export interface GraphOptions {
   /** fold to namespaces when there are more workload nodes than this */
   maxWorkloads: number;
+  /** above this many workload-level edges, edges are aggregated per namespace pair (nodes stay) */
+  maxEdges?: number;
 }
 
 const nsOf = (ns: string) => (ns === '' ? GLOBAL_NS : ns);
 const nodeId = (ns: string, name: string) => nsOf(ns) + '/' + name;
 
-export function buildGraph(flows: readonly FlowResponse[], opts: GraphOptions = { maxWorkloads: 400 }): GraphModel {
+export function buildGraph(flows: readonly FlowResponse[], opts: GraphOptions = { maxWorkloads: 400, maxEdges: 3000 }): GraphModel {
   const workloads = new Map<string, { ns: string; name: string; flows: number }>();
   const touch = (ns: string, name: string) => {
     const id = nodeId(ns, name);
@@ -81,6 +89,14 @@ export function buildGraph(flows: readonly FlowResponse[], opts: GraphOptions = 
     raw.push({ s, t, sNs: nsOf(f.source_namespace), tNs: nsOf(f.dest_namespace), action: f.action, bytes: f.bytes_in + f.bytes_out });
   }
   const aggregated = workloads.size > opts.maxWorkloads;
+  let edgesByNamespace = aggregated;
+  if (!aggregated && opts.maxEdges !== undefined) {
+    const distinct = new Set<string>();
+    for (const e of raw) {
+      distinct.add(e.s + '>' + e.t + '#' + e.action);
+      if (distinct.size > opts.maxEdges) { edgesByNamespace = true; break; }
+    }
+  }
 
   // Namespace membership, sorted for a deterministic layout.
   const byNs = new Map<string, { id: string; name: string; flows: number }[]>();
@@ -140,27 +156,43 @@ export function buildGraph(flows: readonly FlowResponse[], opts: GraphOptions = 
 
   const edges = new Map<string, GraphEdge>();
   for (const e of raw) {
-    const s = aggregated ? 'ns:' + e.sNs : e.s;
-    const t = aggregated ? 'ns:' + e.tNs : e.t;
+    const s = edgesByNamespace ? 'ns:' + e.sNs : e.s;
+    const t = edgesByNamespace ? 'ns:' + e.tNs : e.t;
     const id = s + '>' + t + '#' + e.action;
     let edge = edges.get(id);
-    if (!edge) edges.set(id, (edge = { id, source: s, target: t, action: e.action, colour: verdictColour(e.action), flows: 0, bytes: 0, cx: 0, cy: 0 }));
+    if (!edge) edges.set(id, (edge = { id, source: s, target: t, action: e.action, colour: verdictColour(e.action), flows: 0, bytes: 0, x1: 0, y1: 0, x2: 0, y2: 0, cx: 0, cy: 0 }));
     edge.flows++;
     edge.bytes += e.bytes;
   }
   const edgeList = [...edges.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
   const groupOf = new Map(groups.map((x) => [x.name, x]));
-  const nodeOf = new Map(nodes.map((n) => [n.id, n]));
+  // Edge ends: workload (or folded namespace) nodes, or namespace circles when edges are aggregated.
+  const ends = new Map<string, { x: number; y: number; r: number; ns: string }>();
+  for (const n of nodes) ends.set(n.id, { x: n.x, y: n.y, r: n.r, ns: n.namespace });
+  if (edgesByNamespace) for (const x of groups) ends.set('ns:' + x.name, { x: x.x, y: x.y, r: x.r, ns: x.name });
   for (const e of edgeList) {
-    const a = nodeOf.get(e.source)!, b = nodeOf.get(e.target)!;
-    const c = controlPoint(a, b, groupOf.get(a.namespace)!, groupOf.get(b.namespace)!, e.action);
-    e.cx = c.x;
-    e.cy = c.y;
+    const a = ends.get(e.source)!, b = ends.get(e.target)!;
+    const c = controlPoint(a, b, groupOf.get(a.ns)!, groupOf.get(b.ns)!, e.action);
+    if (a === b) {
+      // Traffic inside one namespace circle (or workload): a loop on top of it.
+      const top = { x: a.x, y: a.y - a.r };
+      Object.assign(e, { x1: top.x, y1: top.y, x2: top.x, y2: top.y, cx: top.x, cy: top.y });
+      continue;
+    }
+    const from = edgesByNamespace && !aggregated ? towards(a, c, a.r) : a;
+    const to = towards(b, c, b.r + 1.5);
+    Object.assign(e, { x1: from.x, y1: from.y, x2: to.x, y2: to.y, cx: c.x, cy: c.y });
   }
-  return { nodes, edges: edgeList, groups, aggregated, width: 2 * half, height: 2 * half };
+  return { nodes, edges: edgeList, groups, aggregated, edgesByNamespace, width: 2 * half, height: 2 * half };
 }
 
 type P = { x: number; y: number };
+
+/** The point at distance d from p in the direction of q (p itself when they coincide). */
+function towards(p: P, q: P, d: number): P {
+  const dx = q.x - p.x, dy = q.y - p.y, l = Math.hypot(dx, dy);
+  return l === 0 ? { x: p.x, y: p.y } : { x: p.x + (dx / l) * d, y: p.y + (dy / l) * d };
+}
 const VERDICT_SHIFT: Record<string, number> = { Allow: 0, Deny: 1, Pass: -1 };
 
 /**
