@@ -49,6 +49,8 @@ export function GraphView(props: { flows: FlowResponse[]; maxWorkloads: number; 
   };
   const onUp = () => { drag.current = null; };
   const labels = g.nodes.length <= 80 || view.k >= 1.8;
+  // Namespace names stay readable when a big graph is scaled down to fit.
+  const nsFont = Math.max(14, g.width / 70) / Math.sqrt(view.k);
 
   return (
     <div className="graph-wrap">
@@ -89,7 +91,8 @@ export function GraphView(props: { flows: FlowResponse[]; maxWorkloads: number; 
             </g>
           ))}
           {g.groups.map((ns) => (
-            <text key={ns.name} className="ns-label" x={ns.x} y={ns.y - ns.r - 8} textAnchor="middle">{ns.name} ({ns.workloads})</text>
+            <text key={ns.name} className="ns-label" x={ns.x} y={ns.y - ns.r - 10 - nsFont / 2} textAnchor="middle"
+              style={{ fontSize: nsFont }}>{ns.name} ({ns.workloads})</text>
           ))}
         </g>
       </svg>

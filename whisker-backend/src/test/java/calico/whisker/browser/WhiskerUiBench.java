@@ -33,8 +33,9 @@ public final class WhiskerUiBench {
             Thread feeder = new Thread(() -> feedLive(stack, signals, perSecond, seconds), "live-feeder");
             feeder.setDaemon(true);
             feeder.start();
+            Path shots = Files.createDirectories(Path.of("whisker-backend", "target", "whisker-ui-screenshots").toAbsolutePath());
             BrowserStack.NodeRun run = stack.node("bench.mjs", Map.of("BENCH_SIGNAL_DIR", signals.toString(),
-                    "BENCH_EXPECT_ROWS", String.valueOf(flows)), 900);
+                    "BENCH_EXPECT_ROWS", String.valueOf(flows), "SCREENSHOT_DIR", shots.toString()), 900);
             System.out.println(run.output());
             System.out.println("exit " + run.exit());
         }
