@@ -13,7 +13,7 @@ function PolicyTable(props: { title: string; policies: Policy[]; testId: string 
               <tr key={i}>
                 <td>{p.tier || '—'}</td>
                 <td>
-                  <span className="strong">{p.namespace ? p.namespace + '/' : ''}{p.name || '—'}</span>
+                  <span className="strong">{p.namespace ? p.namespace + '/' : ''}{p.name || (p.kind === 'EndOfTier' ? 'end of tier' : '—')}</span>
                   <div className="kind">{p.kind}</div>
                 </td>
                 <td>{p.rule_index < 0 ? '—' : p.rule_index}</td>

@@ -69,7 +69,7 @@ export function PolicyView(props: { api: Api; params: URLSearchParams; onSelect:
           <section key={p.key} className="policy-card" data-testid="policy-card">
             <header>
               <button className="btn-link strong" title="Show this policy's flows" onClick={() => onSelect(p)}>
-                {p.policy.tier ? p.policy.tier + ' / ' : ''}{p.policy.namespace ? p.policy.namespace + ' / ' : ''}{p.policy.name || '(no name)'}
+                {p.policy.tier ? p.policy.tier + ' / ' : ''}{p.policy.namespace ? p.policy.namespace + ' / ' : ''}{p.policy.name || (p.policy.kind === 'EndOfTier' ? 'end of tier' : '(no name)')}
               </button>
               <span className="muted">{p.policy.kind}</span>
               <Totals a={p.allowed} d={p.denied} p={p.passed} />
