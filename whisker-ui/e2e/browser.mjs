@@ -77,6 +77,17 @@ await step('a namespace filter typed with autocomplete narrows the rows', async 
   await waitFor(page, 'unfiltered after back', () => location.search === '' && window.whisker.loadDone);
 });
 
+await step('sorting by a column is done by the backend and kept in the URL', async () => {
+  await page.click('[data-testid="sort-SourceName"]');
+  await waitFor(page, 'sort=SourceName in the URL', () => location.search.includes('sort=SourceName'));
+  await waitFor(page, 'sorted load', () => window.whisker.loadDone && document.querySelectorAll('.ft-row').length > 0);
+  const names = await page.locator('.ft-row .c-name').evaluateAll((els) => els.filter((_, i) => i % 2 === 0).map((e) => e.textContent));
+  const sorted = [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (names.join() !== sorted.join()) throw new Error('source names not ascending: ' + names.slice(0, 8));
+  await page.goBack();
+  await waitFor(page, 'time order after back', () => location.search === '' && window.whisker.loadDone);
+});
+
 await step('details panel shows the policies of a flow', async () => {
   // A Pass flow shows the most: a tier hand-over, an end-of-tier hit with its trigger, pending policies.
   const pass = page.locator('.ft-row', { has: page.locator('.verdict.v-Pass') });

@@ -5,7 +5,7 @@ import { saveCredential, type Credential } from './auth/auth';
 import { LoginDialog } from './auth/LoginDialog';
 import { DetailsPanel } from './details/DetailsPanel';
 import { FilterBar } from './filters/FilterBar';
-import { activeCount, apiParams, filterKey, type FilterState, type View } from './filters/filters';
+import { activeCount, apiParams, filterKey, listParams, type FilterState, type View } from './filters/filters';
 import { useUrlFilters } from './filters/useUrlFilters';
 import { fmtCount } from './format';
 import { GraphView } from './graph/GraphView';
@@ -63,6 +63,7 @@ export function App(props: { initialCredential: Credential | null }) {
 
   const key = filterKey(filters);
   const params = useMemo(() => apiParams(filters), [key]); // eslint-disable-line react-hooks/exhaustive-deps
+  const flowParams = useMemo(() => listParams(filters), [key]); // eslint-disable-line react-hooks/exhaustive-deps
   const needsFlows = filters.view !== 'policies';
 
   // Page through GET flows whenever the filters (not the view) change.
@@ -81,7 +82,7 @@ export function App(props: { initialCredential: Credential | null }) {
     const listed = new Listing();
     listing.current = listed;
     let first = true;
-    loadAllFlows(api, params, FIRST_PAGE_SIZE, PAGE_SIZE, MAX_ROWS, (items, t, done) => {
+    loadAllFlows(api, flowParams, FIRST_PAGE_SIZE, PAGE_SIZE, MAX_ROWS, (items, t, done) => {
       const fresh = items.filter((f) => listed.add(f));
       setRows((old) => old.concat(toRows(fresh)));
       setTotal(t);
@@ -193,7 +194,7 @@ export function App(props: { initialCredential: Credential | null }) {
       <main className="content">
         {filters.view === 'table' && (
           <div className="table-split">
-            <FlowTable rows={rows} selected={selected} onSelect={setSelected} />
+            <FlowTable rows={rows} selected={selected} onSelect={setSelected} sortBy={filters.sortBy} onSort={(sortBy) => setFilters({ ...filters, sortBy })} />
             {selectedFlow && <DetailsPanel flow={selectedFlow} onClose={() => setSelected(null)} />}
           </div>
         )}

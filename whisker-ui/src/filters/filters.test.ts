@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { activeCount, apiParams, emptyFilters, fromQuery, toApiFilters, toQuery, type FilterState } from './filters';
+import { activeCount, apiParams, emptyFilters, fromQuery, listParams, toApiFilters, toQuery, type FilterState } from './filters';
 
 function sample(): FilterState {
   return {
@@ -16,6 +16,7 @@ function sample(): FilterState {
     startTimeGte: -900,
     startTimeLt: 0,
     view: 'graph',
+    sortBy: 'DestNamespace',
   };
 }
 
@@ -35,6 +36,7 @@ describe('URL <-> filter state', () => {
     expect(q.get('from')).toBe('-900');
     expect(q.get('to')).toBeNull();
     expect(q.get('view')).toBe('graph');
+    expect(q.get('sort')).toBe('DestNamespace');
   });
   it('drops malformed values instead of failing', () => {
     const f = fromQuery('?dest_ports=abc&dest_ports=70000&dest_ports=22&actions=Maybe&actions=Allow&reporters=Both&policies=a|b&from=soon&view=nope');
@@ -44,6 +46,7 @@ describe('URL <-> filter state', () => {
     expect(f.policies).toEqual([]);
     expect(f.startTimeGte).toBe(0);
     expect(f.view).toBe('table');
+    expect(fromQuery('?sort=Bogus').sortBy).toBe('Time');
   });
 });
 
@@ -70,6 +73,12 @@ describe('filter state -> API', () => {
     expect(p.get('startTimeGte')).toBe('1700000000');
     expect(p.get('startTimeLt')).toBe('-60');
     expect(p.has('view')).toBe(false);
+  });
+  it('sortBy goes to GET flows only, never to hints or watch parameters', () => {
+    const f = { ...emptyFilters(), sortBy: 'SourceName' as const };
+    expect(listParams(f).get('sortBy')).toBe('SourceName');
+    expect(apiParams(f).has('sortBy')).toBe(false);
+    expect(listParams(emptyFilters()).has('sortBy')).toBe(false);
   });
   it('counts active filters', () => {
     expect(activeCount(emptyFilters())).toBe(0);

@@ -24,6 +24,9 @@ export const ENUM_VALUES: Record<EnumKey, readonly string[]> = {
   reporters: ['Src', 'Dst'],
 };
 export const VIEWS = ['table', 'graph', 'policies'] as const;
+/** The API's sortBy values; Time (newest first) is the default. */
+export const SORTS = ['Time', 'SourceName', 'SourceNamespace', 'SourceType', 'DestName', 'DestNamespace', 'DestType'] as const;
+export type Sort = (typeof SORTS)[number];
 export type View = (typeof VIEWS)[number];
 
 export interface FilterState {
@@ -41,13 +44,14 @@ export interface FilterState {
   startTimeGte: number;
   startTimeLt: number;
   view: View;
+  sortBy: Sort;
 }
 
 export function emptyFilters(): FilterState {
   return {
     source_names: [], source_namespaces: [], dest_names: [], dest_namespaces: [], protocols: [],
     dest_ports: [], actions: [], pending_actions: [], reporters: [], policies: [],
-    startTimeGte: 0, startTimeLt: 0, view: 'table',
+    startTimeGte: 0, startTimeLt: 0, view: 'table', sortBy: 'Time',
   };
 }
 
@@ -92,6 +96,8 @@ export function fromQuery(search: string): FilterState {
   f.startTimeLt = intParam(q.get('to'));
   const view = q.get('view');
   f.view = (VIEWS as readonly string[]).includes(view ?? '') ? (view as View) : 'table';
+  const sort = q.get('sort');
+  f.sortBy = (SORTS as readonly string[]).includes(sort ?? '') ? (sort as Sort) : 'Time';
   return f;
 }
 
@@ -99,6 +105,7 @@ export function fromQuery(search: string): FilterState {
 export function toQuery(f: FilterState): string {
   const q = new URLSearchParams();
   if (f.view !== 'table') q.set('view', f.view);
+  if (f.sortBy !== 'Time') q.set('sort', f.sortBy);
   for (const k of STRING_KEYS) for (const m of f[k]) q.append(k, encodeMatch(m));
   for (const p of f.dest_ports) q.append('dest_ports', String(p));
   for (const k of ENUM_KEYS) for (const v of f[k]) q.append(k, v);
@@ -125,6 +132,13 @@ export function toApiFilters(f: FilterState): Record<string, unknown> {
     });
   }
   return out;
+}
+
+/** Query parameters of GET flows (not for watch or hints): apiParams plus sortBy. */
+export function listParams(f: FilterState): URLSearchParams {
+  const p = apiParams(f);
+  if (f.sortBy !== 'Time') p.set('sortBy', f.sortBy);
+  return p;
 }
 
 /** Query parameters for flows / hints calls: filters JSON plus the time range. */

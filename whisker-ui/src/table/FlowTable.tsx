@@ -2,6 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { FlowResponse } from '../api/types';
 import { fmtBytes, fmtTime } from '../format';
 import { virtualWindow } from './virtual';
+import type { Sort } from '../filters/filters';
 
 export const ROW_HEIGHT = 26;
 const OVERSCAN = 8;
@@ -11,16 +12,16 @@ export interface Row {
   flow: FlowResponse;
 }
 
-const COLUMNS: { title: string; cls: string }[] = [
-  { title: 'Start', cls: 'c-time' }, { title: 'End', cls: 'c-time' }, { title: 'Action', cls: 'c-action' },
-  { title: 'Source namespace', cls: 'c-ns' }, { title: 'Source', cls: 'c-name' },
-  { title: 'Dest namespace', cls: 'c-ns' }, { title: 'Destination', cls: 'c-name' },
+const COLUMNS: { title: string; cls: string; sort?: Sort }[] = [
+  { title: 'Start', cls: 'c-time', sort: 'Time' }, { title: 'End', cls: 'c-time' }, { title: 'Action', cls: 'c-action' },
+  { title: 'Source namespace', cls: 'c-ns', sort: 'SourceNamespace' }, { title: 'Source', cls: 'c-name', sort: 'SourceName' },
+  { title: 'Dest namespace', cls: 'c-ns', sort: 'DestNamespace' }, { title: 'Destination', cls: 'c-name', sort: 'DestName' },
   { title: 'Proto', cls: 'c-proto' }, { title: 'Port', cls: 'c-port' }, { title: 'Reporter', cls: 'c-rep' },
   { title: 'Bytes in / out', cls: 'c-bytes' },
 ];
 
 /** A virtualised table: only the rows in (and just around) the viewport are in the DOM. */
-export function FlowTable(props: { rows: Row[]; selected: number | null; onSelect: (key: number) => void }) {
+export function FlowTable(props: { rows: Row[]; selected: number | null; onSelect: (key: number) => void; sortBy: Sort; onSort: (s: Sort) => void }) {
   const { rows, selected, onSelect } = props;
   const scroller = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
@@ -52,7 +53,14 @@ export function FlowTable(props: { rows: Row[]; selected: number | null; onSelec
     <div className="flow-table" role="table" aria-rowcount={rows.length}>
       <div className="ft-inner">
       <div className="ft-head" role="row">
-        {COLUMNS.map((c) => <div key={c.title} className={'ft-cell ' + c.cls} role="columnheader">{c.title}</div>)}
+        {COLUMNS.map((c) => c.sort ? (
+          <div key={c.title} className={'ft-cell sortable ' + c.cls + (props.sortBy === c.sort ? ' sorted' : '')} role="columnheader"
+            aria-sort={props.sortBy === c.sort ? (c.sort === 'Time' ? 'descending' : 'ascending') : 'none'}
+            title={c.sort === 'Time' ? 'Sort newest first' : 'Sort by ' + c.title.toLowerCase()}
+            onClick={() => props.onSort(c.sort!)} data-testid={'sort-' + c.sort}>
+            {c.title}{props.sortBy === c.sort ? (c.sort === 'Time' ? ' ▼' : ' ▲') : ''}
+          </div>
+        ) : <div key={c.title} className={'ft-cell ' + c.cls} role="columnheader">{c.title}</div>)}
       </div>
       <div className="ft-body" ref={scroller} data-testid="flow-scroller">
         <div style={{ height: w.total, position: 'relative' }}>
