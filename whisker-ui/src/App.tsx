@@ -14,7 +14,7 @@ import { FlowTable, type Row } from './table/FlowTable';
 import { Listing } from './table/listing';
 
 const FIRST_PAGE_SIZE = 100; // paints fast
-const PAGE_SIZE = 1000; // the server caps it at goldmane's maximum
+const PAGE_SIZE = 1000; // goldmane's default MAX_PAGE_SIZE; halved if the server allows less
 const MAX_ROWS = 100_000; // bounds memory; the oldest rows go first
 const GRAPH_MAX_WORKLOADS = 400;
 const GRAPH_MAX_EDGES = 3000;
@@ -82,7 +82,7 @@ export function App(props: { initialCredential: Credential | null }) {
     const listed = new Listing();
     listing.current = listed;
     let first = true;
-    loadAllFlows(api, flowParams, FIRST_PAGE_SIZE, PAGE_SIZE, MAX_ROWS, (items, t, done) => {
+    loadAllFlows((page, size) => api.flows(flowParams, page, size, ctl.signal), FIRST_PAGE_SIZE, PAGE_SIZE, MAX_ROWS, (items, t, done) => {
       const fresh = items.filter((f) => listed.add(f));
       setRows((old) => old.concat(toRows(fresh)));
       setTotal(t);
@@ -94,7 +94,7 @@ export function App(props: { initialCredential: Credential | null }) {
         setLoading(false);
         requestAnimationFrame(() => performance.mark('whisker:all-loaded'));
       }
-    }, ctl.signal).catch((e) => { if (!ctl.signal.aborted) { setLoading(false); onError(e); } });
+    }).catch((e) => { if (!ctl.signal.aborted) { setLoading(false); onError(e); } });
     return () => ctl.abort();
   }, [api, key, authVersion, needsFlows]); // eslint-disable-line react-hooks/exhaustive-deps
 

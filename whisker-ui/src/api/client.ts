@@ -84,27 +84,45 @@ export class Api {
   }
 }
 
+/** The backend's answer to a pageSize above goldmane's MAX_PAGE_SIZE (a 400 naming the field). */
+export function isPageSizeError(e: unknown): boolean {
+  return e instanceof ApiError && e.status === 400 && (e.parameter === 'pageSize' || /page_?size/i.test(e.message));
+}
+
+export type PageSource = (page: number, pageSize: number) => Promise<Page<FlowResponse>>;
+
 /**
  * Loads every page, calling onPage as each arrives. A small first page paints quickly; the
  * rest comes in pages of pageSize from the start again (the caller drops the repeated ids),
- * because the server's offsets are page × pageSize and the server may cap pageSize.
+ * because the server's offsets are page × pageSize. A pageSize above the server's maximum is
+ * halved until it is accepted.
  */
 export async function loadAllFlows(
-  api: Api,
-  params: URLSearchParams,
+  fetchPage: PageSource,
   firstPageSize: number,
   pageSize: number,
   maxRows: number,
   onPage: (items: FlowResponse[], total: number, done: boolean) => void,
-  signal: AbortSignal,
 ): Promise<void> {
-  const first = await api.flows(params, 0, firstPageSize, signal);
+  let size = Math.min(firstPageSize, pageSize);
+  const get = async (page: number): Promise<Page<FlowResponse>> => {
+    for (;;) {
+      try {
+        return await fetchPage(page, size);
+      } catch (e) {
+        if (!isPageSizeError(e) || size <= 1) throw e;
+        size = Math.max(1, Math.floor(size / 2));
+      }
+    }
+  };
+  const first = await get(0);
   const firstDone = first.items.length === 0 || first.meta.totalPages <= 1 || first.items.length >= maxRows;
   onPage(first.items, first.meta.totalResults, firstDone);
   if (firstDone) return;
+  size = Math.max(size, pageSize);
   let loaded = 0;
   for (let page = 0; ; page++) {
-    const res = await api.flows(params, page, pageSize, signal);
+    const res = await get(page);
     loaded += res.items.length;
     const done = res.items.length === 0 || page + 1 >= res.meta.totalPages || loaded >= maxRows;
     onPage(res.items, res.meta.totalResults, done);
