@@ -15,6 +15,8 @@ CALICO_DEB_PACKAGES+=(gcc libc6-dev)
 # ./calico up's demo: socat (pod servers and client loops), python3 (the Kubernetes API stub and
 # the flow sink under scripts/lib/)
 CALICO_DEB_PACKAGES+=(socat python3)
+# whisker-ui: the browser its tests drive (playwright-core, never a downloaded browser)
+CALICO_DEB_PACKAGES+=(chromium)
 
 # Prints "name" if the Debian package is not installed.
 calico_missing_package() {
@@ -35,6 +37,13 @@ calico_missing_packages() {
     fi
     if ! command -v mvn >/dev/null 2>&1; then
         calico_missing_package maven
+    fi
+    # whisker-ui builds with the machine's Node.js and npm (NodeSource or Debian): only a missing tool counts.
+    if ! command -v node >/dev/null 2>&1; then
+        calico_missing_package nodejs
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        calico_missing_package npm
     fi
     # kubectl may come from Google's repository (package kubectl) or Debian's kubernetes-client.
     if ! command -v kubectl >/dev/null 2>&1; then
