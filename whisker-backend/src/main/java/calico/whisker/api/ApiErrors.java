@@ -81,6 +81,15 @@ public class ApiErrors implements ErrorController {
         return body(406, "this path answers application/json (or text/event-stream with watch=true)", null);
     }
 
+    /**
+     * The client of a live stream went away: nothing can be answered, and it is no server error.
+     * (The watch itself cancels its gRPC call when its next write fails.)
+     */
+    @ExceptionHandler(org.springframework.web.context.request.async.AsyncRequestNotUsableException.class)
+    void clientGone(Exception e) {
+        log.debug("client went away: {}", e.getMessage());
+    }
+
     @ExceptionHandler(Exception.class)
     ResponseEntity<String> unexpected(Exception e) {
         if (e instanceof org.springframework.web.ErrorResponse er) {

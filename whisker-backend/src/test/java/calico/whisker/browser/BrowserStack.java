@@ -7,10 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -36,39 +34,24 @@ final class BrowserStack implements AutoCloseable {
                 "--calico.health.host=127.0.0.1", "--whisker.goldmane-host=" + goldmane.address(),
                 "--whisker.auth-mode=token", "--whisker.auth-token-file=" + tokenFile,
                 "--whisker.keep-alive=2s", "--whisker.probe-interval=200ms"));
-        uiStaticLocation().ifPresent(loc -> args.add("--spring.web.resources.static-locations=" + loc));
+        requireUiOnClasspath();
         whisker = new SpringApplicationBuilder(WhiskerApplication.class).run(args.toArray(String[]::new));
         url = "http://127.0.0.1:" + whisker.getEnvironment().getProperty("local.server.port") + "/";
     }
 
-    /**
-     * Where whisker-ui's built {@code static/} is, when another {@code static/index.html} comes
-     * first on the test classpath (whisker-backend's own test page shadows it); empty when the
-     * UI's is the one {@code classpath:/static/} resolves to anyway.
-     */
-    static Optional<String> uiStaticLocation() throws IOException {
-        ClassLoader cl = BrowserStack.class.getClassLoader();
-        List<URL> all = Collections.list(cl.getResources("static/index.html"));
-        URL ui = null;
-        for (URL u : all) {
-            try (var in = u.openStream()) {
-                if (new String(in.readAllBytes(), StandardCharsets.UTF_8).contains("./assets/index-")) {
-                    ui = u;
-                    break;
-                }
+    /** Fails clearly when whisker-ui's built page is not what {@code classpath:/static/} serves. */
+    static void requireUiOnClasspath() throws IOException {
+        URL page = BrowserStack.class.getClassLoader().getResource("static/index.html");
+        String body = "";
+        if (page != null) {
+            try (var in = page.openStream()) {
+                body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
             }
         }
-        if (ui == null) {
-            throw new IllegalStateException("whisker-ui's static/index.html is not on the classpath (found " + all
+        if (!body.contains("./assets/index-")) {
+            throw new IllegalStateException("whisker-ui's static/index.html is not on the classpath (found " + page
                     + "); build with -am so the whisker-ui module is in the reactor");
         }
-        if (ui.equals(all.get(0))) {
-            return Optional.empty();
-        }
-        String s = ui.toString();
-        System.out.println("BrowserStack: " + all.get(0) + " shadows whisker-ui's page; serving static files from "
-                + s.substring(0, s.length() - "index.html".length()));
-        return Optional.of(s.substring(0, s.length() - "index.html".length()));
     }
 
     /** whisker-ui's directory, found from the working directory (module dir or repository root). */

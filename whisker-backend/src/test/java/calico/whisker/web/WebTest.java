@@ -66,7 +66,8 @@ class WebTest {
         for (String path : new String[] {"/", "/index.html"}) {
             HttpResponse<String> r = whisker.get(path, null);
             assertThat(r.statusCode()).isEqualTo(200);
-            assertThat(r.body()).contains("whisker-backend test page");
+            // whisker-ui's built page (a runtime dependency): the app's root and its hashed bundle.
+            assertThat(r.body()).contains("<div id=\"root\">").contains("./assets/index-");
             assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith(
                     "text/html"));
             securityHeaders(r);
