@@ -1,6 +1,7 @@
 package calico.whisker.browser;
 
 import calico.whisker.app.WhiskerApplication;
+import calico.whisker.testing.RealGoldmane;
 import java.io.IOException;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
@@ -19,13 +20,16 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 final class BrowserStack implements AutoCloseable {
 
-    final BrowserGoldmane goldmane;
+    /** Short buckets: a live flow reaches the browser within about two windows. */
+    static final int WINDOW_SECONDS = 2;
+
+    final RealGoldmane goldmane;
     final ConfigurableApplicationContext whisker;
     final String token;
     final String url;
 
     BrowserStack(Path dir, int maxPageSize) throws IOException {
-        goldmane = new BrowserGoldmane(maxPageSize);
+        goldmane = RealGoldmane.wallClock(WINDOW_SECONDS, maxPageSize);
         token = "browser-" + Long.toHexString(Double.doubleToLongBits(Math.random()));
         Path tokenFile = dir.resolve("token");
         Files.writeString(tokenFile, token + "\n");

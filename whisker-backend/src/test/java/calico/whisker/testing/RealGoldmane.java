@@ -16,6 +16,7 @@ import io.grpc.ServerCredentials;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -23,14 +24,17 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A real goldmane (writer thread, ring, gRPC port on loopback) built from goldmane-service's
- * classes, with a hand-moved clock, fed like felix feeds it: FlowUpdates over FlowCollector.Connect.
+ * classes, fed like felix feeds it: FlowUpdates over FlowCollector.Connect. Either on a
+ * hand-moved clock ({@link #plaintext()}, {@link #RealGoldmane(ServerCredentials, ChannelCredentials, int)})
+ * or on the wall clock with short buckets ({@link #wallClock}), so that buckets close by
+ * themselves while a browser watches.
  */
 public final class RealGoldmane implements AutoCloseable {
 
     /** An aligned 15 s bucket start plus one second (2023-11-14T22:13:16Z). */
     public static final long T0 = 1_699_999_995L + 1;
 
-    public final MutableClock clock;
+    private final Clock clock;
     public final Buckets buckets;
     private final Aggregator aggregator;
     private final GoldmaneServer server;
@@ -39,11 +43,26 @@ public final class RealGoldmane implements AutoCloseable {
     private final AtomicLong acked = new AtomicLong();
     private long seq;
 
+    /** On a hand-moved clock at {@link #T0}: 15 s buckets, 1 h retained, 5 min replay horizon. */
     public RealGoldmane(ServerCredentials tls, ChannelCredentials feedCredentials, int maxPageSize) {
-        clock = new MutableClock(T0);
-        buckets = new Buckets(15, 240, 20);
+        this(new MutableClock(T0), new Buckets(15, 240, 20), tls, feedCredentials, maxPageSize);
+    }
+
+    /**
+     * On the wall clock with {@code windowSeconds} buckets, 1 h retained and 10 min accepted
+     * back (fixtures may start minutes in the past).
+     */
+    public static RealGoldmane wallClock(int windowSeconds, int maxPageSize) {
+        return new RealGoldmane(Clock.systemUTC(),
+                new Buckets(windowSeconds, 3600 / windowSeconds, 600 / windowSeconds), null, null, maxPageSize);
+    }
+
+    private RealGoldmane(Clock clock, Buckets buckets, ServerCredentials tls, ChannelCredentials feedCredentials,
+                         int maxPageSize) {
+        this.clock = clock;
+        this.buckets = buckets;
         GoldmaneMetrics metrics = new GoldmaneMetrics(new SimpleMeterRegistry());
-        FlowStore store = new FlowStore(buckets, 5, buckets.index(clock.seconds()));
+        FlowStore store = new FlowStore(buckets, 5, buckets.index(clock.millis() / 1000));
         aggregator = new Aggregator(store, clock, 1 << 18, 2048, metrics);
         server = new GoldmaneServer(aggregator, new Requests(buckets, maxPageSize), clock, metrics, tls,
                 "127.0.0.1", 0, Duration.ofSeconds(10));
@@ -86,7 +105,7 @@ public final class RealGoldmane implements AutoCloseable {
     }
 
     public long now() {
-        return clock.seconds();
+        return clock.millis() / 1000;
     }
 
     /** Sends flows as node "node-1" and waits until goldmane acknowledged all of them. */
@@ -105,8 +124,11 @@ public final class RealGoldmane implements AutoCloseable {
 
     /** Moves the clock and waits until the writer opened the bucket it now points at (closing the previous). */
     public void advance(Duration d) throws Exception {
-        clock.advance(d);
-        int want = buckets.index(clock.seconds());
+        if (!(clock instanceof MutableClock mutable)) {
+            throw new IllegalStateException("a wall-clock goldmane cannot be moved");
+        }
+        mutable.advance(d);
+        int want = buckets.index(mutable.seconds());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (aggregator.call(FlowStore::head).get(10, TimeUnit.SECONDS) != want) {
             if (System.nanoTime() > deadline) {
