@@ -25,7 +25,7 @@ class CalicoCtlTest {
     @RegisterExtension
     static final EtcdServerExtension ETCD = new EtcdServerExtension();
 
-    private static final Path DEMO = Path.of("..", "examples", "demo.yaml");
+    private static final Path DEMO = Path.of("src", "test", "resources", "resources.yaml");
 
     @TempDir
     Path tmp;
