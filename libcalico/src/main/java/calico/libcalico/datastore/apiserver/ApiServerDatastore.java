@@ -37,6 +37,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -73,6 +76,9 @@ public final class ApiServerDatastore implements Datastore {
     private static final Pattern COMPACT_REVISION = Pattern.compile("\\((\\d+)\\)\\s*$");
 
     private final ApiServerConfig config;
+    private static final int EXECUTOR_THREADS = 4;
+
+    private final ThreadPoolExecutor executor;
     private final HttpClient http;
     private final String authorization;
     private final ResourceCodec codec = ResourceCodec.get();
@@ -85,7 +91,18 @@ public final class ApiServerDatastore implements Datastore {
     public ApiServerDatastore(ApiServerConfig config) {
         this.config = config;
         this.authorization = readToken(config);
+        // HttpClient opens its sockets on its executor's threads. Started here, they stay in the
+        // network namespace the datastore was opened in, even when a caller's thread has entered
+        // another one (the CNI daemon runs calls inside the node's namespace).
+        this.executor = new ThreadPoolExecutor(EXECUTOR_THREADS, EXECUTOR_THREADS, 0, TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "apiserver-datastore-http");
+                    t.setDaemon(true);
+                    return t;
+                });
+        this.executor.prestartAllCoreThreads();
         this.http = HttpClient.newBuilder()
+                .executor(executor)
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(config.requestTimeout())
                 .sslContext(sslContext(config))
@@ -199,6 +216,7 @@ public final class ApiServerDatastore implements Datastore {
         for (ApiServerWatch w : List.copyOf(watches)) {
             w.close();
         }
+        executor.shutdown();
     }
 
     // ---------------------------------------------------------------- for ApiServerWatch
