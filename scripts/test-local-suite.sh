@@ -8,16 +8,42 @@
 #   scripts/test-local-suite.sh        (root; run by scripts/test.sh after a passing Maven build)
 #   scripts/test-local-suite.sh --missing-jar   (prints a jar `up` needs that is not built; exit 1)
 #
+# CALICO_TEST_DATASTORES (default "etcd") lists the datastores to run it on, one full run each:
+# "etcd memory" also runs `./calico up --datastore memory` (apiserver-service holding the memory
+# store, every component on DATASTORE_TYPE=apiserver); the last line then sums the runs.
+#
 # Prints one PASS/FAIL line per check and ends with `local-suite: N passed, N failed`; exits
 # non-zero on any failure. `./calico down` always runs on exit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+DATASTORES=${CALICO_TEST_DATASTORES:-etcd}
+for ds in $DATASTORES; do
+    [[ $ds == etcd || $ds == memory ]] || { echo "CALICO_TEST_DATASTORES: '$ds' is not etcd or memory" >&2; exit 2; }
+done
+read -ra datastore_list <<<"$DATASTORES"
+if ((${#datastore_list[@]} > 1)) && [[ ${1:-} != --missing-jar ]]; then
+    total_passed=0 total_failed=0 rc=0
+    for ds in "${datastore_list[@]}"; do
+        echo "== local suite on --datastore $ds"
+        out=$(mktemp)
+        CALICO_TEST_DATASTORES=$ds "$0" "$@" 2>&1 | tee "$out"
+        ((PIPESTATUS[0] == 0)) || rc=1
+        read -r p f < <(sed -n 's/^local-suite: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -n 1)
+        rm -f "$out"
+        [[ -n ${p:-} ]] || { p=0; f=1; }
+        total_passed=$((total_passed + p)) total_failed=$((total_failed + f))
+    done
+    echo "local-suite: $total_passed passed, $total_failed failed (datastores: $DATASTORES)"
+    exit "$rc"
+fi
+DATASTORE=${datastore_list[0]:-etcd}
 RUN_DIR=$ROOT/.calico-run
 NODE_NS=${CALICO_NODE_NETNS:-calico-node}
 FLOW_TIMEOUT=${LOCAL_SUITE_FLOW_TIMEOUT:-60}
 JARS=(felix-service/target/felix-service.jar typha-service/target/typha-service-exec.jar
     goldmane-service/target/goldmane-service-exec.jar cni-plugin/target/cni-plugin.jar calicoctl/target/calicoctl.jar)
+[[ " ${datastore_list[*]} " == *" memory "* ]] && JARS+=(apiserver-service/target/apiserver-service-exec.jar)
 
 # --missing-jar: prints the first jar `up` needs that is not built and exits 1 (0: all there).
 if [[ ${1:-} == --missing-jar ]]; then
@@ -68,8 +94,8 @@ snapshot >"$LOG/before.txt"
 
 # ------------------------------------------------------------------ up
 started=$SECONDS
-if CALICO_SKIP_BUILD=1 ./calico up >"$LOG/up1.log" 2>&1; then
-    pass "./calico up ($((SECONDS - started))s)"
+if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" >"$LOG/up1.log" 2>&1; then
+    pass "./calico up --datastore $DATASTORE ($((SECONDS - started))s)"
 else
     fail "./calico up exited non-zero; last lines:"
     tail -n 20 "$LOG/up1.log" | sed 's/^/    /'
@@ -78,11 +104,17 @@ fi
 
 ./calico status >"$LOG/status1.log" 2>&1
 check "./calico status exits 0" test "${PIPESTATUS[0]}" -eq 0
-services=(etcd flows goldmane typha felix kubeapi cni)
+datastore_service=etcd
+[[ $DATASTORE == memory ]] && datastore_service=apiserver
+services=("$datastore_service" flows goldmane typha felix kubeapi cni)
 [[ -f whisker-backend/target/whisker-backend-exec.jar ]] && services+=(whisker)
 for s in "${services[@]}"; do
     check "$s is ready" grep -qE "^$s +running \(pid [0-9]+\), ready$" "$LOG/status1.log"
 done
+if [[ $DATASTORE == memory ]]; then
+    check "memory mode: no etcd started" test ! -e "$RUN_DIR/etcd.pid"
+    check "memory mode: calicoctl reads the apiserver's store" bash -c "./calico ctl get ippools -o yaml | grep -q 192.168.0.0/16"
+fi
 
 # ------------------------------------------------------------------ workloads
 mapfile -t pods < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' examples/demo-pods.conf | awk '{print $1 "/" $2}')
@@ -148,7 +180,7 @@ done
 # ------------------------------------------------------------------ second up
 weps_before=$(grep -c 'kind: WorkloadEndpoint$' "$LOG/weps.yaml")
 pids_before=$(cat "$RUN_DIR"/*.pid | awk '{print $1}' | sort | tr '\n' ' ')
-if CALICO_SKIP_BUILD=1 ./calico up >"$LOG/up2.log" 2>&1; then pass "second ./calico up exits 0"; else fail "second ./calico up exited non-zero"; fi
+if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" >"$LOG/up2.log" 2>&1; then pass "second ./calico up exits 0"; else fail "second ./calico up exited non-zero"; fi
 for s in "${services[@]}"; do
     check "second up: $s already running" grep -q "^calico: $s already running$" "$LOG/up2.log"
 done

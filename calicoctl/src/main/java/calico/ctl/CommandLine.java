@@ -21,7 +21,8 @@ final class CommandLine {
               ipam check                              report IPAM inconsistencies
             KIND is a projectcalico.org/v3 kind, singular or plural, any case (e.g. tier, globalnetworkpolicies).
             The datastore comes from DATASTORE_TYPE (etcdv3) and ETCD_ENDPOINTS, ETCD_CA_CERT_FILE,
-            ETCD_CERT_FILE, ETCD_KEY_FILE.""";
+            ETCD_CERT_FILE, ETCD_KEY_FILE; or DATASTORE_TYPE=apiserver and CALICO_APISERVER_URL,
+            CALICO_APISERVER_CA_FILE, CALICO_APISERVER_TOKEN_FILE.""";
 
     /** A command line that cannot be run. */
     static final class UsageException extends IllegalArgumentException {

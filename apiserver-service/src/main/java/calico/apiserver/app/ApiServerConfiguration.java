@@ -11,11 +11,14 @@ import calico.apiserver.rest.ObjectCodec;
 import calico.apiserver.rest.ResourceHandler;
 import calico.apiserver.watch.WatchStreamer;
 import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.memory.MemoryDatastore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,9 +33,17 @@ import org.springframework.context.annotation.Configuration;
 @Configuration(proxyBeanMethods = false)
 public class ApiServerConfiguration {
 
+    /** Bookmarks of the memory datastore: its clients (ApiServerDatastore watches) learn progress from them. */
+    static final Duration MEMORY_BOOKMARK_INTERVAL = Duration.ofSeconds(2);
+
     @Bean(destroyMethod = "close")
     Datastore datastore(ApiServerProperties props) {
-        return props.datastore().open();
+        DatastoreConfig config = props.datastore();
+        if (config.type() == DatastoreConfig.Type.MEMORY) {
+            // Without periodic bookmarks a watch on a quiet kind never learns it is live (etcd sends progress).
+            return new MemoryDatastore(MemoryDatastore.Settings.defaults().withBookmarkInterval(MEMORY_BOOKMARK_INTERVAL));
+        }
+        return config.open();
     }
 
     @Bean

@@ -53,6 +53,7 @@ public record ApiServerProperties(
 
     public ApiServerProperties {
         datastoreType = datastoreType == null ? "" : datastoreType.trim().toLowerCase(Locale.ROOT);
+        // Not "apiserver": that backend is a client of this server, which must hold the store itself.
         if (!List.of("etcdv3", "memory", "kubernetes").contains(datastoreType)) {
             throw new IllegalArgumentException("apiserver.datastore-type (DATASTORE_TYPE): \"" + datastoreType
                     + "\" is not one of etcdv3, kubernetes, memory");

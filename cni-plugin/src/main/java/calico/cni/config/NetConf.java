@@ -77,8 +77,9 @@ public record NetConf(ObjectNode raw, String cniVersion, String name, String typ
         String name = string(o, "name", true);
         String type = string(o, "type", true);
         String ds = orDefault(string(o, "datastore_type", false), "etcdv3");
-        if (!ds.equals("etcdv3") && !ds.equals("kubernetes")) {
-            throw invalid("datastore_type", "'" + ds + "' is not etcdv3 or kubernetes");
+        // apiserver: Calico's own API server, reached with the daemon's CALICO_APISERVER_* variables.
+        if (!ds.equals("etcdv3") && !ds.equals("kubernetes") && !ds.equals("apiserver")) {
+            throw invalid("datastore_type", "'" + ds + "' is not etcdv3, kubernetes or apiserver");
         }
         List<URI> etcd = new ArrayList<>();
         String endpoints = string(o, "etcd_endpoints", false);

@@ -1,6 +1,7 @@
 package calico.cni.daemon;
 
 import calico.cni.plugin.CalicoCni;
+import calico.cni.config.NetConf;
 import calico.cni.plugin.DatastoreCache;
 import calico.cni.plugin.WorkloadNetwork;
 import calico.cni.spec.CniError;
@@ -69,6 +70,7 @@ public final class CniDaemon implements AutoCloseable {
     /** /run/netns/NAME the calls run in (host-side veths and routes go there), or null for the daemon's own. */
     private final String hostNetns;
     private final ObjectMapper json = new ObjectMapper();
+    private final String hostname;
     /** CIDRs and addresses as Calico writes them ("10.0.0.0/26"), not as their record fields. */
     private final ObjectMapper usageJson = new ObjectMapper().registerModule(new SimpleModule()
             .addSerializer(Cidr.class, ToStringSerializer.instance)
@@ -78,6 +80,7 @@ public final class CniDaemon implements AutoCloseable {
                       Datastore usageDatastore, String hostNetns) throws IOException {
         this.socketPath = socketPath;
         this.hostNetns = hostNetns;
+        this.hostname = hostname;
         this.server = server;
         this.datastores = new DatastoreCache();
         this.cni = new CalicoCni(json, hostname, datastores, new WorkloadNetwork());
@@ -163,6 +166,7 @@ public final class CniDaemon implements AutoCloseable {
                 if (hostNetns == null) {
                     r = cni.handle(request);
                 } else {
+                    openDatastoreHere(request);
                     try (NetNamespace ns = NetNamespace.open(hostNetns)) {
                         r = ns.call(() -> cni.handle(request));
                     }
@@ -174,6 +178,19 @@ public final class CniDaemon implements AutoCloseable {
             out.flush();
         } catch (IOException e) {
             // the client went away: it has already reported its own failure
+        }
+    }
+
+    /**
+     * Opens (or finds) the request's datastore client in the daemon's own namespace, before the
+     * call enters the node's: a client's connection threads and sockets belong to the namespace
+     * they were created in, and the datastore listens here. Bad configuration is left to the call.
+     */
+    private void openDatastoreHere(CniRequest request) {
+        try {
+            datastores.get(NetConf.parse(json, request.stdin(), hostname));
+        } catch (RuntimeException e) {
+            // the call itself reports it
         }
     }
 

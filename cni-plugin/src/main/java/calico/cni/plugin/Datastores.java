@@ -25,6 +25,10 @@ public final class Datastores {
                 Map<String, String> env = conf.kubeconfig() == null ? Map.of() : Map.of("KUBECONFIG", conf.kubeconfig());
                 return DatastoreConfig.of(DatastoreConfig.Type.KUBERNETES, () -> null, env).open();
             }
+            if (conf.datastoreType().equals("apiserver")) {
+                // The URL, CA and token are the daemon's CALICO_APISERVER_* variables, not network config fields.
+                return DatastoreConfig.of(DatastoreConfig.Type.APISERVER, () -> null, System.getenv()).open();
+            }
             return new DatastoreConfig(DatastoreConfig.Type.ETCDV3,
                     EtcdConfig.of(conf.etcdEndpoints().toArray(URI[]::new))).open();
         } catch (RuntimeException e) {

@@ -55,9 +55,9 @@ public record ConfdProperties(
                     + networkingBackend + "\" is not one of bird, vxlan, none");
         }
         datastoreType = datastoreType == null ? "" : datastoreType.trim().toLowerCase(Locale.ROOT);
-        if (!List.of("etcdv3", "memory", "kubernetes").contains(datastoreType)) {
+        if (DatastoreConfig.Type.byEnvName(datastoreType).isEmpty()) {
             throw new IllegalArgumentException("confd.datastore-type (DATASTORE_TYPE): \"" + datastoreType
-                    + "\" is not one of etcdv3, kubernetes, memory");
+                    + "\" is not one of " + DatastoreConfig.TYPE_NAMES);
         }
         if (bgpEnabled(networkingBackend) && (nodename == null || nodename.isBlank())) {
             throw new IllegalArgumentException("confd.nodename (NODENAME or HOSTNAME): required, it names the Node "

@@ -57,9 +57,9 @@ public record FelixProperties(
         }
         hostname = hostname.trim();
         datastoreType = datastoreType == null ? "" : datastoreType.trim().toLowerCase(Locale.ROOT);
-        if (!List.of("etcdv3", "kubernetes", "memory").contains(datastoreType)) {
+        if (DatastoreConfig.Type.byEnvName(datastoreType).isEmpty()) {
             throw new IllegalArgumentException("felix.datastore-type (FELIX_DATASTORETYPE or DATASTORE_TYPE): \""
-                    + datastoreType + "\" is not one of etcdv3, kubernetes, memory");
+                    + datastoreType + "\" is not one of " + DatastoreConfig.TYPE_NAMES);
         }
         if (datastoreType.equals("etcdv3")) {
             etcd(etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile); // validates at start-up

@@ -6,16 +6,16 @@ import calico.api.model.ResourceKind;
 import java.util.Optional;
 
 /**
- * A client of Calico's datastore (backends: {@code etcdv3}, {@code memory}; {@code kubernetes}
- * later). Every write is defaulted and validated first, so an invalid resource is never stored.
+ * A client of Calico's datastore (backends: {@code etcdv3}, {@code memory}, {@code kubernetes},
+ * {@code apiserver}). Every write is defaulted and validated first, so an invalid resource is never stored.
  *
  * <p>Concurrency: {@code metadata.resourceVersion} is the revision at which the resource was
  * last written. An update or delete that carries one succeeds only if it is still current
  * ({@link DatastoreException.Conflict} otherwise); an update without one overwrites.
  *
  * <p>Failures are {@link DatastoreException}s: {@code NotFound}, {@code AlreadyExists},
- * {@code Conflict}, {@code Compacted}, or {@code Unavailable} (retryable: the backend did not
- * answer in time). Implementations are thread-safe.
+ * {@code Conflict}, {@code Compacted}, {@code Invalid}, {@code Denied} (credentials refused), or
+ * {@code Unavailable} (retryable: the backend did not answer in time). Implementations are thread-safe.
  */
 public interface Datastore extends AutoCloseable {
 

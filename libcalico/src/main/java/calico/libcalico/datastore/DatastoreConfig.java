@@ -1,5 +1,7 @@
 package calico.libcalico.datastore;
 
+import calico.libcalico.datastore.apiserver.ApiServerConfig;
+import calico.libcalico.datastore.apiserver.ApiServerDatastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
 import calico.libcalico.datastore.kubernetes.KubernetesConfig;
@@ -11,7 +13,8 @@ import java.util.function.Supplier;
 
 /**
  * Which datastore a component talks to, read from Calico's environment variables:
- * {@code DATASTORE_TYPE} ({@code etcdv3}, the default here, {@code kubernetes} or {@code memory});
+ * {@code DATASTORE_TYPE} ({@code etcdv3}, the default here, {@code kubernetes}, {@code memory} or
+ * {@code apiserver}: Calico's own API server as a shared store, see {@link ApiServerConfig});
  * for etcd, {@code ETCD_ENDPOINTS}, {@code ETCD_CA_CERT_FILE}, {@code ETCD_CERT_FILE},
  * {@code ETCD_KEY_FILE}; for kubernetes, {@code KUBECONFIG} (else in-cluster or
  * {@code ~/.kube/config}, as fabric8 detects them) and {@code K8S_API_ENDPOINT}.
@@ -20,12 +23,16 @@ import java.util.function.Supplier;
  * @param etcd       how to reach etcd; {@code null} unless {@code type} is {@link Type#ETCDV3}
  * @param kubernetes how to reach the API server; {@code null} means "detect it when opening"
  *                   (only read when {@code type} is {@link Type#KUBERNETES})
+ * @param apiserver  how to reach Calico's API server; required exactly when {@code type} is {@link Type#APISERVER}
  */
-public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kubernetes) {
+public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kubernetes, ApiServerConfig apiserver) {
+
+    /** The names {@code DATASTORE_TYPE} accepts, for error messages. */
+    public static final String TYPE_NAMES = "etcdv3, kubernetes, memory, apiserver";
 
     /** The backends, by the names {@code DATASTORE_TYPE} uses. */
     public enum Type {
-        ETCDV3("etcdv3"), MEMORY("memory"), KUBERNETES("kubernetes");
+        ETCDV3("etcdv3"), MEMORY("memory"), KUBERNETES("kubernetes"), APISERVER("apiserver");
 
         private final String envName;
 
@@ -36,11 +43,26 @@ public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kuber
         public String envName() {
             return envName;
         }
+
+        /** {@return the type {@code DATASTORE_TYPE} names} (case-insensitive, trimmed). */
+        public static java.util.Optional<Type> byEnvName(String raw) {
+            String s = raw == null ? "" : raw.trim().toLowerCase(Locale.ROOT);
+            for (Type t : values()) {
+                if (t.envName.equals(s)) {
+                    return java.util.Optional.of(t);
+                }
+            }
+            return java.util.Optional.empty();
+        }
     }
 
     /** Etcd or memory; a kubernetes configuration is detected when {@link #open()} is called. */
     public DatastoreConfig(Type type, EtcdConfig etcd) {
-        this(type, etcd, null);
+        this(type, etcd, null, null);
+    }
+
+    public DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kubernetes) {
+        this(type, etcd, kubernetes, null);
     }
 
     public DatastoreConfig {
@@ -50,6 +72,9 @@ public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kuber
         if (type == Type.ETCDV3 && etcd == null) {
             throw new IllegalArgumentException("ETCD_ENDPOINTS: required when DATASTORE_TYPE is etcdv3");
         }
+        if (type == Type.APISERVER && apiserver == null) {
+            throw new IllegalArgumentException("CALICO_APISERVER_URL: required when DATASTORE_TYPE is apiserver");
+        }
     }
 
     /** Reads the configuration; every error names the variable at fault. */
@@ -57,15 +82,8 @@ public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kuber
         String raw = env.getOrDefault("DATASTORE_TYPE", "").trim();
         Type type = Type.ETCDV3;
         if (!raw.isEmpty()) {
-            type = null;
-            for (Type t : Type.values()) {
-                if (t.envName.equals(raw.toLowerCase(Locale.ROOT))) {
-                    type = t;
-                }
-            }
-            if (type == null) {
-                throw new IllegalArgumentException("DATASTORE_TYPE: \"" + raw + "\" is not one of etcdv3, kubernetes, memory");
-            }
+            type = Type.byEnvName(raw).orElseThrow(() -> new IllegalArgumentException(
+                    "DATASTORE_TYPE: \"" + raw + "\" is not one of " + TYPE_NAMES));
         }
         return of(type, () -> EtcdConfig.fromEnvironment(env), env);
     }
@@ -73,13 +91,15 @@ public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kuber
     /**
      * {@return the configuration of {@code type}} for a component that binds its own etcd
      * settings (felix's {@code FELIX_ETCD*}, typha's {@code TYPHA_ETCD*}): {@code etcd} is read only
-     * for etcdv3; kubernetes reads {@code KUBECONFIG}/{@code K8S_API_ENDPOINT} from {@code env}.
+     * for etcdv3; kubernetes reads {@code KUBECONFIG}/{@code K8S_API_ENDPOINT} from {@code env},
+     * apiserver the {@code CALICO_APISERVER_*} variables.
      */
     public static DatastoreConfig of(Type type, Supplier<EtcdConfig> etcd, Map<String, String> env) {
         return switch (type) {
             case ETCDV3 -> new DatastoreConfig(type, etcd.get());
             case MEMORY -> new DatastoreConfig(type, null);
             case KUBERNETES -> new DatastoreConfig(type, null, KubernetesConfig.fromEnvironment(env));
+            case APISERVER -> new DatastoreConfig(type, null, null, ApiServerConfig.fromEnvironment(env));
         };
     }
 
@@ -90,6 +110,7 @@ public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kuber
             case MEMORY -> new MemoryDatastore();
             case KUBERNETES -> new KubernetesDatastore(kubernetes != null ? kubernetes
                     : KubernetesConfig.fromEnvironment(System.getenv()));
+            case APISERVER -> new ApiServerDatastore(apiserver);
         };
     }
 }

@@ -60,6 +60,16 @@ public abstract sealed class DatastoreException extends RuntimeException {
         }
     }
 
+    /**
+     * The backend refused the caller's credentials (401) or the operation (403). Not retryable:
+     * the configuration (token, RBAC) must change first.
+     */
+    public static final class Denied extends DatastoreException {
+        public Denied(String message) {
+            super(message, null);
+        }
+    }
+
     /** The resource failed validation; the cause is the {@code ValidationException} with every error. */
     public static final class Invalid extends DatastoreException {
         public Invalid(calico.api.validation.ValidationException cause) {

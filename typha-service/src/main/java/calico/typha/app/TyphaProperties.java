@@ -64,9 +64,9 @@ public record TyphaProperties(
 
     public TyphaProperties {
         datastoreType = datastoreType == null ? "" : datastoreType.trim().toLowerCase(Locale.ROOT);
-        if (!List.of("etcdv3", "memory", "kubernetes").contains(datastoreType)) {
+        if (DatastoreConfig.Type.byEnvName(datastoreType).isEmpty()) {
             throw new IllegalArgumentException("typha.datastore-type (TYPHA_DATASTORETYPE or DATASTORE_TYPE): \""
-                    + datastoreType + "\" is not one of etcdv3, kubernetes, memory");
+                    + datastoreType + "\" is not one of " + DatastoreConfig.TYPE_NAMES);
         }
         connectionRebalancingMode = connectionRebalancingMode == null ? "none"
                 : connectionRebalancingMode.trim().toLowerCase(Locale.ROOT);
