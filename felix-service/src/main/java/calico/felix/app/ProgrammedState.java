@@ -20,18 +20,21 @@ public record ProgrammedState(Dataplane dataplane, ModelDataplane model,
         return of(dataplane, List.of());
     }
 
-    /** With {@code listeners} fed every batch after the dataplane (flow logs mirror the stream). */
+    /**
+     * With {@code listeners} fed every batch before the dataplane (flow logs mirror the stream, and
+     * must be listening before the rules that log to them are programmed).
+     */
     public static ProgrammedState of(Dataplane dataplane, List<Consumer<List<DataplaneUpdate>>> listeners) {
         return new ProgrammedState(dataplane, dataplane instanceof ModelDataplane m ? m : new ModelDataplane(),
                 listeners);
     }
 
     void apply(List<DataplaneUpdate> batch) {
+        listeners.forEach(l -> l.accept(batch));
         dataplane.apply(batch);
         if (model != dataplane) {
             model.apply(batch);
         }
-        listeners.forEach(l -> l.accept(batch));
     }
 
     List<String> errors() {

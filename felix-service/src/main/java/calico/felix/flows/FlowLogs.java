@@ -112,7 +112,18 @@ public final class FlowLogs implements AutoCloseable {
             }
             if (config) {
                 Wanted w = wanted;
-                thread.execute(() -> reconcile(w));
+                // Waited for (bounded), so the NFLOG reader is bound before the dataplane programs
+                // the rules that log to it: else the first connections' hits are lost.
+                java.util.concurrent.Future<?> started = thread.submit(() -> reconcile(w));
+                try {
+                    started.get(10, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    log.warn("flow logs: still starting after 10 s; the dataplane goes on meanwhile");
+                } catch (java.util.concurrent.ExecutionException e) {
+                    log.error("flow logs: start failed", e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
         } catch (RuntimeException e) {
             lastError = "flow logs: " + e;
