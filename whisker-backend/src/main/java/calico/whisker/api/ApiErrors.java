@@ -8,7 +8,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.webmvc.error.ErrorController;
-import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.HttpMediaTypeNotAcceptableException;
@@ -67,13 +67,11 @@ public class ApiErrors implements ErrorController {
 
     @ExceptionHandler(HttpRequestMethodNotSupportedException.class)
     ResponseEntity<String> method(HttpRequestMethodNotSupportedException e) {
-        ResponseEntity<String> r = body(405, "method " + e.getMethod() + " is not allowed here", null);
-        HttpHeaders h = new HttpHeaders();
-        h.putAll(r.getHeaders());
+        var b = ResponseEntity.status(405).contentType(MediaType.APPLICATION_JSON);
         if (e.getSupportedHttpMethods() != null) {
-            h.setAllow(e.getSupportedHttpMethods());
+            b.allow(e.getSupportedHttpMethods().toArray(HttpMethod[]::new));
         }
-        return new ResponseEntity<>(r.getBody(), h, 405);
+        return b.body(Json.write(ErrorBody.of(405, "method " + e.getMethod() + " is not allowed here", null)));
     }
 
     @ExceptionHandler(HttpMediaTypeNotAcceptableException.class)

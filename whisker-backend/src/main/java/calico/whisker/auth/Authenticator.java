@@ -12,8 +12,10 @@ public sealed interface Authenticator permits TokenAuthenticator, BasicAuthentic
      */
     String reject(String authorization);
 
-    /** {@return the WWW-Authenticate challenge for a 401} */
-    String challenge();
+    /** {@return the WWW-Authenticate challenge for a 401} (Bearer unless the scheme is another) */
+    default String challenge() {
+        return "Bearer realm=\"whisker\"";
+    }
 
     /** Builds the authenticator of the configured mode; a bad credentials file fails start-up. */
     static Authenticator of(WhiskerProperties p) {

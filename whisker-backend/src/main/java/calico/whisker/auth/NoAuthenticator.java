@@ -7,9 +7,4 @@ public final class NoAuthenticator implements Authenticator {
     public String reject(String authorization) {
         return null;
     }
-
-    @Override
-    public String challenge() {
-        return "Bearer realm=\"whisker\"";
-    }
 }

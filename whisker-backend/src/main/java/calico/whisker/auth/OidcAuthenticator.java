@@ -67,11 +67,6 @@ public final class OidcAuthenticator implements Authenticator {
         }
     }
 
-    @Override
-    public String challenge() {
-        return "Bearer realm=\"whisker\"";
-    }
-
     private DefaultJWTProcessor<SecurityContext> processor() {
         DefaultJWTProcessor<SecurityContext> p = processor;
         if (p != null) {

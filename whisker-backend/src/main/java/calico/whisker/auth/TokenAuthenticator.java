@@ -29,9 +29,4 @@ public final class TokenAuthenticator implements Authenticator {
         }
         return Secrets.matches(digest, presented) ? null : "the bearer token is not valid";
     }
-
-    @Override
-    public String challenge() {
-        return "Bearer realm=\"whisker\"";
-    }
 }

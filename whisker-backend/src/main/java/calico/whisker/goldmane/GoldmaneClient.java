@@ -20,6 +20,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.AbstractStub;
 import io.grpc.stub.ClientResponseObserver;
 import java.io.File;
 import java.io.IOException;
@@ -95,8 +96,7 @@ public final class GoldmaneClient implements AutoCloseable {
     public List<StatisticsResult> statistics(StatisticsRequest r) {
         return call(() -> {
             List<StatisticsResult> out = new ArrayList<>();
-            Iterator<StatisticsResult> it = StatisticsGrpc.newBlockingStub(channel)
-                    .withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS).list(r);
+            Iterator<StatisticsResult> it = withDeadline(StatisticsGrpc.newBlockingStub(channel)).list(r);
             it.forEachRemaining(out::add);
             return out;
         });
@@ -125,7 +125,11 @@ public final class GoldmaneClient implements AutoCloseable {
     }
 
     private FlowsGrpc.FlowsBlockingStub flows() {
-        return FlowsGrpc.newBlockingStub(channel).withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        return withDeadline(FlowsGrpc.newBlockingStub(channel));
+    }
+
+    private <S extends AbstractStub<S>> S withDeadline(S stub) {
+        return stub.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private <T> T call(Supplier<T> c) {

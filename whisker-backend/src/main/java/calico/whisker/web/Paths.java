@@ -1,9 +1,12 @@
 package calico.whisker.web;
 
 import jakarta.servlet.http.HttpServletRequest;
+import java.util.regex.Pattern;
 
 /** Which paths are the UI's public static files; everything else is API (authenticated, not cached). */
 public final class Paths {
+
+    private static final Pattern FAVICON = Pattern.compile("/favicon\\.[A-Za-z0-9]+");
 
     private Paths() {
     }
@@ -17,6 +20,6 @@ public final class Paths {
     /** The page must load without credentials so that it can ask for them. */
     public static boolean isPublicStatic(String path) {
         return path.equals("/") || path.equals("/index.html") || path.startsWith("/assets/")
-                || path.matches("/favicon\\.[A-Za-z0-9]+");
+                || FAVICON.matcher(path).matches();
     }
 }

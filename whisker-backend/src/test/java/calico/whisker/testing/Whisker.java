@@ -24,7 +24,7 @@ public final class Whisker implements AutoCloseable {
     public final int port;
     public final int healthPort;
     public final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    private String authorization;
+    private final String authorization;
 
     private Whisker(ConfigurableApplicationContext ctx, String authorization) {
         this.ctx = ctx;
@@ -67,9 +67,13 @@ public final class Whisker implements AutoCloseable {
     }
 
     public HttpRequest.Builder request(String pathAndQuery) {
+        return request(pathAndQuery, authorization);
+    }
+
+    private HttpRequest.Builder request(String pathAndQuery, String authorizationHeader) {
         HttpRequest.Builder b = HttpRequest.newBuilder(uri(pathAndQuery)).timeout(Duration.ofSeconds(30));
-        if (authorization != null) {
-            b.header("Authorization", authorization);
+        if (authorizationHeader != null) {
+            b.header("Authorization", authorizationHeader);
         }
         return b;
     }
@@ -79,11 +83,7 @@ public final class Whisker implements AutoCloseable {
     }
 
     public HttpResponse<String> get(String pathAndQuery, String authorizationHeader) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(uri(pathAndQuery)).timeout(Duration.ofSeconds(30));
-        if (authorizationHeader != null) {
-            b.header("Authorization", authorizationHeader);
-        }
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(request(pathAndQuery, authorizationHeader).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     public HttpResponse<String> health(String path) throws Exception {
