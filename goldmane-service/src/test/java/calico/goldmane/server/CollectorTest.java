@@ -10,6 +10,7 @@ import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowListRequest;
 import calico.libcalico.goldmane.proto.FlowListResult;
 import calico.libcalico.goldmane.proto.FlowUpdate;
+import calico.libcalico.testing.MutableClock;
 import io.grpc.Status;
 import java.nio.file.Files;
 import java.nio.file.Path;

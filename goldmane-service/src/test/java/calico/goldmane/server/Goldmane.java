@@ -9,6 +9,7 @@ import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowCollectorGrpc;
 import calico.libcalico.goldmane.proto.FlowsGrpc;
 import calico.libcalico.goldmane.proto.StatisticsGrpc;
+import calico.libcalico.testing.MutableClock;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.ServerCredentials;

@@ -8,6 +8,7 @@ import calico.goldmane.store.Buckets;
 import calico.libcalico.goldmane.proto.Action;
 import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowListRequest;
+import calico.libcalico.testing.MutableClock;
 import io.micrometer.core.instrument.search.Search;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;

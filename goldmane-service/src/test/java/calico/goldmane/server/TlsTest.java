@@ -10,6 +10,7 @@ import calico.libcalico.goldmane.proto.Action;
 import calico.libcalico.goldmane.proto.FlowCollectorGrpc;
 import calico.libcalico.goldmane.proto.FlowListRequest;
 import calico.libcalico.goldmane.proto.FlowsGrpc;
+import calico.libcalico.testing.MutableClock;
 import calico.libcalico.testing.TestCertificates;
 import io.grpc.ChannelCredentials;
 import io.grpc.Status;

@@ -10,6 +10,7 @@ import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowCollectorGrpc;
 import calico.libcalico.goldmane.proto.FlowReceipt;
 import calico.libcalico.goldmane.proto.FlowUpdate;
+import calico.libcalico.testing.MutableClock;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.ServerCredentials;

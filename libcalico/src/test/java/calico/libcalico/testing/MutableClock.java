@@ -1,4 +1,4 @@
-package calico.whisker.testing;
+package calico.libcalico.testing;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -7,7 +7,7 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** goldmane's time, moved by the test; its writer rolls buckets over when the clock crosses a boundary. */
+/** A clock the test moves by hand (goldmane's writer rolls its ring over when it crosses a bucket boundary). */
 public final class MutableClock extends Clock {
 
     private final AtomicLong millis;
