@@ -9,6 +9,7 @@ import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
 import calico.libcalico.datastore.memory.MemoryDatastore;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -45,14 +46,14 @@ public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kuber
         }
 
         /** {@return the type {@code DATASTORE_TYPE} names} (case-insensitive, trimmed). */
-        public static java.util.Optional<Type> byEnvName(String raw) {
+        public static Optional<Type> byEnvName(String raw) {
             String s = raw == null ? "" : raw.trim().toLowerCase(Locale.ROOT);
             for (Type t : values()) {
                 if (t.envName.equals(s)) {
-                    return java.util.Optional.of(t);
+                    return Optional.of(t);
                 }
             }
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 

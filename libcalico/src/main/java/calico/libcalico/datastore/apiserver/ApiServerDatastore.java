@@ -74,10 +74,9 @@ public final class ApiServerDatastore implements Datastore {
     private static final Logger LOG = LoggerFactory.getLogger(ApiServerDatastore.class);
     static final String API = "/apis/projectcalico.org/v3/";
     private static final Pattern COMPACT_REVISION = Pattern.compile("\\((\\d+)\\)\\s*$");
-
-    private final ApiServerConfig config;
     private static final int EXECUTOR_THREADS = 4;
 
+    private final ApiServerConfig config;
     private final ThreadPoolExecutor executor;
     private final HttpClient http;
     private final String authorization;
@@ -107,10 +106,6 @@ public final class ApiServerDatastore implements Datastore {
                 .connectTimeout(config.requestTimeout())
                 .sslContext(sslContext(config))
                 .build();
-    }
-
-    public ApiServerConfig config() {
-        return config;
     }
 
     // ---------------------------------------------------------------- reads

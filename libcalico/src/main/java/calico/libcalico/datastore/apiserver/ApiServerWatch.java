@@ -161,18 +161,16 @@ final class ApiServerWatch implements Watch {
         String type = ev.path("type").asText("");
         JsonNode object = ev.path("object");
         switch (type) {
-            case "ADDED", "MODIFIED" -> {
+            case "ADDED", "MODIFIED", "DELETED" -> {
                 Resource r = store.decode(object, name);
                 long rev = ApiServerDatastore.revisionOf(object.path("metadata"), name);
-                Resource previous = seen.put(r.key(), r);
+                Resource previous = type.equals("DELETED") ? seen.remove(r.key()) : seen.put(r.key(), r);
                 position = rev;
-                out.deliver(type.equals("ADDED") ? new WatchEvent.Added(r, rev) : new WatchEvent.Modified(r, previous, rev));
-            }
-            case "DELETED" -> {
-                Resource last = store.decode(object, name);
-                long rev = ApiServerDatastore.revisionOf(object.path("metadata"), name);
-                position = rev;
-                out.deliver(new WatchEvent.Deleted(last.key(), seen.remove(last.key()), rev));
+                out.deliver(switch (type) {
+                    case "ADDED" -> new WatchEvent.Added(r, rev);
+                    case "MODIFIED" -> new WatchEvent.Modified(r, previous, rev);
+                    default -> new WatchEvent.Deleted(r.key(), previous, rev);
+                });
             }
             case "BOOKMARK" -> {
                 long rev = Math.max(position, ApiServerDatastore.revisionOf(object.path("metadata"), name));
