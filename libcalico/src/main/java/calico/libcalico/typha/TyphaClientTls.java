@@ -1,23 +1,18 @@
 package calico.libcalico.typha;
 
+import calico.libcalico.tls.CaTrust;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.netty.NettyChannelBuilder;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.Socket;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.security.cert.CertificateException;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.function.Function;
 import javax.net.ssl.SSLEngine;
-import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
 import javax.net.ssl.X509TrustManager;
 
@@ -38,38 +33,12 @@ public final class TyphaClientTls {
         try {
             creds = TlsChannelCredentials.newBuilder()
                     .keyManager(certFile.toFile(), keyFile.toFile())
-                    .trustManager(new IdentityTrustManager(caTrust(caFile), expectedServer))
+                    .trustManager(new IdentityTrustManager(CaTrust.load(caFile), expectedServer))
                     .build();
         } catch (IOException e) {
             throw new UncheckedIOException("typha client TLS: cannot read " + certFile + " / " + keyFile, e);
         }
         return address -> NettyChannelBuilder.forTarget(address, creds).build();
-    }
-
-    static X509TrustManager caTrust(Path caFile) {
-        try (InputStream in = Files.newInputStream(caFile)) {
-            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-            ks.load(null, null);
-            int i = 0;
-            for (var cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-                ks.setCertificateEntry("ca-" + i++, cert);
-            }
-            if (i == 0) {
-                throw new IllegalArgumentException("CA file " + caFile + ": no certificate in it");
-            }
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(ks);
-            for (var tm : tmf.getTrustManagers()) {
-                if (tm instanceof X509TrustManager x) {
-                    return x;
-                }
-            }
-            throw new IllegalStateException("no X509 trust manager");
-        } catch (IOException e) {
-            throw new UncheckedIOException("CA file " + caFile + ": cannot read", e);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalArgumentException("CA file " + caFile + ": " + e.getMessage(), e);
-        }
     }
 
     /** Chain validation by the CA, then the CN / URI SAN rule instead of host name verification. */

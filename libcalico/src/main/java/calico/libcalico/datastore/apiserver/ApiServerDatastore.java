@@ -15,6 +15,7 @@ import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.ListResult;
 import calico.libcalico.datastore.Watch;
 import calico.libcalico.datastore.WatchListener;
+import calico.libcalico.tls.CaTrust;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -27,12 +28,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -46,7 +43,6 @@ import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.TrustManager;
-import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -406,25 +402,9 @@ public final class ApiServerDatastore implements Datastore {
                 ctx.init(null, new TrustManager[] {new TrustAll()}, null);
                 return ctx;
             }
-            Collection<? extends Certificate> certs;
-            try (InputStream in = Files.newInputStream(config.caFile())) {
-                certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
-            }
-            if (certs.isEmpty()) {
-                throw new IllegalArgumentException("CALICO_APISERVER_CA_FILE: " + config.caFile()
-                        + " holds no PEM certificate");
-            }
-            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-            ks.load(null, null);
-            int i = 0;
-            for (Certificate c : certs) {
-                ks.setCertificateEntry("ca-" + i++, c);
-            }
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(ks);
-            ctx.init(null, tmf.getTrustManagers(), null);
+            ctx.init(null, new TrustManager[] {CaTrust.load(config.caFile())}, null);
             return ctx;
-        } catch (IOException | GeneralSecurityException e) {
+        } catch (GeneralSecurityException | RuntimeException e) {
             throw new IllegalArgumentException("CALICO_APISERVER_CA_FILE: cannot load " + config.caFile()
                     + " as PEM certificates: " + e.getMessage(), e);
         }
