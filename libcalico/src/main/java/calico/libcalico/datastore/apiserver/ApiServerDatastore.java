@@ -71,9 +71,11 @@ public final class ApiServerDatastore implements Datastore {
     static final String API = "/apis/projectcalico.org/v3/";
     private static final Pattern COMPACT_REVISION = Pattern.compile("\\((\\d+)\\)\\s*$");
     private static final int EXECUTOR_THREADS = 4;
+    private static final int CALLER_THREADS = 8;
 
     private final ApiServerConfig config;
     private final ThreadPoolExecutor executor;
+    private final ThreadPoolExecutor callers;
     private final HttpClient http;
     private final String authorization;
     private final ResourceCodec codec = ResourceCodec.get();
@@ -96,6 +98,16 @@ public final class ApiServerDatastore implements Datastore {
                     return t;
                 });
         this.executor.prestartAllCoreThreads();
+        // Requests are made from these threads, not the caller's: any thread the JDK's client
+        // spawns while connecting (its completion stages use the common pool) is then born in
+        // this namespace too. A caller inside another namespace made connects fail at random.
+        this.callers = new ThreadPoolExecutor(CALLER_THREADS, CALLER_THREADS, 0, TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "apiserver-datastore-call");
+                    t.setDaemon(true);
+                    return t;
+                });
+        this.callers.prestartAllCoreThreads();
         this.http = HttpClient.newBuilder()
                 .executor(executor)
                 .version(HttpClient.Version.HTTP_1_1)
@@ -208,6 +220,7 @@ public final class ApiServerDatastore implements Datastore {
             w.close();
         }
         executor.shutdown();
+        callers.shutdown();
     }
 
     // ---------------------------------------------------------------- for ApiServerWatch
@@ -315,11 +328,21 @@ public final class ApiServerDatastore implements Datastore {
         } else {
             b.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofByteArray(body));
         }
+        HttpRequest req = b.build();
         try {
-            HttpResponse<byte[]> r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+            HttpResponse<byte[]> r = callers.submit(() -> http.send(req, HttpResponse.BodyHandlers.ofByteArray()))
+                    .get();
             return new Answer(r.statusCode(), r.body());
-        } catch (IOException e) {
-            throw unavailable(method + " " + uri, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw unavailable(method + " " + uri, io);
+            }
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new DatastoreException.Unavailable(method + " " + uri + ": " + e.getCause(), e.getCause());
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            throw new DatastoreException.Unavailable(method + " " + uri + ": the datastore client is closed", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new DatastoreException.Unavailable(method + " " + uri + ": interrupted", e);
