@@ -389,6 +389,9 @@ class KubernetesDatastoreTest {
         WatchRecorder rec = new WatchRecorder();
         try (Watch w = store.watch(ResourceKind.PROFILE, null, store.currentRevision(), rec)) {
             rec.next(e -> e instanceof WatchEvent.Bookmark, WAIT);
+            // A profile watch has two sources (namespaces, service accounts); one bookmark does not
+            // prove both are open, and a source opening during the partition would replay "missed".
+            awaitOpenWatches(2);
             server.partition(true);
             namespace("missed", Map.of());
             server.compact();
@@ -400,6 +403,21 @@ class KubernetesDatastoreTest {
             assertThat(end).isInstanceOf(WatchEvent.Compacted.class);
             namespace("after", Map.of());
             assertThat(rec.drain()).noneMatch(e -> !(e instanceof WatchEvent.Bookmark) && !(e instanceof WatchEvent.Compacted));
+        }
+    }
+
+    private void awaitOpenWatches(int n) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (server.openWatches() < n) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("only " + server.openWatches() + " of " + n + " watches opened within " + WAIT);
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
         }
     }
 
