@@ -6,6 +6,7 @@ import calico.api.model.BGPPeer;
 import calico.api.model.BlockAffinity;
 import calico.api.model.IPPool;
 import calico.api.model.Node;
+import calico.api.model.WorkloadEndpoint;
 import java.util.Collections;
 import java.util.Map;
 import java.util.SortedMap;
@@ -13,11 +14,13 @@ import java.util.TreeMap;
 
 /**
  * Everything confd renders from, at one moment: the BGP resources by name (sorted, so that the
- * rendered config does not depend on the order updates arrived in).
+ * rendered config does not depend on the order updates arrived in). {@code workloads} are this
+ * node's workload endpoints by {@code namespace/name}.
  */
 public record BgpView(SortedMap<String, Node> nodes, SortedMap<String, BGPPeer> peers,
                       SortedMap<String, BGPFilter> filters, SortedMap<String, BGPConfiguration> configs,
-                      SortedMap<String, IPPool> pools, SortedMap<String, BlockAffinity> affinities) {
+                      SortedMap<String, IPPool> pools, SortedMap<String, BlockAffinity> affinities,
+                      SortedMap<String, WorkloadEndpoint> workloads) {
 
     public BgpView {
         nodes = copy(nodes);
@@ -26,6 +29,7 @@ public record BgpView(SortedMap<String, Node> nodes, SortedMap<String, BGPPeer> 
         configs = copy(configs);
         pools = copy(pools);
         affinities = copy(affinities);
+        workloads = copy(workloads);
     }
 
     private static <T> SortedMap<String, T> copy(Map<String, T> m) {
@@ -33,6 +37,6 @@ public record BgpView(SortedMap<String, Node> nodes, SortedMap<String, BGPPeer> 
     }
 
     public static BgpView empty() {
-        return new BgpView(null, null, null, null, null, null);
+        return new BgpView(null, null, null, null, null, null, null);
     }
 }

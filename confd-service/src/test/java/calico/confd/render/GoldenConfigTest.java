@@ -47,6 +47,9 @@ class GoldenConfigTest {
             "pools-blocks, node-1",
             "node-override, node-1",
             "bad-input, node-1",
+            "local-workloads, node-1",
+            "local-workloads, node-2",
+            "reachable-ignored, node-1",
     })
     void rendersAsExpectedAndBirdAcceptsIt(String caseName, String node) throws Exception {
         Path dir = GOLDEN.resolve(caseName);
