@@ -13,6 +13,7 @@ import calico.libcalico.datastore.DatastoreConfig;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import calico.confd.render.SecretSource;
+import calico.confd.services.KubernetesServices;
 import calico.confd.status.PeerStatusMonitor;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.health.HealthAggregator;
@@ -56,6 +57,7 @@ public class ConfdService implements SmartLifecycle {
     private AutoCloseable syncer;
     private ScheduledExecutorService poller;
     private KubernetesClient kubernetes;
+    private KubernetesServices services;
 
     public ConfdService(ConfdProperties properties, ObjectProvider<ConfdTyphaProperties> typha, MeterRegistry meters,
                         HealthAggregator health) {
@@ -89,6 +91,12 @@ public class ConfdService implements SmartLifecycle {
         Gauge.builder("confd_config_generation", daemon, d -> d.status().generation())
                 .description("configurations installed and loaded by BIRD").register(meters);
         daemon.onStatus(this::onStatus);
+        // Per-service advertisement (Local traffic policy, LB aggregation off) needs the Services
+        // themselves: watched from the Kubernetes API when there is one, as Calico's confd does.
+        if (kubernetes(datastoreConfig) != null) {
+            services = new KubernetesServices(kubernetes, properties.nodename(), daemon::onServices);
+            services.start();
+        }
         if (typha.enabled()) {
             log.info("confd for node {} reading typha's bgp syncer at {}", properties.nodename(), typha.addr());
             TyphaClient client = new TyphaClient(typha.options(properties.nodename()), daemon);
@@ -114,11 +122,18 @@ public class ConfdService implements SmartLifecycle {
         if (properties.secretsDir() != null && !properties.secretsDir().isBlank()) {
             return new DirectorySecrets(Path.of(properties.secretsDir()));
         }
-        if (datastoreConfig.kubernetes() != null) {
-            kubernetes = new KubernetesClientBuilder().withConfig(datastoreConfig.kubernetes().client()).build();
+        if (kubernetes(datastoreConfig) != null) {
             return new KubernetesSecrets(kubernetes, properties.namespace());
         }
         return SecretSource.none();
+    }
+
+    /** {@return the Kubernetes API client} on the kubernetes datastore (made once), else {@code null} */
+    private KubernetesClient kubernetes(DatastoreConfig datastoreConfig) {
+        if (kubernetes == null && datastoreConfig.kubernetes() != null) {
+            kubernetes = new KubernetesClientBuilder().withConfig(datastoreConfig.kubernetes().client()).build();
+        }
+        return kubernetes;
     }
 
     private void onStatus(ConfdStatus s) {
@@ -161,6 +176,10 @@ public class ConfdService implements SmartLifecycle {
                 log.warn("closing the syncer: {}", e.toString());
             }
             syncer = null;
+        }
+        if (services != null) {
+            services.close();
+            services = null;
         }
         if (daemon != null) {
             daemon.close();

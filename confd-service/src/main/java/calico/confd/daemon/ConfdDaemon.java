@@ -109,6 +109,17 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
         }
     }
 
+    /** The Kubernetes Services, all of them, whenever their watch changes (kubernetes datastore). */
+    public void onServices(java.util.Map<String, calico.confd.model.ServiceInfo> services) {
+        boolean changed;
+        synchronized (lock) {
+            changed = store.setServices(services);
+        }
+        if (changed && inSync) {
+            request();
+        }
+    }
+
     /** Queues a pass unless one is already queued. */
     public void request() {
         if (queued.compareAndSet(false, true)) {

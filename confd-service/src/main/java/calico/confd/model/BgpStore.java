@@ -37,6 +37,7 @@ public final class BgpStore {
     private final TreeMap<String, BlockAffinity> affinities = new TreeMap<>();
     private final TreeMap<String, WorkloadEndpoint> workloads = new TreeMap<>();
     private final String localNode;
+    private TreeMap<String, ServiceInfo> services = new TreeMap<>();
 
     /** A store that keeps every workload endpoint (tests rendering for several nodes). */
     public BgpStore() {
@@ -91,7 +92,15 @@ public final class BgpStore {
         return r.withMetadata(r.metadata().withResourceVersion(null));
     }
 
+    /** Replaces the Kubernetes Services (from their own watch); {@return whether anything changed} */
+    public boolean setServices(java.util.Map<String, ServiceInfo> all) {
+        TreeMap<String, ServiceInfo> next = new TreeMap<>(all);
+        boolean changed = !next.equals(services);
+        services = next;
+        return changed;
+    }
+
     public BgpView view() {
-        return new BgpView(nodes, peers, filters, configs, pools, affinities, workloads);
+        return new BgpView(nodes, peers, filters, configs, pools, affinities, workloads, services);
     }
 }

@@ -210,7 +210,19 @@ public final class BirdConfigBuilder {
         List<String> services = new ArrayList<>();
         service(cfg.serviceClusterIPs(), family, "serviceClusterIPs", services, exportLines, skipped);
         service(cfg.serviceExternalIPs(), family, "serviceExternalIPs", services, exportLines, skipped);
-        service(cfg.serviceLoadBalancerIPs(), family, "serviceLoadBalancerIPs", services, exportLines, skipped);
+        // Reported once (the IPv4 pass); the IPv6 pass decides the same way.
+        boolean aggregateLb = ServiceRoutes.aggregateLoadBalancerIPs(cfg, family == 4 ? skipped : new ArrayList<>());
+        if (aggregateLb) {
+            service(cfg.serviceLoadBalancerIPs(), family, "serviceLoadBalancerIPs", services, exportLines, skipped);
+        } else if (family == 4) {
+            // Still checked, so a bad range is reported whichever way it is advertised.
+            service(cfg.serviceLoadBalancerIPs(), 4, "serviceLoadBalancerIPs", new ArrayList<>(), new ArrayList<>(),
+                    skipped);
+        }
+        for (ServiceRoutes.Route r : ServiceRoutes.routes(view.services().values(), cfg, family, aggregateLb)) {
+            services.add(r.prefix());
+            exportLines.add("if ( net = " + r.prefix() + " ) then { accept; }  # Service " + r.service());
+        }
         return new Exports(blocks, services, exportLines, communities(cfg, family, skipped));
     }
 
