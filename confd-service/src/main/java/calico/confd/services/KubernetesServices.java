@@ -76,15 +76,17 @@ public final class KubernetesServices implements AutoCloseable {
         return (ResourceEventHandler<T>) (ResourceEventHandler<?>) h;
     }
 
+    /**
+     * Hands on the current map. Under the lock, sink call included: the two informers' threads
+     * publish concurrently, and an older map must never be handed on after a newer one.
+     */
     private void publish() {
-        Map<String, ServiceInfo> all;
         synchronized (lock) {
             if (services == null || slices == null || !services.hasSynced() || !slices.hasSynced()) {
                 return;
             }
-            all = infos(services.getStore().list(), slices.getStore().list(), nodeName);
+            sink.accept(infos(services.getStore().list(), slices.getStore().list(), nodeName));
         }
-        sink.accept(all);
     }
 
     /** {@return one entry per service, by {@code namespace/name}}, as seen from {@code nodeName} */
