@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.ASNumber;
 import calico.api.model.BGPConfigurationSpec;
+import calico.confd.Await;
 import calico.api.model.BGPPeerSpec;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
@@ -27,9 +28,9 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -102,13 +103,6 @@ class ConfdThroughTyphaTest {
     }
 
     private static void await(String what, Callable<Boolean> condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            if (condition.call()) {
-                return;
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("timed out waiting for " + what);
+        Await.until(what, Duration.ofSeconds(60), condition);
     }
 }

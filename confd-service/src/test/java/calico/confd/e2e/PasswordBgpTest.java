@@ -12,24 +12,16 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import calico.api.model.ASNumber;
 import calico.api.model.BGPPassword;
 import calico.api.model.BGPPeerSpec;
+import calico.confd.Await;
 import calico.confd.bird.BirdProtocol;
-import calico.confd.bird.BirdValidator;
-import calico.confd.bird.ConfigFile;
-import calico.confd.daemon.ConfdDaemon;
-import calico.confd.model.BgpStore;
-import calico.confd.render.BirdConfigBuilder;
 import calico.confd.render.DirectorySecrets;
 import calico.libcalico.datastore.memory.MemoryDatastore;
-import calico.libcalico.syncer.WatcherSyncer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,13 +46,13 @@ class PasswordBgpTest {
 
     private NetnsLab lab;
     private MemoryDatastore datastore;
-    private final List<ConfdDaemon> daemons = new ArrayList<>();
-    private final List<WatcherSyncer> syncers = new ArrayList<>();
+    private ConfdNodes confd;
 
     @AfterEach
     void tearDown() {
-        syncers.forEach(WatcherSyncer::close);
-        daemons.forEach(ConfdDaemon::close);
+        if (confd != null) {
+            confd.close();
+        }
         if (datastore != null) {
             datastore.close();
         }
@@ -84,21 +76,12 @@ class PasswordBgpTest {
         // Every node peers with every other node, with the password from the secret.
         datastore.create(peer("all-with-password", new BGPPeerSpec(null, null, null, null, null, "all()", null,
                 null, null, BGPPassword.fromSecret(SECRET, KEY), null, null, null, null, null, null)));
+        confd = new ConfdNodes(lab, datastore);
         for (int i = 1; i <= 2; i++) {
             writeSecret(i, "same-s3cret");
-            ConfdDaemon d = new ConfdDaemon("node-" + i, "", new BirdConfigBuilder(new DirectorySecrets(secrets(i))),
-                    new ConfigFile(lab.config(i), new BirdValidator("/usr/sbin/bird")), lab.control(i),
-                    Duration.ofMillis(500));
-            WatcherSyncer s = new WatcherSyncer(datastore, BgpStore.KINDS, d);
-            daemons.add(d);
-            syncers.add(s);
-            s.start();
+            confd.start(i, new DirectorySecrets(secrets(i)), Duration.ofMillis(500));
         }
-        for (int i = 1; i <= 2; i++) {
-            int n = i;
-            await("config for node-" + i, () -> Files.exists(lab.config(n)));
-            lab.startBird(i);
-        }
+        confd.startBirds(2);
         assertThat(Files.readString(lab.config(1))).contains("password \"same-s3cret\";");
 
         // 1. Same password on both sides: Established, and the route crosses.
@@ -150,23 +133,11 @@ class PasswordBgpTest {
                     () -> state(i, name).map(p -> p.established() == established).orElse(false));
         } catch (AssertionError e) {
             throw new AssertionError(e.getMessage() + "\nprotocols: " + lab.control(i).protocols() + "\nstatus: "
-                    + daemons.get(i - 1).status() + "\nlog: " + lab.log(i), e);
+                    + confd.daemon(i).status() + "\nlog: " + lab.log(i), e);
         }
     }
 
     private static void await(String what, Callable<Boolean> condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        Exception last = null;
-        while (System.nanoTime() < deadline) {
-            try {
-                if (condition.call()) {
-                    return;
-                }
-            } catch (IOException e) {
-                last = e;
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("timed out waiting for " + what + (last == null ? "" : ": " + last));
+        Await.until(what, Duration.ofSeconds(90), condition);
     }
 }

@@ -9,22 +9,13 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.api.model.ASNumber;
 import calico.api.model.BGPPeerSpec;
-import calico.confd.bird.BirdValidator;
-import calico.confd.bird.ConfigFile;
-import calico.confd.daemon.ConfdDaemon;
-import calico.confd.model.BgpStore;
-import calico.confd.render.BirdConfigBuilder;
+import calico.confd.Await;
 import calico.confd.render.SecretSource;
 import calico.libcalico.datastore.memory.MemoryDatastore;
-import calico.libcalico.syncer.WatcherSyncer;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,13 +33,13 @@ class ReachableByBgpTest {
 
     private NetnsLab lab;
     private MemoryDatastore datastore;
-    private final List<ConfdDaemon> daemons = new ArrayList<>();
-    private final List<WatcherSyncer> syncers = new ArrayList<>();
+    private ConfdNodes confd;
 
     @AfterEach
     void tearDown() {
-        syncers.forEach(WatcherSyncer::close);
-        daemons.forEach(ConfdDaemon::close);
+        if (confd != null) {
+            confd.close();
+        }
         if (datastore != null) {
             datastore.close();
         }
@@ -75,20 +66,11 @@ class ReachableByBgpTest {
         datastore.create(peer("back-to-node-1", new BGPPeerSpec("node-2", null, NetnsLab.address(1),
                 ASNumber.of(64512), null, null, null, null, null, null, BGPPeerSpec.SourceAddress.None, null, null,
                 null, null, null)));
+        confd = new ConfdNodes(lab, datastore);
         for (int i = 1; i <= 2; i++) {
-            ConfdDaemon d = new ConfdDaemon("node-" + i, "", new BirdConfigBuilder(SecretSource.none()),
-                    new ConfigFile(lab.config(i), new BirdValidator("/usr/sbin/bird")), lab.control(i),
-                    Duration.ofSeconds(1));
-            WatcherSyncer s = new WatcherSyncer(datastore, BgpStore.KINDS, d);
-            daemons.add(d);
-            syncers.add(s);
-            s.start();
+            confd.start(i, SecretSource.none(), Duration.ofSeconds(1));
         }
-        for (int i = 1; i <= 2; i++) {
-            int n = i;
-            await("config for node-" + i, () -> Files.exists(lab.config(n)));
-            lab.startBird(i);
-        }
+        confd.startBirds(2);
         assertThat(Files.readString(lab.config(1))).contains("route 10.77.0.2/32 via 10.99.0.2;");
 
         await("node-1's kernel route to the peer via the gateway",
@@ -103,18 +85,6 @@ class ReachableByBgpTest {
     }
 
     private static void await(String what, Callable<Boolean> condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        Exception last = null;
-        while (System.nanoTime() < deadline) {
-            try {
-                if (condition.call()) {
-                    return;
-                }
-            } catch (IOException e) {
-                last = e;
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("timed out waiting for " + what + (last == null ? "" : ": " + last));
+        Await.until(what, Duration.ofSeconds(90), condition);
     }
 }

@@ -5,6 +5,7 @@ import static calico.confd.Fixtures.node;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.BGPConfigurationSpec;
+import calico.confd.Await;
 import calico.confd.bird.BirdControl;
 import calico.confd.bird.BirdValidator;
 import calico.confd.bird.ConfigFile;
@@ -25,7 +26,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -97,13 +97,6 @@ class KubernetesServicesTest {
     }
 
     private static void await(String what, Callable<Boolean> condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            if (condition.call()) {
-                return;
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("timed out waiting for " + what);
+        Await.until(what, Duration.ofSeconds(60), condition);
     }
 }
