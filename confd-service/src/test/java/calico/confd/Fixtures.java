@@ -14,6 +14,8 @@ import calico.api.model.IPPoolSpec;
 import calico.api.model.Node;
 import calico.api.model.NodeSpec;
 import calico.api.model.ObjectMeta;
+import calico.api.model.WorkloadEndpoint;
+import calico.api.model.WorkloadEndpointSpec;
 import java.util.List;
 import java.util.Map;
 
@@ -59,6 +61,15 @@ public final class Fixtures {
 
     public static BGPPeer peer(String name, BGPPeerSpec spec) {
         return new BGPPeer(ObjectMeta.named(name), spec);
+    }
+
+    /** A pod's workload endpoint on {@code node} with one address (the datastore names it). */
+    public static WorkloadEndpoint wep(String namespace, String pod, String node, String ip,
+                                       Map<String, String> labels) {
+        return new WorkloadEndpoint(ObjectMeta.namespaced(namespace, null).withLabels(labels),
+                new WorkloadEndpointSpec("k8s", null, node, null, pod, "eth0", null,
+                        List.of(ip + (ip.contains(":") ? "/128" : "/32")), null, null, null, List.of(), "cali" + pod,
+                        null, null, null));
     }
 
     public static <T> List<T> list(T... items) {

@@ -6,7 +6,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 
 /** confd: BIRD 2 configuration from the BGP resources, BIRD reloaded over its control socket. */
 @SpringBootApplication
-@EnableConfigurationProperties(ConfdProperties.class)
+@EnableConfigurationProperties({ConfdProperties.class, ConfdTyphaProperties.class})
 public class ConfdApplication {
 
     public static void main(String[] args) {

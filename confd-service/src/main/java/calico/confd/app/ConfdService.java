@@ -13,11 +13,14 @@ import calico.libcalico.datastore.DatastoreConfig;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import calico.confd.render.SecretSource;
+import calico.confd.services.KubernetesServices;
 import calico.confd.status.PeerStatusMonitor;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthReporter;
 import calico.libcalico.syncer.WatcherSyncer;
+import calico.libcalico.typha.TyphaClient;
+import org.springframework.beans.factory.ObjectProvider;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -33,9 +36,10 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
 /**
- * Opens the datastore, watches the BGP kinds through libcalico's syncer and runs the
- * {@link ConfdDaemon} and the peer-state poller for the application's lifetime. Typha's
- * {@code bgp} syncer does not carry block affinities, so confd watches the datastore itself.
+ * Feeds the {@link ConfdDaemon} and runs the peer-state poller for the application's lifetime.
+ * With a typha address (CALICO_/FELIX_/CONFD_TYPHAADDR) the BGP kinds come from typha's
+ * {@code bgp} syncer and the datastore is never opened (its settings still tell where password
+ * Secrets live); without one, confd opens the datastore and watches it through libcalico's syncer.
  */
 @Component
 public class ConfdService implements SmartLifecycle {
@@ -43,18 +47,22 @@ public class ConfdService implements SmartLifecycle {
     private static final Logger log = LoggerFactory.getLogger(ConfdService.class);
 
     private final ConfdProperties properties;
+    private final ConfdTyphaProperties typha;
     private final MeterRegistry meters;
     private final HealthReporter health;
     private final BirdControl bird;
     private final PeerStatusMonitor monitor;
     private Datastore datastore;
     private ConfdDaemon daemon;
-    private WatcherSyncer syncer;
+    private AutoCloseable syncer;
     private ScheduledExecutorService poller;
     private KubernetesClient kubernetes;
+    private KubernetesServices services;
 
-    public ConfdService(ConfdProperties properties, MeterRegistry meters, HealthAggregator health) {
+    public ConfdService(ConfdProperties properties, ObjectProvider<ConfdTyphaProperties> typha, MeterRegistry meters,
+                        HealthAggregator health) {
         this.properties = properties;
+        this.typha = typha.getIfAvailable(ConfdTyphaProperties::none);
         this.meters = meters;
         this.health = health.registerReporter("confd", true, true, Duration.ZERO);
         this.bird = new BirdControl(properties.birdSocket(), Duration.ofSeconds(10));
@@ -71,9 +79,11 @@ public class ConfdService implements SmartLifecycle {
             health.report(true, true, "BGP disabled (CALICO_NETWORKING_BACKEND=" + properties.networkingBackend() + ")");
             return;
         }
-        health.report(true, false, "waiting for the datastore");
+        if (typha.unsupported() != null) {
+            throw new IllegalStateException(typha.unsupported());
+        }
+        health.report(true, false, typha.enabled() ? "waiting for typha" : "waiting for the datastore");
         DatastoreConfig datastoreConfig = properties.datastore(System.getenv());
-        datastore = datastoreConfig.open();
         SecretSource secrets = secrets(datastoreConfig);
         daemon = new ConfdDaemon(properties.nodename(), properties.routerId(), new BirdConfigBuilder(secrets),
                 new ConfigFile(properties.birdConfig(), new BirdValidator(properties.birdBinary())), bird,
@@ -81,8 +91,23 @@ public class ConfdService implements SmartLifecycle {
         Gauge.builder("confd_config_generation", daemon, d -> d.status().generation())
                 .description("configurations installed and loaded by BIRD").register(meters);
         daemon.onStatus(this::onStatus);
-        syncer = new WatcherSyncer(datastore, BgpStore.KINDS, daemon);
-        syncer.start();
+        // Per-service advertisement (Local traffic policy, LB aggregation off) needs the Services
+        // themselves: watched from the Kubernetes API when there is one, as Calico's confd does.
+        if (kubernetes(datastoreConfig) != null) {
+            services = new KubernetesServices(kubernetes, properties.nodename(), daemon::onServices);
+            services.start();
+        }
+        if (typha.enabled()) {
+            log.info("confd for node {} reading typha's bgp syncer at {}", properties.nodename(), typha.addr());
+            TyphaClient client = new TyphaClient(typha.options(properties.nodename()), daemon);
+            syncer = client;
+            client.start();
+        } else {
+            datastore = datastoreConfig.open();
+            WatcherSyncer watcher = new WatcherSyncer(datastore, BgpStore.KINDS, daemon);
+            syncer = watcher;
+            watcher.start();
+        }
         poller = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "confd-peer-poll");
             t.setDaemon(true);
@@ -97,11 +122,18 @@ public class ConfdService implements SmartLifecycle {
         if (properties.secretsDir() != null && !properties.secretsDir().isBlank()) {
             return new DirectorySecrets(Path.of(properties.secretsDir()));
         }
-        if (datastoreConfig.kubernetes() != null) {
-            kubernetes = new KubernetesClientBuilder().withConfig(datastoreConfig.kubernetes().client()).build();
+        if (kubernetes(datastoreConfig) != null) {
             return new KubernetesSecrets(kubernetes, properties.namespace());
         }
         return SecretSource.none();
+    }
+
+    /** {@return the Kubernetes API client} on the kubernetes datastore (made once), else {@code null} */
+    private KubernetesClient kubernetes(DatastoreConfig datastoreConfig) {
+        if (kubernetes == null && datastoreConfig.kubernetes() != null) {
+            kubernetes = new KubernetesClientBuilder().withConfig(datastoreConfig.kubernetes().client()).build();
+        }
+        return kubernetes;
     }
 
     private void onStatus(ConfdStatus s) {
@@ -118,7 +150,7 @@ public class ConfdService implements SmartLifecycle {
         return daemon;
     }
 
-    /** {@return the datastore confd reads} (tests write to the memory one) */
+    /** {@return the datastore confd reads}, {@code null} when reading through typha (tests write to the memory one) */
     public synchronized Datastore datastore() {
         return datastore;
     }
@@ -138,8 +170,16 @@ public class ConfdService implements SmartLifecycle {
             poller = null;
         }
         if (syncer != null) {
-            syncer.close();
+            try {
+                syncer.close();
+            } catch (Exception e) {
+                log.warn("closing the syncer: {}", e.toString());
+            }
             syncer = null;
+        }
+        if (services != null) {
+            services.close();
+            services = null;
         }
         if (daemon != null) {
             daemon.close();

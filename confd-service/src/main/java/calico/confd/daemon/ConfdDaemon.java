@@ -41,7 +41,7 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
     private final ScheduledExecutorService worker;
     private final AtomicBoolean queued = new AtomicBoolean();
     private final Object lock = new Object();
-    private final BgpStore store = new BgpStore();
+    private final BgpStore store;
     private volatile boolean inSync;
     private volatile boolean reloadPending;
     private volatile ConfdStatus status = ConfdStatus.waiting();
@@ -54,6 +54,7 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
     public ConfdDaemon(String nodeName, String routerId, BirdConfigBuilder builder, ConfigFile configFile,
                        BirdControl bird, Duration resyncInterval) {
         this.nodeName = nodeName;
+        this.store = new BgpStore(nodeName);
         this.routerId = routerId;
         this.builder = builder;
         this.configFile = configFile;
@@ -102,6 +103,17 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
         boolean changed;
         synchronized (lock) {
             changed = store.apply(updates);
+        }
+        if (changed && inSync) {
+            request();
+        }
+    }
+
+    /** The Kubernetes Services, all of them, whenever their watch changes (kubernetes datastore). */
+    public void onServices(java.util.Map<String, calico.confd.model.ServiceInfo> services) {
+        boolean changed;
+        synchronized (lock) {
+            changed = store.setServices(services);
         }
         if (changed && inSync) {
             request();

@@ -86,7 +86,8 @@ public final class BirdConfigBuilder {
             }
         }
         List<BGPPeer> peers = List.copyOf(view.peers().values());
-        PeerPlanner planner = new PeerPlanner(local, view.nodes(), cfg, goodFilters, secrets, defaultAs).plan(peers);
+        PeerPlanner planner = new PeerPlanner(local, view.nodes(), cfg, goodFilters, secrets, defaultAs,
+                List.copyOf(view.workloads().values())).plan(peers);
         skipped.addAll(planner.skipped());
 
         Exports v4 = exports(view, local, cfg, 4, skipped);
@@ -96,10 +97,37 @@ public final class BirdConfigBuilder {
         List<SessionView> sessions = planner.sessions().stream()
                 .map(s -> SessionView.of(s, listenPort, strictBind)).toList();
         TemplateModel model = new TemplateModel(nodeName, routerId(local, routerId), logClasses(cfg.logSeverityScreen()),
-                debug(cfg.logSeverityScreen()), functions, v4, v6, sessions);
+                debug(cfg.logSeverityScreen()), functions, v4, v6, sessions,
+                directInterfaces(cfg.ignoredInterfaces(), configSource(view, nodeName), skipped));
         StringWriter out = new StringWriter();
         template.execute(out, model);
         return new Rendered(out.toString(), planner.sessions(), skipped);
+    }
+
+    /**
+     * The direct protocol's interface patterns: {@code ignoredInterfaces} excluded first, then
+     * Calico's fixed exclusions ({@code cali*} workload veths, {@code kube-ipvs*}), then the rest.
+     */
+    static String directInterfaces(List<String> ignored, String source, List<Skipped> skipped) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < ignored.size(); i++) {
+            String name = ignored.get(i);
+            if (name == null || name.isEmpty() || name.chars().anyMatch(c -> c <= 0x20 || c == '"' || c == '\\'
+                    || c == 0x7f)) {
+                skipped.add(new Skipped(source, "spec.ignoredInterfaces[" + i + "]: \"" + name
+                        + "\" is not an interface name or pattern (empty, or holds a space, quote, backslash or "
+                        + "control character)"));
+                continue;
+            }
+            sb.append("-\"").append(name).append("\", ");
+        }
+        return sb.append("-\"cali*\", -\"kube-ipvs*\", \"*\"").toString();
+    }
+
+    /** {@return which BGPConfiguration {@code ignoredInterfaces} came from}, as {@link #effectiveConfig} picks it */
+    private static String configSource(BgpView view, String nodeName) {
+        BGPConfigurationSpec n = spec(view.configs().get("node." + nodeName));
+        return n.ignoredInterfaces().isEmpty() ? "BGPConfiguration default" : "BGPConfiguration node." + nodeName;
     }
 
     /** Calico's rule: {@code node.<name>} overrides {@code default} field by field. */
@@ -182,7 +210,19 @@ public final class BirdConfigBuilder {
         List<String> services = new ArrayList<>();
         service(cfg.serviceClusterIPs(), family, "serviceClusterIPs", services, exportLines, skipped);
         service(cfg.serviceExternalIPs(), family, "serviceExternalIPs", services, exportLines, skipped);
-        service(cfg.serviceLoadBalancerIPs(), family, "serviceLoadBalancerIPs", services, exportLines, skipped);
+        // Reported once (the IPv4 pass); the IPv6 pass decides the same way.
+        boolean aggregateLb = ServiceRoutes.aggregateLoadBalancerIPs(cfg, family == 4 ? skipped : new ArrayList<>());
+        if (aggregateLb) {
+            service(cfg.serviceLoadBalancerIPs(), family, "serviceLoadBalancerIPs", services, exportLines, skipped);
+        } else if (family == 4) {
+            // Still checked, so a bad range is reported whichever way it is advertised.
+            service(cfg.serviceLoadBalancerIPs(), 4, "serviceLoadBalancerIPs", new ArrayList<>(), new ArrayList<>(),
+                    skipped);
+        }
+        for (ServiceRoutes.Route r : ServiceRoutes.routes(view.services().values(), cfg, family, aggregateLb)) {
+            services.add(r.prefix());
+            exportLines.add("if ( net = " + r.prefix() + " ) then { accept; }  # Service " + r.service());
+        }
         return new Exports(blocks, services, exportLines, communities(cfg, family, skipped));
     }
 

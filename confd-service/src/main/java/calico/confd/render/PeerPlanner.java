@@ -6,6 +6,8 @@ import calico.api.model.BGPPassword;
 import calico.api.model.BGPPeer;
 import calico.api.model.BGPPeerSpec;
 import calico.api.model.Node;
+import calico.api.model.WorkloadEndpoint;
+import calico.api.net.Cidr;
 import calico.api.net.IpAddress;
 import calico.api.selector.Selector;
 import calico.confd.render.Session.PeerType;
@@ -35,12 +37,14 @@ final class PeerPlanner {
     private final Map<String, BGPFilter> filters;
     private final SecretSource secrets;
     private final Integer listenPort;
+    private final List<WorkloadEndpoint> workloads;
     private final Map<String, Session> byEndpoint = new LinkedHashMap<>();
     private final List<Skipped> skipped = new ArrayList<>();
 
     PeerPlanner(LocalNode local, Map<String, Node> nodes, BGPConfigurationSpec config, Map<String, BGPFilter> filters,
-                SecretSource secrets, long defaultAs) {
+                SecretSource secrets, long defaultAs, List<WorkloadEndpoint> workloads) {
         this.local = local;
+        this.workloads = List.copyOf(workloads);
         this.config = config;
         this.filters = filters;
         this.secrets = secrets;
@@ -105,7 +109,7 @@ final class PeerPlanner {
                 add(new Session(Session.protocolName(PeerType.MESH, other.address(family), listenPort), PeerType.MESH,
                         "node-to-node mesh", "ipv" + family, other.address(family), listenPort, other.asNumber(),
                         local.address(family), local.asNumber(), password, null, restart, null, null, null,
-                        List.of(), List.of()), null);
+                        List.of(), List.of(), null), null);
             }
         }
     }
@@ -116,13 +120,18 @@ final class PeerPlanner {
             throw new IllegalArgumentException("spec: missing");
         }
         String source = "BGPPeer " + p.metadata().name();
-        if (s.localWorkloadSelector() != null && !s.localWorkloadSelector().isEmpty()) {
-            throw new IllegalArgumentException("spec.localWorkloadSelector: peering with local workloads is not "
-                    + "supported by this confd");
-        }
+        boolean workloads = notEmpty(s.localWorkloadSelector());
         boolean hasIp = s.peerIP() != null && !s.peerIP().isEmpty();
         boolean hasSelector = s.peerSelector() != null && !s.peerSelector().isEmpty();
-        if (hasIp == hasSelector) {
+        if (workloads) {
+            if (hasIp || hasSelector) {
+                throw new IllegalArgumentException((hasIp ? "spec.peerIP" : "spec.peerSelector")
+                        + ": must be empty when localWorkloadSelector is set");
+            }
+            if (s.asNumber() == null) {
+                throw new IllegalArgumentException("spec.asNumber: required when localWorkloadSelector is set");
+            }
+        } else if (hasIp == hasSelector) {
             throw new IllegalArgumentException(hasIp ? "spec.peerIP: must be empty when peerSelector is set"
                     : "spec: needs peerIP or peerSelector (neither is set)");
         }
@@ -133,7 +142,16 @@ final class PeerPlanner {
         PeerType type = scoped ? PeerType.NODE : PeerType.GLOBAL;
         boolean appliesHere = scope.matches(labels(local));
         Options o = options(s);
+        if (notEmpty(s.reachableBy()) && !hasIp) {
+            throw new IllegalArgumentException("spec.reachableBy: needs spec.peerIP");
+        }
 
+        if (workloads) {
+            if (appliesHere) {
+                workloadSessions(source, s, o);
+            }
+            return;
+        }
         if (hasIp) {
             if (!appliesHere) {
                 return;
@@ -145,7 +163,8 @@ final class PeerPlanner {
                         + " but this node has no IPv" + family + " BGP address");
             }
             long as = s.asNumber() == null ? local.asNumber() : s.asNumber().value();
-            add(session(type, source, family, e.address(), e.port(), as, o, null), source);
+            add(withReachableBy(session(type, source, family, e.address(), e.port(), as, o, null), s.reachableBy(),
+                    family), source);
             return;
         }
         Selector peers = selector(s.peerSelector(), "spec.peerSelector");
@@ -167,6 +186,62 @@ final class PeerPlanner {
         }
     }
 
+    /** {@code reachableBy}: a gateway of the peer's family, printed as a static route to the peer. */
+    private static Session withReachableBy(Session s, String reachableBy, int family) {
+        if (!notEmpty(reachableBy)) {
+            return s;
+        }
+        IpAddress gw = IpAddress.tryParse(reachableBy).orElseThrow(() -> new IllegalArgumentException(
+                "spec.reachableBy: \"" + reachableBy + "\" is not an IP address"));
+        if (gw.version() != family) {
+            throw new IllegalArgumentException("spec.reachableBy: " + reachableBy + " is IPv" + gw.version()
+                    + " but spec.peerIP is IPv" + family);
+        }
+        return new Session(s.name(), s.type(), s.source(), s.family(), s.neighbor(), s.port(), s.asNumber(),
+                s.localAddress(), s.localAs(), s.password(), s.rrClusterId(), s.restartTime(), s.ttlSecurity(),
+                s.allowLocalAs(), s.nextHop(), s.importCalls(), s.exportCalls(), gw.toString());
+    }
+
+    /**
+     * {@code localWorkloadSelector}: one session per address of each of this node's workload
+     * endpoints the selector matches, from the BGPConfiguration's {@code localWorkloadPeeringIPV4/6}.
+     */
+    private void workloadSessions(String source, BGPPeerSpec s, Options o) {
+        Selector selector = selector(s.localWorkloadSelector(), "spec.localWorkloadSelector");
+        for (WorkloadEndpoint wep : workloads) {
+            if (wep.spec() == null || !local.name().equals(wep.spec().node())
+                    || !selector.matches(wep.metadata().labels())) {
+                continue;
+            }
+            for (String net : wep.spec().ipNetworks()) {
+                Optional<Cidr> c = Cidr.tryParseCidrOrIp(net);
+                if (c.isEmpty()) {
+                    skipped.add(new Skipped(source, "WorkloadEndpoint " + wep.metadata().namespace() + "/"
+                            + wep.metadata().name() + " spec.ipNetworks: \"" + net + "\" is not a CIDR"));
+                    continue;
+                }
+                int family = c.get().version();
+                String peeringIp = family == 4 ? config.localWorkloadPeeringIPV4() : config.localWorkloadPeeringIPV6();
+                Optional<IpAddress> localIp = notEmpty(peeringIp) ? IpAddress.tryParse(peeringIp) : Optional.empty();
+                if (localIp.isEmpty() || localIp.get().version() != family) {
+                    skipped.add(new Skipped(source, "BGPConfiguration: spec.localWorkloadPeeringIPV" + family
+                            + (notEmpty(peeringIp) ? " \"" + peeringIp + "\" is not an IPv" + family + " address"
+                            : " is not set") + ", so no session to workload " + wep.metadata().namespace() + "/"
+                            + wep.metadata().name() + " at " + c.get().address()));
+                    continue;
+                }
+                String address = c.get().address().toString();
+                add(new Session(Session.protocolName(PeerType.LOCAL_WORKLOAD, address, null), PeerType.LOCAL_WORKLOAD,
+                        source, "ipv" + family, address, null, s.asNumber().value(), localIp.get().toString(),
+                        o.localAs() == null ? local.asNumber() : o.localAs(), o.password(), null, o.restart(), o.ttl(),
+                        o.allowLocalAs(), o.nextHop(),
+                        o.filters().stream().map(f -> FilterRenderer.functionName(f, "import", family)).toList(),
+                        o.filters().stream().map(f -> FilterRenderer.functionName(f, "export", family)).toList(),
+                        null), source);
+            }
+        }
+    }
+
     private void nodeSessions(PeerType type, String source, LocalNode other, Options o) {
         // A reflector treats peers outside its cluster as clients.
         String rr = local.clusterId() != null && !local.clusterId().equals(other.clusterId()) ? local.clusterId() : null;
@@ -183,7 +258,7 @@ final class PeerPlanner {
                 o.useNodeIp() ? local.address(family) : null, o.localAs() == null ? local.asNumber() : o.localAs(),
                 o.password(), rrCluster, o.restart(), o.ttl(), o.allowLocalAs(), o.nextHop(),
                 o.filters().stream().map(f -> FilterRenderer.functionName(f, "import", family)).toList(),
-                o.filters().stream().map(f -> FilterRenderer.functionName(f, "export", family)).toList());
+                o.filters().stream().map(f -> FilterRenderer.functionName(f, "export", family)).toList(), null);
     }
 
     /** Session settings shared by all sessions of one BGPPeer. */

@@ -23,11 +23,12 @@ import java.util.List;
  * @param nextHop      {@code keep} or {@code self}, or {@code null}
  * @param importCalls  BGPFilter import functions, in the peer's order
  * @param exportCalls  BGPFilter export functions, in the peer's order
+ * @param reachableBy  {@code reachableBy}: the gateway of a static route to the peer, or {@code null}
  */
 public record Session(String name, PeerType type, String source, String family, String neighbor, Integer port,
                       long asNumber, String localAddress, long localAs, String password, String rrClusterId,
                       Long restartTime, Integer ttlSecurity, Integer allowLocalAs, String nextHop,
-                      List<String> importCalls, List<String> exportCalls) {
+                      List<String> importCalls, List<String> exportCalls, String reachableBy) {
 
     public Session {
         importCalls = List.copyOf(importCalls);
@@ -36,7 +37,7 @@ public record Session(String name, PeerType type, String source, String family, 
 
     /** Session origin, as Calico names protocols after it. */
     public enum PeerType {
-        MESH("Mesh"), NODE("Node"), GLOBAL("Global");
+        MESH("Mesh"), NODE("Node"), GLOBAL("Global"), LOCAL_WORKLOAD("Local_Workload");
 
         private final String prefix;
 

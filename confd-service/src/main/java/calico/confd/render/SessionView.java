@@ -6,7 +6,8 @@ import java.util.List;
 record SessionView(String name, String description, String family, String familyFunction, String neighbor,
                    String neighborPort, String localAddress, String localPort, long localAs, long asNumber,
                    String password, String rrClusterId, Long restartTime, Integer ttlSecurity, Integer allowLocalAs,
-                   String nextHop, boolean strictBind, List<String> importCalls, List<String> exportCalls) {
+                   String nextHop, boolean strictBind, List<String> importCalls, List<String> exportCalls,
+                   String reachableBy, String neighborPrefix) {
 
     static SessionView of(Session s, Integer listenPort, boolean strictBind) {
         String flag = s.ebgp() ? "true" : "false";
@@ -16,6 +17,7 @@ record SessionView(String name, String description, String family, String family
                 s.rrClusterId(), s.restartTime(), s.ttlSecurity(), s.allowLocalAs(), s.nextHop(),
                 strictBind && s.localAddress() != null,
                 s.importCalls().stream().map(c -> c + "(" + flag + ");").toList(),
-                s.exportCalls().stream().map(c -> c + "(" + flag + ");").toList());
+                s.exportCalls().stream().map(c -> c + "(" + flag + ");").toList(), s.reachableBy(),
+                s.neighbor() + (s.family().equals("ipv4") ? "/32" : "/128"));
     }
 }

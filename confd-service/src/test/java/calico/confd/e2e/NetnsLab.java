@@ -19,13 +19,19 @@ import java.util.concurrent.TimeUnit;
  */
 final class NetnsLab implements AutoCloseable {
 
-    private final String prefix = "confd-" + UUID.randomUUID().toString().substring(0, 6);
+    private final String prefix;
     private final Path dir;
     private final int n;
     private final List<String> namespaces = new ArrayList<>();
     private final Process[] birds;
 
     NetnsLab(Path dir, int n) throws IOException, InterruptedException {
+        this(dir, n, "confd-");
+    }
+
+    /** @param namePrefix the start of every namespace's name (a random part follows) */
+    NetnsLab(Path dir, int n, String namePrefix) throws IOException, InterruptedException {
+        this.prefix = namePrefix + UUID.randomUUID().toString().substring(0, 6);
         this.dir = dir;
         this.n = n;
         this.birds = new Process[n + 1];

@@ -18,29 +18,22 @@ import calico.api.model.NodeSpec;
 import calico.api.model.ObjectMeta;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
+import calico.confd.Await;
 import calico.confd.bird.BirdControl;
 import calico.confd.bird.BirdProtocol;
-import calico.confd.bird.BirdValidator;
-import calico.confd.bird.ConfigFile;
-import calico.confd.daemon.ConfdDaemon;
 import calico.confd.daemon.ConfdStatus;
-import calico.confd.model.BgpStore;
-import calico.confd.render.BirdConfigBuilder;
 import calico.confd.render.SecretSource;
 import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.memory.MemoryDatastore;
-import calico.libcalico.syncer.WatcherSyncer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -62,8 +55,7 @@ class RealBgpTest {
 
     private NetnsLab lab;
     private MemoryDatastore datastore;
-    private final List<ConfdDaemon> daemons = new ArrayList<>();
-    private final List<WatcherSyncer> syncers = new ArrayList<>();
+    private ConfdNodes confd;
 
     @BeforeEach
     void setUp() throws Exception {
@@ -74,27 +66,18 @@ class RealBgpTest {
             datastore.create(node("node-" + i, NetnsLab.address(i) + "/24"));
             datastore.create(affinity("node-" + i, "10.98." + i + ".0/26"));
         }
+        confd = new ConfdNodes(lab, datastore);
         for (int i = 1; i <= N; i++) {
-            ConfdDaemon d = new ConfdDaemon("node-" + i, "", new BirdConfigBuilder(SecretSource.none()),
-                    new ConfigFile(lab.config(i), new BirdValidator("/usr/sbin/bird")), lab.control(i),
-                    Duration.ofSeconds(1));
-            WatcherSyncer s = new WatcherSyncer(datastore, BgpStore.KINDS, d);
-            daemons.add(d);
-            syncers.add(s);
-            s.start();
+            confd.start(i, SecretSource.none(), Duration.ofSeconds(1));
         }
-        // BIRD starts on the first installed configuration, as calico-node starts it after confd.
-        for (int i = 1; i <= N; i++) {
-            int node = i;
-            await("config for node-" + i, () -> Files.exists(lab.config(node)));
-            lab.startBird(i);
-        }
+        confd.startBirds(N);
     }
 
     @AfterEach
     void tearDown() {
-        syncers.forEach(WatcherSyncer::close);
-        daemons.forEach(ConfdDaemon::close);
+        if (confd != null) {
+            confd.close();
+        }
         if (datastore != null) {
             datastore.close();
         }
@@ -139,11 +122,11 @@ class RealBgpTest {
                 () -> lab.birdRoutes(2).contains("10.98.3.0/26 via 10.99.0.3"));
 
         // 3. Removing the peer tears the sessions down (confd reloads BIRD over the socket).
-        long before = daemons.get(1).status().generation();
+        long before = confd.daemon(2).status().generation();
         datastore.delete(ResourceKey.of(ResourceKind.BGP_PEER, "peer-to-rr"), null);
         await("node-2's session to the reflector is gone", () -> protocols(2).stream()
                 .noneMatch(p -> p.name().startsWith("Node_")));
-        assertThat(daemons.get(1).status().generation()).isGreaterThan(before);
+        assertThat(confd.daemon(2).status().generation()).isGreaterThan(before);
         await("node-2 loses node-3's block", () -> !lab.birdRoutes(2).contains("10.98.3.0/26"));
     }
 
@@ -188,16 +171,16 @@ class RealBgpTest {
                 null, null, null, null, BGPPassword.fromSecret("bgp-passwords", "nope"), null, null, null, null, null,
                 null)));
         datastore.create(new Node(ObjectMeta.named("node-9"), NodeSpec.ofBgp(null)));
-        await("skipped statuses", () -> daemons.get(0).status().skipped().size() == 3);
-        String reasons = daemons.get(0).status().skipped().stream().map(s -> s.source() + ": " + s.reason())
+        await("skipped statuses", () -> confd.daemon(1).status().skipped().size() == 3);
+        String reasons = confd.daemon(1).status().skipped().stream().map(s -> s.source() + ": " + s.reason())
                 .collect(Collectors.joining("\n"));
         assertThat(reasons).contains("BGPPeer no-ip-no-selector: spec: needs peerIP or peerSelector",
                 "BGPPeer missing-secret: spec.password: secret \"bgp-passwords\" has no key \"nope\"",
                 "Node node-9: spec.bgp: no ipv4Address or ipv6Address");
         // This node losing its address: nothing rendered, BIRD keeps the last good config and its sessions.
         datastore.update(new Node(ObjectMeta.named("node-1"), NodeSpec.ofBgp(null)));
-        await("refused", () -> daemons.get(0).status().result() == ConfdStatus.Result.REFUSED);
-        assertThat(daemons.get(0).status().message()).contains("node-1", "no ipv4Address");
+        await("refused", () -> confd.daemon(1).status().result() == ConfdStatus.Result.REFUSED);
+        assertThat(confd.daemon(1).status().message()).contains("node-1", "no ipv4Address");
         assertThat(Files.readString(lab.config(1))).contains("Mesh_10_99_0_2");
         // (The other nodes drop their sessions to node-1, which has no address for them any more.)
         assertThat(protocols(1).stream().map(BirdProtocol::name).toList()).contains("Mesh_10_99_0_2", "Mesh_10_99_0_3");
@@ -223,23 +206,11 @@ class RealBgpTest {
             });
         } catch (AssertionError e) {
             throw new AssertionError(e.getMessage() + "\nprotocols: " + protocols(i) + "\nstatus: "
-                    + daemons.get(i - 1).status() + "\nlog: " + lab.log(i), e);
+                    + confd.daemon(i).status() + "\nlog: " + lab.log(i), e);
         }
     }
 
     private static void await(String what, Callable<Boolean> condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        Exception last = null;
-        while (System.nanoTime() < deadline) {
-            try {
-                if (condition.call()) {
-                    return;
-                }
-            } catch (IOException e) {
-                last = e;
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("timed out waiting for " + what + (last == null ? "" : ": " + last));
+        Await.until(what, Duration.ofSeconds(90), condition);
     }
 }

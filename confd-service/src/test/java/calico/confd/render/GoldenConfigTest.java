@@ -7,6 +7,14 @@ import calico.api.model.Resource;
 import calico.confd.ViewBuilder;
 import calico.confd.bird.BirdValidator;
 import calico.confd.model.BgpView;
+import calico.confd.model.ServiceInfo;
+import calico.confd.services.KubernetesServices;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -47,12 +55,20 @@ class GoldenConfigTest {
             "pools-blocks, node-1",
             "node-override, node-1",
             "bad-input, node-1",
+            "local-workloads, node-1",
+            "local-workloads, node-2",
+            "reachable-ignored, node-1",
+            "service-advertisement, node-1",
+            "service-advertisement, node-2",
     })
     void rendersAsExpectedAndBirdAcceptsIt(String caseName, String node) throws Exception {
         Path dir = GOLDEN.resolve(caseName);
-        BgpView view = new ViewBuilder().add(ResourceCodec.get()
-                .parseAll(Files.readString(dir.resolve("input.yaml"))).toArray(new Resource[0]))
-                .build();
+        ViewBuilder vb = new ViewBuilder().add(ResourceCodec.get()
+                .parseAll(Files.readString(dir.resolve("input.yaml"))).toArray(new Resource[0]));
+        if (Files.exists(dir.resolve("services.yaml"))) {
+            vb.services(kubernetesServices(Files.readString(dir.resolve("services.yaml")), node));
+        }
+        BgpView view = vb.build();
         Properties secrets = new Properties();
         if (Files.exists(dir.resolve("secrets.properties"))) {
             try (InputStream in = Files.newInputStream(dir.resolve("secrets.properties"))) {
@@ -70,6 +86,27 @@ class GoldenConfigTest {
         Files.writeString(file, r.config());
         assertThat(new BirdValidator("/usr/sbin/bird").check(file)).as("bird -p -c on " + caseName + "/" + node)
                 .isNull();
+    }
+
+    /** {@code services.yaml}: Kubernetes Services and EndpointSlices, as the Services watch sees them from {@code node}. */
+    static Map<String, ServiceInfo> kubernetesServices(String yaml, String node) {
+        KubernetesSerialization serialization = new KubernetesSerialization();
+        List<Service> services = new ArrayList<>();
+        List<EndpointSlice> slices = new ArrayList<>();
+        for (String doc : yaml.split("(?m)^---\\s*$")) {
+            if (doc.lines().allMatch(l -> l.isBlank() || l.startsWith("#"))) {
+                continue;
+            }
+            Object o = serialization.unmarshal(doc);
+            if (o instanceof Service s) {
+                services.add(s);
+            } else if (o instanceof EndpointSlice e) {
+                slices.add(e);
+            } else {
+                throw new IllegalArgumentException("services.yaml: only Service and EndpointSlice, got " + o);
+            }
+        }
+        return KubernetesServices.infos(services, slices, node);
     }
 
     private static void check(Path expected, String actual) throws IOException {

@@ -19,10 +19,13 @@ public enum SyncerType {
             ResourceKind.IPAM_HANDLE, ResourceKind.IPAM_CONFIGURATION))),
     /**
      * What the BGP daemon's configuration renderer consumes; block affinities too, as Calico's
-     * bgp syncer watches them (with Calico IPAM) so confd can advertise each node's blocks.
+     * bgp syncer watches them (with Calico IPAM) so confd can advertise each node's blocks, and
+     * workload endpoints, for BGPPeers with a {@code localWorkloadSelector} (confd keeps only
+     * its own node's).
      */
     BGP("bgp", EnumSet.of(ResourceKind.BGP_CONFIGURATION, ResourceKind.BGP_PEER, ResourceKind.BGP_FILTER,
-            ResourceKind.NODE, ResourceKind.IP_POOL, ResourceKind.IP_RESERVATION, ResourceKind.BLOCK_AFFINITY));
+            ResourceKind.NODE, ResourceKind.IP_POOL, ResourceKind.IP_RESERVATION, ResourceKind.BLOCK_AFFINITY,
+            ResourceKind.WORKLOAD_ENDPOINT));
 
     private final String wireName;
     private final Set<ResourceKind> kinds;
