@@ -5,6 +5,7 @@ import calico.api.model.WorkloadEndpointSpec;
 import calico.cni.spec.CniError;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -19,7 +20,8 @@ import java.util.Map;
 
 /**
  * What Calico's plugin reads from the Kubernetes API for a pod ({@code policy.type: k8s} with
- * {@code kubernetes.kubeconfig}): its labels, service account and named container ports.
+ * {@code kubernetes.kubeconfig}): its labels, service account and named container ports, and its
+ * namespace's labels (for IP pools' {@code namespaceSelector}).
  */
 public final class PodLookup {
 
@@ -28,11 +30,13 @@ public final class PodLookup {
      *
      * @param generateName the pod's {@code metadata.generateName} (a Deployment's pods share it; flow
      *                     logs aggregate under it), or null
+     * @param namespaceLabels the labels of the pod's Namespace (empty when it has none)
      */
     public record PodInfo(Map<String, String> labels, String serviceAccount, List<WorkloadEndpointSpec.EndpointPort> ports,
-                          String generateName) {
+                          String generateName, Map<String, String> namespaceLabels) {
         public PodInfo {
             labels = labels == null ? Map.of() : Map.copyOf(labels);
+            namespaceLabels = namespaceLabels == null ? Map.of() : Map.copyOf(namespaceLabels);
             ports = List.copyOf(ports);
             generateName = generateName == null || generateName.isEmpty() ? null : generateName;
         }
@@ -68,8 +72,10 @@ public final class PodLookup {
                 }
             }
             String sa = pod.getSpec() == null ? null : pod.getSpec().getServiceAccountName();
+            Namespace ns = client.namespaces().withName(namespace).get();
             return new PodInfo(pod.getMetadata().getLabels(), sa == null || sa.isEmpty() ? "default" : sa, ports,
-                    pod.getMetadata().getGenerateName());
+                    pod.getMetadata().getGenerateName(), ns == null || ns.getMetadata() == null ? null
+                            : ns.getMetadata().getLabels());
         } catch (KubernetesClientException e) {
             throw new CniError(CniError.TRY_AGAIN_LATER, "kubernetes: cannot read pod " + namespace + "/" + name + ": " + e.getMessage());
         }
