@@ -139,7 +139,7 @@ public final class CalicoCni {
                 ipam.release(conf, req, id); // a retried ADD of a half-networked container starts afresh
             }
             log.debug("assigning addresses for handle " + id.handleId() + " (namespace labels "
-                    + (pod == null ? "unknown" : pod.namespaceLabels()) + ")");
+                    + (pod == null || pod.namespaceLabels() == null ? "unknown" : pod.namespaceLabels()) + ")");
             List<IpPrefix> ips = ipam.assign(conf, req, id, pod == null ? null : pod.namespaceLabels());
             log.debug("assigned " + ips.stream().map(CalicoCni::format).toList());
             boolean networked = false;

@@ -30,13 +30,15 @@ public final class PodLookup {
      *
      * @param generateName the pod's {@code metadata.generateName} (a Deployment's pods share it; flow
      *                     logs aggregate under it), or null
-     * @param namespaceLabels the labels of the pod's Namespace (empty when it has none)
+     * @param namespaceLabels the labels of the pod's Namespace (empty when it has none), or null when
+     *                     the Namespace could not be read (then only pools without a namespace selector
+     *                     qualify)
      */
     public record PodInfo(Map<String, String> labels, String serviceAccount, List<WorkloadEndpointSpec.EndpointPort> ports,
                           String generateName, Map<String, String> namespaceLabels) {
         public PodInfo {
             labels = labels == null ? Map.of() : Map.copyOf(labels);
-            namespaceLabels = namespaceLabels == null ? Map.of() : Map.copyOf(namespaceLabels);
+            namespaceLabels = namespaceLabels == null ? null : Map.copyOf(namespaceLabels);
             ports = List.copyOf(ports);
             generateName = generateName == null || generateName.isEmpty() ? null : generateName;
         }
@@ -72,12 +74,27 @@ public final class PodLookup {
                 }
             }
             String sa = pod.getSpec() == null ? null : pod.getSpec().getServiceAccountName();
-            Namespace ns = client.namespaces().withName(namespace).get();
             return new PodInfo(pod.getMetadata().getLabels(), sa == null || sa.isEmpty() ? "default" : sa, ports,
-                    pod.getMetadata().getGenerateName(), ns == null || ns.getMetadata() == null ? null
-                            : ns.getMetadata().getLabels());
+                    pod.getMetadata().getGenerateName(), namespaceLabels(client, namespace));
         } catch (KubernetesClientException e) {
             throw new CniError(CniError.TRY_AGAIN_LATER, "kubernetes: cannot read pod " + namespace + "/" + name + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * {@return the Namespace's labels}, or null when it cannot be read (absent, or no permission):
+     * a pod whose namespace is unknown still gets an address, only never from a pool that selects
+     * namespaces.
+     */
+    private static Map<String, String> namespaceLabels(KubernetesClient client, String namespace) {
+        try {
+            Namespace ns = client.namespaces().withName(namespace).get();
+            if (ns == null || ns.getMetadata() == null) {
+                return null;
+            }
+            return ns.getMetadata().getLabels() == null ? Map.of() : ns.getMetadata().getLabels();
+        } catch (KubernetesClientException e) {
+            return null;
         }
     }
 
