@@ -41,20 +41,37 @@ final class CniHarness implements AutoCloseable {
     private final List<NetNs> pods = new ArrayList<>();
 
     CniHarness(URI etcd) {
+        this(etcd, null);
+    }
+
+    /**
+     * A node whose test-side datastore is {@code store} (e.g. the kubernetes datastore over a test
+     * API server) instead of one opened on {@code etcd}; {@code etcd} may then be null. The
+     * harness closes {@code store}.
+     */
+    CniHarness(URI etcd, Datastore store) {
+        this(etcd, store, NetNs.create(PREFIX + "h"));
+    }
+
+    /** The same in {@code host}, a namespace the caller made (the harness deletes it). */
+    CniHarness(URI etcd, Datastore store, NetNs host) {
         this.etcd = etcd;
-        this.host = NetNs.create(PREFIX + "h");
+        this.host = host;
         host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        // As felix does at start on a node with IPv6: the kernel forwards IPv6 only with the
+        // global switch on (a veth's own forwarding flag is not enough).
+        host.exec("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
         // A default route out of another interface, as a real host has: proxy ARP answers for
         // 169.254.1.1 only when the host has a unicast route to it that leaves by another link.
         host.exec("ip", "link", "add", "uplink0", "type", "veth", "peer", "name", "uplink1");
         host.exec("ip", "link", "set", "uplink0", "up");
         host.exec("ip", "link", "set", "uplink1", "up");
         host.exec("ip", "route", "add", "default", "dev", "uplink0");
-        this.store = new DatastoreConfig(DatastoreConfig.Type.ETCDV3, EtcdConfig.of(etcd)).open();
+        this.store = store != null ? store : new DatastoreConfig(DatastoreConfig.Type.ETCDV3, EtcdConfig.of(etcd)).open();
         // Trap: gRPC's shared event-loop threads live in the namespace of the thread that first
         // needs them, and the plugin runs on threads inside the host namespace, whose 127.0.0.1
         // is not etcd's. Touch etcd from this (root-namespace) thread first.
-        store.list(calico.api.model.ResourceKind.IP_POOL);
+        this.store.list(calico.api.model.ResourceKind.IP_POOL);
         this.cni = new CalicoCni(json, NODE, datastores, new WorkloadNetwork());
     }
 

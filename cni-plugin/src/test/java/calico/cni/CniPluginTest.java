@@ -267,4 +267,42 @@ class CniPluginTest {
         assertThat(d.exitCode()).as(d.stdout()).isZero();
         assertThat(ipam.addressesByHandle("k8s-pod-network." + cid)).isEmpty();
     }
+
+    @Test
+    void ipv6PodsReachEachOtherThroughTheHostViaTheLinkLocalGateway() {
+        h.pool("p6-v4", "10.201.9.0/24", 26);
+        h.pool("p6-v6", "fd00:beef::/120", 122);
+        String conf = h.calicoConf("1.0.0", "10.201.9.0/24")
+                .replace("\"assign_ipv4\":\"true\"", "\"assign_ipv4\":\"true\",\"assign_ipv6\":\"true\",\"ipv6_pools\":[\"fd00:beef::/120\"]");
+        NetNs a = h.pod();
+        NetNs b = h.pod();
+        String v6a = v6Of(h.call(CniHarness.env("ADD", CniHarness.containerId(), CniHarness.netns(a), "ns1", "six-a"), conf));
+        String v6b = v6Of(h.call(CniHarness.env("ADD", CniHarness.containerId(), CniHarness.netns(b), "ns1", "six-b"), conf));
+        // Each pod's IPv6 default route goes to the host end's link-local address, as Calico's does.
+        assertThat(a.exec("ip", "-6", "route")).contains("default via fe80::ecee:eeff:feee:eeee dev eth0");
+        assertThat(h.host.exec("ip", "-6", "-o", "addr", "show", WorkloadEndpointNames.interfaceName("ns1", "six-a")))
+                .contains("fe80::ecee:eeff:feee:eeee/64");
+        // Real IPv6 traffic both ways, forwarded by the host namespace (no felix here: no policy).
+        try (NetNs.Listener l = b.tcpListener(v6b, 8080)) {
+            assertThat(a.tcpConnects(v6b, 8080, java.time.Duration.ofSeconds(5))).as("TCP [a] -> [b]:8080").isTrue();
+        }
+        try (NetNs.Listener l = a.tcpListener(v6a, 8081)) {
+            assertThat(b.tcpConnects(v6a, 8081, java.time.Duration.ofSeconds(5))).as("TCP [b] -> [a]:8081").isTrue();
+        }
+        // The host's /128 route carries it: without it, no connection.
+        h.host.exec("ip", "-6", "route", "del", v6b + "/128");
+        try (NetNs.Listener l = b.tcpListener(v6b, 8082)) {
+            assertThat(a.tcpConnects(v6b, 8082, java.time.Duration.ofSeconds(2))).as("TCP [a] -> [b] without the host route")
+                    .isFalse();
+        }
+    }
+
+    private String v6Of(CniResponse r) {
+        assertThat(r.exitCode()).as(r.stdout()).isZero();
+        JsonNode ips = h.parse(r).path("ips");
+        assertThat(ips).hasSize(2);
+        String v6 = ips.get(1).path("address").asText();
+        assertThat(v6).endsWith("/128");
+        return v6.replace("/128", "");
+    }
 }

@@ -25,11 +25,13 @@ import java.util.Set;
  * @param nodename     this node's name: {@code nodename}, else the first line of {@code nodename_file}
  *                     (default {@code /var/lib/calico/nodename}), else the host name
  * @param mtu          the veth MTU (0 = 1500, Calico's default)
+ * @param logLevel     {@code log_level}, checked (debug, info, warning, error or none, any case; default info)
+ * @param logFilePath  {@code log_file_path}, or null: the call logs to standard error
  * @param prevResult   the previous plugin's result, when chained
  */
 public record NetConf(ObjectNode raw, String cniVersion, String name, String type, String datastoreType,
                       List<URI> etcdEndpoints, Ipam ipam, int mtu, String nodename, String logLevel,
-                      String policyType, String kubeconfig, CniResult prevResult) {
+                      String logFilePath, String policyType, String kubeconfig, CniResult prevResult) {
 
     public static final String CALICO_IPAM = "calico-ipam";
     static final Path DEFAULT_NODENAME_FILE = Path.of("/var/lib/calico/nodename");
@@ -108,6 +110,11 @@ public record NetConf(ObjectNode raw, String cniVersion, String name, String typ
             mtu = m.asInt();
         }
         String logLevel = orDefault(string(o, "log_level", false), "info");
+        LogLevel.parse(logLevel); // refuses an unknown level, naming log_level
+        String logFilePath = string(o, "log_file_path", false);
+        if (logFilePath != null && logFilePath.isEmpty()) {
+            logFilePath = null;
+        }
         String policyType = null;
         if (o.has("policy")) {
             JsonNode p = object(o, "policy");
@@ -122,7 +129,7 @@ public record NetConf(ObjectNode raw, String cniVersion, String name, String typ
         }
         CniResult prev = o.has("prevResult") ? CniResult.parse(o.get("prevResult"), "prevResult") : null;
         return new NetConf(o, cniVersion, name, type, ds, List.copyOf(etcd), ipam(o), mtu == 0 ? 1500 : mtu,
-                nodename(o, hostname), logLevel, policyType, kubeconfig, prev);
+                nodename(o, hostname), logLevel, logFilePath, policyType, kubeconfig, prev);
     }
 
     private static Ipam ipam(ObjectNode o) {

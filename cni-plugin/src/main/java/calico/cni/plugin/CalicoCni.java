@@ -44,16 +44,25 @@ public final class CalicoCni {
     private final String hostname;
     private final DatastoreCache datastores;
     private final WorkloadNetwork network;
+    private final java.io.PrintStream stderr;
 
     public CalicoCni(ObjectMapper json, String hostname, DatastoreCache datastores, WorkloadNetwork network) {
+        this(json, hostname, datastores, network, System.err);
+    }
+
+    /** With {@code stderr} as the log destination of calls whose configuration names no {@code log_file_path}. */
+    public CalicoCni(ObjectMapper json, String hostname, DatastoreCache datastores, WorkloadNetwork network,
+                     java.io.PrintStream stderr) {
         this.json = json;
         this.hostname = hostname;
         this.datastores = datastores;
         this.network = network;
+        this.stderr = stderr;
     }
 
     public CniResponse handle(CniRequest req) {
         String version = CniVersions.LATEST;
+        CniLog log = CniLog.off();
         try {
             String command = req.command();
             if (command.equals("VERSION")) {
@@ -66,14 +75,19 @@ public final class CalicoCni {
             version = peekVersion(req);
             NetConf conf = NetConf.parse(json, req.stdin(), hostname);
             version = conf.cniVersion();
+            log = CniLog.forCall(conf, req, stderr);
+            log.debug("configuration: cniVersion " + version + ", datastore_type " + conf.datastoreType()
+                    + ", ipam " + conf.ipam().type() + ", nodename " + conf.nodename() + ", mtu " + conf.mtu()
+                    + ", CNI_NETNS " + req.optional("CNI_NETNS") + ", CNI_ARGS " + req.optional("CNI_ARGS"));
             return switch (command) {
-                case "ADD" -> ok(add(conf, req).toJson(json, version));
+                case "ADD" -> ok(add(conf, req, log).toJson(json, version));
                 case "DEL" -> {
-                    del(conf, req);
+                    del(conf, req, log);
                     yield new CniResponse(0, "");
                 }
                 case "CHECK" -> {
                     check(conf, req);
+                    log.info("CHECK passed");
                     yield new CniResponse(0, "");
                 }
                 case "GC" -> new CniResponse(0, "");
@@ -83,8 +97,10 @@ public final class CalicoCni {
                 }
             };
         } catch (CniError e) {
+            log.error("failed with code " + e.code() + ": " + e.getMessage());
             return error(e, version);
         } catch (RuntimeException e) {
+            log.error("internal error: " + e);
             return error(new CniError(CniError.INTERNAL, "internal error: " + e), version);
         }
     }
@@ -98,7 +114,7 @@ public final class CalicoCni {
 
     // ------------------------------------------------------------------ ADD
 
-    private CniResult add(NetConf conf, CniRequest req) {
+    private CniResult add(NetConf conf, CniRequest req, CniLog log) {
         WorkloadId id = WorkloadId.of(req, conf.nodename());
         String netnsPath = req.required("CNI_NETNS");
         Datastore ds = datastores.get(conf);
@@ -107,6 +123,7 @@ public final class CalicoCni {
         if (existing.isPresent() && id.containerId().equals(existing.get().spec().containerID())
                 && network.exists(id.hostVeth())) {
             // A repeated ADD for a container already networked: the same answer, nothing new allocated.
+            log.info("already networked (endpoint " + id.endpointName() + ", " + id.hostVeth() + "): same result");
             return merge(conf.prevResult(), resultOf(existing.get(), id, netnsPath));
         }
         // Read before anything is allocated: an unknown pod fails the ADD with nothing to undo.
@@ -115,19 +132,27 @@ public final class CalicoCni {
         try (NetNamespace ns = openNetns(netnsPath)) {
             if (network.exists(id.hostVeth())) {
                 // Left by an earlier sandbox of the same pod (or a half-done ADD): Calico replaces it.
+                log.warning("replacing " + id.hostVeth() + ", left by an earlier sandbox of the pod");
                 network.tearDown(id.hostVeth());
             }
             if (existing.isPresent() && id.containerId().equals(existing.get().spec().containerID())) {
                 ipam.release(conf, req, id); // a retried ADD of a half-networked container starts afresh
             }
-            List<IpPrefix> ips = ipam.assign(conf, req, id);
+            log.debug("assigning addresses for handle " + id.handleId() + " (namespace labels "
+                    + (pod == null || pod.namespaceLabels() == null ? "unknown" : pod.namespaceLabels()) + ")");
+            List<IpPrefix> ips = ipam.assign(conf, req, id, pod == null ? null : pod.namespaceLabels());
+            log.debug("assigned " + ips.stream().map(CalicoCni::format).toList());
             boolean networked = false;
             try {
                 List<CniResult.Interface> ifs = network.setUp(ns, id.hostVeth(), id.ifName(), conf.mtu(), ips);
                 networked = true;
+                log.debug("veth " + id.hostVeth() + " <-> " + id.ifName() + " in " + netnsPath + " set up");
                 writeEndpoint(ds, id, existing, ips, ifs.get(1).mac(), pod);
+                log.info("networked " + id.namespace() + "/" + id.pod() + ": " + ips.stream().map(CalicoCni::format).toList()
+                        + " on " + id.hostVeth() + ", endpoint " + id.endpointName());
                 return merge(conf.prevResult(), result(ifs, ips));
             } catch (RuntimeException e) {
+                log.warning("undoing after failure: " + e.getMessage());
                 if (networked) {
                     undo(e, () -> network.tearDown(id.hostVeth()));
                 }
@@ -216,7 +241,7 @@ public final class CalicoCni {
 
     // ------------------------------------------------------------------ DEL
 
-    private void del(NetConf conf, CniRequest req) {
+    private void del(NetConf conf, CniRequest req, CniLog log) {
         WorkloadId id = WorkloadId.of(req, conf.nodename());
         Datastore ds = datastores.get(conf);
         Optional<WorkloadEndpoint> wep = endpoint(ds, id);
@@ -245,7 +270,9 @@ public final class CalicoCni {
                 throw WorkloadNetwork.wrap(e, "delete " + id.hostVeth());
             }
         }
+        log.debug("pod end removed: " + removedInside + ", endpoint is this container's: " + ours);
         ipam(conf, ds).release(conf, req, id);
+        log.debug("released handle " + id.handleId());
         if (wep.isPresent() && ours) {
             try {
                 ds.delete(ResourceKey.of(ResourceKind.WORKLOAD_ENDPOINT, id.namespace(), id.endpointName()), null);
@@ -255,6 +282,7 @@ public final class CalicoCni {
                 throw Datastores.error("delete WorkloadEndpoint " + id.endpointName(), e);
             }
         }
+        log.info("removed " + id.namespace() + "/" + id.pod() + " (handle " + id.handleId() + ")");
     }
 
     // ------------------------------------------------------------------ CHECK, STATUS

@@ -26,7 +26,7 @@ public final class CalicoIpam implements IpamBackend {
     }
 
     @Override
-    public List<IpPrefix> assign(NetConf conf, CniRequest req, WorkloadId id) {
+    public List<IpPrefix> assign(NetConf conf, CniRequest req, WorkloadId id, Map<String, String> namespaceLabels) {
         NetConf.Ipam c = conf.ipam();
         Map<String, String> attrs = new HashMap<>();
         attrs.put("node", id.node());
@@ -38,7 +38,7 @@ public final class CalicoIpam implements IpamBackend {
         AssignResult r;
         try {
             r = ipam.autoAssign(new AutoAssignRequest(id.handleId(), id.node(), c.assignIpv4() ? 1 : 0,
-                    c.assignIpv6() ? 1 : 0, c.ipv4Pools(), c.ipv6Pools(), attrs, IntendedUse.WORKLOAD));
+                    c.assignIpv6() ? 1 : 0, c.ipv4Pools(), c.ipv6Pools(), attrs, IntendedUse.WORKLOAD, namespaceLabels));
         } catch (IpamException e) {
             throw new CniError(CniError.IPAM_FAILURE, "calico-ipam: " + e.getMessage());
         } catch (DatastoreException e) {

@@ -31,7 +31,7 @@ public final class DelegatedIpam implements IpamBackend {
     }
 
     @Override
-    public List<IpPrefix> assign(NetConf conf, CniRequest req, WorkloadId id) {
+    public List<IpPrefix> assign(NetConf conf, CniRequest req, WorkloadId id, Map<String, String> namespaceLabels) {
         CniResult r = CniResult.parse(run(conf, req, "ADD"), "ipam result");
         List<IpPrefix> out = new ArrayList<>();
         for (CniResult.Ip ip : r.ips()) {

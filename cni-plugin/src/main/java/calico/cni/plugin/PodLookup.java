@@ -5,6 +5,7 @@ import calico.api.model.WorkloadEndpointSpec;
 import calico.cni.spec.CniError;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -19,7 +20,8 @@ import java.util.Map;
 
 /**
  * What Calico's plugin reads from the Kubernetes API for a pod ({@code policy.type: k8s} with
- * {@code kubernetes.kubeconfig}): its labels, service account and named container ports.
+ * {@code kubernetes.kubeconfig}): its labels, service account and named container ports, and its
+ * namespace's labels (for IP pools' {@code namespaceSelector}).
  */
 public final class PodLookup {
 
@@ -28,11 +30,15 @@ public final class PodLookup {
      *
      * @param generateName the pod's {@code metadata.generateName} (a Deployment's pods share it; flow
      *                     logs aggregate under it), or null
+     * @param namespaceLabels the labels of the pod's Namespace (empty when it has none), or null when
+     *                     the Namespace could not be read (then only pools without a namespace selector
+     *                     qualify)
      */
     public record PodInfo(Map<String, String> labels, String serviceAccount, List<WorkloadEndpointSpec.EndpointPort> ports,
-                          String generateName) {
+                          String generateName, Map<String, String> namespaceLabels) {
         public PodInfo {
             labels = labels == null ? Map.of() : Map.copyOf(labels);
+            namespaceLabels = namespaceLabels == null ? null : Map.copyOf(namespaceLabels);
             ports = List.copyOf(ports);
             generateName = generateName == null || generateName.isEmpty() ? null : generateName;
         }
@@ -69,9 +75,26 @@ public final class PodLookup {
             }
             String sa = pod.getSpec() == null ? null : pod.getSpec().getServiceAccountName();
             return new PodInfo(pod.getMetadata().getLabels(), sa == null || sa.isEmpty() ? "default" : sa, ports,
-                    pod.getMetadata().getGenerateName());
+                    pod.getMetadata().getGenerateName(), namespaceLabels(client, namespace));
         } catch (KubernetesClientException e) {
             throw new CniError(CniError.TRY_AGAIN_LATER, "kubernetes: cannot read pod " + namespace + "/" + name + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * {@return the Namespace's labels}, or null when it cannot be read (absent, or no permission):
+     * a pod whose namespace is unknown still gets an address, only never from a pool that selects
+     * namespaces.
+     */
+    private static Map<String, String> namespaceLabels(KubernetesClient client, String namespace) {
+        try {
+            Namespace ns = client.namespaces().withName(namespace).get();
+            if (ns == null || ns.getMetadata() == null) {
+                return null;
+            }
+            return ns.getMetadata().getLabels() == null ? Map.of() : ns.getMetadata().getLabels();
+        } catch (KubernetesClientException e) {
+            return null;
         }
     }
 

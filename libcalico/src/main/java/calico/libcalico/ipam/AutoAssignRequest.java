@@ -14,15 +14,26 @@ import java.util.Map;
  * @param ipv6Pools   the same for IPv6
  * @param attributes  stored with the allocation (Calico's CNI writes namespace, node, pod, timestamp)
  * @param intendedUse what the addresses are for ({@code allowedUses} of the pool); null means workload
+ * @param namespaceLabels the labels of the workload's Kubernetes namespace, matched against each pool's
+ *                    {@code namespaceSelector}; null when there is no namespace (then only pools whose
+ *                    {@code namespaceSelector} is empty or {@code all()} are used)
  */
 public record AutoAssignRequest(String handleId, String hostname, int num4, int num6, List<Cidr> ipv4Pools,
-                                List<Cidr> ipv6Pools, Map<String, String> attributes, IntendedUse intendedUse) {
+                                List<Cidr> ipv6Pools, Map<String, String> attributes, IntendedUse intendedUse,
+                                Map<String, String> namespaceLabels) {
 
     public AutoAssignRequest {
         ipv4Pools = ipv4Pools == null ? List.of() : List.copyOf(ipv4Pools);
         ipv6Pools = ipv6Pools == null ? List.of() : List.copyOf(ipv6Pools);
         attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
         intendedUse = intendedUse == null ? IntendedUse.WORKLOAD : intendedUse;
+        namespaceLabels = namespaceLabels == null ? null : Map.copyOf(namespaceLabels);
+    }
+
+    /** A request for a workload outside any namespace (or whose namespace does not matter). */
+    public AutoAssignRequest(String handleId, String hostname, int num4, int num6, List<Cidr> ipv4Pools,
+                             List<Cidr> ipv6Pools, Map<String, String> attributes, IntendedUse intendedUse) {
+        this(handleId, hostname, num4, num6, ipv4Pools, ipv6Pools, attributes, intendedUse, null);
     }
 
     /** {@return a request for one IPv4 workload address from any pool} */

@@ -475,7 +475,8 @@ public final class IpamClient {
         List<Pool> out = new ArrayList<>();
         for (Pool p : candidates) {
             if (p.uses().contains(r.intendedUse().allowedUse())
-                    && (p.selectsAllNodes() || p.selects(ctx.nodeLabels()))) {
+                    && (p.selectsAllNodes() || p.selects(ctx.nodeLabels()))
+                    && p.selectsNamespace(r.namespaceLabels())) {
                 out.add(p);
             }
         }
@@ -483,7 +484,8 @@ public final class IpamClient {
             throw new IpamException.NoSuchPool(field, "no enabled IPv" + version + " pool"
                     + (requested.isEmpty() ? "" : " among " + requested) + " allows "
                     + r.intendedUse().allowedUse() + " addresses for node " + r.hostname()
-                    + " (check the pools' disabled, allowedUses, assignmentMode and nodeSelector)");
+                    + (r.namespaceLabels() == null ? "" : " and namespace labels " + new java.util.TreeMap<>(r.namespaceLabels()))
+                    + " (check the pools' disabled, allowedUses, assignmentMode, nodeSelector and namespaceSelector)");
         }
         return out;
     }

@@ -226,6 +226,33 @@ abstract class IpamClientContractTest {
                 .hasMessageContaining("ipv4Pools: no enabled IPv4 pool allows Workload addresses for node n2");
     }
 
+    @Test
+    void poolNamespaceSelectorsAreHonouredAlongWithNodeSelectors() {
+        pool("team-a", new IPPoolSpec("10.1.0.0/24", null, null, null, null, null, 26, null, "team == 'a'", null, null));
+        pool("team-b", new IPPoolSpec("10.2.0.0/24", null, null, null, null, null, 26, "zone == 'b'", "team == 'b'",
+                null, null));
+        node("n1", "{zone: b}");
+        node("n2", "{zone: c}");
+
+        assertThat(Cidr.parse("10.2.0.0/24").contains(inNamespace("h1", "n1", Map.of("team", "b"), List.of()))).isTrue();
+        assertThat(Cidr.parse("10.1.0.0/24").contains(inNamespace("h2", "n1", Map.of("team", "a"), List.of()))).isTrue();
+        // team b's pool is not for node n2, team a's is not for team b: nothing left.
+        assertThatThrownBy(() -> inNamespace("h3", "n2", Map.of("team", "b"), List.of()))
+                .isInstanceOf(IpamException.NoSuchPool.class)
+                .hasMessageContaining("ipv4Pools: no enabled IPv4 pool allows Workload addresses for node n2 and namespace labels {team=b}");
+        // No namespace at all: a pool with a namespace selector is never used.
+        assertThatThrownBy(() -> assign("h4", "n1", 1)).isInstanceOf(IpamException.NoSuchPool.class);
+        // A requested pool is refused too when it does not select the namespace.
+        assertThatThrownBy(() -> inNamespace("h5", "n1", Map.of("team", "b"), List.of(Cidr.parse("10.1.0.0/24"))))
+                .isInstanceOf(IpamException.NoSuchPool.class).hasMessageStartingWith("ipv4Pools:");
+        assertThat(store.list(ResourceKind.IPAM_HANDLE).items()).hasSize(2);
+    }
+
+    private IpAddress inNamespace(String handle, String node, Map<String, String> namespaceLabels, List<Cidr> pools) {
+        return ipam.autoAssign(new AutoAssignRequest(handle, node, 1, 0, pools, List.of(), Map.of("node", node),
+                IntendedUse.WORKLOAD, namespaceLabels)).ipv4().get(0).address();
+    }
+
     // ------------------------------------------------------------------ release
 
     @Test

@@ -45,6 +45,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -150,7 +151,11 @@ public final class EtcdDatastore implements Datastore {
     @Override
     public Optional<Resource> get(ResourceKey key) {
         Admission.checkKey(key);
-        GetResponse r = await("get " + key, kv.get(EtcdKeys.key(key)));
+        Optional<ByteSequence> k = keyOf(key);
+        if (k.isEmpty()) {
+            return Optional.empty();
+        }
+        GetResponse r = await("get " + key, kv.get(k.get()));
         return r.getKvs().isEmpty() ? Optional.empty() : Optional.of(decode(key.kind(), r.getKvs().get(0)));
     }
 
@@ -231,15 +236,17 @@ public final class EtcdDatastore implements Datastore {
         ResourceKey key = r.key();
         Resource stored = r.withMetadata(r.metadata().withResourceVersion(null)
                 .withCreation(UUID.randomUUID().toString(), now()));
-        ByteSequence k = EtcdKeys.key(key);
+        ByteSequence k = writeKey(stored);
+        byte[] value = encode(stored);
         TxnResponse t = await("create " + key, kv.txn()
                 .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                .Then(Op.put(k, ByteSequence.from(codec.toJsonBytes(stored)), PutOption.DEFAULT))
+                .Then(Op.put(k, ByteSequence.from(value), PutOption.DEFAULT))
                 .commit());
         if (!t.isSucceeded()) {
             throw new DatastoreException.AlreadyExists(key);
         }
-        return withRevision(stored, t.getHeader().getRevision());
+        long rev = t.getHeader().getRevision();
+        return IpamEtcdLayout.covers(key.kind()) ? decode(key.kind(), k, value, rev, rev) : withRevision(stored, rev);
     }
 
     @Override
@@ -247,7 +254,7 @@ public final class EtcdDatastore implements Datastore {
         Resource r = admission.forUpdate(resource);
         ResourceKey key = r.key();
         Long expected = Admission.revisionOf(key, r.metadata().resourceVersion());
-        ByteSequence k = EtcdKeys.key(key);
+        ByteSequence k = writeKey(r);
         long giveUpAt = System.nanoTime() + config.requestTimeout().toNanos();
         for (int attempt = 1; ; attempt++) {
             GetResponse cur = await("update " + key, kv.get(k));
@@ -266,13 +273,16 @@ public final class EtcdDatastore implements Datastore {
             JsonNode meta = storedMetadata(current);
             Resource stored = r.withMetadata(r.metadata().withResourceVersion(null).withCreation(
                     text(meta, "uid", UUID.randomUUID().toString()), text(meta, "creationTimestamp", now())));
+            byte[] value = encode(stored);
             TxnResponse t = await("update " + key, kv.txn()
                     .If(new Cmp(k, Cmp.Op.EQUAL, CmpTarget.modRevision(current.getModRevision())))
-                    .Then(Op.put(k, ByteSequence.from(codec.toJsonBytes(stored)), PutOption.DEFAULT))
+                    .Then(Op.put(k, ByteSequence.from(value), PutOption.DEFAULT))
                     .Else(Op.get(k, GetOption.DEFAULT))
                     .commit());
             if (t.isSucceeded()) {
-                return withRevision(stored, t.getHeader().getRevision());
+                long rev = t.getHeader().getRevision();
+                return IpamEtcdLayout.covers(key.kind())
+                        ? decode(key.kind(), k, value, rev, current.getCreateRevision()) : withRevision(stored, rev);
             }
             List<KeyValue> now = t.getGetResponses().get(0).getKvs();
             if (now.isEmpty()) {
@@ -294,7 +304,7 @@ public final class EtcdDatastore implements Datastore {
     public Resource delete(ResourceKey key, String resourceVersion) {
         Admission.checkKey(key);
         Long expected = Admission.revisionOf(key, resourceVersion);
-        ByteSequence k = EtcdKeys.key(key);
+        ByteSequence k = keyOf(key).orElseThrow(() -> new DatastoreException.NotFound(key));
         DeleteOption withPrev = DeleteOption.builder().withPrevKV(true).build();
         List<KeyValue> previous;
         if (expected == null) {
@@ -351,6 +361,9 @@ public final class EtcdDatastore implements Datastore {
     // ---------------------------------------------------------------- helpers
 
     private Resource decode(ResourceKind kind, KeyValue e) {
+        if (IpamEtcdLayout.covers(kind)) {
+            return decode(kind, e.getKey(), e.getValue().getBytes(), e.getModRevision(), e.getCreateRevision());
+        }
         try {
             return withRevision(codec.read(kind, e.getValue().getBytes()), e.getModRevision());
         } catch (ResourceParseException ex) {
@@ -358,6 +371,59 @@ public final class EtcdDatastore implements Datastore {
             throw new DatastoreException.Invalid(new ValidationException(where,
                     List.of(new FieldError(ex.field(), "stored value does not decode: " + ex.reason()))));
         }
+    }
+
+    /** An IPAM kind's v1 value (Calico's layout) back to its resource. */
+    private Resource decode(ResourceKind kind, ByteSequence key, byte[] value, long modRevision, long createRevision) {
+        String where = key.toString(StandardCharsets.UTF_8);
+        try {
+            return withRevision(IpamEtcdLayout.decode(kind, where, value, createRevision, codec), modRevision);
+        } catch (ResourceParseException ex) {
+            throw new DatastoreException.Invalid(new ValidationException(where,
+                    List.of(new FieldError(ex.field(), "stored value does not decode: " + ex.reason()))));
+        }
+    }
+
+    private byte[] encode(Resource stored) {
+        return IpamEtcdLayout.covers(stored.resourceKind()) ? IpamEtcdLayout.encode(stored, codec.jsonMapper())
+                : codec.toJsonBytes(stored);
+    }
+
+    /** {@return where {@code r} is written} (an affinity's key comes from its spec). */
+    private static ByteSequence writeKey(Resource r) {
+        if (!IpamEtcdLayout.covers(r.resourceKind())) {
+            return EtcdKeys.key(r.key());
+        }
+        try {
+            return EtcdKeys.bytes(IpamEtcdLayout.path(r));
+        } catch (IllegalArgumentException e) {
+            throw new DatastoreException.Invalid(new ValidationException(r.key().toString(),
+                    List.of(new FieldError("metadata.name", e.getMessage()))));
+        }
+    }
+
+    /**
+     * {@return the etcd key of {@code key}}, empty when there is none: an affinity whose name does
+     * not give back its node and CIDR (IPv6, hashed) is looked up among the affinity keys.
+     */
+    private Optional<ByteSequence> keyOf(ResourceKey key) {
+        if (!IpamEtcdLayout.covers(key.kind())) {
+            return Optional.of(EtcdKeys.key(key));
+        }
+        Optional<String> direct;
+        try {
+            direct = IpamEtcdLayout.path(key);
+        } catch (IllegalArgumentException e) {
+            return Optional.empty(); // e.g. a block name that is no CIDR: nothing can be stored under it
+        }
+        if (direct.isPresent()) {
+            return direct.map(EtcdKeys::bytes);
+        }
+        ByteSequence prefix = EtcdKeys.bytes(IpamEtcdLayout.HOSTS);
+        GetResponse all = await("find " + key, kv.get(prefix, GetOption.builder()
+                .withRange(OptionsUtil.prefixEndOf(prefix)).withKeysOnly(true).build()));
+        return all.getKvs().stream().map(KeyValue::getKey)
+                .filter(k -> EtcdKeys.parse(k).filter(key::equals).isPresent()).findFirst();
     }
 
     private JsonNode storedMetadata(KeyValue e) {

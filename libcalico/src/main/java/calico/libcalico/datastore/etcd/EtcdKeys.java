@@ -8,7 +8,9 @@ import java.util.Optional;
 
 /**
  * Calico's etcd key layout for {@code projectcalico.org/v3} resources:
- * {@code /calico/resources/v3/projectcalico.org/<plural>/[<namespace>/]<name>}.
+ * {@code /calico/resources/v3/projectcalico.org/<plural>/[<namespace>/]<name>}; the IPAM kinds
+ * (blocks, affinities, handles, configuration) live under {@code /calico/ipam/v2/} as Calico keeps
+ * them ({@link IpamEtcdLayout}).
  *
  * <p>Prefixes end with {@code /} so that a range over namespace {@code a} never includes
  * namespace {@code ab}.
@@ -25,6 +27,10 @@ final class EtcdKeys {
     }
 
     static String path(ResourceKey key) {
+        if (IpamEtcdLayout.covers(key.kind())) {
+            return IpamEtcdLayout.path(key).orElseThrow(() -> new IllegalArgumentException(
+                    key + ": the key is found by listing " + IpamEtcdLayout.HOSTS));
+        }
         return key.kind().namespaced()
                 ? ROOT + key.kind().plural() + "/" + key.namespace() + "/" + key.name()
                 : ROOT + key.kind().plural() + "/" + key.name();
@@ -32,6 +38,9 @@ final class EtcdKeys {
 
     /** {@return the prefix of every key of {@code kind}, or of one namespace of it}. */
     static ByteSequence prefix(ResourceKind kind, String namespace) {
+        if (IpamEtcdLayout.covers(kind)) {
+            return bytes(IpamEtcdLayout.prefix(kind));
+        }
         String p = ROOT + kind.plural() + "/";
         if (kind.namespaced() && namespace != null && !namespace.isEmpty()) { // "" means all, like null
             p += namespace + "/";
@@ -42,6 +51,9 @@ final class EtcdKeys {
     /** {@return the resource key stored under {@code etcdKey}}, or empty when it is not a v3 resource key. */
     static Optional<ResourceKey> parse(ByteSequence etcdKey) {
         String k = etcdKey.toString(StandardCharsets.UTF_8);
+        if (k.startsWith(IpamEtcdLayout.ROOT)) {
+            return IpamEtcdLayout.parse(k);
+        }
         if (!k.startsWith(ROOT)) {
             return Optional.empty();
         }

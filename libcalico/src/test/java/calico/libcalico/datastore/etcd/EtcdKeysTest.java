@@ -20,7 +20,14 @@ class EtcdKeysTest {
     @Test
     void parseInvertsPathForEveryKind() {
         for (ResourceKind kind : ResourceKind.values()) {
-            ResourceKey key = kind.namespaced() ? ResourceKey.of(kind, "ns-1", "n.a-me") : ResourceKey.of(kind, "n.a-me");
+            // The IPAM kinds' keys are made of what their names stand for (CIDR, node; see EtcdIpamLayoutTest).
+            String name = switch (kind) {
+                case IPAM_BLOCK -> "10-0-0-64-26";
+                case BLOCK_AFFINITY -> "n.a-me-10-0-0-64-26";
+                case IPAM_CONFIGURATION -> "default";
+                default -> "n.a-me";
+            };
+            ResourceKey key = kind.namespaced() ? ResourceKey.of(kind, "ns-1", name) : ResourceKey.of(kind, name);
             assertThat(EtcdKeys.parse(EtcdKeys.key(key))).as(kind.kind()).contains(key);
         }
     }

@@ -50,6 +50,14 @@ public final class KubernetesApiServer implements AutoCloseable {
     private final KubernetesClient client;
 
     public KubernetesApiServer() {
+        this(InetAddress.getLoopbackAddress());
+    }
+
+    /**
+     * Listening on {@code address} (port chosen by the system), e.g. an address on a veth that
+     * network namespaces other than the test's can reach as well.
+     */
+    public KubernetesApiServer(InetAddress address) {
         for (ResourceKind kind : ResourceKind.values()) {
             dispatcher.expectCustomResource(new CustomResourceDefinitionContext.Builder()
                     .withGroup(CrdCodec.GROUP).withVersion(CrdCodec.VERSION)
@@ -58,9 +66,9 @@ public final class KubernetesApiServer implements AutoCloseable {
                     .build());
         }
         try {
-            http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
+            http = HttpServer.create(new InetSocketAddress(address, 0), 50);
         } catch (IOException e) {
-            throw new IllegalStateException("cannot listen on loopback", e);
+            throw new IllegalStateException("cannot listen on " + address.getHostAddress(), e);
         }
         http.setExecutor(threads);
         http.createContext("/", this::handle);
@@ -71,9 +79,9 @@ public final class KubernetesApiServer implements AutoCloseable {
                 .withNewMetadata().withName("default").endMetadata().build()).create();
     }
 
-    /** {@return the server's URL}, {@code http://127.0.0.1:<port>}. */
+    /** {@return the server's URL}, {@code http://<address>:<port>} ({@code 127.0.0.1} by default). */
     public String url() {
-        return "http://127.0.0.1:" + http.getAddress().getPort();
+        return "http://" + http.getAddress().getAddress().getHostAddress() + ":" + http.getAddress().getPort();
     }
 
     /** {@return a client configuration for this server}: plain HTTP, HTTP watches, nothing read from the machine. */
