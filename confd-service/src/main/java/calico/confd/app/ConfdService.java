@@ -20,12 +20,16 @@ import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthReporter;
 import calico.libcalico.syncer.WatcherSyncer;
 import calico.libcalico.typha.TyphaClient;
+import calico.libcalico.typha.TyphaClientOptions;
+import calico.libcalico.typha.TyphaDiscovery;
 import org.springframework.beans.factory.ObjectProvider;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Random;
 import java.util.Locale;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -37,8 +41,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Feeds the {@link ConfdDaemon} and runs the peer-state poller for the application's lifetime.
- * With a typha address (CALICO_/FELIX_/CONFD_TYPHAADDR) the BGP kinds come from typha's
- * {@code bgp} syncer and the datastore is never opened (its settings still tell where password
+ * With a typha address (CALICO_/FELIX_/CONFD_TYPHAADDR), or a typha service to discover one from
+ * (…TYPHAK8SSERVICENAME), the BGP kinds come from typha's {@code bgp} syncer and the datastore is never opened (its settings still tell where password
  * Secrets live); without one, confd opens the datastore and watches it through libcalico's syncer.
  */
 @Component
@@ -56,11 +60,14 @@ public class ConfdService implements SmartLifecycle {
     private ConfdDaemon daemon;
     private AutoCloseable syncer;
     private ScheduledExecutorService poller;
+    private final ObjectProvider<KubernetesClient> givenKubernetes;
     private KubernetesClient kubernetes;
+    private boolean ownsKubernetes = true;
     private KubernetesServices services;
 
     public ConfdService(ConfdProperties properties, ObjectProvider<ConfdTyphaProperties> typha, MeterRegistry meters,
-                        HealthAggregator health) {
+                        HealthAggregator health, ObjectProvider<KubernetesClient> givenKubernetes) {
+        this.givenKubernetes = givenKubernetes;
         this.properties = properties;
         this.typha = typha.getIfAvailable(ConfdTyphaProperties::none);
         this.meters = meters;
@@ -79,9 +86,6 @@ public class ConfdService implements SmartLifecycle {
             health.report(true, true, "BGP disabled (CALICO_NETWORKING_BACKEND=" + properties.networkingBackend() + ")");
             return;
         }
-        if (typha.unsupported() != null) {
-            throw new IllegalStateException(typha.unsupported());
-        }
         health.report(true, false, typha.enabled() ? "waiting for typha" : "waiting for the datastore");
         DatastoreConfig datastoreConfig = properties.datastore(System.getenv());
         SecretSource secrets = secrets(datastoreConfig);
@@ -97,11 +101,10 @@ public class ConfdService implements SmartLifecycle {
             services = new KubernetesServices(kubernetes, properties.nodename(), daemon::onServices);
             services.start();
         }
-        if (typha.enabled()) {
-            log.info("confd for node {} reading typha's bgp syncer at {}", properties.nodename(), typha.addr());
-            TyphaClient client = new TyphaClient(typha.options(properties.nodename()), daemon);
-            syncer = client;
-            client.start();
+        if (typha.discovered()) {
+            startDiscoveredTypha();
+        } else if (typha.enabled()) {
+            startTypha(typha.options(properties.nodename(), typha.addresses()));
         } else {
             datastore = datastoreConfig.open();
             WatcherSyncer watcher = new WatcherSyncer(datastore, BgpStore.KINDS, daemon);
@@ -115,6 +118,48 @@ public class ConfdService implements SmartLifecycle {
         });
         long ms = properties.peerPollInterval().toMillis();
         poller.scheduleWithFixedDelay(monitor::refresh, 0, ms, TimeUnit.MILLISECONDS);
+    }
+
+    private void startTypha(TyphaClientOptions options) {
+        log.info("confd for node {} reading typha's bgp syncer at {}", properties.nodename(), options.addresses());
+        TyphaClient client = new TyphaClient(options, daemon);
+        syncer = client;
+        client.start();
+    }
+
+    /**
+     * …TYPHAK8SSERVICENAME without an address: typha's replicas from its service's EndpointSlices,
+     * as felix finds them, read on a thread of its own until there is one (start() must not block)
+     * and again whenever a reconnect has tried them all.
+     */
+    private void startDiscoveredTypha() {
+        TyphaDiscovery discovery = new TyphaDiscovery(kubernetesForDiscovery(), typha.k8sNamespace(),
+                typha.k8sServiceName(), properties.nodename(), new Random(),
+                "confd.typha.k8s-service-name (TYPHAK8SSERVICENAME, CALICO_, FELIX_ or CONFD_ prefix)");
+        health.report(true, false, "discovering typha from service " + discovery.describe());
+        Thread t = new Thread(() -> {
+            List<String> found = discovery.await(this::isRunning, Duration.ofSeconds(1), Duration.ofSeconds(30), why -> {
+                log.warn("Typha discovery: {}", why);
+                health.report(true, false, "discovering typha from service " + discovery.describe() + ": " + why);
+            });
+            synchronized (this) {
+                if (found != null && isRunning() && syncer == null) {
+                    startTypha(typha.options(properties.nodename(), found).withRediscovery(discovery::addresses));
+                }
+            }
+        }, "confd-typha-discovery");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** The Kubernetes API for typha discovery: the context's client if there is one (a test's), else fabric8's default. */
+    private KubernetesClient kubernetesForDiscovery() {
+        if (kubernetes == null) {
+            KubernetesClient given = givenKubernetes.getIfAvailable();
+            kubernetes = given != null ? given : new KubernetesClientBuilder().build();
+            ownsKubernetes = given == null;
+        }
+        return kubernetes;
     }
 
     /** Mounted secrets when CALICO_BGP_SECRETS_DIR is set, else the Kubernetes API on the kubernetes datastore. */
@@ -190,7 +235,9 @@ public class ConfdService implements SmartLifecycle {
             datastore = null;
         }
         if (kubernetes != null) {
-            kubernetes.close();
+            if (ownsKubernetes) {
+                kubernetes.close();
+            }
             kubernetes = null;
         }
     }

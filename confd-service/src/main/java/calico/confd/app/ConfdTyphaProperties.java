@@ -21,8 +21,9 @@ import org.springframework.boot.convert.DurationUnit;
  * maps them so. With no address confd watches the datastore itself.
  *
  * @param addr           {@code host:port}[,{@code host:port}…] of typha replicas (…TYPHAADDR)
- * @param k8sServiceName discovering typha from a Kubernetes service (…TYPHAK8SSERVICENAME): not
- *                       supported here; without an address it is refused at startup
+ * @param k8sServiceName without an address, typha's replicas come from this Kubernetes service's
+ *                       EndpointSlices (…TYPHAK8SSERVICENAME), as felix finds them
+ * @param k8sNamespace   that service's namespace (…TYPHAK8SNAMESPACE, default {@code kube-system})
  * @param readTimeout    reconnect when typha sent nothing for this long (…TYPHAREADTIMEOUT, seconds)
  * @param caFile         with the two below, mutual TLS (…TYPHACAFILE)
  * @param certFile       confd's certificate (…TYPHACERTFILE)
@@ -34,6 +35,7 @@ import org.springframework.boot.convert.DurationUnit;
 public record ConfdTyphaProperties(
         String addr,
         String k8sServiceName,
+        @DefaultValue("kube-system") String k8sNamespace,
         @DefaultValue("30") @DurationUnit(ChronoUnit.SECONDS) Duration readTimeout,
         String caFile,
         String certFile,
@@ -46,6 +48,7 @@ public record ConfdTyphaProperties(
     public ConfdTyphaProperties {
         addr = unset(addr);
         k8sServiceName = unset(k8sServiceName);
+        k8sNamespace = unset(k8sNamespace) == null ? "kube-system" : k8sNamespace.trim();
         caFile = unset(caFile);
         certFile = unset(certFile);
         keyFile = unset(keyFile);
@@ -71,7 +74,7 @@ public record ConfdTyphaProperties(
 
     /** Settings with no typha (confd watches the datastore itself). */
     public static ConfdTyphaProperties none() {
-        return new ConfdTyphaProperties(null, null, Duration.ofSeconds(30), null, null, null, null, null);
+        return new ConfdTyphaProperties(null, null, "kube-system", Duration.ofSeconds(30), null, null, null, null, null);
     }
 
     /** Calico's rule: empty and {@code none} are unset. */
@@ -91,28 +94,24 @@ public record ConfdTyphaProperties(
         return out;
     }
 
-    /** {@return whether confd reads through typha} */
+    /** {@return whether confd reads through typha}: an address, or a service to discover it from */
     public boolean enabled() {
-        return addr != null;
+        return addr != null || k8sServiceName != null;
     }
 
-    /**
-     * {@return why these settings cannot be used}, or {@code null}: a service name without an
-     * address asks for discovery, which this confd does not do (it would silently fall back to
-     * the datastore otherwise).
-     */
-    public String unsupported() {
-        if (addr == null && k8sServiceName != null) {
-            return "confd.typha.k8s-service-name (TYPHAK8SSERVICENAME" + VARS + ") is \"" + k8sServiceName
-                    + "\": discovering typha from a Kubernetes service is not supported by this confd; set "
-                    + "CALICO_TYPHAADDR (host:port) instead";
-        }
-        return null;
+    /** {@return whether typha's replicas come from its Kubernetes service} (an address wins, as in Calico) */
+    public boolean discovered() {
+        return addr == null && k8sServiceName != null;
     }
 
-    /** {@return the client options for this node}: typha's {@code bgp} syncer */
-    public TyphaClientOptions options(String nodeName) {
-        TyphaClientOptions o = TyphaClientOptions.plaintext(addresses(addr), nodeName, SyncerType.BGP)
+    /** {@return the configured replicas} (empty when they are discovered) */
+    public List<String> addresses() {
+        return addr == null ? List.of() : addresses(addr);
+    }
+
+    /** {@return the client options for this node and these replicas}: typha's {@code bgp} syncer */
+    public TyphaClientOptions options(String nodeName, List<String> replicas) {
+        TyphaClientOptions o = TyphaClientOptions.plaintext(replicas, nodeName, SyncerType.BGP)
                 .withReadTimeout(readTimeout).withCompression(true);
         if (caFile != null) {
             o = o.withChannels(TyphaClientTls.channels(Path.of(caFile), Path.of(certFile), Path.of(keyFile),

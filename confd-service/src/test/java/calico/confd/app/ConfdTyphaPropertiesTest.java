@@ -17,7 +17,7 @@ class ConfdTyphaPropertiesTest {
 
     private static ConfdTyphaProperties props(String addr, String service, String ca, String cert, String key,
                                               String cn) {
-        return new ConfdTyphaProperties(addr, service, Duration.ofSeconds(30), ca, cert, key, cn, null);
+        return new ConfdTyphaProperties(addr, service, null, Duration.ofSeconds(30), ca, cert, key, cn, null);
     }
 
     @Test
@@ -27,21 +27,25 @@ class ConfdTyphaPropertiesTest {
         assertThatThrownBy(() -> props("t:5473", null, "/ca", null, null, null)).hasMessageContaining("TYPHACAFILE")
                 .hasMessageContaining("all three");
         assertThatThrownBy(() -> props("t:5473", null, "/ca", "/c", "/k", null)).hasMessageContaining("TYPHACN");
-        assertThatThrownBy(() -> new ConfdTyphaProperties("t:5473", null, Duration.ZERO, null, null, null, null, null))
+        assertThatThrownBy(() -> new ConfdTyphaProperties("t:5473", null, null, Duration.ZERO, null, null, null, null, null))
                 .hasMessageContaining("TYPHAREADTIMEOUT");
-        assertThat(props(null, "calico-typha", null, null, null, null).unsupported())
-                .contains("TYPHAK8SSERVICENAME", "calico-typha", "not supported", "CALICO_TYPHAADDR");
+        ConfdTyphaProperties discovered = props(null, "calico-typha", null, null, null, null);
+        assertThat(discovered.enabled()).as("a service name alone means typha").isTrue();
+        assertThat(discovered.discovered()).isTrue();
+        assertThat(discovered.k8sNamespace()).isEqualTo("kube-system");
+        assertThat(props("t:5473", "calico-typha", null, null, null, null).discovered()).as("an address wins").isFalse();
     }
 
     @Test
     void noneAndEmptyAreUnsetAndAnAddressUsesTheBgpSyncer() {
         assertThat(props("none", "none", "", " ", "none", null).enabled()).isFalse();
-        assertThat(props("none", "none", null, null, null, null).unsupported()).isNull();
+        assertThat(props("none", "none", null, null, null, null).discovered()).isFalse();
         ConfdTyphaProperties p = props("10.0.0.1:5473, 10.0.0.2:5473", null, null, null, null, null);
         assertThat(p.enabled()).isTrue();
-        assertThat(p.options("node-1").syncerType()).isEqualTo(SyncerType.BGP);
-        assertThat(p.options("node-1").addresses()).containsExactly("10.0.0.1:5473", "10.0.0.2:5473");
-        assertThat(p.options("node-1").hostname()).isEqualTo("node-1");
+        assertThat(p.addresses()).containsExactly("10.0.0.1:5473", "10.0.0.2:5473");
+        assertThat(p.options("node-1", p.addresses()).syncerType()).isEqualTo(SyncerType.BGP);
+        assertThat(p.options("node-1", p.addresses()).addresses()).containsExactly("10.0.0.1:5473", "10.0.0.2:5473");
+        assertThat(p.options("node-1", p.addresses()).hostname()).isEqualTo("node-1");
     }
 
     /** application.yml maps Calico's names: CALICO_TYPHAADDR wins over FELIX_TYPHAADDR over CONFD_TYPHAADDR. */
@@ -54,6 +58,8 @@ class ConfdTyphaPropertiesTest {
         ConfdTyphaProperties p = bound("--FELIX_TYPHAREADTIMEOUT=7", "--FELIX_TYPHAK8SSERVICENAME=calico-typha");
         assertThat(p.readTimeout()).isEqualTo(Duration.ofSeconds(7));
         assertThat(p.k8sServiceName()).isEqualTo("calico-typha");
+        assertThat(p.k8sNamespace()).isEqualTo("kube-system");
+        assertThat(bound("--FELIX_TYPHAK8SNAMESPACE=calico-system").k8sNamespace()).isEqualTo("calico-system");
         assertThat(bound().enabled()).isFalse();
     }
 

@@ -15,6 +15,7 @@ import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.WatcherSyncer;
 import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClient;
+import calico.libcalico.typha.TyphaDiscovery;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -179,26 +180,16 @@ public class FelixDaemon implements SmartLifecycle {
             throw new IllegalStateException("felix.typha-k8s-service-name (FELIX_TYPHAK8SSERVICENAME) is set but no "
                     + "typha discovery is configured");
         }
-        Duration wait = properties.readyPollInitial();
-        while (running) {
-            try {
-                List<String> found = discovery.addresses();
-                log.info("Typha discovered from service {}: {}", discovery.describe(), found);
-                return found;
-            } catch (RuntimeException e) {
-                log.warn("Typha discovery: {}", e.getMessage());
-                startupHealth.report(true, false, "discovering typha from service " + discovery.describe() + ": "
-                        + e.getMessage());
-            }
-            try {
-                Thread.sleep(wait.toMillis());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return null;
-            }
-            wait = min(wait.multipliedBy(2), properties.readyPollMax());
+        List<String> found = discovery.await(() -> running, properties.readyPollInitial(), properties.readyPollMax(),
+                why -> {
+                    log.warn("Typha discovery: {}", why);
+                    startupHealth.report(true, false, "discovering typha from service " + discovery.describe() + ": "
+                            + why);
+                });
+        if (found != null) {
+            log.info("Typha discovered from service {}: {}", discovery.describe(), found);
         }
-        return null;
+        return found;
     }
 
     /** The syncer's callbacks: status into health, everything into the graph. */

@@ -1,5 +1,6 @@
 package calico.felix.app;
 
+import calico.libcalico.typha.TyphaDiscovery;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.util.Random;
@@ -38,6 +39,6 @@ class FelixTyphaConfiguration {
     @Bean
     TyphaDiscovery typhaDiscovery(FelixKubernetesClient k, FelixTyphaProperties typha, FelixProperties felix) {
         return new TyphaDiscovery(k.client(), typha.typhaK8sNamespace(), typha.typhaK8sServiceName().trim(),
-                felix.hostname(), new Random());
+                felix.hostname(), new Random(), "felix.typha-k8s-service-name (FELIX_TYPHAK8SSERVICENAME)");
     }
 }

@@ -9,6 +9,7 @@ import calico.api.model.ObjectMeta;
 import calico.api.model.Tier;
 import calico.api.model.TierSpec;
 import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.typha.TyphaDiscovery;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
@@ -63,7 +64,8 @@ class FelixTyphaDiscoveryTest {
         put(slice("calico-system", "other", "other", 1, "10.9.0.1", "node-a", true));
         put(slice("kube-system", "typha-x", "calico-typha", 5473, "10.9.0.2", "node-a", true));
 
-        TyphaDiscovery d = new TyphaDiscovery(client, "calico-system", "calico-typha", "node-a", new Random(1));
+        TyphaDiscovery d = new TyphaDiscovery(client, "calico-system", "calico-typha", "node-a", new Random(1),
+                "felix.typha-k8s-service-name (FELIX_TYPHAK8SSERVICENAME)");
         Set<List<String>> localOrders = new HashSet<>();
         Set<List<String>> remoteOrders = new HashSet<>();
         for (int i = 0; i < 30; i++) {
@@ -78,7 +80,8 @@ class FelixTyphaDiscoveryTest {
         assertThat(localOrders).as("shuffled").hasSize(2);
         assertThat(remoteOrders).as("shuffled").hasSizeGreaterThan(1);
 
-        assertThatThrownBy(() -> new TyphaDiscovery(client, "calico-system", "absent", "node-a", new Random())
+        assertThatThrownBy(() -> new TyphaDiscovery(client, "calico-system", "absent", "node-a", new Random(),
+                "felix.typha-k8s-service-name (FELIX_TYPHAK8SSERVICENAME)")
                 .addresses()).hasMessageContaining("FELIX_TYPHAK8SSERVICENAME").hasMessageContaining("calico-system/absent");
     }
 

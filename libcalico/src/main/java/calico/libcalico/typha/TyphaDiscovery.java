@@ -1,9 +1,10 @@
-package calico.felix.app;
+package calico.libcalico.typha;
 
 import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointPort;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
@@ -11,26 +12,37 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
- * FELIX_TYPHAK8SSERVICENAME: typha's addresses from the EndpointSlices of its Kubernetes service
- * (FELIX_TYPHAK8SNAMESPACE), as Calico's felix finds them: only ready endpoints, the port named
- * {@code calico-typha}, typhas on this node first, and each group (this node, the others) in a
- * random order so that felixes spread over the replicas. No zone preference (Calico has none).
+ * {@code …TYPHAK8SSERVICENAME}: typha's addresses from the EndpointSlices of its Kubernetes
+ * service ({@code …TYPHAK8SNAMESPACE}), as Calico's felix and confd find them: only ready
+ * endpoints, the port named {@code calico-typha}, typhas on this node first, and each group (this
+ * node, the others) in a random order so that clients spread over the replicas. No zone
+ * preference (Calico has none). Felix and confd share it; {@code setting} names the variable in
+ * errors.
  */
-final class TyphaDiscovery {
+public final class TyphaDiscovery {
 
     /** The service port that is typha's, as in Calico's manifests. */
-    static final String PORT_NAME = "calico-typha";
+    public static final String PORT_NAME = "calico-typha";
 
     private final KubernetesClient client;
     private final String namespace;
     private final String service;
     private final String nodeName;
     private final Random random;
+    private final String setting;
 
-    TyphaDiscovery(KubernetesClient client, String namespace, String service, String nodeName, Random random) {
+    /**
+     * @param setting the setting that asked for discovery, for errors, e.g.
+     *                {@code felix.typha-k8s-service-name (FELIX_TYPHAK8SSERVICENAME)}
+     */
+    public TyphaDiscovery(KubernetesClient client, String namespace, String service, String nodeName, Random random,
+                          String setting) {
         this.client = Objects.requireNonNull(client, "client");
+        this.setting = setting;
         this.namespace = namespace;
         this.service = service;
         this.nodeName = nodeName;
@@ -38,7 +50,7 @@ final class TyphaDiscovery {
     }
 
     /** {@return the service, as the settings name it} */
-    String describe() {
+    public String describe() {
         return namespace + "/" + service;
     }
 
@@ -47,7 +59,7 @@ final class TyphaDiscovery {
      *
      * @throws IllegalStateException naming the service when it has no ready typha endpoint
      */
-    List<String> addresses() {
+    public List<String> addresses() {
         List<String> local = new ArrayList<>();
         List<String> remote = new ArrayList<>();
         Set<String> seen = new LinkedHashSet<>();
@@ -77,14 +89,37 @@ final class TyphaDiscovery {
             }
         }
         if (local.isEmpty() && remote.isEmpty()) {
-            throw new IllegalStateException("felix.typha-k8s-service-name (FELIX_TYPHAK8SSERVICENAME): service "
-                    + describe() + " has no ready endpoint on a port named " + PORT_NAME);
+            throw new IllegalStateException(setting + ": service " + describe() + " has no ready endpoint on a port named " + PORT_NAME);
         }
         Collections.shuffle(local, random);
         Collections.shuffle(remote, random);
         List<String> out = new ArrayList<>(local);
         out.addAll(remote);
         return out;
+    }
+
+    /**
+     * Reads the addresses until there is at least one, waiting {@code initial} then doubling up to
+     * {@code max} between attempts and telling {@code onMiss} why each attempt found none.
+     * {@return them}, or {@code null} once {@code running} turns false or the thread is interrupted
+     */
+    public List<String> await(BooleanSupplier running, Duration initial, Duration max, Consumer<String> onMiss) {
+        Duration wait = initial;
+        while (running.getAsBoolean()) {
+            try {
+                return addresses();
+            } catch (RuntimeException e) {
+                onMiss.accept(e.getMessage());
+            }
+            try {
+                Thread.sleep(wait.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+            wait = wait.multipliedBy(2).compareTo(max) > 0 ? max : wait.multipliedBy(2);
+        }
+        return null;
     }
 
     private static <T> List<T> nullSafe(List<T> xs) {
