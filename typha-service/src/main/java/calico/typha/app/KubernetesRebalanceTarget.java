@@ -16,8 +16,8 @@ import org.springframework.context.SmartLifecycle;
 /**
  * The rebalancing target for {@code TYPHA_CONNECTIONREBALANCINGMODE=kubernetes}: every poll
  * interval, the replica count is the number of ready endpoints of typha's own service
- * (TYPHA_K8SSERVICENAME in TYPHA_K8SNAMESPACE, port TYPHA_K8SPORTNAME) as Spring Cloud
- * Kubernetes discovery sees them, and the expected clients are TYPHA_EXPECTEDCLIENTS when set,
+ * (TYPHA_K8SSERVICENAME in TYPHA_K8SNAMESPACE, port TYPHA_K8SPORTNAME) in its EndpointSlices,
+ * or, when it has none, in its Endpoints as Spring Cloud Kubernetes discovery sees them, and the expected clients are TYPHA_EXPECTEDCLIENTS when set,
  * otherwise the cluster's node count (one felix per node, as Calico counts). The target is
  * Calico's ({@link TyphaKubernetesProperties#target}): per syncer type, 20% over an even share
  * across one replica fewer, between TYPHA_MAXCONNECTIONSLOWERLIMIT and
@@ -32,15 +32,31 @@ public final class KubernetesRebalanceTarget implements IntSupplier, SmartLifecy
 
     private static final Logger log = LoggerFactory.getLogger(KubernetesRebalanceTarget.class);
 
-    /** What one poll found, for tests and logs. */
-    public record Counts(int replicas, boolean replicasFromKubernetes, int clients, int target) {
+    /** Where a poll's replica count came from. */
+    public enum ReplicaSource {
+        /** Ready endpoints in the service's {@code discovery.k8s.io/v1} EndpointSlices. */
+        ENDPOINT_SLICES,
+        /** Ready addresses of the service's {@code v1} Endpoints (through the discovery client). */
+        ENDPOINTS,
+        /** Neither listed a ready typha (or Kubernetes did not answer): TYPHA_REPLICAS. */
+        CONFIGURATION
     }
+
+    /** What one poll found, for tests and logs. */
+    public record Counts(int replicas, ReplicaSource source, int clients, int target) {
+        public boolean replicasFromKubernetes() {
+            return source != ReplicaSource.CONFIGURATION;
+        }
+    }
+
+    /** The label Kubernetes puts on every EndpointSlice of a service. */
+    static final String SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
     private final DiscoveryClient discovery;
     private final KubernetesClient client;
     private final TyphaKubernetesProperties k8s;
     private final TyphaProperties config;
-    private volatile Counts last = new Counts(0, false, 0, 0);
+    private volatile Counts last = new Counts(0, ReplicaSource.CONFIGURATION, 0, 0);
     private ScheduledExecutorService poller;
 
     public KubernetesRebalanceTarget(DiscoveryClient discovery, KubernetesClient client, TyphaKubernetesProperties k8s,
@@ -61,24 +77,36 @@ public final class KubernetesRebalanceTarget implements IntSupplier, SmartLifecy
         return last;
     }
 
-    /** Reads the counts now (the poller calls this; tests may too). */
+    /**
+     * Reads the counts now (the poller calls this; tests may too). Replicas: the service's
+     * EndpointSlices first (what current Kubernetes and Calico's typha read), then its Endpoints
+     * (older clusters, or a controller that only mirrors Endpoints), then TYPHA_REPLICAS.
+     */
     public Counts poll() {
-        int replicas;
-        boolean fromKubernetes;
+        int replicas = 0;
+        ReplicaSource source = ReplicaSource.CONFIGURATION;
         try {
-            List<ServiceInstance> instances = discovery.getInstances(k8s.k8sServiceName());
-            replicas = (int) instances.stream().map(ServiceInstance::getHost).distinct().count();
-            fromKubernetes = replicas > 0;
-            if (!fromKubernetes) {
-                log.warn("Service {}/{} has no ready endpoint: using TYPHA_REPLICAS={}", k8s.k8sNamespace(),
-                        k8s.k8sServiceName(), config.replicas());
-                replicas = config.replicas();
-            }
+            replicas = sliceReplicas();
+            source = ReplicaSource.ENDPOINT_SLICES;
         } catch (RuntimeException e) {
-            log.warn("Cannot read the endpoints of {}/{}: {}; using TYPHA_REPLICAS={}", k8s.k8sNamespace(),
-                    k8s.k8sServiceName(), e.toString(), config.replicas());
+            log.debug("Cannot read the EndpointSlices of {}/{}: {}", k8s.k8sNamespace(), k8s.k8sServiceName(),
+                    e.toString());
+        }
+        if (replicas == 0) {
+            try {
+                List<ServiceInstance> instances = discovery.getInstances(k8s.k8sServiceName());
+                replicas = (int) instances.stream().map(ServiceInstance::getHost).distinct().count();
+                source = ReplicaSource.ENDPOINTS;
+            } catch (RuntimeException e) {
+                log.warn("Cannot read the endpoints of {}/{}: {}", k8s.k8sNamespace(), k8s.k8sServiceName(),
+                        e.toString());
+            }
+        }
+        if (replicas == 0) {
+            log.warn("Service {}/{} has no ready endpoint (EndpointSlices or Endpoints): using TYPHA_REPLICAS={}",
+                    k8s.k8sNamespace(), k8s.k8sServiceName(), config.replicas());
             replicas = config.replicas();
-            fromKubernetes = false;
+            source = ReplicaSource.CONFIGURATION;
         }
         int clients = config.expectedClients();
         if (clients <= 0) {
@@ -89,14 +117,31 @@ public final class KubernetesRebalanceTarget implements IntSupplier, SmartLifecy
                 clients = 0;
             }
         }
-        Counts c = new Counts(replicas, fromKubernetes, clients, k8s.target(clients, replicas,
+        Counts c = new Counts(replicas, source, clients, k8s.target(clients, replicas,
                 SyncerType.values().length, config.maxConnectionsUpperLimit()));
         if (!c.equals(last)) {
             log.info("Rebalancing: {} replicas ({}), {} clients, target {} connections per typha", c.replicas(),
-                    c.replicasFromKubernetes() ? "Kubernetes endpoints" : "TYPHA_REPLICAS", c.clients(), c.target());
+                    c.source(), c.clients(), c.target());
         }
         last = c;
         return c;
+    }
+
+    /**
+     * {@return the distinct addresses of ready endpoints serving port TYPHA_K8SPORTNAME in the
+     * service's EndpointSlices} (an endpoint whose {@code ready} condition is unset counts as
+     * ready, as the API defines it); 0 when there is no such slice.
+     */
+    int sliceReplicas() {
+        return (int) client.discovery().v1().endpointSlices().inNamespace(k8s.k8sNamespace())
+                .withLabel(SERVICE_NAME_LABEL, k8s.k8sServiceName()).list().getItems().stream()
+                .filter(slice -> slice.getPorts() != null && slice.getPorts().stream()
+                        .anyMatch(p -> k8s.k8sPortName().equals(p.getName())))
+                .flatMap(slice -> slice.getEndpoints() == null ? java.util.stream.Stream.empty()
+                        : slice.getEndpoints().stream())
+                .filter(e -> e.getConditions() == null || !Boolean.FALSE.equals(e.getConditions().getReady()))
+                .filter(e -> e.getAddresses() != null && !e.getAddresses().isEmpty())
+                .map(e -> e.getAddresses().get(0)).distinct().count();
     }
 
     @Override

@@ -34,6 +34,9 @@ import org.springframework.boot.convert.DurationUnit;
  *                               fallback (TYPHA_REPLICAS)
  * @param expectedClients        clients across all replicas (TYPHA_EXPECTEDCLIENTS); in {@code kubernetes}
  *                               mode 0 means the cluster's node count
+ * @param connectionDropInterval while this typha has more connections than the rebalancing target,
+ *                               one is shed (asked to reconnect elsewhere) per this interval, ±10%
+ *                               jitter as in Calico (TYPHA_CONNECTIONDROPINTERVALSECS, seconds, 1)
  * @param caFile                 CA that signs felix's certificates; with the two below enables mTLS
  * @param serverCertFile         this typha's certificate (TYPHA_SERVERCERTFILE)
  * @param serverKeyFile          its key (TYPHA_SERVERKEYFILE)
@@ -56,6 +59,7 @@ public record TyphaProperties(
         @DefaultValue("none") String connectionRebalancingMode,
         @DefaultValue("1") int replicas,
         @DefaultValue("0") int expectedClients,
+        @DefaultValue("1") @DurationUnit(ChronoUnit.SECONDS) Duration connectionDropInterval,
         String caFile,
         String serverCertFile,
         String serverKeyFile,
@@ -76,6 +80,10 @@ public record TyphaProperties(
         }
         if (replicas < 1) {
             throw new IllegalArgumentException("typha.replicas (TYPHA_REPLICAS): must be at least 1, got " + replicas);
+        }
+        if (connectionDropInterval == null || connectionDropInterval.isNegative() || connectionDropInterval.isZero()) {
+            throw new IllegalArgumentException("typha.connection-drop-interval (TYPHA_CONNECTIONDROPINTERVALSECS): "
+                    + "must be a positive number of seconds, got " + connectionDropInterval);
         }
         int tlsParts = (blank(caFile) ? 0 : 1) + (blank(serverCertFile) ? 0 : 1) + (blank(serverKeyFile) ? 0 : 1);
         if (tlsParts != 0 && tlsParts != 3) {
@@ -129,6 +137,6 @@ public record TyphaProperties(
         ServerSettings d = ServerSettings.defaults(serverPort);
         return new ServerSettings(serverPort, serverHost, maxConnectionsUpperLimit, pingInterval, pongTimeout,
                 maxDeltaLogUpdates, d.snapshotChunkBytes(), d.snapshotMaxAge(), d.senderThreads(), rebalanceTarget(),
-                d.rebalanceInterval());
+                connectionDropInterval);
     }
 }

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -179,7 +180,7 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
     void fail(Status status, String reason) {
         if (closeWith.compareAndSet(null, status)) {
             service.metrics().dropped(reason);
-            log.info("Dropping client {} ({}): {}", id, hostname, status);
+            log.info("Dropping client {} ({}), {}: {}", id, hostname, reason, status);
         }
         requestDrain();
     }
@@ -217,7 +218,15 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
 
     void requestDrain() {
         if (wip.getAndIncrement() == 0) {
-            sender.execute(this::drainLoop);
+            try {
+                sender.execute(this::drainLoop);
+            } catch (RejectedExecutionException e) {
+                // The server is closing and its sender pool is gone (a client cancelling, a ping or a
+                // seal racing TyphaServer.close): nothing more can be sent on this stream, and the
+                // transport's shutdown ends it. Let a later wake-up fail the same quiet way.
+                wip.set(0);
+                log.debug("Client {} ({}): not draining, the server is closing", id, hostname);
+            }
         }
     }
 

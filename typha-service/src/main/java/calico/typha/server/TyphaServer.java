@@ -114,10 +114,31 @@ public final class TyphaServer implements AutoCloseable {
         }
         long ping = settings.pingInterval().toMillis();
         timer.scheduleWithFixedDelay(this::tick, Math.min(ping, 1000), Math.min(ping, 1000), TimeUnit.MILLISECONDS);
-        timer.scheduleWithFixedDelay(service::rebalanceOnce, settings.rebalanceInterval().toMillis(),
-                settings.rebalanceInterval().toMillis(), TimeUnit.MILLISECONDS);
+        scheduleRebalance();
         log.info("Typha listening on {} ({})", server.getPort(), credentials == null ? "plaintext" : "TLS");
         reportHealth();
+    }
+
+    /**
+     * Sheds at most one surplus connection per {@link ServerSettings#rebalanceInterval()}
+     * (TYPHA_CONNECTIONDROPINTERVALSECS), each wait lengthened by up to a tenth at random as
+     * Calico's jittered ticker does, so that replicas started together do not shed in step.
+     */
+    private void scheduleRebalance() {
+        long interval = settings.rebalanceInterval().toNanos();
+        long delay = interval + java.util.concurrent.ThreadLocalRandom.current().nextLong(Math.max(1, interval / 10));
+        try {
+            timer.schedule(() -> {
+                try {
+                    service.rebalanceOnce();
+                } catch (RuntimeException e) {
+                    log.warn("typha rebalancing: {}", e.toString());
+                }
+                scheduleRebalance();
+            }, delay, TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing: the timer is gone
+        }
     }
 
     private long lastPing;
@@ -188,8 +209,8 @@ public final class TyphaServer implements AutoCloseable {
             Thread.currentThread().interrupt();
             server.shutdownNow();
         }
+        sealer.shutdownNow(); // no more seals waking clients, then no more drains
         sender.shutdownNow();
-        sealer.shutdownNow();
         health.report(false, false, "stopped");
     }
 }

@@ -2,6 +2,9 @@ package calico.typha.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static calico.typha.app.KubernetesRebalanceTarget.ReplicaSource.CONFIGURATION;
+import static calico.typha.app.KubernetesRebalanceTarget.ReplicaSource.ENDPOINTS;
+import static calico.typha.app.KubernetesRebalanceTarget.ReplicaSource.ENDPOINT_SLICES;
 
 import calico.libcalico.syncer.SyncerCallbacks;
 import calico.libcalico.syncer.SyncerStatus;
@@ -28,7 +31,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 /**
  * TYPHA_CONNECTIONREBALANCINGMODE=kubernetes against the fabric8 mock API server (CRUD mode):
  * the replica count follows the ready endpoints of TYPHA_K8SSERVICENAME's port TYPHA_K8SPORTNAME
- * in TYPHA_K8SNAMESPACE through the Spring Cloud Kubernetes discovery client, the client count
+ * in TYPHA_K8SNAMESPACE, from its EndpointSlices or else its Endpoints (through the Spring Cloud
+ * Kubernetes discovery client), the client count
  * is the node count, and without endpoints typha falls back to TYPHA_REPLICAS. The live target
  * reaches the server: over it, clients are moved.
  */
@@ -59,6 +63,49 @@ class KubernetesRebalanceTest {
                 .addNewPort().withName("metrics").withPort(9093).withProtocol("TCP").endPort()
                 .endSubset().build();
         client.endpoints().inNamespace("calico-system").resource(e).createOr(x -> x.update());
+    }
+
+    /** An EndpointSlice of the typha service: {@code ready} per address (null: condition unset, which means ready). */
+    private static void slice(String name, String namespace, String portName, String ip, Boolean... ready) {
+        var b = new io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder().withNewMetadata().withName(name)
+                .withNamespace(namespace).addToLabels(KubernetesRebalanceTarget.SERVICE_NAME_LABEL, "calico-typha")
+                .endMetadata().withAddressType("IPv4")
+                .addNewPort().withName(portName).withPort(5473).withProtocol("TCP").endPort();
+        for (int i = 0; i < ready.length; i++) {
+            var e = new io.fabric8.kubernetes.api.model.discovery.v1.EndpointBuilder().withAddresses(ip + i);
+            if (ready[i] != null) {
+                e.withNewConditions().withReady(ready[i]).endConditions();
+            }
+            b.addToEndpoints(e.build());
+        }
+        client.discovery().v1().endpointSlices().inNamespace(namespace).resource(b.build()).createOr(x -> x.update());
+    }
+
+    @Test
+    void replicasComeFromEndpointSlicesFirstThenEndpoints() throws Exception {
+        service("calico-system");
+        // Endpoints list 3 typhas, but the slices are what current Kubernetes maintains: 2 slices,
+        // 4 ready endpoints (one with its ready condition unset), one not ready.
+        endpoints("10.0.0.1", "10.0.0.2", "10.0.0.3");
+        slice("calico-typha-a", "calico-system", "calico-typha", "10.1.0.", true, null, false);
+        slice("calico-typha-b", "calico-system", "calico-typha", "10.2.0.", true, true);
+        // Not ours: another namespace; our namespace but another port name.
+        slice("calico-typha-x", "kube-system", "calico-typha", "10.3.0.", true, true, true, true, true, true);
+        slice("calico-typha-y", "calico-system", "metrics-only", "10.4.0.", true, true, true, true, true, true);
+        try (ConfigurableApplicationContext ctx = typha("--TYPHA_EXPECTEDCLIENTS=10")) {
+            KubernetesRebalanceTarget target = ctx.getBean(KubernetesRebalanceTarget.class);
+            // 2 × (1 + 10 × 120 / (4 − 1) / 100) = 2 × 5 = 10
+            await("4 replicas from the slices", () -> target.counts()
+                    .equals(new KubernetesRebalanceTarget.Counts(4, ENDPOINT_SLICES, 10, 10)), target::counts);
+
+            client.discovery().v1().endpointSlices().inNamespace("calico-system").withName("calico-typha-a").delete();
+            client.discovery().v1().endpointSlices().inNamespace("calico-system").withName("calico-typha-b").delete();
+            await("no slice of ours: the Endpoints' 3", () -> target.counts()
+                    .equals(new KubernetesRebalanceTarget.Counts(3, ENDPOINTS, 10, 14)), target::counts);
+        } finally {
+            client.endpoints().inNamespace("calico-system").withName("calico-typha").delete();
+            client.discovery().v1().endpointSlices().inAnyNamespace().delete();
+        }
     }
 
     private static void service(String namespace) {
@@ -92,16 +139,16 @@ class KubernetesRebalanceTest {
             KubernetesRebalanceTarget target = ctx.getBean(KubernetesRebalanceTarget.class);
             // Service calico-typha by Calico's default name; target 2 syncer types × (1 + 10 × 1.2 / (3 − 1)).
             await("3 replicas from the endpoints, 10 nodes", () -> target.counts()
-                    .equals(new KubernetesRebalanceTarget.Counts(3, true, 10, 14)), target::counts);
+                    .equals(new KubernetesRebalanceTarget.Counts(3, ENDPOINTS, 10, 14)), target::counts);
             assertThat(target.getAsInt()).isEqualTo(14);
 
             endpoints("10.0.0.1", "10.0.0.2");
             await("scaled down to 2", () -> target.counts()
-                    .equals(new KubernetesRebalanceTarget.Counts(2, true, 10, 26)), target::counts);
+                    .equals(new KubernetesRebalanceTarget.Counts(2, ENDPOINTS, 10, 26)), target::counts);
 
             client.endpoints().inNamespace("calico-system").withName("calico-typha").delete();
             await("no endpoints: TYPHA_REPLICAS", () -> target.counts()
-                    .equals(new KubernetesRebalanceTarget.Counts(5, false, 10, 8)), target::counts);
+                    .equals(new KubernetesRebalanceTarget.Counts(5, CONFIGURATION, 10, 8)), target::counts);
         }
     }
 
@@ -113,7 +160,7 @@ class KubernetesRebalanceTest {
         try (ConfigurableApplicationContext ctx = typha("--TYPHA_EXPECTEDCLIENTS=1")) {
             KubernetesRebalanceTarget target = ctx.getBean(KubernetesRebalanceTarget.class);
             await("target 2 from 3 endpoints", () -> target.counts()
-                    .equals(new KubernetesRebalanceTarget.Counts(3, true, 1, 2)), target::counts);
+                    .equals(new KubernetesRebalanceTarget.Counts(3, ENDPOINTS, 1, 2)), target::counts);
             int port = ctx.getBean(TyphaDaemon.class).port();
             List<TyphaClient> clients = new ArrayList<>();
             try {

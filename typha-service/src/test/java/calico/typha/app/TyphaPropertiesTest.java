@@ -21,9 +21,26 @@ class TyphaPropertiesTest {
 
     private static TyphaProperties props(String datastore, String mode, int replicas, int expected, String ca,
                                          String cert, String key, String cn, String uriSan) {
+        return props(datastore, mode, replicas, expected, Duration.ofSeconds(1), ca, cert, key, cn, uriSan);
+    }
+
+    private static TyphaProperties props(String datastore, String mode, int replicas, int expected, Duration drop,
+                                         String ca, String cert, String key, String cn, String uriSan) {
         return new TyphaProperties(datastore, "http://127.0.0.1:2379", null, null, null, 5473, "", 10000,
-                Duration.ofSeconds(10), Duration.ofSeconds(60), 100000, mode, replicas, expected, ca, cert, key, cn,
-                uriSan);
+                Duration.ofSeconds(10), Duration.ofSeconds(60), 100000, mode, replicas, expected, drop, ca, cert, key,
+                cn, uriSan);
+    }
+
+    @Test
+    void connectionDropIntervalPacesTheShedding() {
+        assertThat(props("none", 1, 0, null, null, null, null, null).serverSettings().rebalanceInterval())
+                .as("Calico's default, 1 s").isEqualTo(Duration.ofSeconds(1));
+        assertThat(props("memory", "config", 3, 1000, Duration.ofSeconds(5), null, null, null, null, null)
+                .serverSettings().rebalanceInterval()).isEqualTo(Duration.ofSeconds(5));
+        assertThatThrownBy(() -> props("memory", "config", 3, 1000, Duration.ZERO, null, null, null, null, null))
+                .hasMessageContaining("TYPHA_CONNECTIONDROPINTERVALSECS").hasMessageContaining("positive");
+        assertThatThrownBy(() -> props("memory", "config", 3, 1000, Duration.ofSeconds(-1), null, null, null, null,
+                null)).hasMessageContaining("TYPHA_CONNECTIONDROPINTERVALSECS");
     }
 
     @Test

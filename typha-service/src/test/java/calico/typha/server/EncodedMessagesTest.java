@@ -19,6 +19,13 @@ class EncodedMessagesTest {
         var cached = m.stream(shared);
         assertThat(cached).isInstanceOf(KnownLength.class);
         assertThat(cached.readAllBytes()).isEqualTo(shared.toByteArray());
+        // Drained (as gRPC's framer writes it): the same bytes in one write, then nothing left.
+        var drained = new java.io.ByteArrayOutputStream();
+        var again = m.stream(shared);
+        assertThat(again).isInstanceOf(io.grpc.Drainable.class);
+        assertThat(((io.grpc.Drainable) again).drainTo(drained)).isEqualTo(shared.getSerializedSize());
+        assertThat(drained.toByteArray()).isEqualTo(shared.toByteArray());
+        assertThat(again.available()).isZero();
         assertThat(m.stream(equalCopy).getClass()).isNotEqualTo(cached.getClass());
         assertThat(m.parse(m.stream(equalCopy))).isEqualTo(shared);
         m.remove(shared);

@@ -45,7 +45,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * from datastore write to receipt by each client.
  *
  * <p>{@code bench/run.sh typha-service calico.typha.server.TyphaBench [clients] [resources] [rate] [seconds]
- * [kvs-gzip|gzip|none] [inflate-all] [overlap] [cold]} (defaults 1000 20000 200 10 kvs-gzip): what the clients accept
+ * [kvs-gzip|gzip|none] [inflate-all] [overlap] [cold] [direct]} (defaults 1000 20000 200 10 kvs-gzip): what the clients accept
  * (kvs-gzip as felix's TyphaClient), whether every client inflates the snapshot (default every 50th;
  * see {@link BenchClient}), and whether the updates run while the clients are still syncing
  * ("during catch-up") instead of after all are in sync ("steady state"); "cold" skips the warm-up
@@ -68,7 +68,18 @@ public final class TyphaBench {
         int seconds = args.length > 3 ? Integer.parseInt(args[3]) : 10;
         Options opts = Options.parse(Arrays.copyOfRange(args, Math.min(4, args.length), args.length));
 
-        List<String> childCmd = new ArrayList<>(List.of(javaBin(), "-Xms256m", "-Xmx3g"));
+        // BENCH_TYPHA_CPUS / BENCH_CLIENT_CPUS (taskset lists, e.g. 0 and 1): pin typha's JVM and the
+        // clients' JVM to separate CPUs, so that each side's CPU is its own and not the other's.
+        String typhaCpus = System.getenv("BENCH_TYPHA_CPUS");
+        String clientCpus = System.getenv("BENCH_CLIENT_CPUS");
+        if (clientCpus != null && !clientCpus.isBlank()) {
+            pin(ProcessHandle.current().pid(), clientCpus.trim());
+        }
+        List<String> childCmd = new ArrayList<>();
+        if (typhaCpus != null && !typhaCpus.isBlank()) {
+            childCmd.addAll(List.of("taskset", "-c", typhaCpus.trim()));
+        }
+        childCmd.addAll(List.of(javaBin(), "-Xms256m", "-Xmx3g"));
         // Extra JVM options for typha only, e.g. a JFR recording: BENCH_TYPHA_JVM_OPTS="-XX:StartFlightRecording=..."
         String extra = System.getenv("BENCH_TYPHA_JVM_OPTS");
         if (extra != null && !extra.isBlank()) {
@@ -103,19 +114,25 @@ public final class TyphaBench {
             long heapBefore = Long.parseLong(command(in, out, "HEAP"));
             System.out.printf("typha: %d resources in sync, heap after GC %.1f MiB; clients: %s%n", resources,
                     heapBefore / 1048576.0, opts);
-            System.out.printf("load average at start: %s%n", loadAverage());
+            System.out.printf("load average at start: %s; typha on CPUs %s, clients on CPUs %s%n", loadAverage(),
+                    typhaCpus == null || typhaCpus.isBlank() ? "any" : typhaCpus.trim(),
+                    clientCpus == null || clientCpus.isBlank() ? "any" : clientCpus.trim());
 
             Latencies latencies = new Latencies(clients * rate * seconds + clients * 16);
             CountDownLatch inSync = new CountDownLatch(clients);
             List<BenchClient> all = new ArrayList<>();
             long typhaCpu0 = Long.parseLong(command(in, out, "CPU"));
             long benchCpu0 = processCpuNanos();
+            double[] split0 = userSys(child.pid());
+            double[] sched0 = schedWait(child.pid());
+            double[] benchSched0 = schedWait(ProcessHandle.current().pid());
+            double[] benchSplit0 = userSys(ProcessHandle.current().pid());
             long t0 = System.nanoTime();
             if (opts.overlap) {
                 out.println("UPDATES " + rate + " " + seconds); // answered later; the child writes while clients sync
             }
             for (int i = 0; i < clients; i++) {
-                all.add(new BenchClient(port, "bench-" + i, opts.inflates(i), opts.compression, inSync, latencies));
+                all.add(new BenchClient(port, "bench-" + i, opts.inflates(i), opts.compression, opts.direct, inSync, latencies));
             }
             boolean synced = inSync.await(300, TimeUnit.SECONDS);
             double syncSeconds = (System.nanoTime() - t0) / 1e9;
@@ -129,9 +146,16 @@ public final class TyphaBench {
                 typhaCpu1 = Long.parseLong(command(in, out, "CPU"));
                 written = 0;
             }
-            System.out.printf("%d clients: %s in %.2f s; typha CPU %.1f s, bench clients' CPU %.1f s; load average %s%n",
+            double[] split1 = userSys(child.pid());
+            double[] benchSplit1 = userSys(ProcessHandle.current().pid());
+            double[] sched1 = schedWait(child.pid());
+            double[] benchSched1 = schedWait(ProcessHandle.current().pid());
+            printSched(sched0, sched1, benchSched0, benchSched1);
+            System.out.printf("%d clients: %s in %.2f s; typha CPU %.1f s (user %.1f, kernel %.1f), bench clients' CPU "
+                            + "%.1f s (user %.1f, kernel %.1f); load average %s%n",
                     clients, synced ? "all in sync" : "NOT all in sync", syncSeconds, (typhaCpu1 - typhaCpu0) / 1e9,
-                    (benchCpu1 - benchCpu0) / 1e9, loadAverage());
+                    split1[0] - split0[0], split1[1] - split0[1], (benchCpu1 - benchCpu0) / 1e9,
+                    benchSplit1[0] - benchSplit0[0], benchSplit1[1] - benchSplit0[1], loadAverage());
             System.out.println("  " + SnapshotCheck.of(all, resources));
             long heapWith = Long.parseLong(command(in, out, "HEAP"));
             System.out.printf("typha heap with %d clients %.1f MiB: %.1f KiB per client%n", clients,
@@ -145,6 +169,10 @@ public final class TyphaBench {
                 label = "steady state (updates written after every client was in sync)";
                 typhaCpu2 = Long.parseLong(command(in, out, "CPU"));
                 benchCpu2 = processCpuNanos();
+                split1 = userSys(child.pid());
+                benchSplit1 = userSys(ProcessHandle.current().pid());
+                sched1 = schedWait(child.pid());
+                benchSched1 = schedWait(ProcessHandle.current().pid());
                 seq0 = Long.parseLong(command(in, out, "SEQ"));
                 written = Long.parseLong(command(in, out, "UPDATES " + rate + " " + seconds));
             }
@@ -161,6 +189,9 @@ public final class TyphaBench {
             long typhaCpu3 = Long.parseLong(command(in, out, "CPU"));
             long breadcrumbs = Long.parseLong(command(in, out, "SEQ")) - seq0;
             long benchCpu3 = processCpuNanos();
+            double[] split3 = userSys(child.pid());
+            double[] benchSplit3 = userSys(ProcessHandle.current().pid());
+            printSched(sched1, schedWait(child.pid()), benchSched1, schedWait(ProcessHandle.current().pid()));
             long[] sorted = latencies.sorted();
             int n = sorted.length;
             long reconnects = all.stream().filter(c -> c.failed.get() != null).count();
@@ -170,12 +201,15 @@ public final class TyphaBench {
                     pct(sorted, 0.50), pct(sorted, 0.99),
                     n == 0 ? 0 : sorted[n - 1] / 1e6, reconnects);
             if (!opts.overlap) {
-                System.out.printf("  %d delta messages per client (%.1f updates each); typha CPU %.1f s (%.1f µs per "
-                                + "message sent, %.2f µs per update received), bench clients' CPU %.1f s; load average %s%n",
+                System.out.printf("  %d delta messages per client (%.1f updates each); typha CPU %.1f s (user %.1f, "
+                                + "kernel %.1f; %.1f µs per message sent, %.2f µs per update received), bench clients' "
+                                + "CPU %.1f s (user %.1f, kernel %.1f; %.1f µs per message received); load average %s%n",
                         breadcrumbs, written / (double) Math.max(1, breadcrumbs), (typhaCpu3 - typhaCpu2) / 1e9,
+                        split3[0] - split1[0], split3[1] - split1[1],
                         (typhaCpu3 - typhaCpu2) / 1e3 / Math.max(1, breadcrumbs * clients),
                         (typhaCpu3 - typhaCpu2) / 1e3 / Math.max(1, n),
-                        (benchCpu3 - benchCpu2) / 1e9, loadAverage());
+                        (benchCpu3 - benchCpu2) / 1e9, benchSplit3[0] - benchSplit1[0], benchSplit3[1] - benchSplit1[1],
+                        (benchCpu3 - benchCpu2) / 1e3 / Math.max(1, breadcrumbs * clients), loadAverage());
             }
             all.forEach(BenchClient::close);
             command(in, out, "QUIT");
@@ -199,7 +233,7 @@ public final class TyphaBench {
         CountDownLatch inSync = new CountDownLatch(n);
         List<BenchClient> warm = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            warm.add(new BenchClient(port, "warmup-" + i, opts.inflates(i), opts.compression, inSync, latencies));
+            warm.add(new BenchClient(port, "warmup-" + i, opts.inflates(i), opts.compression, opts.direct, inSync, latencies));
         }
         if (!inSync.await(300, TimeUnit.SECONDS)) {
             throw new IllegalStateException("warm-up clients did not get in sync");
@@ -216,23 +250,25 @@ public final class TyphaBench {
     }
 
     /** What the clients offer in their hello and how many of them inflate the snapshot. */
-    private record Options(String compression, int inflateEvery, boolean overlap, boolean warmup) {
+    private record Options(String compression, int inflateEvery, boolean overlap, boolean warmup, boolean direct) {
         static Options parse(String[] args) {
             String compression = "kvs-gzip";
             int inflateEvery = 50;
             boolean overlap = false;
             boolean warmup = true;
+            boolean direct = false;
             for (String a : args) {
                 switch (a) {
                     case "kvs-gzip", "gzip", "none" -> compression = a;
                     case "inflate-all" -> inflateEvery = 1;
                     case "overlap" -> overlap = true;
                     case "cold" -> warmup = false;
+                    case "direct" -> direct = true;
                     default -> throw new IllegalArgumentException("unknown option " + a
-                            + " (kvs-gzip | gzip | none, inflate-all, overlap, cold)");
+                            + " (kvs-gzip | gzip | none, inflate-all, overlap, cold, direct)");
                 }
             }
-            return new Options(compression, inflateEvery, overlap, warmup);
+            return new Options(compression, inflateEvery, overlap, warmup, direct);
         }
 
         /** {@return whether this client counts the snapshot's KVs (plain chunks are always counted)} */
@@ -246,7 +282,8 @@ public final class TyphaBench {
                     ? ", every client inflates and counts every snapshot chunk"
                     : ", every " + inflateEvery + "th client inflates the snapshot, the others checksum the compressed bytes"
                     : "") + (overlap ? ", updates during catch-up" : "")
-                    + (warmup ? ", after a warm-up round" : ", cold JVMs");
+                    + (warmup ? ", after a warm-up round" : ", cold JVMs")
+                    + (direct ? ", callbacks on the transport threads (direct executor)" : ", callbacks on gRPC's default executor");
         }
     }
 
@@ -256,6 +293,56 @@ public final class TyphaBench {
                     .split(" "), 3));
         } catch (java.io.IOException e) {
             return "?";
+        }
+    }
+
+    /**
+     * {@return seconds on a CPU and seconds runnable but waiting for one, summed over the live
+     * threads of {@code pid}} (/proc/PID/task/TID/schedstat: the kernel's own accounting; a thread
+     * that ended meanwhile is not counted)
+     */
+    private static double[] schedWait(long pid) {
+        double run = 0;
+        double wait = 0;
+        try (var tasks = java.nio.file.Files.list(java.nio.file.Path.of("/proc/" + pid + "/task"))) {
+            for (java.nio.file.Path t : tasks.toList()) {
+                try {
+                    String[] f = java.nio.file.Files.readString(t.resolve("schedstat")).trim().split(" ");
+                    run += Long.parseLong(f[0]) / 1e9;
+                    wait += Long.parseLong(f[1]) / 1e9;
+                } catch (java.io.IOException | RuntimeException e) {
+                    // the thread ended
+                }
+            }
+        } catch (java.io.IOException e) {
+            return new double[] {Double.NaN, Double.NaN};
+        }
+        return new double[] {run, wait};
+    }
+
+    private static void printSched(double[] t0, double[] t1, double[] b0, double[] b1) {
+        System.out.printf("  scheduler: typha's threads ran %.1f s and waited %.1f s for a CPU while runnable; the "
+                + "clients' ran %.1f s and waited %.1f s%n", t1[0] - t0[0], t1[1] - t0[1], b1[0] - b0[0], b1[1] - b0[1]);
+    }
+
+    /** Pins every thread of process {@code pid} (and so the threads it starts) to {@code cpus}. */
+    private static void pin(long pid, String cpus) throws Exception {
+        Process p = new ProcessBuilder("taskset", "-a", "-p", "-c", cpus, String.valueOf(pid))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("taskset -a -p -c " + cpus + " " + pid + " failed");
+        }
+    }
+
+    /** {@return user and kernel CPU seconds of process {@code pid}} (from /proc/PID/stat, in clock ticks of 10 ms) */
+    private static double[] userSys(long pid) {
+        try {
+            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            // after "(comm) ": state is field 3, so utime (14) and stime (15) are at 11 and 12
+            return new double[] {Long.parseLong(f[11]) / 100.0, Long.parseLong(f[12]) / 100.0};
+        } catch (java.io.IOException | RuntimeException e) {
+            return new double[] {Double.NaN, Double.NaN};
         }
     }
 
@@ -482,14 +569,18 @@ public final class TyphaBench {
         private ClientCallStreamObserver<ClientMessage> requests;
         private boolean synced;
 
-        BenchClient(int port, String host, boolean inflates, String compression, CountDownLatch inSync, Latencies latencies) {
+        BenchClient(int port, String host, boolean inflates, String compression, boolean direct, CountDownLatch inSync,
+                    Latencies latencies) {
             this.inSync = inSync;
             this.latencies = latencies;
             this.inflates = inflates;
             // gRPC's default callback executor, as felix's TyphaClient (a direct executor costs less
             // CPU but, on a machine shared with other work, its four transport threads get a smaller
             // share of it than the default pool's many, and the figures come out worse).
-            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+            // "direct": the same decoding on the transport's event-loop threads, without a hand-off per
+            // message to the callback pool (the lighter client mode; felix's TyphaClient uses the pool).
+            NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext();
+            this.channel = (direct ? b.directExecutor() : b).build();
             var req = io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
                     channel.newCall(SKIMMING_SYNC, io.grpc.CallOptions.DEFAULT), this);
             ClientHello.Builder hello = ClientHello.newBuilder().setHostname(host).setSyncerType("felix");
