@@ -43,6 +43,7 @@ public final class FlowLogs implements AutoCloseable {
     private final String netns;
     private final Clock clock;
     private final DataplaneModel model = new DataplaneModel();
+    private final FlowLookups lookups = new FlowLookups();
     private volatile FlowContext context = FlowContext.EMPTY;
     private final FlowAggregator aggregator = new FlowAggregator(() -> context);
     private final ScheduledExecutorService thread;
@@ -100,15 +101,22 @@ public final class FlowLogs implements AutoCloseable {
         try {
             Wanted wanted = null;
             boolean config = false;
+            boolean local = false;
             for (DataplaneUpdate u : batch) {
+                if (u instanceof DataplaneUpdate.FlowLookup) {
+                    lookups.apply(u); // live: no new context for a remote change...
+                    local |= hostEndpointLookup(u); // ...but a local host endpoint's labels are copied
+                    continue;
+                }
+                local = true;
                 model.apply(u);
                 if (u instanceof DataplaneUpdate.ConfigUpdate c) {
                     config = true;
                     wanted = wanted(c.values());
                 }
             }
-            if (running != null || wanted != null) {
-                context = FlowContext.of(model);
+            if (local && (running != null || wanted != null)) {
+                context = FlowContext.of(model, lookups);
             }
             if (config) {
                 Wanted w = wanted;
@@ -129,6 +137,11 @@ public final class FlowLogs implements AutoCloseable {
             lastError = "flow logs: " + e;
             log.error("flow logs: batch not mirrored", e);
         }
+    }
+
+    private static boolean hostEndpointLookup(DataplaneUpdate u) {
+        return u instanceof DataplaneUpdate.FlowLookupUpdate l && l.type() == DataplaneUpdate.FlowLookupType.HOST_ENDPOINT
+                || u instanceof DataplaneUpdate.FlowLookupRemove r && r.key().startsWith("HostEndpoint/");
     }
 
     private static Wanted wanted(Map<String, String> v) {
