@@ -55,6 +55,11 @@ class FlowLogsE2ETest {
         run(Backend.IPTABLES_NFT);
     }
 
+    @Test
+    void iptablesLegacy() throws Exception {
+        run(Backend.IPTABLES_LEGACY);
+    }
+
     private void run(Backend backend) throws Exception {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         assumeTrue(backend.unavailableReason() == null, () -> backend + ": " + backend.unavailableReason());
@@ -136,6 +141,10 @@ class FlowLogsE2ETest {
                 assertThat(total.getBytesIn()).isGreaterThanOrEqualTo(4 * 2 * 40);
                 assertThat(total.getPacketsOut()).isGreaterThanOrEqualTo(4);
                 assertThat(total.getNumConnectionsStarted()).isGreaterThanOrEqualTo(4);
+                // Each connection was closed at once: conntrack keeps it in TIME_WAIT, which counts
+                // as completed, not live.
+                Flow closed = awaitCompleted(goldmane, "api", 8080, Reporter.Dst, Action.Allow, 4);
+                assertThat(closed.getNumConnectionsCompleted()).isGreaterThanOrEqualTo(4);
 
                 Flow denied = awaitFlow(goldmane, "api", 9000, Reporter.Dst, Action.Deny);
                 PolicyHit deny = denied.getKey().getPolicies().getEnforcedPolicies(0);
@@ -188,6 +197,22 @@ class FlowLogsE2ETest {
             }
             Thread.sleep(200);
         }
+    }
+
+    /** Waits until at least {@code n} connections of the flow have been reported completed. */
+    private static Flow awaitCompleted(InProcessGoldmane g, String dest, int port, Reporter r, Action a, int n)
+            throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Optional<Flow> f = Optional.empty();
+        while (System.nanoTime() < deadline) {
+            f = flows(g, dest, port, r, a).stream().findFirst();
+            if (f.isPresent() && f.get().getNumConnectionsCompleted() >= n) {
+                return f.get();
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("fewer than " + n + " completed connections to " + dest + ":" + port + ": "
+                + f.map(FlowLogsE2ETest::oneLine).orElse("no flow"));
     }
 
     /** Waits until the four connections' counters have all arrived (they come over several flushes). */
