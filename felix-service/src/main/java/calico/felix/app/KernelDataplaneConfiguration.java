@@ -30,9 +30,10 @@ public class KernelDataplaneConfiguration {
 
     /** Flow logs beside the kernel dataplane: idle until {@code flowLogsGoldmaneServer} is set. */
     @Bean(destroyMethod = "close")
-    FlowLogs flowLogs(FelixProperties properties, ObjectProvider<MeterRegistry> registry) {
+    FlowLogs flowLogs(FelixProperties properties, ObjectProvider<MeterRegistry> registry,
+                      ObjectProvider<calico.libcalico.health.HealthAggregator> health) {
         return new FlowLogs(properties.hostname(), properties.dataplaneNetns(), java.time.Clock.systemUTC(),
-                registry.getIfAvailable(SimpleMeterRegistry::new));
+                registry.getIfAvailable(SimpleMeterRegistry::new), health.getIfAvailable());
     }
 
     @Bean(destroyMethod = "close")

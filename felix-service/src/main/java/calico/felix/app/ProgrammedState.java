@@ -29,12 +29,27 @@ public record ProgrammedState(Dataplane dataplane, ModelDataplane model,
                 listeners);
     }
 
+    /**
+     * Listeners get the whole batch; the dataplane and the model get it without the flow-log
+     * lookups, which describe nothing to program (a batch of lookups only reaches no driver).
+     */
     void apply(List<DataplaneUpdate> batch) {
         listeners.forEach(l -> l.accept(batch));
-        dataplane.apply(batch);
-        if (model != dataplane) {
-            model.apply(batch);
+        List<DataplaneUpdate> programmed = withoutLookups(batch);
+        if (programmed.isEmpty()) {
+            return;
         }
+        dataplane.apply(programmed);
+        if (model != dataplane) {
+            model.apply(programmed);
+        }
+    }
+
+    static List<DataplaneUpdate> withoutLookups(List<DataplaneUpdate> batch) {
+        if (batch.stream().noneMatch(u -> u instanceof DataplaneUpdate.FlowLookup)) {
+            return batch;
+        }
+        return batch.stream().filter(u -> !(u instanceof DataplaneUpdate.FlowLookup)).toList();
     }
 
     List<String> errors() {

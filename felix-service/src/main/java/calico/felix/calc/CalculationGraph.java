@@ -103,8 +103,19 @@ public final class CalculationGraph {
         labels.registerWith(dispatcher);
         activeRules.registerWith(dispatcher);
         resolver.registerWith(dispatcher);
+        // Flow-log lookups (remote workloads, host endpoints, network sets by address): held
+        // always, emitted while the effective config turns flow logs on.
+        //   WEP/HEP/(Global)NetworkSet --> FlowLookupStage --> EventSequencer
+        //   ConfigResolver ---config----^
+        FlowLookupStage lookups = new FlowLookupStage(hostname, sequencer);
+        lookups.registerWith(dispatcher);
         // Config, host metadata, IP pools and routes: independent stages feeding the sequencer.
-        InfraStages.registerAll(dispatcher, hostname, environment, sequencer);
+        InfraStages.registerAll(dispatcher, hostname, environment, u -> {
+            if (u instanceof DataplaneUpdate.ConfigUpdate c) {
+                lookups.onConfig(c);
+            }
+            sequencer.onInfraUpdate(u);
+        });
         dispatcher.registerStatus(sequencer::onStatus);
         return new CalculationGraph(dispatcher, resolver, sequencer);
     }

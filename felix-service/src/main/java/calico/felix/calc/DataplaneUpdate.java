@@ -197,4 +197,47 @@ public sealed interface DataplaneUpdate {
 
     record HostEndpointRemove(String id) implements DataplaneUpdate {
     }
+
+    // ---- Flow-log lookups: never programmed, read by flow logs only. ----
+
+    /**
+     * Marks the variants that describe no dataplane state, only what flow logs need to name the
+     * far end of a flow; drivers never see them ({@code ProgrammedState} strips them). Emitted only
+     * while {@code flowLogsGoldmaneServer} is set.
+     */
+    sealed interface FlowLookup extends DataplaneUpdate permits FlowLookupUpdate, FlowLookupRemove {
+    }
+
+    /** What a flow-log lookup names. */
+    enum FlowLookupType {
+        /** A workload endpoint on another node (local ones come as {@link WorkloadEndpointUpdate}). */
+        REMOTE_WORKLOAD,
+        /** A host endpoint, on any node (a local one carries its policies in {@link HostEndpointUpdate}). */
+        HOST_ENDPOINT,
+        /** A NetworkSet (namespaced) or GlobalNetworkSet (namespace empty). */
+        NETWORK_SET
+    }
+
+    /**
+     * The identity of an endpoint or network set by its addresses, for flow logs (create or replace).
+     *
+     * @param key          {@code <Kind>/<namespace>/<name>} or {@code <Kind>/<name>}
+     * @param name         the resource's name
+     * @param namespace    its namespace; empty for cluster-wide resources
+     * @param generateName a workload's pod generate-name (empty otherwise or when none)
+     * @param labels       the resource's own labels
+     * @param nets         its addresses or CIDRs (workload ipNetworks, host expectedIPs, set nets)
+     */
+    record FlowLookupUpdate(String key, FlowLookupType type, String name, String namespace, String generateName,
+                            Map<String, String> labels, java.util.List<String> nets) implements FlowLookup {
+        public FlowLookupUpdate {
+            namespace = namespace == null ? "" : namespace;
+            generateName = generateName == null ? "" : generateName;
+            labels = labels == null ? Map.of() : Map.copyOf(labels);
+            nets = java.util.List.copyOf(nets);
+        }
+    }
+
+    record FlowLookupRemove(String key) implements FlowLookup {
+    }
 }

@@ -24,7 +24,7 @@ import java.util.function.Function;
  * in an upstream stage, not bad input.
  */
 final class EventSequencer implements IpSetMemberCalculator.IpSetListener, ActiveRulesCalculator.RuleListener,
-        PolicyResolver.EndpointListener, InfraListener {
+        PolicyResolver.EndpointListener, InfraListener, FlowLookupStage.LookupListener {
 
     /**
      * Pending updates, pending removes and what the dataplane has, for one kind. With
@@ -94,6 +94,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     private final Trio<String, DataplaneUpdate> hosts = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> pools = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> routes = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate.FlowLookupUpdate> lookups = new Trio<>(true);
     private boolean inSyncPending;
     private boolean inSyncSent;
 
@@ -218,6 +219,18 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         }
     }
 
+    // ---- Flow-log lookups (never programmed) ----
+
+    @Override
+    public void onLookupUpdate(DataplaneUpdate.FlowLookupUpdate u) {
+        lookups.update(u.key(), u);
+    }
+
+    @Override
+    public void onLookupRemove(String key) {
+        lookups.remove(key);
+    }
+
     void onStatus(SyncerStatus status) {
         if (status == SyncerStatus.IN_SYNC && !inSyncSent) {
             inSyncPending = true;
@@ -254,6 +267,9 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         hosts.flushUpdates(batch);
         pools.flushUpdates(batch);
         routes.flushUpdates(batch);
+        // Flow-log lookups: no dataplane state depends on them or they on it.
+        lookups.flushUpdates(batch);
+        lookups.flushRemoves(batch, DataplaneUpdate.FlowLookupRemove::new);
         // Removals in reverse: routes before pools and hosts they may rely on; endpoints before
         // the policies and profiles they referred to; those before the IP sets their rules used.
         routes.flushRemoves(batch, DataplaneUpdate.RouteRemove::new);

@@ -64,6 +64,9 @@ public final class FlowAggregator {
         long[] ct = new long[4];          // original packets, bytes; reply packets, bytes
         long[] reportedCt = new long[4];
         boolean ended;
+        /** The destination before DNAT (a service VIP and port) when conntrack showed one; port -1 otherwise. */
+        java.net.InetAddress preDnatAddress;
+        int preDnatPort = -1;
         boolean startReported;
         boolean endReported;
     }
@@ -95,8 +98,11 @@ public final class FlowAggregator {
      * with that original tuple.
      */
     public synchronized void onConntrack(ConntrackEntry e) {
+        // NFLOG sees packets after DNAT: a DNAT'd entry is found by its original tuple with the
+        // real destination (the reply's source), as Calico's collector does.
+        FlowTuple t = e.originalWithoutDnat();
         for (boolean in : new boolean[] {true, false}) {
-            Conn c = conns.get(new ConnKey(e.original(), in));
+            Conn c = conns.get(new ConnKey(t, in));
             if (c != null) {
                 c.tracked = true;
                 long[] now = {e.originalCounters().packets(), e.originalCounters().bytes(),
@@ -104,8 +110,14 @@ public final class FlowAggregator {
                 for (int i = 0; i < 4; i++) {
                     c.ct[i] = Math.max(c.ct[i], now[i]);
                 }
-                c.ended |= e.destroyed();
-                    }
+                // Over once destroyed, or once TCP reached TIME_WAIT or later (conntrack keeps the
+                // entry for minutes; Calico's collector expires it at that state too).
+                c.ended |= e.destroyed() || e.tcpClosed();
+                if (e.dnat() && c.preDnatPort < 0) {
+                    c.preDnatAddress = e.original().dst();
+                    c.preDnatPort = e.original().dstPort();
+                }
+            }
         }
     }
 
@@ -113,7 +125,7 @@ public final class FlowAggregator {
     public synchronized void onConntrackDump(List<ConntrackEntry> dump) {
         Set<FlowTuple> live = new HashSet<>();
         for (ConntrackEntry e : dump) {
-            live.add(e.original());
+            live.add(e.originalWithoutDnat());
             onConntrack(e);
         }
         conns.forEach((k, c) -> {
@@ -129,6 +141,12 @@ public final class FlowAggregator {
 
     public synchronized int connections() {
         return conns.size();
+    }
+
+    /** {@return the pre-DNAT destination (address:port) of a connection by its post-DNAT tuple, or null} */
+    synchronized String preDnat(FlowTuple postDnat, boolean inbound) {
+        Conn c = conns.get(new ConnKey(postDnat, inbound));
+        return c == null || c.preDnatPort < 0 ? null : c.preDnatAddress.getHostAddress() + ":" + c.preDnatPort;
     }
 
     /**
@@ -243,6 +261,9 @@ public final class FlowAggregator {
                 .setSourceName(src.name()).setSourceNamespace(src.namespace()).setSourceType(type(src))
                 .setDestName(dst.name()).setDestNamespace(dst.namespace()).setDestType(type(dst))
                 .setDestPort(t.dstPort()).setProto(FlowContext.protocolName(t.protocol()))
+                // No Kubernetes Service reaches felix (the syncer carries none), so the service's
+                // name, namespace and port name stay empty; the port is the pre-DNAT one.
+                .setDestServicePort(Math.max(c.preDnatPort, 0))
                 .setReporter(k.inbound() ? Reporter.Dst : Reporter.Src)
                 .setAction(action(last.verdict())).setPolicies(trace).build();
     }

@@ -31,7 +31,7 @@ public final class FlowContext {
     }
 
     public static final FlowContext EMPTY = new FlowContext(Map.of(), List.of(), HitTable.EMPTY, Map.of(), Map.of(),
-            Map.of());
+            Map.of(), new FlowLookups());
 
     private final Map<IpAddress, FlowEndpoint> byAddress;
     private final List<Map.Entry<Cidr, FlowEndpoint>> byNet;
@@ -39,10 +39,13 @@ public final class FlowContext {
     private final Map<PolicyId, CompiledPolicy> policies;
     private final Map<String, CompiledPolicy> profiles;
     private final Map<String, DataplaneModel.IpSet> ipSets;
+    /** Live, not a snapshot: remote endpoints and network sets change without a new context. */
+    private final FlowLookups lookups;
 
     private FlowContext(Map<IpAddress, FlowEndpoint> byAddress, List<Map.Entry<Cidr, FlowEndpoint>> byNet,
                         HitTable hits, Map<PolicyId, CompiledPolicy> policies, Map<String, CompiledPolicy> profiles,
-                        Map<String, DataplaneModel.IpSet> ipSets) {
+                        Map<String, DataplaneModel.IpSet> ipSets, FlowLookups lookups) {
+        this.lookups = lookups;
         this.byAddress = byAddress;
         this.byNet = byNet;
         this.hits = hits;
@@ -51,8 +54,16 @@ public final class FlowContext {
         this.ipSets = ipSets;
     }
 
-    /** The snapshot of {@code model} (local workloads and host endpoints by their addresses). */
+    /** The snapshot of {@code model} (local workloads and host endpoints by their addresses), no lookups. */
     public static FlowContext of(DataplaneModel model) {
+        return of(model, new FlowLookups());
+    }
+
+    /**
+     * The snapshot of {@code model} with the remote endpoints and network sets of {@code lookups}
+     * (which stay live) behind it; local host endpoints take their labels from there.
+     */
+    static FlowContext of(DataplaneModel model, FlowLookups lookups) {
         Map<IpAddress, FlowEndpoint> byAddress = new HashMap<>();
         List<Map.Entry<Cidr, FlowEndpoint>> byNet = new ArrayList<>();
         model.workloads().values().forEach(w -> {
@@ -71,13 +82,15 @@ public final class FlowContext {
         });
         model.hostEndpoints().values().forEach(h -> {
             int slash = h.id().indexOf('/');
-            FlowEndpoint e = new FlowEndpoint(Type.HOST_ENDPOINT, slash < 0 ? h.id() : h.id().substring(slash + 1), "",
-                    h.ingress(), h.egress(), h.profileIds(), true, List.of());
+            String name = slash < 0 ? h.id() : h.id().substring(slash + 1);
+            List<String> labels = lookups.hostEndpointLabels(name);
+            FlowEndpoint e = new FlowEndpoint(Type.HOST_ENDPOINT, name, "", h.ingress(), h.egress(), h.profileIds(),
+                    true, labels == null ? List.of() : labels);
             concat(h.expectedIpv4(), h.expectedIpv6()).forEach(a -> Cidr.tryParseCidrOrIp(a)
                     .ifPresent(c -> byAddress.putIfAbsent(c.address(), e)));
         });
         return new FlowContext(Map.copyOf(byAddress), List.copyOf(byNet), HitTable.of(model),
-                Map.copyOf(model.policies()), Map.copyOf(model.profiles()), Map.copyOf(model.ipSets()));
+                Map.copyOf(model.policies()), Map.copyOf(model.profiles()), Map.copyOf(model.ipSets()), lookups);
     }
 
     private static List<String> concat(List<String> a, List<String> b) {
@@ -90,7 +103,11 @@ public final class FlowContext {
         return hits;
     }
 
-    /** The endpoint an address belongs to; a public or private network when none does. */
+    /**
+     * The endpoint an address belongs to, looked up as Calico's collector does: a local endpoint,
+     * else a remote workload or host endpoint, else the network set with the longest prefix
+     * containing it, else a public or private network.
+     */
     public FlowEndpoint endpoint(InetAddress a) {
         IpAddress ip = IpAddress.of(a.getAddress());
         FlowEndpoint e = byAddress.get(ip);
@@ -102,8 +119,19 @@ public final class FlowContext {
                 return n.getValue();
             }
         }
-        return FlowEndpoint.network(a.isSiteLocalAddress() || a.isLoopbackAddress() || a.isLinkLocalAddress()
-                || uniqueLocal(a));
+        e = lookups.endpoint(ip);
+        if (e == null) {
+            e = lookups.networkSet(ip);
+        }
+        if (e != null) {
+            return e;
+        }
+        return FlowEndpoint.network(privateAddress(a));
+    }
+
+    /** Private: RFC 1918 (IPv4 site-local), loopback, link-local, IPv6 unique local (fc00::/7). */
+    static boolean privateAddress(InetAddress a) {
+        return a.isSiteLocalAddress() || a.isLoopbackAddress() || a.isLinkLocalAddress() || uniqueLocal(a);
     }
 
     private static boolean uniqueLocal(InetAddress a) {

@@ -43,6 +43,7 @@ public final class FlowLogs implements AutoCloseable {
     private final String netns;
     private final Clock clock;
     private final DataplaneModel model = new DataplaneModel();
+    private final FlowLookups lookups = new FlowLookups();
     private volatile FlowContext context = FlowContext.EMPTY;
     private final FlowAggregator aggregator = new FlowAggregator(() -> context);
     private final ScheduledExecutorService thread;
@@ -58,12 +59,34 @@ public final class FlowLogs implements AutoCloseable {
     private ScheduledFuture<?> flusher;
     private long intervalStart;
     private volatile String lastError = "";
+    /** The last flush's failure; cleared by a flush that works. */
+    private volatile String flushError = "";
+    private final java.util.concurrent.atomic.AtomicLong flushErrors = new java.util.concurrent.atomic.AtomicLong();
+    /** Null without a health aggregator (tests); reports liveness only, never readiness. */
+    private final calico.libcalico.health.HealthReporter health;
+    /** What {@link #status()} last said, so a change is logged once. */
+    private volatile String status = "off";
 
     /**
      * @param node  this node's name (reported with every flow)
      * @param netns the dataplane's network namespace; empty for felix's own
      */
     public FlowLogs(String node, String netns, Clock clock, MeterRegistry meters) {
+        this(node, netns, clock, meters, null);
+    }
+
+    /**
+     * @param health where the {@code FlowLogs} reporter goes (null: none). It counts towards
+     *               liveness only and always says live: a goldmane outage or lost NFLOG packets
+     *               are shown in its detail and the metrics, but never fail felix's probes (its
+     *               policy work does not depend on flow logs).
+     */
+    public FlowLogs(String node, String netns, Clock clock, MeterRegistry meters,
+                    calico.libcalico.health.HealthAggregator health) {
+        this.health = health == null ? null : health.registerReporter("FlowLogs", true, false, null);
+        if (this.health != null) {
+            this.health.report(true, false, status);
+        }
         this.node = node;
         this.netns = netns == null ? "" : netns;
         this.clock = clock;
@@ -93,6 +116,70 @@ public final class FlowLogs implements AutoCloseable {
                 .description("NFLOG packets the kernel could not deliver").register(meters);
         Gauge.builder("felix_flowlogs_unknown_prefixes", aggregator, FlowAggregator::unknownPrefixes)
                 .description("NFLOG hits whose prefix this felix did not render").register(meters);
+        Gauge.builder("felix_flowlogs_nflog_malformed", this, f -> f.nflog == null ? 0 : f.nflog.malformed())
+                .description("NFLOG messages that could not be decoded").register(meters);
+        Gauge.builder("felix_flowlogs_nflog_socket_errors", this, f -> f.nflog == null ? 0 : f.nflog.socketErrors())
+                .description("NFLOG socket read errors other than overruns").register(meters);
+        Gauge.builder("felix_flowlogs_conntrack_malformed", this, f -> f.conntrack == null ? 0
+                        : f.conntrack.malformed())
+                .description("conntrack messages that could not be decoded").register(meters);
+        Gauge.builder("felix_flowlogs_conntrack_overruns", this, f -> f.conntrack == null ? 0
+                        : f.conntrack.overruns())
+                .description("conntrack event socket overruns (DESTROY events lost; the dump catches up)")
+                .register(meters);
+        Gauge.builder("felix_flowlogs_flush_errors", flushErrors, java.util.concurrent.atomic.AtomicLong::get)
+                .description("flushes that failed (e.g. the conntrack dump)").register(meters);
+        Gauge.builder("felix_flowlogs_goldmane_reachable", this, f -> f.client != null && f.client.reachable() ? 1 : 0)
+                .description("1 while the gRPC channel to goldmane is up; 0 when off or unreachable").register(meters);
+        Gauge.builder("felix_flowlogs_goldmane_stream_errors", this, f -> f.client == null ? 0
+                        : f.client.streamErrors())
+                .description("collector streams to goldmane that failed or were ended").register(meters);
+        Gauge.builder("felix_flowlogs_reports_cached", this, f -> f.client == null ? 0 : f.client.cached())
+                .description("reports held for replay to goldmane").register(meters);
+        Gauge.builder("felix_flowlogs_lookups", lookups, FlowLookups::size)
+                .description("remote endpoints and network sets known to flow logs").register(meters);
+    }
+
+    /**
+     * {@return one line on the collection: off, or where it sends and what is wrong} (goldmane
+     * unreachable, NFLOG overruns or lost packets, conntrack errors, the last failed flush or start)
+     */
+    public String status() {
+        GoldmaneClient c = client;
+        Wanted w = running;
+        if (w == null || c == null) {
+            String e = lastError;
+            return e.isEmpty() ? "off" : "not running: " + e;
+        }
+        List<String> problems = new java.util.ArrayList<>();
+        String g = c.problem();
+        if (g != null) {
+            problems.add(g);
+        }
+        NflogReader n = nflog;
+        if (n != null && (n.overruns() > 0 || n.lost() > 0 || n.socketErrors() > 0)) {
+            problems.add("NFLOG: " + n.overruns() + " overruns, " + n.lost() + " packets lost, " + n.socketErrors()
+                    + " socket errors");
+        }
+        ConntrackReader ct = conntrack;
+        if (ct != null && (ct.malformed() > 0 || ct.overruns() > 0)) {
+            problems.add("conntrack: " + ct.malformed() + " malformed, " + ct.overruns() + " event overruns");
+        }
+        errors().forEach(problems::add);
+        String head = "sending to goldmane at " + w.server() + " every " + w.flush();
+        return problems.isEmpty() ? head + "; healthy" : head + "; " + String.join("; ", problems);
+    }
+
+    /** Refreshes the health detail; logs a change of status once. */
+    private void reportStatus() {
+        String now = status();
+        if (!now.equals(status)) {
+            log.info("flow logs: {}", now);
+        }
+        status = now;
+        if (health != null) {
+            health.report(true, false, now);
+        }
     }
 
     /** Mirrors one batch; (re)starts or stops collection when the configuration asks. Never throws. */
@@ -100,15 +187,22 @@ public final class FlowLogs implements AutoCloseable {
         try {
             Wanted wanted = null;
             boolean config = false;
+            boolean local = false;
             for (DataplaneUpdate u : batch) {
+                if (u instanceof DataplaneUpdate.FlowLookup) {
+                    lookups.apply(u); // live: no new context for a remote change...
+                    local |= hostEndpointLookup(u); // ...but a local host endpoint's labels are copied
+                    continue;
+                }
+                local = true;
                 model.apply(u);
                 if (u instanceof DataplaneUpdate.ConfigUpdate c) {
                     config = true;
                     wanted = wanted(c.values());
                 }
             }
-            if (running != null || wanted != null) {
-                context = FlowContext.of(model);
+            if (local && (running != null || wanted != null)) {
+                context = FlowContext.of(model, lookups);
             }
             if (config) {
                 Wanted w = wanted;
@@ -131,6 +225,11 @@ public final class FlowLogs implements AutoCloseable {
         }
     }
 
+    private static boolean hostEndpointLookup(DataplaneUpdate u) {
+        return u instanceof DataplaneUpdate.FlowLookupUpdate l && l.type() == DataplaneUpdate.FlowLookupType.HOST_ENDPOINT
+                || u instanceof DataplaneUpdate.FlowLookupRemove r && r.key().startsWith("HostEndpoint/");
+    }
+
     private static Wanted wanted(Map<String, String> v) {
         String server = v.get("flowLogsGoldmaneServer");
         if (server == null || server.isBlank()) {
@@ -149,6 +248,8 @@ public final class FlowLogs implements AutoCloseable {
         }
         stop();
         if (w == null) {
+            lastError = "";
+            reportStatus();
             return;
         }
         try {
@@ -170,10 +271,12 @@ public final class FlowLogs implements AutoCloseable {
             running = w;
             lastError = "";
             log.info("flow logs: sending to goldmane at {} every {}", w.server(), w.flush());
+            reportStatus();
         } catch (RuntimeException | java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
             lastError = "flow logs: cannot start: " + e.getMessage();
             log.error("flow logs: cannot start", e);
             stop();
+            reportStatus();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             stop();
@@ -193,10 +296,13 @@ public final class FlowLogs implements AutoCloseable {
                     intervalStart + 1));
             intervalStart = Math.max(end, intervalStart + 1);
             client.submit(flows);
+            flushError = "";
         } catch (RuntimeException e) {
-            lastError = "flow logs: flush failed: " + e.getMessage();
+            flushErrors.incrementAndGet();
+            flushError = "flow logs: flush failed: " + e.getMessage();
             log.warn("flow logs: flush failed", e);
         }
+        reportStatus();
     }
 
     private void stop() {
@@ -225,10 +331,9 @@ public final class FlowLogs implements AutoCloseable {
         }
     }
 
-    /** {@return the current problem, or empty} */
+    /** {@return the last failed start or flush, or empty} */
     public List<String> errors() {
-        String e = lastError;
-        return e.isEmpty() ? List.of() : List.of(e);
+        return java.util.stream.Stream.of(lastError, flushError).filter(x -> !x.isEmpty()).toList();
     }
 
     @Override

@@ -93,6 +93,9 @@ public final class GoldmaneClient implements AutoCloseable {
     private final AtomicLong acked = new AtomicLong();
     private final AtomicLong dropped = new AtomicLong();
     private final AtomicLong connects = new AtomicLong();
+    private final AtomicLong streamErrors = new AtomicLong();
+    /** Why the last stream ended; empty before any ended. */
+    private volatile String lastStreamEnd = "";
 
     public GoldmaneClient(Settings settings, Clock clock) {
         this.settings = settings;
@@ -172,7 +175,7 @@ public final class GoldmaneClient implements AutoCloseable {
 
         @Override
         public void onError(Throwable t) {
-            ended("stream failed: " + io.grpc.Status.fromThrowable(t));
+            ended("stream failed: " + describe(io.grpc.Status.fromThrowable(t)));
         }
 
         @Override
@@ -181,6 +184,8 @@ public final class GoldmaneClient implements AutoCloseable {
         }
 
         private void ended(String why) {
+            streamErrors.incrementAndGet();
+            lastStreamEnd = why;
             synchronized (GoldmaneClient.this) {
                 if (stream == this) {
                     stream = null;
@@ -253,6 +258,38 @@ public final class GoldmaneClient implements AutoCloseable {
 
     public synchronized boolean connected() {
         return stream != null && !stream.broken;
+    }
+
+    /** {@return code, description and the cause's message of a status, on one line} */
+    static String describe(io.grpc.Status s) {
+        StringBuilder b = new StringBuilder(s.getCode().toString());
+        if (s.getDescription() != null) {
+            b.append(' ').append(s.getDescription());
+        }
+        if (s.getCause() != null && s.getCause().getMessage() != null) {
+            b.append(" (").append(s.getCause().getMessage()).append(')');
+        }
+        return b.toString().replace('\n', ' ');
+    }
+
+    /** {@return whether the channel to goldmane is up (gRPC state READY); a stream being tried is not enough} */
+    public boolean reachable() {
+        return channel.getState(false) == io.grpc.ConnectivityState.READY;
+    }
+
+    /** {@return streams that ended with an error or were ended by goldmane} */
+    public long streamErrors() {
+        return streamErrors.get();
+    }
+
+    /** {@return null while goldmane is reachable, else what is wrong (channel state, last stream end)} */
+    public String problem() {
+        if (reachable()) {
+            return null;
+        }
+        String end = lastStreamEnd;
+        return "goldmane " + settings.target() + " unreachable (" + channel.getState(false) + ")"
+                + (end.isEmpty() ? "" : ": " + end);
     }
 
     @Override

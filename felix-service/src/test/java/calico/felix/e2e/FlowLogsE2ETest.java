@@ -55,6 +55,11 @@ class FlowLogsE2ETest {
         run(Backend.IPTABLES_NFT);
     }
 
+    @Test
+    void iptablesLegacy() throws Exception {
+        run(Backend.IPTABLES_LEGACY);
+    }
+
     private void run(Backend backend) throws Exception {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         assumeTrue(backend.unavailableReason() == null, () -> backend + ": " + backend.unavailableReason());
@@ -136,6 +141,10 @@ class FlowLogsE2ETest {
                 assertThat(total.getBytesIn()).isGreaterThanOrEqualTo(4 * 2 * 40);
                 assertThat(total.getPacketsOut()).isGreaterThanOrEqualTo(4);
                 assertThat(total.getNumConnectionsStarted()).isGreaterThanOrEqualTo(4);
+                // Each connection was closed at once: conntrack keeps it in TIME_WAIT, which counts
+                // as completed, not live.
+                Flow closed = awaitCompleted(goldmane, "api", 8080, Reporter.Dst, Action.Allow, 4);
+                assertThat(closed.getNumConnectionsCompleted()).isGreaterThanOrEqualTo(4);
 
                 Flow denied = awaitFlow(goldmane, "api", 9000, Reporter.Dst, Action.Deny);
                 PolicyHit deny = denied.getKey().getPolicies().getEnforcedPolicies(0);
@@ -148,10 +157,55 @@ class FlowLogsE2ETest {
                 // The source side saw both connections leave through its profile (kns.dev allows).
                 Flow src = awaitFlow(goldmane, "api", 8080, Reporter.Src, Action.Allow);
                 assertThat(src.getKey().getPolicies().getEnforcedPolicies(0).getKind()).isEqualTo(PolicyKind.Profile);
+                if (backend == Backend.NFTABLES) {
+                    dnatToAService(cluster, goldmane);
+                }
                 System.out.printf("[flow logs e2e %s] allowed: %s%n  denied: %s%n", backend,
                         oneLine(total), oneLine(denied));
             }
         }
+    }
+
+    /**
+     * kube-proxy style: the host DNATs a service VIP 10.96.0.10:80 to api:8080 (a table of the
+     * test's own, {@code ip f6svc}); the client dials the VIP. The flow is the post-DNAT one (api,
+     * 8080, the ingress rule), carries the service port 80, and its counters come from the
+     * conntrack entry whose original tuple has the VIP.
+     */
+    private static void dnatToAService(Cluster cluster, InProcessGoldmane goldmane) throws Exception {
+        cluster.host.exec("nft", "add", "table", "ip", "f6svc");
+        cluster.host.exec("nft", "add", "chain", "ip", "f6svc", "pre", "{", "type", "nat", "hook", "prerouting",
+                "priority", "-100", ";", "}");
+        cluster.host.exec("nft", "add", "rule", "ip", "f6svc", "pre", "ip", "daddr", "10.96.0.10", "tcp", "dport",
+                "80", "dnat", "to", "10.70.0.2:8080");
+        for (int i = 0; i < 2; i++) {
+            assertThat(cluster.client.netns().tcpConnects("10.96.0.10", 80, Duration.ofSeconds(2))).isTrue();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Optional<Flow> svc = Optional.empty();
+        while (System.nanoTime() < deadline) {
+            svc = flows(goldmane, "api", 8080, Reporter.Dst, Action.Allow).stream()
+                    .filter(f -> f.getKey().getDestServicePort() == 80).findFirst();
+            if (svc.isPresent() && svc.get().getNumConnectionsStarted() >= 2 && svc.get().getPacketsOut() >= 2
+                    && svc.get().getNumConnectionsCompleted() >= 2) {
+                break;
+            }
+            Thread.sleep(200);
+        }
+        assertThat(svc).as("a flow to api:8080 with dest_service_port 80; goldmane holds: "
+                + goldmane.list().getFlowsList().stream().map(f -> oneLine(f.getFlow()))
+                .collect(Collectors.joining("\n"))).isPresent();
+        Flow f = svc.get();
+        assertThat(f.getKey().getSourceName()).isEqualTo("client");
+        assertThat(f.getKey().getPolicies().getEnforcedPolicies(0).getName()).isEqualTo("api-ingress");
+        assertThat(f.getKey().getDestServiceName()).isEmpty(); // no Service reaches felix
+        assertThat(f.getDestIpsList()).containsExactly(cluster.api.ip());
+        assertThat(f.getNumConnectionsStarted()).isGreaterThanOrEqualTo(2);
+        assertThat(f.getNumConnectionsCompleted()).isGreaterThanOrEqualTo(2);
+        // Conntrack counters (joined through the DNAT): the replies came back.
+        assertThat(f.getPacketsOut()).isGreaterThanOrEqualTo(2);
+        assertThat(f.getBytesIn()).isGreaterThanOrEqualTo(2 * 2 * 40);
+        System.out.printf("[flow logs e2e DNAT] %s%n", oneLine(f));
     }
 
     private static String oneLine(Flow f) {
@@ -188,6 +242,22 @@ class FlowLogsE2ETest {
             }
             Thread.sleep(200);
         }
+    }
+
+    /** Waits until at least {@code n} connections of the flow have been reported completed. */
+    private static Flow awaitCompleted(InProcessGoldmane g, String dest, int port, Reporter r, Action a, int n)
+            throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Optional<Flow> f = Optional.empty();
+        while (System.nanoTime() < deadline) {
+            f = flows(g, dest, port, r, a).stream().findFirst();
+            if (f.isPresent() && f.get().getNumConnectionsCompleted() >= n) {
+                return f.get();
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("fewer than " + n + " completed connections to " + dest + ":" + port + ": "
+                + f.map(FlowLogsE2ETest::oneLine).orElse("no flow"));
     }
 
     /** Waits until the four connections' counters have all arrived (they come over several flushes). */

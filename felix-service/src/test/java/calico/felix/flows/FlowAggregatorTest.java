@@ -246,4 +246,138 @@ class FlowAggregatorTest {
         assertThat(dst.getSourceLabelsList()).containsExactly("app=client", "version=2");
         assertThat(dst.getDestLabelsList()).containsExactly("app=api", "projectcalico.org/namespace=prod");
     }
+
+    static ConntrackEntry ct(FlowTuple original, FlowTuple reply, long op, long ob, long rp, long rb, long status,
+                             int tcpState) {
+        return new ConntrackEntry(original, reply, new ConntrackCounters(op, ob), new ConntrackCounters(rp, rb), 0, 9,
+                status, false, tcpState);
+    }
+
+    static FlowLookups lookups() {
+        FlowLookups l = new FlowLookups();
+        l.apply(new DataplaneUpdate.FlowLookupUpdate("WorkloadEndpoint/shop/node--b-k8s-cart--6b7-x2-eth0",
+                DataplaneUpdate.FlowLookupType.REMOTE_WORKLOAD, "node--b-k8s-cart--6b7-x2-eth0", "shop", "cart-6b7-",
+                Map.of("app", "cart"), List.of("10.70.9.9/32")));
+        l.apply(new DataplaneUpdate.FlowLookupUpdate("HostEndpoint/gw-eth0", DataplaneUpdate.FlowLookupType.HOST_ENDPOINT,
+                "gw-eth0", "", "", Map.of("role", "gateway"), List.of("192.168.50.1")));
+        l.apply(new DataplaneUpdate.FlowLookupUpdate("GlobalNetworkSet/cgnat", DataplaneUpdate.FlowLookupType.NETWORK_SET,
+                "cgnat", "", "", Map.of("kind", "shared"), List.of("100.64.0.0/10")));
+        l.apply(new DataplaneUpdate.FlowLookupUpdate("NetworkSet/prod/partner", DataplaneUpdate.FlowLookupType.NETWORK_SET,
+                "partner", "prod", "", Map.of("tier", "partner"), List.of("100.64.8.0/24", "2001:db8::/32")));
+        return l;
+    }
+
+    @Test
+    void remoteWorkloadsHostEndpointsAndNetworkSetsAreLookedUpBeforeNetworksLongestPrefixFirst() {
+        FlowLookups l = lookups();
+        FlowContext c = FlowContext.of(model, l);
+        FlowEndpoint cart = c.endpoint(ip("10.70.9.9"));
+        assertThat(cart.type()).isEqualTo(FlowEndpoint.Type.WORKLOAD);
+        assertThat(cart.name()).isEqualTo("cart-6b7-*");
+        assertThat(cart.namespace()).isEqualTo("shop");
+        assertThat(cart.labels()).containsExactly("app=cart");
+        assertThat(cart.local()).isFalse();
+        FlowEndpoint gw = c.endpoint(ip("192.168.50.1"));
+        assertThat(gw.type()).isEqualTo(FlowEndpoint.Type.HOST_ENDPOINT);
+        assertThat(gw.name()).isEqualTo("gw-eth0");
+        assertThat(gw.labels()).containsExactly("role=gateway");
+        // 100.64.8.5 is in both sets: the /24 wins over the /10.
+        assertThat(c.endpoint(ip("100.64.8.5"))).satisfies(e -> {
+            assertThat(e.type()).isEqualTo(FlowEndpoint.Type.NETWORK_SET);
+            assertThat(e.name()).isEqualTo("partner");
+            assertThat(e.namespace()).isEqualTo("prod");
+        });
+        assertThat(c.endpoint(ip("100.64.200.1")).name()).isEqualTo("cgnat");
+        assertThat(c.endpoint(ip("2001:db8::5")).name()).isEqualTo("partner");
+        assertThat(c.endpoint(ip("10.70.0.2")).name()).as("local endpoints first").isEqualTo("api");
+        assertThat(c.endpoint(ip("10.99.0.1")).name()).isEqualTo("pvt");
+        assertThat(c.endpoint(ip("8.8.8.8")).name()).isEqualTo("pub");
+        assertThat(c.endpoint(ip("fd00::1")).name()).isEqualTo("pvt");
+
+        // Live: a removal is seen without a new context; the /10 answers again.
+        l.apply(new DataplaneUpdate.FlowLookupRemove("NetworkSet/prod/partner"));
+        assertThat(c.endpoint(ip("100.64.8.5")).name()).isEqualTo("cgnat");
+        assertThat(c.endpoint(ip("2001:db8::5")).name()).isEqualTo("pub");
+        l.apply(new DataplaneUpdate.FlowLookupRemove("GlobalNetworkSet/cgnat"));
+        assertThat(c.endpoint(ip("100.64.8.5")).name()).isEqualTo("pub");
+        assertThat(l.size()).isEqualTo(2);
+
+        // In flows: a remote pod as the source of an ingress flow, a network set as an egress destination.
+        l.apply(new DataplaneUpdate.FlowLookupUpdate("NetworkSet/prod/partner", DataplaneUpdate.FlowLookupType.NETWORK_SET,
+                "partner", "prod", "", Map.of("tier", "partner"), List.of("100.64.8.0/24")));
+        FlowAggregator a = new FlowAggregator(() -> c);
+        FlowTuple fromCart = new FlowTuple(ip("10.70.9.9"), ip("10.70.0.2"), 6, 41000, 8080);
+        FlowTuple toPartner = new FlowTuple(ip("10.70.1.1"), ip("100.64.8.5"), 6, 41001, 443);
+        a.onNflog(nflog(1, renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 0), fromCart));
+        a.onNflog(nflog(2, renderedPrefix(rendered, Names.profileOutbound("kns.dev"), 0), toPartner));
+        List<Flow> flows = a.flush(1000, 1015);
+        Flow in = only(flows, Reporter.Dst, 8080);
+        assertThat(in.getKey().getSourceType()).isEqualTo(EndpointType.WorkloadEndpoint);
+        assertThat(in.getKey().getSourceName()).isEqualTo("cart-6b7-*");
+        assertThat(in.getKey().getSourceNamespace()).isEqualTo("shop");
+        assertThat(in.getSourceLabelsList()).containsExactly("app=cart");
+        Flow out = only(flows, Reporter.Src, 443);
+        assertThat(out.getKey().getDestType()).isEqualTo(EndpointType.NetworkSet);
+        assertThat(out.getKey().getDestName()).isEqualTo("partner");
+        assertThat(out.getKey().getDestNamespace()).isEqualTo("prod");
+        assertThat(out.getDestLabelsList()).containsExactly("tier=partner");
+    }
+
+    @Test
+    void aLocalHostEndpointTakesItsLabelsFromTheLookups() {
+        DataplaneModel m = model();
+        m.apply(new DataplaneUpdate.HostEndpointUpdate("gw-eth0", "eth0", List.of("192.168.50.1"), List.of(),
+                List.of(), List.of(), List.of()));
+        FlowEndpoint gw = FlowContext.of(m, lookups()).endpoint(ip("192.168.50.1"));
+        assertThat(gw.local()).isTrue();
+        assertThat(gw.labels()).containsExactly("role=gateway");
+        assertThat(FlowContext.of(m).endpoint(ip("192.168.50.1")).labels()).isEmpty();
+    }
+
+    @Test
+    void tcpInTimeWaitIsCompletedNotLive() {
+        String ingressAllow = renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 0);
+        agg.onNflog(nflog(1, ingressAllow, to8080));
+        agg.onConntrackDump(List.of(ct(to8080, to8080.reversed(), 4, 300, 3, 500, 0xe, ConntrackEntry.TCP_ESTABLISHED)));
+        Flow open = only(agg.flush(1000, 1015), Reporter.Dst, 8080);
+        assertThat(open.getNumConnectionsLive()).isEqualTo(1);
+        assertThat(open.getNumConnectionsCompleted()).isZero();
+        assertThat(open.getKey().getDestServicePort()).as("no DNAT").isZero();
+
+        // Closed: conntrack still lists the entry (TIME_WAIT lasts 2 minutes), but it is over.
+        agg.onConntrackDump(List.of(ct(to8080, to8080.reversed(), 6, 400, 5, 600, 0xe, ConntrackEntry.TCP_TIME_WAIT)));
+        Flow closed = only(agg.flush(1015, 1030), Reporter.Dst, 8080);
+        assertThat(closed.getNumConnectionsLive()).isZero();
+        assertThat(closed.getNumConnectionsCompleted()).isEqualTo(1);
+        assertThat(closed.getNumConnectionsStarted()).isZero();
+        assertThat(closed.getPacketsIn()).isEqualTo(2);
+        // Still in the table next time: already reported and forgotten, nothing more.
+        agg.onConntrackDump(List.of(ct(to8080, to8080.reversed(), 6, 400, 5, 600, 0xe, ConntrackEntry.TCP_TIME_WAIT)));
+        assertThat(agg.flush(1030, 1045)).isEmpty();
+        assertThat(agg.connections()).isZero();
+    }
+
+    @Test
+    void aDnatConnectionIsJoinedByItsRealDestinationAndCarriesTheServicePort() {
+        // kube-proxy style: the client dialled the VIP 10.96.0.10:80, DNAT sent it to api:8080,
+        // where the ingress policy logged the post-DNAT tuple.
+        FlowTuple vip = new FlowTuple(ip("10.70.1.1"), ip("10.96.0.10"), 6, 40005, 80);
+        FlowTuple post = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40005, 8080);
+        FlowTuple reply = new FlowTuple(ip("10.70.0.2"), ip("10.70.1.1"), 6, 8080, 40005);
+        agg.onNflog(nflog(1, renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 0), post));
+        agg.onConntrackDump(List.of(ct(vip, reply, 5, 300, 3, 900, 0xe | ConntrackEntry.STATUS_DST_NAT,
+                ConntrackEntry.TCP_ESTABLISHED)));
+        assertThat(agg.preDnat(post, true)).isEqualTo("10.96.0.10:80");
+        Flow f = only(agg.flush(1000, 1015), Reporter.Dst, 8080);
+        assertThat(f.getPacketsIn()).isEqualTo(5);
+        assertThat(f.getBytesOut()).isEqualTo(900);
+        assertThat(f.getNumConnectionsLive()).as("the dump holds it: not ended").isEqualTo(1);
+        assertThat(f.getKey().getDestName()).isEqualTo("api");
+        assertThat(f.getKey().getDestServicePort()).isEqualTo(80);
+        assertThat(f.getKey().getDestServiceName()).as("no Service data reaches felix").isEmpty();
+        assertThat(f.getDestIpsList()).containsExactly("10.70.0.2");
+        // The entry leaves the table: completed.
+        agg.onConntrackDump(List.of());
+        assertThat(only(agg.flush(1015, 1030), Reporter.Dst, 8080).getNumConnectionsCompleted()).isEqualTo(1);
+    }
 }

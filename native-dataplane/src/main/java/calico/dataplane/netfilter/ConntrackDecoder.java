@@ -16,6 +16,9 @@ final class ConntrackDecoder {
     static final int CTA_TUPLE_ORIG = 1;
     static final int CTA_TUPLE_REPLY = 2;
     static final int CTA_STATUS = 3;
+    static final int CTA_PROTOINFO = 4;
+    static final int CTA_PROTOINFO_TCP = 1;
+    static final int CTA_PROTOINFO_TCP_STATE = 1;
     static final int CTA_MARK = 8;
     static final int CTA_COUNTERS_ORIG = 9;
     static final int CTA_COUNTERS_REPLY = 10;
@@ -63,7 +66,19 @@ final class ConntrackDecoder {
         }
         return new ConntrackEntry(original, reply, counters(a.nested(CTA_COUNTERS_ORIG)),
                 counters(a.nested(CTA_COUNTERS_REPLY)), a.be32(CTA_MARK, 0), a.be32(CTA_ID, 0), a.be32(CTA_STATUS, 0),
-                message == IPCTNL_MSG_CT_DELETE);
+                message == IPCTNL_MSG_CT_DELETE, tcpState(a.nested(CTA_PROTOINFO)));
+    }
+
+    /** CTA_PROTOINFO → CTA_PROTOINFO_TCP → CTA_PROTOINFO_TCP_STATE (u8); none for other protocols. */
+    private static int tcpState(NfAttrs protoinfo) {
+        if (protoinfo == null || protoinfo.truncated()) {
+            return ConntrackEntry.NO_TCP_STATE;
+        }
+        NfAttrs tcp = protoinfo.nested(CTA_PROTOINFO_TCP);
+        if (tcp == null || tcp.truncated() || !tcp.has(CTA_PROTOINFO_TCP_STATE)) {
+            return ConntrackEntry.NO_TCP_STATE;
+        }
+        return tcp.u8(CTA_PROTOINFO_TCP_STATE, ConntrackEntry.NO_TCP_STATE);
     }
 
     long malformed() {

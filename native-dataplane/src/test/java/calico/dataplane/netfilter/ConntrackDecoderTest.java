@@ -52,6 +52,38 @@ class ConntrackDecoderTest {
     }
 
     @Test
+    void tcpStateFromProtoinfoAndDnatFromTheReplyTuple() throws Exception {
+        FlowTuple o = new FlowTuple(InetAddress.getByName("10.0.0.1"), InetAddress.getByName("10.96.0.10"), 6, 40000,
+                443);
+        FlowTuple r = new FlowTuple(InetAddress.getByName("10.0.0.7"), InetAddress.getByName("10.0.0.1"), 6, 8443,
+                40000);
+        for (int state : new int[] {ConntrackEntry.TCP_ESTABLISHED, ConntrackEntry.TCP_TIME_WAIT}) {
+            NfRequest q = new NfRequest(ConntrackDecoder.NFNL_SUBSYS_CTNETLINK, ConntrackDecoder.IPCTNL_MSG_CT_NEW, 0,
+                    2, 0);
+            ConntrackDecoder.writeTuple(q, ConntrackDecoder.CTA_TUPLE_ORIG, o);
+            ConntrackDecoder.writeTuple(q, ConntrackDecoder.CTA_TUPLE_REPLY, r);
+            int pi = q.begin(ConntrackDecoder.CTA_PROTOINFO);
+            int tcp = q.begin(ConntrackDecoder.CTA_PROTOINFO_TCP);
+            q.attrU8(ConntrackDecoder.CTA_PROTOINFO_TCP_STATE, state);
+            q.end(tcp);
+            q.end(pi);
+            byte[] m = q.finish(0);
+            ConntrackEntry e = decode(m, m.length);
+            assertThat(e.tcpState()).isEqualTo(state);
+            assertThat(e.tcpClosed()).isEqualTo(state == ConntrackEntry.TCP_TIME_WAIT);
+            // The service VIP 10.96.0.10:443 was rewritten to the backend 10.0.0.7:8443.
+            assertThat(e.dnat()).isTrue();
+            assertThat(e.originalWithoutDnat()).isEqualTo(new FlowTuple(o.src(), r.src(), 6, 40000, 8443));
+        }
+        byte[] plain = entry(ConntrackDecoder.IPCTNL_MSG_CT_NEW, o, o.reversed(), false);
+        ConntrackEntry e = decode(plain, plain.length);
+        assertThat(e.tcpState()).isEqualTo(ConntrackEntry.NO_TCP_STATE);
+        assertThat(e.tcpClosed()).isFalse();
+        assertThat(e.dnat()).isFalse();
+        assertThat(e.originalWithoutDnat()).isSameAs(e.original());
+    }
+
+    @Test
     void icmpTuplesHaveNoPorts() throws Exception {
         // The kernel sends ICMP id/type/code, never ports; a stray port attribute is ignored too.
         FlowTuple withPorts = new FlowTuple(InetAddress.getByName("fd00::1"), InetAddress.getByName("fd00::2"), 58, 5, 6);

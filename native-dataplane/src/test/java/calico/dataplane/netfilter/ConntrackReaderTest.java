@@ -102,6 +102,8 @@ class ConntrackReaderTest {
             assertThat(u.reply().srcPort()).isEqualTo(5353);
             assertThat(u.originalCounters().packets()).isEqualTo(1);
             assertThat(u.originalCounters().bytes()).isEqualTo(20 + 8 + 16);
+            assertThat(u.tcpState()).isEqualTo(ConntrackEntry.NO_TCP_STATE);
+            assertThat(u.tcpClosed()).isFalse();
         });
         assertThat(table).anySatisfy(i -> {
             assertThat(i.original()).isEqualTo(new FlowTuple(c4, s4, 1, 0, 0));
@@ -124,6 +126,9 @@ class ConntrackReaderTest {
         FlowTuple tcp = new FlowTuple(InetAddress.getByName(ThreeNamespaces.CLIENT4),
                 InetAddress.getByName(ThreeNamespaces.SERVER4), 6, port, 9001);
         ConntrackEntry live = find(reader.dump(), tcp).orElseThrow();
+        // Both ends closed: conntrack keeps the entry, in TIME_WAIT (or CLOSE), which is over.
+        assertThat(live.tcpState()).isIn(ConntrackEntry.TCP_TIME_WAIT, ConntrackEntry.TCP_CLOSE);
+        assertThat(live.tcpClosed()).isTrue();
 
         reader.delete(tcp); // the closed connection would sit in TIME_WAIT for 2 minutes
         ConntrackEntry end = null;

@@ -1,0 +1,79 @@
+package calico.felix.flows;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.dataplane.testing.NetNs;
+import calico.felix.calc.DataplaneUpdate;
+import calico.libcalico.health.HealthAggregator;
+import calico.libcalico.health.ReporterStatus;
+import calico.libcalico.health.Verdict;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.ServerSocket;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Flow logs' own health: the {@code FlowLogs} reporter's detail and the Prometheus gauges show a
+ * goldmane that cannot be reached (and its recovery) while felix stays live and readiness is not
+ * touched. Real NFLOG and conntrack sockets in a namespace of its own ({@code f6-fl-*}), a real
+ * goldmane in process.
+ */
+class FlowLogsHealthTest {
+
+    static void await(String what, Supplier<Boolean> c) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!c.get()) {
+            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+            Thread.sleep(50);
+        }
+    }
+
+    static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void anUnreachableGoldmaneShowsInHealthDetailAndMetricsNeverInTheProbes() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        HealthAggregator health = new HealthAggregator();
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        int port = freePort();
+        try (NetNs ns = NetNs.create("f6-fl");
+             FlowLogs flowLogs = new FlowLogs("node-a", ns.name(), Clock.systemUTC(), meters, health)) {
+            Supplier<ReporterStatus> status = () -> health.status("FlowLogs").orElseThrow();
+            Supplier<Double> reachable = () -> meters.get("felix_flowlogs_goldmane_reachable").gauge().value();
+            assertThat(status.get().detail()).isEqualTo("off");
+            assertThat(status.get().readiness()).isEqualTo(Verdict.NOT_APPLICABLE);
+
+            flowLogs.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of(
+                    "flowLogsGoldmaneServer", "127.0.0.1:" + port, "flowLogsFlushInterval", "200ms"))));
+            await("the outage in the detail", () -> status.get().detail().contains("unreachable"));
+            assertThat(status.get().detail()).startsWith("sending to goldmane at 127.0.0.1:" + port)
+                    .contains("goldmane 127.0.0.1:" + port + " unreachable");
+            assertThat(reachable.get()).isZero();
+            assertThat(health.summary().live()).as("flow logs never fail liveness").isTrue();
+            assertThat(health.summary().ready()).as("nor readiness").isTrue();
+
+            try (InProcessGoldmane goldmane = new InProcessGoldmane(port, null)) {
+                await("recovered", () -> status.get().detail().endsWith("; healthy"));
+                await("the gauge follows", () -> reachable.get() == 1.0);
+                assertThat(meters.get("felix_flowlogs_nflog_overruns").gauge().value()).isZero();
+                assertThat(meters.get("felix_flowlogs_conntrack_malformed").gauge().value()).isZero();
+                assertThat(meters.get("felix_flowlogs_flush_errors").gauge().value()).isZero();
+            }
+            await("down again", () -> status.get().detail().contains("unreachable"));
+            assertThat(meters.get("felix_flowlogs_goldmane_stream_errors").gauge().value()).isPositive();
+
+            flowLogs.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of())));
+            await("off", () -> status.get().detail().equals("off"));
+            assertThat(reachable.get()).isZero();
+        }
+    }
+}
