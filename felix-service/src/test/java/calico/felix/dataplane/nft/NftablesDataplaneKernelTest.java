@@ -188,18 +188,29 @@ class NftablesDataplaneKernelTest {
         assertThat(before).isNotEqualTo(ours());
         assertThat(refresh()).isZero();
 
-        // A set the graph removed but a rule still names is emptied (fail closed), not deleted.
-        s = apply(new DataplaneUpdate.IpSetRemove(SET), new DataplaneUpdate.IpSetUpdate("s:other", IpSetType.NET, Set.of()));
-        assertThat(s.setsWritten()).as("the emptied set, the new one in both families").isEqualTo(3);
-        assertThat(s.setsDeleted()).isZero();
-        assertThat(list("set", "inet", "calico", NftNames.set(IpFamily.V4, SET))).doesNotContain("10.65.");
-        assertThat(ours()).contains("set " + NftNames.set(IpFamily.V4, "s:other"));
+        // The empty IPv6 twin of the set is not programmed: no rule could match through it.
+        assertThat(ours()).doesNotContain(NftNames.set(IpFamily.V6, SET));
 
-        // Once no rule names it, it is deleted (both families) with the rule.
+        // A set the graph removed but a rule still names: the rule can never match (fail closed), so
+        // it leaves the chain and the set leaves the kernel; an empty new set is not programmed either.
+        s = apply(new DataplaneUpdate.IpSetRemove(SET), new DataplaneUpdate.IpSetUpdate("s:other", IpSetType.NET, Set.of()));
+        assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 0, 1));
+        assertThat(ours()).doesNotContain(NftNames.set(IpFamily.V4, SET), NftNames.set(IpFamily.V4, "s:other"),
+                "allow workloads to 9090").contains("ct state invalid drop");
+        assertThat(refresh()).isZero();
+
+        // A member again: the set comes back and so does the rule, in one apply.
+        s = apply(set("10.65.0.3/32"));
+        assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 1, 0));
+        assertThat(ours()).contains("ip saddr @" + NftNames.set(IpFamily.V4, SET) + " tcp dport 9090");
+        assertThat(list("set", "inet", "calico", NftNames.set(IpFamily.V4, SET))).contains("10.65.0.3");
+        assertThat(refresh()).isZero();
+
+        // The graph removes it and no rule names it: deleted with the rule (its IPv6 twin, empty, never existed).
         referencedSets.clear();
         chains.put(tw(IF_A), new GenericChain.Rules(tw(IF_A), List.of(GenericRule.of(Target.DROP))));
-        s = apply();
-        assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 0, 2));
+        s = apply(new DataplaneUpdate.IpSetRemove(SET));
+        assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 0, 1));
         assertThat(ours()).doesNotContain(NftNames.set(IpFamily.V4, SET));
         assertThat(refresh()).isZero();
     }
