@@ -197,13 +197,22 @@ public final class NftablesDataplane implements PolicyDriver {
     public Desired desired() {
         Ruleset r = renderer.apply(model);
         SortedMap<String, NftSet> planned = plannedSets(r);
+        if (planned != populatedFrom) {
+            populated.retainAll(planned.keySet());
+            planned.forEach((name, set) -> {
+                if (!set.members().isEmpty()) {
+                    populated.add(name);
+                }
+            });
+            populatedFrom = planned;
+        }
         SortedMap<String, NftChain> chains = new TreeMap<>();
         Map<String, Cached<GenericChain, NftChain>> nextChains = new HashMap<>();
         Map<String, Pruned> nextPruned = new HashMap<>();
         java.util.Set<String> emptyButNamed = new java.util.HashSet<>();
         r.chains().forEach((table, byName) -> byName.values().forEach(source -> {
             String key = table + "/" + source.name();
-            Pruned p = pruned(pruneCache.get(key), source, planned);
+            Pruned p = pruned(pruneCache.get(key), source, planned, populated);
             nextPruned.put(key, p);
             emptyButNamed.addAll(p.keptEmpty());
             GenericChain g = p.result();
@@ -228,10 +237,10 @@ public final class NftablesDataplane implements PolicyDriver {
             jumps.add(target);
             bases.put(name, new Base(baseSpec(e.table(), e.hook()), jumps));
         }
-        // Invariant 6: an empty set is programmed only while a kept rule still names it (a negated match).
+        // Invariant 6: a set that never had members is programmed only while a kept rule names it.
         SortedMap<String, NftSet> sets = new TreeMap<>();
         planned.forEach((name, set) -> {
-            if (!set.members().isEmpty() || emptyButNamed.contains(name)) {
+            if (populated.contains(name) || emptyButNamed.contains(name)) {
                 sets.put(name, set);
             }
         });
@@ -260,15 +269,22 @@ public final class NftablesDataplane implements PolicyDriver {
     }
 
     /**
+     * Kernel names of planned sets that have had members since they entered the plan: they stay
+     * programmed (and their rules kept) when they empty, so membership churn stays set edits.
+     */
+    private final java.util.Set<String> populated = new java.util.HashSet<>();
+    private SortedMap<String, NftSet> populatedFrom;
+
+    /**
      * A chain without the rules that can never match: those with a positive set match on a set
-     * that is empty (the empty IPv6 twin of an IPv4 set, a selector that selects nothing, a set the
-     * graph has not sent). Dropping them keeps the semantics (a rule that does not match has no
-     * effect) and keeps empty sets, and the rules naming them, out of the kernel, where every
-     * commit's validation walk and libnftables' cache pay for each of them.
+     * that is empty and never had members (the empty IPv6 twin of an IPv4 set, a selector that has
+     * selected nothing yet, a set the graph has not sent). Dropping them keeps the semantics (a
+     * rule that does not match has no effect) and keeps those sets, and the rules naming them, out
+     * of the kernel, where every commit's validation walk and libnftables' cache pay for each.
      *
      * @param source the chain as rendered
      * @param refs   the kernel names of every set its rules name, in order of appearance
-     * @param empty  those of {@code refs} that were empty when {@code result} was made
+     * @param empty  those of {@code refs} that were empty and unpopulated when {@code result} was made
      * @param keptEmpty empty sets that kept rules still name (negated matches): they stay programmed
      */
     private record Pruned(GenericChain source, List<String> refs, java.util.Set<String> empty, GenericChain result,
@@ -278,13 +294,14 @@ public final class NftablesDataplane implements PolicyDriver {
     /** Chains pruned at the last {@link #desired()}, by table/name: redone only when the chain or its sets' emptiness changed. */
     private Map<String, Pruned> pruneCache = new HashMap<>();
 
-    private static Pruned pruned(Pruned last, GenericChain source, SortedMap<String, NftSet> planned) {
+    private static Pruned pruned(Pruned last, GenericChain source, SortedMap<String, NftSet> planned,
+                                 java.util.Set<String> populated) {
         boolean sameSource = last != null && (last.source() == source || last.source().equals(source));
         List<String> refs = sameSource ? last.refs() : setRefs(source);
         java.util.Set<String> empty = new java.util.HashSet<>();
         for (String ref : refs) {
             NftSet s = planned.get(ref);
-            if (s == null || s.members().isEmpty()) {
+            if (s == null || (s.members().isEmpty() && !populated.contains(ref))) {
                 empty.add(ref);
             }
         }

@@ -191,26 +191,42 @@ class NftablesDataplaneKernelTest {
         // The empty IPv6 twin of the set is not programmed: no rule could match through it.
         assertThat(ours()).doesNotContain(NftNames.set(IpFamily.V6, SET));
 
-        // A set the graph removed but a rule still names: the rule can never match (fail closed), so
-        // it leaves the chain and the set leaves the kernel; an empty new set is not programmed either.
+        // A set the graph removed but a rule still names is emptied (fail closed), not deleted: it had
+        // members, so it and its rule stay (membership churn stays set edits). A new empty set that
+        // never had members is not programmed in either family.
         s = apply(new DataplaneUpdate.IpSetRemove(SET), new DataplaneUpdate.IpSetUpdate("s:other", IpSetType.NET, Set.of()));
-        assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 0, 1));
-        assertThat(ours()).doesNotContain(NftNames.set(IpFamily.V4, SET), NftNames.set(IpFamily.V4, "s:other"),
-                "allow workloads to 9090").contains("ct state invalid drop");
+        assertThat(s).isEqualTo(new ApplyStats(false, 0, 0, 1, 0));
+        assertThat(list("set", "inet", "calico", NftNames.set(IpFamily.V4, SET))).doesNotContain("10.65.");
+        assertThat(ours()).doesNotContain(NftNames.set(IpFamily.V4, "s:other"), NftNames.set(IpFamily.V6, "s:other"))
+                .contains("allow workloads to 9090");
         assertThat(refresh()).isZero();
 
-        // A member again: the set comes back and so does the rule, in one apply.
-        s = apply(set("10.65.0.3/32"));
+        // A rule naming a set that never had members is left out (it cannot match) and comes in
+        // with the set's first member, in one apply.
+        chains.put(tw(IF_A), new GenericChain.Rules(tw(IF_A), List.of(
+                GenericRule.of(Target.ACCEPT, new Match.InSet(Dir.SRC, IpFamily.V4, "s:other", false)),
+                GenericRule.of(Target.DROP, new Match.InSet(Dir.SRC, IpFamily.V4, "s:other", true),
+                        new Match.InSet(Dir.SRC, IpFamily.V4, SET, false)),
+                GenericRule.of(Target.DROP))));
+        referencedSets.add("s:other");
+        s = apply();
+        assertThat(s).as("the chain, and s:other programmed empty for the negated match").isEqualTo(
+                new ApplyStats(false, 1, 0, 1, 0));
+        assertThat(ours()).doesNotContain("ip saddr @" + NftNames.set(IpFamily.V4, "s:other") + " accept")
+                .contains("ip saddr != @" + NftNames.set(IpFamily.V4, "s:other"));
+        assertThat(refresh()).isZero();
+        s = apply(new DataplaneUpdate.IpSetUpdate("s:other", IpSetType.NET,
+                Set.of(IpSetMember.net(Cidr.parse("10.66.0.1/32")))));
         assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 1, 0));
-        assertThat(ours()).contains("ip saddr @" + NftNames.set(IpFamily.V4, SET) + " tcp dport 9090");
-        assertThat(list("set", "inet", "calico", NftNames.set(IpFamily.V4, SET))).contains("10.65.0.3");
+        assertThat(ours()).contains("ip saddr @" + NftNames.set(IpFamily.V4, "s:other") + " accept");
         assertThat(refresh()).isZero();
 
-        // The graph removes it and no rule names it: deleted with the rule (its IPv6 twin, empty, never existed).
+        // Once no rule names them (and the graph has neither), both go with the rules (their IPv6
+        // twins, never populated, never existed).
         referencedSets.clear();
         chains.put(tw(IF_A), new GenericChain.Rules(tw(IF_A), List.of(GenericRule.of(Target.DROP))));
-        s = apply(new DataplaneUpdate.IpSetRemove(SET));
-        assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 0, 1));
+        s = apply(new DataplaneUpdate.IpSetRemove("s:other"));
+        assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 0, 2));
         assertThat(ours()).doesNotContain(NftNames.set(IpFamily.V4, SET));
         assertThat(refresh()).isZero();
     }
