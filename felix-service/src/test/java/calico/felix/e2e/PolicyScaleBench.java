@@ -67,6 +67,8 @@ public final class PolicyScaleBench {
     private static final int APPS = 100;
     private static final int CHANGES = 50;
     private static final String[] ROLES = {"web", "api", "db", "cache"};
+    /** Prefix for the bench's namespaces ({@code BENCH_NS_PREFIX}), so parallel runs can be told apart. */
+    private static final String NS = System.getenv().getOrDefault("BENCH_NS_PREFIX", "");
 
     private PolicyScaleBench() {
     }
@@ -85,7 +87,7 @@ public final class PolicyScaleBench {
         }
         try (EtcdServer etcd = EtcdServer.startOnTmpfs();
                 Datastore store = new EtcdDatastore(EtcdConfig.of(etcd.endpoint()));
-                NetNs host = NetNs.create("benchh")) {
+                NetNs host = NetNs.create(NS + "benchh")) {
             run(backend, etcd, store, host, !List.of(args).contains("--no-cold-start"));
         }
         System.exit(0); // felix's non-daemon threads
@@ -181,7 +183,7 @@ public final class PolicyScaleBench {
             return;
         }
         // A second felix against the full datastore, programming a fresh namespace: the snapshot path.
-        try (NetNs fresh = NetNs.create("benchc")) {
+        try (NetNs fresh = NetNs.create(NS + "benchc")) {
             fresh.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
             Instant start = Instant.now();
             try (FelixProcess cold = new FelixProcess(etcd.endpoint(), fresh.name(), backend, "Warning")) {
@@ -263,7 +265,7 @@ public final class PolicyScaleBench {
     /** Saves the final ruleset and restores it into a fresh namespace, timed. */
     private static Floor floor(Backend backend, NetNs host) throws IOException {
         Path dir = Files.createTempDirectory("calico-floor");
-        try (NetNs fresh = NetNs.create("benchf")) {
+        try (NetNs fresh = NetNs.create(NS + "benchf")) {
             if (backend == Backend.NFTABLES) {
                 Path rules = dir.resolve("calico.nft");
                 Files.writeString(rules, host.exec("nft", "list", "table", "inet", "calico"));

@@ -18,6 +18,8 @@ import calico.felix.dataplane.rules.RenderCache;
 import calico.felix.dataplane.rules.RuleRenderer;
 import calico.felix.dataplane.rules.SetPlan;
 import calico.felix.dataplane.rules.GenericChain;
+import calico.felix.dataplane.rules.GenericRule;
+import calico.felix.dataplane.rules.Match;
 import calico.felix.dataplane.rules.PolicyDriver;
 import calico.felix.dataplane.rules.Ruleset;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -194,18 +196,35 @@ public final class NftablesDataplane implements PolicyDriver {
     /** {@return what the model renders to now} (for diagnostics and tests) */
     public Desired desired() {
         Ruleset r = renderer.apply(model);
+        SortedMap<String, NftSet> planned = plannedSets(r);
+        if (planned != populatedFrom) {
+            populated.retainAll(planned.keySet());
+            planned.forEach((name, set) -> {
+                if (!set.members().isEmpty()) {
+                    populated.add(name);
+                }
+            });
+            populatedFrom = planned;
+        }
         SortedMap<String, NftChain> chains = new TreeMap<>();
         Map<String, Cached<GenericChain, NftChain>> nextChains = new HashMap<>();
-        r.chains().forEach((table, byName) -> byName.values().forEach(g -> {
-            String key = table + "/" + g.name();
+        Map<String, Pruned> nextPruned = new HashMap<>();
+        java.util.Set<String> emptyButNamed = new java.util.HashSet<>();
+        r.chains().forEach((table, byName) -> byName.values().forEach(source -> {
+            String key = table + "/" + source.name();
+            Pruned p = pruned(pruneCache.get(key), source, planned, populated);
+            nextPruned.put(key, p);
+            emptyButNamed.addAll(p.keptEmpty());
+            GenericChain g = p.result();
             Cached<GenericChain, NftChain> hit = chainCache.get(key);
-            NftChain c = hit != null && hit.key().equals(g) ? hit.value() : NftRuleFormatter.chain(table, g);
+            NftChain c = hit != null && (hit.key() == g || hit.key().equals(g)) ? hit.value() : NftRuleFormatter.chain(table, g);
             nextChains.put(key, new Cached<>(g, c));
             if (chains.put(c.name(), c) != null) {
                 throw new IllegalStateException("two chains render to the kernel name " + c.name());
             }
         }));
         chainCache = nextChains;
+        pruneCache = nextPruned;
         SortedMap<String, Base> bases = new TreeMap<>();
         for (Ruleset.Entry e : r.entries()) {
             String name = NftNames.baseChain(e.table(), e.hook());
@@ -218,9 +237,21 @@ public final class NftablesDataplane implements PolicyDriver {
             jumps.add(target);
             bases.put(name, new Base(baseSpec(e.table(), e.hook()), jumps));
         }
+        // Invariant 6: a set that never had members is programmed only while a kept rule names it.
+        SortedMap<String, NftSet> sets = new TreeMap<>();
+        planned.forEach((name, set) -> {
+            if (populated.contains(name) || emptyButNamed.contains(name)) {
+                sets.put(name, set);
+            }
+        });
+        return new Desired(chains, bases, java.util.Collections.unmodifiableSortedMap(sets));
+    }
+
+    /** Every set {@link SetPlan} gives for {@code r}, empty or not, formatted (reused while no IP set news came). */
+    private SortedMap<String, NftSet> plannedSets(Ruleset r) {
         if (!ipSetsChanged && lastSets != null && lastSetInputs.families().equals(r.families())
                 && lastSetInputs.graphSetIds().equals(r.graphSetIds()) && lastSetInputs.driverSets().equals(r.driverSets())) {
-            return new Desired(chains, bases, lastSets); // a batch without IP set news: the same sets
+            return lastSets; // a batch without IP set news: the same sets
         }
         SortedMap<String, NftSet> sets = new TreeMap<>();
         Map<String, Cached<SetPlan.DesiredSet, NftSet>> nextSets = new HashMap<>();
@@ -234,7 +265,104 @@ public final class NftablesDataplane implements PolicyDriver {
         lastSets = java.util.Collections.unmodifiableSortedMap(sets);
         lastSetInputs = r;
         ipSetsChanged = false;
-        return new Desired(chains, bases, lastSets);
+        return lastSets;
+    }
+
+    /**
+     * Kernel names of planned sets that have had members since they entered the plan: they stay
+     * programmed (and their rules kept) when they empty, so membership churn stays set edits.
+     */
+    private final java.util.Set<String> populated = new java.util.HashSet<>();
+    private SortedMap<String, NftSet> populatedFrom;
+
+    /**
+     * A chain without the rules that can never match: those with a positive set match on a set
+     * that is empty and never had members (the empty IPv6 twin of an IPv4 set, a selector that has
+     * selected nothing yet, a set the graph has not sent). Dropping them keeps the semantics (a
+     * rule that does not match has no effect) and keeps those sets, and the rules naming them, out
+     * of the kernel, where every commit's validation walk and libnftables' cache pay for each.
+     *
+     * @param source the chain as rendered
+     * @param refs   the kernel names of every set its rules name, in order of appearance
+     * @param empty  those of {@code refs} that were empty and unpopulated when {@code result} was made
+     * @param keptEmpty empty sets that kept rules still name (negated matches): they stay programmed
+     */
+    private record Pruned(GenericChain source, List<String> refs, java.util.Set<String> empty, GenericChain result,
+                          java.util.Set<String> keptEmpty) {
+    }
+
+    /** Chains pruned at the last {@link #desired()}, by table/name: redone only when the chain or its sets' emptiness changed. */
+    private Map<String, Pruned> pruneCache = new HashMap<>();
+
+    private static Pruned pruned(Pruned last, GenericChain source, SortedMap<String, NftSet> planned,
+                                 java.util.Set<String> populated) {
+        boolean sameSource = last != null && (last.source() == source || last.source().equals(source));
+        List<String> refs = sameSource ? last.refs() : setRefs(source);
+        java.util.Set<String> empty = new java.util.HashSet<>();
+        for (String ref : refs) {
+            NftSet s = planned.get(ref);
+            if (s == null || (s.members().isEmpty() && !populated.contains(ref))) {
+                empty.add(ref);
+            }
+        }
+        if (sameSource && last.empty().equals(empty)) {
+            return last;
+        }
+        if (empty.isEmpty() || !(source instanceof GenericChain.Rules rules)) {
+            return new Pruned(source, refs, empty, source, java.util.Set.of());
+        }
+        List<GenericRule> kept = new ArrayList<>(rules.rules().size());
+        java.util.Set<String> keptEmpty = new java.util.HashSet<>();
+        for (GenericRule rule : rules.rules()) {
+            boolean never = false;
+            java.util.Set<String> negatedEmpty = new java.util.HashSet<>();
+            for (Match m : rule.matches()) {
+                String ref = setRef(m);
+                if (ref != null && empty.contains(ref)) {
+                    if (negated(m)) {
+                        negatedEmpty.add(ref);
+                    } else {
+                        never = true;
+                    }
+                }
+            }
+            if (!never) {
+                kept.add(rule);
+                keptEmpty.addAll(negatedEmpty);
+            }
+        }
+        GenericChain result = kept.size() == rules.rules().size() ? source : new GenericChain.Rules(rules.name(), kept);
+        return new Pruned(source, refs, empty, result, java.util.Set.copyOf(keptEmpty));
+    }
+
+    private static List<String> setRefs(GenericChain c) {
+        if (!(c instanceof GenericChain.Rules rules)) {
+            return List.of();
+        }
+        List<String> out = new ArrayList<>();
+        for (GenericRule rule : rules.rules()) {
+            for (Match m : rule.matches()) {
+                String ref = setRef(m);
+                if (ref != null) {
+                    out.add(ref);
+                }
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /** {@return the kernel name of the set {@code m} names, or null} */
+    private static String setRef(Match m) {
+        if (m instanceof Match.InSet s) {
+            return NftNames.set(s.family(), s.setId());
+        } else if (m instanceof Match.NamedPortSet s) {
+            return NftNames.set(s.family(), s.setId());
+        }
+        return null;
+    }
+
+    private static boolean negated(Match m) {
+        return m instanceof Match.InSet s ? s.negated() : ((Match.NamedPortSet) m).negated();
     }
 
     private ApplyStats applyDelta() {

@@ -188,17 +188,44 @@ class NftablesDataplaneKernelTest {
         assertThat(before).isNotEqualTo(ours());
         assertThat(refresh()).isZero();
 
-        // A set the graph removed but a rule still names is emptied (fail closed), not deleted.
-        s = apply(new DataplaneUpdate.IpSetRemove(SET), new DataplaneUpdate.IpSetUpdate("s:other", IpSetType.NET, Set.of()));
-        assertThat(s.setsWritten()).as("the emptied set, the new one in both families").isEqualTo(3);
-        assertThat(s.setsDeleted()).isZero();
-        assertThat(list("set", "inet", "calico", NftNames.set(IpFamily.V4, SET))).doesNotContain("10.65.");
-        assertThat(ours()).contains("set " + NftNames.set(IpFamily.V4, "s:other"));
+        // The empty IPv6 twin of the set is not programmed: no rule could match through it.
+        assertThat(ours()).doesNotContain(NftNames.set(IpFamily.V6, SET));
 
-        // Once no rule names it, it is deleted (both families) with the rule.
+        // A set the graph removed but a rule still names is emptied (fail closed), not deleted: it had
+        // members, so it and its rule stay (membership churn stays set edits). A new empty set that
+        // never had members is not programmed in either family.
+        s = apply(new DataplaneUpdate.IpSetRemove(SET), new DataplaneUpdate.IpSetUpdate("s:other", IpSetType.NET, Set.of()));
+        assertThat(s).isEqualTo(new ApplyStats(false, 0, 0, 1, 0));
+        assertThat(list("set", "inet", "calico", NftNames.set(IpFamily.V4, SET))).doesNotContain("10.65.");
+        assertThat(ours()).doesNotContain(NftNames.set(IpFamily.V4, "s:other"), NftNames.set(IpFamily.V6, "s:other"))
+                .contains("allow workloads to 9090");
+        assertThat(refresh()).isZero();
+
+        // A rule naming a set that never had members is left out (it cannot match) and comes in
+        // with the set's first member, in one apply.
+        chains.put(tw(IF_A), new GenericChain.Rules(tw(IF_A), List.of(
+                GenericRule.of(Target.ACCEPT, new Match.InSet(Dir.SRC, IpFamily.V4, "s:other", false)),
+                GenericRule.of(Target.DROP, new Match.InSet(Dir.SRC, IpFamily.V4, "s:other", true),
+                        new Match.InSet(Dir.SRC, IpFamily.V4, SET, false)),
+                GenericRule.of(Target.DROP))));
+        referencedSets.add("s:other");
+        s = apply();
+        assertThat(s).as("the chain, and s:other programmed empty for the negated match").isEqualTo(
+                new ApplyStats(false, 1, 0, 1, 0));
+        assertThat(ours()).doesNotContain("ip saddr @" + NftNames.set(IpFamily.V4, "s:other") + " accept")
+                .contains("ip saddr != @" + NftNames.set(IpFamily.V4, "s:other"));
+        assertThat(refresh()).isZero();
+        s = apply(new DataplaneUpdate.IpSetUpdate("s:other", IpSetType.NET,
+                Set.of(IpSetMember.net(Cidr.parse("10.66.0.1/32")))));
+        assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 1, 0));
+        assertThat(ours()).contains("ip saddr @" + NftNames.set(IpFamily.V4, "s:other") + " accept");
+        assertThat(refresh()).isZero();
+
+        // Once no rule names them (and the graph has neither), both go with the rules (their IPv6
+        // twins, never populated, never existed).
         referencedSets.clear();
         chains.put(tw(IF_A), new GenericChain.Rules(tw(IF_A), List.of(GenericRule.of(Target.DROP))));
-        s = apply();
+        s = apply(new DataplaneUpdate.IpSetRemove("s:other"));
         assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 0, 2));
         assertThat(ours()).doesNotContain(NftNames.set(IpFamily.V4, SET));
         assertThat(refresh()).isZero();
