@@ -66,12 +66,21 @@ public final class ResourceHandler {
     public Page listPage(ApiRequest req) {
         String labels = LabelSelectors.toCalico(req.param("labelSelector"));
         FieldSelector fields = FieldSelector.parse(req.param("fieldSelector"), req.kind());
-        ListResult result = call(req.kind(), null, () -> datastore.list(req.kind(), req.namespace(), labels));
-        List<Resource> items = result.items().stream().filter(fields::matches).toList();
         String cont = req.param("continue");
+        Continue c = cont == null || cont.isEmpty() ? null : Continue.decode(cont);
+        String rv = req.param("resourceVersion");
+        if (rv != null && !rv.isEmpty()) {
+            if (c != null) {
+                throw ApiException.badRequest("specifying resource version is not allowed when using continue");
+            }
+            calico.apiserver.watch.WatchStreamer.parseResourceVersion(rv);
+        }
+        ListResult result = c == null || c.revision() <= 0
+                ? call(req.kind(), null, () -> datastore.list(req.kind(), req.namespace(), labels))
+                : listAt(req, labels, c);
+        List<Resource> items = result.items().stream().filter(fields::matches).toList();
         long revision = result.revision();
-        if (cont != null && !cont.isEmpty()) {
-            Continue c = Continue.decode(cont);
+        if (c != null) {
             items = items.stream().filter(r -> Continue.compare(r, c.namespace(), c.name()) > 0).toList();
         }
         long limit = parseLimit(req.param("limit"));
@@ -81,9 +90,29 @@ public final class ResourceHandler {
             remaining = items.size() - limit;
             items = items.subList(0, (int) limit);
             Resource last = items.get(items.size() - 1);
-            next = new Continue(revision, nz(last.metadata().namespace()), last.metadata().name()).encode();
+            // A token continuing an inconsistent list (revision -1) stays inconsistent, as kube's does.
+            long tokenRevision = c != null && c.revision() <= 0 ? -1 : revision;
+            next = new Continue(tokenRevision, nz(last.metadata().namespace()), last.metadata().name()).encode();
         }
         return new Page(items, revision, next, remaining);
+    }
+
+    /**
+     * The later pages of a paged list read the first page's revision, so writes between pages
+     * do not show. Once that revision is compacted the answer is kube-apiserver's 410: its
+     * message, and a token (revision -1) that continues from the same key at the current state.
+     */
+    private ListResult listAt(ApiRequest req, String labels, Continue c) {
+        try {
+            return call(req.kind(), null, () -> datastore.listAt(req.kind(), req.namespace(), labels, c.revision()));
+        } catch (ApiException e) {
+            if (e.code() == 410) {
+                throw ApiException.continueExpired(new Continue(-1, c.namespace(), c.name()).encode());
+            }
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("continue key is not valid: " + e.getMessage());
+        }
     }
 
     public Reply list(ApiRequest req) {
@@ -337,7 +366,10 @@ public final class ResourceHandler {
         return s == null ? "" : s;
     }
 
-    /** The opaque {@code continue} token: the list revision and the last key returned. */
+    /**
+     * The opaque {@code continue} token: the revision of the list's first page and the last key
+     * returned; revision -1 continues at the current state (the token a 410 hands out).
+     */
     record Continue(long revision, String namespace, String name) {
         String encode() {
             String raw = revision + "\n" + namespace + "\n" + name;
@@ -347,7 +379,11 @@ public final class ResourceHandler {
         static Continue decode(String token) {
             try {
                 String[] p = new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8).split("\n", -1);
-                return new Continue(Long.parseLong(p[0]), p[1], p[2]);
+                long revision = Long.parseLong(p[0]);
+                if (revision < -1 || revision == 0) {
+                    throw new IllegalArgumentException("revision " + revision);
+                }
+                return new Continue(revision, p[1], p[2]);
             } catch (RuntimeException e) {
                 throw ApiException.badRequest("continue key is not valid: " + e.getMessage());
             }

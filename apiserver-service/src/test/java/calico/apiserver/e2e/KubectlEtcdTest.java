@@ -48,7 +48,7 @@ class KubectlEtcdTest extends KubectlScenarios {
         var resp = http.stream(http.request(path + "?watch=1&resourceVersion=" + rv));
         assertThat(resp.statusCode()).isEqualTo(200);
         try (var in = new BufferedReader(new InputStreamReader(resp.body(), StandardCharsets.UTF_8))) {
-            JsonNode ev = json.readTree(in.readLine());
+            JsonNode ev = json.readTree(Http.nextEvent(in));
             assertThat(ev.path("type").asText()).isEqualTo("ERROR");
             assertThat(ev.path("object").path("code").asInt()).isEqualTo(410);
             assertThat(ev.path("object").path("reason").asText()).isEqualTo("Expired");
