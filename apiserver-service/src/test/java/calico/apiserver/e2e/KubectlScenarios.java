@@ -140,6 +140,21 @@ abstract class KubectlScenarios {
 
         Kubectl.Result explain = ok(k.run(null, "explain", "globalnetworkpolicies.spec.ingress"));
         assertThat(explain.out()).contains("KIND:       GlobalNetworkPolicy").contains("action");
+        // kubectl wraps descriptions at its own width: compare with the whitespace folded.
+        String folded = explain.out().replaceAll("\\s+", " ");
+        assertThat(folded).contains("DESCRIPTION: The rules applied, in the order listed, to traffic arriving at the "
+                        + "selected endpoints.")
+                .contains("action <string> enum: Allow, Deny, Log, Pass What a matching packet gets: Allow")
+                .contains("source <EntityRule> Criteria the sender of the packet must meet.");
+        String action = ok(k.run(null, "explain", "gnp.spec.ingress.action")).out().replaceAll("\\s+", " ");
+        assertThat(action).contains("FIELD: action <string>").contains("Pass (skip the rest of this tier and go on to "
+                + "the next tier)");
+        assertThat(ok(k.run(null, "explain", "globalnetworkpolicy")).out().replaceAll("\\s+", " "))
+                .contains("A cluster-wide set of ordered allow/deny rules");
+
+        // Paged with one item a page: kubectl follows the continue tokens to the end.
+        assertThat(ok(k.run(null, "get", "globalnetworksets", "--chunk-size=1", "-o", "name")).out())
+                .contains("globalnetworkset.projectcalico.org/patch-me").contains("globalnetworkset.projectcalico.org/ssa-set");
 
         assertThat(ok(k.run(null, "delete", "globalnetworksets", "patch-me", "ssa-set")).out())
                 .contains("globalnetworkset.projectcalico.org \"patch-me\" deleted");
