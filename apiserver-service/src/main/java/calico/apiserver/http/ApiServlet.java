@@ -214,7 +214,7 @@ public final class ApiServlet extends HttpServlet {
             throw ApiException.noSuchPath();
         }
         ApiRequest req = new ApiRequest(method, kind, namespace, name, query(http), http.getContentType(),
-                http.getHeader("Accept"), user);
+                http.getHeader("Accept"), user, http.getHeader("User-Agent"));
         String verb = req.verb();
         http.setAttribute(RESOURCE_ATTR, kind.plural());
         http.setAttribute(VERB_ATTR, verb);

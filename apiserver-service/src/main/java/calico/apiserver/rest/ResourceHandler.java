@@ -6,6 +6,7 @@ import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.api.validation.FieldError;
 import calico.api.validation.ResourceValidator;
+import calico.apiserver.apply.ManagedFields;
 import calico.apiserver.http.ApiException;
 import calico.apiserver.http.ApiRequest;
 import calico.apiserver.patch.Patches;
@@ -17,6 +18,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -37,10 +39,17 @@ public final class ResourceHandler {
     private final Datastore datastore;
     private final ObjectCodec codec;
     private final Admission admission = new Admission(ResourceValidator.get());
+    private final Clock clock;
 
     public ResourceHandler(Datastore datastore, ObjectCodec codec) {
+        this(datastore, codec, Clock.systemUTC());
+    }
+
+    /** @param clock stamps {@code managedFields[].time} */
+    public ResourceHandler(Datastore datastore, ObjectCodec codec, Clock clock) {
         this.datastore = datastore;
         this.codec = codec;
+        this.clock = clock;
     }
 
     public Datastore datastore() {
@@ -157,6 +166,9 @@ public final class ResourceHandler {
         if (r.metadata().resourceVersion() != null && !r.metadata().resourceVersion().isEmpty()) {
             throw ApiException.badRequest("resourceVersion should not be set on objects to be created");
         }
+        if (!ManagedFields.setByClient(body)) {
+            r = owned(req, null, r);
+        }
         Resource stored = create(req, r);
         return new Reply(201, codec.toTree(stored), warnings);
     }
@@ -179,7 +191,26 @@ public final class ResourceHandler {
         List<String> warnings = new ArrayList<>();
         Resource r = codec.toResource(body, req.kind(), FieldValidation.parse(req.param("fieldValidation")), warnings);
         r = withScope(req, r, false);
+        if (!ManagedFields.setByClient(body)) {
+            Resource target = r;
+            var current = call(req.kind(), req.name(), () -> datastore.get(target.key()));
+            if (current.isPresent()) {
+                r = owned(req, codec.toTree(current.get()), r);
+            }
+        }
         return new Reply(200, codec.toTree(write(req, r)), warnings);
+    }
+
+    /** {@return r with managedFields recording an Update by the request's manager} (before: the stored tree, or null). */
+    private Resource owned(ApiRequest req, ObjectNode before, Resource r) {
+        ObjectNode after = codec.toTree(r);
+        ManagedFields.update(before, after, req.fieldManager(), clock.instant());
+        return withManaged(req, r, after);
+    }
+
+    private Resource withManaged(ApiRequest req, Resource r, ObjectNode tree) {
+        Resource parsed = codec.toResource(tree, req.kind(), FieldValidation.IGNORE, new ArrayList<>());
+        return r.withMetadata(r.metadata().withManagedFields(parsed.metadata().managedFields()));
     }
 
     private Resource write(ApiRequest req, Resource r) {
@@ -215,6 +246,10 @@ public final class ResourceHandler {
             }
         }
         JsonNode patch = type.parse(codec, body);
+        boolean force = req.flag("force");
+        if (force && type != PatchType.APPLY) {
+            throw ApiException.badRequest("force: Invalid value: true: may not be specified for non-apply patch");
+        }
         for (int attempt = 0; ; attempt++) {
             List<String> warnings = new ArrayList<>();
             var current = call(req.kind(), req.name(), () -> datastore.get(key(req, req.name())));
@@ -223,14 +258,26 @@ public final class ResourceHandler {
                     throw ApiException.notFound(req.kind(), req.name());
                 }
                 ObjectNode applied = (ObjectNode) Patches.stripDirectives(patch.deepCopy());
-                Resource r = withScope(req, codec.toResource(applied, req.kind(), fv, warnings), true);
+                ObjectNode owned = ManagedFields.apply(null, applied, applied, req.param("fieldManager"), force,
+                        clock.instant());
+                Resource r = withScope(req, codec.toResource(owned, req.kind(), fv, warnings), true);
                 return new Reply(201, codec.toTree(create(req, r)), warnings);
             }
             Resource cur = current.get();
             ObjectNode before = codec.toTree(cur);
             JsonNode after = type.apply(before.deepCopy(), patch);
-            if (!(after instanceof ObjectNode afterObj)) {
+            if (!(after instanceof ObjectNode patched)) {
                 throw ApiException.badRequest("the patch did not produce an object");
+            }
+            ObjectNode afterObj;
+            if (type == PatchType.APPLY) {
+                afterObj = ManagedFields.apply(before, Patches.stripDirectives(patch.deepCopy()), patched,
+                        req.param("fieldManager"), force, clock.instant());
+            } else {
+                afterObj = patched;
+                if (!ManagedFields.setByClient(patch)) {
+                    ManagedFields.update(before, afterObj, req.fieldManager(), clock.instant());
+                }
             }
             String patchedRv = afterObj.path("metadata").path("resourceVersion").asText("");
             boolean pinned = !patchedRv.isEmpty() && !patchedRv.equals(cur.metadata().resourceVersion());
