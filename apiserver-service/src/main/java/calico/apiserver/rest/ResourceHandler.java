@@ -191,12 +191,12 @@ public final class ResourceHandler {
         List<String> warnings = new ArrayList<>();
         Resource r = codec.toResource(body, req.kind(), FieldValidation.parse(req.param("fieldValidation")), warnings);
         r = withScope(req, r, false);
-        if (!ManagedFields.setByClient(body)) {
-            Resource target = r;
-            var current = call(req.kind(), req.name(), () -> datastore.get(target.key()));
-            if (current.isPresent()) {
-                r = owned(req, codec.toTree(current.get()), r);
-            }
+        Resource target = r;
+        var current = call(req.kind(), req.name(), () -> datastore.get(target.key()));
+        // As kube-apiserver: managedFields sent back as read mean "not mine to set"; changed ones are the client's.
+        if (current.isPresent() && (!ManagedFields.setByClient(body)
+                || current.get().metadata().managedFields().equals(r.metadata().managedFields()))) {
+            r = owned(req, codec.toTree(current.get()), r);
         }
         return new Reply(200, codec.toTree(write(req, r)), warnings);
     }
