@@ -165,12 +165,7 @@ public final class MemoryDatastore implements Datastore {
         checkUsable();
         lock.readLock().lock();
         try {
-            List<Resource> items = new ArrayList<>();
-            for (Resource r : resources.get(kind).values()) {
-                if ((ns == null || ns.equals(r.metadata().namespace())) && selector.matches(r.metadata().labels())) {
-                    items.add(r);
-                }
-            }
+            List<Resource> items = matching(resources.get(kind).values(), ns, selector);
             return new ListResult(items, revision);
         } finally {
             lock.readLock().unlock();
@@ -208,12 +203,7 @@ public final class MemoryDatastore implements Datastore {
                     then.put(c.key(), c.previous());
                 }
             }
-            List<Resource> items = new ArrayList<>();
-            for (Resource r : then.values()) {
-                if ((ns == null || ns.equals(r.metadata().namespace())) && selector.matches(r.metadata().labels())) {
-                    items.add(r);
-                }
-            }
+            List<Resource> items = matching(then.values(), ns, selector);
             return new ListResult(items, revision);
         } finally {
             lock.readLock().unlock();
@@ -448,6 +438,16 @@ public final class MemoryDatastore implements Datastore {
     }
 
     // ---- helpers -----------------------------------------------------------------------------
+
+    private static List<Resource> matching(Iterable<Resource> all, String ns, Selector selector) {
+        List<Resource> items = new ArrayList<>();
+        for (Resource r : all) {
+            if ((ns == null || ns.equals(r.metadata().namespace())) && selector.matches(r.metadata().labels())) {
+                items.add(r);
+            }
+        }
+        return items;
+    }
 
     /** Appends to the history (under the write lock), trims it to the limit and wakes watchers. */
     private void record(Change change) {
