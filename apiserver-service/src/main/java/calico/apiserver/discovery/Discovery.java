@@ -59,6 +59,9 @@ public final class Discovery {
             if (!KindCatalog.shortNames(k).isEmpty()) {
                 strings(r.putArray("shortNames"), KindCatalog.shortNames(k));
             }
+            if (!KindCatalog.categories(k).isEmpty()) {
+                strings(r.putArray("categories"), KindCatalog.categories(k));
+            }
         }
         return out;
     }
@@ -82,6 +85,9 @@ public final class Discovery {
             strings(r.putArray("verbs"), KindCatalog.VERBS);
             if (!KindCatalog.shortNames(k).isEmpty()) {
                 strings(r.putArray("shortNames"), KindCatalog.shortNames(k));
+            }
+            if (!KindCatalog.categories(k).isEmpty()) {
+                strings(r.putArray("categories"), KindCatalog.categories(k));
             }
         }
         v.put("freshness", "Current");

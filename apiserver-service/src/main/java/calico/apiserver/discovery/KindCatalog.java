@@ -30,6 +30,14 @@ public final class KindCatalog {
             Map.entry("kubecontrollersconfigurations", List.of("kcconfig")),
             Map.entry("clusterinformations", List.of("clusterinfo")));
 
+    /**
+     * Calico's API server gives only its two policy kinds a categories list, and that list holds
+     * one empty string (their REST storage's {@code Categories()}), so discovery shows
+     * {@code "categories": [""]} for them and nothing for the others: no category name
+     * ({@code kubectl get calico}, {@code kubectl get all}) selects any Calico kind.
+     */
+    private static final List<String> POLICY_CATEGORIES = List.of("");
+
     private KindCatalog() {
     }
 
@@ -39,6 +47,14 @@ public final class KindCatalog {
 
     public static List<String> shortNames(ResourceKind kind) {
         return SHORT_NAMES.getOrDefault(kind.plural(), List.of());
+    }
+
+    /** {@return the categories discovery publishes for the kind}; empty means the field is left out. */
+    public static List<String> categories(ResourceKind kind) {
+        return switch (kind) {
+            case NETWORK_POLICY, GLOBAL_NETWORK_POLICY -> POLICY_CATEGORIES;
+            default -> List.of();
+        };
     }
 
     public static String singular(ResourceKind kind) {

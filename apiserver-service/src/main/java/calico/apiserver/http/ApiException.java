@@ -21,6 +21,8 @@ public final class ApiException extends RuntimeException {
     private final String group;
     private final String kind;
     private final List<Cause> causes;
+    /** For a 410 on a continue token: the token continuing without the snapshot ({@code metadata.continue}). */
+    private String continueToken;
 
     public ApiException(int code, String reason, String message, String name, String group, String kind,
                         List<Cause> causes) {
@@ -123,8 +125,32 @@ public final class ApiException extends RuntimeException {
         return new ApiException(410, "Expired", message, null, null, null, null);
     }
 
+    /**
+     * A continue token whose first page's revision has been compacted: 410 Expired with
+     * kube-apiserver's message and, in the Status' list metadata, a token that continues the
+     * list from the same key without the snapshot.
+     */
+    public static ApiException continueExpired(String inconsistentToken) {
+        ApiException e = new ApiException(410, "Expired", "The provided continue parameter is too old to display a "
+                + "consistent list result. You can start a new list without the continue parameter, or use the "
+                + "continue token in this response to retrieve the remainder of the results. Continuing with the "
+                + "provided token results in an inconsistent list - objects that were created, modified, or deleted "
+                + "between the time the first chunk was returned and now may show up in the list.",
+                null, null, null, null);
+        e.continueToken = inconsistentToken;
+        return e;
+    }
+
     public static ApiException unavailable(String message) {
         return new ApiException(503, "ServiceUnavailable", message, null, null, null, null);
+    }
+
+    /**
+     * An error kube-apiserver's REST layer passes on without a Status of its own (for example the
+     * storage's invalid resourceVersion): the code, no reason and no details, the message as is.
+     */
+    public static ApiException untranslated(int code, String message) {
+        return new ApiException(code, null, message, null, null, null, null);
     }
 
     public static ApiException internal(String message) {
@@ -136,9 +162,16 @@ public final class ApiException extends RuntimeException {
         ObjectNode s = JsonNodeFactory.instance.objectNode();
         s.put("kind", "Status");
         s.put("apiVersion", "v1");
-        s.putObject("metadata");
+        ObjectNode meta = s.putObject("metadata");
+        if (continueToken != null) {
+            meta.put("continue", continueToken);
+        }
         s.put("status", "Failure");
         s.put("message", getMessage());
+        if (reason == null) {
+            s.put("code", code);
+            return s;
+        }
         s.put("reason", reason);
         ObjectNode details = s.putObject("details");
         if (name != null) {

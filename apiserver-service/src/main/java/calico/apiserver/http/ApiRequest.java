@@ -10,7 +10,23 @@ import java.util.Map;
  * parameter), the body's content type and what the client accepts.
  */
 public record ApiRequest(String method, ResourceKind kind, String namespace, String name,
-                         Map<String, String> query, String contentType, String accept, User user) {
+                         Map<String, String> query, String contentType, String accept, User user, String userAgent) {
+
+    /**
+     * {@return the field manager of a write}: the {@code fieldManager} parameter, else (as
+     * kube-apiserver) the User-Agent up to its first slash, printable characters only, at most 128.
+     */
+    public String fieldManager() {
+        String m = query.get("fieldManager");
+        if (m != null && !m.isEmpty()) {
+            return m;
+        }
+        String ua = userAgent == null ? "" : userAgent.split("/", 2)[0];
+        StringBuilder b = new StringBuilder();
+        ua.codePoints().filter(c -> !Character.isISOControl(c)).limit(128).forEach(b::appendCodePoint);
+        return b.toString();
+    }
+
 
     public String param(String key) {
         return query.get(key);

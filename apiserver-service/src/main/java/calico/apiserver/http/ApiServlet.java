@@ -17,6 +17,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -31,6 +32,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,6 +57,8 @@ public final class ApiServlet extends HttpServlet {
     private final transient Authorizer authorizer;
     private final transient OpenApi openApi;
     private final transient MeterRegistry metrics;
+    /** Open watches by resource: kube's {@code apiserver_longrunning_requests{verb="WATCH"}} gauge. */
+    private final transient Map<String, AtomicInteger> watchers = new ConcurrentHashMap<>();
     private final long maxBodyBytes;
     private final transient ObjectCodec codec;
 
@@ -209,7 +214,7 @@ public final class ApiServlet extends HttpServlet {
             throw ApiException.noSuchPath();
         }
         ApiRequest req = new ApiRequest(method, kind, namespace, name, query(http), http.getContentType(),
-                http.getHeader("Accept"), user);
+                http.getHeader("Accept"), user, http.getHeader("User-Agent"));
         String verb = req.verb();
         http.setAttribute(RESOURCE_ATTR, kind.plural());
         http.setAttribute(VERB_ATTR, verb);
@@ -243,7 +248,16 @@ public final class ApiServlet extends HttpServlet {
                 resp.setStatus(200);
                 resp.setContentType("application/json");
                 resp.flushBuffer();
-                watches.stream(req, from, resp.getOutputStream(), visible);
+                AtomicInteger open = watchers.computeIfAbsent(resource, r -> metrics.gauge(
+                        "apiserver_longrunning_requests", Tags.of("verb", "WATCH", "resource", r), new AtomicInteger()));
+                open.incrementAndGet();
+                try {
+                    watches.stream(req, from, resp.getOutputStream(), visible);
+                } catch (IOException clientGone) {
+                    LOG.debug("watch of {} ended: the client went away ({})", resource, clientGone.toString());
+                } finally {
+                    open.decrementAndGet();
+                }
                 return new Routed(verb, resource, 200, null, null);
             }
             case "create" -> {

@@ -13,6 +13,10 @@ import com.fasterxml.jackson.databind.introspect.BeanPropertyDefinition;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -20,6 +24,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 
 /**
  * OpenAPI v2 and v3 documents generated from the calico-api records (Jackson's view of them, so
@@ -211,7 +216,7 @@ public final class OpenApi {
                     "APIVersion defines the versioned schema of this representation of an object."));
             props.set("kind", F.objectNode().put("type", "string").put("description",
                     "Kind is a string value representing the REST resource this object represents."));
-            s.put("description", k.kind() + " is a projectcalico.org/v3 resource.");
+            s.put("description", DESCRIPTIONS.getProperty(k.kind(), k.kind() + " is a projectcalico.org/v3 resource."));
             gvk(s, k.kind());
             return name;
         }
@@ -238,14 +243,37 @@ public final class OpenApi {
         private ObjectNode object(JavaType type, String name) {
             ObjectNode s = F.objectNode().put("type", "object");
             defs.set(name, s);
+            String shortName = name.startsWith(MODEL_PREFIX) ? name.substring(MODEL_PREFIX.length()) : null;
+            if (shortName != null && DESCRIPTIONS.containsKey(shortName)) {
+                s.put("description", DESCRIPTIONS.getProperty(shortName));
+            }
             ObjectNode props = s.putObject("properties");
             for (BeanPropertyDefinition p : mapper.getSerializationConfig().introspect(type).findProperties()) {
                 if (!p.couldSerialize()) {
                     continue;
                 }
-                props.set(p.getName(), schema(p.getPrimaryType()));
+                JsonNode schema = schema(p.getPrimaryType());
+                String description = shortName == null ? null : description(shortName, p.getName());
+                props.set(p.getName(), description == null ? schema : described(schema, description));
             }
             return s;
+        }
+
+        /**
+         * Adds a description to a property schema. A reference cannot carry siblings in OpenAPI
+         * v3, so there the reference goes into an {@code allOf} (as kube-apiserver's own documents
+         * do); in v2 the description sits beside the {@code $ref}.
+         */
+        private JsonNode described(JsonNode schema, String description) {
+            ObjectNode out;
+            if (schema.has("$ref") && refBase.startsWith("#/components/")) {
+                out = F.objectNode();
+                out.putArray("allOf").add(schema);
+            } else {
+                out = ((ObjectNode) schema).deepCopy();
+            }
+            out.put("description", description);
+            return out;
         }
 
         private JsonNode schema(JavaType t) {
@@ -314,6 +342,28 @@ public final class OpenApi {
         private static String nested(Class<?> c) {
             return c.getEnclosingClass() == null ? c.getSimpleName() : nested(c.getEnclosingClass()) + "." + c.getSimpleName();
         }
+    }
+
+    /** Our descriptions of the model's fields; see the file's header for its keys. */
+    private static final Properties DESCRIPTIONS = loadDescriptions();
+
+    private static Properties loadDescriptions() {
+        Properties p = new Properties();
+        try (InputStream in = OpenApi.class.getResourceAsStream("descriptions.properties")) {
+            if (in == null) {
+                throw new IllegalStateException("descriptions.properties is missing from the classpath");
+            }
+            p.load(new InputStreamReader(in, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read descriptions.properties", e);
+        }
+        return p;
+    }
+
+    /** {@return the description of a definition's property}: its own entry, else the shared one, else null. */
+    static String description(String definition, String property) {
+        String own = DESCRIPTIONS.getProperty(definition + "#" + property);
+        return own != null ? own : DESCRIPTIONS.getProperty("*#" + property);
     }
 
     /** For tests: every kind's definition name. */

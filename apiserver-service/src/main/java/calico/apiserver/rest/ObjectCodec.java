@@ -23,7 +23,7 @@ import java.util.List;
 public final class ObjectCodec {
 
     /** metadata fields Kubernetes clients send that the Calico model does not keep. */
-    private static final List<String> IGNORED_METADATA = List.of("managedFields", "selfLink", "deletionGracePeriodSeconds");
+    private static final List<String> IGNORED_METADATA = List.of("selfLink", "deletionGracePeriodSeconds");
 
     private final ResourceCodec codec = ResourceCodec.get();
     private final ObjectMapper json = codec.jsonMapper();

@@ -6,6 +6,7 @@ import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.api.validation.FieldError;
 import calico.api.validation.ResourceValidator;
+import calico.apiserver.apply.ManagedFields;
 import calico.apiserver.http.ApiException;
 import calico.apiserver.http.ApiRequest;
 import calico.apiserver.patch.Patches;
@@ -17,6 +18,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -37,10 +39,17 @@ public final class ResourceHandler {
     private final Datastore datastore;
     private final ObjectCodec codec;
     private final Admission admission = new Admission(ResourceValidator.get());
+    private final Clock clock;
 
     public ResourceHandler(Datastore datastore, ObjectCodec codec) {
+        this(datastore, codec, Clock.systemUTC());
+    }
+
+    /** @param clock stamps {@code managedFields[].time} */
+    public ResourceHandler(Datastore datastore, ObjectCodec codec, Clock clock) {
         this.datastore = datastore;
         this.codec = codec;
+        this.clock = clock;
     }
 
     public Datastore datastore() {
@@ -66,12 +75,21 @@ public final class ResourceHandler {
     public Page listPage(ApiRequest req) {
         String labels = LabelSelectors.toCalico(req.param("labelSelector"));
         FieldSelector fields = FieldSelector.parse(req.param("fieldSelector"), req.kind());
-        ListResult result = call(req.kind(), null, () -> datastore.list(req.kind(), req.namespace(), labels));
-        List<Resource> items = result.items().stream().filter(fields::matches).toList();
         String cont = req.param("continue");
+        Continue c = cont == null || cont.isEmpty() ? null : Continue.decode(cont);
+        String rv = req.param("resourceVersion");
+        if (rv != null && !rv.isEmpty()) {
+            if (c != null) {
+                throw ApiException.badRequest("specifying resource version is not allowed when using continue");
+            }
+            calico.apiserver.watch.WatchStreamer.parseResourceVersion(rv);
+        }
+        ListResult result = c == null || c.revision() <= 0
+                ? call(req.kind(), null, () -> datastore.list(req.kind(), req.namespace(), labels))
+                : listAt(req, labels, c);
+        List<Resource> items = result.items().stream().filter(fields::matches).toList();
         long revision = result.revision();
-        if (cont != null && !cont.isEmpty()) {
-            Continue c = Continue.decode(cont);
+        if (c != null) {
             items = items.stream().filter(r -> Continue.compare(r, c.namespace(), c.name()) > 0).toList();
         }
         long limit = parseLimit(req.param("limit"));
@@ -81,9 +99,29 @@ public final class ResourceHandler {
             remaining = items.size() - limit;
             items = items.subList(0, (int) limit);
             Resource last = items.get(items.size() - 1);
-            next = new Continue(revision, nz(last.metadata().namespace()), last.metadata().name()).encode();
+            // A token continuing an inconsistent list (revision -1) stays inconsistent, as kube's does.
+            long tokenRevision = c != null && c.revision() <= 0 ? -1 : revision;
+            next = new Continue(tokenRevision, nz(last.metadata().namespace()), last.metadata().name()).encode();
         }
         return new Page(items, revision, next, remaining);
+    }
+
+    /**
+     * The later pages of a paged list read the first page's revision, so writes between pages
+     * do not show. Once that revision is compacted the answer is kube-apiserver's 410: its
+     * message, and a token (revision -1) that continues from the same key at the current state.
+     */
+    private ListResult listAt(ApiRequest req, String labels, Continue c) {
+        try {
+            return call(req.kind(), null, () -> datastore.listAt(req.kind(), req.namespace(), labels, c.revision()));
+        } catch (ApiException e) {
+            if (e.code() == 410) {
+                throw ApiException.continueExpired(new Continue(-1, c.namespace(), c.name()).encode());
+            }
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("continue key is not valid: " + e.getMessage());
+        }
     }
 
     public Reply list(ApiRequest req) {
@@ -128,6 +166,9 @@ public final class ResourceHandler {
         if (r.metadata().resourceVersion() != null && !r.metadata().resourceVersion().isEmpty()) {
             throw ApiException.badRequest("resourceVersion should not be set on objects to be created");
         }
+        if (!ManagedFields.setByClient(body)) {
+            r = owned(req, null, r);
+        }
         Resource stored = create(req, r);
         return new Reply(201, codec.toTree(stored), warnings);
     }
@@ -150,7 +191,26 @@ public final class ResourceHandler {
         List<String> warnings = new ArrayList<>();
         Resource r = codec.toResource(body, req.kind(), FieldValidation.parse(req.param("fieldValidation")), warnings);
         r = withScope(req, r, false);
+        Resource target = r;
+        var current = call(req.kind(), req.name(), () -> datastore.get(target.key()));
+        // As kube-apiserver: managedFields sent back as read mean "not mine to set"; changed ones are the client's.
+        if (current.isPresent() && (!ManagedFields.setByClient(body)
+                || current.get().metadata().managedFields().equals(r.metadata().managedFields()))) {
+            r = owned(req, codec.toTree(current.get()), r);
+        }
         return new Reply(200, codec.toTree(write(req, r)), warnings);
+    }
+
+    /** {@return r with managedFields recording an Update by the request's manager} (before: the stored tree, or null). */
+    private Resource owned(ApiRequest req, ObjectNode before, Resource r) {
+        ObjectNode after = codec.toTree(r);
+        ManagedFields.update(before, after, req.fieldManager(), clock.instant());
+        return withManaged(req, r, after);
+    }
+
+    private Resource withManaged(ApiRequest req, Resource r, ObjectNode tree) {
+        Resource parsed = codec.toResource(tree, req.kind(), FieldValidation.IGNORE, new ArrayList<>());
+        return r.withMetadata(r.metadata().withManagedFields(parsed.metadata().managedFields()));
     }
 
     private Resource write(ApiRequest req, Resource r) {
@@ -186,6 +246,10 @@ public final class ResourceHandler {
             }
         }
         JsonNode patch = type.parse(codec, body);
+        boolean force = req.flag("force");
+        if (force && type != PatchType.APPLY) {
+            throw ApiException.badRequest("force: Invalid value: true: may not be specified for non-apply patch");
+        }
         for (int attempt = 0; ; attempt++) {
             List<String> warnings = new ArrayList<>();
             var current = call(req.kind(), req.name(), () -> datastore.get(key(req, req.name())));
@@ -194,14 +258,26 @@ public final class ResourceHandler {
                     throw ApiException.notFound(req.kind(), req.name());
                 }
                 ObjectNode applied = (ObjectNode) Patches.stripDirectives(patch.deepCopy());
-                Resource r = withScope(req, codec.toResource(applied, req.kind(), fv, warnings), true);
+                ObjectNode owned = ManagedFields.apply(null, applied, applied, req.param("fieldManager"), force,
+                        clock.instant());
+                Resource r = withScope(req, codec.toResource(owned, req.kind(), fv, warnings), true);
                 return new Reply(201, codec.toTree(create(req, r)), warnings);
             }
             Resource cur = current.get();
             ObjectNode before = codec.toTree(cur);
             JsonNode after = type.apply(before.deepCopy(), patch);
-            if (!(after instanceof ObjectNode afterObj)) {
+            if (!(after instanceof ObjectNode patched)) {
                 throw ApiException.badRequest("the patch did not produce an object");
+            }
+            ObjectNode afterObj;
+            if (type == PatchType.APPLY) {
+                afterObj = ManagedFields.apply(before, Patches.stripDirectives(patch.deepCopy()), patched,
+                        req.param("fieldManager"), force, clock.instant());
+            } else {
+                afterObj = patched;
+                if (!ManagedFields.setByClient(patch)) {
+                    ManagedFields.update(before, afterObj, req.fieldManager(), clock.instant());
+                }
             }
             String patchedRv = afterObj.path("metadata").path("resourceVersion").asText("");
             boolean pinned = !patchedRv.isEmpty() && !patchedRv.equals(cur.metadata().resourceVersion());
@@ -337,7 +413,10 @@ public final class ResourceHandler {
         return s == null ? "" : s;
     }
 
-    /** The opaque {@code continue} token: the list revision and the last key returned. */
+    /**
+     * The opaque {@code continue} token: the revision of the list's first page and the last key
+     * returned; revision -1 continues at the current state (the token a 410 hands out).
+     */
     record Continue(long revision, String namespace, String name) {
         String encode() {
             String raw = revision + "\n" + namespace + "\n" + name;
@@ -347,7 +426,11 @@ public final class ResourceHandler {
         static Continue decode(String token) {
             try {
                 String[] p = new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8).split("\n", -1);
-                return new Continue(Long.parseLong(p[0]), p[1], p[2]);
+                long revision = Long.parseLong(p[0]);
+                if (revision < -1 || revision == 0) {
+                    throw new IllegalArgumentException("revision " + revision);
+                }
+                return new Continue(revision, p[1], p[2]);
             } catch (RuntimeException e) {
                 throw ApiException.badRequest("continue key is not valid: " + e.getMessage());
             }

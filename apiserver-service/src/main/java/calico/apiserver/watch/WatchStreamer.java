@@ -37,17 +37,35 @@ import java.util.function.Predicate;
  * </ul>
  * The datastore's delivery thread only enqueues; the request thread writes, so a slow client
  * never stalls the datastore.
+ *
+ * <p>A client that goes away is noticed within about two keep-alive periods, not at the next
+ * event: after {@link #DEFAULT_KEEPALIVE} of silence the stream writes one newline and flushes.
+ * The servlet container learns of a closed connection only when a write fails (the first write
+ * after the peer's close draws a reset, the next one fails), so the newline is what ends the
+ * datastore watch and frees the request thread. Whitespace between the JSON events is what the
+ * JSON stream framing of client-go (kubectl), and of libcalico's apiserver watch, skips.
  */
 public final class WatchStreamer {
 
     private static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
+    /** Silence after which a watch writes a keep-alive newline; see the class comment. */
+    public static final Duration DEFAULT_KEEPALIVE = Duration.ofSeconds(1);
 
     private final Datastore datastore;
     private final ObjectCodec codec;
+    private final long keepAliveNanos;
 
     public WatchStreamer(Datastore datastore, ObjectCodec codec) {
+        this(datastore, codec, DEFAULT_KEEPALIVE);
+    }
+
+    public WatchStreamer(Datastore datastore, ObjectCodec codec, Duration keepAlive) {
+        if (keepAlive.isNegative() || keepAlive.isZero()) {
+            throw new IllegalArgumentException("keepAlive: must be positive, got " + keepAlive);
+        }
         this.datastore = datastore;
         this.codec = codec;
+        this.keepAliveNanos = keepAlive.toNanos();
     }
 
     /** Checks what can be refused with a status code before the stream starts; returns the start revision (-1: list first). */
@@ -56,16 +74,30 @@ public final class WatchStreamer {
         if (rv == null || rv.isEmpty() || rv.equals("0")) {
             return -1;
         }
-        try {
-            long v = Long.parseLong(rv);
-            if (v < 0) {
-                throw new NumberFormatException();
-            }
-            return v;
-        } catch (NumberFormatException e) {
-            throw ApiException.badRequest("resourceVersion: Invalid value: \"" + rv + "\": strconv.ParseUint: parsing "
-                    + "\"" + rv + "\": invalid syntax");
+        return parseResourceVersion(rv);
+    }
+
+    /**
+     * Parses a resourceVersion as kube-apiserver's storage does (Go's {@code strconv.ParseUint},
+     * base 10: digits only, no sign, at most 2^64-1). A bad one is answered as kube-apiserver 1.32
+     * answers it: the storage's invalid-field error, which its REST layer does not translate, so
+     * a 500 with no reason and the field error as the message.
+     */
+    public static long parseResourceVersion(String rv) {
+        boolean digits = !rv.isEmpty() && rv.chars().allMatch(c -> c >= '0' && c <= '9');
+        if (!digits) {
+            throw ApiException.untranslated(500, "resourceVersion: Invalid value: \"" + rv + "\": strconv.ParseUint: "
+                    + "parsing \"" + rv + "\": invalid syntax");
         }
+        long v;
+        try {
+            v = Long.parseUnsignedLong(rv);
+        } catch (NumberFormatException e) {
+            throw ApiException.untranslated(500, "resourceVersion: Invalid value: \"" + rv + "\": strconv.ParseUint: "
+                    + "parsing \"" + rv + "\": value out of range");
+        }
+        // Above Long.MAX_VALUE: a revision no datastore has reached; a watch from it waits, as kube's does.
+        return v < 0 ? Long.MAX_VALUE : v;
     }
 
     /**
@@ -98,11 +130,18 @@ public final class WatchStreamer {
             start = list.revision();
         }
         try (Watch ignored = datastore.watch(req.kind(), req.namespace(), start, queue::add)) {
+            long lastWrite = System.nanoTime();
             while (System.nanoTime() < deadline) {
-                WatchEvent e = queue.poll(1, TimeUnit.SECONDS);
+                WatchEvent e = queue.poll(Math.min(keepAliveNanos, TimeUnit.SECONDS.toNanos(1)), TimeUnit.NANOSECONDS);
                 if (e == null) {
+                    if (System.nanoTime() - lastWrite >= keepAliveNanos) {
+                        out.write('\n');
+                        out.flush(); // throws once the client has gone: the watch closes
+                        lastWrite = System.nanoTime();
+                    }
                     continue;
                 }
+                lastWrite = System.nanoTime();
                 if (e instanceof WatchEvent.Added a) {
                     if (match.test(a.resource())) {
                         write(out, "ADDED", object(a.resource(), table, req));

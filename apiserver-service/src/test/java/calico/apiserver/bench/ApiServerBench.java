@@ -92,6 +92,9 @@ public final class ApiServerBench {
                     String line;
                     while (seen < events && (line = in.readLine()) != null) {
                         long now = System.nanoTime();
+                        if (line.isBlank()) {
+                            continue; // the server's keep-alive newline
+                        }
                         JsonNode ev = JSON.readTree(line);
                         int order = ev.path("object").path("spec").path("order").asInt();
                         Long sent = sentAt.get(order);

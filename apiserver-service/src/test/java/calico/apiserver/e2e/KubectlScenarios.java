@@ -140,11 +140,92 @@ abstract class KubectlScenarios {
 
         Kubectl.Result explain = ok(k.run(null, "explain", "globalnetworkpolicies.spec.ingress"));
         assertThat(explain.out()).contains("KIND:       GlobalNetworkPolicy").contains("action");
+        // kubectl wraps descriptions at its own width: compare with the whitespace folded.
+        String folded = explain.out().replaceAll("\\s+", " ");
+        assertThat(folded).contains("DESCRIPTION: The rules applied, in the order listed, to traffic arriving at the "
+                        + "selected endpoints.")
+                .contains("action <string> enum: Allow, Deny, Log, Pass What a matching packet gets: Allow")
+                .contains("source <EntityRule> Criteria the sender of the packet must meet.");
+        String action = ok(k.run(null, "explain", "gnp.spec.ingress.action")).out().replaceAll("\\s+", " ");
+        assertThat(action).contains("FIELD: action <string>").contains("Pass (skip the rest of this tier and go on to "
+                + "the next tier)");
+        assertThat(ok(k.run(null, "explain", "globalnetworkpolicy")).out().replaceAll("\\s+", " "))
+                .contains("A cluster-wide set of ordered allow/deny rules");
+
+        // Paged with one item a page: kubectl follows the continue tokens to the end.
+        assertThat(ok(k.run(null, "get", "globalnetworksets", "--chunk-size=1", "-o", "name")).out())
+                .contains("globalnetworkset.projectcalico.org/patch-me").contains("globalnetworkset.projectcalico.org/ssa-set");
 
         assertThat(ok(k.run(null, "delete", "globalnetworksets", "patch-me", "ssa-set")).out())
                 .contains("globalnetworkset.projectcalico.org \"patch-me\" deleted");
         assertThat(k.run(null, "get", "globalnetworksets", "patch-me").err())
                 .contains("globalnetworksets.projectcalico.org \"patch-me\" not found");
+    }
+
+    static final String SSA_SET = """
+            apiVersion: projectcalico.org/v3
+            kind: GlobalNetworkSet
+            metadata: {name: ssa-owned, labels: {x: a}}
+            spec: {nets: [10.7.0.0/16]}
+            """;
+
+    /** The object's managedFields as JSON, with kubectl's own flag to show them. */
+    static com.fasterxml.jackson.databind.JsonNode managed(Kubectl k, String name) throws Exception {
+        String json = ok(k.run(null, "get", "globalnetworksets", name, "-o", "json", "--show-managed-fields")).out();
+        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(json);
+    }
+
+    @Test
+    void serverSideApplyKeepsManagedFieldsConflictsAndForces() throws Exception {
+        Kubectl k = admin();
+        assertThat(ok(k.run(SSA_SET, "apply", "--server-side", "-f", "-")).out()).contains("serverside-applied");
+        var obj = managed(k, "ssa-owned");
+        var entry = obj.path("metadata").path("managedFields").get(0);
+        assertThat(entry.path("manager").asText()).isEqualTo("kubectl");
+        assertThat(entry.path("operation").asText()).isEqualTo("Apply");
+        assertThat(entry.path("apiVersion").asText()).isEqualTo("projectcalico.org/v3");
+        assertThat(entry.path("fieldsType").asText()).isEqualTo("FieldsV1");
+        assertThat(entry.path("time").asText()).isNotEmpty();
+        assertThat(entry.path("fieldsV1").toString())
+                .isEqualTo("{\"f:metadata\":{\"f:labels\":{\"f:x\":{}}},\"f:spec\":{\"f:nets\":{}}}");
+        // The same apply again: accepted, the manager's set (and so its time) unchanged.
+        ok(k.run(SSA_SET, "apply", "--server-side", "-f", "-"));
+        assertThat(managed(k, "ssa-owned").path("metadata").path("managedFields").get(0).path("time").asText())
+                .isEqualTo(entry.path("time").asText());
+
+        // Another manager changing a field kubectl owns: 409 with kube's message, nothing stored.
+        String unlabelled = SSA_SET.replace("metadata: {name: ssa-owned, labels: {x: a}}", "metadata: {name: ssa-owned}");
+        String other = unlabelled.replace("10.7.0.0/16", "10.6.0.0/16");
+        Kubectl.Result conflict = k.run(other, "apply", "--server-side", "--field-manager=other", "-f", "-");
+        assertThat(conflict.exit()).as(conflict.all()).isNotZero();
+        assertThat(conflict.err()).contains("Apply failed with 1 conflict: conflict with \"kubectl\": .spec.nets");
+        assertThat(ok(k.run(null, "get", "globalnetworksets", "ssa-owned", "-o", "jsonpath={.spec.nets}")).out())
+                .isEqualTo("[\"10.7.0.0/16\"]");
+
+        // Forced: the other manager takes spec.nets; kubectl keeps only the label.
+        ok(k.run(other, "apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-"));
+        var fields = managed(k, "ssa-owned").path("metadata").path("managedFields");
+        assertThat(fields.size()).isEqualTo(2);
+        assertThat(fields.get(0).path("fieldsV1").toString()).isEqualTo("{\"f:metadata\":{\"f:labels\":{\"f:x\":{}}}}");
+        assertThat(fields.get(1).path("manager").asText()).isEqualTo("other");
+        assertThat(fields.get(1).path("fieldsV1").toString()).isEqualTo("{\"f:spec\":{\"f:nets\":{}}}");
+
+        // kubectl stops applying the label (and forces the nets back): nobody else owns the label, so it goes.
+        ok(k.run(unlabelled, "apply", "--server-side", "--force-conflicts", "-f", "-"));
+        assertThat(ok(k.run(null, "get", "globalnetworksets", "ssa-owned", "-o",
+                "jsonpath={.metadata.labels} {.spec.nets}")).out()).isEqualTo(" [\"10.7.0.0/16\"]");
+
+        // A patch is an Update by kubectl-patch owning what it changed.
+        ok(k.run(null, "patch", "globalnetworksets", "ssa-owned", "--type", "merge", "-p",
+                "{\"metadata\":{\"labels\":{\"p\":\"1\"}}}"));
+        var afterPatch = managed(k, "ssa-owned").path("metadata").path("managedFields");
+        var last = afterPatch.get(afterPatch.size() - 1);
+        assertThat(last.path("manager").asText()).isEqualTo("kubectl-patch");
+        assertThat(last.path("operation").asText()).isEqualTo("Update");
+        assertThat(last.path("fieldsV1").toString()).isEqualTo("{\"f:metadata\":{\"f:labels\":{\"f:p\":{}}}}");
+        // Without --show-managed-fields kubectl hides them, as it does for kube's own objects.
+        assertThat(ok(k.run(null, "get", "globalnetworksets", "ssa-owned", "-o", "yaml")).out()).doesNotContain("managedFields");
+        ok(k.run(null, "delete", "globalnetworksets", "ssa-owned"));
     }
 
     @Test

@@ -3,12 +3,16 @@ package calico.apiserver.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.apiserver.e2e.ApiServerFixture;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.memory.MemoryDatastore;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -82,9 +86,21 @@ class ApiHttpTest {
         assertThat(gnp).isNotNull();
         assertThat(gnp.path("scope").asText()).isEqualTo("Cluster");
         assertThat(gnp.path("shortNames").toString()).isEqualTo("[\"gnp\",\"cgnp\",\"calicoglobalnetworkpolicies\"]");
+        // Calico's policy storages publish one empty category; the other kinds publish none.
+        assertThat(gnp.path("categories").toString()).isEqualTo("[\"\"]");
+        for (JsonNode r : resources) {
+            String plural = r.path("resource").asText();
+            boolean policy = plural.equals("globalnetworkpolicies") || plural.equals("networkpolicies");
+            assertThat(r.has("categories")).as(plural).isEqualTo(policy);
+        }
         JsonNode list = json(admin.get("/apis/projectcalico.org/v3"));
         assertThat(list.path("kind").asText()).isEqualTo("APIResourceList");
         assertThat(list.toString()).contains("\"name\":\"networkpolicies\",\"singularName\":\"networkpolicy\",\"namespaced\":true");
+        for (JsonNode r : list.path("resources")) {
+            String plural = r.path("name").asText();
+            boolean policy = plural.equals("globalnetworkpolicies") || plural.equals("networkpolicies");
+            assertThat(r.path("categories").toString()).as(plural).isEqualTo(policy ? "[\"\"]" : "");
+        }
         assertThat(admin.get("/version").statusCode()).isEqualTo(200);
         assertThat(new Http(server.url(), null).get("/healthz").body()).isEqualTo("ok");
         assertThat(json(admin.get("/openapi/v3")).path("paths").has("apis/projectcalico.org/v3")).isTrue();
@@ -106,8 +122,20 @@ class ApiHttpTest {
         String huge = gnp("huge", 1).replace("\"o\":\"1\"", "\"o\":\"1\",\"pad\":\"" + "a".repeat(3_200_000) + "\"");
         assertStatus(admin.post(GNP, "application/json", huge), 413, "RequestEntityTooLarge",
                 "Request entity too large: limit is 3145728");
-        assertStatus(admin.get(GNP + "?watch=1&resourceVersion=bogus"), 400, "BadRequest",
-                "resourceVersion: Invalid value: \"bogus\": strconv.ParseUint: parsing \"bogus\": invalid syntax");
+        // kube-apiserver 1.32 passes the storage's parse error through untranslated: 500, no reason, no details.
+        for (String bogus : new String[] {"bogus", "-1", "+5", "1.5"}) {
+            HttpResponse<String> r = admin.get(GNP + "?watch=1&resourceVersion="
+                    + java.net.URLEncoder.encode(bogus, StandardCharsets.UTF_8));
+            assertStatus(r, 500, "", "resourceVersion: Invalid value: \"" + bogus + "\": strconv.ParseUint: parsing \""
+                    + bogus + "\": invalid syntax");
+            assertThat(json(r).has("reason")).isFalse();
+            assertThat(json(r).has("details")).isFalse();
+        }
+        assertStatus(admin.get(GNP + "?watch=1&resourceVersion=18446744073709551616"), 500, "",
+                "resourceVersion: Invalid value: \"18446744073709551616\": strconv.ParseUint: parsing "
+                        + "\"18446744073709551616\": value out of range");
+        assertStatus(admin.get(GNP + "?resourceVersion=abc"), 500, "",
+                "resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax");
         assertStatus(admin.get(GNP + "/missing"), 404, "NotFound",
                 "globalnetworkpolicies.projectcalico.org \"missing\" not found");
         assertStatus(admin.post(GNP, "application/json", gnp("x", 1).replace("\"kind\":\"GlobalNetworkPolicy\"", "\"kind\":\"Tier\"")),
@@ -192,18 +220,105 @@ class ApiHttpTest {
         assertThat(resp.statusCode()).isEqualTo(200);
         try (var in = new BufferedReader(new InputStreamReader(resp.body(), StandardCharsets.UTF_8))) {
             assertThat(admin.post(GNP, "application/json", gnp("watched", 1)).statusCode()).isEqualTo(201);
-            JsonNode ev = JSON.readTree(in.readLine());
+            JsonNode ev = JSON.readTree(Http.nextEvent(in));
             assertThat(ev.path("type").asText()).isEqualTo("ADDED");
             assertThat(ev.path("object").path("metadata").path("name").asText()).isEqualTo("watched");
             assertThat(admin.patch(GNP + "/watched", "application/json-patch+json",
                     "[{\"op\":\"replace\",\"path\":\"/spec/order\",\"value\":2}]").statusCode()).isEqualTo(200);
-            ev = JSON.readTree(in.readLine());
+            ev = JSON.readTree(Http.nextEvent(in));
             assertThat(ev.path("type").asText()).isEqualTo("MODIFIED");
             assertThat(ev.path("object").path("spec").path("order").asInt()).isEqualTo(2);
             assertThat(admin.delete(GNP + "/watched").statusCode()).isEqualTo(200);
-            ev = JSON.readTree(in.readLine());
+            ev = JSON.readTree(Http.nextEvent(in));
             assertThat(ev.path("type").asText()).isEqualTo("DELETED");
         }
+    }
+
+    static final String NETSETS = "/apis/projectcalico.org/v3/globalnetworksets";
+
+    static String netset(String name, String cidr) {
+        return "{\"apiVersion\":\"projectcalico.org/v3\",\"kind\":\"GlobalNetworkSet\",\"metadata\":{\"name\":\""
+                + name + "\",\"labels\":{\"paging\":\"yes\"}},\"spec\":{\"nets\":[\"" + cidr + "\"]}}";
+    }
+
+    static List<String> names(JsonNode list) {
+        List<String> out = new ArrayList<>();
+        list.path("items").forEach(i -> out.add(i.path("metadata").path("name").asText()
+                + "=" + i.path("spec").path("nets").get(0).asText()));
+        return out;
+    }
+
+    @Test
+    void continueTokensListAtTheFirstPagesRevisionOr410WhenCompacted() {
+        for (String n : List.of("pg-a", "pg-b", "pg-c", "pg-d", "pg-e")) {
+            assertThat(admin.post(NETSETS, "application/json", netset(n, "10.0.0.0/8")).statusCode()).isEqualTo(201);
+        }
+        String q = NETSETS + "?labelSelector=paging%3Dyes&limit=2";
+        JsonNode first = json(admin.get(q));
+        assertThat(names(first)).containsExactly("pg-a=10.0.0.0/8", "pg-b=10.0.0.0/8");
+        String rv = first.path("metadata").path("resourceVersion").asText();
+        // Writes between pages: a create after the cursor, a delete, an update, none of which the pages may show.
+        assertThat(admin.post(NETSETS, "application/json", netset("pg-z", "10.0.0.0/8")).statusCode()).isEqualTo(201);
+        assertThat(admin.delete(NETSETS + "/pg-d").statusCode()).isEqualTo(200);
+        assertThat(admin.patch(NETSETS + "/pg-c", "application/merge-patch+json",
+                "{\"spec\":{\"nets\":[\"192.168.0.0/16\"]}}").statusCode()).isEqualTo(200);
+        JsonNode second = json(admin.get(q + "&continue=" + first.path("metadata").path("continue").asText()));
+        assertThat(names(second)).containsExactly("pg-c=10.0.0.0/8", "pg-d=10.0.0.0/8");
+        assertThat(second.path("metadata").path("resourceVersion").asText()).isEqualTo(rv);
+        assertThat(second.path("metadata").path("remainingItemCount").asLong()).isEqualTo(1);
+        String third = second.path("metadata").path("continue").asText();
+        JsonNode last = json(admin.get(q + "&continue=" + third));
+        assertThat(names(last)).containsExactly("pg-e=10.0.0.0/8");
+        assertThat(last.path("metadata").has("continue")).isFalse();
+        assertStatus(admin.get(q + "&continue=" + third + "&resourceVersion=" + rv), 400, "BadRequest",
+                "specifying resource version is not allowed when using continue");
+
+        // The first page's revision compacted away: kube's 410 and a token for the rest at the current state.
+        MemoryDatastore memory = (MemoryDatastore) server.context().getBean(Datastore.class);
+        memory.compact(memory.currentRevision());
+        HttpResponse<String> gone = admin.get(q + "&continue=" + third);
+        assertStatus(gone, 410, "Expired", "The provided continue parameter is too old to display a consistent list "
+                + "result. You can start a new list without the continue parameter, or use the continue token in this "
+                + "response to retrieve the remainder of the results. Continuing with the provided token results in an "
+                + "inconsistent list - objects that were created, modified, or deleted between the time the first "
+                + "chunk was returned and now may show up in the list.");
+        String inconsistent = json(gone).path("metadata").path("continue").asText();
+        assertThat(inconsistent).isNotEmpty();
+        JsonNode rest = json(admin.get(NETSETS + "?labelSelector=paging%3Dyes&limit=1&continue=" + inconsistent));
+        assertThat(names(rest)).containsExactly("pg-e=10.0.0.0/8");
+        JsonNode restEnd = json(admin.get(NETSETS + "?labelSelector=paging%3Dyes&limit=1&continue="
+                + rest.path("metadata").path("continue").asText()));
+        assertThat(names(restEnd)).containsExactly("pg-z=10.0.0.0/8");
+        admin.send(admin.request(NETSETS + "?labelSelector=paging%3Dyes").DELETE());
+    }
+
+    @Test
+    void aWatchWhoseClientLeavesEndsWithoutAnyEvent() throws Exception {
+        Http management = new Http("http://localhost:" + server.managementPort(), null);
+        String gauge = "apiserver_longrunning_requests{application=\"apiserver\",resource=\"tiers\",verb=\"WATCH\"}";
+        var resp = admin.stream(admin.request("/apis/projectcalico.org/v3/tiers?watch=1"));
+        assertThat(resp.statusCode()).isEqualTo(200);
+        awaitMetric(management, gauge, 1.0);
+        resp.body().close(); // the client goes; nothing is ever written to tiers
+        awaitMetric(management, gauge, 0.0);
+    }
+
+    /** Polls the Prometheus page until the sample has the value; fails after 30 s. */
+    static void awaitMetric(Http management, String sample, double value) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        String seen = "";
+        while (System.nanoTime() < deadline) {
+            for (String line : management.get("/actuator/prometheus").body().split("\n")) {
+                if (line.startsWith(sample + " ")) {
+                    seen = line;
+                    if (Double.parseDouble(line.substring(sample.length() + 1).trim()) == value) {
+                        return;
+                    }
+                }
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("expected " + sample + " " + value + ", last seen: " + seen);
     }
 
     @Test

@@ -80,6 +80,15 @@ public final class Http {
         }
     }
 
+    /** {@return the next watch event line}, skipping the keep-alive newlines the server sends on a quiet stream. */
+    public static String nextEvent(java.io.BufferedReader in) throws java.io.IOException {
+        String line;
+        do {
+            line = in.readLine();
+        } while (line != null && line.isBlank());
+        return line;
+    }
+
     public HttpResponse<String> get(String path) {
         return send(request(path).GET());
     }

@@ -34,6 +34,23 @@ class ResourceCodecTest {
             """;
 
     @Test
+    void managedFieldsRoundTripUntouched() {
+        String json = "{\"apiVersion\":\"projectcalico.org/v3\",\"kind\":\"GlobalNetworkSet\",\"metadata\":{"
+                + "\"name\":\"m\",\"managedFields\":[{\"manager\":\"kubectl\",\"operation\":\"Apply\","
+                + "\"apiVersion\":\"projectcalico.org/v3\",\"time\":\"2026-12-01T10:00:00Z\",\"fieldsType\":\"FieldsV1\","
+                + "\"fieldsV1\":{\"f:spec\":{\"f:nets\":{}}}}]},\"spec\":{\"nets\":[\"10.0.0.0/8\"]}}";
+        var r = codec.parse(json);
+        var entry = r.metadata().managedFields().get(0);
+        assertThat(entry.manager()).isEqualTo("kubectl");
+        assertThat(entry.operation()).isEqualTo("Apply");
+        assertThat(entry.fieldsV1()).isEqualTo(java.util.Map.of("f:spec", java.util.Map.of("f:nets", java.util.Map.of())));
+        assertThat(codec.toTree(r).path("metadata").path("managedFields").get(0).path("fieldsV1").toString())
+                .isEqualTo("{\"f:spec\":{\"f:nets\":{}}}");
+        assertThat(codec.toTree(codec.parse(json.replace(",\"managedFields\":[{", ",\"x\":[{").replaceAll(",\"x\".*]}", "}")))
+                .path("metadata").has("managedFields")).isFalse();
+    }
+
+    @Test
     void parsesAndRoundTripsAPolicy() {
         var gnp = (GlobalNetworkPolicy) codec.parse(GNP);
         assertThat(gnp.metadata().name()).isEqualTo("allow-dns");

@@ -36,6 +36,26 @@ public interface Datastore extends AutoCloseable {
         return list(kind, null, null);
     }
 
+    /**
+     * Lists resources of one kind as they were at an earlier revision: a consistent snapshot, so
+     * that a list read in pages sees no write made after its first page.
+     *
+     * <p>The default, for backends that keep no history, can only answer for the current
+     * revision; {@code etcdv3} reads the revision natively and {@code memory} rolls its history
+     * log back.
+     *
+     * @param revision a revision this datastore reported (a {@link ListResult#revision()})
+     * @return the matching resources at {@code revision}, sorted by namespace then name, with {@code revision}
+     * @throws DatastoreException.Compacted if the datastore no longer holds that revision
+     */
+    default ListResult listAt(ResourceKind kind, String namespace, String labelSelector, long revision) {
+        ListResult now = list(kind, namespace, labelSelector);
+        if (now.revision() == revision) {
+            return now;
+        }
+        throw new DatastoreException.Compacted(revision, now.revision());
+    }
+
     /** Creates a resource that must not exist yet; returns it as stored (uid, timestamp, resourceVersion). */
     Resource create(Resource resource);
 

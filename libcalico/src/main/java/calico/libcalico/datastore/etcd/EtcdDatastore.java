@@ -164,7 +164,7 @@ public final class EtcdDatastore implements Datastore {
         Selector selector = labelSelector == null ? null : Admission.labelSelector(kind, labelSelector);
         for (int attempt = 1; ; attempt++) {
             try {
-                return listOnce(kind, namespace, selector);
+                return listOnce(kind, namespace, selector, 0);
             } catch (DatastoreException.Compacted e) {
                 // A compaction between two pages removed the snapshot we were reading: start over.
                 if (attempt == 3) {
@@ -175,11 +175,22 @@ public final class EtcdDatastore implements Datastore {
         }
     }
 
-    private ListResult listOnce(ResourceKind kind, String namespace, Selector selector) {
+    /** Every page of the range read at one etcd revision: etcd keeps it until compaction. */
+    @Override
+    public ListResult listAt(ResourceKind kind, String namespace, String labelSelector, long revision) {
+        if (revision <= 0) {
+            throw new IllegalArgumentException("revision: must be positive, got " + revision);
+        }
+        Selector selector = labelSelector == null ? null : Admission.labelSelector(kind, labelSelector);
+        return listOnce(kind, namespace, selector, revision);
+    }
+
+    /** One paged range read; {@code atRevision} 0 reads the current revision (fixed by the first page). */
+    private ListResult listOnce(ResourceKind kind, String namespace, Selector selector, long atRevision) {
         ByteSequence prefix = EtcdKeys.prefix(kind, namespace);
         ByteSequence end = OptionsUtil.prefixEndOf(prefix);
         List<Resource> items = new ArrayList<>();
-        long revision = 0;
+        long revision = atRevision;
         ByteSequence from = prefix;
         while (true) {
             GetOption.Builder opt = GetOption.builder().withRange(end).withLimit(LIST_PAGE_SIZE);
@@ -465,6 +476,11 @@ public final class EtcdDatastore implements Datastore {
     static DatastoreException translate(String what, Throwable t) {
         if (t instanceof CompactedException c) {
             return new DatastoreException.Compacted(0, c.getCompactedRevision());
+        }
+        if (t != null && String.valueOf(t.getMessage()).contains("required revision has been compacted")) {
+            // A range read at a compacted revision fails with gRPC OUT_OF_RANGE, not jetcd's CompactedException
+            // (that one is for watches); etcd does not say the compaction point there.
+            return new DatastoreException.Compacted(0, 0);
         }
         // Everything else (refused, deadline, no leader, too large) is reported as retryable: a
         // datastore client cannot tell a transient etcd condition from a lasting one.

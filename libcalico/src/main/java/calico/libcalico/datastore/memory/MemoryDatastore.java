@@ -165,12 +165,45 @@ public final class MemoryDatastore implements Datastore {
         checkUsable();
         lock.readLock().lock();
         try {
-            List<Resource> items = new ArrayList<>();
-            for (Resource r : resources.get(kind).values()) {
-                if ((ns == null || ns.equals(r.metadata().namespace())) && selector.matches(r.metadata().labels())) {
-                    items.add(r);
+            List<Resource> items = matching(resources.get(kind).values(), ns, selector);
+            return new ListResult(items, revision);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Rolls the kind's current state back through the history log. Possible while every change
+     * after {@code revision} is still in the log, which is the rule a watch from {@code revision}
+     * follows too.
+     */
+    @Override
+    public ListResult listAt(ResourceKind kind, String namespace, String labelSelector, long revision) {
+        Objects.requireNonNull(kind, "kind");
+        Selector selector = Admission.labelSelector(kind, labelSelector);
+        String ns = kind.namespaced() ? namespace : null;
+        checkUsable();
+        lock.readLock().lock();
+        try {
+            if (revision <= 0 || revision > this.revision) {
+                throw new IllegalArgumentException("revision: must be between 1 and the current revision "
+                        + this.revision + ", got " + revision);
+            }
+            if (revision + 1 < compactRevision) {
+                throw new DatastoreException.Compacted(revision, compactRevision);
+            }
+            NavigableMap<ResourceKey, Resource> then = new TreeMap<>(resources.get(kind));
+            for (Change c : history.tailMap(revision, false).descendingMap().values()) {
+                if (c.key().kind() != kind) {
+                    continue;
+                }
+                if (c.previous() == null) {
+                    then.remove(c.key());
+                } else {
+                    then.put(c.key(), c.previous());
                 }
             }
+            List<Resource> items = matching(then.values(), ns, selector);
             return new ListResult(items, revision);
         } finally {
             lock.readLock().unlock();
@@ -405,6 +438,16 @@ public final class MemoryDatastore implements Datastore {
     }
 
     // ---- helpers -----------------------------------------------------------------------------
+
+    private static List<Resource> matching(Iterable<Resource> all, String ns, Selector selector) {
+        List<Resource> items = new ArrayList<>();
+        for (Resource r : all) {
+            if ((ns == null || ns.equals(r.metadata().namespace())) && selector.matches(r.metadata().labels())) {
+                items.add(r);
+            }
+        }
+        return items;
+    }
 
     /** Appends to the history (under the write lock), trims it to the limit and wakes watchers. */
     private void record(Change change) {

@@ -237,6 +237,26 @@ class EtcdDatastoreTest {
     }
 
     @Test
+    void listAtAnEarlierRevisionReadsEveryPageAtItUntilCompacted() {
+        for (int i = 0; i < EtcdDatastore.LIST_PAGE_SIZE + 3; i++) {
+            store.create(globalSet(String.format("s%04d", i)));
+        }
+        long rev = store.list(ResourceKind.GLOBAL_NETWORK_SET).revision();
+        store.delete(ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "s0001"), null);
+        store.create(globalSet("zz-after"));
+
+        ListResult then = store.listAt(ResourceKind.GLOBAL_NETWORK_SET, null, null, rev);
+        assertThat(then.revision()).isEqualTo(rev);
+        assertThat(then.items()).hasSize(EtcdDatastore.LIST_PAGE_SIZE + 3);
+        assertThat(then.items()).extracting(r -> r.metadata().name()).contains("s0001").doesNotContain("zz-after");
+        assertThat(store.list(ResourceKind.GLOBAL_NETWORK_SET).items()).hasSize(EtcdDatastore.LIST_PAGE_SIZE + 3);
+
+        ETCD.compact();
+        assertThatThrownBy(() -> store.listAt(ResourceKind.GLOBAL_NETWORK_SET, null, null, rev))
+                .isInstanceOf(DatastoreException.Compacted.class);
+    }
+
+    @Test
     void keysThatCannotNameOneEtcdKeyAreRejected() {
         assertInvalid(() -> store.get(ResourceKey.of(ResourceKind.NETWORK_SET, null, "x")), "metadata.namespace", "");
         assertInvalid(() -> store.delete(ResourceKey.of(ResourceKind.NETWORK_SET, "a", "b/c"), null), "metadata.name", "");

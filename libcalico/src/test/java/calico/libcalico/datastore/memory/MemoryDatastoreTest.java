@@ -75,6 +75,31 @@ class MemoryDatastoreTest {
     }
 
     @Test
+    void listAtAnEarlierRevisionRollsLaterWritesBack() {
+        Resource a = ds.create(globalSet("a", "10.0.0.0/24"));
+        ds.create(globalSet("b", "10.0.1.0/24"));
+        ds.create(networkSet("ns1", "n", "10.0.9.0/24"));
+        long rev = ds.list(GNS).revision();
+        ds.update(withNet(a, "10.0.2.0/24"));
+        ds.delete(ResourceKey.of(GNS, "b"), null);
+        ds.create(globalSet("c", "10.0.3.0/24"));
+        ds.delete(ResourceKey.of(NS, "ns1", "n"), null);
+
+        ListResult then = ds.listAt(GNS, null, null, rev);
+        assertThat(then.revision()).isEqualTo(rev);
+        assertThat(then.items()).extracting(r -> r.metadata().name() + "=" + net(r))
+                .containsExactly("a=10.0.0.0/24", "b=10.0.1.0/24");
+        assertThat(ds.listAt(NS, "ns1", null, rev).items()).hasSize(1);
+        assertThat(ds.listAt(GNS, null, null, ds.currentRevision()).items()).extracting(r -> r.metadata().name())
+                .containsExactly("a", "c");
+
+        ds.compact(ds.currentRevision());
+        assertThatThrownBy(() -> ds.listAt(GNS, null, null, rev)).isInstanceOf(DatastoreException.Compacted.class);
+        assertThatThrownBy(() -> ds.listAt(GNS, null, null, ds.currentRevision() + 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("revision");
+    }
+
+    @Test
     void createOfAnExistingResourceIsAlreadyExistsAndDoesNotWrite() {
         ds.create(globalSet("a", "10.0.0.0/24"));
         long before = ds.currentRevision();
