@@ -2,6 +2,7 @@ package calico.goldmane.engine;
 
 import calico.goldmane.store.Buckets;
 import calico.goldmane.store.FlowStore;
+import calico.goldmane.store.KeyInterner;
 import calico.goldmane.store.Window;
 import calico.libcalico.goldmane.proto.Flow;
 import java.time.Clock;
@@ -29,11 +30,17 @@ public final class Aggregator implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Aggregator.class);
     private static final int MAX_BATCH = 4096;
+    /**
+     * Batch bound while scans wait: ingest and scan slices then alternate about evenly, so a
+     * query under full ingest load takes a few times its own cost, not one 4096-flow batch per
+     * slice (at 2048 keys a slice, a List over 20,000 keys needed ten such batches).
+     */
+    private static final int SCAN_BATCH = 512;
 
     private sealed interface Item permits Ingest, Barrier, Wake {
     }
 
-    private record Ingest(Flow flow, String node, AckSink ack, long seq) implements Item {
+    private record Ingest(Flow flow, KeyInterner.Interned key, String node, AckSink ack, long seq) implements Item {
     }
 
     private record Barrier(CompletableFuture<Void> done) implements Item {
@@ -45,6 +52,8 @@ public final class Aggregator implements AutoCloseable {
     private static final Wake WAKE = new Wake();
 
     private final FlowStore store;
+    /** The store's thread-safe key table: producers intern keys before queueing. */
+    private final KeyInterner keys;
     private final Clock clock;
     private final int sliceKeys;
     private final ArrayBlockingQueue<Item> queue;
@@ -63,6 +72,7 @@ public final class Aggregator implements AutoCloseable {
      */
     public Aggregator(FlowStore store, Clock clock, int queueSize, int sliceKeys, IngestStats stats) {
         this.store = store;
+        this.keys = store.keys();
         this.clock = clock;
         this.sliceKeys = sliceKeys;
         this.queue = new ArrayBlockingQueue<>(queueSize);
@@ -87,7 +97,8 @@ public final class Aggregator implements AutoCloseable {
     }
 
     /**
-     * Queues a flow, waiting up to {@code timeoutMillis} for room.
+     * Queues a flow, waiting up to {@code timeoutMillis} for room. The flow's key is interned
+     * here, on the caller's thread, so the writer does no hashing or deep key comparison.
      *
      * @param node reporting node for de-duplication, or null
      * @param ack  told once the flow is handled, or null
@@ -95,7 +106,8 @@ public final class Aggregator implements AutoCloseable {
      */
     public boolean ingest(Flow flow, String node, AckSink ack, long seq, long timeoutMillis)
             throws InterruptedException {
-        return queue.offer(new Ingest(flow, node, ack, seq), timeoutMillis, TimeUnit.MILLISECONDS);
+        KeyInterner.Interned key = flow.hasKey() ? keys.intern(flow.getKey()) : null;
+        return queue.offer(new Ingest(flow, key, node, ack, seq), timeoutMillis, TimeUnit.MILLISECONDS);
     }
 
     /** {@return a future completed once every flow queued before this call is in the store} */
@@ -179,7 +191,7 @@ public final class Aggregator implements AutoCloseable {
                 batch.clear();
                 if (first != null) {
                     batch.add(first);
-                    queue.drainTo(batch, MAX_BATCH - 1);
+                    queue.drainTo(batch, (tasks.isEmpty() && inbox.isEmpty() ? MAX_BATCH : SCAN_BATCH) - 1);
                 }
                 int counted = 0;
                 int dup = 0;
@@ -188,7 +200,7 @@ public final class Aggregator implements AutoCloseable {
                 for (int i = 0; i < batch.size(); i++) {
                     Item it = batch.get(i);
                     if (it instanceof Ingest in) {
-                        switch (store.apply(in.flow, in.node)) {
+                        switch (store.apply(in.flow, in.key, in.node)) {
                             case COUNTED -> counted++;
                             case DUPLICATE -> dup++;
                             case TOO_OLD -> old++;

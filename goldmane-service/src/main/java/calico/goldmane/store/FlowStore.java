@@ -1,7 +1,6 @@
 package calico.goldmane.store;
 
 import calico.libcalico.goldmane.proto.Flow;
-import calico.libcalico.goldmane.proto.FlowKey;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -21,7 +20,8 @@ public final class FlowStore {
 
     private final Buckets buckets;
     private final int maxIps;
-    private final Map<FlowKey, KeyEntry> byKey = new HashMap<>();
+    private final KeyInterner keys = new KeyInterner();
+    private int liveKeys;
     private final List<KeyEntry> slots = new ArrayList<>();
     private final ArrayList<Integer> freeSlots = new ArrayList<>();
     private long nextId = 1;
@@ -57,8 +57,16 @@ public final class FlowStore {
         return head;
     }
 
+    /**
+     * {@return the key table collector threads intern incoming keys in} (thread-safe; the one
+     * part of the store other threads may use, see {@link KeyInterner})
+     */
+    public KeyInterner keys() {
+        return keys;
+    }
+
     public int uniqueKeys() {
-        return byKey.size();
+        return liveKeys;
     }
 
     /** {@return the size of the slot table; slots may be null} */
@@ -75,14 +83,24 @@ public final class FlowStore {
      * into the bucket holding its start; a start after the open bucket counts into the open one.
      */
     public Outcome apply(Flow f, String node) {
-        if (!f.hasKey() || f.getEndTime() < f.getStartTime() || Stat.anyNegative(f)) {
+        return apply(f, f.hasKey() ? keys.intern(f.getKey()) : null, node);
+    }
+
+    /**
+     * As {@link #apply(Flow, String)}, with the flow's key already interned by the caller's
+     * thread ({@code key} is {@code keys().intern(f.getKey())}, or null when the flow has none).
+     */
+    public Outcome apply(Flow f, KeyInterner.Interned key, String node) {
+        if (key == null || f.getEndTime() < f.getStartTime() || Stat.anyNegative(f)) {
+            forgetUnused(key);
             return Outcome.INVALID;
         }
         int b = Math.min(buckets.index(f.getStartTime()), head);
         if (b < buckets.oldestAccepting(head)) {
+            forgetUnused(key);
             return Outcome.TOO_OLD;
         }
-        KeyEntry e = entry(f.getKey());
+        KeyEntry e = entry(key);
         if (node != null) {
             ClaimKey c = new ClaimKey(e.slot, nodeId(node), f.getStartTime(), f.getEndTime());
             if (!claims.add(c)) {
@@ -97,12 +115,25 @@ public final class FlowStore {
         return Outcome.COUNTED;
     }
 
-    private KeyEntry entry(FlowKey key) {
-        KeyEntry e = byKey.get(key);
+    /** A rejected flow's key that has no entry leaves the table (a later flow re-interns it). */
+    private void forgetUnused(KeyInterner.Interned key) {
+        if (key != null && key.entry == null) {
+            keys.remove(key);
+        }
+    }
+
+    private KeyEntry entry(KeyInterner.Interned key) {
+        KeyEntry e = key.entry;
+        if (e != null) {
+            return e;
+        }
+        KeyInterner.Interned k = keys.canonical(key);
+        e = k.entry;
         if (e == null) {
             int slot = freeSlots.isEmpty() ? slots.size() : freeSlots.remove(freeSlots.size() - 1);
-            e = new KeyEntry(slot, nextId++, key);
-            byKey.put(key, e);
+            e = new KeyEntry(slot, nextId++, k);
+            k.entry = e;
+            liveKeys++;
             if (slot == slots.size()) {
                 slots.add(e);
             } else {
@@ -145,7 +176,8 @@ public final class FlowStore {
         for (int i = 0; i < slots.size(); i++) {
             KeyEntry e = slots.get(i);
             if (e != null && e.expireBefore(oldest)) {
-                byKey.remove(e.key());
+                keys.remove(e.ref);
+                liveKeys--;
                 slots.set(i, null);
                 freeSlots.add(i);
             }
@@ -208,12 +240,12 @@ public final class FlowStore {
             return;
         }
         for (Window.Row r : w.rows()) {
-            entry(r.key()).add(w.bucket(), r.stats(), r.labels().source(), r.labels().dest(), r.sourceIps(),
+            entry(keys.intern(r.key())).add(w.bucket(), r.stats(), r.labels().source(), r.labels().dest(), r.sourceIps(),
                     r.destIps(), interner, maxIps);
         }
         if (w.bucket() >= buckets.oldestAccepting(head)) {
             for (Window.Claim c : w.claims()) {
-                ClaimKey k = new ClaimKey(entry(c.key()).slot, nodeId(c.node()), c.start(), c.end());
+                ClaimKey k = new ClaimKey(entry(keys.intern(c.key())).slot, nodeId(c.node()), c.start(), c.end());
                 if (claims.add(k)) {
                     claimsByBucket.computeIfAbsent(w.bucket(), x -> new ArrayList<>()).add(k);
                 }
