@@ -2,7 +2,8 @@ package calico.goldmane.engine;
 
 import calico.goldmane.store.Buckets;
 import calico.goldmane.store.FlowStore;
-import calico.goldmane.store.KeyInterner;
+import calico.goldmane.store.Intake;
+import calico.goldmane.store.Update;
 import calico.goldmane.store.Window;
 import calico.libcalico.goldmane.proto.Flow;
 import java.time.Clock;
@@ -40,7 +41,7 @@ public final class Aggregator implements AutoCloseable {
     private sealed interface Item permits Ingest, Barrier, Wake {
     }
 
-    private record Ingest(Flow flow, KeyInterner.Interned key, String node, AckSink ack, long seq) implements Item {
+    private record Ingest(Update update, String node, AckSink ack, long seq) implements Item {
     }
 
     private record Barrier(CompletableFuture<Void> done) implements Item {
@@ -52,8 +53,8 @@ public final class Aggregator implements AutoCloseable {
     private static final Wake WAKE = new Wake();
 
     private final FlowStore store;
-    /** The store's thread-safe key table: producers intern keys before queueing. */
-    private final KeyInterner keys;
+    /** The store's thread-safe part: producers prepare flows (keys and labels interned) before queueing. */
+    private final Intake intake;
     private final Clock clock;
     private final int sliceKeys;
     private final ArrayBlockingQueue<Item> queue;
@@ -72,7 +73,7 @@ public final class Aggregator implements AutoCloseable {
      */
     public Aggregator(FlowStore store, Clock clock, int queueSize, int sliceKeys, IngestStats stats) {
         this.store = store;
-        this.keys = store.keys();
+        this.intake = store.intake();
         this.clock = clock;
         this.sliceKeys = sliceKeys;
         this.queue = new ArrayBlockingQueue<>(queueSize);
@@ -97,8 +98,9 @@ public final class Aggregator implements AutoCloseable {
     }
 
     /**
-     * Queues a flow, waiting up to {@code timeoutMillis} for room. The flow's key is interned
-     * here, on the caller's thread, so the writer does no hashing or deep key comparison.
+     * Queues a flow, waiting up to {@code timeoutMillis} for room. The flow is prepared here, on
+     * the caller's thread (key and labels interned), so the writer does no hashing or deep
+     * comparison of keys and labels.
      *
      * @param node reporting node for de-duplication, or null
      * @param ack  told once the flow is handled, or null
@@ -106,8 +108,7 @@ public final class Aggregator implements AutoCloseable {
      */
     public boolean ingest(Flow flow, String node, AckSink ack, long seq, long timeoutMillis)
             throws InterruptedException {
-        KeyInterner.Interned key = flow.hasKey() ? keys.intern(flow.getKey()) : null;
-        return queue.offer(new Ingest(flow, key, node, ack, seq), timeoutMillis, TimeUnit.MILLISECONDS);
+        return queue.offer(new Ingest(intake.prepare(flow), node, ack, seq), timeoutMillis, TimeUnit.MILLISECONDS);
     }
 
     /** {@return a future completed once every flow queued before this call is in the store} */
@@ -200,7 +201,7 @@ public final class Aggregator implements AutoCloseable {
                 for (int i = 0; i < batch.size(); i++) {
                     Item it = batch.get(i);
                     if (it instanceof Ingest in) {
-                        switch (store.apply(in.flow, in.key, in.node)) {
+                        switch (store.apply(in.update, in.node)) {
                             case COUNTED -> counted++;
                             case DUPLICATE -> dup++;
                             case TOO_OLD -> old++;

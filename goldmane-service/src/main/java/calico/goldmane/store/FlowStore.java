@@ -20,7 +20,8 @@ public final class FlowStore {
 
     private final Buckets buckets;
     private final int maxIps;
-    private final KeyInterner keys = new KeyInterner();
+    private final Intake intake = new Intake();
+    private final KeyInterner keys = intake.keys();
     private int liveKeys;
     private final List<KeyEntry> slots = new ArrayList<>();
     private final ArrayList<Integer> freeSlots = new ArrayList<>();
@@ -39,8 +40,7 @@ public final class FlowStore {
 
     /** Closed buckets that received flows after they were copied out. */
     private final TreeSet<Integer> lateBuckets = new TreeSet<>();
-    private final Labels.Interner interner = new Labels.Interner();
-    private final long[] scratch = new long[Stat.COUNT];
+    private final Labels.Interner interner = intake.labels();
 
     public FlowStore(Buckets buckets, int maxIpsPerFlow, int head) {
         this.buckets = buckets;
@@ -58,11 +58,11 @@ public final class FlowStore {
     }
 
     /**
-     * {@return the key table collector threads intern incoming keys in} (thread-safe; the one
-     * part of the store other threads may use, see {@link KeyInterner})
+     * {@return where collector threads prepare flows} (thread-safe; the one part of the store
+     * other threads may use, see {@link Intake} and {@link KeyInterner})
      */
-    public KeyInterner keys() {
-        return keys;
+    public Intake intake() {
+        return intake;
     }
 
     public int uniqueKeys() {
@@ -83,32 +83,30 @@ public final class FlowStore {
      * into the bucket holding its start; a start after the open bucket counts into the open one.
      */
     public Outcome apply(Flow f, String node) {
-        return apply(f, f.hasKey() ? keys.intern(f.getKey()) : null, node);
+        return apply(intake.prepare(f), node);
     }
 
-    /**
-     * As {@link #apply(Flow, String)}, with the flow's key already interned by the caller's
-     * thread ({@code key} is {@code keys().intern(f.getKey())}, or null when the flow has none).
-     */
-    public Outcome apply(Flow f, KeyInterner.Interned key, String node) {
-        if (key == null || f.getEndTime() < f.getStartTime() || Stat.anyNegative(f)) {
+    /** As {@link #apply(Flow, String)}, with the flow prepared by {@link Intake#prepare} on any thread. */
+    public Outcome apply(Update u, String node) {
+        KeyInterner.Interned key = u.key();
+        if (!u.valid()) {
             forgetUnused(key);
             return Outcome.INVALID;
         }
-        int b = Math.min(buckets.index(f.getStartTime()), head);
+        int b = Math.min(buckets.index(u.start()), head);
         if (b < buckets.oldestAccepting(head)) {
             forgetUnused(key);
             return Outcome.TOO_OLD;
         }
         KeyEntry e = entry(key);
         if (node != null) {
-            ClaimKey c = new ClaimKey(e.slot, nodeId(node), f.getStartTime(), f.getEndTime());
+            ClaimKey c = new ClaimKey(e.slot, nodeId(node), u.start(), u.end());
             if (!claims.add(c)) {
                 return Outcome.DUPLICATE;
             }
             claimsByBucket.computeIfAbsent(b, k -> new ArrayList<>()).add(c);
         }
-        e.add(b, f, scratch, interner, maxIps);
+        e.add(b, u.counters(), u.labels(), u.sourceIps(), u.destIps(), interner, maxIps);
         if (b < head) {
             lateBuckets.add(b);
         }
@@ -240,8 +238,8 @@ public final class FlowStore {
             return;
         }
         for (Window.Row r : w.rows()) {
-            entry(keys.intern(r.key())).add(w.bucket(), r.stats(), r.labels().source(), r.labels().dest(), r.sourceIps(),
-                    r.destIps(), interner, maxIps);
+            entry(keys.intern(r.key())).add(w.bucket(), r.stats(), interner.of(r.labels().source(),
+                    r.labels().dest()), r.sourceIps(), r.destIps(), interner, maxIps);
         }
         if (w.bucket() >= buckets.oldestAccepting(head)) {
             for (Window.Claim c : w.claims()) {

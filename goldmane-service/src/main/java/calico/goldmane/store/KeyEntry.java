@@ -1,6 +1,5 @@
 package calico.goldmane.store;
 
-import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowKey;
 import java.util.Arrays;
 import java.util.List;
@@ -222,20 +221,20 @@ public final class KeyEntry {
     }
 
     /** Adds a flow (or a restored row) to bucket {@code b}. */
-    void add(int b, long[] counters, List<String> srcLabels, List<String> dstLabels, List<String> srcIps,
-             List<String> dstIps, Labels.Interner interner, int maxIps) {
+    void add(int b, long[] counters, Labels in, List<String> srcIps, List<String> dstIps,
+             Labels.Interner interner, int maxIps) {
         int row = rowOf(b);
         int at;
         if (row < 0) {
             at = insert(b);
-            labels[at] = interner.of(srcLabels, dstLabels);
-            narrowAll(labels[at]);
+            labels[at] = in;
+            narrowAll(in);
         } else {
             at = off + row;
             Labels l = labels[at];
-            if (!l.source().equals(srcLabels) || !l.dest().equals(dstLabels)) {
-                List<String> s = Labels.intersect(l.source(), srcLabels);
-                List<String> d = Labels.intersect(l.dest(), dstLabels);
+            if (l != in && !l.equals(in)) {
+                List<String> s = Labels.intersect(l.source(), in.source());
+                List<String> d = Labels.intersect(l.dest(), in.dest());
                 if (s.size() != l.source().size() || d.size() != l.dest().size()) {
                     labels[at] = interner.of(s, d);
                     narrowAll(labels[at]);
@@ -275,12 +274,6 @@ public final class KeyEntry {
             }
             destIps.add(dstIps, b);
         }
-    }
-
-    void add(int b, Flow f, long[] scratch, Labels.Interner interner, int maxIps) {
-        Stat.read(f, scratch);
-        add(b, scratch, f.getSourceLabelsList(), f.getDestLabelsList(), f.getSourceIpsList(), f.getDestIpsList(),
-                interner, maxIps);
     }
 
     private static int saturatingInt(int a, long b) {
