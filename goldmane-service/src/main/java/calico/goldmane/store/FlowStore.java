@@ -3,7 +3,6 @@ package calico.goldmane.store;
 import calico.libcalico.goldmane.proto.Flow;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -30,11 +29,8 @@ public final class FlowStore {
 
     // De-duplication: every report counted within the replay horizon, and the same claims per
     // bucket so that rollover can expire them.
-    private record ClaimKey(int slot, int node, long start, long end) {
-    }
-
-    private final HashSet<ClaimKey> claims = new HashSet<>();
-    private final Map<Integer, List<ClaimKey>> claimsByBucket = new HashMap<>();
+    private final ClaimSet claims = new ClaimSet();
+    private final Map<Integer, ClaimSet.Triples> claimsByBucket = new HashMap<>();
     private final Map<String, Integer> nodeIds = new HashMap<>();
     private final List<String> nodeNames = new ArrayList<>();
 
@@ -100,11 +96,11 @@ public final class FlowStore {
         }
         KeyEntry e = entry(key);
         if (node != null) {
-            ClaimKey c = new ClaimKey(e.slot, nodeId(node), u.start(), u.end());
-            if (!claims.add(c)) {
+            long k0 = ClaimSet.k0(e.slot, nodeId(node));
+            if (!claims.add(k0, u.start(), u.end())) {
                 return Outcome.DUPLICATE;
             }
-            claimsByBucket.computeIfAbsent(b, k -> new ArrayList<>()).add(c);
+            claimsByBucket.computeIfAbsent(b, k -> new ClaimSet.Triples()).add(k0, u.start(), u.end());
         }
         e.add(b, u.counters(), u.labels(), u.sourceIps(), u.destIps(), interner, maxIps);
         if (b < head) {
@@ -183,7 +179,10 @@ public final class FlowStore {
         int oldestClaim = buckets.oldestAccepting(head);
         claimsByBucket.entrySet().removeIf(en -> {
             if (en.getKey() < oldestClaim) {
-                en.getValue().forEach(claims::remove);
+                ClaimSet.Triples tr = en.getValue();
+                for (int i = 0; i < tr.n; i++) {
+                    claims.remove(tr.a[i * 3], tr.a[i * 3 + 1], tr.a[i * 3 + 2]);
+                }
                 return true;
             }
             return false;
@@ -225,9 +224,11 @@ public final class FlowStore {
             rows.add(new Window.Row(e.id(), e.key(), s, e.labelsAt(r), e.sourceIps(b, b), e.destIps(b, b)));
         }
         var cl = new ArrayList<Window.Claim>();
-        for (ClaimKey c : claimsByBucket.getOrDefault(b, List.of())) {
-            KeyEntry e = slots.get(c.slot());
-            cl.add(new Window.Claim(nodeNames.get(c.node()), e.key(), c.start(), c.end()));
+        ClaimSet.Triples tr = claimsByBucket.get(b);
+        for (int i = 0; tr != null && i < tr.n; i++) {
+            long k0 = tr.a[i * 3];
+            KeyEntry e = slots.get((int) (k0 >>> 32));
+            cl.add(new Window.Claim(nodeNames.get((int) k0), e.key(), tr.a[i * 3 + 1], tr.a[i * 3 + 2]));
         }
         return new Window(b, buckets.start(b), buckets.end(b), List.copyOf(rows), List.copyOf(cl), late);
     }
@@ -243,9 +244,9 @@ public final class FlowStore {
         }
         if (w.bucket() >= buckets.oldestAccepting(head)) {
             for (Window.Claim c : w.claims()) {
-                ClaimKey k = new ClaimKey(entry(keys.intern(c.key())).slot, nodeId(c.node()), c.start(), c.end());
-                if (claims.add(k)) {
-                    claimsByBucket.computeIfAbsent(w.bucket(), x -> new ArrayList<>()).add(k);
+                long k0 = ClaimSet.k0(entry(keys.intern(c.key())).slot, nodeId(c.node()));
+                if (claims.add(k0, c.start(), c.end())) {
+                    claimsByBucket.computeIfAbsent(w.bucket(), x -> new ClaimSet.Triples()).add(k0, c.start(), c.end());
                 }
             }
         }
