@@ -274,13 +274,20 @@ public final class GoldmaneBench {
             call.run();
         }
         long[] ns = new long[n];
+        long cpu0 = processCpuNanos();
+        long writer0 = writerCpuNanos();
         for (int i = 0; i < n; i++) {
             long t = System.nanoTime();
             call.run();
             ns[i] = System.nanoTime() - t;
         }
+        double cpuMs = (processCpuNanos() - cpu0) / 1e6 / n;
+        double writerMs = (writerCpuNanos() - writer0) / 1e6 / n;
         Arrays.sort(ns);
         System.out.printf("%s: p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d calls (load %s)%n", what,
                 ns[n / 2] / 1e6, ns[(int) (n * 0.99)] / 1e6, ns[n - 1] / 1e6, n, load());
+        // Without concurrent ingest, the CPU a call costs (does not depend on the machine's load).
+        System.out.printf("  cpu per call: %.1f ms all threads (client, gRPC, GC included), %.1f ms on the writer%n",
+                cpuMs, writerMs);
     }
 }
