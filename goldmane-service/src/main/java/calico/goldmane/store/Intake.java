@@ -16,8 +16,22 @@ public final class Intake {
     public Update prepare(Flow f) {
         long[] c = new long[Stat.COUNT];
         Stat.read(f, c);
-        return new Update(f.hasKey() ? keys.intern(f.getKey()) : null, f.getStartTime(), f.getEndTime(), c,
-                labels.of(f.getSourceLabelsList(), f.getDestLabelsList()), f.getSourceIpsList(), f.getDestIpsList());
+        KeyInterner.Interned key = f.hasKey() ? keys.intern(f.getKey()) : null;
+        return new Update(key, f.getStartTime(), f.getEndTime(), c, labels(key, f), f.getSourceIpsList(),
+                f.getDestIpsList());
+    }
+
+    /** A key's flows usually carry the same labels: compare with its last ones before hashing. */
+    private Labels labels(KeyInterner.Interned key, Flow f) {
+        Labels last = key == null ? null : key.lastLabels;
+        if (last != null && last.source().equals(f.getSourceLabelsList()) && last.dest().equals(f.getDestLabelsList())) {
+            return last;
+        }
+        Labels l = labels.of(f.getSourceLabelsList(), f.getDestLabelsList());
+        if (key != null) {
+            key.lastLabels = l;
+        }
+        return l;
     }
 
     KeyInterner keys() {

@@ -22,6 +22,12 @@ public final class KeyInterner {
         final FlowKey key;
         /** Writer-only: the key's entry, or null while it has none (new, or expired). */
         KeyEntry entry;
+        /**
+         * Collector-side shortcut: the canonical labels this key's last flow carried. Racy by
+         * design (any thread), harmless: {@link Labels} is immutable (final fields), and a stale
+         * or missing value only means a lookup in the labels interner.
+         */
+        Labels lastLabels;
 
         Interned(FlowKey key) {
             this.key = key;
