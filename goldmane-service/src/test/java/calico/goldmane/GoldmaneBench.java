@@ -50,11 +50,17 @@ public final class GoldmaneBench {
 
     public static void main(String[] args) throws Exception {
         System.out.printf("cores=%d load=%s%n", Runtime.getRuntime().availableProcessors(), load());
+        // Optional argument: "ingest" or "hour" runs only that part.
+        String only = args.length > 0 ? args[0] : "all";
         Flow[] flows = flows(1_700_000_000L);
-        ingest(flows, false, 2_000_000);
-        ingest(flows, false, 8_000_000);
-        ingest(flows, true, PRODUCERS * KEYS * 20);
-        hour(flows);
+        if (!only.equals("hour")) {
+            ingest(flows, false, 2_000_000);
+            ingest(flows, false, 8_000_000);
+            ingest(flows, true, PRODUCERS * KEYS * 20);
+        }
+        if (!only.equals("ingest")) {
+            hour(flows);
+        }
     }
 
     static String load() throws Exception {
@@ -113,6 +119,8 @@ public final class GoldmaneBench {
         int each = total / PRODUCERS;
         Thread[] ts = new Thread[PRODUCERS];
         long t0 = System.nanoTime();
+        long cpu0 = processCpuNanos();
+        long writerCpu0 = writerCpuNanos();
         for (int p = 0; p < PRODUCERS; p++) {
             int id = p;
             ts[p] = new Thread(() -> {
@@ -136,11 +144,35 @@ public final class GoldmaneBench {
         }
         agg.flush().get(5, TimeUnit.MINUTES);
         double secs = (System.nanoTime() - t0) / 1e9;
+        double cpuUs = (processCpuNanos() - cpu0) / 1e3 / ((double) each * PRODUCERS);
+        double writerUs = (writerCpuNanos() - writerCpu0) / 1e3 / ((double) each * PRODUCERS);
         int keys = agg.call(FlowStore::uniqueKeys).get();
         agg.close();
         System.out.printf("ingest%s: %,d flows from %d producers over %,d keys in %.2f s = %,.0f flows/s (load %s)%n",
                 dedup ? " (8 nodes, de-dup claims on)" : " (no node, no claims)", (long) each * PRODUCERS,
                 PRODUCERS, keys, secs, each * PRODUCERS / secs, load());
+        // CPU per flow does not depend on what else shares the cores: the writer is one thread, so
+        // it caps ingest at 1/writer; all threads together share 2 cores.
+        System.out.printf("  cpu per flow: %.2f us all threads (GC and JIT included), %.2f us on the writer"
+                + " => on 2 idle cores at most %,.0f flows/s%n", cpuUs, writerUs,
+                Math.min(1e6 / writerUs, 2e6 / cpuUs));
+    }
+
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    /** {@return the CPU time of the live goldmane-writer threads (0 when none)} */
+    static long writerCpuNanos() {
+        var mx = ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("goldmane-writer")) {
+                sum += Math.max(0, mx.getThreadCpuTime(t.getId()));
+            }
+        }
+        return sum;
     }
 
     static long heapUsed() throws InterruptedException {
@@ -195,6 +227,43 @@ public final class GoldmaneBench {
                 result.getFlows(0).getFlow().getPacketsIn());
         latency("List filter(fuzzy source namespace)+sort(dest name), page 100", () -> stub.list(filtered), 300);
         latency("List no filter, sort(source name), page 100", () -> stub.list(unfiltered), 100);
+
+        // The same Lists while 8 producers ingest as fast as they can into the open bucket (the
+        // writer is saturated: the worst case for a query that runs in slices between batches).
+        byte[][] wire = new byte[KEYS][];
+        for (int k = 0; k < KEYS; k++) {
+            wire[k] = template[k].toBuilder().setStartTime(now - 5).setEndTime(now).build().toByteArray();
+        }
+        var stop = new java.util.concurrent.atomic.AtomicBoolean();
+        var sent = new java.util.concurrent.atomic.AtomicLong();
+        Thread[] ts = new Thread[PRODUCERS];
+        for (int p = 0; p < PRODUCERS; p++) {
+            int id = p;
+            ts[p] = new Thread(() -> {
+                try {
+                    for (int i = id * 2500; !stop.get(); i++) {
+                        agg.ingest(Flow.parseFrom(wire[i % KEYS]), null, null, 0, 60_000);
+                        sent.incrementAndGet();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            ts[p].start();
+        }
+        Thread.sleep(2000);
+        long l0 = System.nanoTime();
+        long s0 = sent.get();
+        latency("loaded: List filter(fuzzy source namespace)+sort(dest name), page 100", () -> stub.list(filtered), 300);
+        latency("loaded: List no filter, sort(source name), page 100", () -> stub.list(unfiltered), 100);
+        double loadedRate = (sent.get() - s0) / ((System.nanoTime() - l0) / 1e9);
+        stop.set(true);
+        for (Thread t : ts) {
+            t.join();
+        }
+        System.out.printf("  ingest meanwhile: %,.0f flows/s queued by 8 producers%n", loadedRate);
         ch.shutdownNow();
         server.close();
         agg.close();
@@ -205,13 +274,20 @@ public final class GoldmaneBench {
             call.run();
         }
         long[] ns = new long[n];
+        long cpu0 = processCpuNanos();
+        long writer0 = writerCpuNanos();
         for (int i = 0; i < n; i++) {
             long t = System.nanoTime();
             call.run();
             ns[i] = System.nanoTime() - t;
         }
+        double cpuMs = (processCpuNanos() - cpu0) / 1e6 / n;
+        double writerMs = (writerCpuNanos() - writer0) / 1e6 / n;
         Arrays.sort(ns);
         System.out.printf("%s: p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d calls (load %s)%n", what,
                 ns[n / 2] / 1e6, ns[(int) (n * 0.99)] / 1e6, ns[n - 1] / 1e6, n, load());
+        // Without concurrent ingest, the CPU a call costs (does not depend on the machine's load).
+        System.out.printf("  cpu per call: %.1f ms all threads (client, gRPC, GC included), %.1f ms on the writer%n",
+                cpuMs, writerMs);
     }
 }

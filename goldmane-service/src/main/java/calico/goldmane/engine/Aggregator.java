@@ -2,6 +2,8 @@ package calico.goldmane.engine;
 
 import calico.goldmane.store.Buckets;
 import calico.goldmane.store.FlowStore;
+import calico.goldmane.store.Intake;
+import calico.goldmane.store.Update;
 import calico.goldmane.store.Window;
 import calico.libcalico.goldmane.proto.Flow;
 import java.time.Clock;
@@ -29,11 +31,17 @@ public final class Aggregator implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Aggregator.class);
     private static final int MAX_BATCH = 4096;
+    /**
+     * Batch bound while scans wait: ingest and scan slices then alternate about evenly, so a
+     * query under full ingest load takes a few times its own cost, not one 4096-flow batch per
+     * slice (at 2048 keys a slice, a List over 20,000 keys needed ten such batches).
+     */
+    private static final int SCAN_BATCH = 512;
 
     private sealed interface Item permits Ingest, Barrier, Wake {
     }
 
-    private record Ingest(Flow flow, String node, AckSink ack, long seq) implements Item {
+    private record Ingest(Update update, String node, AckSink ack, long seq) implements Item {
     }
 
     private record Barrier(CompletableFuture<Void> done) implements Item {
@@ -45,6 +53,8 @@ public final class Aggregator implements AutoCloseable {
     private static final Wake WAKE = new Wake();
 
     private final FlowStore store;
+    /** The store's thread-safe part: producers prepare flows (keys and labels interned) before queueing. */
+    private final Intake intake;
     private final Clock clock;
     private final int sliceKeys;
     private final ArrayBlockingQueue<Item> queue;
@@ -63,6 +73,7 @@ public final class Aggregator implements AutoCloseable {
      */
     public Aggregator(FlowStore store, Clock clock, int queueSize, int sliceKeys, IngestStats stats) {
         this.store = store;
+        this.intake = store.intake();
         this.clock = clock;
         this.sliceKeys = sliceKeys;
         this.queue = new ArrayBlockingQueue<>(queueSize);
@@ -87,7 +98,9 @@ public final class Aggregator implements AutoCloseable {
     }
 
     /**
-     * Queues a flow, waiting up to {@code timeoutMillis} for room.
+     * Queues a flow, waiting up to {@code timeoutMillis} for room. The flow is prepared here, on
+     * the caller's thread (key and labels interned), so the writer does no hashing or deep
+     * comparison of keys and labels.
      *
      * @param node reporting node for de-duplication, or null
      * @param ack  told once the flow is handled, or null
@@ -95,7 +108,7 @@ public final class Aggregator implements AutoCloseable {
      */
     public boolean ingest(Flow flow, String node, AckSink ack, long seq, long timeoutMillis)
             throws InterruptedException {
-        return queue.offer(new Ingest(flow, node, ack, seq), timeoutMillis, TimeUnit.MILLISECONDS);
+        return queue.offer(new Ingest(intake.prepare(flow), node, ack, seq), timeoutMillis, TimeUnit.MILLISECONDS);
     }
 
     /** {@return a future completed once every flow queued before this call is in the store} */
@@ -179,7 +192,7 @@ public final class Aggregator implements AutoCloseable {
                 batch.clear();
                 if (first != null) {
                     batch.add(first);
-                    queue.drainTo(batch, MAX_BATCH - 1);
+                    queue.drainTo(batch, (tasks.isEmpty() && inbox.isEmpty() ? MAX_BATCH : SCAN_BATCH) - 1);
                 }
                 int counted = 0;
                 int dup = 0;
@@ -188,7 +201,7 @@ public final class Aggregator implements AutoCloseable {
                 for (int i = 0; i < batch.size(); i++) {
                     Item it = batch.get(i);
                     if (it instanceof Ingest in) {
-                        switch (store.apply(in.flow, in.node)) {
+                        switch (store.apply(in.update, in.node)) {
                             case COUNTED -> counted++;
                             case DUPLICATE -> dup++;
                             case TOO_OLD -> old++;

@@ -1,10 +1,8 @@
 package calico.goldmane.store;
 
 import calico.libcalico.goldmane.proto.Flow;
-import calico.libcalico.goldmane.proto.FlowKey;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -21,7 +19,9 @@ public final class FlowStore {
 
     private final Buckets buckets;
     private final int maxIps;
-    private final Map<FlowKey, KeyEntry> byKey = new HashMap<>();
+    private final Intake intake = new Intake();
+    private final KeyInterner keys = intake.keys();
+    private int liveKeys;
     private final List<KeyEntry> slots = new ArrayList<>();
     private final ArrayList<Integer> freeSlots = new ArrayList<>();
     private long nextId = 1;
@@ -29,18 +29,14 @@ public final class FlowStore {
 
     // De-duplication: every report counted within the replay horizon, and the same claims per
     // bucket so that rollover can expire them.
-    private record ClaimKey(int slot, int node, long start, long end) {
-    }
-
-    private final HashSet<ClaimKey> claims = new HashSet<>();
-    private final Map<Integer, List<ClaimKey>> claimsByBucket = new HashMap<>();
+    private final ClaimSet claims = new ClaimSet();
+    private final Map<Integer, ClaimSet.Triples> claimsByBucket = new HashMap<>();
     private final Map<String, Integer> nodeIds = new HashMap<>();
     private final List<String> nodeNames = new ArrayList<>();
 
     /** Closed buckets that received flows after they were copied out. */
     private final TreeSet<Integer> lateBuckets = new TreeSet<>();
-    private final Labels.Interner interner = new Labels.Interner();
-    private final long[] scratch = new long[Stat.COUNT];
+    private final Labels.Interner interner = intake.labels();
 
     public FlowStore(Buckets buckets, int maxIpsPerFlow, int head) {
         this.buckets = buckets;
@@ -57,8 +53,16 @@ public final class FlowStore {
         return head;
     }
 
+    /**
+     * {@return where collector threads prepare flows} (thread-safe; the one part of the store
+     * other threads may use, see {@link Intake} and {@link KeyInterner})
+     */
+    public Intake intake() {
+        return intake;
+    }
+
     public int uniqueKeys() {
-        return byKey.size();
+        return liveKeys;
     }
 
     /** {@return the size of the slot table; slots may be null} */
@@ -75,34 +79,55 @@ public final class FlowStore {
      * into the bucket holding its start; a start after the open bucket counts into the open one.
      */
     public Outcome apply(Flow f, String node) {
-        if (!f.hasKey() || f.getEndTime() < f.getStartTime() || Stat.anyNegative(f)) {
+        return apply(intake.prepare(f), node);
+    }
+
+    /** As {@link #apply(Flow, String)}, with the flow prepared by {@link Intake#prepare} on any thread. */
+    public Outcome apply(Update u, String node) {
+        KeyInterner.Interned key = u.key();
+        if (!u.valid()) {
+            forgetUnused(key);
             return Outcome.INVALID;
         }
-        int b = Math.min(buckets.index(f.getStartTime()), head);
+        int b = Math.min(buckets.index(u.start()), head);
         if (b < buckets.oldestAccepting(head)) {
+            forgetUnused(key);
             return Outcome.TOO_OLD;
         }
-        KeyEntry e = entry(f.getKey());
+        KeyEntry e = entry(key);
         if (node != null) {
-            ClaimKey c = new ClaimKey(e.slot, nodeId(node), f.getStartTime(), f.getEndTime());
-            if (!claims.add(c)) {
+            long k0 = ClaimSet.k0(e.slot, nodeId(node));
+            if (!claims.add(k0, u.start(), u.end())) {
                 return Outcome.DUPLICATE;
             }
-            claimsByBucket.computeIfAbsent(b, k -> new ArrayList<>()).add(c);
+            claimsByBucket.computeIfAbsent(b, k -> new ClaimSet.Triples()).add(k0, u.start(), u.end());
         }
-        e.add(b, f, scratch, interner, maxIps);
+        e.add(b, u.counters(), u.labels(), u.sourceIps(), u.destIps(), interner, maxIps);
         if (b < head) {
             lateBuckets.add(b);
         }
         return Outcome.COUNTED;
     }
 
-    private KeyEntry entry(FlowKey key) {
-        KeyEntry e = byKey.get(key);
+    /** A rejected flow's key that has no entry leaves the table (a later flow re-interns it). */
+    private void forgetUnused(KeyInterner.Interned key) {
+        if (key != null && key.entry == null) {
+            keys.remove(key);
+        }
+    }
+
+    private KeyEntry entry(KeyInterner.Interned key) {
+        KeyEntry e = key.entry;
+        if (e != null) {
+            return e;
+        }
+        KeyInterner.Interned k = keys.canonical(key);
+        e = k.entry;
         if (e == null) {
             int slot = freeSlots.isEmpty() ? slots.size() : freeSlots.remove(freeSlots.size() - 1);
-            e = new KeyEntry(slot, nextId++, key);
-            byKey.put(key, e);
+            e = new KeyEntry(slot, nextId++, k);
+            k.entry = e;
+            liveKeys++;
             if (slot == slots.size()) {
                 slots.add(e);
             } else {
@@ -145,7 +170,8 @@ public final class FlowStore {
         for (int i = 0; i < slots.size(); i++) {
             KeyEntry e = slots.get(i);
             if (e != null && e.expireBefore(oldest)) {
-                byKey.remove(e.key());
+                keys.remove(e.ref);
+                liveKeys--;
                 slots.set(i, null);
                 freeSlots.add(i);
             }
@@ -153,7 +179,10 @@ public final class FlowStore {
         int oldestClaim = buckets.oldestAccepting(head);
         claimsByBucket.entrySet().removeIf(en -> {
             if (en.getKey() < oldestClaim) {
-                en.getValue().forEach(claims::remove);
+                ClaimSet.Triples tr = en.getValue();
+                for (int i = 0; i < tr.n; i++) {
+                    claims.remove(tr.a[i * 3], tr.a[i * 3 + 1], tr.a[i * 3 + 2]);
+                }
                 return true;
             }
             return false;
@@ -195,9 +224,11 @@ public final class FlowStore {
             rows.add(new Window.Row(e.id(), e.key(), s, e.labelsAt(r), e.sourceIps(b, b), e.destIps(b, b)));
         }
         var cl = new ArrayList<Window.Claim>();
-        for (ClaimKey c : claimsByBucket.getOrDefault(b, List.of())) {
-            KeyEntry e = slots.get(c.slot());
-            cl.add(new Window.Claim(nodeNames.get(c.node()), e.key(), c.start(), c.end()));
+        ClaimSet.Triples tr = claimsByBucket.get(b);
+        for (int i = 0; tr != null && i < tr.n; i++) {
+            long k0 = tr.a[i * 3];
+            KeyEntry e = slots.get((int) (k0 >>> 32));
+            cl.add(new Window.Claim(nodeNames.get((int) k0), e.key(), tr.a[i * 3 + 1], tr.a[i * 3 + 2]));
         }
         return new Window(b, buckets.start(b), buckets.end(b), List.copyOf(rows), List.copyOf(cl), late);
     }
@@ -208,14 +239,14 @@ public final class FlowStore {
             return;
         }
         for (Window.Row r : w.rows()) {
-            entry(r.key()).add(w.bucket(), r.stats(), r.labels().source(), r.labels().dest(), r.sourceIps(),
-                    r.destIps(), interner, maxIps);
+            entry(keys.intern(r.key())).add(w.bucket(), r.stats(), interner.of(r.labels().source(),
+                    r.labels().dest()), r.sourceIps(), r.destIps(), interner, maxIps);
         }
         if (w.bucket() >= buckets.oldestAccepting(head)) {
             for (Window.Claim c : w.claims()) {
-                ClaimKey k = new ClaimKey(entry(c.key()).slot, nodeId(c.node()), c.start(), c.end());
-                if (claims.add(k)) {
-                    claimsByBucket.computeIfAbsent(w.bucket(), x -> new ArrayList<>()).add(k);
+                long k0 = ClaimSet.k0(entry(keys.intern(c.key())).slot, nodeId(c.node()));
+                if (claims.add(k0, c.start(), c.end())) {
+                    claimsByBucket.computeIfAbsent(w.bucket(), x -> new ClaimSet.Triples()).add(k0, c.start(), c.end());
                 }
             }
         }

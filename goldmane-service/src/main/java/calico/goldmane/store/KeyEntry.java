@@ -1,6 +1,5 @@
 package calico.goldmane.store;
 
-import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowKey;
 import java.util.Arrays;
 import java.util.List;
@@ -16,7 +15,8 @@ public final class KeyEntry {
     final int slot;
     /** Result id: never reused while the process runs. */
     private final long id;
-    private final FlowKey key;
+    /** The canonical key; the writer sets its {@code entry} to this. */
+    final KeyInterner.Interned ref;
 
     // Live rows are [off, off + n) of the arrays below.
     private int off;
@@ -29,11 +29,16 @@ public final class KeyEntry {
     private Labels[] labels;
     private IpSet sourceIps;
     private IpSet destIps;
+    // Running totals over the live rows (what sumRows over all of them gives), kept on add and
+    // expiry, so a query covering the key's whole life reads them instead of every row.
+    private long totPi, totPo, totBi, totBo, totSt, totCo;
+    /** The intersection of every live row's labels, or null when an expiry made it stale. */
+    private Labels allLabels = Labels.NONE;
 
-    KeyEntry(int slot, long id, FlowKey key) {
+    KeyEntry(int slot, long id, KeyInterner.Interned ref) {
         this.slot = slot;
         this.id = id;
-        this.key = key;
+        this.ref = ref;
         this.bucket = new int[2];
         this.bytes = new long[2 * 2];
         this.counts = new int[2 * 5];
@@ -45,7 +50,7 @@ public final class KeyEntry {
     }
 
     public FlowKey key() {
-        return key;
+        return ref.key;
     }
 
     /** {@return the number of rows} */
@@ -106,6 +111,69 @@ public final class KeyEntry {
         return r - 1;
     }
 
+    /** {@return whether buckets {@code [from, to]} hold every row of this key (and it has rows)} */
+    public boolean coveredBy(int from, int to) {
+        return n > 0 && from <= bucket[off] && to >= bucket[off + n - 1];
+    }
+
+    /** Adds every row into {@code acc}, as {@code sumRows(0, lastBucket(), acc)} would, in O(1). */
+    public void sumAll(long[] acc) {
+        acc[Stat.PACKETS_IN] += totPi;
+        acc[Stat.PACKETS_OUT] += totPo;
+        acc[Stat.BYTES_IN] += totBi;
+        acc[Stat.BYTES_OUT] += totBo;
+        acc[Stat.STARTED] += totSt;
+        acc[Stat.COMPLETED] += totCo;
+        if (n > 0) {
+            acc[Stat.LIVE] = counts[(off + n - 1) * 5 + 4];
+        }
+    }
+
+    /** {@return the intersection of the labels of every row} (cached until an expiry) */
+    public Labels allLabels() {
+        if (allLabels == null) {
+            Labels l = labels[off];
+            List<String> src = l.source();
+            List<String> dst = l.dest();
+            for (int i = off + 1; i < off + n; i++) {
+                Labels li = labels[i];
+                if (li != l) {
+                    src = Labels.intersect(src, li.source());
+                    dst = Labels.intersect(dst, li.dest());
+                    l = li;
+                }
+            }
+            allLabels = src == l.source() && dst == l.dest() ? l : new Labels(List.copyOf(src), List.copyOf(dst));
+        }
+        return allLabels;
+    }
+
+    /** {@return every retained source address, sorted} (they all overlap the key's rows) */
+    public List<String> allSourceIps() {
+        return sourceIps == null ? List.of() : sourceIps.all();
+    }
+
+    public List<String> allDestIps() {
+        return destIps == null ? List.of() : destIps.all();
+    }
+
+    /** Narrows the cached all-rows intersection by one row's (new) labels. */
+    private void narrowAll(Labels l) {
+        Labels a = allLabels;
+        if (a == null || a == l) {
+            return;
+        }
+        if (n == 1) {
+            allLabels = l;
+            return;
+        }
+        List<String> src = Labels.intersect(a.source(), l.source());
+        List<String> dst = Labels.intersect(a.dest(), l.dest());
+        if (src.size() != a.source().size() || dst.size() != a.dest().size()) {
+            allLabels = new Labels(List.copyOf(src), List.copyOf(dst));
+        }
+    }
+
     public Labels labelsAt(int row) {
         return labels[off + row];
     }
@@ -153,31 +221,46 @@ public final class KeyEntry {
     }
 
     /** Adds a flow (or a restored row) to bucket {@code b}. */
-    void add(int b, long[] counters, List<String> srcLabels, List<String> dstLabels, List<String> srcIps,
-             List<String> dstIps, Labels.Interner interner, int maxIps) {
+    void add(int b, long[] counters, Labels in, List<String> srcIps, List<String> dstIps,
+             Labels.Interner interner, int maxIps) {
         int row = rowOf(b);
         int at;
         if (row < 0) {
             at = insert(b);
-            labels[at] = interner.of(srcLabels, dstLabels);
+            labels[at] = in;
+            narrowAll(in);
         } else {
             at = off + row;
             Labels l = labels[at];
-            if (!l.source().equals(srcLabels) || !l.dest().equals(dstLabels)) {
-                List<String> s = Labels.intersect(l.source(), srcLabels);
-                List<String> d = Labels.intersect(l.dest(), dstLabels);
+            if (l != in && !l.equals(in)) {
+                List<String> s = Labels.intersect(l.source(), in.source());
+                List<String> d = Labels.intersect(l.dest(), in.dest());
                 if (s.size() != l.source().size() || d.size() != l.dest().size()) {
                     labels[at] = interner.of(s, d);
+                    narrowAll(labels[at]);
                 }
             }
         }
-        bytes[at * 2] = saturatingAdd(bytes[at * 2], counters[Stat.BYTES_IN]);
-        bytes[at * 2 + 1] = saturatingAdd(bytes[at * 2 + 1], counters[Stat.BYTES_OUT]);
+        long v;
+        v = bytes[at * 2];
+        bytes[at * 2] = saturatingAdd(v, counters[Stat.BYTES_IN]);
+        totBi += bytes[at * 2] - v;
+        v = bytes[at * 2 + 1];
+        bytes[at * 2 + 1] = saturatingAdd(v, counters[Stat.BYTES_OUT]);
+        totBo += bytes[at * 2 + 1] - v;
         int c = at * 5;
-        counts[c] = saturatingInt(counts[c], counters[Stat.PACKETS_IN]);
-        counts[c + 1] = saturatingInt(counts[c + 1], counters[Stat.PACKETS_OUT]);
-        counts[c + 2] = saturatingInt(counts[c + 2], counters[Stat.STARTED]);
-        counts[c + 3] = saturatingInt(counts[c + 3], counters[Stat.COMPLETED]);
+        int old = counts[c];
+        counts[c] = saturatingInt(old, counters[Stat.PACKETS_IN]);
+        totPi += counts[c] - old;
+        old = counts[c + 1];
+        counts[c + 1] = saturatingInt(old, counters[Stat.PACKETS_OUT]);
+        totPo += counts[c + 1] - old;
+        old = counts[c + 2];
+        counts[c + 2] = saturatingInt(old, counters[Stat.STARTED]);
+        totSt += counts[c + 2] - old;
+        old = counts[c + 3];
+        counts[c + 3] = saturatingInt(old, counters[Stat.COMPLETED]);
+        totCo += counts[c + 3] - old;
         counts[c + 4] = saturatingInt(counts[c + 4], counters[Stat.LIVE]);
         if (!srcIps.isEmpty()) {
             if (sourceIps == null) {
@@ -191,12 +274,6 @@ public final class KeyEntry {
             }
             destIps.add(dstIps, b);
         }
-    }
-
-    void add(int b, Flow f, long[] scratch, Labels.Interner interner, int maxIps) {
-        Stat.read(f, scratch);
-        add(b, scratch, f.getSourceLabelsList(), f.getDestLabelsList(), f.getSourceIpsList(), f.getDestIpsList(),
-                interner, maxIps);
     }
 
     private static int saturatingInt(int a, long b) {
@@ -252,12 +329,21 @@ public final class KeyEntry {
     /** Drops rows older than {@code b}; {@return whether the key has no rows left} */
     boolean expireBefore(int b) {
         while (n > 0 && bucket[off] < b) {
+            int c = off * 5;
+            totPi -= counts[c];
+            totPo -= counts[c + 1];
+            totSt -= counts[c + 2];
+            totCo -= counts[c + 3];
+            totBi -= bytes[off * 2];
+            totBo -= bytes[off * 2 + 1];
+            allLabels = null;
             labels[off] = null;
             off++;
             n--;
         }
         if (n == 0) {
             off = 0;
+            allLabels = Labels.NONE;
         }
         if (sourceIps != null) {
             sourceIps.dropBefore(b);

@@ -1,10 +1,10 @@
 package calico.goldmane.store;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The source and destination label intersections of one row: sorted, immutable and interned so
@@ -31,18 +31,37 @@ public record Labels(List<String> source, List<String> dest) {
     }
 
     /**
-     * Writer-owned interner, so rows with equal labels share one instance across buckets (and
-     * queries compare by reference). Cleared only when it grows large; rows keep their instances.
+     * Thread-safe interner, so rows with equal labels share one instance across buckets (and the
+     * writer and queries compare by reference first). Collector threads intern each flow's labels
+     * (hashing them there, not on the writer); the writer interns intersections. Cleared only
+     * when it grows large (by the writer); rows keep their instances, equality stays correct.
      */
     static final class Interner {
-        private final Map<Labels, Labels> seen = new HashMap<>();
+        private final Map<Labels, Labels> seen = new ConcurrentHashMap<>();
 
         Labels of(List<String> source, List<String> dest) {
-            Labels l = new Labels(sorted(source), sorted(dest));
-            if (l.source.isEmpty() && l.dest.isEmpty()) {
+            if (source.isEmpty() && dest.isEmpty()) {
                 return NONE;
             }
-            return seen.computeIfAbsent(l, k -> k);
+            if (sortedDistinct(source) && sortedDistinct(dest)) {
+                // Felix sends labels sorted: probe without copying.
+                Labels hit = seen.get(new Labels(source, dest));
+                if (hit != null) {
+                    return hit;
+                }
+            }
+            Labels l = new Labels(sorted(source), sorted(dest));
+            Labels had = seen.putIfAbsent(l, l);
+            return had == null ? l : had;
+        }
+
+        private static boolean sortedDistinct(List<String> in) {
+            for (int i = 1, n = in.size(); i < n; i++) {
+                if (in.get(i - 1).compareTo(in.get(i)) >= 0) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         void trim(int max) {

@@ -28,12 +28,6 @@ public final class Stat {
         into[LIVE] = f.getNumConnectionsLive();
     }
 
-    /** {@return whether any counter is negative} */
-    static boolean anyNegative(Flow f) {
-        return f.getPacketsIn() < 0 || f.getPacketsOut() < 0 || f.getBytesIn() < 0 || f.getBytesOut() < 0
-                || f.getNumConnectionsStarted() < 0 || f.getNumConnectionsCompleted() < 0
-                || f.getNumConnectionsLive() < 0;
-    }
 
     public static Flow.Builder write(long[] s, Flow.Builder b) {
         return b.setPacketsIn(s[PACKETS_IN]).setPacketsOut(s[PACKETS_OUT]).setBytesIn(s[BYTES_IN])

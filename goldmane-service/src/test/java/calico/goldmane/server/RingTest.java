@@ -108,4 +108,41 @@ class RingTest {
         assertThat(first.getDestIpsList()).containsExactly("10.0.1.1");
         assertThat(first.getPacketsIn()).isEqualTo(2);
     }
+
+    @Test
+    void wholeLifeListsMatchTheRowWalkAfterExpiry() throws Exception {
+        // 4 buckets retained. A key in every bucket; the oldest bucket has the narrowest labels and
+        // an address seen only there. The default List (whole retention) reads running totals and
+        // cached labels; a range that starts inside the key's life walks the rows: both must agree,
+        // before and after the oldest bucket expires.
+        gm = new Goldmane(new MutableClock(Goldmane.T0), new Buckets(15, 4, 2), null, null);
+        var k = key("a", "x-", "b", "y-", 80, Action.Allow);
+        gm.ingest(flow(k, gm.now(), gm.now() + 10, 1, 100).addSourceLabels("app=x").addSourceIps("10.0.0.9"));
+        for (int i = 2; i <= 4; i++) {
+            gm.advance(Duration.ofSeconds(15));
+            gm.ingest(flow(k, gm.now(), gm.now() + 10, i, 100L * i).addSourceLabels("app=x")
+                    .addSourceLabels("pod=1").addSourceIps("10.0.0.1"));
+        }
+        Flow whole = gm.flows().list(FlowListRequest.getDefaultInstance()).getFlows(0).getFlow();
+        assertThat(whole.getPacketsIn()).isEqualTo(1 + 2 + 3 + 4);
+        assertThat(whole.getBytesOut()).isEqualTo(100 + 200 + 300 + 400);
+        assertThat(whole.getSourceLabelsList()).containsExactly("app=x");
+        assertThat(whole.getSourceIpsList()).containsExactly("10.0.0.1", "10.0.0.9");
+
+        gm.advance(Duration.ofSeconds(15)); // the first bucket leaves the ring
+        gm.ingest(flow(k, gm.now(), gm.now() + 10, 5, 500).addSourceLabels("app=x").addSourceLabels("pod=1")
+                .addSourceIps("10.0.0.1"));
+        whole = gm.flows().list(FlowListRequest.getDefaultInstance()).getFlows(0).getFlow();
+        assertThat(whole.getPacketsIn()).isEqualTo(2 + 3 + 4 + 5);
+        assertThat(whole.getBytesIn()).isEqualTo(200 + 300 + 400 + 500);
+        assertThat(whole.getNumConnectionsStarted()).isEqualTo(4);
+        assertThat(whole.getSourceLabelsList()).containsExactly("app=x", "pod=1"); // widened again
+        assertThat(whole.getSourceIpsList()).containsExactly("10.0.0.1");
+        // From the second retained bucket on: the row walk, not the totals.
+        long second = gm.buckets.start(gm.buckets.index(gm.now()) - 2);
+        Flow part = gm.flows().list(FlowListRequest.newBuilder().setStartTimeGte(second).build()).getFlows(0)
+                .getFlow();
+        assertThat(part.getPacketsIn()).isEqualTo(3 + 4 + 5);
+        assertThat(part.getSourceLabelsList()).containsExactly("app=x", "pod=1");
+    }
 }
