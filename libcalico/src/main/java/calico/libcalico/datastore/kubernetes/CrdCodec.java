@@ -38,7 +38,7 @@ final class CrdCodec {
             "annotations", "uid");
     /** Calico ObjectMeta fields that may come back from the annotation. */
     private static final Set<String> FROM_ANNOTATION = Set.of("generateName", "generation", "creationTimestamp",
-            "deletionTimestamp", "ownerReferences", "finalizers");
+            "deletionTimestamp", "ownerReferences", "finalizers", "managedFields");
 
     private final ResourceCodec codec = ResourceCodec.get();
 

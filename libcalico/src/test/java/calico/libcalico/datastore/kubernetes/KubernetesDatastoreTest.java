@@ -96,6 +96,21 @@ class KubernetesDatastoreTest {
         assertThat(store.get(created.key()).orElseThrow().metadata().annotations()).containsExactlyEntriesOf(Map.of("note", "x"));
     }
 
+    /** The apiserver's server-side apply keeps managedFields in ObjectMeta: they must survive the CRD round trip. */
+    @Test
+    void managedFieldsSurviveTheCustomResource() {
+        ObjectMeta.ManagedFieldsEntry entry = new ObjectMeta.ManagedFieldsEntry("kubectl", "Apply",
+                "projectcalico.org/v3", "2026-12-01T00:00:00Z", "FieldsV1",
+                Map.of("f:spec", Map.of("f:nets", Map.of())), null);
+        Resource created = store.create(new GlobalNetworkSet(ObjectMeta.named("applied")
+                .withManagedFields(List.of(entry)), new GlobalNetworkSetSpec(List.of("10.0.0.0/8"))));
+
+        assertThat(store.get(created.key()).orElseThrow().metadata().managedFields()).containsExactly(entry);
+        Resource updated = store.update(new GlobalNetworkSet(created.metadata().withManagedFields(List.of()),
+                new GlobalNetworkSetSpec(List.of("10.1.0.0/16"))));
+        assertThat(store.get(updated.key()).orElseThrow().metadata().managedFields()).isEmpty();
+    }
+
     @Test
     void ipamKindsAreStoredAsCalicosIpamCustomResources() {
         IPAMConfiguration config = (IPAMConfiguration) store.create(new IPAMConfiguration(ObjectMeta.named("default"),
