@@ -97,12 +97,16 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private static final Duration DEFAULT_REFRESH = Duration.ofSeconds(180);
     private static final int KEPT_ERRORS = 100;
     private static final PolicyDriver.Programmed NOTHING = new PolicyDriver.Programmed(0, 0, 0, 0);
-    /** Queued updates beyond which {@link #apply} blocks (back-pressure on the syncer). */
-    static final int MAX_QUEUED_UPDATES = 10_000;
+    /**
+     * Queued updates beyond which {@link #apply} blocks (back-pressure on the syncer) and a
+     * gathering apply starts early. 10,000 made a 4,055-resource catch-up 134 applies; 50,000
+     * makes it ~20 (PolicyScaleBench, design/e2e-tests.md).
+     */
+    static final int MAX_QUEUED_UPDATES = 50_000;
     /** Quiet time after an apply before the driver reads its rules back (a stranger's edit is adopted at most this long). */
     static final long SETTLE_MILLIS = 10_000;
     /** While catching up, the next apply gathers batches for twice the last apply's duration, at least this long... */
-    static final Duration MIN_GATHER = Duration.ofMillis(250);
+    static final Duration MIN_GATHER = Duration.ofMillis(500);
     /** ... and at most this long. */
     static final Duration MAX_GATHER = Duration.ofSeconds(2);
     /**
