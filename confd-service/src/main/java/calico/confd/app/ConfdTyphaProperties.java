@@ -7,7 +7,6 @@ import calico.libcalico.typha.TyphaClientTls;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.Arrays;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -83,15 +82,7 @@ public record ConfdTyphaProperties(
     }
 
     private static List<String> addresses(String raw) {
-        List<String> out = Arrays.stream(raw.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
-        for (String a : out) {
-            int colon = a.lastIndexOf(':');
-            if (colon <= 0 || colon == a.length() - 1) {
-                throw new IllegalArgumentException("confd.typha.addr (TYPHAADDR" + VARS + "): \"" + a
-                        + "\" is not host:port");
-            }
-        }
-        return out;
+        return TyphaClientOptions.parseAddresses("confd.typha.addr (TYPHAADDR" + VARS + ")", raw);
     }
 
     /** {@return whether confd reads through typha}: an address, or a service to discover it from */

@@ -7,7 +7,6 @@ import calico.libcalico.typha.TyphaClientTls;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.Arrays;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -66,14 +65,7 @@ public record FelixTyphaProperties(
     }
 
     private static List<String> addresses(String raw) {
-        List<String> out = Arrays.stream(raw.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
-        for (String a : out) {
-            int colon = a.lastIndexOf(':');
-            if (colon <= 0 || colon == a.length() - 1) {
-                throw new IllegalArgumentException("felix.typha-addr (FELIX_TYPHAADDR): \"" + a + "\" is not host:port");
-            }
-        }
-        return out;
+        return TyphaClientOptions.parseAddresses("felix.typha-addr (FELIX_TYPHAADDR)", raw);
     }
 
     /** {@return whether felix reads through typha: an address, or a service to discover it from} */

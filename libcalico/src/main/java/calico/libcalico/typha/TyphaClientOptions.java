@@ -3,6 +3,7 @@ package calico.libcalico.typha;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -58,13 +59,27 @@ public record TyphaClientOptions(List<String> addresses, String hostname, Syncer
         if (copy.isEmpty()) {
             throw new IllegalArgumentException("addresses: at least one typha address (host:port) is required");
         }
-        for (String a : copy) {
-            int colon = a.lastIndexOf(':');
-            if (colon <= 0 || colon == a.length() - 1) {
-                throw new IllegalArgumentException("addresses: \"" + a + "\" is not host:port");
-            }
-        }
+        copy.forEach(a -> checkHostPort("addresses", a));
         return copy;
+    }
+
+    /**
+     * {@return the replicas of a {@code host:port}[,{@code host:port}…] setting} (blanks skipped),
+     * as felix's and confd's …TYPHAADDR give them
+     *
+     * @throws IllegalArgumentException naming {@code setting} when one is not {@code host:port}
+     */
+    public static List<String> parseAddresses(String setting, String raw) {
+        List<String> out = Arrays.stream(raw.split(",")).map(String::trim).filter(a -> !a.isEmpty()).toList();
+        out.forEach(a -> checkHostPort(setting, a));
+        return out;
+    }
+
+    private static void checkHostPort(String setting, String a) {
+        int colon = a.lastIndexOf(':');
+        if (colon <= 0 || colon == a.length() - 1) {
+            throw new IllegalArgumentException(setting + ": \"" + a + "\" is not host:port");
+        }
     }
 
     /** Plaintext defaults as Calico's felix: read timeout 30 s, backoff 100 ms up to 10 s. */

@@ -27,6 +27,8 @@ public final class TyphaDiscovery {
 
     /** The service port that is typha's, as in Calico's manifests. */
     public static final String PORT_NAME = "calico-typha";
+    /** The label Kubernetes puts on every EndpointSlice of a service. */
+    public static final String SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
     private final KubernetesClient client;
     private final String namespace;
@@ -62,31 +64,8 @@ public final class TyphaDiscovery {
     public List<String> addresses() {
         List<String> local = new ArrayList<>();
         List<String> remote = new ArrayList<>();
-        Set<String> seen = new LinkedHashSet<>();
-        List<EndpointSlice> slices = client.discovery().v1().endpointSlices().inNamespace(namespace)
-                .withLabel("kubernetes.io/service-name", service).list().getItems();
-        for (EndpointSlice slice : slices) {
-            Integer port = null;
-            for (EndpointPort p : nullSafe(slice.getPorts())) {
-                if (PORT_NAME.equals(p.getName()) && p.getPort() != null) {
-                    port = p.getPort();
-                }
-            }
-            if (port == null) {
-                continue;
-            }
-            for (Endpoint e : nullSafe(slice.getEndpoints())) {
-                // Calico treats a missing "ready" as ready, as Kubernetes documents it.
-                if (e.getConditions() != null && Boolean.FALSE.equals(e.getConditions().getReady())) {
-                    continue;
-                }
-                for (String ip : nullSafe(e.getAddresses())) {
-                    String address = (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + port;
-                    if (seen.add(address)) {
-                        (nodeName != null && nodeName.equals(e.getNodeName()) ? local : remote).add(address);
-                    }
-                }
-            }
+        for (ReadyEndpoint e : readyEndpoints(client, namespace, service, PORT_NAME)) {
+            (nodeName != null && nodeName.equals(e.nodeName()) ? local : remote).add(e.address());
         }
         if (local.isEmpty() && remote.isEmpty()) {
             throw new IllegalStateException(setting + ": service " + describe() + " has no ready endpoint on a port named " + PORT_NAME);
@@ -120,6 +99,46 @@ public final class TyphaDiscovery {
             wait = wait.multipliedBy(2).compareTo(max) > 0 ? max : wait.multipliedBy(2);
         }
         return null;
+    }
+
+    /** One ready endpoint of a service: {@code host:port} (IPv6 in brackets) and the node it runs on. */
+    public record ReadyEndpoint(String address, String nodeName) {
+    }
+
+    /**
+     * {@return each ready endpoint address of {@code service}'s EndpointSlices serving the port
+     * named {@code portName}, once} (a missing {@code ready} condition counts as ready, as
+     * Kubernetes documents it); typha counts its replicas with it too
+     */
+    public static List<ReadyEndpoint> readyEndpoints(KubernetesClient client, String namespace, String service,
+                                                     String portName) {
+        Set<String> seen = new LinkedHashSet<>();
+        List<ReadyEndpoint> out = new ArrayList<>();
+        List<EndpointSlice> slices = client.discovery().v1().endpointSlices().inNamespace(namespace)
+                .withLabel(SERVICE_NAME_LABEL, service).list().getItems();
+        for (EndpointSlice slice : slices) {
+            Integer port = null;
+            for (EndpointPort p : nullSafe(slice.getPorts())) {
+                if (portName.equals(p.getName()) && p.getPort() != null) {
+                    port = p.getPort();
+                }
+            }
+            if (port == null) {
+                continue;
+            }
+            for (Endpoint e : nullSafe(slice.getEndpoints())) {
+                if (e.getConditions() != null && Boolean.FALSE.equals(e.getConditions().getReady())) {
+                    continue;
+                }
+                for (String ip : nullSafe(e.getAddresses())) {
+                    String address = (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + port;
+                    if (seen.add(address)) {
+                        out.add(new ReadyEndpoint(address, e.getNodeName()));
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     private static <T> List<T> nullSafe(List<T> xs) {

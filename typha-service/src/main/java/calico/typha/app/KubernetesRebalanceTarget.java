@@ -1,6 +1,7 @@
 package calico.typha.app;
 
 import calico.libcalico.typha.SyncerType;
+import calico.libcalico.typha.TyphaDiscovery;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -48,9 +49,6 @@ public final class KubernetesRebalanceTarget implements IntSupplier, SmartLifecy
             return source != ReplicaSource.CONFIGURATION;
         }
     }
-
-    /** The label Kubernetes puts on every EndpointSlice of a service. */
-    static final String SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
     private final DiscoveryClient discovery;
     private final KubernetesClient client;
@@ -128,20 +126,12 @@ public final class KubernetesRebalanceTarget implements IntSupplier, SmartLifecy
     }
 
     /**
-     * {@return the distinct addresses of ready endpoints serving port TYPHA_K8SPORTNAME in the
-     * service's EndpointSlices} (an endpoint whose {@code ready} condition is unset counts as
-     * ready, as the API defines it); 0 when there is no such slice.
+     * {@return the ready endpoint addresses serving port TYPHA_K8SPORTNAME in the service's
+     * EndpointSlices}, read as felix and confd read them to find typha; 0 when there is none.
      */
     int sliceReplicas() {
-        return (int) client.discovery().v1().endpointSlices().inNamespace(k8s.k8sNamespace())
-                .withLabel(SERVICE_NAME_LABEL, k8s.k8sServiceName()).list().getItems().stream()
-                .filter(slice -> slice.getPorts() != null && slice.getPorts().stream()
-                        .anyMatch(p -> k8s.k8sPortName().equals(p.getName())))
-                .flatMap(slice -> slice.getEndpoints() == null ? java.util.stream.Stream.empty()
-                        : slice.getEndpoints().stream())
-                .filter(e -> e.getConditions() == null || !Boolean.FALSE.equals(e.getConditions().getReady()))
-                .filter(e -> e.getAddresses() != null && !e.getAddresses().isEmpty())
-                .map(e -> e.getAddresses().get(0)).distinct().count();
+        return TyphaDiscovery.readyEndpoints(client, k8s.k8sNamespace(), k8s.k8sServiceName(), k8s.k8sPortName())
+                .size();
     }
 
     @Override

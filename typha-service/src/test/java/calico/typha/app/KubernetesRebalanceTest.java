@@ -68,7 +68,7 @@ class KubernetesRebalanceTest {
     /** An EndpointSlice of the typha service: {@code ready} per address (null: condition unset, which means ready). */
     private static void slice(String name, String namespace, String portName, String ip, Boolean... ready) {
         var b = new io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder().withNewMetadata().withName(name)
-                .withNamespace(namespace).addToLabels(KubernetesRebalanceTarget.SERVICE_NAME_LABEL, "calico-typha")
+                .withNamespace(namespace).addToLabels(calico.libcalico.typha.TyphaDiscovery.SERVICE_NAME_LABEL, "calico-typha")
                 .endMetadata().withAddressType("IPv4")
                 .addNewPort().withName(portName).withPort(5473).withProtocol("TCP").endPort();
         for (int i = 0; i < ready.length; i++) {
