@@ -33,6 +33,35 @@ class NftBatchTest {
     }
 
     @Test
+    void aRuleFromSerialisedExpressionsIsTheSameCommandAsFromTheTrees() {
+        List<com.fasterxml.jackson.databind.node.ObjectNode> expr = List.of(NftExpr.iifname("cali1"),
+                NftExpr.jump("cali-fw-cali1"));
+        String comment = "quote \" and back\\slash";
+        NftBatch fromTrees = new NftBatch().addRule(T, "c", expr, comment).addRule(T, "c", expr);
+        NftBatch fromText = new NftBatch().addRule(T, "c", NftBatch.Exprs.of(expr), comment)
+                .addRule(T, "c", NftBatch.Exprs.of(expr), null);
+        assertThat(fromText.toJson()).isEqualTo(fromTrees.toJson());
+        assertThat(fromText.commands()).isEqualTo(fromTrees.commands());
+    }
+
+    @Test
+    void nodesChangedAfterTheyWereAddedDoNotChangeTheBatch() {
+        com.fasterxml.jackson.databind.node.ObjectNode jump = NftExpr.jump("a");
+        NftBatch b = new NftBatch().addRule(T, "c", List.of(jump));
+        String before = b.toJson();
+        jump.removeAll();
+        assertThat(b.toJson()).isEqualTo(before);
+    }
+
+    @Test
+    void serialisedExpressionsMustHoldAtLeastOneExpression() {
+        assertThatThrownBy(() -> NftBatch.Exprs.of(List.of())).hasMessageStartingWith("rule expr:");
+        assertThatThrownBy(() -> new NftBatch.Exprs("[]")).hasMessageStartingWith("rule expr:");
+        assertThatThrownBy(() -> new NftBatch().addRule(T, "bad name", NftBatch.Exprs.of(List.of(NftExpr.accept())), null))
+                .hasMessageStartingWith("chain name:");
+    }
+
+    @Test
     void elementsNormaliseLikeNftListsThem() {
         assertThat(NftElem.cidr("10.0.0.0/8").toString()).isEqualTo("{\"prefix\":{\"addr\":\"10.0.0.0\",\"len\":8}}");
         assertThat(NftElem.cidr("10.1.2.3/32").asText()).isEqualTo("10.1.2.3");

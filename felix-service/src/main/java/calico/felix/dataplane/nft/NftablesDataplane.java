@@ -366,7 +366,9 @@ public final class NftablesDataplane implements PolicyDriver {
     }
 
     private ApplyStats applyDelta() {
+        long t0 = System.nanoTime();
         Desired d = desired();
+        long t1 = System.nanoTime();
         Desired old = programmed;
         for (NftSet s : d.sets().values()) {
             NftSet o = old.sets().get(s.name());
@@ -457,6 +459,10 @@ public final class NftablesDataplane implements PolicyDriver {
         List<String> goneSets = old.sets().keySet().stream().filter(n -> !d.sets().containsKey(n)).toList();
         goneSets.forEach(n -> b.deleteSet(TABLE, n));
 
+        if (log.isDebugEnabled()) {
+            log.debug("nftables apply: rendered in {} µs, diffed in {} µs: {} chains and {} sets to write",
+                    (t1 - t0) / 1_000, (System.nanoTime() - t1) / 1_000, written.size(), setsWritten);
+        }
         nft.apply(b);
         programmed = d;
         generation++;
@@ -706,7 +712,7 @@ public final class NftablesDataplane implements PolicyDriver {
         }
         ObjectNode cmd = JSON.objectNode();
         cmd.putObject("add").set("set", set);
-        b.raw(cmd);
+        b.raw(cmd); // serialised at once: the elements are not copied
     }
 
     private static void declare(NftBatch b, NftChain c) {
@@ -718,11 +724,7 @@ public final class NftablesDataplane implements PolicyDriver {
 
     private static void writeRules(NftBatch b, NftChain c) {
         for (NftRule r : c.rules()) {
-            if (r.comment() == null) {
-                b.addRule(TABLE, c.name(), r.expr());
-            } else {
-                b.addRule(TABLE, c.name(), r.expr(), r.comment());
-            }
+            b.addRule(TABLE, c.name(), r.text(), r.comment());
         }
     }
 
