@@ -1,6 +1,7 @@
 package calico.apiserver.discovery;
 
 import calico.api.model.ResourceKind;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -8,8 +9,9 @@ import java.util.Optional;
 
 /**
  * What discovery says about each served kind: Calico's short names (from its API server's REST
- * storage registrations), the verbs, and the singular name. Every {@link ResourceKind} is served,
- * so kinds added to calico-api appear here without a change.
+ * storage registrations), the verbs, and the singular name. Every {@link ResourceKind} is served
+ * but the {@link ResourceKind#kubernetesOnly() Kubernetes-only} ones (a Kubernetes Service is the
+ * core API's, never Calico's), so kinds added to calico-api appear here without a change.
  */
 public final class KindCatalog {
 
@@ -38,11 +40,14 @@ public final class KindCatalog {
      */
     private static final List<String> POLICY_CATEGORIES = List.of("");
 
+    private static final List<ResourceKind> SERVED =
+            Arrays.stream(ResourceKind.values()).filter(k -> !k.kubernetesOnly()).toList();
+
     private KindCatalog() {
     }
 
     public static List<ResourceKind> kinds() {
-        return List.of(ResourceKind.values());
+        return SERVED;
     }
 
     public static List<String> shortNames(ResourceKind kind) {
@@ -70,6 +75,6 @@ public final class KindCatalog {
     }
 
     public static Optional<ResourceKind> byPlural(String plural) {
-        return ResourceKind.byPlural(plural);
+        return ResourceKind.byPlural(plural).filter(k -> !k.kubernetesOnly());
     }
 }

@@ -3,6 +3,7 @@ package calico.apiserver.openapi;
 import calico.api.codec.ResourceCodec;
 import calico.api.model.ObjectMeta;
 import calico.api.model.ResourceKind;
+import calico.apiserver.discovery.KindCatalog;
 import calico.apiserver.discovery.Discovery;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
@@ -100,7 +101,7 @@ public final class OpenApi {
                 .put("description", "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body."));
         defs.set(META + "Status", F.objectNode().put("type", "object")
                 .put("description", "Status is a return value for calls that don't return other objects."));
-        for (ResourceKind k : ResourceKind.values()) {
+        for (ResourceKind k : KindCatalog.kinds()) {
             String name = gen.resource(k);
             String list = gen.list(k, name);
             addPaths(paths, k, refBase + name, refBase + list, openApi3);
@@ -369,7 +370,7 @@ public final class OpenApi {
     /** For tests: every kind's definition name. */
     public static Map<ResourceKind, String> definitionNames() {
         java.util.EnumMap<ResourceKind, String> m = new java.util.EnumMap<>(ResourceKind.class);
-        for (ResourceKind k : ResourceKind.values()) {
+        for (ResourceKind k : KindCatalog.kinds()) {
             m.put(k, MODEL_PREFIX + k.kind());
         }
         return m;

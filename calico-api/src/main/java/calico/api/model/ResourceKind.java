@@ -35,7 +35,9 @@ public enum ResourceKind {
     IPAM_BLOCK("IPAMBlock", "ipamblocks", false, IPAMBlock.class),
     BLOCK_AFFINITY("BlockAffinity", "blockaffinities", false, BlockAffinity.class),
     IPAM_HANDLE("IPAMHandle", "ipamhandles", false, IPAMHandle.class),
-    IPAM_CONFIGURATION("IPAMConfiguration", "ipamconfigs", false, IPAMConfiguration.class);
+    IPAM_CONFIGURATION("IPAMConfiguration", "ipamconfigs", false, IPAMConfiguration.class),
+    // Not a v3 kind: libcalico-go's model kind for a Kubernetes Service, presented by the kubernetes datastore only.
+    KUBERNETES_SERVICE("KubernetesService", "kubernetesservices", true, KubernetesService.class);
 
     private static final Map<String, ResourceKind> BY_KIND =
             Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(ResourceKind::kind, Function.identity()));
@@ -77,6 +79,16 @@ public enum ResourceKind {
 
     public Class<? extends Resource> type() {
         return type;
+    }
+
+    /**
+     * {@return whether only the kubernetes datastore presents this kind}, read-only, from
+     * Kubernetes' own objects: no backend stores it, Calico's API server does not serve it, and on
+     * any other datastore it is always empty (as Calico's felix syncer watches Services only in
+     * KDD mode).
+     */
+    public boolean kubernetesOnly() {
+        return this == KUBERNETES_SERVICE;
     }
 
     public static Optional<ResourceKind> byKind(String kind) {

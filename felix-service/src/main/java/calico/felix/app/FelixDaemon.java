@@ -269,7 +269,7 @@ public class FelixDaemon implements SmartLifecycle {
             datastore = store;
             CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
                     this::applyBatch);
-            syncer = new WatcherSyncer(store, SyncerType.FELIX.kinds(), syncerCallbacks(graph));
+            syncer = new WatcherSyncer(store, SyncerType.FELIX.kindsOn(store), syncerCallbacks(graph));
             syncer.start();
         }
         startupHealth.report(true, true, "datastore ready; syncer started");

@@ -205,7 +205,9 @@ public sealed interface DataplaneUpdate {
      * far end of a flow; drivers never see them ({@code ProgrammedState} strips them). Emitted only
      * while {@code flowLogsGoldmaneServer} is set.
      */
-    sealed interface FlowLookup extends DataplaneUpdate permits FlowLookupUpdate, FlowLookupRemove {
+    sealed interface FlowLookup extends DataplaneUpdate permits FlowLookupUpdate, ServiceLookupUpdate, FlowLookupRemove {
+        /** {@return {@code <Kind>/<namespace>/<name>} or {@code <Kind>/<name>}}: what a later update or remove replaces */
+        String key();
     }
 
     /** What a flow-log lookup names. */
@@ -236,6 +238,33 @@ public sealed interface DataplaneUpdate {
             labels = labels == null ? Map.of() : Map.copyOf(labels);
             nets = java.util.List.copyOf(nets);
         }
+    }
+
+    /**
+     * A Kubernetes Service by the addresses and ports a client dials (create or replace), so flow
+     * logs can name the service behind a DNAT'd connection.
+     *
+     * @param key       {@code KubernetesService/<namespace>/<name>}
+     * @param ips       cluster IPs, external IPs and load-balancer ingress IPs
+     * @param ports     the service's ports (each with the IP protocol number it is open for)
+     */
+    record ServiceLookupUpdate(String key, String namespace, String name, java.util.List<String> ips,
+                               java.util.List<ServicePortLookup> ports) implements FlowLookup {
+        public ServiceLookupUpdate {
+            ips = java.util.List.copyOf(ips);
+            ports = java.util.List.copyOf(ports);
+        }
+    }
+
+    /**
+     * One port of a {@link ServiceLookupUpdate}.
+     *
+     * @param name     the port's name; empty for a service's single unnamed port
+     * @param protocol IANA protocol number (6 TCP, 17 UDP, 132 SCTP)
+     * @param port     the port on the service's addresses
+     * @param nodePort the port on every node's addresses; 0 for none
+     */
+    record ServicePortLookup(String name, int protocol, int port, int nodePort) {
     }
 
     record FlowLookupRemove(String key) implements FlowLookup {

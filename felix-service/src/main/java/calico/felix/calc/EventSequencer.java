@@ -94,7 +94,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     private final Trio<String, DataplaneUpdate> hosts = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> pools = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> routes = new Trio<>(true);
-    private final Trio<String, DataplaneUpdate.FlowLookupUpdate> lookups = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate.FlowLookup> lookups = new Trio<>(true);
     private boolean inSyncPending;
     private boolean inSyncSent;
 
@@ -222,7 +222,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     // ---- Flow-log lookups (never programmed) ----
 
     @Override
-    public void onLookupUpdate(DataplaneUpdate.FlowLookupUpdate u) {
+    public void onLookupUpdate(DataplaneUpdate.FlowLookup u) {
         lookups.update(u.key(), u);
     }
 

@@ -2,24 +2,34 @@ package calico.felix.calc;
 
 import calico.api.model.GlobalNetworkSet;
 import calico.api.model.HostEndpoint;
+import calico.api.model.KubernetesService;
+import calico.api.model.KubernetesServiceSpec;
 import calico.api.model.NetworkSet;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.api.model.WorkloadEndpoint;
+import calico.felix.calc.DataplaneUpdate.FlowLookup;
 import calico.felix.calc.DataplaneUpdate.FlowLookupType;
 import calico.felix.calc.DataplaneUpdate.FlowLookupUpdate;
+import calico.felix.calc.DataplaneUpdate.ServiceLookupUpdate;
+import calico.felix.calc.DataplaneUpdate.ServicePortLookup;
 import calico.libcalico.syncer.Update;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
  * The flow-log lookups: every remote workload endpoint, every host endpoint and every network
  * set by its addresses, so that flow logs can name the far end of a flow as Calico's collector
- * does (its endpoint and network-set lookups caches) instead of calling it a network.
+ * does (its endpoint and network-set lookups caches) instead of calling it a network; and every
+ * Kubernetes Service by its addresses and ports (Calico's service lookups cache), so that they
+ * can name the service a DNAT'd connection dialled.
  *
- * <p>Holds one compact {@link FlowLookupUpdate} per such resource (its name, namespace, labels,
- * addresses: nothing else of the resource), whether or not flow logs are on, so that turning them
+ * <p>Holds one compact {@link FlowLookupUpdate} or {@link ServiceLookupUpdate} per such resource
+ * (its name, namespace, labels, addresses, service ports: nothing else of the resource), whether or
+ * not flow logs are on, so that turning them
  * on emits them all; emits only while the effective configuration has {@code
  * flowLogsGoldmaneServer} set (so a node without flow logs sends nothing more to its dataplane
  * than before). Local workload endpoints are left out: they come as
@@ -29,14 +39,14 @@ final class FlowLookupStage {
 
     /** Where the lookups go (the event sequencer). */
     interface LookupListener {
-        void onLookupUpdate(FlowLookupUpdate u);
+        void onLookupUpdate(FlowLookup u);
 
         void onLookupRemove(String key);
     }
 
     private final String hostname;
     private final LookupListener out;
-    private final Map<String, FlowLookupUpdate> current = new HashMap<>();
+    private final Map<String, FlowLookup> current = new HashMap<>();
     private boolean enabled;
 
     FlowLookupStage(String hostname, LookupListener out) {
@@ -49,6 +59,7 @@ final class FlowLookupStage {
         d.register(ResourceKind.HOST_ENDPOINT, this::onUpdate);
         d.register(ResourceKind.NETWORK_SET, this::onUpdate);
         d.register(ResourceKind.GLOBAL_NETWORK_SET, this::onUpdate);
+        d.register(ResourceKind.KUBERNETES_SERVICE, this::onUpdate);
     }
 
     /** The effective configuration: emitting starts (everything held) or stops (everything removed). */
@@ -73,7 +84,7 @@ final class FlowLookupStage {
 
     private void onUpdate(Update u) {
         String key = key(u.key());
-        FlowLookupUpdate now = lookup(key, u);
+        FlowLookup now = u.value() instanceof KubernetesService svc ? service(key, svc) : lookup(key, u);
         if (now == null) {
             if (current.remove(key) != null && enabled) {
                 out.onLookupRemove(key);
@@ -110,7 +121,36 @@ final class FlowLookupStage {
         return l == null || l.nets().isEmpty() ? null : l;
     }
 
-    List<FlowLookupUpdate> held() {
+    /**
+     * {@return the lookup of a Service}, or null when it has no port a client can dial: ports of a
+     * protocol that has no port numbers, or that IP does not know, are left out.
+     */
+    private static ServiceLookupUpdate service(String key, KubernetesService svc) {
+        if (svc.spec() == null) {
+            return null;
+        }
+        List<String> ips = new ArrayList<>(svc.spec().clusterIPs());
+        ips.addAll(svc.spec().externalIPs());
+        ips.addAll(svc.spec().loadBalancerIngressIPs());
+        List<ServicePortLookup> ports = new ArrayList<>();
+        for (KubernetesServiceSpec.ServicePort p : svc.spec().ports()) {
+            int proto = switch (p.protocol().toUpperCase(Locale.ROOT)) {
+                case "TCP" -> 6;
+                case "UDP" -> 17;
+                case "SCTP" -> 132;
+                default -> -1;
+            };
+            int port = p.port() == null ? 0 : p.port();
+            int nodePort = p.nodePort() == null ? 0 : p.nodePort();
+            if (proto > 0 && (port > 0 || nodePort > 0)) {
+                ports.add(new ServicePortLookup(p.name(), proto, port, nodePort));
+            }
+        }
+        return ports.isEmpty() ? null
+                : new ServiceLookupUpdate(key, svc.metadata().namespace(), svc.metadata().name(), ips, ports);
+    }
+
+    List<FlowLookup> held() {
         return List.copyOf(current.values());
     }
 }

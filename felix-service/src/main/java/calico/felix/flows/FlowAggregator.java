@@ -67,6 +67,11 @@ public final class FlowAggregator {
         /** The destination before DNAT (a service VIP and port) when conntrack showed one; port -1 otherwise. */
         java.net.InetAddress preDnatAddress;
         int preDnatPort = -1;
+        /**
+         * The Kubernetes Service dialled, once found (then kept, as Calico's collector does, so the
+         * connection's flow key does not change); an immutable value shared with the index.
+         */
+        ServiceIndex.ServiceName service;
         boolean startReported;
         boolean endReported;
     }
@@ -190,6 +195,9 @@ public final class FlowAggregator {
                 continue;
             }
             FlowTuple t = k.original();
+            if (c.preDnatPort >= 0 && c.service == null) {
+                c.service = ctx.service(c.preDnatAddress, c.preDnatPort, t.protocol());
+            }
             FlowEndpoint src = ctx.endpoint(t.src());
             FlowEndpoint dst = ctx.endpoint(t.dst());
             FlowKey key = key(ctx, k, c, last, src, dst);
@@ -257,15 +265,19 @@ public final class FlowAggregator {
         for (int i = 0; i < pending.size(); i++) {
             trace.addPendingPolicies(pending(pending.get(i), i));
         }
-        return FlowKey.newBuilder()
+        FlowKey.Builder key = FlowKey.newBuilder()
                 .setSourceName(src.name()).setSourceNamespace(src.namespace()).setSourceType(type(src))
                 .setDestName(dst.name()).setDestNamespace(dst.namespace()).setDestType(type(dst))
                 .setDestPort(t.dstPort()).setProto(FlowContext.protocolName(t.protocol()))
-                // No Kubernetes Service reaches felix (the syncer carries none), so the service's
-                // name, namespace and port name stay empty; the port is the pre-DNAT one.
+                // The port dialled before DNAT, whether or not a known Service answers to it.
                 .setDestServicePort(Math.max(c.preDnatPort, 0))
                 .setReporter(k.inbound() ? Reporter.Dst : Reporter.Src)
-                .setAction(action(last.verdict())).setPolicies(trace).build();
+                .setAction(action(last.verdict())).setPolicies(trace);
+        if (c.service != null) {
+            key.setDestServiceNamespace(c.service.namespace()).setDestServiceName(c.service.name())
+                    .setDestServicePortName(c.service.portName());
+        }
+        return key.build();
     }
 
     private static PolicyHit enforced(RuleHit h, int index, FlowEndpoint reporter) {

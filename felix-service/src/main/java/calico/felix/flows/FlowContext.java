@@ -129,6 +129,15 @@ public final class FlowContext {
         return FlowEndpoint.network(privateAddress(a));
     }
 
+    /**
+     * {@return the Kubernetes Service a connection dialled}, from its destination before DNAT
+     * (address, port, IP protocol number), or null when no service has that address and port or
+     * that NodePort.
+     */
+    ServiceIndex.ServiceName service(InetAddress preDnatAddress, int preDnatPort, int protocol) {
+        return lookups.service(preDnatAddress, preDnatPort, protocol);
+    }
+
     /** Private: RFC 1918 (IPv4 site-local), loopback, link-local, IPv6 unique local (fc00::/7). */
     static boolean privateAddress(InetAddress a) {
         return a.isSiteLocalAddress() || a.isLoopbackAddress() || a.isLinkLocalAddress() || uniqueLocal(a);

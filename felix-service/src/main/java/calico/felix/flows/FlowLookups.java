@@ -16,7 +16,8 @@ import java.util.concurrent.ConcurrentSkipListMap;
 /**
  * The far ends flow logs can name besides the local endpoints: remote workload endpoints and
  * host endpoints by address, network sets by longest-prefix match, as Calico's collector looks
- * them up (endpoints first, then network sets, then a public or private network).
+ * them up (endpoints first, then network sets, then a public or private network); and the
+ * Kubernetes Services connections dialled before DNAT ({@link ServiceIndex}).
  *
  * <p>Written by the thread that applies batches ({@link #apply}), read by the collector's threads
  * ({@link #endpoint}, {@link #networkSet}): concurrent maps, no lock; a lookup racing an update
@@ -29,13 +30,16 @@ final class FlowLookups {
     private final Map<String, Entry> byKey = new ConcurrentHashMap<>();
     private final Prefixes endpoints = new Prefixes();
     private final Prefixes networkSets = new Prefixes();
+    private final ServiceIndex services = new ServiceIndex();
 
     private record Entry(FlowEndpoint endpoint, List<Cidr> nets, boolean networkSet) {
     }
 
     /** Applies a lookup update or remove; other updates are ignored. */
     void apply(DataplaneUpdate u) {
-        if (u instanceof FlowLookupUpdate l) {
+        if (u instanceof DataplaneUpdate.ServiceLookupUpdate s) {
+            services.apply(s);
+        } else if (u instanceof FlowLookupUpdate l) {
             remove(l.key());
             List<Cidr> nets = new ArrayList<>();
             l.nets().forEach(n -> Cidr.tryParseCidrOrIp(n).map(Cidr::network).ifPresent(nets::add));
@@ -46,6 +50,7 @@ final class FlowLookups {
             nets.forEach(c -> (set ? networkSets : endpoints).put(c, l.key(), e));
         } else if (u instanceof DataplaneUpdate.FlowLookupRemove r) {
             remove(r.key());
+            services.remove(r.key());
         }
     }
 
@@ -85,8 +90,13 @@ final class FlowLookups {
         return e == null ? null : e.endpoint().labels();
     }
 
+    /** {@return the service dialled at {@code address:port} (before DNAT), or null} ({@link ServiceIndex#lookup}) */
+    ServiceIndex.ServiceName service(java.net.InetAddress address, int port, int protocol) {
+        return services.lookup(address, port, protocol);
+    }
+
     int size() {
-        return byKey.size();
+        return byKey.size() + services.size();
     }
 
     /**

@@ -7,11 +7,17 @@ import static calico.felix.calc.Res.netset;
 import static calico.felix.calc.Res.wep;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import calico.api.model.KubernetesService;
+import calico.api.model.KubernetesServiceSpec;
+import calico.api.model.KubernetesServiceSpec.ServicePort;
+import calico.api.model.ObjectMeta;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.felix.calc.DataplaneUpdate.FlowLookupRemove;
 import calico.felix.calc.DataplaneUpdate.FlowLookupType;
 import calico.felix.calc.DataplaneUpdate.FlowLookupUpdate;
+import calico.felix.calc.DataplaneUpdate.ServiceLookupUpdate;
+import calico.felix.calc.DataplaneUpdate.ServicePortLookup;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -19,7 +25,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The whole graph's flow-log lookups: remote workloads, host endpoints (any node) and network
  * sets come out only while the effective configuration has {@code flowLogsGoldmaneServer};
- * turning it on emits what was held, off removes it; local workloads never come as lookups.
+ * turning it on emits what was held, off removes it; local workloads never come as lookups;
+ * Kubernetes Services come as service lookups (addresses, ports with IP protocol numbers).
  */
 class FlowLookupStageTest {
 
@@ -74,6 +81,36 @@ class FlowLookupStageTest {
         // Off again: everything that was sent is removed.
         h.delete(ResourceKey.of(ResourceKind.FELIX_CONFIGURATION, "default"));
         assertThat(lookups(h.last())).hasSize(3).allMatch(u -> u instanceof FlowLookupRemove);
+    }
+
+    static KubernetesService service(String ns, String name, List<String> clusterIPs, ServicePort... ports) {
+        return new KubernetesService(ObjectMeta.namespaced(ns, name), new KubernetesServiceSpec(clusterIPs,
+                List.of("192.0.2.10"), List.of("198.51.100.10"), List.of(ports)));
+    }
+
+    @Test
+    void kubernetesServicesComeAsServiceLookupsWithIpProtocolNumbersOnlyWhileFlowLogsAreOn() {
+        Harness h = new Harness(NODE);
+        h.put(service("shop", "api", List.of("10.96.0.10", "fd00:96::10"),
+                new ServicePort("http", "TCP", 80, 30080), new ServicePort("dns", "UDP", 53, 0),
+                new ServicePort("assoc", "SCTP", 9999, 0), new ServicePort("odd", "QUIC", 443, 0)),
+                service("shop", "portless", List.of("10.96.0.11")));
+        h.inSync();
+        assertThat(allLookups(h)).as("flow logs off").isEmpty();
+
+        h.put(InfraFixtures.felixConfig("default", Map.of("flowLogsGoldmaneServer", "goldmane:7443")));
+        assertThat(lookups(h.last())).as("a service without a port a client can dial is not held")
+                .containsExactly(new ServiceLookupUpdate("KubernetesService/shop/api", "shop", "api",
+                        List.of("10.96.0.10", "fd00:96::10", "192.0.2.10", "198.51.100.10"),
+                        List.of(new ServicePortLookup("http", 6, 80, 30080), new ServicePortLookup("dns", 17, 53, 0),
+                                new ServicePortLookup("assoc", 132, 9999, 0))));
+
+        h.put(service("shop", "api", List.of("10.96.0.10"), new ServicePort("", null, 8080, 0)));
+        assertThat(lookups(h.last())).containsExactly(new ServiceLookupUpdate("KubernetesService/shop/api", "shop",
+                "api", List.of("10.96.0.10", "192.0.2.10", "198.51.100.10"),
+                List.of(new ServicePortLookup("", 6, 8080, 0))));
+        h.delete(ResourceKey.of(ResourceKind.KUBERNETES_SERVICE, "shop", "api"));
+        assertThat(lookups(h.last())).containsExactly(new FlowLookupRemove("KubernetesService/shop/api"));
     }
 
     @Test

@@ -374,10 +374,44 @@ class FlowAggregatorTest {
         assertThat(f.getNumConnectionsLive()).as("the dump holds it: not ended").isEqualTo(1);
         assertThat(f.getKey().getDestName()).isEqualTo("api");
         assertThat(f.getKey().getDestServicePort()).isEqualTo(80);
-        assertThat(f.getKey().getDestServiceName()).as("no Service data reaches felix").isEmpty();
+        assertThat(f.getKey().getDestServiceName()).as("no Service known for 10.96.0.10:80").isEmpty();
         assertThat(f.getDestIpsList()).containsExactly("10.70.0.2");
         // The entry leaves the table: completed.
         agg.onConntrackDump(List.of());
         assertThat(only(agg.flush(1015, 1030), Reporter.Dst, 8080).getNumConnectionsCompleted()).isEqualTo(1);
+    }
+
+    @Test
+    void aDnatConnectionToAKnownServiceCarriesItsNameNamespaceAndPortName() {
+        FlowLookups l = new FlowLookups();
+        l.apply(new DataplaneUpdate.ServiceLookupUpdate("KubernetesService/prod/api", "prod", "api",
+                List.of("10.96.0.10"), List.of(new DataplaneUpdate.ServicePortLookup("http", 6, 80, 30080))));
+        FlowContext c = FlowContext.of(model, l);
+        FlowAggregator a = new FlowAggregator(() -> c);
+        FlowTuple vip = new FlowTuple(ip("10.70.1.1"), ip("10.96.0.10"), 6, 40005, 80);
+        FlowTuple post = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40005, 8080);
+        FlowTuple reply = post.reversed();
+        a.onNflog(nflog(1, renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 0), post));
+        a.onConntrackDump(List.of(ct(vip, reply, 5, 300, 3, 900, 0xe | ConntrackEntry.STATUS_DST_NAT,
+                ConntrackEntry.TCP_ESTABLISHED)));
+        Flow f = only(a.flush(1000, 1015), Reporter.Dst, 8080);
+        assertThat(f.getKey().getDestServiceNamespace()).isEqualTo("prod");
+        assertThat(f.getKey().getDestServiceName()).isEqualTo("api");
+        assertThat(f.getKey().getDestServicePortName()).isEqualTo("http");
+        assertThat(f.getKey().getDestServicePort()).isEqualTo(80);
+        // Found once, kept: the service going away does not move the live connection to another flow key.
+        l.apply(new DataplaneUpdate.FlowLookupRemove("KubernetesService/prod/api"));
+        assertThat(only(a.flush(1015, 1030), Reporter.Dst, 8080).getKey()).isEqualTo(f.getKey());
+
+        // A NodePort: the client dialled a node's address on 30080, DNAT'd to the same endpoint.
+        l.apply(new DataplaneUpdate.ServiceLookupUpdate("KubernetesService/prod/api", "prod", "api",
+                List.of("10.96.0.10"), List.of(new DataplaneUpdate.ServicePortLookup("http", 6, 80, 30080))));
+        FlowTuple nodePort = new FlowTuple(ip("10.70.1.1"), ip("192.168.1.5"), 6, 40006, 30080);
+        FlowTuple post2 = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40006, 8080);
+        a.onNflog(nflog(1, renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 0), post2));
+        a.onConntrackDump(List.of(ct(nodePort, post2.reversed(), 1, 60, 1, 60, 0xe | ConntrackEntry.STATUS_DST_NAT,
+                ConntrackEntry.TCP_ESTABLISHED)));
+        assertThat(a.flush(1030, 1045)).filteredOn(x -> x.getKey().getDestServicePort() == 30080).singleElement()
+                .satisfies(x -> assertThat(x.getKey().getDestServiceName()).isEqualTo("api"));
     }
 }

@@ -108,6 +108,12 @@ public final class Admission {
 
     private Resource defaulted(Resource resource) {
         Objects.requireNonNull(resource, "resource");
+        if (resource.resourceKind().kubernetesOnly()) {
+            // Presented from Kubernetes' own objects by the kubernetes datastore; no backend stores it.
+            throw invalid(resource.kind(), List.of(new FieldError("kind", resource.kind()
+                    + " cannot be written: it is read from the Kubernetes API (kubernetes datastore only); "
+                    + "change the Kubernetes object instead")));
+        }
         Resource r;
         try {
             r = validator.defaultAndValidate(resource);

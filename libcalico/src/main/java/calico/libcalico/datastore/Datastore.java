@@ -84,6 +84,15 @@ public interface Datastore extends AutoCloseable {
     /** {@return the datastore's current revision}. */
     long currentRevision();
 
+    /**
+     * {@return whether this backend can hold resources of {@code kind}}. A
+     * {@link ResourceKind#kubernetesOnly() Kubernetes-only} kind exists only on the kubernetes
+     * datastore; elsewhere it is always empty, so a syncer does not watch it.
+     */
+    default boolean presents(ResourceKind kind) {
+        return !kind.kubernetesOnly();
+    }
+
     @Override
     void close();
 }

@@ -1,6 +1,7 @@
 package calico.libcalico.typha;
 
 import calico.api.model.ResourceKind;
+import calico.libcalico.datastore.Datastore;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
@@ -13,7 +14,9 @@ public enum SyncerType {
     /**
      * Everything felix's calculation graph consumes: every kind but IPAM's (blocks, affinities,
      * handles, IPAM configuration), which change with every pod and which felix does not use yet
-     * (it will need blocks with an affinity for routes; add IPAM_BLOCK then).
+     * (it will need blocks with an affinity for routes; add IPAM_BLOCK then). Kubernetes Services
+     * included (flow logs name the service a connection dialled), on the kubernetes datastore
+     * only ({@link #kindsOn}), as Calico's felix syncer watches them in KDD mode only.
      */
     FELIX("felix", EnumSet.complementOf(EnumSet.of(ResourceKind.IPAM_BLOCK, ResourceKind.BLOCK_AFFINITY,
             ResourceKind.IPAM_HANDLE, ResourceKind.IPAM_CONFIGURATION))),
@@ -43,6 +46,13 @@ public enum SyncerType {
     /** {@return the kinds this type's syncer watches (a fresh copy)} */
     public Set<ResourceKind> kinds() {
         return EnumSet.copyOf(kinds);
+    }
+
+    /** {@return the kinds this type's syncer watches on {@code store}}: those it can hold. */
+    public Set<ResourceKind> kindsOn(Datastore store) {
+        Set<ResourceKind> k = kinds();
+        k.removeIf(kind -> !store.presents(kind));
+        return k;
     }
 
     /** Parses a wire name; the error names the field and lists the accepted values. */

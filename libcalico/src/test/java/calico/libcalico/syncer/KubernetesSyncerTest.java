@@ -4,15 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.GlobalNetworkSet;
 import calico.api.model.GlobalNetworkSetSpec;
+import calico.api.model.KubernetesService;
 import calico.api.model.ObjectMeta;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.kubernetes.KubernetesApiServer;
 import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
+import calico.libcalico.datastore.kubernetes.TestServices;
+import calico.libcalico.datastore.memory.MemoryDatastore;
+import calico.libcalico.typha.SyncerType;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
@@ -117,6 +122,42 @@ class KubernetesSyncerTest {
         store.create(gns("c", "10.4.0.0/16"));
         cb.awaitConverged(store, KINDS);
         assertThat(cb.view()).containsKey(ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "c"));
+    }
+
+    /**
+     * Felix's syncer carries Kubernetes Services on this datastore (and only here: other backends
+     * present none), created, updated and deleted in the Kubernetes API.
+     */
+    @Test
+    void felixsSyncerCarriesKubernetesServices() throws Exception {
+        namespace("shop");
+        k8s.services().inNamespace("shop").resource(TestServices.service("api", "10.96.0.10", 80))
+                .create();
+        Set<ResourceKind> kinds = SyncerType.FELIX.kindsOn(store);
+        assertThat(kinds).contains(ResourceKind.KUBERNETES_SERVICE);
+        try (MemoryDatastore memory = new MemoryDatastore()) {
+            assertThat(SyncerType.FELIX.kindsOn(memory)).doesNotContain(ResourceKind.KUBERNETES_SERVICE)
+                    .hasSize(kinds.size() - 1);
+        }
+        syncer = new WatcherSyncer(store, kinds, cb,
+                SyncerOptions.defaults().withRetryDelays(Duration.ofMillis(10), Duration.ofMillis(200)));
+        syncer.start();
+        cb.awaitStatus(SyncerStatus.IN_SYNC);
+        ResourceKey api = ResourceKey.of(ResourceKind.KUBERNETES_SERVICE, "shop", "api");
+        assertThat(((KubernetesService) cb.view().get(api)).spec().clusterIPs()).contains("10.96.0.10");
+
+        k8s.services().inNamespace("shop").withName("api").edit(s -> new ServiceBuilder(s).editSpec()
+                .withExternalIPs("192.0.2.99").endSpec().build());
+        k8s.services().inNamespace("shop").resource(TestServices.service("web", "10.96.0.11", 8080))
+                .create();
+        cb.awaitConverged(store, kinds.toArray(ResourceKind[]::new));
+        assertThat(((KubernetesService) cb.view().get(api)).spec().externalIPs()).containsExactly("192.0.2.99");
+        assertThat(cb.view()).containsKey(ResourceKey.of(ResourceKind.KUBERNETES_SERVICE, "shop", "web"));
+
+        k8s.services().inNamespace("shop").withName("api").delete();
+        cb.awaitConverged(store, kinds.toArray(ResourceKind[]::new));
+        assertThat(cb.view()).doesNotContainKey(api);
+        assertThat(cb.violations()).isEmpty();
     }
 
     private void startSyncer() {

@@ -96,7 +96,7 @@ public final class TyphaServer implements AutoCloseable {
             return;
         }
         for (SyncerType t : SyncerType.values()) {
-            WatcherSyncer s = new WatcherSyncer(datastore, t.kinds(), caches.get(t), SyncerOptions.defaults());
+            WatcherSyncer s = new WatcherSyncer(datastore, t.kindsOn(datastore), caches.get(t), SyncerOptions.defaults());
             syncers.add(s);
             s.start();
         }

@@ -62,7 +62,7 @@ final class TyphaFixture {
     /** {@return key → resourceVersion of every resource felix's syncer covers} */
     static Map<ResourceKey, String> datastoreVersions(Datastore ds) {
         Map<ResourceKey, String> out = new HashMap<>();
-        for (ResourceKind k : SyncerType.FELIX.kinds()) {
+        for (ResourceKind k : SyncerType.FELIX.kindsOn(ds)) {
             for (Resource r : ds.list(k).items()) {
                 out.put(r.key(), r.metadata().resourceVersion());
             }

@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  *   <li>WorkloadEndpoint: Pods only ({@code <node>-k8s-<pod>-eth0});</li>
  *   <li>Profile: Namespaces ({@code kns.<ns>}) and ServiceAccounts ({@code ksa.<ns>.<sa>});</li>
  *   <li>NetworkPolicy: Calico's custom resource plus Kubernetes NetworkPolicies ({@code knp.default.<name>});</li>
- *   <li>Node: Kubernetes Nodes, with Calico's data in their annotations.</li>
+ *   <li>Node: Kubernetes Nodes, with Calico's data in their annotations;</li>
+ *   <li>KubernetesService: Kubernetes Services, read-only (for felix's flow logs).</li>
  * </ul>
  */
 final class KindSources {
@@ -58,6 +59,7 @@ final class KindSources {
                 case PROFILE -> List.of(namespaces(), serviceAccounts());
                 case NETWORK_POLICY -> List.of(crd(kind), kubernetesNetworkPolicies());
                 case NODE -> List.of(kubernetesNodes());
+                case KUBERNETES_SERVICE -> List.of(kubernetesServices());
                 default -> List.of(crd(kind));
             });
         }
@@ -90,6 +92,8 @@ final class KindSources {
                     + "from Namespaces (kns.*) and ServiceAccounts (ksa.*)");
             case NODE -> Optional.of("Node cannot be created or deleted in the kubernetes datastore: nodes are "
                     + "the Kubernetes Nodes (an update writes Calico's fields into their projectcalico.org/* annotations)");
+            case KUBERNETES_SERVICE -> Optional.of("KubernetesService is read-only: it is the Kubernetes Service "
+                    + key.namespace() + "/" + key.name() + "; change the Service instead");
             case NETWORK_POLICY -> key.name().startsWith(NetworkPolicyConverter.NAME_PREFIX)
                     ? Optional.of("NetworkPolicy " + key.namespace() + "/" + key.name() + " is read-only: names "
                             + "starting with " + NetworkPolicyConverter.NAME_PREFIX + " are Kubernetes NetworkPolicies; "
@@ -169,6 +173,11 @@ final class KindSources {
     private Source kubernetesNodes() {
         return new Source(core("Node", "nodes", false), obj -> Converted.of(nodes.convert(obj)),
                 key -> Optional.of(new Source.ObjectRef(null, key.name())));
+    }
+
+    private Source kubernetesServices() {
+        return new Source(core("Service", "services", true), obj -> Converted.of(ServiceConverter.convert(obj)),
+                key -> Optional.of(new Source.ObjectRef(key.namespace(), key.name())));
     }
 
     /**

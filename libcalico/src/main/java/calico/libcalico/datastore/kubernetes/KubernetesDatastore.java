@@ -185,6 +185,12 @@ public final class KubernetesDatastore implements Datastore {
         }
     }
 
+    /** Every kind, Kubernetes-only ones (Services) included. */
+    @Override
+    public boolean presents(ResourceKind kind) {
+        return true;
+    }
+
     @Override
     public long currentRevision() {
         // Any list answers with the API server's current resourceVersion; namespaces are cheap

@@ -59,6 +59,9 @@ public final class KubernetesApiServer implements AutoCloseable {
      */
     public KubernetesApiServer(InetAddress address) {
         for (ResourceKind kind : ResourceKind.values()) {
+            if (kind.kubernetesOnly()) {
+                continue; // a core Kubernetes type, not a custom resource
+            }
             dispatcher.expectCustomResource(new CustomResourceDefinitionContext.Builder()
                     .withGroup(CrdCodec.GROUP).withVersion(CrdCodec.VERSION)
                     .withKind(CrdCodec.crdKind(kind)).withPlural(kind.plural())

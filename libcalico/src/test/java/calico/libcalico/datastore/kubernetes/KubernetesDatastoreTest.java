@@ -14,6 +14,8 @@ import calico.api.model.IPAMConfiguration;
 import calico.api.model.IPAMConfigurationSpec;
 import calico.api.model.IPAMHandle;
 import calico.api.model.IPAMHandleSpec;
+import calico.api.model.KubernetesService;
+import calico.api.model.KubernetesServiceSpec;
 import calico.api.model.NetworkPolicy;
 import calico.api.model.NetworkPolicySpec;
 import calico.api.model.Node;
@@ -36,6 +38,7 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
@@ -48,7 +51,8 @@ import org.junit.jupiter.api.Test;
 /**
  * What only the kubernetes datastore does: Calico's CRD layout, and Kubernetes objects presented
  * as Calico resources (Pods → WorkloadEndpoints, Namespaces/ServiceAccounts → Profiles,
- * NetworkPolicies → knp.default.*, Nodes → Nodes), read-only, in lists, gets and watches.
+ * NetworkPolicies → knp.default.*, Nodes → Nodes, Services → KubernetesServices), read-only, in
+ * lists, gets and watches.
  */
 class KubernetesDatastoreTest {
 
@@ -352,6 +356,61 @@ class KubernetesDatastoreTest {
         assertThatThrownBy(() -> store.delete(ResourceKey.of(ResourceKind.NETWORK_POLICY, "prod", "knp.default.x"), null))
                 .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("are Kubernetes NetworkPolicies");
         assertThat(store.get(ResourceKey.of(ResourceKind.PROFILE, "kns.prod"))).isPresent();
+    }
+
+    @Test
+    void kubernetesServicesArePresentedReadOnlyWithTheirAddressesAndPorts() {
+        namespace("shop", Map.of());
+        k8s.services().inNamespace("shop").resource(TestServices.service("api", "10.96.0.10", 80)).create();
+        k8s.services().inNamespace("shop").resource(new ServiceBuilder().withNewMetadata().withName("headless")
+                .endMetadata().withNewSpec().withClusterIP("None").addNewPort().withPort(5432).endPort()
+                .endSpec().build()).create();
+
+        KubernetesService api = (KubernetesService) store.get(ResourceKey.of(ResourceKind.KUBERNETES_SERVICE, "shop", "api"))
+                .orElseThrow();
+        assertThat(api.metadata().labels()).containsExactlyEntriesOf(Map.of("app", "api"));
+        assertThat(api.spec().clusterIPs()).containsExactly("10.96.0.10", "fd00:96::10");
+        assertThat(api.spec().externalIPs()).containsExactly("192.0.2.10");
+        assertThat(api.spec().loadBalancerIngressIPs()).containsExactly("198.51.100.10");
+        assertThat(api.spec().ports()).containsExactly(
+                new KubernetesServiceSpec.ServicePort("http", "TCP", 80, 30080),
+                new KubernetesServiceSpec.ServicePort("dns", "UDP", 53, 0));
+        KubernetesService headless = (KubernetesService) store.get(
+                ResourceKey.of(ResourceKind.KUBERNETES_SERVICE, "shop", "headless")).orElseThrow();
+        assertThat(headless.spec().clusterIPs()).isEmpty(); // "None" is no address
+        assertThat(headless.spec().ports()).containsExactly(new KubernetesServiceSpec.ServicePort("", "TCP", 5432, 0));
+        assertThat(store.list(ResourceKind.KUBERNETES_SERVICE).items()).extracting(r -> r.metadata().name())
+                .containsExactly("api", "headless");
+
+        assertThatThrownBy(() -> store.create(new KubernetesService(ObjectMeta.namespaced("shop", "x"), api.spec())))
+                .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("KubernetesService cannot be written");
+        assertThatThrownBy(() -> store.update(api))
+                .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("KubernetesService cannot be written");
+        assertThatThrownBy(() -> store.delete(api.key(), null))
+                .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("change the Service instead");
+        assertThat(k8s.services().inNamespace("shop").withName("api").get()).isNotNull();
+    }
+
+    @Test
+    void serviceChangesArriveThroughAWatch() {
+        namespace("shop", Map.of());
+        WatchRecorder rec = new WatchRecorder();
+        try (Watch w = store.watch(ResourceKind.KUBERNETES_SERVICE, null, store.currentRevision(), rec)) {
+            k8s.services().inNamespace("shop").resource(TestServices.service("api", "10.96.0.10", 80)).create();
+            KubernetesService added = (KubernetesService) ((WatchEvent.Added) rec.changes(1, WAIT).get(0)).resource();
+            assertThat(added.spec().ports()).extracting(KubernetesServiceSpec.ServicePort::port).containsExactly(80, 53);
+
+            k8s.services().inNamespace("shop").withName("api").edit(s -> new ServiceBuilder(s).editSpec()
+                    .editFirstPort().withPort(8080).endPort().endSpec().build());
+            WatchEvent.Modified moved = (WatchEvent.Modified) rec.changes(1, WAIT).get(0);
+            assertThat(((KubernetesService) moved.resource()).spec().ports())
+                    .extracting(KubernetesServiceSpec.ServicePort::port).containsExactly(8080, 53);
+            assertThat(moved.previous()).isEqualTo(added);
+
+            k8s.services().inNamespace("shop").withName("api").delete();
+            WatchEvent.Deleted gone = (WatchEvent.Deleted) rec.changes(1, WAIT).get(0);
+            assertThat(gone.key()).isEqualTo(ResourceKey.of(ResourceKind.KUBERNETES_SERVICE, "shop", "api"));
+        }
     }
 
     // ------------------------------------------------------------------ watches of presented kinds
