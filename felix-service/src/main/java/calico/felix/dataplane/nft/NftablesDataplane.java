@@ -7,7 +7,9 @@ import calico.dataplane.nft.NftExpr;
 import calico.dataplane.nft.Nftables;
 import calico.dataplane.nft.SetSpec;
 import calico.dataplane.nft.TableRef;
+import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.calc.PolicyId;
 import calico.felix.dataplane.nft.NftRuleFormatter.DispatchMap;
 import calico.felix.dataplane.nft.NftRuleFormatter.NftChain;
 import calico.felix.dataplane.nft.NftRuleFormatter.NftRule;
@@ -20,6 +22,7 @@ import calico.felix.dataplane.rules.SetPlan;
 import calico.felix.dataplane.rules.GenericChain;
 import calico.felix.dataplane.rules.GenericRule;
 import calico.felix.dataplane.rules.Match;
+import calico.felix.dataplane.rules.Names;
 import calico.felix.dataplane.rules.PolicyDriver;
 import calico.felix.dataplane.rules.Ruleset;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -82,6 +85,10 @@ public final class NftablesDataplane implements PolicyDriver {
 
     private final Nftables nft;
     private final Function<DataplaneModel, Ruleset> renderer;
+    private final PolicyChains policyChains;
+    /** What {@link #desired()} rendered last: which chains exist in which table. */
+    private Ruleset lastRendered;
+    private int policyRulesApplies;
     private final DataplaneModel model = new DataplaneModel();
     private Desired programmed = new Desired(new TreeMap<>(), new TreeMap<>(), new TreeMap<>());
     /**
@@ -115,15 +122,17 @@ public final class NftablesDataplane implements PolicyDriver {
      * @param nft a libnftables context opened on the dataplane thread (in the namespace to program)
      */
     public NftablesDataplane(Nftables nft) {
-        this(nft, incrementalRenderer());
+        this(nft, incrementalRenderer(), (m, id, p) -> RuleRenderer.policyChains(m, BOTH, m.settings().forNftables(), id, p));
     }
+
+    private static final java.util.Set<IpFamily> BOTH = java.util.Collections.unmodifiableSet(
+            java.util.EnumSet.allOf(IpFamily.class));
 
     /** Renders both families, reusing the chains of everything the model still holds unchanged. */
     private static Function<DataplaneModel, Ruleset> incrementalRenderer() {
         RenderCache cache = new RenderCache();
-        java.util.Set<IpFamily> both = java.util.EnumSet.allOf(IpFamily.class);
         // nftablesFilterAllowAction / nftablesFilterDenyAction, not the iptables fields.
-        return m -> RuleRenderer.render(m, both, m.settings().forNftables(), cache);
+        return m -> RuleRenderer.render(m, BOTH, m.settings().forNftables(), cache);
     }
 
     /**
@@ -131,8 +140,20 @@ public final class NftablesDataplane implements PolicyDriver {
      * @param renderer model to ruleset; must produce chains for families {V4, V6}
      */
     public NftablesDataplane(Nftables nft, Function<DataplaneModel, Ruleset> renderer) {
+        this(nft, renderer, null);
+    }
+
+    /** @param policyChains a policy's filter chains as {@code renderer} renders them; null: no policy-only path */
+    private NftablesDataplane(Nftables nft, Function<DataplaneModel, Ruleset> renderer, PolicyChains policyChains) {
         this.nft = Objects.requireNonNull(nft, "nft");
         this.renderer = Objects.requireNonNull(renderer, "renderer");
+        this.policyChains = policyChains;
+    }
+
+    /** A policy's filter-table chains, rendered alone (see {@link RuleRenderer#policyChains}). */
+    @FunctionalInterface
+    private interface PolicyChains {
+        List<GenericChain> render(DataplaneModel model, PolicyId id, CompiledPolicy policy);
     }
 
     @Override
@@ -151,9 +172,16 @@ public final class NftablesDataplane implements PolicyDriver {
     @Override
     public ApplyStats apply(List<DataplaneUpdate> batch) {
         try {
+            List<PolicyId> rulesOnly = inSync ? policyRulesOnly(batch) : null;
             batch.forEach(model::apply);
             ipSetsChanged |= batch.stream().anyMatch(u -> u instanceof DataplaneUpdate.IpSetUpdate
                     || u instanceof DataplaneUpdate.IpSetDeltaUpdate || u instanceof DataplaneUpdate.IpSetRemove);
+            if (rulesOnly != null) {
+                ApplyStats s = applyPolicyRules(rulesOnly);
+                if (s != null) {
+                    return s;
+                }
+            }
             return inSync ? applyDelta() : resync();
         } catch (RuntimeException e) {
             inSync = false;
@@ -193,9 +221,20 @@ public final class NftablesDataplane implements PolicyDriver {
         return b;
     }
 
+    /** {@return what was last programmed} (tests compare it with {@link #desired()}) */
+    Desired programmedDesired() {
+        return programmed;
+    }
+
+    /** {@return how many applies took the policy-rules-only path} (tests) */
+    int policyRulesApplies() {
+        return policyRulesApplies;
+    }
+
     /** {@return what the model renders to now} (for diagnostics and tests) */
     public Desired desired() {
         Ruleset r = renderer.apply(model);
+        lastRendered = r;
         SortedMap<String, NftSet> planned = plannedSets(r);
         if (planned != populatedFrom) {
             populated.retainAll(planned.keySet());
@@ -363,6 +402,108 @@ public final class NftablesDataplane implements PolicyDriver {
 
     private static boolean negated(Match m) {
         return m instanceof Match.InSet s ? s.negated() : ((Match.NamedPortSet) m).negated();
+    }
+
+    /**
+     * {@return the policies of {@code batch} (not yet applied to the model) if all it does is
+     * change the rules of policies that are programmed, in ways that need no new set}, else null.
+     * Then only those policies' filter chains can change: endpoint chains name policies, not
+     * their rules, and the sets the rules name are the same, so {@link #applyPolicyRules} may
+     * skip rendering and diffing the whole table. A policy that also has raw or mangle copies
+     * (host endpoint kinds) takes the whole path.
+     */
+    private List<PolicyId> policyRulesOnly(List<DataplaneUpdate> batch) {
+        if (policyChains == null || lastRendered == null || batch.isEmpty()) {
+            return null;
+        }
+        List<PolicyId> ids = new ArrayList<>(batch.size());
+        for (DataplaneUpdate u : batch) {
+            if (!(u instanceof DataplaneUpdate.ActivePolicyUpdate p) || p.id().staged()) {
+                return null;
+            }
+            CompiledPolicy old = model.policies().get(p.id());
+            if (old == null || !ipSetIds(old).equals(ipSetIds(p.policy()))) {
+                return null;
+            }
+            for (Ruleset.Table t : List.of(Ruleset.Table.RAW, Ruleset.Table.MANGLE)) {
+                SortedMap<String, GenericChain> other = lastRendered.chains().get(t);
+                if (other != null && (other.containsKey(Names.policyInbound(p.id()))
+                        || other.containsKey(Names.policyOutbound(p.id())))) {
+                    return null;
+                }
+            }
+            ids.add(p.id());
+        }
+        return ids;
+    }
+
+    private static java.util.Set<String> ipSetIds(CompiledPolicy p) {
+        return p.ipSetIds().collect(java.util.stream.Collectors.toSet());
+    }
+
+    /**
+     * Rewrites the filter chains of {@code ids} (already in the model) that changed, pruned and
+     * formatted as {@link #desired()} would, and updates {@link #programmed} and the caches so
+     * the next full {@link #desired()} finds them unchanged. {@return null} (nothing written)
+     * when a chain is not programmed or its pruning would change which empty sets are
+     * programmed: the caller takes the whole path.
+     */
+    private ApplyStats applyPolicyRules(List<PolicyId> ids) {
+        long t0 = System.nanoTime();
+        SortedMap<String, NftSet> planned = lastSets;
+        if (planned == null || ipSetsChanged) {
+            return null;
+        }
+        Map<String, NftChain> rewritten = new LinkedHashMap<>();
+        Map<String, Pruned> prunedNow = new HashMap<>();
+        Map<String, Cached<GenericChain, NftChain>> formattedNow = new HashMap<>();
+        for (PolicyId id : new java.util.LinkedHashSet<>(ids)) {
+            for (GenericChain source : policyChains.render(model, id, model.policies().get(id))) {
+                String key = Ruleset.Table.FILTER + "/" + source.name();
+                Pruned last = pruneCache.get(key);
+                if (last == null) {
+                    return null;
+                }
+                Pruned p = pruned(last, source, planned, populated);
+                if (!p.keptEmpty().equals(last.keptEmpty())) {
+                    return null;
+                }
+                Cached<GenericChain, NftChain> hit = chainCache.get(key);
+                NftChain c = hit != null && hit.key().equals(p.result()) ? hit.value()
+                        : NftRuleFormatter.chain(Ruleset.Table.FILTER, p.result());
+                NftChain old = programmed.chains().get(c.name());
+                if (old == null) {
+                    return null;
+                }
+                prunedNow.put(key, p);
+                formattedNow.put(key, new Cached<>(p.result(), c));
+                if (!old.rules().equals(c.rules())) {
+                    rewritten.put(c.name(), c);
+                }
+            }
+        }
+        pruneCache.putAll(prunedNow);
+        chainCache.putAll(formattedNow);
+        if (!rewritten.isEmpty()) {
+            NftBatch b = new NftBatch();
+            rewritten.values().forEach(c -> {
+                b.flushChain(TABLE, c.name());
+                writeRules(b, c);
+            });
+            nft.apply(b);
+            SortedMap<String, NftChain> chains = new TreeMap<>(programmed.chains());
+            chains.putAll(rewritten);
+            programmed = new Desired(chains, programmed.bases(), programmed.sets());
+            generation++;
+            rewritten.keySet().forEach(listed::remove);
+            rewritten.keySet().forEach(pendingRecord::remove);
+        }
+        policyRulesApplies++;
+        if (log.isDebugEnabled()) {
+            log.debug("nftables apply (policy rules only): {} µs, {} chains written", (System.nanoTime() - t0) / 1_000,
+                    rewritten.size());
+        }
+        return new ApplyStats(false, rewritten.size(), 0, 0, 0);
     }
 
     private ApplyStats applyDelta() {

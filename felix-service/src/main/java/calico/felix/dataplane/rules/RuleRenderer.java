@@ -108,6 +108,24 @@ public final class RuleRenderer {
                 model.policyKeysVersion()));
     }
 
+    /**
+     * {@return the filter table's chains of policy {@code id}} (inbound, outbound), exactly as
+     * {@link #render(DataplaneModel, Set, RuleSettings, RenderCache)} renders them: for a driver
+     * that rewrites only these chains when a batch changes nothing but policies' rules.
+     */
+    public static List<GenericChain> policyChains(DataplaneModel model, Set<IpFamily> families, RuleSettings settings,
+                                                  PolicyId id, CompiledPolicy policy) {
+        return new RuleRenderer(model.marks(), model.interfacePrefix(), families, settings).policyChains(id, policy);
+    }
+
+    private List<GenericChain> policyChains(PolicyId id, CompiledPolicy p) {
+        return List.of(
+                new Rules(Names.policyInbound(id), rules(p.inbound(), settings.denyTarget(),
+                        logs((v, i) -> NflogPrefix.policyRule(v, true, i, id)), true)),
+                new Rules(Names.policyOutbound(id), rules(p.outbound(), settings.denyTarget(),
+                        logs((v, i) -> NflogPrefix.policyRule(v, false, i, id)), false)));
+    }
+
     Ruleset renderAll(DataplaneModel model) {
         return renderAll(model, RenderCache.Round.NONE);
     }
@@ -193,12 +211,7 @@ public final class RuleRenderer {
         renderManglePostrouting(model, mangle, heps, chained, any, existing, cache);
         model.policies().forEach((id, p) -> {
             if (!id.staged()) {
-                cache.chains(id, List.of(p), () -> List.of(
-                        new Rules(Names.policyInbound(id), rules(p.inbound(), settings.denyTarget(),
-                                logs((v, i) -> NflogPrefix.policyRule(v, true, i, id)), true)),
-                        new Rules(Names.policyOutbound(id), rules(p.outbound(), settings.denyTarget(),
-                                logs((v, i) -> NflogPrefix.policyRule(v, false, i, id)), false))))
-                        .forEach(c -> add(filter, c));
+                cache.chains(id, List.of(p), () -> policyChains(id, p)).forEach(c -> add(filter, c));
                 refs.addAll(cache.setIds(p));
             }
         });
