@@ -51,7 +51,7 @@ import java.util.stream.Collectors;
  *   <li>{@code --kind wep}: write WorkloadEndpoints across 50 namespaces (watched across all of
  *       them) instead of NetworkSets in one namespace;</li>
  *   <li>{@code --writers N}: writer threads of the second latency run (default 4);</li>
- *   <li>{@code --peer}: a second client, as felix: one watch on the written kind plus the idle ones;</li>
+ *   <li>{@code --peer}: a second client, as felix: a timed watch on the written kind plus the idle ones;</li>
  *   <li>{@code --idle N}: N watches on other kinds that see no writes (felix has about 20);</li>
  *   <li>{@code --progress MS}: the progress-request interval of both clients (default 5000);</li>
  *   <li>{@code --latency-only}: skip the create and list measurements;</li>
@@ -117,13 +117,9 @@ public final class EtcdBench {
                 for (int i = 0; i < o.idle(); i++) {
                     idle.add(watcher.watch(others.get(i % others.size()), null, 0, e -> { }));
                 }
-                if (peer != null) {
-                    idle.add(peer.watch(o.wep() ? ResourceKind.WORKLOAD_ENDPOINT : ResourceKind.NETWORK_SET, null, 0,
-                            e -> { }));
-                }
                 try {
-                    watchLatency(store, o, 1, "a");
-                    watchLatency(store, o, o.writers(), "b");
+                    watchLatency(store, peer, o, 1, "a");
+                    watchLatency(store, peer, o, o.writers(), "b");
                 } finally {
                     idle.forEach(Watch::close);
                 }
@@ -177,13 +173,20 @@ public final class EtcdBench {
                         null));
     }
 
-    private static void watchLatency(EtcdDatastore store, Options o, int writers, String run) throws Exception {
+    /** Writes {@code n} resources and times their {@code Added} events on the writers' client (and on {@code peer}'s, as felix's). */
+    private static void watchLatency(EtcdDatastore store, EtcdDatastore peer, Options o, int writers, String run) throws Exception {
         int n = o.n();
         ResourceKind kind = o.wep() ? ResourceKind.WORKLOAD_ENDPOINT : ResourceKind.NETWORK_SET;
         Map<String, Long> started = new ConcurrentHashMap<>();
         Latencies ours = new Latencies(n);
+        Latencies peers = new Latencies(n);
         long from = store.currentRevision();
-        try (BareJetcdWatch bare = o.bare() ? BareJetcdWatch.open(store.config(), kind, from, started, n) : null;
+        try (Watch p = peer == null ? null : peer.watch(kind, null, from, event -> {
+                 if (event instanceof WatchEvent.Added a) {
+                     peers.add(System.nanoTime() - started.get(a.resource().metadata().name()));
+                 }
+             });
+             BareJetcdWatch bare = o.bare() ? BareJetcdWatch.open(store.config(), kind, from, started, n) : null;
              Watch w = store.watch(kind, null, from, event -> {
                  if (event instanceof WatchEvent.Added a) {
                      ours.add(System.nanoTime() - started.get(a.resource().metadata().name()));
@@ -215,6 +218,10 @@ public final class EtcdBench {
                             + " %d delivered at the last write, the last %.0f ms after it)%n",
                     writers, ours.summary(), n, kind.plural(), n / (written / 1e9), n / (total / 1e9),
                     atLastWrite, (total - written) / 1e6);
+            if (p != null) {
+                peers.await();
+                System.out.printf("  the peer's watch (a second client, as felix): %s%n", peers.summary());
+            }
             if (bare != null) {
                 bare.latencies().await();
                 System.out.printf("  bare jetcd watch, same events: %s%n", bare.latencies().summary());
