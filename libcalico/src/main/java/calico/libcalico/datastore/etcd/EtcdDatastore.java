@@ -78,6 +78,9 @@ public final class EtcdDatastore implements Datastore {
     /** Keys per range request when listing: keeps each response far below gRPC's message limit. */
     static final int LIST_PAGE_SIZE = 500;
 
+    /** Watch responses the transport may deliver ahead of jetcd's one-at-a-time requests (see {@link WatchPrefetch}). */
+    static final int WATCH_PREFETCH = 64;
+
     private static final Comparator<Resource> BY_NAMESPACE_THEN_NAME = Comparator
             .comparing((Resource r) -> r.metadata().namespace(), Comparator.nullsFirst(Comparator.naturalOrder()))
             .thenComparing(r -> r.metadata().name());
@@ -123,7 +126,7 @@ public final class EtcdDatastore implements Datastore {
                 .keepaliveTime(Duration.ofSeconds(10))
                 .keepaliveTimeout(Duration.ofSeconds(5))
                 .maxInboundMessageSize(64 * 1024 * 1024)
-                .interceptor(new UnaryDeadline(timeoutMs));
+                .interceptor(new UnaryDeadline(timeoutMs), new WatchPrefetch(WATCH_PREFETCH));
         if (config.tls()) {
             try {
                 b.sslContext(ssl -> {

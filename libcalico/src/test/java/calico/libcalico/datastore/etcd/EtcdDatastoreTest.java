@@ -32,7 +32,11 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
@@ -279,6 +283,50 @@ class EtcdDatastoreTest {
         store.create(globalSet("a"));
 
         assertThat(after.get(20, TimeUnit.SECONDS)).isEqualTo(1);
+    }
+
+    /**
+     * Watches read ahead of jetcd's one-message requests ({@link WatchPrefetch}): with 8 writers
+     * across namespaces, a watch on the writers' client and one on a second client (as felix's)
+     * still see every create once, in revision order, one callback at a time, then a bookmark.
+     */
+    @Test
+    void watchesOnTwoClientsSeeEveryConcurrentWriteOnceInRevisionOrder() throws Exception {
+        int n = 400;
+        try (EtcdDatastore other = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint())
+                .withProgressInterval(Duration.ofMillis(200)))) {
+            WatchRecorder mine = new WatchRecorder();
+            WatchRecorder theirs = new WatchRecorder();
+            long from = store.currentRevision();
+            try (Watch a = store.watch(ResourceKind.NETWORK_SET, null, from, mine);
+                 Watch b = other.watch(ResourceKind.NETWORK_SET, null, from, theirs)) {
+                ExecutorService writers = Executors.newFixedThreadPool(8);
+                AtomicInteger next = new AtomicInteger();
+                List<Future<?>> done = IntStream.range(0, 8).<Future<?>>mapToObj(
+                        w -> writers.submit(() -> {
+                            for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
+                                store.create(new NetworkSet(ObjectMeta.namespaced("ns" + i % 20, "s" + i),
+                                        new NetworkSetSpec(List.of("10.1.0.0/16"))));
+                            }
+                        })).toList();
+                for (Future<?> f : done) {
+                    f.get(60, TimeUnit.SECONDS);
+                }
+                writers.shutdown();
+                long last = store.currentRevision();
+
+                for (WatchRecorder rec : List.of(mine, theirs)) {
+                    List<WatchEvent> events = rec.changes(n, WAIT);
+                    assertThat(events).allMatch(e -> e instanceof WatchEvent.Added);
+                    assertThat(events.stream().mapToLong(WatchEvent::revision).toArray())
+                            .isSorted().doesNotHaveDuplicates().endsWith(last);
+                    assertThat(events.stream().map(e -> ((WatchEvent.Added) e).resource().metadata().name()))
+                            .containsExactlyInAnyOrderElementsOf(IntStream.range(0, n).mapToObj(i -> "s" + i).toList());
+                    assertThat(rec.next(e -> e instanceof WatchEvent.Bookmark, WAIT).revision()).isGreaterThanOrEqualTo(last);
+                    assertThat(rec.overlaps()).isZero();
+                }
+            }
+        }
     }
 
     @Test
