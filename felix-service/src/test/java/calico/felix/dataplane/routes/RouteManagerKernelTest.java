@@ -264,6 +264,27 @@ class RouteManagerKernelTest {
         assertThat(inHost.call(manager::pendingInterfaces)).containsExactly(B_IF);
     }
 
+    @Test
+    void manyPendingInterfacesAreLookedUpInOneDumpAndStillPickedUpByTheNextApply() {
+        // More pending interfaces than one apply looks up one by one: the apply dumps the links.
+        List<Resource> weps = new ArrayList<>(List.of(allowAllProfile()));
+        for (int i = 0; i <= RouteManager.LOOKUPS_BEFORE_DUMP; i++) {
+            weps.add(wep("p" + i, "calipend" + i, "10.65.1." + (i + 1) + "/32"));
+        }
+        weps.add(wep("b", B_IF, B_IP + "/32"));
+        put(weps.toArray(Resource[]::new));
+        assertThat(inHost.call(manager::pendingInterfaces)).hasSize(RouteManager.LOOKUPS_BEFORE_DUMP + 2);
+
+        // b's veth appears with no announcement; an apply that touches no endpoint still finds it.
+        wireWorkload(b, B_IF, B_IP);
+        RouteManager.Stats s = inHost.call(() -> manager.apply(List.of()));
+        assertThat(s.interfacesConfigured()).isEqualTo(1);
+        assertThat(s.routesAdded()).isEqualTo(1);
+        assertThat(ourRoutes("-4")).containsExactly(Map.entry(B_IP, B_IF));
+        assertThat(inHost.call(manager::pendingInterfaces)).hasSize(RouteManager.LOOKUPS_BEFORE_DUMP + 1)
+                .doesNotContain(B_IF);
+    }
+
     private void put(Resource... resources) {
         graph.onUpdates(Arrays.stream(resources).map(r -> Update.of(UpdateType.NEW, r, ++revision)).toList());
         flush();
