@@ -41,6 +41,7 @@ class NftablesDataplaneKernelTest {
     private static final String IF_A = "caliaaaa";
     private static final String IF_B = "calibbbb";
 
+    private NftLab lab;
     private NetNs ns;
     private NamespaceThread thread;
     private Nftables nft;
@@ -52,9 +53,10 @@ class NftablesDataplaneKernelTest {
     @BeforeEach
     void setUp() {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        ns = NetNs.create("nftdrv");
-        thread = new NamespaceThread(ns);
-        nft = thread.call(Nftables::open);
+        lab = NftLab.open("nftdrv");
+        ns = lab.ns();
+        thread = lab.thread();
+        nft = lab.nft();
         driver = new NftablesDataplane(nft, m -> ruleset());
         chains.put("cali-FORWARD", new GenericChain.Rules("cali-FORWARD", List.of(
                 GenericRule.of(new Target.ClearMark(0x30000)),
@@ -66,12 +68,8 @@ class NftablesDataplaneKernelTest {
 
     @AfterEach
     void tearDown() {
-        if (thread != null) {
-            thread.run(nft::close);
-            thread.close();
-        }
-        if (ns != null) {
-            ns.close();
+        if (lab != null) {
+            lab.close();
         }
     }
 

@@ -37,6 +37,7 @@ class NftablesPolicyRulesPathTest {
 
     private static final int POLICIES = 6;
 
+    private NftLab lab;
     private NetNs ns;
     private NamespaceThread thread;
     private Nftables nft;
@@ -45,21 +46,18 @@ class NftablesPolicyRulesPathTest {
     @BeforeEach
     void setUp() {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        ns = NetNs.create("nftpol");
-        thread = new NamespaceThread(ns);
-        nft = thread.call(Nftables::open);
+        lab = NftLab.open("nftpol");
+        ns = lab.ns();
+        thread = lab.thread();
+        nft = lab.nft();
         driver = new NftablesDataplane(nft);
         apply(initial());
     }
 
     @AfterEach
     void tearDown() {
-        if (thread != null) {
-            thread.run(nft::close);
-            thread.close();
-        }
-        if (ns != null) {
-            ns.close();
+        if (lab != null) {
+            lab.close();
         }
     }
 
