@@ -116,6 +116,7 @@ public final class EtcdDatastore implements Datastore {
 
     private static Client clientFor(EtcdConfig config) {
         long timeoutMs = config.requestTimeout().toMillis();
+        ClientInterceptor[] interceptors = interceptors(timeoutMs);
         ClientBuilder b = Client.builder()
                 .endpoints(config.endpoints())
                 // Fail fast while the connection is down instead of queueing calls forever.
@@ -126,7 +127,7 @@ public final class EtcdDatastore implements Datastore {
                 .keepaliveTime(Duration.ofSeconds(10))
                 .keepaliveTimeout(Duration.ofSeconds(5))
                 .maxInboundMessageSize(64 * 1024 * 1024)
-                .interceptor(new UnaryDeadline(timeoutMs), new WatchPrefetch(WATCH_PREFETCH));
+                .interceptor(interceptors[0], java.util.Arrays.copyOfRange(interceptors, 1, interceptors.length));
         if (config.tls()) {
             try {
                 b.sslContext(ssl -> {
@@ -491,6 +492,11 @@ public final class EtcdDatastore implements Datastore {
     }
 
     /** Puts a deadline on every unary etcd call; watch streams are long-lived and get none. */
+    /** {@return what every call to etcd passes through}: a deadline on unary calls, read-ahead on watches */
+    static ClientInterceptor[] interceptors(long timeoutMs) {
+        return new ClientInterceptor[] {new UnaryDeadline(timeoutMs), new WatchPrefetch(WATCH_PREFETCH)};
+    }
+
     private record UnaryDeadline(long timeoutMs) implements ClientInterceptor {
         @Override
         public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {

@@ -106,4 +106,9 @@ class WatchPrefetchTest {
         assertThat(range).isNotInstanceOf(ForwardingClientCall.class);
         assertThatThrownBy(() -> new WatchPrefetch(0)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void everyEtcdClientOfTheDatastoreReadsWatchesAhead() {
+        assertThat(EtcdDatastore.interceptors(1_000)).contains(new WatchPrefetch(EtcdDatastore.WATCH_PREFETCH));
+    }
 }
