@@ -493,7 +493,16 @@ public final class NftablesDataplane implements PolicyDriver {
             nft.apply(b);
             SortedMap<String, NftChain> chains = new TreeMap<>(programmed.chains());
             chains.putAll(rewritten);
+            Desired before = programmed;
             programmed = new Desired(chains, programmed.bases(), programmed.sets());
+            if (counted == before) {
+                int delta = 0;
+                for (NftChain c : rewritten.values()) {
+                    delta += c.rules().size() - before.chains().get(c.name()).rules().size();
+                }
+                counts = new Programmed(counts.chains(), counts.rules() + delta, counts.sets(), counts.setMembers());
+                counted = programmed;
+            }
             generation++;
             rewritten.keySet().forEach(listed::remove);
             rewritten.keySet().forEach(pendingRecord::remove);
@@ -802,13 +811,30 @@ public final class NftablesDataplane implements PolicyDriver {
         return p.repaired().size() + p.strangeChains().size() + p.strangeSets().size() + p.strangeMaps().size();
     }
 
+    /**
+     * {@inheritDoc} Felix asks after every apply: counted once per programmed state (a walk of
+     * every chain and set, ~1 ms at 5,000 chains), and carried forward by the policy-rules-only
+     * path, which changes only rule counts.
+     */
     @Override
     public Programmed programmed() {
-        int chains = programmed.chains().size() + programmed.bases().size();
-        int rules = programmed.chains().values().stream().mapToInt(c -> c.rules().size()).sum()
-                + programmed.bases().values().stream().mapToInt(b -> b.jumps().size()).sum();
-        int members = programmed.sets().values().stream().mapToInt(s -> s.members().size()).sum();
-        return new Programmed(chains, rules, programmed.sets().size(), members);
+        if (counted != programmed) {
+            counts = countsOf(programmed);
+            counted = programmed;
+        }
+        return counts;
+    }
+
+    /** The state {@link #counts} describes. */
+    private Desired counted;
+    private Programmed counts;
+
+    static Programmed countsOf(Desired d) {
+        int chains = d.chains().size() + d.bases().size();
+        int rules = d.chains().values().stream().mapToInt(c -> c.rules().size()).sum()
+                + d.bases().values().stream().mapToInt(b -> b.jumps().size()).sum();
+        int members = d.sets().values().stream().mapToInt(s -> s.members().size()).sum();
+        return new Programmed(chains, rules, d.sets().size(), members);
     }
 
     /** Deletes our table (and with it every chain, set and map of ours); the driver is unusable after. */

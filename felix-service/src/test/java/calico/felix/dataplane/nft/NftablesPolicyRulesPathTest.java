@@ -120,6 +120,8 @@ class NftablesPolicyRulesPathTest {
             List<CompiledRule> rules = random.nextBoolean() ? List.of(rule) : List.of(rule, allowFrom(set, 9090));
             apply(List.of(update(which, rules.toArray(CompiledRule[]::new))));
             assertThat(driver.programmedDesired()).as("step %d", step).isEqualTo(driver.desired());
+            assertThat(thread.call(driver::programmed)).as("step %d", step)
+                    .isEqualTo(NftablesDataplane.countsOf(driver.desired()));
         }
         assertThat(driver.policyRulesApplies()).isGreaterThan(fast + 20);
         assertThat(thread.call(driver::refresh)).as("chains repaired by a refresh").isZero();
@@ -127,6 +129,7 @@ class NftablesPolicyRulesPathTest {
 
     private void assertSameAsWholePath() {
         assertThat(driver.programmedDesired()).isEqualTo(driver.desired());
+        assertThat(thread.call(driver::programmed)).isEqualTo(NftablesDataplane.countsOf(driver.desired()));
         assertThat(thread.call(driver::refresh)).as("chains repaired by a refresh").isZero();
     }
 
