@@ -160,6 +160,10 @@ public final class PolicyScaleBench {
                 Instant write = Instant.now();
                 store.update(namespaced(i, port));
                 FelixProcess.LastApply after = awaitBatch(felix, before.batches());
+                // An apply that began before the write (a read-back's repair, say) is not this change's.
+                while (after.took() != null && after.at().minus(after.took()).isBefore(write)) {
+                    after = awaitBatch(felix, after.batches());
+                }
                 ms[k] = Duration.between(write, after.at()).toMillis();
                 applyMs[k] = after.took() == null ? -1 : after.took().toMillis();
                 if (after.batches() != before.batches() + 1) {
