@@ -5,6 +5,7 @@ import calico.api.model.HostEndpoint;
 import calico.api.model.KubernetesService;
 import calico.api.model.KubernetesServiceSpec;
 import calico.api.model.NetworkSet;
+import calico.api.model.Protocol;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.api.model.WorkloadEndpoint;
@@ -17,7 +18,6 @@ import calico.libcalico.syncer.Update;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -134,16 +134,11 @@ final class FlowLookupStage {
         ips.addAll(svc.spec().loadBalancerIngressIPs());
         List<ServicePortLookup> ports = new ArrayList<>();
         for (KubernetesServiceSpec.ServicePort p : svc.spec().ports()) {
-            int proto = switch (p.protocol().toUpperCase(Locale.ROOT)) {
-                case "TCP" -> 6;
-                case "UDP" -> 17;
-                case "SCTP" -> 132;
-                default -> -1;
-            };
+            Protocol proto = Protocol.of(p.protocol());
             int port = p.port() == null ? 0 : p.port();
             int nodePort = p.nodePort() == null ? 0 : p.nodePort();
-            if (proto > 0 && (port > 0 || nodePort > 0)) {
-                ports.add(new ServicePortLookup(p.name(), proto, port, nodePort));
+            if (proto.supportsPorts() && (port > 0 || nodePort > 0)) {
+                ports.add(new ServicePortLookup(p.name(), proto.toNumber(), port, nodePort));
             }
         }
         return ports.isEmpty() ? null

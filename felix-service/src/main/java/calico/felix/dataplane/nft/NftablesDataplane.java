@@ -71,6 +71,9 @@ public final class NftablesDataplane implements PolicyDriver {
     private static final TableRef TABLE = NftNames.TABLE;
     /** Up to this many members, a set losing members is flushed and refilled rather than edited. */
     private static final int REFILL_LIMIT = 10_000;
+    /** One inet chain serves both families. */
+    private static final java.util.Set<IpFamily> BOTH = java.util.Collections.unmodifiableSet(
+            java.util.EnumSet.allOf(IpFamily.class));
 
     /** A base chain: its hook and the entry chains it jumps to, in order. */
     record Base(BaseChain spec, List<String> jumps) {
@@ -124,9 +127,6 @@ public final class NftablesDataplane implements PolicyDriver {
     public NftablesDataplane(Nftables nft) {
         this(nft, incrementalRenderer(), (m, id, p) -> RuleRenderer.policyChains(m, BOTH, m.settings().forNftables(), id, p));
     }
-
-    private static final java.util.Set<IpFamily> BOTH = java.util.Collections.unmodifiableSet(
-            java.util.EnumSet.allOf(IpFamily.class));
 
     /** Renders both families, reusing the chains of everything the model still holds unchanged. */
     private static Function<DataplaneModel, Ruleset> incrementalRenderer() {

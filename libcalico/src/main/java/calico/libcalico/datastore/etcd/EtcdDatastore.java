@@ -116,7 +116,6 @@ public final class EtcdDatastore implements Datastore {
 
     private static Client clientFor(EtcdConfig config) {
         long timeoutMs = config.requestTimeout().toMillis();
-        ClientInterceptor[] interceptors = interceptors(timeoutMs);
         ClientBuilder b = Client.builder()
                 .endpoints(config.endpoints())
                 // Fail fast while the connection is down instead of queueing calls forever.
@@ -127,7 +126,7 @@ public final class EtcdDatastore implements Datastore {
                 .keepaliveTime(Duration.ofSeconds(10))
                 .keepaliveTimeout(Duration.ofSeconds(5))
                 .maxInboundMessageSize(64 * 1024 * 1024)
-                .interceptor(interceptors[0], java.util.Arrays.copyOfRange(interceptors, 1, interceptors.length));
+                .interceptors(interceptors(timeoutMs));
         if (config.tls()) {
             try {
                 b.sslContext(ssl -> {
@@ -491,12 +490,12 @@ public final class EtcdDatastore implements Datastore {
         return new DatastoreException.Unavailable(what + ": " + t.getMessage(), t);
     }
 
-    /** Puts a deadline on every unary etcd call; watch streams are long-lived and get none. */
     /** {@return what every call to etcd passes through}: a deadline on unary calls, read-ahead on watches */
-    static ClientInterceptor[] interceptors(long timeoutMs) {
-        return new ClientInterceptor[] {new UnaryDeadline(timeoutMs), new WatchPrefetch(WATCH_PREFETCH)};
+    static List<ClientInterceptor> interceptors(long timeoutMs) {
+        return List.of(new UnaryDeadline(timeoutMs), new WatchPrefetch(WATCH_PREFETCH));
     }
 
+    /** Puts a deadline on every unary etcd call; watch streams are long-lived and get none. */
     private record UnaryDeadline(long timeoutMs) implements ClientInterceptor {
         @Override
         public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
