@@ -9,6 +9,7 @@ import calico.libcalico.goldmane.proto.FlowKey;
 import calico.libcalico.goldmane.proto.FlowListResult;
 import calico.libcalico.goldmane.proto.FlowResult;
 import calico.libcalico.goldmane.proto.Reporter;
+import calico.libcalico.testing.TestCertificates;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -19,7 +20,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The client against a real goldmane: reports arrive and are acknowledged; a goldmane restart,
+ * The client against a real goldmane: reports arrive and are acknowledged, also over mutual TLS
+ * from files (and not with a certificate from another CA); a goldmane restart,
  * with reports submitted while it is away, loses nothing (no persistence: the replay restores
  * everything) and counts nothing twice (with snapshots: the replayed reports are duplicates).
  */
@@ -101,6 +103,33 @@ class GoldmaneClientTest {
                 assertThat(c.sent()).isGreaterThanOrEqualTo(3);
             }
         }
+    }
+
+    @Test
+    void mutualTlsFromFilesReachesGoldmaneAndACertificateFromAnotherCaDoesNot(@TempDir Path dir) throws Exception {
+        TestCertificates certs = TestCertificates.generate(dir.resolve("good"));
+        TestCertificates otherCa = TestCertificates.generate(dir.resolve("other"));
+        long t = bucketStart();
+        try (InProcessGoldmane g = new InProcessGoldmane(0, null, certs);
+                GoldmaneClient good = tlsClient(g.target(), certs);
+                GoldmaneClient foreign = tlsClient(g.target(), otherCa)) {
+            good.submit(List.of(flow("api", t, 3)));
+            foreign.submit(List.of(flow("web", t, 5)));
+            await("ack over mTLS", () -> good.acked() >= 1);
+            assertThat(packets(g.list(), "api")).isEqualTo(3);
+            // The foreign client's handshakes fail (it retries every 100 ms): its report stays
+            // cached, never acknowledged, never stored.
+            Thread.sleep(1_000);
+            assertThat(foreign.acked()).isZero();
+            assertThat(foreign.cached()).isEqualTo(1);
+            assertThat(packets(g.list(), "web")).isZero();
+        }
+    }
+
+    private static GoldmaneClient tlsClient(String target, TestCertificates c) {
+        return new GoldmaneClient(new GoldmaneClient.Settings(target, "node-a", c.clientCert().toString(),
+                c.clientKey().toString(), c.caCert().toString(), Duration.ofMinutes(5), 1000, Duration.ofMillis(100)),
+                Clock.systemUTC());
     }
 
     @Test

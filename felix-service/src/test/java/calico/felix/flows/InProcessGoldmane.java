@@ -5,13 +5,18 @@ import calico.goldmane.persist.SnapshotStore;
 import calico.goldmane.query.Requests;
 import calico.goldmane.server.GoldmaneMetrics;
 import calico.goldmane.server.GoldmaneServer;
+import calico.goldmane.server.GoldmaneTls;
 import calico.goldmane.store.Buckets;
 import calico.goldmane.store.FlowStore;
 import calico.goldmane.store.Window;
 import calico.libcalico.goldmane.proto.FlowListRequest;
 import calico.libcalico.goldmane.proto.FlowListResult;
 import calico.libcalico.goldmane.proto.FlowsGrpc;
+import calico.libcalico.testing.TestCertificates;
+import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.ServerCredentials;
+import io.grpc.TlsChannelCredentials;
 import io.grpc.netty.NettyChannelBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
@@ -36,6 +41,11 @@ public final class InProcessGoldmane implements AutoCloseable {
     private final ManagedChannel channel;
 
     public InProcessGoldmane(int port, Path snapshotDir) {
+        this(port, snapshotDir, null);
+    }
+
+    /** @param tls null for plaintext; else goldmane asks for a client certificate from its CA, as with files in production */
+    public InProcessGoldmane(int port, Path snapshotDir, TestCertificates tls) {
         Clock clock = Clock.systemUTC();
         int head = BUCKETS.index(clock.millis() / 1000);
         FlowStore store = new FlowStore(BUCKETS, 100, head);
@@ -49,18 +59,29 @@ public final class InProcessGoldmane implements AutoCloseable {
         if (snapshots != null) {
             aggregator.addListener(snapshots);
         }
-        server = bind(port, clock);
+        server = bind(port, clock, tls == null ? null : GoldmaneTls.serverCredentials(tls.serverCert().toString(),
+                tls.serverKey().toString(), tls.caCert().toString()));
         aggregator.start();
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+        channel = tls == null ? NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build()
+                : NettyChannelBuilder.forAddress("127.0.0.1", server.port(), clientCredentials(tls)).build();
+    }
+
+    private static ChannelCredentials clientCredentials(TestCertificates tls) {
+        try {
+            return TlsChannelCredentials.newBuilder().trustManager(tls.caCert().toFile())
+                    .keyManager(tls.clientCert().toFile(), tls.clientKey().toFile()).build();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     /** A port just freed may be in use a little longer: retry for a while. */
-    private GoldmaneServer bind(int port, Clock clock) {
+    private GoldmaneServer bind(int port, Clock clock, ServerCredentials credentials) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (true) {
             try {
-                return new GoldmaneServer(aggregator, new Requests(BUCKETS, 1000), clock, metrics, null, "127.0.0.1",
-                        port, Duration.ofSeconds(5));
+                return new GoldmaneServer(aggregator, new Requests(BUCKETS, 1000), clock, metrics, credentials,
+                        "127.0.0.1", port, Duration.ofSeconds(5));
             } catch (RuntimeException e) {
                 if (System.nanoTime() > deadline) {
                     throw e;
