@@ -307,6 +307,9 @@ public final class MemoryDatastore implements Datastore {
         try {
             long cursor = fromRevision == 0 ? revision : fromRevision;
             watch = new MemoryWatch(this, watchIds.incrementAndGet(), kind, ns, cursor, listener);
+            if (cursor + 1 < compactRevision) {
+                watch.lose(); // what it asks for is gone already, as etcd answers an old start revision
+            }
             watches.add(watch);
         } finally {
             lock.readLock().unlock();
@@ -345,8 +348,7 @@ public final class MemoryDatastore implements Datastore {
                         "cannot compact at revision " + revision + ": current revision is " + this.revision);
             }
             if (revision > compactRevision) {
-                compactRevision = revision;
-                history.headMap(revision, false).clear();
+                trimTo(revision);
             }
         } finally {
             lock.writeLock().unlock();
@@ -417,16 +419,19 @@ public final class MemoryDatastore implements Datastore {
             if (cursor >= current) {
                 return new HistoryRead.Events(List.of(), cursor, false);
             }
-            if (cursor + 1 < compactRevision) {
+            if (watch.lost()) {
                 return new HistoryRead.Gone(compactRevision, current);
             }
-            long upTo = Math.min(current, cursor + limit);
+            // Nothing this watch wants was trimmed (trimTo would have said so): skip what was.
+            long from = Math.max(cursor, compactRevision - 1);
+            long upTo = Math.min(current, from + limit);
             List<WatchEvent> events = new ArrayList<>();
-            for (Change c : history.subMap(cursor, false, upTo, true).values()) {
+            for (Change c : history.subMap(from, false, upTo, true).values()) {
                 if (watch.matches(c.key())) {
                     events.add(c.toEvent());
                 }
             }
+            watch.scanned(upTo); // under the lock: trimTo sees exactly what the watch has in hand
             return new HistoryRead.Events(events, upTo, upTo < current);
         } finally {
             lock.readLock().unlock();
@@ -454,11 +459,34 @@ public final class MemoryDatastore implements Datastore {
         history.put(change.revision(), change);
         revision = change.revision();
         if (history.size() > settings.historyLimit()) {
-            long oldestKept = revision - settings.historyLimit() + 1;
-            compactRevision = Math.max(compactRevision, oldestKept);
-            history.headMap(compactRevision, false).clear();
+            trimTo(Math.max(compactRevision, revision - settings.historyLimit() + 1));
         }
-        wakeAll();
+        // Wake only the watches this change is for: waking every watch (a thread hand-off each, per
+        // write) cost more than the deliveries. An idle watch is safe: trimming ends only a watch
+        // that had not yet read a change it wants.
+        for (MemoryWatch w : watches) {
+            if (w.matches(change.key())) {
+                w.wake();
+            }
+        }
+    }
+
+    /**
+     * Drops the history before {@code newCompactRevision} (under the write lock). A watch that
+     * has not read a dropped change it wants is lost (it ends with Compacted, as an etcd watcher
+     * behind a compaction); the others, caught up or merely idle, go on, as etcd's synced watchers.
+     */
+    private void trimTo(long newCompactRevision) {
+        var dropped = history.headMap(newCompactRevision, false);
+        for (Change c : dropped.values()) {
+            for (MemoryWatch w : watches) {
+                if (c.revision() > w.scanned() && w.matches(c.key())) {
+                    w.lose();
+                }
+            }
+        }
+        dropped.clear();
+        compactRevision = newCompactRevision;
     }
 
     private void wakeAll() {

@@ -44,6 +44,10 @@ final class MemoryWatch implements Watch {
 
     /** Last revision examined; only the delivery thread touches it after start. */
     private long cursor;
+    /** Revision up to which the log has been read for this watch; written and read under the store's lock. */
+    private long scanned;
+    /** Set by the store when it trimmed a change this watch wanted before reading it. */
+    private volatile boolean lost;
 
     MemoryWatch(MemoryDatastore store, long id, ResourceKind kind, String namespace, long cursor,
                 WatchListener listener) {
@@ -51,6 +55,7 @@ final class MemoryWatch implements Watch {
         this.kind = kind;
         this.namespace = namespace;
         this.cursor = cursor;
+        this.scanned = cursor;
         this.listener = listener;
         this.thread = new Thread(this::run, "memory-watch-" + id + "-" + kind.plural());
         this.thread.setDaemon(true);
@@ -62,6 +67,24 @@ final class MemoryWatch implements Watch {
 
     boolean matches(ResourceKey key) {
         return key.kind() == kind && (namespace == null || namespace.equals(key.namespace()));
+    }
+
+    long scanned() {
+        return scanned;
+    }
+
+    void scanned(long revision) {
+        scanned = revision;
+    }
+
+    boolean lost() {
+        return lost;
+    }
+
+    /** Marks that a change this watch wants was dropped from the history before it was read. */
+    void lose() {
+        lost = true;
+        wake();
     }
 
     /** Tells the delivery thread to look at the log again. Never blocks for long: writers call it. */

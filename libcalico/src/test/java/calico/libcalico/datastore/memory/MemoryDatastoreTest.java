@@ -366,6 +366,23 @@ class MemoryDatastoreTest {
     }
 
     @Test
+    void aWatchIdleWhileOtherKindsAreWrittenIsNotCompactedByTrimming() throws Exception {
+        // Writers wake only the watches a change is for; an idle watch must still move its cursor
+        // past the others' changes before the bounded history trims them away.
+        try (MemoryDatastore small = new MemoryDatastore(MemoryDatastore.Settings.defaults().withHistoryLimit(10))) {
+            EventRecorder idle = new EventRecorder();
+            small.watch(GNS, null, 0, idle);
+            for (int i = 0; i < 200; i++) {
+                small.create(networkSet("ns1", "n" + i, "10.0.1.0/24"));
+            }
+            Resource mine = small.create(globalSet("mine", "10.0.0.0/24"));
+
+            assertThat(idle.next()).isEqualTo(new WatchEvent.Added(mine, rev(mine)));
+            idle.expectSilence();
+        }
+    }
+
+    @Test
     void aLiveWatchThatFallsBehindACompactionEndsWithCompacted() throws Exception {
         try (MemoryDatastore small = new MemoryDatastore(MemoryDatastore.Settings.defaults().withHistoryLimit(10))) {
             CountDownLatch entered = new CountDownLatch(1);
