@@ -7,9 +7,11 @@ import calico.libcalico.typha.proto.TyphaGrpc;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.netty.util.internal.ThreadExecutorMap;
 import java.util.Comparator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
@@ -50,12 +52,22 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
                     + settings.maxConnections() + " (TYPHA_MAXCONNECTIONSUPPERLIMIT)").asRuntimeException());
             return new Discard();
         }
-        ClientConnection c = new ClientConnection(ids.incrementAndGet(), this, out, sender);
+        ClientConnection c = new ClientConnection(ids.incrementAndGet(), this, out, drainExecutor());
         connections.put(c.id(), c);
         metrics.accepted();
         out.setOnReadyHandler(c::requestDrain);
         out.setOnCancelHandler(() -> c.onError(Status.CANCELLED.asRuntimeException()));
         return c;
+    }
+
+    /**
+     * The executor for a new stream's drain: the Netty event loop that owns its connection (the
+     * server runs handlers directly on it), so that framing and writing a message stay on one
+     * thread, with no hand-off per client per message; the sender pool when called elsewhere.
+     */
+    private Executor drainExecutor() {
+        Executor loop = ThreadExecutorMap.currentExecutor();
+        return loop != null ? loop : sender;
     }
 
     SnapshotCache cache(SyncerType type) {

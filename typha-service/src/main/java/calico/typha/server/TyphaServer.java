@@ -104,6 +104,9 @@ public final class TyphaServer implements AutoCloseable {
                 : new InetSocketAddress(settings.host(), settings.port());
         NettyServerBuilder b = credentials == null ? NettyServerBuilder.forAddress(at)
                 : NettyServerBuilder.forAddress(at, credentials);
+        // Handlers run on the connection's event loop (they never block), and so does each client's
+        // drain (SyncService): a message handed to gRPC is written by the thread that framed it.
+        b.directExecutor();
         var definition = service.definition(encoded);
         server = b.addService(identityCheck == null ? definition
                 : ServerInterceptors.intercept(definition, identityCheck)).build();
