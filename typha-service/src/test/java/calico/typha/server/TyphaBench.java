@@ -57,6 +57,9 @@ public final class TyphaBench {
 
     private static final String STAMP = "\"bench-t\":\"";
 
+    /** Seconds of updates in the warm-up round: enough sends for the JIT to finish the delta path. */
+    private static final int WARM_UP_SECONDS = 8;
+
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("server")) {
             server(Integer.parseInt(args[1]));
@@ -229,7 +232,7 @@ public final class TyphaBench {
                                Options opts, int resources) throws Exception {
         long t0 = System.nanoTime();
         long typhaCpu0 = Long.parseLong(command(in, out, "CPU"));
-        Latencies latencies = new Latencies(n * rate * 2 + n * 16);
+        Latencies latencies = new Latencies(n * rate * WARM_UP_SECONDS + n * 16);
         CountDownLatch inSync = new CountDownLatch(n);
         List<BenchClient> warm = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -238,7 +241,7 @@ public final class TyphaBench {
         if (!inSync.await(300, TimeUnit.SECONDS)) {
             throw new IllegalStateException("warm-up clients did not get in sync");
         }
-        long written = Long.parseLong(command(in, out, "UPDATES " + rate + " 2"));
+        long written = Long.parseLong(command(in, out, "UPDATES " + rate + " " + WARM_UP_SECONDS));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (latencies.count() < written * n && System.nanoTime() < deadline) {
             Thread.sleep(20);
@@ -301,28 +304,44 @@ public final class TyphaBench {
      * threads of {@code pid}} (/proc/PID/task/TID/schedstat: the kernel's own accounting; a thread
      * that ended meanwhile is not counted)
      */
+    /**
+     * {@return seconds the live threads of {@code pid} ran and waited runnable for a CPU, and of
+     * the run time the JIT compiler's and the garbage collector's shares} (schedstat per thread;
+     * threads that ended meanwhile are not counted)
+     */
     private static double[] schedWait(long pid) {
         double run = 0;
         double wait = 0;
+        double jit = 0;
+        double gc = 0;
         try (var tasks = java.nio.file.Files.list(java.nio.file.Path.of("/proc/" + pid + "/task"))) {
             for (java.nio.file.Path t : tasks.toList()) {
                 try {
                     String[] f = java.nio.file.Files.readString(t.resolve("schedstat")).trim().split(" ");
-                    run += Long.parseLong(f[0]) / 1e9;
+                    String comm = java.nio.file.Files.readString(t.resolve("comm")).trim();
+                    double ran = Long.parseLong(f[0]) / 1e9;
+                    run += ran;
                     wait += Long.parseLong(f[1]) / 1e9;
+                    if (comm.contains("CompilerThre")) {
+                        jit += ran;
+                    } else if (comm.startsWith("G1 ") || comm.startsWith("GC Thread")) {
+                        gc += ran;
+                    }
                 } catch (java.io.IOException | RuntimeException e) {
                     // the thread ended
                 }
             }
         } catch (java.io.IOException e) {
-            return new double[] {Double.NaN, Double.NaN};
+            return new double[] {Double.NaN, Double.NaN, Double.NaN, Double.NaN};
         }
-        return new double[] {run, wait};
+        return new double[] {run, wait, jit, gc};
     }
 
     private static void printSched(double[] t0, double[] t1, double[] b0, double[] b1) {
-        System.out.printf("  scheduler: typha's threads ran %.1f s and waited %.1f s for a CPU while runnable; the "
-                + "clients' ran %.1f s and waited %.1f s%n", t1[0] - t0[0], t1[1] - t0[1], b1[0] - b0[0], b1[1] - b0[1]);
+        System.out.printf("  scheduler: typha's threads ran %.1f s (JIT compiler %.1f s, GC %.1f s) and waited %.1f s "
+                + "for a CPU while runnable; the clients' ran %.1f s (JIT %.1f s, GC %.1f s) and waited %.1f s%n",
+                t1[0] - t0[0], t1[2] - t0[2], t1[3] - t0[3], t1[1] - t0[1],
+                b1[0] - b0[0], b1[2] - b0[2], b1[3] - b0[3], b1[1] - b0[1]);
     }
 
     /** Pins every thread of process {@code pid} (and so the threads it starts) to {@code cpus}. */
