@@ -45,11 +45,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * from datastore write to receipt by each client.
  *
  * <p>{@code bench/run.sh typha-service calico.typha.server.TyphaBench [clients] [resources] [rate] [seconds]
- * [kvs-gzip|gzip|none] [inflate-all] [overlap] [cold] [direct]} (defaults 1000 20000 200 10 kvs-gzip): what the clients accept
+ * [kvs-gzip|gzip|none] [inflate-all] [overlap] [cold] [direct|pool|grpc-pool]} (defaults 1000 20000 200 10 kvs-gzip): what the clients accept
  * (kvs-gzip as felix's TyphaClient), whether every client inflates the snapshot (default every 50th;
  * see {@link BenchClient}), and whether the updates run while the clients are still syncing
  * ("during catch-up") instead of after all are in sync ("steady state"); "cold" skips the warm-up
- * round (200 clients synced, two seconds of updates, disconnected) that otherwise comes first.
+ * round (200 clients synced, eight seconds of updates, disconnected) that otherwise comes first.
  * Typha's own CPU time per phase is printed beside the wall-clock figures: on this shared machine
  * it is the measure of typha's cost that the clients and other load do not distort.
  */
@@ -82,7 +82,9 @@ public final class TyphaBench {
         if (typhaCpus != null && !typhaCpus.isBlank()) {
             childCmd.addAll(List.of("taskset", "-c", typhaCpus.trim()));
         }
-        childCmd.addAll(List.of(javaBin(), "-Xms256m", "-Xmx3g"));
+        // The collector typha is launched with (./calico, typha-service/DESIGN.md): G1's concurrent
+        // refinement cost typha ~1 s of CPU per 10 s of this fan-out.
+        childCmd.addAll(List.of(javaBin(), "-Xms256m", "-Xmx3g", "-XX:+UseParallelGC"));
         // Extra JVM options for typha only, e.g. a JFR recording: BENCH_TYPHA_JVM_OPTS="-XX:StartFlightRecording=..."
         String extra = System.getenv("BENCH_TYPHA_JVM_OPTS");
         if (extra != null && !extra.isBlank()) {
@@ -135,7 +137,7 @@ public final class TyphaBench {
                 out.println("UPDATES " + rate + " " + seconds); // answered later; the child writes while clients sync
             }
             for (int i = 0; i < clients; i++) {
-                all.add(new BenchClient(port, "bench-" + i, opts.inflates(i), opts.compression, opts.direct, inSync, latencies));
+                all.add(new BenchClient(port, "bench-" + i, opts.inflates(i), opts.compression, opts.callbacks, inSync, latencies));
             }
             boolean synced = inSync.await(300, TimeUnit.SECONDS);
             double syncSeconds = (System.nanoTime() - t0) / 1e9;
@@ -224,7 +226,7 @@ public final class TyphaBench {
     }
 
     /**
-     * Connects {@code n} clients, lets them sync and receive two seconds of updates, and closes
+     * Connects {@code n} clients, lets them sync and receive {@link #WARM_UP_SECONDS} of updates, and closes
      * them: both JVMs then run compiled code, as a typha that has been up for a while does (a
      * cold JVM spends most of its first connection storm in the JIT compiler).
      */
@@ -236,7 +238,7 @@ public final class TyphaBench {
         CountDownLatch inSync = new CountDownLatch(n);
         List<BenchClient> warm = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            warm.add(new BenchClient(port, "warmup-" + i, opts.inflates(i), opts.compression, opts.direct, inSync, latencies));
+            warm.add(new BenchClient(port, "warmup-" + i, opts.inflates(i), opts.compression, opts.callbacks, inSync, latencies));
         }
         if (!inSync.await(300, TimeUnit.SECONDS)) {
             throw new IllegalStateException("warm-up clients did not get in sync");
@@ -253,25 +255,57 @@ public final class TyphaBench {
     }
 
     /** What the clients offer in their hello and how many of them inflate the snapshot. */
-    private record Options(String compression, int inflateEvery, boolean overlap, boolean warmup, boolean direct) {
+    /**
+     * Where a bench client's callbacks run. The clients stand in for felixes, which run on their
+     * own nodes; here they share typha's two cores, so the lightest faithful client (every message
+     * received, inflated if compressed, parsed, every KV's label read) distorts typha's figures
+     * least. On the quiet machine the direct client cost ~31 µs per message received, run after
+     * run; a shared pool swung between ~36 and ~77 µs (thread hand-offs and wake-ups), and
+     * gRPC's cached pool (a thread per busy client) cost ~50 µs.
+     */
+    private enum Callbacks {
+        /** On the transport's event-loop threads (the default): no hand-off per message. */
+        DIRECT(", callbacks on the transport threads (direct executor)"),
+        /** One pool, as many threads as CPUs, shared by every client. */
+        POOL(", callbacks on one pool of " + Runtime.getRuntime().availableProcessors() + " threads shared by the clients"),
+        /** gRPC's default executor per channel, an unbounded cached pool, as felix's TyphaClient. */
+        GRPC_DEFAULT(", callbacks on gRPC's default executor (a cached pool)");
+
+        final String description;
+
+        Callbacks(String description) {
+            this.description = description;
+        }
+    }
+
+    private static final java.util.concurrent.ExecutorService CLIENT_CALLBACKS = java.util.concurrent.Executors
+            .newFixedThreadPool(Runtime.getRuntime().availableProcessors(), r -> {
+                Thread t = new Thread(r, "bench-callbacks");
+                t.setDaemon(true);
+                return t;
+            });
+
+    private record Options(String compression, int inflateEvery, boolean overlap, boolean warmup, Callbacks callbacks) {
         static Options parse(String[] args) {
             String compression = "kvs-gzip";
             int inflateEvery = 50;
             boolean overlap = false;
             boolean warmup = true;
-            boolean direct = false;
+            Callbacks callbacks = Callbacks.DIRECT;
             for (String a : args) {
                 switch (a) {
                     case "kvs-gzip", "gzip", "none" -> compression = a;
                     case "inflate-all" -> inflateEvery = 1;
                     case "overlap" -> overlap = true;
                     case "cold" -> warmup = false;
-                    case "direct" -> direct = true;
+                    case "direct" -> callbacks = Callbacks.DIRECT;
+                    case "pool" -> callbacks = Callbacks.POOL;
+                    case "grpc-pool" -> callbacks = Callbacks.GRPC_DEFAULT;
                     default -> throw new IllegalArgumentException("unknown option " + a
-                            + " (kvs-gzip | gzip | none, inflate-all, overlap, cold, direct)");
+                            + " (kvs-gzip | gzip | none, inflate-all, overlap, cold, direct | pool | grpc-pool)");
                 }
             }
-            return new Options(compression, inflateEvery, overlap, warmup, direct);
+            return new Options(compression, inflateEvery, overlap, warmup, callbacks);
         }
 
         /** {@return whether this client counts the snapshot's KVs (plain chunks are always counted)} */
@@ -286,7 +320,7 @@ public final class TyphaBench {
                     : ", every " + inflateEvery + "th client inflates the snapshot, the others checksum the compressed bytes"
                     : "") + (overlap ? ", updates during catch-up" : "")
                     + (warmup ? ", after a warm-up round" : ", cold JVMs")
-                    + (direct ? ", callbacks on the transport threads (direct executor)" : ", callbacks on gRPC's default executor");
+                    + callbacks.description;
         }
     }
 
@@ -588,18 +622,17 @@ public final class TyphaBench {
         private ClientCallStreamObserver<ClientMessage> requests;
         private boolean synced;
 
-        BenchClient(int port, String host, boolean inflates, String compression, boolean direct, CountDownLatch inSync,
+        BenchClient(int port, String host, boolean inflates, String compression, Callbacks callbacks, CountDownLatch inSync,
                     Latencies latencies) {
             this.inSync = inSync;
             this.latencies = latencies;
             this.inflates = inflates;
-            // gRPC's default callback executor, as felix's TyphaClient (a direct executor costs less
-            // CPU but, on a machine shared with other work, its four transport threads get a smaller
-            // share of it than the default pool's many, and the figures come out worse).
-            // "direct": the same decoding on the transport's event-loop threads, without a hand-off per
-            // message to the callback pool (the lighter client mode; felix's TyphaClient uses the pool).
             NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext();
-            this.channel = (direct ? b.directExecutor() : b).build();
+            this.channel = switch (callbacks) {
+                case POOL -> b.executor(CLIENT_CALLBACKS).build();
+                case GRPC_DEFAULT -> b.build();
+                case DIRECT -> b.directExecutor().build();
+            };
             var req = io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
                     channel.newCall(SKIMMING_SYNC, io.grpc.CallOptions.DEFAULT), this);
             ClientHello.Builder hello = ClientHello.newBuilder().setHostname(host).setSyncerType("felix");
