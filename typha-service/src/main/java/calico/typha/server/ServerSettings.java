@@ -17,7 +17,9 @@ import java.time.Duration;
  *                          dropped ({@code TYPHA_MAXDELTALOGUPDATES})
  * @param snapshotChunkBytes bound on one snapshot message's payload
  * @param snapshotMaxAge    a snapshot is reused for new clients for at most this long
- * @param senderThreads     threads that write to clients (each client's writes are serial)
+ * @param senderThreads     threads that write to a client whose stream did not start on a Netty
+ *                          event loop (a stream that did, every stream of {@link TyphaServer},
+ *                          is written by its connection's loop); each client's writes are serial
  * @param rebalanceTarget   when positive, the number of connections above which the oldest
  *                          surplus clients are asked to reconnect elsewhere; 0 disables
  * @param rebalanceInterval how often the surplus is checked, one client moved per check
