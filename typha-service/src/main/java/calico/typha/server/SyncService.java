@@ -64,6 +64,8 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
      * The executor for a new stream's drain: the Netty event loop that owns its connection (the
      * server runs handlers directly on it), so that framing and writing a message stay on one
      * thread, with no hand-off per client per message; the sender pool when called elsewhere.
+     * {@code ThreadExecutorMap} is public but in Netty's internal package: should an upgrade
+     * remove it, drains fall back to the pool and {@code EventLoopDrainTest} says so.
      */
     private Executor drainExecutor() {
         Executor loop = ThreadExecutorMap.currentExecutor();
