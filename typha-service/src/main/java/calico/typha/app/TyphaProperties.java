@@ -136,7 +136,7 @@ public record TyphaProperties(
     ServerSettings serverSettings() {
         ServerSettings d = ServerSettings.defaults(serverPort);
         return new ServerSettings(serverPort, serverHost, maxConnectionsUpperLimit, pingInterval, pongTimeout,
-                maxDeltaLogUpdates, d.snapshotChunkBytes(), d.snapshotMaxAge(), d.senderThreads(), rebalanceTarget(),
+                maxDeltaLogUpdates, d.snapshotChunkBytes(), d.snapshotMaxAge(), rebalanceTarget(),
                 connectionDropInterval);
     }
 }

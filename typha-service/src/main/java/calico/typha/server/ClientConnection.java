@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One client stream. Inbound messages (gRPC's thread) only record facts and request a drain;
- * every outbound call happens in {@link #drain()}, which runs on the sender pool, one run at a
- * time per connection, and writes only while the stream {@code isReady()}: it never blocks, so
+ * every outbound call happens in {@link #drain()}, which runs on the connection's event loop,
+ * one run at a time, and writes only while the stream {@code isReady()}: it never blocks, so
  * a slow client costs the fan-out nothing but its position. A client whose position the delta
  * log no longer covers is ended with RESOURCE_EXHAUSTED.
  */
@@ -58,7 +58,7 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
     private final long id;
     private final SyncService service;
     private final ServerCallStreamObserver<ServerMessage> out;
-    private final Executor sender;
+    private final Executor drainOn;
     private final long openedNanos = System.nanoTime();
     private final AtomicInteger wip = new AtomicInteger();
     private final AtomicReference<Status> closeWith = new AtomicReference<>();
@@ -95,11 +95,11 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
     private List<Breadcrumb> pending = List.of();
     private int pendingIndex;
 
-    ClientConnection(long id, SyncService service, ServerCallStreamObserver<ServerMessage> out, Executor sender) {
+    ClientConnection(long id, SyncService service, ServerCallStreamObserver<ServerMessage> out, Executor drainOn) {
         this.id = id;
         this.service = service;
         this.out = out;
-        this.sender = sender;
+        this.drainOn = drainOn;
     }
 
     long id() {
@@ -219,9 +219,9 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
     void requestDrain() {
         if (wip.getAndIncrement() == 0) {
             try {
-                sender.execute(this::drainLoop);
+                drainOn.execute(this::drainLoop);
             } catch (RejectedExecutionException e) {
-                // The server is closing and its sender pool is gone (a client cancelling, a ping or a
+                // The server is closing and its event loop is gone (a client cancelling, a ping or a
                 // seal racing TyphaServer.close): nothing more can be sent on this stream, and the
                 // transport's shutdown ends it. Let a later wake-up fail the same quiet way.
                 wip.set(0);

@@ -17,16 +17,13 @@ import java.time.Duration;
  *                          dropped ({@code TYPHA_MAXDELTALOGUPDATES})
  * @param snapshotChunkBytes bound on one snapshot message's payload
  * @param snapshotMaxAge    a snapshot is reused for new clients for at most this long
- * @param senderThreads     threads that write to a client whose stream did not start on a Netty
- *                          event loop (a stream that did, every stream of {@link TyphaServer},
- *                          is written by its connection's loop); each client's writes are serial
  * @param rebalanceTarget   when positive, the number of connections above which the oldest
  *                          surplus clients are asked to reconnect elsewhere; 0 disables
  * @param rebalanceInterval how often the surplus is checked, one client moved per check
  */
 public record ServerSettings(int port, String host, int maxConnections, Duration pingInterval, Duration pongTimeout,
                              int maxDeltaLogUpdates, int snapshotChunkBytes, Duration snapshotMaxAge,
-                             int senderThreads, int rebalanceTarget, Duration rebalanceInterval) {
+                             int rebalanceTarget, Duration rebalanceInterval) {
 
     public ServerSettings {
         if (port < 0 || port > 65535) {
@@ -39,7 +36,6 @@ public record ServerSettings(int port, String host, int maxConnections, Duration
         atLeast("maxDeltaLogUpdates", maxDeltaLogUpdates, 1);
         atLeast("snapshotChunkBytes", snapshotChunkBytes, 1024);
         positive("snapshotMaxAge", snapshotMaxAge);
-        atLeast("senderThreads", senderThreads, 1);
         atLeast("rebalanceTarget", rebalanceTarget, 0);
         positive("rebalanceInterval", rebalanceInterval);
     }
@@ -59,32 +55,31 @@ public record ServerSettings(int port, String host, int maxConnections, Duration
     /** Calico-like defaults on a given port. */
     public static ServerSettings defaults(int port) {
         return new ServerSettings(port, "", 10_000, Duration.ofSeconds(10), Duration.ofSeconds(60), 100_000,
-                256 * 1024, Duration.ofSeconds(1), Math.max(2, Runtime.getRuntime().availableProcessors()), 0,
-                Duration.ofSeconds(1));
+                256 * 1024, Duration.ofSeconds(1), 0, Duration.ofSeconds(1));
     }
 
     public ServerSettings withPort(int p) {
         return new ServerSettings(p, host, maxConnections, pingInterval, pongTimeout, maxDeltaLogUpdates,
-                snapshotChunkBytes, snapshotMaxAge, senderThreads, rebalanceTarget, rebalanceInterval);
+                snapshotChunkBytes, snapshotMaxAge, rebalanceTarget, rebalanceInterval);
     }
 
     public ServerSettings withMaxConnections(int n) {
         return new ServerSettings(port, host, n, pingInterval, pongTimeout, maxDeltaLogUpdates, snapshotChunkBytes,
-                snapshotMaxAge, senderThreads, rebalanceTarget, rebalanceInterval);
+                snapshotMaxAge, rebalanceTarget, rebalanceInterval);
     }
 
     public ServerSettings withPing(Duration interval, Duration timeout) {
         return new ServerSettings(port, host, maxConnections, interval, timeout, maxDeltaLogUpdates,
-                snapshotChunkBytes, snapshotMaxAge, senderThreads, rebalanceTarget, rebalanceInterval);
+                snapshotChunkBytes, snapshotMaxAge, rebalanceTarget, rebalanceInterval);
     }
 
     public ServerSettings withMaxDeltaLogUpdates(int n) {
         return new ServerSettings(port, host, maxConnections, pingInterval, pongTimeout, n, snapshotChunkBytes,
-                snapshotMaxAge, senderThreads, rebalanceTarget, rebalanceInterval);
+                snapshotMaxAge, rebalanceTarget, rebalanceInterval);
     }
 
     public ServerSettings withRebalance(int target, Duration interval) {
         return new ServerSettings(port, host, maxConnections, pingInterval, pongTimeout, maxDeltaLogUpdates,
-                snapshotChunkBytes, snapshotMaxAge, senderThreads, target, interval);
+                snapshotChunkBytes, snapshotMaxAge, target, interval);
     }
 }

@@ -10,9 +10,9 @@ import io.grpc.stub.StreamObserver;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.Comparator;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
 
@@ -24,7 +24,6 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
 
     private final Map<SyncerType, SnapshotCache> caches;
     private final ServerSettings settings;
-    private final ExecutorService sender;
     private final String version;
     private final Map<Long, ClientConnection> connections = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
@@ -32,11 +31,10 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
     /** The rebalancing target; the settings' fixed one unless a live source is set (Kubernetes). */
     private volatile IntSupplier rebalanceTarget;
 
-    SyncService(Map<SyncerType, SnapshotCache> caches, ServerSettings settings, ExecutorService sender,
-                String version, TyphaMetrics.Factory metrics) {
+    SyncService(Map<SyncerType, SnapshotCache> caches, ServerSettings settings, String version,
+                TyphaMetrics.Factory metrics) {
         this.caches = caches;
         this.settings = settings;
-        this.sender = sender;
         this.version = version;
         this.metrics = metrics.create(connections::size);
         this.rebalanceTarget = settings::rebalanceTarget;
@@ -62,14 +60,14 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
 
     /**
      * The executor for a new stream's drain: the Netty event loop that owns its connection (the
-     * server runs handlers directly on it), so that framing and writing a message stay on one
-     * thread, with no hand-off per client per message; the sender pool when called elsewhere.
+     * server runs handlers directly on it, so this is called there), so that framing and writing
+     * a message stay on one thread, with no hand-off per client per message.
      * {@code ThreadExecutorMap} is public but in Netty's internal package: should an upgrade
-     * remove it, drains fall back to the pool and {@code EventLoopDrainTest} says so.
+     * remove it, this fails to compile, and {@code EventLoopDrainTest} checks the threads.
      */
-    private Executor drainExecutor() {
-        Executor loop = ThreadExecutorMap.currentExecutor();
-        return loop != null ? loop : sender;
+    private static Executor drainExecutor() {
+        return Objects.requireNonNull(ThreadExecutorMap.currentExecutor(),
+                "a stream starts on its connection's Netty event loop (TyphaServer runs handlers directly)");
     }
 
     SnapshotCache cache(SyncerType type) {

@@ -21,11 +21,9 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,7 +43,6 @@ public final class TyphaServer implements AutoCloseable {
     private final Map<SyncerType, SnapshotCache> caches = new EnumMap<>(SyncerType.class);
     private final List<WatcherSyncer> syncers = new ArrayList<>();
     private final SyncService service;
-    private final ExecutorService sender;
     private final ScheduledExecutorService timer;
     private final ScheduledExecutorService sealer;
     private final EncodedMessages encoded = new EncodedMessages();
@@ -72,15 +69,13 @@ public final class TyphaServer implements AutoCloseable {
         this.settings = settings;
         this.credentials = credentials;
         this.identityCheck = identityCheck;
-        AtomicInteger n = new AtomicInteger();
-        this.sender = Executors.newFixedThreadPool(settings.senderThreads(), r -> daemon(r, "typha-send-" + n.incrementAndGet()));
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "typha-timer"));
         this.sealer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "typha-coalesce"));
         for (SyncerType t : SyncerType.values()) {
             caches.put(t, new SnapshotCache(t.wireName(), settings.maxDeltaLogUpdates(), settings.snapshotChunkBytes(),
                     settings.snapshotMaxAge().toNanos(), COALESCE.toNanos(), MAX_COALESCE.toNanos(), sealer, encoded));
         }
-        this.service = new SyncService(caches, settings, sender, version, TyphaMetrics.on(meters));
+        this.service = new SyncService(caches, settings, version, TyphaMetrics.on(meters));
         this.health = health.registerReporter("SyncServer", true, true, null);
         this.health.report(true, false, "not started");
     }
@@ -212,8 +207,7 @@ public final class TyphaServer implements AutoCloseable {
             Thread.currentThread().interrupt();
             server.shutdownNow();
         }
-        sealer.shutdownNow(); // no more seals waking clients, then no more drains
-        sender.shutdownNow();
+        sealer.shutdownNow(); // no more seals waking clients
         health.report(false, false, "stopped");
     }
 }

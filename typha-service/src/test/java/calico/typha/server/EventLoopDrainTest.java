@@ -7,14 +7,12 @@ import calico.api.model.GlobalNetworkSet;
 import calico.api.model.GlobalNetworkSetSpec;
 import calico.api.model.ObjectMeta;
 import calico.libcalico.datastore.memory.MemoryDatastore;
-import calico.libcalico.health.HealthAggregator;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -52,9 +50,8 @@ class EventLoopDrainTest {
             for (int i = 0; i < 20; i++) {
                 ds.create(set("before-" + i));
             }
-            TyphaServer typha = new TyphaServer(ds, ServerSettings.defaults(0), null, new SimpleMeterRegistry(),
-                    new HealthAggregator(Clock.systemUTC()), "test", recordSenders);
-            typha.start();
+            TyphaServer typha = TyphaFixture.server(ds, ServerSettings.defaults(0), new SimpleMeterRegistry(),
+                    recordSenders);
             List<RawClient> clients = new ArrayList<>();
             try {
                 for (int i = 0; i < 8; i++) {
@@ -62,7 +59,7 @@ class EventLoopDrainTest {
                     c.hello("node-" + i, "felix");
                     clients.add(c);
                 }
-                await("every client in sync", () -> clients.stream().allMatch(EventLoopDrainTest::inSync));
+                await("every client in sync", () -> clients.stream().allMatch(RawClient::inSync));
                 for (int i = 0; i < 30; i++) {
                     ds.create(set("after-" + i));
                 }
@@ -78,11 +75,6 @@ class EventLoopDrainTest {
             assertThat(senders).as("threads that sent on stream %d", stream).hasSize(1);
             assertThat(senders.iterator().next()).as("stream %d's sender", stream).contains("worker-ELG");
         });
-    }
-
-    private static boolean inSync(RawClient c) {
-        return c.received.stream().anyMatch(m -> m.hasStatus()
-                && m.getStatus().getStatus() == calico.libcalico.typha.proto.SyncStatus.IN_SYNC);
     }
 
     private static boolean has(RawClient c, String name) {

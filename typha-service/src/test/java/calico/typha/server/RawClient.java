@@ -3,6 +3,7 @@ package calico.typha.server;
 import calico.libcalico.typha.proto.ClientHello;
 import calico.libcalico.typha.proto.ClientMessage;
 import calico.libcalico.typha.proto.ServerMessage;
+import calico.libcalico.typha.proto.SyncStatus;
 import calico.libcalico.typha.proto.TyphaGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -78,6 +79,11 @@ final class RawClient implements AutoCloseable {
     void hello(String hostname, String syncerType) {
         send(ClientMessage.newBuilder().setHello(ClientHello.newBuilder().setHostname(hostname)
                 .setSyncerType(syncerType)).build());
+    }
+
+    /** {@return whether typha has said IN_SYNC to this client} */
+    boolean inSync() {
+        return received.stream().anyMatch(m -> m.hasStatus() && m.getStatus().getStatus() == SyncStatus.IN_SYNC);
     }
 
     void readAll() {

@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Closing a typha while its clients cancel is quiet: a wake-up that reaches a connection after
- * the sender pool is gone (a cancel, a ping, a seal) is dropped, not thrown into gRPC's or the
+ * its event loop is gone (a cancel, a ping, a seal) is dropped, not thrown into gRPC's or the
  * sealer's thread as a {@link RejectedExecutionException}.
  */
 class ShutdownQuietTest {

@@ -28,7 +28,14 @@ final class TyphaFixture {
     }
 
     static TyphaServer server(Datastore ds, ServerSettings settings, SimpleMeterRegistry meters) {
-        TyphaServer s = new TyphaServer(ds, settings, null, meters, new HealthAggregator(Clock.systemUTC()), "test");
+        return server(ds, settings, meters, null);
+    }
+
+    /** @param interceptor wraps every call, as the TLS identity check does; null for none */
+    static TyphaServer server(Datastore ds, ServerSettings settings, SimpleMeterRegistry meters,
+                              io.grpc.ServerInterceptor interceptor) {
+        TyphaServer s = new TyphaServer(ds, settings, null, meters, new HealthAggregator(Clock.systemUTC()), "test",
+                interceptor);
         s.start();
         return s;
     }

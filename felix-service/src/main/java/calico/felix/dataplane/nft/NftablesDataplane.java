@@ -94,6 +94,9 @@ public final class NftablesDataplane implements PolicyDriver {
     private int policyRulesApplies;
     private final DataplaneModel model = new DataplaneModel();
     private Desired programmed = new Desired(new TreeMap<>(), new TreeMap<>(), new TreeMap<>());
+    /** The state {@link #counts} describes (see {@link #programmed()}). */
+    private Desired counted;
+    private Programmed counts;
     /**
      * Chains read back by a refresh and found to hold exactly what we wrote: their listing, which the
      * next refresh compares with. A chain written since is absent ("unverified") until a refresh
@@ -824,10 +827,6 @@ public final class NftablesDataplane implements PolicyDriver {
         }
         return counts;
     }
-
-    /** The state {@link #counts} describes. */
-    private Desired counted;
-    private Programmed counts;
 
     static Programmed countsOf(Desired d) {
         int chains = d.chains().size() + d.bases().size();
