@@ -75,15 +75,32 @@ public final class Nftables implements AutoCloseable {
             return;
         }
         long t0 = System.nanoTime();
-        String document = batch.toJson();
+        // nft syntax where every command has it: libnftables parses and evaluates it in ~60 % of
+        // the time the same batch takes as JSON; the JSON document stays for the error path.
+        String text = batch.toNft();
+        String document = text != null ? text : batch.toJson();
         long t1 = System.nanoTime();
-        Run r = run(ctx, document, false);
+        Run r;
+        if (text != null) {
+            lib.nft_ctx_output_set_flags(ctx, 0); // input is parsed as nft syntax without the JSON flag
+            try {
+                r = run(ctx, text, false);
+            } finally {
+                lib.nft_ctx_output_set_flags(ctx, LibNftables.NFT_CTX_OUTPUT_JSON);
+            }
+        } else {
+            r = run(ctx, document, false);
+        }
         if (LOG.isDebugEnabled()) {
-            LOG.debug("nftables: {} commands, {} bytes: joined in {} µs, libnftables and the kernel {} µs",
-                    batch.size(), document.length(), (t1 - t0) / 1_000, (System.nanoTime() - t1) / 1_000);
+            LOG.debug("nftables: {} commands, {} bytes of {}: joined in {} µs, libnftables and the kernel {} µs",
+                    batch.size(), document.length(), text != null ? "nft syntax" : "JSON", (t1 - t0) / 1_000,
+                    (System.nanoTime() - t1) / 1_000);
         }
         if (r.status == 0) {
             return;
+        }
+        if (text != null) {
+            document = batch.toJson();
         }
         // A context whose commit failed (or that ran a dry run) keeps a cache that no longer
         // matches the kernel: libnftables 1.0.6 then rejects valid batches ("File exists"). The

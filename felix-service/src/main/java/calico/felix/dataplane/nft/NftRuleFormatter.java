@@ -89,9 +89,22 @@ public final class NftRuleFormatter {
 
     /** {@return {@code chain} of {@code table}, named and formatted for our inet table} */
     public static NftChain chain(Ruleset.Table table, GenericChain chain) {
+        return chain(table, chain, NftRuleFormatter::rule);
+    }
+
+    /**
+     * {@return {@code chain} of {@code table}, named and formatted for our inet table}, its rules
+     * formatted by {@code format} (which must give what {@link #rule} gives: a cache of it)
+     */
+    public static NftChain chain(Ruleset.Table table, GenericChain chain,
+                                 java.util.function.BiFunction<Ruleset.Table, GenericRule, NftRule> format) {
         String name = NftNames.chain(table, chain.name());
         if (chain instanceof GenericChain.Rules r) {
-            return new NftChain(name, r.rules().stream().map(g -> rule(table, g)).toList(), null);
+            List<NftRule> formatted = new ArrayList<>(r.rules().size());
+            for (GenericRule g : r.rules()) {
+                formatted.add(format.apply(table, g));
+            }
+            return new NftChain(name, formatted, null);
         }
         GenericChain.Dispatch d = (GenericChain.Dispatch) chain;
         String map = NftNames.dispatchMap(name);

@@ -111,6 +111,8 @@ public final class NftablesDataplane implements PolicyDriver {
     private NftReader reader;
     /** Formatting is pure: chains and sets whose neutral form did not change reuse their formatted form. */
     private Map<String, Cached<GenericChain, NftChain>> chainCache = new HashMap<>();
+    /** Rules formatted for chains that changed, reused by the next chain with the same rule. */
+    private final FormattedRules formattedRules = new FormattedRules();
     private Map<String, Cached<SetPlan.DesiredSet, NftSet>> setCache = new HashMap<>();
 
     private record Cached<K, V>(K key, V value) {
@@ -259,7 +261,8 @@ public final class NftablesDataplane implements PolicyDriver {
             emptyButNamed.addAll(p.keptEmpty());
             GenericChain g = p.result();
             Cached<GenericChain, NftChain> hit = chainCache.get(key);
-            NftChain c = hit != null && (hit.key() == g || hit.key().equals(g)) ? hit.value() : NftRuleFormatter.chain(table, g);
+            NftChain c = hit != null && (hit.key() == g || hit.key().equals(g)) ? hit.value()
+                    : NftRuleFormatter.chain(table, g, formattedRules::format);
             nextChains.put(key, new Cached<>(g, c));
             if (chains.put(c.name(), c) != null) {
                 throw new IllegalStateException("two chains render to the kernel name " + c.name());
@@ -267,6 +270,11 @@ public final class NftablesDataplane implements PolicyDriver {
         }));
         chainCache = nextChains;
         pruneCache = nextPruned;
+        int rules = 0;
+        for (NftChain c : chains.values()) {
+            rules += c.rules().size();
+        }
+        formattedRules.trim(rules);
         SortedMap<String, Base> bases = new TreeMap<>();
         for (Ruleset.Entry e : r.entries()) {
             String name = NftNames.baseChain(e.table(), e.hook());

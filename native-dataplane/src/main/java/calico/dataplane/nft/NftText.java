@@ -1,0 +1,418 @@
+package calico.dataplane.nft;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * The nft-syntax form of the JSON commands and expressions our builders make, for
+ * {@link Nftables#apply}: libnftables parses and evaluates a large batch as text in about 60 % of
+ * the time it takes for the same batch as JSON (1,000 endpoint chains refilled: 1.3-1.8 s against
+ * 2.6-2.9 s with the nft CLI). Only forms whose text is known to make the same kernel objects
+ * are printed; anything else gives {@code null}, and the batch goes as JSON (a kernel test lists
+ * both forms of every expression the formatters make and compares them).
+ */
+final class NftText {
+
+    /** Names and bare words the nft scanner reads as one string token. */
+    private static final Pattern WORD = Pattern.compile("[A-Za-z][A-Za-z0-9_./-]*");
+    /** Bare values: addresses (v4, v6), prefixes, symbolic constants. */
+    private static final Pattern VALUE = Pattern.compile("[A-Za-z0-9_.:/-]+");
+    /** What may stand in a quoted string: nft strings have no escapes. */
+    private static final Pattern QUOTABLE = Pattern.compile("[^\"\\\\\\p{Cntrl}]*");
+
+    private NftText() {
+    }
+
+    /** Thrown inside the printer for a form it does not know; the caller turns it into {@code null}. */
+    private static final class Unsupported extends RuntimeException {
+        Unsupported() {
+            super(null, null, false, false);
+        }
+    }
+
+    /** {@return the statements of a rule, separated by spaces}, or null */
+    static String exprs(List<? extends JsonNode> expr) {
+        try {
+            StringBuilder out = new StringBuilder(48 * expr.size());
+            for (JsonNode e : expr) {
+                if (out.length() > 0) {
+                    out.append(' ');
+                }
+                statement(e, out);
+            }
+            return out.toString();
+        } catch (Unsupported e) {
+            return null;
+        }
+    }
+
+    /** {@return one command {@code {"verb":{"kind":{...}}}} as an nft command line}, or null */
+    static String command(JsonNode command) {
+        try {
+            Map.Entry<String, JsonNode> verb = command.properties().iterator().next();
+            Map.Entry<String, JsonNode> kind = verb.getValue().properties().iterator().next();
+            return line(verb.getKey(), kind.getKey(), kind.getValue());
+        } catch (Unsupported e) {
+            return null;
+        }
+    }
+
+    /** {@return an {@code add rule} line for rule statements already printed ({@code exprs})}, or null */
+    static String addRule(TableRef table, String chain, String exprs, String comment) {
+        if (exprs == null || !WORD.matcher(chain).matches() || comment != null && !QUOTABLE.matcher(comment).matches()) {
+            return null;
+        }
+        StringBuilder out = new StringBuilder(exprs.length() + chain.length() + 32).append("add rule ")
+                .append(table.family()).append(' ').append(word(table.name())).append(' ').append(chain).append(' ')
+                .append(exprs);
+        if (comment != null) {
+            out.append(" comment \"").append(comment).append('"');
+        }
+        return out.toString();
+    }
+
+    private static String line(String verb, String kind, JsonNode body) {
+        if (!List.of("add", "delete", "flush").contains(verb)) {
+            throw new Unsupported();
+        }
+        String family = word(text(body, "family"));
+        String table = word(text(body, kind.equals("table") ? "name" : "table"));
+        StringBuilder out = new StringBuilder(64).append(verb).append(' ').append(kind).append(' ').append(family)
+                .append(' ').append(table);
+        switch (kind) {
+            case "table" -> {
+                requireOnly(body, "family", "name");
+                return out.toString();
+            }
+            case "chain" -> {
+                out.append(' ').append(word(text(body, "name")));
+                if (body.has("hook")) {
+                    requireOnly(body, "family", "table", "name", "type", "hook", "prio", "policy");
+                    out.append(" { type ").append(word(text(body, "type"))).append(" hook ")
+                            .append(word(text(body, "hook"))).append(" priority ").append(integer(body.get("prio")))
+                            .append("; policy ").append(word(text(body, "policy"))).append("; }");
+                } else {
+                    requireOnly(body, "family", "table", "name");
+                }
+                return out.toString();
+            }
+            case "rule" -> {
+                out.append(' ').append(word(text(body, "chain")));
+                if (verb.equals("delete")) {
+                    requireOnly(body, "family", "table", "chain", "handle");
+                    return out.append(" handle ").append(integer(body.get("handle"))).toString();
+                }
+                requireOnly(body, "family", "table", "chain", "expr", "comment");
+                out.append(' ');
+                JsonNode expr = body.get("expr");
+                for (int i = 0; i < expr.size(); i++) {
+                    if (i > 0) {
+                        out.append(' ');
+                    }
+                    statement(expr.get(i), out);
+                }
+                if (body.has("comment")) {
+                    out.append(" comment ");
+                    quoted(text(body, "comment"), out);
+                }
+                return out.toString();
+            }
+            case "set", "map" -> {
+                out.append(' ').append(word(text(body, "name")));
+                if (!verb.equals("add")) {
+                    requireOnly(body, "family", "table", "name");
+                    return out.toString();
+                }
+                requireOnly(body, "family", "table", "name", "type", "flags", "map", "elem");
+                out.append(" { type ");
+                JsonNode type = body.get("type");
+                if (type == null) {
+                    throw new Unsupported();
+                }
+                if (type.isArray()) {
+                    for (int i = 0; i < type.size(); i++) {
+                        out.append(i > 0 ? " . " : "").append(word(type.get(i).textValue()));
+                    }
+                } else {
+                    out.append(word(type.textValue()));
+                }
+                if (body.has("map")) {
+                    out.append(" : ").append(word(text(body, "map")));
+                }
+                out.append(';');
+                if (body.has("flags")) {
+                    out.append(" flags");
+                    JsonNode flags = body.get("flags");
+                    for (int i = 0; i < flags.size(); i++) {
+                        out.append(i > 0 ? "," : " ").append(word(flags.get(i).textValue()));
+                    }
+                    out.append(';');
+                }
+                if (body.has("elem")) {
+                    out.append(" elements = ");
+                    elements(body.get("elem"), out);
+                    out.append(';');
+                }
+                return out.append(" }").toString();
+            }
+            case "element" -> {
+                requireOnly(body, "family", "table", "name", "elem");
+                out.append(' ').append(word(text(body, "name"))).append(' ');
+                elements(body.get("elem"), out);
+                return out.toString();
+            }
+            default -> throw new Unsupported();
+        }
+    }
+
+    /** {@code { e1, e2 }}; a map element {@code [key, value]} prints as {@code "key" : value}. */
+    private static void elements(JsonNode elems, StringBuilder out) {
+        if (elems == null || !elems.isArray() || elems.isEmpty()) {
+            throw new Unsupported();
+        }
+        out.append("{ ");
+        for (int i = 0; i < elems.size(); i++) {
+            if (i > 0) {
+                out.append(", ");
+            }
+            JsonNode e = elems.get(i);
+            if (e.isArray()) {
+                if (e.size() != 2 || !e.get(0).isTextual()) {
+                    throw new Unsupported();
+                }
+                quoted(e.get(0).textValue(), out); // map keys are interface names here
+                out.append(" : ");
+                statement(e.get(1), out);
+            } else {
+                value(e, out);
+            }
+        }
+        out.append(" }");
+    }
+
+    private static void statement(JsonNode s, StringBuilder out) {
+        if (!s.isObject() || s.size() != 1) {
+            throw new Unsupported();
+        }
+        Map.Entry<String, JsonNode> e = s.properties().iterator().next();
+        JsonNode v = e.getValue();
+        switch (e.getKey()) {
+            case "match" -> match(v, out);
+            case "accept", "drop", "return", "counter", "notrack", "masquerade", "reject" -> {
+                if (!v.isNull()) {
+                    throw new Unsupported();
+                }
+                out.append(e.getKey());
+            }
+            case "jump", "goto" -> out.append(e.getKey()).append(' ').append(word(text(v, "target")));
+            case "mangle" -> {
+                JsonNode key = v.get("key");
+                if (key == null || !key.has("meta")) {
+                    throw new Unsupported();
+                }
+                expr(key, out);
+                out.append(" set ");
+                expr(v.get("value"), out);
+            }
+            case "vmap" -> {
+                expr(v.get("key"), out);
+                out.append(" vmap ");
+                JsonNode data = v.get("data");
+                if (data == null || !data.isTextual() || !data.textValue().startsWith("@")) {
+                    throw new Unsupported();
+                }
+                out.append('@').append(word(data.textValue().substring(1)));
+            }
+            case "log" -> {
+                out.append("log");
+                if (v.has("prefix")) {
+                    out.append(" prefix ");
+                    quoted(text(v, "prefix"), out);
+                }
+                if (v.has("group")) {
+                    out.append(" group ").append(integer(v.get("group")));
+                }
+                if (v.has("level")) {
+                    out.append(" level ").append(word(text(v, "level")));
+                }
+                requireOnly(v, "prefix", "group", "level");
+            }
+            default -> throw new Unsupported();
+        }
+    }
+
+    /**
+     * {@code left op right}. {@code ==} against a set or a set reference is a lookup, printed
+     * without the operator as nft lists it; {@code in} (flags, as {@code ct state}) likewise.
+     */
+    private static void match(JsonNode m, StringBuilder out) {
+        String op = text(m, "op");
+        JsonNode left = m.get("left");
+        JsonNode right = m.get("right");
+        if (left == null || right == null) {
+            throw new Unsupported();
+        }
+        expr(left, out);
+        boolean lookup = right.isObject() && right.has("set") || right.isTextual() && right.textValue().startsWith("@");
+        switch (op) {
+            case "==" -> out.append(lookup ? " " : " == ");
+            case "!=", "<", ">", "<=", ">=" -> out.append(' ').append(op).append(' ');
+            case "in" -> {
+                if (!right.isArray() && !right.isTextual()) {
+                    throw new Unsupported();
+                }
+                out.append(' ');
+            }
+            default -> throw new Unsupported();
+        }
+        boolean ifname = left.has("meta") && List.of("iifname", "oifname").contains(text(left.get("meta"), "key"));
+        if (ifname) {
+            if (!right.isTextual()) {
+                throw new Unsupported();
+            }
+            quoted(right.textValue(), out);
+        } else if (right.isArray()) {
+            // flags, as ct state lists them: established,related
+            for (int i = 0; i < right.size(); i++) {
+                out.append(i > 0 ? "," : "").append(word(right.get(i).textValue()));
+            }
+        } else {
+            value(right, out);
+        }
+    }
+
+    /** An expression on the left of a match, or a mangle's key or value. */
+    private static void expr(JsonNode x, StringBuilder out) {
+        if (x == null || !x.isObject() || x.size() != 1) {
+            throw new Unsupported();
+        }
+        Map.Entry<String, JsonNode> e = x.properties().iterator().next();
+        JsonNode v = e.getValue();
+        switch (e.getKey()) {
+            case "meta" -> {
+                requireOnly(v, "key");
+                out.append("meta ").append(word(text(v, "key")));
+            }
+            case "payload" -> {
+                requireOnly(v, "protocol", "field");
+                out.append(word(text(v, "protocol"))).append(' ').append(word(text(v, "field")));
+            }
+            case "ct" -> {
+                requireOnly(v, "key");
+                out.append("ct ").append(word(text(v, "key")));
+            }
+            case "concat" -> {
+                for (int i = 0; i < v.size(); i++) {
+                    if (i > 0) {
+                        out.append(" . ");
+                    }
+                    expr(v.get(i), out);
+                }
+            }
+            case "&", "|", "^" -> {
+                if (!v.isArray() || v.size() != 2) {
+                    throw new Unsupported();
+                }
+                expr(v.get(0), out);
+                out.append(' ').append(e.getKey()).append(' ');
+                value(v.get(1), out);
+            }
+            default -> throw new Unsupported();
+        }
+    }
+
+    /** A constant: number, bare word or address, prefix, range, concatenation, anonymous set, set reference. */
+    private static void value(JsonNode v, StringBuilder out) {
+        if (v.isInt() || v.isLong()) {
+            out.append(v.longValue());
+        } else if (v.isTextual()) {
+            String s = v.textValue();
+            if (s.startsWith("@")) {
+                out.append('@').append(word(s.substring(1)));
+            } else if (VALUE.matcher(s).matches()) {
+                out.append(s);
+            } else {
+                throw new Unsupported();
+            }
+        } else if (v.isObject() && v.size() == 1 && v.has("prefix")) {
+            JsonNode p = v.get("prefix");
+            requireOnly(p, "addr", "len");
+            value(p.get("addr"), out);
+            out.append('/').append(integer(p.get("len")));
+        } else if (v.isObject() && v.size() == 1 && v.has("range")) {
+            JsonNode r = v.get("range");
+            if (!r.isArray() || r.size() != 2) {
+                throw new Unsupported();
+            }
+            value(r.get(0), out);
+            out.append('-');
+            value(r.get(1), out);
+        } else if (v.isObject() && v.size() == 1 && v.has("concat")) {
+            JsonNode c = v.get("concat");
+            for (int i = 0; i < c.size(); i++) {
+                if (i > 0) {
+                    out.append(" . ");
+                }
+                value(c.get(i), out);
+            }
+        } else if (v.isObject() && v.size() == 1 && v.has("set")) {
+            JsonNode s = v.get("set");
+            if (!s.isArray() || s.isEmpty()) {
+                throw new Unsupported();
+            }
+            out.append("{ ");
+            for (int i = 0; i < s.size(); i++) {
+                if (i > 0) {
+                    out.append(", ");
+                }
+                value(s.get(i), out);
+            }
+            out.append(" }");
+        } else {
+            throw new Unsupported();
+        }
+    }
+
+    private static String text(JsonNode obj, String field) {
+        JsonNode v = obj == null ? null : obj.get(field);
+        if (v == null || !v.isTextual()) {
+            throw new Unsupported();
+        }
+        return v.textValue();
+    }
+
+    private static long integer(JsonNode v) {
+        if (v == null || !(v.isInt() || v.isLong())) {
+            throw new Unsupported();
+        }
+        return v.longValue();
+    }
+
+    private static String word(String s) {
+        if (s == null || !WORD.matcher(s).matches()) {
+            throw new Unsupported();
+        }
+        return s;
+    }
+
+    private static void quoted(String s, StringBuilder out) {
+        if (!QUOTABLE.matcher(s).matches()) {
+            throw new Unsupported();
+        }
+        out.append('"').append(s).append('"');
+    }
+
+    private static void requireOnly(JsonNode obj, String... fields) {
+        if (!obj.isObject()) {
+            throw new Unsupported();
+        }
+        List<String> allowed = List.of(fields);
+        for (Map.Entry<String, JsonNode> e : obj.properties()) {
+            if (!allowed.contains(e.getKey())) {
+                throw new Unsupported();
+            }
+        }
+    }
+}
