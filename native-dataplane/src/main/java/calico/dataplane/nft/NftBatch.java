@@ -31,13 +31,32 @@ public final class NftBatch {
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
-    /** Each command as JSON text, in order. */
-    private final List<String> commands = new ArrayList<>();
+    /**
+     * Each command as JSON text, in order, or as a {@link RuleCommand} whose JSON is made only
+     * when asked for: a batch that goes as nft syntax never needs it unless it fails.
+     */
+    private final List<Object> commands = new ArrayList<>();
     /** Each command in nft syntax, in order, while every command has that form ({@link NftText}). */
     private final List<String> lines = new ArrayList<>();
     private boolean allLines = true;
-    /** The chain name {@link #addRule(TableRef, String, Exprs, String)} checked last. */
+    /** The chain name {@link #addRule(TableRef, String, Exprs, String)} checked last, and whether nft syntax can name it. */
     private String lastRuleChain;
+    private boolean lastRuleChainIsWord;
+
+    /** An {@code add rule} of expressions already serialised. */
+    private record RuleCommand(TableRef table, String chain, Exprs expr, String comment) {
+        String json() {
+            StringBuilder c = new StringBuilder(expr.json().length() + 128)
+                    .append("{\"add\":{\"rule\":{\"family\":").append(quoted(table.family()))
+                    .append(",\"table\":").append(quoted(table.name()))
+                    .append(",\"chain\":").append(quoted(chain))
+                    .append(",\"expr\":").append(expr.json());
+            if (comment != null) {
+                c.append(",\"comment\":").append(quoted(comment));
+            }
+            return c.append("}}}").toString();
+        }
+    }
 
     /**
      * A rule's expression list as JSON text, serialised once: a driver that keeps its formatted
@@ -138,17 +157,10 @@ public final class NftBatch {
         if (!chain.equals(lastRuleChain)) { // a chain's rules come one after another: check its name once
             requireName("chain name", chain);
             lastRuleChain = chain;
+            lastRuleChainIsWord = NftText.isWord(chain) && NftText.isWord(table.name()) && NftText.isWord(table.family());
         }
-        StringBuilder c = new StringBuilder(expr.json().length() + 128)
-                .append("{\"add\":{\"rule\":{\"family\":").append(quoted(table.family()))
-                .append(",\"table\":").append(quoted(table.name()))
-                .append(",\"chain\":").append(quoted(chain))
-                .append(",\"expr\":").append(expr.json());
-        if (comment != null) {
-            c.append(",\"comment\":").append(quoted(checkedComment(comment)));
-        }
-        commands.add(c.append("}}}").toString());
-        line(allLines ? NftText.addRule(table, chain, expr.nft(), comment) : null);
+        commands.add(new RuleCommand(table, chain, expr, comment == null ? null : checkedComment(comment)));
+        line(allLines && lastRuleChainIsWord ? NftText.addRule(table, chain, expr.nft(), comment) : null);
         return this;
     }
 
@@ -253,12 +265,16 @@ public final class NftBatch {
 
     /** {@return the commands, in order, parsed afresh (changing them does not change the batch)} */
     public List<ObjectNode> commands() {
-        return commands.stream().map(NftBatch::parse).toList();
+        return texts().stream().map(NftBatch::parse).toList();
     }
 
-    /** {@return the commands as JSON text, in order} (for bisection: no parsing, no copies) */
+    /** {@return the commands as JSON text, in order} (for bisection: no parsing) */
     List<String> texts() {
-        return List.copyOf(commands);
+        List<String> out = new ArrayList<>(commands.size());
+        for (Object c : commands) {
+            out.add(c instanceof RuleCommand r ? r.json() : (String) c);
+        }
+        return out;
     }
 
     /** {@return the document {@code {"nftables":[...]}} with every command} */
@@ -295,7 +311,7 @@ public final class NftBatch {
 
     /** {@return the document as JSON text}, joined from the commands' text */
     public String toJson() {
-        return joined(commands);
+        return joined(texts());
     }
 
     /** {@code {"nftables":[...]}} around commands given as trees. */

@@ -3,7 +3,6 @@ package calico.dataplane.nft;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * The nft-syntax form of the JSON commands and expressions our builders make, for
@@ -15,12 +14,54 @@ import java.util.regex.Pattern;
  */
 final class NftText {
 
-    /** Names and bare words the nft scanner reads as one string token. */
-    private static final Pattern WORD = Pattern.compile("[A-Za-z][A-Za-z0-9_./-]*");
-    /** Bare values: addresses (v4, v6), prefixes, symbolic constants. */
-    private static final Pattern VALUE = Pattern.compile("[A-Za-z0-9_.:/-]+");
-    /** What may stand in a quoted string: nft strings have no escapes. */
-    private static final Pattern QUOTABLE = Pattern.compile("[^\"\\\\\\p{Cntrl}]*");
+    // Character checks by hand, not regular expressions: they run for every command of a batch.
+
+    /** Names and bare words the nft scanner reads as one string token: {@code [A-Za-z][A-Za-z0-9_./-]*}. */
+    static boolean isWord(String s) {
+        if (s == null || s.isEmpty() || !letter(s.charAt(0))) {
+            return false;
+        }
+        for (int i = 1; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!letter(c) && !digit(c) && c != '_' && c != '.' && c != '/' && c != '-') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Bare values, addresses (v4, v6), prefixes, symbolic constants: {@code [A-Za-z0-9_.:/-]+}. */
+    private static boolean isValue(String s) {
+        if (s.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!letter(c) && !digit(c) && c != '_' && c != '.' && c != ':' && c != '/' && c != '-') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** What may stand in a quoted string: nft strings have no escapes (no quote, backslash or control character). */
+    private static boolean isQuotable(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '"' || c == '\\' || Character.isISOControl(c)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean letter(char c) {
+        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z';
+    }
+
+    private static boolean digit(char c) {
+        return c >= '0' && c <= '9';
+    }
 
     private NftText() {
     }
@@ -59,13 +100,16 @@ final class NftText {
         }
     }
 
-    /** {@return an {@code add rule} line for rule statements already printed ({@code exprs})}, or null */
+    /**
+     * {@return an {@code add rule} line for rule statements already printed ({@code exprs})}, or
+     * null; the caller has checked the table's name and {@code chain} with {@link #isWord}
+     */
     static String addRule(TableRef table, String chain, String exprs, String comment) {
-        if (exprs == null || !WORD.matcher(chain).matches() || comment != null && !QUOTABLE.matcher(comment).matches()) {
+        if (exprs == null || comment != null && !isQuotable(comment)) {
             return null;
         }
         StringBuilder out = new StringBuilder(exprs.length() + chain.length() + 32).append("add rule ")
-                .append(table.family()).append(' ').append(word(table.name())).append(' ').append(chain).append(' ')
+                .append(table.family()).append(' ').append(table.name()).append(' ').append(chain).append(' ')
                 .append(exprs);
         if (comment != null) {
             out.append(" comment \"").append(comment).append('"');
@@ -331,7 +375,7 @@ final class NftText {
             String s = v.textValue();
             if (s.startsWith("@")) {
                 out.append('@').append(word(s.substring(1)));
-            } else if (VALUE.matcher(s).matches()) {
+            } else if (isValue(s)) {
                 out.append(s);
             } else {
                 throw new Unsupported();
@@ -391,14 +435,14 @@ final class NftText {
     }
 
     private static String word(String s) {
-        if (s == null || !WORD.matcher(s).matches()) {
+        if (!isWord(s)) {
             throw new Unsupported();
         }
         return s;
     }
 
     private static void quoted(String s, StringBuilder out) {
-        if (!QUOTABLE.matcher(s).matches()) {
+        if (!isQuotable(s)) {
             throw new Unsupported();
         }
         out.append('"').append(s).append('"');
