@@ -211,9 +211,9 @@ public final class PolicyScaleBench {
             // background for seconds, which slowed the change loop when it ran in between.
             saved = save(backend, host);
         }
-        // Loaded with felix stopped: its read-back after the change loop (a listing of the whole
-        // table, parsed and compared; 1-1.3 cores for seconds) ran beside the loads and made one
-        // take 9.7 s where the same file takes 3.6 s alone.
+        // Loaded with felix stopped and the machine idle (see awaitIdleCpu): its read-back after
+        // the change loop (a listing of the whole table, parsed and compared; 1-1.3 cores for
+        // seconds) ran beside the loads and made one take 9.7 s where the same file takes 3.6 s.
         Floor floor = load(backend, saved);
         System.out.printf("%s: kernel floor %d ms (%s) for %s%n", backend, floor.millis(), floor.detail(), floor.size());
         System.out.printf("%s: ratio %.2f (goal <= 1.3)%n", backend, (double) syncMs / floor.millis());
@@ -340,9 +340,51 @@ public final class PolicyScaleBench {
     }
 
     private static long timedLoad(NetNs into, Path rules) {
+        awaitIdleCpu();
         long t0 = System.nanoTime();
         into.exec("nft", "-f", rules.toString());
         return (System.nanoTime() - t0) / 1_000_000;
+    }
+
+    /**
+     * Waits (up to 60 s) until the machine's CPUs are less than 10 % busy over a quarter second:
+     * felix's last read-back (a listing of the whole table, in native code that closing the
+     * context does not stop) and the kernel freeing a deleted namespace's table both ran on after
+     * the previous step and took a floor load from 2.6 s to 8-10 s.
+     */
+    private static void awaitIdleCpu() {
+        long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        long[] before = cpuTicks();
+        while (System.nanoTime() < until) {
+            try {
+                Thread.sleep(250);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            long[] now = cpuTicks();
+            long total = now[0] - before[0];
+            long busy = total - (now[1] - before[1]);
+            before = now;
+            if (total > 0 && busy * 10 < total) {
+                return;
+            }
+        }
+        System.out.println("  (the machine did not go idle within 60 s before a floor load)");
+    }
+
+    /** {@return all CPU ticks and idle ticks (idle + iowait)} from {@code /proc/stat} */
+    private static long[] cpuTicks() {
+        try {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long total = 0;
+            for (int i = 1; i < f.length; i++) {
+                total += Long.parseLong(f[i]);
+            }
+            return new long[] {total, Long.parseLong(f[4]) + Long.parseLong(f[5])};
+        } catch (IOException e) {
+            throw new IllegalStateException("read /proc/stat", e);
+        }
     }
 
     /** The final ruleset as the kernel lists it, in files: the floor's input. */
@@ -384,6 +426,7 @@ public final class PolicyScaleBench {
                         Files.size(saved.rules()) + " bytes");
             }
             String tool = backend == Backend.IPTABLES_NFT ? "iptables-nft" : "iptables-legacy";
+            awaitIdleCpu();
             long t0 = System.nanoTime();
             fresh.exec("ipset", "restore", "-file", saved.sets().toString());
             long t1 = System.nanoTime();
