@@ -115,6 +115,13 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * short: on a busy machine the graph's batches come in bursts with longer gaps.)
      */
     static final Duration QUIET = Duration.ofMillis(150);
+    /**
+     * A catch-up apply of at least this many updates, with batches queued behind it by the time
+     * the driver asks, tells the driver more are coming ({@link PolicyDriver#apply(List, java.util.function.BooleanSupplier)}).
+     */
+    static final int MORE_COMING_MIN_UPDATES = 100;
+    /** The driver holds rewrites back for at most this long while a catch-up streams on. */
+    static final Duration MAX_HOLD = Duration.ofSeconds(4);
 
     private final String netns;
     private final PolicyDriverFactory factory;
@@ -149,6 +156,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private long lastHandedOver;
     private long handedOver;
     private long applied;
+    /** Whether the driver holds rewrites back ({@link PolicyDriver#heldBack()}): batches applied, but not all of them yet. */
+    private boolean holding;
     private boolean closed;
     /**
      * System.nanoTime() until which the next apply gathers batches; 0 when it starts at once.
@@ -162,6 +171,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * Confined to {@link #thread}.
      */
     private long gatherUntil;
+    /** System.nanoTime() of the first apply whose rewrites the driver still holds back; 0: none held. Confined to {@link #thread}. */
+    private long holdingSince;
 
     // ---- Read by any thread.
     /** System.nanoTime() when the running apply started, 0 when none runs (felix's apply timeout). */
@@ -298,7 +309,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (queue) {
             long target = handedOver;
-            while (applied < target) {
+            while (applied < target || holding) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0 || closed) {
                     return false;
@@ -316,7 +327,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
 
     /** Takes every queued batch and applies them as one (after gathering, see {@link #gatherUntil}). */
     private void drainOnThread() {
-        if (gatherUntil != 0) {
+        boolean catchingUp = gatherUntil != 0;
+        if (catchingUp) {
             long now = System.nanoTime();
             long quietAt;
             boolean full;
@@ -348,18 +360,40 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             }
             long start = System.nanoTime();
             applyStartedAt = start == 0 ? 1 : start;
+            boolean mayHold = catchingUp && all.size() >= MORE_COMING_MIN_UPDATES
+                    && (holdingSince == 0 || start - holdingSince < MAX_HOLD.toNanos());
+            java.util.function.BooleanSupplier moreComing = () -> {
+                if (!mayHold) {
+                    return false;
+                }
+                synchronized (queue) {
+                    return !queue.isEmpty(); // batches came while this one was being rendered
+                }
+            };
             try {
-                applyOnThread(all, taken.size());
+                applyOnThread(all, taken.size(), moreComing);
             } finally {
                 applyStartedAt = 0;
                 long end = System.nanoTime();
                 applyNanos.addAndGet(end - start);
+                boolean held = driver != null && driver.heldBack();
+                holdingSince = !held ? 0 : holdingSince == 0 ? start : holdingSince;
                 boolean more;
+                boolean post = false;
                 synchronized (queue) {
                     more = !queue.isEmpty();
+                    holding = held;
+                    if (held && !drainPosted) {
+                        // What the driver held back goes once the stream stops: an apply (of
+                        // nothing, if nothing else comes) after the gather below.
+                        drainPosted = post = true;
+                    }
                 }
                 long gather = Math.min(Math.max(2 * (end - start), MIN_GATHER.toNanos()), MAX_GATHER.toNanos());
-                gatherUntil = more ? end + gather : 0;
+                gatherUntil = more || held ? end + gather : 0;
+                if (post) {
+                    post(this::drainOnThread, "apply held-back rewrites");
+                }
             }
         } finally {
             synchronized (queue) {
@@ -369,7 +403,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
     }
 
-    private void applyOnThread(List<DataplaneUpdate> batch, int batches) {
+    private void applyOnThread(List<DataplaneUpdate> batch, int batches, java.util.function.BooleanSupplier moreComing) {
         long start = System.nanoTime();
         long failuresBefore = failures.get();
         replay.add(batch);
@@ -388,7 +422,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         PolicyDriver.ApplyStats stats = null;
         String error = null;
         try {
-            stats = applyPolicy(batch);
+            stats = applyPolicy(batch, moreComing);
             routes.apply(batch);
             if (resync) {
                 routes.resync();
@@ -524,7 +558,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * Applies the batch with the driver the current config chooses, switching driver first when
      * the choice changed; {@return the driver's stats}, null when there is no driver.
      */
-    private PolicyDriver.ApplyStats applyPolicy(List<DataplaneUpdate> batch) {
+    private PolicyDriver.ApplyStats applyPolicy(List<DataplaneUpdate> batch, java.util.function.BooleanSupplier moreComing) {
         if (driver == null && !replay.hasConfig() && !replay.inSync()) {
             // The graph holds the configuration back until in sync: starting a driver now would
             // pick the default backend and program it, only to switch on the first ConfigUpdate.
@@ -549,7 +583,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         if (driver == null) {
             return null;
         }
-        PolicyDriver.ApplyStats stats = driver.apply(batch);
+        PolicyDriver.ApplyStats stats = driver.apply(batch, moreComing);
         retireOld();
         return stats;
     }

@@ -69,6 +69,66 @@ class KernelApplyQueueTest {
         }
     }
 
+    /** Holds rewrites back whenever told more is coming, as the nftables driver does; records each call. */
+    private static final class HoldingDriver implements PolicyDriver {
+        record Call(List<DataplaneUpdate> batch, boolean moreComing) {
+        }
+
+        final Semaphore gate = new Semaphore(0);
+        final CountDownLatch entered = new CountDownLatch(1);
+        final List<Call> calls = Collections.synchronizedList(new ArrayList<>());
+        volatile boolean held;
+
+        @Override
+        public ApplyStats apply(List<DataplaneUpdate> batch) {
+            return apply(batch, () -> false);
+        }
+
+        @Override
+        public ApplyStats apply(List<DataplaneUpdate> batch, java.util.function.BooleanSupplier moreComing) {
+            entered.countDown();
+            gate.acquireUninterruptibly();
+            try {
+                Thread.sleep(60); // the render, during which the stream's next batches queue
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            boolean more = moreComing.getAsBoolean();
+            calls.add(new Call(List.copyOf(batch), more));
+            held = more;
+            return new ApplyStats(false, 0, 0, 0, 0);
+        }
+
+        @Override
+        public boolean heldBack() {
+            return held;
+        }
+
+        @Override
+        public ApplyStats resync() {
+            return new ApplyStats(true, 0, 0, 0, 0);
+        }
+
+        @Override
+        public int refresh() {
+            return 0;
+        }
+
+        @Override
+        public Programmed programmed() {
+            return new Programmed(0, 0, 0, 0);
+        }
+
+        @Override
+        public void removeAll() {
+        }
+
+        @Override
+        public String name() {
+            return "holding";
+        }
+    }
+
     private NetNs ns;
     private KernelDataplane dataplane;
 
@@ -128,6 +188,45 @@ class KernelApplyQueueTest {
         dataplane.apply(sync);
         assertThat(dataplane.inSync()).isTrue();
         assertThat(dataplane.errors()).isEmpty();
+    }
+
+    @Test
+    void aStreamingCatchUpTellsTheDriverMoreIsComingAndWhatItHeldBackGoesOnceTheStreamStops() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        ns = NetNs.create("kaq");
+        HoldingDriver driver = new HoldingDriver();
+        dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
+        driver.gate.release(1);
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT"))));
+        assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
+
+        // A catch-up: batches queue behind a running apply, and keep coming every 20 ms for 1.5 s.
+        List<DataplaneUpdate> handed = new ArrayList<>();
+        for (int b = 0; b < 75; b++) {
+            List<DataplaneUpdate> batch = sets(IntStream.range(0, 50).mapToObj(i -> "c" + handed.size() + i)
+                    .toArray(String[]::new));
+            handed.addAll(batch);
+            dataplane.apply(batch);
+            if (b == 2) {
+                driver.gate.release(1_000);
+            }
+            Thread.sleep(20);
+        }
+        assertThat(dataplane.awaitApplied(Duration.ofSeconds(20))).isTrue();
+        assertThat(driver.heldBack()).as("awaitApplied returns once nothing is held back").isFalse();
+
+        List<HoldingDriver.Call> calls = List.copyOf(driver.calls);
+        assertThat(calls).as("catch-up applies while batches kept coming were told so")
+                .anyMatch(HoldingDriver.Call::moreComing);
+        assertThat(calls.get(calls.size() - 1).moreComing()).as("the apply after the stream stopped was not").isFalse();
+        List<DataplaneUpdate> applied = new ArrayList<>();
+        calls.subList(1, calls.size()).forEach(c -> applied.addAll(c.batch()));
+        assertThat(applied).as("every update applied once, in order").isEqualTo(handed);
+        for (HoldingDriver.Call c : calls) {
+            if (c.moreComing()) {
+                assertThat(c.batch()).hasSizeGreaterThanOrEqualTo(KernelDataplane.MORE_COMING_MIN_UPDATES);
+            }
+        }
     }
 
     @Test

@@ -26,6 +26,23 @@ public interface PolicyDriver extends AutoCloseable {
     /** Applies one batch from the calculation graph. */
     ApplyStats apply(List<DataplaneUpdate> batch);
 
+    /**
+     * Applies one batch; {@code moreComing}, asked once the driver knows what it would write,
+     * says whether more batches are already queued behind this one (a catch-up still streaming
+     * in). Then the driver may hold back rewrites the next batches would make again, leaving the
+     * kernel in a consistent earlier state of them, and says so with {@link #heldBack()}; the
+     * caller applies again (an empty batch when nothing else comes). By default the same as
+     * {@link #apply(List)}.
+     */
+    default ApplyStats apply(List<DataplaneUpdate> batch, java.util.function.BooleanSupplier moreComing) {
+        return apply(batch);
+    }
+
+    /** {@return whether the last apply held rewrites back} (see {@link #apply(List, java.util.function.BooleanSupplier)}) */
+    default boolean heldBack() {
+        return false;
+    }
+
     /** Rewrites everything we own from the model, removing anything stale of ours. */
     ApplyStats resync();
 

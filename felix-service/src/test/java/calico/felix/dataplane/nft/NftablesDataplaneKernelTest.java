@@ -152,6 +152,58 @@ class NftablesDataplaneKernelTest {
         assertThat(ns.exec("nft", "-a", "list", "table", "inet", "calico")).isEqualTo(withHandles);
     }
 
+    private static GenericChain endpointJumpingTo(String iface, String policyChain) {
+        List<GenericRule> rules = new ArrayList<>(((GenericChain.Rules) endpoint(iface, 8080)).rules());
+        rules.add(0, GenericRule.of(new Target.Jump(policyChain), new Match.MarkAllClear(0x20000)));
+        return new GenericChain.Rules(tw(iface), rules);
+    }
+
+    private ApplyStats applyMoreComing(boolean moreComing) {
+        return thread.call(() -> driver.apply(List.of(), () -> moreComing));
+    }
+
+    @Test
+    void whileMoreIsComingChangedEndpointChainsWaitAndAreWrittenOnceItStops() {
+        apply(set("10.65.0.1/32"));
+
+        // A new policy for the endpoint while more updates stream in: the policy's chain is
+        // written, the endpoint chain keeps what the kernel has (it would be rewritten again).
+        chains.put("cali-pi-p1", new GenericChain.Rules("cali-pi-p1", List.of(
+                GenericRule.of(new Target.SetMark(0x10000), new Match.Protocol("tcp", false)))));
+        chains.put(tw(IF_A), endpointJumpingTo(IF_A, "cali-pi-p1"));
+        ApplyStats s = applyMoreComing(true);
+        assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 0, 0));
+        assertThat(driver.heldBack()).isTrue();
+        assertThat(list("chain", "inet", "calico", "cali-pi-p1")).contains("meta l4proto tcp");
+        assertThat(list("chain", "inet", "calico", tw(IF_A))).doesNotContain("cali-pi-p1");
+        assertThat(refresh()).as("the kernel is what the driver says it programmed").isZero();
+
+        // A new endpoint is written at once: nothing of it is in the kernel to keep.
+        chains.put("cali-to-wl-dispatch", dispatch(IF_A, IF_B));
+        chains.put(tw(IF_B), endpoint(IF_B, 8080));
+        s = applyMoreComing(true);
+        assertThat(s.chainsWritten()).isEqualTo(1);
+        assertThat(ours()).contains("\"calibbbb\" : goto cali-tw-calibbbb");
+        assertThat(driver.heldBack()).isTrue();
+
+        // The stream stops: the held chain goes.
+        s = applyMoreComing(false);
+        assertThat(s).isEqualTo(new ApplyStats(false, 1, 0, 0, 0));
+        assertThat(driver.heldBack()).isFalse();
+        assertThat(list("chain", "inet", "calico", tw(IF_A))).contains("jump cali-pi-p1");
+        assertThat(refresh()).isZero();
+
+        // A policy leaves while more is coming: the endpoint chain cannot keep jumping to a chain
+        // that goes, so it is written in the same transaction, before the chain is deleted.
+        chains.remove("cali-pi-p1");
+        chains.put(tw(IF_A), endpoint(IF_A, 8080));
+        s = applyMoreComing(true);
+        assertThat(s).isEqualTo(new ApplyStats(false, 1, 1, 0, 0));
+        assertThat(driver.heldBack()).isFalse();
+        assertThat(ours()).doesNotContain("cali-pi-p1");
+        assertThat(refresh()).isZero();
+    }
+
     @Test
     void laterAppliesRewriteOnlyChangedChainsAndEditSetsByElement() {
         apply(set("10.65.0.1/32"));
