@@ -32,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -117,7 +118,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     static final Duration QUIET = Duration.ofMillis(150);
     /**
      * A catch-up apply of at least this many updates, with batches queued behind it by the time
-     * the driver asks, tells the driver more are coming ({@link PolicyDriver#apply(List, java.util.function.BooleanSupplier)}).
+     * the driver asks, tells the driver more are coming ({@link PolicyDriver#apply(List, BooleanSupplier)}).
      */
     static final int MORE_COMING_MIN_UPDATES = 100;
     /** The driver holds rewrites back for at most this long while a catch-up streams on. */
@@ -362,7 +363,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             applyStartedAt = start == 0 ? 1 : start;
             boolean mayHold = catchingUp && all.size() >= MORE_COMING_MIN_UPDATES
                     && (holdingSince == 0 || start - holdingSince < MAX_HOLD.toNanos());
-            java.util.function.BooleanSupplier moreComing = () -> {
+            BooleanSupplier moreComing = () -> {
                 if (!mayHold) {
                     return false;
                 }
@@ -403,7 +404,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
     }
 
-    private void applyOnThread(List<DataplaneUpdate> batch, int batches, java.util.function.BooleanSupplier moreComing) {
+    private void applyOnThread(List<DataplaneUpdate> batch, int batches, BooleanSupplier moreComing) {
         long start = System.nanoTime();
         long failuresBefore = failures.get();
         replay.add(batch);
@@ -558,7 +559,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * Applies the batch with the driver the current config chooses, switching driver first when
      * the choice changed; {@return the driver's stats}, null when there is no driver.
      */
-    private PolicyDriver.ApplyStats applyPolicy(List<DataplaneUpdate> batch, java.util.function.BooleanSupplier moreComing) {
+    private PolicyDriver.ApplyStats applyPolicy(List<DataplaneUpdate> batch, BooleanSupplier moreComing) {
         if (driver == null && !replay.hasConfig() && !replay.inSync()) {
             // The graph holds the configuration back until in sync: starting a driver now would
             // pick the default backend and program it, only to switch on the first ConfigUpdate.

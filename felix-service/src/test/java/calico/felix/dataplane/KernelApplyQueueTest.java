@@ -15,6 +15,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -85,7 +86,7 @@ class KernelApplyQueueTest {
         }
 
         @Override
-        public ApplyStats apply(List<DataplaneUpdate> batch, java.util.function.BooleanSupplier moreComing) {
+        public ApplyStats apply(List<DataplaneUpdate> batch, BooleanSupplier moreComing) {
             entered.countDown();
             gate.acquireUninterruptibly();
             try {

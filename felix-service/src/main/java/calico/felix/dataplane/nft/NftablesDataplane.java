@@ -39,6 +39,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -184,7 +185,7 @@ public final class NftablesDataplane implements PolicyDriver {
     }
 
     @Override
-    public ApplyStats apply(List<DataplaneUpdate> batch, java.util.function.BooleanSupplier moreComing) {
+    public ApplyStats apply(List<DataplaneUpdate> batch, BooleanSupplier moreComing) {
         try {
             List<PolicyId> rulesOnly = inSync ? policyRulesOnly(batch) : null;
             batch.forEach(model::apply);
@@ -541,7 +542,7 @@ public final class NftablesDataplane implements PolicyDriver {
         return new ApplyStats(false, rewritten.size(), 0, 0, 0);
     }
 
-    private ApplyStats applyDelta(java.util.function.BooleanSupplier moreComing) {
+    private ApplyStats applyDelta(BooleanSupplier moreComing) {
         long t0 = System.nanoTime();
         Desired rendered = desired();
         long t1 = System.nanoTime();

@@ -2,6 +2,7 @@ package calico.felix.dataplane.rules;
 
 import calico.felix.calc.DataplaneUpdate;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 /**
  * A policy dataplane driver (iptables or nftables): consumes the calculation graph's batches and
@@ -34,11 +35,11 @@ public interface PolicyDriver extends AutoCloseable {
      * caller applies again (an empty batch when nothing else comes). By default the same as
      * {@link #apply(List)}.
      */
-    default ApplyStats apply(List<DataplaneUpdate> batch, java.util.function.BooleanSupplier moreComing) {
+    default ApplyStats apply(List<DataplaneUpdate> batch, BooleanSupplier moreComing) {
         return apply(batch);
     }
 
-    /** {@return whether the last apply held rewrites back} (see {@link #apply(List, java.util.function.BooleanSupplier)}) */
+    /** {@return whether the last apply held rewrites back} (see {@link #apply(List, BooleanSupplier)}) */
     default boolean heldBack() {
         return false;
     }
