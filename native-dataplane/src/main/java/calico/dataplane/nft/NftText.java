@@ -55,6 +55,20 @@ final class NftText {
         return true;
     }
 
+    /** An IPv4 or IPv6 address or prefix as {@code NftElem.cidr} writes it: hex digits, dots, colons, a slash. */
+    private static boolean isAddress(String s) {
+        if (s.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!digit(c) && !(c >= 'a' && c <= 'f') && !(c >= 'A' && c <= 'F') && c != '.' && c != ':' && c != '/') {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static boolean letter(char c) {
         return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z';
     }
@@ -229,6 +243,8 @@ final class NftText {
                 quoted(e.get(0).textValue(), out); // map keys are interface names here
                 out.append(" : ");
                 statement(e.get(1), out);
+            } else if (e.isTextual() && !isAddress(e.textValue())) {
+                quoted(e.textValue(), out); // an interface name (a map key being deleted), not an address
             } else {
                 value(e, out);
             }

@@ -119,6 +119,9 @@ class NftTextFormTest {
                 .addRule(NftNames.TABLE, "nat-POSTROUTING", List.of(NftExpr.jump("nat-cali-nat")))
                 .addChain(NftNames.TABLE, "raw-PREROUTING", NftablesDataplane.baseSpec(Table.RAW, Ruleset.Hook.PREROUTING))
                 .addRule(NftNames.TABLE, "raw-PREROUTING", notrack.text(), null)
+                .addMapElements(NftNames.TABLE, "cali-to-wl-dispatch-map", Map.of(NftElem.ifname("cali-gone.1"), NftExpr.goTo("cali-b")))
+                .deleteMapElements(NftNames.TABLE, "cali-to-wl-dispatch-map", List.of(NftElem.ifname("cali-gone.1")))
+                .deleteElements(NftNames.TABLE, NftNames.set(IpFamily.V4, "s:a"), List.of(NftElem.cidr("10.2.0.1")))
                 .flushChain(NftNames.TABLE, "cali-b")
                 .addRule(NftNames.TABLE, "cali-b", List.of(NftExpr.counter(), NftExpr.returnVerdict()));
         String text = b.toNft();
@@ -136,7 +139,8 @@ class NftTextFormTest {
             assertThat(listedText).contains("ct state established,related accept", "iifname \"cali*\"",
                     "tcp dport != { 80, 1000-2000 }", "icmp type . icmp code != { destination-unreachable . host-unreachable }",
                     "\"cali1234\" : goto cali-b", "ct status dnat reject", "comment \"start of tier default\"",
-                    "elements = { 10.8.0.1, 10.9.0.0/16 }", "10.1.2.3 . tcp . 8080");
+                    "elements = { 10.8.0.1, 10.9.0.0/16 }", "10.1.2.3 . tcp . 8080", "elements = { 10.1.0.0/16 }")
+                    .doesNotContain("cali-gone.1", "10.2.0.1");
 
             // And through the binding: Nftables.apply sends the text, and the kernel has what the CLI made.
             NetNs viaApply = NetNs.create("nfttxa");
