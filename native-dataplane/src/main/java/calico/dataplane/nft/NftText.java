@@ -316,9 +316,24 @@ final class NftText {
         }
         expr(left, out);
         boolean lookup = right.isObject() && right.has("set") || right.isTextual() && right.textValue().startsWith("@");
+        if (right.isBoolean()) {
+            // fib ... oif missing / exists: a presence test, written without an operator
+            if (!op.equals("==") || !left.has("fib")) {
+                throw new Unsupported();
+            }
+            out.append(right.booleanValue() ? " exists" : " missing");
+            return;
+        }
         switch (op) {
             case "==" -> out.append(lookup ? " " : " == ");
             case "!=", "<", ">", "<=", ">=" -> out.append(' ').append(op).append(' ');
+            case "!" -> {
+                // a flag that is not set (ct status ! dnat)
+                if (!right.isTextual()) {
+                    throw new Unsupported();
+                }
+                out.append(" ! ");
+            }
             case "in" -> {
                 if (!right.isArray() && !right.isTextual()) {
                     throw new Unsupported();
@@ -362,6 +377,18 @@ final class NftText {
             case "ct" -> {
                 requireOnly(v, "key");
                 out.append("ct ").append(word(text(v, "key")));
+            }
+            case "fib" -> {
+                requireOnly(v, "result", "flags");
+                JsonNode flags = v.get("flags");
+                if (flags == null || !flags.isArray() || flags.isEmpty()) {
+                    throw new Unsupported();
+                }
+                out.append("fib ");
+                for (int i = 0; i < flags.size(); i++) {
+                    out.append(i > 0 ? " . " : "").append(word(flags.get(i).textValue()));
+                }
+                out.append(' ').append(word(text(v, "result")));
             }
             case "concat" -> {
                 for (int i = 0; i < v.size(); i++) {

@@ -43,7 +43,7 @@ class NftTextFormTest {
         namespaces.forEach(NetNs::close);
     }
 
-    /** Every formatter variant that has an nft-syntax form (all but three, below). */
+    /** Every formatter variant: each has an nft-syntax form. */
     private static List<GenericRule> variantsWithText() {
         return List.of(
                 GenericRule.of(Target.ACCEPT, new Match.Family(IpFamily.V4), new Match.Interface(true, "cali", true),
@@ -68,6 +68,10 @@ class NftTextFormTest {
                 GenericRule.of(new Target.Log("calico-packet: "), new Match.MarkAllSet(0x10000), new Match.MarkAllClear(0x20000)),
                 GenericRule.of(new Target.Nflog(1, "API0|np/prod/web"), new Match.MarkAllSet(0x10000)),
                 GenericRule.of(new Target.Reject(), new Match.ConntrackDnat(false)),
+                GenericRule.of(Target.RETURN, new Match.ConntrackDnat(true)),
+                GenericRule.of(Target.ACCEPT, new Match.DstLocal(false), new Match.Interface(false, "eth0", false)),
+                GenericRule.of(Target.RETURN, new Match.DstLocal(true)),
+                GenericRule.of(Target.DROP, new Match.ReversePathFails()),
                 GenericRule.of(new Target.Jump("cali-pi-default/ns1/np.1"), new Match.MarkAllClear(0x20000))
                         .withComment("start of tier default"),
                 GenericRule.of(Target.DROP).withComment("y".repeat(300)));
@@ -138,7 +142,9 @@ class NftTextFormTest {
             assertThat(listedText).isEqualTo(listedJson);
             assertThat(listedText).contains("ct state established,related accept", "iifname \"cali*\"",
                     "tcp dport != { 80, 1000-2000 }", "icmp type . icmp code != { destination-unreachable . host-unreachable }",
-                    "\"cali1234\" : goto cali-b", "ct status dnat reject", "comment \"start of tier default\"",
+                    "\"cali1234\" : goto cali-b", "ct status dnat reject", "ct status ! dnat return",
+                    "fib daddr type local oifname \"eth0\" accept", "fib daddr type != local return",
+                    "fib saddr . mark . iif oif missing drop", "comment \"start of tier default\"",
                     "elements = { 10.8.0.1, 10.9.0.0/16 }", "10.1.2.3 . tcp . 8080", "elements = { 10.1.0.0/16 }")
                     .doesNotContain("cali-gone.1", "10.2.0.1");
 
@@ -163,20 +169,18 @@ class NftTextFormTest {
     }
 
     @Test
-    void formsWithoutTextSendTheWholeBatchAsJson() {
-        // fib lookups and the negated ct status flag test have no printed form: their batches go as JSON
-        for (GenericRule g : List.of(GenericRule.of(Target.ACCEPT, new Match.DstLocal(false)),
-                GenericRule.of(Target.DROP, new Match.ReversePathFails()),
-                GenericRule.of(Target.RETURN, new Match.ConntrackDnat(true)))) {
-            NftRule r = NftRuleFormatter.rule(Table.FILTER, g);
-            assertThat(r.text().nft()).as("%s", g).isNull();
-            NftBatch b = new NftBatch().addTable(NftNames.TABLE).addChain(NftNames.TABLE, "cali-a")
-                    .addRule(NftNames.TABLE, "cali-a", r.text(), null);
-            assertThat(b.toNft()).isNull();
-            assertThat(b.toJson()).contains("\"add\":{\"rule\"");
-        }
-        // and a comment nft syntax cannot quote
+    void aCommandWithoutTextSendsTheWholeBatchAsJson() {
+        // a comment nft syntax cannot quote, and a command kind NftText does not print
         NftRule quoted = NftRuleFormatter.rule(Table.FILTER, GenericRule.of(Target.ACCEPT).withComment("say \"hi\""));
-        assertThat(new NftBatch().addRule(NftNames.TABLE, "cali-a", quoted.text(), quoted.comment()).toNft()).isNull();
+        NftBatch b = new NftBatch().addTable(NftNames.TABLE).addChain(NftNames.TABLE, "cali-a");
+        assertThat(b.toNft()).isNotNull();
+        b.addRule(NftNames.TABLE, "cali-a", quoted.text(), quoted.comment());
+        assertThat(b.toNft()).isNull();
+        assertThat(b.toJson()).contains("say \\\"hi\\\"");
+
+        ObjectNode replace = JSON.objectNode();
+        replace.putObject("replace").putObject("rule").put("family", "inet").put("table", "calico").put("chain", "cali-a")
+                .put("handle", 4).putArray("expr").add(NftExpr.accept());
+        assertThat(new NftBatch().addTable(NftNames.TABLE).raw(replace).toNft()).isNull();
     }
 }
