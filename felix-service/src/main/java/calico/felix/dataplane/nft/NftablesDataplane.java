@@ -38,8 +38,8 @@ import java.util.Objects;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.function.Function;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -548,7 +548,7 @@ public final class NftablesDataplane implements PolicyDriver {
         long t1 = System.nanoTime();
         Desired old = programmed;
         held.clear();
-        boolean more = !rendered.chains().equals(old.chains()) && moreComing.getAsBoolean();
+        boolean more = moreComing.getAsBoolean();
         Desired d = more ? holdingEndpointChains(rendered, old) : rendered;
         for (NftSet s : d.sets().values()) {
             NftSet o = old.sets().get(s.name());
