@@ -113,8 +113,44 @@ final class NftListedForm {
                 }
             }
             foldProtocol(expr);
+            dropImpliedIcmpProtocol(expr);
         }
         return rules;
+    }
+
+    /**
+     * {@code meta l4proto == 1 / 58} with an {@code icmp} / {@code icmpv6} header match after it:
+     * libnftables drops the protocol match as implied by the header, so the compared form does too.
+     */
+    private static void dropImpliedIcmpProtocol(ArrayNode expr) {
+        for (int i = 0; i < expr.size(); i++) {
+            JsonNode m = expr.get(i).get("match");
+            if (m == null || !m.path("op").asText().equals("==")
+                    || !"l4proto".equals(m.path("left").path("meta").path("key").asText(null))
+                    || !m.path("right").isInt()) {
+                continue;
+            }
+            int proto = m.get("right").asInt();
+            String header = proto == 1 ? "icmp" : proto == 58 ? "icmpv6" : null;
+            for (int j = i + 1; header != null && j < expr.size(); j++) {
+                if (mentionsHeader(expr.get(j), header)) {
+                    expr.remove(i);
+                    return;
+                }
+            }
+        }
+    }
+
+    private static boolean mentionsHeader(JsonNode n, String protocol) {
+        if (n.isObject() && n.has("payload") && protocol.equals(n.get("payload").path("protocol").asText())) {
+            return true;
+        }
+        for (JsonNode c : n) {
+            if (mentionsHeader(c, protocol)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean isNfproto(JsonNode stmt) {
@@ -232,6 +268,11 @@ final class NftListedForm {
                 if (m.path("left").has("ct") && right.isArray() && right.size() == 1) {
                     m.set("right", right.get(0));
                 }
+            }
+            JsonNode reject = o.get("reject");
+            if (reject != null && reject.path("type").asText("").equals("icmpx")
+                    && reject.path("expr").asText("").equals("port-unreachable") && reject.size() == 2) {
+                o.putNull("reject"); // a bare reject in an inet table lists as its default, icmpx port-unreachable
             }
             JsonNode set = o.get("set");
             if (set instanceof ArrayNode elems) {

@@ -195,25 +195,7 @@ class NftRuleFormatterTest {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         NetNs ns = NetNs.create("nftfmt");
         namespaces.add(ns);
-        List<GenericRule> rules = List.of(
-                GenericRule.of(Target.ACCEPT, new Match.Family(IpFamily.V4), new Match.Interface(true, "cali", true),
-                        new Match.Protocol("tcp", false), new Match.Ports(Dir.DST, List.of("80", "1000:2000"), true),
-                        new Match.Ports(Dir.SRC, List.of("53"), false)),
-                GenericRule.of(Target.DROP, new Match.Protocol("udp", true), new Match.Conntrack(Set.of(Match.CtState.INVALID))),
-                GenericRule.of(Target.RETURN, new Match.Icmp(IpFamily.V4, 3, 1, true)),
-                GenericRule.of(Target.ACCEPT, new Match.Icmp(IpFamily.V6, 128, 0, false)),
-                GenericRule.of(new Target.Jump("cali-b"), new Match.Nets(Dir.SRC, List.of("10.0.0.0/8", "192.168.0.1"), false),
-                        new Match.Nets(Dir.DST, List.of("172.16.0.0/12"), true)),
-                GenericRule.of(new Target.Goto("cali-b"), new Match.Nets(Dir.DST, List.of("fd00::/16", "2001:db8::1"), false)),
-                GenericRule.of(new Target.SetMark(0x10000), new Match.InSet(Dir.SRC, IpFamily.V4, "s:a", false),
-                        new Match.InSet(Dir.DST, IpFamily.V4, "s:a", true)),
-                GenericRule.of(Target.ACCEPT, new Match.InSet(Dir.DST, IpFamily.V6, "s:a", true)),
-                GenericRule.of(new Target.ClearMark(0x30000), new Match.Protocol("tcp", false),
-                        new Match.NamedPortSet(Dir.DST, IpFamily.V4, "n:p", false)),
-                GenericRule.of(new Target.Log("calico-packet: "), new Match.MarkAllSet(0x10000), new Match.MarkAllClear(0x20000)),
-                GenericRule.of(new Target.Nflog(1, "API0|np/prod/web"), new Match.MarkAllSet(0x10000)),
-                GenericRule.of(Target.ACCEPT, new Match.DstLocal(false), new Match.Interface(false, "eth0", false))
-                        .withComment("y".repeat(300)));
+        List<GenericRule> rules = FormatterVariants.rules();
         NftChain chain = NftRuleFormatter.chain(Table.FILTER, new GenericChain.Rules("cali-a", rules));
         NftChain masq = NftRuleFormatter.chain(Table.NAT, new GenericChain.Rules("cali-nat",
                 List.of(GenericRule.of(new Target.Masquerade(), new Match.Nets(Dir.SRC, List.of("10.65.0.0/16"), false)))));
@@ -221,7 +203,8 @@ class NftRuleFormatterTest {
                 .addSet(NftNames.TABLE, NftNames.set(IpFamily.V4, "s:a"), SetSpec.cidrs(4))
                 .addSet(NftNames.TABLE, NftNames.set(IpFamily.V6, "s:a"), SetSpec.cidrs(6))
                 .addSet(NftNames.TABLE, NftNames.set(IpFamily.V4, "n:p"), SetSpec.namedPorts(4))
-                .addChain(NftNames.TABLE, "cali-b").addChain(NftNames.TABLE, chain.name())
+                .addChain(NftNames.TABLE, FormatterVariants.TARGETS.get(0))
+                .addChain(NftNames.TABLE, FormatterVariants.TARGETS.get(1)).addChain(NftNames.TABLE, chain.name())
                 .addChain(NftNames.TABLE, masq.name())
                 .addChain(NftNames.TABLE, "nat-POSTROUTING", NftablesDataplane.baseSpec(
                         calico.felix.dataplane.rules.Ruleset.Table.NAT, calico.felix.dataplane.rules.Ruleset.Hook.POSTROUTING))
