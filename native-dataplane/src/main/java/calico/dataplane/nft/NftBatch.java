@@ -39,8 +39,9 @@ public final class NftBatch {
     /** Each command in nft syntax, in order, while every command has that form ({@link NftText}). */
     private final List<String> lines = new ArrayList<>();
     private boolean allLines = true;
-    /** The chain name {@link #addRule(TableRef, String, Exprs, String)} checked last, and whether nft syntax can name it. */
+    /** The chain and table {@link #addRule(TableRef, String, Exprs, String)} checked last, and whether nft syntax can name them. */
     private String lastRuleChain;
+    private TableRef lastRuleTable;
     private boolean lastRuleChainIsWord;
 
     /** An {@code add rule} of expressions already serialised. */
@@ -154,9 +155,10 @@ public final class NftBatch {
      * @param comment null for none
      */
     public NftBatch addRule(TableRef table, String chain, Exprs expr, String comment) {
-        if (!chain.equals(lastRuleChain)) { // a chain's rules come one after another: check its name once
+        if (!chain.equals(lastRuleChain) || !table.equals(lastRuleTable)) { // a chain's rules come one after another
             requireName("chain name", chain);
             lastRuleChain = chain;
+            lastRuleTable = table;
             lastRuleChainIsWord = NftText.isWord(chain) && NftText.isWord(table.name()) && NftText.isWord(table.family());
         }
         commands.add(new RuleCommand(table, chain, expr, comment == null ? null : checkedComment(comment)));
