@@ -111,16 +111,21 @@ class KernelApplyQueueTest {
         }
     }
 
+    /** A dataplane in a namespace of its own with {@code driver} as every backend's driver (needs root). */
+    private void start(PolicyDriver driver) {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        ns = NetNs.create("kaq");
+        dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
+    }
+
     private static List<DataplaneUpdate> sets(String... ids) {
         return java.util.Arrays.stream(ids).<DataplaneUpdate>map(DataplaneUpdate.IpSetRemove::new).toList();
     }
 
     @Test
     void batchesQueuedDuringAnApplyAreAppliedNextAsOneInOrder() throws Exception {
-        assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        ns = NetNs.create("kaq");
         GatedDriver driver = new GatedDriver();
-        dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
+        start(driver);
 
         List<DataplaneUpdate> first = new ArrayList<>();
         first.add(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT")));
@@ -161,10 +166,8 @@ class KernelApplyQueueTest {
 
     @Test
     void aStreamingCatchUpTellsTheDriverMoreIsComingAndWhatItHeldBackGoesOnceTheStreamStops() throws Exception {
-        assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        ns = NetNs.create("kaq");
         HoldingDriver driver = new HoldingDriver();
-        dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
+        start(driver);
         driver.gate.release(1);
         dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT"))));
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
@@ -201,10 +204,8 @@ class KernelApplyQueueTest {
 
     @Test
     void aFullQueueBlocksTheCallerUntilTheThreadTakesIt() throws Exception {
-        assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        ns = NetNs.create("kaq");
         GatedDriver driver = new GatedDriver();
-        dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
+        start(driver);
         dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT"))));
         assertThat(driver.entered.await(10, TimeUnit.SECONDS)).isTrue();
 
@@ -229,12 +230,10 @@ class KernelApplyQueueTest {
 
     @Test
     void aFailedApplyIsRecordedNotThrownAndClearedByTheNextSuccess() throws Exception {
-        assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        ns = NetNs.create("kaq");
         GatedDriver driver = new GatedDriver();
         driver.gate.release(100);
         driver.failOn = "bad";
-        dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
+        start(driver);
         dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT"))));
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue(); // the driver exists: "bad" reaches it
         dataplane.apply(sets("bad"));

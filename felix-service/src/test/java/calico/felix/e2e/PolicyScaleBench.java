@@ -388,7 +388,7 @@ public final class PolicyScaleBench {
     }
 
     /** The final ruleset as the kernel lists it, in files: the floor's input. */
-    record Saved(Path dir, Path rules, Path sets, long saveMs) {
+    record Saved(Path dir, Path rules, Path sets, String tool, long saveMs) {
     }
 
     /** Saves the final ruleset ({@code nft list table}, or {@code ipset save} and {@code iptables-save}). */
@@ -397,7 +397,7 @@ public final class PolicyScaleBench {
         if (backend == Backend.NFTABLES) {
             Path rules = dir.resolve("calico.nft");
             Files.writeString(rules, host.exec("nft", "list", "table", "inet", "calico"));
-            return new Saved(dir, rules, null, 0);
+            return new Saved(dir, rules, null, "nft", 0);
         }
         String tool = backend == Backend.IPTABLES_NFT ? "iptables-nft" : "iptables-legacy";
         Path sets = dir.resolve("ipsets");
@@ -405,7 +405,7 @@ public final class PolicyScaleBench {
         Files.writeString(sets, host.exec("ipset", "save"));
         long s0 = System.nanoTime();
         Files.writeString(rules, host.exec(tool + "-save", "-t", "filter"));
-        return new Saved(dir, rules, sets, (System.nanoTime() - s0) / 1_000_000);
+        return new Saved(dir, rules, sets, tool, (System.nanoTime() - s0) / 1_000_000);
     }
 
     /** Restores the saved ruleset into a fresh namespace, timed. */
@@ -425,7 +425,7 @@ public final class PolicyScaleBench {
                 return new Floor(java.util.Collections.min(tries), "nft -f, fastest of " + tries + " ms",
                         Files.size(saved.rules()) + " bytes");
             }
-            String tool = backend == Backend.IPTABLES_NFT ? "iptables-nft" : "iptables-legacy";
+            String tool = saved.tool();
             awaitIdleCpu();
             long t0 = System.nanoTime();
             fresh.exec("ipset", "restore", "-file", saved.sets().toString());
@@ -433,8 +433,9 @@ public final class PolicyScaleBench {
             fresh.exec("sh", "-c", tool + "-restore < " + saved.rules());
             long t2 = System.nanoTime();
             long rulesCount = Files.readAllLines(saved.rules()).stream().filter(l -> l.startsWith("-A ")).count();
-            long setLines = Files.readAllLines(saved.sets()).stream().filter(l -> l.startsWith("add ")).count();
-            long setCount = Files.readAllLines(saved.sets()).stream().filter(l -> l.startsWith("create ")).count();
+            List<String> setFile = Files.readAllLines(saved.sets());
+            long setLines = setFile.stream().filter(l -> l.startsWith("add ")).count();
+            long setCount = setFile.stream().filter(l -> l.startsWith("create ")).count();
             return new Floor((t2 - t0) / 1_000_000, String.format("ipset restore %d ms + %s-restore %d ms; "
                     + "for scale: one %s-save of the table %d ms", (t1 - t0) / 1_000_000, tool, (t2 - t1) / 1_000_000,
                     tool, saved.saveMs()),

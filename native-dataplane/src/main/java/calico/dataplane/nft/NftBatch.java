@@ -337,7 +337,7 @@ public final class NftBatch {
         return out.append("]}").toString();
     }
 
-    private static ObjectNode parse(String command) {
+    static ObjectNode parse(String command) {
         try {
             return (ObjectNode) MAPPER.readTree(command);
         } catch (JsonProcessingException e) {

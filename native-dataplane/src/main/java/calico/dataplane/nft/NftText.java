@@ -18,55 +18,38 @@ final class NftText {
 
     /** Names and bare words the nft scanner reads as one string token: {@code [A-Za-z][A-Za-z0-9_./-]*}. */
     static boolean isWord(String s) {
-        if (s == null || s.isEmpty() || !letter(s.charAt(0))) {
-            return false;
-        }
-        for (int i = 1; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (!letter(c) && !digit(c) && c != '_' && c != '.' && c != '/' && c != '-') {
-                return false;
-            }
-        }
-        return true;
+        return s != null && !s.isEmpty() && letter(s.charAt(0))
+                && all(s, c -> letter(c) || digit(c) || c == '_' || c == '.' || c == '/' || c == '-');
     }
 
     /** Bare values, addresses (v4, v6), prefixes, symbolic constants: {@code [A-Za-z0-9_.:/-]+}. */
     private static boolean isValue(String s) {
-        if (s.isEmpty()) {
-            return false;
-        }
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (!letter(c) && !digit(c) && c != '_' && c != '.' && c != ':' && c != '/' && c != '-') {
-                return false;
-            }
-        }
-        return true;
+        return !s.isEmpty() && all(s, c -> letter(c) || digit(c) || c == '_' || c == '.' || c == ':' || c == '/' || c == '-');
     }
 
     /** What may stand in a quoted string: nft strings have no escapes (no quote, backslash or control character). */
     private static boolean isQuotable(String s) {
+        return all(s, c -> c != '"' && c != '\\' && !Character.isISOControl(c));
+    }
+
+    /** An IPv4 or IPv6 address or prefix as {@code NftElem.cidr} writes it: hex digits, dots, colons, a slash. */
+    private static boolean isAddress(String s) {
+        return !s.isEmpty() && all(s, c -> digit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+                || c == '.' || c == ':' || c == '/');
+    }
+
+    private static boolean all(String s, CharTest ok) {
         for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\' || Character.isISOControl(c)) {
+            if (!ok.test(s.charAt(i))) {
                 return false;
             }
         }
         return true;
     }
 
-    /** An IPv4 or IPv6 address or prefix as {@code NftElem.cidr} writes it: hex digits, dots, colons, a slash. */
-    private static boolean isAddress(String s) {
-        if (s.isEmpty()) {
-            return false;
-        }
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (!digit(c) && !(c >= 'a' && c <= 'f') && !(c >= 'A' && c <= 'F') && c != '.' && c != ':' && c != '/') {
-                return false;
-            }
-        }
-        return true;
+    @FunctionalInterface
+    private interface CharTest {
+        boolean test(char c);
     }
 
     private static boolean letter(char c) {
@@ -91,12 +74,7 @@ final class NftText {
     static String exprs(List<? extends JsonNode> expr) {
         try {
             StringBuilder out = new StringBuilder(48 * expr.size());
-            for (JsonNode e : expr) {
-                if (out.length() > 0) {
-                    out.append(' ');
-                }
-                statement(e, out);
-            }
+            joined(expr, " ", out, NftText::statement);
             return out.toString();
         } catch (Unsupported e) {
             return null;
@@ -164,13 +142,7 @@ final class NftText {
                 }
                 requireOnly(body, "family", "table", "chain", "expr", "comment");
                 out.append(' ');
-                JsonNode expr = body.get("expr");
-                for (int i = 0; i < expr.size(); i++) {
-                    if (i > 0) {
-                        out.append(' ');
-                    }
-                    statement(expr.get(i), out);
-                }
+                joined(body.get("expr"), " ", out, NftText::statement);
                 if (body.has("comment")) {
                     out.append(" comment ");
                     quoted(text(body, "comment"), out);
@@ -189,23 +161,14 @@ final class NftText {
                 if (type == null) {
                     throw new Unsupported();
                 }
-                if (type.isArray()) {
-                    for (int i = 0; i < type.size(); i++) {
-                        out.append(i > 0 ? " . " : "").append(word(type.get(i).textValue()));
-                    }
-                } else {
-                    out.append(word(type.textValue()));
-                }
+                joined(type.isArray() ? type : List.of(type), " . ", out, NftText::word);
                 if (body.has("map")) {
                     out.append(" : ").append(word(text(body, "map")));
                 }
                 out.append(';');
                 if (body.has("flags")) {
-                    out.append(" flags");
-                    JsonNode flags = body.get("flags");
-                    for (int i = 0; i < flags.size(); i++) {
-                        out.append(i > 0 ? "," : " ").append(word(flags.get(i).textValue()));
-                    }
+                    out.append(" flags ");
+                    joined(body.get("flags"), ",", out, NftText::word);
                     out.append(';');
                 }
                 if (body.has("elem")) {
@@ -231,24 +194,20 @@ final class NftText {
             throw new Unsupported();
         }
         out.append("{ ");
-        for (int i = 0; i < elems.size(); i++) {
-            if (i > 0) {
-                out.append(", ");
-            }
-            JsonNode e = elems.get(i);
+        joined(elems, ", ", out, (e, o) -> {
             if (e.isArray()) {
                 if (e.size() != 2 || !e.get(0).isTextual()) {
                     throw new Unsupported();
                 }
-                quoted(e.get(0).textValue(), out); // map keys are interface names here
-                out.append(" : ");
-                statement(e.get(1), out);
+                quoted(e.get(0).textValue(), o); // map keys are interface names here
+                o.append(" : ");
+                statement(e.get(1), o);
             } else if (e.isTextual() && !isAddress(e.textValue())) {
-                quoted(e.textValue(), out); // an interface name (a map key being deleted), not an address
+                quoted(e.textValue(), o); // an interface name (a map key being deleted), not an address
             } else {
-                value(e, out);
+                value(e, o);
             }
-        }
+        });
         out.append(" }");
     }
 
@@ -349,10 +308,7 @@ final class NftText {
             }
             quoted(right.textValue(), out);
         } else if (right.isArray()) {
-            // flags, as ct state lists them: established,related
-            for (int i = 0; i < right.size(); i++) {
-                out.append(i > 0 ? "," : "").append(word(right.get(i).textValue()));
-            }
+            joined(right, ",", out, NftText::word); // flags, as ct state lists them: established,related
         } else {
             value(right, out);
         }
@@ -385,19 +341,10 @@ final class NftText {
                     throw new Unsupported();
                 }
                 out.append("fib ");
-                for (int i = 0; i < flags.size(); i++) {
-                    out.append(i > 0 ? " . " : "").append(word(flags.get(i).textValue()));
-                }
+                joined(flags, " . ", out, NftText::word);
                 out.append(' ').append(word(text(v, "result")));
             }
-            case "concat" -> {
-                for (int i = 0; i < v.size(); i++) {
-                    if (i > 0) {
-                        out.append(" . ");
-                    }
-                    expr(v.get(i), out);
-                }
-            }
+            case "concat" -> joined(v, " . ", out, NftText::expr);
             case "&", "|", "^" -> {
                 if (!v.isArray() || v.size() != 2) {
                     throw new Unsupported();
@@ -437,29 +384,36 @@ final class NftText {
             out.append('-');
             value(r.get(1), out);
         } else if (v.isObject() && v.size() == 1 && v.has("concat")) {
-            JsonNode c = v.get("concat");
-            for (int i = 0; i < c.size(); i++) {
-                if (i > 0) {
-                    out.append(" . ");
-                }
-                value(c.get(i), out);
-            }
+            joined(v.get("concat"), " . ", out, NftText::value);
         } else if (v.isObject() && v.size() == 1 && v.has("set")) {
             JsonNode s = v.get("set");
             if (!s.isArray() || s.isEmpty()) {
                 throw new Unsupported();
             }
             out.append("{ ");
-            for (int i = 0; i < s.size(); i++) {
-                if (i > 0) {
-                    out.append(", ");
-                }
-                value(s.get(i), out);
-            }
+            joined(s, ", ", out, NftText::value);
             out.append(" }");
         } else {
             throw new Unsupported();
         }
+    }
+
+    /** Prints each of {@code items} with {@code print}, {@code separator} between them. */
+    private static void joined(Iterable<? extends JsonNode> items, String separator, StringBuilder out,
+                               java.util.function.BiConsumer<JsonNode, StringBuilder> print) {
+        boolean first = true;
+        for (JsonNode n : items) {
+            if (!first) {
+                out.append(separator);
+            }
+            first = false;
+            print.accept(n, out);
+        }
+    }
+
+    /** Prints a word (see {@link #isWord}). */
+    private static void word(JsonNode n, StringBuilder out) {
+        out.append(word(n.textValue()));
     }
 
     private static String text(JsonNode obj, String field) {

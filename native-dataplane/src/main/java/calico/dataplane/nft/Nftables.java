@@ -99,17 +99,15 @@ public final class Nftables implements AutoCloseable {
         if (r.status == 0) {
             return;
         }
-        if (text != null) {
-            document = batch.toJson();
-        }
         // A context whose commit failed (or that ran a dry run) keeps a cache that no longer
         // matches the kernel: libnftables 1.0.6 then rejects valid batches ("File exists"). The
         // next batch gets a fresh context, and every dry run below one of its own.
         lib.nft_ctx_free(ctx);
         ctx = newContext(lib);
-        List<String> commands = batch.texts();
+        List<String> commands = batch.texts(); // JSON, also when the batch went as nft syntax
         int bad = firstFailing(commands);
-        throw new NftablesException(r.error, document, bad, bad < 0 ? null : batch.commands().get(bad));
+        throw new NftablesException(r.error, NftBatch.joined(commands), bad,
+                bad < 0 ? null : NftBatch.parse(commands.get(bad)));
     }
 
     /** {@return whether the kernel would accept {@code batch}}: a dry run, validated and then aborted. */

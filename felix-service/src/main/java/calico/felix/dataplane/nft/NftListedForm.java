@@ -102,7 +102,7 @@ final class NftListedForm {
             ArrayNode expr = (ArrayNode) rule.get("expr");
             boolean familyImplied = false;
             for (JsonNode stmt : expr) {
-                familyImplied |= mentionsFamilyHeader(stmt);
+                familyImplied |= mentionsHeader(stmt, FAMILY_HEADERS);
             }
             for (Iterator<JsonNode> it = expr.iterator(); it.hasNext(); ) {
                 JsonNode stmt = it.next();
@@ -124,16 +124,10 @@ final class NftListedForm {
      */
     private static void dropImpliedIcmpProtocol(ArrayNode expr) {
         for (int i = 0; i < expr.size(); i++) {
-            JsonNode m = expr.get(i).get("match");
-            if (m == null || !m.path("op").asText().equals("==")
-                    || !"l4proto".equals(m.path("left").path("meta").path("key").asText(null))
-                    || !m.path("right").isInt()) {
-                continue;
-            }
-            int proto = m.get("right").asInt();
+            int proto = l4proto(expr.get(i));
             String header = proto == 1 ? "icmp" : proto == 58 ? "icmpv6" : null;
             for (int j = i + 1; header != null && j < expr.size(); j++) {
-                if (mentionsHeader(expr.get(j), header)) {
+                if (mentionsHeader(expr.get(j), Set.of(header))) {
                     expr.remove(i);
                     return;
                 }
@@ -141,12 +135,23 @@ final class NftListedForm {
         }
     }
 
-    private static boolean mentionsHeader(JsonNode n, String protocol) {
-        if (n.isObject() && n.has("payload") && protocol.equals(n.get("payload").path("protocol").asText())) {
+    /** {@return N of a statement {@code meta l4proto == N}} (numbers, as {@link #rewrite} leaves them), else -1 */
+    private static int l4proto(JsonNode stmt) {
+        JsonNode m = stmt.get("match");
+        if (m == null || !m.path("op").asText().equals("==")
+                || !"l4proto".equals(m.path("left").path("meta").path("key").asText(null)) || !m.path("right").isInt()) {
+            return -1;
+        }
+        return m.get("right").asInt();
+    }
+
+    /** {@return whether {@code n} matches on a header of one of {@code protocols}} (a payload expression) */
+    private static boolean mentionsHeader(JsonNode n, Set<String> protocols) {
+        if (n.isObject() && n.has("payload") && protocols.contains(n.get("payload").path("protocol").asText())) {
             return true;
         }
         for (JsonNode c : n) {
-            if (mentionsHeader(c, protocol)) {
+            if (mentionsHeader(c, protocols)) {
                 return true;
             }
         }
@@ -158,31 +163,13 @@ final class NftListedForm {
         return m != null && "nfproto".equals(m.path("left").path("meta").path("key").asText(null));
     }
 
-    private static boolean mentionsFamilyHeader(JsonNode n) {
-        if (n.isObject()) {
-            JsonNode p = n.get("payload");
-            if (p != null && FAMILY_HEADERS.contains(p.path("protocol").asText())) {
-                return true;
-            }
-        }
-        for (JsonNode c : n) {
-            if (mentionsFamilyHeader(c)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** {@code meta l4proto == N} followed by {@code th} ports: drop the match, name the protocol in the ports. */
     private static void foldProtocol(ArrayNode expr) {
         for (int i = 0; i < expr.size(); i++) {
-            JsonNode m = expr.get(i).get("match");
-            if (m == null || !m.path("op").asText().equals("==")
-                    || !"l4proto".equals(m.path("left").path("meta").path("key").asText(null))
-                    || !m.path("right").isInt() || !TRANSPORT.containsKey(m.get("right").asInt())) {
+            String name = TRANSPORT.get(l4proto(expr.get(i)));
+            if (name == null) {
                 continue;
             }
-            String name = TRANSPORT.get(m.get("right").asInt());
             boolean folded = false;
             for (int j = i + 1; j < expr.size(); j++) {
                 folded |= renameThPorts(expr.get(j), name);

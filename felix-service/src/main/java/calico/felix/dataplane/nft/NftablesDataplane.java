@@ -72,6 +72,10 @@ public final class NftablesDataplane implements PolicyDriver {
     private static final TableRef TABLE = NftNames.TABLE;
     /** Up to this many members, a set losing members is flushed and refilled rather than edited. */
     private static final int REFILL_LIMIT = 10_000;
+    /** Name prefixes of workload endpoint chains, the ones an apply with more coming may hold back. */
+    private static final String TO_WORKLOAD = NftNames.chain(Ruleset.Table.FILTER, Names.toWorkload(""));
+    private static final String FROM_WORKLOAD = NftNames.chain(Ruleset.Table.FILTER, Names.fromWorkload(""));
+    private static final List<String> VERDICTS_WITH_TARGET = List.of("jump", "goto");
     /** One inet chain serves both families. */
     private static final java.util.Set<IpFamily> BOTH = java.util.Collections.unmodifiableSet(
             java.util.EnumSet.allOf(IpFamily.class));
@@ -114,8 +118,6 @@ public final class NftablesDataplane implements PolicyDriver {
     private Map<String, Cached<GenericChain, NftChain>> chainCache = new HashMap<>();
     /** Endpoint chains the last apply kept at their programmed rules (see {@link #holdingEndpointChains}). */
     private final java.util.Set<String> held = new java.util.HashSet<>();
-    private static final String TO_WORKLOAD = NftNames.chain(Ruleset.Table.FILTER, Names.toWorkload(""));
-    private static final String FROM_WORKLOAD = NftNames.chain(Ruleset.Table.FILTER, Names.fromWorkload(""));
     /** Rules formatted for chains that changed, reused by the next chain with the same rule. */
     private final FormattedRules formattedRules = new FormattedRules();
     private Map<String, Cached<SetPlan.DesiredSet, NftSet>> setCache = new HashMap<>();
@@ -703,7 +705,7 @@ public final class NftablesDataplane implements PolicyDriver {
             return !s.startsWith("@") || d.sets().containsKey(s.substring(1));
         }
         if (n.isObject()) {
-            for (String verdict : List.of("jump", "goto")) {
+            for (String verdict : VERDICTS_WITH_TARGET) {
                 JsonNode v = n.get(verdict);
                 if (v != null && v.has("target") && !d.chains().containsKey(v.get("target").textValue())) {
                     return false;
