@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * snapshot; the client diffs it against the view, so after a reconnect the listener sees only
  * what changed while it was away; deletions of keys the stream never mentioned come when the
  * stream reports IN_SYNC (a snapshot taken while typha itself was still syncing is partial). Then
- * deltas follow in typha's order. Reconnects rotate through the addresses with doubling backoff;
+ * deltas follow in typha's order. Each hello carries, per kind, the highest revision received
+ * so far, and typha holds the snapshot until it has caught up with that (bounded), so a move to
+ * a replica whose watch is behind does not look like deletions. Reconnects rotate through the addresses with doubling backoff;
  * a {@code Reconnect} message (rebalancing) moves on at once.
  *
  * <p>Callbacks are never concurrent and come in order, but not always from the same thread
@@ -59,6 +61,8 @@ public final class TyphaClient implements AutoCloseable {
 
     // Guarded by lock.
     private final Map<ResourceKey, Long> view = new HashMap<>();
+    /** Per kind, the highest revision any stream has sent; every hello carries it. */
+    private final Map<String, Long> seenRevisions = new HashMap<>();
     private final KvsInflater inflater = new KvsInflater();
     /** Keys this stream has mentioned, until the stream reaches IN_SYNC; then null. */
     private Set<ResourceKey> seenInSnapshot;
@@ -291,6 +295,7 @@ public final class TyphaClient implements AutoCloseable {
         for (KV kv : kvs.getKvsList()) {
             ResourceKey key = KvCodec.key(kv);
             streamMaxRevision = Math.max(streamMaxRevision, kv.getRevision());
+            seenRevisions.merge(kv.getKind(), kv.getRevision(), Math::max);
             Long known = view.get(key);
             if (seenInSnapshot != null) {
                 seenInSnapshot.add(key);
@@ -405,8 +410,10 @@ public final class TyphaClient implements AutoCloseable {
         }
     }
 
+    /** Called under lock. */
     private ClientHello hello() {
         return ClientHello.newBuilder()
+                .putAllSeenRevisions(seenRevisions)
                 .setHostname(options.hostname())
                 .setSyncerType(options.syncerType().wireName())
                 .setClientVersion(options.clientVersion())

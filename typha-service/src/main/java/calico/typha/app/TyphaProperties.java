@@ -137,6 +137,6 @@ public record TyphaProperties(
         ServerSettings d = ServerSettings.defaults(serverPort);
         return new ServerSettings(serverPort, serverHost, maxConnectionsUpperLimit, pingInterval, pongTimeout,
                 maxDeltaLogUpdates, d.snapshotChunkBytes(), d.snapshotMaxAge(), rebalanceTarget(),
-                connectionDropInterval);
+                connectionDropInterval, d.catchUpWait());
     }
 }

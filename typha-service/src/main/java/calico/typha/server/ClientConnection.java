@@ -11,6 +11,7 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
+import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
@@ -26,6 +27,10 @@ import org.slf4j.LoggerFactory;
  * one run at a time, and writes only while the stream {@code isReady()}: it never blocks, so
  * a slow client costs the fan-out nothing but its position. A client whose position the delta
  * log no longer covers is ended with RESOURCE_EXHAUSTED.
+ *
+ * <p>The snapshot is taken in the drain, once the cache has reached the revisions the client's
+ * hello says it has seen, or once {@link ServerSettings#catchUpWait()} is over: a client moving
+ * here from a replica that was further along waits instead of being told its newer state is gone.
  */
 final class ClientConnection implements StreamObserver<ClientMessage> {
 
@@ -52,7 +57,9 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
         }
     }
 
-    private record Start(SnapshotCache cache, Snapshot snapshot, ServerMessage hello, Compression compression) {
+    /** What the hello asked for; {@code seen} and {@code waitUntilNanos} gate the snapshot. */
+    private record Start(SnapshotCache cache, Map<String, Long> seen, long waitUntilNanos, ServerMessage hello,
+                         Compression compression) {
     }
 
     private final long id;
@@ -83,9 +90,12 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
     // Written by the drain, read by the cache's seal decision (SnapshotCache.Listener.lagging).
     private volatile boolean streamingDeltas;
     private volatile long handedOff;
+    /** Streaming, but the snapshot waits for this typha to catch up with the client (read by the timer). */
+    private volatile boolean awaitingSnapshot;
 
     // Confined to the drain.
     private boolean streaming;
+    private boolean waitLogged;
     private boolean closed;
     private SnapshotCache cache;
     private boolean sharedCompression;
@@ -150,6 +160,13 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
             fail(Status.INVALID_ARGUMENT.withDescription("hello." + e.getMessage()), "protocol");
             return;
         }
+        for (var e : h.getSeenRevisionsMap().entrySet()) {
+            if (e.getValue() < 0) {
+                fail(Status.INVALID_ARGUMENT.withDescription("hello.seen_revisions[\"" + e.getKey()
+                        + "\"]: must not be negative, got " + e.getValue()), "protocol");
+                return;
+            }
+        }
         hostname = h.getHostname();
         SnapshotCache c = service.cache(type);
         Compression compression = Compression.choose(h.getAcceptedCompressionList());
@@ -158,7 +175,8 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
                 .setCompression(compression.wireName)).build();
         log.info("Client {} ({}, {} {}) connected for {}", id, hostname, h.getClientVersion(),
                 compression == Compression.NONE ? "uncompressed" : compression.wireName, type.wireName());
-        start = new Start(c, c.snapshot(), hello, compression);
+        start = new Start(c, Map.copyOf(h.getSeenRevisionsMap()),
+                System.nanoTime() + service.catchUpWait().toNanos(), hello, compression);
         c.addListener(wake);
         requestDrain();
     }
@@ -206,6 +224,13 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
         control.add(ServerMessage.newBuilder().setPing(Ping.newBuilder()
                 .setSentUnixNanos(System.currentTimeMillis() * 1_000_000L)).build());
         requestDrain();
+    }
+
+    /** Called by the server's timer (about once a second): a waiting snapshot notices its deadline. */
+    void nudgeIfAwaitingSnapshot() {
+        if (awaitingSnapshot) {
+            requestDrain();
+        }
     }
 
     /** Asks the client to reconnect elsewhere, then ends the stream. */
@@ -263,8 +288,7 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
         if (!streaming && start != null && end == null) {
             Start s = start;
             cache = s.cache();
-            snapshot = s.snapshot();
-            position = snapshot.sequence();
+            awaitingSnapshot = true;
             if (s.compression() == Compression.GRPC_GZIP) {
                 out.setCompression("gzip");
             }
@@ -288,6 +312,12 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
         ServerMessage hello = control.peek() != null && control.peek().hasHello() ? control.poll() : null;
         if (hello != null) {
             out.onNext(hello);
+        }
+        if (awaitingSnapshot && !takeSnapshot()) {
+            for (ServerMessage m; out.isReady() && (m = control.poll()) != null; ) {
+                out.onNext(m); // pings
+            }
+            return;
         }
         while (out.isReady()) {
             ServerMessage next = control.poll();
@@ -322,6 +352,36 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
             fail(Status.RESOURCE_EXHAUSTED.withDescription("client fell too far behind: it is at sequence " + need
                     + ", the delta log no longer holds what follows"), "fell-behind");
         }
+    }
+
+    /**
+     * Takes the snapshot once the cache has reached what the client has seen, or once the wait
+     * is over (then from where this typha is: the client may see deletions it later gets back).
+     * {@return false while still waiting}
+     */
+    private boolean takeSnapshot() {
+        Start s = start;
+        boolean caughtUp = cache.reached(s.seen());
+        long now = System.nanoTime();
+        if (!caughtUp) {
+            if (now - s.waitUntilNanos() < 0) {
+                if (!waitLogged) {
+                    waitLogged = true;
+                    log.info("Client {} ({}) has seen more than this typha (kind: here/seen {}); its snapshot waits",
+                            id, hostname, cache.shortOf(s.seen()));
+                }
+                return false;
+            }
+            log.warn("Client {} ({}): this typha is still behind what the client has seen after {} ms "
+                            + "(kind: here/seen {}); sending the snapshot from here", id, hostname,
+                    service.catchUpWait().toMillis(), cache.shortOf(s.seen()));
+        } else if (waitLogged) {
+            log.info("Client {} ({}): this typha caught up; sending the snapshot", id, hostname);
+        }
+        snapshot = cache.snapshot(s.seen());
+        position = snapshot.sequence();
+        awaitingSnapshot = false;
+        return true;
     }
 
     private ServerMessage form(SharedMessage m) {

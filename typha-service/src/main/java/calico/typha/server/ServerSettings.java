@@ -20,10 +20,13 @@ import java.time.Duration;
  * @param rebalanceTarget   when positive, the number of connections above which the oldest
  *                          surplus clients are asked to reconnect elsewhere; 0 disables
  * @param rebalanceInterval how often the surplus is checked, one client moved per check
+ * @param catchUpWait       how long a client's snapshot waits for this typha to reach the
+ *                          revisions the client's hello says it has seen (a replica whose watch
+ *                          is behind); after that it is served from where this typha is
  */
 public record ServerSettings(int port, String host, int maxConnections, Duration pingInterval, Duration pongTimeout,
                              int maxDeltaLogUpdates, int snapshotChunkBytes, Duration snapshotMaxAge,
-                             int rebalanceTarget, Duration rebalanceInterval) {
+                             int rebalanceTarget, Duration rebalanceInterval, Duration catchUpWait) {
 
     public ServerSettings {
         if (port < 0 || port > 65535) {
@@ -38,6 +41,7 @@ public record ServerSettings(int port, String host, int maxConnections, Duration
         positive("snapshotMaxAge", snapshotMaxAge);
         atLeast("rebalanceTarget", rebalanceTarget, 0);
         positive("rebalanceInterval", rebalanceInterval);
+        positive("catchUpWait", catchUpWait);
     }
 
     private static void atLeast(String name, int value, int min) {
@@ -55,31 +59,41 @@ public record ServerSettings(int port, String host, int maxConnections, Duration
     /** Calico-like defaults on a given port. */
     public static ServerSettings defaults(int port) {
         return new ServerSettings(port, "", 10_000, Duration.ofSeconds(10), Duration.ofSeconds(60), 100_000,
-                256 * 1024, Duration.ofSeconds(1), 0, Duration.ofSeconds(1));
+                256 * 1024, Duration.ofSeconds(1), 0, Duration.ofSeconds(1), Duration.ofSeconds(5));
     }
 
     public ServerSettings withPort(int p) {
         return new ServerSettings(p, host, maxConnections, pingInterval, pongTimeout, maxDeltaLogUpdates,
-                snapshotChunkBytes, snapshotMaxAge, rebalanceTarget, rebalanceInterval);
+                snapshotChunkBytes, snapshotMaxAge, rebalanceTarget, rebalanceInterval, catchUpWait);
     }
 
     public ServerSettings withMaxConnections(int n) {
         return new ServerSettings(port, host, n, pingInterval, pongTimeout, maxDeltaLogUpdates, snapshotChunkBytes,
-                snapshotMaxAge, rebalanceTarget, rebalanceInterval);
+                snapshotMaxAge, rebalanceTarget, rebalanceInterval, catchUpWait);
     }
 
     public ServerSettings withPing(Duration interval, Duration timeout) {
         return new ServerSettings(port, host, maxConnections, interval, timeout, maxDeltaLogUpdates,
-                snapshotChunkBytes, snapshotMaxAge, rebalanceTarget, rebalanceInterval);
+                snapshotChunkBytes, snapshotMaxAge, rebalanceTarget, rebalanceInterval, catchUpWait);
     }
 
     public ServerSettings withMaxDeltaLogUpdates(int n) {
         return new ServerSettings(port, host, maxConnections, pingInterval, pongTimeout, n, snapshotChunkBytes,
-                snapshotMaxAge, rebalanceTarget, rebalanceInterval);
+                snapshotMaxAge, rebalanceTarget, rebalanceInterval, catchUpWait);
     }
 
     public ServerSettings withRebalance(int target, Duration interval) {
         return new ServerSettings(port, host, maxConnections, pingInterval, pongTimeout, maxDeltaLogUpdates,
-                snapshotChunkBytes, snapshotMaxAge, target, interval);
+                snapshotChunkBytes, snapshotMaxAge, target, interval, catchUpWait);
+    }
+
+    public ServerSettings withSnapshotMaxAge(Duration age) {
+        return new ServerSettings(port, host, maxConnections, pingInterval, pongTimeout, maxDeltaLogUpdates,
+                snapshotChunkBytes, age, rebalanceTarget, rebalanceInterval, catchUpWait);
+    }
+
+    public ServerSettings withCatchUpWait(Duration wait) {
+        return new ServerSettings(port, host, maxConnections, pingInterval, pongTimeout, maxDeltaLogUpdates,
+                snapshotChunkBytes, snapshotMaxAge, rebalanceTarget, rebalanceInterval, wait);
     }
 }

@@ -13,6 +13,7 @@ import calico.libcalico.typha.proto.SyncStatus;
 import calico.libcalico.typha.proto.SyncStatusMsg;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * What one syncer said, kept once for every client of that syncer type: the current state
  * (key → wire KV), a bounded log of recent breadcrumbs, and the latest snapshot. A new client
- * takes {@link #snapshot()} and then reads {@link #after} from the snapshot's sequence; its own
+ * takes {@link #snapshot(Map)} and then reads {@link #after} from the snapshot's sequence; its own
  * state is only a position. Each update is serialised to JSON once, not once per client.
  *
  * <p>The syncer calls in on its one dispatch thread; clients read from many threads. One lock
@@ -50,6 +51,8 @@ final class SnapshotCache implements SyncerCallbacks {
 
     // Guarded by this.
     private final Map<ResourceKey, KV> state = new LinkedHashMap<>();
+    /** Per kind, the highest revision folded into the state: how far each kind's watch has got. */
+    private final Map<String, Long> revisions = new HashMap<>();
     private final List<Breadcrumb> log = new ArrayList<>();
     private int logHead;
     private long logUpdates;
@@ -189,11 +192,13 @@ final class SnapshotCache implements SyncerCallbacks {
         }
         for (int i = 0; i < pendingUpdates.size(); i++) {
             Update u = pendingUpdates.get(i);
+            KV kv = pendingKvs.get(i);
             if (u.type() == UpdateType.DELETED) {
                 state.remove(u.key());
             } else {
-                state.put(u.key(), pendingKvs.get(i));
+                state.put(u.key(), kv);
             }
+            revisions.merge(kv.getKind(), kv.getRevision(), Math::max);
         }
         KVs msg = KVs.newBuilder().addAllKvs(pendingKvs).setSequence(sequence + 1).build();
         append(ServerMessage.newBuilder().setKvs(msg).build(), pendingKvs.size(), pendingSinceNanos);
@@ -228,16 +233,47 @@ final class SnapshotCache implements SyncerCallbacks {
         }
     }
 
-    /** {@return a snapshot whose tail the log still covers; rebuilt when missing, stale or too old} */
-    synchronized Snapshot snapshot() {
+    /**
+     * {@return a snapshot whose tail the log still covers, rebuilt when missing, stale or too old,
+     * and also when it is older than {@code seen} (per kind, revisions a client already has) while
+     * the state is not}: a reused snapshot must not take a client back in time
+     */
+    synchronized Snapshot snapshot(Map<String, Long> seen) {
         long now = System.nanoTime();
         boolean usable = snapshot != null
                 && covered(snapshot.sequence())
-                && (snapshot.sequence() == sequence || now - snapshot.createdNanos() < snapshotMaxAgeNanos);
+                && (snapshot.sequence() == sequence || now - snapshot.createdNanos() < snapshotMaxAgeNanos)
+                && (reaches(snapshot.revisions(), seen) || !reaches(revisions, seen));
         if (!usable) {
             snapshot = build(now); // the old one's shared bytes go when its last client is done with it
         }
         return snapshot;
+    }
+
+    /** {@return whether the state has reached, for every kind, the revision {@code seen} gives} */
+    synchronized boolean reached(Map<String, Long> seen) {
+        return reaches(revisions, seen);
+    }
+
+    /** {@return for the kinds where the state is short of {@code seen}: kind → "have/seen", for logs} */
+    synchronized Map<String, String> shortOf(Map<String, Long> seen) {
+        Map<String, String> out = new java.util.TreeMap<>();
+        seen.forEach((kind, r) -> {
+            long have = revisions.getOrDefault(kind, 0L);
+            if (have < r) {
+                out.put(kind, have + "/" + r);
+            }
+        });
+        return out;
+    }
+
+    private static boolean reaches(Map<String, Long> have, Map<String, Long> seen) {
+        for (var e : seen.entrySet()) {
+            if (have.getOrDefault(e.getKey(), 0L) < e.getValue()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** {@return whether the log still holds everything after {@code position}} */
@@ -269,7 +305,7 @@ final class SnapshotCache implements SyncerCallbacks {
         if (status != SyncerStatus.WAIT_FOR_DATASTORE) {
             chunks.add(shared(ServerMessage.newBuilder().setStatus(SyncStatusMsg.newBuilder().setStatus(wire(status))).build()));
         }
-        return new Snapshot(sequence, Collections.unmodifiableList(chunks), state.size(), now);
+        return new Snapshot(sequence, Map.copyOf(revisions), Collections.unmodifiableList(chunks), state.size(), now);
     }
 
     private SharedMessage shared(ServerMessage m) {

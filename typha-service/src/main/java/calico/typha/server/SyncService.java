@@ -8,6 +8,7 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.netty.util.internal.ThreadExecutorMap;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.Map;
 import java.util.Objects;
@@ -74,6 +75,10 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
         return caches.get(type);
     }
 
+    Duration catchUpWait() {
+        return settings.catchUpWait();
+    }
+
     String version() {
         return version;
     }
@@ -97,6 +102,11 @@ final class SyncService extends TyphaGrpc.TyphaImplBase {
         for (ClientConnection c : connections.values()) {
             c.tick(now, timeout);
         }
+    }
+
+    /** Lets clients whose snapshot waits for this typha to catch up notice the end of the wait. */
+    void nudgeWaiting() {
+        connections.values().forEach(ClientConnection::nudgeIfAwaitingSnapshot);
     }
 
     /** Moves one surplus client (the youngest, which has the least invested) when above the target. */

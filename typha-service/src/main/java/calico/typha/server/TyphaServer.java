@@ -148,6 +148,7 @@ public final class TyphaServer implements AutoCloseable {
                 lastPing = now;
                 service.tick();
             }
+            service.nudgeWaiting();
             reportHealth();
         } catch (RuntimeException e) {
             log.warn("typha timer: {}", e.toString());

@@ -44,7 +44,7 @@ class CompressionTest {
         ServerSettings d = ServerSettings.defaults(0);
         // Small chunks, so the snapshot is several messages.
         typha = server(ds, new ServerSettings(0, "", 100, d.pingInterval(), d.pongTimeout(), d.maxDeltaLogUpdates(),
-                16 * 1024, d.snapshotMaxAge(), 0, d.rebalanceInterval()));
+                16 * 1024, d.snapshotMaxAge(), 0, d.rebalanceInterval(), d.catchUpWait()));
     }
 
     @AfterEach

@@ -79,6 +79,14 @@ class ProtocolErrorsTest {
     }
 
     @Test
+    void aNegativeSeenRevisionIsInvalid() throws Exception {
+        Status s = statusAfter(c -> c.send(ClientMessage.newBuilder().setHello(ClientHello.newBuilder()
+                .setHostname("node-a").setSyncerType("felix").putSeenRevisions("GlobalNetworkSet", -4)).build()));
+        assertThat(s.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+        assertThat(s.getDescription()).isEqualTo("hello.seen_revisions[\"GlobalNetworkSet\"]: must not be negative, got -4");
+    }
+
+    @Test
     void anEmptyMessageIsInvalid() throws Exception {
         Status s = statusAfter(c -> c.send(ClientMessage.getDefaultInstance()));
         assertThat(s.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
