@@ -40,8 +40,8 @@ import org.slf4j.LoggerFactory;
  * stream reports IN_SYNC (a snapshot taken while typha itself was still syncing is partial). Then
  * deltas follow in typha's order. Each hello carries, per kind, the highest revision received
  * so far, and typha holds the snapshot until it has caught up with that (bounded), so a move to
- * a replica whose watch is behind does not look like deletions. Reconnects rotate through the addresses with doubling backoff;
- * a {@code Reconnect} message (rebalancing) moves on at once.
+ * a replica whose watch is behind does not look like deletions. Reconnects rotate through the
+ * addresses with doubling backoff; a {@code Reconnect} message (rebalancing) moves on at once.
  *
  * <p>Callbacks are never concurrent and come in order, but not always from the same thread
  * (gRPC's callback threads; one connection at a time).
