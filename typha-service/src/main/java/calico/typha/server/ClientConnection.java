@@ -375,8 +375,10 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
             log.warn("Client {} ({}): this typha is still behind what the client has seen after {} ms "
                             + "(kind: here/seen {}); sending the snapshot from here", id, hostname,
                     service.catchUpWait().toMillis(), cache.shortOf(s.seen()));
+            service.metrics().caughtUp(false);
         } else if (waitLogged) {
             log.info("Client {} ({}): this typha caught up; sending the snapshot", id, hostname);
+            service.metrics().caughtUp(true);
         }
         snapshot = cache.snapshot(s.seen());
         position = snapshot.sequence();

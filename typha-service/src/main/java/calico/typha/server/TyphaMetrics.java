@@ -37,6 +37,22 @@ final class TyphaMetrics {
         for (String reason : REASONS) {
             dropCounter(reason);
         }
+        for (String outcome : CATCH_UP_OUTCOMES) {
+            catchUpCounter(outcome);
+        }
+    }
+
+    /** How a snapshot that waited for this typha to reach a client's revisions ended. */
+    static final java.util.List<String> CATCH_UP_OUTCOMES = java.util.List.of("caught-up", "timed-out");
+
+    private Counter catchUpCounter(String outcome) {
+        return Counter.builder("typha_snapshot_catchup_waits").tag("outcome", outcome)
+                .description("client snapshots that waited for this typha to reach what the client had seen")
+                .register(registry);
+    }
+
+    void caughtUp(boolean inTime) {
+        catchUpCounter(inTime ? "caught-up" : "timed-out").increment();
     }
 
     /** Why typha ends a stream; every reason is registered up front so dashboards see zeros. */

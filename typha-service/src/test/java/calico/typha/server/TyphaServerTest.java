@@ -260,8 +260,9 @@ class TyphaServerTest {
         Resource changed = ds.create(set(prefix + "changed", 1, 1));
         Resource removed = ds.create(set(prefix + "removed", 1, 2));
         ds.create(set(prefix + "kept", 1, 3));
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
         TyphaServer a = server(ds, ServerSettings.defaults(0));
-        TyphaServer b = track(server(lagging, ServerSettings.defaults(0)));
+        TyphaServer b = track(server(lagging, ServerSettings.defaults(0), meters));
         awaitHasEverything(b);
         lagging.pause();
         update(changed, 20);
@@ -285,6 +286,8 @@ class TyphaServerTest {
                 .containsExactly("NEW " + after.key().name());
         assertThat(versions(v.view())).isEqualTo(datastoreVersions(ds));
         assertThat(v.violations()).isEmpty();
+        assertThat(catchUpWaits(meters, "caught-up")).isEqualTo(1);
+        assertThat(catchUpWaits(meters, "timed-out")).isZero();
     }
 
     /** A replica that stays behind serves the client after the bounded wait, and the client converges when it catches up. */
@@ -293,7 +296,9 @@ class TyphaServerTest {
         LaggingDatastore lagging = new LaggingDatastore(ds);
         ds.create(set(prefix + "kept", 1, 1));
         TyphaServer a = server(ds, ServerSettings.defaults(0));
-        TyphaServer b = track(server(lagging, ServerSettings.defaults(0).withCatchUpWait(Duration.ofMillis(300))));
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        TyphaServer b = track(server(lagging, ServerSettings.defaults(0).withCatchUpWait(Duration.ofMillis(300)),
+                meters));
         awaitHasEverything(b);
         lagging.pause();
         Resource added = ds.create(set(prefix + "added", 1, 2));
@@ -311,6 +316,11 @@ class TyphaServerTest {
         Map<ResourceKey, String> want = datastoreVersions(ds);
         await("converged once B caught up", () -> versions(v.view()).equals(want));
         assertThat(v.violations()).isEmpty();
+        assertThat(catchUpWaits(meters, "timed-out")).isEqualTo(1);
+    }
+
+    private static double catchUpWaits(SimpleMeterRegistry meters, String outcome) {
+        return meters.counter("typha_snapshot_catchup_waits", "outcome", outcome).count();
     }
 
     /**
