@@ -293,8 +293,10 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
                 out.setCompression("gzip");
             }
             sharedCompression = s.compression() == Compression.KVS_GZIP;
-            control.add(s.hello());
             streaming = true;
+            // First on the stream, whatever is queued: a ping the timer queued between the hello
+            // and this drain went out before the ServerHello under load (protocol invariant 2).
+            out.onNext(s.hello());
         }
         if (end != null) {
             sendPendingControl(end);
@@ -308,10 +310,6 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
         }
         if (!streaming) {
             return;
-        }
-        ServerMessage hello = control.peek() != null && control.peek().hasHello() ? control.poll() : null;
-        if (hello != null) {
-            out.onNext(hello);
         }
         if (awaitingSnapshot && !takeSnapshot()) {
             for (ServerMessage m; out.isReady() && (m = control.poll()) != null; ) {

@@ -3,6 +3,7 @@ package calico.typha.server;
 import static calico.typha.server.TyphaFixture.await;
 import static calico.typha.server.TyphaFixture.client;
 import static calico.typha.server.TyphaFixture.clientOptions;
+import static calico.typha.server.TyphaFixture.closeAll;
 import static calico.typha.server.TyphaFixture.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -11,6 +12,7 @@ import calico.libcalico.typha.TyphaClient;
 import calico.libcalico.typha.proto.ClientHello;
 import calico.libcalico.typha.proto.ClientMessage;
 import calico.libcalico.typha.proto.Pong;
+import calico.libcalico.typha.proto.ServerMessage;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.function.Consumer;
@@ -76,6 +78,27 @@ class ProtocolErrorsTest {
         Status s = statusAfter(c -> c.hello("node-a", "confd-v0"));
         assertThat(s.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(s.getDescription()).isEqualTo("hello.syncer_type: \"confd-v0\" is not one of felix, bgp");
+    }
+
+    /** Pings due every millisecond, many clients saying hello: each stream still starts with the ServerHello. */
+    @Test
+    void theServerHelloComesFirstEvenWhenAPingIsDue() throws Exception {
+        TyphaServer pinging = server(ds, ServerSettings.defaults(0).withPing(Duration.ofMillis(1), Duration.ofMinutes(1)));
+        java.util.List<RawClient> clients = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 60; i++) {
+                RawClient c = RawClient.connect(pinging.port());
+                clients.add(c);
+                c.hello("node-" + i, "felix");
+            }
+            for (RawClient c : clients) {
+                await("pinged", () -> c.received.stream().anyMatch(ServerMessage::hasPing));
+                assertThat(c.received.get(0).getPayloadCase()).isEqualTo(ServerMessage.PayloadCase.HELLO);
+            }
+        } finally {
+            closeAll(clients);
+            pinging.close();
+        }
     }
 
     @Test
