@@ -15,6 +15,7 @@ import calico.libcalico.datastore.ListResult;
 import calico.libcalico.datastore.Watch;
 import calico.libcalico.datastore.WatchListener;
 import calico.libcalico.datastore.memory.MemoryDatastore;
+import calico.libcalico.testing.ForwardingDatastore;
 import calico.libcalico.syncer.RecordingCallbacks.StatusEntry;
 import calico.libcalico.syncer.RecordingCallbacks.UpdateEntry;
 import java.time.Duration;
@@ -357,49 +358,23 @@ class WatcherSyncerTest {
     }
 
     /** The memory datastore, except that listing one kind waits for a latch (a slow server for that kind). */
-    private record SlowListDatastore(MemoryDatastore delegate, ResourceKind slowKind, CountDownLatch release)
-            implements Datastore {
+    private static final class SlowListDatastore extends ForwardingDatastore {
+
+        private final ResourceKind slowKind;
+        private final CountDownLatch release;
+
+        SlowListDatastore(MemoryDatastore delegate, ResourceKind slowKind, CountDownLatch release) {
+            super(delegate);
+            this.slowKind = slowKind;
+            this.release = release;
+        }
 
         @Override
         public ListResult list(ResourceKind kind, String namespace, String labelSelector) {
             if (kind == slowKind) {
                 awaitQuietly(release);
             }
-            return delegate.list(kind, namespace, labelSelector);
-        }
-
-        @Override
-        public Optional<Resource> get(ResourceKey key) {
-            return delegate.get(key);
-        }
-
-        @Override
-        public Resource create(Resource resource) {
-            return delegate.create(resource);
-        }
-
-        @Override
-        public Resource update(Resource resource) {
-            return delegate.update(resource);
-        }
-
-        @Override
-        public Resource delete(ResourceKey key, String resourceVersion) {
-            return delegate.delete(key, resourceVersion);
-        }
-
-        @Override
-        public Watch watch(ResourceKind kind, String namespace, long fromRevision, WatchListener listener) {
-            return delegate.watch(kind, namespace, fromRevision, listener);
-        }
-
-        @Override
-        public long currentRevision() {
-            return delegate.currentRevision();
-        }
-
-        @Override
-        public void close() {
+            return super.list(kind, namespace, labelSelector);
         }
     }
 }
