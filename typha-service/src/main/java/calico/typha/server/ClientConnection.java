@@ -175,7 +175,7 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
                 .setCompression(compression.wireName)).build();
         log.info("Client {} ({}, {} {}) connected for {}", id, hostname, h.getClientVersion(),
                 compression == Compression.NONE ? "uncompressed" : compression.wireName, type.wireName());
-        start = new Start(c, Map.copyOf(h.getSeenRevisionsMap()),
+        start = new Start(c, h.getSeenRevisionsMap(), // protobuf's map: already unmodifiable
                 System.nanoTime() + service.catchUpWait().toNanos(), hello, compression);
         c.addListener(wake);
         requestDrain();
