@@ -1,0 +1,457 @@
+package calico.controlplane;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Kubernetes control plane on loopback: etcd, kube-apiserver, and (unless turned off)
+ * kube-controller-manager and kube-scheduler, with generated certificates ({@link Pki}) and an
+ * {@code admin.kubeconfig} (user {@code kubernetes-admin}, group {@code system:masters}).
+ *
+ * <p>{@link #start} returns once kube-apiserver answers {@code /readyz} and the controller
+ * manager and scheduler answer {@code /healthz}. Starting on a directory whose parts all still
+ * run adopts them and starts nothing ({@code ./calico up} twice); a part that died is started
+ * again on its old ports and data. {@link #stop()} stops every part and keeps the directory;
+ * {@link #attach} finds a control plane started by another process (to stop it or report on it).
+ *
+ * <p>There is no kubelet: Nodes and Pods are API objects. The node-lifecycle controller is off,
+ * so Nodes without a kubelet are never tainted unreachable and their pods never evicted.
+ */
+public final class ControlPlane implements AutoCloseable {
+
+    private static final Duration ETCD_START = Duration.ofSeconds(30);
+    private static final Duration APISERVER_START = Duration.ofSeconds(90);
+    private static final Duration CONTROLLER_START = Duration.ofSeconds(60);
+    private static final Duration GRACE = Duration.ofSeconds(10);
+
+    /** kube-controller-manager's controllers: all defaults but the node lifecycle (see the class comment). */
+    static final String CONTROLLERS = "*,-node-lifecycle-controller";
+
+    private final Settings settings;
+    private final Binaries binaries;
+    private final Settings.Ports ports;
+    private final Pki pki;
+    private final Part etcd;
+    private final Part apiServer;
+    private final Part controllerManager;
+    private final Part scheduler;
+    private final Probe probe;
+    private final Thread stopOnExit = new Thread(this::stopQuietly, "control-plane-stop");
+
+    private ControlPlane(Settings settings, Binaries binaries, Settings.Ports ports) {
+        this.settings = settings;
+        this.binaries = binaries;
+        this.ports = ports;
+        this.pki = Pki.create(settings.dir().resolve("pki"), settings.apiServiceIp());
+        Path logs = settings.dir().resolve("logs");
+        this.etcd = new Part("etcd", binaries.etcd(), etcdArgs(), logs.resolve("etcd.log"));
+        this.apiServer = new Part("kube-apiserver", binaries.kubeApiserver(), apiServerArgs(), logs.resolve("kube-apiserver.log"));
+        this.controllerManager = new Part("kube-controller-manager", binaries.kubeControllerManager(), controllerManagerArgs(),
+                logs.resolve("kube-controller-manager.log"));
+        this.scheduler = new Part("kube-scheduler", binaries.kubeScheduler(), schedulerArgs(), logs.resolve("kube-scheduler.log"));
+        this.probe = new Probe(pki.caCert());
+    }
+
+    /** Starts (or adopts) a control plane with the binaries of this checkout's pinned versions. */
+    public static ControlPlane start(Settings settings) {
+        return start(settings, Binaries.locate().requireAll());
+    }
+
+    public static ControlPlane start(Settings settings, Binaries binaries) {
+        binaries.requireAll();
+        try {
+            Files.createDirectories(settings.dir());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + settings.dir(), e);
+        }
+        Optional<State> previous = State.read(settings.dir());
+        Settings.Ports ports = choosePorts(settings.ports(), previous.map(State::ports));
+        ControlPlane cp = new ControlPlane(settings, binaries, ports);
+        previous.ifPresent(cp::adopt);
+        if (!settings.detach()) {
+            Runtime.getRuntime().addShutdownHook(cp.stopOnExit);
+        }
+        try {
+            cp.startParts();
+        } catch (RuntimeException e) {
+            cp.stopQuietly();
+            throw e;
+        }
+        return cp;
+    }
+
+    /** {@return the control plane started in {@code dir}} by any process, or empty if there is none. */
+    public static Optional<ControlPlane> attach(Path dir, Binaries binaries) {
+        Optional<State> state = State.read(dir.toAbsolutePath());
+        if (state.isEmpty()) {
+            return Optional.empty();
+        }
+        State st = state.get();
+        Settings settings = new Settings(dir, null, st.ports(), st.controllerManager(), st.scheduler(), st.serviceCidr(), true);
+        ControlPlane cp = new ControlPlane(settings, binaries, state.get().ports());
+        cp.adopt(state.get());
+        return Optional.of(cp);
+    }
+
+    private void adopt(State state) {
+        for (Part p : parts()) {
+            Long pid = state.pids().get(p.name());
+            if (pid != null) {
+                p.adopt(pid);
+            }
+        }
+    }
+
+    private void startParts() {
+        startEtcd();
+        startApiServer();
+    }
+
+    /**
+     * Starts kube-apiserver if it is not running (after {@link #killApiServer()}) and waits for
+     * {@code /readyz}; then starts the controller manager and scheduler where they are not running
+     * (they exit when the API server goes away while they start) and waits for their {@code /healthz}.
+     */
+    public void startApiServer() {
+        writeKubeconfigs();
+        apiServer.start(settings.detach());
+        saveState();
+        probe.await(apiServer, readyz(), APISERVER_START);
+        List<Part> controllers = new ArrayList<>();
+        if (settings.controllerManager()) {
+            controllers.add(controllerManager);
+        }
+        if (settings.scheduler()) {
+            controllers.add(scheduler);
+        }
+        for (Part p : controllers) {
+            p.start(settings.detach());
+        }
+        saveState();
+        for (Part p : controllers) {
+            probe.await(p, URI.create("https://127.0.0.1:" + port(p) + "/healthz"), CONTROLLER_START);
+        }
+    }
+
+    /** Kills kube-apiserver with SIGKILL, as a crash would; {@link #startApiServer()} brings it back. */
+    public void killApiServer() {
+        apiServer.kill();
+        saveState();
+    }
+
+    /** Kills etcd with SIGKILL; {@link #startEtcd()} brings it back on the same data. */
+    public void killEtcd() {
+        etcd.kill();
+        saveState();
+    }
+
+    /** Starts etcd if it is not running and waits until it is healthy. */
+    public void startEtcd() {
+        etcd.start(settings.detach());
+        saveState();
+        probe.await(etcd, URI.create("http://127.0.0.1:" + ports.etcdClient() + "/health"), ETCD_START);
+    }
+
+    /** {@return whether every part that should run does}. */
+    public boolean running() {
+        return etcd.alive() && apiServer.alive() && (!settings.controllerManager() || controllerManager.alive())
+                && (!settings.scheduler() || scheduler.alive());
+    }
+
+    /** {@return whether kube-apiserver answers {@code /readyz}}. */
+    public boolean ready() {
+        return probe.ok(readyz());
+    }
+
+    public URI apiServerUrl() {
+        return URI.create("https://127.0.0.1:" + ports.apiServer());
+    }
+
+    public Settings.Ports ports() {
+        return ports;
+    }
+
+    public Path dir() {
+        return settings.dir();
+    }
+
+    public Pki pki() {
+        return pki;
+    }
+
+    public Binaries binaries() {
+        return binaries;
+    }
+
+    /** {@return {@code DIR/admin.kubeconfig}}: user {@code kubernetes-admin} in {@code system:masters}. */
+    public Path adminKubeconfig() {
+        return settings.dir().resolve("admin.kubeconfig");
+    }
+
+    /**
+     * {@return a kubeconfig for {@code user} in {@code groups}} (a client certificate of the
+     * cluster CA), written once under {@code DIR/kubeconfigs/}.
+     */
+    public Path kubeconfig(String user, List<String> groups) {
+        String file = user.replaceAll("[^A-Za-z0-9._-]", "_");
+        Pki.Pair pair = pki.client("user-" + file, user, groups);
+        Path dir = settings.dir().resolve("kubeconfigs");
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + dir, e);
+        }
+        return new Kubeconfig(apiServerUrl(), pki.caCert(), pair, user).write(dir.resolve(file + ".kubeconfig"));
+    }
+
+    /** What a kubectl run printed (standard output and error together) and its exit code. */
+    public record KubectlResult(int exitCode, String output) {
+    }
+
+    /** {@return kubectl's output} for {@code args} as the admin; fails with its output when it exits non-zero. */
+    public String kubectl(String... args) {
+        return kubectlWithInput(null, args);
+    }
+
+    /** As {@link #kubectl}, with {@code stdin} on kubectl's standard input (for {@code -f -}). */
+    public String kubectlWithInput(String stdin, String... args) {
+        KubectlResult r = run(adminKubeconfig(), stdin, args);
+        if (r.exitCode() != 0) {
+            throw new IllegalStateException("kubectl " + String.join(" ", args) + " failed (exit " + r.exitCode() + "):\n"
+                    + r.output());
+        }
+        return r.output();
+    }
+
+    /** Runs kubectl with another user's kubeconfig ({@link #kubeconfig}); {@return its result}, failed or not. */
+    public KubectlResult kubectlAs(Path kubeconfig, String... args) {
+        return run(kubeconfig, null, args);
+    }
+
+    private KubectlResult run(Path kubeconfig, String stdin, String... args) {
+        List<String> cmd = new ArrayList<>(List.of(binaries.kubectl().toString(), "--kubeconfig", kubeconfig.toString()));
+        cmd.addAll(List.of(args));
+        try {
+            // kubectl keeps a discovery cache under HOME: one of its own per control plane.
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+            pb.environment().put("KUBECACHEDIR", settings.dir().resolve("kubectl-cache").toString());
+            if (stdin == null) {
+                pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+            }
+            Process p = pb.start();
+            if (stdin != null) {
+                try (var in = p.getOutputStream()) {
+                    in.write(stdin.getBytes(StandardCharsets.UTF_8));
+                }
+            }
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(String.join(" ", cmd) + " did not finish within 120 s:\n" + out);
+            }
+            return new KubectlResult(p.exitValue(), out);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run " + binaries.kubectl(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted running kubectl", e);
+        }
+    }
+
+    /**
+     * Applies every manifest in {@code manifests} (a file or a directory) server-side, and waits
+     * until each CustomResourceDefinition among them is established.
+     */
+    public void apply(Path manifests) {
+        kubectl("apply", "--server-side", "--force-conflicts", "-f", manifests.toString());
+        String crds = kubectl("get", "crd", "-o", "name");
+        if (!crds.isBlank()) {
+            kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all");
+        }
+    }
+
+    /** {@return one line per part}: its pid (or {@code stopped}), port and log. */
+    public Map<String, String> status() {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Part p : parts()) {
+            out.put(p.name(), p.pid().map(pid -> "running, pid " + pid).orElse("stopped") + ", port " + port(p)
+                    + ", log " + p.log());
+        }
+        return out;
+    }
+
+    /** Stops every part (the controllers first, etcd last) and keeps the directory. */
+    public void stop() {
+        scheduler.stop(GRACE);
+        controllerManager.stop(GRACE);
+        apiServer.stop(GRACE);
+        etcd.stop(GRACE);
+        saveState();
+    }
+
+    @Override
+    public void close() {
+        stop();
+        try {
+            Runtime.getRuntime().removeShutdownHook(stopOnExit);
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            // shutting down already, or never registered (detached)
+        }
+    }
+
+    private void stopQuietly() {
+        try {
+            stop();
+        } catch (RuntimeException e) {
+            System.err.println("control-plane: stopping " + settings.dir() + ": " + e.getMessage());
+        }
+    }
+
+    private List<Part> parts() {
+        return List.of(etcd, apiServer, controllerManager, scheduler);
+    }
+
+    private int port(Part p) {
+        if (p == etcd) {
+            return ports.etcdClient();
+        }
+        if (p == apiServer) {
+            return ports.apiServer();
+        }
+        return p == controllerManager ? ports.controllerManager() : ports.scheduler();
+    }
+
+    private URI readyz() {
+        return URI.create(apiServerUrl() + "/readyz");
+    }
+
+    private synchronized void saveState() {
+        Map<String, Long> pids = new LinkedHashMap<>();
+        for (Part p : parts()) {
+            p.pid().ifPresent(pid -> pids.put(p.name(), pid));
+        }
+        new State(ports, settings.serviceCidr(), settings.controllerManager(), settings.scheduler(), pids)
+                .write(settings.dir());
+    }
+
+    private void writeKubeconfigs() {
+        Path dir = settings.dir();
+        new Kubeconfig(apiServerUrl(), pki.caCert(), pki.client("admin", "kubernetes-admin", List.of("system:masters")),
+                "kubernetes-admin").write(dir.resolve("admin.kubeconfig"));
+        try {
+            Files.createDirectories(dir.resolve("kubeconfigs"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + dir.resolve("kubeconfigs"), e);
+        }
+        new Kubeconfig(apiServerUrl(), pki.caCert(), pki.client("kube-controller-manager", "system:kube-controller-manager",
+                List.of()), "system:kube-controller-manager").write(controllerManagerKubeconfig());
+        new Kubeconfig(apiServerUrl(), pki.caCert(), pki.client("kube-scheduler", "system:kube-scheduler", List.of()),
+                "system:kube-scheduler").write(schedulerKubeconfig());
+    }
+
+    private Path controllerManagerKubeconfig() {
+        return settings.dir().resolve("kubeconfigs").resolve("kube-controller-manager.kubeconfig");
+    }
+
+    private Path schedulerKubeconfig() {
+        return settings.dir().resolve("kubeconfigs").resolve("kube-scheduler.kubeconfig");
+    }
+
+    private List<String> etcdArgs() {
+        String client = "http://127.0.0.1:" + ports.etcdClient();
+        String peer = "http://127.0.0.1:" + ports.etcdPeer();
+        return List.of("--name", "control-plane", "--data-dir", settings.etcdData().toString(),
+                "--listen-client-urls", client, "--advertise-client-urls", client,
+                "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                "--initial-cluster", "control-plane=" + peer,
+                // A local control plane trades durability for speed: a lost machine loses it anyway.
+                "--unsafe-no-fsync", "--log-level", "warn");
+    }
+
+    private List<String> apiServerArgs() {
+        Pki.Pair serving = pki.apiServer();
+        Pki.Pair proxy = pki.frontProxyClient();
+        return List.of(
+                "--etcd-servers=http://127.0.0.1:" + ports.etcdClient(),
+                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + ports.apiServer(),
+                "--tls-cert-file=" + serving.cert(), "--tls-private-key-file=" + serving.key(),
+                "--client-ca-file=" + pki.caCert(),
+                "--service-cluster-ip-range=" + settings.serviceCidr(),
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--service-account-key-file=" + pki.serviceAccountPublicKey(),
+                "--service-account-signing-key-file=" + pki.serviceAccountKey(),
+                "--authorization-mode=Node,RBAC",
+                // The aggregation layer: kube-apiserver proxies /apis/projectcalico.org to the
+                // APIService with this client certificate and the user in these headers.
+                "--requestheader-client-ca-file=" + pki.frontProxyCaCert(),
+                "--requestheader-allowed-names=front-proxy-client",
+                "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                "--proxy-client-cert-file=" + proxy.cert(), "--proxy-client-key-file=" + proxy.key(),
+                "--allow-privileged=true",
+                // Endpoints may not hold a loopback address, so the kubernetes Service gets none.
+                "--endpoint-reconciler-type=none",
+                "--profiling=false");
+    }
+
+    private List<String> controllerManagerArgs() {
+        String kubeconfig = controllerManagerKubeconfig().toString();
+        Pki.Pair serving = pki.loopbackServing();
+        return List.of("--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
+                "--authorization-kubeconfig=" + kubeconfig,
+                "--bind-address=127.0.0.1", "--secure-port=" + ports.controllerManager(),
+                "--tls-cert-file=" + serving.cert(), "--tls-private-key-file=" + serving.key(),
+                "--client-ca-file=" + pki.caCert(),
+                "--service-account-private-key-file=" + pki.serviceAccountKey(), "--root-ca-file=" + pki.caCert(),
+                // As kubeadm: each controller acts as its own service account, which the bootstrap RBAC roles grant.
+                "--use-service-account-credentials=true",
+                "--controllers=" + CONTROLLERS, "--leader-elect=false", "--profiling=false");
+    }
+
+    private List<String> schedulerArgs() {
+        String kubeconfig = schedulerKubeconfig().toString();
+        Pki.Pair serving = pki.loopbackServing();
+        return List.of("--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
+                "--authorization-kubeconfig=" + kubeconfig,
+                "--bind-address=127.0.0.1", "--secure-port=" + ports.scheduler(),
+                "--tls-cert-file=" + serving.cert(), "--tls-private-key-file=" + serving.key(),
+                "--leader-elect=false", "--profiling=false");
+    }
+
+    /** The given ports, else those of the last start in this directory, else free ones. */
+    static Settings.Ports choosePorts(Settings.Ports wanted, Optional<Settings.Ports> previous) {
+        Settings.Ports p = previous.orElse(Settings.Ports.free());
+        return new Settings.Ports(pick(wanted.etcdClient(), p.etcdClient()), pick(wanted.etcdPeer(), p.etcdPeer()),
+                pick(wanted.apiServer(), p.apiServer()), pick(wanted.controllerManager(), p.controllerManager()),
+                pick(wanted.scheduler(), p.scheduler()));
+    }
+
+    private static int pick(int wanted, int previous) {
+        if (wanted != 0) {
+            return wanted;
+        }
+        return previous != 0 ? previous : freePort();
+    }
+
+    private static int freePort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("no free loopback port", e);
+        }
+    }
+}
