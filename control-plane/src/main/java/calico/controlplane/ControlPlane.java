@@ -100,7 +100,8 @@ public final class ControlPlane implements AutoCloseable {
             return Optional.empty();
         }
         State st = state.get();
-        Settings settings = new Settings(dir, null, st.ports(), st.controllerManager(), st.scheduler(), st.serviceCidr(), true);
+        Settings settings = new Settings(dir, null, st.ports(), st.controllerManager(), st.scheduler(), st.serviceCidr(), true,
+                List.of());
         ControlPlane cp = new ControlPlane(settings, binaries, state.get().ports());
         cp.adopt(state.get());
         return Optional.of(cp);
@@ -163,6 +164,16 @@ public final class ControlPlane implements AutoCloseable {
         etcd.start(settings.detach());
         saveState();
         probe.await(etcd, URI.create("http://127.0.0.1:" + ports.etcdClient() + "/health"), ETCD_START);
+    }
+
+    /**
+     * Compacts etcd's history up to its current revision, as kube-apiserver does every five
+     * minutes, and {@return that revision}: watches from before it get 410 Gone once they read
+     * etcd (at once with {@code --watch-cache=false}; else when the API server's watch cache no
+     * longer holds the revision).
+     */
+    public long compactEtcd() {
+        return new EtcdGateway(URI.create("http://127.0.0.1:" + ports.etcdClient())).compactToCurrent();
     }
 
     /** {@return whether every part that should run does}. */
@@ -384,7 +395,7 @@ public final class ControlPlane implements AutoCloseable {
     private List<String> apiServerArgs() {
         Pki.Pair serving = pki.apiServer();
         Pki.Pair proxy = pki.frontProxyClient();
-        return List.of(
+        List<String> flags = new ArrayList<>(List.of(
                 "--etcd-servers=http://127.0.0.1:" + ports.etcdClient(),
                 "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + ports.apiServer(),
                 "--tls-cert-file=" + serving.cert(), "--tls-private-key-file=" + serving.key(),
@@ -405,7 +416,9 @@ public final class ControlPlane implements AutoCloseable {
                 "--allow-privileged=true",
                 // Endpoints may not hold a loopback address, so the kubernetes Service gets none.
                 "--endpoint-reconciler-type=none",
-                "--profiling=false");
+                "--profiling=false"));
+        flags.addAll(settings.apiServerFlags());
+        return flags;
     }
 
     private List<String> controllerManagerArgs() {

@@ -83,7 +83,7 @@ public final class Main {
             }
         }
         Settings s = new Settings(dir, null, new Settings.Ports(etcd, peer, api, kcm, sched), withKcm, withScheduler,
-                serviceCidr, true);
+                serviceCidr, true, List.of());
         ControlPlane cp = ControlPlane.start(s);
         if (crds != null) {
             cp.apply(crds);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -21,13 +22,13 @@ class SettingsTest {
         assertThatThrownBy(() -> Settings.in(dir).withPorts(Settings.Ports.free()).withScheduler(false)
                 .withControllerManager(true).detached().withEtcdData(null).withPorts(new Settings.Ports(-1, 0, 0, 0, 0)))
                 .hasMessage("etcd client port: must be between 0 and 65535, got -1");
-        assertThatThrownBy(() -> new Settings(dir, null, Settings.Ports.free(), true, true, "10.96.0.1/16", false))
+        assertThatThrownBy(() -> new Settings(dir, null, Settings.Ports.free(), true, true, "10.96.0.1/16", false, List.of()))
                 .hasMessageStartingWith("service CIDR: must be an IPv4 network ending in .0");
     }
 
     @Test
     void theApiServiceIpIsTheRangesFirstAddress() {
-        assertThat(new Settings(dir, null, Settings.Ports.free(), true, true, "10.100.0.0/24", false).apiServiceIp())
+        assertThat(new Settings(dir, null, Settings.Ports.free(), true, true, "10.100.0.0/24", false, List.of()).apiServiceIp())
                 .isEqualTo("10.100.0.1");
         assertThat(Settings.in(dir).etcdData()).isEqualTo(dir.toAbsolutePath().resolve("etcd"));
     }
