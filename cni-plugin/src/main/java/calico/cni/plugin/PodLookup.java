@@ -54,7 +54,7 @@ public final class PodLookup {
         } catch (IOException e) {
             throw new CniError(CniError.INVALID_CONFIG, "kubernetes.kubeconfig: " + kubeconfig + " cannot be read: " + e.getMessage());
         }
-        Config config = Config.fromKubeconfig(contents);
+        Config config = Datastores.withShortRetries(Config.fromKubeconfig(contents));
         config.setRequestTimeout(10_000);
         config.setConnectionTimeout(5_000);
         try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {

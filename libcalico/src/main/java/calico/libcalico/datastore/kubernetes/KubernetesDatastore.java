@@ -20,6 +20,7 @@ import calico.libcalico.datastore.Watch;
 import calico.libcalico.datastore.WatchListener;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
@@ -30,6 +31,8 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.io.IOException;
 import java.net.HttpURLConnection;
 import java.time.Clock;
@@ -390,7 +393,8 @@ public final class KubernetesDatastore implements Datastore {
     /**
      * Writes into the Kubernetes object that presents {@code key} (a Pod for an endpoint, a Node):
      * read it, check {@code expected} against its resourceVersion, change it with {@code change},
-     * PUT it with the version read. A race with another writer is a {@code Conflict} when the
+     * write it at the version read (a Node: PUT; a Pod: a merge patch of its annotations through
+     * the status subresource, as Calico's CNI plugin writes them). A race with another writer is a {@code Conflict} when the
      * caller named a version, else read again.
      */
     private Written writeIntoObject(String operation, ResourceKey key, String expected,
@@ -413,16 +417,21 @@ public final class KubernetesDatastore implements Datastore {
                 throw new DatastoreException.NotFound(key);
             }
             JsonNode changed = change.apply(before);
+            if (!operation.equals("delete") && presented(source, key, changed) == null) {
+                // Checked before writing: a Pod scheduled elsewhere must not carry this node's IPs.
+                throw invalid(key.toString(), "metadata.name", "the " + source.context().getKind() + " "
+                        + ref.name() + " does not present " + key.name()
+                        + " (is it scheduled to that node and networked by Calico?); nothing written");
+            }
             try {
-                GenericKubernetesResource updated = raw(operation + " " + key,
-                        () -> collection(source, ref.namespace()).resource(generic((ObjectNode) changed)).update());
-                Resource after = presented(source, key, tree(updated));
-                if (after == null && !operation.equals("delete")) {
-                    throw invalid(key.toString(), "metadata.name", "the " + source.context().getKind() + " "
-                            + ref.name() + " was written but does not present " + key.name()
-                            + " (is it scheduled to that node and networked by Calico?)");
-                }
-                return new Written(presented(source, key, before), after);
+                GenericKubernetesResource updated = raw(operation + " " + key, () -> key.kind() == ResourceKind.WORKLOAD_ENDPOINT
+                        // As Calico: a merge patch of the Pod's status subresource, which Calico's CNI
+                        // role may patch (it may not update the Pod itself); the resourceVersion in
+                        // the patch makes it conditional.
+                        ? resource(source, ref).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE),
+                                annotationPatch(before, changed, currentVersion).toString())
+                        : collection(source, ref.namespace()).resource(generic((ObjectNode) changed)).update());
+                return new Written(presented(source, key, before), presented(source, key, tree(updated)));
             } catch (KubernetesStatus s) {
                 if (s.code != HttpURLConnection.HTTP_CONFLICT) {
                     throw s.translate(operation + " " + key, key);
@@ -433,6 +442,30 @@ public final class KubernetesDatastore implements Datastore {
                 // changed between our read and our write: read again
             }
         }
+    }
+
+    /**
+     * {@return a JSON merge patch that gives {@code before} the annotations of {@code after}} (changed
+     * and new keys set, removed keys null), conditional on {@code version}.
+     */
+    static ObjectNode annotationPatch(JsonNode before, JsonNode after, String version) {
+        ObjectNode patch = JsonNodeFactory.instance.objectNode();
+        ObjectNode meta = patch.putObject("metadata");
+        meta.put("resourceVersion", version);
+        ObjectNode annotations = meta.putObject("annotations");
+        JsonNode was = before.path("metadata").path("annotations");
+        JsonNode now = after.path("metadata").path("annotations");
+        now.fields().forEachRemaining(e -> {
+            if (!e.getValue().equals(was.get(e.getKey()))) {
+                annotations.set(e.getKey(), e.getValue());
+            }
+        });
+        was.fieldNames().forEachRemaining(k -> {
+            if (!now.has(k)) {
+                annotations.putNull(k);
+            }
+        });
+        return patch;
     }
 
     private Resource presented(Source source, ResourceKey key, JsonNode obj) {

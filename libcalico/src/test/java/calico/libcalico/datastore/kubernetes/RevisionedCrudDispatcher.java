@@ -42,6 +42,9 @@ final class RevisionedCrudDispatcher extends KubernetesCrudDispatcher {
     private record Change(long revision, String type, AttributeSet attributes, String object) {
     }
 
+    private static final java.util.regex.Pattern POD_STATUS =
+            java.util.regex.Pattern.compile("^(/api/v1/namespaces/[^/]+/pods/[^/?]+)/status");
+
     private final ObjectMapper json = new ObjectMapper();
     private final List<Change> history = new ArrayList<>(); // guarded by this
     private final Set<Object> watches = ConcurrentHashMap.newKeySet();
@@ -57,6 +60,13 @@ final class RevisionedCrudDispatcher extends KubernetesCrudDispatcher {
             if (refused != null) {
                 return refused;
             }
+        }
+        if (request.method() == HttpMethod.PATCH && POD_STATUS.matcher(request.getPath()).find()) {
+            // A Pod's status subresource takes metadata changes too (that is how Calico's CNI
+            // plugin writes its annotations); the mock would apply only the status.
+            String path = POD_STATUS.matcher(request.getPath()).replaceFirst("$1");
+            request = new RecordedRequest(request.getHttpVersion(), request.method(), path, request.getHeaders(),
+                    request.getBody());
         }
         return super.dispatch(request);
     }
