@@ -3,6 +3,7 @@ package calico.felix.app;
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -29,6 +30,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param iptablesBackend    {@code Auto}, {@code NFT} or {@code Legacy} ({@code FELIX_IPTABLESBACKEND}); checked
  *                           here so a typo fails start-up; the dataplane reads the same variable through
  *                           the resolved FelixConfiguration
+ * @param kubeconfig         the kubeconfig of the kubernetes datastore ({@code KUBECONFIG}); empty: in-cluster
+ *                           or {@code ~/.kube/config}
+ * @param k8sApiEndpoint     the API server URL, overriding the kubeconfig's ({@code K8S_API_ENDPOINT})
  */
 @ConfigurationProperties(prefix = "felix")
 public record FelixProperties(
@@ -44,7 +48,9 @@ public record FelixProperties(
         @DefaultValue("60s") Duration applyTimeout,
         @DefaultValue("model") String dataplaneDriver,
         String dataplaneNetns,
-        @DefaultValue("Auto") String iptablesBackend) {
+        @DefaultValue("Auto") String iptablesBackend,
+        String kubeconfig,
+        String k8sApiEndpoint) {
 
     static final List<String> DRIVERS = List.of("model", "kernel", "iptables");
     static final List<String> BACKENDS = List.of("Auto", "NFT", "Legacy");
@@ -81,13 +87,24 @@ public record FelixProperties(
         iptablesBackend = oneOf("felix.iptables-backend (FELIX_IPTABLESBACKEND)", iptablesBackend, BACKENDS);
     }
 
-    /** {@return the datastore client configuration}; files are checked to be readable. */
+    /**
+     * {@return the datastore client configuration}; files are checked to be readable. The
+     * kubernetes variables are felix's properties (so a {@code --KUBECONFIG=} argument works like
+     * the environment variable), over the process environment (in-cluster detection).
+     */
     public DatastoreConfig datastore() {
-        return datastore(System.getenv());
+        Map<String, String> env = new HashMap<>(System.getenv());
+        if (kubeconfig != null && !kubeconfig.isBlank()) {
+            env.put("KUBECONFIG", kubeconfig);
+        }
+        if (k8sApiEndpoint != null && !k8sApiEndpoint.isBlank()) {
+            env.put("K8S_API_ENDPOINT", k8sApiEndpoint);
+        }
+        return datastore(env);
     }
 
     /** {@return the datastore client configuration}, reading the kubernetes variables from {@code env} */
-    DatastoreConfig datastore(Map<String, String> env) {
+    private DatastoreConfig datastore(Map<String, String> env) {
         return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),
                 () -> etcd(etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile), env);
     }

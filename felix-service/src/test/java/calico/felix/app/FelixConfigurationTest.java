@@ -10,7 +10,6 @@ import calico.libcalico.health.PrometheusMetricsServer;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -114,14 +113,20 @@ class FelixConfigurationTest {
     @Test
     void kubernetesDatastoreReadsKubeconfigAndNamesItWhenUnusable(@TempDir Path dir) throws Exception {
         Path kubeconfig = Kubeconfigs.write(dir, "https://10.96.0.1:443");
-        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "DATASTORE_TYPE=kubernetes").run(context -> {
-            FelixProperties p = context.getBean(FelixProperties.class);
-            DatastoreConfig config = p.datastore(Map.of("KUBECONFIG", kubeconfig.toString()));
-            assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
-            assertThat(config.kubernetes().client().getMasterUrl()).startsWith("https://10.96.0.1");
-            assertThatThrownBy(() -> p.datastore(Map.of("KUBECONFIG", dir.resolve("missing").toString())))
-                    .hasMessageContaining("KUBECONFIG");
-        });
+        // KUBECONFIG and K8S_API_ENDPOINT as Spring sees them (environment or --KUBECONFIG=).
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "DATASTORE_TYPE=kubernetes", "KUBECONFIG=" + kubeconfig)
+                .run(context -> {
+                    DatastoreConfig config = context.getBean(FelixProperties.class).datastore();
+                    assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
+                    assertThat(config.kubernetes().client().getMasterUrl()).startsWith("https://10.96.0.1");
+                });
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "DATASTORE_TYPE=kubernetes", "KUBECONFIG=" + kubeconfig,
+                "K8S_API_ENDPOINT=https://10.96.0.9:6443").run(context -> assertThat(context.getBean(
+                        FelixProperties.class).datastore().kubernetes().client().getMasterUrl())
+                .startsWith("https://10.96.0.9:6443"));
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "DATASTORE_TYPE=kubernetes",
+                "KUBECONFIG=" + dir.resolve("missing")).run(context -> assertThatThrownBy(
+                        () -> context.getBean(FelixProperties.class).datastore()).hasMessageContaining("KUBECONFIG"));
     }
 
     @Test

@@ -1,26 +1,27 @@
 package calico.felix.e2e;
 
 import calico.api.k8s.KubeNamespace;
+import calico.api.k8s.KubeNetworkPolicy;
 import calico.api.k8s.KubeObjectMeta;
 import calico.api.k8s.KubePod;
 import calico.api.k8s.KubeServiceAccount;
-import calico.api.k8s.KubernetesConverter;
+import calico.api.k8s.KubernetesObjects;
 import calico.api.k8s.WorkloadEndpointNames;
-import calico.api.model.Resource;
 import calico.dataplane.testing.NetNs;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A one-node Kubernetes cluster made of network namespaces: felix's "host" namespace and one
  * namespace per pod, wired as Calico's CNI plugin leaves them (pod side only: {@code eth0} with
  * a /32 and {@code default via 169.254.1.1 dev eth0 onlink}; the host side {@code cali…} is up
- * and nothing more: routes and proxy ARP are felix's job). The datastore view of the same
- * cluster (namespace and service-account profiles, workload endpoints) comes from the
- * Kubernetes objects through {@link KubernetesConverter}, exactly as Calico's Kubernetes
- * datastore would present them.
+ * and nothing more: routes and proxy ARP are felix's job). The same cluster's Kubernetes objects
+ * (namespaces, service accounts, pods, NetworkPolicies) go to {@link ClusterObjects}: converted
+ * into the Calico resources Calico's Kubernetes datastore would present (etcd), or real objects
+ * in a kube-apiserver (the kubernetes datastore).
  *
  * <p>Two Kubernetes namespaces: {@code prod} (labels env=prod, team=blue) with {@code web}
  * (service account {@code frontend}, labels role=fe) and {@code api} (service account
@@ -33,6 +34,7 @@ final class Cluster implements AutoCloseable {
     static final String NODE = "e2e-node";
     static final int[] TCP_PORTS = {80, 8080, 8081, 9000};
     static final int[] UDP_PORTS = {53, 5353};
+    private static final KubernetesObjects KUBE = new KubernetesObjects();
 
     final NetNs host;
     final Workload web;
@@ -40,14 +42,18 @@ final class Cluster implements AutoCloseable {
     final Workload client;
     final Workload db;
 
+    private final ClusterObjects objects;
     private final List<NetNs> namespaces = new ArrayList<>();
     private final List<NetNs.Listener> listeners = new ArrayList<>();
-    private final KubernetesConverter converter = new KubernetesConverter();
     private final Map<String, KubeNamespace> kubeNamespaces = new LinkedHashMap<>();
     private final Map<String, KubeServiceAccount> serviceAccounts = new LinkedHashMap<>();
     private final Map<String, KubePod> pods = new LinkedHashMap<>();
+    /** NetworkPolicy manifests by namespace/name. */
+    private final Map<String, String> networkPolicies = new LinkedHashMap<>();
 
-    Cluster() {
+    /** Creates the cluster; {@code objects} is closed with it. */
+    Cluster(ClusterObjects objects) {
+        this.objects = objects;
         try {
             host = ns("e2eh");
             // Node wiring a real host has anyway: forwarding on, and an uplink with the default
@@ -55,11 +61,11 @@ final class Cluster implements AutoCloseable {
             host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
             host.uplink();
 
-            namespace("prod", Map.of("env", "prod", "team", "blue"));
-            namespace("dev", Map.of("env", "dev"));
-            serviceAccount("prod", "frontend", Map.of("role", "fe"));
-            serviceAccount("prod", "backend", Map.of("role", "be"));
-            serviceAccount("dev", "default", Map.of());
+            relabelNamespace("prod", Map.of("env", "prod", "team", "blue"));
+            relabelNamespace("dev", Map.of("env", "dev"));
+            relabelServiceAccount("prod", "frontend", Map.of("role", "fe"));
+            relabelServiceAccount("prod", "backend", Map.of("role", "be"));
+            relabelServiceAccount("dev", "default", Map.of());
             web = pod("prod", "web", "frontend", "10.70.0.1", Map.of("app", "web"),
                     List.of(new KubePod.ContainerPort("http", 80, "TCP", 0, null)));
             api = pod("prod", "api", "backend", "10.70.0.2", Map.of("app", "api"),
@@ -77,44 +83,60 @@ final class Cluster implements AutoCloseable {
         return List.of(web, api, client, db);
     }
 
-    /** {@return every Calico resource the cluster's Kubernetes objects convert to}. */
-    List<Resource> resources() {
-        List<Resource> out = new ArrayList<>();
-        kubeNamespaces.values().forEach(n -> out.add(converter.namespaceProfile(n)));
-        serviceAccounts.values().forEach(sa -> out.add(converter.serviceAccountProfile(sa)));
-        pods.values().forEach(p -> out.add(converter.workloadEndpoint(p).orElseThrow()));
-        return out;
-    }
-
-    /** {@return the namespace's profile after relabelling the Kubernetes namespace}. */
-    Resource relabelNamespace(String name, Map<String, String> labels) {
+    /** Creates or relabels a Kubernetes namespace; {@return its labels before} (empty: it did not exist). */
+    Optional<Map<String, String>> relabelNamespace(String name, Map<String, String> labels) {
         KubeNamespace n = new KubeNamespace(KubeObjectMeta.of(null, name, labels));
-        kubeNamespaces.put(name, n);
-        return converter.namespaceProfile(n);
+        objects.namespace(n);
+        return Optional.ofNullable(kubeNamespaces.put(name, n)).map(old -> old.metadata().labels());
     }
 
-    /** {@return the service account's profile after relabelling it}. */
-    Resource relabelServiceAccount(String namespace, String name, Map<String, String> labels) {
+    /** Creates or relabels a service account; {@return its labels before} (empty: it did not exist). */
+    Optional<Map<String, String>> relabelServiceAccount(String namespace, String name, Map<String, String> labels) {
         KubeServiceAccount sa = new KubeServiceAccount(KubeObjectMeta.of(namespace, name, labels));
-        serviceAccounts.put(namespace + "/" + name, sa);
-        return converter.serviceAccountProfile(sa);
+        objects.serviceAccount(sa);
+        return Optional.ofNullable(serviceAccounts.put(namespace + "/" + name, sa)).map(old -> old.metadata().labels());
     }
 
-    /** {@return the pod's workload endpoint after relabelling the pod}. */
-    Resource relabelPod(Workload w, Map<String, String> labels) {
+    /** Relabels a pod; {@return its labels before}. */
+    Map<String, String> relabelPod(Workload w, Map<String, String> labels) {
         KubePod old = pods.get(w.toString());
         KubeObjectMeta m = old.metadata();
         KubePod pod = new KubePod(KubeObjectMeta.of(m.namespace(), m.name(), labels), old.spec(), old.status());
+        objects.pod(pod);
         pods.put(w.toString(), pod);
-        return converter.workloadEndpoint(pod).orElseThrow();
+        return m.labels();
     }
 
-    private void namespace(String name, Map<String, String> labels) {
-        kubeNamespaces.put(name, new KubeNamespace(KubeObjectMeta.of(null, name, labels)));
+    /**
+     * Creates or replaces a {@code networking.k8s.io/v1} NetworkPolicy ({@code text}: its YAML without
+     * {@code apiVersion} and {@code kind}).
+     */
+    void applyNetworkPolicy(String text) {
+        KubeNetworkPolicy np = KUBE.parse(manifest(text), KubeNetworkPolicy.class);
+        objects.networkPolicy(manifest(text), np);
+        networkPolicies.put(np.metadata().namespace() + "/" + np.metadata().name(), text);
     }
 
-    private void serviceAccount(String namespace, String name, Map<String, String> labels) {
-        serviceAccounts.put(namespace + "/" + name, new KubeServiceAccount(KubeObjectMeta.of(namespace, name, labels)));
+    /** {@return the namespace/name of the NetworkPolicy {@code text} describes}. */
+    String networkPolicyId(String text) {
+        KubeNetworkPolicy np = KUBE.parse(manifest(text), KubeNetworkPolicy.class);
+        return np.metadata().namespace() + "/" + np.metadata().name();
+    }
+
+    private static String manifest(String text) {
+        return "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n" + text;
+    }
+
+    /** {@return the YAML the NetworkPolicy {@code namespace/name} was applied with}, if it exists. */
+    Optional<String> networkPolicy(String id) {
+        return Optional.ofNullable(networkPolicies.get(id));
+    }
+
+    /** Deletes the NetworkPolicy {@code namespace/name}. */
+    void deleteNetworkPolicy(String id) {
+        String[] nsName = id.split("/", 2);
+        objects.deleteNetworkPolicy(nsName[0], nsName[1]);
+        networkPolicies.remove(id);
     }
 
     private Workload pod(String namespace, String name, String sa, String ip, Map<String, String> labels,
@@ -122,7 +144,6 @@ final class Cluster implements AutoCloseable {
         KubePod pod = new KubePod(KubeObjectMeta.of(namespace, name, labels),
                 new KubePod.Spec(NODE, sa, false, List.of(new KubePod.Container("main", ports)), null),
                 new KubePod.Status(ip, null, "Running"));
-        pods.put(namespace + "/" + name, pod);
         String iface = WorkloadEndpointNames.interfaceName(namespace, name);
         NetNs w = ns("e2e" + name.charAt(0));
         host.veth(iface, w, "eth0");
@@ -134,6 +155,8 @@ final class Cluster implements AutoCloseable {
         for (int port : UDP_PORTS) {
             listeners.add(w.udpEcho(ip, port));
         }
+        objects.pod(pod);
+        pods.put(namespace + "/" + name, pod);
         return new Workload(namespace, name, ip, iface, w);
     }
 
@@ -147,5 +170,6 @@ final class Cluster implements AutoCloseable {
     public void close() {
         listeners.forEach(NetNs.Listener::close);
         namespaces.forEach(NetNs::close);
+        objects.close();
     }
 }

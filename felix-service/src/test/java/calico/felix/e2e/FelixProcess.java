@@ -16,7 +16,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The whole felix application, configured only through Calico's {@code FELIX_*} settings (as
- * command-line properties), talking to a real etcd and programming one network namespace. Its
+ * command-line properties), talking to a real datastore ({@link TestDatastore#felixArgs}) and
+ * programming one network namespace. Its
  * HTTP ports are random; {@link #get} reads the admin API and {@link #awaitReady} the readiness
  * probe, as an operator and the kubelet would.
  */
@@ -28,11 +29,18 @@ final class FelixProcess implements AutoCloseable {
     private final int adminPort;
     private final int healthPort;
 
-    FelixProcess(URI etcd, String hostNetns, Backend backend, String logSeverity, String... extraArgs) {
+    /** {@return felix's settings for the etcd at {@code etcd}}. */
+    static List<String> etcdArgs(URI etcd) {
+        return List.of("--FELIX_DATASTORETYPE=etcdv3", "--FELIX_ETCDENDPOINTS=" + etcd);
+    }
+
+    /** Felix on the datastore {@code datastoreArgs} name ({@code FELIX_DATASTORETYPE} and its settings). */
+    FelixProcess(List<String> datastoreArgs, String hostNetns, Backend backend, String logSeverity, String... extraArgs) {
         List<String> args = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
                 "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--HOSTNAME=",
-                "--FELIX_FELIXHOSTNAME=" + Cluster.NODE, "--FELIX_DATASTORETYPE=etcdv3",
-                "--FELIX_ETCDENDPOINTS=" + etcd, "--FELIX_DATAPLANENETNS=" + hostNetns,
+                "--FELIX_FELIXHOSTNAME=" + Cluster.NODE));
+        args.addAll(datastoreArgs);
+        args.addAll(List.of("--FELIX_DATAPLANENETNS=" + hostNetns,
                 "--FELIX_LOGSEVERITYSCREEN=" + logSeverity, "--felix.ready-poll-initial=50ms",
                 "--felix.ready-poll-max=200ms"));
         args.addAll(List.of(extraArgs));

@@ -66,11 +66,10 @@ class FlowLogsE2ETest {
         EtcdAdmin.wipe(ETCD.endpoint());
         try (InProcessGoldmane goldmane = new InProcessGoldmane(0, null);
              Datastore store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
-             Cluster cluster = new Cluster()) {
+             Cluster cluster = new Cluster(ConvertedObjects.onEtcd(ETCD.endpoint()))) {
             store.create(new ClusterInformation(ObjectMeta.named("default"),
                     new ClusterInformationSpec("e2e", "k8s", null, true, null)));
             store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
-            cluster.resources().forEach(store::create);
             store.create(CODEC.parse("""
                     apiVersion: projectcalico.org/v3
                     kind: NetworkPolicy
@@ -101,7 +100,7 @@ class FlowLogsE2ETest {
                           protocol: TCP
                           destination: {ports: [8080]}
                     """));
-            try (FelixProcess felix = new FelixProcess(ETCD.endpoint(), cluster.host.name(), backend, "Warning",
+            try (FelixProcess felix = new FelixProcess(FelixProcess.etcdArgs(ETCD.endpoint()), cluster.host.name(), backend, "Warning",
                     "--FELIX_FLOWLOGSGOLDMANESERVER=" + goldmane.target(), "--FELIX_FLOWLOGSFLUSHINTERVAL=1s")) {
                 felix.awaitReady(Duration.ofSeconds(60));
                 Workload client = cluster.client;

@@ -7,10 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.api.codec.ResourceCodec;
-import calico.api.k8s.KubeNetworkPolicy;
-import calico.api.k8s.KubernetesConverter;
-import calico.api.k8s.KubernetesObjects;
-import calico.api.k8s.NetworkPolicyConverter;
 import calico.api.model.Action;
 import calico.api.model.ClusterInformation;
 import calico.api.model.ClusterInformationSpec;
@@ -23,17 +19,14 @@ import calico.api.model.ResourceKind;
 import calico.api.model.Rule;
 import calico.api.model.Tier;
 import calico.api.model.TierSpec;
-import calico.api.validation.PolicyNaming;
-import calico.api.validation.ResourceValidator;
-import calico.api.validation.ValidationOptions;
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.etcd.EtcdConfig;
-import calico.libcalico.datastore.etcd.EtcdDatastore;
-import calico.libcalico.testing.EtcdAdmin;
-import calico.libcalico.testing.EtcdServerExtension;
+import calico.libcalico.health.HealthAggregator;
+import calico.typha.server.ServerSettings;
+import calico.typha.server.TyphaServer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -54,40 +47,43 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The policy matrix with real packets through the whole felix application: a real etcd, felix
- * started once per backend (subclasses) programming the {@link Cluster}'s host namespace, and
- * Calico resources written through libcalico's datastore as Calico's Kubernetes integration
- * would write them. Every scenario writes its policies, polls real TCP, UDP and ICMP exchanges
- * between the pods until they show the expected outcome (at most 2 s after the write, the
- * issue's bound), records that delay, and puts the datastore back as it found it (then waits
- * for the baseline, so scenarios are independent). The delays are printed per backend.
+ * The policy matrix with real packets through the whole felix application: felix started once
+ * per backend and datastore (subclasses) programming the {@link Cluster}'s host namespace, on a
+ * real etcd with the cluster's Kubernetes objects converted as Calico's Kubernetes datastore
+ * would present them, or on a real kube-apiserver where they are real objects read through the
+ * kubernetes datastore ({@link TestDatastore}); directly, or through a real typha serving from
+ * that datastore. Calico's own resources are written through libcalico's datastore. Every
+ * scenario writes its policies, polls real TCP, UDP and ICMP exchanges between the pods until
+ * they show the expected outcome (at most 2 s after the write, the issue's bound), records that
+ * delay, and puts everything back as it found it (then waits for the baseline, so scenarios are
+ * independent). The delays are printed per class.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 abstract class PolicyMatrix {
 
-    @RegisterExtension
-    static final EtcdServerExtension ETCD = new EtcdServerExtension();
-
     /** The issue's bound: a change is in the kernel within two seconds. */
     private static final Duration CHANGE_DEADLINE = Duration.ofSeconds(2);
     private static final ResourceCodec CODEC = ResourceCodec.get();
-    private static final KubernetesObjects KUBE = new KubernetesObjects();
-    private static final KubernetesConverter CONVERTER = new KubernetesConverter();
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
     private final Backend backend;
+    private final TestDatastore datastore;
+    private final boolean throughTypha;
+    private final String label;
     private Cluster cluster;
     private Datastore store;
-    /** Writes as the Kubernetes conversion does: the only writer allowed {@code knp.default.} names. */
-    private Datastore kubeStore;
+    private Datastore typhaStore;
+    private TyphaServer typha;
     private FelixProcess felix;
     private Reachability reach;
-    /** Each key this scenario wrote, with what the datastore held before (empty: nothing). */
-    private final Map<ResourceKey, Optional<Resource>> originals = new LinkedHashMap<>();
+    /**
+     * How to put back each thing this scenario changed, by what it is ({@code calico:<key>},
+     * {@code namespace:<name>}, ...): recorded at its first change, run newest first.
+     */
+    private final Map<String, Runnable> undo = new LinkedHashMap<>();
     private String scenario;
     private String skipReason;
     private long writtenAt;
@@ -98,8 +94,11 @@ abstract class PolicyMatrix {
     Workload client;
     Workload db;
 
-    PolicyMatrix(Backend backend) {
+    PolicyMatrix(Backend backend, TestDatastore datastore, boolean throughTypha) {
         this.backend = backend;
+        this.datastore = datastore;
+        this.throughTypha = throughTypha;
+        this.label = backend + " " + datastore.name() + (throughTypha ? " through typha" : "");
     }
 
     @BeforeAll
@@ -109,12 +108,10 @@ abstract class PolicyMatrix {
         if (skipReason != null) {
             return;
         }
-        EtcdAdmin.wipe(ETCD.endpoint());
-        store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
-        kubeStore = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()), ResourceValidator.with(
-                new ValidationOptions(PolicyNaming.TIER_PREFIXED, true)), Clock.systemUTC());
+        datastore.reset();
+        store = datastore.open();
         reach = new Reachability(CHANGE_DEADLINE);
-        cluster = new Cluster();
+        cluster = new Cluster(datastore.clusterObjects());
         web = cluster.web;
         api = cluster.api;
         client = cluster.client;
@@ -122,27 +119,41 @@ abstract class PolicyMatrix {
         store.create(new ClusterInformation(ObjectMeta.named("default"),
                 new ClusterInformationSpec("e2e", "k8s", null, true, null)));
         store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
-        cluster.resources().forEach(store::create);
+        List<String> felixDatastore = datastore.felixArgs();
+        if (throughTypha) {
+            typhaStore = datastore.open();
+            typha = new TyphaServer(typhaStore, ServerSettings.defaults(0), null, new SimpleMeterRegistry(),
+                    new HealthAggregator(Clock.systemUTC()), "e2e");
+            typha.start();
+            felixDatastore = new ArrayList<>(datastore.felixArgsThroughTypha());
+            felixDatastore.add("--FELIX_TYPHAADDR=127.0.0.1:" + typha.port());
+        }
         long t0 = System.nanoTime();
         // A refresh every second, so that a stranger's edit is repaired within the 2 s bound.
-        felix = new FelixProcess(ETCD.endpoint(), cluster.host.name(), backend, "Warning",
+        felix = new FelixProcess(felixDatastore, cluster.host.name(), backend, "Warning",
                 "--FELIX_IPTABLESREFRESHINTERVAL=1");
-        felix.awaitReady(Duration.ofSeconds(30));
-        System.out.printf("[e2e %s] felix started and ready in %d ms%n", backend, (System.nanoTime() - t0) / 1_000_000);
+        felix.awaitReady(Duration.ofSeconds(60));
+        if (typha != null) {
+            assertThat(typha.connectionCount()).as("felix's stream to typha").isEqualTo(1);
+        }
+        System.out.printf("[e2e %s] felix started and ready in %d ms%n", label, (System.nanoTime() - t0) / 1_000_000);
     }
 
     @AfterAll
     void stopFelix() {
         if (reach != null) {
-            System.out.println(reach.report("e2e " + backend));
+            System.out.println(reach.report("e2e " + label));
             reach.close();
         }
         if (felix != null) {
             felix.close();
         }
+        if (typha != null) {
+            typha.close();
+            typhaStore.close();
+        }
         if (store != null) {
             store.close();
-            kubeStore.close();
         }
         if (cluster != null) {
             cluster.close();
@@ -151,7 +162,7 @@ abstract class PolicyMatrix {
 
     @BeforeEach
     void name(TestInfo info) {
-        assumeTrue(skipReason == null, () -> backend + ": " + skipReason);
+        assumeTrue(skipReason == null, () -> label + ": " + skipReason);
         scenario = info.getTestMethod().map(m -> m.getName()).orElse("?");
     }
 
@@ -161,17 +172,11 @@ abstract class PolicyMatrix {
         if (store == null) {
             return;
         }
-        List<Map.Entry<ResourceKey, Optional<Resource>>> changed = new ArrayList<>(originals.entrySet());
+        List<Runnable> changed = new ArrayList<>(undo.values());
         Collections.reverse(changed);
         markWrite();
-        for (Map.Entry<ResourceKey, Optional<Resource>> e : changed) {
-            if (e.getValue().isPresent()) {
-                upsert(e.getValue().get());
-            } else if (store.get(e.getKey()).isPresent()) {
-                store.delete(e.getKey(), null);
-            }
-        }
-        originals.clear();
+        changed.forEach(Runnable::run);
+        undo.clear();
         Map<Probe, Boolean> baseline = new LinkedHashMap<>();
         for (Workload from : cluster.workloads()) {
             for (Workload to : cluster.workloads()) {
@@ -256,10 +261,10 @@ abstract class PolicyMatrix {
                 """));
         expect("allow from namespaces env=dev").allow(allThree(client, api)).allow(tcp(db, api, 8080))
                 .block(allThree(web, api)).check();
-        put(cluster.relabelNamespace("dev", Map.of("env", "staging")));
+        relabelNamespace("dev", Map.of("env", "staging"));
         expect("namespace dev relabelled env=staging (profile kns.dev)").block(allThree(client, api))
                 .block(tcp(db, api, 8080)).check();
-        put(cluster.relabelNamespace("dev", Map.of("env", "dev")));
+        relabelNamespace("dev", Map.of("env", "dev"));
         expect("namespace dev relabelled back").allow(allThree(client, api)).block(tcp(web, api, 8080)).check();
     }
 
@@ -289,13 +294,13 @@ abstract class PolicyMatrix {
                         serviceAccounts: {selector: role == 'fe'}
                 """));
         expect("allow service accounts role=fe").allow(tcp(web, api, 8080)).block(tcp(client, api, 8080)).check();
-        put(cluster.relabelServiceAccount("dev", "default", Map.of("role", "fe")));
+        relabelServiceAccount("dev", "default", Map.of("role", "fe"));
         expect("dev/default relabelled role=fe (profile ksa.dev.default)").allow(allThree(client, api))
                 .allow(tcp(db, api, 8080)).check();
-        put(cluster.relabelServiceAccount("prod", "frontend", Map.of()));
+        relabelServiceAccount("prod", "frontend", Map.of());
         expect("prod/frontend loses role=fe").block(allThree(web, api)).allow(tcp(client, api, 8080)).check();
-        put(cluster.relabelServiceAccount("prod", "frontend", Map.of("role", "fe")));
-        put(cluster.relabelServiceAccount("dev", "default", Map.of()));
+        relabelServiceAccount("prod", "frontend", Map.of("role", "fe"));
+        relabelServiceAccount("dev", "default", Map.of());
         expect("service accounts relabelled back").allow(tcp(web, api, 8080)).block(tcp(client, api, 8080)).check();
     }
 
@@ -453,6 +458,7 @@ abstract class PolicyMatrix {
     @Test
     @Order(10)
     void profileRules() {
+        assumeTrue(datastore.profilesReadOnlyReason() == null, () -> label + ": " + datastore.profilesReadOnlyReason());
         Profile prod = (Profile) store.get(key("Profile", null, "kns.prod")).orElseThrow();
         put(new Profile(ObjectMeta.named("kns.prod"), new ProfileSpec(List.of(rule("""
                 action: Allow
@@ -472,26 +478,26 @@ abstract class PolicyMatrix {
     @Test
     @Order(11)
     void kubernetesNetworkPolicies() {
-        put(knp("""
+        knp("""
                 metadata: {name: default-deny-ingress, namespace: prod}
                 spec:
                   podSelector: {}
                   policyTypes: [Ingress]
-                """));
+                """);
         expect("knp default-deny-ingress in prod").block(allThree(client, api)).block(tcp(web, api, 8080))
                 .block(tcp(client, web, 80)).allow(tcp(api, client, 8080), icmp(web, db), tcp(client, db, 8080))
                 .check();
-        put(knp("""
+        knp("""
                 metadata: {name: api-from-dev, namespace: prod}
                 spec:
                   podSelector: {matchLabels: {app: api}}
                   ingress:
                     - from: [{namespaceSelector: {matchLabels: {env: dev}}}]
                       ports: [{protocol: TCP, port: 8080}]
-                """));
+                """);
         expect("knp: dev namespaces to api TCP 8080").allow(tcp(client, api, 8080), tcp(db, api, 8080))
                 .block(tcp(client, api, 8081), udp(client, api, 53), icmp(client, api), tcp(web, api, 8080)).check();
-        put(knp("""
+        knp("""
                 metadata: {name: db, namespace: dev}
                 spec:
                   podSelector: {matchLabels: {app: db}}
@@ -501,12 +507,12 @@ abstract class PolicyMatrix {
                       ports: [{protocol: UDP, port: 53}]
                   egress:
                     - to: [{ipBlock: {cidr: 10.70.0.0/16, except: [10.70.1.1/32]}}]
-                """));
+                """);
         expect("knp on db: ingress UDP 53 from client, egress ipBlock except client")
                 .allow(udp(client, db, 53)).block(tcp(client, db, 8080), icmp(client, db), tcp(web, db, 8080))
                 .allow(tcp(db, api, 8080)).block(allThree(db, client)).allow(tcp(web, client, 8080))
                 .check();
-        delete(key("NetworkPolicy", "prod", "knp.default.default-deny-ingress"));
+        deleteKnp("prod/default-deny-ingress");
         expect("knp default-deny-ingress deleted").allow(tcp(client, web, 80), icmp(db, web))
                 .block(tcp(web, api, 8080)).check();
     }
@@ -577,11 +583,34 @@ abstract class PolicyMatrix {
         }
     }
 
-    /** A Kubernetes NetworkPolicy converted as Calico's Kubernetes datastore presents it. */
-    private static Resource knp(String text) {
-        KubeNetworkPolicy np = KUBE.parse("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n" + text,
-                KubeNetworkPolicy.class);
-        return CONVERTER.networkPolicy(np).orElseThrow("NetworkPolicy " + np.metadata().name());
+    /**
+     * Creates or replaces a {@code networking.k8s.io/v1} NetworkPolicy in the cluster ({@code text}:
+     * its YAML without apiVersion and kind): converted to {@code knp.default.*} on etcd, a real
+     * object on the kubernetes datastore.
+     */
+    private void knp(String text) {
+        String id = cluster.networkPolicyId(text);
+        rememberNetworkPolicy(id);
+        markWrite();
+        cluster.applyNetworkPolicy(text);
+    }
+
+    /** Deletes the NetworkPolicy {@code namespace/name}. */
+    private void deleteKnp(String id) {
+        rememberNetworkPolicy(id);
+        markWrite();
+        cluster.deleteNetworkPolicy(id);
+    }
+
+    private void rememberNetworkPolicy(String id) {
+        Optional<String> before = cluster.networkPolicy(id);
+        undo.putIfAbsent("knp:" + id, () -> {
+            if (before.isPresent()) {
+                cluster.applyNetworkPolicy(before.get());
+            } else if (cluster.networkPolicy(id).isPresent()) {
+                cluster.deleteNetworkPolicy(id);
+            }
+        });
     }
 
     private static ResourceKey key(String kind, String namespace, String name) {
@@ -589,36 +618,55 @@ abstract class PolicyMatrix {
     }
 
     private void relabel(Workload w, Map<String, String> labels) {
-        put(cluster.relabelPod(w, labels));
+        markWrite();
+        Map<String, String> before = cluster.relabelPod(w, labels);
+        undo.putIfAbsent("pod:" + w, () -> cluster.relabelPod(w, before));
     }
 
-    private void put(Resource r) {
-        originals.computeIfAbsent(r.key(), k -> store.get(k));
+    private void relabelNamespace(String name, Map<String, String> labels) {
         markWrite();
-        upsert(r);
+        Map<String, String> before = cluster.relabelNamespace(name, labels).orElseThrow();
+        undo.putIfAbsent("namespace:" + name, () -> cluster.relabelNamespace(name, before));
+    }
+
+    private void relabelServiceAccount(String namespace, String name, Map<String, String> labels) {
+        markWrite();
+        Map<String, String> before = cluster.relabelServiceAccount(namespace, name, labels).orElseThrow();
+        undo.putIfAbsent("serviceaccount:" + namespace + "/" + name,
+                () -> cluster.relabelServiceAccount(namespace, name, before));
+    }
+
+    /** Writes one of Calico's own resources (a policy, a tier, a profile). */
+    private void put(Resource r) {
+        remember(r.key());
+        markWrite();
+        Writes.upsert(store, r);
     }
 
     private void delete(ResourceKey k) {
-        originals.computeIfAbsent(k, store::get);
+        remember(k);
         markWrite();
         store.delete(k, null);
+    }
+
+    private void remember(ResourceKey k) {
+        if (undo.containsKey("calico:" + k)) {
+            return;
+        }
+        Optional<Resource> before = store.get(k);
+        undo.put("calico:" + k, () -> {
+            if (before.isPresent()) {
+                Writes.upsert(store, before.get());
+            } else if (store.get(k).isPresent()) {
+                store.delete(k, null);
+            }
+        });
     }
 
     /** Delays count from just before a write is sent. */
     private void markWrite() {
         writtenAt = System.nanoTime();
         writtenAtWall = Instant.now();
-    }
-
-    private void upsert(Resource r) {
-        Resource clean = r.withMetadata(new ObjectMeta(r.metadata().name(), r.metadata().namespace(), null, null,
-                null, null, null, null, r.metadata().labels(), r.metadata().annotations(), null, null));
-        Datastore writer = r.metadata().name().startsWith(NetworkPolicyConverter.NAME_PREFIX) ? kubeStore : store;
-        if (writer.get(r.key()).isPresent()) {
-            writer.update(clean);
-        } else {
-            writer.create(clean);
-        }
     }
 
     /** Waits (at most 1 s) for felix to finish a batch after the last write. */

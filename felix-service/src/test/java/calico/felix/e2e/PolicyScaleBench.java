@@ -111,7 +111,7 @@ public final class PolicyScaleBench {
         long floorMs;
         long syncMs;
         Saved saved;
-        try (FelixProcess felix = new FelixProcess(etcd.endpoint(), host.name(), backend, "Warning")) {
+        try (FelixProcess felix = new FelixProcess(FelixProcess.etcdArgs(etcd.endpoint()), host.name(), backend, "Warning")) {
             felix.awaitReady(Duration.ofSeconds(60));
 
             // Everything written while felix runs, as fast as etcd takes it (8 writers).
@@ -226,7 +226,7 @@ public final class PolicyScaleBench {
         try (NetNs fresh = NetNs.create(NS + "benchc")) {
             fresh.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
             Instant start = Instant.now();
-            try (FelixProcess cold = new FelixProcess(etcd.endpoint(), fresh.name(), backend, "Warning")) {
+            try (FelixProcess cold = new FelixProcess(FelixProcess.etcdArgs(etcd.endpoint()), fresh.name(), backend, "Warning")) {
                 Instant up = Instant.now();
                 cold.awaitReady(Duration.ofMinutes(5));
                 FelixProcess.LastApply a = cold.lastApply();

@@ -90,15 +90,14 @@ class ThroughTyphaTest {
         EtcdAdmin.wipe(ETCD.endpoint());
         store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
         open.add(store);
-        cluster = new Cluster();
+        cluster = new Cluster(ConvertedObjects.onEtcd(ETCD.endpoint()));
         store.create(new ClusterInformation(ObjectMeta.named("default"),
                 new ClusterInformationSpec("e2e", "k8s", null, true, null)));
         store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
-        cluster.resources().forEach(store::create);
 
         typha = startTypha(0);
         int port = typha.port();
-        felix = new FelixProcess(NO_ETCD, cluster.host.name(), backend, "Warning",
+        felix = new FelixProcess(FelixProcess.etcdArgs(NO_ETCD), cluster.host.name(), backend, "Warning",
                 "--FELIX_TYPHAADDR=127.0.0.1:" + port);
         felix.awaitReady(Duration.ofSeconds(60));
         assertThat(typha.connectionCount()).as("felix's stream to typha").isEqualTo(1);

@@ -1,0 +1,117 @@
+package calico.felix.e2e;
+
+import calico.api.k8s.KubeNamespace;
+import calico.api.k8s.KubeNetworkPolicy;
+import calico.api.k8s.KubePod;
+import calico.api.k8s.KubeServiceAccount;
+import calico.api.k8s.PodConverter;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The cluster's Kubernetes objects as real objects in a kube-apiserver: a Node for
+ * {@link Cluster#NODE} (as its kubelet would register it), Namespaces, ServiceAccounts, Pods
+ * scheduled to that node, and {@code networking.k8s.io/v1} NetworkPolicies. A pod is created as
+ * Calico's CNI plugin leaves it on KDD: its address in the {@code cni.projectcalico.org/podIP} and
+ * {@code podIPs} annotations (no kubelet here writes {@code status.podIP}). Relabelling changes
+ * the labels only; the API server keeps adding {@code kubernetes.io/metadata.name} to namespaces.
+ */
+final class ApiServerObjects implements ClusterObjects {
+
+    private static final String FIELD_MANAGER = "calico-e2e";
+
+    private final KubernetesClient client;
+
+    ApiServerObjects(KubernetesClient client) {
+        this.client = client;
+        if (client.nodes().withName(Cluster.NODE).get() == null) {
+            client.nodes().resource(new NodeBuilder().withNewMetadata().withName(Cluster.NODE)
+                    .withLabels(Map.of("kubernetes.io/hostname", Cluster.NODE)).endMetadata().build()).create();
+        }
+    }
+
+    @Override
+    public void namespace(KubeNamespace namespace) {
+        String name = namespace.metadata().name();
+        Map<String, String> labels = namespace.metadata().labels();
+        if (client.namespaces().withName(name).get() == null) {
+            client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name).withLabels(labels)
+                    .endMetadata().build()).create();
+        } else {
+            client.namespaces().withName(name).edit(n -> {
+                n.getMetadata().setLabels(new HashMap<>(labels));
+                return n;
+            });
+        }
+    }
+
+    @Override
+    public void serviceAccount(KubeServiceAccount serviceAccount) {
+        String ns = serviceAccount.metadata().namespace();
+        String name = serviceAccount.metadata().name();
+        Map<String, String> labels = serviceAccount.metadata().labels();
+        var sas = client.serviceAccounts().inNamespace(ns);
+        if (sas.withName(name).get() == null) {
+            sas.resource(new ServiceAccountBuilder().withNewMetadata().withName(name).withNamespace(ns)
+                    .withLabels(labels).endMetadata().build()).create();
+        } else {
+            sas.withName(name).edit(sa -> {
+                sa.getMetadata().setLabels(new HashMap<>(labels));
+                return sa;
+            });
+        }
+    }
+
+    @Override
+    public void pod(KubePod pod) {
+        String ns = pod.metadata().namespace();
+        String name = pod.metadata().name();
+        Map<String, String> labels = pod.metadata().labels();
+        var pods = client.pods().inNamespace(ns);
+        if (pods.withName(name).get() != null) {
+            pods.withName(name).edit(p -> {
+                p.getMetadata().setLabels(new HashMap<>(labels));
+                return p;
+            });
+            return;
+        }
+        String ip = pod.status().podIP() + "/32";
+        List<io.fabric8.kubernetes.api.model.Container> containers = pod.spec().containers().stream()
+                .map(c -> new ContainerBuilder().withName(c.name()).withImage("registry.invalid/e2e:1")
+                        .withPorts(c.ports().stream().map(p -> new ContainerPortBuilder().withName(p.name())
+                                .withContainerPort(p.containerPort()).withProtocol(p.protocol()).build()).toList())
+                        .build())
+                .toList();
+        pods.resource(new PodBuilder()
+                .withNewMetadata().withName(name).withNamespace(ns).withLabels(labels)
+                .withAnnotations(Map.of(PodConverter.ANNOTATION_POD_IP, ip, PodConverter.ANNOTATION_POD_IPS, ip))
+                .endMetadata()
+                .withNewSpec().withNodeName(pod.spec().nodeName()).withServiceAccountName(pod.spec().serviceAccountName())
+                .withContainers(containers).endSpec()
+                .build()).create();
+    }
+
+    @Override
+    public void networkPolicy(String manifest, KubeNetworkPolicy parsed) {
+        client.resource(manifest).inNamespace(parsed.metadata().namespace()).fieldManager(FIELD_MANAGER).forceConflicts()
+                .serverSideApply();
+    }
+
+    @Override
+    public void deleteNetworkPolicy(String namespace, String name) {
+        client.network().v1().networkPolicies().inNamespace(namespace).withName(name).delete();
+    }
+
+    @Override
+    public void close() {
+        // the client is the extension's
+    }
+}
