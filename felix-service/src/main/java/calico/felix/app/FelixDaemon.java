@@ -43,6 +43,12 @@ import org.springframework.stereotype.Component;
  *   <li>{@code felix-health} re-reports the graph and dataplane every heartbeat, failing them
  *       when a batch has been running longer than {@code felix.apply-timeout}; their reporters
  *       time out if this thread itself stops.</li>
+ *   <li>read directly from the datastore, {@code felix-datastore-probe} asks it for its current
+ *       revision every third of {@code felix.datastore-timeout} (at most every 10 s), and
+ *       {@code DatastoreConnection} is not ready while the last answer is older than that timeout:
+ *       a lost datastore shows even though its watches stay quiet (a dead API server and an idle one
+ *       look alike to a watch). Nothing else changes: the syncer keeps what it has, so does the
+ *       kernel.</li>
  * </ol>
  *
  * {@link #start()} returns at once; {@link #stop()} closes the syncer and the datastore.
@@ -71,12 +77,17 @@ public class FelixDaemon implements SmartLifecycle {
     private final AtomicLong applyBusySince = new AtomicLong();
     private final AtomicReference<ApplyStatus> lastApply = new AtomicReference<>(ApplyStatus.none());
     private final AtomicReference<SyncerStatus> syncerStatus = new AtomicReference<>(SyncerStatus.WAIT_FOR_DATASTORE);
+    /** nanoTime of the datastore's last answer to the probe; 0 while it is not probed (through typha). */
+    private final AtomicLong datastoreAnsweredAt = new AtomicLong();
+    /** The probe's last failure, null after an answer. */
+    private volatile String datastoreError;
 
     private volatile boolean running;
     /** Set once the graph has thrown; it stays not ready from then on. */
     private volatile String graphFailure;
     private Thread startupThread;
     private ScheduledExecutorService healthLoop;
+    private ScheduledExecutorService datastoreProbe;
     private Datastore datastore;
     private WatcherSyncer syncer;
     private TyphaClient typhaClient;
@@ -271,6 +282,7 @@ public class FelixDaemon implements SmartLifecycle {
                     this::applyBatch);
             syncer = new WatcherSyncer(store, SyncerType.FELIX.kindsOn(store), syncerCallbacks(graph));
             syncer.start();
+            startDatastoreProbe(store);
         }
         startupHealth.report(true, true, "datastore ready; syncer started");
         log.info("Datastore ready; syncer started");
@@ -281,7 +293,51 @@ public class FelixDaemon implements SmartLifecycle {
         if (status == SyncerStatus.RESYNC_IN_PROGRESS && previous != SyncerStatus.RESYNC_IN_PROGRESS) {
             metrics.recordResync();
         }
-        datastoreHealth.report(true, status != SyncerStatus.WAIT_FOR_DATASTORE, "syncer " + status);
+        reportDatastore();
+    }
+
+    /**
+     * Probes the datastore on a thread of its own (a request to an unreachable server may block
+     * for its client's whole retry budget) and checks the answer's age on the health thread, which
+     * never blocks. Caller holds the lock.
+     */
+    private void startDatastoreProbe(Datastore store) {
+        Duration timeout = properties.datastoreTimeout();
+        Duration every = min(timeout.dividedBy(3), Duration.ofSeconds(10));
+        datastoreAnsweredAt.set(System.nanoTime());
+        datastoreProbe = Executors.newSingleThreadScheduledExecutor(r -> daemonThread(r, "felix-datastore-probe"));
+        datastoreProbe.scheduleWithFixedDelay(() -> {
+            try {
+                store.currentRevision();
+                datastoreAnsweredAt.set(System.nanoTime());
+                if (datastoreError != null) {
+                    log.info("Datastore answers again");
+                }
+                datastoreError = null;
+            } catch (RuntimeException e) {
+                if (datastoreError == null) {
+                    log.warn("Datastore does not answer: {}", e.toString());
+                }
+                datastoreError = e.getMessage();
+            }
+            reportDatastore();
+        }, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
+        healthLoop.scheduleWithFixedDelay(this::reportDatastore, every.toMillis(), every.toMillis() / 2 + 1,
+                TimeUnit.MILLISECONDS);
+    }
+
+    /** DatastoreConnection: ready once the syncer has connected, and while the datastore answers the probe. */
+    private void reportDatastore() {
+        SyncerStatus status = syncerStatus.get();
+        long answeredAt = datastoreAnsweredAt.get();
+        Duration timeout = properties.datastoreTimeout();
+        if (answeredAt != 0 && System.nanoTime() - answeredAt > timeout.toNanos()) {
+            String error = datastoreError;
+            datastoreHealth.report(true, false, "the datastore has not answered for over " + timeout
+                    + (error == null ? "" : ": " + error));
+        } else {
+            datastoreHealth.report(true, status != SyncerStatus.WAIT_FOR_DATASTORE, "syncer " + status);
+        }
     }
 
     private void runGraph(Runnable step) {
@@ -372,6 +428,10 @@ public class FelixDaemon implements SmartLifecycle {
             if (typhaClient != null) {
                 typhaClient.close();
                 typhaClient = null;
+            }
+            if (datastoreProbe != null) {
+                datastoreProbe.shutdownNow();
+                datastoreProbe = null;
             }
             if (datastore != null) {
                 datastore.close();

@@ -22,6 +22,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param readyPollInitial   first wait between reads of ClusterInformation {@code default}
  * @param readyPollMax       cap of that (doubling) wait
  * @param applyTimeout       an apply or graph batch running longer than this counts as stalled
+ * @param datastoreTimeout   read directly from the datastore, felix is not ready once the datastore has not
+ *                           answered for this long (probed every third of it, at most every 10 s)
  * @param dataplaneDriver    {@code model} (in-memory, the default) or {@code kernel} (the kernel: policy
  *                           backend from FelixConfiguration, and routes); {@code iptables} is a synonym
  *                           of {@code kernel} kept for older settings ({@code FELIX_DATAPLANEDRIVERNAME})
@@ -46,6 +48,7 @@ public record FelixProperties(
         @DefaultValue("100ms") Duration readyPollInitial,
         @DefaultValue("5s") Duration readyPollMax,
         @DefaultValue("60s") Duration applyTimeout,
+        @DefaultValue("30s") Duration datastoreTimeout,
         @DefaultValue("model") String dataplaneDriver,
         String dataplaneNetns,
         @DefaultValue("Auto") String iptablesBackend,
@@ -74,6 +77,7 @@ public record FelixProperties(
         positive("felix.ready-poll-initial", readyPollInitial);
         positive("felix.ready-poll-max", readyPollMax);
         positive("felix.apply-timeout", applyTimeout);
+        positive("felix.datastore-timeout", datastoreTimeout);
         dataplaneDriver = dataplaneDriver == null ? "" : dataplaneDriver.trim().toLowerCase(Locale.ROOT);
         if (!DRIVERS.contains(dataplaneDriver)) {
             throw new IllegalArgumentException("felix.dataplane-driver (FELIX_DATAPLANEDRIVERNAME): \""

@@ -138,6 +138,8 @@ class FelixConfigurationTest {
         assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_LOGSEVERITYSCREEN=Loud"),
                 "FELIX_LOGSEVERITYSCREEN", "Loud");
         assertFails(runner, "FELIX_FELIXHOSTNAME", "required");
+        assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "felix.datastore-timeout=0s"),
+                "felix.datastore-timeout", "positive");
         // Values only the calculation graph reads are checked by its resolver, up front.
         assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_IPIPMTU=big"), "FELIX_IPIPMTU", "big");
         assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_BPFENABLED=maybe"),

@@ -95,6 +95,39 @@ final class FelixProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * {@return the kernel dataplane's counters since start} ({@code /felix/v1/dataplane}): driver
+     * applies, full rewrites, periodic read-backs, items those repaired, recorded failures.
+     */
+    Counters counters() {
+        try {
+            JsonNode st = json.readTree(get("/felix/v1/dataplane")).path("status");
+            return new Counters(st.path("applies").asLong(), st.path("resyncs").asLong(), st.path("refreshes").asLong(),
+                    st.path("repairs").asLong(), st.path("failures").asLong());
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("felix dataplane status is not JSON: " + e.getMessage(), e);
+        }
+    }
+
+    /** The kernel dataplane's counters; {@link #writes()} leaves out the read-backs, which write nothing unless they repair. */
+    record Counters(long applies, long resyncs, long refreshes, long repairs, long failures) {
+        Counters writes() {
+            return new Counters(applies, resyncs, 0, repairs, failures);
+        }
+    }
+
+    /** {@return whether {@code /readiness} answers 200 now}. */
+    boolean ready() {
+        HttpResponse<String> r = request(healthPort, "/readiness");
+        return r != null && r.statusCode() == 200;
+    }
+
+    /** {@return whether {@code /liveness} answers 200 now}. */
+    boolean live() {
+        HttpResponse<String> r = request(healthPort, "/liveness");
+        return r != null && r.statusCode() == 200;
+    }
+
     /** The kernel dataplane's last-apply record: when the apply finished (kernel programmed), applies so far. */
     /** @param took how long the kernel dataplane's apply itself took (render, driver, kernel), null if unknown */
     record LastApply(Instant at, long batches, int batchSize, int errors, long queued, Duration took) {

@@ -1,0 +1,120 @@
+package calico.felix.e2e;
+
+import calico.dataplane.testing.NetNs;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Every change the kernel announces in one network namespace, as the kernel itself reports it:
+ * {@code nft monitor} (tables, chains, rules, sets and set elements added, deleted, flushed) and
+ * {@code ip monitor route} (routes added and deleted), each line kept. Felix is not asked: what
+ * it would count as "no change" is exactly what this checks. {@link #start} proves both monitors
+ * are listening before it returns, by making a change of its own in each and waiting to see it.
+ */
+final class KernelChanges implements AutoCloseable {
+
+    /** A table and a route nobody else uses: the monitors' self-check. */
+    private static final String PROBE_TABLE = "e2e_monitor_probe";
+    private static final String PROBE_ROUTE = "192.0.2.254/32";
+
+    private final List<Process> monitors = new ArrayList<>();
+    private final List<String> lines = new ArrayList<>();
+
+    private KernelChanges() {
+    }
+
+    /** {@return monitors of {@code ns}, listening}; {@code uplink} is a link there that a test route may use. */
+    static KernelChanges start(NetNs ns, String uplink) throws InterruptedException {
+        KernelChanges k = new KernelChanges();
+        try {
+            k.monitor(ns, "nft", "monitor");
+            k.monitor(ns, "ip", "monitor", "route");
+            // Changes of our own, repeated until each monitor has shown one (a monitor may still be
+            // subscribing when the first is made).
+            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (!k.seen(PROBE_TABLE) || !k.seen("192.0.2.254")) {
+                if (System.nanoTime() > until) {
+                    throw new IllegalStateException("kernel monitors in " + ns.name() + " saw nothing of their own "
+                            + "changes: " + k.all());
+                }
+                ns.exec("nft", "add", "table", "inet", PROBE_TABLE);
+                ns.exec("nft", "delete", "table", "inet", PROBE_TABLE);
+                ns.exec("ip", "route", "add", PROBE_ROUTE, "dev", uplink);
+                ns.exec("ip", "route", "del", PROBE_ROUTE, "dev", uplink);
+                Thread.sleep(50);
+            }
+            k.clear();
+            return k;
+        } catch (RuntimeException | InterruptedException e) {
+            k.close();
+            throw e;
+        }
+    }
+
+    private void monitor(NetNs ns, String... command) {
+        List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", ns.name()));
+        full.addAll(List.of(command));
+        Process p;
+        try {
+            p = new ProcessBuilder(full).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run " + String.join(" ", full) + ": " + e.getMessage(), e);
+        }
+        monitors.add(p);
+        Thread reader = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    synchronized (lines) {
+                        lines.add(command[0] + ": " + line);
+                    }
+                }
+            } catch (IOException e) {
+                // the monitor was stopped
+            }
+        }, "kernel-monitor-" + command[0]);
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    private boolean seen(String text) {
+        synchronized (lines) {
+            return lines.stream().anyMatch(l -> l.contains(text));
+        }
+    }
+
+    /** {@return every line, the self-check's too} (for diagnostics). */
+    List<String> all() {
+        synchronized (lines) {
+            return List.copyOf(lines);
+        }
+    }
+
+    /**
+     * {@return every change announced since the last {@link #clear}}, monitor name first, without
+     * the self-check's own (its table and route, and the generations its {@code nft} runs made:
+     * felix writes through libnftables in its own process, whose generations name its dataplane thread).
+     */
+    List<String> lines() {
+        synchronized (lines) {
+            return lines.stream().filter(l -> !l.contains(PROBE_TABLE) && !l.contains("192.0.2.254")
+                    && !(l.contains("# new generation") && l.endsWith("(nft)"))).toList();
+        }
+    }
+
+    void clear() {
+        synchronized (lines) {
+            lines.clear();
+        }
+    }
+
+    @Override
+    public void close() {
+        monitors.forEach(Process::destroy);
+    }
+}
