@@ -8,13 +8,17 @@ import calico.api.k8s.PodConverter;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The cluster's Kubernetes objects as real objects in a kube-apiserver: a Node for
@@ -42,15 +46,8 @@ final class ApiServerObjects implements ClusterObjects {
     public void namespace(KubeNamespace namespace) {
         String name = namespace.metadata().name();
         Map<String, String> labels = namespace.metadata().labels();
-        if (client.namespaces().withName(name).get() == null) {
-            client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name).withLabels(labels)
-                    .endMetadata().build()).create();
-        } else {
-            client.namespaces().withName(name).edit(n -> {
-                n.getMetadata().setLabels(new HashMap<>(labels));
-                return n;
-            });
-        }
+        createOrRelabel(client.namespaces().withName(name), () -> client.namespaces().resource(new NamespaceBuilder()
+                .withNewMetadata().withName(name).withLabels(labels).endMetadata().build()), labels);
     }
 
     @Override
@@ -59,30 +56,19 @@ final class ApiServerObjects implements ClusterObjects {
         String name = serviceAccount.metadata().name();
         Map<String, String> labels = serviceAccount.metadata().labels();
         var sas = client.serviceAccounts().inNamespace(ns);
-        if (sas.withName(name).get() == null) {
-            sas.resource(new ServiceAccountBuilder().withNewMetadata().withName(name).withNamespace(ns)
-                    .withLabels(labels).endMetadata().build()).create();
-        } else {
-            sas.withName(name).edit(sa -> {
-                sa.getMetadata().setLabels(new HashMap<>(labels));
-                return sa;
-            });
-        }
+        createOrRelabel(sas.withName(name), () -> sas.resource(new ServiceAccountBuilder().withNewMetadata()
+                .withName(name).withNamespace(ns).withLabels(labels).endMetadata().build()), labels);
     }
 
     @Override
     public void pod(KubePod pod) {
         String ns = pod.metadata().namespace();
-        String name = pod.metadata().name();
-        Map<String, String> labels = pod.metadata().labels();
         var pods = client.pods().inNamespace(ns);
-        if (pods.withName(name).get() != null) {
-            pods.withName(name).edit(p -> {
-                p.getMetadata().setLabels(new HashMap<>(labels));
-                return p;
-            });
-            return;
-        }
+        createOrRelabel(pods.withName(pod.metadata().name()), () -> pods.resource(created(pod)), pod.metadata().labels());
+    }
+
+    /** {@return the Pod as the CNI plugin leaves it}: its spec, and its address in Calico's annotations. */
+    private static Pod created(KubePod pod) {
         String ip = pod.status().podIP() + "/32";
         List<io.fabric8.kubernetes.api.model.Container> containers = pod.spec().containers().stream()
                 .map(c -> new ContainerBuilder().withName(c.name()).withImage("registry.invalid/e2e:1")
@@ -90,13 +76,27 @@ final class ApiServerObjects implements ClusterObjects {
                                 .withContainerPort(p.containerPort()).withProtocol(p.protocol()).build()).toList())
                         .build())
                 .toList();
-        pods.resource(new PodBuilder()
-                .withNewMetadata().withName(name).withNamespace(ns).withLabels(labels)
+        return new PodBuilder()
+                .withNewMetadata().withName(pod.metadata().name()).withNamespace(pod.metadata().namespace())
+                .withLabels(pod.metadata().labels())
                 .withAnnotations(Map.of(PodConverter.ANNOTATION_POD_IP, ip, PodConverter.ANNOTATION_POD_IPS, ip))
                 .endMetadata()
                 .withNewSpec().withNodeName(pod.spec().nodeName()).withServiceAccountName(pod.spec().serviceAccountName())
                 .withContainers(containers).endSpec()
-                .build()).create();
+                .build();
+    }
+
+    /** Creates the object {@code fresh} makes where {@code named} names nothing, else sets the existing one's labels. */
+    private static <T extends HasMetadata> void createOrRelabel(Resource<T> named, Supplier<Resource<T>> fresh,
+            Map<String, String> labels) {
+        if (named.get() == null) {
+            fresh.get().create();
+        } else {
+            named.edit(o -> {
+                o.getMetadata().setLabels(new HashMap<>(labels));
+                return o;
+            });
+        }
     }
 
     @Override

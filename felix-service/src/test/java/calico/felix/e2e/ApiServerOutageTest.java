@@ -5,16 +5,12 @@ import static calico.felix.e2e.Probe.tcp;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import calico.api.model.ClusterInformation;
-import calico.api.model.ClusterInformationSpec;
-import calico.api.model.ObjectMeta;
-import calico.api.model.Tier;
-import calico.api.model.TierSpec;
 import calico.dataplane.testing.NetNs;
-import calico.libcalico.datastore.Datastore;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -49,29 +45,26 @@ class ApiServerOutageTest {
     /** After the return, a change is in the kernel within this (felix's watches reconnect with a backoff). */
     private static final Duration AFTER_RETURN = Duration.ofSeconds(30);
 
-    private Datastore store;
+    private final Deque<AutoCloseable> open = new ArrayDeque<>();
     private Cluster cluster;
     private FelixProcess felix;
     private KernelChanges kernel;
     private final Backend backend = Backend.NFTABLES;
 
     @AfterEach
-    void tearDown() {
-        if (KUBE.controlPlane() != null && !KUBE.controlPlane().running()) {
+    void tearDown() throws Exception {
+        if (!KUBE.controlPlane().running()) {
             KUBE.controlPlane().startApiServer();
         }
-        if (kernel != null) {
-            kernel.close();
+        while (!open.isEmpty()) {
+            open.pop().close();
         }
-        if (felix != null) {
-            felix.close();
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
-        if (store != null) {
-            store.close();
-        }
+    }
+
+    /** {@return {@code c}, closed after the test (newest first)}. */
+    private <T extends AutoCloseable> T open(T c) {
+        open.push(c);
+        return c;
     }
 
     @Test
@@ -79,11 +72,8 @@ class ApiServerOutageTest {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         assumeTrue(backend.unavailableReason() == null, () -> backend + ": " + backend.unavailableReason());
         TestDatastore kdd = new TestDatastore.Kubernetes(KUBE);
-        store = kdd.open();
-        cluster = new Cluster(kdd.clusterObjects());
-        store.create(new ClusterInformation(ObjectMeta.named("default"),
-                new ClusterInformationSpec("e2e", "k8s", null, true, null)));
-        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
+        Writes.clusterReady(open(kdd.open()));
+        cluster = open(new Cluster(kdd.clusterObjects()));
         cluster.applyNetworkPolicy("""
                 metadata: {name: api-from-web, namespace: prod}
                 spec:
@@ -92,8 +82,8 @@ class ApiServerOutageTest {
                     - from: [{podSelector: {matchLabels: {app: web}}}]
                       ports: [{protocol: TCP, port: 8080}]
                 """);
-        felix = new FelixProcess(kdd.felixArgs(), cluster.host.name(), backend, "Warning",
-                "--felix.datastore-timeout=" + DATASTORE_TIMEOUT.toSeconds() + "s");
+        felix = open(new FelixProcess(kdd.felixArgs(), cluster.host.name(), backend, "Warning",
+                "--felix.datastore-timeout=" + DATASTORE_TIMEOUT.toSeconds() + "s"));
         felix.awaitReady(Duration.ofSeconds(60));
         Workload web = cluster.web;
         Workload api = cluster.api;
@@ -106,7 +96,7 @@ class ApiServerOutageTest {
             // Felix has applied everything and gone quiet; from here on, nothing may change.
             awaitTrue("felix's dataplane idle", Duration.ofSeconds(10), () -> felix.lastApply().queued() == 0);
             int watches = apiServerWatches();
-            kernel = KernelChanges.start(cluster.host, "up0");
+            kernel = open(KernelChanges.start(cluster.host, "up0"));
             FelixProcess.Counters before = felix.counters().writes();
 
             Instant killedAt = Instant.now();

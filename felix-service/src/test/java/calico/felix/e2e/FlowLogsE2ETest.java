@@ -4,11 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.api.codec.ResourceCodec;
-import calico.api.model.ClusterInformation;
-import calico.api.model.ClusterInformationSpec;
-import calico.api.model.ObjectMeta;
-import calico.api.model.Tier;
-import calico.api.model.TierSpec;
 import calico.dataplane.testing.NetNs;
 import calico.felix.flows.InProcessGoldmane;
 import calico.libcalico.datastore.Datastore;
@@ -67,9 +62,7 @@ class FlowLogsE2ETest {
         try (InProcessGoldmane goldmane = new InProcessGoldmane(0, null);
              Datastore store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
              Cluster cluster = new Cluster(ConvertedObjects.onEtcd(ETCD.endpoint()))) {
-            store.create(new ClusterInformation(ObjectMeta.named("default"),
-                    new ClusterInformationSpec("e2e", "k8s", null, true, null)));
-            store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
+            Writes.clusterReady(store);
             store.create(CODEC.parse("""
                     apiVersion: projectcalico.org/v3
                     kind: NetworkPolicy

@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.api.codec.ResourceCodec;
 import calico.api.model.Action;
-import calico.api.model.ClusterInformation;
-import calico.api.model.ClusterInformationSpec;
 import calico.api.model.ObjectMeta;
 import calico.api.model.Profile;
 import calico.api.model.ProfileSpec;
@@ -116,9 +114,7 @@ abstract class PolicyMatrix {
         api = cluster.api;
         client = cluster.client;
         db = cluster.db;
-        store.create(new ClusterInformation(ObjectMeta.named("default"),
-                new ClusterInformationSpec("e2e", "k8s", null, true, null)));
-        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
+        Writes.clusterReady(store);
         List<String> felixDatastore = datastore.felixArgs();
         if (throughTypha) {
             typhaStore = datastore.open();

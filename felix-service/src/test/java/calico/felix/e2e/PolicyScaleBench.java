@@ -2,8 +2,6 @@ package calico.felix.e2e;
 
 import calico.api.k8s.WorkloadEndpointNames;
 import calico.api.model.Action;
-import calico.api.model.ClusterInformation;
-import calico.api.model.ClusterInformationSpec;
 import calico.api.model.EntityRule;
 import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.GlobalNetworkPolicySpec;
@@ -105,9 +103,7 @@ public final class PolicyScaleBench {
     private static void run(Backend backend, EtcdServer etcd, Datastore store, NetNs host, boolean coldStart)
             throws Exception {
         host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
-        store.create(new ClusterInformation(ObjectMeta.named("default"),
-                new ClusterInformationSpec("bench", "k8s", null, true, null)));
-        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
+        Writes.clusterReady(store);
         long floorMs;
         long syncMs;
         Saved saved;

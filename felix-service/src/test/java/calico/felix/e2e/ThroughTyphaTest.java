@@ -6,13 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.api.codec.ResourceCodec;
-import calico.api.model.ClusterInformation;
-import calico.api.model.ClusterInformationSpec;
-import calico.api.model.ObjectMeta;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
-import calico.api.model.Tier;
-import calico.api.model.TierSpec;
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
@@ -91,9 +86,7 @@ class ThroughTyphaTest {
         store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
         open.add(store);
         cluster = new Cluster(ConvertedObjects.onEtcd(ETCD.endpoint()));
-        store.create(new ClusterInformation(ObjectMeta.named("default"),
-                new ClusterInformationSpec("e2e", "k8s", null, true, null)));
-        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(1_000_000.0, null)));
+        Writes.clusterReady(store);
 
         typha = startTypha(0);
         int port = typha.port();
