@@ -65,6 +65,18 @@ class SubjectAccessReviewTest {
     }
 
     @Test
+    void aRepeatedDecisionIsAnsweredFromTheCacheWithinItsTtl() {
+        Http alice = new Http(server.url(), ApiServerFixture.ALICE_TOKEN);
+        String path = "/apis/projectcalico.org/v3/globalnetworksets/cached";
+        assertThat(alice.get(path).statusCode()).isEqualTo(403);
+        long asked = REVIEWS.stream().filter(r -> r.path("spec").path("resourceAttributes").path("name").asText()
+                .equals("cached")).count();
+        assertThat(alice.get(path).statusCode()).isEqualTo(403);
+        assertThat(REVIEWS.stream().filter(r -> r.path("spec").path("resourceAttributes").path("name").asText()
+                .equals("cached")).count()).as("the denial is kept for 10 s").isEqualTo(asked).isEqualTo(1);
+    }
+
+    @Test
     void decisionsComeFromTheClustersReviews() {
         Http reviewed = new Http(server.url(), ApiServerFixture.ALICE_TOKEN);
         assertThat(reviewed.get("/apis/projectcalico.org/v3/globalnetworksets").statusCode()).isEqualTo(200);
@@ -73,7 +85,9 @@ class SubjectAccessReviewTest {
         assertThat(other.get("/apis/projectcalico.org/v3/globalnetworksets").statusCode()).isEqualTo(403);
         assertThat(REVIEWS).anySatisfy(r -> {
             assertThat(r.path("spec").path("user").asText()).isEqualTo("bob");
-            assertThat(r.path("spec").path("groups").toString()).isEqualTo("[\"developers\",\"testers\"]");
+            // k8s.io/apiserver adds system:authenticated to every authenticated user.
+            assertThat(r.path("spec").path("groups").toString())
+                    .isEqualTo("[\"developers\",\"testers\",\"system:authenticated\"]");
             assertThat(r.path("spec").path("resourceAttributes").path("group").asText()).isEqualTo("projectcalico.org");
         });
     }
