@@ -19,8 +19,13 @@ abstract class KubectlScenarios {
 
     abstract ApiServerFixture server();
 
+    /** {@return kubectl with a bearer token}: straight to the server here; through kube-apiserver behind the aggregator. */
+    Kubectl kubectl(String token) {
+        return new Kubectl(server().url(), token);
+    }
+
     Kubectl admin() {
-        return new Kubectl(server().url(), ApiServerFixture.ADMIN_TOKEN);
+        return kubectl(ApiServerFixture.ADMIN_TOKEN);
     }
 
     static String read(String name) throws Exception {
@@ -276,7 +281,7 @@ abstract class KubectlScenarios {
                 metadata: {name: secret.hidden}
                 spec: {tier: secret, selector: all()}
                 """, "apply", "-f", "-"));
-        Kubectl alice = new Kubectl(server().url(), ApiServerFixture.ALICE_TOKEN);
+        Kubectl alice = kubectl(ApiServerFixture.ALICE_TOKEN);
         Kubectl.Result denied = alice.run(null, "get", "gnp", "secret.hidden");
         assertThat(denied.exit()).isNotZero();
         assertThat(denied.err()).contains("Forbidden").contains("secret");
@@ -295,9 +300,9 @@ abstract class KubectlScenarios {
                 """, "create", "-f", "-"));
         Kubectl.Result list = ok(alice.run(null, "get", "gnp", "-o", "name"));
         assertThat(list.out()).contains("allowed.mine").doesNotContain("secret.hidden");
-        Kubectl bob = new Kubectl(server().url(), "bob-token");
+        Kubectl bob = kubectl("bob-token");
         assertThat(bob.run(null, "get", "tiers").err()).contains("Forbidden");
-        Kubectl nobody = new Kubectl(server().url(), "no-such-token");
+        Kubectl nobody = kubectl("no-such-token");
         assertThat(nobody.run(null, "get", "tiers").err()).contains("the server has asked for the client to provide credentials");
     }
 

@@ -1,0 +1,144 @@
+package calico.apiserver.e2e;
+
+import calico.controlplane.ControlPlane;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+
+/**
+ * apiserver-service behind a real kube-apiserver, registered as Calico installs it: APIService
+ * {@code v3.projectcalico.org} names Service {@code calico-api} in {@code calico-apiserver}, an
+ * ExternalName Service for {@code localhost} (Endpoints may not hold loopback addresses; the
+ * aggregator dials an ExternalName's host on the APIService's port), and its caBundle is the
+ * server's own self-signed certificate ({@code --cert-dir}), valid for
+ * {@code calico-api.calico-apiserver.svc}, the name the aggregator verifies. The server acts as
+ * user {@value #USER} (a client certificate of the cluster CA) bound to
+ * {@code system:auth-delegator} and {@code extension-apiserver-authentication-reader}, as Calico's
+ * manifests bind its service account, and delegates authentication (TokenReview, the
+ * authentication ConfigMap's CAs and headers: no {@code --client-ca-file} or
+ * {@code --requestheader-*} flags) and authorization (SubjectAccessReview) to the cluster.
+ */
+public final class AggregatedApiServer implements AutoCloseable {
+
+    public static final String USER = "calico-apiserver";
+
+    /** The rights an aggregated API server needs to delegate, granted to {@value #USER}. */
+    static final String DELEGATION_RBAC = """
+            apiVersion: rbac.authorization.k8s.io/v1
+            kind: ClusterRoleBinding
+            metadata: {name: calico-apiserver-delegate-auth}
+            roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: system:auth-delegator}
+            subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: calico-apiserver}]
+            ---
+            apiVersion: rbac.authorization.k8s.io/v1
+            kind: RoleBinding
+            metadata: {name: calico-apiserver-auth-reader, namespace: kube-system}
+            roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: extension-apiserver-authentication-reader}
+            subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: calico-apiserver}]
+            """;
+
+    private final ApiServerFixture server;
+    private final Path identity;
+
+    private AggregatedApiServer(ApiServerFixture server, Path identity) {
+        this.server = server;
+        this.identity = identity;
+    }
+
+    /** Starts the server with {@code datastoreArgs}, registers it and {@return it} once kube-apiserver serves its group. */
+    public static AggregatedApiServer start(ControlPlane cp, String... datastoreArgs) {
+        Path dir;
+        try {
+            dir = Files.createTempDirectory("aggregated-apiserver");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Path identity = cp.kubeconfig(USER, List.of());
+        cp.kubectlWithInput(DELEGATION_RBAC, "apply", "-f", "-");
+        List<String> args = new ArrayList<>(List.of("--cert-dir=" + dir.resolve("certs"),
+                "--authentication-kubeconfig=" + identity, "--authorization-kubeconfig=" + identity));
+        args.addAll(List.of(datastoreArgs));
+        ApiServerFixture server = ApiServerFixture.launch(dir, args);
+        try {
+            cp.kubectlWithInput(registration(dir.resolve("certs/apiserver.crt"), server.port()), "apply", "-f", "-");
+            cp.kubectl("wait", "--for=condition=Available", "--timeout=60s", "apiservice/v3.projectcalico.org");
+            awaitDiscovery(cp);
+            return new AggregatedApiServer(server, identity);
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    /** The Namespace, the ExternalName Service and the APIService, as YAML for kubectl. */
+    static String registration(Path caCert, int port) {
+        String caBundle;
+        try {
+            caBundle = Base64.getEncoder().encodeToString(Files.readAllBytes(caCert));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return """
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: calico-apiserver}
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: calico-api, namespace: calico-apiserver}
+                spec: {type: ExternalName, externalName: localhost}
+                ---
+                apiVersion: apiregistration.k8s.io/v1
+                kind: APIService
+                metadata: {name: v3.projectcalico.org}
+                spec:
+                  group: projectcalico.org
+                  version: v3
+                  groupPriorityMinimum: 1500
+                  versionPriority: 200
+                  caBundle: %s
+                  service: {name: calico-api, namespace: calico-apiserver, port: %d}
+                """.formatted(caBundle, port);
+    }
+
+    /** kube-apiserver merges an available APIService's discovery asynchronously: wait until /apis names the group. */
+    private static void awaitDiscovery(ControlPlane cp) {
+        Instant end = Instant.now().plus(Duration.ofSeconds(60));
+        while (true) {
+            String apis = cp.kubectl("get", "--raw", "/apis");
+            if (apis.contains("\"projectcalico.org/v3\"")) {
+                return;
+            }
+            if (Instant.now().isAfter(end)) {
+                throw new IllegalStateException("kube-apiserver's /apis never named projectcalico.org/v3:\n" + apis);
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    /** The server itself, for requests that bypass kube-apiserver. */
+    public ApiServerFixture server() {
+        return server;
+    }
+
+    /** The server's own kubeconfig ({@value #USER}), the one it delegates through. */
+    public Path identity() {
+        return identity;
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}
