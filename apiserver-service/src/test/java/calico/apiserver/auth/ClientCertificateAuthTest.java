@@ -5,19 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import calico.apiserver.e2e.ApiServerFixture;
 import calico.apiserver.http.Http;
 import calico.libcalico.testing.TestCertificates;
-import java.io.ByteArrayInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyFactory;
-import java.security.KeyStore;
-import java.security.PrivateKey;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
-import java.security.spec.PKCS8EncodedKeySpec;
-import java.util.Base64;
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -50,27 +40,8 @@ class ClientCertificateAuthTest {
         server.close();
     }
 
-    static SSLContext tls(Path cert, Path key) throws Exception {
-        CertificateFactory cf = CertificateFactory.getInstance("X.509");
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        trust.load(null, null);
-        trust.setCertificateEntry("ca", cf.generateCertificate(new ByteArrayInputStream(Files.readAllBytes(clients.caCert()))));
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(trust);
-        KeyManagerFactory kmf = null;
-        if (cert != null) {
-            String pem = Files.readString(key).replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-            PrivateKey pk = KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
-            KeyStore ks = KeyStore.getInstance("PKCS12");
-            ks.load(null, null);
-            ks.setKeyEntry("me", pk, new char[0], new Certificate[] {
-                    cf.generateCertificate(new ByteArrayInputStream(Files.readAllBytes(cert)))});
-            kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-            kmf.init(ks, new char[0]);
-        }
-        SSLContext ctx = SSLContext.getInstance("TLS");
-        ctx.init(kmf == null ? null : kmf.getKeyManagers(), tmf.getTrustManagers(), null);
-        return ctx;
+    static SSLContext tls(Path cert, Path key) {
+        return Http.tls(clients.caCert(), cert, key);
     }
 
     @Test
@@ -79,6 +50,14 @@ class ClientCertificateAuthTest {
         var r = http.send(http.request(GNS).header("X-Remote-User", "admin").header("X-Remote-Group", "system:masters"));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(403);
         assertThat(r.body()).contains("User \\\"client\\\" cannot list resource \\\"globalnetworksets\\\"");
+    }
+
+    @Test
+    void aCertificateNotMadeForClientsIsNobody() {
+        // The CA signed it, but for serving only (extendedKeyUsage serverAuth): as kube, it names no user.
+        Http server = new Http("https://localhost:" + ClientCertificateAuthTest.server.port(), null,
+                tls(clients.serverCert(), clients.serverKey()));
+        assertThat(server.send(server.request(GNS)).statusCode()).isEqualTo(401);
     }
 
     @Test
