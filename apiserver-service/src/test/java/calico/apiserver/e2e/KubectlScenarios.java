@@ -306,6 +306,93 @@ abstract class KubectlScenarios {
         assertThat(nobody.run(null, "get", "tiers").err()).contains("the server has asked for the client to provide credentials");
     }
 
+    /** Every served kind: one object each from every-kind.yaml, through each kubectl verb. */
+    @Test
+    void everyKindAppliesReadsDiffsExplainsWatchesAndDeletes() throws Exception {
+        Kubectl k = admin();
+        Path manifest = MANIFESTS.resolve("every-kind.yaml");
+        List<KindObject> objects = KindObject.read(manifest);
+        assertThat(objects.stream().map(KindObject::kind).sorted().toList()).as("one object of every served kind")
+                .isEqualTo(calico.apiserver.discovery.KindCatalog.kinds().stream().map(kind -> kind.kind()).sorted().toList());
+        Kubectl.Result created = ok(k.run(null, "apply", "-f", manifest.toString()));
+        for (KindObject o : objects) {
+            assertThat(created.out()).contains(o.ref() + " created");
+        }
+        String yaml = ok(k.run(null, "get", "-f", manifest.toString(), "-o", "yaml")).out();
+        for (KindObject o : objects) {
+            assertThat(yaml).contains("kind: " + o.kind() + "\n").contains("name: " + o.name() + "\n");
+        }
+
+        // Every object gains a label: diff shows each change (and stores none), server-side apply makes them.
+        Path changed = Files.createTempFile(k.home(), "every-kind-changed", ".yaml");
+        Files.writeString(changed, Files.readString(manifest).replaceAll("(?m)^metadata: \\{name: ",
+                "metadata: {labels: {ek: changed}, name: "));
+        Kubectl.Result diff = k.run(null, "diff", "-f", changed.toString());
+        assertThat(diff.exit()).as(diff.all()).isEqualTo(1);
+        assertThat(diff.out().split("\n")).filteredOn(line -> line.equals("+    ek: changed")).hasSize(objects.size());
+        assertThat(ok(k.run(null, "get", "-f", manifest.toString(), "-o", "name", "-l", "ek=changed")).out()).isEmpty();
+        Kubectl.Result ssa = ok(k.run(null, "apply", "--server-side", "-f", changed.toString()));
+        for (KindObject o : objects) {
+            assertThat(ssa.out()).contains(o.ref() + " serverside-applied");
+        }
+
+        for (KindObject o : objects) {
+            // The group named: behind kube-apiserver, networkpolicies and nodes are Kubernetes' own first.
+            assertThat(ok(k.run(null, "explain", o.plural(), "--api-version=projectcalico.org/v3")).out()).as(o.kind())
+                    .contains("KIND:       " + o.kind() + "\n").contains("VERSION:    v3");
+        }
+
+        // A watch per kind sees its object, then its deletion.
+        List<Process> watches = new java.util.ArrayList<>();
+        List<Path> outputs = new java.util.ArrayList<>();
+        try {
+            for (KindObject o : objects) {
+                Path out = Files.createTempFile(k.home(), "watch-" + o.plural(), ".txt");
+                outputs.add(out);
+                watches.add(k.start(out, "get", o.plural() + ".projectcalico.org", "-A", "-w", "--output-watch-events"));
+            }
+            for (int i = 0; i < objects.size(); i++) {
+                awaitContent(outputs.get(i), " " + objects.get(i).name() + " ", Duration.ofSeconds(60));
+            }
+            Kubectl.Result deleted = ok(k.run(null, "delete", "-f", manifest.toString()));
+            for (int i = 0; i < objects.size(); i++) {
+                assertThat(deleted.out()).contains(objects.get(i).kind().toLowerCase(java.util.Locale.ROOT)
+                        + ".projectcalico.org \"" + objects.get(i).name() + "\" deleted");
+                awaitContent(outputs.get(i), "DELETED", Duration.ofSeconds(60));
+                assertThat(Files.readString(outputs.get(i))).as(objects.get(i).kind())
+                        .containsPattern("DELETED +(ek +)?" + java.util.regex.Pattern.quote(objects.get(i).name()) + " ");
+            }
+        } finally {
+            watches.forEach(Process::destroy);
+        }
+        Kubectl.Result gone = k.run(null, "get", "-f", manifest.toString(), "-o", "name");
+        assertThat(gone.out()).isEmpty();
+        assertThat(gone.err().split("\n")).filteredOn(line -> line.contains("NotFound")).hasSize(objects.size());
+    }
+
+    /** An object of a manifest: its kind, name and how kubectl names it. */
+    record KindObject(String kind, String name, String plural) {
+        static List<KindObject> read(Path manifest) throws Exception {
+            List<KindObject> out = new java.util.ArrayList<>();
+            var yaml = new com.fasterxml.jackson.dataformat.yaml.YAMLFactory();
+            var mapper = new com.fasterxml.jackson.databind.ObjectMapper(yaml);
+            try (var parser = yaml.createParser(manifest.toFile())) {
+                for (var it = mapper.readValues(parser, com.fasterxml.jackson.databind.JsonNode.class); it.hasNext(); ) {
+                    var doc = it.next();
+                    String kind = doc.path("kind").asText();
+                    out.add(new KindObject(kind, doc.path("metadata").path("name").asText(),
+                            calico.api.model.ResourceKind.byKind(kind).orElseThrow().plural()));
+                }
+            }
+            return out;
+        }
+
+        /** {@code <singular>.projectcalico.org/<name>}, as kubectl reports what it did. */
+        String ref() {
+            return kind.toLowerCase(java.util.Locale.ROOT) + ".projectcalico.org/" + name;
+        }
+    }
+
     static void awaitContent(Path file, String text, Duration timeout) throws Exception {
         Instant end = Instant.now().plus(timeout);
         while (Instant.now().isBefore(end)) {
