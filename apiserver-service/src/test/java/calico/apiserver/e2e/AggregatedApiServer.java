@@ -107,25 +107,38 @@ public final class AggregatedApiServer implements AutoCloseable {
                 """.formatted(caBundle, port);
     }
 
-    /** kube-apiserver merges an available APIService's discovery asynchronously: wait until /apis names the group. */
+    /**
+     * kube-apiserver merges an available APIService's discovery and OpenAPI asynchronously (its
+     * first OpenAPI download may meet a 503 and back off): wait until /apis names the group and
+     * both OpenAPI documents describe it, or kubectl's validation, explain and apply may fail.
+     */
     private static void awaitDiscovery(ControlPlane cp) {
-        Instant end = Instant.now().plus(Duration.ofSeconds(60));
+        Instant end = Instant.now().plus(Duration.ofSeconds(90));
         while (true) {
             String apis = cp.kubectl("get", "--raw", "/apis");
-            if (apis.contains("\"projectcalico.org/v3\"")) {
+            ControlPlane.KubectlResult v3 = cp.kubectlAs(cp.adminKubeconfig(), "get", "--raw",
+                    "/openapi/v3/apis/projectcalico.org/v3");
+            ControlPlane.KubectlResult v2 = cp.kubectlAs(cp.adminKubeconfig(), "get", "--raw", "/openapi/v2");
+            if (apis.contains("\"projectcalico.org/v3\"") && v3.exitCode() == 0 && v3.output().contains(GNP_DEFINITION)
+                    && v2.exitCode() == 0 && v2.output().contains(GNP_DEFINITION)) {
                 return;
             }
             if (Instant.now().isAfter(end)) {
-                throw new IllegalStateException("kube-apiserver's /apis never named projectcalico.org/v3:\n" + apis);
+                throw new IllegalStateException("kube-apiserver never served projectcalico.org/v3's discovery and OpenAPI: "
+                        + "/apis names it: " + apis.contains("projectcalico.org/v3") + "; /openapi/v3/apis/projectcalico.org/v3: "
+                        + v3.output().lines().findFirst().orElse("") + "; /openapi/v2 describes it: "
+                        + v2.output().contains(GNP_DEFINITION));
             }
             try {
-                Thread.sleep(100);
+                Thread.sleep(200);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException(e);
             }
         }
     }
+
+    private static final String GNP_DEFINITION = "org.projectcalico.api.v3.GlobalNetworkPolicy";
 
     /** The server itself, for requests that bypass kube-apiserver. */
     public ApiServerFixture server() {

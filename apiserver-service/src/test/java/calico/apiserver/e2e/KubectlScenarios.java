@@ -2,11 +2,20 @@ package calico.apiserver.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import calico.api.model.ResourceKind;
+import calico.apiserver.discovery.KindCatalog;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,6 +37,23 @@ abstract class KubectlScenarios {
         return kubectl(ApiServerFixture.ADMIN_TOKEN);
     }
 
+    /**
+     * The kinds the server's datastore derives from Kubernetes objects, which come and go with
+     * them: none for a store of its own; on the kubernetes datastore Node (the Kubernetes Nodes),
+     * Profile (Namespaces and ServiceAccounts) and WorkloadEndpoint (Pods), as in Calico.
+     */
+    Set<ResourceKind> derivedKinds() {
+        return Set.of();
+    }
+
+    /**
+     * Readies what Calico objects here live in or on: nothing for a store of its own; on the
+     * kubernetes datastore the Namespaces and the Kubernetes Nodes (of Calico Nodes) must exist
+     * first, as in Calico.
+     */
+    void prepare(List<String> namespaces, List<String> nodes) {
+    }
+
     static String read(String name) throws Exception {
         return Files.readString(MANIFESTS.resolve(name));
     }
@@ -39,6 +65,7 @@ abstract class KubectlScenarios {
 
     @Test
     void seedManifestsApplyAndASecondApplyChangesNothing() throws Exception {
+        prepare(List.of(), List.of("node-rr-1"));
         Kubectl k = admin();
         for (String f : List.of("bgpconfiguration-node-mesh.yaml", "bgppeer-tor-switch.yaml",
                 "felixconfiguration-default.yaml", "route-reflector.yaml")) {
@@ -59,6 +86,7 @@ abstract class KubectlScenarios {
 
     @Test
     void aBroadSetOfPoliciesAppliesAndListsInEveryFormat() throws Exception {
+        prepare(List.of("shop"), List.of());
         Kubectl k = admin();
         Kubectl.Result r = ok(k.run(null, "apply", "-f", MANIFESTS.resolve("policies.yaml").toString()));
         assertThat(r.out()).contains("tier.projectcalico.org/security created")
@@ -235,6 +263,7 @@ abstract class KubectlScenarios {
 
     @Test
     void getWatchSeesChangesFromAnotherClient() throws Exception {
+        prepare(List.of("watchns"), List.of());
         Kubectl watcher = admin();
         Kubectl other = admin();
         Path out = Files.createTempFile(watcher.home(), "watch", ".txt");
@@ -306,14 +335,21 @@ abstract class KubectlScenarios {
         assertThat(nobody.run(null, "get", "tiers").err()).contains("the server has asked for the client to provide credentials");
     }
 
-    /** Every served kind: one object each from every-kind.yaml, through each kubectl verb. */
+    /**
+     * Every served kind: one object each from every-kind.yaml, through each kubectl verb; the
+     * kinds the datastore derives (see {@link #derivedKinds()}) are left out here.
+     */
     @Test
     void everyKindAppliesReadsDiffsExplainsWatchesAndDeletes() throws Exception {
         Kubectl k = admin();
-        Path manifest = MANIFESTS.resolve("every-kind.yaml");
-        List<KindObject> objects = KindObject.read(manifest);
-        assertThat(objects.stream().map(KindObject::kind).sorted().toList()).as("one object of every served kind")
-                .isEqualTo(calico.apiserver.discovery.KindCatalog.kinds().stream().map(kind -> kind.kind()).sorted().toList());
+        List<KindObject> all = KindObject.read(MANIFESTS.resolve("every-kind.yaml"));
+        assertThat(all.stream().map(KindObject::kind).sorted().toList()).as("one object of every served kind")
+                .isEqualTo(KindCatalog.kinds().stream().map(ResourceKind::kind).sorted().toList());
+        prepare(List.of("ek"), List.of());
+        List<KindObject> objects = all.stream()
+                .filter(o -> !derivedKinds().contains(ResourceKind.byKind(o.kind()).orElseThrow())).toList();
+        Path manifest = Files.createTempFile(k.home(), "every-kind", ".yaml");
+        Files.writeString(manifest, String.join("---\n", objects.stream().map(KindObject::yaml).toList()));
         Kubectl.Result created = ok(k.run(null, "apply", "-f", manifest.toString()));
         for (KindObject o : objects) {
             assertThat(created.out()).contains(o.ref() + " created");
@@ -336,15 +372,15 @@ abstract class KubectlScenarios {
             assertThat(ssa.out()).contains(o.ref() + " serverside-applied");
         }
 
-        for (KindObject o : objects) {
+        for (KindObject o : all) {
             // The group named: behind kube-apiserver, networkpolicies and nodes are Kubernetes' own first.
             assertThat(ok(k.run(null, "explain", o.plural(), "--api-version=projectcalico.org/v3")).out()).as(o.kind())
                     .contains("KIND:       " + o.kind() + "\n").contains("VERSION:    v3");
         }
 
         // A watch per kind sees its object, then its deletion.
-        List<Process> watches = new java.util.ArrayList<>();
-        List<Path> outputs = new java.util.ArrayList<>();
+        List<Process> watches = new ArrayList<>();
+        List<Path> outputs = new ArrayList<>();
         try {
             for (KindObject o : objects) {
                 Path out = Files.createTempFile(k.home(), "watch-" + o.plural(), ".txt");
@@ -356,11 +392,12 @@ abstract class KubectlScenarios {
             }
             Kubectl.Result deleted = ok(k.run(null, "delete", "-f", manifest.toString()));
             for (int i = 0; i < objects.size(); i++) {
-                assertThat(deleted.out()).contains(objects.get(i).kind().toLowerCase(java.util.Locale.ROOT)
-                        + ".projectcalico.org \"" + objects.get(i).name() + "\" deleted");
+                KindObject o = objects.get(i);
+                assertThat(deleted.out()).contains(o.kind().toLowerCase(Locale.ROOT) + ".projectcalico.org \""
+                        + o.name() + "\" deleted");
                 awaitContent(outputs.get(i), "DELETED", Duration.ofSeconds(60));
-                assertThat(Files.readString(outputs.get(i))).as(objects.get(i).kind())
-                        .containsPattern("DELETED +(ek +)?" + java.util.regex.Pattern.quote(objects.get(i).name()) + " ");
+                assertThat(Files.readString(outputs.get(i))).as(o.kind())
+                        .containsPattern("DELETED +(ek +)?" + Pattern.quote(o.name()) + " ");
             }
         } finally {
             watches.forEach(Process::destroy);
@@ -370,26 +407,28 @@ abstract class KubectlScenarios {
         assertThat(gone.err().split("\n")).filteredOn(line -> line.contains("NotFound")).hasSize(objects.size());
     }
 
-    /** An object of a manifest: its kind, name and how kubectl names it. */
-    record KindObject(String kind, String name, String plural) {
+    /** A document of a manifest: its text, kind, name and the kind's plural. */
+    record KindObject(String yaml, String kind, String name, String plural) {
+
+        private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
         static List<KindObject> read(Path manifest) throws Exception {
-            List<KindObject> out = new java.util.ArrayList<>();
-            var yaml = new com.fasterxml.jackson.dataformat.yaml.YAMLFactory();
-            var mapper = new com.fasterxml.jackson.databind.ObjectMapper(yaml);
-            try (var parser = yaml.createParser(manifest.toFile())) {
-                for (var it = mapper.readValues(parser, com.fasterxml.jackson.databind.JsonNode.class); it.hasNext(); ) {
-                    var doc = it.next();
-                    String kind = doc.path("kind").asText();
-                    out.add(new KindObject(kind, doc.path("metadata").path("name").asText(),
-                            calico.api.model.ResourceKind.byKind(kind).orElseThrow().plural()));
+            List<KindObject> out = new ArrayList<>();
+            for (String doc : Files.readString(manifest).split("(?m)^---\n")) {
+                JsonNode tree = YAML.readTree(doc);
+                if (tree == null || !tree.has("kind")) {
+                    continue;
                 }
+                String kind = tree.path("kind").asText();
+                out.add(new KindObject(doc, kind, tree.path("metadata").path("name").asText(),
+                        ResourceKind.byKind(kind).orElseThrow().plural()));
             }
             return out;
         }
 
         /** {@code <singular>.projectcalico.org/<name>}, as kubectl reports what it did. */
         String ref() {
-            return kind.toLowerCase(java.util.Locale.ROOT) + ".projectcalico.org/" + name;
+            return kind.toLowerCase(Locale.ROOT) + ".projectcalico.org/" + name;
         }
     }
 

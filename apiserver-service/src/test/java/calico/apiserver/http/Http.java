@@ -45,7 +45,9 @@ public final class Http {
             }
             SSLParameters params = new SSLParameters();
             params.setEndpointIdentificationAlgorithm("");
-            this.client = HttpClient.newBuilder().sslContext(ctx).sslParameters(params).build();
+            // HTTP/1.1: the JDK 17 client's HTTP/2 gets GOAWAY from Go servers (kube-apiserver).
+            this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).sslContext(ctx)
+                    .sslParameters(params).build();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
