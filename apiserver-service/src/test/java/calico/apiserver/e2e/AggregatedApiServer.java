@@ -44,11 +44,9 @@ public final class AggregatedApiServer implements AutoCloseable {
             """;
 
     private final ApiServerFixture server;
-    private final Path identity;
 
-    private AggregatedApiServer(ApiServerFixture server, Path identity) {
+    private AggregatedApiServer(ApiServerFixture server) {
         this.server = server;
-        this.identity = identity;
     }
 
     /** Starts the server with {@code datastoreArgs}, registers it and {@return it} once kube-apiserver serves its group. */
@@ -69,7 +67,7 @@ public final class AggregatedApiServer implements AutoCloseable {
             cp.kubectlWithInput(registration(dir.resolve("certs/apiserver.crt"), server.port()), "apply", "-f", "-");
             cp.kubectl("wait", "--for=condition=Available", "--timeout=60s", "apiservice/v3.projectcalico.org");
             awaitDiscovery(cp);
-            return new AggregatedApiServer(server, identity);
+            return new AggregatedApiServer(server);
         } catch (RuntimeException e) {
             server.close();
             throw e;
@@ -143,11 +141,6 @@ public final class AggregatedApiServer implements AutoCloseable {
     /** The server itself, for requests that bypass kube-apiserver. */
     public ApiServerFixture server() {
         return server;
-    }
-
-    /** The server's own kubeconfig ({@value #USER}), the one it delegates through. */
-    public Path identity() {
-        return identity;
     }
 
     @Override

@@ -12,6 +12,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -105,6 +107,24 @@ class KubectlAggregatedTest extends KubectlScenarios {
     }
 
     /**
+     * Applies {@code manifest} (its value {@code from} then kept where {@code stored} reads),
+     * diffs it with {@code to} instead (exit 1, the new value shown) and applies that server-side
+     * (then kept too); {@return the first apply's result}.
+     */
+    private static Kubectl.Result applyDiffAndApplyServerSide(Kubectl k, String manifest, String from, String to,
+                                                              Supplier<String> stored) {
+        Kubectl.Result applied = ok(k.run(manifest, "apply", "-f", "-"));
+        assertThat(stored.get()).contains(from);
+        String changed = manifest.replace(from, to);
+        Kubectl.Result diff = k.run(changed, "diff", "-f", "-");
+        assertThat(diff.exit()).as(diff.all()).isEqualTo(1);
+        assertThat(diff.out()).containsPattern("(?m)^\\+ .*" + Pattern.quote(to) + "$");
+        assertThat(ok(k.run(changed, "apply", "--server-side", "-f", "-")).out()).contains("serverside-applied");
+        assertThat(stored.get()).contains(to);
+        return applied;
+    }
+
+    /**
      * The derived kinds through kubectl: a Calico Node is the Kubernetes Node (Calico's fields
      * in its annotations), a Profile a ServiceAccount, a WorkloadEndpoint a Pod (its addresses in
      * the Pod's annotations); they come and go with those objects, and the server says why it
@@ -134,14 +154,10 @@ class KubectlAggregatedTest extends KubectlScenarios {
                 metadata: {name: derived-node}
                 spec: {bgp: {ipv4Address: 192.0.2.90/24}}
                 """;
-        assertThat(ok(k.run(calicoNode, "apply", "-f", "-")).out()).contains("node.projectcalico.org/derived-node configured");
-        assertThat(cp().kubectl("get", "node", "derived-node", "-o", "jsonpath={.metadata.annotations}"))
-                .as("Calico's fields live in the Kubernetes Node").contains("192.0.2.90/24");
-        Kubectl.Result diff = k.run(calicoNode.replace("192.0.2.90/24", "192.0.2.91/24"), "diff", "-f", "-");
-        assertThat(diff.exit()).as(diff.all()).isEqualTo(1);
-        assertThat(diff.out()).contains("+    ipv4Address: 192.0.2.91/24");
-        assertThat(ok(k.run(calicoNode.replace("192.0.2.90/24", "192.0.2.91/24"), "apply", "--server-side", "-f", "-"))
-                .out()).contains("serverside-applied");
+        // Calico's fields live in the Kubernetes Node's annotations.
+        assertThat(applyDiffAndApplyServerSide(k, calicoNode, "192.0.2.90/24", "192.0.2.91/24",
+                () -> cp().kubectl("get", "node", "derived-node", "-o", "jsonpath={.metadata.annotations}")).out())
+                .contains("node.projectcalico.org/derived-node configured");
         assertThat(ok(k.run(null, "get", "nodes.projectcalico.org", "derived-node", "-o",
                 "jsonpath={.spec.bgp.ipv4Address}")).out()).isEqualTo("192.0.2.91/24");
         Kubectl.Result refused = k.run(null, "delete", "nodes.projectcalico.org", "derived-node");
@@ -169,16 +185,9 @@ class KubectlAggregatedTest extends KubectlScenarios {
                 spec: {orchestrator: k8s, node: derived-node, pod: wl, endpoint: eth0, interfaceName: caliwl0,
                        containerID: c0ffee, ipNetworks: [10.90.0.7/32]}
                 """;
-        ok(k.run(endpoint, "apply", "-f", "-"));
-        assertThat(cp().kubectl("get", "pod", "wl", "-n", "derived", "-o", "jsonpath={.metadata.annotations}"))
-                .as("the address lives in the Pod").contains("10.90.0.7/32");
-        Kubectl.Result wepDiff = k.run(endpoint.replace("10.90.0.7/32", "10.90.0.8/32"), "diff", "-f", "-");
-        assertThat(wepDiff.exit()).as(wepDiff.all()).isEqualTo(1);
-        assertThat(wepDiff.out()).contains("+  - 10.90.0.8/32");
-        assertThat(ok(k.run(endpoint.replace("10.90.0.7/32", "10.90.0.8/32"), "apply", "--server-side", "-f", "-"))
-                .out()).contains("serverside-applied");
-        assertThat(cp().kubectl("get", "pod", "wl", "-n", "derived", "-o", "jsonpath={.metadata.annotations}"))
-                .contains("10.90.0.8/32");
+        // The address lives in the Pod's annotations.
+        applyDiffAndApplyServerSide(k, endpoint, "10.90.0.7/32", "10.90.0.8/32",
+                () -> cp().kubectl("get", "pod", "wl", "-n", "derived", "-o", "jsonpath={.metadata.annotations}"));
 
         Path nodeWatch = Files.createTempFile(k.home(), "nodes", ".txt");
         Path profileWatch = Files.createTempFile(k.home(), "profiles", ".txt");
