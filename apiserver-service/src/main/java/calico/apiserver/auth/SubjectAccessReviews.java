@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,7 +55,7 @@ public final class SubjectAccessReviews implements AccessCheck, AutoCloseable {
         user.groups().forEach(spec.putArray("groups")::add);
         if (!user.extra().isEmpty()) {
             ObjectNode extra = spec.putObject("extra");
-            user.extra().entrySet().stream().sorted(java.util.Map.Entry.comparingByKey()).forEach(e -> {
+            user.extra().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
                 ArrayNode values = extra.putArray(e.getKey());
                 e.getValue().forEach(values::add);
             });

@@ -2,7 +2,10 @@ package calico.apiserver.auth;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -44,7 +47,7 @@ public final class TokenReviews implements TokenAuthenticator, AutoCloseable {
     }
 
     /** Reviews against the cluster of {@code kubeconfig}, answers kept for {@code ttl}. */
-    public static TokenReviews open(java.nio.file.Path kubeconfig, Duration ttl, io.micrometer.core.instrument.MeterRegistry metrics) {
+    public static TokenReviews open(Path kubeconfig, Duration ttl, MeterRegistry metrics) {
         return new TokenReviews(new DelegatedApi(kubeconfig, "--authentication-kubeconfig", metrics,
                 "apiserver_delegated_authn"), ttl, Clock.systemUTC());
     }
@@ -97,7 +100,7 @@ public final class TokenReviews implements TokenAuthenticator, AutoCloseable {
     }
 
     /** The cluster's client, shared with the authentication ConfigMap's watch (same kubeconfig). */
-    io.fabric8.kubernetes.client.KubernetesClient client() {
+    KubernetesClient client() {
         return api.client();
     }
 

@@ -2,6 +2,7 @@ package calico.apiserver.auth;
 
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * An authenticated caller: user name, uid, groups and extra attributes (as Kubernetes'
@@ -16,7 +17,7 @@ public record User(String name, String uid, List<String> groups, Map<String, Lis
     public User {
         groups = groups == null ? List.of() : List.copyOf(groups);
         if (!groups.contains(AUTHENTICATED)) {
-            groups = java.util.stream.Stream.concat(groups.stream(), java.util.stream.Stream.of(AUTHENTICATED)).toList();
+            groups = Stream.concat(groups.stream(), Stream.of(AUTHENTICATED)).toList();
         }
         uid = uid == null ? "" : uid;
         extra = extra == null ? Map.of() : Map.copyOf(extra);
