@@ -32,7 +32,7 @@ class ClientCertificateAuthTest {
         proxies = TestCertificates.generate(dir.resolve("proxies"));
         server = ApiServerFixture.start(null, "--tls-cert-file=" + clients.serverCert(),
                 "--tls-private-key-file=" + clients.serverKey(), "--client-ca-file=" + clients.caCert(),
-                "--requestheader-client-ca-file=" + proxies.caCert());
+                "--requestheader-client-ca-file=" + proxies.caCert(), "--requestheader-allowed-names=client");
     }
 
     @AfterAll
@@ -68,6 +68,11 @@ class ClientCertificateAuthTest {
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         var noUser = proxy.send(proxy.request(GNS));
         assertThat(noUser.statusCode()).isEqualTo(401);
+        // Signed by the request-header CA, but not one of --requestheader-allowed-names: not a proxy.
+        Path[] intruder = proxies.client("intruder");
+        Http other = new Http("https://localhost:" + server.port(), null, tls(intruder[0], intruder[1]));
+        assertThat(other.send(other.request(GNS).header("X-Remote-User", "aggregator-admin")
+                .header("X-Remote-Group", "system:masters")).statusCode()).isEqualTo(401);
     }
 
     @Test
