@@ -101,8 +101,14 @@ public final class ApiServerFixture implements AutoCloseable {
         return dir;
     }
 
+    /** Stops the server and deletes its directory (token and rules files, certificates). */
     @Override
     public void close() {
         context.close();
+        try (var walk = Files.walk(dir)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            System.err.println("ApiServerFixture: cannot delete " + dir + ": " + e.getMessage());
+        }
     }
 }
