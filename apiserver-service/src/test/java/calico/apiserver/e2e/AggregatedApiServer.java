@@ -1,6 +1,7 @@
 package calico.apiserver.e2e;
 
 import calico.controlplane.ControlPlane;
+import calico.controlplane.Repository;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -28,20 +29,8 @@ public final class AggregatedApiServer implements AutoCloseable {
 
     public static final String USER = "calico-apiserver";
 
-    /** The rights an aggregated API server needs to delegate, granted to {@value #USER}. */
-    static final String DELEGATION_RBAC = """
-            apiVersion: rbac.authorization.k8s.io/v1
-            kind: ClusterRoleBinding
-            metadata: {name: calico-apiserver-delegate-auth}
-            roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: system:auth-delegator}
-            subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: calico-apiserver}]
-            ---
-            apiVersion: rbac.authorization.k8s.io/v1
-            kind: RoleBinding
-            metadata: {name: calico-apiserver-auth-reader, namespace: kube-system}
-            roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: extension-apiserver-authentication-reader}
-            subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: calico-apiserver}]
-            """;
+    /** The manifests ./calico up applies too: delegation RBAC, then the Service and APIService. */
+    private static final Path DEPLOY = Repository.root().resolve("apiserver-service").resolve("deploy");
 
     private final ApiServerFixture server;
 
@@ -58,7 +47,7 @@ public final class AggregatedApiServer implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         Path identity = cp.kubeconfig(USER, List.of());
-        cp.kubectlWithInput(DELEGATION_RBAC, "apply", "-f", "-");
+        cp.kubectl("apply", "-f", DEPLOY.resolve("delegation-rbac.yaml").toString());
         List<String> args = new ArrayList<>(List.of("--cert-dir=" + dir.resolve("certs"),
                 "--authentication-kubeconfig=" + identity, "--authorization-kubeconfig=" + identity));
         args.addAll(List.of(datastoreArgs));
@@ -74,35 +63,15 @@ public final class AggregatedApiServer implements AutoCloseable {
         }
     }
 
-    /** The Namespace, the ExternalName Service and the APIService, as YAML for kubectl. */
+    /** {@code deploy/apiservice.yaml} (Namespace, ExternalName Service, APIService) for this server. */
     static String registration(Path caCert, int port) {
-        String caBundle;
         try {
-            caBundle = Base64.getEncoder().encodeToString(Files.readAllBytes(caCert));
+            return Files.readString(DEPLOY.resolve("apiservice.yaml"))
+                    .replace("@CA_BUNDLE@", Base64.getEncoder().encodeToString(Files.readAllBytes(caCert)))
+                    .replace("@PORT@", Integer.toString(port));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return """
-                apiVersion: v1
-                kind: Namespace
-                metadata: {name: calico-apiserver}
-                ---
-                apiVersion: v1
-                kind: Service
-                metadata: {name: calico-api, namespace: calico-apiserver}
-                spec: {type: ExternalName, externalName: localhost}
-                ---
-                apiVersion: apiregistration.k8s.io/v1
-                kind: APIService
-                metadata: {name: v3.projectcalico.org}
-                spec:
-                  group: projectcalico.org
-                  version: v3
-                  groupPriorityMinimum: 1500
-                  versionPriority: 200
-                  caBundle: %s
-                  service: {name: calico-api, namespace: calico-apiserver, port: %d}
-                """.formatted(caBundle, port);
     }
 
     /**
