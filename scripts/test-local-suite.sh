@@ -106,9 +106,8 @@ fi
 
 ./calico status >"$LOG/status1.log" 2>&1
 check "./calico status exits 0" test "${PIPESTATUS[0]}" -eq 0
-services=(kube flows goldmane typha felix cni)
+services=(kube apiserver flows goldmane typha felix cni)
 [[ $DATASTORE == etcd ]] && services+=(etcd)
-[[ $DATASTORE == memory ]] && services+=(apiserver)
 [[ -f whisker-backend/target/whisker-backend-exec.jar ]] && services+=(whisker)
 for s in "${services[@]}"; do
     check "$s is ready" grep -qE "^$s +running \(pid [0-9]+\), ready$" "$LOG/status1.log"
@@ -129,6 +128,14 @@ for p in "${pods[@]}"; do
     check "pod $p's address in kubectl is the one the CNI plugin gave it" \
         grep -qE "^${p%/*} +${p#*/} +true +$(cat "$RUN_DIR/pods/${p/\//.}/ip" 2>/dev/null) " "$LOG/pods.txt"
 done
+if [[ $DATASTORE != memory ]]; then
+    # apiserver-service behind kube-apiserver: kubectl reaches projectcalico.org/v3 through the aggregator.
+    ./calico kubectl get networkpolicies.projectcalico.org -A >"$LOG/calico-policies.txt" 2>&1
+    check "kubectl get networkpolicies.projectcalico.org -A (through kube-apiserver) lists the demo's policies" \
+        grep -qE '^data +allow-backend-to-database ' "$LOG/calico-policies.txt"
+    check "kubectl get globalnetworkpolicies through kube-apiserver" \
+        bash -c "./calico kubectl get globalnetworkpolicies.projectcalico.org -o name | grep -q security.deny-client-to-database"
+fi
 if [[ $DATASTORE == kubernetes ]]; then
     check "the Kubernetes NetworkPolicy is in felix's ruleset (knp.default.database-ingress)" bash -c \
         "ip netns exec $NODE_NS nft list ruleset | grep -q knp.default.database-ingress || ip netns exec $NODE_NS iptables-nft-save | grep -q knp.default.database-ingress"
