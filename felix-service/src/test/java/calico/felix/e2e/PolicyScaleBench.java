@@ -21,9 +21,6 @@ import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.etcd.EtcdConfig;
-import calico.libcalico.datastore.etcd.EtcdDatastore;
-import calico.libcalico.testing.EtcdServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,7 +37,8 @@ import java.util.concurrent.Future;
 
 /**
  * The issue's scale benchmark: 2,000 policies over 500 local endpoints, programmed by the whole
- * felix application (real etcd, {@code FELIX_*} settings) into a throwaway network namespace.
+ * felix application (real etcd, or a real kube-apiserver with the kubernetes datastore;
+ * {@code FELIX_*} settings) into a throwaway network namespace.
  *
  * <p>Prints (1) the time from the last datastore write to the kernel in sync, taken from felix's
  * admin API (the finish time of the batch after which felix is quiet with every policy and
@@ -51,7 +49,8 @@ import java.util.concurrent.Future;
  * median and p90 over 50 changes after 20 unmeasured warm-up changes, each checked in the kernel
  * afterwards.
  *
- * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.PolicyScaleBench NFT|Legacy|nftables [--no-cold-start]}
+ * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.PolicyScaleBench NFT|Legacy|nftables [--no-cold-start]
+ * [--datastores=etcd,kubernetes]}: one full run per datastore, one after the other, then a table of both
  * (as root). Endpoints have no interfaces: felix's rules do not need them (routes for them are
  * skipped until the interface appears).
  */
@@ -92,25 +91,48 @@ public final class PolicyScaleBench {
             System.out.println("backend " + backend + " unavailable: " + unavailable);
             return;
         }
-        try (EtcdServer etcd = EtcdServer.startOnTmpfs();
-                Datastore store = new EtcdDatastore(EtcdConfig.of(etcd.endpoint()));
-                NetNs host = NetNs.create(NS + "benchh")) {
-            run(backend, etcd, store, host, !List.of(args).contains("--no-cold-start"));
+        List<String> options = List.of(args).subList(Math.min(1, args.length), args.length);
+        boolean coldStart = !options.contains("--no-cold-start");
+        List<String> datastores = List.of("etcd");
+        for (String o : options) {
+            if (o.startsWith("--datastores=")) {
+                datastores = List.of(o.substring("--datastores=".length()).split(","));
+            } else if (!o.equals("--no-cold-start")) {
+                throw new IllegalArgumentException("unknown option " + o + " (--no-cold-start, --datastores=etcd,kubernetes)");
+            }
         }
+        List<String> summary = new ArrayList<>();
+        for (String ds : datastores) {
+            try (BenchStore store = BenchStore.start(ds); NetNs host = NetNs.create(NS + "benchh")) {
+                Result r = run(backend, store, host, coldStart);
+                summary.add(String.format("%-10s %8d ms %8d ms %6.2f %8d ms", ds, r.syncMs(), r.floorMs(),
+                        (double) r.syncMs() / r.floorMs(), r.changeMedianMs()));
+            }
+        }
+        System.out.printf("%n%s, same run:%n%-10s %11s %11s %6s %11s%n", backend, "datastore", "last write->sync", "floor",
+                "ratio", "one change (median)");
+        summary.forEach(System.out::println);
         System.exit(0); // felix's non-daemon threads
     }
 
-    private static void run(Backend backend, EtcdServer etcd, Datastore store, NetNs host, boolean coldStart)
-            throws Exception {
+    /** What one datastore's run measured. */
+    record Result(long syncMs, long floorMs, long changeMedianMs) {
+    }
+
+    private static Result run(Backend backend, BenchStore bench, NetNs host, boolean coldStart) throws Exception {
+        System.out.printf("%n== %s on the %s datastore%n", backend, bench.name());
         host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        Datastore store = bench.datastore();
         Writes.clusterReady(store);
         long floorMs;
         long syncMs;
         Saved saved;
-        try (FelixProcess felix = new FelixProcess(FelixProcess.etcdArgs(etcd.endpoint()), host.name(), backend, "Warning")) {
+        long changeMedianMs;
+        try (FelixProcess felix = new FelixProcess(bench.felixArgs(), host.name(), backend, "Warning")) {
             felix.awaitReady(Duration.ofSeconds(60));
 
-            // Everything written while felix runs, as fast as etcd takes it (8 writers).
+            // Everything written while felix runs, as fast as the datastore takes it (8 writers; on
+            // the kubernetes datastore the profiles become Namespaces and the endpoints Pods).
             List<Resource> all = new ArrayList<>();
             for (int t = 0; t < TIERS; t++) {
                 all.add(new Tier(ObjectMeta.named("t" + t), new TierSpec(100.0 + t, null)));
@@ -135,7 +157,7 @@ public final class PolicyScaleBench {
             // a lag here is the datastore's (and the machine's), not felix's.
             WatchArrivals arrivals = new WatchArrivals(store, NAMESPACED_POLICIES + GLOBAL_POLICIES);
             Instant firstWrite = Instant.now();
-            Instant lastWrite = writeAll(store, all);
+            Instant lastWrite = writeAll(bench, all);
             System.out.printf("%s: wrote %d resources in %d ms%n", backend, all.size(),
                     Duration.between(firstWrite, lastWrite).toMillis());
             Instant delivered = arrivals.awaitAll(Duration.ofMinutes(2));
@@ -190,6 +212,7 @@ public final class PolicyScaleBench {
             }
             long[] sorted = ms.clone();
             Arrays.sort(sorted);
+            changeMedianMs = sorted[CHANGES / 2];
             System.out.printf("%s: one policy change, write -> applied in the kernel: median %d ms, p90 %d ms, "
                     + "min %d ms, max %d ms over %d changes (goal: median < 50 ms)%n", backend, sorted[CHANGES / 2],
                     sorted[(int) Math.ceil(CHANGES * 0.9) - 1], sorted[0], sorted[CHANGES - 1], CHANGES);
@@ -215,14 +238,15 @@ public final class PolicyScaleBench {
         System.out.printf("%s: ratio %.2f (goal <= 1.3)%n", backend, (double) syncMs / floor.millis());
         floorMs = floor.millis();
 
+        Result result = new Result(syncMs, floorMs, changeMedianMs);
         if (!coldStart) {
-            return;
+            return result;
         }
         // A second felix against the full datastore, programming a fresh namespace: the snapshot path.
         try (NetNs fresh = NetNs.create(NS + "benchc")) {
             fresh.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
             Instant start = Instant.now();
-            try (FelixProcess cold = new FelixProcess(FelixProcess.etcdArgs(etcd.endpoint()), fresh.name(), backend, "Warning")) {
+            try (FelixProcess cold = new FelixProcess(bench.felixArgs(), fresh.name(), backend, "Warning")) {
                 Instant up = Instant.now();
                 cold.awaitReady(Duration.ofMinutes(5));
                 FelixProcess.LastApply a = cold.lastApply();
@@ -232,20 +256,24 @@ public final class PolicyScaleBench {
                         Duration.between(start, up).toMillis(), a.batches(), (double) fromUp / floorMs);
             }
         }
+        return result;
     }
 
     /** Writes with 8 threads; {@return when the last write returned}. */
-    private static Instant writeAll(Datastore store, List<Resource> all) throws Exception {
+    private static Instant writeAll(BenchStore bench, List<Resource> all) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(8);
         try {
-            // Tiers and profiles first, endpoints next, policies last (each group in parallel).
-            List<List<Resource>> groups = List.of(all.subList(0, TIERS + NAMESPACES),
-                    all.subList(TIERS + NAMESPACES, TIERS + NAMESPACES + REMOTE + LOCAL),
-                    all.subList(TIERS + NAMESPACES + REMOTE + LOCAL, all.size()));
+            // Tiers and profiles (or namespaces) first, endpoints (or pods) next, policies last,
+            // each group in parallel.
+            int policies = NAMESPACED_POLICIES + GLOBAL_POLICIES;
+            int endpoints = REMOTE + LOCAL;
+            List<List<Resource>> groups = List.of(all.subList(0, all.size() - policies - endpoints),
+                    all.subList(all.size() - policies - endpoints, all.size() - policies),
+                    all.subList(all.size() - policies, all.size()));
             for (List<Resource> group : groups) {
                 List<Future<?>> done = new ArrayList<>();
                 for (Resource r : group) {
-                    done.add(pool.submit(() -> store.create(r)));
+                    done.add(pool.submit(() -> bench.write(r)));
                 }
                 for (Future<?> f : done) {
                     f.get();
