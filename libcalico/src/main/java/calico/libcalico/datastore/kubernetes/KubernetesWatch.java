@@ -57,7 +57,7 @@ import org.slf4j.LoggerFactory;
 final class KubernetesWatch implements Watch {
 
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesWatch.class);
-    /** The API server's 410 message, "too old resource version: 5 (12)": a watch from 12 (the second number) would work. */
+    /** The watch cache's 410 message, "too old resource version: 5 (12)": a watch from 12 (the second number) would work. */
     private static final Pattern TOO_OLD = Pattern.compile("too old resource version: \\d+ \\((\\d+)\\)");
 
     /** What one watched object presents; never fails (an invalid object presents nothing, its keys absent). */
@@ -216,8 +216,10 @@ final class KubernetesWatch implements Watch {
     }
 
     private WatchEvent.Compacted compacted(String message) {
-        // The oldest revision the server still has, when its message says so; else the first one after ours.
-        long oldest = fromRevision + 1;
+        // The oldest revision the server still has, when its message says so (the watch cache's
+        // does; etcd's own "The resourceVersion for the provided watch is too old." does not):
+        // else the first one after where we stood, which is certainly gone.
+        long oldest = position() + 1;
         Matcher m = message == null ? null : TOO_OLD.matcher(message);
         if (m != null && m.find()) {
             oldest = Long.parseLong(m.group(1));
