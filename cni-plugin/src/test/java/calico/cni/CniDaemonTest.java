@@ -9,10 +9,19 @@ import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.testing.EtcdServerExtension;
 import com.fasterxml.jackson.databind.JsonNode;
+import calico.api.k8s.WorkloadEndpointNames;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.api.model.WorkloadEndpoint;
+import com.sun.net.httpserver.HttpServer;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -145,19 +154,41 @@ class CniDaemonTest {
 
     /**
      * ./calico up's arrangement: the daemon runs in this (root) namespace, where the datastore
-     * is, and runs each call inside a named namespace standing in for the node's host side
-     * (CALICO_CNI_NETNS): the host veth lands there, never here.
+     * and the Kubernetes API are, and does each call's host-side work inside a named namespace
+     * standing in for the node's host side (CALICO_CNI_NETNS): the host veth lands there, never
+     * here, and the pod lookup still reaches the API on this namespace's loopback.
      */
     @Test
-    void callsRunInTheNamedHostNamespace() throws Exception {
+    void hostSideWorkRunsInTheNamedHostNamespace() throws Exception {
         h.pool("d-ns", "10.205.3.0/24", 26);
         Path nsSocket = dir.resolve("cni-netns.sock");
         var usage = new DatastoreConfig(DatastoreConfig.Type.ETCDV3, EtcdConfig.of(h.etcd)).open();
-        usage.list(calico.api.model.ResourceKind.IP_POOL);
+        HttpServer api = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8);
+        api.createContext("/api/v1/namespaces/ns1/pods/named", ex -> {
+            byte[] body = """
+                    {"apiVersion":"v1","kind":"Pod","metadata":{"name":"named","namespace":"ns1","labels":{"app":"reached"}},
+                     "spec":{"serviceAccountName":"default","containers":[{"name":"c","image":"x"}]}}"""
+                    .getBytes(StandardCharsets.UTF_8);
+            ex.getResponseHeaders().set("Content-Type", "application/json");
+            ex.sendResponseHeaders(200, body.length);
+            ex.getResponseBody().write(body);
+            ex.close();
+        });
+        api.start();
+        Path kubeconfig = dir.resolve("kubeconfig");
+        Files.writeString(kubeconfig, """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: c, cluster: {server: "http://127.0.0.1:%d"}}]
+                users: [{name: u, user: {token: t}}]
+                contexts: [{name: x, context: {cluster: c, user: u}}]
+                current-context: x
+                """.formatted(api.getAddress().getPort()));
         try (CniDaemon inRoot = CniDaemon.start(nsSocket, 0, CniHarness.NODE, usage, h.host.name())) {
             NetNs pod = h.pod();
             String cid = CniHarness.containerId();
-            String conf = h.calicoConf("1.0.0", "10.205.3.0/24");
+            String base = h.calicoConf("1.0.0", "10.205.3.0/24");
+            String conf = base.substring(0, base.lastIndexOf('}')) + ",\"kubernetes\":{\"kubeconfig\":\"" + kubeconfig + "\"}}";
             Map<String, String> env = env("ADD", cid, pod, "named");
             env.put("CALICO_CNI_SOCKET", nsSocket.toString());
             CniResponse add = ThinClient.run(client, env, conf);
@@ -168,6 +199,10 @@ class CniDaemonTest {
                     .doesNotContain(iface);
             String address = h.parse(add).path("ips").get(0).path("address").asText().replace("/32", "");
             assertThat(h.host.exec("ip", "route", "show")).contains(address + " dev " + iface);
+            WorkloadEndpoint wep = (WorkloadEndpoint) h.store.get(ResourceKey.of(ResourceKind.WORKLOAD_ENDPOINT, "ns1",
+                    WorkloadEndpointNames.forPod(CniHarness.NODE, "named"))).orElseThrow();
+            assertThat(wep.metadata().labels()).as("read from the API on the root namespace's loopback")
+                    .containsEntry("app", "reached");
             // The usage endpoint is on this namespace's loopback, with the datastore.
             HttpResponse<String> u = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + inRoot.httpPort() + "/ipam/v1/usage")).GET().build(),
@@ -178,6 +213,8 @@ class CniDaemonTest {
             CniResponse del = ThinClient.run(client, env, conf);
             assertThat(del.exitCode()).as(del.stdout()).isZero();
             assertThat(h.caliLinks()).isEmpty();
+        } finally {
+            api.stop(0);
         }
     }
 

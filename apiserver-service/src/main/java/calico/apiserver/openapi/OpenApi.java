@@ -1,35 +1,25 @@
 package calico.apiserver.openapi;
 
-import calico.api.codec.ResourceCodec;
-import calico.api.model.ObjectMeta;
 import calico.api.model.ResourceKind;
+import calico.api.schema.ModelSchemas;
 import calico.apiserver.discovery.KindCatalog;
 import calico.apiserver.discovery.Discovery;
-import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonValue;
-import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.introspect.BeanPropertyDefinition;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
-import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
+import java.util.function.Supplier;
 
 /**
- * OpenAPI v2 and v3 documents generated from the calico-api records (Jackson's view of them, so
- * the field names are exactly the codec's). What kubectl needs from them:
+ * OpenAPI v2 and v3 documents generated from the calico-api records (calico-api's
+ * {@link ModelSchemas}: Jackson's view of them, so the field names are exactly the codec's).
+ * What kubectl needs from them:
  * <ul>
  *   <li>component schemas with {@code x-kubernetes-group-version-kind} for {@code kubectl explain}
  *       and for computing client-side apply patches;</li>
@@ -42,12 +32,12 @@ import java.util.Properties;
 public final class OpenApi {
 
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
-    private static final String MODEL_PREFIX = "org.projectcalico.api.v3.";
-    private static final String META = "io.k8s.apimachinery.pkg.apis.meta.v1.";
+    private static final String MODEL_PREFIX = ModelSchemas.MODEL_PREFIX;
+    private static final String META = ModelSchemas.META;
     private static final List<String> PATCH_TYPES = List.of("application/json-patch+json",
             "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml");
 
-    private final ObjectMapper mapper = ResourceCodec.get().jsonMapper();
+    private final ModelSchemas schemas = new ModelSchemas();
     private final ObjectNode v2;
     private final ObjectNode v3;
     private final ObjectNode v3Index;
@@ -199,8 +189,8 @@ public final class OpenApi {
         return p;
     }
 
-    /** Walks the records with Jackson's introspection, one definition per record type. */
-    private final class Generator {
+    /** One definition per record type, referred to with {@code $ref}. */
+    private final class Generator implements ModelSchemas.Records {
         private final ObjectNode defs;
         private final String refBase;
 
@@ -211,14 +201,17 @@ public final class OpenApi {
 
         String resource(ResourceKind k) {
             String name = MODEL_PREFIX + k.kind();
-            ObjectNode s = object(mapper.constructType(k.type()), name);
+            ObjectNode s = schemas.record(k.type(), this);
             ObjectNode props = (ObjectNode) s.get("properties");
             props.set("apiVersion", F.objectNode().put("type", "string").put("description",
                     "APIVersion defines the versioned schema of this representation of an object."));
             props.set("kind", F.objectNode().put("type", "string").put("description",
                     "Kind is a string value representing the REST resource this object represents."));
-            s.put("description", DESCRIPTIONS.getProperty(k.kind(), k.kind() + " is a projectcalico.org/v3 resource."));
+            if (!s.has("description")) {
+                s.put("description", k.kind() + " is a projectcalico.org/v3 resource.");
+            }
             gvk(s, k.kind());
+            defs.set(name, s);
             return name;
         }
 
@@ -241,31 +234,22 @@ public final class OpenApi {
                     .put("kind", kind).put("version", Discovery.VERSION);
         }
 
-        private ObjectNode object(JavaType type, String name) {
-            ObjectNode s = F.objectNode().put("type", "object");
-            defs.set(name, s);
-            String shortName = name.startsWith(MODEL_PREFIX) ? name.substring(MODEL_PREFIX.length()) : null;
-            if (shortName != null && DESCRIPTIONS.containsKey(shortName)) {
-                s.put("description", DESCRIPTIONS.getProperty(shortName));
+        @Override
+        public JsonNode use(String name, Supplier<ObjectNode> body) {
+            if (!defs.has(name)) {
+                defs.putNull(name); // taken while its body is built: a recursive type refers to it
+                defs.set(name, body.get());
             }
-            ObjectNode props = s.putObject("properties");
-            for (BeanPropertyDefinition p : mapper.getSerializationConfig().introspect(type).findProperties()) {
-                if (!p.couldSerialize()) {
-                    continue;
-                }
-                JsonNode schema = schema(p.getPrimaryType());
-                String description = shortName == null ? null : description(shortName, p.getName());
-                props.set(p.getName(), description == null ? schema : described(schema, description));
-            }
-            return s;
+            return F.objectNode().put("$ref", refBase + name);
         }
 
         /**
-         * Adds a description to a property schema. A reference cannot carry siblings in OpenAPI
-         * v3, so there the reference goes into an {@code allOf} (as kube-apiserver's own documents
-         * do); in v2 the description sits beside the {@code $ref}.
+         * A reference cannot carry siblings in OpenAPI v3, so there the reference goes into an
+         * {@code allOf} (as kube-apiserver's own documents do); in v2 the description sits beside
+         * the {@code $ref}.
          */
-        private JsonNode described(JsonNode schema, String description) {
+        @Override
+        public JsonNode describe(JsonNode schema, String description) {
             ObjectNode out;
             if (schema.has("$ref") && refBase.startsWith("#/components/")) {
                 out = F.objectNode();
@@ -276,95 +260,6 @@ public final class OpenApi {
             out.put("description", description);
             return out;
         }
-
-        private JsonNode schema(JavaType t) {
-            Class<?> c = t.getRawClass();
-            if (c == String.class) {
-                return F.objectNode().put("type", "string");
-            }
-            if (c == Boolean.class || c == boolean.class) {
-                return F.objectNode().put("type", "boolean");
-            }
-            if (c == Integer.class || c == int.class || c == Short.class) {
-                return F.objectNode().put("type", "integer").put("format", "int32");
-            }
-            if (c == Long.class || c == long.class) {
-                return F.objectNode().put("type", "integer").put("format", "int64");
-            }
-            if (c == Double.class || c == double.class || c == Float.class) {
-                return F.objectNode().put("type", "number");
-            }
-            if (c.isEnum()) {
-                ObjectNode s = F.objectNode().put("type", "string");
-                ArrayNode values = s.putArray("enum");
-                for (Object constant : c.getEnumConstants()) {
-                    values.add(mapper.valueToTree(constant).asText());
-                }
-                return s;
-            }
-            if (t.isCollectionLikeType()) {
-                ObjectNode s = F.objectNode().put("type", "array");
-                s.set("items", schema(t.getContentType()));
-                return s;
-            }
-            if (t.isMapLikeType()) {
-                ObjectNode s = F.objectNode().put("type", "object");
-                s.set("additionalProperties", schema(t.getContentType()));
-                return s;
-            }
-            if (JsonNode.class.isAssignableFrom(c) || c == Object.class) {
-                return F.objectNode().put("type", "object").put("x-kubernetes-preserve-unknown-fields", true);
-            }
-            if (scalarWrapper(c)) {
-                // Calico's numorstring types (Port, Protocol, ASNumber, ...).
-                return F.objectNode().put("x-kubernetes-int-or-string", true);
-            }
-            String name = c == ObjectMeta.class ? META + "ObjectMeta" : MODEL_PREFIX + nested(c);
-            if (!defs.has(name)) {
-                object(t, name);
-            }
-            return F.objectNode().put("$ref", refBase + name);
-        }
-
-        private static boolean scalarWrapper(Class<?> c) {
-            for (Method m : c.getDeclaredMethods()) {
-                if (m.isAnnotationPresent(JsonValue.class)) {
-                    return true;
-                }
-                if (m.isAnnotationPresent(JsonCreator.class) && m.getParameterCount() == 1
-                        && java.lang.reflect.Modifier.isStatic(m.getModifiers())
-                        && (m.getParameterTypes()[0] == Object.class || m.getParameterTypes()[0] == String.class)) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        private static String nested(Class<?> c) {
-            return c.getEnclosingClass() == null ? c.getSimpleName() : nested(c.getEnclosingClass()) + "." + c.getSimpleName();
-        }
-    }
-
-    /** Our descriptions of the model's fields; see the file's header for its keys. */
-    private static final Properties DESCRIPTIONS = loadDescriptions();
-
-    private static Properties loadDescriptions() {
-        Properties p = new Properties();
-        try (InputStream in = OpenApi.class.getResourceAsStream("descriptions.properties")) {
-            if (in == null) {
-                throw new IllegalStateException("descriptions.properties is missing from the classpath");
-            }
-            p.load(new InputStreamReader(in, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read descriptions.properties", e);
-        }
-        return p;
-    }
-
-    /** {@return the description of a definition's property}: its own entry, else the shared one, else null. */
-    static String description(String definition, String property) {
-        String own = DESCRIPTIONS.getProperty(definition + "#" + property);
-        return own != null ? own : DESCRIPTIONS.getProperty("*#" + property);
     }
 
     /** For tests: every kind's definition name. */

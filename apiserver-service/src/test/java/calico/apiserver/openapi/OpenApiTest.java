@@ -52,11 +52,4 @@ class OpenApiTest {
         assertThat(API.v3().path("components").path("schemas").path(P + "GlobalNetworkPolicy").path("description").asText())
                 .startsWith("A cluster-wide set of ordered allow/deny rules");
     }
-
-    @Test
-    void aPropertyWithItsOwnEntryBeatsTheSharedOne() {
-        assertThat(OpenApi.description("EntityRule", "selector")).startsWith("The endpoint (or network set) must match");
-        assertThat(OpenApi.description("GlobalNetworkPolicySpec", "selector")).startsWith("A Calico selector expression");
-        assertThat(OpenApi.description("GlobalNetworkPolicySpec", "noSuchField")).isNull();
-    }
 }

@@ -1,5 +1,6 @@
 package calico.api.model;
 
+import calico.api.schema.NullableItems;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
@@ -23,7 +24,7 @@ public record IPAMBlockSpec(
         String cidr,
         String affinity,
         String affinityClaimTime,
-        List<Integer> allocations,
+        @NullableItems List<Integer> allocations,
         List<Integer> unallocated,
         List<AllocationAttribute> attributes,
         Long sequenceNumber,

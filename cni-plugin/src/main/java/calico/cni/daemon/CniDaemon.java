@@ -8,7 +8,6 @@ import calico.cni.spec.CniError;
 import calico.cni.spec.CniRequest;
 import calico.cni.spec.CniResponse;
 import calico.cni.spec.CniVersions;
-import calico.dataplane.netlink.NetNamespace;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.ipam.IpamClient;
 import calico.libcalico.ipam.IpamOptions;
@@ -67,8 +66,6 @@ public final class CniDaemon implements AutoCloseable {
     private final HttpServer http;
     private final Datastore usageDatastore;
     private final CountDownLatch closed = new CountDownLatch(1);
-    /** /run/netns/NAME the calls run in (host-side veths and routes go there), or null for the daemon's own. */
-    private final String hostNetns;
     private final ObjectMapper json = new ObjectMapper();
     private final String hostname;
     /** CIDRs and addresses as Calico writes them ("10.0.0.0/26"), not as their record fields. */
@@ -79,11 +76,12 @@ public final class CniDaemon implements AutoCloseable {
     private CniDaemon(Path socketPath, UnixServerSocketChannel server, int httpPort, String hostname,
                       Datastore usageDatastore, String hostNetns) throws IOException {
         this.socketPath = socketPath;
-        this.hostNetns = hostNetns;
         this.hostname = hostname;
         this.server = server;
         this.datastores = new DatastoreCache();
-        this.cni = new CalicoCni(json, hostname, datastores, new WorkloadNetwork());
+        // Only the host-side netlink work enters hostNetns; datastore and Kubernetes API
+        // connections stay in the daemon's namespace, where those servers listen.
+        this.cni = new CalicoCni(json, hostname, datastores, new WorkloadNetwork(hostNetns));
         this.usageDatastore = usageDatastore;
         if (httpPort >= 0) {
             http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), httpPort), 16);
@@ -163,14 +161,7 @@ public final class CniDaemon implements AutoCloseable {
             CniResponse r;
             try {
                 CniRequest request = read(in);
-                if (hostNetns == null) {
-                    r = cni.handle(request);
-                } else {
-                    openDatastoreHere(request);
-                    try (NetNamespace ns = NetNamespace.open(hostNetns)) {
-                        r = ns.call(() -> cni.handle(request));
-                    }
-                }
+                r = cni.handle(request);
             } catch (CniError e) {
                 r = new CniResponse(1, json.writeValueAsString(e.toJson(json, CniVersions.LATEST)));
             }
@@ -178,19 +169,6 @@ public final class CniDaemon implements AutoCloseable {
             out.flush();
         } catch (IOException e) {
             // the client went away: it has already reported its own failure
-        }
-    }
-
-    /**
-     * Opens (or finds) the request's datastore client in the daemon's own namespace, before the
-     * call enters the node's: a client's connection threads and sockets belong to the namespace
-     * they were created in, and the datastore listens here. Bad configuration is left to the call.
-     */
-    private void openDatastoreHere(CniRequest request) {
-        try {
-            datastores.get(NetConf.parse(json, request.stdin(), hostname));
-        } catch (RuntimeException e) {
-            // the call itself reports it
         }
     }
 

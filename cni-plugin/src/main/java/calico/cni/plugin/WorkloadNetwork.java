@@ -16,6 +16,7 @@ import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 
 /**
  * The kernel half of a workload, as Calico's CNI plugin wires it: a veth pair whose host end
@@ -32,6 +33,36 @@ public final class WorkloadNetwork {
     static final InetAddress GATEWAY_V6 = literal("fe80::ecee:eeff:feee:eeee");
 
     private final Sysctls sysctls = new Sysctls();
+    private final String hostNetns;
+
+    /** The host side is the caller's own network namespace (a plugin run by the kubelet). */
+    public WorkloadNetwork() {
+        this(null);
+    }
+
+    /**
+     * The host side (host veth, its routes and sysctls) is the namespace at {@code hostNetns}
+     * ({@code /run/netns/NAME}), or the caller's when null. Only this work enters it: the
+     * caller's datastore and Kubernetes API connections stay where the caller is.
+     */
+    public WorkloadNetwork(String hostNetns) {
+        this.hostNetns = hostNetns;
+    }
+
+    private <T> T onHost(Callable<T> work) {
+        if (hostNetns == null) {
+            try {
+                return work.call();
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        try (NetNamespace host = NetNamespace.open(hostNetns)) {
+            return host.call(work);
+        }
+    }
 
     /**
      * Creates the pair and configures both ends. All or nothing: on any failure the pair (and
@@ -40,6 +71,10 @@ public final class WorkloadNetwork {
      * @return the interfaces (host end first, then the pod end) with their MACs
      */
     public List<CniResult.Interface> setUp(NetNamespace ns, String hostVeth, String ifName, int mtu, List<IpPrefix> ips) {
+        return onHost(() -> setUpHere(ns, hostVeth, ifName, mtu, ips));
+    }
+
+    private List<CniResult.Interface> setUpHere(NetNamespace ns, String hostVeth, String ifName, int mtu, List<IpPrefix> ips) {
         boolean created = false;
         try (VethLinks veths = new VethLinks(); Netlink nl = new Netlink()) {
             veths.createVeth(hostVeth, ifName, ns.fd(), mtu);
@@ -65,7 +100,7 @@ public final class WorkloadNetwork {
         } catch (RuntimeException e) {
             if (created) {
                 try {
-                    tearDown(hostVeth);
+                    tearDownHere(hostVeth);
                 } catch (RuntimeException rollback) {
                     e.addSuppressed(rollback);
                 }
@@ -100,6 +135,10 @@ public final class WorkloadNetwork {
 
     /** Deletes the host end (the kernel deletes the pod end with it). {@return whether it existed} */
     public boolean tearDown(String hostVeth) {
+        return onHost(() -> tearDownHere(hostVeth));
+    }
+
+    private static boolean tearDownHere(String hostVeth) {
         try (VethLinks veths = new VethLinks()) {
             return veths.deleteLink(hostVeth);
         }
@@ -107,9 +146,11 @@ public final class WorkloadNetwork {
 
     /** {@return whether the host end exists} */
     public boolean exists(String hostVeth) {
-        try (Netlink nl = new Netlink()) {
-            return nl.link(hostVeth).isPresent();
-        }
+        return onHost(() -> {
+            try (Netlink nl = new Netlink()) {
+                return nl.link(hostVeth).isPresent();
+            }
+        });
     }
 
     /**
@@ -117,6 +158,12 @@ public final class WorkloadNetwork {
      * address, and has the gateway routes. {@return the problems found} (empty when all is well).
      */
     public List<String> check(NetNamespace ns, String hostVeth, String ifName, List<IpPrefix> expected) {
+        List<String> problems = new ArrayList<>(onHost(() -> checkHost(hostVeth, expected)));
+        problems.addAll(ns.call(() -> checkPod(ifName, expected)));
+        return problems;
+    }
+
+    private static List<String> checkHost(String hostVeth, List<IpPrefix> expected) {
         List<String> problems = new ArrayList<>();
         try (Netlink nl = new Netlink()) {
             Optional<Link> host = nl.link(hostVeth);
@@ -132,7 +179,6 @@ public final class WorkloadNetwork {
                 }
             }
         }
-        problems.addAll(ns.call(() -> checkPod(ifName, expected)));
         return problems;
     }
 

@@ -1,6 +1,7 @@
 package calico.libcalico.datastore.kubernetes;
 
 import calico.api.codec.ResourceCodec;
+import calico.api.crd.CustomResourceDefinitions;
 import calico.api.k8s.DerivedUid;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
@@ -28,8 +29,8 @@ import java.util.Set;
  */
 final class CrdCodec {
 
-    static final String GROUP = "crd.projectcalico.org";
-    static final String VERSION = "v1";
+    static final String GROUP = CustomResourceDefinitions.GROUP;
+    static final String VERSION = CustomResourceDefinitions.VERSION;
     static final String API_VERSION = GROUP + "/" + VERSION;
     static final String METADATA_ANNOTATION = "projectcalico.org/metadata";
 
@@ -51,12 +52,9 @@ final class CrdCodec {
                 .build();
     }
 
-    /**
-     * {@return the kind of the custom resource}: the v3 kind, except IPAMConfiguration, whose
-     * custom resource Calico names {@code IPAMConfig} (plural {@code ipamconfigs}).
-     */
+    /** {@return the kind of the custom resource} (calico-api's {@link CustomResourceDefinitions#kind}). */
     static String crdKind(ResourceKind kind) {
-        return kind == ResourceKind.IPAM_CONFIGURATION ? "IPAMConfig" : kind.kind();
+        return CustomResourceDefinitions.kind(kind);
     }
 
     /**
