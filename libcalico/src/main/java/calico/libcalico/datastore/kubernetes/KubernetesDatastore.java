@@ -147,24 +147,48 @@ public final class KubernetesDatastore implements Datastore {
         Selector selector = labelSelector == null ? null : Admission.labelSelector(kind, labelSelector);
         String ns = kind.namespaced() && namespace != null && !namespace.isEmpty() ? namespace : null;
         try {
-            return listAll(kind, ns, selector, config.listPageSize());
+            return listAll(kind, ns, selector, config.listPageSize(), Long.MAX_VALUE);
         } catch (ContinueExpired e) {
             // As client-go's pager: the snapshot the pages were read from was compacted meanwhile;
             // read the whole list again in one request (a new snapshot, no token to expire).
             LOG.info("list {}: {}; listing again without paging", kind.plural(), e.getMessage());
-            return listAll(kind, ns, selector, 0);
+            return listAll(kind, ns, selector, 0, Long.MAX_VALUE);
         }
     }
 
-    /** Lists every source of {@code kind} in pages of {@code pageSize} (0: one request per source). */
-    private ListResult listAll(ResourceKind kind, String ns, Selector selector, int pageSize) {
+    /**
+     * Every source read at exactly {@code revision} ({@code resourceVersionMatch=Exact}): the API
+     * server reads etcd's history, so a caller paging over this datastore (apiserver-service) sees
+     * one snapshot however the cluster's revision moves on. Compacted once etcd compacted it.
+     */
+    @Override
+    public ListResult listAt(ResourceKind kind, String namespace, String labelSelector, long revision) {
+        Selector selector = labelSelector == null ? null : Admission.labelSelector(kind, labelSelector);
+        String ns = kind.namespaced() && namespace != null && !namespace.isEmpty() ? namespace : null;
+        if (revision <= 0) {
+            throw new IllegalArgumentException("revision: must be positive, got " + revision);
+        }
+        try {
+            return listAll(kind, ns, selector, config.listPageSize(), revision);
+        } catch (ContinueExpired | RevisionExpired e) {
+            // etcd's message names no compaction revision: the one asked for is certainly gone.
+            throw new DatastoreException.Compacted(revision, revision + 1);
+        }
+    }
+
+    /**
+     * Lists every source of {@code kind} in pages of {@code pageSize} (0: one request per source),
+     * at exactly {@code at}, or at the latest revision when it is {@code Long.MAX_VALUE}.
+     */
+    private ListResult listAll(ResourceKind kind, String ns, Selector selector, int pageSize, long at) {
         List<Resource> items = new ArrayList<>();
-        long revision = Long.MAX_VALUE;
+        long revision = at;
+        boolean exact = at != Long.MAX_VALUE;
         for (Source source : kinds.sources(kind)) {
             // Later sources are read at the first one's revision when the server can (one snapshot);
             // otherwise the smallest revision is the one a watch may resume every source from
             // without missing anything (it may then see a change twice).
-            revision = Math.min(revision, listSource(kind, source, ns, revision, pageSize, obj -> {
+            revision = Math.min(revision, listSource(kind, source, ns, revision, exact, pageSize, obj -> {
                 for (Resource r : presentOrSkip(kind, source, tree(obj))) {
                     if (selector == null || selector.matches(r.metadata().labels())) {
                         items.add(r);
@@ -180,12 +204,14 @@ public final class KubernetesDatastore implements Datastore {
      * Reads one source page by page (client-go's pager: {@code limit}, then {@code continue} until the
      * server has no more; every page is read at the first page's revision), handing each object to
      * {@code each}. The first page is read at exactly {@code at} unless it is {@code Long.MAX_VALUE}
-     * (the first source), or when the server cannot (410: compacted), at the latest revision.
+     * (the first source of a list), or when the server cannot (410: compacted) and {@code exact}
+     * is false, at the latest revision.
      *
      * @return the revision the pages were read at
      * @throws ContinueExpired when that revision was compacted between two pages
+     * @throws RevisionExpired when {@code exact} and {@code at} is compacted
      */
-    private long listSource(ResourceKind kind, Source source, String ns, long at, int pageSize,
+    private long listSource(ResourceKind kind, Source source, String ns, long at, boolean exact, int pageSize,
                             Consumer<GenericKubernetesResource> each) {
         String what = "list " + kind.plural();
         GenericKubernetesResourceList page;
@@ -196,6 +222,12 @@ public final class KubernetesDatastore implements Datastore {
                 page = raw(what, () -> collection(source, ns).list(pageOptions(pageSize)
                         .withResourceVersion(Long.toString(at)).withResourceVersionMatch("Exact").build()));
             } catch (KubernetesStatus s) {
+                if (exact && s.code == HttpURLConnection.HTTP_GONE) {
+                    throw new RevisionExpired();
+                }
+                if (exact) {
+                    throw s.translate(what, null);
+                }
                 // 410: that revision is already compacted (or the server cannot list at it): read the latest.
                 LOG.debug("list {} at revision {}: {}; listing the latest", source.describe(), at, s.getMessage());
                 page = call(what, null, () -> collection(source, ns).list(pageOptions(pageSize).build()));
@@ -231,6 +263,13 @@ public final class KubernetesDatastore implements Datastore {
     private static final class ContinueExpired extends RuntimeException {
         ContinueExpired(String message) {
             super(message, null, false, false);
+        }
+    }
+
+    /** The revision {@link #listAt} asked for is compacted (410). */
+    private static final class RevisionExpired extends RuntimeException {
+        RevisionExpired() {
+            super("revision compacted", null, false, false);
         }
     }
 

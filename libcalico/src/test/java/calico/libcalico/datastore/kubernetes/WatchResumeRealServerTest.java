@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * 410 Gone and ends the watch with {@code Compacted}. The watch cache is off, so that a
  * compaction reaches watches at once (with it, old revisions are served from the cache).
  */
-class KubeApiServerWatchTest {
+class WatchResumeRealServerTest {
 
     @RegisterExtension
     static final KubeControlPlaneExtension KUBE = new KubeControlPlaneExtension().withoutCrds().withoutControllers()

@@ -1,10 +1,12 @@
 package calico.libcalico.datastore.kubernetes;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.api.k8s.ProfileConverter;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
+import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.ListResult;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -33,7 +35,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * answers it: one full list again. The watch cache is off, so that list pages and compactions
  * meet etcd directly.
  */
-class KubeApiServerPagingTest {
+class ListPagingRealServerTest {
 
     @RegisterExtension
     static final KubeControlPlaneExtension KUBE = new KubeControlPlaneExtension().withoutCrds().withoutControllers()
@@ -139,6 +141,30 @@ class KubeApiServerPagingTest {
             assertThat(accountLists.get(1)).contains("continue=");
             assertThat(last).doesNotContain("limit=", "continue=").contains("resourceVersionMatch=Exact");
             assertThat(log.matching("GET /api/v1/namespaces").get(1)).doesNotContain("limit=");
+        }
+    }
+
+    /**
+     * apiserver-service pages its own lists with {@code listAt}: every page at the first one's
+     * revision, read from etcd's history however far the cluster moved on, until it is compacted.
+     */
+    @Test
+    void listAtAnEarlierRevisionReadsThatSnapshotUntilCompacted() {
+        try (KubernetesDatastore store = KUBE.datastore()) {
+            KUBE.client().serviceAccounts().inNamespace(NS).resource(account("then")).create();
+            ListResult then = store.list(ResourceKind.PROFILE, NS, null);
+            KUBE.client().serviceAccounts().inNamespace(NS).withName("then").delete();
+            KUBE.client().serviceAccounts().inNamespace(NS).resource(account("now")).create();
+
+            ListResult again = store.listAt(ResourceKind.PROFILE, NS, null, then.revision());
+
+            assertThat(again).isEqualTo(then);
+            assertThat(accountsIn(again)).contains("then").doesNotContain("now");
+            assertThat(accountsIn(store.list(ResourceKind.PROFILE, NS, null))).contains("now").doesNotContain("then");
+
+            KUBE.controlPlane().compactEtcd();
+            assertThatThrownBy(() -> store.listAt(ResourceKind.PROFILE, NS, null, then.revision()))
+                    .isInstanceOf(DatastoreException.Compacted.class);
         }
     }
 

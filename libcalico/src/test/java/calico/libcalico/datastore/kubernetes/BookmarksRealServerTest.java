@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the stream from it when the stream ends ({@code timeoutSeconds}: the server bookmarks 2 s
  * before; without a timeout it bookmarks about once a minute).
  */
-class KubeApiServerBookmarkTest {
+class BookmarksRealServerTest {
 
     @RegisterExtension
     static final KubeControlPlaneExtension KUBE = new KubeControlPlaneExtension().withoutCrds().withoutControllers();
