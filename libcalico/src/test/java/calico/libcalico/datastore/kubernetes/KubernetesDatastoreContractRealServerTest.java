@@ -1,8 +1,5 @@
 package calico.libcalico.datastore.kubernetes;
 
-import calico.api.crd.CustomResourceDefinitions;
-import calico.api.model.Resource;
-import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreContractTest;
 import calico.libcalico.testing.KubeControlPlaneExtension;
@@ -27,7 +24,7 @@ class KubernetesDatastoreContractRealServerTest extends DatastoreContractTest {
 
     @Override
     protected Datastore newDatastore() {
-        deleteEveryCustomResource();
+        KUBE.deleteCalicoResources();
         return new NamespacesOnDemand(new KubernetesDatastore(KubernetesConfig.of(KUBE.config())
                 .withBookmarkInterval(Duration.ofMillis(200))), KUBE.client());
     }
@@ -40,16 +37,5 @@ class KubernetesDatastoreContractRealServerTest extends DatastoreContractTest {
     @Override
     protected boolean watchKnowsValuesWrittenBeforeItStarted() {
         return false;
-    }
-
-    private static void deleteEveryCustomResource() {
-        for (ResourceKind kind : CustomResourceDefinitions.kinds()) {
-            var resources = KUBE.client().genericKubernetesResources(CrdCodec.context(kind));
-            var all = kind.namespaced() ? resources.inAnyNamespace() : resources;
-            for (var cr : all.list().getItems()) {
-                var one = kind.namespaced() ? resources.inNamespace(cr.getMetadata().getNamespace()) : resources;
-                one.withName(cr.getMetadata().getName()).delete();
-            }
-        }
     }
 }
