@@ -7,11 +7,11 @@ import calico.controlplane.Repository;
 import calico.controlplane.Settings;
 import calico.libcalico.datastore.kubernetes.KubernetesConfig;
 import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
+import calico.libcalico.datastore.kubernetes.TestCustomResources;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -164,10 +164,7 @@ public final class KubeControlPlaneExtension implements BeforeAllCallback, After
      */
     public void deleteCalicoResources() {
         for (ResourceKind kind : CustomResourceDefinitions.kinds()) {
-            var resources = client().genericKubernetesResources(new ResourceDefinitionContext.Builder()
-                    .withGroup(CustomResourceDefinitions.GROUP).withVersion(CustomResourceDefinitions.VERSION)
-                    .withKind(CustomResourceDefinitions.kind(kind)).withPlural(kind.plural())
-                    .withNamespaced(kind.namespaced()).build());
+            var resources = client().genericKubernetesResources(TestCustomResources.context(kind));
             var all = kind.namespaced() ? resources.inAnyNamespace() : resources;
             for (var cr : all.list().getItems()) {
                 var scoped = kind.namespaced() ? resources.inNamespace(cr.getMetadata().getNamespace()) : resources;
