@@ -94,12 +94,7 @@ abstract class KubernetesSyncerContract {
 
     @Test
     void reachesInSyncWithCalicoAndKubernetesDerivedResourcesAndFollowsChanges() throws Exception {
-        String prod = namespace("prod");
-        pod(prod, "web-1", "10.0.0.1");
-        store.create(gns("a", "10.1.0.0/16"));
-
-        startSyncer(KINDS);
-        cb.awaitStatus(SyncerStatus.IN_SYNC);
+        String prod = inSyncWithAPodAndASet();
 
         assertThat(cb.view()).isEqualTo(RecordingCallbacks.snapshot(store, KINDS));
         assertThat(cb.view().keySet()).contains(
@@ -124,11 +119,7 @@ abstract class KubernetesSyncerContract {
 
     @Test
     void anExpiredRevisionIsHealedByListingAgain() throws Exception {
-        String prod = namespace("prod");
-        pod(prod, "web-1", "10.0.0.1");
-        store.create(gns("a", "10.1.0.0/16"));
-        startSyncer(KINDS);
-        cb.awaitStatus(SyncerStatus.IN_SYNC);
+        String prod = inSyncWithAPodAndASet();
         int before = cb.size();
 
         // Changes the watches never see, then their revision is compacted away: each stream's
@@ -270,6 +261,16 @@ abstract class KubernetesSyncerContract {
     // ------------------------------------------------------------------ fixtures
 
     private static final String INVALID_OBJECTS_LOGGER = "calico.libcalico.datastore.kubernetes.InvalidObjects";
+
+    /** Pod {@code web-1} in a new namespace and set {@code a}, then the syncer in sync; {@return the namespace} */
+    private String inSyncWithAPodAndASet() throws InterruptedException {
+        String prod = namespace("prod");
+        pod(prod, "web-1", "10.0.0.1");
+        store.create(gns("a", "10.1.0.0/16"));
+        startSyncer(KINDS);
+        cb.awaitStatus(SyncerStatus.IN_SYNC);
+        return prod;
+    }
 
     private void startSyncer(ResourceKind... kinds) {
         syncer = new WatcherSyncer(store, Set.of(kinds), cb,

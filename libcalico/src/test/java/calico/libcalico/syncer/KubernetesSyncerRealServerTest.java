@@ -50,15 +50,10 @@ class KubernetesSyncerRealServerTest extends KubernetesSyncerContract {
 
     @Override
     protected void whileWatchesAreDownAndCompacted(Runnable changes) {
-        proxy.hold(true);
-        proxy.cut();
-        changes.run();
-        KUBE.controlPlane().compactEtcd();
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (proxy.waiting() == 0 && System.nanoTime() < deadline) {
-            Thread.onSpinWait(); // the resumes reach the proxy within a second (fabric8's first retry)
-        }
-        proxy.hold(false);
+        proxy.cutAndHoldWhile(() -> {
+            changes.run();
+            KUBE.controlPlane().compactEtcd();
+        });
     }
 
     @AfterEach

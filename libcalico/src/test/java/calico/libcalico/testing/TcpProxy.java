@@ -67,6 +67,31 @@ public final class TcpProxy implements AutoCloseable {
         return waiting.size();
     }
 
+    /**
+     * Cuts every relayed connection and holds the reconnects while {@code whileDown} runs, then
+     * waits for at least one reconnect to be waiting (so that everything {@code whileDown} did
+     * happened while the client was cut off) and relays it.
+     */
+    public void cutAndHoldWhile(Runnable whileDown) {
+        hold(true);
+        cut();
+        try {
+            whileDown.run();
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+            while (waiting() == 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("no client reconnected through the proxy within 30 s");
+                }
+                Thread.sleep(20);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        } finally {
+            hold(false);
+        }
+    }
+
     @Override
     public void close() {
         closed = true;

@@ -85,14 +85,15 @@ class WatchResumeRealServerTest {
             Node a = node("a");
             assertThat(rec.changes(1, WAIT)).extracting(WatchEvent::revision).containsExactly(revision(a));
 
-            proxy.hold(true);
-            proxy.cut();
-            Node b = node("b");
-            Node a2 = KUBE.client().nodes().withName(a.getMetadata().getName())
-                    .edit(n -> new NodeBuilder(n).editMetadata().addToLabels("changed", "yes").endMetadata().build());
-            KUBE.client().nodes().withName(b.getMetadata().getName()).delete();
-            awaitHeld();
-            proxy.hold(false);
+            Node[] written = new Node[2];
+            proxy.cutAndHoldWhile(() -> {
+                written[0] = node("b");
+                written[1] = KUBE.client().nodes().withName(a.getMetadata().getName())
+                        .edit(n -> new NodeBuilder(n).editMetadata().addToLabels("changed", "yes").endMetadata().build());
+                KUBE.client().nodes().withName(written[0].getMetadata().getName()).delete();
+            });
+            Node b = written[0];
+            Node a2 = written[1];
 
             List<WatchEvent> resumed = rec.changes(3, WAIT);
             assertThat(resumed.get(0)).isInstanceOf(WatchEvent.Added.class);
@@ -119,36 +120,19 @@ class WatchResumeRealServerTest {
                     before = rec.changes(1, WAIT).get(0).revision();
                 }
 
-                proxy.hold(true);
-                proxy.cut();
-                KUBE.client().nodes().withName(a.getMetadata().getName()).delete();
-                namespace("ns-" + kind.plural());
-                long compactedAt = KUBE.controlPlane().compactEtcd();
-                awaitHeld();
-                proxy.hold(false);
+                long[] compactedAt = new long[1];
+                proxy.cutAndHoldWhile(() -> {
+                    KUBE.client().nodes().withName(a.getMetadata().getName()).delete();
+                    namespace("ns-" + kind.plural());
+                    compactedAt[0] = KUBE.controlPlane().compactEtcd();
+                });
 
                 WatchEvent end = rec.next(e -> !(e instanceof WatchEvent.Bookmark), WAIT);
                 assertThat(end).as(kind.kind()).isInstanceOf(WatchEvent.Compacted.class);
                 // Past the last revision the watch delivered (or its start), at most the compaction.
                 assertThat(((WatchEvent.Compacted) end).compactRevision()).isGreaterThan(before)
-                        .isLessThanOrEqualTo(compactedAt);
+                        .isLessThanOrEqualTo(compactedAt[0]);
                 assertThat(rec.poll(Duration.ofMillis(300))).isNull();
-            }
-        }
-    }
-
-    /** Waits until the client's reconnect reached the proxy, so that the changes happen while it is down. */
-    private void awaitHeld() {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (proxy.waiting() == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the watch did not reconnect");
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
             }
         }
     }
