@@ -7,6 +7,7 @@
 #   scripts/control-plane.sh start DIR [OPT...] # start on loopback; DIR/admin.kubeconfig; returns at /readyz
 #   scripts/control-plane.sh stop DIR           # stop everything start DIR started
 #   scripts/control-plane.sh status DIR         # ports, pids, and whether each part answers
+#   scripts/control-plane.sh kubeconfig DIR USER [GROUP...]  # a client-certificate kubeconfig; prints its path
 #
 # start's options (see `java -jar control-plane/target/control-plane.jar help`): --apiserver-port N,
 # --etcd-port N, --crds DIR, --no-scheduler, --no-controller-manager. start, stop and status run
@@ -79,6 +80,6 @@ launcher() {
 case ${1:-} in
     build) build ;;
     bin-dir) bin_dir ;;
-    start|stop|status) launcher "$@" ;;
-    *) sed -n '2,13s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+    start|stop|status|kubeconfig) launcher "$@" ;;
+    *) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 esac

@@ -8,18 +8,20 @@
 #   scripts/test-local-suite.sh        (root; run by scripts/test.sh after a passing Maven build)
 #   scripts/test-local-suite.sh --missing-jar   (prints a jar `up` needs that is not built; exit 1)
 #
-# CALICO_TEST_DATASTORES (default "etcd") lists the datastores to run it on, one full run each:
-# "etcd memory" also runs `./calico up --datastore memory` (apiserver-service holding the memory
-# store, every component on DATASTORE_TYPE=apiserver); the last line then sums the runs.
+# CALICO_TEST_DATASTORES (default "kubernetes") lists the datastores to run it on, one full run
+# each: "kubernetes etcd memory" also runs `./calico up --datastore etcd` and `--datastore memory`
+# (apiserver-service holding the memory store, every component on DATASTORE_TYPE=apiserver); the
+# last line then sums the runs.
 #
 # Prints one PASS/FAIL line per check and ends with `local-suite: N passed, N failed`; exits
 # non-zero on any failure. `./calico down` always runs on exit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-DATASTORES=${CALICO_TEST_DATASTORES:-etcd}
+DATASTORES=${CALICO_TEST_DATASTORES:-kubernetes}
 for ds in $DATASTORES; do
-    [[ $ds == etcd || $ds == memory ]] || { echo "CALICO_TEST_DATASTORES: '$ds' is not etcd or memory" >&2; exit 2; }
+    [[ $ds == kubernetes || $ds == etcd || $ds == memory ]] \
+        || { echo "CALICO_TEST_DATASTORES: '$ds' is not kubernetes, etcd or memory" >&2; exit 2; }
 done
 read -ra datastore_list <<<"$DATASTORES"
 if ((${#datastore_list[@]} > 1)) && [[ ${1:-} != --missing-jar ]]; then
@@ -37,7 +39,7 @@ if ((${#datastore_list[@]} > 1)) && [[ ${1:-} != --missing-jar ]]; then
     echo "local-suite: $total_passed passed, $total_failed failed (datastores: $DATASTORES)"
     exit "$rc"
 fi
-DATASTORE=${datastore_list[0]:-etcd}
+DATASTORE=${datastore_list[0]:-kubernetes}
 RUN_DIR=$ROOT/.calico-run
 NODE_NS=${CALICO_NODE_NETNS:-calico-node}
 FLOW_TIMEOUT=${LOCAL_SUITE_FLOW_TIMEOUT:-60}
@@ -104,9 +106,8 @@ fi
 
 ./calico status >"$LOG/status1.log" 2>&1
 check "./calico status exits 0" test "${PIPESTATUS[0]}" -eq 0
-datastore_service=etcd
-[[ $DATASTORE == memory ]] && datastore_service=apiserver
-services=("$datastore_service" flows goldmane typha felix kubeapi cni)
+services=(kube apiserver flows goldmane typha felix cni)
+[[ $DATASTORE == etcd ]] && services+=(etcd)
 [[ -f whisker-backend/target/whisker-backend-exec.jar ]] && services+=(whisker)
 for s in "${services[@]}"; do
     check "$s is ready" grep -qE "^$s +running \(pid [0-9]+\), ready$" "$LOG/status1.log"
@@ -118,6 +119,29 @@ fi
 
 # ------------------------------------------------------------------ workloads
 mapfile -t pods < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' examples/demo-pods.conf | awk '{print $1 "/" $2}')
+# The pods are Pod objects of the real control plane, bound to this node, reported running with their address.
+./calico kubectl get pods -A --no-headers -o custom-columns=NS:.metadata.namespace,NAME:.metadata.name,READY:.status.containerStatuses[0].ready,IP:.status.podIP,NODE:.spec.nodeName \
+    >"$LOG/pods.txt" 2>&1
+check "kubectl lists ${#pods[@]} ready pods, each with its address" \
+    test "$(grep -cE ' true +192\.168\.[0-9.]+ +[^ ]+$' "$LOG/pods.txt")" -eq "${#pods[@]}"
+for p in "${pods[@]}"; do
+    check "pod $p's address in kubectl is the one the CNI plugin gave it" \
+        grep -qE "^${p%/*} +${p#*/} +true +$(cat "$RUN_DIR/pods/${p/\//.}/ip" 2>/dev/null) " "$LOG/pods.txt"
+done
+if [[ $DATASTORE != memory ]]; then
+    # apiserver-service behind kube-apiserver: kubectl reaches projectcalico.org/v3 through the aggregator.
+    ./calico kubectl get networkpolicies.projectcalico.org -A >"$LOG/calico-policies.txt" 2>&1
+    check "kubectl get networkpolicies.projectcalico.org -A (through kube-apiserver) lists the demo's policies" \
+        grep -qE '^data +allow-backend-to-database ' "$LOG/calico-policies.txt"
+    check "kubectl get globalnetworkpolicies through kube-apiserver" \
+        bash -c "./calico kubectl get globalnetworkpolicies.projectcalico.org -o name | grep -q security.deny-client-to-database"
+fi
+if [[ $DATASTORE == kubernetes ]]; then
+    check "the Kubernetes NetworkPolicy is in felix's ruleset (knp.default.database-ingress)" bash -c \
+        "ip netns exec $NODE_NS nft list ruleset | grep -q knp.default.database-ingress || ip netns exec $NODE_NS iptables-nft-save | grep -q knp.default.database-ingress"
+    check "Calico's resources are custom resources (kubectl get ippools.crd.projectcalico.org)" \
+        bash -c "./calico kubectl get ippools.crd.projectcalico.org default-ipv4-ippool -o name | grep -q default-ipv4-ippool"
+fi
 check "${#pods[@]} demo pods have a namespace" test "$(ip netns list | grep -c '^calico-pod-')" -eq "${#pods[@]}"
 check "the node namespace holds ${#pods[@]} cali* host ends" \
     test "$(ip -n "$NODE_NS" -o link show | grep -c ': cali')" -eq "${#pods[@]}"
@@ -191,7 +215,7 @@ check "second up: still $weps_before WorkloadEndpoints" \
     test "$(./calico ctl get workloadendpoints -A -o yaml 2>/dev/null | grep -c 'kind: WorkloadEndpoint$')" -eq "$weps_before"
 
 # ------------------------------------------------------------------ down
-mapfile -t pids < <(cat "$RUN_DIR"/*.pid | awk '{print $1}')
+mapfile -t pids < <(cat "$RUN_DIR"/*.pid | awk '{print $1}'; sed -n 's/^pid\.[a-z-]*=//p' "$RUN_DIR/kube/control-plane.state" 2>/dev/null)
 cp -r "$RUN_DIR/logs" "$LOG/service-logs" 2>/dev/null || true
 started=$SECONDS
 if ./calico down >"$LOG/down.log" 2>&1; then pass "./calico down ($((SECONDS - started))s)"; else fail "./calico down exited non-zero"; fi

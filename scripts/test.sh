@@ -40,8 +40,9 @@ elapsed=$((SECONDS - started))
 # Local mode end to end (./calico up/status/down with real workloads and flows), on the jars
 # Maven just built: only after a passing build, and only as root (it creates namespaces).
 section "local suite (scripts/test-local-suite.sh)"
-# Once per datastore: etcd (the default) and memory (apiserver-service holding the store), ~40 s each.
-export CALICO_TEST_DATASTORES=${CALICO_TEST_DATASTORES:-etcd memory}
+# Once per datastore: kubernetes (the default: the real control plane), etcd and memory
+# (apiserver-service holding the store), ~40-60 s each.
+export CALICO_TEST_DATASTORES=${CALICO_TEST_DATASTORES:-kubernetes etcd memory}
 suite_passed=0; suite_failed=0; suite_skipped=0; suite_status=0
 if ((status != 0)); then
     echo "skipped: the Maven build failed"; suite_skipped=1

@@ -12,8 +12,8 @@ CALICO_DEB_PACKAGES=(etcd-server etcd-client iproute2 nftables libnftables1 ipta
     bird2 containernetworking-plugins)
 # cni-plugin: a C compiler for the CNI thin client (src/main/c/calico-cni.c), built by its tests
 CALICO_DEB_PACKAGES+=(gcc libc6-dev)
-# ./calico up's demo: socat (pod servers and client loops), python3 (the Kubernetes API stub and
-# the flow sink under scripts/lib/)
+# ./calico up's demo: socat (pod servers and client loops), python3 (the flow sink and the flow
+# reader under scripts/lib/)
 CALICO_DEB_PACKAGES+=(socat python3)
 # whisker-ui: the browser its tests drive (playwright-core, never a downloaded browser)
 CALICO_DEB_PACKAGES+=(chromium)

@@ -21,6 +21,7 @@ public final class Main {
                                            [--no-controller-manager] [--no-scheduler]
                    control-plane stop DIR
                    control-plane status DIR
+                   control-plane kubeconfig DIR USER [GROUP...]   (prints the path of USER's kubeconfig)
             Ports default to free ones (kept across restarts in DIR); DIR/admin.kubeconfig is the admin's.
             """;
 
@@ -48,6 +49,7 @@ public final class Main {
                 case "start" -> start(Path.of(dir), a, out);
                 case "stop" -> stop(Path.of(dir), a, out);
                 case "status" -> status(Path.of(dir), a, out);
+                case "kubeconfig" -> kubeconfig(Path.of(dir), a, out);
                 default -> {
                     err.print("control-plane: unknown command " + command + "\n" + USAGE);
                     yield 2;
@@ -116,6 +118,17 @@ public final class Main {
         boolean ready = cp.get().ready();
         out.println("kube-apiserver /readyz: " + (ready ? "ok" : "not ready") + " at " + cp.get().apiServerUrl());
         return ready && cp.get().running() ? 0 : 3;
+    }
+
+    private static int kubeconfig(Path dir, Deque<String> a, PrintStream out) {
+        String user = a.poll();
+        if (user == null || user.isBlank()) {
+            throw new IllegalArgumentException("kubeconfig needs USER");
+        }
+        ControlPlane cp = ControlPlane.attach(dir, Binaries.locate())
+                .orElseThrow(() -> new IllegalArgumentException("nothing started in " + dir));
+        out.println(cp.kubeconfig(user, List.copyOf(a)));
+        return 0;
     }
 
     private static void noMore(Deque<String> a) {

@@ -42,6 +42,14 @@ class MainTest {
                 .contains("kube-scheduler: stopped").contains("kube-apiserver /readyz: ok");
 
         out.reset();
+        assertThat(run("kubeconfig", dir.toString(), "carol", "auditors")).isZero();
+        java.nio.file.Path carol = java.nio.file.Path.of(out.toString().strip());
+        assertThat(carol).isEqualTo(dir.toAbsolutePath().resolve("kubeconfigs/carol.kubeconfig"));
+        ControlPlane attached = ControlPlane.attach(dir, Binaries.locate()).orElseThrow();
+        assertThat(attached.kubectlAs(carol, "auth", "whoami", "-o", "jsonpath={.status.userInfo.groups}").output())
+                .contains("auditors");
+
+        out.reset();
         assertThat(run("stop", dir.toString())).isZero();
         assertThat(started).noneMatch(ProcessHandle::isAlive);
         assertThat(State.read(dir.toAbsolutePath()).orElseThrow().pids()).isEmpty();

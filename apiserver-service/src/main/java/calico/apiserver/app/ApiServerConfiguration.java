@@ -1,8 +1,11 @@
 package calico.apiserver.app;
 
+import calico.apiserver.auth.AuthenticationSettings;
 import calico.apiserver.auth.Authenticator;
 import calico.apiserver.auth.Authorizer;
+import calico.apiserver.auth.Pem;
 import calico.apiserver.auth.RbacRules;
+import calico.apiserver.auth.RequestHeaderConfig;
 import calico.apiserver.auth.SubjectAccessReviews;
 import calico.apiserver.auth.TokenFile;
 import calico.apiserver.http.ApiServlet;
@@ -19,12 +22,11 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.security.cert.X509Certificate;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Optional;
+import org.apache.tomcat.util.net.SSLHostConfig;
 import org.springframework.boot.web.server.Ssl;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
-import org.springframework.boot.web.server.servlet.ConfigurableServletWebServerFactory;
+import org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -66,22 +68,36 @@ public class ApiServerConfiguration {
         return new OpenApi();
     }
 
-    @Bean
-    Authenticator authenticator(ApiServerProperties props) {
+    @Bean(destroyMethod = "close")
+    Authenticator authenticator(ApiServerProperties props, MeterRegistry metrics) {
         TokenFile tokens = ApiServerProperties.blank(props.tokenAuthFile()) ? TokenFile.empty()
                 : TokenFile.read(Path.of(props.tokenAuthFile()));
-        return new Authenticator(ServingCertificates.read(props.clientCaFile()),
-                ServingCertificates.read(props.requestheaderClientCaFile()), props.requestheaderAllowedNames(),
-                props.requestheaderUsernameHeaders(), props.requestheaderGroupHeaders(), tokens);
+        Optional<RequestHeaderConfig> requestHeader = ApiServerProperties.blank(props.requestheaderClientCaFile())
+                ? Optional.empty()
+                : Optional.of(new RequestHeaderConfig(
+                        Pem.read("--requestheader-client-ca-file", props.requestheaderClientCaFile()),
+                        props.requestheaderAllowedNames(), props.requestheaderUsernameHeaders(),
+                        props.requestheaderUidHeaders(), props.requestheaderGroupHeaders(),
+                        props.requestheaderExtraHeadersPrefix()));
+        return Authenticator.open(new AuthenticationSettings(Pem.read("--client-ca-file", props.clientCaFile()),
+                requestHeader, tokens, blankOrPath(props.authenticationKubeconfig()),
+                props.authenticationTokenWebhookCacheTtl(), props.authenticationSkipLookup(),
+                props.authenticationTolerateLookupFailure()), metrics);
     }
 
-    @Bean
-    Authorizer authorizer(ApiServerProperties props) {
+    @Bean(destroyMethod = "close")
+    Authorizer authorizer(ApiServerProperties props, MeterRegistry metrics) {
         if (!ApiServerProperties.blank(props.authorizationKubeconfig())) {
-            return new Authorizer(new SubjectAccessReviews(Path.of(props.authorizationKubeconfig())));
+            return new Authorizer(SubjectAccessReviews.open(Path.of(props.authorizationKubeconfig()),
+                    props.authorizationWebhookCacheAuthorizedTtl(), props.authorizationWebhookCacheUnauthorizedTtl(),
+                    metrics));
         }
         return new Authorizer(ApiServerProperties.blank(props.authorizationRulesFile()) ? RbacRules.none()
                 : RbacRules.read(Path.of(props.authorizationRulesFile())));
+    }
+
+    private static Path blankOrPath(String file) {
+        return ApiServerProperties.blank(file) ? null : Path.of(file);
     }
 
     @Bean
@@ -95,42 +111,46 @@ public class ApiServerConfiguration {
         return bean;
     }
 
-    /** HTTPS on --secure-port with the given or a generated pair; client certificates requested, not required. */
+    /**
+     * HTTPS on --secure-port with the given pair or a self-signed one in --cert-dir. Client
+     * certificates are requested, not required, and taken by the TLS layer whatever their issuer
+     * ({@link AnyClientCertificate}): the {@link Authenticator} verifies them against the CAs of the moment.
+     */
     @Bean
-    WebServerFactoryCustomizer<ConfigurableServletWebServerFactory> tls(ApiServerProperties props) {
+    WebServerFactoryCustomizer<TomcatServletWebServerFactory> tls(ApiServerProperties props) {
         return factory -> {
+            String cert = props.tlsCertFile();
+            String key = props.tlsPrivateKeyFile();
+            if (ApiServerProperties.blank(cert)) {
+                Path[] pair = ServingCertificates.selfSigned(certDir(props));
+                cert = pair[0].toString();
+                key = pair[1].toString();
+            }
             Ssl ssl = new Ssl();
             ssl.setEnabled(true);
-            try {
-                Path dir = Files.createTempDirectory("calico-apiserver-tls");
-                dir.toFile().deleteOnExit();
-                String cert = props.tlsCertFile();
-                String key = props.tlsPrivateKeyFile();
-                if (ApiServerProperties.blank(cert)) {
-                    Path[] pair = ServingCertificates.selfSigned(dir);
-                    cert = pair[0].toString();
-                    key = pair[1].toString();
-                }
-                ssl.setCertificate("file:" + cert);
-                ssl.setCertificatePrivateKey("file:" + key);
-                List<X509Certificate> cas = new ArrayList<>(ServingCertificates.read(props.clientCaFile()));
-                cas.addAll(ServingCertificates.read(props.requestheaderClientCaFile()));
-                if (!cas.isEmpty()) {
-                    StringBuilder pem = new StringBuilder();
-                    for (String f : new String[] {props.clientCaFile(), props.requestheaderClientCaFile()}) {
-                        if (!ApiServerProperties.blank(f)) {
-                            pem.append(Files.readString(Path.of(f))).append('\n');
-                        }
-                    }
-                    Path trust = dir.resolve("client-cas.pem");
-                    Files.writeString(trust, pem);
-                    ssl.setTrustCertificate("file:" + trust);
-                    ssl.setClientAuth(Ssl.ClientAuth.WANT);
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            ssl.setCertificate("file:" + cert);
+            ssl.setCertificatePrivateKey("file:" + key);
+            ssl.setClientAuth(Ssl.ClientAuth.WANT);
             factory.setSsl(ssl);
+            // Runs after Spring Boot configured the connector's SSL from the Ssl above.
+            factory.addConnectorCustomizers(connector -> {
+                for (SSLHostConfig host : connector.findSslHostConfigs()) {
+                    host.setTrustManagerClassName(AnyClientCertificate.class.getName());
+                }
+            });
         };
+    }
+
+    private static Path certDir(ApiServerProperties props) {
+        if (!ApiServerProperties.blank(props.certDir())) {
+            return Path.of(props.certDir());
+        }
+        try {
+            Path dir = Files.createTempDirectory("calico-apiserver-tls");
+            dir.toFile().deleteOnExit();
+            return dir;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot make a directory for the self-signed serving certificate", e);
+        }
     }
 }

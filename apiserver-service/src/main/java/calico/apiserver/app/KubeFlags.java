@@ -14,7 +14,14 @@ public final class KubeFlags {
     static final Set<String> FLAGS = Set.of("secure-port", "bind-address", "tls-cert-file", "tls-private-key-file",
             "client-ca-file", "requestheader-client-ca-file", "requestheader-allowed-names",
             "requestheader-username-headers", "requestheader-group-headers", "token-auth-file",
-            "authorization-rules-file", "max-request-body-bytes", "authorization-kubeconfig");
+            "authorization-rules-file", "max-request-body-bytes", "authorization-kubeconfig", "cert-dir",
+            "requestheader-uid-headers", "requestheader-extra-headers-prefix", "authentication-kubeconfig",
+            "authentication-token-webhook-cache-ttl", "authentication-skip-lookup",
+            "authentication-tolerate-lookup-failure", "authorization-webhook-cache-authorized-ttl",
+            "authorization-webhook-cache-unauthorized-ttl");
+
+    /** Flags that are true when given alone ({@code --authentication-skip-lookup}), as pflag's booleans. */
+    static final Set<String> BOOLEANS = Set.of("authentication-skip-lookup", "authentication-tolerate-lookup-failure");
 
     private KubeFlags() {
     }
@@ -37,6 +44,8 @@ public final class KubeFlags {
             String value;
             if (eq >= 0) {
                 value = body.substring(eq + 1);
+            } else if (BOOLEANS.contains(name)) {
+                value = "true";
             } else if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
                 value = args[++i];
             } else {

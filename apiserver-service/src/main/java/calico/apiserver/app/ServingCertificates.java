@@ -1,30 +1,43 @@
 package calico.apiserver.app;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.cert.CertificateException;
-import java.security.cert.CertificateFactory;
-import java.security.cert.X509Certificate;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** The serving pair (given, or self-signed by {@code openssl} at start) and the client CAs. */
+/** The serving pair when none is given: self-signed by {@code openssl}, kept in {@code --cert-dir}. */
 final class ServingCertificates {
+
+    /**
+     * The names the pair is valid for: loopback, and the Service the aggregation layer dials for
+     * APIService {@code v3.projectcalico.org} ({@code calico-api} in {@code calico-apiserver}), which
+     * it verifies as {@code <service>.<namespace>.svc}.
+     */
+    static final String SANS = "DNS:localhost,IP:127.0.0.1,IP:::1,DNS:calico-api,DNS:calico-api.calico-apiserver,"
+            + "DNS:calico-api.calico-apiserver.svc,DNS:calico-api.calico-apiserver.svc.cluster.local";
 
     private ServingCertificates() {
     }
 
-    /** {@return [certificate, key]} of a new self-signed pair for localhost, in {@code dir}. */
+    /**
+     * {@return [certificate, key]}: {@code dir/apiserver.crt} and {@code dir/apiserver.key}, as
+     * k8s.io/apiserver names them under {@code --cert-dir}; kept if both exist (a restart keeps the
+     * certificate an APIService's caBundle names), else made: self-signed, a CA of itself, so that
+     * the certificate is also the caBundle.
+     */
     static Path[] selfSigned(Path dir) {
         Path cert = dir.resolve("apiserver.crt");
         Path key = dir.resolve("apiserver.key");
+        if (Files.isRegularFile(cert) && Files.isRegularFile(key)) {
+            return new Path[] {cert, key};
+        }
         List<String> cmd = List.of("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "365",
                 "-keyout", key.toString(), "-out", cert.toString(), "-subj", "/CN=localhost",
-                "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1");
+                "-addext", "subjectAltName=" + SANS);
         try {
+            Files.createDirectories(dir);
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             byte[] out = p.getInputStream().readAllBytes();
             if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
@@ -32,30 +45,12 @@ final class ServingCertificates {
                         + new String(out));
             }
         } catch (IOException e) {
-            throw new IllegalStateException("no --tls-cert-file given and openssl is not available: " + e.getMessage(), e);
+            throw new UncheckedIOException("no --tls-cert-file given and openssl could not make one in " + dir
+                    + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted generating a certificate", e);
         }
         return new Path[] {cert, key};
-    }
-
-    static List<X509Certificate> read(String file) {
-        if (file == null || file.isBlank()) {
-            return List.of();
-        }
-        try {
-            CertificateFactory cf = CertificateFactory.getInstance("X.509");
-            List<X509Certificate> out = new ArrayList<>();
-            for (var c : cf.generateCertificates(new ByteArrayInputStream(Files.readAllBytes(Path.of(file))))) {
-                out.add((X509Certificate) c);
-            }
-            if (out.isEmpty()) {
-                throw new IllegalArgumentException(file + ": no certificate in PEM file");
-            }
-            return out;
-        } catch (IOException | CertificateException e) {
-            throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
-        }
     }
 }

@@ -1,108 +1,150 @@
 package calico.apiserver.auth;
 
-import java.security.PublicKey;
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.http.HttpServletRequest;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
-import javax.naming.ldap.LdapName;
-import javax.naming.ldap.Rdn;
-import jakarta.servlet.http.HttpServletRequest;
+import java.util.function.Supplier;
 
 /**
- * Who is calling, in kube-apiserver's order: a front-proxy client certificate (signed by the
- * request-header CA, CN among the allowed names when any are set) lends its trust to the
- * {@code X-Remote-User}/{@code X-Remote-Group} headers; another client certificate signed by
- * the client CA is the user CN with groups O; otherwise a bearer token from the token file.
- * The TLS layer has already verified the chain against both CAs; here we only tell them apart.
+ * Who is calling, in k8s.io/apiserver's delegated order: a front-proxy client certificate
+ * (signed by the request-header CA, CN among the allowed names when any are set) lends its trust
+ * to the user, uid, group and extra headers; another client certificate signed by the client CA
+ * is the user CN with groups O; otherwise a bearer token, from the token file or a TokenReview.
+ * The TLS layer only requests the certificate; the chains are verified here, against the CAs of
+ * the flags or of the cluster's {@code extension-apiserver-authentication} ConfigMap as they are
+ * now. There is no anonymous user: a request none of these recognises is 401 (see DESIGN.md).
  */
-public final class Authenticator {
+public final class Authenticator implements AutoCloseable {
 
-    private final List<X509Certificate> clientCas;
-    private final List<X509Certificate> requestHeaderCas;
-    private final List<String> allowedNames;
-    private final List<String> userHeaders;
-    private final List<String> groupHeaders;
-    private final TokenFile tokens;
+    private final Supplier<List<X509Certificate>> clientCas;
+    private final Supplier<Optional<RequestHeaderConfig>> requestHeader;
+    private final List<TokenAuthenticator> tokens;
+    private final List<AutoCloseable> resources;
+    private final Clock clock;
 
-    public Authenticator(List<X509Certificate> clientCas, List<X509Certificate> requestHeaderCas,
-                         List<String> allowedNames, List<String> userHeaders, List<String> groupHeaders,
-                         TokenFile tokens) {
-        this.clientCas = List.copyOf(clientCas);
-        this.requestHeaderCas = List.copyOf(requestHeaderCas);
-        this.allowedNames = List.copyOf(allowedNames);
-        this.userHeaders = List.copyOf(userHeaders);
-        this.groupHeaders = List.copyOf(groupHeaders);
-        this.tokens = tokens;
+    Authenticator(Supplier<List<X509Certificate>> clientCas, Supplier<Optional<RequestHeaderConfig>> requestHeader,
+                  List<TokenAuthenticator> tokens, List<AutoCloseable> resources, Clock clock) {
+        this.clientCas = clientCas;
+        this.requestHeader = requestHeader;
+        this.tokens = List.copyOf(tokens);
+        this.resources = List.copyOf(resources);
+        this.clock = clock;
+    }
+
+    /**
+     * {@return the authenticator the settings describe}; with a kubeconfig it reads the cluster's
+     * authentication ConfigMap now (failing the start unless tolerated) and keeps watching it.
+     */
+    public static Authenticator open(AuthenticationSettings s, MeterRegistry metrics) {
+        List<TokenAuthenticator> tokens = new ArrayList<>(List.of(s.tokenFile()));
+        List<AutoCloseable> resources = new ArrayList<>();
+        Supplier<List<X509Certificate>> clientCas = s::clientCas;
+        Supplier<Optional<RequestHeaderConfig>> requestHeader = s::requestHeader;
+        if (s.kubeconfig() != null) {
+            TokenReviews reviews = TokenReviews.open(s.kubeconfig(), s.tokenCacheTtl(), metrics);
+            resources.add(reviews);
+            tokens.add(reviews);
+            if (s.looksUp()) {
+                try {
+                    ExtensionApiServerAuthentication cluster =
+                            ExtensionApiServerAuthentication.start(reviews.client(), s.tolerateLookupFailure());
+                    resources.add(0, cluster);
+                    if (s.clientCas().isEmpty()) {
+                        clientCas = cluster::clientCas;
+                    }
+                    if (s.requestHeader().isEmpty()) {
+                        requestHeader = cluster::requestHeader;
+                    }
+                } catch (RuntimeException e) {
+                    reviews.close();
+                    throw e;
+                }
+            }
+        }
+        return new Authenticator(clientCas, requestHeader, tokens, resources, Clock.systemUTC());
     }
 
     public Optional<User> authenticate(HttpServletRequest req) {
         Object attr = req.getAttribute("jakarta.servlet.request.X509Certificate");
         if (attr instanceof X509Certificate[] chain && chain.length > 0) {
-            X509Certificate leaf = chain[0];
-            if (signedBy(leaf, requestHeaderCas)) {
-                String cn = cn(leaf);
-                if (allowedNames.isEmpty() || allowedNames.contains(cn)) {
-                    for (String h : userHeaders) {
-                        String user = req.getHeader(h);
-                        if (user != null && !user.isEmpty()) {
-                            List<String> groups = new ArrayList<>();
-                            for (String gh : groupHeaders) {
-                                Collections.list(req.getHeaders(gh)).forEach(groups::add);
-                            }
-                            return Optional.of(new User(user, "", groups));
-                        }
-                    }
+            Optional<RequestHeaderConfig> proxy = requestHeader.get();
+            if (proxy.isPresent() && fromProxy(chain, proxy.get())) {
+                Optional<User> vouched = headerUser(req, proxy.get());
+                if (vouched.isPresent()) {
+                    return vouched;
                 }
             }
-            if (signedBy(leaf, clientCas)) {
-                return Optional.of(new User(cn(leaf), "", organizations(leaf)));
+            if (ClientCertificates.verify(chain, clientCas.get(), clock.instant())) {
+                return Optional.of(new User(ClientCertificates.commonName(chain[0]), "",
+                        ClientCertificates.organizations(chain[0])));
             }
         }
         String auth = req.getHeader("Authorization");
         if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            return tokens.user(auth.substring(7).trim());
+            String token = auth.substring(7).trim();
+            for (TokenAuthenticator t : tokens) {
+                Optional<User> u = t.user(token);
+                if (u.isPresent()) {
+                    return u;
+                }
+            }
         }
         return Optional.empty();
     }
 
-    private static boolean signedBy(X509Certificate cert, List<X509Certificate> cas) {
-        for (X509Certificate ca : cas) {
-            try {
-                if (!cert.getIssuerX500Principal().equals(ca.getSubjectX500Principal())) {
-                    continue;
-                }
-                PublicKey key = ca.getPublicKey();
-                cert.verify(key);
-                cert.checkValidity();
-                return true;
-            } catch (Exception e) {
-                // not this CA
-            }
+    private boolean fromProxy(X509Certificate[] chain, RequestHeaderConfig proxy) {
+        return ClientCertificates.verify(chain, proxy.cas(), clock.instant())
+                && (proxy.allowedNames().isEmpty()
+                || proxy.allowedNames().contains(ClientCertificates.commonName(chain[0])));
+    }
+
+    private static Optional<User> headerUser(HttpServletRequest req, RequestHeaderConfig proxy) {
+        String name = first(req, proxy.userHeaders());
+        if (name.isEmpty()) {
+            return Optional.empty();
         }
-        return false;
-    }
-
-    private static String cn(X509Certificate c) {
-        return rdn(c, "CN").stream().findFirst().orElse("");
-    }
-
-    private static List<String> organizations(X509Certificate c) {
-        return rdn(c, "O");
-    }
-
-    private static List<String> rdn(X509Certificate c, String type) {
-        List<String> out = new ArrayList<>();
-        try {
-            for (Rdn r : new LdapName(c.getSubjectX500Principal().getName()).getRdns()) {
-                if (r.getType().equalsIgnoreCase(type)) {
-                    out.add(r.getValue().toString());
+        List<String> groups = new ArrayList<>();
+        for (String h : proxy.groupHeaders()) {
+            Collections.list(req.getHeaders(h)).forEach(groups::add);
+        }
+        Map<String, List<String>> extra = new LinkedHashMap<>();
+        for (String header : Collections.list(req.getHeaderNames())) {
+            for (String prefix : proxy.extraPrefixes()) {
+                if (header.regionMatches(true, 0, prefix, 0, prefix.length()) && header.length() > prefix.length()) {
+                    String key = URLDecoder.decode(header.substring(prefix.length()).replace("+", "%2B"),
+                            StandardCharsets.UTF_8).toLowerCase(Locale.ROOT);
+                    Collections.list(req.getHeaders(header))
+                            .forEach(v -> extra.computeIfAbsent(key, k -> new ArrayList<>()).add(v));
                 }
             }
-        } catch (Exception e) {
-            // unreadable subject: no names
         }
-        return out;
+        return Optional.of(new User(name, first(req, proxy.uidHeaders()), groups, extra));
+    }
+
+    private static String first(HttpServletRequest req, List<String> headers) {
+        for (String h : headers) {
+            String v = req.getHeader(h);
+            if (v != null && !v.isEmpty()) {
+                return v;
+            }
+        }
+        return "";
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (AutoCloseable r : resources) {
+            r.close();
+        }
     }
 }

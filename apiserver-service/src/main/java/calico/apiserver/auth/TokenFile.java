@@ -14,7 +14,7 @@ import java.util.Optional;
  * (groups optional). Blank lines and lines starting with {@code #} are skipped; a malformed line
  * fails start-up with its line number.
  */
-public final class TokenFile {
+public final class TokenFile implements TokenAuthenticator {
 
     private final Map<String, User> byToken;
 
@@ -57,6 +57,7 @@ public final class TokenFile {
         return new TokenFile(out);
     }
 
+    @Override
     public Optional<User> user(String token) {
         return Optional.ofNullable(byToken.get(token));
     }

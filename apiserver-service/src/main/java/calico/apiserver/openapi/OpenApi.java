@@ -97,9 +97,30 @@ public final class OpenApi {
             addPaths(paths, k, refBase + name, refBase + list, openApi3);
         }
         if (!openApi3) {
+            defs.forEach(OpenApi::withoutNullable);
             doc.set("definitions", defs);
         }
         return doc;
+    }
+
+    /**
+     * OpenAPI v2 has no {@code nullable}: kube-apiserver turns its merged v2 document into
+     * protobuf (gnostic), which refuses the keyword, and then answers every protobuf request for
+     * {@code /openapi/v2} with 503, breaking kubectl's validation cluster-wide. As kube's own v2
+     * conversion of CRD schemas does, a nullable schema becomes untyped (no type, items or properties).
+     */
+    private static void withoutNullable(JsonNode node) {
+        if (node instanceof ObjectNode o) {
+            if (o.path("nullable").isBoolean()) {
+                if (o.path("nullable").asBoolean()) {
+                    o.remove(List.of("type", "items", "properties"));
+                }
+                o.remove("nullable");
+            }
+            o.forEach(OpenApi::withoutNullable);
+        } else if (node instanceof ArrayNode a) {
+            a.forEach(OpenApi::withoutNullable);
+        }
     }
 
     private void addPaths(ObjectNode paths, ResourceKind k, String ref, String listRef, boolean v3) {

@@ -16,4 +16,12 @@ class KubeFlagsTest {
         assertThatThrownBy(() -> KubeFlags.translate(new String[] {"--token-auth-file"}))
                 .hasMessageContaining("--token-auth-file: a value is required");
     }
+
+    @Test
+    void booleanFlagsStandAloneAsPflagsDo() {
+        assertThat(KubeFlags.translate(new String[] {"--authentication-skip-lookup", "--cert-dir", "/d",
+                "--authentication-tolerate-lookup-failure=false"}))
+                .containsExactly("--apiserver.authentication-skip-lookup=true", "--apiserver.cert-dir=/d",
+                        "--apiserver.authentication-tolerate-lookup-failure=false");
+    }
 }

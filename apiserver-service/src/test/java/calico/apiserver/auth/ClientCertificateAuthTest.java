@@ -5,19 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import calico.apiserver.e2e.ApiServerFixture;
 import calico.apiserver.http.Http;
 import calico.libcalico.testing.TestCertificates;
-import java.io.ByteArrayInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyFactory;
-import java.security.KeyStore;
-import java.security.PrivateKey;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
-import java.security.spec.PKCS8EncodedKeySpec;
-import java.util.Base64;
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -42,7 +32,7 @@ class ClientCertificateAuthTest {
         proxies = TestCertificates.generate(dir.resolve("proxies"));
         server = ApiServerFixture.start(null, "--tls-cert-file=" + clients.serverCert(),
                 "--tls-private-key-file=" + clients.serverKey(), "--client-ca-file=" + clients.caCert(),
-                "--requestheader-client-ca-file=" + proxies.caCert());
+                "--requestheader-client-ca-file=" + proxies.caCert(), "--requestheader-allowed-names=client");
     }
 
     @AfterAll
@@ -50,27 +40,8 @@ class ClientCertificateAuthTest {
         server.close();
     }
 
-    static SSLContext tls(Path cert, Path key) throws Exception {
-        CertificateFactory cf = CertificateFactory.getInstance("X.509");
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        trust.load(null, null);
-        trust.setCertificateEntry("ca", cf.generateCertificate(new ByteArrayInputStream(Files.readAllBytes(clients.caCert()))));
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(trust);
-        KeyManagerFactory kmf = null;
-        if (cert != null) {
-            String pem = Files.readString(key).replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-            PrivateKey pk = KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
-            KeyStore ks = KeyStore.getInstance("PKCS12");
-            ks.load(null, null);
-            ks.setKeyEntry("me", pk, new char[0], new Certificate[] {
-                    cf.generateCertificate(new ByteArrayInputStream(Files.readAllBytes(cert)))});
-            kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-            kmf.init(ks, new char[0]);
-        }
-        SSLContext ctx = SSLContext.getInstance("TLS");
-        ctx.init(kmf == null ? null : kmf.getKeyManagers(), tmf.getTrustManagers(), null);
-        return ctx;
+    static SSLContext tls(Path cert, Path key) {
+        return Http.tls(clients.caCert(), cert, key);
     }
 
     @Test
@@ -82,6 +53,14 @@ class ClientCertificateAuthTest {
     }
 
     @Test
+    void aCertificateNotMadeForClientsIsNobody() {
+        // The CA signed it, but for serving only (extendedKeyUsage serverAuth): as kube, it names no user.
+        Http server = new Http("https://localhost:" + ClientCertificateAuthTest.server.port(), null,
+                tls(clients.serverCert(), clients.serverKey()));
+        assertThat(server.send(server.request(GNS)).statusCode()).isEqualTo(401);
+    }
+
+    @Test
     void frontProxyHeadersAreTrustedFromItsCertificateOnly() throws Exception {
         Http proxy = new Http("https://localhost:" + server.port(), null, tls(proxies.clientCert(), proxies.clientKey()));
         var r = proxy.send(proxy.request(GNS).header("X-Remote-User", "aggregator-admin")
@@ -89,6 +68,11 @@ class ClientCertificateAuthTest {
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         var noUser = proxy.send(proxy.request(GNS));
         assertThat(noUser.statusCode()).isEqualTo(401);
+        // Signed by the request-header CA, but not one of --requestheader-allowed-names: not a proxy.
+        Path[] intruder = proxies.client("intruder");
+        Http other = new Http("https://localhost:" + server.port(), null, tls(intruder[0], intruder[1]));
+        assertThat(other.send(other.request(GNS).header("X-Remote-User", "aggregator-admin")
+                .header("X-Remote-Group", "system:masters")).statusCode()).isEqualTo(401);
     }
 
     @Test

@@ -49,26 +49,36 @@ public final class ApiServerFixture implements AutoCloseable {
         this.dir = dir;
     }
 
+    /** kube-apiserver's token file format: admin in system:masters, alice and bob (developers, testers) without rights. */
+    public static final String TOKENS_CSV = ADMIN_TOKEN + ",admin,1,\"system:masters\"\n" + ALICE_TOKEN + ",alice,2\n"
+            + "bob-token,bob,3,\"developers,testers\"\n";
+
     /** Starts on the memory datastore, or on etcd when {@code etcdEndpoint} is given. */
     public static ApiServerFixture start(String etcdEndpoint, String... extraArgs) {
         try {
             Path dir = Files.createTempDirectory("apiserver-fixture");
             Path tokens = dir.resolve("tokens.csv");
-            Files.writeString(tokens, ADMIN_TOKEN + ",admin,1,\"system:masters\"\n" + ALICE_TOKEN + ",alice,2\n"
-                    + "bob-token,bob,3,\"developers,testers\"\n");
+            Files.writeString(tokens, TOKENS_CSV);
             Path rules = dir.resolve("rules.yaml");
             Files.writeString(rules, RULES);
-            List<String> args = new ArrayList<>(List.of("--secure-port=0", "--bind-address=127.0.0.1",
-                    "--token-auth-file=" + tokens, "--authorization-rules-file", rules.toString(),
-                    "--calico.health.port=0", "--apiserver.datastore-type=" + (etcdEndpoint == null ? "memory" : "etcdv3")));
+            List<String> args = new ArrayList<>(List.of("--token-auth-file=" + tokens,
+                    "--authorization-rules-file", rules.toString(),
+                    "--apiserver.datastore-type=" + (etcdEndpoint == null ? "memory" : "etcdv3")));
             if (etcdEndpoint != null) {
                 args.add("--apiserver.etcd-endpoints=" + etcdEndpoint);
             }
             args.addAll(List.of(extraArgs));
-            return new ApiServerFixture(ApiServerApplication.start(args.toArray(String[]::new)), dir);
+            return launch(dir, args);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** Starts in this JVM on a free loopback port (and a free management port) with {@code args}; {@code dir} is the caller's. */
+    public static ApiServerFixture launch(Path dir, List<String> args) {
+        List<String> all = new ArrayList<>(List.of("--secure-port=0", "--bind-address=127.0.0.1", "--calico.health.port=0"));
+        all.addAll(args);
+        return new ApiServerFixture(ApiServerApplication.start(all.toArray(String[]::new)), dir);
     }
 
     public int port() {
@@ -91,8 +101,14 @@ public final class ApiServerFixture implements AutoCloseable {
         return dir;
     }
 
+    /** Stops the server and deletes its directory (token and rules files, certificates). */
     @Override
     public void close() {
         context.close();
+        try (var walk = Files.walk(dir)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            System.err.println("ApiServerFixture: cannot delete " + dir + ": " + e.getMessage());
+        }
     }
 }

@@ -24,10 +24,17 @@ public final class Kubectl {
         }
     }
 
+    private final Path binary;
     private final Path home;
     private final Path kubeconfig;
 
     public Kubectl(String serverUrl, String token) {
+        this(BINARY, serverUrl, token);
+    }
+
+    /** {@code binary}: which kubectl (the control plane's v1.37.2 for tests behind kube-apiserver). */
+    public Kubectl(Path binary, String serverUrl, String token) {
+        this.binary = binary;
         try {
             home = Files.createTempDirectory("kubectl-home");
             kubeconfig = home.resolve("config");
@@ -54,7 +61,7 @@ public final class Kubectl {
     }
 
     public Result run(String stdin, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(BINARY.toString(), "--kubeconfig", kubeconfig.toString(),
+        List<String> cmd = new ArrayList<>(List.of(binary.toString(), "--kubeconfig", kubeconfig.toString(),
                 "--cache-dir", home.resolve("cache").toString()));
         cmd.addAll(List.of(args));
         try {
@@ -85,7 +92,7 @@ public final class Kubectl {
 
     /** Starts kubectl in the background (for {@code get -w}); output goes to {@code out}. */
     public Process start(Path out, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(BINARY.toString(), "--kubeconfig", kubeconfig.toString(),
+        List<String> cmd = new ArrayList<>(List.of(binary.toString(), "--kubeconfig", kubeconfig.toString(),
                 "--cache-dir", home.resolve("cache").toString()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());

@@ -2,11 +2,20 @@ package calico.apiserver.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import calico.api.model.ResourceKind;
+import calico.apiserver.discovery.KindCatalog;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,8 +28,30 @@ abstract class KubectlScenarios {
 
     abstract ApiServerFixture server();
 
+    /** {@return kubectl with a bearer token}: straight to the server here; through kube-apiserver behind the aggregator. */
+    Kubectl kubectl(String token) {
+        return new Kubectl(server().url(), token);
+    }
+
     Kubectl admin() {
-        return new Kubectl(server().url(), ApiServerFixture.ADMIN_TOKEN);
+        return kubectl(ApiServerFixture.ADMIN_TOKEN);
+    }
+
+    /**
+     * The kinds the server's datastore derives from Kubernetes objects, which come and go with
+     * them: none for a store of its own; on the kubernetes datastore Node (the Kubernetes Nodes),
+     * Profile (Namespaces and ServiceAccounts) and WorkloadEndpoint (Pods), as in Calico.
+     */
+    Set<ResourceKind> derivedKinds() {
+        return Set.of();
+    }
+
+    /**
+     * Readies what Calico objects here live in or on: nothing for a store of its own; on the
+     * kubernetes datastore the Namespaces and the Kubernetes Nodes (of Calico Nodes) must exist
+     * first, as in Calico.
+     */
+    void prepare(List<String> namespaces, List<String> nodes) {
     }
 
     static String read(String name) throws Exception {
@@ -34,6 +65,7 @@ abstract class KubectlScenarios {
 
     @Test
     void seedManifestsApplyAndASecondApplyChangesNothing() throws Exception {
+        prepare(List.of(), List.of("node-rr-1"));
         Kubectl k = admin();
         for (String f : List.of("bgpconfiguration-node-mesh.yaml", "bgppeer-tor-switch.yaml",
                 "felixconfiguration-default.yaml", "route-reflector.yaml")) {
@@ -54,6 +86,7 @@ abstract class KubectlScenarios {
 
     @Test
     void aBroadSetOfPoliciesAppliesAndListsInEveryFormat() throws Exception {
+        prepare(List.of("shop"), List.of());
         Kubectl k = admin();
         Kubectl.Result r = ok(k.run(null, "apply", "-f", MANIFESTS.resolve("policies.yaml").toString()));
         assertThat(r.out()).contains("tier.projectcalico.org/security created")
@@ -230,6 +263,7 @@ abstract class KubectlScenarios {
 
     @Test
     void getWatchSeesChangesFromAnotherClient() throws Exception {
+        prepare(List.of("watchns"), List.of());
         Kubectl watcher = admin();
         Kubectl other = admin();
         Path out = Files.createTempFile(watcher.home(), "watch", ".txt");
@@ -276,7 +310,7 @@ abstract class KubectlScenarios {
                 metadata: {name: secret.hidden}
                 spec: {tier: secret, selector: all()}
                 """, "apply", "-f", "-"));
-        Kubectl alice = new Kubectl(server().url(), ApiServerFixture.ALICE_TOKEN);
+        Kubectl alice = kubectl(ApiServerFixture.ALICE_TOKEN);
         Kubectl.Result denied = alice.run(null, "get", "gnp", "secret.hidden");
         assertThat(denied.exit()).isNotZero();
         assertThat(denied.err()).contains("Forbidden").contains("secret");
@@ -295,10 +329,107 @@ abstract class KubectlScenarios {
                 """, "create", "-f", "-"));
         Kubectl.Result list = ok(alice.run(null, "get", "gnp", "-o", "name"));
         assertThat(list.out()).contains("allowed.mine").doesNotContain("secret.hidden");
-        Kubectl bob = new Kubectl(server().url(), "bob-token");
+        Kubectl bob = kubectl("bob-token");
         assertThat(bob.run(null, "get", "tiers").err()).contains("Forbidden");
-        Kubectl nobody = new Kubectl(server().url(), "no-such-token");
+        Kubectl nobody = kubectl("no-such-token");
         assertThat(nobody.run(null, "get", "tiers").err()).contains("the server has asked for the client to provide credentials");
+    }
+
+    /**
+     * Every served kind: one object each from every-kind.yaml, through each kubectl verb; the
+     * kinds the datastore derives (see {@link #derivedKinds()}) are left out here.
+     */
+    @Test
+    void everyKindAppliesReadsDiffsExplainsWatchesAndDeletes() throws Exception {
+        Kubectl k = admin();
+        List<KindObject> all = KindObject.read(MANIFESTS.resolve("every-kind.yaml"));
+        assertThat(all.stream().map(KindObject::kind).sorted().toList()).as("one object of every served kind")
+                .isEqualTo(KindCatalog.kinds().stream().map(ResourceKind::kind).sorted().toList());
+        prepare(List.of("ek"), List.of());
+        List<KindObject> objects = all.stream()
+                .filter(o -> !derivedKinds().contains(ResourceKind.byKind(o.kind()).orElseThrow())).toList();
+        Path manifest = Files.createTempFile(k.home(), "every-kind", ".yaml");
+        Files.writeString(manifest, String.join("---\n", objects.stream().map(KindObject::yaml).toList()));
+        Kubectl.Result created = ok(k.run(null, "apply", "-f", manifest.toString()));
+        for (KindObject o : objects) {
+            assertThat(created.out()).contains(o.ref() + " created");
+        }
+        String yaml = ok(k.run(null, "get", "-f", manifest.toString(), "-o", "yaml")).out();
+        for (KindObject o : objects) {
+            assertThat(yaml).contains("kind: " + o.kind() + "\n").contains("name: " + o.name() + "\n");
+        }
+
+        // Every object gains a label: diff shows each change (and stores none), server-side apply makes them.
+        Path changed = Files.createTempFile(k.home(), "every-kind-changed", ".yaml");
+        Files.writeString(changed, Files.readString(manifest).replaceAll("(?m)^metadata: \\{name: ",
+                "metadata: {labels: {ek: changed}, name: "));
+        Kubectl.Result diff = k.run(null, "diff", "-f", changed.toString());
+        assertThat(diff.exit()).as(diff.all()).isEqualTo(1);
+        assertThat(diff.out().split("\n")).filteredOn(line -> line.equals("+    ek: changed")).hasSize(objects.size());
+        assertThat(ok(k.run(null, "get", "-f", manifest.toString(), "-o", "name", "-l", "ek=changed")).out()).isEmpty();
+        Kubectl.Result ssa = ok(k.run(null, "apply", "--server-side", "-f", changed.toString()));
+        for (KindObject o : objects) {
+            assertThat(ssa.out()).contains(o.ref() + " serverside-applied");
+        }
+
+        for (KindObject o : all) {
+            // The group named: behind kube-apiserver, networkpolicies and nodes are Kubernetes' own first.
+            assertThat(ok(k.run(null, "explain", o.plural(), "--api-version=projectcalico.org/v3")).out()).as(o.kind())
+                    .contains("KIND:       " + o.kind() + "\n").contains("VERSION:    v3");
+        }
+
+        // A watch per kind sees its object, then its deletion.
+        List<Process> watches = new ArrayList<>();
+        List<Path> outputs = new ArrayList<>();
+        try {
+            for (KindObject o : objects) {
+                Path out = Files.createTempFile(k.home(), "watch-" + o.plural(), ".txt");
+                outputs.add(out);
+                watches.add(k.start(out, "get", o.plural() + ".projectcalico.org", "-A", "-w", "--output-watch-events"));
+            }
+            for (int i = 0; i < objects.size(); i++) {
+                awaitContent(outputs.get(i), " " + objects.get(i).name() + " ", Duration.ofSeconds(60));
+            }
+            Kubectl.Result deleted = ok(k.run(null, "delete", "-f", manifest.toString()));
+            for (int i = 0; i < objects.size(); i++) {
+                KindObject o = objects.get(i);
+                assertThat(deleted.out()).contains(o.kind().toLowerCase(Locale.ROOT) + ".projectcalico.org \""
+                        + o.name() + "\" deleted");
+                awaitContent(outputs.get(i), "DELETED", Duration.ofSeconds(60));
+                assertThat(Files.readString(outputs.get(i))).as(o.kind())
+                        .containsPattern("DELETED +(ek +)?" + Pattern.quote(o.name()) + " ");
+            }
+        } finally {
+            watches.forEach(Process::destroy);
+        }
+        Kubectl.Result gone = k.run(null, "get", "-f", manifest.toString(), "-o", "name");
+        assertThat(gone.out()).isEmpty();
+        assertThat(gone.err().split("\n")).filteredOn(line -> line.contains("NotFound")).hasSize(objects.size());
+    }
+
+    /** A document of a manifest: its text, kind, name and the kind's plural. */
+    record KindObject(String yaml, String kind, String name, String plural) {
+
+        private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+        static List<KindObject> read(Path manifest) throws Exception {
+            List<KindObject> out = new ArrayList<>();
+            for (String doc : Files.readString(manifest).split("(?m)^---\n")) {
+                JsonNode tree = YAML.readTree(doc);
+                if (tree == null || !tree.has("kind")) {
+                    continue;
+                }
+                String kind = tree.path("kind").asText();
+                out.add(new KindObject(doc, kind, tree.path("metadata").path("name").asText(),
+                        ResourceKind.byKind(kind).orElseThrow().plural()));
+            }
+            return out;
+        }
+
+        /** {@code <singular>.projectcalico.org/<name>}, as kubectl reports what it did. */
+        String ref() {
+            return kind.toLowerCase(Locale.ROOT) + ".projectcalico.org/" + name;
+        }
     }
 
     static void awaitContent(Path file, String text, Duration timeout) throws Exception {

@@ -1,14 +1,26 @@
 package calico.apiserver.http;
 
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.security.KeyFactory;
+import java.security.KeyStore;
+import java.security.PrivateKey;
 import java.security.SecureRandom;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.util.Base64;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509TrustManager;
 
 /** A test HTTPS client that trusts the server's self-signed certificate and sends a bearer token. */
@@ -33,9 +45,53 @@ public final class Http {
             }
             SSLParameters params = new SSLParameters();
             params.setEndpointIdentificationAlgorithm("");
-            this.client = HttpClient.newBuilder().sslContext(ctx).sslParameters(params).build();
+            // HTTP/1.1: the JDK 17 client's HTTP/2 gets GOAWAY from Go servers (kube-apiserver).
+            this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).sslContext(ctx)
+                    .sslParameters(params).build();
         } catch (Exception e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * {@return a TLS context} that presents {@code cert}/{@code key} (PEM, PKCS#8 RSA; none when
+     * null) and trusts the server when {@code trustedCa} (PEM) signed it, or any server when null.
+     */
+    public static SSLContext tls(Path trustedCa, Path cert, Path key) {
+        try {
+            CertificateFactory cf = CertificateFactory.getInstance("X.509");
+            TrustManager[] trust = {trustAll()};
+            if (trustedCa != null) {
+                KeyStore store = KeyStore.getInstance("PKCS12");
+                store.load(null, null);
+                try (var in = Files.newInputStream(trustedCa)) {
+                    store.setCertificateEntry("ca", cf.generateCertificate(in));
+                }
+                TrustManagerFactory tmf = TrustManagerFactory.getInstance(
+                        TrustManagerFactory.getDefaultAlgorithm());
+                tmf.init(store);
+                trust = tmf.getTrustManagers();
+            }
+            KeyManager[] keys = null;
+            if (cert != null) {
+                String pem = Files.readString(key).replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
+                PrivateKey pk = KeyFactory.getInstance("RSA").generatePrivate(
+                        new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
+                KeyStore ks = KeyStore.getInstance("PKCS12");
+                ks.load(null, null);
+                try (var in = Files.newInputStream(cert)) {
+                    ks.setKeyEntry("me", pk, new char[0], new Certificate[] {cf.generateCertificate(in)});
+                }
+                KeyManagerFactory kmf = KeyManagerFactory.getInstance(
+                        KeyManagerFactory.getDefaultAlgorithm());
+                kmf.init(ks, new char[0]);
+                keys = kmf.getKeyManagers();
+            }
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(keys, trust, new SecureRandom());
+            return ctx;
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot build a TLS context from " + trustedCa + ", " + cert, e);
         }
     }
 

@@ -52,4 +52,17 @@ class OpenApiTest {
         assertThat(API.v3().path("components").path("schemas").path(P + "GlobalNetworkPolicy").path("description").asText())
                 .startsWith("A cluster-wide set of ordered allow/deny rules");
     }
+
+    @Test
+    void v2HasNoNullableKeywordWhichKubeApiserverCouldNotTurnIntoProtobuf() {
+        JsonNode v3Items = API.v3().path("components").path("schemas").path(P + "IPAMBlockSpec").path("properties")
+                .path("allocations").path("items");
+        assertThat(v3Items.path("nullable").asBoolean()).as("v3 keeps it").isTrue();
+        assertThat(v3Items.path("type").asText()).isEqualTo("integer");
+        JsonNode v2Items = API.v2().path("definitions").path(P + "IPAMBlockSpec").path("properties")
+                .path("allocations").path("items");
+        assertThat(v2Items.has("nullable")).isFalse();
+        assertThat(v2Items.has("type")).as("untyped, as kube's v2 conversion of a nullable CRD schema").isFalse();
+        assertThat(API.v2().toString()).doesNotContain("\"nullable\"");
+    }
 }

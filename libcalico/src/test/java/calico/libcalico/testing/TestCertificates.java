@@ -36,6 +36,12 @@ public record TestCertificates(Path caCert, Path caKey, Path serverCert, Path se
         }
     }
 
+    /** {@return [certificate, key]} of another client certificate of this CA, for {@code commonName}, beside the others. */
+    public Path[] client(String commonName) {
+        Path dir = caCert.getParent();
+        return leaf(dir, commonName, caCert, caKey, dir.resolve("client.ext"));
+    }
+
     private static Path[] leaf(Path dir, String name, Path ca, Path caKey, Path ext) {
         Path key = dir.resolve(name + ".key");
         Path csr = dir.resolve(name + ".csr");

@@ -169,7 +169,8 @@ final class ApiServerWatch implements Watch {
                 out.deliver(switch (type) {
                     case "ADDED" -> new WatchEvent.Added(r, rev);
                     case "MODIFIED" -> new WatchEvent.Modified(r, previous, rev);
-                    default -> new WatchEvent.Deleted(r.key(), previous, rev);
+                    // A DELETED event carries the object's last state: known even if this watch never saw it.
+                    default -> new WatchEvent.Deleted(r.key(), previous != null ? previous : r, rev);
                 });
             }
             case "BOOKMARK" -> {

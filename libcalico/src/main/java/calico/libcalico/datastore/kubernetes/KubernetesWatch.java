@@ -177,7 +177,10 @@ final class KubernetesWatch implements Watch {
         positions[source] = Math.max(positions[source], rev);
         if (action == Watcher.Action.DELETED) {
             for (Resource r : c.present()) {
-                deliver(new WatchEvent.Deleted(r.key(), last.remove(r.key()), rev));
+                // The API server's DELETED event carries the object's last state: known even when this
+                // watch never delivered it (written before the watch's start revision).
+                Resource previous = last.remove(r.key());
+                deliver(new WatchEvent.Deleted(r.key(), previous != null ? previous : r, rev));
             }
             for (ResourceKey k : c.absent()) {
                 Resource previous = last.remove(k);
