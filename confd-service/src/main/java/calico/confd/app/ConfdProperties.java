@@ -20,6 +20,8 @@ import org.springframework.boot.convert.DurationUnit;
  * @param networkingBackend {@code bird} runs confd; {@code vxlan}/{@code none} leave BGP off (CALICO_NETWORKING_BACKEND)
  * @param datastoreType     {@code etcdv3}, {@code kubernetes} or {@code memory} (DATASTORE_TYPE)
  * @param etcdEndpoints     comma-separated URLs (ETCD_ENDPOINTS)
+ * @param kubeconfig        the kubernetes datastore's kubeconfig (KUBECONFIG); empty: the service account
+ *                          inside a cluster, else ~/.kube/config
  * @param birdSocket        BIRD's control socket (CALICO_BIRD_SOCKET, ours; Calico: /var/run/calico/bird.ctl)
  * @param birdConfig        the file BIRD reads (CALICO_BIRD_CONFIG, ours; Calico: /etc/calico/confd/config/bird.cfg)
  * @param birdBinary        the BIRD used for {@code bird -p} (CALICO_BIRD_BINARY, ours)
@@ -39,6 +41,7 @@ public record ConfdProperties(
         String etcdCaCertFile,
         String etcdCertFile,
         String etcdKeyFile,
+        String kubeconfig,
         @DefaultValue("/var/run/calico/bird.ctl") Path birdSocket,
         @DefaultValue("/etc/calico/confd/config/bird.cfg") Path birdConfig,
         @DefaultValue("/usr/sbin/bird") String birdBinary,
@@ -82,8 +85,13 @@ public record ConfdProperties(
     }
 
     DatastoreConfig datastore(Map<String, String> env) {
+        Map<String, String> withKubeconfig = env;
+        if (kubeconfig != null && !kubeconfig.isBlank()) {
+            withKubeconfig = new java.util.HashMap<>(env);
+            withKubeconfig.put("KUBECONFIG", kubeconfig);
+        }
         return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),
                 () -> EtcdConfig.fromProperties("confd.etcd-endpoints (ETCD_ENDPOINTS)",
-                        etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile), env);
+                        etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile), withKubeconfig);
     }
 }

@@ -10,6 +10,7 @@ import calico.confd.render.BirdConfigBuilder;
 import calico.confd.render.DirectorySecrets;
 import calico.confd.render.KubernetesSecrets;
 import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.DatastoreMetrics;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import calico.confd.render.SecretSource;
@@ -107,6 +108,7 @@ public class ConfdService implements SmartLifecycle {
             startTypha(typha.options(properties.nodename(), typha.addresses()));
         } else {
             datastore = datastoreConfig.open();
+            new DatastoreMetrics(datastore).bindTo(meters); // calico_datastore_invalid_objects_total (kubernetes datastore)
             WatcherSyncer watcher = new WatcherSyncer(datastore, BgpStore.KINDS, daemon);
             syncer = watcher;
             watcher.start();

@@ -10,7 +10,11 @@ import org.junit.jupiter.api.Test;
 class ConfdPropertiesTest {
 
     private static ConfdProperties props(String node, String backend, String datastore) {
-        return new ConfdProperties(node, backend, datastore, "http://127.0.0.1:2379", null, null, null,
+        return props(node, backend, datastore, null);
+    }
+
+    private static ConfdProperties props(String node, String backend, String datastore, String kubeconfig) {
+        return new ConfdProperties(node, backend, datastore, "http://127.0.0.1:2379", null, null, null, kubeconfig,
                 Path.of("/tmp/bird.ctl"), Path.of("/tmp/bird.cfg"), "/usr/sbin/bird", "", null, "kube-system",
                 Duration.ofSeconds(30), Duration.ofSeconds(5));
     }
@@ -22,5 +26,12 @@ class ConfdPropertiesTest {
                 .hasMessageContaining("gobgp");
         assertThatThrownBy(() -> props("n", "bird", "consul")).hasMessageContaining("DATASTORE_TYPE");
         props("", "none", "etcdv3");
+    }
+
+    /** confd.kubeconfig (KUBECONFIG) is the file the kubernetes datastore reads. */
+    @Test
+    void theKubeconfigSettingReachesTheKubernetesDatastore() {
+        assertThatThrownBy(() -> props("n", "bird", "kubernetes", "/nonexistent/kubeconfig").datastore(java.util.Map.of()))
+                .hasMessageContaining("KUBECONFIG").hasMessageContaining("/nonexistent/kubeconfig");
     }
 }

@@ -3,13 +3,15 @@ package calico.libcalico.ipam;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.kubernetes.KubernetesApiServer;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * The IPAM contract on the kubernetes datastore (Calico's ipamblocks, blockaffinities,
  * ipamhandles and ipamconfigs custom resources) against the test API server, which enforces
- * resourceVersion preconditions as a real one does.
+ * resourceVersion preconditions as a real one does ({@link KubernetesIpamClientRealServerTest}
+ * runs it on the real one).
  */
 class KubernetesIpamClientTest extends IpamClientContractTest {
 
@@ -26,6 +28,11 @@ class KubernetesIpamClientTest extends IpamClientContractTest {
         server.close();
     }
 
+    /** {@return the client that writes Kubernetes Nodes} into the API server the datastore reads. */
+    protected KubernetesClient kubernetes() {
+        return server.client();
+    }
+
     /** Nodes are Kubernetes Nodes in this datastore. */
     @Override
     protected void node(String name, String labels) {
@@ -34,7 +41,7 @@ class KubernetesIpamClientTest extends IpamClientContractTest {
             String[] p = kv.split(":", 2);
             map.put(p[0], p[1]);
         }
-        server.client().nodes().resource(new NodeBuilder().withNewMetadata().withName(name).withLabels(map).endMetadata()
+        kubernetes().nodes().resource(new NodeBuilder().withNewMetadata().withName(name).withLabels(map).endMetadata()
                 .build()).create();
     }
 }

@@ -1,10 +1,13 @@
 package calico.libcalico.testing;
 
+import calico.api.crd.CustomResourceDefinitions;
+import calico.api.model.ResourceKind;
 import calico.controlplane.ControlPlane;
 import calico.controlplane.Repository;
 import calico.controlplane.Settings;
 import calico.libcalico.datastore.kubernetes.KubernetesConfig;
 import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
+import calico.libcalico.datastore.kubernetes.TestCustomResources;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -153,6 +156,21 @@ public final class KubeControlPlaneExtension implements BeforeAllCallback, After
     /** {@return a new kubernetes datastore as the admin}; the caller closes it. */
     public KubernetesDatastore datastore() {
         return new KubernetesDatastore(KubernetesConfig.of(config()));
+    }
+
+    /**
+     * Deletes every Calico custom resource (every kind with a CRD, in every namespace), so that a
+     * test sharing the control plane starts from an empty Calico datastore.
+     */
+    public void deleteCalicoResources() {
+        for (ResourceKind kind : CustomResourceDefinitions.kinds()) {
+            var resources = client().genericKubernetesResources(TestCustomResources.context(kind));
+            var all = kind.namespaced() ? resources.inAnyNamespace() : resources;
+            for (var cr : all.list().getItems()) {
+                var scoped = kind.namespaced() ? resources.inNamespace(cr.getMetadata().getNamespace()) : resources;
+                scoped.withName(cr.getMetadata().getName()).delete();
+            }
+        }
     }
 
     /** {@return kubectl's output} as the admin; fails with its output when it exits non-zero. */

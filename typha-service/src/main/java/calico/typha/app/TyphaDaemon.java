@@ -1,6 +1,7 @@
 package calico.typha.app;
 
 import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreMetrics;
 import calico.libcalico.health.HealthAggregator;
 import calico.typha.server.TyphaServer;
 import calico.typha.server.TyphaTls;
@@ -46,6 +47,7 @@ public class TyphaDaemon implements SmartLifecycle {
             }
         }
         datastore = properties.datastore().open();
+        new DatastoreMetrics(datastore).bindTo(meters); // calico_datastore_invalid_objects_total (kubernetes datastore)
         var credentials = properties.tls() ? TyphaTls.serverCredentials(properties.caFile(), properties.serverCertFile(),
                 properties.serverKeyFile()) : null;
         server = new TyphaServer(datastore, properties.serverSettings(), credentials, meters, health,

@@ -107,7 +107,8 @@ final class KindSources {
 
     private Source crd(ResourceKind kind) {
         return new Source(CrdCodec.context(kind), cr -> Converted.of(crds.fromCustomResource(kind, cr)),
-                key -> Optional.of(new Source.ObjectRef(key.namespace(), key.name())));
+                key -> Optional.of(new Source.ObjectRef(key.namespace(), key.name())),
+                obj -> named(kind, obj, name -> name));
     }
 
     private Source pods() {
@@ -120,6 +121,10 @@ final class KindSources {
             }
             boolean k8s = PodConverter.ORCHESTRATOR.equals(ids.orchestrator()) && PodConverter.ENDPOINT.equals(ids.endpoint());
             return k8s ? Optional.of(new Source.ObjectRef(key.namespace(), ids.workload())) : Optional.empty();
+        }, obj -> {
+            String node = obj.path("spec").path("nodeName").asText("");
+            return node.isEmpty() ? List.of()
+                    : named(ResourceKind.WORKLOAD_ENDPOINT, obj, pod -> WorkloadEndpointNames.forPod(node, pod));
         });
     }
 
@@ -154,30 +159,36 @@ final class KindSources {
             }
             return Converted.of(c.value());
         }, key -> NetworkPolicyConverter.kubernetesName(key.name())
-                .map(n -> new Source.ObjectRef(key.namespace(), n)));
+                .map(n -> new Source.ObjectRef(key.namespace(), n)),
+                obj -> named(ResourceKind.NETWORK_POLICY, obj, NetworkPolicyConverter::policyName));
     }
 
     private Source namespaces() {
         return new Source(core(KubeNamespace.KIND, "namespaces", false),
                 obj -> Converted.of(plainRevision(converter.namespaceProfile(read(obj, KubeNamespace.class)), obj)),
-                key -> ProfileConverter.namespaceOf(key.name()).map(ns -> new Source.ObjectRef(null, ns)));
+                key -> ProfileConverter.namespaceOf(key.name()).map(ns -> new Source.ObjectRef(null, ns)),
+                obj -> named(ResourceKind.PROFILE, obj, ProfileConverter::namespaceProfileName));
     }
 
     private Source serviceAccounts() {
         return new Source(core(KubeServiceAccount.KIND, "serviceaccounts", true),
                 obj -> Converted.of(plainRevision(converter.serviceAccountProfile(read(obj, KubeServiceAccount.class)), obj)),
                 key -> ProfileConverter.serviceAccountOf(key.name())
-                        .map(sa -> new Source.ObjectRef(sa.namespace(), sa.name())));
+                        .map(sa -> new Source.ObjectRef(sa.namespace(), sa.name())),
+                obj -> named(ResourceKind.PROFILE, obj, sa -> ProfileConverter.serviceAccountProfileName(
+                        obj.path("metadata").path("namespace").asText(""), sa)));
     }
 
     private Source kubernetesNodes() {
         return new Source(core("Node", "nodes", false), obj -> Converted.of(nodes.convert(obj)),
-                key -> Optional.of(new Source.ObjectRef(null, key.name())));
+                key -> Optional.of(new Source.ObjectRef(null, key.name())),
+                obj -> named(ResourceKind.NODE, obj, name -> name));
     }
 
     private Source kubernetesServices() {
         return new Source(core("Service", "services", true), obj -> Converted.of(ServiceConverter.convert(obj)),
-                key -> Optional.of(new Source.ObjectRef(key.namespace(), key.name())));
+                key -> Optional.of(new Source.ObjectRef(key.namespace(), key.name())),
+                obj -> named(ResourceKind.KUBERNETES_SERVICE, obj, name -> name));
     }
 
     /**
@@ -188,6 +199,20 @@ final class KindSources {
     private static Profile plainRevision(Profile p, JsonNode obj) {
         String rv = obj.path("metadata").path("resourceVersion").asText("");
         return p.withMetadata(p.metadata().withResourceVersion(rv.isEmpty() ? null : rv));
+    }
+
+    /**
+     * {@return the one key of {@code kind} an object presents under the Calico name {@code naming}
+     * gives its name}, or none when the names cannot form a key.
+     */
+    private static List<ResourceKey> named(ResourceKind kind, JsonNode obj, java.util.function.UnaryOperator<String> naming) {
+        String name = obj.path("metadata").path("name").asText("");
+        String ns = obj.path("metadata").path("namespace").asText("");
+        try {
+            return List.of(ResourceKey.of(kind, kind.namespaced() ? ns : null, naming.apply(name)));
+        } catch (IllegalArgumentException unnameable) {
+            return List.of();
+        }
     }
 
     private static ResourceDefinitionContext core(String kind, String plural, boolean namespaced) {

@@ -15,10 +15,17 @@ import java.util.Map;
  *
  * @param client           the fabric8 client configuration
  * @param bookmarkInterval how often each watch reports progress ({@code Bookmark}) when nothing changes
+ * @param listPageSize     objects per list request ({@code limit}; later pages follow {@code continue}),
+ *                         500 as client-go's pager
+ * @param watchTimeout     the {@code timeoutSeconds} of each Kubernetes watch request, after which
+ *                         the stream is resumed from its last revision (client-go's reflector uses 5 to
+ *                         10 minutes); {@code null}: none asked, the API server ends it after its own
+ *                         {@code --min-request-timeout} (30 to 60 minutes)
  */
-public record KubernetesConfig(Config client, Duration bookmarkInterval) {
+public record KubernetesConfig(Config client, Duration bookmarkInterval, int listPageSize, Duration watchTimeout) {
 
     public static final Duration DEFAULT_BOOKMARK_INTERVAL = Duration.ofSeconds(5);
+    public static final int DEFAULT_LIST_PAGE_SIZE = 500;
 
     public KubernetesConfig {
         if (client == null) {
@@ -27,15 +34,30 @@ public record KubernetesConfig(Config client, Duration bookmarkInterval) {
         if (bookmarkInterval == null || bookmarkInterval.isNegative() || bookmarkInterval.isZero()) {
             throw new IllegalArgumentException("bookmarkInterval: must be positive, got " + bookmarkInterval);
         }
+        if (listPageSize < 1) {
+            throw new IllegalArgumentException("listPageSize: must be at least 1, got " + listPageSize);
+        }
+        if (watchTimeout != null && watchTimeout.toSeconds() < 1) {
+            throw new IllegalArgumentException("watchTimeout: must be at least 1 s (or null for the server's), got "
+                    + watchTimeout);
+        }
     }
 
     /** {@return the configuration for a client built by the caller} (tests: the mock server's). */
     public static KubernetesConfig of(Config client) {
-        return new KubernetesConfig(client, DEFAULT_BOOKMARK_INTERVAL);
+        return new KubernetesConfig(client, DEFAULT_BOOKMARK_INTERVAL, DEFAULT_LIST_PAGE_SIZE, null);
     }
 
     public KubernetesConfig withBookmarkInterval(Duration interval) {
-        return new KubernetesConfig(client, interval);
+        return new KubernetesConfig(client, interval, listPageSize, watchTimeout);
+    }
+
+    public KubernetesConfig withListPageSize(int pageSize) {
+        return new KubernetesConfig(client, bookmarkInterval, pageSize, watchTimeout);
+    }
+
+    public KubernetesConfig withWatchTimeout(Duration timeout) {
+        return new KubernetesConfig(client, bookmarkInterval, listPageSize, timeout);
     }
 
     /** Reads the configuration; every error names the variable at fault. */

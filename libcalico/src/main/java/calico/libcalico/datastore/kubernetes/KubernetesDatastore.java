@@ -24,6 +24,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
+import io.fabric8.kubernetes.api.model.ListOptions;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.StatusDetails;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -47,6 +48,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,7 +82,9 @@ public final class KubernetesDatastore implements Datastore {
     private final KubernetesClient client;
     private final boolean ownsClient;
     private final KindSources kinds = new KindSources();
+    private final ResourceValidator validator;
     private final Admission admission;
+    private final InvalidObjects invalidObjects = new InvalidObjects();
     private final Clock clock;
     private final ObjectMapper json = calico.api.codec.ResourceCodec.get().jsonMapper();
     // One daemon thread sends every watch's periodic bookmarks.
@@ -104,6 +108,7 @@ public final class KubernetesDatastore implements Datastore {
         this.config = config;
         this.client = client;
         this.ownsClient = ownsClient;
+        this.validator = validator;
         this.admission = new Admission(validator);
         this.clock = clock;
         this.bookmarkTimer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -131,7 +136,7 @@ public final class KubernetesDatastore implements Datastore {
             if (obj == null) {
                 continue; // another source of the kind may present it
             }
-            Optional<Resource> found = convert(source, tree(obj)).present().stream()
+            Optional<Resource> found = read(source, tree(obj)).present().stream()
                     .filter(r -> r.key().equals(key)).findFirst();
             if (found.isPresent()) {
                 return found;
@@ -144,47 +149,147 @@ public final class KubernetesDatastore implements Datastore {
     public ListResult list(ResourceKind kind, String namespace, String labelSelector) {
         Selector selector = labelSelector == null ? null : Admission.labelSelector(kind, labelSelector);
         String ns = kind.namespaced() && namespace != null && !namespace.isEmpty() ? namespace : null;
+        try {
+            return listAll(kind, ns, selector, config.listPageSize(), Long.MAX_VALUE);
+        } catch (ContinueExpired e) {
+            // As client-go's pager: the snapshot the pages were read from was compacted meanwhile;
+            // read the whole list again in one request (a new snapshot, no token to expire).
+            LOG.info("list {}: {}; listing again without paging", kind.plural(), e.getMessage());
+            return listAll(kind, ns, selector, 0, Long.MAX_VALUE);
+        }
+    }
+
+    /**
+     * Every source read at exactly {@code revision} ({@code resourceVersionMatch=Exact}): the API
+     * server reads etcd's history, so a caller paging over this datastore (apiserver-service) sees
+     * one snapshot however the cluster's revision moves on. Compacted once etcd compacted it.
+     */
+    @Override
+    public ListResult listAt(ResourceKind kind, String namespace, String labelSelector, long revision) {
+        Selector selector = labelSelector == null ? null : Admission.labelSelector(kind, labelSelector);
+        String ns = kind.namespaced() && namespace != null && !namespace.isEmpty() ? namespace : null;
+        if (revision <= 0) {
+            throw new IllegalArgumentException("revision: must be positive, got " + revision);
+        }
+        try {
+            return listAll(kind, ns, selector, config.listPageSize(), revision);
+        } catch (ContinueExpired | RevisionExpired e) {
+            // etcd's message names no compaction revision: the one asked for is certainly gone.
+            throw new DatastoreException.Compacted(revision, revision + 1);
+        }
+    }
+
+    /**
+     * Lists every source of {@code kind} in pages of {@code pageSize} (0: one request per source),
+     * at exactly {@code at}, or at the latest revision when it is {@code Long.MAX_VALUE}.
+     */
+    private ListResult listAll(ResourceKind kind, String ns, Selector selector, int pageSize, long at) {
         List<Resource> items = new ArrayList<>();
-        long revision = Long.MAX_VALUE;
+        long revision = at;
+        boolean exact = at != Long.MAX_VALUE;
         for (Source source : kinds.sources(kind)) {
-            GenericKubernetesResourceList page = listSource(kind, source, ns, revision);
             // Later sources are read at the first one's revision when the server can (one snapshot);
             // otherwise the smallest revision is the one a watch may resume every source from
             // without missing anything (it may then see a change twice).
-            revision = Math.min(revision, revisionOf(page.getMetadata() == null ? null
-                    : page.getMetadata().getResourceVersion(), "list " + source.describe()));
-            for (GenericKubernetesResource obj : page.getItems()) {
-                Converted c;
-                try {
-                    c = convert(source, tree(obj));
-                } catch (DatastoreException.Invalid bad) {
-                    // One undecodable object must not hide every other resource of the kind.
-                    LOG.warn("list {}: skipping {}", kind.plural(), bad.getMessage());
-                    continue;
-                }
-                for (Resource r : c.present()) {
+            revision = Math.min(revision, listSource(kind, source, ns, revision, exact, pageSize, obj -> {
+                for (Resource r : presentOrSkip(kind, source, tree(obj))) {
                     if (selector == null || selector.matches(r.metadata().labels())) {
                         items.add(r);
                     }
                 }
-            }
+            }));
         }
         items.sort(BY_NAMESPACE_THEN_NAME);
         return new ListResult(items, revision);
     }
 
-    /** Lists one source; at exactly {@code at} unless it is {@code Long.MAX_VALUE} (the first source). */
-    private GenericKubernetesResourceList listSource(ResourceKind kind, Source source, String ns, long at) {
+    /**
+     * Reads one source page by page (client-go's pager: {@code limit}, then {@code continue} until the
+     * server has no more; every page is read at the first page's revision), handing each object to
+     * {@code each}. The first page is read at exactly {@code at} unless it is {@code Long.MAX_VALUE}
+     * (the first source of a list), or when the server cannot (410: compacted) and {@code exact}
+     * is false, at the latest revision.
+     *
+     * @return the revision the pages were read at
+     * @throws ContinueExpired when that revision was compacted between two pages
+     * @throws RevisionExpired when {@code exact} and {@code at} is compacted
+     */
+    private long listSource(ResourceKind kind, Source source, String ns, long at, boolean exact, int pageSize,
+                            Consumer<GenericKubernetesResource> each) {
+        String what = "list " + kind.plural();
+        GenericKubernetesResourceList page;
         if (at == Long.MAX_VALUE) {
-            return call("list " + kind.plural(), null, () -> collection(source, ns).list());
+            page = call(what, null, () -> collection(source, ns).list(pageOptions(pageSize).build()));
+        } else {
+            try {
+                page = raw(what, () -> collection(source, ns).list(pageOptions(pageSize)
+                        .withResourceVersion(Long.toString(at)).withResourceVersionMatch("Exact").build()));
+            } catch (KubernetesStatus s) {
+                if (exact && s.code == HttpURLConnection.HTTP_GONE) {
+                    throw new RevisionExpired();
+                }
+                if (exact) {
+                    throw s.translate(what, null);
+                }
+                // 410: that revision is already compacted (or the server cannot list at it): read the latest.
+                LOG.debug("list {} at revision {}: {}; listing the latest", source.describe(), at, s.getMessage());
+                page = call(what, null, () -> collection(source, ns).list(pageOptions(pageSize).build()));
+            }
         }
+        long revision = revisionOf(page.getMetadata() == null ? null : page.getMetadata().getResourceVersion(),
+                "list " + source.describe());
+        while (true) {
+            page.getItems().forEach(each);
+            String next = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+            if (next == null || next.isEmpty()) {
+                return revision;
+            }
+            ListOptions options = pageOptions(pageSize).withContinue(next).build();
+            try {
+                page = raw(what, () -> collection(source, ns).list(options));
+            } catch (KubernetesStatus s) {
+                if (s.code == HttpURLConnection.HTTP_GONE) {
+                    throw new ContinueExpired("the continue token of " + source.describe() + " at revision " + revision
+                            + " expired (410: compacted)");
+                }
+                throw s.translate(what, null);
+            }
+        }
+    }
+
+    private static ListOptionsBuilder pageOptions(int pageSize) {
+        ListOptionsBuilder b = new ListOptionsBuilder();
+        return pageSize > 0 ? b.withLimit((long) pageSize) : b;
+    }
+
+    /** A list's continue token expired (410) between two pages. */
+    private static final class ContinueExpired extends RuntimeException {
+        ContinueExpired(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** The revision {@link #listAt} asked for is compacted (410). */
+    private static final class RevisionExpired extends RuntimeException {
+        RevisionExpired() {
+            super("revision compacted", null, false, false);
+        }
+    }
+
+    /**
+     * {@return the resources one listed or watched object presents}, none when it is invalid: then
+     * it is reported (logged once per version, counted) to {@link InvalidObjects}. One undecodable
+     * object must not hide every other resource of the kind.
+     */
+    private List<Resource> presentOrSkip(ResourceKind kind, Source source, JsonNode obj) {
+        String object = source.describe(obj);
         try {
-            return raw("list " + kind.plural(), () -> collection(source, ns).list(new ListOptionsBuilder()
-                    .withResourceVersion(Long.toString(at)).withResourceVersionMatch("Exact").build()));
-        } catch (KubernetesStatus s) {
-            // 410: that revision is already compacted (or the server cannot list at it): read the latest.
-            LOG.debug("list {} at revision {}: {}; listing the latest", source.describe(), at, s.getMessage());
-            return call("list " + kind.plural(), null, () -> collection(source, ns).list());
+            List<Resource> present = read(source, obj).present();
+            invalidObjects.forget(object);
+            return present;
+        } catch (DatastoreException.Invalid bad) {
+            invalidObjects.report(kind, object, obj.path("metadata").path("resourceVersion").asText(""), bad);
+            return List.of();
         }
     }
 
@@ -338,10 +443,10 @@ public final class KubernetesDatastore implements Datastore {
         long start = fromRevision == 0 ? currentRevision() : fromRevision;
         List<Source> sources = kinds.sources(kind);
         KubernetesWatch w = new KubernetesWatch(watchIds.incrementAndGet(), kind, ns, start, sources, listener,
-                this::convertForWatch, watches::remove);
+                (source, obj, deleted) -> readForWatch(kind, source, obj, deleted), watches::remove);
         watches.add(w);
         w.start((source, options, watcher) -> collection(source, ns).watch(options, watcher),
-                bookmarkTimer, config.bookmarkInterval());
+                bookmarkTimer, config.bookmarkInterval(), config.watchTimeout());
         return w;
     }
 
@@ -358,14 +463,56 @@ public final class KubernetesDatastore implements Datastore {
 
     // ---------------------------------------------------------------- helpers
 
-    private Converted convertForWatch(Source source, GenericKubernetesResource obj) {
-        return convert(source, tree(obj));
+    /**
+     * {@return what a watched object presents}. An invalid one presents nothing: it is reported to
+     * {@link InvalidObjects} and its keys are absent (the watch reports deleted what it presented
+     * before, as Calico's felix treats an invalid value as missing); a deleted one is forgotten.
+     */
+    private Converted readForWatch(ResourceKind kind, Source source, GenericKubernetesResource obj, boolean deleted) {
+        JsonNode tree = tree(obj);
+        String object = source.describe(tree);
+        try {
+            Converted c = read(source, tree);
+            invalidObjects.forget(object);
+            return c;
+        } catch (DatastoreException.Invalid bad) {
+            if (deleted) {
+                // Its invalid version presented nothing, so nothing was delivered for it since.
+                invalidObjects.forget(object);
+                return Converted.none();
+            }
+            invalidObjects.report(kind, object, tree.path("metadata").path("resourceVersion").asText(""), bad);
+            return new Converted(List.of(), source.keys().apply(tree));
+        }
+    }
+
+    /** {@return how many invalid object versions of {@code kind} lists and watches skipped} (each counted once). */
+    public long invalidObjects(ResourceKind kind) {
+        return invalidObjects.count(kind);
+    }
+
+    /**
+     * Converts one object as reads present it: a Calico custom resource must also pass Calico's
+     * validation (it may have been written around it, straight into the CRD). Writes read the
+     * stored object with {@link #convert} alone, so that an invalid one can still be replaced or deleted.
+     */
+    private Converted read(Source source, JsonNode obj) {
+        Converted c = convert(source, obj);
+        if (source.customResource()) {
+            for (Resource r : c.present()) {
+                try {
+                    validator.defaultAndValidate(r);
+                } catch (ValidationException e) {
+                    throw new DatastoreException.Invalid(new ValidationException(source.describe(obj), e.errors()));
+                }
+            }
+        }
+        return c;
     }
 
     /** Converts one Kubernetes object; anything that does not decode is {@code Invalid} naming the object. */
     private Converted convert(Source source, JsonNode obj) {
-        String what = source.describe() + " " + obj.path("metadata").path("namespace").asText("")
-                + "/" + obj.path("metadata").path("name").asText("");
+        String what = source.describe(obj);
         try {
             return source.converter().apply(obj);
         } catch (ResourceParseException e) {

@@ -25,7 +25,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -58,8 +57,14 @@ import org.slf4j.LoggerFactory;
 final class KubernetesWatch implements Watch {
 
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesWatch.class);
-    /** The API server's 410 message, "too old resource version: 5 (12)": a watch from 12 (the second number) would work. */
+    /** The watch cache's 410 message, "too old resource version: 5 (12)": a watch from 12 (the second number) would work. */
     private static final Pattern TOO_OLD = Pattern.compile("too old resource version: \\d+ \\((\\d+)\\)");
+
+    /** What one watched object presents; never fails (an invalid object presents nothing, its keys absent). */
+    @FunctionalInterface
+    interface Reader {
+        Converted read(Source source, GenericKubernetesResource obj, boolean deleted);
+    }
 
     /** Opens one Kubernetes watch. */
     @FunctionalInterface
@@ -71,7 +76,7 @@ final class KubernetesWatch implements Watch {
     private final String name;
     private final List<Source> sources;
     private final long fromRevision;
-    private final BiFunction<Source, GenericKubernetesResource, Converted> converter;
+    private final Reader reader;
     private final Consumer<KubernetesWatch> onClosed;
     private final WatchDelivery out;
     private final List<io.fabric8.kubernetes.client.Watch> streams = new ArrayList<>();
@@ -82,23 +87,26 @@ final class KubernetesWatch implements Watch {
     private final long[] positions;
 
     KubernetesWatch(long id, ResourceKind kind, String namespace, long fromRevision, List<Source> sources,
-                    WatchListener listener, BiFunction<Source, GenericKubernetesResource, Converted> converter,
-                    Consumer<KubernetesWatch> onClosed) {
+                    WatchListener listener, Reader reader, Consumer<KubernetesWatch> onClosed) {
         this.name = "k8s-watch-" + kind.plural() + (namespace == null ? "" : "-" + namespace) + "-" + id;
         this.sources = List.copyOf(sources);
         this.fromRevision = fromRevision;
-        this.converter = converter;
+        this.reader = reader;
         this.onClosed = onClosed;
         this.positions = new long[sources.size()];
         Arrays.fill(positions, fromRevision);
         this.out = new WatchDelivery(name, listener);
     }
 
-    void start(Opener opener, ScheduledExecutorService timer, Duration bookmarkInterval) {
-        ListOptions options = new ListOptionsBuilder()
+    /** @param watchTimeout each stream's {@code timeoutSeconds} (fabric8 resumes it after), or null for the server's */
+    void start(Opener opener, ScheduledExecutorService timer, Duration bookmarkInterval, Duration watchTimeout) {
+        ListOptionsBuilder builder = new ListOptionsBuilder()
                 .withResourceVersion(Long.toString(fromRevision))
-                .withAllowWatchBookmarks(true)
-                .build();
+                .withAllowWatchBookmarks(true);
+        if (watchTimeout != null) {
+            builder.withTimeoutSeconds(watchTimeout.toSeconds());
+        }
+        ListOptions options = builder.build();
         for (int i = 0; i < sources.size(); i++) {
             Source source = sources.get(i);
             try {
@@ -159,15 +167,13 @@ final class KubernetesWatch implements Watch {
             return;
         }
         long rev;
-        Converted c;
         try {
             rev = revision(obj);
-            c = converter.apply(sources.get(source), obj);
         } catch (DatastoreException.Invalid bad) {
-            // One object Calico cannot read must not stop everything else; list shows the same.
-            LOG.warn("{}: skipping {} event: {}", name, action, bad.getMessage());
+            LOG.warn("{}: skipping {} event: {}", name, action, bad.getMessage()); // never from an etcd-backed server
             return;
         }
+        Converted c = reader.read(sources.get(source), obj, action == Watcher.Action.DELETED);
         positions[source] = Math.max(positions[source], rev);
         if (action == Watcher.Action.DELETED) {
             for (Resource r : c.present()) {
@@ -213,8 +219,10 @@ final class KubernetesWatch implements Watch {
     }
 
     private WatchEvent.Compacted compacted(String message) {
-        // The oldest revision the server still has, when its message says so; else the first one after ours.
-        long oldest = fromRevision + 1;
+        // The oldest revision the server still has, when its message says so (the watch cache's
+        // does; etcd's own "The resourceVersion for the provided watch is too old." does not):
+        // else the first one after where we stood, which is certainly gone.
+        long oldest = position() + 1;
         Matcher m = message == null ? null : TOO_OLD.matcher(message);
         if (m != null && m.find()) {
             oldest = Long.parseLong(m.group(1));
