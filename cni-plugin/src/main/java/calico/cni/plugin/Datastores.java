@@ -27,8 +27,8 @@ public final class Datastores {
             if (conf.datastoreType().equals("kubernetes")) {
                 Map<String, String> env = conf.kubeconfig() == null ? Map.of() : Map.of("KUBECONFIG", conf.kubeconfig());
                 KubernetesConfig k = KubernetesConfig.fromEnvironment(env);
-                return new DatastoreConfig(DatastoreConfig.Type.KUBERNETES, null, new KubernetesConfig(
-                        withShortRetries(k.client()), k.bookmarkInterval())).open();
+                return new DatastoreConfig(DatastoreConfig.Type.KUBERNETES, null, k.withClient(withShortRetries(k.client())))
+                        .open();
             }
             if (conf.datastoreType().equals("apiserver")) {
                 // The URL, CA and token are the daemon's CALICO_APISERVER_* variables, not network config fields.

@@ -278,6 +278,7 @@ public class FelixDaemon implements SmartLifecycle {
                 return;
             }
             datastore = store;
+            metrics.bindDatastore(store);
             CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
                     this::applyBatch);
             syncer = new WatcherSyncer(store, SyncerType.FELIX.kindsOn(store), syncerCallbacks(graph));

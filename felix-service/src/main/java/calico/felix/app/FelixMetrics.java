@@ -1,6 +1,8 @@
 package calico.felix.app;
 
 import calico.felix.calc.DataplaneUpdate;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -51,5 +53,10 @@ public final class FelixMetrics {
 
     void recordResync() {
         resyncs.increment();
+    }
+
+    /** Exports the datastore's own meters (calico_datastore_invalid_objects_total on the kubernetes datastore). */
+    void bindDatastore(Datastore datastore) {
+        new DatastoreMetrics(datastore).bindTo(registry);
     }
 }

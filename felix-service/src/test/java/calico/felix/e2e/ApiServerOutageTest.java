@@ -85,6 +85,8 @@ class ApiServerOutageTest {
         felix = open(new FelixProcess(kdd.felixArgs(), cluster.host.name(), backend, "Warning",
                 "--felix.datastore-timeout=" + DATASTORE_TIMEOUT.toSeconds() + "s"));
         felix.awaitReady(Duration.ofSeconds(60));
+        // The kubernetes datastore's count of skipped invalid objects is felix's too, from 0.
+        assertThat(felix.gauge("calico_datastore_invalid_objects_total")).isZero();
         Workload web = cluster.web;
         Workload api = cluster.api;
         Workload client = cluster.client;

@@ -48,6 +48,11 @@ public record KubernetesConfig(Config client, Duration bookmarkInterval, int lis
         return new KubernetesConfig(client, DEFAULT_BOOKMARK_INTERVAL, DEFAULT_LIST_PAGE_SIZE, null);
     }
 
+    /** {@return this configuration with another client configuration} (e.g. other retries). */
+    public KubernetesConfig withClient(Config other) {
+        return new KubernetesConfig(other, bookmarkInterval, listPageSize, watchTimeout);
+    }
+
     public KubernetesConfig withBookmarkInterval(Duration interval) {
         return new KubernetesConfig(client, interval, listPageSize, watchTimeout);
     }
