@@ -21,7 +21,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -175,20 +174,10 @@ class CniDaemonTest {
             ex.close();
         });
         api.start();
-        Path kubeconfig = dir.resolve("kubeconfig");
-        Files.writeString(kubeconfig, """
-                apiVersion: v1
-                kind: Config
-                clusters: [{name: c, cluster: {server: "http://127.0.0.1:%d"}}]
-                users: [{name: u, user: {token: t}}]
-                contexts: [{name: x, context: {cluster: c, user: u}}]
-                current-context: x
-                """.formatted(api.getAddress().getPort()));
         try (CniDaemon inRoot = CniDaemon.start(nsSocket, 0, CniHarness.NODE, usage, h.host.name())) {
             NetNs pod = h.pod();
             String cid = CniHarness.containerId();
-            String base = h.calicoConf("1.0.0", "10.205.3.0/24");
-            String conf = base.substring(0, base.lastIndexOf('}')) + ",\"kubernetes\":{\"kubeconfig\":\"" + kubeconfig + "\"}}";
+            String conf = CniHarness.withKubeconfig(h.calicoConf("1.0.0", "10.205.3.0/24"), dir, api.getAddress().getPort());
             Map<String, String> env = env("ADD", cid, pod, "named");
             env.put("CALICO_CNI_SOCKET", nsSocket.toString());
             CniResponse add = ThinClient.run(client, env, conf);

@@ -14,8 +14,11 @@ import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -128,6 +131,23 @@ final class CniHarness implements AutoCloseable {
         } catch (java.io.IOException e) {
             throw new AssertionError("not JSON: " + r.stdout(), e);
         }
+    }
+
+    /**
+     * Writes a kubeconfig for a plain-HTTP test API server on loopback {@code port} into
+     * {@code dir} and {@return the network config {@code conf} naming it} ({@code kubernetes.kubeconfig}).
+     */
+    static String withKubeconfig(String conf, Path dir, int port) throws IOException {
+        Path kubeconfig = dir.resolve("kubeconfig");
+        Files.writeString(kubeconfig, """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: c, cluster: {server: "http://127.0.0.1:%d"}}]
+                users: [{name: u, user: {token: t}}]
+                contexts: [{name: x, context: {cluster: c, user: u}}]
+                current-context: x
+                """.formatted(port));
+        return conf.substring(0, conf.lastIndexOf('}')) + ",\"kubernetes\":{\"kubeconfig\":\"" + kubeconfig + "\"}}";
     }
 
     static String containerId() {

@@ -13,7 +13,6 @@ import com.sun.net.httpserver.HttpServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -80,17 +79,7 @@ class CniKubernetesPodTest {
     }
 
     private String conf() throws Exception {
-        Path kubeconfig = dir.resolve("kubeconfig");
-        Files.writeString(kubeconfig, """
-                apiVersion: v1
-                kind: Config
-                clusters: [{name: c, cluster: {server: "http://127.0.0.1:%d"}}]
-                users: [{name: u, user: {token: t}}]
-                contexts: [{name: x, context: {cluster: c, user: u}}]
-                current-context: x
-                """.formatted(api.getAddress().getPort()));
-        String base = h.calicoConf("1.0.0", "10.207.0.0/24");
-        return base.substring(0, base.lastIndexOf('}')) + ",\"kubernetes\":{\"kubeconfig\":\"" + kubeconfig + "\"}}";
+        return CniHarness.withKubeconfig(h.calicoConf("1.0.0", "10.207.0.0/24"), dir, api.getAddress().getPort());
     }
 
     @Test

@@ -422,27 +422,25 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private List<String> controllerManagerArgs() {
-        String kubeconfig = controllerManagerKubeconfig().toString();
-        Pki.Pair serving = pki.loopbackServing();
-        return List.of("--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
-                "--authorization-kubeconfig=" + kubeconfig,
-                "--bind-address=127.0.0.1", "--secure-port=" + ports.controllerManager(),
-                "--tls-cert-file=" + serving.cert(), "--tls-private-key-file=" + serving.key(),
-                "--client-ca-file=" + pki.caCert(),
+        List<String> flags = controllerFlags(controllerManagerKubeconfig(), ports.controllerManager());
+        flags.addAll(List.of("--client-ca-file=" + pki.caCert(),
                 "--service-account-private-key-file=" + pki.serviceAccountKey(), "--root-ca-file=" + pki.caCert(),
                 // As kubeadm: each controller acts as its own service account, which the bootstrap RBAC roles grant.
-                "--use-service-account-credentials=true",
-                "--controllers=" + CONTROLLERS, "--leader-elect=false", "--profiling=false");
+                "--use-service-account-credentials=true", "--controllers=" + CONTROLLERS));
+        return flags;
     }
 
     private List<String> schedulerArgs() {
-        String kubeconfig = schedulerKubeconfig().toString();
+        return controllerFlags(schedulerKubeconfig(), ports.scheduler());
+    }
+
+    /** What the controller manager and the scheduler share: their identity, loopback serving, no leader election. */
+    private List<String> controllerFlags(Path kubeconfig, int port) {
         Pki.Pair serving = pki.loopbackServing();
-        return List.of("--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
-                "--authorization-kubeconfig=" + kubeconfig,
-                "--bind-address=127.0.0.1", "--secure-port=" + ports.scheduler(),
+        return new ArrayList<>(List.of("--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
+                "--authorization-kubeconfig=" + kubeconfig, "--bind-address=127.0.0.1", "--secure-port=" + port,
                 "--tls-cert-file=" + serving.cert(), "--tls-private-key-file=" + serving.key(),
-                "--leader-elect=false", "--profiling=false");
+                "--leader-elect=false", "--profiling=false"));
     }
 
     /** The given ports, else those of the last start in this directory, else free ones. */

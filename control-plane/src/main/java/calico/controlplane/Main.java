@@ -98,26 +98,23 @@ public final class Main {
     private static int stop(Path dir, Deque<String> a, PrintStream out) {
         noMore(a);
         Optional<ControlPlane> cp = ControlPlane.attach(dir, Binaries.locate());
-        if (cp.isEmpty()) {
-            out.println("control-plane: nothing started in " + dir);
-            return 0;
-        }
-        cp.get().stop();
-        out.println("control-plane: stopped " + dir.toAbsolutePath());
+        cp.ifPresent(ControlPlane::stop);
+        out.println(cp.isPresent() ? "control-plane: stopped " + dir.toAbsolutePath() : "control-plane: nothing started in " + dir);
         return 0;
     }
 
     private static int status(Path dir, Deque<String> a, PrintStream out) {
         noMore(a);
-        Optional<ControlPlane> cp = ControlPlane.attach(dir, Binaries.locate());
-        if (cp.isEmpty()) {
+        Optional<ControlPlane> attached = ControlPlane.attach(dir, Binaries.locate());
+        if (attached.isEmpty()) {
             out.println("control-plane: nothing started in " + dir);
             return 3;
         }
-        cp.get().status().forEach((name, line) -> out.println(name + ": " + line));
-        boolean ready = cp.get().ready();
-        out.println("kube-apiserver /readyz: " + (ready ? "ok" : "not ready") + " at " + cp.get().apiServerUrl());
-        return ready && cp.get().running() ? 0 : 3;
+        ControlPlane cp = attached.get();
+        cp.status().forEach((name, line) -> out.println(name + ": " + line));
+        boolean ready = cp.ready();
+        out.println("kube-apiserver /readyz: " + (ready ? "ok" : "not ready") + " at " + cp.apiServerUrl());
+        return ready && cp.running() ? 0 : 3;
     }
 
     private static int kubeconfig(Path dir, Deque<String> a, PrintStream out) {
