@@ -45,14 +45,13 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * lifecycle method parameters. The control plane starts before the first test and is stopped,
  * with its directory deleted, after the last; tests share it, so each should use names (or
  * namespaces) of its own. etcd's data is on tmpfs where there is one. The certificates are
- * made once per JVM and copied into each control plane's directory.
+ * made once per test run and copied into each control plane's directory.
  *
  * <p>Modules that use it depend on {@code calico:control-plane} (test scope) beside this test-jar.
  */
 public final class KubeControlPlaneExtension implements BeforeAllCallback, AfterAllCallback, ParameterResolver {
 
-    private static final Object PKI_LOCK = new Object();
-    private static Path sharedPki;
+    private static final ExtensionContext.Namespace SHARED = ExtensionContext.Namespace.create(KubeControlPlaneExtension.class);
 
     private final boolean crds;
     private final boolean controllers;
@@ -93,7 +92,7 @@ public final class KubeControlPlaneExtension implements BeforeAllCallback, After
             return;
         }
         dir = Files.createTempDirectory("kube-test-");
-        copyTree(pki(), dir.resolve("pki"));
+        copyTree(pki(context), dir.resolve("pki"));
         Path shm = Path.of("/dev/shm");
         Settings settings = Settings.in(dir).withControllerManager(controllers).withScheduler(controllers)
                 .withApiServerFlags(apiServerFlags.toArray(String[]::new));
@@ -189,16 +188,30 @@ public final class KubeControlPlaneExtension implements BeforeAllCallback, After
         return p.getParameter().getType() == ControlPlane.class ? controlPlane() : client();
     }
 
-    /** The JVM's certificates: made by the first control plane, copied by the others (openssl costs seconds). */
-    private static Path pki() throws IOException {
-        synchronized (PKI_LOCK) {
-            if (sharedPki == null) {
+    /**
+     * The run's certificates: made by the first control plane, copied by the others (openssl
+     * costs seconds), kept in the root context's store, which deletes them when the run ends.
+     */
+    private static Path pki(ExtensionContext context) {
+        return context.getRoot().getStore(SHARED).computeIfAbsent(SharedPki.class, k -> SharedPki.create(), SharedPki.class)
+                .dir();
+    }
+
+    /** Certificates shared by every control plane of a test run. */
+    private record SharedPki(Path dir) implements AutoCloseable {
+        static SharedPki create() {
+            try {
                 Path d = Files.createTempDirectory("kube-test-pki-");
                 calico.controlplane.Pki.create(d, Settings.in(d).apiServiceIp());
-                Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(d), "kube-test-pki-cleanup"));
-                sharedPki = d;
+                return new SharedPki(d);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
-            return sharedPki;
+        }
+
+        @Override
+        public void close() {
+            deleteTree(dir);
         }
     }
 
