@@ -5,7 +5,6 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -14,7 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A Kubernetes control plane on loopback: etcd, kube-apiserver, and (unless turned off)
@@ -49,6 +47,7 @@ public final class ControlPlane implements AutoCloseable {
     private final Part controllerManager;
     private final Part scheduler;
     private final Probe probe;
+    private final Kubectl kubectl;
     private final Thread stopOnExit = new Thread(this::stopQuietly, "control-plane-stop");
 
     private ControlPlane(Settings settings, Binaries binaries, Settings.Ports ports) {
@@ -57,12 +56,16 @@ public final class ControlPlane implements AutoCloseable {
         this.ports = ports;
         this.pki = Pki.create(settings.dir().resolve("pki"), settings.apiServiceIp());
         Path logs = settings.dir().resolve("logs");
-        this.etcd = new Part("etcd", binaries.etcd(), etcdArgs(), logs.resolve("etcd.log"));
-        this.apiServer = new Part("kube-apiserver", binaries.kubeApiserver(), apiServerArgs(), logs.resolve("kube-apiserver.log"));
+        this.etcd = new Part("etcd", binaries.etcd(), etcdArgs(), logs.resolve("etcd.log"),
+                URI.create("http://127.0.0.1:" + ports.etcdClient() + "/health"));
+        this.apiServer = new Part("kube-apiserver", binaries.kubeApiserver(), apiServerArgs(), logs.resolve("kube-apiserver.log"),
+                URI.create(apiServerUrl() + "/readyz"));
         this.controllerManager = new Part("kube-controller-manager", binaries.kubeControllerManager(), controllerManagerArgs(),
-                logs.resolve("kube-controller-manager.log"));
-        this.scheduler = new Part("kube-scheduler", binaries.kubeScheduler(), schedulerArgs(), logs.resolve("kube-scheduler.log"));
+                logs.resolve("kube-controller-manager.log"), healthz(ports.controllerManager()));
+        this.scheduler = new Part("kube-scheduler", binaries.kubeScheduler(), schedulerArgs(), logs.resolve("kube-scheduler.log"),
+                healthz(ports.scheduler()));
         this.probe = new Probe(pki.caCert());
+        this.kubectl = new Kubectl(binaries.kubectl(), settings.dir().resolve("kubectl-cache"));
     }
 
     /** Starts (or adopts) a control plane with the binaries of this checkout's pinned versions. */
@@ -130,7 +133,7 @@ public final class ControlPlane implements AutoCloseable {
         writeKubeconfigs();
         apiServer.start(settings.detach());
         saveState();
-        probe.await(apiServer, readyz(), APISERVER_START);
+        probe.await(apiServer, APISERVER_START);
         List<Part> controllers = new ArrayList<>();
         if (settings.controllerManager()) {
             controllers.add(controllerManager);
@@ -143,7 +146,7 @@ public final class ControlPlane implements AutoCloseable {
         }
         saveState();
         for (Part p : controllers) {
-            probe.await(p, URI.create("https://127.0.0.1:" + port(p) + "/healthz"), CONTROLLER_START);
+            probe.await(p, CONTROLLER_START);
         }
     }
 
@@ -163,7 +166,7 @@ public final class ControlPlane implements AutoCloseable {
     public void startEtcd() {
         etcd.start(settings.detach());
         saveState();
-        probe.await(etcd, URI.create("http://127.0.0.1:" + ports.etcdClient() + "/health"), ETCD_START);
+        probe.await(etcd, ETCD_START);
     }
 
     /**
@@ -184,7 +187,7 @@ public final class ControlPlane implements AutoCloseable {
 
     /** {@return whether kube-apiserver answers {@code /readyz}}. */
     public boolean ready() {
-        return probe.ok(readyz());
+        return probe.ok(apiServer.health());
     }
 
     public URI apiServerUrl() {
@@ -239,7 +242,7 @@ public final class ControlPlane implements AutoCloseable {
 
     /** As {@link #kubectl}, with {@code stdin} on kubectl's standard input (for {@code -f -}). */
     public String kubectlWithInput(String stdin, String... args) {
-        KubectlResult r = run(adminKubeconfig(), stdin, args);
+        KubectlResult r = kubectl.run(adminKubeconfig(), stdin, args);
         if (r.exitCode() != 0) {
             throw new IllegalStateException("kubectl " + String.join(" ", args) + " failed (exit " + r.exitCode() + "):\n"
                     + r.output());
@@ -249,37 +252,7 @@ public final class ControlPlane implements AutoCloseable {
 
     /** Runs kubectl with another user's kubeconfig ({@link #kubeconfig}); {@return its result}, failed or not. */
     public KubectlResult kubectlAs(Path kubeconfig, String... args) {
-        return run(kubeconfig, null, args);
-    }
-
-    private KubectlResult run(Path kubeconfig, String stdin, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(binaries.kubectl().toString(), "--kubeconfig", kubeconfig.toString()));
-        cmd.addAll(List.of(args));
-        try {
-            // kubectl keeps a discovery cache under HOME: one of its own per control plane.
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-            pb.environment().put("KUBECACHEDIR", settings.dir().resolve("kubectl-cache").toString());
-            if (stdin == null) {
-                pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-            }
-            Process p = pb.start();
-            if (stdin != null) {
-                try (var in = p.getOutputStream()) {
-                    in.write(stdin.getBytes(StandardCharsets.UTF_8));
-                }
-            }
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IllegalStateException(String.join(" ", cmd) + " did not finish within 120 s:\n" + out);
-            }
-            return new KubectlResult(p.exitValue(), out);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot run " + binaries.kubectl(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted running kubectl", e);
-        }
+        return kubectl.run(kubeconfig, null, args);
     }
 
     /**
@@ -298,7 +271,7 @@ public final class ControlPlane implements AutoCloseable {
     public Map<String, String> status() {
         Map<String, String> out = new LinkedHashMap<>();
         for (Part p : parts()) {
-            out.put(p.name(), p.pid().map(pid -> "running, pid " + pid).orElse("stopped") + ", port " + port(p)
+            out.put(p.name(), p.pid().map(pid -> "running, pid " + pid).orElse("stopped") + ", port " + p.health().getPort()
                     + ", log " + p.log());
         }
         return out;
@@ -335,19 +308,6 @@ public final class ControlPlane implements AutoCloseable {
         return List.of(etcd, apiServer, controllerManager, scheduler);
     }
 
-    private int port(Part p) {
-        if (p == etcd) {
-            return ports.etcdClient();
-        }
-        if (p == apiServer) {
-            return ports.apiServer();
-        }
-        return p == controllerManager ? ports.controllerManager() : ports.scheduler();
-    }
-
-    private URI readyz() {
-        return URI.create(apiServerUrl() + "/readyz");
-    }
 
     private synchronized void saveState() {
         Map<String, Long> pids = new LinkedHashMap<>();
@@ -379,6 +339,10 @@ public final class ControlPlane implements AutoCloseable {
 
     private Path schedulerKubeconfig() {
         return settings.dir().resolve("kubeconfigs").resolve("kube-scheduler.kubeconfig");
+    }
+
+    private static URI healthz(int port) {
+        return URI.create("https://127.0.0.1:" + port + "/healthz");
     }
 
     private List<String> etcdArgs() {

@@ -3,6 +3,7 @@ package calico.controlplane;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,8 +14,8 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One process of the control plane: its command line, its log file, and the process once
- * started. A part can also be known only by pid (read back from a state file by another
+ * One process of the control plane: its command line, its log file, the URL that answers 200
+ * when it is healthy, and the process once started. A part can also be known only by pid (read back from a state file by another
  * launcher); it is then recognised by its executable, so a pid reused by another program is
  * never signalled.
  */
@@ -24,13 +25,15 @@ final class Part {
     private final Path binary;
     private final List<String> args;
     private final Path log;
+    private final URI health;
     private ProcessHandle process;
 
-    Part(String name, Path binary, List<String> args, Path log) {
+    Part(String name, Path binary, List<String> args, Path log, URI health) {
         this.name = name;
         this.binary = binary;
         this.args = List.copyOf(args);
         this.log = log;
+        this.health = health;
     }
 
     String name() {
@@ -39,6 +42,11 @@ final class Part {
 
     Path log() {
         return log;
+    }
+
+    /** {@return the URL that answers 200 once the part is healthy} ({@code /health}, {@code /readyz}, {@code /healthz}). */
+    URI health() {
+        return health;
     }
 
     /** Adopts a process started by an earlier launcher, if {@code pid} still runs this part's binary. */

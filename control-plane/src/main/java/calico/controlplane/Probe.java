@@ -47,10 +47,11 @@ final class Probe {
     }
 
     /**
-     * Waits until {@code url} answers 200, failing early (with the end of the part's log) if the
-     * part exits, and after {@code timeout}.
+     * Waits until the part's health URL answers 200, failing early (with the end of the part's
+     * log) if the part exits, and after {@code timeout}.
      */
-    void await(Part part, URI url, Duration timeout) {
+    void await(Part part, Duration timeout) {
+        URI url = part.health();
         Instant deadline = Instant.now().plus(timeout);
         while (!ok(url)) {
             if (!part.alive()) {

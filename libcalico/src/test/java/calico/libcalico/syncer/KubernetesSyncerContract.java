@@ -14,6 +14,7 @@ import calico.libcalico.datastore.DatastoreMetrics;
 import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
 import calico.libcalico.datastore.kubernetes.TestCustomResources;
 import calico.libcalico.datastore.memory.MemoryDatastore;
+import calico.libcalico.testing.Await;
 import calico.libcalico.typha.SyncerType;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -314,12 +315,8 @@ abstract class KubernetesSyncerContract {
         }
     }
 
-    private static void awaitLines(ListAppender<ILoggingEvent> log, int n) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (messages(log).size() < n) {
-            assertThat(System.nanoTime()).as("waiting for " + n + " log lines: " + messages(log)).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+    private static void awaitLines(ListAppender<ILoggingEvent> log, int n) {
+        Await.until("waiting for " + n + " log lines", Duration.ofSeconds(20), () -> messages(log).size() >= n);
         assertThat(messages(log)).hasSize(n);
     }
 

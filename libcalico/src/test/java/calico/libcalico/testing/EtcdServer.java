@@ -12,10 +12,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * A real single-member etcd (the distribution's {@code /usr/bin/etcd}) on free loopback ports,
@@ -184,7 +182,7 @@ public final class EtcdServer implements AutoCloseable {
             }
             process = null;
         }
-        deleteTree(dataDir.getParent());
+        TestFiles.deleteTree(dataDir.getParent());
         try {
             Runtime.getRuntime().removeShutdownHook(killOnExit);
         } catch (IllegalStateException e) {
@@ -287,17 +285,6 @@ public final class EtcdServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
-        }
-    }
-
-    private static void deleteTree(Path root) {
-        if (root == null || !Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(root)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete " + root, e);
         }
     }
 }

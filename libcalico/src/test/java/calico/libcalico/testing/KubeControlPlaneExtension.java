@@ -16,7 +16,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -225,19 +224,10 @@ public final class KubeControlPlaneExtension implements BeforeAllCallback, After
     }
 
     private static void deleteTree(Path root) {
-        if (root == null || !Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(root)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        } catch (IOException | UncheckedIOException e) {
-            System.err.println("KubeControlPlaneExtension: cannot delete " + root + ": " + e.getMessage());
+        try {
+            TestFiles.deleteTree(root);
+        } catch (UncheckedIOException e) {
+            System.err.println("KubeControlPlaneExtension: " + e.getMessage());
         }
     }
 }

@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -77,16 +78,7 @@ public final class TcpProxy implements AutoCloseable {
         cut();
         try {
             whileDown.run();
-            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-            while (waiting() == 0) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("no client reconnected through the proxy within 30 s");
-                }
-                Thread.sleep(20);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
+            Await.until("a client reconnecting through the proxy", Duration.ofSeconds(30), () -> waiting() > 0);
         } finally {
             hold(false);
         }

@@ -26,6 +26,8 @@ final class InvalidObjects {
 
     private final Map<ResourceKind, LongAdder> counts = new EnumMap<>(ResourceKind.class);
     // Guarded by itself: object ("crd.projectcalico.org/tiers web") → the resourceVersion last reported.
+    // reported.size(), readable without the lock: valid reads check it on every object.
+    private volatile int remembered;
     private final Map<String, String> reported = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
@@ -45,7 +47,9 @@ final class InvalidObjects {
      */
     void report(ResourceKind kind, String object, String resourceVersion, DatastoreException.Invalid why) {
         synchronized (reported) {
-            if (Objects.equals(reported.put(object, resourceVersion), resourceVersion)) {
+            String before = reported.put(object, resourceVersion);
+            remembered = reported.size();
+            if (Objects.equals(before, resourceVersion)) {
                 return;
             }
         }
@@ -59,7 +63,16 @@ final class InvalidObjects {
     void forget(String object) {
         synchronized (reported) {
             reported.remove(object);
+            remembered = reported.size();
         }
+    }
+
+    /**
+     * {@return whether any object is remembered as invalid}: every valid read would otherwise
+     * name its object and take the lock only to forget nothing.
+     */
+    boolean any() {
+        return remembered > 0;
     }
 
     /** {@return how many invalid object versions of {@code kind} were skipped} */

@@ -192,7 +192,7 @@ public final class KubernetesDatastore implements Datastore {
             // otherwise the smallest revision is the one a watch may resume every source from
             // without missing anything (it may then see a change twice).
             revision = Math.min(revision, listSource(kind, source, ns, revision, exact, pageSize, obj -> {
-                for (Resource r : presentOrSkip(kind, source, tree(obj))) {
+                for (Resource r : readReporting(kind, source, tree(obj), false).present()) {
                     if (selector == null || selector.matches(r.metadata().labels())) {
                         items.add(r);
                     }
@@ -273,23 +273,6 @@ public final class KubernetesDatastore implements Datastore {
     private static final class RevisionExpired extends RuntimeException {
         RevisionExpired() {
             super("revision compacted", null, false, false);
-        }
-    }
-
-    /**
-     * {@return the resources one listed or watched object presents}, none when it is invalid: then
-     * it is reported (logged once per version, counted) to {@link InvalidObjects}. One undecodable
-     * object must not hide every other resource of the kind.
-     */
-    private List<Resource> presentOrSkip(ResourceKind kind, Source source, JsonNode obj) {
-        String object = source.describe(obj);
-        try {
-            List<Resource> present = read(source, obj).present();
-            invalidObjects.forget(object);
-            return present;
-        } catch (DatastoreException.Invalid bad) {
-            invalidObjects.report(kind, object, obj.path("metadata").path("resourceVersion").asText(""), bad);
-            return List.of();
         }
     }
 
@@ -443,7 +426,7 @@ public final class KubernetesDatastore implements Datastore {
         long start = fromRevision == 0 ? currentRevision() : fromRevision;
         List<Source> sources = kinds.sources(kind);
         KubernetesWatch w = new KubernetesWatch(watchIds.incrementAndGet(), kind, ns, start, sources, listener,
-                (source, obj, deleted) -> readForWatch(kind, source, obj, deleted), watches::remove);
+                (source, obj, deleted) -> readReporting(kind, source, tree(obj), deleted), watches::remove);
         watches.add(w);
         w.start((source, options, watcher) -> collection(source, ns).watch(options, watcher),
                 bookmarkTimer, config.bookmarkInterval(), config.watchTimeout());
@@ -464,18 +447,21 @@ public final class KubernetesDatastore implements Datastore {
     // ---------------------------------------------------------------- helpers
 
     /**
-     * {@return what a watched object presents}. An invalid one presents nothing: it is reported to
-     * {@link InvalidObjects} and its keys are absent (the watch reports deleted what it presented
-     * before, as Calico's felix treats an invalid value as missing); a deleted one is forgotten.
+     * {@return what a listed or watched object presents}. An invalid one presents nothing: it is
+     * reported to {@link InvalidObjects} (logged once per version, counted) and its keys are
+     * absent (a watch reports deleted what it presented before, as Calico's felix treats an
+     * invalid value as missing), so one bad object never hides the others of its kind; a deleted
+     * one is forgotten.
      */
-    private Converted readForWatch(ResourceKind kind, Source source, GenericKubernetesResource obj, boolean deleted) {
-        JsonNode tree = tree(obj);
-        String object = source.describe(tree);
+    private Converted readReporting(ResourceKind kind, Source source, JsonNode tree, boolean deleted) {
         try {
             Converted c = read(source, tree);
-            invalidObjects.forget(object);
+            if (invalidObjects.any()) {
+                invalidObjects.forget(source.describe(tree));
+            }
             return c;
         } catch (DatastoreException.Invalid bad) {
+            String object = source.describe(tree);
             if (deleted) {
                 // Its invalid version presented nothing, so nothing was delivered for it since.
                 invalidObjects.forget(object);

@@ -6,6 +6,7 @@ import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Watch;
 import calico.libcalico.datastore.WatchEvent;
 import calico.libcalico.datastore.WatchRecorder;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Service;
@@ -68,19 +69,8 @@ class BookmarksRealServerTest {
     }
 
     private static void awaitResumeFrom(RequestLog log, long atLeast) {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (log.matching("/namespaces/quiet/services?", "watch=true").stream().noneMatch(r -> resumedAt(r) >= atLeast)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no watch resumed from " + atLeast + ": "
-                        + log.matching("/namespaces/quiet/services?", "watch=true"));
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        Await.until("a watch resumed from " + atLeast, WAIT, () -> log.matching("/namespaces/quiet/services?", "watch=true")
+                .stream().anyMatch(r -> resumedAt(r) >= atLeast));
     }
 
     private static long resumedAt(String request) {

@@ -8,11 +8,13 @@ import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.ListResult;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -83,9 +85,8 @@ class ListPagingRealServerTest {
                     written.put(sa.getMetadata().getName(), Long.parseLong(sa.getMetadata().getResourceVersion()));
                 }
             });
-            while (written.size() < 3) {
-                Thread.sleep(5); // polling the writer's start: the list must overlap its writes
-            }
+            // The list must overlap the writes: start it once the writer is under way.
+            Await.until("the writer under way", Duration.ofSeconds(30), () -> written.size() >= 3);
 
             ListResult listed = store.list(ResourceKind.PROFILE, null, null);
 
