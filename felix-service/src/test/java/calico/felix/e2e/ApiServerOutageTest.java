@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.dataplane.testing.NetNs;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,7 +14,6 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -96,14 +96,14 @@ class ApiServerOutageTest {
             reach.await("outage", "knp api-from-web enforced", System.nanoTime(), enforced, () -> { },
                     this::diagnostics);
             // Felix has applied everything and gone quiet; from here on, nothing may change.
-            awaitTrue("felix's dataplane idle", Duration.ofSeconds(10), () -> felix.lastApply().queued() == 0);
+            Await.until("felix's dataplane idle", Duration.ofSeconds(10), () -> felix.lastApply().queued() == 0);
             int watches = apiServerWatches();
             kernel = open(KernelChanges.start(cluster.host, "up0"));
             FelixProcess.Counters before = felix.counters().writes();
 
             Instant killedAt = Instant.now();
             KUBE.controlPlane().killApiServer();
-            awaitTrue("felix not ready after the datastore timeout", DATASTORE_TIMEOUT.plusSeconds(10),
+            Await.until("felix not ready after the datastore timeout", DATASTORE_TIMEOUT.plusSeconds(10),
                     () -> !felix.ready());
             long notReadyAfter = Duration.between(killedAt, Instant.now()).toMillis();
             assertThat(felix.readiness()).contains("DatastoreConnection").contains("has not answered for over PT3S");
@@ -115,12 +115,12 @@ class ApiServerOutageTest {
 
             KUBE.controlPlane().startApiServer();
             Instant backAt = Instant.now();
-            awaitTrue("felix ready again", AFTER_RETURN, felix::ready);
+            Await.until("felix ready again", AFTER_RETURN, felix::ready);
             long readyAfter = Duration.between(backAt, Instant.now()).toMillis();
-            awaitTrue("felix's watches back on the API server (" + watches + ")", AFTER_RETURN,
+            Await.until("felix's watches back on the API server (" + watches + ")", AFTER_RETURN,
                     () -> apiServerWatches() >= watches);
             long watchesAfter = Duration.between(backAt, Instant.now()).toMillis();
-            awaitTrue("felix's dataplane idle", Duration.ofSeconds(10), () -> felix.lastApply().queued() == 0);
+            Await.until("felix's dataplane idle", Duration.ofSeconds(10), () -> felix.lastApply().queued() == 0);
             reach.await("outage", "API server back: the policy still holds", System.nanoTime(), enforced,
                     () -> { }, this::diagnostics);
             assertThat(kernel.lines()).as("kernel changes from the kill to after the resync").isEmpty();
@@ -165,16 +165,6 @@ class ApiServerOutageTest {
             out.put((Probe) probeThenOutcome[i], (Boolean) probeThenOutcome[i + 1]);
         }
         return out;
-    }
-
-    private static void awaitTrue(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
-        long until = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > until) {
-                throw new AssertionError(what + ": not within " + timeout);
-            }
-            Thread.sleep(100);
-        }
     }
 
     private String diagnostics() {
