@@ -2,6 +2,7 @@ package calico.felix.e2e;
 
 import static calico.felix.e2e.Probe.icmp;
 import static calico.felix.e2e.Probe.tcp;
+import static calico.felix.e2e.Reachability.expectations;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -12,7 +13,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -90,7 +90,7 @@ class ApiServerOutageTest {
         Workload web = cluster.web;
         Workload api = cluster.api;
         Workload client = cluster.client;
-        Map<Probe, Boolean> enforced = expect(tcp(web, api, 8080), true, tcp(client, api, 8080), false,
+        Map<Probe, Boolean> enforced = expectations(tcp(web, api, 8080), true, tcp(client, api, 8080), false,
                 icmp(client, api), false, tcp(client, cluster.db, 8080), true);
         try (Reachability reach = new Reachability(Duration.ofSeconds(5))) {
             reach.await("outage", "knp api-from-web enforced", System.nanoTime(), enforced, () -> { },
@@ -140,7 +140,7 @@ class ApiServerOutageTest {
                           ports: [{protocol: TCP, port: 8080}]
                     """);
             Reachability.Observed o = reach.await("outage", "after the return: dev allowed too", t,
-                    expect(tcp(client, api, 8080), true, icmp(client, api), false, tcp(web, api, 8080), true),
+                    expectations(tcp(client, api, 8080), true, icmp(client, api), false, tcp(web, api, 8080), true),
                     () -> { }, this::diagnostics);
             assertThat(kernel.lines()).as("the change after the return reached the kernel").isNotEmpty();
             System.out.printf("[e2e outage] policy change after the return -> kernel in %d ms%n", o.millis());
@@ -159,18 +159,8 @@ class ApiServerOutageTest {
                 .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
     }
 
-    private static Map<Probe, Boolean> expect(Object... probeThenOutcome) {
-        Map<Probe, Boolean> out = new LinkedHashMap<>();
-        for (int i = 0; i < probeThenOutcome.length; i += 2) {
-            out.put((Probe) probeThenOutcome[i], (Boolean) probeThenOutcome[i + 1]);
-        }
-        return out;
-    }
-
     private String diagnostics() {
-        String ruleset = cluster.host.tryExec(backend.dumpCommand().toArray(String[]::new)).output();
         return "readiness: " + felix.readiness() + "\ndataplane: " + felix.dataplaneStatus() + "\nkernel changes: "
-                + (kernel == null ? "(not watched)" : kernel.lines()) + "\n" + String.join(" ", backend.dumpCommand())
-                + ":\n" + (ruleset.length() > 20_000 ? ruleset.substring(0, 20_000) + "\n..." : ruleset);
+                + (kernel == null ? "(not watched)" : kernel.lines()) + "\n" + backend.rulesetDump(cluster.host);
     }
 }

@@ -2,6 +2,7 @@ package calico.felix.e2e;
 
 import static calico.felix.e2e.Probe.icmp;
 import static calico.felix.e2e.Probe.tcp;
+import static calico.felix.e2e.Reachability.expectations;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -23,7 +24,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -152,14 +152,6 @@ class ThroughTyphaTest {
         return s;
     }
 
-    private static Map<Probe, Boolean> expectations(Object... probeThenOutcome) {
-        Map<Probe, Boolean> out = new LinkedHashMap<>();
-        for (int i = 0; i < probeThenOutcome.length; i += 2) {
-            out.put((Probe) probeThenOutcome[i], (Boolean) probeThenOutcome[i + 1]);
-        }
-        return out;
-    }
-
     private Runnable settle(Instant since) {
         return () -> {
             try {
@@ -171,10 +163,8 @@ class ThroughTyphaTest {
     }
 
     private String diagnostics() {
-        String ruleset = cluster.host.tryExec(backend.dumpCommand().toArray(String[]::new)).output();
         return "typha connections: " + (typha == null ? "(stopped)" : typha.connectionCount()) + "\nreadiness: "
                 + felix.readiness() + "\nstatus: " + felix.get("/felix/v1/status") + "\npolicies: "
-                + felix.get("/felix/v1/policies") + "\n" + String.join(" ", backend.dumpCommand()) + ":\n"
-                + (ruleset.length() > 20_000 ? ruleset.substring(0, 20_000) + "\n..." : ruleset);
+                + felix.get("/felix/v1/policies") + "\n" + backend.rulesetDump(cluster.host);
     }
 }
