@@ -122,7 +122,7 @@ sealed interface BenchStore extends AutoCloseable permits BenchStore.Etcd, Bench
 
         @Override
         public List<String> felixArgs() {
-            return List.of("--FELIX_DATASTORETYPE=kubernetes", "--KUBECONFIG=" + controlPlane.adminKubeconfig());
+            return FelixProcess.kubernetesArgs(controlPlane.adminKubeconfig());
         }
 
         @Override
