@@ -12,12 +12,12 @@ import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.libcalico.datastore.kubernetes.Kubeconfigs;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -138,15 +138,7 @@ final class CniHarness implements AutoCloseable {
      * {@code dir} and {@return the network config {@code conf} naming it} ({@code kubernetes.kubeconfig}).
      */
     static String withKubeconfig(String conf, Path dir, int port) throws IOException {
-        Path kubeconfig = dir.resolve("kubeconfig");
-        Files.writeString(kubeconfig, """
-                apiVersion: v1
-                kind: Config
-                clusters: [{name: c, cluster: {server: "http://127.0.0.1:%d"}}]
-                users: [{name: u, user: {token: t}}]
-                contexts: [{name: x, context: {cluster: c, user: u}}]
-                current-context: x
-                """.formatted(port));
+        Path kubeconfig = Kubeconfigs.write(dir, "http://127.0.0.1:" + port);
         return conf.substring(0, conf.lastIndexOf('}')) + ",\"kubernetes\":{\"kubeconfig\":\"" + kubeconfig + "\"}}";
     }
 

@@ -1,15 +1,18 @@
 package calico.cni;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.groups.Tuple.tuple;
 
 import calico.api.k8s.WorkloadEndpointNames;
 import calico.api.model.IPPool;
+import calico.api.model.IpamNames;
 import calico.api.model.IPPoolSpec;
 import calico.api.model.ObjectMeta;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
+import calico.api.net.Cidr;
 import calico.cni.spec.CniResponse;
 import calico.dataplane.testing.LoopbackForward;
 import calico.dataplane.testing.NetNs;
@@ -24,6 +27,8 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -172,8 +177,8 @@ class CniKubernetesDatastoreTest {
         assertThat(wep.spec().serviceAccountName()).isEqualTo("sa1");
         assertThat(wep.spec().ports()).extracting(WorkloadEndpointSpec.EndpointPort::name,
                         WorkloadEndpointSpec.EndpointPort::port)
-                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("http", 8080),
-                        org.assertj.core.groups.Tuple.tuple("dns", 53));
+                .containsExactlyInAnyOrder(tuple("http", 8080),
+                        tuple("dns", 53));
         assertThat(wep.metadata().labels()).containsEntry("app", "cart-0")
                 .containsEntry("projectcalico.org/namespace", "shop")
                 .containsEntry("projectcalico.org/orchestrator", "k8s")
@@ -185,7 +190,7 @@ class CniKubernetesDatastoreTest {
         String blockCidr = handle.path("spec").path("block").fieldNames().next();
         assertThat(blockCidr).startsWith("10.208.1.").endsWith("/26");
         JsonNode block = kubectlJson("get", "ipamblocks.crd.projectcalico.org",
-                calico.api.model.IpamNames.blockName(calico.api.net.Cidr.parse(blockCidr)));
+                IpamNames.blockName(Cidr.parse(blockCidr)));
         assertThat(block.path("spec").path("affinity").asText()).isEqualTo("host:" + CniHarness.NODE);
         assertThat(kubectlJson("get", "blockaffinities.crd.projectcalico.org").path("items"))
                 .anySatisfy(a -> assertThat(a.path("spec").path("node").asText() + " " + a.path("spec").path("cidr").asText())
@@ -301,7 +306,7 @@ class CniKubernetesDatastoreTest {
     }
 
     private static JsonNode kubectlJson(String... args) throws Exception {
-        String[] full = java.util.Arrays.copyOf(args, args.length + 2);
+        String[] full = Arrays.copyOf(args, args.length + 2);
         full[args.length] = "-o";
         full[args.length + 1] = "json";
         return JSON.readTree(KUBE.kubectl(full));
@@ -309,7 +314,7 @@ class CniKubernetesDatastoreTest {
 
     private static List<String> handles() {
         try {
-            List<String> out = new java.util.ArrayList<>();
+            List<String> out = new ArrayList<>();
             kubectlJson("get", "ipamhandles.crd.projectcalico.org").path("items")
                     .forEach(i -> out.add(i.path("spec").path("handleID").asText()));
             return out;

@@ -64,11 +64,14 @@ final class ApiServerObjects implements ClusterObjects {
     public void pod(KubePod pod) {
         String ns = pod.metadata().namespace();
         var pods = client.pods().inNamespace(ns);
-        createOrRelabel(pods.withName(pod.metadata().name()), () -> pods.resource(created(pod)), pod.metadata().labels());
+        createOrRelabel(pods.withName(pod.metadata().name()), () -> pods.resource(leftByCni(pod)), pod.metadata().labels());
     }
 
-    /** {@return the Pod as the CNI plugin leaves it}: its spec, and its address in Calico's annotations. */
-    private static Pod created(KubePod pod) {
+    /**
+     * {@return the Pod as the CNI plugin leaves it on KDD}: its spec, and its address in Calico's
+     * annotations (also {@link BenchStore}'s pods).
+     */
+    static Pod leftByCni(KubePod pod) {
         String ip = pod.status().podIP() + "/32";
         List<io.fabric8.kubernetes.api.model.Container> containers = pod.spec().containers().stream()
                 .map(c -> new ContainerBuilder().withName(c.name()).withImage("registry.invalid/e2e:1")

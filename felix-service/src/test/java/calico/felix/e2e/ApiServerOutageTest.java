@@ -2,18 +2,18 @@ package calico.felix.e2e;
 
 import static calico.felix.e2e.Probe.icmp;
 import static calico.felix.e2e.Probe.tcp;
+import static calico.felix.e2e.Reachability.expectations;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.dataplane.testing.NetNs;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -90,20 +90,20 @@ class ApiServerOutageTest {
         Workload web = cluster.web;
         Workload api = cluster.api;
         Workload client = cluster.client;
-        Map<Probe, Boolean> enforced = expect(tcp(web, api, 8080), true, tcp(client, api, 8080), false,
+        Map<Probe, Boolean> enforced = expectations(tcp(web, api, 8080), true, tcp(client, api, 8080), false,
                 icmp(client, api), false, tcp(client, cluster.db, 8080), true);
         try (Reachability reach = new Reachability(Duration.ofSeconds(5))) {
             reach.await("outage", "knp api-from-web enforced", System.nanoTime(), enforced, () -> { },
                     this::diagnostics);
             // Felix has applied everything and gone quiet; from here on, nothing may change.
-            awaitTrue("felix's dataplane idle", Duration.ofSeconds(10), () -> felix.lastApply().queued() == 0);
+            Await.until("felix's dataplane idle", Duration.ofSeconds(10), () -> felix.lastApply().queued() == 0);
             int watches = apiServerWatches();
             kernel = open(KernelChanges.start(cluster.host, "up0"));
             FelixProcess.Counters before = felix.counters().writes();
 
             Instant killedAt = Instant.now();
             KUBE.controlPlane().killApiServer();
-            awaitTrue("felix not ready after the datastore timeout", DATASTORE_TIMEOUT.plusSeconds(10),
+            Await.until("felix not ready after the datastore timeout", DATASTORE_TIMEOUT.plusSeconds(10),
                     () -> !felix.ready());
             long notReadyAfter = Duration.between(killedAt, Instant.now()).toMillis();
             assertThat(felix.readiness()).contains("DatastoreConnection").contains("has not answered for over PT3S");
@@ -115,12 +115,12 @@ class ApiServerOutageTest {
 
             KUBE.controlPlane().startApiServer();
             Instant backAt = Instant.now();
-            awaitTrue("felix ready again", AFTER_RETURN, felix::ready);
+            Await.until("felix ready again", AFTER_RETURN, felix::ready);
             long readyAfter = Duration.between(backAt, Instant.now()).toMillis();
-            awaitTrue("felix's watches back on the API server (" + watches + ")", AFTER_RETURN,
+            Await.until("felix's watches back on the API server (" + watches + ")", AFTER_RETURN,
                     () -> apiServerWatches() >= watches);
             long watchesAfter = Duration.between(backAt, Instant.now()).toMillis();
-            awaitTrue("felix's dataplane idle", Duration.ofSeconds(10), () -> felix.lastApply().queued() == 0);
+            Await.until("felix's dataplane idle", Duration.ofSeconds(10), () -> felix.lastApply().queued() == 0);
             reach.await("outage", "API server back: the policy still holds", System.nanoTime(), enforced,
                     () -> { }, this::diagnostics);
             assertThat(kernel.lines()).as("kernel changes from the kill to after the resync").isEmpty();
@@ -140,7 +140,7 @@ class ApiServerOutageTest {
                           ports: [{protocol: TCP, port: 8080}]
                     """);
             Reachability.Observed o = reach.await("outage", "after the return: dev allowed too", t,
-                    expect(tcp(client, api, 8080), true, icmp(client, api), false, tcp(web, api, 8080), true),
+                    expectations(tcp(client, api, 8080), true, icmp(client, api), false, tcp(web, api, 8080), true),
                     () -> { }, this::diagnostics);
             assertThat(kernel.lines()).as("the change after the return reached the kernel").isNotEmpty();
             System.out.printf("[e2e outage] policy change after the return -> kernel in %d ms%n", o.millis());
@@ -159,28 +159,8 @@ class ApiServerOutageTest {
                 .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
     }
 
-    private static Map<Probe, Boolean> expect(Object... probeThenOutcome) {
-        Map<Probe, Boolean> out = new LinkedHashMap<>();
-        for (int i = 0; i < probeThenOutcome.length; i += 2) {
-            out.put((Probe) probeThenOutcome[i], (Boolean) probeThenOutcome[i + 1]);
-        }
-        return out;
-    }
-
-    private static void awaitTrue(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
-        long until = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > until) {
-                throw new AssertionError(what + ": not within " + timeout);
-            }
-            Thread.sleep(100);
-        }
-    }
-
     private String diagnostics() {
-        String ruleset = cluster.host.tryExec(backend.dumpCommand().toArray(String[]::new)).output();
         return "readiness: " + felix.readiness() + "\ndataplane: " + felix.dataplaneStatus() + "\nkernel changes: "
-                + (kernel == null ? "(not watched)" : kernel.lines()) + "\n" + String.join(" ", backend.dumpCommand())
-                + ":\n" + (ruleset.length() > 20_000 ? ruleset.substring(0, 20_000) + "\n..." : ruleset);
+                + (kernel == null ? "(not watched)" : kernel.lines()) + "\n" + backend.rulesetDump(cluster.host);
     }
 }

@@ -1,5 +1,6 @@
 package calico.felix.e2e;
 
+import calico.dataplane.testing.NetNs;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -42,5 +43,12 @@ enum Backend {
             case IPTABLES_LEGACY -> List.of("iptables-legacy-save", "-t", "filter");
             case NFTABLES -> List.of("nft", "list", "ruleset");
         };
+    }
+
+    /** {@return the dump command and its output in {@code ns}, cut at 20,000 characters} (for a failure's diagnostics). */
+    String rulesetDump(NetNs ns) {
+        String ruleset = ns.tryExec(dumpCommand().toArray(String[]::new)).output();
+        return String.join(" ", dumpCommand()) + ":\n"
+                + (ruleset.length() > 20_000 ? ruleset.substring(0, 20_000) + "\n..." : ruleset);
     }
 }

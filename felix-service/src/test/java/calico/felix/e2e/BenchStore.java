@@ -1,5 +1,7 @@
 package calico.felix.e2e;
 
+import calico.api.k8s.KubeObjectMeta;
+import calico.api.k8s.KubePod;
 import calico.api.model.Profile;
 import calico.api.model.Resource;
 import calico.api.model.WorkloadEndpoint;
@@ -13,10 +15,7 @@ import calico.libcalico.datastore.etcd.EtcdDatastore;
 import calico.libcalico.datastore.kubernetes.KubernetesConfig;
 import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
 import calico.libcalico.testing.EtcdServer;
-import io.fabric8.kubernetes.api.model.ContainerBuilder;
-import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -122,7 +121,7 @@ sealed interface BenchStore extends AutoCloseable permits BenchStore.Etcd, Bench
 
         @Override
         public List<String> felixArgs() {
-            return List.of("--FELIX_DATASTORETYPE=kubernetes", "--KUBECONFIG=" + controlPlane.adminKubeconfig());
+            return FelixProcess.kubernetesArgs(controlPlane.adminKubeconfig());
         }
 
         @Override
@@ -151,20 +150,20 @@ sealed interface BenchStore extends AutoCloseable permits BenchStore.Etcd, Bench
                     .withName("default").withNamespace(ns).endMetadata().build()).create();
         }
 
+        /** A WorkloadEndpoint is the Pod it stands for, as the CNI plugin leaves it (its one address a /32). */
         private void pod(WorkloadEndpoint w) {
             WorkloadEndpointSpec spec = w.spec();
+            String ns = w.metadata().namespace();
             Map<String, String> labels = new LinkedHashMap<>(w.metadata().labels());
             labels.keySet().removeIf(k -> k.startsWith("projectcalico.org/"));
             String ip = spec.ipNetworks().get(0);
-            var container = new ContainerBuilder().withName("main").withImage("registry.invalid/bench:1")
-                    .withPorts(spec.ports().stream().map(port -> new ContainerPortBuilder().withName(port.name())
-                            .withContainerPort(port.port()).withProtocol(port.protocol().toString()).build()).toList())
-                    .build();
-            client.pods().inNamespace(w.metadata().namespace()).resource(new PodBuilder()
-                    .withNewMetadata().withName(spec.pod()).withNamespace(w.metadata().namespace()).withLabels(labels)
-                    .withAnnotations(Map.of("cni.projectcalico.org/podIP", ip, "cni.projectcalico.org/podIPs", ip))
-                    .endMetadata()
-                    .withNewSpec().withNodeName(spec.node()).withContainers(container).endSpec().build()).create();
+            List<KubePod.ContainerPort> ports = spec.ports().stream()
+                    .map(port -> new KubePod.ContainerPort(port.name(), port.port(), port.protocol().toString(), 0, null))
+                    .toList();
+            KubePod pod = new KubePod(KubeObjectMeta.of(ns, spec.pod(), labels),
+                    new KubePod.Spec(spec.node(), null, false, List.of(new KubePod.Container("main", ports)), null),
+                    new KubePod.Status(ip.substring(0, ip.indexOf('/')), null, null));
+            client.pods().inNamespace(ns).resource(ApiServerObjects.leftByCni(pod)).create();
         }
 
         @Override

@@ -112,14 +112,18 @@ final class Cluster implements AutoCloseable {
      * {@code apiVersion} and {@code kind}).
      */
     void applyNetworkPolicy(String text) {
-        KubeNetworkPolicy np = KUBE.parse(manifest(text), KubeNetworkPolicy.class);
-        objects.networkPolicy(manifest(text), np);
-        networkPolicies.put(np.metadata().namespace() + "/" + np.metadata().name(), text);
+        String manifest = manifest(text);
+        KubeNetworkPolicy np = KUBE.parse(manifest, KubeNetworkPolicy.class);
+        objects.networkPolicy(manifest, np);
+        networkPolicies.put(id(np), text);
     }
 
     /** {@return the namespace/name of the NetworkPolicy {@code text} describes}. */
     String networkPolicyId(String text) {
-        KubeNetworkPolicy np = KUBE.parse(manifest(text), KubeNetworkPolicy.class);
+        return id(KUBE.parse(manifest(text), KubeNetworkPolicy.class));
+    }
+
+    private static String id(KubeNetworkPolicy np) {
         return np.metadata().namespace() + "/" + np.metadata().name();
     }
 

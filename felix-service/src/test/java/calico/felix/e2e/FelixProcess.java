@@ -7,6 +7,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -32,6 +33,11 @@ final class FelixProcess implements AutoCloseable {
     /** {@return felix's settings for the etcd at {@code etcd}}. */
     static List<String> etcdArgs(URI etcd) {
         return List.of("--FELIX_DATASTORETYPE=etcdv3", "--FELIX_ETCDENDPOINTS=" + etcd);
+    }
+
+    /** {@return felix's settings for the kubernetes datastore that {@code kubeconfig} names}. */
+    static List<String> kubernetesArgs(Path kubeconfig) {
+        return List.of("--FELIX_DATASTORETYPE=kubernetes", "--KUBECONFIG=" + kubeconfig);
     }
 
     /** Felix on the datastore {@code datastoreArgs} name ({@code FELIX_DATASTORETYPE} and its settings). */

@@ -7,8 +7,6 @@ import calico.api.codec.ResourceCodec;
 import calico.dataplane.testing.NetNs;
 import calico.felix.flows.InProcessGoldmane;
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.etcd.EtcdConfig;
-import calico.libcalico.datastore.etcd.EtcdDatastore;
 import calico.libcalico.goldmane.proto.Action;
 import calico.libcalico.goldmane.proto.EndpointType;
 import calico.libcalico.goldmane.proto.Flow;
@@ -17,7 +15,6 @@ import calico.libcalico.goldmane.proto.FlowResult;
 import calico.libcalico.goldmane.proto.PolicyHit;
 import calico.libcalico.goldmane.proto.PolicyKind;
 import calico.libcalico.goldmane.proto.Reporter;
-import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
 import java.time.Duration;
 import java.util.List;
@@ -58,10 +55,11 @@ class FlowLogsE2ETest {
     private void run(Backend backend) throws Exception {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         assumeTrue(backend.unavailableReason() == null, () -> backend + ": " + backend.unavailableReason());
-        EtcdAdmin.wipe(ETCD.endpoint());
+        TestDatastore etcd = new TestDatastore.Etcd(ETCD);
+        etcd.reset();
         try (InProcessGoldmane goldmane = new InProcessGoldmane(0, null);
-             Datastore store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
-             Cluster cluster = new Cluster(ConvertedObjects.onEtcd(ETCD.endpoint()))) {
+             Datastore store = etcd.open();
+             Cluster cluster = new Cluster(etcd.clusterObjects())) {
             Writes.clusterReady(store);
             store.create(CODEC.parse("""
                     apiVersion: projectcalico.org/v3
@@ -93,7 +91,7 @@ class FlowLogsE2ETest {
                           protocol: TCP
                           destination: {ports: [8080]}
                     """));
-            try (FelixProcess felix = new FelixProcess(FelixProcess.etcdArgs(ETCD.endpoint()), cluster.host.name(), backend, "Warning",
+            try (FelixProcess felix = new FelixProcess(etcd.felixArgs(), cluster.host.name(), backend, "Warning",
                     "--FELIX_FLOWLOGSGOLDMANESERVER=" + goldmane.target(), "--FELIX_FLOWLOGSFLUSHINTERVAL=1s")) {
                 felix.awaitReady(Duration.ofSeconds(60));
                 Workload client = cluster.client;

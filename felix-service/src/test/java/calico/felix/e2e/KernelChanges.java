@@ -1,6 +1,7 @@
 package calico.felix.e2e;
 
 import calico.dataplane.testing.NetNs;
+import calico.libcalico.testing.Await;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -20,7 +21,7 @@ final class KernelChanges implements AutoCloseable {
 
     /** A table and a route nobody else uses: the monitors' self-check. */
     private static final String PROBE_TABLE = "e2e_monitor_probe";
-    private static final String PROBE_ROUTE = "192.0.2.254/32";
+    private static final String PROBE_ADDRESS = "192.0.2.254";
 
     private final List<Process> monitors = new ArrayList<>();
     private final List<String> lines = new ArrayList<>();
@@ -29,31 +30,38 @@ final class KernelChanges implements AutoCloseable {
     }
 
     /** {@return monitors of {@code ns}, listening}; {@code uplink} is a link there that a test route may use. */
-    static KernelChanges start(NetNs ns, String uplink) throws InterruptedException {
+    static KernelChanges start(NetNs ns, String uplink) {
         KernelChanges k = new KernelChanges();
         try {
             k.monitor(ns, "nft", "monitor");
             k.monitor(ns, "ip", "monitor", "route");
             // Changes of our own, repeated until each monitor has shown one (a monitor may still be
             // subscribing when the first is made).
-            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (!k.seen(PROBE_TABLE) || !k.seen("192.0.2.254")) {
-                if (System.nanoTime() > until) {
-                    throw new IllegalStateException("kernel monitors in " + ns.name() + " saw nothing of their own "
-                            + "changes: " + k.all());
-                }
-                ns.exec("nft", "add", "table", "inet", PROBE_TABLE);
-                ns.exec("nft", "delete", "table", "inet", PROBE_TABLE);
-                ns.exec("ip", "route", "add", PROBE_ROUTE, "dev", uplink);
-                ns.exec("ip", "route", "del", PROBE_ROUTE, "dev", uplink);
-                Thread.sleep(50);
-            }
+            Await.until("kernel monitors in " + ns.name() + " seeing changes of their own", Duration.ofSeconds(10),
+                    () -> {
+                        if (k.seen(PROBE_TABLE) && k.seen(PROBE_ADDRESS)) {
+                            return true;
+                        }
+                        k.makeOwnChanges(ns, uplink);
+                        return false;
+                    });
             k.clear();
             return k;
-        } catch (RuntimeException | InterruptedException e) {
+        } catch (AssertionError e) {
+            k.close();
+            throw new IllegalStateException(e.getMessage() + ": " + k.all(), e);
+        } catch (RuntimeException e) {
             k.close();
             throw e;
         }
+    }
+
+    /** Adds and deletes the self-check's table and route. */
+    private void makeOwnChanges(NetNs ns, String uplink) {
+        ns.exec("nft", "add", "table", "inet", PROBE_TABLE);
+        ns.exec("nft", "delete", "table", "inet", PROBE_TABLE);
+        ns.exec("ip", "route", "add", PROBE_ADDRESS + "/32", "dev", uplink);
+        ns.exec("ip", "route", "del", PROBE_ADDRESS + "/32", "dev", uplink);
     }
 
     private void monitor(NetNs ns, String... command) {
@@ -102,7 +110,7 @@ final class KernelChanges implements AutoCloseable {
      */
     List<String> lines() {
         synchronized (lines) {
-            return lines.stream().filter(l -> !l.contains(PROBE_TABLE) && !l.contains("192.0.2.254")
+            return lines.stream().filter(l -> !l.contains(PROBE_TABLE) && !l.contains(PROBE_ADDRESS)
                     && !(l.contains("# new generation") && l.endsWith("(nft)"))).toList();
         }
     }

@@ -679,10 +679,8 @@ abstract class PolicyMatrix {
     }
 
     private String diagnostics() {
-        String ruleset = cluster.host.tryExec(backend.dumpCommand().toArray(String[]::new)).output();
         return "readiness: " + felix.readiness() + "\nstatus: " + felix.get("/felix/v1/status") + "\npolicies: "
-                + felix.get("/felix/v1/policies") + "\n" + String.join(" ", backend.dumpCommand()) + ":\n"
-                + (ruleset.length() > 20_000 ? ruleset.substring(0, 20_000) + "\n..." : ruleset);
+                + felix.get("/felix/v1/policies") + "\n" + backend.rulesetDump(cluster.host);
     }
 
     /** The probes of one step and their expected outcomes. */

@@ -44,6 +44,15 @@ final class Reachability implements AutoCloseable {
         this.deadline = deadline;
     }
 
+    /** {@return the expected outcomes {@code probeThenOutcome} lists}: a probe, then whether it passes, and so on. */
+    static Map<Probe, Boolean> expectations(Object... probeThenOutcome) {
+        Map<Probe, Boolean> out = new LinkedHashMap<>();
+        for (int i = 0; i < probeThenOutcome.length; i += 2) {
+            out.put((Probe) probeThenOutcome[i], (Boolean) probeThenOutcome[i + 1]);
+        }
+        return out;
+    }
+
     /**
      * Polls until every probe shows its expected outcome (measured from {@code writtenAtNanos}),
      * waits for {@code settled} (felix has applied the write: an expectation that already held

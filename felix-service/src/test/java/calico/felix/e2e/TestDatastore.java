@@ -93,7 +93,7 @@ sealed interface TestDatastore permits TestDatastore.Etcd, TestDatastore.Kuberne
 
         @Override
         public List<String> felixArgs() {
-            return List.of("--FELIX_DATASTORETYPE=kubernetes", "--KUBECONFIG=" + kube.kubeconfig());
+            return FelixProcess.kubernetesArgs(kube.kubeconfig());
         }
 
         @Override

@@ -2,6 +2,7 @@ package calico.felix.e2e;
 
 import static calico.felix.e2e.Probe.icmp;
 import static calico.felix.e2e.Probe.tcp;
+import static calico.felix.e2e.Reachability.expectations;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -10,20 +11,15 @@ import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.etcd.EtcdConfig;
-import calico.libcalico.datastore.etcd.EtcdDatastore;
 import calico.libcalico.health.HealthAggregator;
-import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
 import calico.typha.server.ServerSettings;
 import calico.typha.server.TyphaServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -49,9 +45,8 @@ class ThroughTyphaTest {
     private static final Duration CHANGE_DEADLINE = Duration.ofSeconds(5);
     /** Felix's reconnect backoff grows while typha is down (100 ms doubling, at most 10 s). */
     private static final Duration RECONNECT_DEADLINE = Duration.ofSeconds(20);
-    /** Nothing listens here: felix must not need the datastore when it reads through typha. */
-    private static final URI NO_ETCD = URI.create("http://127.0.0.1:9");
 
+    private final TestDatastore etcd = new TestDatastore.Etcd(ETCD);
     private final List<AutoCloseable> open = new ArrayList<>();
     private Datastore store;
     private TyphaServer typha;
@@ -82,15 +77,16 @@ class ThroughTyphaTest {
                 .findFirst().orElse(null);
         assumeTrue(backend != null, "neither nft nor iptables-nft-restore is installed");
 
-        EtcdAdmin.wipe(ETCD.endpoint());
-        store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
+        etcd.reset();
+        store = etcd.open();
         open.add(store);
-        cluster = new Cluster(ConvertedObjects.onEtcd(ETCD.endpoint()));
+        cluster = new Cluster(etcd.clusterObjects());
         Writes.clusterReady(store);
 
         typha = startTypha(0);
         int port = typha.port();
-        felix = new FelixProcess(FelixProcess.etcdArgs(NO_ETCD), cluster.host.name(), backend, "Warning",
+        // An etcd address where nothing listens: felix must not need the datastore when it reads through typha.
+        felix = new FelixProcess(etcd.felixArgsThroughTypha(), cluster.host.name(), backend, "Warning",
                 "--FELIX_TYPHAADDR=127.0.0.1:" + port);
         felix.awaitReady(Duration.ofSeconds(60));
         assertThat(typha.connectionCount()).as("felix's stream to typha").isEqualTo(1);
@@ -144,20 +140,12 @@ class ThroughTyphaTest {
     }
 
     private TyphaServer startTypha(int port) {
-        Datastore ds = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
+        Datastore ds = etcd.open();
         open.add(ds);
         TyphaServer s = new TyphaServer(ds, ServerSettings.defaults(port).withPort(port), null,
                 new SimpleMeterRegistry(), new HealthAggregator(Clock.systemUTC()), "e2e");
         s.start();
         return s;
-    }
-
-    private static Map<Probe, Boolean> expectations(Object... probeThenOutcome) {
-        Map<Probe, Boolean> out = new LinkedHashMap<>();
-        for (int i = 0; i < probeThenOutcome.length; i += 2) {
-            out.put((Probe) probeThenOutcome[i], (Boolean) probeThenOutcome[i + 1]);
-        }
-        return out;
     }
 
     private Runnable settle(Instant since) {
@@ -171,10 +159,8 @@ class ThroughTyphaTest {
     }
 
     private String diagnostics() {
-        String ruleset = cluster.host.tryExec(backend.dumpCommand().toArray(String[]::new)).output();
         return "typha connections: " + (typha == null ? "(stopped)" : typha.connectionCount()) + "\nreadiness: "
                 + felix.readiness() + "\nstatus: " + felix.get("/felix/v1/status") + "\npolicies: "
-                + felix.get("/felix/v1/policies") + "\n" + String.join(" ", backend.dumpCommand()) + ":\n"
-                + (ruleset.length() > 20_000 ? ruleset.substring(0, 20_000) + "\n..." : ruleset);
+                + felix.get("/felix/v1/policies") + "\n" + backend.rulesetDump(cluster.host);
     }
 }

@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Makes {@code 127.0.0.1:port} inside a test namespace reach {@code 127.0.0.1:port} of the test's
@@ -54,7 +55,7 @@ public final class LoopbackForward implements AutoCloseable {
             }
             open.add(inside);
             open.add(outside);
-            java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger(2);
+            AtomicInteger running = new AtomicInteger(2);
             relay(inside, outside, running);
             relay(outside, inside, running);
         }
@@ -64,7 +65,7 @@ public final class LoopbackForward implements AutoCloseable {
      * Copies {@code from} to {@code to} until {@code from} ends, then half-closes {@code to}; the
      * last of a connection's two relays to finish closes both sockets (an error closes them at once).
      */
-    private void relay(Socket from, Socket to, java.util.concurrent.atomic.AtomicInteger running) {
+    private void relay(Socket from, Socket to, AtomicInteger running) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[16 * 1024];
             boolean clean = false;

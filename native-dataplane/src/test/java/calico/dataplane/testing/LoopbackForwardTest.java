@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.DataInputStream;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class LoopbackForwardTest {
@@ -26,7 +28,7 @@ class LoopbackForwardTest {
                         byte[] got = s.getInputStream().readAllBytes();
                         s.getOutputStream().write(new String(got, StandardCharsets.UTF_8).toUpperCase()
                                 .getBytes(StandardCharsets.UTF_8));
-                    } catch (java.io.IOException e) {
+                    } catch (IOException e) {
                         // closed
                     }
                 }
@@ -34,7 +36,7 @@ class LoopbackForwardTest {
             echo.setDaemon(true);
             echo.start();
             // Without the forward, the namespace's own loopback has nothing on that port.
-            assertThat(ns.tcpConnects("127.0.0.1", port, java.time.Duration.ofMillis(300))).isFalse();
+            assertThat(ns.tcpConnects("127.0.0.1", port, Duration.ofMillis(300))).isFalse();
             try (LoopbackForward f = LoopbackForward.into(ns, port)) {
                 String answer = ns.call(() -> {
                     try (Socket s = new Socket()) {
