@@ -5,6 +5,7 @@ import calico.libcalico.datastore.etcd.EtcdConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -131,7 +132,7 @@ public record ApiServerProperties(
 
     /** The process environment, with KUBECONFIG as bound (a test in this JVM sets it as a property). */
     private Map<String, String> environment() {
-        Map<String, String> env = new java.util.HashMap<>(System.getenv());
+        Map<String, String> env = new HashMap<>(System.getenv());
         if (!blank(kubeconfig)) {
             env.put("KUBECONFIG", kubeconfig.trim());
         }

@@ -27,7 +27,7 @@ public final class SubjectAccessReviews implements AccessCheck, AutoCloseable {
     private final DelegatedApi api;
     private final Duration allowTtl;
     private final Duration denyTtl;
-    private final TtlCache<String, Boolean> cache;
+    private final TtlCache<Question, Boolean> cache;
 
     SubjectAccessReviews(DelegatedApi api, Duration allowTtl, Duration denyTtl, Clock clock) {
         this.api = api;
@@ -47,45 +47,56 @@ public final class SubjectAccessReviews implements AccessCheck, AutoCloseable {
         if (user.isMaster()) {
             return true;
         }
-        ObjectNode spec = DelegatedApi.JSON.createObjectNode();
-        spec.put("user", user.name());
-        if (!user.uid().isEmpty()) {
-            spec.put("uid", user.uid());
-        }
-        user.groups().forEach(spec.putArray("groups")::add);
-        if (!user.extra().isEmpty()) {
-            ObjectNode extra = spec.putObject("extra");
-            user.extra().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
-                ArrayNode values = extra.putArray(e.getKey());
-                e.getValue().forEach(values::add);
-            });
-        }
-        ObjectNode attrs = spec.putObject("resourceAttributes");
-        attrs.put("verb", verb).put("group", group).put("resource", resource);
-        if (namespace != null) {
-            attrs.put("namespace", namespace);
-        }
-        if (name != null) {
-            attrs.put("name", name);
-        }
-        String key = spec.toString();
-        var cached = cache.get(key);
+        Question question = new Question(user, verb, group, resource, namespace, name);
+        var cached = cache.get(question);
         if (cached.isPresent()) {
             return cached.get();
         }
-        ObjectNode sar = DelegatedApi.JSON.createObjectNode();
-        sar.put("apiVersion", "authorization.k8s.io/v1").put("kind", "SubjectAccessReview");
-        sar.set("spec", spec);
         JsonNode status;
         try {
-            status = api.review(PATH, sar);
+            status = api.review(PATH, question.review());
         } catch (RuntimeException e) {
             LOG.warn("SubjectAccessReview for {} failed (denied): {}", user.name(), e.getMessage());
             return false;
         }
         boolean allowed = status.path("allowed").asBoolean(false) && !status.path("denied").asBoolean(false);
-        cache.put(key, allowed, allowed ? allowTtl : denyTtl);
+        cache.put(question, allowed, allowed ? allowTtl : denyTtl);
         return allowed;
+    }
+
+    /**
+     * What one review asks, and the cache's key: equal questions are equal review specs (a
+     * {@link User} is a record), so a cached answer costs no JSON.
+     */
+    private record Question(User user, String verb, String group, String resource, String namespace, String name) {
+
+        /** {@return the SubjectAccessReview}: user, uid, groups and extra as kube's delegated authorizer sends them. */
+        ObjectNode review() {
+            ObjectNode sar = DelegatedApi.JSON.createObjectNode();
+            sar.put("apiVersion", "authorization.k8s.io/v1").put("kind", "SubjectAccessReview");
+            ObjectNode spec = sar.putObject("spec");
+            spec.put("user", user.name());
+            if (!user.uid().isEmpty()) {
+                spec.put("uid", user.uid());
+            }
+            user.groups().forEach(spec.putArray("groups")::add);
+            if (!user.extra().isEmpty()) {
+                ObjectNode extra = spec.putObject("extra");
+                user.extra().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
+                    ArrayNode values = extra.putArray(e.getKey());
+                    e.getValue().forEach(values::add);
+                });
+            }
+            ObjectNode attrs = spec.putObject("resourceAttributes");
+            attrs.put("verb", verb).put("group", group).put("resource", resource);
+            if (namespace != null) {
+                attrs.put("namespace", namespace);
+            }
+            if (name != null) {
+                attrs.put("name", name);
+            }
+            return sar;
+        }
     }
 
     @Override

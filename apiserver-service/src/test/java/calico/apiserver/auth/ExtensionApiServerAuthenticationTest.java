@@ -3,6 +3,7 @@ package calico.apiserver.auth;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.TestCertificates;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
@@ -10,11 +11,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.nio.file.Files;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,6 +25,9 @@ import org.junit.jupiter.api.Test;
  */
 @EnableKubernetesMockClient(crud = true)
 class ExtensionApiServerAuthenticationTest {
+
+    /** How long the informer may take to deliver a change of the ConfigMap. */
+    static final Duration WATCH = Duration.ofSeconds(20);
 
     static KubernetesClient client;
     static String caPem;
@@ -70,17 +72,20 @@ class ExtensionApiServerAuthenticationTest {
             assertThat(cluster.clientCas()).hasSize(1);
 
             write(configMap("[\"another-proxy\"]"));
-            await(() -> cluster.requestHeader().orElseThrow().allowedNames().equals(List.of("another-proxy")));
+            Await.until("allowed names [another-proxy]", WATCH,
+                    () -> cluster.requestHeader().orElseThrow().allowedNames().equals(List.of("another-proxy")));
 
             // A broken value keeps what was there (and names the key when read at start).
             write(configMap("front-proxy-client"));
             assertThatThrownBy(() -> ExtensionApiServerAuthentication.parse(configMap("front-proxy-client")))
                     .hasMessageContaining("key requestheader-allowed-names: not a JSON array of strings");
             write(configMap("[\"third-proxy\"]"));
-            await(() -> cluster.requestHeader().orElseThrow().allowedNames().equals(List.of("third-proxy")));
+            Await.until("allowed names [third-proxy] after the broken value", WATCH,
+                    () -> cluster.requestHeader().orElseThrow().allowedNames().equals(List.of("third-proxy")));
 
             removeConfigMap();
-            await(() -> cluster.requestHeader().isEmpty() && cluster.clientCas().isEmpty());
+            Await.until("nothing trusted once the ConfigMap is deleted", WATCH,
+                    () -> cluster.requestHeader().isEmpty() && cluster.clientCas().isEmpty());
         }
     }
 
@@ -92,21 +97,8 @@ class ExtensionApiServerAuthenticationTest {
         try (var cluster = ExtensionApiServerAuthentication.start(client, true)) {
             assertThat(cluster.requestHeader()).isEmpty();
             write(configMap("[]"));
-            await(() -> cluster.requestHeader().isPresent());
+            Await.until("the ConfigMap created after the start", WATCH, () -> cluster.requestHeader().isPresent());
             assertThat(cluster.requestHeader().orElseThrow().allowedNames()).as("[]: any name").isEmpty();
-        }
-    }
-
-    static void await(BooleanSupplier condition) {
-        Instant end = Instant.now().plus(Duration.ofSeconds(20));
-        while (!condition.getAsBoolean()) {
-            assertThat(Instant.now()).as("condition within 20 s").isBefore(end);
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
         }
     }
 }

@@ -2,15 +2,16 @@ package calico.apiserver.e2e;
 
 import calico.controlplane.ControlPlane;
 import calico.controlplane.Repository;
+import calico.libcalico.testing.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * apiserver-service behind a real kube-apiserver, registered as Calico installs it: APIService
@@ -80,28 +81,36 @@ public final class AggregatedApiServer implements AutoCloseable {
      * both OpenAPI documents describe it, or kubectl's validation, explain and apply may fail.
      */
     private static void awaitDiscovery(ControlPlane cp) {
-        Instant end = Instant.now().plus(Duration.ofSeconds(90));
-        while (true) {
-            String apis = cp.kubectl("get", "--raw", "/apis");
-            ControlPlane.KubectlResult v3 = cp.kubectlAs(cp.adminKubeconfig(), "get", "--raw",
-                    "/openapi/v3/apis/projectcalico.org/v3");
-            ControlPlane.KubectlResult v2 = cp.kubectlAs(cp.adminKubeconfig(), "get", "--raw", "/openapi/v2");
-            if (apis.contains("\"projectcalico.org/v3\"") && v3.exitCode() == 0 && v3.output().contains(GNP_DEFINITION)
-                    && v2.exitCode() == 0 && v2.output().contains(GNP_DEFINITION)) {
-                return;
-            }
-            if (Instant.now().isAfter(end)) {
-                throw new IllegalStateException("kube-apiserver never served projectcalico.org/v3's discovery and OpenAPI: "
-                        + "/apis names it: " + apis.contains("projectcalico.org/v3") + "; /openapi/v3/apis/projectcalico.org/v3: "
-                        + v3.output().lines().findFirst().orElse("") + "; /openapi/v2 describes it: "
-                        + v2.output().contains(GNP_DEFINITION));
-            }
-            try {
-                Thread.sleep(200);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
+        AtomicReference<Discovered> last = new AtomicReference<>();
+        try {
+            Await.until("kube-apiserver serving projectcalico.org/v3's discovery and OpenAPI", Duration.ofSeconds(90),
+                    () -> {
+                        last.set(Discovered.ask(cp));
+                        return last.get().complete();
+                    });
+        } catch (AssertionError e) {
+            throw new IllegalStateException(e.getMessage() + ": " + last.get().describe(), e);
+        }
+    }
+
+    /** What kube-apiserver answered for the group's discovery and OpenAPI documents. */
+    private record Discovered(String apis, ControlPlane.KubectlResult v3, ControlPlane.KubectlResult v2) {
+
+        static Discovered ask(ControlPlane cp) {
+            return new Discovered(cp.kubectl("get", "--raw", "/apis"),
+                    cp.kubectlAs(cp.adminKubeconfig(), "get", "--raw", "/openapi/v3/apis/projectcalico.org/v3"),
+                    cp.kubectlAs(cp.adminKubeconfig(), "get", "--raw", "/openapi/v2"));
+        }
+
+        boolean complete() {
+            return apis.contains("\"projectcalico.org/v3\"") && v3.exitCode() == 0 && v3.output().contains(GNP_DEFINITION)
+                    && v2.exitCode() == 0 && v2.output().contains(GNP_DEFINITION);
+        }
+
+        String describe() {
+            return "/apis names it: " + apis.contains("projectcalico.org/v3") + "; /openapi/v3/apis/projectcalico.org/v3: "
+                    + v3.output().lines().findFirst().orElse("") + "; /openapi/v2 describes it: "
+                    + v2.output().contains(GNP_DEFINITION);
         }
     }
 

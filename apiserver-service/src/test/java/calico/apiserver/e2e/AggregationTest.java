@@ -8,6 +8,9 @@ import calico.controlplane.ControlPlane;
 import calico.controlplane.Pki;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -196,14 +199,14 @@ class AggregationTest {
     private static ControlPlane.KubectlResult createAs(Path user, String namespace, String tier) {
         Path file = aggregated.server().dir().resolve("np-" + tier + ".yaml");
         try {
-            java.nio.file.Files.writeString(file, """
+            Files.writeString(file, """
                     apiVersion: projectcalico.org/v3
                     kind: NetworkPolicy
                     metadata: {name: %1$s.by-carol, namespace: %2$s}
                     spec: {tier: %1$s, selector: all()}
                     """.formatted(tier, namespace));
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         return cp().kubectlAs(user, "create", "-f", file.toString());
     }

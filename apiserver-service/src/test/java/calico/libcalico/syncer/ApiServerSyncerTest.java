@@ -1,23 +1,16 @@
 package calico.libcalico.syncer;
 
+import static calico.libcalico.datastore.memory.TestResources.globalSet;
+import static calico.libcalico.datastore.memory.TestResources.networkSet;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import calico.api.model.GlobalNetworkSet;
-import calico.api.model.GlobalNetworkSetSpec;
-import calico.api.model.NetworkSet;
-import calico.api.model.NetworkSetSpec;
-import calico.api.model.ObjectMeta;
-import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.apiserver.datastore.SharedApiServer;
 import calico.libcalico.datastore.apiserver.ApiServerDatastore;
 import calico.libcalico.datastore.memory.MemoryDatastore;
 import java.time.Duration;
-import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,56 +24,39 @@ class ApiServerSyncerTest {
     private static final ResourceKind[] KINDS = {ResourceKind.GLOBAL_NETWORK_SET, ResourceKind.NETWORK_SET};
 
     private final RecordingCallbacks cb = new RecordingCallbacks();
-    private ApiServerDatastore store;
-    private WatcherSyncer syncer;
-
-    @BeforeEach
-    void start() {
-        store = SharedApiServer.get().newDatastore();
-    }
-
-    @AfterEach
-    void stop() {
-        if (syncer != null) {
-            syncer.stop();
-        }
-        store.close();
-    }
 
     @Test
     void reachesInSyncFollowsChangesAndHealsBrokenStreamsAcrossACompaction() throws Exception {
-        store.create(gns("a", "10.1.0.0/16"));
-        store.create(new NetworkSet(ObjectMeta.namespaced("prod", "n"), new NetworkSetSpec(List.of("10.9.0.0/24"))));
         // Retries slower than the writes below, so the re-watch starts from a compacted revision.
-        syncer = new WatcherSyncer(store, Set.of(KINDS), cb,
-                SyncerOptions.defaults().withRetryDelays(Duration.ofMillis(1_000), Duration.ofMillis(2_000)));
-        syncer.start();
-        cb.awaitStatus(SyncerStatus.IN_SYNC);
-        assertThat(cb.view()).isEqualTo(RecordingCallbacks.snapshot(store, KINDS));
+        try (ApiServerDatastore store = SharedApiServer.get().newDatastore();
+             WatcherSyncer syncer = new WatcherSyncer(store, Set.of(KINDS), cb,
+                     SyncerOptions.defaults().withRetryDelays(Duration.ofMillis(1_000), Duration.ofMillis(2_000)))) {
+            store.create(globalSet("a", "10.1.0.0/16"));
+            store.create(networkSet("prod", "n", "10.9.0.0/24"));
+            syncer.start();
+            cb.awaitStatus(SyncerStatus.IN_SYNC);
+            assertThat(cb.view()).isEqualTo(RecordingCallbacks.snapshot(store, KINDS));
 
-        store.update(gns("a", "10.2.0.0/16"));
-        store.create(gns("b", "10.3.0.0/16"));
-        cb.awaitConverged(store, KINDS);
+            store.update(globalSet("a", "10.2.0.0/16"));
+            store.create(globalSet("b", "10.3.0.0/16"));
+            cb.awaitConverged(store, KINDS);
 
-        MemoryDatastore server = SharedApiServer.get().serverStore();
-        server.failWatches(); // every stream ends with ERROR 500: the syncer's watches fail
-        store.delete(ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "a"), null);
-        store.create(gns("c", "10.4.0.0/16"));
-        server.compact(server.currentRevision());
+            MemoryDatastore server = SharedApiServer.get().serverStore();
+            server.failWatches(); // every stream ends with ERROR 500: the syncer's watches fail
+            store.delete(ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "a"), null);
+            store.create(globalSet("c", "10.4.0.0/16"));
+            server.compact(server.currentRevision());
 
-        cb.awaitConverged(store, KINDS);
-        assertThat(cb.view().keySet()).containsExactlyInAnyOrder(
-                ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "b"),
-                ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "c"),
-                ResourceKey.of(ResourceKind.NETWORK_SET, "prod", "n"));
-        assertThat(cb.violations()).isEmpty();
+            cb.awaitConverged(store, KINDS);
+            assertThat(cb.view().keySet()).containsExactlyInAnyOrder(
+                    ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "b"),
+                    ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "c"),
+                    ResourceKey.of(ResourceKind.NETWORK_SET, "prod", "n"));
+            assertThat(cb.violations()).isEmpty();
 
-        store.create(gns("d", "10.5.0.0/16"));
-        cb.awaitConverged(store, KINDS);
-        assertThat(cb.view()).containsKey(ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "d"));
-    }
-
-    private static Resource gns(String name, String net) {
-        return new GlobalNetworkSet(ObjectMeta.named(name), new GlobalNetworkSetSpec(List.of(net)));
+            store.create(globalSet("d", "10.5.0.0/16"));
+            cb.awaitConverged(store, KINDS);
+            assertThat(cb.view()).containsKey(ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, "d"));
+        }
     }
 }

@@ -5,6 +5,7 @@ import calico.libcalico.datastore.etcd.EtcdConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -87,7 +88,7 @@ public record ConfdProperties(
     DatastoreConfig datastore(Map<String, String> env) {
         Map<String, String> withKubeconfig = env;
         if (kubeconfig != null && !kubeconfig.isBlank()) {
-            withKubeconfig = new java.util.HashMap<>(env);
+            withKubeconfig = new HashMap<>(env);
             withKubeconfig.put("KUBECONFIG", kubeconfig);
         }
         return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),

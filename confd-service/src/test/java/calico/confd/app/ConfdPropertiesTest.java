@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Bad settings fail at startup with the property and the variable named. */
@@ -31,7 +32,7 @@ class ConfdPropertiesTest {
     /** confd.kubeconfig (KUBECONFIG) is the file the kubernetes datastore reads. */
     @Test
     void theKubeconfigSettingReachesTheKubernetesDatastore() {
-        assertThatThrownBy(() -> props("n", "bird", "kubernetes", "/nonexistent/kubeconfig").datastore(java.util.Map.of()))
+        assertThatThrownBy(() -> props("n", "bird", "kubernetes", "/nonexistent/kubeconfig").datastore(Map.of()))
                 .hasMessageContaining("KUBECONFIG").hasMessageContaining("/nonexistent/kubeconfig");
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.BGPPeer;
 import calico.api.model.Node;
+import calico.confd.Await;
 import calico.confd.Fixtures;
 import calico.confd.app.ConfdApplication;
 import calico.confd.app.ConfdService;
@@ -14,17 +15,15 @@ import calico.confd.render.SecretSource;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -41,6 +40,9 @@ abstract class ConfdApplicationContract {
 
     @TempDir
     Path tmp;
+
+    /** How long confd, BIRD and the endpoints may take to get there. */
+    protected static final Duration WAIT = Duration.ofSeconds(90);
 
     private final HttpClient http = HttpClient.newHttpClient();
 
@@ -92,10 +94,10 @@ abstract class ConfdApplicationContract {
         Files.writeString(lab.config(2), new BirdConfigBuilder(SecretSource.none())
                 .render(store.view(), "node-2", "").config());
         lab.startBird(2);
-        await("node-1 config", () -> Files.exists(lab.config(1)));
+        Await.until("node-1 config", WAIT, () -> Files.exists(lab.config(1)));
         lab.startBird(1);
 
-        await("/peers shows the mesh session Established", () -> {
+        Await.until("/peers shows the mesh session Established", WAIT, () -> {
             String body = get(web, "/peers").body();
             return body.contains("\"name\":\"Mesh_10_99_0_2\"") && body.contains("\"established\":true");
         });
@@ -103,14 +105,14 @@ abstract class ConfdApplicationContract {
         assertThat(peers).contains("\"birdReachable\":true", "\"peerType\":\"mesh\"",
                 "\"source\":\"BGPPeer no-ip-no-selector\"", "needs peerIP or peerSelector");
 
-        await("readiness", () -> get(health, "/readiness").statusCode() == 200);
+        Await.until("readiness", WAIT, () -> get(health, "/readiness").statusCode() == 200);
         assertThat(get(health, "/liveness").statusCode()).isEqualTo(200);
-        await("health details", () -> get(health, "/actuator/health").body()
+        Await.until("health details", WAIT, () -> get(health, "/actuator/health").body()
                 .contains("\"Mesh_10_99_0_2\":\"Established\""));
         String h = get(health, "/actuator/health").body();
         assertThat(h).contains("\"bgp\":{", "\"status\":\"UP\"", "no-ip-no-selector");
 
-        await("metrics", () -> get(health, "/actuator/prometheus").body()
+        Await.until("metrics", WAIT, () -> get(health, "/actuator/prometheus").body()
                 .contains("confd_bgp_sessions_established{application=\"confd\",peer_type=\"mesh\"} 1.0"));
         String m = get(health, "/actuator/prometheus").body();
         assertThat(m).contains("confd_bird_up{application=\"confd\"} 1.0",
@@ -119,20 +121,5 @@ abstract class ConfdApplicationContract {
                 "confd_config_generation{application=\"confd\"}");
         assertThat(m).doesNotContain("10.99.0.2");
         checkDatastoreMetrics(m);
-    }
-
-    protected static void await(String what, Callable<Boolean> condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (System.nanoTime() < deadline) {
-            try {
-                if (condition.call()) {
-                    return;
-                }
-            } catch (IOException ignored) {
-                // not up yet
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("timed out waiting for " + what);
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.Node;
 import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
@@ -34,7 +35,7 @@ class ConfdApplicationOnRealKubernetesTest extends ConfdApplicationContract {
         Node stored = (Node) ds.update(node);
         assertThat(KUBE.client().nodes().withName(node.metadata().name()).get().getMetadata().getAnnotations())
                 .containsEntry("projectcalico.org/IPv4Address", node.spec().bgp().ipv4Address());
-        assertThat(ds.get(ResourceKey.of(calico.api.model.ResourceKind.NODE, node.metadata().name()))).contains(stored);
+        assertThat(ds.get(ResourceKey.of(ResourceKind.NODE, node.metadata().name()))).contains(stored);
         return stored;
     }
 

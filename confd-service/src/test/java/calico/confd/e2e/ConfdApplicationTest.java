@@ -2,6 +2,7 @@ package calico.confd.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import calico.confd.Await;
 import calico.confd.app.ConfdApplication;
 import calico.libcalico.testing.EtcdServerExtension;
 import java.util.List;
@@ -29,7 +30,7 @@ class ConfdApplicationTest extends ConfdApplicationContract {
                 "--server.address=127.0.0.1", "--calico.health.port=0", "--calico.health.host=127.0.0.1")) {
             int web = Integer.parseInt(ctx.getEnvironment().getProperty("local.server.port"));
             int health = Integer.parseInt(ctx.getEnvironment().getProperty("local.management.port"));
-            await("readiness", () -> get(health, "/readiness").statusCode() == 200);
+            Await.until("readiness", WAIT, () -> get(health, "/readiness").statusCode() == 200);
             assertThat(get(web, "/peers").body()).contains("\"configResult\":\"DISABLED\"");
             assertThat(get(health, "/actuator/health").body()).contains("disabled (CALICO_NETWORKING_BACKEND=none)");
         }

@@ -11,14 +11,11 @@ import calico.api.model.GlobalNetworkSet;
 import calico.api.model.GlobalNetworkSetSpec;
 import calico.api.model.ObjectMeta;
 import calico.libcalico.datastore.memory.MemoryDatastore;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 /**
  * TYPHA_CONNECTIONDROPINTERVALSECS (the server's rebalance interval): a typha over its target
@@ -30,10 +27,7 @@ class ConnectionDropIntervalTest {
 
     @Test
     void surplusConnectionsAreShedOnePerDropInterval() throws Exception {
-        Logger connLog = (Logger) LoggerFactory.getLogger(ClientConnection.class);
-        ListAppender<ILoggingEvent> logged = new ListAppender<>();
-        logged.start();
-        connLog.addAppender(logged);
+        CapturedLog logged = new CapturedLog(ClientConnection.class);
         List<AutoCloseable> resources = new ArrayList<>();
         Duration interval = Duration.ofSeconds(2);
         try (MemoryDatastore ds = new MemoryDatastore()) {
@@ -55,7 +49,7 @@ class ConnectionDropIntervalTest {
                     Duration.ofSeconds(60), () -> "A " + a.connectionCount() + ", B " + b.connectionCount());
             await("every client in sync", () -> views.stream().allMatch(ViewRecorder::inSync));
             Thread.sleep(interval.toMillis() * 2); // nothing more is shed at the target
-            List<Long> drops = logged.list.stream()
+            List<Long> drops = logged.events().stream()
                     .filter(e -> e.getFormattedMessage().startsWith("Dropping client")
                             && e.getFormattedMessage().contains("), rebalance:"))
                     .map(ILoggingEvent::getTimeStamp).toList();
@@ -67,7 +61,7 @@ class ConnectionDropIntervalTest {
         } finally {
             java.util.Collections.reverse(resources);
             closeAll(resources);
-            connLog.detachAppender(logged);
+            logged.close();
         }
     }
 }

@@ -5,6 +5,7 @@ import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.health.HealthAggregator;
+import calico.libcalico.testing.Await;
 import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClient;
 import calico.libcalico.typha.TyphaClientOptions;
@@ -51,18 +52,13 @@ final class TyphaFixture {
         await(what, condition, Duration.ofSeconds(60), () -> "");
     }
 
+    /** libcalico's {@link Await}, with {@code detail} (the state at the deadline) added to its failure. */
     static void await(String what, BooleanSupplier condition, Duration timeout, Supplier<String> detail) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what + " " + detail.get());
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted waiting for " + what);
-            }
+        try {
+            Await.until(what, timeout, condition);
+        } catch (AssertionError e) {
+            String state = detail.get();
+            throw state.isEmpty() ? e : new AssertionError(e.getMessage() + " " + state, e);
         }
     }
 

@@ -16,14 +16,17 @@ import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
+import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
 import calico.libcalico.typha.TyphaClient;
+import io.grpc.Status;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,7 +60,7 @@ abstract class TyphaServerContract {
 
     @AfterEach
     void tearDown() {
-        java.util.Collections.reverse(resources);
+        Collections.reverse(resources);
         closeAll(resources);
         ds.close();
     }
@@ -94,8 +97,8 @@ abstract class TyphaServerContract {
         for (ViewRecorder v : views) {
             assertThat(versions(v.view())).isEqualTo(expected);
             assertThat(v.violations()).isEmpty();
-            assertThat(v.statuses()).containsExactly(calico.libcalico.syncer.SyncerStatus.WAIT_FOR_DATASTORE,
-                    calico.libcalico.syncer.SyncerStatus.RESYNC_IN_PROGRESS, calico.libcalico.syncer.SyncerStatus.IN_SYNC);
+            assertThat(v.statuses()).containsExactly(SyncerStatus.WAIT_FOR_DATASTORE, SyncerStatus.RESYNC_IN_PROGRESS,
+                    SyncerStatus.IN_SYNC);
         }
         // Values, not only versions, are the stored resources.
         ResourceKey one = ResourceKey.of(ResourceKind.GLOBAL_NETWORK_SET, prefix + 7);
@@ -255,7 +258,7 @@ abstract class TyphaServerContract {
      * back, a deleted key come back, or a key it has disappear (without the wait it saw all three).
      */
     @Test
-    void aClientMovingToAReplicaThatIsBehindWaitsForItToCatchUp() throws InterruptedException {
+    void aClientMovingToAReplicaThatIsBehindWaitsForItToCatchUp() {
         LaggingDatastore lagging = new LaggingDatastore(ds);
         Resource changed = ds.create(set(prefix + "changed", 1, 1));
         Resource removed = ds.create(set(prefix + "removed", 1, 2));
@@ -274,9 +277,13 @@ abstract class TyphaServerContract {
         Map<ResourceKey, String> want = datastoreVersions(ds);
         await("converged through A", () -> v.inSync() && versions(v.view()).equals(want));
         v.clearUpdates();
+        CapturedLog connections = track(new CapturedLog(ClientConnection.class));
         a.close();
         await("the client moved to B", () -> b.connectionCount() == 1 && c.connections() == 2);
-        Thread.sleep(500); // B stays behind meanwhile: the client must hear nothing
+        // B logs that it holds the client's snapshot back when it decides to, before it could send
+        // any of it: the client has heard nothing, and hears nothing more until B's watch resumes.
+        await("B holds the client's snapshot until it catches up",
+                () -> connections.contains("(node-m) has seen more than this typha"));
         assertThat(v.updates()).isEmpty();
 
         lagging.resume();
@@ -383,8 +390,8 @@ abstract class TyphaServerContract {
         assertThat(clients).allSatisfy(c -> assertThat(c.connections()).isEqualTo(1));
         views.forEach(v -> assertThat(v.violations()).isEmpty());
         slow.readAll();
-        io.grpc.Status status = slow.awaitClose();
-        assertThat(status.getCode()).isEqualTo(io.grpc.Status.Code.RESOURCE_EXHAUSTED);
+        Status status = slow.awaitClose();
+        assertThat(status.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
         assertThat(status.getDescription()).contains("client fell too far behind");
         assertThat(typha.connectionCount()).isEqualTo(5);
     }
