@@ -163,6 +163,8 @@ class RealBgpTest {
     @Test
     void badInputIsSkippedAndBirdKeepsItsSessions() throws Exception {
         awaitEstablished(1, Set.of("Mesh_10_99_0_2", "Mesh_10_99_0_3"));
+        // node-2's session to node-3 is asserted below as kept, so it must be up before anything changes.
+        awaitEstablished(2, Set.of("Mesh_10_99_0_1", "Mesh_10_99_0_3"));
         // Invalid AS numbers never get into the datastore.
         assertThatThrownBy(() -> datastore.create(peer("bad-as", peerSpec(null, null, "10.99.0.200", 0L, null))))
                 .isInstanceOf(DatastoreException.class).hasMessageContaining("asNumber");
