@@ -57,6 +57,11 @@ public final class GoldmaneServer implements AutoCloseable {
         return hub.size();
     }
 
+    /** {@return the most closed windows any stream has had waiting for its client} (at most {@link StreamHub#MAX_PENDING_WINDOWS}) */
+    int pendingWindowsHighWater() {
+        return hub.highWater();
+    }
+
     @Override
     public void close() {
         hub.close();

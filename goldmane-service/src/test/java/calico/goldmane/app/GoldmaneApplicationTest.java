@@ -11,6 +11,7 @@ import calico.libcalico.goldmane.proto.FlowListRequest;
 import calico.libcalico.goldmane.proto.FlowReceipt;
 import calico.libcalico.goldmane.proto.FlowUpdate;
 import calico.libcalico.goldmane.proto.FlowsGrpc;
+import calico.libcalico.testing.Await;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
@@ -19,6 +20,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -32,6 +34,15 @@ class GoldmaneApplicationTest {
     @TempDir
     Path snapshots;
     private final HttpClient http = HttpClient.newHttpClient();
+
+    /** The status of a GET, or -1 while nothing answers yet. */
+    private int status(int port, String path) {
+        try {
+            return get(port, path).statusCode();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
 
     private HttpResponse<String> get(int port, String path) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
@@ -58,11 +69,7 @@ class GoldmaneApplicationTest {
                 .setPacketsIn(9).build();
         try (ConfigurableApplicationContext ctx = run()) {
             int health = Integer.parseInt(ctx.getEnvironment().getProperty("local.management.port"));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (get(health, "/readiness").statusCode() != 200 && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            assertThat(get(health, "/readiness").statusCode()).isEqualTo(200);
+            Await.until("goldmane ready", Duration.ofSeconds(30), () -> status(health, "/readiness") == 200);
             assertThat(get(health, "/liveness").statusCode()).isEqualTo(200);
             int port = ctx.getBean(GoldmaneDaemon.class).port();
             ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();

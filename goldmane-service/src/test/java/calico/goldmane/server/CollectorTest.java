@@ -10,6 +10,7 @@ import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowListRequest;
 import calico.libcalico.goldmane.proto.FlowListResult;
 import calico.libcalico.goldmane.proto.FlowUpdate;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.MutableClock;
 import io.grpc.Status;
 import java.nio.file.Files;
@@ -99,11 +100,7 @@ class CollectorTest {
         long before = packets(all());
         assertThat(before).isEqualTo(20 * 3 + 10 * 5);
         Path file = dir.resolve("bucket-" + buckets.start(buckets.index(t)) + ".snap");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!Files.exists(file) && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertThat(file).exists();
+        Await.until("the closed bucket's snapshot " + file, Duration.ofSeconds(10), () -> Files.exists(file));
 
         // Crash: the open bucket is not saved. Restart on the same directory.
         gm.close();

@@ -1,15 +1,14 @@
 package calico.goldmane.server;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowCollectorGrpc;
 import calico.libcalico.goldmane.proto.FlowReceipt;
 import calico.libcalico.goldmane.proto.FlowUpdate;
+import calico.libcalico.testing.Await;
 import io.grpc.stub.StreamObserver;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** The felix side of the collector contract, as small as a test needs: one stream, seq from 1. */
@@ -42,15 +41,12 @@ final class FelixClient implements AutoCloseable {
     }
 
     /** Sends the flows and waits until all are acknowledged. */
-    void sendAndAwaitAcks(List<Flow> flows) throws InterruptedException {
+    void sendAndAwaitAcks(List<Flow> flows) {
         for (Flow f : flows) {
             out.onNext(FlowUpdate.newBuilder().setFlow(f).setSeq(++seq).setNode(node).build());
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (acked.get() < seq) {
-            assertThat(System.nanoTime()).as("acks up to " + seq + ", got " + acked.get()).isLessThan(deadline);
-            Thread.sleep(5);
-        }
+        long want = seq;
+        Await.until("acks up to " + want, Duration.ofSeconds(20), () -> acked.get() >= want);
     }
 
     void sendRaw(FlowUpdate u) {

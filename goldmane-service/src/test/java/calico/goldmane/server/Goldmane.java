@@ -9,6 +9,7 @@ import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowCollectorGrpc;
 import calico.libcalico.goldmane.proto.FlowsGrpc;
 import calico.libcalico.goldmane.proto.StatisticsGrpc;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.MutableClock;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -92,16 +93,27 @@ final class Goldmane implements AutoCloseable {
     }
 
     /** Moves the clock and waits for the writer to open the bucket it now points at. */
-    void advance(Duration d) throws Exception {
+    void advance(Duration d) {
         clock.advance(d);
         int want = buckets.index(clock.seconds());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (aggregator.call(FlowStore::head).get(10, TimeUnit.SECONDS) != want) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("writer did not roll over to " + want);
-            }
-            Thread.sleep(5);
+        Await.until("the writer rolled over to bucket " + want, Duration.ofSeconds(10), () -> head() == want);
+    }
+
+    private int head() {
+        try {
+            return aggregator.call(FlowStore::head).get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("the writer did not answer", e);
         }
+    }
+
+    /**
+     * Waits until {@code n} streams in all have had their backfill sent: from then on each takes
+     * every window that closes (the backfill's scan fixed where live windows start).
+     */
+    void awaitStreamsLive(int n) {
+        Await.until(n + " streams live", Duration.ofSeconds(30),
+                () -> meters.get("goldmane_query_latency").tag("method", "stream_backfill").timer().count() >= n);
     }
 
     long now() {

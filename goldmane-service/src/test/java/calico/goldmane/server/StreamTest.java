@@ -10,13 +10,13 @@ import calico.libcalico.goldmane.proto.FlowResult;
 import calico.libcalico.goldmane.proto.FlowStreamRequest;
 import calico.libcalico.goldmane.proto.FlowsGrpc;
 import calico.libcalico.goldmane.proto.StringMatch;
+import calico.libcalico.testing.Await;
 import io.grpc.Context;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -66,13 +66,25 @@ class StreamTest {
         return ctx;
     }
 
-    private static void await(Recorder r, int n) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (r.got.size() < n && System.nanoTime() < deadline && r.error == null) {
-            Thread.sleep(10);
-        }
+    private static void await(Recorder r, int n) {
+        Await.until(n + " stream results (or an error)", Duration.ofSeconds(30),
+                () -> r.got.size() >= n || r.error != null);
         assertThat(r.error).isNull();
         assertThat(r.got).hasSizeGreaterThanOrEqualTo(n);
+    }
+
+    /**
+     * Closes one more window holding {@code dest} and waits for it on every recorder: windows
+     * reach a stream in order, so anything still due from earlier windows (a duplicate, a stray
+     * flow) has arrived by then. The event that shows nothing more is coming.
+     */
+    private void closeMarkerWindow(String dest, List<Recorder> recs, int want) throws Exception {
+        long t = gm.now();
+        gm.ingest(flow(key("a", "x-", "b", dest, 80, Action.Allow), t, t + 10, 1, 10));
+        gm.advance(Duration.ofSeconds(15));
+        for (Recorder r : recs) {
+            await(r, want);
+        }
     }
 
     private long bucketStart(long t) {
@@ -90,16 +102,16 @@ class StreamTest {
         Recorder rec = new Recorder();
         var ctx = open(FlowStreamRequest.newBuilder().setStartTimeGte(-300).build(), rec);
         await(rec, 1);
-        Thread.sleep(200);
-        assertThat(rec.dests()).containsExactly("old-@" + bucketStart(t0));
+        assertThat(rec.dests().get(0)).isEqualTo("old-@" + bucketStart(t0));
         gm.advance(Duration.ofSeconds(15));
         long t2 = gm.now();
         gm.ingest(flow(key("a", "x-", "b", "new-", 80, Action.Allow), t2, t2 + 10, 1, 10));
         gm.advance(Duration.ofSeconds(15));
         await(rec, 3);
-        Thread.sleep(200);
+        long t3 = gm.now();
+        closeMarkerWindow("marker-", List.of(rec), 4);
         assertThat(rec.dests()).containsExactly("old-@" + bucketStart(t0), "open-@" + bucketStart(t1),
-                "new-@" + bucketStart(t2));
+                "new-@" + bucketStart(t2), "marker-@" + bucketStart(t3));
         assertThat(rec.got.get(1).getFlow().getEndTime() - rec.got.get(1).getFlow().getStartTime()).isEqualTo(15);
         ctx.cancel(null);
     }
@@ -113,11 +125,13 @@ class StreamTest {
                 .newBuilder().setValue("keep-"))).build(), rec);
         gm.ingest(flow(key("a", "x-", "b", "keep-", 80, Action.Allow), t0, t0 + 10, 1, 10),
                 flow(key("a", "x-", "b", "drop-", 80, Action.Allow), t0, t0 + 10, 1, 10));
-        Thread.sleep(300); // the stream is registered before the bucket closes
+        gm.awaitStreamsLive(1); // before the bucket closes
         gm.advance(Duration.ofSeconds(15));
         await(rec, 1);
-        Thread.sleep(200);
-        assertThat(rec.dests()).containsExactly("keep-@" + bucketStart(t0));
+        long t1 = gm.now();
+        gm.ingest(flow(key("a", "x-", "b", "drop-", 80, Action.Allow), t1, t1 + 10, 1, 10));
+        closeMarkerWindow("keep-", List.of(rec), 2);
+        assertThat(rec.dests()).containsExactly("keep-@" + bucketStart(t0), "keep-@" + bucketStart(t1));
         ctx.cancel(null);
     }
 
@@ -138,10 +152,8 @@ class StreamTest {
         for (Recorder r : recs) {
             await(r, 20); // backfill
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (gm.server.streams() < 100 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Await.until("100 streams open", Duration.ofSeconds(10), () -> gm.server.streams() >= 100);
+        gm.awaitStreamsLive(100);
         assertThat(gm.server.streams()).isEqualTo(100);
         assertThat(gm.meters.get("goldmane_num_streams").gauge().value()).isEqualTo(100);
         long t1 = gm.now();
@@ -152,18 +164,14 @@ class StreamTest {
         for (Recorder r : recs) {
             await(r, 40);
         }
-        Thread.sleep(200);
+        closeMarkerWindow("marker-", recs, 41);
         for (Recorder r : recs) {
-            assertThat(r.got).hasSize(40);
+            assertThat(r.got).hasSize(41);
             assertThat(r.got.stream().map(x -> x.getId() + "@" + x.getFlow().getStartTime()).distinct().count())
-                    .isEqualTo(40);
+                    .isEqualTo(41);
         }
         ctxs.forEach(c -> c.cancel(null));
-        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (gm.server.streams() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertThat(gm.server.streams()).isZero();
+        Await.until("every stream closed", Duration.ofSeconds(10), () -> gm.server.streams() == 0);
         assertThat(gm.meters.get("goldmane_num_streams").gauge().value()).isZero();
     }
 }
