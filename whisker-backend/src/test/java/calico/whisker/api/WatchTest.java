@@ -6,9 +6,10 @@ import static calico.whisker.testing.Whisker.enc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.libcalico.goldmane.proto.Action;
+import calico.libcalico.testing.Await;
 import calico.whisker.testing.RealGoldmane;
-import calico.whisker.testing.SseClient;
 import calico.whisker.testing.SseClient.Event;
+import calico.whisker.testing.SseClient;
 import calico.whisker.testing.Whisker;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -49,14 +50,8 @@ class WatchTest {
         gm.close();
     }
 
-    static void await(String what, BooleanSupplier cond) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(10);
-        }
+    static void await(String what, BooleanSupplier cond) {
+        Await.until(what, Duration.ofSeconds(15), cond);
     }
 
     private FlowWatches watches() {

@@ -3,6 +3,7 @@ package calico.whisker.goldmane;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.goldmane.server.GoldmaneTls;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.TestCertificates;
 import calico.whisker.testing.RealGoldmane;
 import calico.whisker.testing.Whisker;
@@ -32,12 +33,19 @@ class GoldmaneConnectionTest {
     }
 
     static void awaitStatus(Whisker w, String path, int status) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (w.health(path).statusCode() != status) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(path + " never answered " + status + ": " + w.health(path).body());
-            }
-            Thread.sleep(50);
+        try {
+            Await.until(path + " answers " + status, Duration.ofSeconds(20), () -> statusOf(w, path) == status);
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + ": " + w.health(path).body(), e);
+        }
+    }
+
+    /** The status of a health GET, or -1 while nothing answers. */
+    private static int statusOf(Whisker w, String path) {
+        try {
+            return w.health(path).statusCode();
+        } catch (Exception e) {
+            return -1;
         }
     }
 

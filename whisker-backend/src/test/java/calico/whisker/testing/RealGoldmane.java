@@ -10,6 +10,7 @@ import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowCollectorGrpc;
 import calico.libcalico.goldmane.proto.FlowReceipt;
 import calico.libcalico.goldmane.proto.FlowUpdate;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.MutableClock;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -114,13 +115,8 @@ public final class RealGoldmane implements AutoCloseable {
         for (Flow f : flows) {
             feed.onNext(FlowUpdate.newBuilder().setFlow(f).setSeq(++seq).setNode("node-1").build());
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (acked.get() < seq) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("goldmane acknowledged " + acked.get() + " of " + seq);
-            }
-            Thread.sleep(2);
-        }
+        long want = seq;
+        Await.until("goldmane acknowledged all " + want + " flows", Duration.ofSeconds(30), () -> acked.get() >= want);
     }
 
     /** Moves the clock and waits until the writer opened the bucket it now points at (closing the previous). */
@@ -130,12 +126,14 @@ public final class RealGoldmane implements AutoCloseable {
         }
         mutable.advance(d);
         int want = buckets.index(mutable.seconds());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (aggregator.call(FlowStore::head).get(10, TimeUnit.SECONDS) != want) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("writer did not roll over to " + want);
-            }
-            Thread.sleep(5);
+        Await.until("the writer rolled over to bucket " + want, Duration.ofSeconds(10), () -> head() == want);
+    }
+
+    private int head() {
+        try {
+            return aggregator.call(FlowStore::head).get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("the writer did not answer", e);
         }
     }
 
