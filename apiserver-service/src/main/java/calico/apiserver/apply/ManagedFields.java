@@ -1,7 +1,7 @@
 package calico.apiserver.apply;
 
 import calico.api.model.Resource;
-import calico.apiserver.http.ApiException;
+import calico.apiserver.errors.ApiException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;

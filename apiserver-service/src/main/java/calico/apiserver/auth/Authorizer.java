@@ -3,7 +3,7 @@ package calico.apiserver.auth;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
 import calico.apiserver.discovery.KindCatalog;
-import calico.apiserver.http.ApiException;
+import calico.apiserver.errors.ApiException;
 
 /**
  * Authorization of every resource request, plus Calico's tier rule for policies: to act on a

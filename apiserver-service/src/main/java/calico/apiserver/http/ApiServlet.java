@@ -1,5 +1,7 @@
 package calico.apiserver.http;
 
+import calico.apiserver.rest.ApiRequest;
+import calico.apiserver.errors.ApiException;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
 import calico.apiserver.auth.Authenticator;

@@ -1,6 +1,6 @@
 package calico.apiserver.patch;
 
-import calico.apiserver.http.ApiException;
+import calico.apiserver.errors.ApiException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;

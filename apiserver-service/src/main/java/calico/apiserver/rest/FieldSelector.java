@@ -2,7 +2,7 @@ package calico.apiserver.rest;
 
 import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
-import calico.apiserver.http.ApiException;
+import calico.apiserver.errors.ApiException;
 import java.util.ArrayList;
 import java.util.List;
 

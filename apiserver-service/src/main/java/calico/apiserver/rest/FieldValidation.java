@@ -1,6 +1,6 @@
 package calico.apiserver.rest;
 
-import calico.apiserver.http.ApiException;
+import calico.apiserver.errors.ApiException;
 
 /** The {@code fieldValidation} query parameter: what to do with unknown fields in a body. */
 public enum FieldValidation {

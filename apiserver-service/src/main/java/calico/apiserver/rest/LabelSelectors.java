@@ -1,6 +1,6 @@
 package calico.apiserver.rest;
 
-import calico.apiserver.http.ApiException;
+import calico.apiserver.errors.ApiException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;

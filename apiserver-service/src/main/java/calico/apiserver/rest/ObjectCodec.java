@@ -4,7 +4,7 @@ import calico.api.codec.ResourceCodec;
 import calico.api.codec.ResourceParseException;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
-import calico.apiserver.http.ApiException;
+import calico.apiserver.errors.ApiException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;

@@ -1,6 +1,6 @@
 package calico.apiserver.rest;
 
-import calico.apiserver.http.ApiException;
+import calico.apiserver.errors.ApiException;
 import calico.apiserver.patch.Patches;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;

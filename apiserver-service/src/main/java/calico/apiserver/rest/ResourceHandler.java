@@ -7,8 +7,7 @@ import calico.api.model.ResourceKind;
 import calico.api.validation.FieldError;
 import calico.api.validation.ResourceValidator;
 import calico.apiserver.apply.ManagedFields;
-import calico.apiserver.http.ApiException;
-import calico.apiserver.http.ApiRequest;
+import calico.apiserver.errors.ApiException;
 import calico.apiserver.patch.Patches;
 import calico.libcalico.datastore.Admission;
 import calico.libcalico.datastore.Datastore;
@@ -82,7 +81,7 @@ public final class ResourceHandler {
             if (c != null) {
                 throw ApiException.badRequest("specifying resource version is not allowed when using continue");
             }
-            calico.apiserver.watch.WatchStreamer.parseResourceVersion(rv);
+            ResourceVersion.parse(rv);
         }
         ListResult result = c == null || c.revision() <= 0
                 ? call(req.kind(), null, () -> datastore.list(req.kind(), req.namespace(), labels))

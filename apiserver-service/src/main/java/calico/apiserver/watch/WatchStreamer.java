@@ -2,12 +2,13 @@ package calico.apiserver.watch;
 
 import calico.api.model.Resource;
 import calico.api.selector.Selector;
-import calico.apiserver.http.ApiException;
-import calico.apiserver.http.ApiRequest;
+import calico.apiserver.errors.ApiException;
+import calico.apiserver.rest.ApiRequest;
 import calico.apiserver.rest.FieldSelector;
 import calico.apiserver.rest.LabelSelectors;
 import calico.apiserver.rest.ObjectCodec;
 import calico.apiserver.rest.ResourceHandler;
+import calico.apiserver.rest.ResourceVersion;
 import calico.apiserver.rest.Tables;
 import calico.libcalico.datastore.Admission;
 import calico.libcalico.datastore.Datastore;
@@ -74,30 +75,7 @@ public final class WatchStreamer {
         if (rv == null || rv.isEmpty() || rv.equals("0")) {
             return -1;
         }
-        return parseResourceVersion(rv);
-    }
-
-    /**
-     * Parses a resourceVersion as kube-apiserver's storage does (Go's {@code strconv.ParseUint},
-     * base 10: digits only, no sign, at most 2^64-1). A bad one is answered as kube-apiserver 1.32
-     * answers it: the storage's invalid-field error, which its REST layer does not translate, so
-     * a 500 with no reason and the field error as the message.
-     */
-    public static long parseResourceVersion(String rv) {
-        boolean digits = !rv.isEmpty() && rv.chars().allMatch(c -> c >= '0' && c <= '9');
-        if (!digits) {
-            throw ApiException.untranslated(500, "resourceVersion: Invalid value: \"" + rv + "\": strconv.ParseUint: "
-                    + "parsing \"" + rv + "\": invalid syntax");
-        }
-        long v;
-        try {
-            v = Long.parseUnsignedLong(rv);
-        } catch (NumberFormatException e) {
-            throw ApiException.untranslated(500, "resourceVersion: Invalid value: \"" + rv + "\": strconv.ParseUint: "
-                    + "parsing \"" + rv + "\": value out of range");
-        }
-        // Above Long.MAX_VALUE: a revision no datastore has reached; a watch from it waits, as kube's does.
-        return v < 0 ? Long.MAX_VALUE : v;
+        return ResourceVersion.parse(rv);
     }
 
     /**

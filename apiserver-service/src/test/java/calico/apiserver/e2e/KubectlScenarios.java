@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.ResourceKind;
 import calico.apiserver.discovery.KindCatalog;
+import calico.libcalico.testing.Await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -433,13 +433,16 @@ abstract class KubectlScenarios {
     }
 
     static void awaitContent(Path file, String text, Duration timeout) throws Exception {
-        Instant end = Instant.now().plus(timeout);
-        while (Instant.now().isBefore(end)) {
-            if (Files.readString(file).contains(text)) {
-                return;
-            }
-            Thread.sleep(100);
+        try {
+            Await.until("\"" + text + "\" in " + file, timeout, () -> {
+                try {
+                    return Files.readString(file).contains(text);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError("no \"" + text + "\" in " + Files.readString(file), e);
         }
-        throw new AssertionError("no \"" + text + "\" in " + Files.readString(file));
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import calico.apiserver.e2e.ApiServerFixture;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.memory.MemoryDatastore;
+import calico.libcalico.testing.Await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
@@ -307,21 +308,21 @@ class ApiHttpTest {
     }
 
     /** Polls the Prometheus page until the sample has the value; fails after 30 s. */
-    static void awaitMetric(Http management, String sample, double value) throws InterruptedException {
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-        String seen = "";
-        while (System.nanoTime() < deadline) {
-            for (String line : management.get("/actuator/prometheus").body().split("\n")) {
-                if (line.startsWith(sample + " ")) {
-                    seen = line;
-                    if (Double.parseDouble(line.substring(sample.length() + 1).trim()) == value) {
-                        return;
+    static void awaitMetric(Http management, String sample, double value) {
+        String[] seen = {""};
+        try {
+            Await.until(sample + " " + value, java.time.Duration.ofSeconds(30), () -> {
+                for (String line : management.get("/actuator/prometheus").body().split("\n")) {
+                    if (line.startsWith(sample + " ")) {
+                        seen[0] = line;
+                        return Double.parseDouble(line.substring(sample.length() + 1).trim()) == value;
                     }
                 }
-            }
-            Thread.sleep(100);
+                return false;
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError("expected " + sample + " " + value + ", last seen: " + seen[0], e);
         }
-        throw new AssertionError("expected " + sample + " " + value + ", last seen: " + seen);
     }
 
     @Test

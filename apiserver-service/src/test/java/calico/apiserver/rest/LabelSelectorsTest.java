@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.api.selector.Selector;
-import calico.apiserver.http.ApiException;
+import calico.apiserver.errors.ApiException;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

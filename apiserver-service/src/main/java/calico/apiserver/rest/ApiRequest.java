@@ -1,5 +1,6 @@
-package calico.apiserver.http;
+package calico.apiserver.rest;
 
+import calico.apiserver.errors.ApiException;
 import calico.api.model.ResourceKind;
 import calico.apiserver.auth.User;
 import java.util.Map;

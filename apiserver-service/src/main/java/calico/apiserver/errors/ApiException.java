@@ -1,4 +1,4 @@
-package calico.apiserver.http;
+package calico.apiserver.errors;
 
 import calico.api.model.ResourceKind;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
