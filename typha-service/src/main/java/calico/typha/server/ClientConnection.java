@@ -135,6 +135,10 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
                     fail(Status.FAILED_PRECONDITION.withDescription("pong: the first message must be a ClientHello"),
                             "protocol");
                 } else {
+                    long sent = pingSentNanos;
+                    if (sent != 0) {
+                        service.metrics().pingAnswered(sent);
+                    }
                     pingSentNanos = 0;
                 }
             }

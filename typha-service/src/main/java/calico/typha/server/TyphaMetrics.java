@@ -13,6 +13,7 @@ final class TyphaMetrics {
 
     private final MeterRegistry registry;
     private final Timer fanoutLatency;
+    private final Timer pingLatency;
     private final Counter accepted;
 
     /** Binds the meters once the connection count exists. */
@@ -31,6 +32,11 @@ final class TyphaMetrics {
                 .register(registry);
         this.fanoutLatency = Timer.builder("typha_fanout_latency")
                 .description("from the syncer's delivery of a delta to its hand-off to one client's stream")
+                .publishPercentiles(0.5, 0.99).publishPercentileHistogram(false)
+                .distributionStatisticExpiry(Duration.ofMinutes(1))
+                .register(registry);
+        // Calico's name: each answered ping's round trip (a client that answers none is dropped).
+        this.pingLatency = Timer.builder("typha_ping_latency").description("round trip of a ping to a client")
                 .publishPercentiles(0.5, 0.99).publishPercentileHistogram(false)
                 .distributionStatisticExpiry(Duration.ofMinutes(1))
                 .register(registry);
@@ -83,6 +89,10 @@ final class TyphaMetrics {
 
     void fanout(long createdNanos) {
         fanoutLatency.record(System.nanoTime() - createdNanos, TimeUnit.NANOSECONDS);
+    }
+
+    void pingAnswered(long sentNanos) {
+        pingLatency.record(System.nanoTime() - sentNanos, TimeUnit.NANOSECONDS);
     }
 
     void dropped(String reason) {

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -132,6 +133,7 @@ public final class TyphaServer implements AutoCloseable {
                 } catch (RuntimeException e) {
                     log.warn("typha rebalancing: {}", e.toString());
                 }
+                rebalanceRounds.incrementAndGet();
                 scheduleRebalance();
             }, delay, TimeUnit.NANOSECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -140,6 +142,13 @@ public final class TyphaServer implements AutoCloseable {
     }
 
     private long lastPing;
+    /** Rebalancing decisions taken (shed one or nothing): what shows a test that none is pending. */
+    private final AtomicLong rebalanceRounds = new AtomicLong();
+
+    /** {@return how many times this typha has decided whether to shed a connection} */
+    long rebalanceRounds() {
+        return rebalanceRounds.get();
+    }
 
     private void tick() {
         try {

@@ -1,14 +1,15 @@
 package calico.typha.app;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static calico.typha.app.KubernetesRebalanceTarget.ReplicaSource.CONFIGURATION;
 import static calico.typha.app.KubernetesRebalanceTarget.ReplicaSource.ENDPOINTS;
 import static calico.typha.app.KubernetesRebalanceTarget.ReplicaSource.ENDPOINT_SLICES;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.libcalico.syncer.SyncerCallbacks;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
+import calico.libcalico.testing.Await;
 import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClient;
 import calico.libcalico.typha.TyphaClientOptions;
@@ -115,14 +116,11 @@ class KubernetesRebalanceTest {
                 .createOr(x -> x.update());
     }
 
-    private static void await(String what, BooleanSupplier c, java.util.function.Supplier<Object> detail)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (!c.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what + "; last: " + detail.get());
-            }
-            Thread.sleep(50);
+    private static void await(String what, BooleanSupplier c, java.util.function.Supplier<Object> detail) {
+        try {
+            Await.until(what, Duration.ofSeconds(30), c);
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; last: " + detail.get(), e);
         }
     }
 

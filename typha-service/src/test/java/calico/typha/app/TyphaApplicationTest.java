@@ -7,6 +7,7 @@ import calico.libcalico.health.PrometheusMetricsServer;
 import calico.libcalico.syncer.SyncerCallbacks;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdServerExtension;
 import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClient;
@@ -15,6 +16,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -36,6 +38,15 @@ class TyphaApplicationTest {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    /** The status of a GET, or -1 while nothing answers. */
+    private int status(int port, String path) {
+        try {
+            return get(port, path).statusCode();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
     @Test
     void servesClientsProbesAndMetrics() throws Exception {
         try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(TyphaApplication.class).run(
@@ -43,11 +54,7 @@ class TyphaApplicationTest {
                 "--calico.health.port=0", "--calico.health.host=127.0.0.1")) {
             int health = Integer.parseInt(ctx.getEnvironment().getProperty("local.management.port"));
             int grpc = ctx.getBean(TyphaDaemon.class).port();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (get(health, "/readiness").statusCode() != 200 && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            assertThat(get(health, "/readiness").statusCode()).isEqualTo(200);
+            Await.until("typha ready", Duration.ofSeconds(30), () -> status(health, "/readiness") == 200);
             assertThat(get(health, "/liveness").statusCode()).isEqualTo(200);
 
             CountDownLatch inSync = new CountDownLatch(1);

@@ -80,7 +80,10 @@ class CompressionTest {
                 var current = ds.get(set("gns-" + i, 0).key()).orElseThrow();
                 ds.update(new GlobalNetworkSet(current.metadata(), set("gns-" + i, i + 1000).spec()));
             }
-            Thread.sleep(200);
+            // The burst reaches every client before the single delta, so that one travels alone.
+            for (RawClient c : all) {
+                await("the burst", () -> kvCount(c) == 300 + 100, Duration.ofSeconds(30), () -> "");
+            }
             ds.delete(set("gns-299", 0).key(), null);
             for (RawClient c : all) {
                 await("all deltas", () -> kvCount(c) == 300 + 100 + 1, Duration.ofSeconds(30), () -> "");

@@ -48,7 +48,10 @@ class ConnectionDropIntervalTest {
             await("A shed down to its target of 1", () -> a.connectionCount() == 1 && b.connectionCount() == 3,
                     Duration.ofSeconds(60), () -> "A " + a.connectionCount() + ", B " + b.connectionCount());
             await("every client in sync", () -> views.stream().allMatch(ViewRecorder::inSync));
-            Thread.sleep(interval.toMillis() * 2); // nothing more is shed at the target
+            // A's own decisions at its target: two more rebalancing rounds that shed nothing.
+            long rounds = a.rebalanceRounds();
+            await("A decided twice more at its target", () -> a.rebalanceRounds() >= rounds + 2,
+                    Duration.ofSeconds(60), () -> "rounds " + a.rebalanceRounds());
             List<Long> drops = logged.events().stream()
                     .filter(e -> e.getFormattedMessage().startsWith("Dropping client")
                             && e.getFormattedMessage().contains("), rebalance:"))

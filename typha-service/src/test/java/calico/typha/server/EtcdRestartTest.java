@@ -23,7 +23,6 @@ import calico.libcalico.testing.EtcdServerExtension;
 import calico.libcalico.typha.TyphaClient;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -90,7 +89,11 @@ class EtcdRestartTest {
             await("writes before the restart", () -> writer.acknowledged.get() >= 50);
             ETCD.stop();
             int atStop = writer.acknowledged.get();
-            Thread.sleep(2_000);
+            int failedAtStop = writer.failed.get();
+            // The writer's own word that etcd refused it, twice (the first may have been in
+            // flight): from then on a write acknowledged while etcd is down would have shown.
+            await("writes refused while etcd is down", () -> writer.failed.get() >= failedAtStop + 2,
+                    Duration.ofSeconds(60), () -> "failed " + writer.failed.get());
             assertThat(writer.acknowledged.get() - atStop).as("no write acknowledged while etcd is down")
                     .isLessThanOrEqualTo(1);
             ETCD.start();
@@ -178,9 +181,9 @@ class EtcdRestartTest {
                     acknowledged.incrementAndGet();
                 } catch (RuntimeException e) {
                     failed.incrementAndGet();
-                    sleep(50);
+                    sleep(50); // a load generator's pause before retrying a down etcd, not a wait for an event
                 }
-                sleep(5);
+                sleep(5); // paces the load (about 200 writes/s at most), not a wait for an event
             }
         }
 

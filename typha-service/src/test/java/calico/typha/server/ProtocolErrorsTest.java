@@ -14,6 +14,7 @@ import calico.libcalico.typha.proto.ClientMessage;
 import calico.libcalico.typha.proto.Pong;
 import calico.libcalico.typha.proto.ServerMessage;
 import io.grpc.Status;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
@@ -28,18 +29,23 @@ class ProtocolErrorsTest {
 
     private MemoryDatastore ds;
     private TyphaServer typha;
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
     @BeforeEach
     void setUp() {
         ds = new MemoryDatastore();
         typha = server(ds, ServerSettings.defaults(0).withMaxConnections(3)
-                .withPing(Duration.ofMillis(200), Duration.ofSeconds(1)));
+                .withPing(Duration.ofMillis(200), Duration.ofSeconds(1)), meters);
     }
 
     @AfterEach
     void tearDown() {
         typha.close();
         ds.close();
+    }
+
+    private long pingsAnswered() {
+        return meters.get("typha_ping_latency").timer().count();
     }
 
     private Status statusAfter(Consumer<RawClient> script) throws Exception {
@@ -168,7 +174,10 @@ class ProtocolErrorsTest {
         ViewRecorder v = new ViewRecorder();
         try (TyphaClient good = client(clientOptions("good", typha.port()), v)) {
             await("the good client in sync", v::inSync);
-            Thread.sleep(2500); // well past the 1 s pong timeout: pings are answered
+            // Typha's own count of answered pings: 10 at one per 200 ms span 2 s, well past the
+            // 1 s pong timeout, so a client not answering would have been dropped by then.
+            long before = pingsAnswered();
+            await("10 more pings answered", () -> pingsAnswered() >= before + 10);
             assertThat(good.connections()).isEqualTo(1);
             assertThat(v.view()).hasSize(1);
             assertThat(v.violations()).isEmpty();
