@@ -5,6 +5,7 @@ import static calico.confd.Fixtures.peer;
 import static calico.confd.Fixtures.peerSpec;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import calico.confd.Await;
 import calico.confd.bird.BirdControl;
 import calico.confd.bird.BirdValidator;
 import calico.confd.bird.ConfigFile;
@@ -18,7 +19,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,34 +47,28 @@ class ConfdDaemonTest {
              WatcherSyncer s = new WatcherSyncer(ds, BgpStore.KINDS, d)) {
             ds.create(node("node-1", "10.0.0.1/24"));
             s.start();
-            await(() -> Files.exists(cfg));
+            await("the first config written", () -> Files.exists(cfg));
             // No BIRD is running: installed, reload pending.
-            await(() -> d.status().result() == ConfdStatus.Result.RELOAD_FAILED);
+            await("the reload failed", () -> d.status().result() == ConfdStatus.Result.RELOAD_FAILED);
             String good = Files.readString(cfg);
 
             Files.createFile(marker);
             ds.create(peer("upstream", peerSpec(null, null, "10.0.0.254", 65001L, null)));
-            await(() -> d.status().result() == ConfdStatus.Result.REJECTED);
+            await("the config rejected", () -> d.status().result() == ConfdStatus.Result.REJECTED);
             assertThat(d.status().message()).contains("bird -p rejected", "refused by test");
             assertThat(Files.readString(cfg)).isEqualTo(good).doesNotContain("Global_10_0_0_254");
 
             Files.delete(marker);
             // The file is installed a moment before the pass records its status (a loaded CI run
             // read REJECTED in between): wait for the status to move on, then check where it went.
-            await(() -> Files.readString(cfg).contains("Global_10_0_0_254")
+            await("the peer in the config", () -> Files.readString(cfg).contains("Global_10_0_0_254")
                     && d.status().result() != ConfdStatus.Result.REJECTED);
             assertThat(d.status().result()).isEqualTo(ConfdStatus.Result.RELOAD_FAILED);
             assertThat(d.status().sessions()).extracting(x -> x.name()).containsExactly("Global_10_0_0_254");
         }
     }
 
-    private static void await(Callable<Boolean> c) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!c.call()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out");
-            }
-            Thread.sleep(50);
-        }
+    private static void await(String what, Callable<Boolean> c) throws Exception {
+        Await.until(what, Duration.ofSeconds(60), c);
     }
 }

@@ -1,5 +1,6 @@
 package calico.confd.e2e;
 
+import calico.confd.Await;
 import calico.confd.bird.BirdControl;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -95,19 +96,23 @@ final class NetnsLab implements AutoCloseable {
         birds[i] = new ProcessBuilder("ip", "netns", "exec", ns(i), "bird", "-f", "-c", config(i).toString(),
                 "-s", socket(i).toString(), "-P", nodeDir(i).resolve("bird.pid").toString())
                 .redirectErrorStream(true).redirectOutput(nodeDir(i).resolve("bird.log").toFile()).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            if (!birds[i].isAlive()) {
-                throw new IOException("BIRD in " + ns(i) + " exited: " + log(i));
-            }
-            try {
+        Process bird = birds[i];
+        try {
+            // An IOException from the control socket is "not up yet"; BIRD's exit ends the wait.
+            Await.until("BIRD in " + ns(i) + " answering on " + socket(i), Duration.ofSeconds(30), () -> {
+                if (!bird.isAlive()) {
+                    throw new IllegalStateException("BIRD in " + ns(i) + " exited: " + log(i));
+                }
                 control(i).command("show status");
-                return;
-            } catch (IOException notYet) {
-                Thread.sleep(50);
-            }
+                return true;
+            });
+        } catch (IllegalStateException exited) {
+            throw new IOException(exited.getMessage());
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException(e);
         }
-        throw new IOException("BIRD in " + ns(i) + " did not open " + socket(i));
     }
 
     String log(int i) throws IOException {

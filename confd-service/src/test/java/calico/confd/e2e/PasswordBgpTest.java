@@ -94,6 +94,9 @@ class PasswordBgpTest {
         await("node-2's config carries the new password",
                 () -> Files.readString(lab.config(2)).contains("password \"not-the-same\";"));
         awaitSession(1, "Global_10_99_0_2", false);
+        // Sampled over a window on purpose: with TCP MD5 the kernel drops the other side's
+        // segments silently, so no event says "this session will never come up"; staying down
+        // for STAYS_DOWN (several BIRD connect retries) is the claim.
         long until = System.nanoTime() + STAYS_DOWN.toNanos();
         while (System.nanoTime() < until) {
             assertThat(state(1, "Global_10_99_0_2").map(BirdProtocol::established))
