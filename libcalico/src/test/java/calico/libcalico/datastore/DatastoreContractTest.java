@@ -434,10 +434,14 @@ public abstract class DatastoreContractTest {
 
         w.close();
         int before = rec.received();
-        for (int i = 0; i < 5; i++) {
-            store.create(globalSet("more" + i, List.of(), Map.of()));
+        WatchRecorder witness = new WatchRecorder();
+        try (Watch other = store.watch(ResourceKind.GLOBAL_NETWORK_SET, null, store.currentRevision(), witness)) {
+            for (int i = 0; i < 5; i++) {
+                store.create(globalSet("more" + i, List.of(), Map.of()));
+            }
+            // A watch still open has all five: the closed one would have had them by now too.
+            witness.changes(5, WAIT);
         }
-        Thread.sleep(500);
 
         assertThat(rec.received()).isEqualTo(before);
         w.close(); // idempotent

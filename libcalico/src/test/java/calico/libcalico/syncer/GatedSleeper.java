@@ -13,11 +13,13 @@ final class GatedSleeper implements Sleeper {
 
     private boolean shut;
     private int waiting;
+    private int sleeps;
 
     @Override
     public void sleep(Duration duration) throws InterruptedException {
         synchronized (this) {
             waiting++;
+            sleeps++;
             notifyAll();
             try {
                 while (shut) {
@@ -27,7 +29,12 @@ final class GatedSleeper implements Sleeper {
                 waiting--;
             }
         }
-        Thread.sleep(1);
+        Thread.sleep(1); // the retry wait itself, shortened (the syncer's backoff, not a test's guess)
+    }
+
+    /** {@return retry waits begun so far}: each follows one failed or ended round of a cache. */
+    synchronized int sleeps() {
+        return sleeps;
     }
 
     synchronized void shut() {

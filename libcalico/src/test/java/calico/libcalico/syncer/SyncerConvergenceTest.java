@@ -40,6 +40,7 @@ class SyncerConvergenceTest {
         SyncerOptions options = SyncerOptions.defaults()
                 .withRetryDelays(Duration.ZERO, Duration.ofMillis(2))
                 .withMaxBatchSize(1 + rnd.nextInt(50))
+                // Random 0-2 ms retry waits: varies the interleavings on purpose (not a wait for an event).
                 .withSleeper(d -> Thread.sleep(ThreadLocalRandom.current().nextInt(3)));
         int historyLimit = 10 + rnd.nextInt(200);
         try (MemoryDatastore ds = new MemoryDatastore(MemoryDatastore.Settings.defaults().withHistoryLimit(historyLimit));
@@ -58,10 +59,10 @@ class SyncerConvergenceTest {
                     ds.compact(Math.max(1, ds.currentRevision() - rnd.nextInt(5)));
                 } else if (op < 95) {
                     ds.setAvailable(false);
-                    Thread.sleep(rnd.nextInt(3));
+                    Thread.sleep(rnd.nextInt(3)); // an outage of random length: the scenario, not a wait
                     ds.setAvailable(true);
                 } else {
-                    Thread.sleep(rnd.nextInt(3));
+                    Thread.sleep(rnd.nextInt(3)); // lets the syncer run ahead of the writes: the scenario, not a wait
                 }
                 if (step % 100 == 99) {
                     cb.awaitConverged(ds, GNS, NS);

@@ -12,21 +12,17 @@ import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.ListResult;
-import calico.libcalico.datastore.Watch;
-import calico.libcalico.datastore.WatchListener;
 import calico.libcalico.datastore.memory.MemoryDatastore;
-import calico.libcalico.testing.ForwardingDatastore;
 import calico.libcalico.syncer.RecordingCallbacks.StatusEntry;
 import calico.libcalico.syncer.RecordingCallbacks.UpdateEntry;
+import calico.libcalico.testing.Await;
+import calico.libcalico.testing.ForwardingDatastore;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -46,6 +42,22 @@ class WatcherSyncerTest {
             .withSleeper(sleeper)
             .withRetryDelays(Duration.ofMillis(1), Duration.ofMillis(8));
     private WatcherSyncer syncer;
+
+    private static final Duration WAIT_LIMIT = Duration.ofSeconds(10);
+
+    /** {@return the live syncer threads (dispatchers and caches) of every syncer in this JVM} */
+    private static Set<Thread> syncerThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("syncer-"))
+                .collect(Collectors.toSet());
+    }
+
+    /**
+     * Waits until no syncer thread is alive but those of {@code others} (alive before this test's
+     * syncer started): from then on this syncer can call back no more.
+     */
+    private static void awaitSyncerThreadsEnded(Set<Thread> others) {
+        Await.until("the syncer's threads ended", WAIT_LIMIT, () -> others.containsAll(syncerThreads()));
+    }
 
     @AfterEach
     void tearDown() {
@@ -142,12 +154,15 @@ class WatcherSyncerTest {
         sleeper.open();
 
         cb.awaitConverged(ds, GNS);
-        Thread.sleep(100);
+        // A marker after the heal: anything the resync still had to say comes before it.
+        Resource marker = ds.create(globalSet("marker", "10.0.7.0/24"));
+        cb.awaitConverged(ds, GNS);
         // Only the net effect: nothing for a and d (unchanged) nor for f (created and deleted in the gap).
         assertThat(cb.updatesAfter(mark)).containsExactly(
                 Update.of(UpdateType.UPDATED, b2, rev(b2)),
                 Update.of(UpdateType.NEW, e, rev(e)),
-                Update.deleted(c.key(), listedAt));
+                Update.deleted(c.key(), listedAt),
+                Update.of(UpdateType.NEW, marker, rev(marker)));
         assertThat(cb.statuses()).containsExactly(WAIT, RESYNC, IN_SYNC);
         assertThat(a).isNotNull();
         cb.assertClean();
@@ -194,8 +209,10 @@ class WatcherSyncerTest {
         int mark = cb.size();
 
         ds.setAvailable(false);
-        // Long enough for broken watches to exceed the per-revision limit and fall back to failing lists.
-        Thread.sleep(150);
+        // Enough failed rounds for broken watches to exceed the per-revision limit and fall back to failing lists.
+        int rounds = sleeper.sleeps();
+        Await.until("the outage outlasting the watch error limit", WAIT_LIMIT,
+                () -> sleeper.sleeps() >= rounds + options.maxWatchErrorsPerRevision() + 3);
         ds.setAvailable(true);
         Resource c = ds.create(globalSet("c", "10.0.2.0/24"));
         ds.delete(a.key(), null);
@@ -213,7 +230,8 @@ class WatcherSyncerTest {
         ds.setAvailable(false);
 
         start(ds, GNS);
-        Thread.sleep(150);
+        // The syncer's own word that it tried and will try again: two failed rounds.
+        Await.until("two failed rounds", WAIT_LIMIT, () -> sleeper.sleeps() >= 2);
         assertThat(cb.log()).containsExactly(new StatusEntry(WAIT));
         assertThat(syncer.status()).isEqualTo(WAIT);
 
@@ -273,13 +291,14 @@ class WatcherSyncerTest {
 
     @Test
     void stopEndsTheCallbacks() throws Exception {
+        Set<Thread> others = syncerThreads();
         start(ds, GNS);
         cb.awaitStatus(IN_SYNC);
 
         syncer.stop();
         int size = cb.size();
         ds.create(globalSet("after-stop", "10.0.0.0/24"));
-        Thread.sleep(150);
+        awaitSyncerThreadsEnded(others); // nothing left that could call back
 
         assertThat(cb.size()).isEqualTo(size);
         syncer.stop();
@@ -293,6 +312,7 @@ class WatcherSyncerTest {
         AtomicInteger updateCalls = new AtomicInteger();
         CountDownLatch stopped = new CountDownLatch(1);
         WatcherSyncer[] self = new WatcherSyncer[1];
+        Set<Thread> others = syncerThreads();
         ds.create(globalSet("a", "10.0.0.0/24"));
         syncer = new WatcherSyncer(ds, Set.of(GNS), new SyncerCallbacks() {
             @Override
@@ -311,7 +331,7 @@ class WatcherSyncerTest {
 
         assertThat(stopped.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         ds.create(globalSet("b", "10.0.1.0/24"));
-        Thread.sleep(150);
+        awaitSyncerThreadsEnded(others); // they end on their own after a stop from a callback
         assertThat(updateCalls).hasValue(1);
     }
 

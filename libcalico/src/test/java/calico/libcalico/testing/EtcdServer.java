@@ -241,25 +241,25 @@ public final class EtcdServer implements AutoCloseable {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
         HttpRequest health = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/health"))
                 .timeout(Duration.ofSeconds(2)).build();
-        long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("etcd exited with " + process.exitValue() + " during startup:\n" + logTail());
-            }
-            try {
-                HttpResponse<String> r = http.send(health, HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() == 200 && r.body().contains("\"health\":\"true\"")) {
-                    return;
+        try {
+            Await.until("etcd at " + endpoint() + " healthy", STARTUP_TIMEOUT, () -> {
+                if (!process.isAlive()) {
+                    throw new IllegalStateException("etcd exited with " + process.exitValue() + " during startup:\n"
+                            + logTail());
                 }
-            } catch (IOException e) {
-                // not listening yet
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for etcd", e);
-            }
-            sleep(50);
+                try {
+                    HttpResponse<String> r = http.send(health, HttpResponse.BodyHandlers.ofString());
+                    return r.statusCode() == 200 && r.body().contains("\"health\":\"true\"");
+                } catch (IOException e) {
+                    return false; // not listening yet
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while waiting for etcd", e);
+                }
+            });
+        } catch (AssertionError e) {
+            throw new IllegalStateException(e.getMessage() + ":\n" + logTail(), e);
         }
-        throw new IllegalStateException("etcd at " + endpoint() + " not healthy after " + STARTUP_TIMEOUT + ":\n" + logTail());
     }
 
     private String logTail() {
@@ -276,15 +276,6 @@ public final class EtcdServer implements AutoCloseable {
             return s.getLocalPort();
         } catch (IOException e) {
             throw new UncheckedIOException("no free loopback port", e);
-        }
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
         }
     }
 }

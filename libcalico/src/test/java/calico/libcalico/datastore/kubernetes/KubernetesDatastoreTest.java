@@ -31,6 +31,7 @@ import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.Watch;
 import calico.libcalico.datastore.WatchEvent;
 import calico.libcalico.datastore.WatchRecorder;
+import calico.libcalico.testing.Await;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -481,18 +482,7 @@ class KubernetesDatastoreTest {
     }
 
     private void awaitOpenWatches(int n) {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (server.openWatches() < n) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("only " + server.openWatches() + " of " + n + " watches opened within " + WAIT);
-            }
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        Await.until(n + " watches open on the mock server", WAIT, () -> server.openWatches() >= n);
     }
 
     private static ResourceKey key(WatchEvent e) {
