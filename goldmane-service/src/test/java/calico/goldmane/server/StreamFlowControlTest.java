@@ -55,17 +55,10 @@ class StreamFlowControlTest {
         gm.close();
     }
 
-    /** Reads nothing until told to: messages wait in gRPC and HTTP/2 windows, then on the server. */
-    private static final class NonReader implements ClientResponseObserver<FlowStreamRequest, FlowResult> {
-        final AtomicReference<ClientCallStreamObserver<FlowStreamRequest>> call = new AtomicReference<>();
+    /** Reads every result as it comes (gRPC asks for more by itself). */
+    private static class Reader implements StreamObserver<FlowResult> {
         final AtomicInteger received = new AtomicInteger();
         final CompletableFuture<Status> end = new CompletableFuture<>();
-
-        @Override
-        public void beforeStart(ClientCallStreamObserver<FlowStreamRequest> c) {
-            c.disableAutoRequestWithInitial(0);
-            call.set(c);
-        }
 
         @Override
         public void onNext(FlowResult r) {
@@ -83,23 +76,15 @@ class StreamFlowControlTest {
         }
     }
 
-    private static final class Reader implements StreamObserver<FlowResult> {
-        final AtomicInteger received = new AtomicInteger();
-        final CompletableFuture<Status> end = new CompletableFuture<>();
+    /** Reads nothing until told to: messages wait in gRPC and HTTP/2 windows, then on the server. */
+    private static final class NonReader extends Reader
+            implements ClientResponseObserver<FlowStreamRequest, FlowResult> {
+        final AtomicReference<ClientCallStreamObserver<FlowStreamRequest>> call = new AtomicReference<>();
 
         @Override
-        public void onNext(FlowResult r) {
-            received.incrementAndGet();
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            end.complete(Status.fromThrowable(t));
-        }
-
-        @Override
-        public void onCompleted() {
-            end.complete(Status.OK);
+        public void beforeStart(ClientCallStreamObserver<FlowStreamRequest> c) {
+            c.disableAutoRequestWithInitial(0);
+            call.set(c);
         }
     }
 
