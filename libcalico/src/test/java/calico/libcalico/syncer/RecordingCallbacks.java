@@ -6,6 +6,7 @@ import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
+import calico.libcalico.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -169,19 +170,14 @@ final class RecordingCallbacks implements SyncerCallbacks {
     }
 
     /** Waits until the view equals what the datastore holds for {@code kinds}. */
-    void awaitConverged(Datastore ds, ResourceKind... kinds) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        Map<ResourceKey, Resource> expected = Map.of();
-        while (System.nanoTime() < deadline) {
-            expected = snapshot(ds, kinds);
-            synchronized (this) {
-                if (view.equals(expected)) {
-                    return;
-                }
-                wait(20);
-            }
+    void awaitConverged(Datastore ds, ResourceKind... kinds) {
+        try {
+            Await.until("listener view converged to the datastore", Duration.ofSeconds(20),
+                    () -> view().equals(snapshot(ds, kinds)));
+        } catch (AssertionError e) {
+            assertThat(view()).as("listener view converged to the datastore").isEqualTo(snapshot(ds, kinds));
+            throw e;
         }
-        assertThat(view()).as("listener view converged to the datastore").isEqualTo(expected);
     }
 
     static Map<ResourceKey, Resource> snapshot(Datastore ds, ResourceKind... kinds) {
