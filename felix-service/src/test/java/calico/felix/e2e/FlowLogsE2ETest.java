@@ -15,11 +15,11 @@ import calico.libcalico.goldmane.proto.FlowResult;
 import calico.libcalico.goldmane.proto.PolicyHit;
 import calico.libcalico.goldmane.proto.PolicyKind;
 import calico.libcalico.goldmane.proto.Reporter;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdServerExtension;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -36,6 +36,8 @@ class FlowLogsE2ETest {
     @RegisterExtension
     static final EtcdServerExtension ETCD = new EtcdServerExtension();
     private static final ResourceCodec CODEC = ResourceCodec.get();
+    /** Flows reach goldmane within a few of felix's 1 s flushes; this is the outer bound. */
+    private static final Duration FLOW_DEADLINE = Duration.ofSeconds(30);
 
     @Test
     void nftables() throws Exception {
@@ -98,14 +100,14 @@ class FlowLogsE2ETest {
                 Workload api = cluster.api;
                 // The policy is in the kernel once 8080 connects and 9000 does not (polled: the
                 // readiness probe does not wait for the kernel).
-                awaitTrue("client -> api:8080 connects", () -> client.netns().tcpConnects(api.ip(), 8080,
-                        Duration.ofMillis(500)));
+                Await.until("client -> api:8080 connects", Duration.ofSeconds(20),
+                        () -> client.netns().tcpConnects(api.ip(), 8080, Duration.ofMillis(500)));
                 assertThat(client.netns().tcpConnects(api.ip(), 9000, Duration.ofMillis(300))).isFalse();
                 for (int i = 0; i < 3; i++) {
                     assertThat(client.netns().tcpConnects(api.ip(), 8080, Duration.ofSeconds(2))).isTrue();
                 }
 
-                Flow allowed = awaitFlow(goldmane, "api", 8080, Reporter.Dst, Action.Allow);
+                Flow allowed = awaitOneFlow(goldmane, "api", 8080, Reporter.Dst, Action.Allow);
                 FlowKey k = allowed.getKey();
                 assertThat(k.getSourceName()).isEqualTo("client");
                 assertThat(k.getSourceNamespace()).isEqualTo("dev");
@@ -127,16 +129,19 @@ class FlowLogsE2ETest {
                 assertThat(allowed.getSourceIpsList()).contains(client.ip());
                 assertThat(allowed.getDestIpsList()).contains(api.ip());
                 // At least the handshake each way: SYN, ACK, FIN... in, SYN-ACK, FIN... out (IP lengths).
-                Flow total = awaitCounters(goldmane, "api", 8080, Reporter.Dst, Action.Allow);
+                Flow total = awaitFlow(goldmane, "api", 8080, Reporter.Dst, Action.Allow,
+                        "4 connections started, 4 packets out",
+                        f -> f.getNumConnectionsStarted() >= 4 && f.getPacketsOut() >= 4);
                 assertThat(total.getBytesIn()).isGreaterThanOrEqualTo(4 * 2 * 40);
                 assertThat(total.getPacketsOut()).isGreaterThanOrEqualTo(4);
                 assertThat(total.getNumConnectionsStarted()).isGreaterThanOrEqualTo(4);
                 // Each connection was closed at once: conntrack keeps it in TIME_WAIT, which counts
                 // as completed, not live.
-                Flow closed = awaitCompleted(goldmane, "api", 8080, Reporter.Dst, Action.Allow, 4);
+                Flow closed = awaitFlow(goldmane, "api", 8080, Reporter.Dst, Action.Allow, "4 connections completed",
+                        f -> f.getNumConnectionsCompleted() >= 4);
                 assertThat(closed.getNumConnectionsCompleted()).isGreaterThanOrEqualTo(4);
 
-                Flow denied = awaitFlow(goldmane, "api", 9000, Reporter.Dst, Action.Deny);
+                Flow denied = awaitOneFlow(goldmane, "api", 9000, Reporter.Dst, Action.Deny);
                 PolicyHit deny = denied.getKey().getPolicies().getEnforcedPolicies(0);
                 assertThat(deny.getName()).isEqualTo("api-ingress");
                 assertThat(deny.getRuleIndex()).isEqualTo(1);
@@ -145,7 +150,7 @@ class FlowLogsE2ETest {
                 assertThat(denied.getBytesIn()).isGreaterThanOrEqualTo(40);
                 assertThat(denied.getNumConnectionsLive()).isZero();
                 // The source side saw both connections leave through its profile (kns.dev allows).
-                Flow src = awaitFlow(goldmane, "api", 8080, Reporter.Src, Action.Allow);
+                Flow src = awaitOneFlow(goldmane, "api", 8080, Reporter.Src, Action.Allow);
                 assertThat(src.getKey().getPolicies().getEnforcedPolicies(0).getKind()).isEqualTo(PolicyKind.Profile);
                 if (backend == Backend.NFTABLES) {
                     dnatToAService(cluster, goldmane);
@@ -171,21 +176,10 @@ class FlowLogsE2ETest {
         for (int i = 0; i < 2; i++) {
             assertThat(cluster.client.netns().tcpConnects("10.96.0.10", 80, Duration.ofSeconds(2))).isTrue();
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Optional<Flow> svc = Optional.empty();
-        while (System.nanoTime() < deadline) {
-            svc = flows(goldmane, "api", 8080, Reporter.Dst, Action.Allow).stream()
-                    .filter(f -> f.getKey().getDestServicePort() == 80).findFirst();
-            if (svc.isPresent() && svc.get().getNumConnectionsStarted() >= 2 && svc.get().getPacketsOut() >= 2
-                    && svc.get().getNumConnectionsCompleted() >= 2) {
-                break;
-            }
-            Thread.sleep(200);
-        }
-        assertThat(svc).as("a flow to api:8080 with dest_service_port 80; goldmane holds: "
-                + goldmane.list().getFlowsList().stream().map(f -> oneLine(f.getFlow()))
-                .collect(Collectors.joining("\n"))).isPresent();
-        Flow f = svc.get();
+        Flow f = awaitFlow(goldmane, "api", 8080, Reporter.Dst, Action.Allow,
+                "dest_service_port 80, 2 connections started and completed, 2 packets out",
+                svc -> svc.getKey().getDestServicePort() == 80 && svc.getNumConnectionsStarted() >= 2
+                        && svc.getPacketsOut() >= 2 && svc.getNumConnectionsCompleted() >= 2);
         assertThat(f.getKey().getSourceName()).isEqualTo("client");
         assertThat(f.getKey().getPolicies().getEnforcedPolicies(0).getName()).isEqualTo("api-ingress");
         // On etcd no Service reaches felix (Calico's felix syncer watches Services in KDD mode only);
@@ -204,66 +198,41 @@ class FlowLogsE2ETest {
         return f.toString().replace('\n', ' ');
     }
 
-    private static void awaitTrue(String what, java.util.function.BooleanSupplier c) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!c.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-            Thread.sleep(100);
+    /** {@return every flow goldmane holds now}. */
+    private static List<Flow> all(InProcessGoldmane g) {
+        try {
+            return g.list().getFlowsList().stream().map(FlowResult::getFlow).toList();
+        } catch (Exception e) {
+            throw new IllegalStateException("goldmane's flow list: " + e.getMessage(), e);
         }
     }
 
-    private static List<Flow> flows(InProcessGoldmane g, String dest, int port, Reporter r, Action a)
-            throws Exception {
-        return g.list().getFlowsList().stream().map(FlowResult::getFlow)
-                .filter(f -> f.getKey().getDestName().equals(dest) && f.getKey().getDestPort() == port
-                        && f.getKey().getReporter() == r && f.getKey().getAction() == a).toList();
+    private static List<Flow> flows(InProcessGoldmane g, String dest, int port, Reporter r, Action a) {
+        return all(g).stream().filter(f -> f.getKey().getDestName().equals(dest) && f.getKey().getDestPort() == port
+                && f.getKey().getReporter() == r && f.getKey().getAction() == a).toList();
     }
 
-    private static Flow awaitFlow(InProcessGoldmane g, String dest, int port, Reporter r, Action a) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            List<Flow> l = flows(g, dest, port, r, a);
-            if (!l.isEmpty()) {
-                assertThat(l).as("one key per flow").hasSize(1);
-                return l.get(0);
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no " + a + " flow to " + dest + ":" + port + " reported by " + r
-                        + "; goldmane holds: " + g.list().getFlowsList().stream()
-                        .map(f -> f.getFlow().getKey().toString().replace('\n', ' ')).collect(Collectors.joining("\n")));
-            }
-            Thread.sleep(200);
+    /**
+     * {@return the first flow to {@code dest:port} reported by {@code r} with action {@code a} for
+     * which {@code enough} holds} (counters arrive over several flushes); the failure names what
+     * goldmane holds.
+     */
+    private static Flow awaitFlow(InProcessGoldmane g, String dest, int port, Reporter r, Action a, String what,
+            Predicate<Flow> enough) {
+        String awaited = a + " flow to " + dest + ":" + port + " reported by " + r + " with " + what;
+        try {
+            return Await.value(awaited, FLOW_DEADLINE, () -> flows(g, dest, port, r, a).stream().filter(enough)
+                    .findFirst());
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; goldmane holds:\n" + all(g).stream()
+                    .map(FlowLogsE2ETest::oneLine).collect(Collectors.joining("\n")), e);
         }
     }
 
-    /** Waits until at least {@code n} connections of the flow have been reported completed. */
-    private static Flow awaitCompleted(InProcessGoldmane g, String dest, int port, Reporter r, Action a, int n)
-            throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Optional<Flow> f = Optional.empty();
-        while (System.nanoTime() < deadline) {
-            f = flows(g, dest, port, r, a).stream().findFirst();
-            if (f.isPresent() && f.get().getNumConnectionsCompleted() >= n) {
-                return f.get();
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("fewer than " + n + " completed connections to " + dest + ":" + port + ": "
-                + f.map(FlowLogsE2ETest::oneLine).orElse("no flow"));
-    }
-
-    /** Waits until the four connections' counters have all arrived (they come over several flushes). */
-    private static Flow awaitCounters(InProcessGoldmane g, String dest, int port, Reporter r, Action a)
-            throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Optional<Flow> f = Optional.empty();
-        while (System.nanoTime() < deadline) {
-            f = flows(g, dest, port, r, a).stream().findFirst();
-            if (f.isPresent() && f.get().getNumConnectionsStarted() >= 4 && f.get().getPacketsOut() >= 4) {
-                return f.get();
-            }
-            Thread.sleep(200);
-        }
-        return f.orElseThrow();
+    /** {@link #awaitFlow} of any flow there, which must be the only one under its key. */
+    private static Flow awaitOneFlow(InProcessGoldmane g, String dest, int port, Reporter r, Action a) {
+        Flow f = awaitFlow(g, dest, port, r, a, "any counters", any -> true);
+        assertThat(flows(g, dest, port, r, a)).as("one key per flow").hasSize(1);
+        return f;
     }
 }
