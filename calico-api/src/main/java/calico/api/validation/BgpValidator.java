@@ -21,7 +21,7 @@ import java.util.stream.Collectors;
 /** Checks BGP peers, the BGP configuration and BGP filters. */
 final class BgpValidator {
 
-    static final Set<String> LOG_LEVELS = Set.of("Trace", "Debug", "Info", "Warning", "Error", "Fatal");
+    static final Set<String> LOG_LEVELS = Set.copyOf(calico.api.model.FelixConfigurationEnums.LOG_SEVERITIES);
 
     private static final Pattern IPV4_PORT = Pattern.compile("(\\d+)\\.(\\d+)\\.(\\d+)\\.(\\d+):(\\d+)");
     private static final Pattern IPV6_PORT = Pattern.compile("\\[([0-9a-fA-F:.]+)]:(\\d+)");

@@ -1,10 +1,12 @@
 package calico.api.validation;
 
 import calico.api.model.FelixConfiguration;
+import calico.api.model.FelixConfigurationEnums;
 import calico.api.model.FelixConfigurationSpec;
 import calico.api.model.FelixConfigurationSpec.ProtoPort;
 import calico.api.model.FelixConfigurationSpec.RouteTableRange;
 import calico.api.model.Port;
+import java.lang.reflect.RecordComponent;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -22,6 +24,8 @@ import java.util.stream.Collectors;
 final class FelixConfigurationValidator {
 
     private static final FieldPath SPEC = FieldPath.of("spec");
+    private static final Map<String, RecordComponent> SPEC_FIELDS = java.util.Arrays.stream(
+            FelixConfigurationSpec.class.getRecordComponents()).collect(Collectors.toMap(RecordComponent::getName, c -> c));
     private static final Pattern HOST = Pattern.compile("[a-zA-Z0-9:._+-]{1,64}");
     private static final Pattern IFACE_FILTER = Pattern.compile("[a-zA-Z0-9:._+-]{1,15}");
     private static final Pattern INTERFACE = Pattern.compile("[a-zA-Z0-9_.-]{1,15}");
@@ -113,43 +117,33 @@ final class FelixConfigurationValidator {
     }
 
     /**
-     * Mode strings. Spellings are Calico's; fields Calico checks with a case-sensitive pattern
-     * are case-sensitive here, the rest (Felix parses them case-insensitively) are not.
+     * Mode strings, against the one table of them ({@link FelixConfigurationEnums}). Spellings
+     * are Calico's; fields Calico checks with a case-sensitive pattern are case-sensitive here,
+     * the rest (Felix parses them case-insensitively) are not.
      */
     private static void enums(FelixConfigurationSpec s, Errors errors) {
-        exact(s.logSeverityScreen(), "logSeverityScreen", BgpValidator.LOG_LEVELS, errors);
-        exact(s.logSeverityFile(), "logSeverityFile", BgpValidator.LOG_LEVELS, errors);
-        exact(s.logSeveritySys(), "logSeveritySys", BgpValidator.LOG_LEVELS, errors);
-        exact(s.iptablesBackend(), "iptablesBackend", Set.of("Auto", "Legacy", "NFT"), errors);
-        exact(s.defaultEndpointToHostAction(), "defaultEndpointToHostAction", Set.of("Drop", "Accept", "Return"), errors);
-        exact(s.iptablesFilterAllowAction(), "iptablesFilterAllowAction", Set.of("Accept", "Return"), errors);
-        exact(s.iptablesMangleAllowAction(), "iptablesMangleAllowAction", Set.of("Accept", "Return"), errors);
-        exact(s.iptablesFilterDenyAction(), "iptablesFilterDenyAction", Set.of("Drop", "Reject"), errors);
-        exact(s.nftablesFilterAllowAction(), "nftablesFilterAllowAction", Set.of("Accept", "Return"), errors);
-        exact(s.nftablesMangleAllowAction(), "nftablesMangleAllowAction", Set.of("Accept", "Return"), errors);
-        exact(s.nftablesFilterDenyAction(), "nftablesFilterDenyAction", Set.of("Drop", "Reject"), errors);
-        exact(s.bpfLogLevel(), "bpfLogLevel", Set.of("Debug", "Info", "Off"), errors);
-        exact(s.bpfExternalServiceMode(), "bpfExternalServiceMode", Set.of("Tunnel", "DSR"), errors);
-        exact(s.bpfConnectTimeLoadBalancing(), "bpfConnectTimeLoadBalancing", Set.of("Disabled", "Enabled", "TCP"), errors);
-        exact(s.bpfHostNetworkedNATWithoutCTLB(), "bpfHostNetworkedNATWithoutCTLB", Set.of("Disabled", "Enabled"), errors);
-        exact(s.routeSource(), "routeSource", Set.of("WorkloadIPs", "CalicoIPAM"), errors);
-        anyCase(s.chainInsertMode(), "chainInsertMode", Set.of("Insert", "Append"), errors);
-        anyCase(s.ipForwarding(), "ipForwarding", Set.of("Enabled", "Disabled"), errors);
-        anyCase(s.nftablesMode(), "nftablesMode", Set.of("Enabled", "Disabled", "Auto"), errors);
-        anyCase(s.bpfEnforceRPF(), "bpfEnforceRPF", Set.of("Disabled", "Strict", "Loose"), errors);
-        anyCase(s.bpfConntrackLogLevel(), "bpfConntrackLogLevel", Set.of("Off", "Debug"), errors);
-        anyCase(s.bpfConntrackMode(), "bpfConntrackMode", Set.of("Auto", "Userspace", "BPFProgram"), errors);
-        anyCase(s.bpfAttachType(), "bpfAttachType", Set.of("TC", "TCX"), errors);
-        anyCase(s.bpfProfiling(), "bpfProfiling", Set.of("Enabled", "Disabled"), errors);
-        anyCase(s.bpfRedirectToPeer(), "bpfRedirectToPeer", Set.of("Disabled", "Enabled", "L2Only"), errors);
-        anyCase(s.bpfMapSizeConntrackScaling(), "bpfMapSizeConntrackScaling", Set.of("Disabled", "DoubleIfFull"), errors);
-        anyCase(s.serviceLoopPrevention(), "serviceLoopPrevention", Set.of("Drop", "Reject", "Disabled"), errors);
-        anyCase(s.workloadSourceSpoofing(), "workloadSourceSpoofing", Set.of("Disabled", "Any"), errors);
-        anyCase(s.floatingIPs(), "floatingIPs", Set.of("Enabled", "Disabled"), errors);
-        anyCase(s.awsSrcDstCheck(), "awsSrcDstCheck", Set.of("DoNothing", "Enable", "Disable"), errors);
-        anyCase(s.windowsManageFirewallRules(), "windowsManageFirewallRules", Set.of("Enabled", "Disabled"), errors);
-        anyCase(s.programClusterRoutes(), "programClusterRoutes", Set.of("Enabled", "Disabled"), errors);
-        anyCase(s.flowLogsPolicyEvaluationMode(), "flowLogsPolicyEvaluationMode", Set.of("None", "Continuous"), errors);
+        // In the table's order, which is the order errors are reported in.
+        for (Map.Entry<String, FelixConfigurationEnums.Allowed> field : FelixConfigurationEnums.FIELDS.entrySet()) {
+            FelixConfigurationEnums.Allowed allowed = field.getValue();
+            RecordComponent rc = SPEC_FIELDS.get(field.getKey());
+            Object v;
+            try {
+                v = rc.getAccessor().invoke(s);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot read spec." + rc.getName(), e);
+            }
+            if (v == null) {
+                continue;
+            }
+            String text = v.toString();
+            if (allowed.anyCase()) {
+                if (allowed.values().stream().noneMatch(a -> a.equalsIgnoreCase(text))) {
+                    errors.add(SPEC.field(rc.getName()), "must be one of " + sorted(allowed.values()) + " (any case)");
+                }
+            } else if (!allowed.values().contains(text)) {
+                errors.add(SPEC.field(rc.getName()), "must be one of " + sorted(allowed.values()));
+            }
+        }
     }
 
     private static void ports(FelixConfigurationSpec s, Errors errors) {
@@ -319,19 +313,7 @@ final class FelixConfigurationValidator {
 
     // ---- helpers --------------------------------------------------------------------------
 
-    private static void exact(String v, String field, Set<String> allowed, Errors errors) {
-        if (v != null && !allowed.contains(v)) {
-            errors.add(SPEC.field(field), "must be one of " + sorted(allowed));
-        }
-    }
-
-    private static void anyCase(String v, String field, Set<String> allowed, Errors errors) {
-        if (v != null && allowed.stream().noneMatch(a -> a.equalsIgnoreCase(v))) {
-            errors.add(SPEC.field(field), "must be one of " + sorted(allowed) + " (any case)");
-        }
-    }
-
-    private static String sorted(Set<String> values) {
+    private static String sorted(java.util.Collection<String> values) {
         return values.stream().sorted().collect(Collectors.joining(", "));
     }
 

@@ -1,5 +1,6 @@
 package calico.felix.app;
 
+import calico.api.model.FelixConfigurationEnums;
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import java.time.Duration;
@@ -56,8 +57,6 @@ public record FelixProperties(
         String k8sApiEndpoint) {
 
     static final List<String> DRIVERS = List.of("model", "kernel", "iptables");
-    static final List<String> BACKENDS = List.of("Auto", "NFT", "Legacy");
-    static final List<String> SEVERITIES = List.of("Trace", "Debug", "Info", "Warning", "Error", "Fatal", "Panic");
 
     public FelixProperties {
         if (hostname == null || hostname.isBlank()) {
@@ -73,7 +72,8 @@ public record FelixProperties(
         if (datastoreType.equals("etcdv3")) {
             etcd(etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile); // validates at start-up
         }
-        logSeverityScreen = severity(logSeverityScreen);
+        logSeverityScreen = oneOf("felix.log-severity-screen (FELIX_LOGSEVERITYSCREEN)", logSeverityScreen,
+                "logSeverityScreen");
         positive("felix.ready-poll-initial", readyPollInitial);
         positive("felix.ready-poll-max", readyPollMax);
         positive("felix.apply-timeout", applyTimeout);
@@ -88,7 +88,7 @@ public record FelixProperties(
             throw new IllegalArgumentException("felix.dataplane-netns (FELIX_DATAPLANENETNS): \"" + dataplaneNetns
                     + "\" is not a namespace name (letters, digits, '.', '_', '-')");
         }
-        iptablesBackend = oneOf("felix.iptables-backend (FELIX_IPTABLESBACKEND)", iptablesBackend, BACKENDS);
+        iptablesBackend = oneOf("felix.iptables-backend (FELIX_IPTABLESBACKEND)", iptablesBackend, "iptablesBackend");
     }
 
     /**
@@ -118,25 +118,11 @@ public record FelixProperties(
                 caCertFile, certFile, keyFile);
     }
 
-    private static String severity(String raw) {
-        String value = raw == null ? "" : raw.trim();
-        for (String s : SEVERITIES) {
-            if (s.equalsIgnoreCase(value)) {
-                return s;
-            }
-        }
-        throw new IllegalArgumentException("felix.log-severity-screen (FELIX_LOGSEVERITYSCREEN): \"" + raw
-                + "\" is not one of " + String.join(", ", SEVERITIES));
-    }
-
-    private static String oneOf(String what, String raw, List<String> allowed) {
-        String value = raw == null ? "" : raw.trim();
-        for (String s : allowed) {
-            if (s.equalsIgnoreCase(value)) {
-                return s;
-            }
-        }
-        throw new IllegalArgumentException(what + ": \"" + raw + "\" is not one of " + String.join(", ", allowed));
+    /** {@return the v3 spelling of {@code raw}}, checked against calico-api's table of {@code field}'s values. */
+    private static String oneOf(String what, String raw, String field) {
+        FelixConfigurationEnums.Allowed allowed = FelixConfigurationEnums.of(field).orElseThrow();
+        return allowed.canonical(raw).orElseThrow(() -> new IllegalArgumentException(what + ": \"" + raw
+                + "\" is not one of " + String.join(", ", allowed.values())));
     }
 
     private static void positive(String name, Duration d) {

@@ -176,7 +176,7 @@ public final class ModelDataplane implements Dataplane {
             }
             inSync = true;
         } else if (u instanceof ConfigUpdate c) {
-            config = c.values();
+            config = c.settings().effective();
         } else if (u instanceof RouteUpdate r) {
             routes.put(r.dst(), r);
         } else if (u instanceof RouteRemove r) {

@@ -1,5 +1,6 @@
 package calico.felix.calc;
 
+import calico.api.model.FelixConfigurationEnums;
 import calico.api.model.FelixConfigurationSpec;
 import calico.api.model.FelixConfigurationSpec.BPFConntrackTimeouts;
 import calico.api.model.FelixConfigurationSpec.HealthTimeoutOverride;
@@ -33,7 +34,7 @@ final class ConfigFields {
 
     /** The shape of a field's value, from its Java type plus the duration and enum tables. */
     enum Shape {
-        BOOL, INT, MARK, DURATION, ENUM, TEXT, PROTO_PORTS, PORT_RANGE, PORT_RANGES, TEXT_LIST, KEY_VALUES,
+        BOOL, INT, MARK, DURATION, ENUM, TEXT, INTERFACE_PREFIXES, PROTO_PORTS, PORT_RANGE, PORT_RANGES, TEXT_LIST, KEY_VALUES,
         ROUTE_TABLE_RANGE, ROUTE_TABLE_RANGES, DURATION_KEY_VALUES
     }
 
@@ -66,6 +67,7 @@ final class ConfigFields {
 
     private static final Pattern GO_DURATION =
             Pattern.compile("[-+]?(0|((\\d+(\\.\\d*)?|\\.\\d+)(ns|us|µs|μs|ms|s|m|h))+)");
+    private static final Pattern INTERFACE_PREFIX = Pattern.compile("[a-zA-Z0-9_-]{1,15}");
     private static final Pattern SECONDS = Pattern.compile("\\d+(\\.\\d+)?");
 
     /** {@return the field an environment variable sets}, or {@code null} when it is not a FelixConfiguration field. */
@@ -200,6 +202,8 @@ final class ConfigFields {
                 return parseEnum(field, t);
             case TEXT:
                 return t;
+            case INTERFACE_PREFIXES:
+                return parseInterfacePrefixes(t);
             case PROTO_PORTS:
                 return parseProtoPorts(t).stream().map(ConfigFields::printElement).collect(Collectors.joining(","))
                         .transform(s -> s.isEmpty() ? "none" : s);
@@ -253,6 +257,21 @@ final class ConfigFields {
         }
     }
 
+    /** Calico's {@code iface-list}: one or more interface name prefixes, comma-separated. */
+    private static String parseInterfacePrefixes(String t) {
+        List<String> prefixes = splitList(t);
+        if (prefixes.isEmpty()) {
+            throw new IllegalArgumentException("\"" + t + "\" names no interface prefix");
+        }
+        for (String p : prefixes) {
+            if (!INTERFACE_PREFIX.matcher(p).matches()) {
+                throw new IllegalArgumentException("\"" + p + "\" is not an interface name prefix (1-15 letters, digits, "
+                        + "'_' or '-')");
+            }
+        }
+        return String.join(",", prefixes);
+    }
+
     /** Go duration text is kept as written; a bare number (Felix's environment form) is seconds. */
     static String parseDuration(String t) {
         if (SECONDS.matcher(t).matches()) {
@@ -264,14 +283,11 @@ final class ConfigFields {
         throw new IllegalArgumentException("\"" + t + "\" is not a duration (e.g. 90s, 500ms, or seconds)");
     }
 
+    /** Any case, as Calico's felix reads its environment; printed in the v3 spelling. */
     private static String parseEnum(String field, String t) {
-        for (String allowed : FelixDefaults.ENUMS.get(field)) {
-            if (allowed.equalsIgnoreCase(t)) {
-                return allowed;
-            }
-        }
-        throw new IllegalArgumentException("\"" + t + "\" is not one of "
-                + new java.util.TreeSet<>(FelixDefaults.ENUMS.get(field)));
+        FelixConfigurationEnums.Allowed allowed = FelixConfigurationEnums.FIELDS.get(field);
+        return allowed.canonical(t).orElseThrow(() -> new IllegalArgumentException("\"" + t + "\" is not one of "
+                + new java.util.TreeSet<>(allowed.values())));
     }
 
     /** Entries {@code [proto:][net:]port}, comma-separated; an IPv6 net in brackets; "none" is the empty list. */
@@ -347,7 +363,8 @@ final class ConfigFields {
         return min + "-" + max;
     }
 
-    private static List<String> splitList(String t) {
+    /** {@return the non-blank, trimmed entries of a comma-separated list} */
+    static List<String> splitList(String t) {
         List<String> out = new ArrayList<>();
         for (String s : t.split(",")) {
             if (!s.isBlank()) {
@@ -429,10 +446,13 @@ final class ConfigFields {
             return Shape.TEXT_LIST;
         }
         if (type == String.class) {
+            if (name.equals("interfacePrefix")) {
+                return Shape.INTERFACE_PREFIXES;
+            }
             if (FelixDefaults.DURATIONS.contains(name)) {
                 return Shape.DURATION;
             }
-            return FelixDefaults.ENUMS.containsKey(name) ? Shape.ENUM : Shape.TEXT;
+            return FelixConfigurationEnums.FIELDS.containsKey(name) ? Shape.ENUM : Shape.TEXT;
         }
         throw new IllegalStateException("FelixConfigurationSpec." + name + " has a type the resolver does not know: "
                 + type.getName());

@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Resolves Felix's effective configuration and emits it whole as a {@link DataplaneUpdate.ConfigUpdate}.
+ * Resolves Felix's effective configuration and emits it whole, typed, as a {@link DataplaneUpdate.ConfigUpdate}.
  *
  * <p>Priority, highest first (Calico's order without the config file, which we do not read):
  * {@code FELIX_*} environment variables, the node's {@code node.<hostname>} FelixConfiguration,
@@ -116,7 +116,7 @@ public final class ConfigResolver {
             return;
         }
         sent = now;
-        out.onInfraUpdate(new DataplaneUpdate.ConfigUpdate(now));
+        out.onInfraUpdate(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(now)));
     }
 
     /** Aliases first so that, within the environment, Calico's canonical name wins over an alias. */

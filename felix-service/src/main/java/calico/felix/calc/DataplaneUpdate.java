@@ -13,14 +13,13 @@ import java.util.Map;
 public sealed interface DataplaneUpdate {
 
     /**
-     * The effective Felix configuration: every known setting by its FelixConfiguration field
-     * name (e.g. {@code logSeverityScreen}, {@code healthPort}), resolved from Calico's
+     * The effective Felix configuration, typed ({@link FelixSettings}), resolved from Calico's
      * defaults, the global {@code default} resource, the node's {@code node.<name>} resource,
      * then {@code FELIX_*} environment variables (highest). Sent whole on every change.
      */
-    record ConfigUpdate(Map<String, String> values) implements DataplaneUpdate {
+    record ConfigUpdate(FelixSettings settings) implements DataplaneUpdate {
         public ConfigUpdate {
-            values = Map.copyOf(values);
+            java.util.Objects.requireNonNull(settings, "settings");
         }
     }
 

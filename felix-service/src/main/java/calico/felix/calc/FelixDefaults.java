@@ -13,7 +13,8 @@ import java.util.Set;
  * by the IP pools", as in Calico where they are optional booleans.
  *
  * <p>Enumerations are printed in the {@code projectcalico.org/v3} spelling ({@code Info},
- * {@code Drop}, {@code Insert}), not the upper-case form Felix uses internally.
+ * {@code Drop}, {@code Insert}) of calico-api's {@code FelixConfigurationEnums}, the one table
+ * of them, not the upper-case form Felix uses internally.
  */
 final class FelixDefaults {
 
@@ -41,45 +42,6 @@ final class FelixDefaults {
             "debugSimulateDataplaneHangAfter", "debugSimulateDataplaneApplyDelay", "reportingInterval",
             "reportingTTL", "endpointReportingDelay", "usageReportingInitialDelay", "usageReportingInterval",
             "flowLogsFlushInterval");
-
-    private static final Set<String> SEVERITIES = Set.of("Trace", "Debug", "Info", "Warning", "Error", "Fatal");
-
-    /** Closed string fields: accepted case-insensitively, printed in this (v3) spelling. */
-    static final Map<String, Set<String>> ENUMS = Map.ofEntries(
-            Map.entry("logSeverityScreen", SEVERITIES),
-            Map.entry("logSeverityFile", SEVERITIES),
-            Map.entry("logSeveritySys", SEVERITIES),
-            Map.entry("chainInsertMode", Set.of("Insert", "Append")),
-            Map.entry("defaultEndpointToHostAction", Set.of("Drop", "Return", "Accept")),
-            Map.entry("iptablesBackend", Set.of("Legacy", "NFT", "Auto")),
-            Map.entry("iptablesFilterAllowAction", Set.of("Accept", "Return")),
-            Map.entry("iptablesMangleAllowAction", Set.of("Accept", "Return")),
-            Map.entry("iptablesFilterDenyAction", Set.of("Drop", "Reject")),
-            Map.entry("nftablesMode", Set.of("Enabled", "Disabled", "Auto")),
-            Map.entry("nftablesFilterAllowAction", Set.of("Accept", "Return")),
-            Map.entry("nftablesMangleAllowAction", Set.of("Accept", "Return")),
-            Map.entry("nftablesFilterDenyAction", Set.of("Drop", "Reject")),
-            Map.entry("ipForwarding", Set.of("Enabled", "Disabled")),
-            Map.entry("programClusterRoutes", Set.of("Enabled", "Disabled")),
-            Map.entry("routeSource", Set.of("WorkloadIPs", "CalicoIPAM")),
-            Map.entry("serviceLoopPrevention", Set.of("Drop", "Reject", "Disabled")),
-            Map.entry("workloadSourceSpoofing", Set.of("Disabled", "Any")),
-            Map.entry("floatingIPs", Set.of("Enabled", "Disabled")),
-            Map.entry("awsSrcDstCheck", Set.of("DoNothing", "Enable", "Disable")),
-            Map.entry("windowsManageFirewallRules", Set.of("Enabled", "Disabled")),
-            Map.entry("natOutgoingExclusions", Set.of("IPPoolsOnly", "IPPoolsAndHostIPs")),
-            Map.entry("bpfLogLevel", Set.of("Off", "Info", "Debug")),
-            Map.entry("bpfConntrackLogLevel", Set.of("Off", "Debug")),
-            Map.entry("bpfConnectTimeLoadBalancing", Set.of("TCP", "Enabled", "Disabled")),
-            Map.entry("bpfHostNetworkedNATWithoutCTLB", Set.of("Enabled", "Disabled")),
-            Map.entry("bpfExternalServiceMode", Set.of("Tunnel", "DSR")),
-            Map.entry("bpfEnforceRPF", Set.of("Disabled", "Strict", "Loose")),
-            Map.entry("bpfMapSizeConntrackScaling", Set.of("Disabled", "DoubleIfFull")),
-            Map.entry("bpfAttachType", Set.of("TCX", "TC")),
-            Map.entry("bpfRedirectToPeer", Set.of("Disabled", "Enabled", "L2Only")),
-            Map.entry("bpfProfiling", Set.of("Disabled", "Enabled")),
-            Map.entry("flowLogsLocalReporter", Set.of("Enabled", "Disabled")),
-            Map.entry("flowLogsPolicyEvaluationMode", Set.of("None", "Continuous")));
 
     /** Calico's default for each field that has one (printed form). */
     static final Map<String, String> VALUES = buildValues();

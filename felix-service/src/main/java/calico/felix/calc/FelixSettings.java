@@ -7,17 +7,25 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The most used settings of a resolved {@link DataplaneUpdate.ConfigUpdate}, typed. Parsed
- * with the same rules the resolver used to accept the text, so {@link #from} never fails on a
- * map the resolver emitted; on any other map a missing or invalid setting falls back to
- * Calico's default.
+ * Felix's effective configuration, typed: what a {@link DataplaneUpdate.ConfigUpdate} carries.
+ * {@link ConfigResolver} validates every source once ({@link ConfigFields#normalize}, naming the
+ * variable or resource field and the reason) and builds this from the resolved values with
+ * {@link #from}; consumers read the typed components and never look a setting up by key.
+ * Enumerations are in the {@code projectcalico.org/v3} spelling of calico-api's
+ * {@code FelixConfigurationEnums}.
  *
- * @param ipipEnabled  empty when unset: Felix then decides from the IP pools' modes
- * @param vxlanEnabled empty when unset: likewise
- * @param ipipMtu      0 means "detect from the host's MTU" (likewise the other MTUs)
+ * @param interfacePrefixes workload interface prefixes ({@code interfacePrefix}, a comma-separated list
+ *                          such as {@code cali,tap}); never empty
+ * @param ipipEnabled       empty when unset: Felix then decides from the IP pools' modes
+ * @param vxlanEnabled      empty when unset: likewise
+ * @param ipipMtu           0 means "detect from the host's MTU" (likewise the other MTUs)
+ * @param iptablesMarkMask  the mark bits felix may use ({@code iptablesMarkMask})
+ * @param flowLogsGoldmaneServer goldmane's address, empty when flow logs are off (see {@link #flowLogsEnabled})
+ * @param effective         every setting in its printed form, for display only (the admin API's
+ *                          {@code /config}); read settings through the components above
  */
 public record FelixSettings(
-        String interfacePrefix,
+        List<String> interfacePrefixes,
         boolean healthEnabled,
         String healthHost,
         int healthPort,
@@ -28,6 +36,13 @@ public record FelixSettings(
         String chainInsertMode,
         String iptablesBackend,
         String nftablesMode,
+        String iptablesFilterAllowAction,
+        String iptablesFilterDenyAction,
+        String nftablesFilterAllowAction,
+        String nftablesFilterDenyAction,
+        long iptablesMarkMask,
+        boolean ipv6Support,
+        boolean ipForwarding,
         boolean bpfEnabled,
         List<ProtoPort> failsafeInboundHostPorts,
         List<ProtoPort> failsafeOutboundHostPorts,
@@ -46,18 +61,45 @@ public record FelixSettings(
         Duration iptablesLockTimeout,
         Duration iptablesLockProbeInterval,
         Duration reportingInterval,
-        Duration reportingTtl) {
+        Duration reportingTtl,
+        String flowLogsGoldmaneServer,
+        Duration flowLogsFlushInterval,
+        Map<String, String> effective) {
 
     public FelixSettings {
+        interfacePrefixes = List.copyOf(interfacePrefixes);
+        if (interfacePrefixes.isEmpty()) {
+            throw new IllegalArgumentException("interfacePrefix: at least one prefix");
+        }
         failsafeInboundHostPorts = List.copyOf(failsafeInboundHostPorts);
         failsafeOutboundHostPorts = List.copyOf(failsafeOutboundHostPorts);
+        flowLogsGoldmaneServer = flowLogsGoldmaneServer == null ? "" : flowLogsGoldmaneServer.strip();
+        effective = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(effective));
     }
 
-    /** {@return the settings of a resolved configuration map} (as carried by a ConfigUpdate). */
+    /**
+     * {@return whether flow logs are on}: {@code flowLogsGoldmaneServer} is set. The one place
+     * this is decided; the rule renderer (NFLOG rules), the graph's flow-log lookups and the
+     * flow-log collector all ask here.
+     */
+    public boolean flowLogsEnabled() {
+        return !flowLogsGoldmaneServer.isEmpty();
+    }
+
+    /** {@return whether {@code interfaceName} is a workload interface}: it starts with one of the prefixes. */
+    public boolean isWorkloadInterface(String interfaceName) {
+        return interfacePrefixes.stream().anyMatch(interfaceName::startsWith);
+    }
+
+    /**
+     * {@return the settings of a resolved configuration map} (field name to printed value, as
+     * {@link ConfigResolver} resolves it). A value the resolver would have refused, or one that
+     * is missing, reads as Calico's default.
+     */
     public static FelixSettings from(Map<String, String> values) {
         Reader r = new Reader(values);
         return new FelixSettings(
-                r.text("interfacePrefix"),
+                r.list("interfacePrefix"),
                 r.bool("healthEnabled"),
                 r.text("healthHost"),
                 r.integer("healthPort"),
@@ -68,6 +110,13 @@ public record FelixSettings(
                 r.text("chainInsertMode"),
                 r.text("iptablesBackend"),
                 r.text("nftablesMode"),
+                r.text("iptablesFilterAllowAction"),
+                r.text("iptablesFilterDenyAction"),
+                r.text("nftablesFilterAllowAction"),
+                r.text("nftablesFilterDenyAction"),
+                Long.decode(r.text("iptablesMarkMask")),
+                r.bool("ipv6Support"),
+                r.text("ipForwarding").equals("Enabled"),
                 r.bool("bpfEnabled"),
                 r.protoPorts("failsafeInboundHostPorts"),
                 r.protoPorts("failsafeOutboundHostPorts"),
@@ -86,12 +135,20 @@ public record FelixSettings(
                 r.duration("iptablesLockTimeout"),
                 r.duration("iptablesLockProbeInterval"),
                 r.duration("reportingInterval"),
-                r.duration("reportingTTL"));
+                r.duration("reportingTTL"),
+                r.text("flowLogsGoldmaneServer"),
+                r.duration("flowLogsFlushInterval"),
+                values);
     }
 
     /** {@return Calico's defaults, typed}. */
     public static FelixSettings defaults() {
-        return from(Map.of());
+        return Defaults.VALUE;
+    }
+
+    /** Built on first use (after the tables it reads). */
+    private static final class Defaults {
+        static final FelixSettings VALUE = from(Map.of());
     }
 
     /** Reads one setting: the map's value when valid, else Calico's default. */
@@ -107,6 +164,10 @@ public record FelixSettings(
                 }
             }
             return FelixDefaults.VALUES.getOrDefault(field, "");
+        }
+
+        List<String> list(String field) {
+            return ConfigFields.splitList(text(field));
         }
 
         boolean bool(String field) {

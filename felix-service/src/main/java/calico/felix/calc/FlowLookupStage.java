@@ -64,8 +64,7 @@ final class FlowLookupStage {
 
     /** The effective configuration: emitting starts (everything held) or stops (everything removed). */
     void onConfig(DataplaneUpdate.ConfigUpdate c) {
-        String server = c.values().get("flowLogsGoldmaneServer");
-        boolean on = server != null && !server.isBlank();
+        boolean on = c.settings().flowLogsEnabled();
         if (on == enabled) {
             return;
         }

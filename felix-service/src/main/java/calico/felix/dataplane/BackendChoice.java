@@ -3,12 +3,11 @@ package calico.felix.dataplane;
 import calico.dataplane.iptables.IptablesBackend;
 import calico.dataplane.iptables.XtablesLockSettings;
 import calico.felix.calc.FelixSettings;
-import java.util.Map;
 import java.util.function.Supplier;
 
 /**
  * Which policy driver programs the kernel, resolved from the effective FelixConfiguration (a
- * {@code ConfigUpdate}'s values, in which {@code FELIX_*} variables already won):
+ * {@code ConfigUpdate}'s settings, in which {@code FELIX_*} variables already won):
  *
  * <ul>
  *   <li>{@code nftablesMode: Enabled} → {@link Nftables};</li>
@@ -46,13 +45,12 @@ public sealed interface BackendChoice {
      * {@code iptablesLockProbeInterval}); changes of anything else never restart a driver.
      */
     record Inputs(String nftablesMode, String iptablesBackend, XtablesLockSettings lock) {
-        public static Inputs of(Map<String, String> config) {
-            return new Inputs(norm(config.get("nftablesMode")), norm(config.get("iptablesBackend")), lockOf(config));
+        public static Inputs of(FelixSettings config) {
+            return new Inputs(norm(config.nftablesMode()), norm(config.iptablesBackend()), lockOf(config));
         }
 
         /** The lock settings; an unusable value (a zero probe interval) falls back to Calico's default for it. */
-        private static XtablesLockSettings lockOf(Map<String, String> config) {
-            FelixSettings s = FelixSettings.from(config);
+        private static XtablesLockSettings lockOf(FelixSettings s) {
             java.time.Duration probe = s.iptablesLockProbeInterval();
             return new XtablesLockSettings(java.nio.file.Path.of(s.iptablesLockFilePath()), s.iptablesLockTimeout(),
                     probe.isZero() || probe.isNegative() ? XtablesLockSettings.DEFAULT_PROBE_INTERVAL : probe);

@@ -6,6 +6,7 @@ import calico.felix.calc.DataplaneUpdate.ActivePolicyUpdate;
 import calico.felix.calc.DataplaneUpdate.ActiveProfileRemove;
 import calico.felix.calc.DataplaneUpdate.ActiveProfileUpdate;
 import calico.felix.calc.DataplaneUpdate.ConfigUpdate;
+import calico.felix.calc.FelixSettings;
 import calico.felix.calc.DataplaneUpdate.HostEndpointRemove;
 import calico.felix.calc.DataplaneUpdate.HostEndpointUpdate;
 import calico.felix.calc.DataplaneUpdate.HostMetadataRemove;
@@ -134,9 +135,9 @@ public final class GraphReplay {
         return out;
     }
 
-    /** {@return the latest effective configuration}, empty before the first ConfigUpdate. */
-    public Map<String, String> config() {
-        return config == null ? Map.of() : config.values();
+    /** {@return the latest effective configuration}, Calico's defaults before the first ConfigUpdate. */
+    public FelixSettings settings() {
+        return config == null ? FelixSettings.defaults() : config.settings();
     }
 
     /** {@return whether a ConfigUpdate has been seen}: until then the backend is not known. */

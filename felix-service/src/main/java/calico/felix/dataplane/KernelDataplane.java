@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -417,7 +416,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 sawInSync = true;
             }
         }
-        ensureForwarding(replay.config());
+        ensureForwarding(replay.settings());
         boolean resync = needResync;
         needResync = true; // cleared only if both parts succeed
         PolicyDriver.ApplyStats stats = null;
@@ -566,7 +565,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             // The replay keeps the batch; the first driver starts from its snapshot.
             return null;
         }
-        BackendChoice.Inputs inputs = BackendChoice.Inputs.of(replay.config());
+        BackendChoice.Inputs inputs = BackendChoice.Inputs.of(replay.settings());
         if (!inputs.equals(choiceInputs)) {
             // Auto detection runs the save tools: if that throws, the next batch tries again.
             BackendChoice next = BackendChoice.resolve(inputs, detect);
@@ -671,9 +670,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * {@code ipForwarding} is Enabled (the default): IPv4, and IPv6 when {@code ipv6Support}.
      * Re-done only when those two settings change. Failures are recorded, never thrown.
      */
-    private void ensureForwarding(Map<String, String> config) {
-        boolean enabled = !"disabled".equalsIgnoreCase(config.getOrDefault("ipForwarding", "Enabled"));
-        boolean v6 = !"false".equalsIgnoreCase(config.getOrDefault("ipv6Support", "true"));
+    private void ensureForwarding(FelixSettings config) {
+        boolean enabled = config.ipForwarding();
+        boolean v6 = config.ipv6Support();
         String key = enabled + "/" + v6;
         if (key.equals(forwardingApplied)) {
             return;
@@ -724,13 +723,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     }
 
     private static Duration refreshIntervalOf(DataplaneUpdate.ConfigUpdate c) {
-        try {
-            Duration d = FelixSettings.from(c.values()).iptablesRefreshInterval();
-            return d == null || d.isNegative() || d.isZero() ? DEFAULT_REFRESH : d;
-        } catch (RuntimeException e) {
-            log.warn("Unusable iptablesRefreshInterval, keeping {}: {}", DEFAULT_REFRESH, e.getMessage());
-            return DEFAULT_REFRESH;
-        }
+        Duration d = c.settings().iptablesRefreshInterval();
+        return d.isNegative() || d.isZero() ? DEFAULT_REFRESH : d;
     }
 
     /** Runs on {@link #thread}. */

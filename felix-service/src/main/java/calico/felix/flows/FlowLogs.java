@@ -12,7 +12,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -36,7 +35,7 @@ public final class FlowLogs implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FlowLogs.class);
 
     /** What a running collection was started with; a change restarts it. */
-    private record Wanted(String server, Duration flush, String cert, String key, String ca) {
+    private record Wanted(String server, Duration flush) {
     }
 
     private final String node;
@@ -198,7 +197,7 @@ public final class FlowLogs implements AutoCloseable {
                 model.apply(u);
                 if (u instanceof DataplaneUpdate.ConfigUpdate c) {
                     config = true;
-                    wanted = wanted(c.values());
+                    wanted = wanted(c.settings());
                 }
             }
             if (local && (running != null || wanted != null)) {
@@ -230,16 +229,15 @@ public final class FlowLogs implements AutoCloseable {
                 || u instanceof DataplaneUpdate.FlowLookupRemove r && r.key().startsWith("HostEndpoint/");
     }
 
-    private static Wanted wanted(Map<String, String> v) {
-        String server = v.get("flowLogsGoldmaneServer");
-        if (server == null || server.isBlank()) {
+    private static Wanted wanted(FelixSettings s) {
+        if (!s.flowLogsEnabled()) {
             return null;
         }
-        Duration flush = FelixSettings.GoDurations.parse(v.getOrDefault("flowLogsFlushInterval", "15s"));
+        Duration flush = s.flowLogsFlushInterval();
         if (flush.isZero() || flush.isNegative()) {
             flush = Duration.ofSeconds(15);
         }
-        return new Wanted(server.strip(), flush, v.get("typhaCertFile"), v.get("typhaKeyFile"), v.get("typhaCAFile"));
+        return new Wanted(s.flowLogsGoldmaneServer(), flush);
     }
 
     private void reconcile(Wanted w) {
@@ -256,8 +254,10 @@ public final class FlowLogs implements AutoCloseable {
             ConntrackSettings ct = new ConntrackSettings();
             ct.enableAccounting();
             ct.enableEvents();
-            GoldmaneClient.Settings gs = new GoldmaneClient.Settings(w.server(), node, blankToNull(w.cert()),
-                    blankToNull(w.key()), blankToNull(w.ca()), Duration.ofMinutes(5), 100_000, Duration.ofSeconds(1));
+            // Plain text: goldmane's TLS files (Calico's FELIX_TYPHA{CERT,KEY,CA}FILE) are not part of
+            // the resolved FelixConfiguration, so none reach here yet.
+            GoldmaneClient.Settings gs = new GoldmaneClient.Settings(w.server(), node, null, null, null,
+                    Duration.ofMinutes(5), 100_000, Duration.ofSeconds(1));
             // Goldmane is reached from felix's own namespace: the client's threads (and the gRPC
             // event loops they start) must not be born on this thread, which entered the dataplane's.
             client = outside.submit(() -> new GoldmaneClient(gs, clock)).get(30, TimeUnit.SECONDS);
@@ -281,10 +281,6 @@ public final class FlowLogs implements AutoCloseable {
             Thread.currentThread().interrupt();
             stop();
         }
-    }
-
-    private static String blankToNull(String s) {
-        return s == null || s.isBlank() ? null : s;
     }
 
     /** One interval: fresh conntrack counters, then the reports, then goldmane. */

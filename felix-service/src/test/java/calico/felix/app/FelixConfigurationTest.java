@@ -144,6 +144,8 @@ class FelixConfigurationTest {
         assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_IPIPMTU=big"), "FELIX_IPIPMTU", "big");
         assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_BPFENABLED=maybe"),
                 "FELIX_BPFENABLED", "maybe");
+        assertFails(runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_INTERFACEPREFIX=cali,tap/0"),
+                "FELIX_INTERFACEPREFIX", "tap/0");
     }
 
     @Test

@@ -330,9 +330,9 @@ class CalcGraphTest {
         h.graph.infraListener().onInfraUpdate(new DataplaneUpdate.RouteUpdate("10.0.0.0/26",
                 DataplaneUpdate.RouteType.REMOTE_WORKLOAD, "n2", "192.168.0.2", null, null, false));
         h.graph.infraListener().onInfraUpdate(new DataplaneUpdate.RouteRemove("10.0.0.0/26"));
-        h.graph.infraListener().onInfraUpdate(new DataplaneUpdate.ConfigUpdate(Map.of("a", "b")));
+        h.graph.infraListener().onInfraUpdate(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("a", "b"))));
         h.graph.flush();
-        assertThat(h.last()).containsExactly(new DataplaneUpdate.ConfigUpdate(Map.of("a", "b")));
+        assertThat(h.last()).containsExactly(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("a", "b"))));
     }
 
     @Test

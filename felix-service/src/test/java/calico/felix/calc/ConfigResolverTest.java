@@ -29,7 +29,7 @@ class ConfigResolverTest {
     }
 
     private Map<String, String> lastConfig() {
-        return ((DataplaneUpdate.ConfigUpdate) out.state.get("config")).values();
+        return ((DataplaneUpdate.ConfigUpdate) out.state.get("config")).settings().effective();
     }
 
     @Test
@@ -77,7 +77,7 @@ class ConfigResolverTest {
             assertThat(ConfigFields.SHAPES).as("default for unknown field %s", field).containsKey(field);
             assertThat(ConfigFields.normalize(field, value)).as(field).isEqualTo(value);
         });
-        FelixDefaults.ENUMS.keySet().forEach(f -> assertThat(ConfigFields.SHAPES.get(f)).as(f)
+        calico.api.model.FelixConfigurationEnums.FIELDS.keySet().forEach(f -> assertThat(ConfigFields.SHAPES.get(f)).as(f)
                 .isEqualTo(ConfigFields.Shape.ENUM));
         FelixDefaults.DURATIONS.forEach(f -> assertThat(ConfigFields.SHAPES.get(f)).as(f)
                 .isEqualTo(ConfigFields.Shape.DURATION));
@@ -309,7 +309,7 @@ class ConfigResolverTest {
         FelixSettings d = FelixSettings.defaults();
         assertThat(d.healthPort()).isEqualTo(9099);
         assertThat(d.healthHost()).isEqualTo("localhost");
-        assertThat(d.interfacePrefix()).isEqualTo("cali");
+        assertThat(d.interfacePrefixes()).containsExactly("cali");
         assertThat(d.ipipEnabled()).isEmpty();
         assertThat(d.vxlanEnabled()).isEmpty();
         assertThat(d.vxlanPort()).isEqualTo(4789);

@@ -91,7 +91,7 @@ class InfraStagesTest {
         assertThat(out.state).containsOnlyKeys("config", "host:node-a", "host:node-b", "pool:default-pool", "pool:v6",
                 "route:10.0.0.1/32", "route:10.0.0.2/32", "route:fd00:10::1/128", "route:192.168.0.1/32",
                 "route:192.168.0.2/32");
-        var config = ((DataplaneUpdate.ConfigUpdate) out.state.get("config")).values();
+        var config = ((DataplaneUpdate.ConfigUpdate) out.state.get("config")).settings().effective();
         assertThat(config).containsEntry("logSeverityScreen", "Debug").containsEntry("healthPort", "9200")
                 .containsEntry("interfacePrefix", "cali");
         assertThat(out.events.stream().filter(e -> e instanceof DataplaneUpdate.ConfigUpdate)).hasSize(1);

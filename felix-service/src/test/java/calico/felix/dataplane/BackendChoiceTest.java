@@ -8,6 +8,7 @@ import calico.dataplane.iptables.XtablesLockSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import calico.dataplane.iptables.XtablesLockSettings;
+import calico.felix.calc.FelixSettings;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,9 +52,9 @@ class BackendChoiceTest {
         assertThat(choose(Map.of("iptablesBackend", "NFT")))
                 .isEqualTo(new BackendChoice.Iptables(IptablesBackend.NFT, XtablesLockSettings.defaults()));
         // A lock change is an input change (the driver restarts with the new lock); a zero probe keeps the default.
-        assertThat(BackendChoice.Inputs.of(Map.of("iptablesLockTimeout", "5s")))
-                .isNotEqualTo(BackendChoice.Inputs.of(Map.of()));
-        assertThat(BackendChoice.Inputs.of(Map.of("iptablesLockProbeInterval", "0s")).lock().probeInterval())
+        assertThat(BackendChoice.Inputs.of(FelixSettings.from(Map.of("iptablesLockTimeout", "5s"))))
+                .isNotEqualTo(BackendChoice.Inputs.of(FelixSettings.from(Map.of())));
+        assertThat(BackendChoice.Inputs.of(FelixSettings.from(Map.of("iptablesLockProbeInterval", "0s"))).lock().probeInterval())
                 .isEqualTo(XtablesLockSettings.DEFAULT_PROBE_INTERVAL);
     }
 
@@ -63,9 +64,9 @@ class BackendChoiceTest {
         Map<String, String> b = new HashMap<>(a);
         b.put("logSeverityScreen", "Debug");
         b.put("iptablesBackend", "nft");
-        assertThat(BackendChoice.Inputs.of(b)).isEqualTo(BackendChoice.Inputs.of(a));
-        assertThat(BackendChoice.Inputs.of(Map.of())).isEqualTo(BackendChoice.Inputs.of(
-                Map.of("nftablesMode", "Auto", "iptablesBackend", " ")));
+        assertThat(BackendChoice.Inputs.of(FelixSettings.from(b))).isEqualTo(BackendChoice.Inputs.of(FelixSettings.from(a)));
+        assertThat(BackendChoice.Inputs.of(FelixSettings.from(Map.of()))).isEqualTo(BackendChoice.Inputs.of(FelixSettings.from(
+                Map.of("nftablesMode", "Auto", "iptablesBackend", " "))));
         assertThat(new BackendChoice.Iptables(IptablesBackend.NFT).driverName()).isEqualTo("iptables-nft");
         assertThat(new BackendChoice.Iptables(IptablesBackend.LEGACY).driverName()).isEqualTo("iptables-legacy");
         assertThat(new BackendChoice.Nftables().driverName()).isEqualTo("nftables");
@@ -79,6 +80,6 @@ class BackendChoiceTest {
     }
 
     private BackendChoice choose(Map<String, String> config) {
-        return BackendChoice.resolve(BackendChoice.Inputs.of(config), detect);
+        return BackendChoice.resolve(BackendChoice.Inputs.of(FelixSettings.from(config)), detect);
     }
 }

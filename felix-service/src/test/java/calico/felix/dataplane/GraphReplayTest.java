@@ -34,6 +34,7 @@ import calico.felix.dataplane.rules.DataplaneModel;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
+import calico.felix.calc.FelixSettings;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -161,7 +162,7 @@ class GraphReplayTest {
         assertThat(actual.profiles()).isEqualTo(expected.profiles());
         assertThat(actual.workloads()).isEqualTo(expected.workloads());
         assertThat(actual.marks()).isEqualTo(expected.marks());
-        assertThat(actual.interfacePrefix()).isEqualTo(expected.interfacePrefix());
+        assertThat(actual.interfacePrefixes()).isEqualTo(expected.interfacePrefixes());
     }
 
     // ---------------------------------------------------------------- raw updates
@@ -199,8 +200,8 @@ class GraphReplayTest {
             case 8:
                 return new DataplaneUpdate.WorkloadEndpointRemove("ns/w" + op.key());
             default:
-                return new DataplaneUpdate.ConfigUpdate(Map.of("interfacePrefix", bits.nextBoolean() ? "cali" : "tap",
-                        "iptablesMarkMask", bits.nextBoolean() ? "0xffff0000" : "0xff000000"));
+                return new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("interfacePrefix", bits.nextBoolean() ? "cali" : "tap",
+                        "iptablesMarkMask", bits.nextBoolean() ? "0xffff0000" : "0xff000000")));
         }
     }
 

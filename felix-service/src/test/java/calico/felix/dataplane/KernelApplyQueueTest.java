@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.rules.PolicyDriver;
+import calico.felix.calc.FelixSettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -128,7 +129,7 @@ class KernelApplyQueueTest {
         start(driver);
 
         List<DataplaneUpdate> first = new ArrayList<>();
-        first.add(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT")));
+        first.add(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("iptablesBackend", "NFT"))));
         first.addAll(sets("s0"));
         dataplane.apply(first); // returns although the driver is held
         assertThat(driver.entered.await(10, TimeUnit.SECONDS)).as("the first apply started").isTrue();
@@ -169,7 +170,7 @@ class KernelApplyQueueTest {
         HoldingDriver driver = new HoldingDriver();
         start(driver);
         driver.gate.release(1);
-        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT"))));
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("iptablesBackend", "NFT")))));
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
 
         // A catch-up: batches queue behind a running apply, and keep coming every 20 ms for 1.5 s.
@@ -206,7 +207,7 @@ class KernelApplyQueueTest {
     void aFullQueueBlocksTheCallerUntilTheThreadTakesIt() throws Exception {
         GatedDriver driver = new GatedDriver();
         start(driver);
-        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT"))));
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("iptablesBackend", "NFT")))));
         assertThat(driver.entered.await(10, TimeUnit.SECONDS)).isTrue();
 
         // More than the bound queued behind the held apply: the next caller waits.
@@ -234,7 +235,7 @@ class KernelApplyQueueTest {
         driver.gate.release(100);
         driver.failOn = "bad";
         start(driver);
-        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesBackend", "NFT"))));
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("iptablesBackend", "NFT")))));
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue(); // the driver exists: "bad" reaches it
         dataplane.apply(sets("bad"));
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
@@ -266,7 +267,7 @@ class KernelApplyQueueTest {
         assertThat(started).as("no backend is known yet").isEmpty();
         assertThat(dataplane.backend()).isEqualTo("none");
 
-        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("nftablesMode", "Enabled"))));
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("nftablesMode", "Enabled")))));
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
         assertThat(started).as("one driver, the configured one, and no switch").singleElement()
                 .isInstanceOf(BackendChoice.Nftables.class);

@@ -31,6 +31,7 @@ import calico.felix.dataplane.rules.Names;
 import calico.felix.dataplane.rules.PolicyDriver.ApplyStats;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
+import calico.felix.calc.FelixSettings;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.DatagramPacket;
@@ -655,7 +656,7 @@ public abstract class PacketScenarios {
     }
 
     private static DataplaneUpdate config(Map<String, String> values) {
-        return new DataplaneUpdate.ConfigUpdate(new HashMap<>(values));
+        return new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(values)));
     }
 
     private static DataplaneUpdate allowAllProfileUpdate() {

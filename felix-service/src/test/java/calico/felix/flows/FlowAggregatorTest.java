@@ -29,6 +29,7 @@ import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.PolicyHit;
 import calico.libcalico.goldmane.proto.PolicyKind;
 import calico.libcalico.goldmane.proto.Reporter;
+import calico.felix.calc.FelixSettings;
 import java.net.InetAddress;
 import java.time.Instant;
 import java.util.List;
@@ -66,7 +67,7 @@ class FlowAggregatorTest {
     /** prod/api (10.70.0.2) allows TCP 8080 from the client set and denies 9000; a staged policy denies 8080. */
     static DataplaneModel model() {
         DataplaneModel m = new DataplaneModel();
-        m.apply(new DataplaneUpdate.ConfigUpdate(Map.of("flowLogsGoldmaneServer", "127.0.0.1:1")));
+        m.apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("flowLogsGoldmaneServer", "127.0.0.1:1"))));
         m.apply(new DataplaneUpdate.IpSetUpdate(CLIENT_SET, IpSetType.NET,
                 Set.of(IpSetMember.net(Cidr.parse("10.70.1.1/32")))));
         m.apply(new DataplaneUpdate.ActivePolicyUpdate(ALLOW_80, new CompiledPolicy(

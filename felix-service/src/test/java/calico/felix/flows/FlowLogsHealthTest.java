@@ -8,6 +8,7 @@ import calico.felix.calc.DataplaneUpdate;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.ReporterStatus;
 import calico.libcalico.health.Verdict;
+import calico.felix.calc.FelixSettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.ServerSocket;
 import java.time.Clock;
@@ -52,8 +53,8 @@ class FlowLogsHealthTest {
             assertThat(status.get().detail()).isEqualTo("off");
             assertThat(status.get().readiness()).isEqualTo(Verdict.NOT_APPLICABLE);
 
-            flowLogs.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of(
-                    "flowLogsGoldmaneServer", "127.0.0.1:" + port, "flowLogsFlushInterval", "200ms"))));
+            flowLogs.apply(List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of(
+                    "flowLogsGoldmaneServer", "127.0.0.1:" + port, "flowLogsFlushInterval", "200ms")))));
             await("the outage in the detail", () -> status.get().detail().contains("unreachable"));
             assertThat(status.get().detail()).startsWith("sending to goldmane at 127.0.0.1:" + port)
                     .contains("goldmane 127.0.0.1:" + port + " unreachable");
@@ -71,7 +72,7 @@ class FlowLogsHealthTest {
             await("down again", () -> status.get().detail().contains("unreachable"));
             assertThat(meters.get("felix_flowlogs_goldmane_stream_errors").gauge().value()).isPositive();
 
-            flowLogs.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of())));
+            flowLogs.apply(List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of()))));
             await("off", () -> status.get().detail().equals("off"));
             assertThat(reachable.get()).isZero();
         }

@@ -8,6 +8,7 @@ import calico.dataplane.netlink.NetlinkException;
 import calico.dataplane.netlink.Route;
 import calico.dataplane.netlink.Sysctls;
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.calc.FelixSettings;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -67,7 +68,8 @@ public final class RouteManager {
     private final Set<String> pending = new TreeSet<>();
     /** Interfaces whose programming failed; retried on the next apply. */
     private final Set<String> failed = new TreeSet<>();
-    private String interfacePrefix = "cali";
+    /** The workload interface prefixes ({@code interfacePrefix}): only interfaces matching one are routed. */
+    private FelixSettings settings = FelixSettings.defaults();
 
     private int added;
     private int deleted;
@@ -88,14 +90,14 @@ public final class RouteManager {
     public Stats apply(List<DataplaneUpdate> batch) {
         Map<String, Endpoint> changes = new LinkedHashMap<>();
         boolean inSync = false;
-        String prefix = interfacePrefix;
+        FelixSettings config = settings;
         for (DataplaneUpdate u : batch) {
             if (u instanceof DataplaneUpdate.WorkloadEndpointUpdate w) {
                 changes.put(w.id(), endpoint(w));
             } else if (u instanceof DataplaneUpdate.WorkloadEndpointRemove r) {
                 changes.put(r.id(), null);
             } else if (u instanceof DataplaneUpdate.ConfigUpdate c) {
-                prefix = c.values().getOrDefault("interfacePrefix", prefix);
+                config = c.settings();
             } else if (u instanceof DataplaneUpdate.InSync) {
                 inSync = true;
             }
@@ -103,8 +105,12 @@ public final class RouteManager {
             // endpoints themselves (they carry the interface), and remote workloads need BGP or
             // encapsulation, which are not built yet.
         }
-        interfacePrefix = prefix;
         Set<String> touched = new TreeSet<>();
+        if (!config.interfacePrefixes().equals(settings.interfacePrefixes())) {
+            // Which interfaces are workload interfaces changed: every endpoint is looked at again.
+            endpoints.values().forEach(ep -> touched.add(ep.interfaceName()));
+        }
+        settings = config;
         changes.forEach((id, ep) -> {
             Endpoint old = ep == null ? endpoints.remove(id) : endpoints.put(id, ep);
             if (old != null) {
@@ -112,9 +118,9 @@ public final class RouteManager {
             }
             if (ep != null) {
                 touched.add(ep.interfaceName());
-                if (!ep.interfaceName().startsWith(interfacePrefix)) {
-                    log.warn("workload endpoint {}: interface {} does not start with interfacePrefix {}", id,
-                            ep.interfaceName(), interfacePrefix);
+                if (!settings.isWorkloadInterface(ep.interfaceName())) {
+                    log.warn("workload endpoint {}: interface {} matches no interfacePrefix {}: not routed", id,
+                            ep.interfaceName(), String.join(",", settings.interfacePrefixes()));
                 }
             }
         });
@@ -350,10 +356,17 @@ public final class RouteManager {
         }
     }
 
-    /** Destination to interface; two endpoints claiming one net: the first by id wins (logged). */
+    /**
+     * Destination to interface; two endpoints claiming one net: the first by id wins (logged).
+     * Only workload interfaces (matching an {@code interfacePrefix}) are routed, as Calico's route
+     * table manages only those.
+     */
     private Map<IpPrefix, String> desired() {
         Map<IpPrefix, String> out = new HashMap<>();
         endpoints.forEach((id, ep) -> {
+            if (!settings.isWorkloadInterface(ep.interfaceName())) {
+                return;
+            }
             for (IpPrefix net : ep.nets()) {
                 String prev = out.putIfAbsent(net, ep.interfaceName());
                 if (prev != null && !prev.equals(ep.interfaceName())) {

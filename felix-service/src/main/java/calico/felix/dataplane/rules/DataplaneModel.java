@@ -2,6 +2,7 @@ package calico.felix.dataplane.rules;
 
 import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.calc.FelixSettings;
 import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
 import calico.felix.calc.PolicyId;
@@ -35,7 +36,7 @@ public final class DataplaneModel {
     private final Map<String, DataplaneUpdate.HostMetadataUpdate> hosts = new TreeMap<>();
     private RuleSettings settings = RuleSettings.defaults();
     private MarkBits marks = MarkBits.defaults();
-    private String interfacePrefix = "cali";
+    private java.util.List<String> interfacePrefixes = FelixSettings.defaults().interfacePrefixes();
     /** Changes whenever a policy ID is added or removed (not when a policy is updated). */
     private long policyKeys;
 
@@ -85,8 +86,9 @@ public final class DataplaneModel {
         return marks;
     }
 
-    public String interfacePrefix() {
-        return interfacePrefix;
+    /** {@return the workload interface prefixes} ({@code interfacePrefix}, e.g. {@code [cali, tap]}) */
+    public java.util.List<String> interfacePrefixes() {
+        return interfacePrefixes;
     }
 
     /** Applies one update; routes and InSync are ignored here. */
@@ -133,10 +135,9 @@ public final class DataplaneModel {
         } else if (u instanceof DataplaneUpdate.HostMetadataRemove h) {
             hosts.remove(h.hostname());
         } else if (u instanceof DataplaneUpdate.ConfigUpdate c) {
-            marks = MarkBits.parse(c.values().get("iptablesMarkMask"));
-            settings = RuleSettings.from(c.values());
-            String prefix = c.values().get("interfacePrefix");
-            interfacePrefix = prefix == null || prefix.isBlank() ? "cali" : prefix.split(",")[0].strip();
+            marks = MarkBits.fromMask(c.settings().iptablesMarkMask());
+            settings = RuleSettings.from(c.settings());
+            interfacePrefixes = c.settings().interfacePrefixes();
         }
         // routes, InSync: not used by these rules
     }

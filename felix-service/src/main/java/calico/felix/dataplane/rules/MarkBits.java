@@ -26,20 +26,6 @@ public record MarkBits(long accept, long pass, long scratch) {
         return new MarkBits(first, second, third);
     }
 
-    /** Parses FelixConfiguration's {@code iptablesMarkMask} ({@code 0x...} or decimal). */
-    public static MarkBits parse(String value) {
-        if (value == null || value.isBlank()) {
-            return defaults();
-        }
-        String v = value.strip();
-        try {
-            long mask = v.startsWith("0x") || v.startsWith("0X") ? Long.parseLong(v.substring(2), 16) : Long.parseLong(v);
-            return fromMask(mask);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("iptablesMarkMask: not a number: " + value);
-        }
-    }
-
     /** The policy verdict bits: accept and pass. */
     public long both() {
         return accept | pass;

@@ -64,20 +64,24 @@ public final class RuleRenderer {
     static final List<Integer> ICMPV6_TO_HOST = List.of(130, 131, 132, 133, 135, 136);
 
     private final MarkBits marks;
-    private final String interfacePrefix;
+    /** Workload interface prefixes: every rule matching workload interfaces is rendered once per prefix, in order. */
+    private final List<String> interfacePrefixes;
     private final Set<IpFamily> families;
     private final RuleSettings settings;
 
-    public RuleRenderer(MarkBits marks, String interfacePrefix, Set<IpFamily> families) {
-        this(marks, interfacePrefix, families, RuleSettings.defaults());
+    public RuleRenderer(MarkBits marks, List<String> interfacePrefixes, Set<IpFamily> families) {
+        this(marks, interfacePrefixes, families, RuleSettings.defaults());
     }
 
-    public RuleRenderer(MarkBits marks, String interfacePrefix, Set<IpFamily> families, RuleSettings settings) {
+    public RuleRenderer(MarkBits marks, List<String> interfacePrefixes, Set<IpFamily> families, RuleSettings settings) {
         if (families.isEmpty()) {
             throw new IllegalArgumentException("families: at least one");
         }
         this.marks = marks;
-        this.interfacePrefix = interfacePrefix;
+        this.interfacePrefixes = List.copyOf(interfacePrefixes);
+        if (this.interfacePrefixes.isEmpty()) {
+            throw new IllegalArgumentException("interfacePrefixes: at least one");
+        }
         this.families = Set.copyOf(families);
         this.settings = settings;
     }
@@ -89,7 +93,7 @@ public final class RuleRenderer {
 
     /** Renders the whole model for {@code families} with {@code settings} (e.g. another allow action). */
     public static Ruleset render(DataplaneModel model, Set<IpFamily> families, RuleSettings settings) {
-        return new RuleRenderer(model.marks(), model.interfacePrefix(), families, settings).renderAll(model);
+        return new RuleRenderer(model.marks(), model.interfacePrefixes(), families, settings).renderAll(model);
     }
 
     /**
@@ -103,8 +107,8 @@ public final class RuleRenderer {
     /** As {@link #render(DataplaneModel, Set, RenderCache)}, with {@code settings} instead of the model's. */
     public static Ruleset render(DataplaneModel model, Set<IpFamily> families, RuleSettings settings,
                                  RenderCache cache) {
-        RuleRenderer r = new RuleRenderer(model.marks(), model.interfacePrefix(), families, settings);
-        return r.renderAll(model, cache.begin(List.of(r.marks, r.interfacePrefix, r.families, r.settings),
+        RuleRenderer r = new RuleRenderer(model.marks(), model.interfacePrefixes(), families, settings);
+        return r.renderAll(model, cache.begin(List.of(r.marks, r.interfacePrefixes, r.families, r.settings),
                 model.policyKeysVersion()));
     }
 
@@ -115,7 +119,7 @@ public final class RuleRenderer {
      */
     public static List<GenericChain> policyChains(DataplaneModel model, Set<IpFamily> families, RuleSettings settings,
                                                   PolicyId id, CompiledPolicy policy) {
-        return new RuleRenderer(model.marks(), model.interfacePrefix(), families, settings).policyChains(id, policy);
+        return new RuleRenderer(model.marks(), model.interfacePrefixes(), families, settings).policyChains(id, policy);
     }
 
     private List<GenericChain> policyChains(PolicyId id, CompiledPolicy p) {
@@ -291,14 +295,14 @@ public final class RuleRenderer {
     private void renderRaw(DataplaneModel model, SortedMap<String, GenericChain> raw,
                            SortedMap<String, HostEndpointUpdate> heps, HostEndpointUpdate any, RenderCache.Round cache) {
         Match fromWorkload = new Match.MarkAllSet(marks.scratch());
-        add(raw, cache.same("raw:", new Rules(Names.PREROUTING, List.of(
-                GenericRule.of(new Target.ClearMark(marks.all())),
-                GenericRule.of(new Target.SetMark(marks.scratch()), new Match.Interface(true, interfacePrefix, true)),
-                GenericRule.of(Target.DROP, fromWorkload, new Match.ReversePathFails())
+        add(raw, cache.same("raw:", new Rules(Names.PREROUTING, concat(
+                List.of(GenericRule.of(new Target.ClearMark(marks.all()))),
+                perPrefix(true, in -> GenericRule.of(new Target.SetMark(marks.scratch()), in)),
+                List.of(GenericRule.of(Target.DROP, fromWorkload, new Match.ReversePathFails())
                         .withComment("workload source address does not route back to its interface"),
                 GenericRule.of(new Target.Jump(Names.FROM_HOST_DISPATCH), new Match.MarkAllClear(marks.scratch())),
                 GenericRule.of(Target.ACCEPT, new Match.MarkAllSet(marks.accept()))
-                        .withComment("untracked policy accepted the packet")))));
+                        .withComment("untracked policy accepted the packet"))))));
         add(raw, cache.same("raw:", new Rules(Names.OUTPUT, List.of(
                 GenericRule.of(new Target.ClearMark(marks.all())),
                 GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH)),
@@ -464,16 +468,16 @@ public final class RuleRenderer {
      * policies, then the outgoing host endpoint's forward policy.
      */
     Rules forwardChain() {
-        return new Rules(Names.FORWARD, List.of(
-                GenericRule.of(new Target.ClearMark(marks.all() & ~marks.accept())),
-                GenericRule.of(new Target.Jump(Names.FROM_HEP_FORWARD_DISPATCH), new Match.MarkAllClear(marks.accept())),
-                GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH), new Match.Interface(true, interfacePrefix, true)),
-                GenericRule.of(new Target.Jump(Names.TO_WL_DISPATCH), new Match.Interface(false, interfacePrefix, true)),
-                GenericRule.of(new Target.Jump(Names.TO_HEP_FORWARD_DISPATCH)),
+        return new Rules(Names.FORWARD, concat(
+                List.of(GenericRule.of(new Target.ClearMark(marks.all() & ~marks.accept())),
+                GenericRule.of(new Target.Jump(Names.FROM_HEP_FORWARD_DISPATCH), new Match.MarkAllClear(marks.accept()))),
+                perPrefix(true, in -> GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH), in)),
+                perPrefix(false, out -> GenericRule.of(new Target.Jump(Names.TO_WL_DISPATCH), out)),
+                List.of(GenericRule.of(new Target.Jump(Names.TO_HEP_FORWARD_DISPATCH)),
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("policy accepted the packet"),
                 GenericRule.of(new Target.SetMark(marks.accept()))
-                        .withComment("forwarded: mangle POSTROUTING leaves it to the forward policy")));
+                        .withComment("forwarded: mangle POSTROUTING leaves it to the forward policy"))));
     }
 
     /** Workload traffic to the host goes (goto, so its verdicts end INPUT's processing by us) to cali-wl-to-host. */
@@ -506,8 +510,8 @@ public final class RuleRenderer {
             }
         }
         List<GenericRule> rules = new ArrayList<>(encap);
+        rules.addAll(perPrefix(true, in -> GenericRule.of(new Target.Goto(Names.WL_TO_HOST), in)));
         rules.addAll(List.of(
-                GenericRule.of(new Target.Goto(Names.WL_TO_HOST), new Match.Interface(true, interfacePrefix, true)),
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("untracked or pre-DNAT policy accepted the packet"),
                 GenericRule.of(new Target.ClearMark(marks.all())),
@@ -523,18 +527,18 @@ public final class RuleRenderer {
      * before DNAT (e.g. a service address DNAT'd to a local workload).
      */
     Rules outputChain() {
-        return new Rules(Names.OUTPUT, List.of(
-                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
-                        .withComment("untracked policy accepted the packet"),
-                GenericRule.of(Target.RETURN, new Match.Interface(false, interfacePrefix, true)),
-                GenericRule.of(new Target.ClearMark(marks.all())),
+        return new Rules(Names.OUTPUT, concat(
+                List.of(GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
+                        .withComment("untracked policy accepted the packet")),
+                perPrefix(false, out -> GenericRule.of(Target.RETURN, out)),
+                List.of(GenericRule.of(new Target.ClearMark(marks.all())),
                 // RETURN on DNAT rather than "jump unless DNAT": nft's ct expressions never match a packet
                 // without a conntrack entry (an untracked reply), iptables' "! --ctstate DNAT" would.
                 GenericRule.of(Target.RETURN, new Match.ConntrackDnat(false))
                         .withComment("DNAT'd: the outgoing interface is not known yet"),
                 GenericRule.of(new Target.Jump(Names.TO_HOST_DISPATCH)),
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
-                        .withComment("host endpoint policy accepted the packet")));
+                        .withComment("host endpoint policy accepted the packet"))));
     }
 
     /**
@@ -712,8 +716,8 @@ public final class RuleRenderer {
         List<GenericRule> rules = new ArrayList<>();
         if (allInterfaces) {
             // Calico's all-interfaces endpoint covers the host's interfaces, never a workload's.
-            rules.add(GenericRule.of(Target.RETURN, new Match.Interface(inbound, interfacePrefix, true))
-                    .withComment("workload interfaces are not host endpoints"));
+            rules.addAll(perPrefix(inbound, i -> GenericRule.of(Target.RETURN, i)
+                    .withComment("workload interfaces are not host endpoints")));
         }
         rules.add(GenericRule.of(new Target.ClearMark(marks.both())));
         if (kind == Kind.MANGLE_EGRESS) {
@@ -972,5 +976,22 @@ public final class RuleRenderer {
             alts.add(List.of());
         }
         return alts;
+    }
+
+    /**
+     * {@return one rule per workload interface prefix, in the configured order}, as Calico renders
+     * them: {@code rule} gets the prefix's match ({@code -i cali+} / {@code iifname "cali*"}).
+     */
+    private List<GenericRule> perPrefix(boolean in, java.util.function.Function<Match, GenericRule> rule) {
+        return interfacePrefixes.stream().map(p -> rule.apply(new Match.Interface(in, p, true))).toList();
+    }
+
+    @SafeVarargs
+    private static List<GenericRule> concat(List<GenericRule>... parts) {
+        List<GenericRule> out = new ArrayList<>();
+        for (List<GenericRule> p : parts) {
+            out.addAll(p);
+        }
+        return out;
     }
 }

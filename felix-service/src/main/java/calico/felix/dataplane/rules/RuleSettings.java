@@ -3,8 +3,6 @@ package calico.felix.dataplane.rules;
 import calico.api.model.FelixConfigurationSpec.ProtoPort;
 import calico.felix.calc.FelixSettings;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 
 /**
  * The FelixConfiguration settings that change what the rules mean, resolved from a
@@ -22,7 +20,8 @@ import java.util.Map;
  *                             unreachable / TCP reset) instead of dropping silently
  * @param nftablesAllowReturn  {@code nftablesFilterAllowAction: Return}, what {@link #forNftables()} uses
  * @param nftablesDenyReject   {@code nftablesFilterDenyAction: Reject}, what {@link #forNftables()} uses
- * @param flowLogs             {@code flowLogsGoldmaneServer} is set: every policy verdict logs to NFLOG first
+ * @param flowLogs             flow logs are on ({@link FelixSettings#flowLogsEnabled()}): every policy verdict
+ *                             logs to NFLOG first
  */
 public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean allowReturn, List<ProtoPort> failsafeIn,
                            List<ProtoPort> failsafeOut, boolean appendMode, boolean ipv6Support, boolean denyReject,
@@ -39,32 +38,24 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
 
     /** Calico's defaults: Drop, Accept, the default failsafe ports, Insert, IPv6 on. */
     public static RuleSettings defaults() {
-        return from(Map.of());
+        return from(FelixSettings.defaults());
     }
 
     /**
-     * From a resolved configuration map (a {@code ConfigUpdate}'s values); missing or invalid
-     * values fall back to Calico's defaults. The {@code iptables…} allow and deny actions are the
+     * From the effective configuration. The {@code iptables…} allow and deny actions are the
      * ones used; the nftables driver renders with {@link #forNftables()}.
      */
-    public static RuleSettings from(Map<String, String> values) {
-        FelixSettings s = FelixSettings.from(values);
-        EndpointToHostAction toHost = switch (s.defaultEndpointToHostAction().toLowerCase(Locale.ROOT)) {
-            case "accept" -> EndpointToHostAction.ACCEPT;
-            case "return" -> EndpointToHostAction.RETURN;
+    public static RuleSettings from(FelixSettings s) {
+        EndpointToHostAction toHost = switch (s.defaultEndpointToHostAction()) {
+            case "Accept" -> EndpointToHostAction.ACCEPT;
+            case "Return" -> EndpointToHostAction.RETURN;
             default -> EndpointToHostAction.DROP;
         };
-        return new RuleSettings(toHost, is(values, "iptablesFilterAllowAction", "return"),
-                s.failsafeInboundHostPorts(), s.failsafeOutboundHostPorts(),
-                "append".equalsIgnoreCase(s.chainInsertMode()),
-                !"false".equalsIgnoreCase(String.valueOf(values.getOrDefault("ipv6Support", "true")).strip()),
-                is(values, "iptablesFilterDenyAction", "reject"),
-                is(values, "nftablesFilterAllowAction", "return"), is(values, "nftablesFilterDenyAction", "reject"),
-                values.get("flowLogsGoldmaneServer") != null && !values.get("flowLogsGoldmaneServer").isBlank());
-    }
-
-    private static boolean is(Map<String, String> values, String key, String wanted) {
-        return wanted.equalsIgnoreCase(String.valueOf(values.get(key)).strip());
+        return new RuleSettings(toHost, s.iptablesFilterAllowAction().equals("Return"),
+                s.failsafeInboundHostPorts(), s.failsafeOutboundHostPorts(), s.chainInsertMode().equals("Append"),
+                s.ipv6Support(), s.iptablesFilterDenyAction().equals("Reject"),
+                s.nftablesFilterAllowAction().equals("Return"), s.nftablesFilterDenyAction().equals("Reject"),
+                s.flowLogsEnabled());
     }
 
     /** {@return these settings with the allow and deny actions of the {@code nftables…} fields} */

@@ -17,6 +17,7 @@ import calico.felix.calc.CompiledRule.Side;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
+import calico.felix.calc.FelixSettings;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -28,9 +29,13 @@ import org.junit.jupiter.api.Test;
 /** The renderer without a kernel: names, chain structure, and every compiled-rule feature. */
 class ChainRendererTest {
 
-    private final RuleRenderer renderer = new RuleRenderer(MarkBits.defaults(), "cali", Set.of(IpFamily.V4));
+    private final RuleRenderer renderer = new RuleRenderer(MarkBits.defaults(), List.of("cali"), Set.of(IpFamily.V4));
     private final IptablesFormatter formatter = new IptablesFormatter(IpFamily.V4);
     private final Map<String, Set<String>> netSets = new HashMap<>();
+
+    private static FelixSettings settings(String field, String value) {
+        return FelixSettings.from(Map.of(field, value));
+    }
 
     private static PolicyId gnp(String tier, String name) {
         return new PolicyId(tier, null, name, ResourceKind.GLOBAL_NETWORK_POLICY);
@@ -73,10 +78,14 @@ class ChainRendererTest {
     @Test
     void markBitsAreTheMasksLowestTwoBits() {
         assertThat(MarkBits.defaults()).isEqualTo(new MarkBits(0x10000, 0x20000, 0x40000));
-        assertThat(MarkBits.parse("0xf0")).isEqualTo(new MarkBits(0x10, 0x20, 0x40));
-        assertThat(MarkBits.parse("4026531840")).isEqualTo(new MarkBits(0x10000000, 0x20000000, 0x40000000));
-        assertThatThrownBy(() -> MarkBits.parse("0x1")).hasMessageContaining("iptablesMarkMask");
-        assertThatThrownBy(() -> MarkBits.parse("zz")).hasMessageContaining("iptablesMarkMask");
+        assertThat(MarkBits.fromMask(settings("iptablesMarkMask", "0xf0").iptablesMarkMask()))
+                .isEqualTo(new MarkBits(0x10, 0x20, 0x40));
+        assertThat(MarkBits.fromMask(settings("iptablesMarkMask", "4026531840").iptablesMarkMask()))
+                .isEqualTo(new MarkBits(0x10000000, 0x20000000, 0x40000000));
+        assertThatThrownBy(() -> MarkBits.fromMask(0x1)).hasMessageContaining("iptablesMarkMask");
+        // Text that is no mask is refused once, where the settings are read, naming the variable.
+        assertThat(calico.felix.calc.ConfigResolver.validateEnvironment(Map.of("FELIX_IPTABLESMARKMASK", "zz")))
+                .singleElement().asString().contains("FELIX_IPTABLESMARKMASK (iptablesMarkMask)", "zz");
     }
 
     @Test
@@ -138,7 +147,7 @@ class ChainRendererTest {
         DataplaneModel m = new DataplaneModel();
         m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("ns/a", "caliA", null, List.of("10.0.0.1/32"), List.of(),
                 List.of(), List.of(), List.of()));
-        m.apply(new DataplaneUpdate.ConfigUpdate(Map.of("iptablesMarkMask", "0xff000000", "interfacePrefix", "tap,cali")));
+        m.apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("iptablesMarkMask", "0xff000000", "interfacePrefix", "tap,cali"))));
         Map<String, Chain> chains = ChainRenderer.render(m).chains();
         assertThat(chains).containsOnlyKeys("cali-FORWARD", "cali-from-wl-dispatch", "cali-to-wl-dispatch",
                 "cali-tw-caliA", "cali-fw-caliA", "cali-INPUT", "cali-OUTPUT", "cali-wl-to-host", "cali-failsafe-in",
@@ -147,7 +156,8 @@ class ChainRendererTest {
         assertThat(chains.get("cali-FORWARD").rules().stream().map(calico.dataplane.iptables.Rule::render))
                 .containsExactly("-j MARK --set-xmark 0x0/0x6000000",
                         "-m mark --mark 0x0/0x1000000 -j cali-from-hep-forward",
-                        "-i tap+ -j cali-from-wl-dispatch", "-o tap+ -j cali-to-wl-dispatch", "-j cali-to-hep-forward",
+                        "-i tap+ -j cali-from-wl-dispatch", "-i cali+ -j cali-from-wl-dispatch",
+                        "-o tap+ -j cali-to-wl-dispatch", "-o cali+ -j cali-to-wl-dispatch", "-j cali-to-hep-forward",
                         "-m comment --comment \"policy accepted the packet\" -m mark --mark 0x1000000/0x1000000 -j ACCEPT",
                         "-m comment --comment \"forwarded: mangle POSTROUTING leaves it to the forward policy\" "
                                 + "-j MARK --set-xmark 0x1000000/0x1000000");
@@ -259,7 +269,7 @@ class ChainRendererTest {
     @Test
     void hostSideChainsFormatPerFamilyAndTable() {
         DataplaneModel m = new DataplaneModel();
-        m.apply(new DataplaneUpdate.ConfigUpdate(Map.of("failsafeInboundHostPorts", "tcp:22,udp:[fd00::/8]:68")));
+        m.apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("failsafeInboundHostPorts", "tcp:22,udp:[fd00::/8]:68"))));
         m.apply(new DataplaneUpdate.HostEndpointUpdate("n/eth0", "eth0", List.of(), List.of(), List.of(), List.of(),
                 List.of()));
         m.apply(new DataplaneUpdate.IpPoolUpdate("p", "10.65.0.0/16", true, "Never", "Never", false));

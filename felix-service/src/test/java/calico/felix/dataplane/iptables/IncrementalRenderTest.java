@@ -19,6 +19,7 @@ import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.Names;
 import calico.felix.dataplane.rules.RenderCache;
 import calico.felix.dataplane.rules.RuleRenderer;
+import calico.felix.calc.FelixSettings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -75,8 +76,8 @@ class IncrementalRenderTest {
             case 7 -> new DataplaneUpdate.IpSetUpdate("s:" + r.nextInt(5), IpSetType.NET,
                     Set.of(IpSetMember.net(Cidr.parse("10.9.0." + r.nextInt(200) + "/32"))));
             default -> r.nextInt(4) == 0
-                    ? new DataplaneUpdate.ConfigUpdate(Map.of("iptablesFilterAllowAction",
-                            r.nextBoolean() ? "Return" : "Accept"))
+                    ? new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("iptablesFilterAllowAction",
+                            r.nextBoolean() ? "Return" : "Accept")))
                     : new DataplaneUpdate.IpPoolUpdate("pool", "10.0.0.0/16", r.nextBoolean(), null, null, false);
         };
     }

@@ -18,6 +18,7 @@ import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
+import calico.felix.calc.FelixSettings;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -52,7 +53,7 @@ public final class IptablesDataplaneBench {
                     IptablesDataplane dp = new IptablesDataplane(
                             new IptablesRestore(backend, XtablesLockSettings.defaults(), prefix), new Ipset(prefix));
                     List<DataplaneUpdate> batch = new ArrayList<>();
-                    batch.add(new DataplaneUpdate.ConfigUpdate(java.util.Map.of("ipv6Support", Boolean.toString(v6))));
+                    batch.add(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(java.util.Map.of("ipv6Support", Boolean.toString(v6)))));
                     CompiledPolicy allowAll = new CompiledPolicy(List.of(allow("s:none", false)), List.of(), false);
                     batch.add(new DataplaneUpdate.ActiveProfileUpdate("kns.bench", allowAll));
                     for (int i = 0; i < n; i++) {
@@ -160,7 +161,7 @@ public final class IptablesDataplaneBench {
     /** The scale model: 200 sets of 30, 2,000 policies, 500 endpoints each under 20 policies both ways. */
     private static List<DataplaneUpdate> scaleBatch() {
         List<DataplaneUpdate> batch = new ArrayList<>();
-        batch.add(new DataplaneUpdate.ConfigUpdate(java.util.Map.of()));
+        batch.add(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(java.util.Map.of())));
         CompiledPolicy allowAll = new CompiledPolicy(List.of(allow("s:none", false)), List.of(), false);
         batch.add(new DataplaneUpdate.ActiveProfileUpdate("kns.bench", allowAll));
         batch.add(new DataplaneUpdate.IpSetUpdate("s:none", IpSetType.NET, Set.of()));

@@ -27,6 +27,7 @@ import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
+import calico.felix.calc.FelixSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -197,7 +198,7 @@ class IptablesDataplaneKernelTest {
                     .containsExactly("-j cali-POSTROUTING", "-p udp -j ACCEPT");
         }
 
-        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(Map.of("chainInsertMode", "Append"))));
+        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("chainInsertMode", "Append")))));
         for (IpVersion v : IpVersion.values()) {
             assertThat(restore.save(v, Table.FILTER).rules("FORWARD")).as(v + " append")
                     .containsExactly("-p udp -j ACCEPT", "-j cali-FORWARD");
@@ -241,7 +242,7 @@ class IptablesDataplaneKernelTest {
                 .containsExactly("-j cali-from-wl-dispatch", "-m comment --comment defaultEndpointToHostAction -j DROP");
 
         PolicyDriver.ApplyStats off = dataplane.apply(List.of(
-                new DataplaneUpdate.ConfigUpdate(Map.of("ipv6Support", "false"))));
+                new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("ipv6Support", "false")))));
         assertThat(off.resync()).isTrue();
         assertThat(dataplane.families()).containsExactly(IpFamily.V4);
         assertThat(restore.save(IpVersion.V6, Table.FILTER).chains()).noneMatch(c -> c.startsWith("cali-"));

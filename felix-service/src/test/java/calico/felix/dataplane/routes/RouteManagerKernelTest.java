@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import calico.api.codec.ResourceCodec;
 import calico.api.model.ObjectMeta;
 import calico.api.model.Profile;
 import calico.api.model.ProfileSpec;
@@ -18,6 +19,7 @@ import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.DataplaneUpdate;
+import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -283,6 +285,37 @@ class RouteManagerKernelTest {
         assertThat(ourRoutes("-4")).containsExactly(Map.entry(B_IP, B_IF));
         assertThat(inHost.call(manager::pendingInterfaces)).hasSize(RouteManager.LOOKUPS_BEFORE_DUMP + 1)
                 .doesNotContain(B_IF);
+    }
+
+    /**
+     * {@code interfacePrefix} is a list ({@code cali,tap}): an endpoint on any listed prefix is a
+     * workload interface and gets its route; one on another interface is not felix's to route.
+     * Narrowing the list takes the route of the prefix that left it away.
+     */
+    @Test
+    void routesTheInterfacesOfEveryPrefixAndNoOthers() {
+        String tapIf = "tapb1b2c3d4e5f";
+        String otherIf = "vethc1b2c3d4e5";
+        String cIp = "10.65.0.3";
+        NetNs c = ns("rtc");
+        wireWorkload(a, A_IF, A_IP);
+        wireWorkload(b, tapIf, B_IP);
+        wireWorkload(c, otherIf, cIp);
+        put(interfacePrefix("cali,tap"), allowAllProfile(), wep("a", A_IF, A_IP + "/32"),
+                wep("b", tapIf, B_IP + "/32"), wep("c", otherIf, cIp + "/32"));
+        graph.onStatus(SyncerStatus.IN_SYNC);
+        flush();
+
+        assertThat(ourRoutes("-4")).as("cali and tap are workload interfaces, veth is not")
+                .containsExactly(Map.entry(A_IP, A_IF), Map.entry(B_IP, tapIf));
+
+        put(interfacePrefix("cali"));
+        assertThat(ourRoutes("-4")).containsExactly(Map.entry(A_IP, A_IF));
+    }
+
+    private static Resource interfacePrefix(String prefixes) {
+        return ResourceCodec.get().parse("apiVersion: projectcalico.org/v3\nkind: FelixConfiguration\n"
+                + "metadata: {name: default}\nspec: {interfacePrefix: \"" + prefixes + "\"}\n");
     }
 
     private void put(Resource... resources) {

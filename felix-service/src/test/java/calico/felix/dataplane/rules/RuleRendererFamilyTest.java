@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 /** How rules split across address families, and which kernel sets each family needs. */
 class RuleRendererFamilyTest {
 
-    private final RuleRenderer both = new RuleRenderer(MarkBits.defaults(), "cali", Set.of(IpFamily.V4, IpFamily.V6));
-    private final RuleRenderer v4 = new RuleRenderer(MarkBits.defaults(), "cali", Set.of(IpFamily.V4));
+    private final RuleRenderer both = new RuleRenderer(MarkBits.defaults(), List.of("cali"), Set.of(IpFamily.V4, IpFamily.V6));
+    private final RuleRenderer v4 = new RuleRenderer(MarkBits.defaults(), List.of("cali"), Set.of(IpFamily.V4));
 
     private static Side nets(String... nets) {
         return new Side(List.of(nets), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of());
@@ -47,7 +47,7 @@ class RuleRendererFamilyTest {
     void netsOfOnlyOneFamilyNeverMatchTheOther() {
         assertThat(both.rule(deny(null, nets("10.0.0.0/8"), Side.ANY))).hasSize(1)
                 .allMatch(r -> r.matches().contains(new Match.Family(IpFamily.V4)));
-        assertThat(new RuleRenderer(MarkBits.defaults(), "cali", Set.of(IpFamily.V6))
+        assertThat(new RuleRenderer(MarkBits.defaults(), List.of("cali"), Set.of(IpFamily.V6))
                 .rule(deny(null, nets("10.0.0.0/8"), Side.ANY))).isEmpty();
     }
 

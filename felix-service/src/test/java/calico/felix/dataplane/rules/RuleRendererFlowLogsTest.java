@@ -15,6 +15,7 @@ import calico.felix.dataplane.nft.NftRuleFormatter;
 import calico.felix.dataplane.rules.GenericChain.Rules;
 import calico.felix.dataplane.rules.Ruleset.Table;
 import calico.felix.flows.HitTable;
+import calico.felix.calc.FelixSettings;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,8 +39,8 @@ class RuleRendererFlowLogsTest {
 
     static DataplaneModel model(boolean flowLogs) {
         DataplaneModel m = new DataplaneModel();
-        m.apply(new DataplaneUpdate.ConfigUpdate(flowLogs ? Map.of("flowLogsGoldmaneServer", "goldmane:7443")
-                : Map.of()));
+        m.apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(flowLogs ? Map.of("flowLogsGoldmaneServer", "goldmane:7443")
+                : Map.of())));
         m.apply(new DataplaneUpdate.ActivePolicyUpdate(P, new CompiledPolicy(
                 List.of(rule(Action.Allow, "80"), rule(Action.Deny, "81"), rule(Action.Pass, "82")),
                 List.of(rule(Action.Allow)), false)));

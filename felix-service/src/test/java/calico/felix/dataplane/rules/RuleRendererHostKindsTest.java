@@ -16,6 +16,7 @@ import calico.felix.dataplane.nft.NftRuleFormatter;
 import calico.felix.dataplane.rules.GenericChain.Dispatch;
 import calico.felix.dataplane.rules.GenericChain.Rules;
 import calico.felix.dataplane.rules.Ruleset.Table;
+import calico.felix.calc.FelixSettings;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,7 +43,7 @@ class RuleRendererHostKindsTest {
 
     private static DataplaneModel model(Map<String, String> config, DataplaneUpdate... updates) {
         DataplaneModel m = new DataplaneModel();
-        m.apply(new DataplaneUpdate.ConfigUpdate(new HashMap<>(config)));
+        m.apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(config))));
         for (DataplaneUpdate u : updates) {
             m.apply(u);
         }
@@ -140,6 +141,46 @@ class RuleRendererHostKindsTest {
                 .noneMatch(r -> r.target().equals(new Target.Jump(Names.FAILSAFE_OUT)));
     }
 
+    /**
+     * {@code interfacePrefix: cali,tap}: every rule that matches workload interfaces (raw
+     * PREROUTING's mark, FORWARD's dispatch jumps, INPUT's goto, OUTPUT's return, the
+     * all-interfaces endpoint's return) is there once per prefix, in the list's order, and
+     * nothing else changes.
+     */
+    @Test
+    void everyWorkloadInterfaceRuleIsRenderedForEachPrefix() {
+        HostEndpointUpdate all = new HostEndpointUpdate("n/all", "*", List.of(), List.of(), List.of(), List.of(),
+                List.of());
+        Ruleset one = RuleRenderer.render(model(Map.of(), all), Set.of(IpFamily.V4, IpFamily.V6));
+        Ruleset two = RuleRenderer.render(model(Map.of("interfacePrefix", "cali, tap"), all),
+                Set.of(IpFamily.V4, IpFamily.V6));
+        int expanded = 0;
+        for (Table t : Table.values()) {
+            assertThat(two.chains(t).keySet()).as(t.name()).isEqualTo(one.chains(t).keySet());
+            for (Map.Entry<String, GenericChain> e : one.chains(t).entrySet()) {
+                if (!(e.getValue() instanceof GenericChain.Rules r)) {
+                    assertThat(two.chains(t).get(e.getKey())).isEqualTo(e.getValue());
+                    continue;
+                }
+                List<GenericRule> expected = new java.util.ArrayList<>();
+                for (GenericRule rule : r.rules()) {
+                    expected.add(rule);
+                    if (rule.matches().stream().anyMatch(m -> m instanceof Match.Interface i && i.prefix())) {
+                        expected.add(new GenericRule(rule.matches().stream()
+                                .map(m -> m instanceof Match.Interface i && i.prefix()
+                                        ? new Match.Interface(i.in(), "tap", true) : m).toList(),
+                                rule.target(), rule.comment()));
+                        expanded++;
+                    }
+                }
+                assertThat(((GenericChain.Rules) two.chains(t).get(e.getKey())).rules()).as(t + " " + e.getKey())
+                        .containsExactlyElementsOf(expected);
+            }
+        }
+        assertThat(expanded).as("raw PREROUTING, FORWARD in and out, INPUT, OUTPUT, all-interfaces in and out")
+                .isGreaterThanOrEqualTo(7);
+    }
+
     @Test
     void allInterfacesEndpointIsTheDispatchFallbackAndSkipsWorkloadInterfaces() {
         HostEndpointUpdate all = new HostEndpointUpdate("n/all", "*", List.of(), List.of(), List.of(), List.of(),
@@ -173,11 +214,11 @@ class RuleRendererHostKindsTest {
                 GenericRule.of(Target.REJECT, new Match.Conntrack(Set.of(Match.CtState.INVALID))),
                 GenericRule.of(Target.REJECT, new Match.MarkAllClear(MB.pass())).withComment("end of tier default"),
                 GenericRule.of(Target.REJECT).withComment("no policy or profile accepted"));
-        assertThat(RuleSettings.from(Map.of()).denyTarget()).isEqualTo(Target.DROP);
-        assertThat(RuleSettings.from(Map.of("iptablesFilterDenyAction", "REJECT")).denyTarget())
+        assertThat(RuleSettings.from(FelixSettings.from(Map.of())).denyTarget()).isEqualTo(Target.DROP);
+        assertThat(RuleSettings.from(FelixSettings.from(Map.of("iptablesFilterDenyAction", "REJECT"))).denyTarget())
                 .isEqualTo(Target.REJECT);
-        RuleSettings nft = RuleSettings.from(Map.of("iptablesFilterDenyAction", "Reject",
-                "nftablesFilterAllowAction", "Return")).forNftables();
+        RuleSettings nft = RuleSettings.from(FelixSettings.from(Map.of("iptablesFilterDenyAction", "Reject",
+                "nftablesFilterAllowAction", "Return"))).forNftables();
         assertThat(nft.denyTarget()).as("nftables reads its own deny action").isEqualTo(Target.DROP);
         assertThat(nft.allowTarget()).as("nftables reads its own allow action").isEqualTo(Target.RETURN);
     }

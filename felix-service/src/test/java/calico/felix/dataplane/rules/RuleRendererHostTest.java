@@ -14,6 +14,7 @@ import calico.felix.dataplane.rules.Match.Dir;
 import calico.felix.dataplane.rules.Ruleset.Entry;
 import calico.felix.dataplane.rules.Ruleset.Hook;
 import calico.felix.dataplane.rules.Ruleset.Table;
+import calico.felix.calc.FelixSettings;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +33,7 @@ class RuleRendererHostTest {
 
     private static DataplaneModel model(Map<String, String> config) {
         DataplaneModel m = new DataplaneModel();
-        m.apply(new DataplaneUpdate.ConfigUpdate(config));
+        m.apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(config)));
         return m;
     }
 
