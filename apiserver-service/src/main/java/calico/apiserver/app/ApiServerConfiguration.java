@@ -15,6 +15,7 @@ import calico.apiserver.rest.ResourceHandler;
 import calico.apiserver.watch.WatchStreamer;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.DatastoreProperties;
 import calico.libcalico.datastore.memory.MemoryDatastore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
@@ -30,6 +31,7 @@ import org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /** Wires the API server: datastore, handlers, authentication, authorization, the servlet and TLS. */
 @Configuration(proxyBeanMethods = false)
@@ -38,9 +40,23 @@ public class ApiServerConfiguration {
     /** Bookmarks of the memory datastore: its clients (ApiServerDatastore watches) learn progress from them. */
     static final Duration MEMORY_BOOKMARK_INTERVAL = Duration.ofSeconds(2);
 
+    /**
+     * The API server's names for the shared datastore settings: {@code apiserver.*} from Calico's
+     * generic variables. Not {@code apiserver}: that backend is a client of this server, which must
+     * hold the store itself.
+     */
+    static final DatastoreProperties.Source DATASTORE = new DatastoreProperties.Source("apiserver", "",
+            java.util.Set.of(DatastoreConfig.Type.ETCDV3, DatastoreConfig.Type.KUBERNETES, DatastoreConfig.Type.MEMORY));
+
+    /** The datastore this server holds; checked at start-up. */
+    @Bean
+    DatastoreProperties apiserverDatastore(Environment environment) {
+        return DatastoreProperties.bind(environment, DATASTORE);
+    }
+
     @Bean(destroyMethod = "close")
-    Datastore datastore(ApiServerProperties props) {
-        DatastoreConfig config = props.datastore();
+    Datastore datastore(DatastoreProperties datastore) {
+        DatastoreConfig config = datastore.toConfig();
         if (config.type() == DatastoreConfig.Type.MEMORY) {
             // Without periodic bookmarks a watch on a quiet kind never learns it is live (etcd sends progress).
             return new MemoryDatastore(MemoryDatastore.Settings.defaults().withBookmarkInterval(MEMORY_BOOKMARK_INTERVAL));

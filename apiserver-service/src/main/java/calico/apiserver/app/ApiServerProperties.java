@@ -1,21 +1,19 @@
 package calico.apiserver.app;
 
-import calico.libcalico.datastore.DatastoreConfig;
-import calico.libcalico.datastore.etcd.EtcdConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
  * The API server's settings, bound from {@code apiserver.*}: the flags of Calico's API server
- * (translated by {@link KubeFlags}) and the datastore variables ({@code DATASTORE_TYPE},
- * {@code ETCD_ENDPOINTS}, ...) mapped in {@code application.yml}.
+ * (translated by {@link KubeFlags}). The datastore settings ({@code apiserver.datastore-type},
+ * {@code apiserver.etcd-*}, {@code apiserver.kubeconfig}, {@code apiserver.k8s-api-endpoint}: DATASTORE_TYPE,
+ * ETCD_*, KUBECONFIG, K8S_API_ENDPOINT mapped in {@code application.yml}) are libcalico's shared
+ * {@link calico.libcalico.datastore.DatastoreProperties}, bound by {@link ApiServerConfiguration}.
  *
  * @param securePort                 HTTPS port (--secure-port, 5443)
  * @param bindAddress                listen address (--bind-address)
@@ -45,15 +43,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param authorizationWebhookCacheAuthorizedTtl   how long an allowed review is kept (10s)
  * @param authorizationWebhookCacheUnauthorizedTtl how long a denied review is kept (10s)
  * @param maxRequestBodyBytes        bodies above are refused with 413 (3 MiB as kube-apiserver)
- * @param kubeconfig                 the cluster of DATASTORE_TYPE=kubernetes (KUBECONFIG); none: detected
  */
 @ConfigurationProperties(prefix = "apiserver")
 public record ApiServerProperties(
-        @DefaultValue("etcdv3") String datastoreType,
-        @DefaultValue("http://127.0.0.1:2379") String etcdEndpoints,
-        String etcdCaCertFile,
-        String etcdCertFile,
-        String etcdKeyFile,
         @DefaultValue("5443") int securePort,
         @DefaultValue("0.0.0.0") String bindAddress,
         String tlsCertFile,
@@ -75,16 +67,9 @@ public record ApiServerProperties(
         String authorizationKubeconfig,
         @DefaultValue("10s") Duration authorizationWebhookCacheAuthorizedTtl,
         @DefaultValue("10s") Duration authorizationWebhookCacheUnauthorizedTtl,
-        @DefaultValue("3145728") long maxRequestBodyBytes,
-        String kubeconfig) {
+        @DefaultValue("3145728") long maxRequestBodyBytes) {
 
     public ApiServerProperties {
-        datastoreType = datastoreType == null ? "" : datastoreType.trim().toLowerCase(Locale.ROOT);
-        // Not "apiserver": that backend is a client of this server, which must hold the store itself.
-        if (!List.of("etcdv3", "memory", "kubernetes").contains(datastoreType)) {
-            throw new IllegalArgumentException("apiserver.datastore-type (DATASTORE_TYPE): \"" + datastoreType
-                    + "\" is not one of etcdv3, kubernetes, memory");
-        }
         if (blank(tlsCertFile) != blank(tlsPrivateKeyFile)) {
             throw new IllegalArgumentException("--tls-cert-file and --tls-private-key-file: set both or neither");
         }
@@ -122,20 +107,5 @@ public record ApiServerProperties(
 
     private static String nz(String s) {
         return s == null ? "" : s.trim();
-    }
-
-    DatastoreConfig datastore() {
-        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),
-                () -> EtcdConfig.fromProperties("apiserver.etcd-endpoints (ETCD_ENDPOINTS)",
-                        etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile), environment());
-    }
-
-    /** The process environment, with KUBECONFIG as bound (a test in this JVM sets it as a property). */
-    private Map<String, String> environment() {
-        Map<String, String> env = new HashMap<>(System.getenv());
-        if (!blank(kubeconfig)) {
-            env.put("KUBECONFIG", kubeconfig.trim());
-        }
-        return env;
     }
 }

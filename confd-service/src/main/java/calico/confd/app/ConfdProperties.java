@@ -1,28 +1,23 @@
 package calico.confd.app;
 
-import calico.libcalico.datastore.DatastoreConfig;
-import calico.libcalico.datastore.etcd.EtcdConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.boot.convert.DurationUnit;
 
 /**
  * confd's settings, bound from {@code confd.*}; {@code application.yml} maps calico-node's
- * variables onto them. Names marked (ours) are not Calico's: Calico hard-codes those paths.
+ * variables onto them. Names marked (ours) are not Calico's: Calico hard-codes those paths. The
+ * datastore settings ({@code confd.datastore-type}, {@code confd.etcd-*}, {@code confd.kubeconfig},
+ * {@code confd.k8s-api-endpoint}: DATASTORE_TYPE, ETCD_*, KUBECONFIG, K8S_API_ENDPOINT) are libcalico's
+ * shared {@link calico.libcalico.datastore.DatastoreProperties}, bound by {@link ConfdConfiguration}.
  *
  * @param nodename          this node's name (NODENAME, else HOSTNAME)
  * @param networkingBackend {@code bird} runs confd; {@code vxlan}/{@code none} leave BGP off (CALICO_NETWORKING_BACKEND)
- * @param datastoreType     {@code etcdv3}, {@code kubernetes} or {@code memory} (DATASTORE_TYPE)
- * @param etcdEndpoints     comma-separated URLs (ETCD_ENDPOINTS)
- * @param kubeconfig        the kubernetes datastore's kubeconfig (KUBECONFIG); empty: the service account
- *                          inside a cluster, else ~/.kube/config
  * @param birdSocket        BIRD's control socket (CALICO_BIRD_SOCKET, ours; Calico: /var/run/calico/bird.ctl)
  * @param birdConfig        the file BIRD reads (CALICO_BIRD_CONFIG, ours; Calico: /etc/calico/confd/config/bird.cfg)
  * @param birdBinary        the BIRD used for {@code bird -p} (CALICO_BIRD_BINARY, ours)
@@ -37,12 +32,6 @@ import org.springframework.boot.convert.DurationUnit;
 public record ConfdProperties(
         String nodename,
         @DefaultValue("bird") String networkingBackend,
-        @DefaultValue("etcdv3") String datastoreType,
-        @DefaultValue("http://127.0.0.1:2379") String etcdEndpoints,
-        String etcdCaCertFile,
-        String etcdCertFile,
-        String etcdKeyFile,
-        String kubeconfig,
         @DefaultValue("/var/run/calico/bird.ctl") Path birdSocket,
         @DefaultValue("/etc/calico/confd/config/bird.cfg") Path birdConfig,
         @DefaultValue("/usr/sbin/bird") String birdBinary,
@@ -57,11 +46,6 @@ public record ConfdProperties(
         if (!List.of("bird", "vxlan", "none").contains(networkingBackend)) {
             throw new IllegalArgumentException("confd.networking-backend (CALICO_NETWORKING_BACKEND): \""
                     + networkingBackend + "\" is not one of bird, vxlan, none");
-        }
-        datastoreType = datastoreType == null ? "" : datastoreType.trim().toLowerCase(Locale.ROOT);
-        if (DatastoreConfig.Type.byEnvName(datastoreType).isEmpty()) {
-            throw new IllegalArgumentException("confd.datastore-type (DATASTORE_TYPE): \"" + datastoreType
-                    + "\" is not one of " + DatastoreConfig.TYPE_NAMES);
         }
         if (bgpEnabled(networkingBackend) && (nodename == null || nodename.isBlank())) {
             throw new IllegalArgumentException("confd.nodename (NODENAME or HOSTNAME): required, it names the Node "
@@ -83,16 +67,5 @@ public record ConfdProperties(
     /** {@return whether BGP runs on this node} ({@code CALICO_NETWORKING_BACKEND=bird}) */
     public boolean bgpEnabled() {
         return bgpEnabled(networkingBackend);
-    }
-
-    DatastoreConfig datastore(Map<String, String> env) {
-        Map<String, String> withKubeconfig = env;
-        if (kubeconfig != null && !kubeconfig.isBlank()) {
-            withKubeconfig = new HashMap<>(env);
-            withKubeconfig.put("KUBECONFIG", kubeconfig);
-        }
-        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),
-                () -> EtcdConfig.fromProperties("confd.etcd-endpoints (ETCD_ENDPOINTS)",
-                        etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile), withKubeconfig);
     }
 }

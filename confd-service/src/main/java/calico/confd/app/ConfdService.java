@@ -11,8 +11,9 @@ import calico.confd.render.DirectorySecrets;
 import calico.confd.render.KubernetesSecrets;
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.DatastoreMetrics;
+import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.kubernetes.OwnedKubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import calico.confd.render.SecretSource;
 import calico.confd.services.KubernetesServices;
 import calico.confd.status.PeerStatusMonitor;
@@ -52,6 +53,7 @@ public class ConfdService implements SmartLifecycle {
     private static final Logger log = LoggerFactory.getLogger(ConfdService.class);
 
     private final ConfdProperties properties;
+    private final DatastoreProperties datastoreProperties;
     private final ConfdTyphaProperties typha;
     private final MeterRegistry meters;
     private final HealthReporter health;
@@ -62,14 +64,15 @@ public class ConfdService implements SmartLifecycle {
     private AutoCloseable syncer;
     private ScheduledExecutorService poller;
     private final ObjectProvider<KubernetesClient> givenKubernetes;
-    private KubernetesClient kubernetes;
-    private boolean ownsKubernetes = true;
+    private OwnedKubernetesClient kubernetes;
     private KubernetesServices services;
 
-    public ConfdService(ConfdProperties properties, ObjectProvider<ConfdTyphaProperties> typha, MeterRegistry meters,
+    public ConfdService(ConfdProperties properties, DatastoreProperties datastoreProperties,
+                        ObjectProvider<ConfdTyphaProperties> typha, MeterRegistry meters,
                         HealthAggregator health, ObjectProvider<KubernetesClient> givenKubernetes) {
         this.givenKubernetes = givenKubernetes;
         this.properties = properties;
+        this.datastoreProperties = datastoreProperties;
         this.typha = typha.getIfAvailable(ConfdTyphaProperties::none);
         this.meters = meters;
         this.health = health.registerReporter("confd", true, true, Duration.ZERO);
@@ -88,7 +91,7 @@ public class ConfdService implements SmartLifecycle {
             return;
         }
         health.report(true, false, typha.enabled() ? "waiting for typha" : "waiting for the datastore");
-        DatastoreConfig datastoreConfig = properties.datastore(System.getenv());
+        DatastoreConfig datastoreConfig = datastoreProperties.toConfig();
         SecretSource secrets = secrets(datastoreConfig);
         daemon = new ConfdDaemon(properties.nodename(), properties.routerId(), new BirdConfigBuilder(secrets),
                 new ConfigFile(properties.birdConfig(), new BirdValidator(properties.birdBinary())), bird,
@@ -99,7 +102,7 @@ public class ConfdService implements SmartLifecycle {
         // Per-service advertisement (Local traffic policy, LB aggregation off) needs the Services
         // themselves: watched from the Kubernetes API when there is one, as Calico's confd does.
         if (kubernetes(datastoreConfig) != null) {
-            services = new KubernetesServices(kubernetes, properties.nodename(), daemon::onServices);
+            services = new KubernetesServices(kubernetes.client(), properties.nodename(), daemon::onServices);
             services.start();
         }
         if (typha.discovered()) {
@@ -154,14 +157,16 @@ public class ConfdService implements SmartLifecycle {
         t.start();
     }
 
-    /** The Kubernetes API for typha discovery: the context's client if there is one (a test's), else fabric8's default. */
+    /**
+     * The Kubernetes API for typha discovery: the context's client if there is one (a test's), else
+     * one from confd's datastore settings (KUBECONFIG, K8S_API_ENDPOINT), else fabric8's default.
+     */
     private KubernetesClient kubernetesForDiscovery() {
         if (kubernetes == null) {
-            KubernetesClient given = givenKubernetes.getIfAvailable();
-            kubernetes = given != null ? given : new KubernetesClientBuilder().build();
-            ownsKubernetes = given == null;
+            kubernetes = OwnedKubernetesClient.of(givenKubernetes.getIfAvailable(),
+                    datastoreProperties::kubernetesClientConfig);
         }
-        return kubernetes;
+        return kubernetes.client();
     }
 
     /** Mounted secrets when CALICO_BGP_SECRETS_DIR is set, else the Kubernetes API on the kubernetes datastore. */
@@ -170,15 +175,15 @@ public class ConfdService implements SmartLifecycle {
             return new DirectorySecrets(Path.of(properties.secretsDir()));
         }
         if (kubernetes(datastoreConfig) != null) {
-            return new KubernetesSecrets(kubernetes, properties.namespace());
+            return new KubernetesSecrets(kubernetes.client(), properties.namespace());
         }
         return SecretSource.none();
     }
 
     /** {@return the Kubernetes API client} on the kubernetes datastore (made once), else {@code null} */
-    private KubernetesClient kubernetes(DatastoreConfig datastoreConfig) {
+    private OwnedKubernetesClient kubernetes(DatastoreConfig datastoreConfig) {
         if (kubernetes == null && datastoreConfig.kubernetes() != null) {
-            kubernetes = new KubernetesClientBuilder().withConfig(datastoreConfig.kubernetes().client()).build();
+            kubernetes = OwnedKubernetesClient.of(null, () -> datastoreConfig.kubernetes().client());
         }
         return kubernetes;
     }
@@ -237,9 +242,7 @@ public class ConfdService implements SmartLifecycle {
             datastore = null;
         }
         if (kubernetes != null) {
-            if (ownsKubernetes) {
-                kubernetes.close();
-            }
+            kubernetes.close();
             kubernetes = null;
         }
     }

@@ -1,38 +1,75 @@
 package calico.confd.app;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.kubernetes.Kubeconfigs;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.test.context.ConfigDataApplicationContextInitializer;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** Bad settings fail at startup with the property and the variable named. */
 class ConfdPropertiesTest {
 
-    private static ConfdProperties props(String node, String backend, String datastore) {
-        return props(node, backend, datastore, null);
+    /** confd's datastore settings, as ConfdConfiguration binds them from the real application.yml. */
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withInitializer(new ConfigDataApplicationContextInitializer())
+            .withUserConfiguration(ConfdConfiguration.class);
+
+    private static ConfdProperties props(String node, String backend) {
+        return new ConfdProperties(node, backend, Path.of("/tmp/bird.ctl"), Path.of("/tmp/bird.cfg"),
+                "/usr/sbin/bird", "", null, "kube-system", Duration.ofSeconds(30), Duration.ofSeconds(5));
     }
 
-    private static ConfdProperties props(String node, String backend, String datastore, String kubeconfig) {
-        return new ConfdProperties(node, backend, datastore, "http://127.0.0.1:2379", null, null, null, kubeconfig,
-                Path.of("/tmp/bird.ctl"), Path.of("/tmp/bird.cfg"), "/usr/sbin/bird", "", null, "kube-system",
-                Duration.ofSeconds(30), Duration.ofSeconds(5));
+    private static DatastoreProperties datastore(String type, String kubeconfig) {
+        return new DatastoreProperties(ConfdConfiguration.DATASTORE, type, "http://127.0.0.1:2379", null, null, null,
+                kubeconfig, null);
     }
 
     @Test
     void namesTheVariable() {
-        assertThatThrownBy(() -> props("", "bird", "etcdv3")).hasMessageContaining("NODENAME");
-        assertThatThrownBy(() -> props("n", "gobgp", "etcdv3")).hasMessageContaining("CALICO_NETWORKING_BACKEND")
+        assertThatThrownBy(() -> props("", "bird")).hasMessageContaining("NODENAME");
+        assertThatThrownBy(() -> props("n", "gobgp")).hasMessageContaining("CALICO_NETWORKING_BACKEND")
                 .hasMessageContaining("gobgp");
-        assertThatThrownBy(() -> props("n", "bird", "consul")).hasMessageContaining("DATASTORE_TYPE");
-        props("", "none", "etcdv3");
+        assertThatThrownBy(() -> datastore("consul", null)).hasMessageContaining("confd.datastore-type (DATASTORE_TYPE)")
+                .hasMessageContaining("consul");
+        props("", "none");
     }
 
     /** confd.kubeconfig (KUBECONFIG) is the file the kubernetes datastore reads. */
     @Test
     void theKubeconfigSettingReachesTheKubernetesDatastore() {
-        assertThatThrownBy(() -> props("n", "bird", "kubernetes", "/nonexistent/kubeconfig").datastore(Map.of()))
+        assertThatThrownBy(() -> datastore("kubernetes", "/nonexistent/kubeconfig").toConfig(Map.of()))
                 .hasMessageContaining("KUBECONFIG").hasMessageContaining("/nonexistent/kubeconfig");
+    }
+
+    @Test
+    void datastoreSettingsBindFromCalicosVariables(@TempDir Path dir) throws Exception {
+        runner.run(context -> {
+            DatastoreConfig config = context.getBean(DatastoreProperties.class).toConfig();
+            assertThat(config.type()).isEqualTo(DatastoreConfig.Type.ETCDV3);
+            assertThat(config.etcd().endpoints()).containsExactly(URI.create("http://127.0.0.1:2379"));
+        });
+        runner.withPropertyValues("DATASTORE_TYPE=etcdv3", "ETCD_ENDPOINTS=http://10.0.0.1:2379,http://10.0.0.2:2379")
+                .run(context -> assertThat(context.getBean(DatastoreProperties.class).toConfig().etcd().endpoints())
+                        .containsExactly(URI.create("http://10.0.0.1:2379"), URI.create("http://10.0.0.2:2379")));
+        Path kubeconfig = Kubeconfigs.write(dir, "https://10.96.0.1:443");
+        runner.withPropertyValues("DATASTORE_TYPE=kubernetes", "KUBECONFIG=" + kubeconfig,
+                "K8S_API_ENDPOINT=https://10.96.0.9:6443").run(context -> {
+            DatastoreConfig config = context.getBean(DatastoreProperties.class).toConfig();
+            assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
+            assertThat(config.kubernetes().client().getMasterUrl()).startsWith("https://10.96.0.9:6443");
+        });
+        runner.withPropertyValues("DATASTORE_TYPE=consul").run(context -> assertThat(context).hasFailed()
+                .getFailure().rootCause().hasMessageContaining("confd.datastore-type (DATASTORE_TYPE)"));
+        runner.withPropertyValues("ETCD_ENDPOINTS=localhost").run(context -> assertThat(context).hasFailed()
+                .getFailure().rootCause().hasMessageContaining("confd.etcd-endpoints (ETCD_ENDPOINTS)"));
     }
 }

@@ -3,6 +3,7 @@ package calico.felix.app;
 import calico.felix.flows.FlowLogs;
 import java.util.List;
 
+import calico.libcalico.datastore.DatastoreProperties;
 import calico.libcalico.health.PrometheusMetricsServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -19,6 +20,15 @@ import org.springframework.core.env.Environment;
 /** Wiring of the felix application; every bean here yields to one the drivers or a test provide. */
 @Configuration(proxyBeanMethods = false)
 public class FelixConfiguration {
+
+    /** Felix's names for the shared datastore settings: {@code felix.*}, {@code FELIX_DATASTORETYPE} over {@code DATASTORE_TYPE}. */
+    static final DatastoreProperties.Source DATASTORE = DatastoreProperties.Source.of("felix", "FELIX_");
+
+    /** The datastore felix reads, or that typha reads for it; checked at start-up. */
+    @Bean
+    DatastoreProperties felixDatastore(Environment environment) {
+        return DatastoreProperties.bind(environment, DATASTORE);
+    }
 
     @Bean
     FelixEnvironment felixEnvironment(ConfigurableEnvironment environment) {

@@ -1,12 +1,11 @@
 package calico.felix.app;
 
-import calico.api.model.ClusterInformation;
-import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.DataplaneUpdate;
 import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreProperties;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthReporter;
 import calico.libcalico.syncer.SyncerCallbacks;
@@ -19,7 +18,6 @@ import calico.libcalico.typha.TyphaDiscovery;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -35,11 +33,13 @@ import org.springframework.stereotype.Component;
  * Felix's main loop, as a lifecycle bean that owns its threads:
  *
  * <ol>
- *   <li>{@code felix-startup} opens the datastore and polls ClusterInformation {@code default}
- *       (doubling backoff) until {@code spec.datastoreReady} is true, as Calico's felix does;</li>
- *   <li>then a {@link WatcherSyncer} over every kind feeds the {@link CalculationGraph} on the
- *       syncer's callback thread, and each flushed batch goes to the {@link Dataplane} on that
- *       same thread (so batches are applied strictly in order);</li>
+ *   <li>{@code felix-startup} opens the datastore and starts a {@link WatcherSyncer} over every
+ *       kind (or, with FELIX_TYPHAADDR, a {@link TyphaClient}); either stream passes the one
+ *       {@link DatastoreReadyGate}, which holds it until ClusterInformation {@code default} has
+ *       {@code spec.datastoreReady: true}, as Calico's felix waits for it;</li>
+ *   <li>then the stream feeds the {@link CalculationGraph} on the syncer's callback thread, and
+ *       each flushed batch goes to the {@link Dataplane} on that same thread (so batches are
+ *       applied strictly in order);</li>
  *   <li>{@code felix-health} re-reports the graph and dataplane every heartbeat, failing them
  *       when a batch has been running longer than {@code felix.apply-timeout}; their reporters
  *       time out if this thread itself stops.</li>
@@ -60,6 +60,7 @@ public class FelixDaemon implements SmartLifecycle {
     static final ResourceKey CLUSTER_INFO = ResourceKey.of(ResourceKind.CLUSTER_INFORMATION, "default");
 
     private final FelixProperties properties;
+    private final DatastoreProperties datastoreProperties;
     private final FelixTyphaProperties typha;
     private final FelixEnvironment environment;
     private final ProgrammedState state;
@@ -93,10 +94,12 @@ public class FelixDaemon implements SmartLifecycle {
     private TyphaClient typhaClient;
     private final ObjectProvider<TyphaDiscovery> typhaDiscovery;
 
-    public FelixDaemon(FelixProperties properties, FelixEnvironment environment, ProgrammedState state,
+    public FelixDaemon(FelixProperties properties, DatastoreProperties datastoreProperties,
+                       FelixEnvironment environment, ProgrammedState state,
                        FelixMetrics metrics, HealthAggregator health, ObjectProvider<Clock> clock,
                        ObjectProvider<FelixTyphaProperties> typha, ObjectProvider<TyphaDiscovery> typhaDiscovery) {
         this.properties = properties;
+        this.datastoreProperties = datastoreProperties;
         this.typha = typha.getIfAvailable(FelixTyphaProperties::none);
         this.typhaDiscovery = typhaDiscovery;
         this.environment = environment;
@@ -147,14 +150,7 @@ public class FelixDaemon implements SmartLifecycle {
         }
         log.info("Felix starting for node {} through typha at {}", properties.hostname(),
                 addresses == null ? typha.typhaAddr() : addresses);
-        CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
-                this::applyBatch);
-        DatastoreReadyGate gate = new DatastoreReadyGate(graphCallbacks(graph), () -> {
-            startupHealth.report(true, true, "datastore ready; reading through typha");
-            log.info("Datastore ready (ClusterInformation default seen through typha)");
-        });
-        startupHealth.report(true, false, "waiting for ClusterInformation default to have datastoreReady: true "
-                + "(through typha)");
+        SyncerCallbacks pipeline = pipeline("through typha");
         synchronized (this) {
             if (!running) {
                 return;
@@ -162,19 +158,7 @@ public class FelixDaemon implements SmartLifecycle {
             // Discovered replicas are read again whenever a reconnect has tried them all.
             typhaClient = new TyphaClient(addresses == null ? typha.options(properties.hostname())
                     : typha.options(properties.hostname(), addresses)
-                            .withRediscovery(typhaDiscovery.getObject()::addresses), new SyncerCallbacks() {
-                @Override
-                public void onStatusUpdated(SyncerStatus status) {
-                    // The connection's health is typha's, whether or not the gate is open.
-                    onSyncerStatus(status);
-                    gate.onStatusUpdated(status);
-                }
-
-                @Override
-                public void onUpdates(List<Update> updates) {
-                    gate.onUpdates(updates);
-                }
-            });
+                            .withRediscovery(typhaDiscovery.getObject()::addresses), pipeline);
             typhaClient.start();
         }
     }
@@ -203,19 +187,28 @@ public class FelixDaemon implements SmartLifecycle {
         return found;
     }
 
-    /** The syncer's callbacks: status into health, everything into the graph. */
-    private SyncerCallbacks syncerCallbacks(CalculationGraph graph) {
-        SyncerCallbacks toGraph = graphCallbacks(graph);
+    /**
+     * The one path from a stream to the dataplane, for the datastore's syncer and typha's stream
+     * alike: the stream's status into {@code DatastoreConnection} (the connection's health, whether
+     * or not the gate is open), everything through the {@link DatastoreReadyGate} (which reports
+     * {@code FelixStartup}) into a new calculation graph.
+     *
+     * @param source where the stream comes from, for the health detail
+     */
+    private SyncerCallbacks pipeline(String source) {
+        CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
+                this::applyBatch);
+        DatastoreReadyGate gate = new DatastoreReadyGate(graphCallbacks(graph), startupHealth, source);
         return new SyncerCallbacks() {
             @Override
             public void onStatusUpdated(SyncerStatus status) {
                 onSyncerStatus(status);
-                toGraph.onStatusUpdated(status);
+                gate.onStatusUpdated(status);
             }
 
             @Override
             public void onUpdates(List<Update> updates) {
-                toGraph.onUpdates(updates);
+                gate.onUpdates(updates);
             }
         };
     }
@@ -235,43 +228,37 @@ public class FelixDaemon implements SmartLifecycle {
         };
     }
 
-    /** Runs on {@code felix-startup}: connect, wait for datastoreReady, start the syncer. */
+    /**
+     * Runs on {@code felix-startup}: opens the datastore (retried with a doubling backoff), starts
+     * the syncer behind the ready gate, and probes the datastore from then on.
+     */
     private void startUp() {
         if (typha.enabled()) {
             startThroughTypha();
             return;
         }
-        log.info("Felix starting for node {} with datastore {}", properties.hostname(), properties.datastoreType());
+        log.info("Felix starting for node {} with datastore {}", properties.hostname(),
+                datastoreProperties.datastoreType());
         startupHealth.report(true, false, "connecting to the datastore");
         Duration wait = properties.readyPollInitial();
         Datastore store = null;
-        while (running) {
+        while (running && store == null) {
             try {
-                if (store == null) {
-                    store = properties.datastore().open();
-                }
-                Optional<Resource> info = store.get(CLUSTER_INFO);
-                datastoreHealth.report(true, true, "connected");
-                if (info.isPresent() && info.get() instanceof ClusterInformation ci && ci.spec() != null
-                        && Boolean.TRUE.equals(ci.spec().datastoreReady())) {
-                    break;
-                }
-                startupHealth.report(true, false, info.isEmpty() ? "waiting for ClusterInformation default"
-                        : "waiting for ClusterInformation default to have datastoreReady: true");
+                store = datastoreProperties.toConfig().open();
             } catch (RuntimeException e) {
                 log.warn("Datastore not reachable yet: {}", e.toString());
                 datastoreHealth.report(true, false, "datastore error: " + e.getMessage());
+                try {
+                    Thread.sleep(wait.toMillis());
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                wait = min(wait.multipliedBy(2), properties.readyPollMax());
             }
-            try {
-                Thread.sleep(wait.toMillis());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-            wait = min(wait.multipliedBy(2), properties.readyPollMax());
         }
         synchronized (this) {
-            if (!running) {
+            if (!running || store == null) {
                 if (store != null) {
                     store.close();
                 }
@@ -279,14 +266,11 @@ public class FelixDaemon implements SmartLifecycle {
             }
             datastore = store;
             metrics.bindDatastore(store);
-            CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
-                    this::applyBatch);
-            syncer = new WatcherSyncer(store, SyncerType.FELIX.kindsOn(store), syncerCallbacks(graph));
+            syncer = new WatcherSyncer(store, SyncerType.FELIX.kindsOn(store), pipeline("from the datastore"));
             syncer.start();
             startDatastoreProbe(store);
         }
-        startupHealth.report(true, true, "datastore ready; syncer started");
-        log.info("Datastore ready; syncer started");
+        log.info("Syncer started; waiting for the datastore to be ready");
     }
 
     private void onSyncerStatus(SyncerStatus status) {

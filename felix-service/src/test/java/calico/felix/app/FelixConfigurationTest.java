@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.felix.calc.DataplaneUpdate;
 import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.DatastoreProperties;
 import calico.libcalico.datastore.kubernetes.Kubeconfigs;
 import calico.libcalico.health.PrometheusMetricsServer;
 import java.net.URI;
@@ -67,8 +68,9 @@ class FelixConfigurationTest {
             assertThat(context).hasNotFailed();
             FelixProperties p = context.getBean(FelixProperties.class);
             assertThat(p.hostname()).isEqualTo("node-a");
-            assertThat(p.datastoreType()).isEqualTo("etcdv3");
-            assertThat(p.datastore().etcd().endpoints()).containsExactly(URI.create("http://127.0.0.1:2379"));
+            DatastoreProperties d = context.getBean(DatastoreProperties.class);
+            assertThat(d.datastoreType()).isEqualTo("etcdv3");
+            assertThat(d.toConfig().etcd().endpoints()).containsExactly(URI.create("http://127.0.0.1:2379"));
             assertThat(p.logSeverityScreen()).isEqualTo("Info");
             assertThat(context.getBean(FelixConfiguration.FelixLogLevel.class).level()).isEqualTo(LogLevel.INFO);
             assertThat(context.getEnvironment().getProperty("calico.health.port")).isEqualTo("9099");
@@ -92,7 +94,7 @@ class FelixConfigurationTest {
             assertThat(context).hasNotFailed();
             FelixProperties p = context.getBean(FelixProperties.class);
             assertThat(p.hostname()).isEqualTo("pod-host");
-            assertThat(p.datastore().etcd().endpoints())
+            assertThat(context.getBean(DatastoreProperties.class).toConfig().etcd().endpoints())
                     .containsExactly(URI.create("http://10.0.0.2:2379"), URI.create("http://10.0.0.3:2379"));
             assertThat(p.logSeverityScreen()).isEqualTo("Warning");
             assertThat(context.getBean(FelixConfiguration.FelixLogLevel.class).level()).isEqualTo(LogLevel.WARN);
@@ -106,7 +108,7 @@ class FelixConfigurationTest {
                 "FELIX_DATASTORETYPE=memory").run(context -> {
             FelixProperties p = context.getBean(FelixProperties.class);
             assertThat(p.hostname()).isEqualTo("node-b");
-            assertThat(p.datastore().type()).isEqualTo(DatastoreConfig.Type.MEMORY);
+            assertThat(context.getBean(DatastoreProperties.class).toConfig().type()).isEqualTo(DatastoreConfig.Type.MEMORY);
         });
     }
 
@@ -116,17 +118,31 @@ class FelixConfigurationTest {
         // KUBECONFIG and K8S_API_ENDPOINT as Spring sees them (environment or --KUBECONFIG=).
         runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "DATASTORE_TYPE=kubernetes", "KUBECONFIG=" + kubeconfig)
                 .run(context -> {
-                    DatastoreConfig config = context.getBean(FelixProperties.class).datastore();
+                    DatastoreConfig config = context.getBean(DatastoreProperties.class).toConfig();
                     assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
                     assertThat(config.kubernetes().client().getMasterUrl()).startsWith("https://10.96.0.1");
                 });
         runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "DATASTORE_TYPE=kubernetes", "KUBECONFIG=" + kubeconfig,
                 "K8S_API_ENDPOINT=https://10.96.0.9:6443").run(context -> assertThat(context.getBean(
-                        FelixProperties.class).datastore().kubernetes().client().getMasterUrl())
+                        DatastoreProperties.class).toConfig().kubernetes().client().getMasterUrl())
                 .startsWith("https://10.96.0.9:6443"));
         runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "DATASTORE_TYPE=kubernetes",
                 "KUBECONFIG=" + dir.resolve("missing")).run(context -> assertThatThrownBy(
-                        () -> context.getBean(FelixProperties.class).datastore()).hasMessageContaining("KUBECONFIG"));
+                        () -> context.getBean(DatastoreProperties.class).toConfig()).hasMessageContaining("KUBECONFIG"));
+    }
+
+    @Test
+    void etcdFilesBindFromFelixsAndCalicosVariables(@TempDir Path dir) throws Exception {
+        Path ca = java.nio.file.Files.writeString(dir.resolve("ca.pem"), "ca");
+        Path cert = java.nio.file.Files.writeString(dir.resolve("cert.pem"), "cert");
+        Path key = java.nio.file.Files.writeString(dir.resolve("key.pem"), "key");
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "ETCD_CA_CERT_FILE=/elsewhere", "FELIX_ETCDCAFILE=" + ca,
+                "ETCD_CERT_FILE=" + cert, "FELIX_ETCDKEYFILE=" + key).run(context -> {
+            var etcd = context.getBean(DatastoreProperties.class).toConfig().etcd();
+            assertThat(etcd.caCertFile()).as("FELIX_ETCDCAFILE wins").isEqualTo(ca);
+            assertThat(etcd.certFile()).isEqualTo(cert);
+            assertThat(etcd.keyFile()).isEqualTo(key);
+        });
     }
 
     @Test

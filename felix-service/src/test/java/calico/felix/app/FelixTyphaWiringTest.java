@@ -162,7 +162,9 @@ class FelixTyphaWiringTest {
                     .isEqualTo(batches);
 
             typha.put(policy("default.allow-cache", "app == 'cache'"));
-            await("the new policy programmed", () -> state.model().policies().size() == 2);
+            // lastApply is recorded just after the mirror has the policy: wait for both.
+            await("the new policy programmed", () -> state.model().policies().size() == 2
+                    && daemon.lastApply().batches() > batches);
             assertThat(daemon.lastApply().batches()).isGreaterThan(batches);
             assertThat(state.model().errors()).isEmpty();
         } finally {

@@ -1,15 +1,26 @@
 package calico.typha.app;
 
+import calico.libcalico.datastore.DatastoreProperties;
 import calico.libcalico.health.PrometheusMetricsServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
-/** Typha's beans beyond the daemon: Calico's separate Prometheus port. */
+/** Typha's beans beyond the daemon: the datastore settings and Calico's separate Prometheus port. */
 @Configuration(proxyBeanMethods = false)
 class TyphaConfiguration {
+
+    /** Typha's names for the shared datastore settings: {@code typha.*}, {@code TYPHA_DATASTORETYPE} over {@code DATASTORE_TYPE}. */
+    static final DatastoreProperties.Source DATASTORE = DatastoreProperties.Source.of("typha", "TYPHA_");
+
+    /** The datastore typha watches; checked at start-up. */
+    @Bean
+    DatastoreProperties typhaDatastore(Environment environment) {
+        return DatastoreProperties.bind(environment, DATASTORE);
+    }
 
     /** Calico's metrics port (TYPHA_PROMETHEUSMETRICSPORT, 9093), beside the health port's /actuator/prometheus. */
     @Bean

@@ -2,6 +2,7 @@ package calico.typha.app;
 
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreMetrics;
+import calico.libcalico.datastore.DatastoreProperties;
 import calico.libcalico.health.HealthAggregator;
 import calico.typha.server.TyphaServer;
 import calico.typha.server.TyphaTls;
@@ -19,15 +20,17 @@ public class TyphaDaemon implements SmartLifecycle {
     private static final Logger log = LoggerFactory.getLogger(TyphaDaemon.class);
 
     private final TyphaProperties properties;
+    private final DatastoreProperties datastoreProperties;
     private final MeterRegistry meters;
     private final HealthAggregator health;
     private final ObjectProvider<KubernetesRebalanceTarget> kubernetesTarget;
     private Datastore datastore;
     private TyphaServer server;
 
-    public TyphaDaemon(TyphaProperties properties, MeterRegistry meters, HealthAggregator health,
-                       ObjectProvider<KubernetesRebalanceTarget> kubernetesTarget) {
+    public TyphaDaemon(TyphaProperties properties, DatastoreProperties datastoreProperties, MeterRegistry meters,
+                       HealthAggregator health, ObjectProvider<KubernetesRebalanceTarget> kubernetesTarget) {
         this.properties = properties;
+        this.datastoreProperties = datastoreProperties;
         this.meters = meters;
         this.health = health;
         this.kubernetesTarget = kubernetesTarget;
@@ -46,7 +49,7 @@ public class TyphaDaemon implements SmartLifecycle {
                         + "kubernetes mode has no Kubernetes rebalancing source (TyphaKubernetesConfiguration)");
             }
         }
-        datastore = properties.datastore().open();
+        datastore = datastoreProperties.toConfig().open();
         new DatastoreMetrics(datastore).bindTo(meters); // calico_datastore_invalid_objects_total (kubernetes datastore)
         var credentials = properties.tls() ? TyphaTls.serverCredentials(properties.caFile(), properties.serverCertFile(),
                 properties.serverKeyFile()) : null;

@@ -1,9 +1,10 @@
 package calico.typha.app;
 
+import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.kubernetes.OwnedKubernetesClient;
 import io.fabric8.kubernetes.api.model.Endpoints;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Lister;
 import java.util.List;
@@ -22,32 +23,22 @@ import org.springframework.context.annotation.Configuration;
  * {@code application.yml} (they would start a client and informers over every namespace inside
  * any pod); here one Fabric8 discovery client is built, watching services and endpoints in
  * TYPHA_K8SNAMESPACE only, with TYPHA_K8SPORTNAME as its primary port. The Kubernetes client is
- * the context's if one is defined (a test's mock), otherwise Fabric8's default (in-cluster
- * service account, or kubeconfig).
+ * the context's if one is defined (a test's mock), otherwise one built from typha's datastore
+ * settings (KUBECONFIG, K8S_API_ENDPOINT), else Fabric8's default (in-cluster service account, or
+ * ~/.kube/config).
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnExpression("'${typha.connection-rebalancing-mode:none}'.trim().equalsIgnoreCase('kubernetes')")
 class TyphaKubernetesConfiguration {
 
-    /** Owns the client it builds; a client from elsewhere in the context is not closed here. */
-    record TyphaKubernetesClient(KubernetesClient client, boolean owned) implements AutoCloseable {
-        @Override
-        public void close() {
-            if (owned) {
-                client.close();
-            }
-        }
+    /** The context's Kubernetes client if there is one, else one from typha's datastore settings, closed with the context. */
+    @Bean
+    OwnedKubernetesClient typhaKubernetesClient(ObjectProvider<KubernetesClient> given, DatastoreProperties datastore) {
+        return OwnedKubernetesClient.of(given.getIfAvailable(), datastore::kubernetesClientConfig);
     }
 
     @Bean
-    TyphaKubernetesClient typhaKubernetesClient(ObjectProvider<KubernetesClient> given) {
-        KubernetesClient c = given.getIfAvailable();
-        return c != null ? new TyphaKubernetesClient(c, false)
-                : new TyphaKubernetesClient(new KubernetesClientBuilder().build(), true);
-    }
-
-    @Bean
-    Fabric8DiscoveryClient typhaDiscoveryClient(TyphaKubernetesClient k, TyphaKubernetesProperties p) {
+    Fabric8DiscoveryClient typhaDiscoveryClient(OwnedKubernetesClient k, TyphaKubernetesProperties p) {
         if (p.k8sServiceName().isEmpty()) {
             throw new IllegalArgumentException("typha.k8s-service-name (TYPHA_K8SSERVICENAME): required with "
                     + "TYPHA_CONNECTIONREBALANCINGMODE=kubernetes (the typha service whose endpoints count the replicas)");
@@ -66,7 +57,7 @@ class TyphaKubernetesConfiguration {
     }
 
     @Bean
-    KubernetesRebalanceTarget kubernetesRebalanceTarget(Fabric8DiscoveryClient discovery, TyphaKubernetesClient k,
+    KubernetesRebalanceTarget kubernetesRebalanceTarget(Fabric8DiscoveryClient discovery, OwnedKubernetesClient k,
                                                         TyphaKubernetesProperties p, TyphaProperties config) {
         return new KubernetesRebalanceTarget(discovery, k.client(), p, config);
     }

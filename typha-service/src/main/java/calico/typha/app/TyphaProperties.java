@@ -1,14 +1,10 @@
 package calico.typha.app;
 
-import calico.libcalico.datastore.DatastoreConfig;
-import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.typha.server.ServerSettings;
-import java.net.URI;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.boot.convert.DurationUnit;
@@ -18,8 +14,10 @@ import org.springframework.boot.convert.DurationUnit;
  * names onto them. Durations given as bare numbers are seconds, as in Calico. Every error names
  * the property and the variable it comes from.
  *
- * @param datastoreType          {@code etcdv3}, {@code kubernetes} or {@code memory} (TYPHA_DATASTORETYPE / DATASTORE_TYPE)
- * @param etcdEndpoints          comma-separated URLs (TYPHA_ETCDENDPOINTS / ETCD_ENDPOINTS)
+ * <p>The datastore settings ({@code typha.datastore-type}, {@code typha.etcd-*}, {@code typha.kubeconfig},
+ * {@code typha.k8s-api-endpoint}: TYPHA_DATASTORETYPE / DATASTORE_TYPE, ...) are libcalico's shared
+ * {@link calico.libcalico.datastore.DatastoreProperties}, bound under the same prefix by {@link TyphaConfiguration}.
+ *
  * @param serverPort             gRPC port (TYPHA_SERVERPORT, 5473 as in the manifests)
  * @param serverHost             listen address, empty for all (TYPHA_SERVERHOST)
  * @param maxConnectionsUpperLimit streams beyond this are refused (TYPHA_MAXCONNECTIONSUPPERLIMIT)
@@ -45,11 +43,6 @@ import org.springframework.boot.convert.DurationUnit;
  */
 @ConfigurationProperties(prefix = "typha")
 public record TyphaProperties(
-        @DefaultValue("etcdv3") String datastoreType,
-        @DefaultValue("http://127.0.0.1:2379") String etcdEndpoints,
-        String etcdCaCertFile,
-        String etcdCertFile,
-        String etcdKeyFile,
         @DefaultValue("5473") int serverPort,
         @DefaultValue("") String serverHost,
         @DefaultValue("10000") int maxConnectionsUpperLimit,
@@ -67,11 +60,6 @@ public record TyphaProperties(
         String clientUriSan) {
 
     public TyphaProperties {
-        datastoreType = datastoreType == null ? "" : datastoreType.trim().toLowerCase(Locale.ROOT);
-        if (DatastoreConfig.Type.byEnvName(datastoreType).isEmpty()) {
-            throw new IllegalArgumentException("typha.datastore-type (TYPHA_DATASTORETYPE or DATASTORE_TYPE): \""
-                    + datastoreType + "\" is not one of " + DatastoreConfig.TYPE_NAMES);
-        }
         connectionRebalancingMode = connectionRebalancingMode == null ? "none"
                 : connectionRebalancingMode.trim().toLowerCase(Locale.ROOT);
         if (!List.of("none", "config", "kubernetes").contains(connectionRebalancingMode)) {
@@ -102,18 +90,6 @@ public record TyphaProperties(
 
     boolean tls() {
         return !blank(caFile);
-    }
-
-    /** {@return the datastore to watch} */
-    DatastoreConfig datastore() {
-        return datastore(System.getenv());
-    }
-
-    /** {@return the datastore to watch}, reading the kubernetes variables from {@code env} */
-    DatastoreConfig datastore(Map<String, String> env) {
-        return DatastoreConfig.of(DatastoreConfig.Type.valueOf(datastoreType.toUpperCase(Locale.ROOT)),
-                () -> EtcdConfig.fromProperties("typha.etcd-endpoints (TYPHA_ETCDENDPOINTS or ETCD_ENDPOINTS)",
-                        etcdEndpoints, etcdCaCertFile, etcdCertFile, etcdKeyFile), env);
     }
 
     /**

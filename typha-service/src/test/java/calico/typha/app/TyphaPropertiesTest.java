@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.DatastoreProperties;
 import calico.libcalico.datastore.kubernetes.Kubeconfigs;
+import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.test.context.ConfigDataApplicationContextInitializer;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** TYPHA_* settings: the rebalancing target, TLS completeness, and errors naming the variable. */
 class TyphaPropertiesTest {
@@ -26,7 +30,7 @@ class TyphaPropertiesTest {
 
     private static TyphaProperties props(String datastore, String mode, int replicas, int expected, Duration drop,
                                          String ca, String cert, String key, String cn, String uriSan) {
-        return new TyphaProperties(datastore, "http://127.0.0.1:2379", null, null, null, 5473, "", 10000,
+        return new TyphaProperties(5473, "", 10000,
                 Duration.ofSeconds(10), Duration.ofSeconds(60), 100000, mode, replicas, expected, drop, ca, cert, key,
                 cn, uriSan);
     }
@@ -75,14 +79,48 @@ class TyphaPropertiesTest {
         assertThat(props("none", 1, 0, "/ca", "/cert", "/key", "", "spiffe://x").tls()).isTrue();
     }
 
+    /** Typha's datastore settings, as TyphaConfiguration binds them from the real application.yml. */
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withInitializer(new ConfigDataApplicationContextInitializer())
+            .withUserConfiguration(TyphaConfiguration.class);
+
     @Test
-    void kubernetesDatastoreReadsKubeconfigAndNamesItWhenUnusable(@TempDir Path dir) throws Exception {
+    void datastoreSettingsBindFromCalicosVariables(@TempDir Path dir) throws Exception {
+        runner.run(context -> {
+            DatastoreConfig config = context.getBean(DatastoreProperties.class).toConfig();
+            assertThat(config.type()).isEqualTo(DatastoreConfig.Type.ETCDV3);
+            assertThat(config.etcd().endpoints()).containsExactly(URI.create("http://127.0.0.1:2379"));
+        });
+        Path ca = Files.writeString(dir.resolve("ca.pem"), "ca");
+        Path cert = Files.writeString(dir.resolve("cert.pem"), "cert");
+        Path key = Files.writeString(dir.resolve("key.pem"), "key");
+        runner.withPropertyValues("DATASTORE_TYPE=memory", "TYPHA_DATASTORETYPE=etcdv3",
+                "ETCD_ENDPOINTS=http://10.0.0.1:2379", "TYPHA_ETCDENDPOINTS=http://10.0.0.2:2379",
+                "ETCD_CA_CERT_FILE=" + ca, "TYPHA_ETCDCERTFILE=" + cert, "ETCD_KEY_FILE=" + key).run(context -> {
+            DatastoreConfig config = context.getBean(DatastoreProperties.class).toConfig();
+            assertThat(config.type()).as("TYPHA_DATASTORETYPE wins").isEqualTo(DatastoreConfig.Type.ETCDV3);
+            assertThat(config.etcd().endpoints()).containsExactly(URI.create("http://10.0.0.2:2379"));
+            assertThat(config.etcd().caCertFile()).isEqualTo(ca);
+            assertThat(config.etcd().certFile()).isEqualTo(cert);
+            assertThat(config.etcd().keyFile()).isEqualTo(key);
+        });
         Path kubeconfig = Kubeconfigs.write(dir, "https://10.96.0.1:443");
-        TyphaProperties p = props("kubernetes", "none", 1, 0, null, null, null, null, null);
-        DatastoreConfig config = p.datastore(Map.of("KUBECONFIG", kubeconfig.toString()));
-        assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
-        assertThat(config.kubernetes().client().getMasterUrl()).startsWith("https://10.96.0.1");
-        assertThatThrownBy(() -> p.datastore(Map.of("KUBECONFIG", dir.resolve("missing").toString())))
-                .hasMessageContaining("KUBECONFIG");
+        runner.withPropertyValues("DATASTORE_TYPE=kubernetes", "KUBECONFIG=" + kubeconfig).run(context -> {
+            DatastoreConfig config = context.getBean(DatastoreProperties.class).toConfig();
+            assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
+            assertThat(config.kubernetes().client().getMasterUrl()).startsWith("https://10.96.0.1");
+        });
+        runner.withPropertyValues("DATASTORE_TYPE=kubernetes", "KUBECONFIG=" + kubeconfig,
+                "K8S_API_ENDPOINT=https://10.96.0.9:6443").run(context -> assertThat(context.getBean(
+                DatastoreProperties.class).toConfig().kubernetes().client().getMasterUrl())
+                .startsWith("https://10.96.0.9:6443"));
+        runner.withPropertyValues("TYPHA_DATASTORETYPE=kubernetes", "KUBECONFIG=" + dir.resolve("missing"))
+                .run(context -> assertThatThrownBy(() -> context.getBean(DatastoreProperties.class).toConfig())
+                        .hasMessageContaining("KUBECONFIG"));
+        runner.withPropertyValues("TYPHA_DATASTORETYPE=zookeeper").run(context -> assertThat(context).hasFailed()
+                .getFailure().rootCause().hasMessageContaining("typha.datastore-type (TYPHA_DATASTORETYPE or "
+                        + "DATASTORE_TYPE)").hasMessageContaining("zookeeper"));
+        runner.withPropertyValues("ETCD_ENDPOINTS=127.0.0.1:2379").run(context -> assertThat(context).hasFailed()
+                .getFailure().rootCause().hasMessageContaining("TYPHA_ETCDENDPOINTS or ETCD_ENDPOINTS"));
     }
 }
