@@ -206,7 +206,7 @@ class NftRuleFormatterTest {
                 .addChain(NftNames.TABLE, FormatterVariants.TARGETS.get(0))
                 .addChain(NftNames.TABLE, FormatterVariants.TARGETS.get(1)).addChain(NftNames.TABLE, chain.name())
                 .addChain(NftNames.TABLE, masq.name())
-                .addChain(NftNames.TABLE, "nat-POSTROUTING", NftablesDataplane.baseSpec(
+                .addChain(NftNames.TABLE, "nat-POSTROUTING", NftDesiredState.baseSpec(
                         calico.felix.dataplane.rules.Ruleset.Table.NAT, calico.felix.dataplane.rules.Ruleset.Hook.POSTROUTING))
                 .addRule(NftNames.TABLE, "nat-POSTROUTING", List.of(calico.dataplane.nft.NftExpr.jump(masq.name())));
         for (NftRule r : chain.rules()) {

@@ -84,9 +84,9 @@ class NftTextFormTest {
         NftRule notrack = NftRuleFormatter.rule(Table.RAW, GenericRule.of(new Target.NoTrack(),
                 new Match.Nets(Dir.DST, List.of("10.65.0.0/16"), false)));
         b.addChain(NftNames.TABLE, "nat-cali-nat").addRule(NftNames.TABLE, "nat-cali-nat", masq.text(), null)
-                .addChain(NftNames.TABLE, "nat-POSTROUTING", NftablesDataplane.baseSpec(Table.NAT, Ruleset.Hook.POSTROUTING))
+                .addChain(NftNames.TABLE, "nat-POSTROUTING", NftDesiredState.baseSpec(Table.NAT, Ruleset.Hook.POSTROUTING))
                 .addRule(NftNames.TABLE, "nat-POSTROUTING", List.of(NftExpr.jump("nat-cali-nat")))
-                .addChain(NftNames.TABLE, "raw-PREROUTING", NftablesDataplane.baseSpec(Table.RAW, Ruleset.Hook.PREROUTING))
+                .addChain(NftNames.TABLE, "raw-PREROUTING", NftDesiredState.baseSpec(Table.RAW, Ruleset.Hook.PREROUTING))
                 .addRule(NftNames.TABLE, "raw-PREROUTING", notrack.text(), null)
                 .addMapElements(NftNames.TABLE, "cali-to-wl-dispatch-map", Map.of(NftElem.ifname("cali-gone.1"), NftExpr.goTo("cali-b")))
                 .deleteMapElements(NftNames.TABLE, "cali-to-wl-dispatch-map", List.of(NftElem.ifname("cali-gone.1")))

@@ -97,7 +97,7 @@ public final class NftablesDataplaneBench {
                 fresh.exec("nft", "-f", file.toString());
                 double floor = ms(tf);
                 // Our own resync transaction, as JSON, by the nft tool: libnftables' JSON path without the JVM.
-                Files.writeString(json, NftablesDataplane.fullBatch(dp.desired()).toString());
+                Files.writeString(json, NftChangePlanner.fullBatch(dp.desired()).toString());
                 long tj = System.nanoTime();
                 freshJson.exec("nft", "-j", "-f", json.toString());
                 double ourJson = ms(tj);

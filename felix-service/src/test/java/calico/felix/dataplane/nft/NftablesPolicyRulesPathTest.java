@@ -121,7 +121,7 @@ class NftablesPolicyRulesPathTest {
             apply(List.of(update(which, rules.toArray(CompiledRule[]::new))));
             assertThat(driver.programmedDesired()).as("step %d", step).isEqualTo(driver.desired());
             assertThat(thread.call(driver::programmed)).as("step %d", step)
-                    .isEqualTo(NftablesDataplane.countsOf(driver.desired()));
+                    .isEqualTo(driver.desired().counts());
         }
         assertThat(driver.policyRulesApplies()).isGreaterThan(fast + 20);
         assertThat(thread.call(driver::refresh)).as("chains repaired by a refresh").isZero();
@@ -129,7 +129,7 @@ class NftablesPolicyRulesPathTest {
 
     private void assertSameAsWholePath() {
         assertThat(driver.programmedDesired()).isEqualTo(driver.desired());
-        assertThat(thread.call(driver::programmed)).isEqualTo(NftablesDataplane.countsOf(driver.desired()));
+        assertThat(thread.call(driver::programmed)).isEqualTo(driver.desired().counts());
         assertThat(thread.call(driver::refresh)).as("chains repaired by a refresh").isZero();
     }
 
