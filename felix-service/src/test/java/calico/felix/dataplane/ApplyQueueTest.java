@@ -49,6 +49,12 @@ class ApplyQueueTest {
         CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> q.awaitApplied(Duration.ofSeconds(10)));
         q.applied(1);
         assertThat(waiter.get(5, TimeUnit.SECONDS)).isTrue();
+
+        q.offer(updates(1));
+        q.takeAll();
+        assertThat(q.offer(updates(1))).as("came during the apply").isEqualTo(ApplyQueue.Offered.POST_DRAIN);
+        assertThat(q.finished(true)).as("held, but the drain for the batch that came is posted already")
+                .isEqualTo(new ApplyQueue.AfterApply(true, false));
     }
 
     @Test

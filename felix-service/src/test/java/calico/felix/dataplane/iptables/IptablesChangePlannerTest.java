@@ -129,6 +129,8 @@ class IptablesChangePlannerTest {
                 "-g cali-pro-b"), ours)).as("matches are not compared: the adoption window").isTrue();
         assertThat(IptablesVerifier.plausible(List.of("-p tcp -j DROP", "-g cali-pro-b"), ours)).isFalse();
         assertThat(IptablesVerifier.plausible(List.of("-p tcp -j ACCEPT"), ours)).isFalse();
+        assertThat(IptablesVerifier.plausible(List.of("-p tcp -m tcp --dport 80 -j ACCEPT", "-g cali-pro-c"), ours))
+                .as("another goto target").isFalse();
     }
 
     private static Map<Table, SavedTable> savedTables(SavedTable filter) {
