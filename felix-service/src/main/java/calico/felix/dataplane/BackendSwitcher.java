@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
  */
 final class BackendSwitcher {
 
+    /** The dataplane's logger: its lines read as before the split (operators filter on it). */
     private static final Logger log = LoggerFactory.getLogger(KernelDataplane.class);
 
     private final PolicyDriverFactory factory;

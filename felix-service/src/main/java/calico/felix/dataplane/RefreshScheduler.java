@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
  */
 final class RefreshScheduler {
 
+    /** The dataplane's logger: its lines read as before the split (operators filter on it). */
     private static final Logger log = LoggerFactory.getLogger(KernelDataplane.class);
     static final Duration DEFAULT_REFRESH = Duration.ofSeconds(180);
     /** Quiet time after an apply before the driver reads its rules back (a stranger's edit is adopted at most this long). */

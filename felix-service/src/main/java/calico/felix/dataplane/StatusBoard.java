@@ -20,6 +20,7 @@ import org.slf4j.LoggerFactory;
  */
 final class StatusBoard {
 
+    /** The dataplane's logger: its lines read as before the split (operators filter on it). */
     private static final Logger log = LoggerFactory.getLogger(KernelDataplane.class);
     static final int KEPT_ERRORS = 100;
     static final PolicyDriver.Programmed NOTHING = new PolicyDriver.Programmed(0, 0, 0, 0);

@@ -39,6 +39,7 @@ import org.slf4j.LoggerFactory;
  */
 final class NftVerifier implements AutoCloseable {
 
+    /** The driver's logger: its lines read as before the split (operators filter on it). */
     private static final Logger log = LoggerFactory.getLogger(NftablesDataplane.class);
     private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
     private static final TableRef TABLE = NftNames.TABLE;
