@@ -2,7 +2,6 @@ package calico.felix.admin;
 
 import calico.felix.app.ApplyStatus;
 import calico.felix.app.FelixDaemon;
-import calico.felix.app.ModelDataplane;
 import calico.felix.app.ProgrammedState;
 import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.DataplaneUpdate.HostEndpointUpdate;
@@ -11,6 +10,7 @@ import calico.felix.calc.DataplaneUpdate.WorkloadEndpointUpdate;
 import calico.felix.calc.IpSetMember;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
+import calico.felix.dataplane.rules.DataplaneModel;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -73,16 +73,19 @@ public class FelixAdminController {
         this.daemon = daemon;
     }
 
-    private ModelDataplane model() {
-        return state.model();
+    /** {@return what {@code reader} makes of the dataplane's model}, read between two batches (copy what you keep) */
+    private <T> T read(java.util.function.Function<DataplaneModel, T> reader) {
+        return state.model().read(reader);
     }
 
     @GetMapping("/endpoints")
     public List<EndpointView> endpoints() {
         List<EndpointView> out = new java.util.ArrayList<>();
-        model().workloadEndpoints().values().stream().sorted(Comparator.comparing(WorkloadEndpointUpdate::id))
+        read(m -> List.copyOf(m.workloads().values())).stream()
+                .sorted(Comparator.comparing(WorkloadEndpointUpdate::id))
                 .map(FelixAdminController::view).forEach(out::add);
-        model().hostEndpoints().values().stream().sorted(Comparator.comparing(HostEndpointUpdate::id))
+        read(m -> List.copyOf(m.hostEndpoints().values())).stream()
+                .sorted(Comparator.comparing(HostEndpointUpdate::id))
                 .map(FelixAdminController::view).forEach(out::add);
         return out;
     }
@@ -91,13 +94,13 @@ public class FelixAdminController {
     @GetMapping({"/endpoints/{namespace}/{name}", "/endpoints/{name}"})
     public EndpointView endpoint(@PathVariable(required = false) String namespace, @PathVariable String name) {
         if (namespace != null) {
-            WorkloadEndpointUpdate w = model().workloadEndpoints().get(namespace + "/" + name);
+            WorkloadEndpointUpdate w = read(m -> m.workloads().get(namespace + "/" + name));
             if (w == null) {
                 throw new NotFound("no local workload endpoint " + namespace + "/" + name);
             }
             return view(w);
         }
-        HostEndpointUpdate h = model().hostEndpoints().get(name);
+        HostEndpointUpdate h = read(m -> m.hostEndpoints().get(name));
         if (h == null) {
             throw new NotFound("no local host endpoint " + name
                     + " (workload endpoints are addressed as /endpoints/<namespace>/<name>)");
@@ -107,7 +110,7 @@ public class FelixAdminController {
 
     @GetMapping("/policies")
     public List<PolicyView> policies() {
-        return model().policies().entrySet().stream()
+        return read(m -> Map.copyOf(m.policies())).entrySet().stream()
                 .map(e -> new PolicyView(e.getKey().toString(), e.getKey().tier(), e.getKey().namespace(),
                         e.getKey().name(), e.getKey().kind().kind(), e.getValue()))
                 .sorted(Comparator.comparing(PolicyView::id)).toList();
@@ -115,33 +118,34 @@ public class FelixAdminController {
 
     @GetMapping("/profiles")
     public Map<String, CompiledPolicy> profiles() {
-        return new TreeMap<>(model().profiles());
+        return read(m -> new TreeMap<>(m.profiles()));
     }
 
     @GetMapping("/ipsets")
     public List<IpSetSummary> ipSets() {
-        return model().ipSets().values().stream()
-                .map(s -> new IpSetSummary(s.id(), String.valueOf(s.type()), s.members().size())).toList();
+        return read(m -> m.ipSets().entrySet().stream()
+                .map(e -> new IpSetSummary(e.getKey(), String.valueOf(e.getValue().type()),
+                        e.getValue().members().size())).toList());
     }
 
     @GetMapping("/ipsets/{id}")
     public IpSetView ipSet(@PathVariable String id) {
-        ModelDataplane.IpSet s = model().ipSet(id);
+        DataplaneModel.IpSet s = read(m -> m.ipSets().get(id));
         if (s == null) {
             throw new NotFound("no IP set " + id);
         }
-        return new IpSetView(s.id(), String.valueOf(s.type()),
+        return new IpSetView(id, String.valueOf(s.type()),
                 s.members().stream().map(IpSetMember::toString).sorted().toList());
     }
 
     @GetMapping("/routes")
     public List<RouteUpdate> routes() {
-        return new TreeMap<>(model().routes()).values().stream().toList();
+        return read(m -> List.copyOf(m.routes().values()));
     }
 
     @GetMapping("/config")
     public Map<String, String> config() {
-        return new TreeMap<>(model().config());
+        return read(m -> new TreeMap<>(m.config().effective()));
     }
 
     @GetMapping("/status")

@@ -1,5 +1,6 @@
 package calico.felix.app;
 
+import calico.felix.dataplane.Dataplane;
 import calico.felix.flows.FlowLogs;
 import java.util.List;
 

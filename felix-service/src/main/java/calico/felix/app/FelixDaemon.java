@@ -4,6 +4,7 @@ import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.Dataplane;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreProperties;
 import calico.libcalico.health.HealthAggregator;

@@ -1,5 +1,7 @@
 package calico.felix.app;
 
+import calico.felix.dataplane.Dataplane;
+import calico.felix.dataplane.ModelDataplane;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;

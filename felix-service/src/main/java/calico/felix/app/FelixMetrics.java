@@ -1,6 +1,7 @@
 package calico.felix.app;
 
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreMetrics;
 import io.micrometer.core.instrument.Counter;
@@ -25,20 +26,20 @@ public final class FelixMetrics {
     private final Counter resyncs;
     private final Map<Class<?>, Counter> byType = new ConcurrentHashMap<>();
 
-    public FelixMetrics(MeterRegistry registry, ModelDataplane model) {
+    public FelixMetrics(MeterRegistry registry, DataplaneModel model) {
         this.registry = registry;
         this.applyTimer = Timer.builder("felix.apply").description("Time to apply one batch to the dataplane")
                 .publishPercentileHistogram().register(registry);
         this.resyncs = Counter.builder("felix.resyncs").description("Datastore resyncs started").register(registry);
-        Gauge.builder("felix.ipsets", model, ModelDataplane::ipSetCount).description("IP sets programmed")
+        Gauge.builder("felix.ipsets", model, DataplaneModel::ipSetCount).description("IP sets programmed")
                 .register(registry);
-        Gauge.builder("felix.ipset.members", model, ModelDataplane::ipSetMemberCount)
+        Gauge.builder("felix.ipset.members", model, DataplaneModel::ipSetMemberCount)
                 .description("Members over all IP sets").register(registry);
-        Gauge.builder("felix.active.policies", model, ModelDataplane::policyCount)
+        Gauge.builder("felix.active.policies", model, DataplaneModel::policyCount)
                 .description("Policies selecting a local endpoint").register(registry);
-        Gauge.builder("felix.local.endpoints", model, ModelDataplane::endpointCount)
+        Gauge.builder("felix.local.endpoints", model, DataplaneModel::endpointCount)
                 .description("Local workload and host endpoints").register(registry);
-        Gauge.builder("felix.dataplane.errors", model, ModelDataplane::violations)
+        Gauge.builder("felix.dataplane.errors", model, DataplaneModel::violations)
                 .description("Protocol violations the dataplane rejected").register(registry);
     }
 

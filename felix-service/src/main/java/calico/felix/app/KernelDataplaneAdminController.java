@@ -1,5 +1,6 @@
 package calico.felix.app;
 
+import calico.felix.dataplane.Dataplane;
 import calico.felix.dataplane.KernelDataplane;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,5 +1,6 @@
 package calico.felix.app;
 
+import calico.felix.dataplane.Dataplane;
 import calico.felix.flows.FlowLogs;
 
 import calico.felix.dataplane.KernelDataplane;
@@ -28,11 +29,12 @@ public class KernelDataplaneConfiguration {
         return new KernelDataplaneMetrics(registry.getIfAvailable(SimpleMeterRegistry::new));
     }
 
-    /** Flow logs beside the kernel dataplane: idle until {@code flowLogsGoldmaneServer} is set. */
+    /** Flow logs beside the kernel dataplane, reading its model: idle until {@code flowLogsGoldmaneServer} is set. */
     @Bean(destroyMethod = "close")
-    FlowLogs flowLogs(FelixProperties properties, ObjectProvider<MeterRegistry> registry,
+    FlowLogs flowLogs(FelixProperties properties, Dataplane dataplane, ObjectProvider<MeterRegistry> registry,
                       ObjectProvider<calico.libcalico.health.HealthAggregator> health) {
-        return new FlowLogs(properties.hostname(), properties.dataplaneNetns(), java.time.Clock.systemUTC(),
+        return new FlowLogs(properties.hostname(), properties.dataplaneNetns(), dataplane.model(),
+                java.time.Clock.systemUTC(),
                 registry.getIfAvailable(SimpleMeterRegistry::new), health.getIfAvailable());
     }
 

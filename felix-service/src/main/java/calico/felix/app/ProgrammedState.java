@@ -1,16 +1,16 @@
 package calico.felix.app;
 
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.Dataplane;
+import calico.felix.dataplane.rules.DataplaneModel;
 import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * The dataplane plus the in-memory model that the admin API and metrics read. When the
- * dataplane is the model there is one copy; beside a real driver the model is a mirror fed the
- * same batches.
+ * The dataplane and the listeners beside it (flow logs). What is programmed is the dataplane's
+ * one {@link DataplaneModel}: the admin API and the metrics read it, there is no mirror.
  */
-public record ProgrammedState(Dataplane dataplane, ModelDataplane model,
-                               List<Consumer<List<DataplaneUpdate>>> listeners) {
+public record ProgrammedState(Dataplane dataplane, List<Consumer<List<DataplaneUpdate>>> listeners) {
 
     public ProgrammedState {
         listeners = List.copyOf(listeners);
@@ -21,27 +21,28 @@ public record ProgrammedState(Dataplane dataplane, ModelDataplane model,
     }
 
     /**
-     * With {@code listeners} fed every batch before the dataplane (flow logs mirror the stream, and
-     * must be listening before the rules that log to them are programmed).
+     * With {@code listeners} fed every batch before the dataplane (flow logs index the lookups and
+     * start collecting on their config, and must be listening before the rules that log to them
+     * are programmed).
      */
     public static ProgrammedState of(Dataplane dataplane, List<Consumer<List<DataplaneUpdate>>> listeners) {
-        return new ProgrammedState(dataplane, dataplane instanceof ModelDataplane m ? m : new ModelDataplane(),
-                listeners);
+        return new ProgrammedState(dataplane, listeners);
+    }
+
+    /** {@return the dataplane's model} (read it from here through {@link DataplaneModel#read}) */
+    public DataplaneModel model() {
+        return dataplane.model();
     }
 
     /**
-     * Listeners get the whole batch; the dataplane and the model get it without the flow-log
-     * lookups, which describe nothing to program (a batch of lookups only reaches no driver).
+     * Listeners get the whole batch; the dataplane gets it without the flow-log lookups, which
+     * describe nothing to program (a batch of lookups only reaches no dataplane).
      */
     void apply(List<DataplaneUpdate> batch) {
         listeners.forEach(l -> l.accept(batch));
         List<DataplaneUpdate> programmed = withoutLookups(batch);
-        if (programmed.isEmpty()) {
-            return;
-        }
-        dataplane.apply(programmed);
-        if (model != dataplane) {
-            model.apply(programmed);
+        if (!programmed.isEmpty()) {
+            dataplane.apply(programmed);
         }
     }
 
@@ -53,9 +54,6 @@ public record ProgrammedState(Dataplane dataplane, ModelDataplane model,
     }
 
     List<String> errors() {
-        if (model == dataplane) {
-            return model.errors();
-        }
-        return java.util.stream.Stream.concat(dataplane.errors().stream(), model.errors().stream()).toList();
+        return dataplane.errors();
     }
 }

@@ -13,6 +13,60 @@ import java.util.Map;
 public sealed interface DataplaneUpdate {
 
     /**
+     * One method per variant: dispatch over the stream is {@code u.accept(visitor)}, and a new
+     * variant added here fails to compile in every visitor until it is handled there (Java 17 has
+     * no exhaustive pattern {@code switch}; this is its equivalent, with no default branch).
+     */
+    interface Visitor<R> {
+        R configUpdate(ConfigUpdate u);
+
+        R hostMetadataUpdate(HostMetadataUpdate u);
+
+        R hostMetadataRemove(HostMetadataRemove u);
+
+        R ipPoolUpdate(IpPoolUpdate u);
+
+        R ipPoolRemove(IpPoolRemove u);
+
+        R routeUpdate(RouteUpdate u);
+
+        R routeRemove(RouteRemove u);
+
+        R inSync(InSync u);
+
+        R ipSetUpdate(IpSetUpdate u);
+
+        R ipSetDeltaUpdate(IpSetDeltaUpdate u);
+
+        R ipSetRemove(IpSetRemove u);
+
+        R activePolicyUpdate(ActivePolicyUpdate u);
+
+        R activePolicyRemove(ActivePolicyRemove u);
+
+        R activeProfileUpdate(ActiveProfileUpdate u);
+
+        R activeProfileRemove(ActiveProfileRemove u);
+
+        R workloadEndpointUpdate(WorkloadEndpointUpdate u);
+
+        R workloadEndpointRemove(WorkloadEndpointRemove u);
+
+        R hostEndpointUpdate(HostEndpointUpdate u);
+
+        R hostEndpointRemove(HostEndpointRemove u);
+
+        R flowLookupUpdate(FlowLookupUpdate u);
+
+        R serviceLookupUpdate(ServiceLookupUpdate u);
+
+        R flowLookupRemove(FlowLookupRemove u);
+    }
+
+    /** {@return what {@code v} makes of this update}: calls the visitor's method for this variant. */
+    <R> R accept(Visitor<R> v);
+
+    /**
      * The effective Felix configuration, typed ({@link FelixSettings}), resolved from Calico's
      * defaults, the global {@code default} resource, the node's {@code node.<name>} resource,
      * then {@code FELIX_*} environment variables (highest). Sent whole on every change.
@@ -20,6 +74,11 @@ public sealed interface DataplaneUpdate {
     record ConfigUpdate(FelixSettings settings) implements DataplaneUpdate {
         public ConfigUpdate {
             java.util.Objects.requireNonNull(settings, "settings");
+        }
+
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.configUpdate(this);
         }
     }
 
@@ -29,17 +88,34 @@ public sealed interface DataplaneUpdate {
         public HostMetadataUpdate {
             labels = labels == null ? Map.of() : Map.copyOf(labels);
         }
+
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.hostMetadataUpdate(this);
+        }
     }
 
     record HostMetadataRemove(String hostname) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.hostMetadataRemove(this);
+        }
     }
 
     /** An IP pool's settings, keyed by the pool's name. Modes are Calico's Never/Always/CrossSubnet. */
     record IpPoolUpdate(String name, String cidr, boolean natOutgoing, String ipipMode, String vxlanMode,
                         boolean disabled) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.ipPoolUpdate(this);
+        }
     }
 
     record IpPoolRemove(String name) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.ipPoolRemove(this);
+        }
     }
 
     /** What a route leads to. */
@@ -65,13 +141,25 @@ public sealed interface DataplaneUpdate {
      */
     record RouteUpdate(String dst, RouteType type, String dstNode, String dstNodeIp, String interfaceName,
                        String poolName, boolean natOutgoing) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.routeUpdate(this);
+        }
     }
 
     record RouteRemove(String dst) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.routeRemove(this);
+        }
     }
 
     /** The initial snapshot has been sent in full: the dataplane may now remove what it did not hear about. */
     record InSync() implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.inSync(this);
+        }
     }
 
     // ---- Graph variants: IP sets, active policies and profiles, local endpoints. ----
@@ -80,6 +168,11 @@ public sealed interface DataplaneUpdate {
     record IpSetUpdate(String id, IpSetType type, java.util.Set<IpSetMember> members) implements DataplaneUpdate {
         public IpSetUpdate {
             members = java.util.Set.copyOf(members);
+        }
+
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.ipSetUpdate(this);
         }
     }
 
@@ -90,24 +183,49 @@ public sealed interface DataplaneUpdate {
             added = java.util.Set.copyOf(added);
             removed = java.util.Set.copyOf(removed);
         }
+
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.ipSetDeltaUpdate(this);
+        }
     }
 
     /** The IP set is no longer referenced by any active rule. */
     record IpSetRemove(String id) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.ipSetRemove(this);
+        }
     }
 
     /** A policy that selects at least one local endpoint, compiled (create or replace). */
     record ActivePolicyUpdate(PolicyId id, CompiledPolicy policy) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.activePolicyUpdate(this);
+        }
     }
 
     record ActivePolicyRemove(PolicyId id) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.activePolicyRemove(this);
+        }
     }
 
     /** A profile used by at least one local endpoint, compiled (create or replace). */
     record ActiveProfileUpdate(String name, CompiledPolicy profile) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.activeProfileUpdate(this);
+        }
     }
 
     record ActiveProfileRemove(String name) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.activeProfileRemove(this);
+        }
     }
 
     /**
@@ -133,6 +251,11 @@ public sealed interface DataplaneUpdate {
             identity = identity == null ? EndpointIdentity.NONE : identity;
         }
 
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.workloadEndpointUpdate(this);
+        }
+
         /** An endpoint whose labels and generate-name are not known (tests, benchmarks). */
         public WorkloadEndpointUpdate(String id, String interfaceName, String mac, java.util.List<String> ipv4Nets,
                                       java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
@@ -155,6 +278,10 @@ public sealed interface DataplaneUpdate {
     }
 
     record WorkloadEndpointRemove(String id) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.workloadEndpointRemove(this);
+        }
     }
 
     /** A host endpoint on this node (create or replace); fields as for workload endpoints. */
@@ -185,6 +312,11 @@ public sealed interface DataplaneUpdate {
             forwardEgress = java.util.List.copyOf(forwardEgress);
         }
 
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.hostEndpointUpdate(this);
+        }
+
         /** A host endpoint with normal policies only. */
         public HostEndpointUpdate(String id, String interfaceName, java.util.List<String> expectedIpv4,
                                   java.util.List<String> expectedIpv6, java.util.List<String> profileIds,
@@ -195,6 +327,10 @@ public sealed interface DataplaneUpdate {
     }
 
     record HostEndpointRemove(String id) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.hostEndpointRemove(this);
+        }
     }
 
     // ---- Flow-log lookups: never programmed, read by flow logs only. ----
@@ -237,6 +373,11 @@ public sealed interface DataplaneUpdate {
             labels = labels == null ? Map.of() : Map.copyOf(labels);
             nets = java.util.List.copyOf(nets);
         }
+
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.flowLookupUpdate(this);
+        }
     }
 
     /**
@@ -253,6 +394,11 @@ public sealed interface DataplaneUpdate {
             ips = java.util.List.copyOf(ips);
             ports = java.util.List.copyOf(ports);
         }
+
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.serviceLookupUpdate(this);
+        }
     }
 
     /**
@@ -267,5 +413,9 @@ public sealed interface DataplaneUpdate {
     }
 
     record FlowLookupRemove(String key) implements FlowLookup {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.flowLookupRemove(this);
+        }
     }
 }

@@ -2,6 +2,7 @@ package calico.felix.dataplane;
 
 import calico.dataplane.iptables.IptablesBackend;
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.time.Clock;
 import java.time.Duration;
@@ -25,6 +26,8 @@ final class BackendSwitcher {
     private static final Logger log = LoggerFactory.getLogger(KernelDataplane.class);
 
     private final PolicyDriverFactory factory;
+    /** The kernel dataplane's one model, which every driver it creates renders. */
+    private final DataplaneModel model;
     private final Supplier<IptablesBackend> detect;
     private final DataplaneObserver observer;
     private final StatusBoard board;
@@ -41,9 +44,10 @@ final class BackendSwitcher {
     /**
      * @param detect runs {@code Auto} iptables detection in the programmed namespace
      */
-    BackendSwitcher(PolicyDriverFactory factory, Supplier<IptablesBackend> detect, DataplaneObserver observer,
-                    StatusBoard board, Clock clock) {
+    BackendSwitcher(PolicyDriverFactory factory, DataplaneModel model, Supplier<IptablesBackend> detect,
+                    DataplaneObserver observer, StatusBoard board, Clock clock) {
         this.factory = factory;
+        this.model = model;
         this.detect = detect;
         this.observer = observer;
         this.board = board;
@@ -57,7 +61,8 @@ final class BackendSwitcher {
 
     /**
      * Applies the batch with the driver {@code inputs} choose, switching driver first when the
-     * choice changed (the new driver starts from {@code snapshot}, which holds the batch);
+     * choice changed (the new driver, on the same model, first applies {@code snapshot}: a full
+     * resync of the model, which already holds the batch);
      * {@return the driver's stats}, null when there is no driver.
      */
     PolicyDriver.ApplyStats apply(List<DataplaneUpdate> batch, BooleanSupplier moreComing, BackendChoice.Inputs inputs,
@@ -97,7 +102,7 @@ final class BackendSwitcher {
     private PolicyDriver.ApplyStats start(BackendChoice next, Supplier<List<DataplaneUpdate>> snapshot) {
         PolicyDriver created;
         try {
-            created = factory.create(next);
+            created = factory.create(next, model);
         } catch (RuntimeException e) {
             String problem = "cannot start the " + next.driverName() + " policy driver: " + e.getMessage()
                     + (driver == null ? "; no policy is programmed" : "; keeping " + driver.name());

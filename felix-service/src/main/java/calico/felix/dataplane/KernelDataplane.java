@@ -5,10 +5,10 @@ import calico.dataplane.netlink.LinkUpdate;
 import calico.dataplane.netlink.NetNamespace;
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
-import calico.felix.app.Dataplane;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.routes.RouteManager;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.io.UncheckedIOException;
 import java.nio.file.NoSuchFileException;
@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  *  graph ─apply─► ApplyQueue ─takeAll (ApplyPacing: when)─► dataplane thread:
- *                   GraphReplay.add ─► BackendSwitcher.apply (driver choice, make-before-break switch)
+ *                   DataplaneModel.apply ─► BackendSwitcher.apply (driver choice, make-before-break switch)
  *                                  ─► RouteManager.apply ─► StatusBoard (counters, failures) ─► observer
  *                   RefreshScheduler: settle after the last apply, periodic refresh (driver read-back, routes)
  *  LinkMonitor ─post─► RouteManager.onLinkUpdate
@@ -48,9 +48,9 @@ import org.slf4j.LoggerFactory;
  * batch). The queue is bounded ({@value #MAX_QUEUED_UPDATES} updates): beyond it {@link #apply}
  * blocks, so the syncer still sees back-pressure. {@link #awaitApplied} waits for everything
  * handed over so far; {@link #status()}'s {@code lastApply} and {@code applies} say what is in
- * the kernel. Every batch is also folded into a {@link GraphReplay}: when a ConfigUpdate changes
- * the backend choice, the thread starts the new driver first and feeds it the replay's snapshot
- * (its first apply is a full resync), and only then removes the old driver's rules (keeping IP
+ * the kernel. The thread first folds every batch into the one {@link DataplaneModel}, which the
+ * driver renders: when a ConfigUpdate changes the backend choice, the thread starts the new driver
+ * first on the same model (its first apply is a full resync of it), and only then removes the old driver's rules (keeping IP
  * sets both iptables drivers share: the new driver has already replaced them by swap), so the
  * namespace always has complete rules; routes are not touched. A write does not read the rules
  * back; {@value RefreshScheduler#SETTLE_MILLIS} ms after the last apply (and at every refresh) the
@@ -113,7 +113,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private Sysctls sysctls;
     private RouteManager routes;
     private RefreshScheduler refresher;
-    private final GraphReplay replay = new GraphReplay();
+    /** Written on the dataplane thread only, batch by batch; other threads read it through {@link DataplaneModel#read}. */
+    private final DataplaneModel model = new DataplaneModel();
     private final ResyncNeeded needResync = new ResyncNeeded();
     private final ApplyPacing pacing = new ApplyPacing();
     private String forwardingApplied;
@@ -135,7 +136,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         this.observer = Objects.requireNonNull(observer, "observer");
         this.board = new StatusBoard(observer);
         List<String> prefix = commandPrefix(this.netns);
-        this.switcher = new BackendSwitcher(factory, () -> IptablesBackend.detect(prefix), observer, board, clock);
+        this.switcher = new BackendSwitcher(factory, model, () -> IptablesBackend.detect(prefix), observer, board, clock);
         String threadName = this.netns.isEmpty() ? "felix-dataplane" : "felix-dataplane-" + this.netns;
         thread = new DataplaneThread(threadName, board::record);
         try {
@@ -264,7 +265,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private void applyOnThread(List<DataplaneUpdate> batch, int batches, BooleanSupplier moreComing) {
         long start = System.nanoTime();
         long failuresBefore = board.failures();
-        replay.add(batch);
+        model.apply(batch);
         Duration interval = refresher.interval();
         boolean sawInSync = false;
         for (DataplaneUpdate u : batch) {
@@ -274,7 +275,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 sawInSync = true;
             }
         }
-        ensureForwarding(replay.settings());
+        ensureForwarding(model.config());
         boolean resync = needResync.get();
         needResync.set(); // cleared only if both parts succeed
         PolicyDriver.ApplyStats stats = null;
@@ -312,13 +313,13 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * {@return the driver's stats}, null when there is no driver.
      */
     private PolicyDriver.ApplyStats applyPolicy(List<DataplaneUpdate> batch, BooleanSupplier moreComing) {
-        if (switcher.driver() == null && !replay.hasConfig() && !replay.inSync()) {
+        if (switcher.driver() == null && !model.hasConfig() && !model.inSync()) {
             // The graph holds the configuration back until in sync: starting a driver now would
             // pick the default backend and program it, only to switch on the first ConfigUpdate.
-            // The replay keeps the batch; the first driver starts from its snapshot.
+            // The model has the batch; the first driver starts from all of it.
             return null;
         }
-        return switcher.apply(batch, moreComing, BackendChoice.Inputs.of(replay.settings()), replay::snapshot);
+        return switcher.apply(batch, moreComing, BackendChoice.Inputs.of(model.config()), () -> batch);
     }
 
     /**
@@ -427,6 +428,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     }
 
     @Override
+    public DataplaneModel model() {
+        return model;
+    }
+
+    @Override
     public long applyRunningSince() {
         return board.applyRunningSince();
     }
@@ -438,7 +444,13 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      */
     @Override
     public List<String> errors() {
-        return board.errors();
+        List<String> violations = model.errors(); // protocol violations: an upstream bug, never resolved
+        if (violations.isEmpty()) {
+            return board.errors();
+        }
+        List<String> out = new java.util.ArrayList<>(board.errors());
+        out.addAll(violations);
+        return List.copyOf(out);
     }
 
     /** {@return the last failures, resolved or not}, oldest first. */

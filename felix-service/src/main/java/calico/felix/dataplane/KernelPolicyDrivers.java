@@ -5,6 +5,7 @@ import calico.dataplane.iptables.Ipset;
 import calico.dataplane.nft.Nftables;
 import calico.felix.dataplane.iptables.IptablesDataplane;
 import calico.felix.dataplane.nft.NftablesDataplane;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.util.List;
 
@@ -23,11 +24,12 @@ public final class KernelPolicyDrivers implements PolicyDriverFactory {
     }
 
     @Override
-    public PolicyDriver create(BackendChoice choice) {
+    public PolicyDriver create(BackendChoice choice, DataplaneModel model) {
         if (choice instanceof BackendChoice.Iptables i) {
-            return new IptablesDataplane(new IptablesRestore(i.backend(), i.lock(), commandPrefix), new Ipset(commandPrefix));
+            return new IptablesDataplane(new IptablesRestore(i.backend(), i.lock(), commandPrefix), new Ipset(commandPrefix),
+                    model);
         }
         // We run on the dataplane thread, inside the programmed namespace: libnftables' socket opens there.
-        return new NftablesDataplane(Nftables.open());
+        return new NftablesDataplane(Nftables.open(), model);
     }
 }

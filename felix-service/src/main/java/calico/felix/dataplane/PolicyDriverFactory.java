@@ -1,5 +1,6 @@
 package calico.felix.dataplane;
 
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
 
 /**
@@ -10,6 +11,10 @@ import calico.felix.dataplane.rules.PolicyDriver;
 @FunctionalInterface
 public interface PolicyDriverFactory {
 
-    /** {@return a new driver}; throws when this build or host cannot provide one for {@code choice}. */
-    PolicyDriver create(BackendChoice choice);
+    /**
+     * {@return a new driver rendering {@code model}} (the kernel dataplane's one model, which the
+     * dataplane folds each batch into before the driver's apply); throws when this build or host
+     * cannot provide one for {@code choice}.
+     */
+    PolicyDriver create(BackendChoice choice, DataplaneModel model);
 }

@@ -1,5 +1,7 @@
 package calico.felix.flows;
 
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.HitTable;
 import calico.api.model.Action;
 import calico.api.net.Cidr;
 import calico.api.net.IpAddress;
@@ -8,7 +10,7 @@ import calico.felix.calc.CompiledRule;
 import calico.felix.calc.IpSetMember;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
-import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.RuleRenderer;
 import calico.felix.flows.FlowEndpoint.Type;
 import java.net.InetAddress;
 import java.util.ArrayList;
@@ -19,9 +21,9 @@ import java.util.Map;
 
 /**
  * An immutable snapshot of what the collector needs from the dataplane's model: endpoints by
- * address, the NFLOG prefixes ({@link HitTable}), and the compiled policies, profiles and IP
- * sets to evaluate staged policies in user space. Built on the thread that applies batches; read
- * by the collector's threads.
+ * address, the NFLOG prefixes the renderer emits for it ({@link RuleRenderer#hitTable}), and the
+ * compiled policies, profiles and IP sets to evaluate staged policies in user space. Built under
+ * the model's lock (see {@code FlowLogs.context}); read by the collector's threads.
  */
 public final class FlowContext {
 
@@ -89,7 +91,7 @@ public final class FlowContext {
             concat(h.expectedIpv4(), h.expectedIpv6()).forEach(a -> Cidr.tryParseCidrOrIp(a)
                     .ifPresent(c -> byAddress.putIfAbsent(c.address(), e)));
         });
-        return new FlowContext(Map.copyOf(byAddress), List.copyOf(byNet), HitTable.of(model),
+        return new FlowContext(Map.copyOf(byAddress), List.copyOf(byNet), RuleRenderer.hitTable(model),
                 Map.copyOf(model.policies()), Map.copyOf(model.profiles()), Map.copyOf(model.ipSets()), lookups);
     }
 

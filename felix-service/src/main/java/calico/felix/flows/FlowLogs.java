@@ -1,12 +1,13 @@
 package calico.felix.flows;
 
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.dataplane.netfilter.ConntrackReader;
 import calico.dataplane.netfilter.ConntrackSettings;
 import calico.dataplane.netfilter.NflogReader;
 import calico.dataplane.netlink.NetNamespace;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.FelixSettings;
-import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.NflogPrefix;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
@@ -17,12 +18,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Flow logs for the kernel dataplane: mirrors the dataplane stream into a {@link DataplaneModel}
- * (for the {@link FlowContext}), and while {@code flowLogsGoldmaneServer} is set reads NFLOG
+ * Flow logs for the kernel dataplane: names endpoints and decodes NFLOG prefixes from the
+ * dataplane's one {@link DataplaneModel} (a {@link FlowContext} built from it when a hit needs it
+ * and the model has changed), indexes the graph's flow-log lookups ({@link FlowLookups}), and
+ * while {@code flowLogsGoldmaneServer} is set reads NFLOG
  * groups 1 and 2 and conntrack in the dataplane's namespace, aggregates ({@link FlowAggregator})
  * and sends every {@code flowLogsFlushInterval} to goldmane ({@link GoldmaneClient}).
  *
@@ -41,10 +45,18 @@ public final class FlowLogs implements AutoCloseable {
     private final String node;
     private final String netns;
     private final Clock clock;
-    private final DataplaneModel model = new DataplaneModel();
+    /** The dataplane's model: written by the dataplane, read here under its lock. */
+    private final DataplaneModel model;
     private final FlowLookups lookups = new FlowLookups();
-    private volatile FlowContext context = FlowContext.EMPTY;
-    private final FlowAggregator aggregator = new FlowAggregator(() -> context);
+
+    /** A context and what it was built from: the model's version and the host endpoint label changes seen. */
+    private record Built(long modelVersion, long hostEndpointLabels, FlowContext context) {
+    }
+
+    private volatile Built built = new Built(-1, -1, FlowContext.EMPTY);
+    /** Counts lookup changes of host endpoints, whose labels a context copies. */
+    private final AtomicLong hostEndpointLabels = new AtomicLong();
+    private final FlowAggregator aggregator = new FlowAggregator(this::context);
     private final ScheduledExecutorService thread;
     /** Started on the constructing thread, in felix's own namespace. */
     private final java.util.concurrent.ExecutorService outside;
@@ -69,9 +81,10 @@ public final class FlowLogs implements AutoCloseable {
     /**
      * @param node  this node's name (reported with every flow)
      * @param netns the dataplane's network namespace; empty for felix's own
+     * @param model the dataplane's model (what its rules are rendered from)
      */
-    public FlowLogs(String node, String netns, Clock clock, MeterRegistry meters) {
-        this(node, netns, clock, meters, null);
+    public FlowLogs(String node, String netns, DataplaneModel model, Clock clock, MeterRegistry meters) {
+        this(node, netns, model, clock, meters, null);
     }
 
     /**
@@ -80,8 +93,9 @@ public final class FlowLogs implements AutoCloseable {
      *               are shown in its detail and the metrics, but never fail felix's probes (its
      *               policy work does not depend on flow logs).
      */
-    public FlowLogs(String node, String netns, Clock clock, MeterRegistry meters,
+    public FlowLogs(String node, String netns, DataplaneModel model, Clock clock, MeterRegistry meters,
                     calico.libcalico.health.HealthAggregator health) {
+        this.model = Objects.requireNonNull(model, "model");
         this.health = health == null ? null : health.registerReporter("FlowLogs", true, false, null);
         if (this.health != null) {
             this.health.report(true, false, status);
@@ -181,27 +195,24 @@ public final class FlowLogs implements AutoCloseable {
         }
     }
 
-    /** Mirrors one batch; (re)starts or stops collection when the configuration asks. Never throws. */
+    /**
+     * Indexes the batch's flow-log lookups; (re)starts or stops collection when the configuration
+     * asks. Runs before the dataplane gets the batch. Never throws.
+     */
     public void apply(List<DataplaneUpdate> batch) {
         try {
             Wanted wanted = null;
             boolean config = false;
-            boolean local = false;
             for (DataplaneUpdate u : batch) {
                 if (u instanceof DataplaneUpdate.FlowLookup) {
                     lookups.apply(u); // live: no new context for a remote change...
-                    local |= hostEndpointLookup(u); // ...but a local host endpoint's labels are copied
-                    continue;
-                }
-                local = true;
-                model.apply(u);
-                if (u instanceof DataplaneUpdate.ConfigUpdate c) {
+                    if (hostEndpointLookup(u)) {
+                        hostEndpointLabels.incrementAndGet(); // ...but a local host endpoint's labels are copied
+                    }
+                } else if (u instanceof DataplaneUpdate.ConfigUpdate c) {
                     config = true;
                     wanted = wanted(c.settings());
                 }
-            }
-            if (local && (running != null || wanted != null)) {
-                context = FlowContext.of(model, lookups);
             }
             if (config) {
                 Wanted w = wanted;
@@ -220,7 +231,28 @@ public final class FlowLogs implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             lastError = "flow logs: " + e;
-            log.error("flow logs: batch not mirrored", e);
+            log.error("flow logs: batch not taken", e);
+        }
+    }
+
+    /**
+     * {@return the context for the model as it is now}: rebuilt (under the model's lock, on the
+     * asking collector thread) only when the model or a local host endpoint's labels changed since
+     * the last one; a hit needs it, so nothing is built while flow logs are off.
+     */
+    FlowContext context() {
+        Built b = built;
+        long labels = hostEndpointLabels.get();
+        if (b.modelVersion() == model.version() && b.hostEndpointLabels() == labels) {
+            return b.context();
+        }
+        synchronized (this) {
+            b = built;
+            if (b.modelVersion() != model.version() || b.hostEndpointLabels() != labels) {
+                b = model.read(m -> new Built(m.version(), labels, FlowContext.of(m, lookups)));
+                built = b;
+            }
+            return b.context();
         }
     }
 

@@ -1,5 +1,6 @@
 package calico.felix.app;
 
+import calico.felix.dataplane.Dataplane;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.Action;
@@ -17,6 +18,7 @@ import calico.api.model.TierSpec;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.ModelDataplane;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
@@ -109,6 +111,11 @@ class FelixApplicationTest {
         @Override
         public boolean inSync() {
             return model.inSync();
+        }
+
+        @Override
+        public calico.felix.dataplane.rules.DataplaneModel model() {
+            return model.model();
         }
     }
 

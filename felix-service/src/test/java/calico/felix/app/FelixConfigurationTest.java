@@ -1,9 +1,12 @@
 package calico.felix.app;
 
+import calico.felix.dataplane.Dataplane;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.ModelDataplane;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.libcalico.datastore.DatastoreConfig;
 import calico.libcalico.datastore.DatastoreProperties;
 import calico.libcalico.datastore.kubernetes.Kubeconfigs;
@@ -43,6 +46,8 @@ class FelixConfigurationTest {
         @Bean
         Dataplane driver() {
             return new Dataplane() {
+                private final DataplaneModel model = new DataplaneModel();
+
                 @Override
                 public void apply(List<DataplaneUpdate> batch) {
                 }
@@ -50,6 +55,11 @@ class FelixConfigurationTest {
                 @Override
                 public boolean inSync() {
                     return false;
+                }
+
+                @Override
+                public DataplaneModel model() {
+                    return model;
                 }
             };
         }
@@ -78,7 +88,7 @@ class FelixConfigurationTest {
             assertThat(context.getEnvironment().getProperty("calico.health.enabled")).isEqualTo("true");
             ProgrammedState state = context.getBean(ProgrammedState.class);
             assertThat(context.getBean(Dataplane.class)).isInstanceOf(ModelDataplane.class);
-            assertThat(state.model()).isSameAs(state.dataplane());
+            assertThat(state.model()).isSameAs(state.dataplane().model());
             // Calico's default: no separate metrics port.
             assertThat(context).doesNotHaveBean(PrometheusMetricsServer.class);
             assertThat(context.getEnvironment().getProperty("felix.prometheus-metrics-port")).isEqualTo("9091");
@@ -165,13 +175,13 @@ class FelixConfigurationTest {
     }
 
     @Test
-    void aDriverDataplaneReplacesTheModelWhichStaysAsAMirror() {
+    void aDriverDataplaneReplacesTheModelDataplaneAndItsModelIsTheOneRead() {
         runner.withPropertyValues("FELIX_FELIXHOSTNAME=n").withUserConfiguration(DriverDataplane.class).run(context -> {
             assertThat(context).hasNotFailed();
             assertThat(context.getBeansOfType(Dataplane.class)).containsOnlyKeys("driver");
             ProgrammedState state = context.getBean(ProgrammedState.class);
             assertThat(state.dataplane()).isNotInstanceOf(ModelDataplane.class);
-            assertThat(state.model()).isNotSameAs(state.dataplane());
+            assertThat(state.model()).as("no mirror: the driver's own model").isSameAs(state.dataplane().model());
         });
     }
 

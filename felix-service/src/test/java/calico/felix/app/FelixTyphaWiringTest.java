@@ -149,8 +149,8 @@ class FelixTyphaWiringTest {
             FelixDaemon daemon = felix.getBean(FelixDaemon.class);
             ProgrammedState state = felix.getBean(ProgrammedState.class);
             await("felix in sync through typha", () -> daemon.syncerStatus() == SyncerStatus.IN_SYNC
-                    && state.model().inSync() && state.model().workloadEndpoints().size() == 1
-                    && state.model().policies().size() == 1);
+                    && state.dataplane().inSync() && state.model().read(m -> m.workloads().size()) == 1
+                    && state.model().policyCount() == 1);
             // The graph may still hand over a batch right after in sync (seen under a loaded CI
             // run): the count to compare with is the settled one.
             long batches = settledBatches(daemon);
@@ -162,8 +162,8 @@ class FelixTyphaWiringTest {
                     .isEqualTo(batches);
 
             typha.put(policy("default.allow-cache", "app == 'cache'"));
-            // lastApply is recorded just after the mirror has the policy: wait for both.
-            await("the new policy programmed", () -> state.model().policies().size() == 2
+            // lastApply is recorded just after the model has the policy: wait for both.
+            await("the new policy programmed", () -> state.model().policyCount() == 2
                     && daemon.lastApply().batches() > batches);
             assertThat(daemon.lastApply().batches()).isGreaterThan(batches);
             assertThat(state.model().errors()).isEmpty();
@@ -190,16 +190,18 @@ class FelixTyphaWiringTest {
             HealthAggregator health = felix.getBean(HealthAggregator.class);
             await("felix's typha stream in sync", () -> daemon.syncerStatus() == SyncerStatus.IN_SYNC);
             Thread.sleep(500);
-            assertThat(state.model().policies()).as("nothing programmed before datastoreReady").isEmpty();
-            assertThat(state.model().workloadEndpoints()).isEmpty();
-            assertThat(state.model().inSync()).isFalse();
+            int policies = state.model().read(m -> m.policies().size());
+            int workloads = state.model().read(m -> m.workloads().size());
+            assertThat(policies).as("nothing programmed before datastoreReady").isZero();
+            assertThat(workloads).isZero();
+            assertThat(state.dataplane().inSync()).isFalse();
             assertThat(daemon.lastApply().batches()).isZero();
             assertThat(health.summary().ready()).isFalse();
             assertThat(health.status("FelixStartup").orElseThrow().detail()).contains("datastoreReady: true");
 
             typha.put(clusterInformation(true));
-            await("programmed once the datastore is ready", () -> state.model().inSync()
-                    && state.model().policies().size() == 1 && state.model().workloadEndpoints().size() == 1);
+            await("programmed once the datastore is ready", () -> state.dataplane().inSync()
+                    && state.model().policyCount() == 1 && state.model().read(m -> m.workloads().size()) == 1);
             await("felix ready", () -> health.summary().ready());
             assertThat(health.status("FelixStartup").orElseThrow().detail()).contains("datastore ready");
             assertThat(state.model().errors()).isEmpty();

@@ -3,20 +3,29 @@ package calico.felix.app;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.Dataplane;
+import calico.felix.dataplane.rules.DataplaneModel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Flow-log lookups reach the listeners (flow logs) and never a dataplane driver or the model. */
+/** Flow-log lookups reach the listeners (flow logs) and never a dataplane (nor so its model). */
 class ProgrammedStateTest {
 
     static final class Recording implements Dataplane {
         final List<List<DataplaneUpdate>> batches = new ArrayList<>();
+        final DataplaneModel model = new DataplaneModel();
 
         @Override
         public void apply(List<DataplaneUpdate> batch) {
             batches.add(batch);
+            model.apply(batch);
+        }
+
+        @Override
+        public DataplaneModel model() {
+            return model;
         }
 
         @Override
@@ -38,7 +47,8 @@ class ProgrammedStateTest {
         state.apply(List.of(pool, LOOKUP));
         assertThat(heard).containsExactly(List.of(pool, LOOKUP));
         assertThat(driver.batches).containsExactly(List.of(pool));
-        assertThat(state.model().pools()).containsKey("p");
+        boolean hasPool = state.model().read(m -> m.pools().containsKey("p"));
+        assertThat(hasPool).isTrue();
 
         // A batch of lookups only: no driver call at all.
         state.apply(List.of(new DataplaneUpdate.FlowLookupRemove("GlobalNetworkSet/ext")));

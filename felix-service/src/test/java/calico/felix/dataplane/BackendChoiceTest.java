@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import calico.dataplane.iptables.XtablesLockSettings;
 import calico.felix.calc.FelixSettings;
+import calico.felix.dataplane.rules.DataplaneModel;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,8 +76,8 @@ class BackendChoiceTest {
     @Test
     void theStandardFactoryMakesTheChosenDriver() {
         KernelPolicyDrivers drivers = new KernelPolicyDrivers(List.of());
-        assertThat(drivers.create(new BackendChoice.Iptables(IptablesBackend.NFT)).name()).isEqualTo("iptables-nft");
-        assertThat(drivers.create(new BackendChoice.Nftables()).name()).isEqualTo("nftables");
+        assertThat(drivers.create(new BackendChoice.Iptables(IptablesBackend.NFT), new DataplaneModel()).name()).isEqualTo("iptables-nft");
+        assertThat(drivers.create(new BackendChoice.Nftables(), new DataplaneModel()).name()).isEqualTo("nftables");
     }
 
     private BackendChoice choose(Map<String, String> config) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import calico.dataplane.iptables.IptablesBackend;
 import calico.dataplane.iptables.XtablesLockSettings;
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.time.Clock;
 import java.time.Duration;
@@ -26,14 +27,14 @@ class BackendSwitcherTest {
     private final StatusBoard board = new StatusBoard(DataplaneObserver.NONE);
     private String failToCreate;
     private String failFirstApply;
-    private final BackendSwitcher switcher = new BackendSwitcher(choice -> {
+    private final BackendSwitcher switcher = new BackendSwitcher((choice, model) -> {
         String name = choice.driverName();
         if (name.equals(failToCreate)) {
             throw new IllegalStateException(name + " not available");
         }
         events.add(name + ": created");
         return new RecordingDriver(name);
-    }, () -> {
+    }, new DataplaneModel(), () -> {
         detections.incrementAndGet();
         return IptablesBackend.NFT;
     }, DataplaneObserver.NONE, board, Clock.systemUTC());

@@ -40,7 +40,7 @@ class KernelApplyQueueTest {
             entered.countDown();
             gate.acquireUninterruptibly();
             applied.add(List.copyOf(batch));
-            if (failOn != null && batch.contains(new DataplaneUpdate.IpSetRemove(failOn))) {
+            if (failOn != null && batch.contains(sets(failOn).get(0))) {
                 throw new IllegalStateException("restore failed on " + failOn);
             }
             return new ApplyStats(false, 0, 0, 0, 0);
@@ -116,11 +116,12 @@ class KernelApplyQueueTest {
     private void start(PolicyDriver driver) {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         ns = NetNs.create("kaq");
-        dataplane = new KernelDataplane(ns.name(), choice -> driver, DataplaneObserver.NONE);
+        dataplane = new KernelDataplane(ns.name(), (choice, model) -> driver, DataplaneObserver.NONE);
     }
 
     private static List<DataplaneUpdate> sets(String... ids) {
-        return java.util.Arrays.stream(ids).<DataplaneUpdate>map(DataplaneUpdate.IpSetRemove::new).toList();
+        return java.util.Arrays.stream(ids).<DataplaneUpdate>map(id -> new DataplaneUpdate.IpSetUpdate(id,
+                calico.felix.calc.IpSetType.NET, java.util.Set.of())).toList();
     }
 
     @Test
@@ -145,8 +146,8 @@ class KernelApplyQueueTest {
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
         assertThat(driver.applied).hasSize(2);
         assertThat(dataplane.applyRunningSince()).as("idle").isZero();
-        assertThat(driver.applied.get(0)).as("the first driver's first apply: the replay's snapshot")
-                .contains(first.get(0));
+        assertThat(driver.applied.get(0)).as("the first driver's first apply: the batch that started it")
+                .isEqualTo(first);
         assertThat(driver.applied.get(1)).as("the five queued batches, concatenated in order").isEqualTo(
                 sets("s1a", "s1b", "s2a", "s2b", "s3a", "s3b", "s4a", "s4b", "s5a", "s5b"));
         KernelDataplane.Status st = dataplane.status();
@@ -193,7 +194,7 @@ class KernelApplyQueueTest {
                 .anyMatch(HoldingDriver.Call::moreComing);
         assertThat(calls.get(calls.size() - 1).moreComing()).as("the apply after the stream stopped was not").isFalse();
         List<DataplaneUpdate> applied = new ArrayList<>();
-        driver.applied.forEach(batch -> batch.stream().filter(u -> u instanceof DataplaneUpdate.IpSetRemove)
+        driver.applied.forEach(batch -> batch.stream().filter(u -> u instanceof DataplaneUpdate.IpSetUpdate)
                 .forEach(applied::add));
         assertThat(applied).as("every update applied once, in order").isEqualTo(handed);
         for (HoldingDriver.Call c : calls) {
@@ -255,8 +256,10 @@ class KernelApplyQueueTest {
         GatedDriver driver = new GatedDriver();
         driver.gate.release(100);
         List<BackendChoice> started = Collections.synchronizedList(new ArrayList<>());
-        dataplane = new KernelDataplane(ns.name(), choice -> {
+        List<Boolean> modelHadEarly = Collections.synchronizedList(new ArrayList<>());
+        dataplane = new KernelDataplane(ns.name(), (choice, model) -> {
             started.add(choice);
+            modelHadEarly.add(model.ipSets().containsKey("early")); // on the dataplane thread, the model's writer
             return driver;
         }, DataplaneObserver.NONE);
 
@@ -271,7 +274,7 @@ class KernelApplyQueueTest {
         assertThat(dataplane.awaitApplied(Duration.ofSeconds(10))).isTrue();
         assertThat(started).as("one driver, the configured one, and no switch").singleElement()
                 .isInstanceOf(BackendChoice.Nftables.class);
-        assertThat(driver.applied.get(0)).as("started from the replay, early updates included")
-                .contains(early);
+        assertThat(modelHadEarly).as("started on the one model, early updates included").containsExactly(true);
+        assertThat(dataplane.model()).isNotNull();
     }
 }

@@ -146,11 +146,11 @@ class KernelBackendSwitchTest {
         NetNs b = bed.workload("kbub", "calib1b2c3d5", B_IP);
         // A node whose libnftables cannot be used: the standard drivers, except that nftables fails to start.
         KernelPolicyDrivers standard = new KernelPolicyDrivers(KernelDataplane.commandPrefix(bed.host.name()));
-        bed.dataplane = new KernelDataplane(bed.host.name(), choice -> {
+        bed.dataplane = new KernelDataplane(bed.host.name(), (choice, model) -> {
             if (choice instanceof BackendChoice.Nftables) {
                 throw new IllegalStateException("libnftables: not available on this node");
             }
-            return standard.create(choice);
+            return standard.create(choice, model);
         }, DataplaneObserver.NONE);
         InetAddress bAddr = InetAddress.getByName(B_IP);
         try (ServerSocket denied = b.call(() -> new ServerSocket(9090, 50, bAddr))) {

@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.dataplane.testing.NetNs;
-import calico.felix.app.Dataplane;
 import calico.felix.app.FelixDataplaneAutoConfiguration;
 import calico.felix.app.FelixProperties;
 import calico.felix.app.KernelDataplaneConfiguration;
-import calico.felix.app.ModelDataplane;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;

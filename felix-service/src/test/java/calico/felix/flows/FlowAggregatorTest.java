@@ -77,6 +77,8 @@ class FlowAggregatorTest {
         m.apply(new DataplaneUpdate.ActiveProfileUpdate("kns.dev", new CompiledPolicy(List.of(),
                 List.of(new CompiledRule(Action.Allow, null, null, null, null, null, Side.ANY, Side.ANY, null)),
                 false)));
+        // Its profile has no rules (the model skips an endpoint naming a profile it lacks).
+        m.apply(new DataplaneUpdate.ActiveProfileUpdate("kns.prod", new CompiledPolicy(List.of(), List.of(), false)));
         m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("prod/e2e--node-k8s-api-eth0", "caliapi", null,
                 List.of("10.70.0.2/32"), List.of(), List.of("kns.prod"),
                 List.of(new TierPolicies("default", Action.Deny, List.of(STAGED, ALLOW_80), false)), List.of(),

@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The iptables dataplane driver: IPv4 through {@code iptables-restore} with {@code cali40} sets
  * and, when {@code ipv6Support} is on (the default), IPv6 through {@code ip6tables-restore} with
- * {@code cali60} sets; the filter and nat tables of each. Keeps a {@link DataplaneModel} fed by
- * the calculation graph's batches, renders it per family with {@link ChainRenderer} and programs
+ * {@code cali60} sets; the filter and nat tables of each. Renders the kernel dataplane's one
+ * {@link DataplaneModel} (folded before each apply) per family with {@link ChainRenderer} and programs
  * the difference from what it last programmed: per batch one {@code ipset restore} creating and
  * filling sets, one {@code <family>-restore --noflush} per family rewriting only changed chains
  * (each table one atomic commit), then one {@code ipset restore} destroying sets no rule uses any
@@ -56,7 +56,8 @@ public final class IptablesDataplane implements PolicyDriver {
     private final IptablesCommitter committer;
     private final IptablesVerifier verifier = new IptablesVerifier();
     private final IptablesSetPlan setPlan = new IptablesSetPlan();
-    private final DataplaneModel model = new DataplaneModel();
+    /** The kernel dataplane's one model; its owner folds each batch in before {@link #apply}. */
+    private final DataplaneModel model;
     private final ChainRenderer.Incremental renderer = new ChainRenderer.Incremental();
     /** What each family programmed: chains per table, and the hooks (entries) of the last resync. */
     private final Map<IpFamily, IptablesVerifier.ProgrammedFamily> families = new EnumMap<>(IpFamily.class);
@@ -65,15 +66,16 @@ public final class IptablesDataplane implements PolicyDriver {
     private boolean inSyncWithKernel;
     private Timings lastTimings = new Timings(0, 0, 0, 0);
 
-    public IptablesDataplane(IptablesRestore restore, Ipset ipset) {
+    /** @param model the model this driver renders; its owner folds each batch in before {@link #apply} */
+    public IptablesDataplane(IptablesRestore restore, Ipset ipset, DataplaneModel model) {
         this.committer = new IptablesCommitter(restore, ipset);
+        this.model = java.util.Objects.requireNonNull(model, "model");
     }
 
-    /** Applies one batch from the calculation graph; the first (or after a failure) rewrites everything we own. */
+    /** Programs the model after one batch; the first (or after a failure) rewrites everything we own. */
     @Override
     public ApplyStats apply(List<DataplaneUpdate> batch) {
         try {
-            batch.forEach(model::apply);
             RuleSettings s = model.settings();
             boolean layoutChanged = s.appendMode() != appendMode || families.containsKey(IpFamily.V6) != s.ipv6Support();
             return inSyncWithKernel && !layoutChanged ? applyDelta() : resync();

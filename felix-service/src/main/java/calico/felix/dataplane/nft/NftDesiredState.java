@@ -166,7 +166,7 @@ final class NftDesiredState {
     }
 
     /**
-     * {@return the policies of {@code batch} (not yet applied to {@code model}) if all it does is
+     * {@return the policies of {@code batch} (just folded into {@code model}) if all it does is
      * change the rules of policies that are programmed, in ways that need no new set}, else null.
      * Then only those policies' filter chains can change: endpoint chains name policies, not
      * their rules, and the sets the rules name are the same, so {@link #policyRules} may skip
@@ -182,7 +182,7 @@ final class NftDesiredState {
             if (!(u instanceof DataplaneUpdate.ActivePolicyUpdate p) || p.id().staged()) {
                 return null;
             }
-            CompiledPolicy old = model.policies().get(p.id());
+            CompiledPolicy old = model.policyBeforeLastApply(p.id());
             if (old == null || !ipSetIds(old).equals(ipSetIds(p.policy()))) {
                 return null;
             }

@@ -25,9 +25,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The nftables policy driver. Everything it programs lives in one table of its own, {@code inet
- * calico} ({@link NftNames#TABLE}); no other table is ever named in a command. It keeps a {@link
- * DataplaneModel} fed by the calculation graph's batches and coordinates four pieces, one kernel
- * transaction per call:
+ * calico} ({@link NftNames#TABLE}); no other table is ever named in a command. It renders the
+ * kernel dataplane's one {@link DataplaneModel} (folded before each apply) and coordinates four
+ * pieces, one kernel transaction per call:
  *
  * <pre>
  *   model ─► NftDesiredState ─► NftTable (desired) ─┐
@@ -57,7 +57,8 @@ public final class NftablesDataplane implements PolicyDriver {
     /** One inet chain serves both families. */
     private static final Set<IpFamily> BOTH = Collections.unmodifiableSet(EnumSet.allOf(IpFamily.class));
 
-    private final DataplaneModel model = new DataplaneModel();
+    /** The kernel dataplane's one model; its owner folds each batch in before {@link #apply}. */
+    private final DataplaneModel model;
     private final NftDesiredState desired;
     private final NftCommitter committer;
     private final NftVerifier verifier = new NftVerifier();
@@ -68,10 +69,12 @@ public final class NftablesDataplane implements PolicyDriver {
     /**
      * The driver felix runs: Calico's layout from {@link RuleRenderer}, both families in one table.
      *
-     * @param nft a libnftables context opened on the dataplane thread (in the namespace to program)
+     * @param nft   a libnftables context opened on the dataplane thread (in the namespace to program)
+     * @param model the model this driver renders; its owner folds each batch in before {@link #apply}
      */
-    public NftablesDataplane(Nftables nft) {
-        this(nft, incrementalRenderer(), (m, id, p) -> RuleRenderer.policyChains(m, BOTH, m.settings().forNftables(), id, p));
+    public NftablesDataplane(Nftables nft, DataplaneModel model) {
+        this(nft, model, incrementalRenderer(), (m, id, p) -> RuleRenderer.policyChains(m, BOTH,
+                m.settings().forNftables(), id, p));
     }
 
     /** Renders both families, reusing the chains of everything the model still holds unchanged. */
@@ -83,14 +86,16 @@ public final class NftablesDataplane implements PolicyDriver {
 
     /**
      * @param nft      a libnftables context opened on the dataplane thread (in the namespace to program)
+     * @param model    the model this driver renders; its owner folds each batch in before {@link #apply}
      * @param renderer model to ruleset; must produce chains for families {V4, V6}
      */
-    public NftablesDataplane(Nftables nft, Function<DataplaneModel, Ruleset> renderer) {
-        this(nft, renderer, null);
+    public NftablesDataplane(Nftables nft, DataplaneModel model, Function<DataplaneModel, Ruleset> renderer) {
+        this(nft, model, renderer, null);
     }
 
-    private NftablesDataplane(Nftables nft, Function<DataplaneModel, Ruleset> renderer,
+    private NftablesDataplane(Nftables nft, DataplaneModel model, Function<DataplaneModel, Ruleset> renderer,
                               NftDesiredState.PolicyChains policyChains) {
+        this.model = java.util.Objects.requireNonNull(model, "model");
         this.committer = new NftCommitter(nft);
         this.desired = new NftDesiredState(renderer, policyChains);
     }
@@ -115,7 +120,6 @@ public final class NftablesDataplane implements PolicyDriver {
     public ApplyStats apply(List<DataplaneUpdate> batch, BooleanSupplier moreComing) {
         try {
             List<PolicyId> rulesOnly = committer.inSync() ? desired.policyRulesOnly(model, batch) : null;
-            batch.forEach(model::apply);
             desired.applied(batch);
             if (rulesOnly != null) {
                 ApplyStats s = applyPolicyRules(rulesOnly);

@@ -5,9 +5,11 @@ import java.util.List;
 import java.util.function.BooleanSupplier;
 
 /**
- * A policy dataplane driver (iptables or nftables): consumes the calculation graph's batches and
- * keeps the kernel's rules and sets equal to the {@link Ruleset} they render to. One dedicated
- * thread calls it; implementations are not thread-safe.
+ * A policy dataplane driver (iptables or nftables): keeps the kernel's rules and sets equal to the
+ * {@link Ruleset} that the kernel dataplane's one {@link DataplaneModel} renders to. The driver
+ * is given that model when created and never folds updates into it: its owner folds each batch in
+ * and then calls {@link #apply} with the same batch, which tells the driver what changed. One
+ * dedicated thread calls it; implementations are not thread-safe.
  *
  * <p>Contract shared by both drivers: the first {@link #apply} (and any after a failure) is a
  * full {@link #resync}; later ones write only changed chains and sets; a failed batch leaves the
@@ -24,7 +26,7 @@ public interface PolicyDriver extends AutoCloseable {
     record Programmed(int chains, int rules, int sets, int setMembers) {
     }
 
-    /** Applies one batch from the calculation graph. */
+    /** Programs the model after {@code batch} was folded into it ({@code batch}: what changed, a hint). */
     ApplyStats apply(List<DataplaneUpdate> batch);
 
     /**

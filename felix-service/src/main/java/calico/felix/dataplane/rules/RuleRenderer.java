@@ -14,9 +14,7 @@ import calico.felix.dataplane.rules.Match.Dir;
 import calico.felix.dataplane.rules.Ruleset.Entry;
 import calico.felix.dataplane.rules.Ruleset.Hook;
 import calico.felix.dataplane.rules.Ruleset.Table;
-import calico.felix.flows.HitTable;
-import calico.felix.flows.NflogPrefix;
-import calico.felix.flows.NflogPrefix.Verdict;
+import calico.felix.dataplane.rules.NflogPrefix.Verdict;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumSet;
@@ -120,6 +118,17 @@ public final class RuleRenderer {
     public static List<GenericChain> policyChains(DataplaneModel model, Set<IpFamily> families, RuleSettings settings,
                                                   PolicyId id, CompiledPolicy policy) {
         return new RuleRenderer(model.marks(), model.interfacePrefixes(), families, settings).policyChains(id, policy);
+    }
+
+    /**
+     * {@return every NFLOG prefix this renderer emits for {@code model} (with flow logs on), mapped
+     * back to the rule hit it stands for}: what flow logs decode the kernel's NFLOG packets with.
+     * Built from the same {@link NflogPrefix} functions the rendering calls, over the same model,
+     * so a hashed prefix decodes exactly (tested against rendered rulesets:
+     * {@code RuleRendererFlowLogsTest}).
+     */
+    public static HitTable hitTable(DataplaneModel model) {
+        return HitTable.of(model);
     }
 
     private List<GenericChain> policyChains(PolicyId id, CompiledPolicy p) {

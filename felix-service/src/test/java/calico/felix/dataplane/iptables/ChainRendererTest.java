@@ -4,7 +4,6 @@ import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.MarkBits;
 import calico.felix.dataplane.rules.Names;
-import calico.felix.dataplane.rules.RuleRenderer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -18,6 +17,7 @@ import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
 import calico.felix.calc.FelixSettings;
+import calico.felix.dataplane.rules.RuleRenderer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

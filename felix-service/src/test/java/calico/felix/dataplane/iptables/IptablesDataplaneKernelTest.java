@@ -1,8 +1,10 @@
 package calico.felix.dataplane.iptables;
 
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.Names;
 import calico.felix.dataplane.rules.PolicyDriver;
+import static calico.felix.dataplane.testing.Fixtures.foldAndApply;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -51,6 +53,7 @@ class IptablesDataplaneKernelTest {
     private IptablesRestore restore;
     private Ipset ipset;
     private IptablesDataplane dataplane;
+    private DataplaneModel model;
     private String iptables;
 
     @AfterEach
@@ -67,7 +70,8 @@ class IptablesDataplaneKernelTest {
         List<String> prefix = List.of("ip", "netns", "exec", ns.name());
         restore = new IptablesRestore(backend, XtablesLockSettings.defaults(), prefix);
         ipset = new Ipset(prefix);
-        dataplane = new IptablesDataplane(restore, ipset);
+        model = new DataplaneModel();
+        dataplane = new IptablesDataplane(restore, ipset, model);
         iptables = backend.restoreBinary(IpVersion.V4).replace("-restore", "");
     }
 
@@ -112,7 +116,7 @@ class IptablesDataplaneKernelTest {
     @EnumSource(IptablesBackend.class)
     void everyRuleFormIsAcceptedAndSetsFollowTheirRules(IptablesBackend backend) {
         start(backend);
-        PolicyDriver.ApplyStats first = dataplane.apply(firstBatch());
+        PolicyDriver.ApplyStats first = foldAndApply(model, dataplane, firstBatch());
         assertThat(first.resync()).isTrue();
         // What save printed after the apply is stable: nothing to repair.
         assertThat(dataplane.refresh()).isZero();
@@ -126,20 +130,20 @@ class IptablesDataplaneKernelTest {
         assertThat(sets).containsKey(Names.netsSet(IpFamily.V4, List.of("10.1.0.0/16", "10.2.0.0/16")));
 
         // A membership change touches one set and no chain.
-        PolicyDriver.ApplyStats delta = dataplane.apply(List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:a",
+        PolicyDriver.ApplyStats delta = foldAndApply(model, dataplane, List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:a",
                 Set.of(IpSetMember.net(Cidr.parse("10.0.2.2/32"))), Set.of(IpSetMember.net(Cidr.parse("10.0.1.0/24"))))));
         assertThat(delta).isEqualTo(new PolicyDriver.ApplyStats(false, 0, 0, 1, 0));
         assertThat(ipset.list(Names.ipSetV4("s:a")).members()).containsExactlyInAnyOrder("10.0.0.1", "10.0.2.2");
 
         // A profile change rewrites that profile's chain only (once per family).
-        PolicyDriver.ApplyStats profile = dataplane.apply(List.of(new DataplaneUpdate.ActiveProfileUpdate(
+        PolicyDriver.ApplyStats profile = foldAndApply(model, dataplane, List.of(new DataplaneUpdate.ActiveProfileUpdate(
                 "kns.test", new CompiledPolicy(List.of(), List.of(), false))));
         assertThat(profile).isEqualTo(new PolicyDriver.ApplyStats(false, 2, 0, 0, 0));
         assertThat(restore.save(IpVersion.V6, Table.FILTER).rules("cali-pri-kns.test")).isEmpty();
         assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("cali-pri-kns.test")).isEmpty();
 
         // Dropping the policy and its sets removes both chains and every set it used, sets after rules.
-        PolicyDriver.ApplyStats removal = dataplane.apply(List.of(
+        PolicyDriver.ApplyStats removal = foldAndApply(model, dataplane, List.of(
                 new DataplaneUpdate.WorkloadEndpointUpdate("test/a", "cali1234abcd", null, List.of("10.0.0.1/32"),
                         List.of(), List.of("kns.test"), List.of(), List.of()),
                 new DataplaneUpdate.ActivePolicyRemove(POLICY),
@@ -168,7 +172,7 @@ class IptablesDataplaneKernelTest {
         ns.exec("ipset", "create", "cali40stale", "hash:net");
         ns.exec("ipset", "create", "foreign", "hash:net");
 
-        dataplane.apply(firstBatch());
+        foldAndApply(model, dataplane, firstBatch());
 
         SavedTable saved = restore.save(IpVersion.V4, Table.FILTER);
         assertThat(saved.chains()).doesNotContain("cali-old").contains("other", "cali-FORWARD");
@@ -188,7 +192,7 @@ class IptablesDataplaneKernelTest {
             ns.exec(tool, "-A", "INPUT", "-p", "udp", "-j", "ACCEPT");
             ns.exec(tool, "-t", "nat", "-A", "POSTROUTING", "-p", "udp", "-j", "ACCEPT");
         }
-        dataplane.apply(firstBatch()); // no ConfigUpdate: Calico's default Insert
+        foldAndApply(model, dataplane, firstBatch()); // no ConfigUpdate: Calico's default Insert
         for (IpVersion v : IpVersion.values()) {
             SavedTable filter = restore.save(v, Table.FILTER);
             assertThat(filter.rules("FORWARD")).as(v + " insert").containsExactly("-j cali-FORWARD", "-p udp -j ACCEPT");
@@ -198,7 +202,7 @@ class IptablesDataplaneKernelTest {
                     .containsExactly("-j cali-POSTROUTING", "-p udp -j ACCEPT");
         }
 
-        dataplane.apply(List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("chainInsertMode", "Append")))));
+        foldAndApply(model, dataplane, List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("chainInsertMode", "Append")))));
         for (IpVersion v : IpVersion.values()) {
             assertThat(restore.save(v, Table.FILTER).rules("FORWARD")).as(v + " append")
                     .containsExactly("-p udp -j ACCEPT", "-j cali-FORWARD");
@@ -232,7 +236,7 @@ class IptablesDataplaneKernelTest {
     @EnumSource(IptablesBackend.class)
     void ipv6SupportFalseProgramsIpv4OnlyAndTurningItOffRemovesIpv6(IptablesBackend backend) {
         start(backend);
-        dataplane.apply(firstBatch());
+        foldAndApply(model, dataplane, firstBatch());
         assertThat(restore.save(IpVersion.V6, Table.FILTER).chains()).contains("cali-FORWARD", "cali-wl-to-host");
         assertThat(ipset.list().keySet()).anyMatch(n -> n.startsWith("cali60"));
         // ICMPv6 to the host is allowed in the IPv6 table only.
@@ -241,7 +245,7 @@ class IptablesDataplaneKernelTest {
         assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("cali-wl-to-host"))
                 .containsExactly("-j cali-from-wl-dispatch", "-m comment --comment defaultEndpointToHostAction -j DROP");
 
-        PolicyDriver.ApplyStats off = dataplane.apply(List.of(
+        PolicyDriver.ApplyStats off = foldAndApply(model, dataplane, List.of(
                 new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("ipv6Support", "false")))));
         assertThat(off.resync()).isTrue();
         assertThat(dataplane.families()).containsExactly(IpFamily.V4);

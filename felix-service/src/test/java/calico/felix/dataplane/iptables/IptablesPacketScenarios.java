@@ -10,6 +10,7 @@ import calico.dataplane.iptables.XtablesLockSettings;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.PacketScenarios;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.Names;
 import calico.felix.dataplane.rules.PolicyDriver.ApplyStats;
@@ -37,11 +38,13 @@ abstract class IptablesPacketScenarios extends PacketScenarios {
     @Override
     protected Driver driver() {
         List<String> prefix = List.of("ip", "netns", "exec", host.name());
+        DataplaneModel model = new DataplaneModel();
         IptablesDataplane dp = new IptablesDataplane(new IptablesRestore(backend(), XtablesLockSettings.defaults(),
-                prefix), new Ipset(prefix));
+                prefix), new Ipset(prefix), model);
         return new Driver() {
             @Override
             public ApplyStats apply(List<DataplaneUpdate> batch) {
+                model.apply(batch);
                 return dp.apply(batch);
             }
 

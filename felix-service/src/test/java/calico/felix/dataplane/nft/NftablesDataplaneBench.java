@@ -1,5 +1,7 @@
 package calico.felix.dataplane.nft;
 
+import static calico.felix.dataplane.testing.Fixtures.foldAndApply;
+
 import calico.api.model.Action;
 import calico.api.model.ResourceKind;
 import calico.api.net.Cidr;
@@ -14,6 +16,7 @@ import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,11 +45,12 @@ public final class NftablesDataplaneBench {
         try (NetNs ns = NetNs.create("nftdpbench"); NetNs fresh = NetNs.create("nftdpfloor");
                 NetNs freshJson = NetNs.create("nftdpjson"); NamespaceThread thread = new NamespaceThread(ns)) {
             Nftables nft = thread.call(Nftables::open);
-            NftablesDataplane dp = new NftablesDataplane(nft);
+            DataplaneModel model = new DataplaneModel();
+            NftablesDataplane dp = new NftablesDataplane(nft, model);
             List<DataplaneUpdate> batch = initial(policies, endpoints);
 
             long t0 = System.nanoTime();
-            thread.call(() -> dp.apply(batch));
+            thread.call(() -> foldAndApply(model, dp, batch));
             double first = ms(t0);
             PolicyDriver.Programmed p = thread.call(dp::programmed);
 
@@ -55,7 +59,7 @@ public final class NftablesDataplaneBench {
                 int port = 81 + i;
                 int which = i * 37 % policies;
                 long t = System.nanoTime();
-                PolicyDriver.ApplyStats s = thread.call(() -> dp.apply(List.of(new DataplaneUpdate.ActivePolicyUpdate(
+                PolicyDriver.ApplyStats s = thread.call(() -> foldAndApply(model, dp, List.of(new DataplaneUpdate.ActivePolicyUpdate(
                         id(which), policy("s:" + which, port)))));
                 change[i] = ms(t);
                 if (s.resync() || s.chainsWritten() != 1) {
@@ -66,7 +70,7 @@ public final class NftablesDataplaneBench {
             for (int i = 0; i < delta.length; i++) {
                 int n = i;
                 long t = System.nanoTime();
-                thread.call(() -> dp.apply(List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:" + n,
+                thread.call(() -> foldAndApply(model, dp, List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:" + n,
                         Set.of(IpSetMember.net(Cidr.parse("10.99.0." + n + "/32"))), Set.of()))));
                 delta[i] = ms(t);
             }
@@ -74,7 +78,7 @@ public final class NftablesDataplaneBench {
             for (int i = 0; i < removed.length; i++) {
                 int n = i;
                 long t = System.nanoTime();
-                thread.call(() -> dp.apply(List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:" + n, Set.of(),
+                thread.call(() -> foldAndApply(model, dp, List.of(new DataplaneUpdate.IpSetDeltaUpdate("s:" + n, Set.of(),
                         Set.of(IpSetMember.net(Cidr.parse("10.99.0." + n + "/32")))))));
                 removed[i] = ms(t);
             }

@@ -12,6 +12,7 @@ import calico.dataplane.testing.NetNs;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.GenericChain;
 import calico.felix.dataplane.rules.GenericRule;
 import calico.felix.dataplane.rules.IpFamily;
@@ -47,6 +48,7 @@ class NftablesDataplaneKernelTest {
     private Nftables nft;
     private NftablesDataplane driver;
     /** What the renderer returns: the test edits it between applies. */
+    private final DataplaneModel model = new DataplaneModel();
     private final Map<String, GenericChain> chains = new LinkedHashMap<>();
     private final Set<String> referencedSets = new java.util.HashSet<>(Set.of(SET));
 
@@ -57,7 +59,7 @@ class NftablesDataplaneKernelTest {
         ns = lab.ns();
         thread = lab.thread();
         nft = lab.nft();
-        driver = new NftablesDataplane(nft, m -> ruleset());
+        driver = new NftablesDataplane(nft, model, m -> ruleset());
         chains.put("cali-FORWARD", new GenericChain.Rules("cali-FORWARD", List.of(
                 GenericRule.of(new Target.ClearMark(0x30000)),
                 GenericRule.of(new Target.Jump("cali-to-wl-dispatch"), new Match.Interface(false, "cali", true)),
@@ -113,7 +115,10 @@ class NftablesDataplaneKernelTest {
     }
 
     private ApplyStats apply(DataplaneUpdate... updates) {
-        return thread.call(() -> driver.apply(List.of(updates)));
+        return thread.call(() -> {
+            model.apply(List.of(updates));
+            return driver.apply(List.of(updates));
+        });
     }
 
     private int refresh() {

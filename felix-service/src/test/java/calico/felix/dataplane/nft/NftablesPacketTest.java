@@ -7,6 +7,7 @@ import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.PacketScenarios;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.PolicyDriver.ApplyStats;
 import java.util.List;
@@ -28,11 +29,15 @@ class NftablesPacketTest extends PacketScenarios {
     protected Driver driver() {
         NamespaceThread thread = new NamespaceThread(host);
         Nftables nft = thread.call(Nftables::open);
-        NftablesDataplane dp = new NftablesDataplane(nft);
+        DataplaneModel model = new DataplaneModel();
+        NftablesDataplane dp = new NftablesDataplane(nft, model);
         return new Driver() {
             @Override
             public ApplyStats apply(List<DataplaneUpdate> batch) {
-                return thread.call(() -> dp.apply(batch));
+                return thread.call(() -> {
+                    model.apply(batch);
+                    return dp.apply(batch);
+                });
             }
 
             @Override

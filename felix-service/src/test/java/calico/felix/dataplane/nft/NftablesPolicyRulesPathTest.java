@@ -17,6 +17,7 @@ import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
+import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver.ApplyStats;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,6 +43,7 @@ class NftablesPolicyRulesPathTest {
     private NamespaceThread thread;
     private Nftables nft;
     private NftablesDataplane driver;
+    private final DataplaneModel model = new DataplaneModel();
 
     @BeforeEach
     void setUp() {
@@ -50,7 +52,7 @@ class NftablesPolicyRulesPathTest {
         ns = lab.ns();
         thread = lab.thread();
         nft = lab.nft();
-        driver = new NftablesDataplane(nft);
+        driver = new NftablesDataplane(nft, model);
         apply(initial());
     }
 
@@ -134,7 +136,10 @@ class NftablesPolicyRulesPathTest {
     }
 
     private ApplyStats apply(List<DataplaneUpdate> batch) {
-        return thread.call(() -> driver.apply(batch));
+        return thread.call(() -> {
+            model.apply(batch);
+            return driver.apply(batch);
+        });
     }
 
     private static List<DataplaneUpdate> initial() {

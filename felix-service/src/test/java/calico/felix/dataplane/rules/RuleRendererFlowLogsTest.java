@@ -14,7 +14,6 @@ import calico.felix.dataplane.iptables.IptablesFormatter;
 import calico.felix.dataplane.nft.NftRuleFormatter;
 import calico.felix.dataplane.rules.GenericChain.Rules;
 import calico.felix.dataplane.rules.Ruleset.Table;
-import calico.felix.flows.HitTable;
 import calico.felix.calc.FelixSettings;
 import java.util.HashMap;
 import java.util.List;

@@ -255,7 +255,9 @@ class RuleRendererHostKindsTest {
     @Test
     void dnatHostTrafficMeetsHostEndpointEgressInManglePostrouting() {
         Ruleset rs = RuleRenderer.render(model(Map.of("iptablesFilterDenyAction", "Reject"),
-                new DataplaneUpdate.ActivePolicyUpdate(P, DENY_IN), new HostEndpointUpdate("n/eth0", "eth0", List.of(),
+                new DataplaneUpdate.ActivePolicyUpdate(P, DENY_IN),
+                new DataplaneUpdate.ActiveProfileUpdate("prof", new CompiledPolicy(List.of(), List.of(), false)),
+                new HostEndpointUpdate("n/eth0", "eth0", List.of(),
                         List.of(), List.of("prof"), List.of(), tier(P))), V4);
         assertThat(rules(rs, Table.MANGLE, Names.POSTROUTING)).containsExactly(
                 GenericRule.of(Target.RETURN, new Match.MarkAllSet(MB.accept())).withComment("forwarded, or already accepted"),

@@ -11,6 +11,9 @@ import calico.api.model.Tier;
 import calico.api.model.TierSpec;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
+import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.PolicyDriver;
 import java.util.List;
 import java.util.Map;
 
@@ -69,5 +72,15 @@ public final class Fixtures {
 
     public static Rule action(calico.api.model.Action a) {
         return new Rule(a, null, null, null, null, null, null, null, null, null);
+    }
+
+    /**
+     * Folds {@code batch} into {@code model}, then has {@code driver} (which renders that model)
+     * program it: what the kernel dataplane does with each batch.
+     */
+    public static PolicyDriver.ApplyStats foldAndApply(DataplaneModel model, PolicyDriver driver,
+                                                       List<DataplaneUpdate> batch) {
+        model.apply(batch);
+        return driver.apply(batch);
     }
 }

@@ -1,4 +1,4 @@
-package calico.felix.flows;
+package calico.felix.dataplane.rules;
 
 import calico.api.model.Action;
 import calico.felix.calc.CompiledPolicy;
@@ -6,18 +6,18 @@ import calico.felix.calc.CompiledRule;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
 import calico.felix.dataplane.rules.DataplaneModel;
-import calico.felix.flows.NflogPrefix.Verdict;
-import calico.felix.flows.RuleHit.Owner;
+import calico.felix.dataplane.rules.NflogPrefix.Verdict;
+import calico.felix.dataplane.rules.RuleHit.Owner;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
 /**
- * Every NFLOG prefix the renderer emits for one {@link DataplaneModel}, mapped back to its hit.
- * Built with the same {@link NflogPrefix} functions the renderer calls, so a hashed prefix
- * decodes exactly; immutable, so the collector's thread reads it while the dataplane builds the
- * next one.
+ * Every NFLOG prefix the renderer emits for one {@link DataplaneModel}, mapped back to its hit;
+ * published by {@link RuleRenderer#hitTable}. Built with the same {@link NflogPrefix} functions the
+ * renderer calls, so a hashed prefix decodes exactly; immutable, so the collector's thread reads
+ * it while the next one is built.
  */
 public final class HitTable {
 
@@ -29,8 +29,8 @@ public final class HitTable {
 
     public static final HitTable EMPTY = new HitTable(Map.of());
 
-    /** The table for what the renderer programs from {@code model}. */
-    public static HitTable of(DataplaneModel model) {
+    /** The table for what the renderer programs from {@code model} (see {@link RuleRenderer#hitTable}). */
+    static HitTable of(DataplaneModel model) {
         Map<String, RuleHit> out = new HashMap<>();
         for (boolean in : new boolean[] {true, false}) {
             out.put(NflogPrefix.noProfileMatched(in), new RuleHit(Verdict.DENY, in, Owner.NO_PROFILE, null, null,

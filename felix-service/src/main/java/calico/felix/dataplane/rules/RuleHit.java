@@ -1,7 +1,7 @@
-package calico.felix.flows;
+package calico.felix.dataplane.rules;
 
 import calico.felix.calc.PolicyId;
-import calico.felix.flows.NflogPrefix.Verdict;
+import calico.felix.dataplane.rules.NflogPrefix.Verdict;
 
 /**
  * What one NFLOG prefix stands for.

@@ -1,4 +1,4 @@
-package calico.felix.flows;
+package calico.felix.dataplane.rules;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -11,8 +11,8 @@ import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
 import calico.felix.dataplane.rules.DataplaneModel;
-import calico.felix.flows.NflogPrefix.Verdict;
-import calico.felix.flows.RuleHit.Owner;
+import calico.felix.dataplane.rules.NflogPrefix.Verdict;
+import calico.felix.dataplane.rules.RuleHit.Owner;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -1,12 +1,15 @@
-package calico.felix.app;
+package calico.felix.dataplane;
 
 import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.rules.DataplaneModel;
 import java.util.List;
 
 /**
  * Where the calculation graph's output goes: one call per flushed batch, in order, on the
- * syncer's callback thread. Implementations must not throw on bad input: they log it and report
- * it through {@link #errors()} (felix then reports the dataplane unhealthy).
+ * syncer's callback thread. Each dataplane folds the batches into its one {@link DataplaneModel}
+ * (which checks the output protocol) and programs from it. Implementations must not throw on bad
+ * input: they log it and report it through {@link #errors()} (felix then reports the dataplane
+ * unhealthy).
  */
 public interface Dataplane {
 
@@ -14,6 +17,12 @@ public interface Dataplane {
 
     /** {@return whether the dataplane has received (and applied) {@code InSync}}. */
     boolean inSync();
+
+    /**
+     * {@return the model this dataplane folds the stream into}: what the admin API, the metrics and
+     * flow logs read (from other threads through {@link DataplaneModel#read}).
+     */
+    DataplaneModel model();
 
     /** {@return the problems seen so far, newest last}; empty while healthy. */
     default List<String> errors() {

@@ -1,4 +1,4 @@
-package calico.felix.flows;
+package calico.felix.dataplane.rules;
 
 import calico.api.model.ResourceKind;
 import calico.felix.calc.PolicyId;

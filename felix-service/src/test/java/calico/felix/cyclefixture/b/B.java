@@ -1,0 +1,12 @@
+package calico.felix.cyclefixture.b;
+
+/** The other half of the deliberate package cycle. */
+public final class B {
+    public static int two() {
+        return 2;
+    }
+
+    public static int viaA() {
+        return calico.felix.cyclefixture.a.A.one();
+    }
+}
