@@ -123,8 +123,8 @@ class RuleRendererFlowLogsTest {
         int dri = tw.indexOf(GenericRule.of(new Target.Nflog(1, "DRI")));
         assertThat(tw.get(dri + 1)).isEqualTo(GenericRule.of(Target.DROP).withComment("no policy or profile accepted"));
         assertThat(chain(on, Names.fromWorkload("cali1"))).contains(GenericRule.of(new Target.Nflog(2, "DRE")));
-        // Every prefix rendered decodes.
-        HitTable table = HitTable.of(model(true));
+        // Every prefix rendered decodes with the table the renderer publishes for the model.
+        HitTable table = RuleRenderer.hitTable(model(true));
         on.chains(Table.FILTER).values().stream().filter(c -> c instanceof Rules)
                 .flatMap(c -> ((Rules) c).rules().stream()).filter(RuleRendererFlowLogsTest::nflog)
                 .forEach(r -> assertThat(table.decode(((Target.Nflog) r.target()).prefix())).as(r.toString())
