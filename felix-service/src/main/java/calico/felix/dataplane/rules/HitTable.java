@@ -37,35 +37,32 @@ public final class HitTable {
                     null, -1));
         }
         model.policies().forEach((id, p) -> {
-            if (id.staged()) {
-                return;
-            }
-            for (boolean in : new boolean[] {true, false}) {
-                List<CompiledRule> rules = in ? p.inbound() : p.outbound();
-                for (int i = 0; i < rules.size(); i++) {
-                    Verdict v = verdict(rules.get(i).action());
-                    if (v != null) {
-                        out.put(NflogPrefix.policyRule(v, in, i, id), new RuleHit(v, in, Owner.POLICY_RULE, id, null,
-                                id.tier(), i));
-                    }
-                }
+            if (!id.staged()) {
+                rules(out, p, (v, in, i) -> NflogPrefix.policyRule(v, in, i, id),
+                        (v, in, i) -> new RuleHit(v, in, Owner.POLICY_RULE, id, null, id.tier(), i));
             }
         });
-        model.profiles().forEach((name, p) -> profile(out, name, p));
+        model.profiles().forEach((name, p) -> rules(out, p, (v, in, i) -> NflogPrefix.profileRule(v, in, i, name),
+                (v, in, i) -> new RuleHit(v, in, Owner.PROFILE_RULE, null, name, null, i)));
         Stream.concat(model.workloads().values().stream().flatMap(w -> Stream.of(w.ingress(), w.egress())),
                 model.hostEndpoints().values().stream().flatMap(h -> Stream.of(h.ingress(), h.egress(),
                         h.forwardIngress(), h.forwardEgress()))).flatMap(List::stream).forEach(t -> tier(out, t, model));
         return new HitTable(out);
     }
 
-    private static void profile(Map<String, RuleHit> out, String name, CompiledPolicy p) {
+    /** Something made of a rule's verdict, direction and index: its prefix, its hit. */
+    private interface PerRule<T> {
+        T of(Verdict v, boolean inbound, int ruleIndex);
+    }
+
+    /** The hits of every rule with a verdict of a policy's or profile's two directions. */
+    private static void rules(Map<String, RuleHit> out, CompiledPolicy p, PerRule<String> prefix, PerRule<RuleHit> hit) {
         for (boolean in : new boolean[] {true, false}) {
             List<CompiledRule> rules = in ? p.inbound() : p.outbound();
             for (int i = 0; i < rules.size(); i++) {
                 Verdict v = verdict(rules.get(i).action());
                 if (v != null) {
-                    out.put(NflogPrefix.profileRule(v, in, i, name), new RuleHit(v, in, Owner.PROFILE_RULE, null, name,
-                            null, i));
+                    out.put(prefix.of(v, in, i), hit.of(v, in, i));
                 }
             }
         }
