@@ -25,8 +25,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * Read-only JSON view of what felix has programmed, under {@code /felix/v1}. Everything comes
- * from the in-memory model (the dataplane itself, or its mirror beside a real driver), so it
- * shows what the dataplane was told, in the graph's vocabulary.
+ * from the dataplane's one model ({@link DataplaneModel}, the same the drivers render), read
+ * between two batches, so it shows what the dataplane was told, in the graph's vocabulary.
  */
 @RestController
 @RequestMapping("/felix/v1")

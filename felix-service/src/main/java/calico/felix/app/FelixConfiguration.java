@@ -42,7 +42,7 @@ public class FelixConfiguration {
         return new FelixLogLevel(properties.logSeverityScreen(), logging.getIfAvailable());
     }
 
-    /** What is programmed, for the admin API and metrics: the model itself, or a mirror beside a real driver. */
+    /** The dataplane and flow logs beside it; the admin API and metrics read the dataplane's model. */
     @Bean
     ProgrammedState programmedState(Dataplane dataplane, ObjectProvider<FlowLogs> flowLogs) {
         FlowLogs f = flowLogs.getIfAvailable();
