@@ -29,7 +29,7 @@ class WhiskerConfiguration {
 
     @Bean(destroyMethod = "close")
     GoldmaneClient goldmaneClient(WhiskerProperties p, HealthAggregator health) {
-        return new GoldmaneClient(p, health);
+        return new GoldmaneClient(p.goldmane(), health);
     }
 
     @Bean(destroyMethod = "close")
@@ -45,7 +45,7 @@ class WhiskerConfiguration {
         } else {
             log.info("authentication: {}", p.mode().name().toLowerCase(java.util.Locale.ROOT));
         }
-        return Authenticator.of(p);
+        return p.authenticator();
     }
 
     /** Replaces the HTML error valve Boot installs, so even Tomcat's own rejections are JSON. */

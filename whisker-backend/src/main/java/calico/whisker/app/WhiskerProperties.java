@@ -1,6 +1,8 @@
 package calico.whisker.app;
 
 import calico.whisker.auth.AuthMode;
+import calico.whisker.auth.Authenticator;
+import calico.whisker.goldmane.GoldmaneClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -95,6 +97,22 @@ public record WhiskerProperties(
     /** {@return whether the goldmane connection uses mutual TLS} */
     public boolean tls() {
         return caCertPath != null;
+    }
+
+    /** {@return how the goldmane client connects} */
+    public GoldmaneClient.Connection goldmane() {
+        return new GoldmaneClient.Connection(goldmaneHost, callTimeout, probeInterval, caCertPath, tlsCertPath,
+                tlsKeyPath);
+    }
+
+    /** {@return the authenticator of the configured mode}; a bad credentials file fails start-up. */
+    public Authenticator authenticator() {
+        return switch (mode()) {
+            case TOKEN -> Authenticator.token(authTokenFile);
+            case BASIC -> Authenticator.basic(authBasicFile);
+            case OIDC -> Authenticator.oidc(oidcIssuerUri, oidcJwkSetUri, oidcAudience);
+            case NONE -> Authenticator.none();
+        };
     }
 
     private static AuthMode mode(String s) {

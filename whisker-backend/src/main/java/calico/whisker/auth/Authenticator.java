@@ -1,7 +1,5 @@
 package calico.whisker.auth;
 
-import calico.whisker.app.WhiskerProperties;
-
 /** Checks the {@code Authorization} header of an API request (WHISKER_AUTH_MODE). */
 public sealed interface Authenticator permits TokenAuthenticator, BasicAuthenticator, OidcAuthenticator,
         NoAuthenticator {
@@ -17,13 +15,23 @@ public sealed interface Authenticator permits TokenAuthenticator, BasicAuthentic
         return "Bearer realm=\"whisker\"";
     }
 
-    /** Builds the authenticator of the configured mode; a bad credentials file fails start-up. */
-    static Authenticator of(WhiskerProperties p) {
-        return switch (p.mode()) {
-            case TOKEN -> TokenAuthenticator.fromFile(p.authTokenFile());
-            case BASIC -> BasicAuthenticator.fromFile(p.authBasicFile());
-            case OIDC -> new OidcAuthenticator(p.oidcIssuerUri(), p.oidcJwkSetUri(), p.oidcAudience());
-            case NONE -> new NoAuthenticator();
-        };
+    /** A bearer token read from {@code file} (WHISKER_AUTH_TOKEN_FILE); an unreadable file fails start-up. */
+    static Authenticator token(String file) {
+        return TokenAuthenticator.fromFile(file);
+    }
+
+    /** {@code user:password} lines read from {@code file} (WHISKER_AUTH_BASIC_FILE). */
+    static Authenticator basic(String file) {
+        return BasicAuthenticator.fromFile(file);
+    }
+
+    /** JWTs checked against the issuer's (or the given) JWK set, and the audience when one is set. */
+    static Authenticator oidc(String issuerUri, String jwkSetUri, String audience) {
+        return new OidcAuthenticator(issuerUri, jwkSetUri, audience);
+    }
+
+    /** Every request proceeds (WHISKER_AUTH_MODE=none). */
+    static Authenticator none() {
+        return new NoAuthenticator();
     }
 }

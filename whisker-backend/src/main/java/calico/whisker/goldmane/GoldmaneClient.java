@@ -13,7 +13,6 @@ import calico.libcalico.goldmane.proto.StatisticsRequest;
 import calico.libcalico.goldmane.proto.StatisticsResult;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthReporter;
-import calico.whisker.app.WhiskerProperties;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -53,8 +52,26 @@ public final class GoldmaneClient implements AutoCloseable {
     private final AtomicBoolean answered = new AtomicBoolean();
     private final ScheduledExecutorService prober;
 
-    public GoldmaneClient(WhiskerProperties p, HealthAggregator health) {
-        this.target = p.goldmaneHost();
+    /**
+     * How to reach goldmane, as the application's settings give it (checked there).
+     *
+     * @param target        host:port
+     * @param callTimeout   deadline of one unary call
+     * @param probeInterval how often goldmane is asked until it first answers (readiness)
+     * @param caCertPath    CA of goldmane's certificate; null for plaintext (then the other two are null too)
+     * @param tlsCertPath   our client certificate
+     * @param tlsKeyPath    its key, PEM PKCS#8
+     */
+    public record Connection(String target, Duration callTimeout, Duration probeInterval, String caCertPath,
+                             String tlsCertPath, String tlsKeyPath) {
+
+        boolean tls() {
+            return caCertPath != null;
+        }
+    }
+
+    public GoldmaneClient(Connection p, HealthAggregator health) {
+        this.target = p.target();
         this.timeout = p.callTimeout();
         NettyChannelBuilder b = p.tls() ? NettyChannelBuilder.forTarget(target, credentials(p))
                 : NettyChannelBuilder.forTarget(target).usePlaintext();
@@ -70,7 +87,7 @@ public final class GoldmaneClient implements AutoCloseable {
         log.info("goldmane at {} ({})", target, p.tls() ? "mutual TLS" : "plaintext");
     }
 
-    private static ChannelCredentials credentials(WhiskerProperties p) {
+    private static ChannelCredentials credentials(Connection p) {
         try {
             return TlsChannelCredentials.newBuilder().trustManager(new File(p.caCertPath()))
                     .keyManager(new File(p.tlsCertPath()), new File(p.tlsKeyPath())).build();
