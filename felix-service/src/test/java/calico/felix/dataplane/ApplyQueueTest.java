@@ -3,6 +3,7 @@ package calico.felix.dataplane;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.felix.calc.DataplaneUpdate;
+import calico.libcalico.testing.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -92,12 +93,9 @@ class ApplyQueueTest {
         return t;
     }
 
-    /** Waits (polling, with a deadline) until {@code t} waits on a monitor: it is blocked inside offer. */
-    private static void awaitWaiting(Thread t) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (t.getState() != Thread.State.WAITING) {
-            assertThat(System.nanoTime()).as("%s never blocked (state %s)", t.getName(), t.getState()).isLessThan(deadline);
-            Thread.sleep(1);
-        }
+    /** Waits until {@code t} waits on a monitor: it is blocked inside offer. */
+    private static void awaitWaiting(Thread t) {
+        Await.until(t.getName() + " blocked inside offer", Duration.ofSeconds(5),
+                () -> t.getState() == Thread.State.WAITING);
     }
 }
