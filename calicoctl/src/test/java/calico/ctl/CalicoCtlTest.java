@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.codec.ResourceCodec;
 import calico.api.model.GlobalNetworkPolicy;
-import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.config.DatastoreConfig;
 import calico.libcalico.testing.EtcdServerExtension;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

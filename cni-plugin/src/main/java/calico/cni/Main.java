@@ -6,6 +6,8 @@ import calico.cni.plugin.DatastoreCache;
 import calico.cni.plugin.WorkloadNetwork;
 import calico.cni.spec.CniRequest;
 import calico.cni.spec.CniResponse;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.config.DatastoreConfig;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -13,8 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.DatastoreConfig;
 
 /**
  * The plugin executable. Without arguments it is the plugin itself, one JVM per call (the

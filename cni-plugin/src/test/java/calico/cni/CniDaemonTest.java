@@ -2,17 +2,17 @@ package calico.cni;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import calico.cni.daemon.CniDaemon;
-import calico.cni.spec.CniResponse;
-import calico.dataplane.testing.NetNs;
-import calico.libcalico.datastore.DatastoreConfig;
-import calico.libcalico.datastore.etcd.EtcdConfig;
-import calico.libcalico.testing.EtcdServerExtension;
-import com.fasterxml.jackson.databind.JsonNode;
 import calico.api.k8s.WorkloadEndpointNames;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.api.model.WorkloadEndpoint;
+import calico.cni.daemon.CniDaemon;
+import calico.cni.spec.CniResponse;
+import calico.dataplane.testing.NetNs;
+import calico.libcalico.datastore.config.DatastoreConfig;
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.libcalico.testing.EtcdServerExtension;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -10,7 +10,7 @@ import calico.cni.spec.CniRequest;
 import calico.cni.spec.CniResponse;
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.config.DatastoreConfig;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.kubernetes.Kubeconfigs;
 import com.fasterxml.jackson.databind.JsonNode;

@@ -13,7 +13,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * (translated by {@link KubeFlags}). The datastore settings ({@code apiserver.datastore-type},
  * {@code apiserver.etcd-*}, {@code apiserver.kubeconfig}, {@code apiserver.k8s-api-endpoint}: DATASTORE_TYPE,
  * ETCD_*, KUBECONFIG, K8S_API_ENDPOINT mapped in {@code application.yml}) are libcalico's shared
- * {@link calico.libcalico.datastore.DatastoreProperties}, bound by {@link ApiServerConfiguration}.
+ * {@link calico.libcalico.datastore.config.DatastoreProperties}, bound by {@link ApiServerConfiguration}.
  *
  * @param securePort                 HTTPS port (--secure-port, 5443)
  * @param bindAddress                listen address (--bind-address)

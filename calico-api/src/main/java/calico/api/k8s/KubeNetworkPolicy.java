@@ -1,5 +1,8 @@
 package calico.api.k8s;
 
+import calico.api.k8s.policy.LabelSelector;
+import calico.api.k8s.policy.NetworkPolicyEgressRule;
+import calico.api.k8s.policy.NetworkPolicyIngressRule;
 import calico.api.model.PolicyType;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;

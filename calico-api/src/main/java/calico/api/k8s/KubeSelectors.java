@@ -1,5 +1,6 @@
 package calico.api.k8s;
 
+import calico.api.k8s.policy.LabelSelector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

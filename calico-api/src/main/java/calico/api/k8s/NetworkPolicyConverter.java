@@ -1,5 +1,10 @@
 package calico.api.k8s;
 
+import calico.api.k8s.policy.LabelSelector;
+import calico.api.k8s.policy.NetworkPolicyEgressRule;
+import calico.api.k8s.policy.NetworkPolicyIngressRule;
+import calico.api.k8s.policy.NetworkPolicyPeer;
+import calico.api.k8s.policy.NetworkPolicyPort;
 import calico.api.model.EntityRule;
 import calico.api.model.NetworkPolicy;
 import calico.api.model.NetworkPolicySpec;

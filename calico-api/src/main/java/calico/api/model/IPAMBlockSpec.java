@@ -1,6 +1,5 @@
 package calico.api.model;
 
-import calico.api.schema.NullableItems;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;

@@ -1,8 +1,8 @@
 package calico.api.model;
 
-import calico.api.k8s.LabelSelector;
-import calico.api.k8s.NetworkPolicyEgressRule;
-import calico.api.k8s.NetworkPolicyIngressRule;
+import calico.api.k8s.policy.LabelSelector;
+import calico.api.k8s.policy.NetworkPolicyEgressRule;
+import calico.api.k8s.policy.NetworkPolicyIngressRule;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.List;
 

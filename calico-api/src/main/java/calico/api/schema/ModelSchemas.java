@@ -1,6 +1,7 @@
 package calico.api.schema;
 
 import calico.api.codec.ResourceCodec;
+import calico.api.model.NullableItems;
 import calico.api.model.ObjectMeta;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;

@@ -1,5 +1,6 @@
 package calico.api.k8s;
 
+import calico.api.k8s.policy.LabelSelector;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,6 +1,6 @@
 package calico.confd.app;
 
-import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.config.DatastoreProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;

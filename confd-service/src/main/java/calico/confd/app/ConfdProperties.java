@@ -14,7 +14,7 @@ import org.springframework.boot.convert.DurationUnit;
  * variables onto them. Names marked (ours) are not Calico's: Calico hard-codes those paths. The
  * datastore settings ({@code confd.datastore-type}, {@code confd.etcd-*}, {@code confd.kubeconfig},
  * {@code confd.k8s-api-endpoint}: DATASTORE_TYPE, ETCD_*, KUBECONFIG, K8S_API_ENDPOINT) are libcalico's
- * shared {@link calico.libcalico.datastore.DatastoreProperties}, bound by {@link ConfdConfiguration}.
+ * shared {@link calico.libcalico.datastore.config.DatastoreProperties}, bound by {@link ConfdConfiguration}.
  *
  * @param nodename          this node's name (NODENAME, else HOSTNAME)
  * @param networkingBackend {@code bird} runs confd; {@code vxlan}/{@code none} leave BGP off (CALICO_NETWORKING_BACKEND)

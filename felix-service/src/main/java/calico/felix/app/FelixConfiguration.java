@@ -4,7 +4,7 @@ import calico.felix.dataplane.Dataplane;
 import calico.felix.flows.FlowLogs;
 import java.util.List;
 
-import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.libcalico.health.PrometheusMetricsServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

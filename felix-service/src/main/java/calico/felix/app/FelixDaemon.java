@@ -6,7 +6,7 @@ import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.Dataplane;
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthReporter;
 import calico.libcalico.syncer.SyncerCallbacks;

@@ -3,7 +3,7 @@ package calico.felix.app;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.DatastoreMetrics;
+import calico.libcalico.datastore.kubernetes.DatastoreMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -13,7 +13,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * error names the property and the Calico variable it comes from, and fails start-up.
  *
  * <p>The datastore settings ({@code felix.datastore-type}, {@code felix.etcd-*}, {@code felix.kubeconfig},
- * {@code felix.k8s-api-endpoint}) are libcalico's shared {@link calico.libcalico.datastore.DatastoreProperties},
+ * {@code felix.k8s-api-endpoint}) are libcalico's shared {@link calico.libcalico.datastore.config.DatastoreProperties},
  * bound under the same prefix by {@link FelixConfiguration}.
  *
  * @param hostname           this node's name ({@code FELIX_FELIXHOSTNAME}, else {@code HOSTNAME})

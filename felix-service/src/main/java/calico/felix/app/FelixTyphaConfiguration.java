@@ -1,6 +1,6 @@
 package calico.felix.app;
 
-import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.libcalico.datastore.kubernetes.OwnedKubernetesClient;
 import calico.libcalico.typha.TyphaDiscovery;
 import io.fabric8.kubernetes.client.KubernetesClient;

@@ -371,7 +371,7 @@ class CalcGraphTest {
         calico.api.model.StagedKubernetesNetworkPolicy skp = new calico.api.model.StagedKubernetesNetworkPolicy(
                 calico.api.model.ObjectMeta.namespaced("ns1", "k"),
                 new calico.api.model.StagedKubernetesNetworkPolicySpec(calico.api.model.StagedAction.Set,
-                        calico.api.k8s.LabelSelector.everything(), List.of(), List.of(), List.of(PolicyType.Ingress)));
+                        calico.api.k8s.policy.LabelSelector.everything(), List.of(), List.of(), List.of(PolicyType.Ingress)));
         Harness h = new Harness(ME).put(tier("default", null, null),
                 wep("ns1", "a", ME, "10.0.0.1", labels()), skp);
         assertThat(h.wep("ns1/a").ingress()).singleElement().satisfies(t -> {

@@ -2,17 +2,17 @@ package calico.felix.calc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import calico.api.k8s.IntOrString;
 import calico.api.k8s.KubeNamespace;
 import calico.api.k8s.KubeNetworkPolicy;
 import calico.api.k8s.KubeObjectMeta;
 import calico.api.k8s.KubePod;
 import calico.api.k8s.KubernetesConverter;
-import calico.api.k8s.LabelSelector;
-import calico.api.k8s.NetworkPolicyEgressRule;
-import calico.api.k8s.NetworkPolicyIngressRule;
-import calico.api.k8s.NetworkPolicyPeer;
-import calico.api.k8s.NetworkPolicyPort;
+import calico.api.k8s.policy.IntOrString;
+import calico.api.k8s.policy.LabelSelector;
+import calico.api.k8s.policy.NetworkPolicyEgressRule;
+import calico.api.k8s.policy.NetworkPolicyIngressRule;
+import calico.api.k8s.policy.NetworkPolicyPeer;
+import calico.api.k8s.policy.NetworkPolicyPort;
 import calico.api.model.PolicyType;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKey;

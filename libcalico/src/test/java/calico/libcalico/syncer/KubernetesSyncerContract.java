@@ -10,7 +10,7 @@ import calico.api.model.ObjectMeta;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
-import calico.libcalico.datastore.DatastoreMetrics;
+import calico.libcalico.datastore.kubernetes.DatastoreMetrics;
 import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
 import calico.libcalico.datastore.kubernetes.TestCustomResources;
 import calico.libcalico.datastore.memory.MemoryDatastore;

@@ -1,6 +1,6 @@
 package calico.typha.app;
 
-import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.libcalico.health.PrometheusMetricsServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;

@@ -1,8 +1,8 @@
 package calico.typha.app;
 
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.DatastoreMetrics;
-import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.config.DatastoreProperties;
+import calico.libcalico.datastore.kubernetes.DatastoreMetrics;
 import calico.libcalico.health.HealthAggregator;
 import calico.typha.server.TyphaServer;
 import calico.typha.server.TyphaTls;

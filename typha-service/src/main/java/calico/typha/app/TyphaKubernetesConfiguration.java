@@ -1,6 +1,6 @@
 package calico.typha.app;
 
-import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.libcalico.datastore.kubernetes.OwnedKubernetesClient;
 import io.fabric8.kubernetes.api.model.Endpoints;
 import io.fabric8.kubernetes.api.model.Service;

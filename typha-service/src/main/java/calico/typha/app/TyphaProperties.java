@@ -16,7 +16,7 @@ import org.springframework.boot.convert.DurationUnit;
  *
  * <p>The datastore settings ({@code typha.datastore-type}, {@code typha.etcd-*}, {@code typha.kubeconfig},
  * {@code typha.k8s-api-endpoint}: TYPHA_DATASTORETYPE / DATASTORE_TYPE, ...) are libcalico's shared
- * {@link calico.libcalico.datastore.DatastoreProperties}, bound under the same prefix by {@link TyphaConfiguration}.
+ * {@link calico.libcalico.datastore.config.DatastoreProperties}, bound under the same prefix by {@link TyphaConfiguration}.
  *
  * @param serverPort             gRPC port (TYPHA_SERVERPORT, 5473 as in the manifests)
  * @param serverHost             listen address, empty for all (TYPHA_SERVERHOST)

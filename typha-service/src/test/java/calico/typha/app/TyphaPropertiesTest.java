@@ -3,8 +3,8 @@ package calico.typha.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import calico.libcalico.datastore.DatastoreConfig;
-import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.config.DatastoreConfig;
+import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.libcalico.datastore.kubernetes.Kubeconfigs;
 import java.net.URI;
 import java.nio.file.Files;

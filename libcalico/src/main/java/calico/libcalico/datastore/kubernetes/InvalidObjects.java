@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * Lists and watches skip them; this logs each object version once (one warning naming the
  * object and the invalid fields, however many lists and watches meet it) and counts it per
  * Calico kind ({@code calico_datastore_invalid_objects_total}, see
- * {@link calico.libcalico.datastore.DatastoreMetrics}).
+ * {@link DatastoreMetrics}).
  */
 final class InvalidObjects {
 

@@ -8,7 +8,7 @@ import calico.api.model.GlobalNetworkSetSpec;
 import calico.api.model.ObjectMeta;
 import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.config.DatastoreConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

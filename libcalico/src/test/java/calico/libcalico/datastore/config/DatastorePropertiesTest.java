@@ -1,4 +1,4 @@
-package calico.libcalico.datastore;
+package calico.libcalico.datastore.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

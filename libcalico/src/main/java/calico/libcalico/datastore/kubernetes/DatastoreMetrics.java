@@ -1,7 +1,7 @@
-package calico.libcalico.datastore;
+package calico.libcalico.datastore.kubernetes;
 
 import calico.api.model.ResourceKind;
-import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
+import calico.libcalico.datastore.Datastore;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;

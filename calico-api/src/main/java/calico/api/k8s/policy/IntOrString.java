@@ -1,4 +1,4 @@
-package calico.api.k8s;
+package calico.api.k8s.policy;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;

@@ -1,5 +1,6 @@
-package calico.libcalico.datastore;
+package calico.libcalico.datastore.config;
 
+import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.apiserver.ApiServerConfig;
 import calico.libcalico.datastore.apiserver.ApiServerDatastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;

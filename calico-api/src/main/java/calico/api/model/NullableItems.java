@@ -1,4 +1,4 @@
-package calico.api.schema;
+package calico.api.model;
 
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
@@ -8,7 +8,8 @@ import java.lang.annotation.Target;
 /**
  * Marks a list whose items may be {@code null} in the JSON (an IPAM block's free addresses), so
  * that its schema says {@code nullable: true} for them: a structural schema refuses a {@code null}
- * item otherwise.
+ * item otherwise. It belongs to the model, which declares it; {@code schema.ModelSchemas} reads it
+ * (the schema depends on the model, never the other way).
  */
 @Retention(RetentionPolicy.RUNTIME)
 @Target({ElementType.FIELD, ElementType.METHOD, ElementType.RECORD_COMPONENT})

@@ -1,4 +1,4 @@
-package calico.libcalico.datastore;
+package calico.libcalico.datastore.config;
 
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.kubernetes.KubernetesConfig;
