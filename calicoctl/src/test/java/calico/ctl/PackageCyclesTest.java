@@ -1,0 +1,25 @@
+package calico.ctl;
+
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import org.junit.jupiter.api.Test;
+
+/**
+ * No package of calicoctl's production code depends, directly or through others, on a package
+ * that depends on it (each package, subpackages apart, is one slice): one package today, so the
+ * test guards the packages to come.
+ */
+class PackageCyclesTest {
+
+    @Test
+    void calicoctlHasNoPackageCycle() {
+        // This module's classes only: where CalicoCtl was loaded from (no tests, no other module).
+        JavaClasses classes = new ClassFileImporter()
+                .importUrl(CalicoCtl.class.getProtectionDomain().getCodeSource().getLocation());
+        assertThat(classes).as("production classes found").hasSizeGreaterThan(10);
+        slices().matching("calico.(**)").should().beFreeOfCycles().check(classes);
+    }
+}
