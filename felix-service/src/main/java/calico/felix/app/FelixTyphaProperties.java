@@ -1,5 +1,6 @@
 package calico.felix.app;
 
+import calico.felix.flows.ClientCertificate;
 import calico.libcalico.typha.PeerIdentity;
 import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClientOptions;
@@ -76,6 +77,16 @@ public record FelixTyphaProperties(
     /** {@return whether the addresses come from Kubernetes (a service name and no explicit address)} */
     public boolean discovered() {
         return blank(typhaAddr) && !blank(typhaK8sServiceName);
+    }
+
+    /**
+     * {@return felix's client certificate for goldmane, or null without TLS}: as in Calico, the typha
+     * client files authenticate felix to goldmane too (flow logs, {@code flowLogsGoldmaneServer});
+     * goldmane's certificate is checked against the CA and the server's host name, not typhaCN.
+     */
+    public ClientCertificate clientCertificate() {
+        return blank(typhaCaFile) ? null
+                : new ClientCertificate(Path.of(typhaCaFile), Path.of(typhaCertFile), Path.of(typhaKeyFile));
     }
 
     /** {@return the client options for this node, to FELIX_TYPHAADDR} */

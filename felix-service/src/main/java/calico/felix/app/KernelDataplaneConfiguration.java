@@ -29,11 +29,16 @@ public class KernelDataplaneConfiguration {
         return new KernelDataplaneMetrics(registry.getIfAvailable(SimpleMeterRegistry::new));
     }
 
-    /** Flow logs beside the kernel dataplane, reading its model: idle until {@code flowLogsGoldmaneServer} is set. */
+    /**
+     * Flow logs beside the kernel dataplane, reading its model: idle until {@code flowLogsGoldmaneServer}
+     * is set; over mutual TLS with felix's typha client files when they are set, as Calico's felix.
+     */
     @Bean(destroyMethod = "close")
-    FlowLogs flowLogs(FelixProperties properties, Dataplane dataplane, ObjectProvider<MeterRegistry> registry,
+    FlowLogs flowLogs(FelixProperties properties, ObjectProvider<FelixTyphaProperties> typha, Dataplane dataplane,
+                      ObjectProvider<MeterRegistry> registry,
                       ObjectProvider<calico.libcalico.health.HealthAggregator> health) {
-        return new FlowLogs(properties.hostname(), properties.dataplaneNetns(), dataplane.model(),
+        return new FlowLogs(properties.hostname(), properties.dataplaneNetns(),
+                typha.getIfAvailable(FelixTyphaProperties::none).clientCertificate(), dataplane.model(),
                 java.time.Clock.systemUTC(),
                 registry.getIfAvailable(SimpleMeterRegistry::new), health.getIfAvailable());
     }

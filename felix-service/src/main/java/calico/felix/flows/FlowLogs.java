@@ -44,6 +44,8 @@ public final class FlowLogs implements AutoCloseable {
 
     private final String node;
     private final String netns;
+    /** Felix's client certificate for goldmane (Calico's typha client files); null: plain text. */
+    private final ClientCertificate tls;
     private final Clock clock;
     /** The dataplane's model: written by the dataplane, read here under its lock. */
     private final DataplaneModel model;
@@ -84,18 +86,21 @@ public final class FlowLogs implements AutoCloseable {
      * @param model the dataplane's model (what its rules are rendered from)
      */
     public FlowLogs(String node, String netns, DataplaneModel model, Clock clock, MeterRegistry meters) {
-        this(node, netns, model, clock, meters, null);
+        this(node, netns, null, model, clock, meters, null);
     }
 
     /**
+     * @param tls    felix's client certificate and goldmane's CA (Calico's {@code typhaCertFile},
+     *               {@code typhaKeyFile}, {@code typhaCAFile}); null for plain text
      * @param health where the {@code FlowLogs} reporter goes (null: none). It counts towards
      *               liveness only and always says live: a goldmane outage or lost NFLOG packets
      *               are shown in its detail and the metrics, but never fail felix's probes (its
      *               policy work does not depend on flow logs).
      */
-    public FlowLogs(String node, String netns, DataplaneModel model, Clock clock, MeterRegistry meters,
-                    calico.libcalico.health.HealthAggregator health) {
+    public FlowLogs(String node, String netns, ClientCertificate tls, DataplaneModel model, Clock clock,
+                    MeterRegistry meters, calico.libcalico.health.HealthAggregator health) {
         this.model = Objects.requireNonNull(model, "model");
+        this.tls = tls;
         this.health = health == null ? null : health.registerReporter("FlowLogs", true, false, null);
         if (this.health != null) {
             this.health.report(true, false, status);
@@ -179,7 +184,8 @@ public final class FlowLogs implements AutoCloseable {
             problems.add("conntrack: " + ct.malformed() + " malformed, " + ct.overruns() + " event overruns");
         }
         errors().forEach(problems::add);
-        String head = "sending to goldmane at " + w.server() + " every " + w.flush();
+        String head = "sending to goldmane at " + w.server() + (tls == null ? "" : " over mutual TLS") + " every "
+                + w.flush();
         return problems.isEmpty() ? head + "; healthy" : head + "; " + String.join("; ", problems);
     }
 
@@ -286,9 +292,7 @@ public final class FlowLogs implements AutoCloseable {
             ConntrackSettings ct = new ConntrackSettings();
             ct.enableAccounting();
             ct.enableEvents();
-            // Plain text: goldmane's TLS files (Calico's FELIX_TYPHA{CERT,KEY,CA}FILE) are not part of
-            // the resolved FelixConfiguration, so none reach here yet.
-            GoldmaneClient.Settings gs = new GoldmaneClient.Settings(w.server(), node, null, null, null,
+            GoldmaneClient.Settings gs = new GoldmaneClient.Settings(w.server(), node, tls,
                     Duration.ofMinutes(5), 100_000, Duration.ofSeconds(1));
             // Goldmane is reached from felix's own namespace: the client's threads (and the gRPC
             // event loops they start) must not be born on this thread, which entered the dataplane's.
@@ -302,7 +306,8 @@ public final class FlowLogs implements AutoCloseable {
                     TimeUnit.MILLISECONDS);
             running = w;
             lastError = "";
-            log.info("flow logs: sending to goldmane at {} every {}", w.server(), w.flush());
+            log.info("flow logs: sending to goldmane at {}{} every {}", w.server(),
+                    tls == null ? " in plain text" : " over mutual TLS", w.flush());
             reportStatus();
         } catch (RuntimeException | java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
             lastError = "flow logs: cannot start: " + e.getMessage();

@@ -9,7 +9,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Clock;
@@ -46,33 +45,20 @@ public final class GoldmaneClient implements AutoCloseable {
     /**
      * @param target      {@code host:port} ({@code flowLogsGoldmaneServer})
      * @param node        this node's name, sent with every report
-     * @param certFile    client certificate for mTLS; null (with key and CA null) for plaintext
+     * @param tls         felix's client certificate and goldmane's CA (mutual TLS); null for plain text
      * @param replayHorizon how long a report is kept for replay (goldmane's REPLAY_HORIZON, 5 min)
      * @param maxCached   most reports kept
      * @param retry       wait between connection attempts
      */
-    public record Settings(String target, String node, String certFile, String keyFile, String caFile,
+    public record Settings(String target, String node, ClientCertificate tls,
                            Duration replayHorizon, int maxCached, Duration retry) {
         public Settings {
             if (target == null || target.isBlank()) {
                 throw new IllegalArgumentException("flowLogsGoldmaneServer: required, host:port");
             }
-            int tls = (blank(certFile) ? 0 : 1) + (blank(keyFile) ? 0 : 1) + (blank(caFile) ? 0 : 1);
-            if (tls != 0 && tls != 3) {
-                throw new IllegalArgumentException("goldmane TLS: the certificate, key and CA files go together"
-                        + " (typhaCertFile, typhaKeyFile, typhaCAFile)");
-            }
             if (maxCached < 1) {
                 throw new IllegalArgumentException("maxCached: at least 1, was " + maxCached);
             }
-        }
-
-        public boolean tls() {
-            return !blank(caFile);
-        }
-
-        private static boolean blank(String s) {
-            return s == null || s.isBlank();
         }
     }
 
@@ -121,13 +107,15 @@ public final class GoldmaneClient implements AutoCloseable {
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("flowLogsGoldmaneServer: port of '" + s.target() + "' not a number", e);
         }
-        if (!s.tls()) {
+        ClientCertificate tls = s.tls();
+        if (tls == null) {
             return NettyChannelBuilder.forAddress(host, port).usePlaintext().build();
         }
         try {
+            // The channel's authority is the target's host: goldmane's certificate must name it.
             ChannelCredentials creds = TlsChannelCredentials.newBuilder()
-                    .keyManager(new File(s.certFile()), new File(s.keyFile()))
-                    .trustManager(new File(s.caFile())).build();
+                    .keyManager(tls.certFile().toFile(), tls.keyFile().toFile())
+                    .trustManager(tls.caFile().toFile()).build();
             return NettyChannelBuilder.forAddress(host, port, creds).build();
         } catch (IOException e) {
             throw new UncheckedIOException("goldmane TLS files (typhaCertFile/typhaKeyFile/typhaCAFile): "

@@ -17,19 +17,22 @@ import calico.libcalico.goldmane.proto.PolicyKind;
 import calico.libcalico.goldmane.proto.Reporter;
 import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdServerExtension;
+import calico.libcalico.testing.TestCertificates;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 6's end-to-end test: the whole felix (kernel dataplane, flow logs on) programs the test
  * cluster's namespaces; a policy on prod/api allows TCP 8080 and denies TCP 9000, a staged
  * policy ordered before it would deny 8080; real TCP connections from dev/client; the flows appear in a real
  * goldmane with the action, the enforced policy and rule index, a pending hit for the staged
- * policy, byte counters and the addresses.
+ * policy, byte counters and the addresses; also over mutual TLS, as Calico runs it.
  */
 class FlowLogsE2ETest {
 
@@ -54,12 +57,27 @@ class FlowLogsE2ETest {
         run(Backend.IPTABLES_LEGACY);
     }
 
+    /**
+     * As Calico's felix: flow logs go to a goldmane that asks for a client certificate, over
+     * mutual TLS with felix's typha client files (FELIX_TYPHACAFILE, FELIX_TYPHACERTFILE,
+     * FELIX_TYPHAKEYFILE; typhaCN goes with them but names typha, not goldmane). The refusals:
+     * {@code flows/FlowLogsTlsTest}.
+     */
+    @Test
+    void nftablesOverMutualTls(@TempDir Path dir) throws Exception {
+        run(Backend.NFTABLES, TestCertificates.generate(dir));
+    }
+
     private void run(Backend backend) throws Exception {
+        run(backend, null);
+    }
+
+    private void run(Backend backend, TestCertificates tls) throws Exception {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         assumeTrue(backend.unavailableReason() == null, () -> backend + ": " + backend.unavailableReason());
         TestDatastore etcd = new TestDatastore.Etcd(ETCD);
         etcd.reset();
-        try (InProcessGoldmane goldmane = new InProcessGoldmane(0, null);
+        try (InProcessGoldmane goldmane = new InProcessGoldmane(0, null, tls);
              Datastore store = etcd.open();
              Cluster cluster = new Cluster(etcd.clusterObjects())) {
             Writes.clusterReady(store);
@@ -93,8 +111,15 @@ class FlowLogsE2ETest {
                           protocol: TCP
                           destination: {ports: [8080]}
                     """));
+            List<String> flowLogArgs = new java.util.ArrayList<>(List.of(
+                    "--FELIX_FLOWLOGSGOLDMANESERVER=" + goldmane.target(), "--FELIX_FLOWLOGSFLUSHINTERVAL=1s"));
+            if (tls != null) {
+                flowLogArgs.addAll(List.of("--FELIX_TYPHACAFILE=" + tls.caCert(),
+                        "--FELIX_TYPHACERTFILE=" + tls.clientCert(), "--FELIX_TYPHAKEYFILE=" + tls.clientKey(),
+                        "--FELIX_TYPHACN=typha-server"));
+            }
             try (FelixProcess felix = new FelixProcess(etcd.felixArgs(), cluster.host.name(), backend, "Warning",
-                    "--FELIX_FLOWLOGSGOLDMANESERVER=" + goldmane.target(), "--FELIX_FLOWLOGSFLUSHINTERVAL=1s")) {
+                    flowLogArgs.toArray(String[]::new))) {
                 felix.awaitReady(Duration.ofSeconds(60));
                 Workload client = cluster.client;
                 Workload api = cluster.api;

@@ -47,7 +47,8 @@ class FlowLogsHealthTest {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         int port = freePort();
         try (NetNs ns = NetNs.create("f6-fl");
-             FlowLogs flowLogs = new FlowLogs("node-a", ns.name(), new calico.felix.dataplane.rules.DataplaneModel(), Clock.systemUTC(), meters, health)) {
+             FlowLogs flowLogs = new FlowLogs("node-a", ns.name(), null, new calico.felix.dataplane.rules.DataplaneModel(),
+                     Clock.systemUTC(), meters, health)) {
             Supplier<ReporterStatus> status = () -> health.status("FlowLogs").orElseThrow();
             Supplier<Double> reachable = () -> meters.get("felix_flowlogs_goldmane_reachable").gauge().value();
             assertThat(status.get().detail()).isEqualTo("off");

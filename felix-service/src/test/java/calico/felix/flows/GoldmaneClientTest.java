@@ -42,7 +42,7 @@ class GoldmaneClientTest {
     }
 
     static GoldmaneClient client(String target, int maxCached) {
-        return new GoldmaneClient(new GoldmaneClient.Settings(target, "node-a", null, null, null, Duration.ofMinutes(5),
+        return new GoldmaneClient(new GoldmaneClient.Settings(target, "node-a", null, Duration.ofMinutes(5),
                 maxCached, Duration.ofMillis(100)), Clock.systemUTC());
     }
 
@@ -127,9 +127,9 @@ class GoldmaneClientTest {
     }
 
     private static GoldmaneClient tlsClient(String target, TestCertificates c) {
-        return new GoldmaneClient(new GoldmaneClient.Settings(target, "node-a", c.clientCert().toString(),
-                c.clientKey().toString(), c.caCert().toString(), Duration.ofMinutes(5), 1000, Duration.ofMillis(100)),
-                Clock.systemUTC());
+        return new GoldmaneClient(new GoldmaneClient.Settings(target, "node-a",
+                new ClientCertificate(c.caCert(), c.clientCert(), c.clientKey()), Duration.ofMinutes(5), 1000,
+                Duration.ofMillis(100)), Clock.systemUTC());
     }
 
     @Test

@@ -42,6 +42,23 @@ public record TestCertificates(Path caCert, Path caKey, Path serverCert, Path se
         return leaf(dir, commonName, caCert, caKey, dir.resolve("client.ext"));
     }
 
+    /**
+     * {@return [certificate, key]} of another server certificate of this CA, for {@code commonName}
+     * with {@code subjectAltName} in openssl's form ({@code DNS:goldmane.example,IP:10.0.0.1}),
+     * beside the others: for tests of the server-name check.
+     */
+    public Path[] server(String commonName, String subjectAltName) {
+        Path dir = caCert.getParent();
+        Path ext = dir.resolve(commonName + ".ext");
+        try {
+            Files.writeString(ext, "subjectAltName=" + subjectAltName + "\nextendedKeyUsage=serverAuth\n",
+                    StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + ext, e);
+        }
+        return leaf(dir, commonName, caCert, caKey, ext);
+    }
+
     private static Path[] leaf(Path dir, String name, Path ca, Path caKey, Path ext) {
         Path key = dir.resolve(name + ".key");
         Path csr = dir.resolve(name + ".csr");
