@@ -4,8 +4,11 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.lang.reflect.RecordComponent;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedSet;
+import java.util.TreeSet;
 
 /**
  * Spec of a {@link FelixConfiguration}: {@code default} for the cluster, {@code node.<name>}
@@ -207,6 +210,20 @@ public record FelixConfigurationSpec(
 
     /** Number of components; used by tests to check that examples set every field. */
     static final int FIELD_COUNT = 171;
+
+    /**
+     * The string fields holding Go durations ({@code "90s"}, {@code "50ms"}), by JSON name, in
+     * alphabetical order: the one list of them. The validator checks them (Go syntax, not negative);
+     * felix parses them, from a resource or from its environment (where a bare number is seconds).
+     */
+    public static final SortedSet<String> DURATION_FIELDS = Collections.unmodifiableSortedSet(new TreeSet<>(List.of(
+            "dataplaneWatchdogTimeout", "netlinkTimeout", "routeRefreshInterval", "interfaceRefreshInterval",
+            "iptablesRefreshInterval", "iptablesPostWriteCheckInterval", "iptablesLockTimeout",
+            "iptablesLockProbeInterval", "ipsetsRefreshInterval", "nftablesRefreshInterval", "xdpRefreshInterval",
+            "bpfKubeProxyMinSyncPeriod", "wireguardKeepAlive", "debugSimulateCalcGraphHangAfter",
+            "debugSimulateDataplaneHangAfter", "debugSimulateDataplaneApplyDelay", "reportingInterval",
+            "reportingTTL", "endpointReportingDelay", "usageReportingInitialDelay", "usageReportingInterval",
+            "flowLogsFlushInterval")));
 
     public FelixConfigurationSpec {
         failsafeInboundHostPorts = failsafeInboundHostPorts == null ? List.of() : List.copyOf(failsafeInboundHostPorts);

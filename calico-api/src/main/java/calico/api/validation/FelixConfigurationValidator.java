@@ -55,30 +55,9 @@ final class FelixConfigurationValidator {
     }
 
     private static void durations(FelixConfigurationSpec s, Errors errors) {
-        Map<String, String> d = new TreeMap<>();
-        d.put("dataplaneWatchdogTimeout", s.dataplaneWatchdogTimeout());
-        d.put("netlinkTimeout", s.netlinkTimeout());
-        d.put("routeRefreshInterval", s.routeRefreshInterval());
-        d.put("interfaceRefreshInterval", s.interfaceRefreshInterval());
-        d.put("iptablesRefreshInterval", s.iptablesRefreshInterval());
-        d.put("iptablesPostWriteCheckInterval", s.iptablesPostWriteCheckInterval());
-        d.put("iptablesLockTimeout", s.iptablesLockTimeout());
-        d.put("iptablesLockProbeInterval", s.iptablesLockProbeInterval());
-        d.put("ipsetsRefreshInterval", s.ipsetsRefreshInterval());
-        d.put("nftablesRefreshInterval", s.nftablesRefreshInterval());
-        d.put("xdpRefreshInterval", s.xdpRefreshInterval());
-        d.put("bpfKubeProxyMinSyncPeriod", s.bpfKubeProxyMinSyncPeriod());
-        d.put("wireguardKeepAlive", s.wireguardKeepAlive());
-        d.put("reportingInterval", s.reportingInterval());
-        d.put("reportingTTL", s.reportingTTL());
-        d.put("endpointReportingDelay", s.endpointReportingDelay());
-        d.put("usageReportingInitialDelay", s.usageReportingInitialDelay());
-        d.put("usageReportingInterval", s.usageReportingInterval());
-        d.put("flowLogsFlushInterval", s.flowLogsFlushInterval());
-        d.put("debugSimulateCalcGraphHangAfter", s.debugSimulateCalcGraphHangAfter());
-        d.put("debugSimulateDataplaneHangAfter", s.debugSimulateDataplaneHangAfter());
-        d.put("debugSimulateDataplaneApplyDelay", s.debugSimulateDataplaneApplyDelay());
-        d.forEach((field, value) -> Durations.checkNonNegative(value, SPEC.field(field), errors));
+        for (String field : FelixConfigurationSpec.DURATION_FIELDS) {
+            Durations.checkNonNegative((String) read(s, SPEC_FIELDS.get(field)), SPEC.field(field), errors);
+        }
         var t = s.bpfConntrackTimeouts();
         if (t != null) {
             FieldPath tp = SPEC.field("bpfConntrackTimeouts");
@@ -127,11 +106,7 @@ final class FelixConfigurationValidator {
             FelixConfigurationEnums.Allowed allowed = field.getValue();
             RecordComponent rc = SPEC_FIELDS.get(field.getKey());
             Object v;
-            try {
-                v = rc.getAccessor().invoke(s);
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException("cannot read spec." + rc.getName(), e);
-            }
+            v = read(s, rc);
             if (v == null) {
                 continue;
             }
@@ -143,6 +118,14 @@ final class FelixConfigurationValidator {
             } else if (!allowed.values().contains(text)) {
                 errors.add(SPEC.field(rc.getName()), "must be one of " + sorted(allowed.values()));
             }
+        }
+    }
+
+    private static Object read(FelixConfigurationSpec s, RecordComponent rc) {
+        try {
+            return rc.getAccessor().invoke(s);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot read spec." + rc.getName(), e);
         }
     }
 

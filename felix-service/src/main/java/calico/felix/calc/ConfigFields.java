@@ -449,7 +449,7 @@ final class ConfigFields {
             if (name.equals("interfacePrefix")) {
                 return Shape.INTERFACE_PREFIXES;
             }
-            if (FelixDefaults.DURATIONS.contains(name)) {
+            if (FelixConfigurationSpec.DURATION_FIELDS.contains(name)) {
                 return Shape.DURATION;
             }
             return FelixConfigurationEnums.FIELDS.containsKey(name) ? Shape.ENUM : Shape.TEXT;

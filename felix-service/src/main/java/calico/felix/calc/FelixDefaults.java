@@ -2,7 +2,6 @@ package calico.felix.calc;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Felix's built-in defaults, by FelixConfiguration field name, in the printed form the
@@ -33,15 +32,6 @@ final class FelixDefaults {
             "reportingIntervalSecs", new Superseded("reportingInterval", "s"),
             "reportingTTLSecs", new Superseded("reportingTTL", "s"));
 
-    /** String fields holding Go durations ("90s", "50ms"); a bare number from the environment is seconds. */
-    static final Set<String> DURATIONS = Set.of(
-            "dataplaneWatchdogTimeout", "netlinkTimeout", "routeRefreshInterval", "interfaceRefreshInterval",
-            "iptablesRefreshInterval", "iptablesPostWriteCheckInterval", "iptablesLockTimeout",
-            "iptablesLockProbeInterval", "ipsetsRefreshInterval", "nftablesRefreshInterval", "xdpRefreshInterval",
-            "bpfKubeProxyMinSyncPeriod", "wireguardKeepAlive", "debugSimulateCalcGraphHangAfter",
-            "debugSimulateDataplaneHangAfter", "debugSimulateDataplaneApplyDelay", "reportingInterval",
-            "reportingTTL", "endpointReportingDelay", "usageReportingInitialDelay", "usageReportingInterval",
-            "flowLogsFlushInterval");
 
     /** Calico's default for each field that has one (printed form). */
     static final Map<String, String> VALUES = buildValues();

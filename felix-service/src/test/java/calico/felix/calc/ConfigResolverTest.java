@@ -79,7 +79,7 @@ class ConfigResolverTest {
         });
         calico.api.model.FelixConfigurationEnums.FIELDS.keySet().forEach(f -> assertThat(ConfigFields.SHAPES.get(f)).as(f)
                 .isEqualTo(ConfigFields.Shape.ENUM));
-        FelixDefaults.DURATIONS.forEach(f -> assertThat(ConfigFields.SHAPES.get(f)).as(f)
+        calico.api.model.FelixConfigurationSpec.DURATION_FIELDS.forEach(f -> assertThat(ConfigFields.SHAPES.get(f)).as(f)
                 .isEqualTo(ConfigFields.Shape.DURATION));
     }
 
