@@ -36,10 +36,13 @@ public class FelixConfiguration {
         return FelixEnvironment.from(environment);
     }
 
-    /** Calico's screen log level applied to the {@code calico} loggers (Trace/Debug/Info/Warning/Error/Fatal). */
+    /**
+     * Calico's screen log level ({@code FELIX_LOGSEVERITYSCREEN}: Trace/Debug/Info/Warning/Error/Fatal)
+     * applied to the {@code calico} loggers at start-up, from the typed settings that own it.
+     */
     @Bean
-    FelixLogLevel felixLogLevel(FelixProperties properties, ObjectProvider<LoggingSystem> logging) {
-        return new FelixLogLevel(properties.logSeverityScreen(), logging.getIfAvailable());
+    FelixLogLevel felixLogLevel(FelixEnvironment environment, ObjectProvider<LoggingSystem> logging) {
+        return new FelixLogLevel(environment.settings().logSeverityScreen(), logging.getIfAvailable());
     }
 
     /** The dataplane and flow logs beside it; the admin API and metrics read the dataplane's model. */

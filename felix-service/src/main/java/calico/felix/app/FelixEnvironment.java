@@ -1,6 +1,7 @@
 package calico.felix.app;
 
 import calico.felix.calc.ConfigResolver;
+import calico.felix.calc.FelixSettings;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -18,6 +19,7 @@ import org.springframework.core.env.PropertySource;
 public final class FelixEnvironment {
 
     private final Map<String, String> variables;
+    private final FelixSettings settings;
 
     public FelixEnvironment(Map<String, String> variables) {
         this.variables = Map.copyOf(new TreeMap<>(variables));
@@ -25,6 +27,16 @@ public final class FelixEnvironment {
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("invalid Felix environment: " + String.join("; ", problems));
         }
+        this.settings = ConfigResolver.environmentSettings(this.variables);
+    }
+
+    /**
+     * {@return the typed settings these variables give over Calico's defaults}: what felix runs
+     * with before it reads FelixConfiguration (e.g. {@code logSeverityScreen} at start-up); the
+     * graph's {@code ConfigUpdate} carries the fully resolved ones.
+     */
+    public FelixSettings settings() {
+        return settings;
     }
 
     /** {@return the FELIX_* entries visible in {@code environment}}, highest-precedence source winning. */

@@ -1,6 +1,5 @@
 package calico.felix.app;
 
-import calico.api.model.FelixConfigurationEnums;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -16,8 +15,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * {@code felix.k8s-api-endpoint}) are libcalico's shared {@link calico.libcalico.datastore.config.DatastoreProperties},
  * bound under the same prefix by {@link FelixConfiguration}.
  *
+ * <p>Settings FelixConfiguration also holds ({@code logSeverityScreen}, {@code iptablesBackend}, ...) are
+ * not here: their {@code FELIX_*} variables are checked at start-up by {@link FelixEnvironment} and read
+ * typed from {@link calico.felix.calc.FelixSettings}.
+ *
  * @param hostname           this node's name ({@code FELIX_FELIXHOSTNAME}, else {@code HOSTNAME})
- * @param logSeverityScreen  Calico's level names: Trace, Debug, Info, Warning, Error, Fatal
  * @param readyPollInitial   first wait between reads of ClusterInformation {@code default}
  * @param readyPollMax       cap of that (doubling) wait
  * @param applyTimeout       an apply or graph batch running longer than this counts as stalled
@@ -28,21 +30,16 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                           of {@code kernel} kept for older settings ({@code FELIX_DATAPLANEDRIVERNAME})
  * @param dataplaneNetns     network namespace ({@code /run/netns/<name>}) the kernel dataplane programs;
  *                           empty for felix's own ({@code FELIX_DATAPLANENETNS})
- * @param iptablesBackend    {@code Auto}, {@code NFT} or {@code Legacy} ({@code FELIX_IPTABLESBACKEND}); checked
- *                           here so a typo fails start-up; the dataplane reads the same variable through
- *                           the resolved FelixConfiguration
  */
 @ConfigurationProperties(prefix = "felix")
 public record FelixProperties(
         String hostname,
-        @DefaultValue("Info") String logSeverityScreen,
         @DefaultValue("100ms") Duration readyPollInitial,
         @DefaultValue("5s") Duration readyPollMax,
         @DefaultValue("60s") Duration applyTimeout,
         @DefaultValue("30s") Duration datastoreTimeout,
         @DefaultValue("model") String dataplaneDriver,
-        String dataplaneNetns,
-        @DefaultValue("Auto") String iptablesBackend) {
+        String dataplaneNetns) {
 
     static final List<String> DRIVERS = List.of("model", "kernel", "iptables");
 
@@ -52,8 +49,6 @@ public record FelixProperties(
                     "felix.hostname (FELIX_FELIXHOSTNAME or HOSTNAME): required, the node's name");
         }
         hostname = hostname.trim();
-        logSeverityScreen = oneOf("felix.log-severity-screen (FELIX_LOGSEVERITYSCREEN)", logSeverityScreen,
-                "logSeverityScreen");
         positive("felix.ready-poll-initial", readyPollInitial);
         positive("felix.ready-poll-max", readyPollMax);
         positive("felix.apply-timeout", applyTimeout);
@@ -68,14 +63,6 @@ public record FelixProperties(
             throw new IllegalArgumentException("felix.dataplane-netns (FELIX_DATAPLANENETNS): \"" + dataplaneNetns
                     + "\" is not a namespace name (letters, digits, '.', '_', '-')");
         }
-        iptablesBackend = oneOf("felix.iptables-backend (FELIX_IPTABLESBACKEND)", iptablesBackend, "iptablesBackend");
-    }
-
-    /** {@return the v3 spelling of {@code raw}}, checked against calico-api's table of {@code field}'s values. */
-    private static String oneOf(String what, String raw, String field) {
-        FelixConfigurationEnums.Allowed allowed = FelixConfigurationEnums.of(field).orElseThrow();
-        return allowed.canonical(raw).orElseThrow(() -> new IllegalArgumentException(what + ": \"" + raw
-                + "\" is not one of " + String.join(", ", allowed.values())));
     }
 
     private static void positive(String name, Duration d) {

@@ -287,7 +287,7 @@ final class ConfigFields {
     private static String parseEnum(String field, String t) {
         FelixConfigurationEnums.Allowed allowed = FelixConfigurationEnums.FIELDS.get(field);
         return allowed.canonical(t).orElseThrow(() -> new IllegalArgumentException("\"" + t + "\" is not one of "
-                + new java.util.TreeSet<>(allowed.values())));
+                + String.join(", ", allowed.values())));
     }
 
     /** Entries {@code [proto:][net:]port}, comma-separated; an IPv6 net in brackets; "none" is the empty list. */

@@ -67,15 +67,32 @@ public final class ConfigResolver {
         return List.copyOf(problems);
     }
 
+    /**
+     * {@return the settings the environment alone gives}: its valid {@code FELIX_*} values over
+     * Calico's defaults (invalid ones are left out, as the resolver leaves them out). What felix
+     * runs with before it has read any FelixConfiguration, e.g. its log level at start-up.
+     */
+    public static FelixSettings environmentSettings(Map<String, String> environment) {
+        Map<String, String> values = defaults();
+        values.putAll(readEnvironment(environment, new ArrayList<>()));
+        return FelixSettings.from(values);
+    }
+
     /** {@return the configuration as resolved now}, whether or not it has been emitted yet. */
     public Map<String, String> resolved() {
+        Map<String, String> values = defaults();
+        values.putAll(globalLayer);
+        values.putAll(nodeLayer);
+        values.putAll(envLayer);
+        return values;
+    }
+
+    /** {@return every emitted field at Calico's default} ("" where Calico has none) */
+    private static Map<String, String> defaults() {
         Map<String, String> values = new TreeMap<>();
         for (String field : ConfigFields.EMITTED) {
             values.put(field, FelixDefaults.VALUES.getOrDefault(field, ""));
         }
-        values.putAll(globalLayer);
-        values.putAll(nodeLayer);
-        values.putAll(envLayer);
         return values;
     }
 

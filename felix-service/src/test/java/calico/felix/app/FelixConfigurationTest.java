@@ -81,7 +81,7 @@ class FelixConfigurationTest {
             DatastoreProperties d = context.getBean(DatastoreProperties.class);
             assertThat(d.datastoreType()).isEqualTo("etcdv3");
             assertThat(d.toConfig().etcd().endpoints()).containsExactly(URI.create("http://127.0.0.1:2379"));
-            assertThat(p.logSeverityScreen()).isEqualTo("Info");
+            assertThat(context.getBean(FelixEnvironment.class).settings().logSeverityScreen()).isEqualTo("Info");
             assertThat(context.getBean(FelixConfiguration.FelixLogLevel.class).level()).isEqualTo(LogLevel.INFO);
             assertThat(context.getEnvironment().getProperty("calico.health.port")).isEqualTo("9099");
             assertThat(context.getEnvironment().getProperty("calico.health.host")).isEqualTo("localhost");
@@ -106,7 +106,7 @@ class FelixConfigurationTest {
             assertThat(p.hostname()).isEqualTo("pod-host");
             assertThat(context.getBean(DatastoreProperties.class).toConfig().etcd().endpoints())
                     .containsExactly(URI.create("http://10.0.0.2:2379"), URI.create("http://10.0.0.3:2379"));
-            assertThat(p.logSeverityScreen()).isEqualTo("Warning");
+            assertThat(context.getBean(FelixEnvironment.class).settings().logSeverityScreen()).isEqualTo("Warning");
             assertThat(context.getBean(FelixConfiguration.FelixLogLevel.class).level()).isEqualTo(LogLevel.WARN);
             assertThat(context.getEnvironment().getProperty("calico.health.port")).isEqualTo("9199");
             assertThat(context.getEnvironment().getProperty("calico.health.host")).isEqualTo("0.0.0.0");

@@ -4,23 +4,31 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.dataplane.testing.NetNs;
+import calico.felix.app.FelixConfiguration;
 import calico.felix.app.FelixDataplaneAutoConfiguration;
+import calico.felix.app.FelixEnvironment;
 import calico.felix.app.FelixProperties;
 import calico.felix.app.KernelDataplaneConfiguration;
+import calico.felix.calc.FelixSettings;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.test.context.ConfigDataApplicationContextInitializer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.context.annotation.Import;
 
-/** Which {@link Dataplane} felix gets, from the real {@code application.yml} and Calico-style variables. */
+/**
+ * Which {@link Dataplane} felix gets, from the real {@code application.yml} and Calico-style variables
+ * (checked at start-up by felix's own wiring, {@link FelixConfiguration}).
+ */
 class KernelDataplaneSelectionTest {
 
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(FelixProperties.class)
-    @Import(KernelDataplaneConfiguration.class)
+    @Import({KernelDataplaneConfiguration.class, FelixConfiguration.class})
     static class Drivers {
     }
 
@@ -30,6 +38,11 @@ class KernelDataplaneSelectionTest {
             .withConfiguration(AutoConfigurations.of(FelixDataplaneAutoConfiguration.class))
             .withPropertyValues("HOSTNAME=", "FELIX_FELIXHOSTNAME=node-a");
 
+    /** The typed settings felix's environment gives (their owner; the dataplane gets them resolved). */
+    private static FelixSettings settings(ApplicationContext context) {
+        return FelixEnvironment.from((ConfigurableEnvironment) context.getEnvironment()).settings();
+    }
+
     @Test
     void modelIsTheDefault() {
         runner.run(context -> {
@@ -38,7 +51,7 @@ class KernelDataplaneSelectionTest {
             FelixProperties p = context.getBean(FelixProperties.class);
             assertThat(p.dataplaneDriver()).isEqualTo("model");
             assertThat(p.dataplaneNetns()).isEmpty();
-            assertThat(p.iptablesBackend()).isEqualTo("Auto");
+            assertThat(settings(context).iptablesBackend()).isEqualTo("Auto");
         });
     }
 
@@ -52,7 +65,7 @@ class KernelDataplaneSelectionTest {
                 Dataplane d = context.getBean(Dataplane.class);
                 assertThat(d).isInstanceOf(KernelDataplane.class);
                 assertThat(((KernelDataplane) d).netns()).isEqualTo(ns.name());
-                assertThat(context.getBean(FelixProperties.class).iptablesBackend()).isEqualTo("NFT");
+                assertThat(settings(context).iptablesBackend()).isEqualTo("NFT");
             });
         }
     }
