@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *  graph ─apply─► ApplyQueue ─takeAll (ApplyPacing: when)─► dataplane thread:
  *                   DataplaneModel.apply ─► BackendSwitcher.apply (driver choice, make-before-break switch)
- *                                  ─► RouteManager.apply ─► StatusBoard (counters, failures) ─► observer
+ *                                  ─► RouteManager.update (reads the model) ─► StatusBoard (counters,
+ *                                     failures) ─► observer
  *                   RefreshScheduler: settle after the last apply, periodic refresh (driver read-back, routes)
  *  LinkMonitor ─post─► RouteManager.onLinkUpdate
  *  admin API / readiness ◄─ StatusBoard (+ ApplyQueue counts, refresh interval)
@@ -146,7 +147,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 }
                 netlink = new Netlink();
                 sysctls = new Sysctls();
-                routes = new RouteManager(netlink, sysctls);
+                routes = new RouteManager(netlink, sysctls, model);
                 refresher = new RefreshScheduler(thread, board, observer, routes, switcher::driver, needResync, queue);
                 refresher.every(DEFAULT_REFRESH);
             });
@@ -282,7 +283,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         String error = null;
         try {
             stats = applyPolicy(batch, moreComing);
-            routes.apply(batch);
+            routes.update();
             if (resync) {
                 routes.resync();
             }

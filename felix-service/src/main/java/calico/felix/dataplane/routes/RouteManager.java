@@ -9,6 +9,7 @@ import calico.dataplane.netlink.Route;
 import calico.dataplane.netlink.Sysctls;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.FelixSettings;
+import calico.felix.dataplane.rules.DataplaneModel;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,10 +34,17 @@ import org.slf4j.LoggerFactory;
  * <p>Ownership: every route it adds carries {@link #PROTOCOL_FELIX}; it only ever deletes routes
  * with that protocol, so routes installed by anyone else survive.
  *
+ * <p>It reads the dataplane's one {@link DataplaneModel}, like every other consumer: the local
+ * workload endpoints the model holds (so an endpoint the model skipped as a protocol violation is
+ * not routed either) and the model's {@code interfacePrefix}. Built with the dataplane's model,
+ * its owner folds each batch in and then calls {@link #update}; built without one, it keeps a
+ * model of its own that {@link #apply} folds batches into (tests and tools).
+ *
  * <p>Single-threaded: call everything from one thread, the thread in the network namespace the
- * {@link Netlink} was built in ({@link Sysctls} acts on the calling thread's namespace).
- * {@link #apply} is incremental (it looks only at interfaces whose endpoints changed and at
- * pending ones); {@link #resync} compares everything with the kernel.
+ * {@link Netlink} was built in ({@link Sysctls} acts on the calling thread's namespace), which is
+ * also the model's writer. {@link #update} is incremental (it looks only at interfaces whose
+ * endpoints changed since the last one, by identity of the model's endpoint objects, and at pending
+ * ones); {@link #resync} compares everything with the kernel.
  */
 public final class RouteManager {
 
@@ -60,6 +68,14 @@ public final class RouteManager {
 
     private final Netlink netlink;
     private final Sysctls sysctls;
+    /** The dataplane's model (read only) or, with {@link #ownsModel}, this manager's own. */
+    private final DataplaneModel model;
+    private final boolean ownsModel;
+    /** The model's endpoint objects as the last update saw them (valid or not): "changed" is {@code !=}. */
+    private final Map<String, DataplaneUpdate.WorkloadEndpointUpdate> seen = new HashMap<>();
+    /** Whether the model's InSync has been acted on (one resync). */
+    private boolean sawInSync;
+    /** The routable form of each endpoint seen valid (an invalid update keeps the previous form). */
     private final Map<String, Endpoint> endpoints = new TreeMap<>();
     private final Map<IpPrefix, Programmed> programmed = new HashMap<>();
     /** Interfaces whose link and sysctls are set, with the index they had (a new index = a new link). */
@@ -76,35 +92,82 @@ public final class RouteManager {
     private int ifacesConfigured;
     private int failures;
 
+    /** A manager with a model of its own, which {@link #apply} folds batches into (tests, tools). */
     public RouteManager(Netlink netlink, Sysctls sysctls) {
+        this(netlink, sysctls, new DataplaneModel(), true);
+    }
+
+    /** A manager reading the dataplane's {@code model}: its owner folds each batch in, then calls {@link #update}. */
+    public RouteManager(Netlink netlink, Sysctls sysctls, DataplaneModel model) {
+        this(netlink, sysctls, model, false);
+    }
+
+    private RouteManager(Netlink netlink, Sysctls sysctls, DataplaneModel model, boolean ownsModel) {
         this.netlink = Objects.requireNonNull(netlink, "netlink");
         this.sysctls = Objects.requireNonNull(sysctls, "sysctls");
+        this.model = Objects.requireNonNull(model, "model");
+        this.ownsModel = ownsModel;
     }
 
     /**
-     * Applies one batch: endpoint changes, then routes for the interfaces they touch and for
-     * every pending interface. The batch is validated before anything changes; a bad endpoint
-     * fails the whole batch with an {@link IllegalArgumentException} naming the field.
-     * {@code InSync} triggers a {@link #resync}.
+     * Folds one batch into this manager's own model, then {@link #update}s from it. Only for a
+     * manager built without the dataplane's model (whose owner folds the batches).
      */
     public Stats apply(List<DataplaneUpdate> batch) {
-        Map<String, Endpoint> changes = new LinkedHashMap<>();
-        boolean inSync = false;
-        FelixSettings config = settings;
-        for (DataplaneUpdate u : batch) {
-            if (u instanceof DataplaneUpdate.WorkloadEndpointUpdate w) {
-                changes.put(w.id(), endpoint(w));
-            } else if (u instanceof DataplaneUpdate.WorkloadEndpointRemove r) {
-                changes.put(r.id(), null);
-            } else if (u instanceof DataplaneUpdate.ConfigUpdate c) {
-                config = c.settings();
-            } else if (u instanceof DataplaneUpdate.InSync) {
-                inSync = true;
-            }
-            // RouteUpdate/RouteRemove are ignored on purpose: local workload routes come from the
-            // endpoints themselves (they carry the interface), and remote workloads need BGP or
-            // encapsulation, which are not built yet.
+        if (!ownsModel) {
+            throw new IllegalStateException("this route manager reads the dataplane's model: fold the batch "
+                    + "into it and call update()");
         }
+        model.apply(batch);
+        return update();
+    }
+
+    /**
+     * Brings the routes up to the model: the endpoints that changed since the last update, then
+     * routes for the interfaces they touch and for every pending interface. The model's first
+     * {@code InSync} triggers a {@link #resync} instead. An endpoint whose interface name or nets
+     * are unusable is not taken (its previous form, if any, stays): the others are programmed,
+     * then an {@link IllegalArgumentException} names the endpoint and the field (once per such
+     * update of it).
+     *
+     * <p>The model's routes ({@code RouteUpdate}) are not read on purpose: local workload routes
+     * come from the endpoints themselves (they carry the interface), and remote workloads need BGP
+     * or encapsulation, which are not built yet.
+     */
+    public Stats update() {
+        Map<String, Endpoint> changes = new LinkedHashMap<>();
+        List<String> refused = new ArrayList<>();
+        Map<String, DataplaneUpdate.WorkloadEndpointUpdate> now = model.workloads();
+        for (Map.Entry<String, DataplaneUpdate.WorkloadEndpointUpdate> e : now.entrySet()) {
+            DataplaneUpdate.WorkloadEndpointUpdate w = e.getValue();
+            if (seen.put(e.getKey(), w) == w) {
+                continue;
+            }
+            try {
+                changes.put(e.getKey(), endpoint(w));
+            } catch (IllegalArgumentException bad) {
+                refused.add(bad.getMessage());
+            }
+        }
+        if (seen.size() > now.size()) {
+            seen.keySet().removeIf(id -> {
+                if (now.containsKey(id)) {
+                    return false;
+                }
+                changes.put(id, null);
+                return true;
+            });
+        }
+        boolean inSync = model.inSync() && !sawInSync;
+        sawInSync = model.inSync();
+        Stats stats = update(changes, model.config(), inSync);
+        if (!refused.isEmpty()) {
+            throw new IllegalArgumentException(String.join("; ", refused));
+        }
+        return stats;
+    }
+
+    private Stats update(Map<String, Endpoint> changes, FelixSettings config, boolean inSync) {
         Set<String> touched = new TreeSet<>();
         if (!config.interfacePrefixes().equals(settings.interfacePrefixes())) {
             // Which interfaces are workload interfaces changed: every endpoint is looked at again.
