@@ -3,10 +3,7 @@ package calico.api.validation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.FelixConfigurationSpec;
-import java.lang.reflect.RecordComponent;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,14 +12,11 @@ import org.junit.jupiter.api.Test;
  */
 class FelixConfigurationDurationsTest {
 
-    private static final Map<String, Class<?>> SPEC_FIELDS = Arrays.stream(
-                    FelixConfigurationSpec.class.getRecordComponents())
-            .collect(java.util.stream.Collectors.toMap(RecordComponent::getName, RecordComponent::getType));
-
     @Test
     void everyEntryIsAStringFieldOfTheSpec() {
         assertThat(FelixConfigurationSpec.DURATION_FIELDS).hasSize(22);
-        FelixConfigurationSpec.DURATION_FIELDS.forEach(f -> assertThat(SPEC_FIELDS.get(f)).as(f).isEqualTo(String.class));
+        FelixConfigurationSpec.DURATION_FIELDS.forEach(f -> assertThat(FelixConfigurationEnumsTest.SPEC_FIELDS.get(f))
+                .as(f).isEqualTo(String.class));
     }
 
     @Test
@@ -37,6 +31,6 @@ class FelixConfigurationDurationsTest {
     }
 
     private static List<FieldError> errors(String field, String value) {
-        return Yaml.errors(Yaml.resource("FelixConfiguration", "{name: default}", "{" + field + ": \"" + value + "\"}"));
+        return FelixConfigurationEnumsTest.errors(field, value);
     }
 }

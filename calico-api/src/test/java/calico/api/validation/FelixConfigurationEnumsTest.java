@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
  */
 class FelixConfigurationEnumsTest {
 
-    private static final Map<String, Class<?>> SPEC_FIELDS = Arrays.stream(
+    /** The spec's fields by JSON name, with their Java types. */
+    static final Map<String, Class<?>> SPEC_FIELDS = Arrays.stream(
                     FelixConfigurationSpec.class.getRecordComponents())
             .collect(java.util.stream.Collectors.toMap(RecordComponent::getName, RecordComponent::getType));
 
@@ -52,7 +53,8 @@ class FelixConfigurationEnumsTest {
         assertThat(FelixConfigurationEnums.of("healthHost")).isEmpty();
     }
 
-    private static List<FieldError> errors(String field, String value) {
+    /** {@return the validator's errors for a {@code default} FelixConfiguration setting only {@code field}} */
+    static List<FieldError> errors(String field, String value) {
         return Yaml.errors(Yaml.resource("FelixConfiguration", "{name: default}", "{" + field + ": \"" + value + "\"}"));
     }
 }
