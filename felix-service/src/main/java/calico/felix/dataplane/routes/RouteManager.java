@@ -160,14 +160,14 @@ public final class RouteManager {
         }
         boolean inSync = model.inSync() && !sawInSync;
         sawInSync = model.inSync();
-        Stats stats = update(changes, model.config(), inSync);
+        Stats stats = applyChanges(changes, model.config(), inSync);
         if (!refused.isEmpty()) {
             throw new IllegalArgumentException(String.join("; ", refused));
         }
         return stats;
     }
 
-    private Stats update(Map<String, Endpoint> changes, FelixSettings config, boolean inSync) {
+    private Stats applyChanges(Map<String, Endpoint> changes, FelixSettings config, boolean inSync) {
         Set<String> touched = new TreeSet<>();
         if (!config.interfacePrefixes().equals(settings.interfacePrefixes())) {
             // Which interfaces are workload interfaces changed: every endpoint is looked at again.
