@@ -25,9 +25,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param applyTimeout       an apply or graph batch running longer than this counts as stalled
  * @param datastoreTimeout   read directly from the datastore, felix is not ready once the datastore has not
  *                           answered for this long (probed every third of it, at most every 10 s)
- * @param dataplaneDriver    {@code model} (in-memory, the default) or {@code kernel} (the kernel: policy
- *                           backend from FelixConfiguration, and routes); {@code iptables} is a synonym
- *                           of {@code kernel} kept for older settings ({@code FELIX_DATAPLANEDRIVERNAME})
+ * @param dataplaneDriver    {@code kernel} (the default, as Calico's: the kernel, policy backend from
+ *                           FelixConfiguration, and routes) or {@code model} (in-memory, programs nothing;
+ *                           only when asked for); {@code iptables} is a synonym of {@code kernel} kept for
+ *                           older settings ({@code FELIX_DATAPLANEDRIVERNAME})
  * @param dataplaneNetns     network namespace ({@code /run/netns/<name>}) the kernel dataplane programs;
  *                           empty for felix's own ({@code FELIX_DATAPLANENETNS})
  */
@@ -38,7 +39,7 @@ public record FelixProperties(
         @DefaultValue("5s") Duration readyPollMax,
         @DefaultValue("60s") Duration applyTimeout,
         @DefaultValue("30s") Duration datastoreTimeout,
-        @DefaultValue("model") String dataplaneDriver,
+        @DefaultValue("kernel") String dataplaneDriver,
         String dataplaneNetns) {
 
     static final List<String> DRIVERS = List.of("model", "kernel", "iptables");

@@ -14,14 +14,15 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The kernel dataplane as felix's {@link Dataplane} when {@code felix.dataplane-driver} is
- * {@code kernel} or its synonym {@code iptables} ({@code FELIX_DATAPLANEDRIVERNAME}); otherwise
- * {@link FelixDataplaneAutoConfiguration} supplies the in-memory model. The policy backend is
+ * {@code kernel} (the default, as in Calico) or its synonym {@code iptables}
+ * ({@code FELIX_DATAPLANEDRIVERNAME}); only for {@code model} does
+ * {@link FelixDataplaneAutoConfiguration} supply the in-memory model. The policy backend is
  * not fixed here: the dataplane resolves it from each effective FelixConfiguration
  * ({@code nftablesMode}, {@code iptablesBackend}, where {@code FELIX_*} variables win) and
  * restarts its driver when it changes.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnExpression("'${felix.dataplane-driver:model}'.trim().toLowerCase() matches 'kernel|iptables'")
+@ConditionalOnExpression("'${felix.dataplane-driver:kernel}'.trim().toLowerCase() matches 'kernel|iptables'")
 public class KernelDataplaneConfiguration {
 
     @Bean

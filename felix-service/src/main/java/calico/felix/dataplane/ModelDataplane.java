@@ -5,7 +5,7 @@ import calico.felix.dataplane.rules.DataplaneModel;
 import java.util.List;
 
 /**
- * The in-memory dataplane (felix's default driver, {@code felix.dataplane-driver=model}): folds
+ * The in-memory dataplane (only when asked for: {@code felix.dataplane-driver=model}; the default is the kernel): folds
  * every batch into its {@link DataplaneModel} on the caller's thread and programs nothing. The
  * model checks the graph's output protocol; its violations are this dataplane's errors.
  */

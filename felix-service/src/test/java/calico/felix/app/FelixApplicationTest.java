@@ -137,7 +137,8 @@ class FelixApplicationTest {
                 "--FELIX_PROMETHEUSMETRICSHOST=127.0.0.1", "--server.address=127.0.0.1", "--calico.health.port=0",
                 "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME,
                 "--FELIX_DATASTORETYPE=etcdv3", "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(),
-                "--FELIX_LOGSEVERITYSCREEN=Info", "--felix.ready-poll-initial=50ms", "--felix.ready-poll-max=200ms");
+                "--FELIX_LOGSEVERITYSCREEN=Info", "--FELIX_DATAPLANEDRIVERNAME=model",
+                "--felix.ready-poll-initial=50ms", "--felix.ready-poll-max=200ms");
         adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
         healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
     }

@@ -97,7 +97,7 @@ class FelixTyphaDiscoveryTest {
                 .run("--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
                         "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-f",
                         "--FELIX_TYPHAK8SSERVICENAME=typha-f", "--FELIX_TYPHAK8SNAMESPACE=calico-system",
-                        "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--felix.ready-poll-initial=50ms",
+                        "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model", "--felix.ready-poll-initial=50ms",
                         "--felix.ready-poll-max=200ms")) {
             FelixDaemon daemon = felix.getBean(FelixDaemon.class);
             var health = felix.getBean(calico.libcalico.health.HealthAggregator.class);

@@ -145,7 +145,7 @@ class FelixTyphaWiringTest {
         try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
                 "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
                 "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
-                "--felix.typha-addr=127.0.0.1:" + server.getPort(), "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1")) {
+                "--felix.typha-addr=127.0.0.1:" + server.getPort(), "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model")) {
             FelixDaemon daemon = felix.getBean(FelixDaemon.class);
             ProgrammedState state = felix.getBean(ProgrammedState.class);
             await("felix in sync through typha", () -> daemon.syncerStatus() == SyncerStatus.IN_SYNC
@@ -184,7 +184,7 @@ class FelixTyphaWiringTest {
         try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
                 "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
                 "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
-                "--FELIX_TYPHAADDR=127.0.0.1:" + server.getPort(), "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1")) {
+                "--FELIX_TYPHAADDR=127.0.0.1:" + server.getPort(), "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model")) {
             FelixDaemon daemon = felix.getBean(FelixDaemon.class);
             ProgrammedState state = felix.getBean(ProgrammedState.class);
             HealthAggregator health = felix.getBean(HealthAggregator.class);

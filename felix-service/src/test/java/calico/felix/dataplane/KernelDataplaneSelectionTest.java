@@ -43,9 +43,24 @@ class KernelDataplaneSelectionTest {
         return FelixEnvironment.from((ConfigurableEnvironment) context.getEnvironment()).settings();
     }
 
+    /** As in Calico, felix programs the kernel unless told otherwise. */
     @Test
-    void modelIsTheDefault() {
-        runner.run(context -> {
+    void kernelIsTheDefault() {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        try (NetNs ns = NetNs.create("kdd")) {
+            runner.withPropertyValues("FELIX_DATAPLANENETNS=" + ns.name()).run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(context.getBean(Dataplane.class)).isInstanceOf(KernelDataplane.class);
+                FelixProperties p = context.getBean(FelixProperties.class);
+                assertThat(p.dataplaneDriver()).isEqualTo("kernel");
+                assertThat(settings(context).iptablesBackend()).isEqualTo("Auto");
+            });
+        }
+    }
+
+    @Test
+    void modelOnlyWhenAskedFor() {
+        runner.withPropertyValues("FELIX_DATAPLANEDRIVERNAME=model").run(context -> {
             assertThat(context).hasNotFailed();
             assertThat(context.getBean(Dataplane.class)).isInstanceOf(ModelDataplane.class);
             FelixProperties p = context.getBean(FelixProperties.class);
