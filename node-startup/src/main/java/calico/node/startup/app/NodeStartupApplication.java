@@ -1,0 +1,93 @@
+package calico.node.startup.app;
+
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreConfig;
+import calico.libcalico.datastore.DatastoreProperties;
+import calico.node.startup.autodetect.AddressDetector;
+import calico.node.startup.autodetect.NetlinkHostInterfaces;
+import calico.node.startup.steps.NodeStartup;
+import io.fabric8.kubernetes.client.Config;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+
+/**
+ * {@code calico-node -startup}: a one-shot application (no web server) that runs {@link NodeStartup}
+ * once against the datastore and exits 0, or exits 1 with one line saying what is wrong (the setting
+ * and its variable, or the step that failed). Run it before felix and confd, in the node's network
+ * namespace (autodetection reads that namespace's interfaces).
+ */
+@SpringBootApplication
+@EnableConfigurationProperties(StartupProperties.class)
+public class NodeStartupApplication {
+
+    private static final Logger LOG = LoggerFactory.getLogger(NodeStartupApplication.class);
+
+    /** The shared datastore settings under {@code node.*}, from Calico's generic variables. */
+    static final DatastoreProperties.Source DATASTORE = DatastoreProperties.Source.of("node", "");
+
+    @Bean
+    DatastoreProperties nodeDatastore(Environment environment) {
+        return DatastoreProperties.bind(environment, DATASTORE);
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** {@return the exit code} of one start-up with {@code args} (Spring properties, {@code --NAME=value}). */
+    public static int run(String... args) {
+        try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(NodeStartupApplication.class)
+                .web(WebApplicationType.NONE).logStartupInfo(false).run(args)) {
+            StartupProperties props = ctx.getBean(StartupProperties.class);
+            DatastoreProperties ds = ctx.getBean(DatastoreProperties.class);
+            NodeStartup.Result r = startUp(props, ds);
+            LOG.info("calico-node start-up done for node {}: {}", r.node().metadata().name(),
+                    r.changes().isEmpty() ? "nothing to change" : r.changes().size() + " change(s)");
+            return 0;
+        } catch (RuntimeException e) {
+            String reason = rootMessage(e);
+            LOG.error("calico-node start-up failed: {}", reason);
+            System.err.println("calico-node start-up failed: " + reason);
+            return 1;
+        }
+    }
+
+    /** One start-up with bound settings, in this thread's network namespace. */
+    static NodeStartup.Result startUp(StartupProperties props, DatastoreProperties ds) {
+        boolean kdd = ds.type() == DatastoreConfig.Type.KUBERNETES;
+        NodeStartup.Settings settings = props.toSettings(kdd);
+        boolean ipv6Kernel = Files.isDirectory(Path.of("/proc/sys/net/ipv6"));
+        settings = new NodeStartup.Settings(settings.node(), settings.ipv4Pool(), settings.ipv6Pool(),
+                settings.ipv6Supported() && ipv6Kernel, settings.cluster());
+        boolean onKubernetes = kdd || !ds.kubeconfig().isEmpty() || !ds.k8sApiEndpoint().isEmpty()
+                || System.getenv("KUBERNETES_SERVICE_HOST") != null;
+        AddressDetector detector = new AddressDetector(new NetlinkHostInterfaces(),
+                new FabricKubernetesNodes(() -> onKubernetes ? Optional.of(ds.kubernetesClientConfig())
+                        : Optional.<Config>empty()));
+        Datastore datastore = ds.toConfig().open();
+        try {
+            return new NodeStartup(datastore, detector).run(settings);
+        } finally {
+            datastore.close();
+        }
+    }
+
+    /** The innermost message: Spring's binding wrappers hide the setting's own. */
+    private static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t.getMessage() == null ? t.toString() : t.getMessage();
+    }
+}
