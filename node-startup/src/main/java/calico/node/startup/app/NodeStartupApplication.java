@@ -71,7 +71,8 @@ public class NodeStartupApplication {
                 settings.ipv6Supported() && ipv6Kernel, settings.cluster());
         boolean onKubernetes = kdd || !ds.kubeconfig().isEmpty() || !ds.k8sApiEndpoint().isEmpty()
                 || System.getenv("KUBERNETES_SERVICE_HOST") != null;
-        AddressDetector detector = new AddressDetector(new NetlinkHostInterfaces(),
+        AddressDetector detector = new AddressDetector(
+                new NetlinkHostInterfaces(props.netns().isEmpty() ? Optional.empty() : Optional.of(props.netns())),
                 new FabricKubernetesNodes(() -> onKubernetes ? Optional.of(ds.kubernetesClientConfig())
                         : Optional.<Config>empty()));
         Datastore datastore = ds.toConfig().open();

@@ -35,12 +35,16 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param ipv6Support            {@code FELIX_IPV6SUPPORT}: false creates no IPv6 pool
  * @param ipv4Pool               {@code CALICO_IPV4POOL_*}
  * @param ipv6Pool               {@code CALICO_IPV6POOL_*}
+ * @param netns                  {@code CALICO_NODE_NETNS} (ours): the network namespace ({@code /run/netns/<name>})
+ *                               that is the node, whose interfaces autodetection reads, when start-up runs
+ *                               outside it (the datastore stays reachable); empty for the process's own
  */
 @ConfigurationProperties(prefix = "node")
 public record StartupProperties(String nodename, String k8sNodeRef, String ip, String ip6, String ipAutodetectionMethod,
                                 String ip6AutodetectionMethod, String as, String networkingBackend,
                                 String noDefaultPools, String disableNodeIpCheck, String clusterType,
-                                String calicoVersion, String ipv6Support, Pool ipv4Pool, Pool ipv6Pool) {
+                                String calicoVersion, String ipv6Support, Pool ipv4Pool, Pool ipv6Pool,
+                                String netns) {
 
     /**
      * One default pool's variables, as given ({@code CALICO_IPV4POOL_CIDR}, {@code _BLOCK_SIZE}, {@code _IPIP},
@@ -53,6 +57,11 @@ public record StartupProperties(String nodename, String k8sNodeRef, String ip, S
     public StartupProperties {
         nodename = nodename(nodename);
         k8sNodeRef = trim(k8sNodeRef);
+        netns = trim(netns);
+        if (!netns.isEmpty() && !netns.matches("[A-Za-z0-9_.-]+")) {
+            throw new IllegalArgumentException("node.netns (CALICO_NODE_NETNS): \"" + netns
+                    + "\" is not a namespace name (letters, digits, '.', '_', '-')");
+        }
         networkingBackend = trim(networkingBackend).isEmpty() ? "bird" : trim(networkingBackend).toLowerCase(Locale.ROOT);
         if (!networkingBackend.matches("bird|vxlan|none")) {
             throw new IllegalArgumentException("node.networking-backend (CALICO_NETWORKING_BACKEND): \""

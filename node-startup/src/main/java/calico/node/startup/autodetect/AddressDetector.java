@@ -3,10 +3,8 @@ package calico.node.startup.autodetect;
 import calico.api.net.Cidr;
 import calico.api.net.IpAddress;
 import java.io.IOException;
-import java.net.DatagramSocket;
 import java.net.Inet4Address;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -121,18 +119,11 @@ public final class AddressDetector {
         if (target == null) {
             return Detection.none(destination + " has no IPv" + version + " address");
         }
-        IpAddress local;
-        try (DatagramSocket s = new DatagramSocket()) {
-            // A UDP connect sends nothing: the kernel only picks the route and source address.
-            s.connect(new InetSocketAddress(target, 80));
-            InetAddress a = s.getLocalAddress();
-            if (a == null || a.isAnyLocalAddress()) {
-                return Detection.none("no route to " + destination);
-            }
-            local = IpAddress.of(a.getAddress());
-        } catch (IOException | java.io.UncheckedIOException e) {
-            return Detection.none("cannot reach " + destination + ": " + e.getMessage());
+        Optional<IpAddress> source = interfaces.sourceAddress(target);
+        if (source.isEmpty()) {
+            return Detection.none("no route to " + destination);
         }
+        IpAddress local = source.get();
         for (HostInterface i : interfaces.list()) {
             for (Cidr c : i.cidrs(version)) {
                 if (c.address().equals(local)) {
