@@ -43,7 +43,7 @@ DATASTORE=${datastore_list[0]:-kubernetes}
 RUN_DIR=$ROOT/.calico-run
 NODE_NS=${CALICO_NODE_NETNS:-calico-node}
 FLOW_TIMEOUT=${LOCAL_SUITE_FLOW_TIMEOUT:-60}
-JARS=(felix-service/target/felix-service.jar typha-service/target/typha-service-exec.jar
+JARS=(felix-service/target/felix-service.jar node-startup/target/node-startup-exec.jar typha-service/target/typha-service-exec.jar
     goldmane-service/target/goldmane-service-exec.jar cni-plugin/target/cni-plugin.jar calicoctl/target/calicoctl.jar)
 [[ " ${datastore_list[*]} " == *" memory "* ]] && JARS+=(apiserver-service/target/apiserver-service-exec.jar)
 
@@ -142,6 +142,10 @@ if [[ $DATASTORE == kubernetes ]]; then
     check "Calico's resources are custom resources (kubectl get ippools.crd.projectcalico.org)" \
         bash -c "./calico kubectl get ippools.crd.projectcalico.org default-ipv4-ippool -o name | grep -q default-ipv4-ippool"
 fi
+check "calico-node start-up wrote the Node's address, autodetected on the node's uplink (172.31.255.1/24)" \
+    bash -c "./calico ctl get nodes -o yaml | grep -q 'ipv4Address: 172.31.255.1/24'"
+check "calico-node start-up left the demo's pool as the only one" \
+    test "$(./calico ctl get ippools -o yaml 2>/dev/null | grep -c 'kind: IPPool$')" -eq 1
 check "${#pods[@]} demo pods have a namespace" test "$(ip netns list | grep -c '^calico-pod-')" -eq "${#pods[@]}"
 check "the node namespace holds ${#pods[@]} cali* host ends" \
     test "$(ip -n "$NODE_NS" -o link show | grep -c ': cali')" -eq "${#pods[@]}"
@@ -208,6 +212,8 @@ if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" >"$LOG/up2.log" 2>&1
 for s in "${services[@]}"; do
     check "second up: $s already running" grep -q "^calico: $s already running$" "$LOG/up2.log"
 done
+check "second up: calico-node start-up ran again and changed nothing" \
+    test "$(grep -c 'start-up done for node .*: nothing to change' "$RUN_DIR/logs/node-startup.log")" -ge 1
 check "second up: pods already exist" test "$(grep -c '^calico: pod .* already exists' "$LOG/up2.log")" -eq "${#pods[@]}"
 check "second up: no new process" test "$(cat "$RUN_DIR"/*.pid | awk '{print $1}' | sort | tr '\n' ' ')" == "$pids_before"
 check "second up: still ${#pods[@]} pod namespaces" test "$(ip netns list | grep -c '^calico-pod-')" -eq "${#pods[@]}"
