@@ -1,8 +1,8 @@
 package calico.node.startup.app;
 
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.datastore.DatastoreConfig;
-import calico.libcalico.datastore.DatastoreProperties;
+import calico.libcalico.datastore.config.DatastoreConfig;
+import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.node.startup.autodetect.AddressDetector;
 import calico.node.startup.autodetect.NetlinkHostInterfaces;
 import calico.node.startup.steps.NodeStartup;
