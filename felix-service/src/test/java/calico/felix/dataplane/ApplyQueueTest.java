@@ -94,7 +94,7 @@ class ApplyQueueTest {
     }
 
     /** Waits until {@code t} waits on a monitor: it is blocked inside offer. */
-    private static void awaitWaiting(Thread t) {
+    static void awaitWaiting(Thread t) {
         Await.until(t.getName() + " blocked inside offer", Duration.ofSeconds(5),
                 () -> t.getState() == Thread.State.WAITING);
     }

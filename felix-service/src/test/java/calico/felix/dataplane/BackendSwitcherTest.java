@@ -33,7 +33,8 @@ class BackendSwitcherTest {
             throw new IllegalStateException(name + " not available");
         }
         events.add(name + ": created");
-        return new RecordingDriver(name);
+        RecordingDriver d = RecordingDriver.open(name, events);
+        return name.equals(failFirstApply) ? d.rejecting(batch -> !d.hasApplied(), "batch rejected") : d;
     }, new DataplaneModel(), () -> {
         detections.incrementAndGet();
         return IptablesBackend.NFT;
@@ -106,68 +107,5 @@ class BackendSwitcherTest {
         events.clear();
         apply(inputs("disabled", "legacy"));
         assertThat(events).containsExactly("iptables-legacy: apply 1", "iptables-nft: removeRules", "iptables-nft: close");
-    }
-
-    /** A driver that records each call. */
-    private final class RecordingDriver implements PolicyDriver {
-        private final String name;
-        private boolean applied;
-
-        RecordingDriver(String name) {
-            this.name = name;
-        }
-
-        @Override
-        public ApplyStats apply(List<DataplaneUpdate> batch) {
-            if (name.equals(failFirstApply) && !applied) {
-                applied = true;
-                events.add(name + ": apply " + batch.size() + " (rejected)");
-                throw new IllegalStateException("batch rejected");
-            }
-            events.add(name + ": apply " + batch.size());
-            boolean first = !applied;
-            applied = true;
-            return new ApplyStats(first, 0, 0, 0, 0);
-        }
-
-        @Override
-        public ApplyStats resync() {
-            return apply(List.of());
-        }
-
-        @Override
-        public int refresh() {
-            return 0;
-        }
-
-        @Override
-        public Programmed programmed() {
-            return new Programmed(0, 0, 0, 0);
-        }
-
-        @Override
-        public void removeAll() {
-            events.add(name + ": removeAll");
-        }
-
-        @Override
-        public void removeRules() {
-            events.add(name + ": removeRules");
-        }
-
-        @Override
-        public String setKind() {
-            return name.startsWith("iptables") ? "ipset" : name;
-        }
-
-        @Override
-        public void close() {
-            events.add(name + ": close");
-        }
-
-        @Override
-        public String name() {
-            return name;
-        }
     }
 }
