@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 
 import calico.api.model.ResourceKind;
 import calico.libcalico.syncer.SyncerStatus;
+import calico.felix.testing.LogCapture;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -224,7 +225,7 @@ class ConfigResolverTest {
 
     @Test
     void anInvalidEnvironmentValueIsLoggedOnceWithItsVariable() {
-        try (InfraLogCapture logs = new InfraLogCapture(ConfigResolver.class)) {
+        try (LogCapture logs = new LogCapture(ConfigResolver.class)) {
             start(Map.of("FELIX_HEALTHPORT", "abc"));
             dispatcher.onStatus(SyncerStatus.IN_SYNC);
             for (int i = 0; i < 3; i++) {

@@ -13,6 +13,7 @@ import calico.felix.calc.DataplaneUpdate.RouteRemove;
 import calico.felix.calc.DataplaneUpdate.RouteType;
 import calico.felix.calc.DataplaneUpdate.RouteUpdate;
 import calico.libcalico.syncer.Update;
+import calico.felix.testing.LogCapture;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -170,7 +171,7 @@ class RouteCalculatorTest {
 
     @Test
     void aConflictIsLoggedOnceNotOnEveryUpdateOfItsClaimants() {
-        try (InfraLogCapture logs = new InfraLogCapture(RouteCalculator.class)) {
+        try (LogCapture logs = new LogCapture(RouteCalculator.class)) {
             send(set(wep("ns", "aa", "node-b", null, "10.0.0.1/32")), set(wep("ns", "bb", "node-c", null, "10.0.0.1/32")));
             for (int i = 0; i < 3; i++) {
                 send(set(wep("ns", "bb", "node-c", null, "10.0.0.1/32", "10.0.0.7/32")),

@@ -21,6 +21,7 @@ import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.WatcherSyncer;
 import calico.libcalico.typha.SyncerType;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
 import java.time.Duration;
@@ -119,26 +120,18 @@ class SyncerToGraphTest {
     }
 
     private void awaitState(String what, Predicate<DataplaneState> condition) {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (true) {
-            synchronized (state) {
-                if (condition.test(state)) {
-                    return;
-                }
-            }
-            if (System.nanoTime() > deadline) {
-                synchronized (state) {
-                    throw new AssertionError("timed out waiting for " + what + "; ipSets=" + state.ipSets.keySet()
-                            + " policies=" + state.policies.keySet() + " workloads=" + state.workloads.keySet());
-                }
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted", e);
+        record Seen(boolean met, String state) {
+            @Override
+            public String toString() {
+                return state;
             }
         }
+        Await.until(what, WAIT, () -> {
+            synchronized (state) {
+                return new Seen(condition.test(state), "ipSets=" + state.ipSets.keySet() + " policies="
+                        + state.policies.keySet() + " workloads=" + state.workloads.keySet());
+            }
+        }, Seen::met);
     }
 
     /** A Kubernetes-style endpoint whose name the datastore derives from its identifiers. */

@@ -8,13 +8,15 @@ import calico.felix.calc.DataplaneUpdate;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.ReporterStatus;
 import calico.libcalico.health.Verdict;
+import calico.libcalico.testing.Await;
 import calico.felix.calc.FelixSettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.ServerSocket;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
@@ -26,12 +28,8 @@ import org.junit.jupiter.api.Test;
  */
 class FlowLogsHealthTest {
 
-    static void await(String what, Supplier<Boolean> c) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!c.get()) {
-            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-            Thread.sleep(50);
-        }
+    static <T> void await(String what, Supplier<T> seen, Predicate<T> done) {
+        Await.until(what, Duration.ofSeconds(20), seen::get, done);
     }
 
     static int freePort() throws Exception {
@@ -56,7 +54,8 @@ class FlowLogsHealthTest {
 
             flowLogs.apply(List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of(
                     "flowLogsGoldmaneServer", "127.0.0.1:" + port, "flowLogsFlushInterval", "200ms")))));
-            await("the outage in the detail", () -> status.get().detail().contains("unreachable"));
+            Supplier<String> detail = () -> status.get().detail();
+            await("the outage in the detail", detail, d -> d.contains("unreachable"));
             assertThat(status.get().detail()).startsWith("sending to goldmane at 127.0.0.1:" + port)
                     .contains("goldmane 127.0.0.1:" + port + " unreachable");
             assertThat(reachable.get()).isZero();
@@ -64,17 +63,17 @@ class FlowLogsHealthTest {
             assertThat(health.summary().ready()).as("nor readiness").isTrue();
 
             try (InProcessGoldmane goldmane = new InProcessGoldmane(port, null)) {
-                await("recovered", () -> status.get().detail().endsWith("; healthy"));
-                await("the gauge follows", () -> reachable.get() == 1.0);
+                await("recovered", detail, d -> d.endsWith("; healthy"));
+                await("the gauge follows", reachable, v -> v == 1.0);
                 assertThat(meters.get("felix_flowlogs_nflog_overruns").gauge().value()).isZero();
                 assertThat(meters.get("felix_flowlogs_conntrack_malformed").gauge().value()).isZero();
                 assertThat(meters.get("felix_flowlogs_flush_errors").gauge().value()).isZero();
             }
-            await("down again", () -> status.get().detail().contains("unreachable"));
+            await("down again", detail, d -> d.contains("unreachable"));
             assertThat(meters.get("felix_flowlogs_goldmane_stream_errors").gauge().value()).isPositive();
 
             flowLogs.apply(List.of(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of()))));
-            await("off", () -> status.get().detail().equals("off"));
+            await("off", detail, d -> d.equals("off"));
             assertThat(reachable.get()).isZero();
         }
     }

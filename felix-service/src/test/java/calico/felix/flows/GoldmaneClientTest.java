@@ -9,13 +9,13 @@ import calico.libcalico.goldmane.proto.FlowKey;
 import calico.libcalico.goldmane.proto.FlowListResult;
 import calico.libcalico.goldmane.proto.FlowResult;
 import calico.libcalico.goldmane.proto.Reporter;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.TestCertificates;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -46,12 +46,8 @@ class GoldmaneClientTest {
                 maxCached, Duration.ofMillis(100)), Clock.systemUTC());
     }
 
-    static void await(String what, BooleanSupplier cond) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!cond.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+    static <T> T await(String what, Await.Probe<T> seen, Predicate<T> done) {
+        return Await.until(what, Duration.ofSeconds(30), seen, done);
     }
 
     static long packets(FlowListResult r, String dest) {
@@ -67,13 +63,13 @@ class GoldmaneClientTest {
             InProcessGoldmane g1 = new InProcessGoldmane(portOf(c), null);
             port = g1.port();
             c.submit(List.of(flow("api", t, 3), flow("web", t, 5)));
-            await("acks for 2", () -> c.acked() >= 2);
+            await("acks for 2", c::acked, n -> n >= 2);
             assertThat(packets(g1.list(), "api")).isEqualTo(3);
             g1.close();
-            await("client sees goldmane gone", () -> !c.connected());
+            await("client sees goldmane gone", c::connected, up -> !up);
             c.submit(List.of(flow("db", t, 7)));  // while goldmane is away
             try (InProcessGoldmane g2 = new InProcessGoldmane(port, null)) {
-                await("replay acknowledged", () -> c.acked() >= 3);
+                await("replay acknowledged", c::acked, n -> n >= 3);
                 FlowListResult r = g2.list();
                 assertThat(packets(r, "api")).isEqualTo(3);
                 assertThat(packets(r, "web")).isEqualTo(5);
@@ -92,12 +88,12 @@ class GoldmaneClientTest {
             InProcessGoldmane g1 = new InProcessGoldmane(portOf(c), dir);
             int port = g1.port();
             c.submit(List.of(flow("api", t, 3)));
-            await("ack", () -> c.acked() >= 1);
+            await("ack", c::acked, n -> n >= 1);
             g1.close(); // graceful: the open bucket is on disk, claims included
-            await("client sees goldmane gone", () -> !c.connected());
+            await("client sees goldmane gone", c::connected, up -> !up);
             c.submit(List.of(flow("api", t + 15, 4)));
             try (InProcessGoldmane g2 = new InProcessGoldmane(port, dir)) {
-                await("replay acknowledged", () -> c.acked() >= 2);
+                await("replay acknowledged", c::acked, n -> n >= 2);
                 assertThat(packets(g2.list(), "api")).as("3 once (not 6) + 4").isEqualTo(7);
                 // One more reconnect replays both again: still counted once.
                 assertThat(c.sent()).isGreaterThanOrEqualTo(3);
@@ -115,11 +111,11 @@ class GoldmaneClientTest {
                 GoldmaneClient foreign = tlsClient(g.target(), otherCa)) {
             good.submit(List.of(flow("api", t, 3)));
             foreign.submit(List.of(flow("web", t, 5)));
-            await("ack over mTLS", () -> good.acked() >= 1);
+            await("ack over mTLS", good::acked, n -> n >= 1);
             assertThat(packets(g.list(), "api")).isEqualTo(3);
-            // The foreign client's handshakes fail (it retries every 100 ms): its report stays
-            // cached, never acknowledged, never stored.
-            Thread.sleep(1_000);
+            // The foreign client's handshakes fail (it retries every 100 ms): once two of its
+            // streams have ended, its report stays cached, never acknowledged, never stored.
+            await("two of the foreign client's streams ended", foreign::streamErrors, n -> n >= 2);
             assertThat(foreign.acked()).isZero();
             assertThat(foreign.cached()).isEqualTo(1);
             assertThat(packets(g.list(), "web")).isZero();

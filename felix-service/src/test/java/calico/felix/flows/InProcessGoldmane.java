@@ -12,6 +12,7 @@ import calico.goldmane.store.Window;
 import calico.libcalico.goldmane.proto.FlowListRequest;
 import calico.libcalico.goldmane.proto.FlowListResult;
 import calico.libcalico.goldmane.proto.FlowsGrpc;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.TestCertificates;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -23,6 +24,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -77,22 +79,19 @@ public final class InProcessGoldmane implements AutoCloseable {
 
     /** A port just freed may be in use a little longer: retry for a while. */
     private GoldmaneServer bind(int port, Clock clock, ServerCredentials credentials) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            try {
-                return new GoldmaneServer(aggregator, new Requests(BUCKETS, 1000), clock, metrics, credentials,
-                        "127.0.0.1", port, Duration.ofSeconds(5));
-            } catch (RuntimeException e) {
-                if (System.nanoTime() > deadline) {
-                    throw e;
-                }
+        RuntimeException[] last = {null};
+        try {
+            return Await.value("goldmane bound to 127.0.0.1:" + port, Duration.ofSeconds(30), () -> {
                 try {
-                    Thread.sleep(200);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw e;
+                    return Optional.of(new GoldmaneServer(aggregator, new Requests(BUCKETS, 1000), clock, metrics,
+                            credentials, "127.0.0.1", port, Duration.ofSeconds(5)));
+                } catch (RuntimeException e) {
+                    last[0] = e;
+                    return Optional.empty();
                 }
-            }
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; last failure: " + last[0], last[0]);
         }
     }
 
