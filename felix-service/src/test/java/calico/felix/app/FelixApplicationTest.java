@@ -162,7 +162,9 @@ class FelixApplicationTest {
         local.awaitJson(healthPort, "/readiness", 503, body -> reporter(body, "FelixStartup").path("detail").asText()
                 .contains("datastoreReady"));
         assertThat(local.get(healthPort, "/liveness").statusCode()).isEqualTo(200);
-        Thread.sleep(300); // a few polls: still waiting
+        // The syncer has delivered the whole datastore (ClusterInformation with datastoreReady
+        // false among it): nothing more can come to open the gate. Still waiting.
+        local.awaitJson(adminPort, "/felix/v1/status", 200, st -> st.path("syncerStatus").asText().equals("IN_SYNC"));
         assertThat(local.get(healthPort, "/readiness").statusCode()).isEqualTo(503);
         assertThat(local.getJson(adminPort, "/felix/v1/endpoints")).isEmpty();
 

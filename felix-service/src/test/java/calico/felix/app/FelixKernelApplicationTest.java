@@ -23,6 +23,7 @@ import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -182,18 +183,7 @@ class FelixKernelApplicationTest {
                 .orElseThrow(() -> new AssertionError("no metric " + name + " with " + label));
     }
 
-    private void awaitMetric(String name, java.util.function.DoublePredicate condition) throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        double last = Double.NaN;
-        while (System.nanoTime() < deadline) {
-            last = metric(metrics(), name, "");
-            if (condition.test(last)) {
-                return;
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("metric " + name + " never matched; last " + last);
+    private void awaitMetric(String name, java.util.function.DoublePredicate condition) {
+        Await.until("metric " + name, WAIT, () -> metric(metrics(), name, ""), condition::test);
     }
-
-
 }

@@ -9,6 +9,7 @@ import calico.api.model.ObjectMeta;
 import calico.api.model.Tier;
 import calico.api.model.TierSpec;
 import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.testing.Await;
 import calico.libcalico.typha.TyphaDiscovery;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
@@ -17,6 +18,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.grpc.Server;
 import io.grpc.netty.NettyServerBuilder;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
@@ -102,19 +104,16 @@ class FelixTyphaDiscoveryTest {
             FelixDaemon daemon = felix.getBean(FelixDaemon.class);
             var health = felix.getBean(calico.libcalico.health.HealthAggregator.class);
             // No endpoint yet: felix keeps looking and says so.
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            while (!health.status("FelixStartup").orElseThrow().detail().contains("discovering typha")) {
-                assertThat(System.nanoTime()).as("startup reports discovery").isLessThan(deadline);
-                Thread.sleep(20);
-            }
+            Await.until("startup reports discovery", Duration.ofSeconds(30),
+                    () -> health.status("FelixStartup").orElseThrow().detail(), d -> d.contains("discovering typha"));
             assertThat(typha.streams).isEmpty();
 
             put(slice("calico-system", "typha-f", "typha-f", server.getPort(), "127.0.0.1", "node-z", true));
-            deadline = System.nanoTime() + 30_000_000_000L;
-            while (daemon.syncerStatus() != SyncerStatus.IN_SYNC || typha.streams.size() != 1) {
-                assertThat(System.nanoTime()).as("felix in sync through the discovered typha").isLessThan(deadline);
-                Thread.sleep(20);
+            record Seen(SyncerStatus syncer, int typhaStreams) {
             }
+            Await.until("felix in sync through the discovered typha", Duration.ofSeconds(30),
+                    () -> new Seen(daemon.syncerStatus(), typha.streams.size()),
+                    seen -> seen.syncer() == SyncerStatus.IN_SYNC && seen.typhaStreams() == 1);
         } finally {
             server.shutdownNow();
         }

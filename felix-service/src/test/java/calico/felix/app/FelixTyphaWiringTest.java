@@ -20,9 +20,11 @@ import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.syncer.UpdateType;
+import calico.libcalico.testing.Await;
 import calico.libcalico.typha.KvCodec;
 import calico.libcalico.typha.proto.ClientMessage;
 import calico.libcalico.typha.proto.KVs;
+import calico.libcalico.typha.proto.Ping;
 import calico.libcalico.typha.proto.ServerHello;
 import calico.libcalico.typha.proto.ServerMessage;
 import calico.libcalico.typha.proto.SyncStatus;
@@ -34,7 +36,9 @@ import io.grpc.stub.StreamObserver;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.time.Duration;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -47,10 +51,18 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 class FelixTyphaWiringTest {
 
-    /** Sends hello, the current state as one snapshot chunk and IN_SYNC; can push deltas or drop streams. */
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    /**
+     * Sends hello, the current state as one snapshot chunk and IN_SYNC; can push deltas, drop
+     * streams, and ping: the client answers a ping only after it has handled everything sent
+     * before it (in order, the graph and the model dataplane inline), so a pong tells that felix
+     * has done all it will do with what typha sent.
+     */
     static final class MiniTypha extends TyphaGrpc.TyphaImplBase {
         final Map<ResourceKey, Resource> state = new LinkedHashMap<>();
         final List<StreamObserver<ServerMessage>> streams = new CopyOnWriteArrayList<>();
+        final AtomicLong pongs = new AtomicLong();
         long revision = 10;
 
         @Override
@@ -58,6 +70,10 @@ class FelixTyphaWiringTest {
             return new StreamObserver<>() {
                 @Override
                 public void onNext(ClientMessage m) {
+                    if (m.hasPong()) {
+                        pongs.incrementAndGet();
+                        return;
+                    }
                     if (!m.hasHello()) {
                         return;
                     }
@@ -95,18 +111,29 @@ class FelixTyphaWiringTest {
             streams.forEach(s -> s.onNext(m));
         }
 
+        /** Pings every stream; {@return the pong count at which every client has handled all sent so far} */
+        synchronized long ping() {
+            long want = pongs.get() + streams.size();
+            ServerMessage p = ServerMessage.newBuilder().setPing(Ping.newBuilder().setSentUnixNanos(System.nanoTime()))
+                    .build();
+            streams.forEach(s -> s.onNext(p));
+            return want;
+        }
+
+        /** Returns once felix has handled everything sent so far on its stream. */
+        void awaitHandled(String what) {
+            long want = ping();
+            Await.until(what + " (a ping behind it answered)", WAIT, () -> pongs.get() >= want);
+        }
+
         synchronized void dropStreams() {
             streams.forEach(StreamObserver::onCompleted);
             streams.clear();
         }
     }
 
-    private static void await(String what, BooleanSupplier c) throws InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (!c.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("timed out waiting for " + what).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+    private static void await(String what, BooleanSupplier c) {
+        Await.until(what, WAIT, c);
     }
 
     /** A typha serving ClusterInformation (ready or not), the default tier, one policy and one endpoint. */
@@ -119,23 +146,6 @@ class FelixTyphaWiringTest {
                 .withLabels(Map.of("app", "web")), new WorkloadEndpointSpec("k8s", null, "node-a", null, "web",
                 "eth0", null, List.of("10.0.0.1/32"), null, null, null, List.of(), "caliweb", null, null, null)));
         return typha;
-    }
-
-    /** {@return the dataplane batch count once it has not changed for 500 ms} */
-    private static long settledBatches(FelixDaemon daemon) throws InterruptedException {
-        long batches = daemon.lastApply().batches();
-        long stableSince = System.nanoTime();
-        long deadline = stableSince + 30_000_000_000L;
-        while (System.nanoTime() - stableSince < 500_000_000L) {
-            assertThat(System.nanoTime()).as("batches never settled").isLessThan(deadline);
-            Thread.sleep(20);
-            long now = daemon.lastApply().batches();
-            if (now != batches) {
-                batches = now;
-                stableSince = System.nanoTime();
-            }
-        }
-        return batches;
     }
 
     @Test
@@ -152,12 +162,13 @@ class FelixTyphaWiringTest {
                     && state.dataplane().inSync() && state.model().read(m -> m.workloads().size()) == 1
                     && state.model().policyCount() == 1);
             // The graph may still hand over a batch right after in sync (seen under a loaded CI
-            // run): the count to compare with is the settled one.
-            long batches = settledBatches(daemon);
+            // run): the count to compare with is the one once felix has handled the whole stream.
+            typha.awaitHandled("felix handled the snapshot");
+            long batches = daemon.lastApply().batches();
 
             typha.dropStreams();
             await("felix reconnected", () -> typha.streams.size() == 1);
-            Thread.sleep(500);
+            typha.awaitHandled("felix handled the new stream's snapshot");
             assertThat(daemon.lastApply().batches()).as("a reconnect with nothing changed applies nothing")
                     .isEqualTo(batches);
 
@@ -189,7 +200,7 @@ class FelixTyphaWiringTest {
             ProgrammedState state = felix.getBean(ProgrammedState.class);
             HealthAggregator health = felix.getBean(HealthAggregator.class);
             await("felix's typha stream in sync", () -> daemon.syncerStatus() == SyncerStatus.IN_SYNC);
-            Thread.sleep(500);
+            typha.awaitHandled("felix handled the stream");
             int policies = state.model().read(m -> m.policies().size());
             int workloads = state.model().read(m -> m.workloads().size());
             assertThat(policies).as("nothing programmed before datastoreReady").isZero();

@@ -2,6 +2,7 @@ package calico.felix.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import calico.libcalico.testing.Await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.URI;
@@ -36,17 +37,27 @@ final class LocalHttp {
     }
 
     /** Asks until {@code path} answers {@code status} with a body meeting {@code condition}. */
-    JsonNode awaitJson(int port, String path, int status, Predicate<JsonNode> condition) throws Exception {
-        long deadline = System.nanoTime() + wait.toNanos();
-        HttpResponse<String> last = null;
-        while (System.nanoTime() < deadline) {
-            last = get(port, path);
-            if (last.statusCode() == status && condition.test(json.readTree(last.body()))) {
-                return json.readTree(last.body());
-            }
-            Thread.sleep(50);
+    JsonNode awaitJson(int port, String path, int status, Predicate<JsonNode> condition) {
+        return Await.until(status + " from " + path, wait, () -> answer(port, path),
+                a -> a.status() == status && a.json() != null && condition.test(a.json())).json();
+    }
+
+    /** A response as the failure of {@link #awaitJson} shows it: status and body. */
+    private record Answer(int status, String body, JsonNode json) {
+        @Override
+        public String toString() {
+            return status + " " + body;
         }
-        throw new AssertionError("timed out waiting for " + status + " from " + path + "; last: "
-                + (last == null ? null : last.statusCode() + " " + last.body()));
+    }
+
+    private Answer answer(int port, String path) throws Exception {
+        HttpResponse<String> r = get(port, path);
+        JsonNode parsed;
+        try {
+            parsed = json.readTree(r.body());
+        } catch (java.io.IOException e) {
+            parsed = null; // not JSON: no condition holds
+        }
+        return new Answer(r.statusCode(), r.body(), parsed);
     }
 }

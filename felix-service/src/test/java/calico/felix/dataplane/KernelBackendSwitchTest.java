@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.dataplane.testing.NetNs;
+import calico.libcalico.testing.Await;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -93,13 +94,14 @@ class KernelBackendSwitchTest {
                 t.start();
                 probes.add(t);
             }
-            Thread.sleep(100);
+            Await.until("both probes under way", Duration.ofSeconds(10), () -> attempts.get() >= 4);
             long t0 = System.nanoTime();
             int attemptsBefore = attempts.get();
             bed.put(felixConfig(Map.of("iptablesBackend", "Legacy")));
             double switchMs = (System.nanoTime() - t0) / 1e6;
-            int during = attempts.get() - attemptsBefore;
-            Thread.sleep(100);
+            int attemptsAfter = attempts.get();
+            int during = attemptsAfter - attemptsBefore;
+            Await.until("more probes after the switch", Duration.ofSeconds(10), () -> attempts.get() >= attemptsAfter + 4);
             probing.set(false);
             for (Thread t : probes) {
                 t.join();

@@ -8,11 +8,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.dataplane.testing.NetNs;
+import calico.libcalico.testing.Await;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -59,7 +60,7 @@ class KernelLinkWatchTest {
         // The veth appears (as the CNI plugin creates it, set up on both ends).
         long t0 = System.nanoTime();
         bed.wire(c, C_IF, C_IP);
-        await(() -> routes().contains(C_IP + " dev " + C_IF), "route to c after its veth appeared");
+        awaitRoutes("route to c after its veth appeared", r -> r.contains(C_IP + " dev " + C_IF));
         System.out.printf("route programmed %.1f ms after the veth was created%n", (System.nanoTime() - t0) / 1e6);
         assertThat(bed.host.sysctl("ipv4/conf/" + C_IF + "/proxy_arp")).isEqualTo("1");
         assertThat(bed.host.sysctl("ipv4/conf/" + C_IF + "/forwarding")).isEqualTo("1");
@@ -71,18 +72,19 @@ class KernelLinkWatchTest {
 
         // The veth vanishes: pending again. A new one (a new ifindex) is routed again.
         bed.host.exec("ip", "link", "del", C_IF);
-        await(() -> bed.dataplane.status().pendingInterfaces().contains(C_IF), "interface pending again");
+        Await.until("interface pending again", PROMPT, () -> bed.dataplane.status().pendingInterfaces(),
+                p -> p.contains(C_IF));
         t0 = System.nanoTime();
         bed.wire(c, C_IF, C_IP);
-        await(() -> routes().contains(C_IP + " dev " + C_IF), "route to c after its veth came back");
+        awaitRoutes("route to c after its veth came back", r -> r.contains(C_IP + " dev " + C_IF));
         System.out.printf("route re-programmed %.1f ms after the veth was re-created%n",
                 (System.nanoTime() - t0) / 1e6);
 
         // An administrator sets it down (the kernel drops its routes) and up again: routed again.
         bed.host.exec("ip", "link", "set", C_IF, "down");
-        await(() -> !routes().contains(C_IP), "the kernel dropped the route of a down link");
+        awaitRoutes("the kernel dropped the route of a down link", r -> !r.contains(C_IP));
         bed.host.exec("ip", "link", "set", C_IF, "up");
-        await(() -> routes().contains(C_IP + " dev " + C_IF), "route to c after its link came up");
+        awaitRoutes("route to c after its link came up", r -> r.contains(C_IP + " dev " + C_IF));
 
         KernelDataplane.Status st = bed.dataplane.status();
         assertThat(st.refreshes()).as("no refresh ran: the link monitor did it").isZero();
@@ -94,13 +96,8 @@ class KernelLinkWatchTest {
         return bed.host.exec("ip", "route", "show", "proto", "80");
     }
 
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + PROMPT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within " + PROMPT + ": " + what);
-            }
-            Thread.sleep(10);
-        }
+    /** Waits (at most {@link #PROMPT}) until felix's routes meet {@code done}; a failure shows the last listing. */
+    private void awaitRoutes(String what, Predicate<String> done) {
+        Await.until(what, PROMPT, this::routes, done);
     }
 }
