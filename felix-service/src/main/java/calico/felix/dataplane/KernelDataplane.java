@@ -148,7 +148,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 netlink = new Netlink();
                 sysctls = new Sysctls();
                 routes = new RouteManager(netlink, sysctls, model);
-                refresher = new RefreshScheduler(thread, board, observer, routes, switcher::driver, needResync, queue);
+                refresher = new RefreshScheduler(thread, board, observer, routes, switcher::driver, needResync, queue,
+                        Duration.ofMillis(RefreshScheduler.SETTLE_MILLIS));
                 refresher.every(DEFAULT_REFRESH);
             });
         } catch (RuntimeException e) {

@@ -37,6 +37,7 @@ final class RefreshScheduler {
     private final Supplier<PolicyDriver> driver;
     private final ResyncNeeded resync;
     private final ApplyQueue queue;
+    private final long settleMillis;
     private volatile Duration interval = DEFAULT_REFRESH; // written on the thread, read by status()
     private ScheduledFuture<?> refresh;
     private ScheduledFuture<?> settle;
@@ -47,9 +48,11 @@ final class RefreshScheduler {
     /**
      * @param driver the current policy driver (null before the first)
      * @param queue  a settle that finds a batch waiting leaves the read-back to after it
+     * @param settle the quiet time after an apply before the read-back, and between stale periodic read-backs
+     *               ({@value #SETTLE_MILLIS} ms in felix; tests shorten it)
      */
     RefreshScheduler(DataplaneThread thread, StatusBoard board, DataplaneObserver observer, RouteManager routes,
-                     Supplier<PolicyDriver> driver, ResyncNeeded resync, ApplyQueue queue) {
+                     Supplier<PolicyDriver> driver, ResyncNeeded resync, ApplyQueue queue, Duration settle) {
         this.thread = thread;
         this.board = board;
         this.observer = observer;
@@ -57,6 +60,7 @@ final class RefreshScheduler {
         this.driver = driver;
         this.resync = resync;
         this.queue = queue;
+        this.settleMillis = settle.toMillis();
     }
 
     /** {@return the refresh interval in force} */
@@ -81,7 +85,7 @@ final class RefreshScheduler {
         if (settle != null) {
             settle.cancel(false);
         }
-        settle = thread.timer(this::settleOnThread, SETTLE_MILLIS);
+        settle = thread.timer(this::settleOnThread, settleMillis);
     }
 
     /** Stops the periodic refresh (closing). */
@@ -206,7 +210,7 @@ final class RefreshScheduler {
                 // changes keep coming, taking the CPU they need).
                 if (periodic) {
                     staleReadBacks++;
-                    thread.schedule(() -> readBack(true), TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS), "apply");
+                    thread.schedule(() -> readBack(true), TimeUnit.MILLISECONDS.toNanos(settleMillis), "apply");
                 }
                 return;
             }
