@@ -1,6 +1,7 @@
 package calico.felix.e2e;
 
 import calico.felix.app.FelixApplication;
+import calico.libcalico.testing.Await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.URI;
@@ -57,18 +58,8 @@ final class FelixProcess implements AutoCloseable {
     }
 
     /** Waits for {@code /readiness} to answer 200 (datastore ready, dataplane in sync). */
-    void awaitReady(Duration timeout) throws InterruptedException {
-        long until = System.nanoTime() + timeout.toNanos();
-        String last = "";
-        while (System.nanoTime() < until) {
-            HttpResponse<String> r = request(healthPort, "/readiness");
-            if (r != null && r.statusCode() == 200) {
-                return;
-            }
-            last = r == null ? "no answer" : r.statusCode() + " " + r.body();
-            Thread.sleep(50);
-        }
-        throw new AssertionError("felix not ready after " + timeout + ": " + last);
+    void awaitReady(Duration timeout) {
+        Await.until("felix ready", timeout, () -> readiness(), r -> r.startsWith("200 "));
     }
 
     /**
@@ -152,16 +143,11 @@ final class FelixProcess implements AutoCloseable {
      * {@code since}; {@return whether it did}. A write that changes nothing felix programs
      * produces no batch, so callers treat false as "nothing to wait for".
      */
-    boolean awaitApplyAfter(Instant since, Duration timeout) throws InterruptedException {
-        long until = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < until) {
+    boolean awaitApplyAfter(Instant since, Duration timeout) {
+        return Await.within(timeout, () -> {
             LastApply a = lastApply();
-            if (a.at() != null && a.at().isAfter(since) && a.queued() == 0) {
-                return true;
-            }
-            Thread.sleep(5);
-        }
-        return false;
+            return a.at() != null && a.at().isAfter(since) && a.queued() == 0;
+        });
     }
 
     /** {@return the value of a gauge in the Prometheus scrape}, NaN if absent. */

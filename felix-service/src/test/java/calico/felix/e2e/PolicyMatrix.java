@@ -667,11 +667,7 @@ abstract class PolicyMatrix {
 
     /** Waits (at most 1 s) for felix to finish a batch after the last write. */
     private void settle() {
-        try {
-            felix.awaitApplyAfter(writtenAtWall, Duration.ofSeconds(1));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        felix.awaitApplyAfter(writtenAtWall, Duration.ofSeconds(1));
     }
 
     private Expect expect(String step) {

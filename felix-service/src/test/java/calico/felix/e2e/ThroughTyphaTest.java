@@ -12,9 +12,13 @@ import calico.api.model.ResourceKind;
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.health.HealthAggregator;
+import calico.felix.testing.LogCapture;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdServerExtension;
+import calico.libcalico.typha.TyphaClient;
 import calico.typha.server.ServerSettings;
 import calico.typha.server.TyphaServer;
+import ch.qos.logback.classic.Level;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -119,14 +123,20 @@ class ThroughTyphaTest {
 
             // typha goes away; the policy is deleted meanwhile; a new typha on the same address
             // serves a snapshot without it, and felix (reconnecting) programs the difference.
-            typha.close();
-            typha = null;
-            wall = Instant.now();
-            t = System.nanoTime();
-            store.delete(ResourceKey.of(ResourceKind.NETWORK_POLICY, "prod", "api-from-web"), null);
-            Thread.sleep(500);
-            assertThat(tcp(client, api, 8080).passes(Reachability.NEGATIVE))
-                    .as("without typha felix keeps what it programmed").isFalse();
+            try (LogCapture typhaClient = new LogCapture(TyphaClient.class, Level.INFO)) {
+                typha.close();
+                typha = null;
+                wall = Instant.now();
+                t = System.nanoTime();
+                store.delete(ResourceKey.of(ResourceKind.NETWORK_POLICY, "prod", "api-from-web"), null);
+                // Felix saw its stream end, and a reconnect to the closed port fail: it has done
+                // what it does without typha. It keeps what it programmed.
+                Await.until("felix's typha stream ended and a reconnect failed", RECONNECT_DEADLINE,
+                        () -> typhaClient.containing("Typha stream ended"), ended -> ended.size() >= 2);
+                assertThat(felix.lastApply().queued()).as("nothing waiting to be programmed").isZero();
+                assertThat(tcp(client, api, 8080).passes(Reachability.NEGATIVE))
+                        .as("without typha felix keeps what it programmed").isFalse();
+            }
             typha = startTypha(port);
             try (Reachability slow = new Reachability(RECONNECT_DEADLINE)) {
                 o = slow.await("typha", "policy deleted while typha was down", t, expectations(
@@ -149,13 +159,7 @@ class ThroughTyphaTest {
     }
 
     private Runnable settle(Instant since) {
-        return () -> {
-            try {
-                felix.awaitApplyAfter(since, Duration.ofSeconds(1));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        };
+        return () -> felix.awaitApplyAfter(since, Duration.ofSeconds(1));
     }
 
     private String diagnostics() {
