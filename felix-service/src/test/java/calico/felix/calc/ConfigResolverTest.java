@@ -7,8 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
 import calico.api.model.ResourceKind;
-import calico.libcalico.syncer.SyncerStatus;
 import calico.felix.testing.LogCapture;
+import calico.libcalico.syncer.SyncerStatus;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -12,8 +12,8 @@ import calico.api.net.Cidr;
 import calico.felix.calc.DataplaneUpdate.RouteRemove;
 import calico.felix.calc.DataplaneUpdate.RouteType;
 import calico.felix.calc.DataplaneUpdate.RouteUpdate;
-import calico.libcalico.syncer.Update;
 import calico.felix.testing.LogCapture;
+import calico.libcalico.syncer.Update;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
