@@ -9,7 +9,6 @@ import calico.dataplane.netlink.Sysctls;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.routes.RouteManager;
-import calico.felix.dataplane.rules.DataplaneModel;
 import calico.libcalico.testing.Await;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -89,7 +88,7 @@ class RefreshSchedulerTest {
         thread = new DataplaneThread("refresh-test", board::record);
         thread.run(() -> {
             NetNamespace.enterNamed(ns.name()); // for good: the thread dies with the test
-            RouteManager routes = new RouteManager(new Netlink(), new Sysctls(), new DataplaneModel());
+            RouteManager routes = new RouteManager(new Netlink(), new Sysctls());
             scheduler = new RefreshScheduler(thread, board, DataplaneObserver.NONE, routes, () -> driver,
                     new ResyncNeeded(), queue, settle);
         });
