@@ -50,19 +50,13 @@ import java.util.concurrent.Future;
  * afterwards.
  *
  * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.PolicyScaleBench NFT|Legacy|nftables [--no-cold-start]
- * [--datastores=etcd,kubernetes]}: one full run per datastore, one after the other, then a table of both
+ * [--datastores=etcd,kubernetes] [--scale=N]}: one full run per datastore, one after the other, then a table of both
  * (as root). Endpoints have no interfaces: felix's rules do not need them (routes for them are
  * skipped until the interface appears).
  */
 public final class PolicyScaleBench {
 
-    private static final int NAMESPACES = 50;
-    private static final int LOCAL = 500;
-    private static final int REMOTE = 1_500;
-    private static final int NAMESPACED_POLICIES = 1_500;
-    private static final int GLOBAL_POLICIES = 500;
     private static final int TIERS = 5;
-    private static final int APPS = 100;
     private static final int CHANGES = 50;
     /**
      * Changes made, and checked, before the measured ones: the first edits after the catch-up run
@@ -77,6 +71,48 @@ public final class PolicyScaleBench {
     private static final String NS = System.getenv().getOrDefault("BENCH_NS_PREFIX", "");
 
     private PolicyScaleBench() {
+    }
+
+    /**
+     * How much is written: at factor 1, 50 namespaces, 100 apps, 500 local and 1,500 remote
+     * endpoints, 1,500 namespaced and 500 global policies; every count grows with the factor, so
+     * each endpoint keeps its ~20 policies and each app its 5 local endpoints (the table grows
+     * linearly: {@code --scale=5} is 10,000 policies over 2,500 local endpoints).
+     */
+    record Scale(int factor) {
+        Scale {
+            if (factor < 1) {
+                throw new IllegalArgumentException("--scale must be at least 1, not " + factor);
+            }
+        }
+
+        int namespaces() {
+            return 50 * factor;
+        }
+
+        int apps() {
+            return 100 * factor;
+        }
+
+        int local() {
+            return 500 * factor;
+        }
+
+        int remote() {
+            return 1_500 * factor;
+        }
+
+        int namespacedPolicies() {
+            return 1_500 * factor;
+        }
+
+        int globalPolicies() {
+            return 500 * factor;
+        }
+
+        int policies() {
+            return namespacedPolicies() + globalPolicies();
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -94,33 +130,46 @@ public final class PolicyScaleBench {
         List<String> options = List.of(args).subList(Math.min(1, args.length), args.length);
         boolean coldStart = !options.contains("--no-cold-start");
         List<String> datastores = List.of("etcd");
+        Scale scale = new Scale(1);
         for (String o : options) {
             if (o.startsWith("--datastores=")) {
                 datastores = List.of(o.substring("--datastores=".length()).split(","));
+            } else if (o.startsWith("--scale=")) {
+                scale = new Scale(Integer.parseInt(o.substring("--scale=".length())));
             } else if (!o.equals("--no-cold-start")) {
-                throw new IllegalArgumentException("unknown option " + o + " (--no-cold-start, --datastores=etcd,kubernetes)");
+                throw new IllegalArgumentException("unknown option " + o
+                        + " (--no-cold-start, --datastores=etcd,kubernetes, --scale=N)");
             }
         }
         List<String> summary = new ArrayList<>();
         for (String ds : datastores) {
             try (BenchStore store = BenchStore.start(ds); NetNs host = NetNs.create(NS + "benchh")) {
-                Result r = run(backend, store, host, coldStart);
-                summary.add(String.format("%-10s %8d ms %8d ms %6.2f %8d ms", ds, r.syncMs(), r.floorMs(),
-                        (double) r.syncMs() / r.floorMs(), r.changeMedianMs()));
+                Result r = run(backend, store, host, coldStart, scale);
+                summary.add(String.format("%-10s %8d ms %8d ms %6.2f %8d ms %8d MiB", ds, r.syncMs(), r.floorMs(),
+                        (double) r.syncMs() / r.floorMs(), r.changeMedianMs(), r.felixHeapBytes() >> 20));
             }
         }
-        System.out.printf("%n%s, same run:%n%-10s %11s %11s %6s %11s%n", backend, "datastore", "last write->sync", "floor",
-                "ratio", "one change (median)");
+        System.out.printf("%n%s, same run:%n%-10s %11s %11s %6s %11s %11s%n", backend, "datastore", "last write->sync",
+                "floor", "ratio", "one change (median)", "felix heap");
         summary.forEach(System.out::println);
         System.exit(0); // felix's non-daemon threads
     }
 
     /** What one datastore's run measured. */
-    record Result(long syncMs, long floorMs, long changeMedianMs) {
+    record Result(long syncMs, long floorMs, long changeMedianMs, long felixHeapBytes) {
     }
 
-    private static Result run(Backend backend, BenchStore bench, NetNs host, boolean coldStart) throws Exception {
-        System.out.printf("%n== %s on the %s datastore%n", backend, bench.name());
+    /** {@return the heap in use after a full collection} (System.gc() is a full GC with the JVM's defaults). */
+    private static long heapAfterGc() {
+        java.lang.management.MemoryMXBean memory = java.lang.management.ManagementFactory.getMemoryMXBean();
+        System.gc();
+        return memory.getHeapMemoryUsage().getUsed();
+    }
+
+    private static Result run(Backend backend, BenchStore bench, NetNs host, boolean coldStart, Scale scale)
+            throws Exception {
+        System.out.printf("%n== %s on the %s datastore, scale %d: %,d policies over %,d local endpoints%n", backend,
+                bench.name(), scale.factor(), scale.policies(), scale.local());
         host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
         Datastore store = bench.datastore();
         Writes.clusterReady(store);
@@ -128,6 +177,8 @@ public final class PolicyScaleBench {
         long syncMs;
         Saved saved;
         long changeMedianMs;
+        long heapBefore = heapAfterGc();
+        long felixHeap;
         try (FelixProcess felix = new FelixProcess(bench.felixArgs(), host.name(), backend, "Warning")) {
             felix.awaitReady(Duration.ofSeconds(60));
 
@@ -137,36 +188,37 @@ public final class PolicyScaleBench {
             for (int t = 0; t < TIERS; t++) {
                 all.add(new Tier(ObjectMeta.named("t" + t), new TierSpec(100.0 + t, null)));
             }
-            for (int n = 0; n < NAMESPACES; n++) {
+            for (int n = 0; n < scale.namespaces(); n++) {
                 all.add(new Profile(ObjectMeta.named("kns.ns" + n), new ProfileSpec(List.of(Rule.allow()),
                         List.of(Rule.allow()), Map.of("pcns.team", "t" + n % 5, "pcns.projectcalico.org/name", "ns" + n))));
             }
-            for (int i = 0; i < REMOTE; i++) {
-                all.add(endpoint(i, "node-" + (i % 10), "10.90." + i / 250 + "." + (i % 250 + 1)));
+            for (int i = 0; i < scale.remote(); i++) {
+                all.add(endpoint(scale, i, "node-" + (i % 10), "10.90." + i / 250 + "." + (i % 250 + 1)));
             }
-            for (int i = 0; i < LOCAL; i++) {
-                all.add(endpoint(i, Cluster.NODE, "10.80." + i / 250 + "." + (i % 250 + 1)));
+            for (int i = 0; i < scale.local(); i++) {
+                all.add(endpoint(scale, i, Cluster.NODE, "10.80." + i / 250 + "." + (i % 250 + 1)));
             }
-            for (int i = 0; i < NAMESPACED_POLICIES; i++) {
-                all.add(namespaced(i, 0));
+            for (int i = 0; i < scale.namespacedPolicies(); i++) {
+                all.add(namespaced(scale, i, 0));
             }
-            for (int i = 0; i < GLOBAL_POLICIES; i++) {
-                all.add(global(i));
+            for (int i = 0; i < scale.globalPolicies(); i++) {
+                all.add(global(scale, i));
             }
             // When the datastore delivers the writes to a watcher in this JVM, as it does to felix:
             // a lag here is the datastore's (and the machine's), not felix's.
-            WatchArrivals arrivals = new WatchArrivals(store, NAMESPACED_POLICIES + GLOBAL_POLICIES);
+            WatchArrivals arrivals = new WatchArrivals(store, scale.policies());
             Instant firstWrite = Instant.now();
-            Instant lastWrite = writeAll(bench, all);
+            Instant lastWrite = writeAll(bench, all, scale);
             System.out.printf("%s: wrote %d resources in %d ms%n", backend, all.size(),
                     Duration.between(firstWrite, lastWrite).toMillis());
+            all.clear(); // not counted in felix's heap below
             Instant delivered = arrivals.awaitAll(Duration.ofMinutes(2));
             arrivals.close();
             System.out.printf("%s: the last policy's watch event reached this JVM %d ms after the last write "
                     + "(a watch of the bench's own, as felix's syncer has)%n", backend,
                     Duration.between(lastWrite, delivered).toMillis());
 
-            FelixProcess.LastApply synced = awaitQuiet(felix, lastWrite);
+            FelixProcess.LastApply synced = awaitQuiet(felix, lastWrite, scale);
             syncMs = Duration.between(lastWrite, synced.at()).toMillis();
             long fromFirstMs = Duration.between(firstWrite, synced.at()).toMillis();
             int errors = synced.errors();
@@ -175,6 +227,11 @@ public final class PolicyScaleBench {
             System.out.printf("%s: kernel dataplane after the sync: %s%n", backend, dp);
             System.out.printf("%s: last write -> kernel in sync %d ms (first write -> in sync %d ms; %d batches; "
                     + "%d errors)%n", backend, syncMs, fromFirstMs, synced.batches(), errors);
+            // Felix runs in this JVM: its heap is what a full GC leaves beyond what was there before it started.
+            long heapAfter = heapAfterGc();
+            felixHeap = heapAfter - heapBefore;
+            System.out.printf("%s: heap after a full GC %,d MiB (%,d MiB before felix started): felix holds ~%,d MiB%n",
+                    backend, heapAfter >> 20, heapBefore >> 20, felixHeap >> 20);
 
             // One policy change at a time: a new port in one namespaced policy.
             long[] ms = new long[CHANGES];
@@ -182,11 +239,11 @@ public final class PolicyScaleBench {
             long[] warmUpMs = new long[WARM_UP_CHANGES];
             for (int step = 0; step < WARM_UP_CHANGES + CHANGES; step++) {
                 int k = step - WARM_UP_CHANGES; // negative while warming up
-                int i = (step * 31) % NAMESPACED_POLICIES;
+                int i = (step * 31) % scale.namespacedPolicies();
                 int port = 20_000 + step;
                 FelixProcess.LastApply before = felix.lastApply();
                 Instant write = Instant.now();
-                store.update(namespaced(i, port));
+                store.update(namespaced(scale, i, port));
                 FelixProcess.LastApply after = awaitBatch(felix, before.batches());
                 // An apply that began before the write (a read-back's repair, say) is not this change's.
                 while (after.took() != null && after.at().minus(after.took()).isBefore(write)) {
@@ -204,7 +261,7 @@ public final class PolicyScaleBench {
                 // nftables: only the policy's chain (a whole-ruleset listing of this table takes seconds
                 // under load, which would slow the loop and load the machine between changes)
                 String kernel = backend == Backend.NFTABLES
-                        ? host.exec("nft", "list", "chain", "inet", "calico", "cali-pi-default/ns" + i % NAMESPACES + "/np" + i)
+                        ? host.exec("nft", "list", "chain", "inet", "calico", "cali-pi-default/ns" + i % scale.namespaces() + "/np" + i)
                         : host.exec(backend.dumpCommand().toArray(String[]::new));
                 if (!kernel.contains(Integer.toString(port))) {
                     throw new IllegalStateException("change " + step + ": port " + port + " not in the kernel after apply");
@@ -238,7 +295,7 @@ public final class PolicyScaleBench {
         System.out.printf("%s: ratio %.2f (goal <= 1.3)%n", backend, (double) syncMs / floor.millis());
         floorMs = floor.millis();
 
-        Result result = new Result(syncMs, floorMs, changeMedianMs);
+        Result result = new Result(syncMs, floorMs, changeMedianMs, felixHeap);
         if (!coldStart) {
             return result;
         }
@@ -260,13 +317,13 @@ public final class PolicyScaleBench {
     }
 
     /** Writes with 8 threads; {@return when the last write returned}. */
-    private static Instant writeAll(BenchStore bench, List<Resource> all) throws Exception {
+    private static Instant writeAll(BenchStore bench, List<Resource> all, Scale scale) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(8);
         try {
             // Tiers and profiles (or namespaces) first, endpoints (or pods) next, policies last,
             // each group in parallel.
-            int policies = NAMESPACED_POLICIES + GLOBAL_POLICIES;
-            int endpoints = REMOTE + LOCAL;
+            int policies = scale.policies();
+            int endpoints = scale.remote() + scale.local();
             List<List<Resource>> groups = List.of(all.subList(0, all.size() - policies - endpoints),
                     all.subList(all.size() - policies - endpoints, all.size() - policies),
                     all.subList(all.size() - policies, all.size()));
@@ -290,7 +347,7 @@ public final class PolicyScaleBench {
      * every batch handed to it and no apply has finished for 2 s; {@return the last apply} (its
      * finish time is when the kernel was in sync).
      */
-    private static FelixProcess.LastApply awaitQuiet(FelixProcess felix, Instant lastWrite) throws Exception {
+    private static FelixProcess.LastApply awaitQuiet(FelixProcess felix, Instant lastWrite, Scale scale) throws Exception {
         long until = System.nanoTime() + Duration.ofMinutes(5).toNanos();
         FelixProcess.LastApply last = null;
         long quietSince = System.nanoTime();
@@ -301,8 +358,8 @@ public final class PolicyScaleBench {
                 quietSince = System.nanoTime();
             } else if (System.nanoTime() - quietSince > 2_000_000_000L && now.queued() == 0 && now.at() != null
                     && now.at().isAfter(lastWrite)
-                    && felix.gauge("felix_active_policies") == NAMESPACED_POLICIES + GLOBAL_POLICIES
-                    && felix.gauge("felix_local_endpoints") == LOCAL) {
+                    && felix.gauge("felix_active_policies") == scale.policies()
+                    && felix.gauge("felix_local_endpoints") == scale.local()) {
                 return now;
             }
             Thread.sleep(20);
@@ -475,10 +532,10 @@ public final class PolicyScaleBench {
     }
 
     /** Endpoint {@code i}: namespace ns(i%50), app(i%100), a role and a version, two named ports. */
-    private static WorkloadEndpoint endpoint(int i, String node, String ip) {
-        String ns = "ns" + i % NAMESPACES;
+    private static WorkloadEndpoint endpoint(Scale scale, int i, String node, String ip) {
+        String ns = "ns" + i % scale.namespaces();
         String pod = (node.equals(Cluster.NODE) ? "l" : "r") + i;
-        Map<String, String> labels = Map.of("app", "app" + i % APPS, "role", ROLES[i % 4], "version", "v" + i % 3,
+        Map<String, String> labels = Map.of("app", "app" + i % scale.apps(), "role", ROLES[i % 4], "version", "v" + i % 3,
                 "projectcalico.org/namespace", ns, "projectcalico.org/orchestrator", "k8s");
         return new WorkloadEndpoint(new ObjectMeta(WorkloadEndpointNames.forPod(node, pod), ns, null, null, null,
                 null, null, null, labels, null, null, null),
@@ -494,7 +551,7 @@ public final class PolicyScaleBench {
      * ingress from a role (TCP, a port and a range, or {@code extraPort} when changed), from a
      * team's namespaces (UDP 53), to the named port; egress to another app on 5432 and to a /16.
      */
-    private static NetworkPolicy namespaced(int i, int extraPort) {
+    private static NetworkPolicy namespaced(Scale scale, int i, int extraPort) {
         Port first = Port.of(extraPort == 0 ? 1000 + i % 500 : extraPort);
         List<Rule> ingress = List.of(
                 Rule.allow().withProtocol(Protocol.TCP)
@@ -506,15 +563,15 @@ public final class PolicyScaleBench {
                 Rule.allow().withProtocol(Protocol.TCP).withDestination(EntityRule.empty().withPorts(List.of(Port.named(i % 2 == 0 ? "http" : "metrics")))));
         List<Rule> egress = List.of(
                 Rule.allow().withProtocol(Protocol.TCP).withDestination(EntityRule.empty()
-                        .withSelector("app == 'app" + (i * 7) % APPS + "'").withPorts(List.of(Port.of(5432)))),
+                        .withSelector("app == 'app" + (i * 7) % scale.apps() + "'").withPorts(List.of(Port.of(5432)))),
                 Rule.allow().withDestination(EntityRule.empty().withNets(List.of("10." + (100 + i % 50) + ".0.0/16"))));
-        return new NetworkPolicy(ObjectMeta.namespaced("ns" + i % NAMESPACES, "np" + i),
-                new NetworkPolicySpec(null, 100.0 + i % 10, ingress, egress, "app == 'app" + i % APPS + "'",
+        return new NetworkPolicy(ObjectMeta.namespaced("ns" + i % scale.namespaces(), "np" + i),
+                new NetworkPolicySpec(null, 100.0 + i % 10, ingress, egress, "app == 'app" + i % scale.apps() + "'",
                         List.of(PolicyType.Ingress, PolicyType.Egress), null, null));
     }
 
     /** Global policy {@code i} in tier t(i%5) selecting app(i%100): deny a blocked /24, pass a version. */
-    private static GlobalNetworkPolicy global(int i) {
+    private static GlobalNetworkPolicy global(Scale scale, int i) {
         String tier = "t" + i % TIERS;
         List<Rule> ingress = List.of(
                 Rule.deny().withSource(EntityRule.empty().withNets(List.of("198.51." + i % 250 + ".0/24"))),
@@ -525,7 +582,7 @@ public final class PolicyScaleBench {
                         .withNotNets(List.of("10.0.0.0/8")).withPorts(List.of(Port.of(25)))),
                 new Rule(Action.Pass, null, null, null, null, null, null, null, null, null));
         return new GlobalNetworkPolicy(ObjectMeta.named(tier + ".gnp" + i), new GlobalNetworkPolicySpec(tier,
-                (double) i, ingress, egress, "app == 'app" + i % APPS + "'", List.of(PolicyType.Ingress, PolicyType.Egress),
+                (double) i, ingress, egress, "app == 'app" + i % scale.apps() + "'", List.of(PolicyType.Ingress, PolicyType.Egress),
                 null, null, null, null, null, null));
     }
 }
