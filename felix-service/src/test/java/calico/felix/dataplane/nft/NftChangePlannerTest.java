@@ -158,6 +158,38 @@ class NftChangePlannerTest {
     }
 
     @Test
+    void chainsHoldingAnonymousSetsAreFilledFirstSoTheKernelWalksAShortTransactionForEach() {
+        NftRule ports = NftRuleFormatter.rule(Ruleset.Table.FILTER, calico.felix.dataplane.rules.GenericRule.of(
+                calico.felix.dataplane.rules.Target.ACCEPT, new calico.felix.dataplane.rules.Match.Ports(
+                        calico.felix.dataplane.rules.Match.Dir.DST, List.of("80", "443"), false)));
+        NftRule onePort = NftRuleFormatter.rule(Ruleset.Table.FILTER, calico.felix.dataplane.rules.GenericRule.of(
+                calico.felix.dataplane.rules.Target.ACCEPT, new calico.felix.dataplane.rules.Match.Ports(
+                        calico.felix.dataplane.rules.Match.Dir.DST, List.of("80"), false)));
+        assertThat(NftChangePlanner.bindsAnonymousSet(chain("x", onePort, ports))).isTrue();
+        assertThat(NftChangePlanner.bindsAnonymousSet(chain("x", onePort, fromSet("cali40a")))).isFalse();
+
+        // new chains: declared in name order, filled with the anonymous-set holder first
+        NftTable t = table(List.of(chain("cali-FORWARD", jump("cali-pi-z")), chain("cali-pi-a", onePort),
+                chain("cali-pi-z", ports)), List.of());
+        assertThat(ops(NftChangePlanner.fullBatch(t))).containsExactly("add table calico", "delete table calico",
+                "add table calico", "add chain cali-FORWARD", "add chain cali-pi-a", "add chain cali-pi-z",
+                "add rule cali-pi-z", "add rule cali-FORWARD", "add rule cali-pi-a");
+        NftTable empty = table(List.of(), List.of());
+        assertThat(ops(edit(t, empty).batch())).containsExactly("add chain cali-FORWARD", "add chain cali-pi-a",
+                "add chain cali-pi-z", "add rule cali-pi-z", "add rule cali-FORWARD", "add rule cali-pi-a");
+
+        // changed chains: one whose old rules held an anonymous set (its flush unbinds it) goes first too
+        NftTable old = table(List.of(chain("cali-pi-a", accept()), chain("cali-pi-b", drop()), chain("cali-pi-c", ports)),
+                List.of());
+        NftTable now = table(List.of(chain("cali-pi-a", drop()), chain("cali-pi-b", ports), chain("cali-pi-c", accept())),
+                List.of());
+        Edit e = edit(now, old);
+        assertThat(ops(e.batch())).containsExactly("flush chain cali-pi-b", "add rule cali-pi-b",
+                "flush chain cali-pi-c", "add rule cali-pi-c", "flush chain cali-pi-a", "add rule cali-pi-a");
+        assertThat(e.written()).containsExactly("cali-pi-b", "cali-pi-c", "cali-pi-a");
+    }
+
+    @Test
     void withMoreComingAChangedEndpointChainWaitsUnlessItNamesSomethingThatGoes() {
         NftTable old = table(List.of(chain("cali-tw-cali1", jump("cali-pi-a")), chain("cali-tw-cali2", jump("cali-pi-a")),
                 chain("cali-fw-cali3", fromSet("cali40a")), chain("cali-pi-a", accept())), List.of(set("cali40a", "10.0.0.1/32")));
