@@ -98,9 +98,10 @@ public record FelixTyphaProperties(
     TyphaClientOptions options(String hostname, List<String> addresses) {
         TyphaClientOptions o = TyphaClientOptions.plaintext(addresses, hostname, SyncerType.FELIX)
                 .withReadTimeout(typhaReadTimeout).withCompression(true);
-        if (!blank(typhaCaFile)) {
-            o = o.withChannels(TyphaClientTls.channels(Path.of(typhaCaFile), Path.of(typhaCertFile),
-                    Path.of(typhaKeyFile), new PeerIdentity(typhaCn, typhaUriSan)));
+        ClientCertificate tls = clientCertificate();
+        if (tls != null) {
+            o = o.withChannels(TyphaClientTls.channels(tls.caFile(), tls.certFile(), tls.keyFile(),
+                    new PeerIdentity(typhaCn, typhaUriSan)));
         }
         return o;
     }
