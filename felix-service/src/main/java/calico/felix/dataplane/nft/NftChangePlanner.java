@@ -29,6 +29,7 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 
 /**
  * Desired state against what is programmed -> the change to make: one batch, ordered so every
@@ -115,7 +116,7 @@ final class NftChangePlanner {
      * (bench/RESULTS.md, 2026-12-05). A chain's rules only need the chains they jump to declared,
      * which step 2 does before any chain is filled, so the order of the fills is free.
      */
-    static List<NftChain> anonymousSetsFirst(Collection<NftChain> chains, java.util.function.Predicate<NftChain> early) {
+    static List<NftChain> anonymousSetsFirst(Collection<NftChain> chains, Predicate<NftChain> early) {
         List<NftChain> first = new ArrayList<>();
         List<NftChain> rest = new ArrayList<>();
         for (NftChain c : chains) {
@@ -179,16 +180,21 @@ final class NftChangePlanner {
                 b.addVerdictMap(TABLE, c.map().name(), SetSpec.of("ifname"));
             }
         }
-        for (NftChain c : anonymousSetsFirst(d.chains().values(),
-                c -> bindsAnonymousSet(c) || bindsAnonymousSet(old.chains().get(c.name())))) {
+        // Only the changed chains are ordered (their rules scanned for anonymous sets): not the whole table.
+        List<NftChain> changed = new ArrayList<>();
+        for (NftChain c : d.chains().values()) {
             NftChain o = old.chains().get(c.name());
             if (o == null || !o.rules().equals(c.rules())) {
-                if (o != null) {
-                    b.flushChain(TABLE, c.name());
-                }
-                writeRules(b, c);
-                written.add(c.name());
+                changed.add(c);
             }
+        }
+        for (NftChain c : anonymousSetsFirst(changed,
+                c -> bindsAnonymousSet(c) || bindsAnonymousSet(old.chains().get(c.name())))) {
+            if (old.chains().containsKey(c.name())) {
+                b.flushChain(TABLE, c.name());
+            }
+            writeRules(b, c);
+            written.add(c.name());
         }
         // 3. Dispatch-map elements (they name chains), then base chains (they jump to ours).
         for (NftChain c : d.chains().values()) {
