@@ -268,15 +268,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         long start = System.nanoTime();
         long failuresBefore = board.failures();
         model.apply(batch);
-        Duration interval = refresher.interval();
-        boolean sawInSync = false;
-        for (DataplaneUpdate u : batch) {
-            if (u instanceof DataplaneUpdate.ConfigUpdate c) {
-                interval = refreshIntervalOf(c);
-            } else if (u instanceof DataplaneUpdate.InSync) {
-                sawInSync = true;
-            }
-        }
+        // The model holds the settings and InSync; the batch only says whether the settings just came.
+        Duration interval = batch.stream().anyMatch(DataplaneUpdate.ConfigUpdate.class::isInstance)
+                ? refreshIntervalOf(model.config()) : refresher.interval();
         ensureForwarding(model.config());
         boolean resync = needResync.get();
         needResync.set(); // cleared only if both parts succeed
@@ -299,7 +293,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             board.programmed(driver.programmed());
         }
         board.pendingInterfaces(routes.pendingInterfaces());
-        if (sawInSync) {
+        if (model.inSync()) {
             board.inSync();
         }
         refresher.every(interval);
@@ -364,8 +358,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
     }
 
-    private static Duration refreshIntervalOf(DataplaneUpdate.ConfigUpdate c) {
-        Duration d = c.settings().iptablesRefreshInterval();
+    private static Duration refreshIntervalOf(FelixSettings settings) {
+        Duration d = settings.iptablesRefreshInterval();
         return d.isNegative() || d.isZero() ? DEFAULT_REFRESH : d;
     }
 
