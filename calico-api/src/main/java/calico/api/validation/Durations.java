@@ -10,7 +10,7 @@ import java.util.Optional;
  * field: a sequence of decimal numbers, each with a unit, e.g. {@code 90s}, {@code 1m30s},
  * {@code 1.5h}, {@code 500ms}, with an optional sign; {@code 0} needs no unit.
  */
-final class Durations {
+public final class Durations {
 
     private static final BigInteger MAX_NANOS = BigInteger.valueOf(Long.MAX_VALUE);
     private static final Map<String, Long> UNITS = Map.of(
@@ -18,6 +18,45 @@ final class Durations {
             "s", 1_000_000_000L, "m", 60_000_000_000L, "h", 3_600_000_000_000L);
 
     private Durations() {
+    }
+
+    /** {@return the Go duration {@code text}}, or empty when it is not one (the controllers read their periods so). */
+    public static Optional<java.time.Duration> parse(String text) {
+        return parseNanos(text).map(java.time.Duration::ofNanos);
+    }
+
+    /**
+     * {@return {@code d} as Go's {@code Duration.String} writes it} ({@code 15m0s}, {@code 1h0m0s},
+     * {@code 1.5s}, {@code 500ms}, {@code 0s}), the form Calico's status fields hold.
+     */
+    public static String format(java.time.Duration d) {
+        long nanos = d.toNanos();
+        if (nanos == 0) {
+            return "0s";
+        }
+        String sign = nanos < 0 ? "-" : "";
+        long n = Math.abs(nanos);
+        if (n < 1_000L) {
+            return sign + n + "ns";
+        }
+        if (n < 1_000_000L) {
+            return sign + fraction(n, 1_000L) + "us";
+        }
+        if (n < 1_000_000_000L) {
+            return sign + fraction(n, 1_000_000L) + "ms";
+        }
+        long hours = n / 3_600_000_000_000L;
+        long minutes = n / 60_000_000_000L % 60;
+        String seconds = fraction(n % 60_000_000_000L, 1_000_000_000L) + "s";
+        if (hours > 0) {
+            return sign + hours + "h" + minutes + "m" + seconds;
+        }
+        return sign + (minutes > 0 ? minutes + "m" : "") + seconds;
+    }
+
+    /** {@code value / unit} as a decimal without trailing zeros. */
+    private static String fraction(long value, long unit) {
+        return new BigDecimal(value).divide(BigDecimal.valueOf(unit)).stripTrailingZeros().toPlainString();
     }
 
     /** {@return the duration in nanoseconds}, or empty when it is not a Go duration. */

@@ -148,9 +148,10 @@ public final class ResourceValidator {
             IpamValidator.validate(h, errors);
         } else if (r instanceof IPAMConfiguration c) {
             IpamValidator.validate(c, errors);
+        } else if (r instanceof KubeControllersConfiguration k) {
+            KubeControllersConfigurationValidator.validate(k, errors);
         } else if (r instanceof StagedKubernetesNetworkPolicy
                 || r instanceof ClusterInformation
-                || r instanceof KubeControllersConfiguration
                 || r instanceof KubernetesService) {
             // Nothing Calico checks beyond metadata (the staged Kubernetes policy's spec is not modelled yet;
             // a KubernetesService was checked by the Kubernetes API server that holds it).

@@ -30,4 +30,21 @@ class DurationsTest {
     void rejects(String text) {
         assertThat(Durations.parseNanos(text)).isEmpty();
     }
+
+    @ParameterizedTest(name = "{0} ns prints {1}")
+    @CsvSource({
+            "0, 0s",
+            "900000000000, 15m0s",
+            "300000000000, 5m0s",
+            "3600000000000, 1h0m0s",
+            "5430500000000, 1h30m30.5s",
+            "1500000000, 1.5s",
+            "500000000, 500ms",
+            "2000, 2us",
+            "7, 7ns",
+            "-90000000000, -1m30s"})
+    void formatsAsGoDoesAndParsesBack(long nanos, String text) {
+        assertThat(Durations.format(java.time.Duration.ofNanos(nanos))).isEqualTo(text);
+        assertThat(Durations.parse(text)).contains(java.time.Duration.ofNanos(nanos));
+    }
 }

@@ -32,6 +32,10 @@ class InfrastructureValidationTest {
         return resource("FelixConfiguration", "{name: default}", spec);
     }
 
+    private static String kcc(String name, String spec) {
+        return resource("KubeControllersConfiguration", "{name: " + name + "}", spec);
+    }
+
     static Stream<Arguments> cases() {
         return Stream.of(
                 // IP pools
@@ -69,6 +73,21 @@ class InfrastructureValidationTest {
                         "{node: n1, interfaceName: \"eth0 \", expectedIPs: [10.0.0.256], ports: [{name: ssh, protocol: ICMP, port: 22}]}"),
                         "spec.interfaceName | 1-15 characters", "spec.expectedIPs[0] | invalid IP",
                         "spec.ports[0].protocol | TCP, UDP or SCTP")),
+                // KubeControllersConfiguration
+                row("kube-controllers default", valid(kcc("default", "{logSeverityScreen: Debug, etcdV3CompactionPeriod: 10m, "
+                        + "controllers: {node: {leakGracePeriod: 15m, hostEndpoint: {autoCreate: Enabled, templates: "
+                        + "[{generateName: int, interfaceCIDRs: [10.0.0.0/8], nodeSelector: has(a)}]}}, "
+                        + "policy: {reconcilerPeriod: 1m}}}"))),
+                row("kube-controllers other name", invalid(kcc("mine", "{}"), "metadata.name | must be \"default\"")),
+                row("kube-controllers fields", invalid(kcc("default", "{logSeverityScreen: Loud, prometheusMetricsPort: 70000, "
+                        + "controllers: {node: {leakGracePeriod: 15 minutes, reconcilerPeriod: -1m, hostEndpoint: {templates: "
+                        + "[{interfaceCIDRs: [nope], nodeSelector: \"has(\"}]}}, namespace: {reconcilerPeriod: x}}}"),
+                        "spec.logSeverityScreen | not one of", "spec.prometheusMetricsPort | not between 0 and 65535",
+                        "spec.controllers.node.reconcilerPeriod | must not be negative",
+                        "spec.controllers.node.leakGracePeriod | invalid duration",
+                        "spec.controllers.node.hostEndpoint.templates[0].interfaceCIDRs[0] | invalid CIDR",
+                        "spec.controllers.node.hostEndpoint.templates[0].nodeSelector | (",
+                        "spec.controllers.namespace.reconcilerPeriod | invalid duration")),
                 // BGP peers
                 row("peer by IP and port", valid(peer("{node: n1, peerIP: \"192.0.2.1:1790\", asNumber: 64512}"))),
                 row("peer by IPv6 and port", valid(peer("{peerIP: \"[2001:db8::1]:179\", asNumber: \"1.10\"}"))),

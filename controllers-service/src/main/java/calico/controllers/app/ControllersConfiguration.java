@@ -1,0 +1,63 @@
+package calico.controllers.app;
+
+import calico.controllers.leader.LeaderElection;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.config.DatastoreConfig;
+import calico.libcalico.datastore.config.DatastoreProperties;
+import calico.libcalico.health.HealthAggregator;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
+import java.util.Optional;
+import java.util.UUID;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.logging.LoggingSystem;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/** kube-controllers' beans: the datastore, the Kubernetes client, and the daemon. */
+@Configuration(proxyBeanMethods = false)
+class ControllersConfiguration {
+
+    /** kube-controllers' names for the shared datastore settings: {@code controllers.*} from Calico's generic variables. */
+    static final DatastoreProperties.Source DATASTORE = DatastoreProperties.Source.of("controllers", "");
+
+    @Bean
+    DatastoreProperties controllersDatastore(Environment environment) {
+        return DatastoreProperties.bind(environment, DATASTORE);
+    }
+
+    @Bean(destroyMethod = "close")
+    Datastore controllersDatastoreClient(DatastoreProperties properties) {
+        return properties.toConfig().open();
+    }
+
+    /** The cluster's API: Nodes, Pods and the Lease, on either datastore. */
+    @Bean(destroyMethod = "close")
+    KubernetesClient controllersKubernetesClient(DatastoreProperties properties) {
+        return new KubernetesClientBuilder().withConfig(properties.kubernetesClientConfig()).build();
+    }
+
+    @Bean
+    ControllersDaemon controllersDaemon(DatastoreProperties datastore, Datastore client, KubernetesClient kubernetes,
+                                        ControllersProperties properties, HealthAggregator health,
+                                        ObjectProvider<PrometheusMeterRegistry> registry, ObjectProvider<Clock> clock,
+                                        Environment environment) {
+        ControllersProperties.LeaderElection le = properties.leaderElection();
+        Optional<LeaderElection.Settings> election = le.enabled()
+                ? Optional.of(new LeaderElection.Settings(le.leaseName(), le.leaseNamespace(),
+                        le.identity().isEmpty() ? "kube-controllers-" + UUID.randomUUID() : le.identity(),
+                        le.leaseDuration(), le.renewDeadline(), le.retryPeriod()))
+                : Optional.empty();
+        PrometheusMeterRegistry prometheus = registry.getIfAvailable();
+        if (prometheus == null) {
+            throw new IllegalStateException("no Prometheus registry (is micrometer-registry-prometheus on the classpath?)");
+        }
+        return new ControllersDaemon(client, datastore.type() == DatastoreConfig.Type.KUBERNETES, kubernetes,
+                properties.toOverrides(), election, health.registerReporter("KubeControllers", true, true, null),
+                prometheus, LoggingSystem.get(ControllersConfiguration.class.getClassLoader()),
+                clock.getIfAvailable(Clock::systemUTC));
+    }
+}

@@ -1,0 +1,190 @@
+package calico.controllers.app;
+
+import calico.api.model.ResourceKind;
+import calico.controllers.config.ConfigController;
+import calico.controllers.config.EnvOverrides;
+import calico.controllers.config.RunConfig;
+import calico.controllers.ipam.IpamGarbageCollector;
+import calico.controllers.leader.LeaderElection;
+import calico.controllers.reconcile.DatastoreTrigger;
+import calico.controllers.reconcile.ReconcileLoop;
+import calico.libcalico.datastore.Datastore;
+import calico.libcalico.health.HealthReporter;
+import calico.libcalico.health.PrometheusMetricsServer;
+import calico.libcalico.ipam.IpamClient;
+import calico.libcalico.ipam.IpamOptions;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.logging.LogLevel;
+import org.springframework.boot.logging.LoggingSystem;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * kube-controllers' life: wins the Lease (or runs at once without leader election), then keeps
+ * KubeControllersConfiguration {@code default} in step ({@link ConfigController}) and runs what it
+ * enables with the settings it gives, restarting a controller when its settings change; applies
+ * {@code logSeverityScreen} and serves {@code /metrics} on {@code prometheusMetricsPort}. Losing the
+ * Lease stops the controllers; this replica then stands again.
+ */
+final class ControllersDaemon implements SmartLifecycle {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ControllersDaemon.class);
+
+    private final Datastore datastore;
+    private final boolean kubernetes;
+    private final KubernetesClient client;
+    private final EnvOverrides env;
+    private final Optional<LeaderElection.Settings> election;
+    private final HealthReporter health;
+    private final PrometheusMeterRegistry registry;
+    private final LoggingSystem logging;
+    private final IpamMetrics metrics;
+    private final IpamGarbageCollector gc;
+    private LeaderElection leader;
+    private ReconcileLoop configLoop;
+    private DatastoreTrigger configTrigger;
+    private NodeControllers node;
+    private RunConfig running;
+    private PrometheusMetricsServer metricsServer;
+    private boolean started;
+
+    @SuppressWarnings("checkstyle:ParameterNumber")
+    ControllersDaemon(Datastore datastore, boolean kubernetes, KubernetesClient client, EnvOverrides env,
+                      Optional<LeaderElection.Settings> election, HealthReporter health, PrometheusMeterRegistry registry,
+                      LoggingSystem logging, Clock clock) {
+        this.datastore = datastore;
+        this.kubernetes = kubernetes;
+        this.client = client;
+        this.env = env;
+        this.election = election;
+        this.health = health;
+        this.registry = registry;
+        this.logging = logging;
+        this.metrics = new IpamMetrics(registry);
+        this.gc = new IpamGarbageCollector(datastore, new IpamClient(datastore, IpamOptions.defaults()),
+                new KubernetesPods(client), clock);
+    }
+
+    @Override
+    public synchronized void start() {
+        started = true;
+        if (election.isPresent()) {
+            health.report(true, true, "standby: waiting for the Lease");
+            leader = new LeaderElection(client, election.get(), this::lead, this::standBy);
+            leader.start();
+        } else {
+            lead();
+        }
+    }
+
+    private synchronized void lead() {
+        ConfigController config = new ConfigController(datastore, env, kubernetes, this::apply);
+        configLoop = new ReconcileLoop("config", Duration.ofMinutes(5), Duration.ofSeconds(1), config::reconcile,
+                this::outcome);
+        configTrigger = new DatastoreTrigger(datastore, ResourceKind.KUBE_CONTROLLERS_CONFIGURATION, configLoop::trigger);
+        configTrigger.start();
+        configLoop.start();
+    }
+
+    private synchronized void standBy() {
+        stopControllers();
+        health.report(true, true, "standby: another replica leads");
+    }
+
+    private void outcome(boolean ok) {
+        health.report(true, ok, ok ? "in sync" : "reconcile failed; retrying");
+    }
+
+    /** A new running configuration: restart what changed. */
+    private synchronized void apply(RunConfig next) {
+        logging.setLogLevel("calico", level(next.logSeverity()));
+        if (running == null || running.prometheusPort() != next.prometheusPort()) {
+            if (metricsServer != null) {
+                metricsServer.stop();
+                metricsServer = null;
+            }
+            if (next.prometheusPort() > 0) {
+                metricsServer = new PrometheusMetricsServer(registry, "", next.prometheusPort(),
+                        "KubeControllersConfiguration default spec.prometheusMetricsPort");
+                metricsServer.start();
+            }
+        }
+        if (running == null || !running.node().equals(next.node())) {
+            if (node != null) {
+                node.close();
+                node = null;
+            }
+            if (next.node().isPresent()) {
+                node = new NodeControllers(datastore, client, gc, metrics, next.node().get(), this::outcome);
+                node.start();
+            }
+        }
+        running = next;
+        LOG.info("kube-controllers running: {}", next.enabled());
+    }
+
+    /** {@return the node controller's last run} (tests), null when it has not run. */
+    synchronized NodeControllers.Run lastNodeRun() {
+        return node == null ? null : node.last();
+    }
+
+    synchronized Optional<RunConfig> running() {
+        return Optional.ofNullable(running);
+    }
+
+    private void stopControllers() {
+        if (configTrigger != null) {
+            configTrigger.close();
+            configTrigger = null;
+        }
+        if (configLoop != null) {
+            configLoop.close();
+            configLoop = null;
+        }
+        if (node != null) {
+            node.close();
+            node = null;
+        }
+        if (metricsServer != null) {
+            metricsServer.stop();
+            metricsServer = null;
+        }
+        running = null;
+    }
+
+    private static LogLevel level(String severity) {
+        return switch (severity) {
+            case "Trace" -> LogLevel.TRACE;
+            case "Debug" -> LogLevel.DEBUG;
+            case "Warning" -> LogLevel.WARN;
+            case "Error", "Fatal" -> LogLevel.ERROR;
+            default -> LogLevel.INFO;
+        };
+    }
+
+    @Override
+    public void stop() {
+        LeaderElection l;
+        synchronized (this) {
+            started = false;
+            l = leader;
+            leader = null;
+        }
+        if (l != null) {
+            l.close(); // releases the Lease: a standby takes over at once
+        }
+        synchronized (this) {
+            stopControllers();
+        }
+    }
+
+    @Override
+    public synchronized boolean isRunning() {
+        return started;
+    }
+}
