@@ -273,6 +273,10 @@ public final class IpamGarbageCollector {
                 gc.merge(k, 1L, Long::sum);
             }
         }
+        inUse.keySet().forEach(k -> { // every (pool, node) in use has all three series, 0 included
+            borrowed.putIfAbsent(k, 0L);
+            gc.putIfAbsent(k, 0L);
+        });
         Map<IpamStats.PoolNode, Long> blockCounts = new HashMap<>();
         for (IPAMBlock b : blocks) {
             String node = b.spec().affineNode();

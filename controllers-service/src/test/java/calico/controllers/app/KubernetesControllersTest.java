@@ -1,0 +1,227 @@
+package calico.controllers.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.api.model.ControllerMode;
+import calico.api.model.HostEndpoint;
+import calico.api.model.IPPool;
+import calico.api.model.IPPoolSpec;
+import calico.api.model.KubeControllersConfiguration;
+import calico.api.model.KubeControllersConfigurationSpec;
+import calico.api.model.ObjectMeta;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.api.net.Cidr;
+import calico.api.net.IpAddress;
+import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
+import calico.libcalico.ipam.AssignResult;
+import calico.libcalico.ipam.AutoAssignRequest;
+import calico.libcalico.ipam.IntendedUse;
+import calico.libcalico.ipam.IpamClient;
+import calico.libcalico.ipam.IpamOptions;
+import calico.libcalico.testing.Await;
+import calico.libcalico.testing.KubeControlPlaneExtension;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The whole application on the kubernetes datastore of a real control plane (kube-apiserver,
+ * controller manager, Calico's CRDs): KubeControllersConfiguration default created and honoured
+ * live, automatic host endpoints, IPAM garbage collection (never a live pod's address), the clean-up
+ * after a deleted Node, Calico's metric names, and one active replica by a Lease.
+ */
+class KubernetesControllersTest {
+
+    @RegisterExtension
+    static final KubeControlPlaneExtension KUBE = new KubeControlPlaneExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static KubernetesDatastore store;
+    private static IpamClient ipam;
+
+    @BeforeAll
+    static void pool() {
+        store = KUBE.datastore();
+        ipam = new IpamClient(store, IpamOptions.defaults());
+        store.create(new IPPool(ObjectMeta.named("kc-pool"), new IPPoolSpec("10.77.0.0/24", null, null, null, null, null,
+                29, null, null, List.of(IPPoolSpec.AllowedUse.Workload, IPPoolSpec.AllowedUse.Tunnel), null)));
+    }
+
+    @AfterAll
+    static void close() {
+        store.close();
+    }
+
+    static ConfigurableApplicationContext start(String identity, String... extra) {
+        List<String> args = new java.util.ArrayList<>(List.of("--DATASTORE_TYPE=kubernetes",
+                "--KUBECONFIG=" + KUBE.kubeconfig(), "--KUBE_CONTROLLERS_HEALTHPORT=" + freePort(),
+                "--KUBE_CONTROLLERS_ADMINPORT=0", "--POD_NAME=" + identity, "--POD_NAMESPACE=default"));
+        args.addAll(List.of(extra));
+        return new SpringApplicationBuilder(ControllersApplication.class).run(args.toArray(String[]::new));
+    }
+
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static KubeControllersConfiguration kcc() {
+        return (KubeControllersConfiguration) store.get(new ResourceKey(ResourceKind.KUBE_CONTROLLERS_CONFIGURATION, null,
+                "default")).orElse(null);
+    }
+
+    private static void node(String name, String internalIp, Map<String, String> labels) {
+        KUBE.client().nodes().resource(new NodeBuilder().withNewMetadata().withName(name).withLabels(labels).endMetadata()
+                .build()).create();
+        KUBE.client().nodes().withName(name).editStatus(n -> new NodeBuilder(n).editOrNewStatus().addNewAddress()
+                .withType("InternalIP").withAddress(internalIp).endAddress().endStatus().build());
+    }
+
+    private static Optional<HostEndpoint> hep(String node) {
+        return store.get(new ResourceKey(ResourceKind.HOST_ENDPOINT, null, node + "-auto-hep")).map(HostEndpoint.class::cast);
+    }
+
+    private static IpAddress assign(String handle, String node, Map<String, String> attrs) {
+        AssignResult r = ipam.autoAssign(new AutoAssignRequest(handle, node, 1, 0, List.of(), List.of(), attrs,
+                attrs.containsKey("type") ? IntendedUse.TUNNEL : IntendedUse.WORKLOAD));
+        return r.ipv4().get(0).address();
+    }
+
+    @Test
+    void controllersOnTheKubernetesDatastore() throws Exception {
+        node("kc-n1", "192.0.2.11", Map.of("zone", "a"));
+        node("kc-n2", "192.0.2.12", Map.of("zone", "b"));
+        try (ConfigurableApplicationContext a = start("replica-a")) {
+            // 1. KubeControllersConfiguration default created with Calico's defaults and its status written.
+            KubeControllersConfiguration created = Await.value("KubeControllersConfiguration default with status", WAIT,
+                    () -> Optional.ofNullable(kcc()).filter(k -> k.status() != null));
+            assertThat(created.spec().controllers().node().leakGracePeriod()).isEqualTo("15m0s");
+            assertThat(created.status().runningConfig().controllers().node().syncLabels()).isEqualTo(ControllerMode.Disabled);
+            assertThat(created.status().environmentVars()).containsEntry("DATASTORE_TYPE", "kubernetes");
+            assertThat(hep("kc-n1")).as("autoCreate is off by default").isEmpty();
+
+            // 2. Honoured live: host endpoints on, a short grace period, metrics on a port of ours.
+            int metricsPort = freePort();
+            KubeControllersConfigurationSpec s = created.spec();
+            KubeControllersConfigurationSpec.NodeController n = s.controllers().node();
+            store.update(new KubeControllersConfiguration(created.metadata(), new KubeControllersConfigurationSpec(
+                    s.logSeverityScreen(), s.healthChecks(), s.etcdV3CompactionPeriod(), metricsPort,
+                    new KubeControllersConfigurationSpec.Controllers(new KubeControllersConfigurationSpec.NodeController(
+                            n.reconcilerPeriod(), n.syncLabels(), new KubeControllersConfigurationSpec.AutoHostEndpoint(
+                            ControllerMode.Enabled, null, null), "3s"), null, null, null, null, null, null), null),
+                    created.status()));
+            Await.until("status says the new grace period", WAIT, () -> "3s".equals(
+                    kcc().status().runningConfig().controllers().node().leakGracePeriod()));
+            assertThat(kcc().status().runningConfig().controllers().policy()).as("policy controller switched off").isNull();
+
+            // 3. Automatic host endpoints: the node's address and labels, kept current.
+            HostEndpoint h1 = Await.value("kc-n1-auto-hep", WAIT, () -> hep("kc-n1"));
+            assertThat(h1.spec().interfaceName()).isEqualTo("*");
+            assertThat(h1.spec().expectedIPs()).containsExactly("192.0.2.11");
+            assertThat(h1.spec().profiles()).containsExactly("projectcalico-default-allow");
+            assertThat(h1.metadata().labels()).containsEntry("zone", "a")
+                    .containsEntry("projectcalico.org/created-by", "calico-kube-controllers");
+            KUBE.client().nodes().withName("kc-n1").edit(x -> new NodeBuilder(x).editMetadata().addToLabels("zone", "c")
+                    .endMetadata().build());
+            Await.until("host endpoint follows the node's label", WAIT,
+                    () -> hep("kc-n1").map(h -> "c".equals(h.metadata().labels().get("zone"))).orElse(false));
+
+            // 4. IPAM GC: a live pod's address stays, a gone pod's is released after the grace period.
+            IpAddress live = assign("k8s-pod-network.kc-live", "kc-n1",
+                    Map.of("node", "kc-n1", "namespace", "default", "pod", "kc-live"));
+            KUBE.client().pods().inNamespace("default").resource(new PodBuilder().withNewMetadata().withName("kc-live")
+                    .addToAnnotations("cni.projectcalico.org/podIPs", live + "/32").endMetadata().withNewSpec()
+                    .withNodeName("kc-n1").addNewContainer().withName("c").withImage("pause").endContainer().endSpec()
+                    .build()).create();
+            Instant leakedAt = Instant.now();
+            IpAddress leaked = assign("k8s-pod-network.kc-gone", "kc-n1",
+                    Map.of("node", "kc-n1", "namespace", "default", "pod", "kc-gone"));
+            Await.until("the gone pod's address released", WAIT,
+                    () -> ipam.addressesByHandle("k8s-pod-network.kc-gone").isEmpty());
+            assertThat(Duration.between(leakedAt, Instant.now())).as("not before the grace period")
+                    .isGreaterThanOrEqualTo(Duration.ofSeconds(3));
+            assertThat(ipam.addressesByHandle("k8s-pod-network.kc-live")).containsExactly(live);
+            assertThat(leaked).isNotEqualTo(live);
+
+            // 5. Node deleted: its pods' and tunnel addresses, its block affinities and its host endpoint go.
+            IpAddress tunnel = assign("vxlan-tunnel-addr-kc-n2", "kc-n2", Map.of("node", "kc-n2", "type", "vxlanTunnelAddress"));
+            assign("k8s-pod-network.kc-n2-pod", "kc-n2", Map.of("node", "kc-n2", "namespace", "default", "pod", "kc-n2-pod"));
+            Await.value("kc-n2-auto-hep", WAIT, () -> hep("kc-n2"));
+            assertThat(tunnel).isNotNull();
+            KUBE.client().nodes().withName("kc-n2").delete();
+            Await.until("kc-n2's addresses, affinities and host endpoint gone", WAIT,
+                    () -> ipam.addressesByHandle("vxlan-tunnel-addr-kc-n2").isEmpty()
+                            && ipam.addressesByHandle("k8s-pod-network.kc-n2-pod").isEmpty()
+                            && store.list(ResourceKind.BLOCK_AFFINITY).items().stream()
+                            .noneMatch(r -> ((calico.api.model.BlockAffinity) r).spec().node().equals("kc-n2"))
+                            && hep("kc-n2").isEmpty());
+            assertThat(ipam.addressesByHandle("k8s-pod-network.kc-live")).containsExactly(live);
+            assertThat(ipam.check().problems()).isEmpty();
+
+            // 6. Calico's metric names on prometheusMetricsPort.
+            String metrics = Await.value("metrics", WAIT, () -> scrape(metricsPort)
+                    .filter(t -> t.contains("ipam_allocations_gc_reclamations{")));
+            String labels = "{application=\"calico-kube-controllers\",ippool=\"kc-pool\",node=\"kc-n1\"}";
+            assertThat(metrics).contains("ipam_allocations_in_use" + labels + " 1.0")
+                    .contains("ipam_allocations_borrowed" + labels + " 0.0")
+                    .contains("ipam_allocations_gc_candidates" + labels + " 0.0")
+                    .contains("ipam_allocations_gc_reclamations" + labels + " 1.0")
+                    .contains("ipam_allocations_gc_reclamations" + labels.replace("kc-n1", "kc-n2") + " 2.0")
+                    .contains("ipam_blocks" + labels + " 1.0")
+                    .contains("ipam_ippool_size{application=\"calico-kube-controllers\",ippool=\"kc-pool\"} 256.0");
+
+            // 7. One active replica: b stands by while a leads, and takes over when a goes.
+            try (ConfigurableApplicationContext b = start("replica-b")) {
+                assertThat(holder()).isEqualTo("replica-a");
+                a.close();
+                Instant gone = Instant.now();
+                Await.until("replica-b leads", Duration.ofSeconds(20), () -> "replica-b".equals(holder()));
+                assertThat(Duration.between(gone, Instant.now())).isLessThan(Duration.ofSeconds(15));
+                node("kc-n3", "192.0.2.13", Map.of());
+                Await.value("replica-b runs the controllers: kc-n3-auto-hep", WAIT, () -> hep("kc-n3"));
+            }
+        } finally {
+            KUBE.client().pods().inNamespace("default").withName("kc-live").withGracePeriod(0).delete();
+        }
+    }
+
+    private static String holder() {
+        Lease l = KUBE.client().leases().inNamespace("default").withName("calico-kube-controllers").get();
+        return l == null || l.getSpec() == null ? null : l.getSpec().getHolderIdentity();
+    }
+
+    private static Optional<String> scrape(int port) {
+        try {
+            HttpResponse<String> r = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return r.statusCode() == 200 ? Optional.of(r.body()) : Optional.empty();
+        } catch (IOException e) {
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+}
