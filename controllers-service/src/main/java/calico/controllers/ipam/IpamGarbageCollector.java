@@ -75,7 +75,7 @@ public final class IpamGarbageCollector {
         Map<Allocation.Id, Boolean> confirmed = new HashMap<>();
         Set<String> nodesWithValid = new TreeSet<>();
         for (Allocation a : allocations) {
-            Verdict v = verdict(a, podsNow.get(podKey(a)), nodes);
+            Verdict v = verdict(a, a.ofPod() ? podsNow.get(podKey(a)) : null, nodes);
             if (a.handle() != null) {
                 byHandle.computeIfAbsent(a.handle(), h -> new ArrayList<>()).add(a);
             }
