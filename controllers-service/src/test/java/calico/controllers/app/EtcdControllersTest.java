@@ -1,0 +1,116 @@
+package calico.controllers.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.api.model.ControllerMode;
+import calico.api.model.IPPool;
+import calico.api.model.IPPoolSpec;
+import calico.api.model.KubeControllersConfiguration;
+import calico.api.model.Node;
+import calico.api.model.NodeSpec;
+import calico.api.model.ObjectMeta;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
+import calico.libcalico.datastore.etcd.EtcdConfig;
+import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.ipam.AutoAssignRequest;
+import calico.libcalico.ipam.IntendedUse;
+import calico.libcalico.ipam.IpamClient;
+import calico.libcalico.ipam.IpamOptions;
+import calico.libcalico.testing.Await;
+import calico.libcalico.testing.EtcdAdmin;
+import calico.libcalico.testing.EtcdServerExtension;
+import calico.libcalico.testing.KubeControlPlaneExtension;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The whole application on a real etcd beside a real kube-apiserver (Nodes, the Lease): Calico Nodes
+ * of deleted Kubernetes Nodes deleted with their addresses and blocks, Calico Nodes of no Kubernetes
+ * node kept, Kubernetes labels synced onto Calico Nodes (and removed again) while the Calico Node's own
+ * labels stay, KubeControllersConfiguration default in etcd with {@code SYNC_NODE_LABELS} listed.
+ */
+class EtcdControllersTest {
+
+    @RegisterExtension
+    static final EtcdServerExtension ETCD = new EtcdServerExtension();
+    @RegisterExtension
+    static final KubeControlPlaneExtension KUBE = new KubeControlPlaneExtension().withoutCrds().withoutControllers();
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    private static Node calicoNode(String name, boolean kubernetes) {
+        return new Node(ObjectMeta.named(name), new NodeSpec(new NodeSpec.BGP(null, "192.0.2.40/24", null, null, null),
+                null, null, null, null, kubernetes ? List.of(new NodeSpec.OrchRef(name, "k8s")) : List.of(), null, null,
+                null));
+    }
+
+    @Test
+    void controllersOnEtcd() {
+        EtcdAdmin.wipe(ETCD.endpoint());
+        try (EtcdDatastore store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()))) {
+            IpamClient ipam = new IpamClient(store, IpamOptions.defaults());
+            store.create(new IPPool(ObjectMeta.named("ec-pool"), IPPoolSpec.ofCidr("10.78.0.0/24")));
+            store.create(calicoNode("ec-1", true));
+            store.create(calicoNode("ec-2", true));
+            store.create(calicoNode("ec-bare", false));
+            for (String n : List.of("ec-1", "ec-2")) {
+                KUBE.client().nodes().resource(new NodeBuilder().withNewMetadata().withName(n).addToLabels("zone", "a")
+                        .endMetadata().build()).create();
+            }
+            ipam.autoAssign(new AutoAssignRequest("k8s-pod-network.ec-2-pod", "ec-2", 1, 0, List.of(), List.of(),
+                    Map.of("node", "ec-2", "namespace", "default", "pod", "ec-2-pod"), IntendedUse.WORKLOAD));
+            ipam.autoAssign(new AutoAssignRequest("ipip-tunnel-addr-ec-2", "ec-2", 1, 0, List.of(), List.of(),
+                    Map.of("node", "ec-2", "type", "ipipTunnelAddress"), IntendedUse.TUNNEL));
+
+            try (ConfigurableApplicationContext app = new SpringApplicationBuilder(ControllersApplication.class).run(
+                    "--DATASTORE_TYPE=etcdv3", "--ETCD_ENDPOINTS=" + ETCD.endpoint(), "--KUBECONFIG=" + KUBE.kubeconfig(),
+                    "--KUBE_CONTROLLERS_HEALTHPORT=" + KubernetesControllersTest.freePort(),
+                    "--KUBE_CONTROLLERS_ADMINPORT=0", "--POD_NAMESPACE=default", "--POD_NAME=etcd-replica",
+                    "--SYNC_NODE_LABELS=true")) {
+                KubeControllersConfiguration kcc = Await.value("KubeControllersConfiguration default in etcd", WAIT,
+                        () -> store.get(new ResourceKey(ResourceKind.KUBE_CONTROLLERS_CONFIGURATION, null, "default"))
+                                .map(KubeControllersConfiguration.class::cast).filter(k -> k.status() != null));
+                assertThat(kcc.status().environmentVars()).containsEntry("SYNC_NODE_LABELS", "true")
+                        .doesNotContainKey("DATASTORE_TYPE");
+                assertThat(kcc.status().runningConfig().controllers().node().syncLabels()).isEqualTo(ControllerMode.Enabled);
+
+                // Labels: the Kubernetes Node's copied; the Calico Node's own kept; a removed one removed.
+                Await.until("ec-1 carries zone=a", WAIT, () -> "a".equals(node(store, "ec-1").metadata().labels().get("zone")));
+                Node e1 = node(store, "ec-1");
+                Map<String, String> own = new java.util.HashMap<>(e1.metadata().labels());
+                own.put("mine", "x");
+                store.update(e1.withMetadata(e1.metadata().withLabels(own)));
+                KUBE.client().nodes().withName("ec-1").edit(n -> new NodeBuilder(n).editMetadata().removeFromLabels("zone")
+                        .addToLabels("rack", "r1").endMetadata().build());
+                Await.until("ec-1: zone gone, rack=r1, mine kept", WAIT, () -> {
+                    Map<String, String> l = node(store, "ec-1").metadata().labels();
+                    return !l.containsKey("zone") && "r1".equals(l.get("rack")) && "x".equals(l.get("mine"));
+                });
+                assertThat(node(store, "ec-1").metadata().annotations().get("projectcalico.org/kube-labels"))
+                        .isEqualTo("{\"rack\":\"r1\"}");
+
+                // A Kubernetes Node deleted: its Calico Node, addresses and blocks go; a non-Kubernetes node stays.
+                KUBE.client().nodes().withName("ec-2").delete();
+                Await.until("ec-2 cleaned up", WAIT, () -> store.get(ResourceKey.of(ResourceKind.NODE, "ec-2")).isEmpty()
+                        && ipam.addressesByHandle("k8s-pod-network.ec-2-pod").isEmpty()
+                        && ipam.addressesByHandle("ipip-tunnel-addr-ec-2").isEmpty()
+                        && store.list(ResourceKind.BLOCK_AFFINITY).items().isEmpty());
+                assertThat(store.get(ResourceKey.of(ResourceKind.NODE, "ec-bare"))).isPresent();
+                assertThat(store.get(ResourceKey.of(ResourceKind.NODE, "ec-1"))).isPresent();
+                assertThat(ipam.check().problems()).isEmpty();
+            }
+        }
+    }
+
+    private static Node node(EtcdDatastore store, String name) {
+        return store.get(ResourceKey.of(ResourceKind.NODE, name)).map(Node.class::cast).orElseThrow();
+    }
+}
