@@ -5,6 +5,7 @@ import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.config.DatastoreConfig;
 import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.libcalico.health.HealthAggregator;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -12,6 +13,7 @@ import java.time.Clock;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -40,8 +42,22 @@ class ControllersConfiguration {
         return new KubernetesClientBuilder().withConfig(properties.kubernetesClientConfig()).build();
     }
 
+    /**
+     * The Lease's own client: a request gives up after the retry period, without fabric8's retries, so
+     * that a leader cut off from the API server notices within its renew deadline and stops before a
+     * standby can take the Lease (a request held open would otherwise outlast the deadline).
+     */
+    @Bean(destroyMethod = "close")
+    KubernetesClient controllersLeaseClient(DatastoreProperties properties, ControllersProperties controllers) {
+        int timeout = (int) controllers.leaderElection().retryPeriod().toMillis();
+        return new KubernetesClientBuilder().withConfig(new ConfigBuilder(properties.kubernetesClientConfig())
+                .withRequestTimeout(timeout).withConnectionTimeout(timeout).withRequestRetryBackoffLimit(0).build()).build();
+    }
+
     @Bean
-    ControllersDaemon controllersDaemon(DatastoreProperties datastore, Datastore client, KubernetesClient kubernetes,
+    ControllersDaemon controllersDaemon(DatastoreProperties datastore, Datastore client,
+                                        @Qualifier("controllersKubernetesClient") KubernetesClient kubernetes,
+                                        @Qualifier("controllersLeaseClient") KubernetesClient controllersLeaseClient,
                                         ControllersProperties properties, HealthAggregator health,
                                         ObjectProvider<PrometheusMeterRegistry> registry, ObjectProvider<Clock> clock,
                                         Environment environment) {
@@ -56,6 +72,7 @@ class ControllersConfiguration {
             throw new IllegalStateException("no Prometheus registry (is micrometer-registry-prometheus on the classpath?)");
         }
         return new ControllersDaemon(client, datastore.type() == DatastoreConfig.Type.KUBERNETES, kubernetes,
+                controllersLeaseClient,
                 properties.toOverrides(), election, health.registerReporter("KubeControllers", true, true, null),
                 prometheus, LoggingSystem.get(ControllersConfiguration.class.getClassLoader()),
                 clock.getIfAvailable(Clock::systemUTC));

@@ -38,6 +38,7 @@ final class ControllersDaemon implements SmartLifecycle {
     private final Datastore datastore;
     private final boolean kubernetes;
     private final KubernetesClient client;
+    private final KubernetesClient leaseClient;
     private final EnvOverrides env;
     private final Optional<LeaderElection.Settings> election;
     private final HealthReporter health;
@@ -54,12 +55,14 @@ final class ControllersDaemon implements SmartLifecycle {
     private boolean started;
 
     @SuppressWarnings("checkstyle:ParameterNumber")
-    ControllersDaemon(Datastore datastore, boolean kubernetes, KubernetesClient client, EnvOverrides env,
+    ControllersDaemon(Datastore datastore, boolean kubernetes, KubernetesClient client, KubernetesClient leaseClient,
+                      EnvOverrides env,
                       Optional<LeaderElection.Settings> election, HealthReporter health, PrometheusMeterRegistry registry,
                       LoggingSystem logging, Clock clock) {
         this.datastore = datastore;
         this.kubernetes = kubernetes;
         this.client = client;
+        this.leaseClient = leaseClient;
         this.env = env;
         this.election = election;
         this.health = health;
@@ -75,7 +78,7 @@ final class ControllersDaemon implements SmartLifecycle {
         started = true;
         if (election.isPresent()) {
             health.report(true, true, "standby: waiting for the Lease");
-            leader = new LeaderElection(client, election.get(), this::lead, this::standBy);
+            leader = new LeaderElection(leaseClient, election.get(), this::lead, this::standBy);
             leader.start();
         } else {
             lead();

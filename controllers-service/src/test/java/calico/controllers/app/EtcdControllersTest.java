@@ -28,7 +28,6 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -70,11 +69,8 @@ class EtcdControllersTest {
             ipam.autoAssign(new AutoAssignRequest("ipip-tunnel-addr-ec-2", "ec-2", 1, 0, List.of(), List.of(),
                     Map.of("node", "ec-2", "type", "ipipTunnelAddress"), IntendedUse.TUNNEL));
 
-            try (ConfigurableApplicationContext app = new SpringApplicationBuilder(ControllersApplication.class).run(
-                    "--DATASTORE_TYPE=etcdv3", "--ETCD_ENDPOINTS=" + ETCD.endpoint(), "--KUBECONFIG=" + KUBE.kubeconfig(),
-                    "--KUBE_CONTROLLERS_HEALTHPORT=" + KubernetesControllersTest.freePort(),
-                    "--KUBE_CONTROLLERS_ADMINPORT=0", "--POD_NAMESPACE=default", "--POD_NAME=etcd-replica",
-                    "--SYNC_NODE_LABELS=true")) {
+            try (ConfigurableApplicationContext app = TestApps.start("etcd-replica", List.of("--DATASTORE_TYPE=etcdv3",
+                    "--ETCD_ENDPOINTS=" + ETCD.endpoint(), "--KUBECONFIG=" + KUBE.kubeconfig(), "--SYNC_NODE_LABELS=true"))) {
                 KubeControllersConfiguration kcc = Await.value("KubeControllersConfiguration default in etcd", WAIT,
                         () -> store.get(new ResourceKey(ResourceKind.KUBE_CONTROLLERS_CONFIGURATION, null, "default"))
                                 .map(KubeControllersConfiguration.class::cast).filter(k -> k.status() != null));

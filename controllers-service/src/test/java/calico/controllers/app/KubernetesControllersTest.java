@@ -25,7 +25,6 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -39,7 +38,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -70,20 +68,8 @@ class KubernetesControllersTest {
         store.close();
     }
 
-    static ConfigurableApplicationContext start(String identity, String... extra) {
-        List<String> args = new java.util.ArrayList<>(List.of("--DATASTORE_TYPE=kubernetes",
-                "--KUBECONFIG=" + KUBE.kubeconfig(), "--KUBE_CONTROLLERS_HEALTHPORT=" + freePort(),
-                "--KUBE_CONTROLLERS_ADMINPORT=0", "--POD_NAME=" + identity, "--POD_NAMESPACE=default"));
-        args.addAll(List.of(extra));
-        return new SpringApplicationBuilder(ControllersApplication.class).run(args.toArray(String[]::new));
-    }
-
-    static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+    private static ConfigurableApplicationContext start(String identity, String... extra) {
+        return TestApps.kubernetes(KUBE.kubeconfig(), identity, extra);
     }
 
     private static KubeControllersConfiguration kcc() {
@@ -122,7 +108,7 @@ class KubernetesControllersTest {
             assertThat(hep("kc-n1")).as("autoCreate is off by default").isEmpty();
 
             // 2. Honoured live: host endpoints on, a short grace period, metrics on a port of ours.
-            int metricsPort = freePort();
+            int metricsPort = TestApps.freePort();
             KubeControllersConfigurationSpec s = created.spec();
             KubeControllersConfigurationSpec.NodeController n = s.controllers().node();
             store.update(new KubeControllersConfiguration(created.metadata(), new KubeControllersConfigurationSpec(
