@@ -6,6 +6,7 @@ import calico.controllers.config.EnvOverrides;
 import calico.controllers.config.RunConfig;
 import calico.controllers.ipam.IpamGarbageCollector;
 import calico.controllers.leader.LeaderElection;
+import calico.controllers.loadbalancer.LoadBalancerIpam;
 import calico.controllers.reconcile.DatastoreTrigger;
 import calico.controllers.reconcile.ReconcileLoop;
 import calico.libcalico.datastore.Datastore;
@@ -50,6 +51,8 @@ final class ControllersDaemon implements SmartLifecycle {
     private ReconcileLoop configLoop;
     private DatastoreTrigger configTrigger;
     private NodeControllers node;
+    private LoadBalancerController loadBalancer;
+    private final LoadBalancerIpam lbIpam;
     private RunConfig running;
     private PrometheusMetricsServer metricsServer;
     private boolean started;
@@ -69,8 +72,9 @@ final class ControllersDaemon implements SmartLifecycle {
         this.registry = registry;
         this.logging = logging;
         this.metrics = new IpamMetrics(registry);
-        this.gc = new IpamGarbageCollector(datastore, new IpamClient(datastore, IpamOptions.defaults()),
-                new KubernetesPods(client), clock);
+        IpamClient ipam = new IpamClient(datastore, IpamOptions.defaults());
+        this.gc = new IpamGarbageCollector(datastore, ipam, new KubernetesPods(client), clock);
+        this.lbIpam = new LoadBalancerIpam(datastore, ipam, new KubernetesServices(client));
     }
 
     @Override
@@ -127,6 +131,17 @@ final class ControllersDaemon implements SmartLifecycle {
                 node.start();
             }
         }
+        if (running == null || !running.loadBalancer().equals(next.loadBalancer())) {
+            if (loadBalancer != null) {
+                loadBalancer.close();
+                loadBalancer = null;
+            }
+            if (next.loadBalancer().isPresent()) {
+                loadBalancer = new LoadBalancerController(datastore, client, lbIpam, next.loadBalancer().get(),
+                        this::outcome);
+                loadBalancer.start();
+            }
+        }
         running = next;
         LOG.info("kube-controllers running: {}", next.enabled());
     }
@@ -152,6 +167,10 @@ final class ControllersDaemon implements SmartLifecycle {
         if (node != null) {
             node.close();
             node = null;
+        }
+        if (loadBalancer != null) {
+            loadBalancer.close();
+            loadBalancer = null;
         }
         if (metricsServer != null) {
             metricsServer.stop();

@@ -1,5 +1,6 @@
 package calico.controllers.config;
 
+import calico.api.model.KubeControllersConfigurationSpec.AssignIPs;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -16,15 +17,20 @@ import java.util.Set;
  * @param enabled           the controllers that run
  * @param node              the node controller's settings, present exactly when it is enabled
  * @param reconcilerPeriods the reconciler period of each other enabled controller
+ * @param loadBalancer      which Services get LoadBalancer addresses, present exactly when that controller is enabled
  */
 public record RunConfig(String logSeverity, boolean healthEnabled, Duration compactionPeriod, int prometheusPort,
-                        Set<Controller> enabled, Optional<NodeConfig> node, Map<Controller, Duration> reconcilerPeriods) {
+                        Set<Controller> enabled, Optional<NodeConfig> node, Map<Controller, Duration> reconcilerPeriods,
+                        Optional<AssignIPs> loadBalancer) {
 
     public RunConfig {
         enabled = Set.copyOf(enabled);
         reconcilerPeriods = Map.copyOf(reconcilerPeriods);
         if (node.isPresent() != enabled.contains(Controller.NODE)) {
             throw new IllegalArgumentException("node: settings must be present exactly when the node controller is enabled");
+        }
+        if (loadBalancer.isPresent() != enabled.contains(Controller.LOAD_BALANCER)) {
+            throw new IllegalArgumentException("loadBalancer: present exactly when the loadbalancer controller is enabled");
         }
     }
 

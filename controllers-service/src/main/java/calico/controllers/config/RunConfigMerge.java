@@ -136,14 +136,17 @@ public final class RunConfigMerge {
                     Durations.format(leak));
         }
 
-        RunConfig config = new RunConfig(logSeverity, health, compaction, metricsPort, enabled, node, periods);
+        Optional<KubeControllersConfigurationSpec.AssignIPs> assignIPs = enabled.contains(Controller.LOAD_BALANCER)
+                ? Optional.of(c.loadBalancer() == null || c.loadBalancer().assignIPs() == null
+                        ? KubeControllersConfigurationSpec.AssignIPs.AllServices : c.loadBalancer().assignIPs())
+                : Optional.empty();
+        RunConfig config = new RunConfig(logSeverity, health, compaction, metricsPort, enabled, node, periods, assignIPs);
         Controllers running = new Controllers(statusNode,
                 statusReconciler(enabled, Controller.POLICY, statusPeriods),
                 statusReconciler(enabled, Controller.WORKLOAD_ENDPOINT, statusPeriods),
                 statusReconciler(enabled, Controller.SERVICE_ACCOUNT, statusPeriods),
                 statusReconciler(enabled, Controller.NAMESPACE, statusPeriods),
-                enabled.contains(Controller.LOAD_BALANCER) ? new KubeControllersConfigurationSpec.LoadBalancerController(
-                        c.loadBalancer() == null ? null : c.loadBalancer().assignIPs()) : null,
+                assignIPs.map(KubeControllersConfigurationSpec.LoadBalancerController::new).orElse(null),
                 null);
         KubeControllersConfigurationSpec runningConfig = new KubeControllersConfigurationSpec(logSeverity,
                 mode(health), Durations.format(compaction), metricsPort, running, null);

@@ -1,7 +1,11 @@
 package calico.controllers.ipam;
 
+import calico.api.model.IPAMBlock;
+import calico.api.model.IPAMBlockSpec;
 import calico.api.net.Cidr;
 import calico.api.net.IpAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -48,5 +52,25 @@ public record Allocation(Cidr block, IpAddress ip, String handle, Map<String, St
     /** {@return whether it was borrowed}: allocated for another node than the block's. */
     public boolean borrowed() {
         return affineNode != null && node() != null && !affineNode.equals(node());
+    }
+
+    /** {@return every allocated address of {@code blocks}}, block by block, in address order. */
+    public static List<Allocation> inBlocks(List<IPAMBlock> blocks) {
+        List<Allocation> out = new ArrayList<>();
+        for (IPAMBlock b : blocks) {
+            IPAMBlockSpec s = b.spec();
+            Cidr cidr = Cidr.parse(s.cidr());
+            IpAddress base = cidr.network().address();
+            for (int ordinal = 0; ordinal < s.allocations().size(); ordinal++) {
+                Integer index = s.allocations().get(ordinal);
+                if (index == null || index < 0 || index >= s.attributes().size()) {
+                    continue;
+                }
+                IPAMBlockSpec.AllocationAttribute attr = s.attributes().get(index);
+                IpAddress ip = new IpAddress(base.version(), base.high(), base.low() + ordinal);
+                out.add(new Allocation(cidr, ip, attr.handleId(), attr.secondary(), s.affineNode()));
+            }
+        }
+        return out;
     }
 }

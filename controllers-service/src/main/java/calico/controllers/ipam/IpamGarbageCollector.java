@@ -2,12 +2,10 @@ package calico.controllers.ipam;
 
 import calico.api.model.BlockAffinity;
 import calico.api.model.IPAMBlock;
-import calico.api.model.IPAMBlockSpec;
 import calico.api.model.IPPool;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
 import calico.api.net.Cidr;
-import calico.api.net.IpAddress;
 import calico.controllers.node.ClusterNodes;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.ipam.IpamClient;
@@ -67,7 +65,7 @@ public final class IpamGarbageCollector {
     public GcResult reconcile(ClusterNodes nodes, Optional<Duration> leakGracePeriod, GcState state) {
         Instant now = clock.instant();
         List<IPPool> pools = datastore.list(ResourceKind.IP_POOL).items().stream().map(IPPool.class::cast).toList();
-        List<Allocation> allocations = allocations(blocks());
+        List<Allocation> allocations = Allocation.inBlocks(blocks());
         Map<String, PodView> podsNow = pods.all();
 
         Map<Allocation.Id, Instant> leakSince = new HashMap<>();
@@ -126,7 +124,7 @@ public final class IpamGarbageCollector {
         if (!releasedNodes.isEmpty() || !releasedBlocks.isEmpty()) {
             blocks = blocks();
         }
-        IpamStats stats = stats(pools, allocations(blocks), leakSince.keySet(), blocks);
+        IpamStats stats = stats(pools, Allocation.inBlocks(blocks), leakSince.keySet(), blocks);
         return new GcResult(new GcState(leakSince, emptySince), releasedHandles, reclaimed, releasedBlocks, releasedNodes,
                 stats);
     }
@@ -227,25 +225,6 @@ public final class IpamGarbageCollector {
 
     private List<IPAMBlock> blocks() {
         return datastore.list(ResourceKind.IPAM_BLOCK).items().stream().map(IPAMBlock.class::cast).toList();
-    }
-
-    static List<Allocation> allocations(List<IPAMBlock> blocks) {
-        List<Allocation> out = new ArrayList<>();
-        for (IPAMBlock b : blocks) {
-            IPAMBlockSpec s = b.spec();
-            Cidr cidr = Cidr.parse(s.cidr());
-            IpAddress base = cidr.network().address();
-            for (int ordinal = 0; ordinal < s.allocations().size(); ordinal++) {
-                Integer index = s.allocations().get(ordinal);
-                if (index == null || index < 0 || index >= s.attributes().size()) {
-                    continue;
-                }
-                IPAMBlockSpec.AllocationAttribute attr = s.attributes().get(index);
-                IpAddress ip = new IpAddress(base.version(), base.high(), base.low() + ordinal);
-                out.add(new Allocation(cidr, ip, attr.handleId(), attr.secondary(), s.affineNode()));
-            }
-        }
-        return out;
     }
 
     private static String podKey(Allocation a) {

@@ -177,7 +177,12 @@ class KubernetesControllersTest {
                     .contains("ipam_blocks" + labels + " 1.0")
                     .contains("ipam_ippool_size{application=\"calico-kube-controllers\",ippool=\"kc-pool\"} 256.0");
 
-            // 7. One active replica: b stands by while a leads, and takes over when a goes.
+            // 7. Probes on the health port.
+            int health = Integer.parseInt(a.getEnvironment().getProperty("calico.health.port"));
+            assertThat(get(health, "/readiness")).contains("KubeControllers");
+            assertThat(get(health, "/liveness")).contains("UP");
+
+            // 8. One active replica: b stands by while a leads, and takes over when a goes.
             try (ConfigurableApplicationContext b = start("replica-b")) {
                 assertThat(holder()).isEqualTo("replica-a");
                 a.close();
@@ -198,9 +203,14 @@ class KubernetesControllersTest {
     }
 
     private static Optional<String> scrape(int port) {
+        return get(port, "/metrics");
+    }
+
+    /** {@return the body of a 200 answer to GET {@code path}} on loopback {@code port}. */
+    private static Optional<String> get(int port, String path) {
         try {
             HttpResponse<String> r = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
-                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
                     HttpResponse.BodyHandlers.ofString());
             return r.statusCode() == 200 ? Optional.of(r.body()) : Optional.empty();
         } catch (IOException e) {

@@ -28,6 +28,7 @@ class RunConfigMergeTest {
         assertThat(c.node()).contains(new RunConfig.NodeConfig(true, false, true, Optional.of(Duration.ofMinutes(15)),
                 Duration.ofMinutes(5)));
         assertThat(c.reconcilerPeriods()).containsEntry(Controller.POLICY, Duration.ofMinutes(5)).hasSize(4);
+        assertThat(c.loadBalancer()).contains(KubeControllersConfigurationSpec.AssignIPs.AllServices);
         NodeController running = m.status().runningConfig().controllers().node();
         assertThat(running.syncLabels()).isEqualTo(ControllerMode.Enabled);
         assertThat(running.leakGracePeriod()).isEqualTo("15m0s");
@@ -72,6 +73,7 @@ class RunConfigMergeTest {
                 null, null, null, null, null, null), null);
         RunConfig c = RunConfigMerge.merge(EnvOverrides.none(), spec, false).config();
         assertThat(c.enabled()).containsExactly(Controller.NODE);
+        assertThat(c.loadBalancer()).isEmpty();
         assertThat(c.healthEnabled()).isFalse();
         assertThat(c.prometheusPort()).isZero();
         assertThat(c.node()).contains(new RunConfig.NodeConfig(false, true, true, Optional.empty(), Duration.ofMinutes(5)));

@@ -227,4 +227,19 @@ class IpamGarbageCollectorTest {
         assertThat(run("n1").releasedBlocks()).as("the node's last block stays").isEmpty();
         assertThat(ds.list(ResourceKind.IPAM_BLOCK).items()).hasSize(1);
     }
+
+    @Test
+    void loadBalancerAddressesAreNotTheGcsToJudge() {
+        ds.create(new IPPool(ObjectMeta.named("lb"), new IPPoolSpec("10.8.0.0/27", null, null, null, null, null, 29, null,
+                null, List.of(IPPoolSpec.AllowedUse.LoadBalancer), null)));
+        IpAddress lb = ipam.autoAssign(new AutoAssignRequest("lb-abc", "load-balancer", 1, 0, List.of(), List.of(),
+                Map.of("service", "s", "namespace", "ns", "type", "LoadBalancer"), IntendedUse.LOAD_BALANCER))
+                .ipv4().get(0).address();
+        run("n1");
+        clock.advance(GRACE);
+        GcResult r = run("n1");
+        assertThat(r.releasedHandles()).isEmpty();
+        assertThat(r.releasedNodes()).as("the load-balancer blocks keep their affinity").isEmpty();
+        assertThat(ipam.addressesByHandle("lb-abc")).containsExactly(lb);
+    }
 }

@@ -1,0 +1,105 @@
+package calico.controllers.app;
+
+import calico.controllers.loadbalancer.LoadBalancerIpam;
+import calico.controllers.loadbalancer.ServiceView;
+import calico.controllers.loadbalancer.Services;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import io.fabric8.kubernetes.api.model.LoadBalancerIngress;
+import io.fabric8.kubernetes.api.model.LoadBalancerIngressBuilder;
+import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.events.v1.EventBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Instant;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Services through fabric8: list, write {@code status.loadBalancer.ingress} and the allocation condition, record events. */
+final class KubernetesServices implements Services {
+
+    private static final Logger LOG = LoggerFactory.getLogger(KubernetesServices.class);
+
+    private final KubernetesClient client;
+
+    KubernetesServices(KubernetesClient client) {
+        this.client = client;
+    }
+
+    @Override
+    public List<ServiceView> all() {
+        List<ServiceView> out = new ArrayList<>();
+        for (Service s : client.services().inAnyNamespace().list().getItems()) {
+            List<String> ingress = s.getStatus() == null || s.getStatus().getLoadBalancer() == null
+                    || s.getStatus().getLoadBalancer().getIngress() == null ? List.of()
+                    : s.getStatus().getLoadBalancer().getIngress().stream().map(LoadBalancerIngress::getIp)
+                    .filter(Objects::nonNull).toList();
+            out.add(new ServiceView(s.getMetadata().getNamespace(), s.getMetadata().getName(), s.getMetadata().getUid(),
+                    "LoadBalancer".equals(s.getSpec().getType()),
+                    s.getMetadata().getAnnotations() == null ? Map.of() : s.getMetadata().getAnnotations(),
+                    s.getSpec().getIpFamilies() == null ? List.of() : s.getSpec().getIpFamilies(), ingress));
+        }
+        return out;
+    }
+
+    @Override
+    public void setIngress(ServiceView service, List<String> ips) {
+        client.services().inNamespace(service.namespace()).withName(service.name()).editStatus(s -> new ServiceBuilder(s)
+                .editOrNewStatus().editOrNewLoadBalancer()
+                .withIngress(ips.stream().map(ip -> new LoadBalancerIngressBuilder().withIp(ip).build()).toList())
+                .endLoadBalancer().endStatus().build());
+    }
+
+    @Override
+    public void report(ServiceView service, boolean allocated, String message) {
+        String status = allocated ? "True" : "False";
+        String reason = allocated ? "Allocated" : "AllocationFailed";
+        AtomicBoolean changed = new AtomicBoolean();
+        client.services().inNamespace(service.namespace()).withName(service.name()).editStatus(s -> {
+            List<Condition> conditions = new ArrayList<>(s.getStatus() == null || s.getStatus().getConditions() == null
+                    ? List.of() : s.getStatus().getConditions());
+            Condition old = conditions.stream().filter(c -> LoadBalancerIpam.CONDITION.equals(c.getType())).findFirst()
+                    .orElse(null);
+            if (old != null && status.equals(old.getStatus()) && message.equals(old.getMessage())) {
+                return s;
+            }
+            if (old == null && allocated) {
+                return s; // nothing went wrong before: no condition needed
+            }
+            changed.set(true);
+            conditions.remove(old);
+            conditions.add(new ConditionBuilder().withType(LoadBalancerIpam.CONDITION).withStatus(status).withReason(reason)
+                    .withMessage(message).withObservedGeneration(s.getMetadata().getGeneration())
+                    .withLastTransitionTime(DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS)))
+                    .build());
+            return new ServiceBuilder(s).editOrNewStatus().withConditions(conditions).endStatus().build();
+        });
+        if (changed.get() && !allocated) {
+            try {
+                client.resource(new EventBuilder().withNewMetadata()
+                        .withName(service.name() + "." + Long.toHexString(System.currentTimeMillis()) + Integer.toHexString(
+                                java.util.concurrent.ThreadLocalRandom.current().nextInt(0x10000)))
+                        .withNamespace(service.namespace()).endMetadata()
+                        .withEventTime(new io.fabric8.kubernetes.api.model.MicroTime(
+                                DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.MICROS))))
+                        .withReportingController("projectcalico.org/kube-controllers")
+                        .withReportingInstance("calico-kube-controllers").withAction("AllocateLoadBalancerIP")
+                        .withType("Warning").withReason("LoadBalancerIPAllocationFailed").withNote(message)
+                        .withRegarding(new ObjectReferenceBuilder().withApiVersion("v1").withKind("Service")
+                                .withNamespace(service.namespace()).withName(service.name()).withUid(service.uid()).build())
+                        .build()).create();
+            } catch (KubernetesClientException e) {
+                LOG.warn("Service {}/{}: could not record the event: {}", service.namespace(), service.name(), e.getMessage());
+            }
+        }
+    }
+}
