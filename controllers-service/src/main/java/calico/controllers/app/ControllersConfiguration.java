@@ -1,9 +1,13 @@
 package calico.controllers.app;
 
+import calico.api.validation.PolicyNaming;
+import calico.api.validation.ResourceValidator;
+import calico.api.validation.ValidationOptions;
 import calico.controllers.leader.LeaderElection;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.config.DatastoreConfig;
 import calico.libcalico.datastore.config.DatastoreProperties;
+import calico.libcalico.datastore.etcd.EtcdDatastore;
 import calico.libcalico.health.HealthAggregator;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -31,9 +35,18 @@ class ControllersConfiguration {
         return DatastoreProperties.bind(environment, DATASTORE);
     }
 
+    /**
+     * The datastore. On etcd the controllers write the policies converted from Kubernetes NetworkPolicies,
+     * whose {@code knp.default.} names every other writer is refused: only this client's validator accepts them.
+     */
     @Bean(destroyMethod = "close")
     Datastore controllersDatastoreClient(DatastoreProperties properties) {
-        return properties.toConfig().open();
+        DatastoreConfig config = properties.toConfig();
+        if (config.type() == DatastoreConfig.Type.ETCDV3) {
+            return new EtcdDatastore(config.etcd(), ResourceValidator.with(new ValidationOptions(PolicyNaming.TIER_PREFIXED,
+                    true)), Clock.systemUTC());
+        }
+        return config.open();
     }
 
     /** The cluster's API: Nodes, Pods and the Lease, on either datastore. */

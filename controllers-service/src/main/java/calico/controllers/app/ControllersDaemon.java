@@ -52,6 +52,9 @@ final class ControllersDaemon implements SmartLifecycle {
     private DatastoreTrigger configTrigger;
     private NodeControllers node;
     private LoadBalancerController loadBalancer;
+    /** etcd only: the policy, namespace, serviceaccount and workloadendpoint controllers that run. */
+    private final java.util.Map<calico.controllers.config.Controller, SyncController> syncs =
+            new java.util.EnumMap<>(calico.controllers.config.Controller.class);
     private final LoadBalancerIpam lbIpam;
     private RunConfig running;
     private PrometheusMetricsServer metricsServer;
@@ -142,6 +145,15 @@ final class ControllersDaemon implements SmartLifecycle {
                 loadBalancer.start();
             }
         }
+        if (!kubernetes && (running == null || !running.reconcilerPeriods().equals(next.reconcilerPeriods()))) {
+            syncs.values().forEach(SyncController::close);
+            syncs.clear();
+            next.reconcilerPeriods().forEach((which, period) -> {
+                SyncController c = SyncController.of(which, period, datastore, client, this::outcome);
+                syncs.put(which, c);
+                c.start();
+            });
+        }
         running = next;
         LOG.info("kube-controllers running: {}", next.enabled());
     }
@@ -172,6 +184,8 @@ final class ControllersDaemon implements SmartLifecycle {
             loadBalancer.close();
             loadBalancer = null;
         }
+        syncs.values().forEach(SyncController::close);
+        syncs.clear();
         if (metricsServer != null) {
             metricsServer.stop();
             metricsServer = null;

@@ -26,6 +26,8 @@ final class IpamMetrics {
     private final MultiGauge poolSize;
     private final MultiGauge reclamations;
     private final Map<IpamStats.PoolNode, AtomicLong> reclaimed = new ConcurrentHashMap<>();
+    /** The values the gauges read: Micrometer holds gauge state weakly, so these maps keep it alive. */
+    private final Map<String, Map<Object, AtomicLong>> values = new ConcurrentHashMap<>();
 
     IpamMetrics(MeterRegistry registry) {
         inUse = gauge(registry, "ipam_allocations_in_use",
@@ -47,19 +49,30 @@ final class IpamMetrics {
     void record(GcResult r) {
         IpamStats s = r.stats();
         r.reclaimed().forEach((k, n) -> reclaimed.computeIfAbsent(k, x -> new AtomicLong()).addAndGet(n));
-        inUse.register(rows(s.inUse()), true);
-        borrowed.register(rows(s.borrowed()), true);
-        candidates.register(rows(s.gcCandidates()), true);
-        blocks.register(rows(s.blocks()), true);
-        poolSize.register(s.poolSizes().entrySet().stream()
-                .map(e -> MultiGauge.Row.of(Tags.of("ippool", e.getKey()), e.getValue())).toList(), true);
+        inUse.register(rows("in_use", s.inUse()), true);
+        borrowed.register(rows("borrowed", s.borrowed()), true);
+        candidates.register(rows("candidates", s.gcCandidates()), true);
+        blocks.register(rows("blocks", s.blocks()), true);
+        poolSize.register(held("pool_size", s.poolSizes()).entrySet().stream()
+                .<MultiGauge.Row<?>>map(e -> MultiGauge.Row.of(Tags.of("ippool", (String) e.getKey()), e.getValue(),
+                        AtomicLong::get)).toList(), true);
         reclamations.register(reclaimed.entrySet().stream().map(e -> MultiGauge.Row.of(
                 Tags.of("ippool", e.getKey().ippool(), "node", e.getKey().node()), e.getValue(), AtomicLong::get))
                 .toList(), true);
     }
 
-    private static List<MultiGauge.Row<?>> rows(Map<IpamStats.PoolNode, Long> values) {
-        return values.entrySet().stream().<MultiGauge.Row<?>>map(e -> MultiGauge.Row.of(
-                Tags.of("ippool", e.getKey().ippool(), "node", e.getKey().node()), e.getValue())).toList();
+    private List<MultiGauge.Row<?>> rows(String metric, Map<IpamStats.PoolNode, Long> current) {
+        return held(metric, current).entrySet().stream().<MultiGauge.Row<?>>map(e -> {
+            IpamStats.PoolNode k = (IpamStats.PoolNode) e.getKey();
+            return MultiGauge.Row.of(Tags.of("ippool", k.ippool(), "node", k.node()), e.getValue(), AtomicLong::get);
+        }).toList();
+    }
+
+    /** {@code current} in the strongly held map of {@code metric}: series that are gone are dropped. */
+    private Map<Object, AtomicLong> held(String metric, Map<?, Long> current) {
+        Map<Object, AtomicLong> m = values.computeIfAbsent(metric, x -> new ConcurrentHashMap<>());
+        m.keySet().retainAll(current.keySet());
+        current.forEach((k, v) -> m.computeIfAbsent(k, x -> new AtomicLong()).set(v));
+        return m;
     }
 }

@@ -109,4 +109,67 @@ class EtcdControllersTest {
     private static Node node(EtcdDatastore store, String name) {
         return store.get(ResourceKey.of(ResourceKind.NODE, name)).map(Node.class::cast).orElseThrow();
     }
+
+    @Test
+    void kubernetesObjectsAreKeptInEtcd() {
+        EtcdAdmin.wipe(ETCD.endpoint());
+        var k8s = KUBE.client();
+        k8s.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName("sync-ns")
+                .addToLabels("team", "a").endMetadata().build()).create();
+        k8s.serviceAccounts().inNamespace("sync-ns").resource(new io.fabric8.kubernetes.api.model.ServiceAccountBuilder()
+                .withNewMetadata().withName("sync-sa").endMetadata().build()).create();
+        k8s.network().v1().networkPolicies().inNamespace("sync-ns").resource(
+                new io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder().withNewMetadata().withName("deny")
+                        .endMetadata().withNewSpec().withNewPodSelector().endPodSelector().withPolicyTypes("Ingress").endSpec()
+                        .build()).create();
+        try (EtcdDatastore store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()))) {
+            String wepName = calico.api.k8s.WorkloadEndpointNames.forPod("ec-1", "p1");
+            store.create(new calico.api.model.WorkloadEndpoint(ObjectMeta.namespaced("sync-ns", wepName)
+                    .withLabels(Map.of("stale", "yes")), new calico.api.model.WorkloadEndpointSpec("k8s", null, "ec-1", "c1",
+                    "p1", "eth0", null, List.of("10.78.0.5/32"), null, null, null, List.of("kns.sync-ns"), "cali1234", null,
+                    null, null)));
+            try (ConfigurableApplicationContext app = TestApps.start("etcd-sync", List.of("--DATASTORE_TYPE=etcdv3",
+                    "--ETCD_ENDPOINTS=" + ETCD.endpoint(), "--KUBECONFIG=" + KUBE.kubeconfig(),
+                    "--ENABLED_CONTROLLERS=policy,namespace,serviceaccount,workloadendpoint",
+                    "--KUBE_CONTROLLERS_LEADER_ELECTION=false"))) {
+                ResourceKey nsProfile = ResourceKey.of(ResourceKind.PROFILE, "kns.sync-ns");
+                ResourceKey saProfile = ResourceKey.of(ResourceKind.PROFILE, "ksa.sync-ns.sync-sa");
+                ResourceKey knp = ResourceKey.of(ResourceKind.NETWORK_POLICY, "sync-ns", "knp.default.deny");
+                Await.until("kns, ksa and knp in etcd", WAIT, () -> store.get(nsProfile).isPresent()
+                        && store.get(saProfile).isPresent() && store.get(knp).isPresent());
+                calico.api.model.Profile p = (calico.api.model.Profile) store.get(nsProfile).orElseThrow();
+                assertThat(p.spec().labelsToApply()).containsEntry("pcns.team", "a");
+
+                k8s.namespaces().withName("sync-ns").edit(n -> new io.fabric8.kubernetes.api.model.NamespaceBuilder(n)
+                        .editMetadata().addToLabels("team", "b").endMetadata().build());
+                Await.until("kns.sync-ns follows the label", WAIT, () -> "b".equals(((calico.api.model.Profile) store
+                        .get(nsProfile).orElseThrow()).spec().labelsToApply().get("pcns.team")));
+                k8s.network().v1().networkPolicies().inNamespace("sync-ns").withName("deny").delete();
+                Await.until("knp.default.deny gone from etcd", WAIT, () -> store.get(knp).isEmpty());
+
+                // Someone edits a synced profile in etcd: it is put back.
+                calico.api.model.Profile sa = (calico.api.model.Profile) store.get(saProfile).orElseThrow();
+                store.update(new calico.api.model.Profile(sa.metadata(), new calico.api.model.ProfileSpec(null, null,
+                        Map.of("forged", "x"))));
+                Await.until("ksa profile restored", WAIT, () -> !((calico.api.model.Profile) store.get(saProfile)
+                        .orElseThrow()).spec().labelsToApply().containsKey("forged"));
+
+                // Pod labels onto the WorkloadEndpoint the CNI plugin wrote in etcd.
+                k8s.pods().inNamespace("sync-ns").resource(new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata()
+                        .withName("p1").addToLabels("app", "x").addToAnnotations("cni.projectcalico.org/podIP", "10.78.0.5/32")
+                        .endMetadata().withNewSpec().withNodeName("ec-1").withServiceAccountName("sync-sa")
+                        .withAutomountServiceAccountToken(false).addNewContainer().withName("c").withImage("pause")
+                        .endContainer().endSpec().build()).create();
+                ResourceKey wep = ResourceKey.of(ResourceKind.WORKLOAD_ENDPOINT, "sync-ns", wepName);
+                Await.until("the pod's labels on its WorkloadEndpoint", WAIT, () -> {
+                    Map<String, String> l = store.get(wep).orElseThrow().metadata().labels();
+                    return "x".equals(l.get("app")) && !l.containsKey("stale");
+                });
+                assertThat(((calico.api.model.WorkloadEndpoint) store.get(wep).orElseThrow()).spec().ipNetworks())
+                        .as("nothing but labels changes").containsExactly("10.78.0.5/32");
+            } finally {
+                k8s.pods().inNamespace("sync-ns").withName("p1").withGracePeriod(0).delete();
+            }
+        }
+    }
 }

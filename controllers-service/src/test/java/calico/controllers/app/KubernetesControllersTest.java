@@ -80,8 +80,19 @@ class KubernetesControllersTest {
     private static void node(String name, String internalIp, Map<String, String> labels) {
         KUBE.client().nodes().resource(new NodeBuilder().withNewMetadata().withName(name).withLabels(labels).endMetadata()
                 .build()).create();
-        KUBE.client().nodes().withName(name).editStatus(n -> new NodeBuilder(n).editOrNewStatus().addNewAddress()
-                .withType("InternalIP").withAddress(internalIp).endAddress().endStatus().build());
+        // The controller manager writes a new Node too (its taint): retry a status edit that lost that race.
+        Await.until(name + "'s address written", WAIT, () -> {
+            try {
+                KUBE.client().nodes().withName(name).editStatus(n -> new NodeBuilder(n).editOrNewStatus().addNewAddress()
+                        .withType("InternalIP").withAddress(internalIp).endAddress().endStatus().build());
+                return true;
+            } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+                if (e.getCode() == 409) {
+                    return false;
+                }
+                throw e;
+            }
+        });
     }
 
     private static Optional<HostEndpoint> hep(String node) {
@@ -179,8 +190,8 @@ class KubernetesControllersTest {
 
             // 7. Probes on the health port.
             int health = Integer.parseInt(a.getEnvironment().getProperty("calico.health.port"));
-            assertThat(get(health, "/readiness")).contains("KubeControllers");
-            assertThat(get(health, "/liveness")).contains("UP");
+            assertThat(get(health, "/readiness").orElseThrow()).contains("\"KubeControllers\"").contains("\"status\":\"UP\"");
+            assertThat(get(health, "/liveness").orElseThrow()).contains("\"status\":\"UP\"");
 
             // 8. One active replica: b stands by while a leads, and takes over when a goes.
             try (ConfigurableApplicationContext b = start("replica-b")) {
