@@ -8,7 +8,6 @@ import calico.controllers.reconcile.ReconcileLoop;
 import calico.libcalico.datastore.Datastore;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
 import java.util.function.Consumer;
@@ -34,22 +33,7 @@ final class LoadBalancerController implements AutoCloseable {
     }
 
     void start() {
-        services = client.services().inAnyNamespace().inform(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Service obj) {
-                loop.trigger();
-            }
-
-            @Override
-            public void onUpdate(Service oldObj, Service newObj) {
-                loop.trigger();
-            }
-
-            @Override
-            public void onDelete(Service obj, boolean deletedFinalStateUnknown) {
-                loop.trigger();
-            }
-        });
+        services = client.services().inAnyNamespace().inform(new TriggerOnChange<>(loop::trigger));
         pools.start();
         loop.start();
     }

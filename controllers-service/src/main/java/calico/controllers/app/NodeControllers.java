@@ -15,7 +15,6 @@ import calico.controllers.reconcile.DatastoreTrigger;
 import calico.controllers.reconcile.ReconcileLoop;
 import calico.libcalico.datastore.Datastore;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
 import java.util.HashMap;
@@ -64,22 +63,7 @@ final class NodeControllers implements AutoCloseable {
     }
 
     void start() {
-        kubernetesNodes = client.nodes().inform(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(io.fabric8.kubernetes.api.model.Node obj) {
-                loop.trigger();
-            }
-
-            @Override
-            public void onUpdate(io.fabric8.kubernetes.api.model.Node oldObj, io.fabric8.kubernetes.api.model.Node newObj) {
-                loop.trigger();
-            }
-
-            @Override
-            public void onDelete(io.fabric8.kubernetes.api.model.Node obj, boolean deletedFinalStateUnknown) {
-                loop.trigger();
-            }
-        });
+        kubernetesNodes = client.nodes().inform(new TriggerOnChange<>(loop::trigger));
         calicoNodes.start();
         loop.start();
     }

@@ -36,22 +36,7 @@ final class SyncController implements AutoCloseable {
                                    SharedIndexInformer<? extends HasMetadata>> informer, Consumer<Boolean> outcome) {
         this.loop = new ReconcileLoop(name, period, Duration.ofSeconds(1), () -> last = run.get(), outcome);
         this.stored = new DatastoreTrigger(etcd, kind, loop::trigger);
-        ResourceEventHandler<HasMetadata> handler = new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(HasMetadata obj) {
-                loop.trigger();
-            }
-
-            @Override
-            public void onUpdate(HasMetadata oldObj, HasMetadata newObj) {
-                loop.trigger();
-            }
-
-            @Override
-            public void onDelete(HasMetadata obj, boolean deletedFinalStateUnknown) {
-                loop.trigger();
-            }
-        };
+        ResourceEventHandler<HasMetadata> handler = new TriggerOnChange<>(loop::trigger);
         this.inform = () -> informer.apply(handler);
     }
 
