@@ -26,7 +26,11 @@ final class IpamMetrics {
     private final MultiGauge poolSize;
     private final MultiGauge reclamations;
     private final Map<IpamStats.PoolNode, AtomicLong> reclaimed = new ConcurrentHashMap<>();
-    /** The values the gauges read: Micrometer holds gauge state weakly, so these maps keep it alive. */
+    /**
+     * The values the gauges read, updated in place: Micrometer holds gauge state weakly (so these maps keep it
+     * alive), and rows are registered without overwrite (re-registering a row removes it for a moment, and a
+     * scrape then missed the series).
+     */
     private final Map<String, Map<Object, AtomicLong>> values = new ConcurrentHashMap<>();
 
     IpamMetrics(MeterRegistry registry) {
@@ -49,16 +53,16 @@ final class IpamMetrics {
     void record(GcResult r) {
         IpamStats s = r.stats();
         r.reclaimed().forEach((k, n) -> reclaimed.computeIfAbsent(k, x -> new AtomicLong()).addAndGet(n));
-        inUse.register(rows("in_use", s.inUse()), true);
-        borrowed.register(rows("borrowed", s.borrowed()), true);
-        candidates.register(rows("candidates", s.gcCandidates()), true);
-        blocks.register(rows("blocks", s.blocks()), true);
+        inUse.register(rows("in_use", s.inUse()), false);
+        borrowed.register(rows("borrowed", s.borrowed()), false);
+        candidates.register(rows("candidates", s.gcCandidates()), false);
+        blocks.register(rows("blocks", s.blocks()), false);
         poolSize.register(held("pool_size", s.poolSizes()).entrySet().stream()
                 .<MultiGauge.Row<?>>map(e -> MultiGauge.Row.of(Tags.of("ippool", (String) e.getKey()), e.getValue(),
-                        AtomicLong::get)).toList(), true);
+                        AtomicLong::get)).toList(), false);
         reclamations.register(reclaimed.entrySet().stream().map(e -> MultiGauge.Row.of(
                 Tags.of("ippool", e.getKey().ippool(), "node", e.getKey().node()), e.getValue(), AtomicLong::get))
-                .toList(), true);
+                .toList(), false);
     }
 
     private List<MultiGauge.Row<?>> rows(String metric, Map<IpamStats.PoolNode, Long> current) {
