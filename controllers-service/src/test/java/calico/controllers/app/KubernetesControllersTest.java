@@ -123,7 +123,7 @@ class KubernetesControllersTest {
             KubeControllersConfigurationSpec s = created.spec();
             KubeControllersConfigurationSpec.NodeController n = s.controllers().node();
             store.update(new KubeControllersConfiguration(created.metadata(), new KubeControllersConfigurationSpec(
-                    s.logSeverityScreen(), s.healthChecks(), s.etcdV3CompactionPeriod(), metricsPort,
+                    "Debug", s.healthChecks(), s.etcdV3CompactionPeriod(), metricsPort,
                     new KubeControllersConfigurationSpec.Controllers(new KubeControllersConfigurationSpec.NodeController(
                             n.reconcilerPeriod(), n.syncLabels(), new KubeControllersConfigurationSpec.AutoHostEndpoint(
                             ControllerMode.Enabled, null, null), "3s"), null, null, null, null, null, null), null),
@@ -131,6 +131,9 @@ class KubernetesControllersTest {
             Await.until("status says the new grace period", WAIT, () -> "3s".equals(
                     kcc().status().runningConfig().controllers().node().leakGracePeriod()));
             assertThat(kcc().status().runningConfig().controllers().policy()).as("policy controller switched off").isNull();
+            Await.until("logSeverityScreen Debug applied to the calico loggers", WAIT, () ->
+                    org.springframework.boot.logging.LoggingSystem.get(getClass().getClassLoader())
+                            .getLoggerConfiguration("calico").getEffectiveLevel() == org.springframework.boot.logging.LogLevel.DEBUG);
 
             // 3. Automatic host endpoints: the node's address and labels, kept current.
             HostEndpoint h1 = Await.value("kc-n1-auto-hep", WAIT, () -> hep("kc-n1"));
