@@ -27,8 +27,12 @@ import org.springframework.core.env.Environment;
 @Configuration(proxyBeanMethods = false)
 class ControllersConfiguration {
 
-    /** kube-controllers' names for the shared datastore settings: {@code controllers.*} from Calico's generic variables. */
-    static final DatastoreProperties.Source DATASTORE = DatastoreProperties.Source.of("controllers", "");
+    /**
+     * kube-controllers' names for the shared datastore settings: {@code controllers.*} from Calico's generic
+     * variables; etcdv3 or kubernetes, as Calico's kube-controllers take.
+     */
+    static final DatastoreProperties.Source DATASTORE = new DatastoreProperties.Source("controllers", "",
+            java.util.Set.of(DatastoreConfig.Type.ETCDV3, DatastoreConfig.Type.KUBERNETES));
 
     @Bean
     DatastoreProperties controllersDatastore(Environment environment) {

@@ -45,4 +45,11 @@ class ControllersPropertiesTest {
                 new ControllersProperties.LeaderElection(true, "l", "ns", "", Duration.ofSeconds(5), Duration.ofSeconds(7),
                         Duration.ofSeconds(2)))).hasMessageContaining("controllers.leader-election");
     }
+
+    @Test
+    void theDatastoreIsEtcdOrKubernetes() {
+        assertThatThrownBy(() -> new calico.libcalico.datastore.config.DatastoreProperties(ControllersConfiguration.DATASTORE,
+                "memory", "", "", "", "", "", "")).hasMessageContaining("controllers.datastore-type (DATASTORE_TYPE)")
+                .hasMessageContaining("\"memory\" is not one of etcdv3, kubernetes");
+    }
 }
