@@ -48,6 +48,7 @@ public class KernelDataplaneConfiguration {
     Dataplane dataplane(FelixProperties properties, KernelDataplaneMetrics metrics) {
         String netns = properties.dataplaneNetns();
         return new KernelDataplane(netns,
-                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns)), metrics);
+                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns)), metrics,
+                java.util.Optional.of(new calico.felix.dataplane.mtu.MtuFile(properties.mtuFile())));
     }
 }

@@ -205,7 +205,12 @@ final class ConfigFields {
             case TEXT:
                 return t;
             case REGEX:
-                java.util.regex.Pattern.compile(t); // PatternSyntaxException: an IllegalArgumentException saying why
+                try {
+                    java.util.regex.Pattern.compile(t);
+                } catch (java.util.regex.PatternSyntaxException e) {
+                    throw new IllegalArgumentException("\"" + t + "\" is not a regular expression: "
+                            + e.getDescription() + " at index " + e.getIndex());
+                }
                 return t;
             case INTERFACE_PREFIXES:
                 return parseInterfacePrefixes(t);

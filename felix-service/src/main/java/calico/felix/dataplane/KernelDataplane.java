@@ -7,6 +7,9 @@ import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.FelixSettings;
+import calico.felix.dataplane.mtu.MtuFile;
+import calico.felix.dataplane.mtu.MtuManager;
+import calico.felix.dataplane.mtu.Mtus;
 import calico.felix.dataplane.routes.RouteManager;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
@@ -17,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -39,7 +43,7 @@ import org.slf4j.LoggerFactory;
  *                                  ─► RouteManager.update (reads the model) ─► StatusBoard (counters,
  *                                     failures) ─► observer
  *                   RefreshScheduler: settle after the last apply, periodic refresh (driver read-back, routes)
- *  LinkMonitor ─post─► RouteManager.onLinkUpdate
+ *  LinkMonitor ─post─► RouteManager.onLinkUpdate, MtuManager (host MTU re-detected, MTU file rewritten)
  *  admin API / readiness ◄─ StatusBoard (+ ApplyQueue counts, refresh interval)
  * </pre>
  *
@@ -108,6 +112,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private final DataplaneThread thread;
     private final BackendSwitcher switcher;
     private final LinkMonitor links;
+    /** The MTUs and the MTU file; used on {@link #thread} only, its {@code current()} read anywhere. */
+    private final MtuManager mtu;
 
     // ---- Confined to {@link #thread}.
     private Netlink netlink;
@@ -132,7 +138,17 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * @param observer told about applies, refreshes, failures and backend starts (metrics)
      */
     public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer) {
+        this(netns, factory, observer, Optional.empty());
+    }
+
+    /**
+     * As {@link #KernelDataplane(String, PolicyDriverFactory, DataplaneObserver)}, writing the pod
+     * MTU to {@code mtuFile} (felix's {@code FELIX_MTUFILEPATH}); empty: MTUs computed, no file.
+     */
+    public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer,
+                           Optional<MtuFile> mtuFile) {
         this.netns = netns == null ? "" : netns.trim();
+        this.mtu = new MtuManager(() -> netlink.links(), Objects.requireNonNull(mtuFile, "mtuFile"));
         Objects.requireNonNull(factory, "factory");
         this.observer = Objects.requireNonNull(observer, "observer");
         this.board = new StatusBoard(observer);
@@ -168,6 +184,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 thread.post(() -> {
                     needResync.set();
                     routes.resync();
+                    mtu.linksChanged();
+                    updateMtu();
                 }, "link handling");
             }
 
@@ -288,6 +306,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
             record(error);
         }
+        updateMtu();
         PolicyDriver driver = switcher.driver();
         if (driver != null) {
             board.programmed(driver.programmed());
@@ -378,6 +397,25 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             }
         }
         board.pendingInterfaces(routes.pendingInterfaces());
+        mtu.linksChanged(); // an MTU change is announced like any other link change
+        updateMtu();
+    }
+
+    /** The MTUs after the model or the links changed; a failed write is recorded and retried with the next update. */
+    private void updateMtu() {
+        try {
+            mtu.update(model);
+        } catch (RuntimeException e) {
+            record("MTU: " + e.getMessage());
+        }
+    }
+
+    /**
+     * {@return the MTUs felix computed} (host, per encapsulation, pod): empty until the first
+     * configuration has been applied. The tunnel device managers take their MTU from here.
+     */
+    public Optional<Mtus> mtus() {
+        return mtu.current();
     }
 
     /** Runs a refresh now, on the dataplane thread, and waits; {@return the items it repaired}. */

@@ -30,6 +30,8 @@ final class FelixProcess implements AutoCloseable {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final int adminPort;
     private final int healthPort;
+    /** Holds the MTU file felix writes (never the node's {@code /var/lib/calico/mtu}); deleted on close. */
+    private final Path mtuDir;
 
     /** {@return felix's settings for the etcd at {@code etcd}}. */
     static List<String> etcdArgs(URI etcd) {
@@ -47,6 +49,12 @@ final class FelixProcess implements AutoCloseable {
                 "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--HOSTNAME=",
                 "--FELIX_FELIXHOSTNAME=" + Cluster.NODE));
         args.addAll(datastoreArgs);
+        try {
+            mtuDir = java.nio.file.Files.createTempDirectory("felix-e2e-mtu");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        args.add("--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"));
         args.addAll(List.of("--FELIX_DATAPLANENETNS=" + hostNetns,
                 "--FELIX_LOGSEVERITYSCREEN=" + logSeverity, "--felix.ready-poll-initial=50ms",
                 "--felix.ready-poll-max=200ms"));
@@ -184,5 +192,11 @@ final class FelixProcess implements AutoCloseable {
     @Override
     public void close() {
         app.close();
+        try {
+            java.nio.file.Files.deleteIfExists(mtuDir.resolve("mtu"));
+            java.nio.file.Files.deleteIfExists(mtuDir);
+        } catch (java.io.IOException e) {
+            // a temporary directory: nothing depends on it going
+        }
     }
 }
