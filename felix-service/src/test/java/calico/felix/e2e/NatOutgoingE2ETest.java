@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * natOutgoing through the whole felix: IPPools and FelixConfiguration written to a real etcd, the
+ * natOutgoing through the whole felix: IPPools and FelixConfiguration written to a real etcd (the
+ * kubernetes datastore: {@link NatOutgoingKddE2ETest}), the
  * test cluster's pods, and an "outside" namespace (in no pool) behind the node's {@code ext0}.
  * prod's pool masquerades: the outside server sees the node's address and a source port from
  * {@code natPortRange}; dev's pool does not: it sees the pod; prod to dev (another pool) keeps
@@ -38,21 +39,21 @@ class NatOutgoingE2ETest {
 
     @Test
     void nftables() throws Exception {
-        run(Backend.NFTABLES);
+        run(Backend.NFTABLES, new TestDatastore.Etcd(ETCD));
     }
 
     @Test
     void iptablesNft() throws Exception {
-        run(Backend.IPTABLES_NFT);
+        run(Backend.IPTABLES_NFT, new TestDatastore.Etcd(ETCD));
     }
 
-    private void run(Backend backend) throws Exception {
+    /** The scenario with {@code backend} on {@code datastore}. */
+    static void run(Backend backend, TestDatastore datastore) throws Exception {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         assumeTrue(backend.unavailableReason() == null, () -> backend + ": " + backend.unavailableReason());
-        TestDatastore etcd = new TestDatastore.Etcd(ETCD);
-        etcd.reset();
-        try (Datastore store = etcd.open();
-             Cluster cluster = new Cluster(etcd.clusterObjects());
+        datastore.reset();
+        try (Datastore store = datastore.open();
+             Cluster cluster = new Cluster(datastore.clusterObjects());
              NetNs outside = NetNs.create("nm-out")) {
             cluster.host.veth("ext0", outside, "eth0");
             cluster.host.exec("ip", "addr", "add", NODE_IP + "/24", "dev", "ext0");
@@ -67,7 +68,7 @@ class NatOutgoingE2ETest {
                     """));
             Writes.upsert(store, pool("prod-pool", "10.70.0.0/24", true));
             Writes.upsert(store, pool("dev-pool", "10.70.1.0/24", false));
-            try (FelixProcess felix = new FelixProcess(etcd.felixArgs(), cluster.host.name(), backend, "Warning");
+            try (FelixProcess felix = new FelixProcess(datastore.felixArgs(), cluster.host.name(), backend, "Warning");
                  ServerSocket srv = outside.call(() -> new ServerSocket(7070, 50, InetAddress.getByName(OUT_IP)));
                  ServerSocket db = cluster.db.netns().call(() -> new ServerSocket(7071, 50,
                          InetAddress.getByName(cluster.db.ip())))) {
