@@ -353,7 +353,8 @@ public abstract class PacketScenarios {
     /**
      * natOutgoing's edges: another pool, even a disabled one, is never masqueraded to; natPortRange
      * puts TCP sources in the range; IPPoolsAndHostIPs leaves traffic to a Calico host's address
-     * alone while IPPoolsOnly masquerades it. The chains read back as written.
+     * alone while IPPoolsOnly masquerades it; IPv6 pools are masqueraded by their own rules. The
+     * chains read back as written.
      */
     @Test
     void natOutgoingSparesOtherPoolsAndHostsAndUsesThePortRange() throws IOException {
@@ -387,6 +388,20 @@ public abstract class PacketScenarios {
             assertThat(listSet("cali40all-hosts-net")).contains(OUT_IP);
             assertThat(seenFrom(srv, OUT_IP, 7070)).as("IPPoolsAndHostIPs: a host's address is spared")
                     .isEqualTo(A_IP);
+            assertThat(driver.refresh()).isZero();
+        }
+        // IPv6: its own rules, masquerading to the host's IPv6 address, with the same port range.
+        host.exec("ip", "-6", "addr", "add", "fd00:255::1/64", "dev", "up0", "nodad");
+        outside.exec("ip", "-6", "addr", "add", "fd00:255::2/64", "dev", "eth0", "nodad");
+        outside.exec("ip", "-6", "route", "add", "fd00:65::/64", "via", "fd00:255::1");
+        try (ServerSocket srv6 = outside.call(() -> new ServerSocket(7074, 50, InetAddress.getByName("fd00:255::2")))) {
+            srv6.setSoTimeout(2000);
+            assertThat(peer(srv6, "fd00:255::2", 7074).getAddress()).as("no IPv6 natOutgoing pool yet")
+                    .isEqualTo(InetAddress.getByName(A_IP6));
+            apply(new DataplaneUpdate.IpPoolUpdate("pool6", "fd00:65::/64", true, "Never", "Never", false));
+            InetSocketAddress out6 = peer(srv6, "fd00:255::2", 7074);
+            assertThat(out6.getAddress()).as("IPv6 natOutgoing").isEqualTo(InetAddress.getByName("fd00:255::1"));
+            assertThat(out6.getPort()).isBetween(40000, 40010);
             assertThat(driver.refresh()).isZero();
         }
     }
