@@ -30,6 +30,7 @@ import java.util.Optional;
  * @param vxlanMtuV6        {@code vxlanMTUV6}; 0 means "detect" as for the other MTUs
  * @param wireguardEnabledV6 {@code wireguardEnabledV6}
  * @param wireguardMtuV6    {@code wireguardMTUV6}; 0 means "detect"
+ * @param requireMtuFile    {@code requireMTUFile}: felix is not ready while the MTU file cannot be written
  * @param effective         every setting in its printed form, for display only (the admin API's
  *                          {@code /config}); read settings through the components above
  */
@@ -79,6 +80,7 @@ public record FelixSettings(
         int vxlanMtuV6,
         boolean wireguardEnabledV6,
         int wireguardMtuV6,
+        boolean requireMtuFile,
         Map<String, String> effective) {
 
     public FelixSettings {
@@ -164,6 +166,7 @@ public record FelixSettings(
                 r.integer("vxlanMTUV6"),
                 r.bool("wireguardEnabledV6"),
                 r.integer("wireguardMTUV6"),
+                r.bool("requireMTUFile"),
                 values);
     }
 

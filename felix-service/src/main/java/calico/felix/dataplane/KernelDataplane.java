@@ -401,10 +401,16 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         updateMtu();
     }
 
-    /** The MTUs after the model or the links changed; a failed write is recorded and retried with the next update. */
+    /**
+     * The MTUs after the model or the links changed. A file that cannot be written is retried with
+     * the next update; with {@code requireMTUFile} it is also recorded (felix not ready), as
+     * Calico's felix then refuses to run.
+     */
     private void updateMtu() {
         try {
             mtu.update(model);
+            mtu.writeError().filter(e -> model.config().requireMtuFile())
+                    .ifPresent(e -> record("MTU file (requireMTUFile): " + e));
         } catch (RuntimeException e) {
             record("MTU: " + e.getMessage());
         }

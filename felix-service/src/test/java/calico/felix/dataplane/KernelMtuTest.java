@@ -92,6 +92,27 @@ class KernelMtuTest {
         assertThat(bed.dataplane.errors()).isEmpty();
     }
 
+    /**
+     * An MTU file that cannot be written: felix carries on (Calico logs "pod MTU may not be properly
+     * set"), unless {@code requireMTUFile}, which makes it a recorded failure (not ready).
+     */
+    @Test
+    void anUnwritableMtuFileFailsFelixOnlyWithRequireMtuFile() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        bed = new KernelTestbed("nm-mtr");
+        Path blocker = dir.resolve("blocker");
+        Files.writeString(blocker, "a file where the directory should be");
+        bed.dataplane = new KernelDataplane(bed.host.name(),
+                new KernelPolicyDrivers(KernelDataplane.commandPrefix(bed.host.name())), DataplaneObserver.NONE,
+                Optional.of(new MtuFile(blocker.resolve("mtu"))));
+        bed.put(felixConfig(Map.of()));
+        bed.inSync();
+        assertThat(bed.dataplane.mtus()).as("computed all the same").isPresent();
+        assertThat(bed.dataplane.errors()).isEmpty();
+        bed.put(felixConfig(Map.of("requireMTUFile", true)));
+        assertThat(bed.dataplane.errors()).anySatisfy(e -> assertThat(e).contains("requireMTUFile"));
+    }
+
     /** A host "NIC": one end of a veth pair whose other end ({@code x<name>}) matches no pattern. */
     private static void nic(NetNs ns, String name, int mtu) {
         ns.exec("ip", "link", "add", name, "mtu", Integer.toString(mtu), "type", "veth", "peer", "name", "x" + name,

@@ -35,6 +35,7 @@ public final class MtuManager {
     private boolean redetect = true;
     private int written;
     private volatile Mtus current;
+    private String writeError;
 
     /**
      * @param links lists the programmed namespace's links (netlink, on the calling thread)
@@ -52,9 +53,9 @@ public final class MtuManager {
 
     /**
      * Recomputes from {@code model} (and the links, when they may have changed); writes the file
-     * when the pod MTU changed. {@return the MTUs}, empty before the model has its configuration.
-     *
-     * @throws java.io.UncheckedIOException when the file cannot be written (the next update tries again)
+     * when the pod MTU changed. {@return the MTUs}, empty before the model has its configuration. A
+     * file that cannot be written is logged once (as Calico: "pod MTU may not be properly set") and
+     * tried again at the next update; {@link #writeError()} says why meanwhile.
      */
     public Optional<Mtus> update(DataplaneModel model) {
         if (!model.hasConfig()) {
@@ -78,11 +79,24 @@ public final class MtuManager {
                 s.vxlanMtuV6(), s.wireguardMtu(), s.wireguardMtuV6()));
         current = m;
         if (file.isPresent() && m.pod() != written) {
-            file.get().write(m.pod());
-            written = m.pod();
-            log.info("Pod MTU {} written to {} ({})", m.pod(), file.get().path(), m);
+            try {
+                file.get().write(m.pod());
+                written = m.pod();
+                writeError = null;
+                log.info("Pod MTU {} written to {} ({})", m.pod(), file.get().path(), m);
+            } catch (java.io.UncheckedIOException e) {
+                if (writeError == null) {
+                    log.error("Cannot write the pod MTU ({}); new pods may not get it: {}", m.pod(), e.getMessage());
+                }
+                writeError = e.getMessage();
+            }
         }
         return Optional.of(m);
+    }
+
+    /** {@return why the MTU file could not be written}, empty when it holds the pod MTU (or there is none to write). */
+    public Optional<String> writeError() {
+        return Optional.ofNullable(writeError);
     }
 
     /** {@return the MTUs last computed}, empty before the configuration arrived; any thread. */

@@ -81,5 +81,23 @@ class MtuManagerTest {
                 "wireguardMTU", "1280", "wireguardEnabledV6", "true"))));
         assertThat(m.update(model).orElseThrow()).isEqualTo(new Mtus(9000, 8980, 8950, 8930, 1280, 8920, 1280));
         assertThat(Files.readString(file)).isEqualTo("1280");
+        assertThat(m.writeError()).isEmpty();
+    }
+
+    @Test
+    void aFileThatCannotBeWrittenIsReportedAndRetried() throws Exception {
+        Path blocker = dir.resolve("not-a-dir");
+        Files.writeString(blocker, "a file where the directory should be");
+        Path file = blocker.resolve("mtu");
+        MtuManager m = new MtuManager(() -> List.of(new Link(2, "eth0", 1500, true, Optional.empty(),
+                Optional.empty())), Optional.of(new MtuFile(file)));
+        DataplaneModel model = new DataplaneModel();
+        model.apply(new DataplaneUpdate.ConfigUpdate(settings(Map.of())));
+        assertThat(m.update(model).orElseThrow().pod()).as("computed all the same").isEqualTo(1500);
+        assertThat(m.writeError()).hasValueSatisfying(e -> assertThat(e).contains(file.toString()));
+        Files.delete(blocker);
+        m.update(model);
+        assertThat(m.writeError()).isEmpty();
+        assertThat(Files.readString(file)).isEqualTo("1500");
     }
 }
