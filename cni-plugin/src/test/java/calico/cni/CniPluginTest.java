@@ -64,9 +64,9 @@ class CniPluginTest {
     @Test
     void withoutMtuThePodGetsTheMtuFelixWrote(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
-        h.pool("p-mtu", "10.201.9.0/24", 26);
+        h.pool("p-mtu", "10.201.19.0/24", 26);
         java.nio.file.Path file = dir.resolve("mtu");
-        String conf = h.calicoConf("1.0.0", "10.201.9.0/24").replace("\"mtu\":1440",
+        String conf = h.calicoConf("1.0.0", "10.201.19.0/24").replace("\"mtu\":1440",
                 "\"mtu_file\":\"" + file + "\"");
         java.util.function.IntFunction<String> podMtu = i -> {
             NetNs pod = h.pod();
