@@ -107,6 +107,9 @@ class FelixKernelApplicationTest {
         JsonNode dp = local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
                 body -> body.path("status").path("lastApply").path("backend").asText().equals("iptables-nft"));
         assertThat(dp.path("driver").asText()).isEqualTo("kernel");
+        assertThat(dp.path("mtus").path("host").asInt()).isEqualTo(1460);
+        assertThat(dp.path("mtus").path("vxlan").asInt()).isEqualTo(1410);
+        assertThat(dp.path("mtus").path("pod").asInt()).isEqualTo(1460);
         JsonNode st = dp.path("status");
         assertThat(st.path("netns").asText()).isEqualTo(host.name());
         assertThat(st.path("programmed").path("chains").asInt()).isPositive();
