@@ -19,7 +19,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,59 +36,64 @@ class KernelMtuTest {
 
     @TempDir
     Path dir;
-    private KernelTestbed bed;
 
-    @AfterEach
-    void tearDown() {
-        if (bed != null) {
+    /** A test bed whose kernel dataplane writes the pod MTU to {@code mtuFile}. */
+    private static KernelTestbed bed(String prefix, Path mtuFile) {
+        KernelTestbed bed = new KernelTestbed(prefix);
+        try {
+            bed.dataplane = new KernelDataplane(bed.host.name(),
+                    new KernelPolicyDrivers(KernelDataplane.commandPrefix(bed.host.name())), DataplaneObserver.NONE,
+                    Optional.of(new MtuFile(mtuFile)));
+            return bed;
+        } catch (RuntimeException e) {
             bed.close();
+            throw e;
         }
     }
 
     @Test
     void theMtuFileFollowsLinksPoolsAndSettings() {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        bed = new KernelTestbed("nm-mtu");
-        NetNs host = bed.host;
-        nic(host, "eth0", 1500);
-        nic(host, "ens5", 9000);
-        nic(host, "docker0", 1200); // not matched by Calico's pattern
         Path file = dir.resolve("calico/mtu");
-        bed.dataplane = new KernelDataplane(host.name(), new KernelPolicyDrivers(KernelDataplane.commandPrefix(host.name())),
-                DataplaneObserver.NONE, Optional.of(new MtuFile(file)));
-        assertThat(bed.dataplane.mtus()).as("nothing before the configuration").isEmpty();
+        try (KernelTestbed bed = bed("nm-mtu", file)) {
+            NetNs host = bed.host;
+            nic(host, "eth0", 1500);
+            nic(host, "ens5", 9000);
+            nic(host, "docker0", 1200); // not matched by Calico's pattern
+            assertThat(bed.dataplane.mtus()).as("nothing before the configuration").isEmpty();
 
-        Map<String, Object> config = new java.util.HashMap<>(Map.of("iptablesRefreshInterval", "10m"));
-        bed.put(felixConfig(config));
-        bed.inSync();
-        awaitFile(file, "1500");
-        assertThat(bed.dataplane.mtus()).contains(Mtus.of(1500, Mtus.Enabled.NONE, Mtus.Configured.NONE));
+            Map<String, Object> config = new java.util.HashMap<>(Map.of("iptablesRefreshInterval", "10m"));
+            bed.put(felixConfig(config));
+            bed.inSync();
+            awaitFile(file, "1500");
+            assertThat(bed.dataplane.mtus()).contains(Mtus.of(1500, Mtus.Enabled.NONE, Mtus.Configured.NONE));
 
-        host.exec("ip", "link", "set", "eth0", "mtu", "1400");
-        awaitFile(file, "1400");
-        host.exec("ip", "link", "set", "eth0", "down");
-        awaitFile(file, "9000"); // only ens5 is up and matching now
-        host.exec("ip", "link", "set", "eth0", "up");
-        awaitFile(file, "1400");
+            host.exec("ip", "link", "set", "eth0", "mtu", "1400");
+            awaitFile(file, "1400");
+            host.exec("ip", "link", "set", "eth0", "down");
+            awaitFile(file, "9000"); // only ens5 is up and matching now
+            host.exec("ip", "link", "set", "eth0", "up");
+            awaitFile(file, "1400");
 
-        bed.put(new IPPool(ObjectMeta.named("vxlan-pool"), new IPPoolSpec("10.70.0.0/16", EncapsulationMode.Always,
-                EncapsulationMode.Never, false, false, null, null, null, null, null, null)));
-        awaitFile(file, "1350");
-        assertThat(bed.dataplane.mtus().orElseThrow().vxlan()).isEqualTo(1350);
+            bed.put(new IPPool(ObjectMeta.named("vxlan-pool"), new IPPoolSpec("10.70.0.0/16",
+                    EncapsulationMode.Always, EncapsulationMode.Never, false, false, null, null, null, null, null, null)));
+            awaitFile(file, "1350");
+            assertThat(bed.dataplane.mtus().orElseThrow().vxlan()).isEqualTo(1350);
 
-        config.put("vxlanMTU", 1300);
-        bed.put(felixConfig(config));
-        awaitFile(file, "1300");
-        config.remove("vxlanMTU");
-        bed.put(felixConfig(config));
-        awaitFile(file, "1350");
+            config.put("vxlanMTU", 1300);
+            bed.put(felixConfig(config));
+            awaitFile(file, "1300");
+            config.remove("vxlanMTU");
+            bed.put(felixConfig(config));
+            awaitFile(file, "1350");
 
-        config.put("mtuIfacePattern", "^ens");
-        bed.put(felixConfig(config));
-        awaitFile(file, "8950");
-        assertThat(bed.dataplane.mtus().orElseThrow().host()).isEqualTo(9000);
-        assertThat(bed.dataplane.status().refreshes()).as("no refresh: link announcements did it").isZero();
-        assertThat(bed.dataplane.errors()).isEmpty();
+            config.put("mtuIfacePattern", "^ens");
+            bed.put(felixConfig(config));
+            awaitFile(file, "8950");
+            assertThat(bed.dataplane.mtus().orElseThrow().host()).isEqualTo(9000);
+            assertThat(bed.dataplane.status().refreshes()).as("no refresh: link announcements did it").isZero();
+            assertThat(bed.dataplane.errors()).isEmpty();
+        }
     }
 
     /**
@@ -99,18 +103,16 @@ class KernelMtuTest {
     @Test
     void anUnwritableMtuFileFailsFelixOnlyWithRequireMtuFile() throws Exception {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        bed = new KernelTestbed("nm-mtr");
         Path blocker = dir.resolve("blocker");
         Files.writeString(blocker, "a file where the directory should be");
-        bed.dataplane = new KernelDataplane(bed.host.name(),
-                new KernelPolicyDrivers(KernelDataplane.commandPrefix(bed.host.name())), DataplaneObserver.NONE,
-                Optional.of(new MtuFile(blocker.resolve("mtu"))));
-        bed.put(felixConfig(Map.of()));
-        bed.inSync();
-        assertThat(bed.dataplane.mtus()).as("computed all the same").isPresent();
-        assertThat(bed.dataplane.errors()).isEmpty();
-        bed.put(felixConfig(Map.of("requireMTUFile", true)));
-        assertThat(bed.dataplane.errors()).anySatisfy(e -> assertThat(e).contains("requireMTUFile"));
+        try (KernelTestbed bed = bed("nm-mtr", blocker.resolve("mtu"))) {
+            bed.put(felixConfig(Map.of()));
+            bed.inSync();
+            assertThat(bed.dataplane.mtus()).as("computed all the same").isPresent();
+            assertThat(bed.dataplane.errors()).isEmpty();
+            bed.put(felixConfig(Map.of("requireMTUFile", true)));
+            assertThat(bed.dataplane.errors()).anySatisfy(e -> assertThat(e).contains("requireMTUFile"));
+        }
     }
 
     /** A host "NIC": one end of a veth pair whose other end ({@code x<name>}) matches no pattern. */
