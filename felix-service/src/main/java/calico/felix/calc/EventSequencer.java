@@ -94,6 +94,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     private final Trio<String, DataplaneUpdate> hosts = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> pools = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> routes = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate> vteps = new Trio<>(true);
     private final Trio<String, DataplaneUpdate.FlowLookup> lookups = new Trio<>(true);
     private boolean inSyncPending;
     private boolean inSyncSent;
@@ -214,6 +215,10 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
             routes.update(r.dst(), r);
         } else if (u instanceof DataplaneUpdate.RouteRemove r) {
             routes.remove(r.dst());
+        } else if (u instanceof DataplaneUpdate.VtepUpdate v) {
+            vteps.update(v.node(), v);
+        } else if (u instanceof DataplaneUpdate.VtepRemove v) {
+            vteps.remove(v.node());
         } else {
             throw new IllegalArgumentException("not an infrastructure update: " + u);
         }
@@ -266,6 +271,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         // 6. Infrastructure additions: independent of the above.
         hosts.flushUpdates(batch);
         pools.flushUpdates(batch);
+        vteps.flushUpdates(batch); // before the routes that go through them
         routes.flushUpdates(batch);
         // Flow-log lookups: no dataplane state depends on them or they on it.
         lookups.flushUpdates(batch);
@@ -273,6 +279,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         // Removals in reverse: routes before pools and hosts they may rely on; endpoints before
         // the policies and profiles they referred to; those before the IP sets their rules used.
         routes.flushRemoves(batch, DataplaneUpdate.RouteRemove::new);
+        vteps.flushRemoves(batch, DataplaneUpdate.VtepRemove::new);
         pools.flushRemoves(batch, DataplaneUpdate.IpPoolRemove::new);
         hosts.flushRemoves(batch, DataplaneUpdate.HostMetadataRemove::new);
         hostEndpoints.flushRemoves(batch, DataplaneUpdate.HostEndpointRemove::new);

@@ -31,6 +31,8 @@ import java.util.Optional;
  * @param wireguardEnabledV6 {@code wireguardEnabledV6}
  * @param wireguardMtuV6    {@code wireguardMTUV6}; 0 means "detect"
  * @param requireMtuFile    {@code requireMTUFile}: felix is not ready while the MTU file cannot be written
+ * @param routeSource       {@code CalicoIPAM} (routes per IPAM block, Calico's default) or {@code WorkloadIPs}
+ *                          (routes per workload address)
  * @param effective         every setting in its printed form, for display only (the admin API's
  *                          {@code /config}); read settings through the components above
  */
@@ -81,6 +83,7 @@ public record FelixSettings(
         boolean wireguardEnabledV6,
         int wireguardMtuV6,
         boolean requireMtuFile,
+        String routeSource,
         Map<String, String> effective) {
 
     public FelixSettings {
@@ -106,6 +109,11 @@ public record FelixSettings(
     /** {@return whether natOutgoing traffic to Calico hosts' addresses stays unmasqueraded} ({@code IPPoolsAndHostIPs}) */
     public boolean natOutgoingExcludesHosts() {
         return natOutgoingExclusions.equals("IPPoolsAndHostIPs");
+    }
+
+    /** {@return whether routes follow IPAM blocks} ({@code routeSource: CalicoIPAM}) rather than workload addresses. */
+    public boolean routesFromIpamBlocks() {
+        return !"WorkloadIPs".equals(routeSource);
     }
 
     /** {@return whether {@code interfaceName} is a workload interface}: it starts with one of the prefixes. */
@@ -167,6 +175,7 @@ public record FelixSettings(
                 r.bool("wireguardEnabledV6"),
                 r.integer("wireguardMTUV6"),
                 r.bool("requireMTUFile"),
+                r.text("routeSource"),
                 values);
     }
 
