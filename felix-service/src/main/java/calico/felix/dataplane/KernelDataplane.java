@@ -10,6 +10,7 @@ import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.mtu.MtuFile;
 import calico.felix.dataplane.mtu.MtuManager;
 import calico.felix.dataplane.mtu.Mtus;
+import calico.felix.dataplane.routes.RemoteRouteManager;
 import calico.felix.dataplane.routes.RouteManager;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
@@ -119,6 +120,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private Netlink netlink;
     private Sysctls sysctls;
     private RouteManager routes;
+    private RemoteRouteManager remoteRoutes;
     private RefreshScheduler refresher;
     /** Written on the dataplane thread only, batch by batch; other threads read it through {@link DataplaneModel#read}. */
     private final DataplaneModel model = new DataplaneModel();
@@ -164,8 +166,10 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 netlink = new Netlink();
                 sysctls = new Sysctls();
                 routes = new RouteManager(netlink, sysctls, model);
-                refresher = new RefreshScheduler(thread, board, observer, routes, switcher::driver, needResync, queue,
-                        Duration.ofMillis(RefreshScheduler.SETTLE_MILLIS));
+                // The VXLAN MTU is vxlanMTU or a plain default until the host MTU calculation is wired in here.
+                remoteRoutes = new RemoteRouteManager(netlink, model, RemoteRouteManager::configuredVxlanMtu);
+                refresher = new RefreshScheduler(thread, board, observer, routes, this::resyncRemoteRoutes,
+                        switcher::driver, needResync, queue, Duration.ofMillis(RefreshScheduler.SETTLE_MILLIS));
                 refresher.every(DEFAULT_REFRESH);
             });
         } catch (RuntimeException e) {
@@ -196,6 +200,16 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         });
         log.info("Kernel dataplane in namespace {}; the policy backend follows FelixConfiguration",
                 this.netns.isEmpty() ? "(own)" : this.netns);
+    }
+
+    /** The periodic refresh's part for routes to other nodes; {@return items repaired}. */
+    private int resyncRemoteRoutes() {
+        if (!model.inSync()) {
+            return 0;
+        }
+        RemoteRouteManager.Stats st = remoteRoutes.resync();
+        return st.routesAdded() + st.routesDeleted() + st.neighboursSet() + st.neighboursDeleted() + st.fdbSet()
+                + st.fdbDeleted();
     }
 
     /** {@return the command prefix that runs a tool in namespace {@code netns}} (empty for our own). */
@@ -299,6 +313,15 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             routes.update();
             if (resync) {
                 routes.resync();
+            }
+            // Routes to other nodes wait for the whole snapshot (a partial one would remove routes);
+            // the first time is a resync: a restarted felix finds its routes, devices and entries there.
+            if (model.inSync()) {
+                if (resync || remoteRoutes.lastPlan().isEmpty()) {
+                    remoteRoutes.resync();
+                } else {
+                    remoteRoutes.update();
+                }
             }
             needResync.clear();
             board.resolvedUpTo(failuresBefore); // failures during this batch (e.g. a sysctl) stay unresolved
