@@ -69,6 +69,7 @@ final class MultiNodeCluster implements AutoCloseable {
     private final Map<String, ClusterNode> nodes = new LinkedHashMap<>();
     private final Map<String, FelixProcess> felixes = new LinkedHashMap<>();
     private final Map<String, Integer> podsPerNode = new LinkedHashMap<>();
+    private final List<KubePod> pods = new ArrayList<>();
     private final java.util.Set<Integer> subnets = new java.util.HashSet<>();
     private final java.util.Set<String> kubeNamespaces = new java.util.HashSet<>();
 
@@ -83,7 +84,9 @@ final class MultiNodeCluster implements AutoCloseable {
         this.datastoreArgs = datastore.felixArgs();
         this.backend = backend;
         try {
-            Writes.clusterReady(store);
+            if (store.get(ResourceKey.of(ResourceKind.CLUSTER_INFORMATION, "default")).isEmpty()) {
+                Writes.clusterReady(store); // a kube control plane is shared by a test class's tests
+            }
             underlay = ns("rt-ul");
             underlay.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
         } catch (RuntimeException e) {
@@ -114,6 +117,7 @@ final class MultiNodeCluster implements AutoCloseable {
         n.exec("ip", "addr", "add", address + "/24", "dev", "eth0");
         n.exec("ip", "route", "add", "default", "via", "172.30." + subnet + ".254");
         n.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        objects.node(name);
         String block = "10.75." + index + ".0/26";
         String tunnel = "10.75." + index + ".0";
         Writes.upsert(store, new Node(ObjectMeta.named(name), new NodeSpec(
@@ -149,9 +153,11 @@ final class MultiNodeCluster implements AutoCloseable {
         w.exec("ip", "addr", "add", ip + "/32", "dev", "eth0");
         w.exec("ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0", "onlink");
         listeners.add(w.tcpListener(ip, TCP_PORT));
-        objects.pod(new KubePod(KubeObjectMeta.of(namespace, name, Map.of("app", name)),
+        KubePod pod = new KubePod(KubeObjectMeta.of(namespace, name, Map.of("app", name)),
                 new KubePod.Spec(node.name(), "default", false, List.of(new KubePod.Container("main", List.of())), null),
-                new KubePod.Status(ip, null, "Running")));
+                new KubePod.Status(ip, null, "Running"));
+        objects.pod(pod);
+        pods.add(pod);
         return new Workload(namespace, name, ip, iface, w);
     }
 
@@ -162,7 +168,7 @@ final class MultiNodeCluster implements AutoCloseable {
             f.close();
         }
         store.delete(ResourceKey.of(ResourceKind.IPAM_BLOCK, IpamNames.blockName(Cidr.parse(node.block()))), null);
-        store.delete(ResourceKey.of(ResourceKind.NODE, node.name()), null);
+        objects.deleteNode(node.name());
         nodes.remove(node.name());
     }
 
@@ -191,10 +197,33 @@ final class MultiNodeCluster implements AutoCloseable {
         return n;
     }
 
+    /**
+     * Stops every felix, deletes the namespaces, and takes the pods, nodes, their blocks and the pool
+     * out of the datastore (a kube control plane outlives one test).
+     */
     @Override
     public void close() {
         felixes.values().forEach(FelixProcess::close);
         felixes.clear();
+        for (KubePod p : pods) {
+            try {
+                objects.deletePod(p);
+            } catch (RuntimeException e) {
+                // best effort: the datastore may be gone already
+            }
+        }
+        for (ClusterNode n : List.copyOf(nodes.values())) {
+            try {
+                removeNode(n);
+            } catch (RuntimeException e) {
+                // best effort: the datastore may be gone already
+            }
+        }
+        try {
+            store.delete(ResourceKey.of(ResourceKind.IP_POOL, POOL), null);
+        } catch (RuntimeException e) {
+            // absent or gone
+        }
         listeners.forEach(NetNs.Listener::close);
         namespaces.forEach(NetNs::close);
         objects.close();

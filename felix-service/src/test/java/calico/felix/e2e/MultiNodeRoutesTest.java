@@ -1,146 +1,15 @@
 package calico.felix.e2e;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
-import calico.api.model.EncapsulationMode;
-import calico.dataplane.testing.NetNs;
-import calico.felix.e2e.MultiNodeCluster.ClusterNode;
-import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdServerExtension;
-import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/**
- * Routes between nodes with real packets: nodes are network namespaces on an underlay of bridges
- * (and a router between subnets), each with its own felix over one etcd ({@link MultiNodeCluster}).
- * Encapsulation is seen, not assumed: an nftables counter in node A's namespace (a table of the
- * test's own, beside felix's {@code inet calico}) counts the UDP packets to port 4789 it sends.
- */
-class MultiNodeRoutesTest {
+/** Routes between nodes on a real etcd (the Kubernetes objects converted as Calico's Kubernetes datastore presents them). */
+class MultiNodeRoutesTest extends MultiNodeRoutes {
 
     @RegisterExtension
     static final EtcdServerExtension ETCD = new EtcdServerExtension();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
-    private static final Pattern PACKETS = Pattern.compile("packets (\\d+)");
-
-    private final TestDatastore datastore = new TestDatastore.Etcd(ETCD);
-
-    @BeforeEach
-    void preconditions() {
-        assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        String reason = Backend.NFTABLES.unavailableReason();
-        assumeTrue(reason == null, reason);
-        datastore.reset();
-    }
-
-    /** Counts the VXLAN packets node {@code n} sends from now on. */
-    private static void countVxlan(ClusterNode n) {
-        n.netns().exec("nft", "add table ip rtcount");
-        n.netns().exec("nft", "add chain ip rtcount out { type filter hook output priority 0 ; }");
-        n.netns().exec("nft", "add rule ip rtcount out udp dport 4789 counter");
-    }
-
-    private static long vxlanSent(ClusterNode n) {
-        Matcher m = PACKETS.matcher(n.netns().exec("nft", "list chain ip rtcount out"));
-        assertThat(m.find()).as("counter in node %s", n.name()).isTrue();
-        return Long.parseLong(m.group(1));
-    }
-
-    private static String routes(ClusterNode n) {
-        return n.netns().exec("ip", "-4", "route", "show", "proto", "80");
-    }
-
-    private static String neighbours(ClusterNode n) {
-        return n.netns().tryExec("ip", "-4", "neigh", "show", "dev", "vxlan.calico").output();
-    }
-
-    private static String fdb(ClusterNode n) {
-        return n.netns().tryExec("bridge", "fdb", "show", "dev", "vxlan.calico").output();
-    }
-
-    private static void awaitTcp(Workload from, Workload to) {
-        Await.until(from + " -> " + to + " TCP " + MultiNodeCluster.TCP_PORT, WAIT,
-                () -> from.netns().tcpConnects(to.ip(), MultiNodeCluster.TCP_PORT, Duration.ofSeconds(1)));
-    }
-
-    @Test
-    void vxlanCarriesPodTrafficBetweenNodesAndFollowsNodeRemovalAndPoolChange() {
-        try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES)) {
-            c.pool(EncapsulationMode.Always, EncapsulationMode.Never);
-            ClusterNode a = c.addNode("rt-node-a", 1, 0);
-            ClusterNode b = c.addNode("rt-node-b", 2, 0);
-            Workload pa = c.pod(a, "demo", "pa");
-            Workload pb = c.pod(b, "demo", "pb");
-            countVxlan(a);
-            c.startFelix(a);
-            c.startFelix(b);
-
-            awaitTcp(pa, pb);
-            awaitTcp(pb, pa);
-            assertThat(pa.netns().pings(pb.ip(), Duration.ofSeconds(5))).isTrue();
-            assertThat(pb.netns().pings(pa.ip(), Duration.ofSeconds(5))).isTrue();
-            // Same subnet, but the pool says Always: every packet to B's pods went encapsulated.
-            assertThat(vxlanSent(a)).isPositive();
-            assertThat(routes(a)).contains("10.75.2.0/26 via 10.75.2.0 dev vxlan.calico onlink")
-                    .contains("blackhole 10.75.1.0/26");
-            assertThat(a.netns().exec("ip", "-d", "link", "show", "vxlan.calico")).contains("vxlan id 4096")
-                    .contains("local 172.30.0.11").contains("dstport 4789").contains("mtu 1450");
-            assertThat(neighbours(a)).containsPattern("10\\.75\\.2\\.0 lladdr 66:[0-9a-f:]{14} PERMANENT");
-            assertThat(fdb(a)).containsPattern("66:[0-9a-f:]{14} dst 172\\.30\\.0\\.12 self permanent");
-            // Each node's device MAC is the one the other programmed for it (derived from the name on both sides).
-            String macOfB = b.netns().exec("cat", "/sys/class/net/vxlan.calico/address").strip();
-            assertThat(neighbours(a)).contains("10.75.2.0 lladdr " + macOfB);
-
-            // Node B decommissioned: its route, neighbour and FDB entry disappear on A.
-            c.removeNode(b);
-            Await.until("B's route, neighbour and FDB entry gone on A", WAIT,
-                    () -> !routes(a).contains("10.75.2.0/26") && !neighbours(a).contains("10.75.2.0")
-                            && !fdb(a).contains("172.30.0.12"));
-            assertThat(pa.netns().tcpConnects(pb.ip(), MultiNodeCluster.TCP_PORT, Duration.ofSeconds(1))).isFalse();
-
-            // The pool switched to Never: the device goes, and with it every VXLAN route; the blackhole stays.
-            c.pool(EncapsulationMode.Never, EncapsulationMode.Never);
-            Await.until("vxlan.calico gone on A", WAIT,
-                    () -> a.netns().tryExec("ip", "link", "show", "vxlan.calico").status() != 0);
-            assertThat(routes(a)).doesNotContain("vxlan.calico").contains("blackhole 10.75.1.0/26");
-        }
-    }
-
-    @Test
-    void crossSubnetEncapsulatesOnlyBetweenSubnets() {
-        try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES)) {
-            c.pool(EncapsulationMode.CrossSubnet, EncapsulationMode.Never);
-            ClusterNode a = c.addNode("rt-node-a", 1, 0);
-            ClusterNode b = c.addNode("rt-node-b", 2, 0);
-            ClusterNode far = c.addNode("rt-node-c", 3, 1);
-            Workload pa = c.pod(a, "demo", "pa");
-            Workload pb = c.pod(b, "demo", "pb");
-            Workload pc = c.pod(far, "demo", "pc");
-            countVxlan(a);
-            c.startFelix(a);
-            c.startFelix(b);
-            c.startFelix(far);
-
-            // Same subnet: a plain route via B's address, and not one VXLAN packet.
-            awaitTcp(pa, pb);
-            assertThat(pa.netns().pings(pb.ip(), Duration.ofSeconds(5))).isTrue();
-            assertThat(routes(a)).contains("10.75.2.0/26 via 172.30.0.12 dev eth0");
-            assertThat(vxlanSent(a)).isZero();
-
-            // Another subnet (through the router): VXLAN.
-            awaitTcp(pa, pc);
-            awaitTcp(pc, pa);
-            assertThat(pa.netns().pings(pc.ip(), Duration.ofSeconds(5))).isTrue();
-            assertThat(routes(a)).contains("10.75.3.0/26 via 10.75.3.0 dev vxlan.calico onlink");
-            assertThat(vxlanSent(a)).isPositive();
-            assertThat(routes(far)).contains("10.75.1.0/26 via 10.75.1.0 dev vxlan.calico onlink")
-                    .contains("10.75.2.0/26 via 10.75.2.0 dev vxlan.calico onlink");
-        }
+    MultiNodeRoutesTest() {
+        super(new TestDatastore.Etcd(ETCD));
     }
 }
