@@ -149,9 +149,7 @@ final class MultiNodeCluster implements AutoCloseable {
         String ip = node.tunnelAddress().substring(0, node.tunnelAddress().lastIndexOf('.') + 1) + k;
         String iface = WorkloadEndpointNames.interfaceName(namespace, name);
         NetNs w = ns("rt-p");
-        node.netns().veth(iface, w, "eth0");
-        w.exec("ip", "addr", "add", ip + "/32", "dev", "eth0");
-        w.exec("ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0", "onlink");
+        Cluster.wireAsCni(node.netns(), iface, w, ip);
         listeners.add(w.tcpListener(ip, TCP_PORT));
         KubePod pod = new KubePod(KubeObjectMeta.of(namespace, name, Map.of("app", name)),
                 new KubePod.Spec(node.name(), "default", false, List.of(new KubePod.Container("main", List.of())), null),

@@ -91,11 +91,16 @@ public final class Netlink implements AutoCloseable {
 
     /** {@return the link named {@code name}}, empty when there is none. */
     public Optional<Link> link(String name) {
+        return linkMessage(name).map(Netlink::decodeLink);
+    }
+
+    /** {@return the RTM_NEWLINK payload for {@code name}}, empty when there is no such link. */
+    private Optional<ByteBuffer> linkMessage(String name) {
         MessageWriter req = ifinfo(RTM_GETLINK, NetlinkSocket.NLM_F_ACK, 0, 0, 0).attrString(IFLA_IFNAME, checkName(name));
         try {
             for (NetlinkSocket.Message m : socket.execute("get link " + name, req)) {
                 if (m.type() == RTM_NEWLINK) {
-                    return Optional.of(decodeLink(m.payload()));
+                    return Optional.of(m.payload());
                 }
             }
             return Optional.empty();
@@ -163,21 +168,9 @@ public final class Netlink implements AutoCloseable {
      * is not a VXLAN device. {@link Vxlan#mtu()} and {@link Vxlan#mac()} are the link's.
      */
     public Optional<Vxlan> vxlan(String name) {
-        MessageWriter req = ifinfo(RTM_GETLINK, NetlinkSocket.NLM_F_ACK, 0, 0, 0).attrString(IFLA_IFNAME, checkName(name));
-        List<NetlinkSocket.Message> answer;
-        try {
-            answer = socket.execute("get link " + name, req);
-        } catch (NetlinkException e) {
-            if (e.errno() == Errno.ENODEV) {
-                return Optional.empty();
-            }
-            throw e;
-        }
-        for (NetlinkSocket.Message m : answer) {
-            if (m.type() != RTM_NEWLINK) {
-                continue;
-            }
-            Attributes a = Attributes.parse(m.payload().position(16));
+        Optional<ByteBuffer> payload = linkMessage(name);
+        if (payload.isPresent()) {
+            Attributes a = Attributes.parse(payload.get().position(16));
             Optional<Attributes> info = a.nested(IFLA_LINKINFO);
             if (info.flatMap(i -> i.string(IFLA_INFO_KIND)).filter("vxlan"::equals).isEmpty()) {
                 return Optional.empty();
@@ -300,22 +293,14 @@ public final class Netlink implements AutoCloseable {
 
     /** {@return every IPv4 and IPv6 neighbour entry} (0 = all links) of link {@code linkIndex}. */
     public List<Neighbour> neighbours(int linkIndex) {
-        MessageWriter req = new MessageWriter(RTM_GETNEIGH, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_DUMP)
-                .u8(AF_UNSPEC).u8(0).u16(0).u32(0).u16(0).u8(0).u8(0);
         List<Neighbour> out = new ArrayList<>();
-        for (NetlinkSocket.Message m : socket.dump("list neighbours", req)) {
-            if (m.type() != RTM_NEWNEIGH) {
+        for (NeighMessage n : neighbourDump("list neighbours", AF_UNSPEC)) {
+            if ((n.family() != AF_INET && n.family() != AF_INET6) || (linkIndex != 0 && n.index() != linkIndex)) {
                 continue;
             }
-            ByteBuffer p = m.payload();
-            int family = Byte.toUnsignedInt(p.get(0));
-            int index = p.getInt(4);
-            int state = Short.toUnsignedInt(p.getShort(8));
-            if ((family != AF_INET && family != AF_INET6) || (linkIndex != 0 && index != linkIndex)) {
-                continue;
-            }
-            Attributes a = Attributes.parse(p.position(12));
-            a.address(NDA_DST).ifPresent(ip -> out.add(new Neighbour(index, ip, a.bytes(NDA_LLADDR).map(Netlink::formatMac), state)));
+            Attributes a = n.attributes();
+            a.address(NDA_DST).ifPresent(ip -> out.add(new Neighbour(n.index(), ip, a.bytes(NDA_LLADDR).map(Netlink::formatMac),
+                    n.state())));
         }
         return out;
     }
@@ -339,25 +324,15 @@ public final class Netlink implements AutoCloseable {
     /** {@return the forwarding entries with a remote destination on link {@code linkIndex}} (AF_BRIDGE neighbours with NDA_DST). */
     public List<FdbEntry> fdb(int linkIndex) {
         checkIndex(linkIndex);
-        MessageWriter req = new MessageWriter(RTM_GETNEIGH, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_DUMP)
-                .u8(AF_BRIDGE).u8(0).u16(0).u32(0).u16(0).u8(0).u8(0);
         List<FdbEntry> out = new ArrayList<>();
-        for (NetlinkSocket.Message m : socket.dump("list fdb", req)) {
-            if (m.type() != RTM_NEWNEIGH) {
+        for (NeighMessage n : neighbourDump("list fdb", AF_BRIDGE)) {
+            if (n.family() != AF_BRIDGE || n.index() != linkIndex) {
                 continue;
             }
-            ByteBuffer p = m.payload();
-            int family = Byte.toUnsignedInt(p.get(0));
-            int index = p.getInt(4);
-            int state = Short.toUnsignedInt(p.getShort(8));
-            if (family != AF_BRIDGE || index != linkIndex) {
-                continue;
-            }
-            Attributes a = Attributes.parse(p.position(12));
-            Optional<String> mac = a.bytes(NDA_LLADDR).filter(b -> b.length == 6).map(Netlink::formatMac);
-            Optional<InetAddress> dst = a.address(NDA_DST);
+            Optional<String> mac = n.attributes().bytes(NDA_LLADDR).filter(b -> b.length == 6).map(Netlink::formatMac);
+            Optional<InetAddress> dst = n.attributes().address(NDA_DST);
             if (mac.isPresent() && dst.isPresent()) {
-                out.add(new FdbEntry(index, mac.get(), dst.get(), state));
+                out.add(new FdbEntry(n.index(), mac.get(), dst.get(), n.state()));
             }
         }
         return out;
@@ -374,6 +349,25 @@ public final class Netlink implements AutoCloseable {
     public void deleteFdb(int linkIndex, String mac, InetAddress destination) {
         socket.execute("delete fdb " + mac + " dst " + destination.getHostAddress() + " dev " + linkIndex,
                 fdbMessage(RTM_DELNEIGH, 0, linkIndex, mac, destination, 0));
+    }
+
+    /** One RTM_NEWNEIGH of a dump: ndmsg's family, ifindex and state, and its attributes. */
+    private record NeighMessage(int family, int index, int state, Attributes attributes) {
+    }
+
+    /** Dumps the neighbour table of {@code family} (AF_UNSPEC: IPv4 and IPv6; AF_BRIDGE: forwarding entries). */
+    private List<NeighMessage> neighbourDump(String operation, int family) {
+        MessageWriter req = new MessageWriter(RTM_GETNEIGH, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_DUMP)
+                .u8(family).u8(0).u16(0).u32(0).u16(0).u8(0).u8(0);
+        List<NeighMessage> out = new ArrayList<>();
+        for (NetlinkSocket.Message m : socket.dump(operation, req)) {
+            if (m.type() == RTM_NEWNEIGH) {
+                ByteBuffer p = m.payload();
+                out.add(new NeighMessage(Byte.toUnsignedInt(p.get(0)), p.getInt(4), Short.toUnsignedInt(p.getShort(8)),
+                        Attributes.parse(p.position(12))));
+            }
+        }
+        return out;
     }
 
     /** nlmsghdr + ndmsg {AF_BRIDGE, ifindex, state, NTF_SELF} + NDA_LLADDR + NDA_DST: an entry of the device's own table. */

@@ -255,36 +255,39 @@ public final class RemoteRouteManager {
         plan.neighbours().forEach((tunnelIp, mac) -> wantNeigh.put(ip(tunnelIp), mac));
         Map<String, InetAddress> wantFdb = new TreeMap<>();
         plan.fdb().forEach((mac, nodeIp) -> wantFdb.put(mac, ip(nodeIp)));
-        for (var it = neighbours.entrySet().iterator(); it.hasNext(); ) {
+        int[] n = sync(neighbours, wantNeigh, (ip, mac) -> netlink.setPermanentNeighbour(index, ip, mac),
+                (ip, mac) -> ignoreMissing(() -> netlink.deleteNeighbour(index, ip)));
+        neighSet += n[0];
+        neighDeleted += n[1];
+        int[] f = sync(fdb, wantFdb, (mac, nodeIp) -> netlink.setFdb(index, mac, nodeIp),
+                (mac, nodeIp) -> ignoreMissing(() -> netlink.deleteFdb(index, mac, nodeIp)));
+        fdbSet += f[0];
+        fdbDeleted += f[1];
+    }
+
+    /**
+     * Makes {@code programmed} equal {@code want}: deletes entries that went or changed, then sets
+     * the missing and changed ones; {@return {set, deleted}}.
+     */
+    private static <K, V> int[] sync(Map<K, V> programmed, Map<K, V> want, java.util.function.BiConsumer<K, V> set,
+                                     java.util.function.BiConsumer<K, V> delete) {
+        int[] counts = new int[2];
+        for (var it = programmed.entrySet().iterator(); it.hasNext(); ) {
             var e = it.next();
-            if (!e.getValue().equals(wantNeigh.get(e.getKey()))) {
-                ignoreMissing(() -> netlink.deleteNeighbour(index, e.getKey()));
+            if (!e.getValue().equals(want.get(e.getKey()))) {
+                delete.accept(e.getKey(), e.getValue());
                 it.remove();
-                neighDeleted++;
+                counts[1]++;
             }
         }
-        for (var e : wantNeigh.entrySet()) {
-            if (!e.getValue().equals(neighbours.get(e.getKey()))) {
-                netlink.setPermanentNeighbour(index, e.getKey(), e.getValue());
-                neighbours.put(e.getKey(), e.getValue());
-                neighSet++;
+        for (var e : want.entrySet()) {
+            if (!e.getValue().equals(programmed.get(e.getKey()))) {
+                set.accept(e.getKey(), e.getValue());
+                programmed.put(e.getKey(), e.getValue());
+                counts[0]++;
             }
         }
-        for (var it = fdb.entrySet().iterator(); it.hasNext(); ) {
-            var e = it.next();
-            if (!e.getValue().equals(wantFdb.get(e.getKey()))) {
-                ignoreMissing(() -> netlink.deleteFdb(index, e.getKey(), e.getValue()));
-                it.remove();
-                fdbDeleted++;
-            }
-        }
-        for (var e : wantFdb.entrySet()) {
-            if (!e.getValue().equals(fdb.get(e.getKey()))) {
-                netlink.setFdb(index, e.getKey(), e.getValue());
-                fdb.put(e.getKey(), e.getValue());
-                fdbSet++;
-            }
-        }
+        return counts;
     }
 
     /** {@return tunl0's ifindex}, brought up; 0 when the kernel has none (no {@code ipip} module). */

@@ -11,7 +11,6 @@ import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.DataplaneUpdate.IpPoolUpdate;
 import calico.felix.calc.DataplaneUpdate.RouteType;
 import calico.felix.calc.DataplaneUpdate.RouteUpdate;
-import calico.felix.calc.DataplaneUpdate.VtepUpdate;
 import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.rules.DataplaneModel;
 import java.util.ArrayList;
@@ -71,17 +70,13 @@ class RemoteRouteManagerKernelTest {
         model.apply(List.of(updates));
     }
 
+    /** {@link RemoteRoutesTest#cluster} without its workload routes, with {@code config}, in sync. */
     private void cluster(Map<String, String> config, String ipip, String vxlan) {
         List<DataplaneUpdate> u = new ArrayList<>();
         u.add(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(config)));
-        u.add(pool(ipip, vxlan));
-        u.add(new RouteUpdate("192.168.0.1/32", RouteType.LOCAL_HOST, "a", "192.168.0.1", null, null, false));
-        u.add(new VtepUpdate("a", "66:00:00:00:00:0a", "10.244.0.0", "192.168.0.1", null, null, null));
-        u.add(new VtepUpdate("b", "66:00:00:00:00:0b", "10.244.1.0", "192.168.0.2", null, null, null));
-        u.add(new VtepUpdate("c", "66:00:00:00:00:0c", "10.244.2.0", "192.168.1.3", null, null, null));
-        u.add(new RouteUpdate("10.244.0.0/26", RouteType.LOCAL_BLOCK, "a", "192.168.0.1", null, "p", false));
-        u.add(new RouteUpdate("10.244.1.0/26", RouteType.REMOTE_BLOCK, "b", "192.168.0.2", null, "p", false));
-        u.add(new RouteUpdate("10.244.2.0/26", RouteType.REMOTE_BLOCK, "c", "192.168.1.3", null, "p", false));
+        RemoteRoutesTest.cluster(ipip, vxlan).stream()
+                .filter(x -> !(x instanceof RouteUpdate r && r.dst().endsWith("/32") && r.type() != RouteType.LOCAL_HOST))
+                .forEach(u::add);
         u.add(new DataplaneUpdate.InSync());
         model.apply(u);
     }

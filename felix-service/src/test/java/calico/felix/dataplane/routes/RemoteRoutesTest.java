@@ -27,7 +27,8 @@ class RemoteRoutesTest {
 
     private static final Optional<Cidr> SUBNET = Optional.of(Cidr.parse("192.168.0.0/24"));
 
-    private static List<DataplaneUpdate> cluster(String ipipMode, String vxlanMode) {
+    /** The cluster above with pool modes {@code ipipMode}/{@code vxlanMode} (also {@link RemoteRouteManagerKernelTest}'s). */
+    static List<DataplaneUpdate> cluster(String ipipMode, String vxlanMode) {
         List<DataplaneUpdate> u = new ArrayList<>();
         u.add(new IpPoolUpdate("p", "10.244.0.0/16", false, ipipMode, vxlanMode, false));
         u.add(new RouteUpdate("192.168.0.1/32", RouteType.LOCAL_HOST, "a", "192.168.0.1", null, null, false));
