@@ -139,6 +139,15 @@ final class MultiNodeCluster implements AutoCloseable {
         return f;
     }
 
+    /** Stops {@code node}'s felix and starts a new one (a felix restart: the kernel keeps what it had). */
+    FelixProcess restartFelix(ClusterNode node, String... extraArgs) {
+        FelixProcess old = felixes.remove(node.name());
+        if (old != null) {
+            old.close();
+        }
+        return startFelix(node, extraArgs);
+    }
+
     /** A pod {@code namespace/name} on {@code node}, with the next address of the node's block. */
     Workload pod(ClusterNode node, String namespace, String name) {
         if (kubeNamespaces.add(namespace)) {

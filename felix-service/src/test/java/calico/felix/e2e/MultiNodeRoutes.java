@@ -113,6 +113,54 @@ abstract class MultiNodeRoutes {
     }
 
     @Test
+    void establishedConnectionsAcrossNodesSurviveAFelixRestart() throws Exception {
+        try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES)) {
+            c.pool(EncapsulationMode.Always, EncapsulationMode.Never);
+            ClusterNode a = c.addNode("rt-node-a", 1, 0);
+            ClusterNode b = c.addNode("rt-node-b", 2, 0);
+            Workload pa = c.pod(a, "rt-restart", "pa");
+            Workload pb = c.pod(b, "rt-restart", "pb");
+            c.startFelix(a);
+            c.startFelix(b);
+            awaitTcp(pa, pb);
+
+            // An echo server in pb and one connection from pa, held across the restart.
+            java.net.ServerSocket server = pb.netns().call(() -> new java.net.ServerSocket(9090, 1,
+                    java.net.InetAddress.getByName(pb.ip())));
+            Thread echo = new Thread(() -> {
+                try (java.net.Socket s = server.accept()) {
+                    s.getInputStream().transferTo(s.getOutputStream());
+                } catch (java.io.IOException e) {
+                    // the test closes the server
+                }
+            }, "rt-echo");
+            echo.setDaemon(true);
+            echo.start();
+            try (server; java.net.Socket client = pa.netns().call(() -> new java.net.Socket(pb.ip(), 9090))) {
+                client.setSoTimeout(20_000);
+                assertThat(roundTrip(client, "before")).isEqualTo("before");
+                String device = a.netns().exec("cat", "/sys/class/net/vxlan.calico/ifindex").strip();
+                String routesBefore = routes(a);
+
+                c.restartFelix(a);
+
+                // The new felix found its device, entries and routes and kept them: same device, same routes.
+                assertThat(a.netns().exec("cat", "/sys/class/net/vxlan.calico/ifindex").strip()).isEqualTo(device);
+                assertThat(routes(a)).isEqualTo(routesBefore);
+                assertThat(roundTrip(client, "after")).isEqualTo("after");
+            }
+        }
+    }
+
+    private static String roundTrip(java.net.Socket s, String text) throws java.io.IOException {
+        byte[] out = (text + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        s.getOutputStream().write(out);
+        s.getOutputStream().flush();
+        byte[] in = s.getInputStream().readNBytes(out.length);
+        return new String(in, java.nio.charset.StandardCharsets.UTF_8).strip();
+    }
+
+    @Test
     void crossSubnetEncapsulatesOnlyBetweenSubnets() {
         try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES)) {
             c.pool(EncapsulationMode.CrossSubnet, EncapsulationMode.Never);
