@@ -11,6 +11,7 @@ import calico.felix.dataplane.mtu.MtuFile;
 import calico.felix.dataplane.mtu.MtuManager;
 import calico.felix.dataplane.mtu.Mtus;
 import calico.felix.dataplane.routes.RemoteRouteManager;
+import calico.felix.dataplane.routes.RemoteRoutes;
 import calico.felix.dataplane.routes.RouteManager;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
@@ -408,6 +409,15 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private void onLinksOnThread(List<LinkUpdate> updates) {
         for (LinkUpdate u : updates) {
             board.linkUpdate();
+            if (u.name().equals(RemoteRoutes.VXLAN_DEVICE) && model.inSync() && remoteRoutes.lastPlan().isPresent()) {
+                // Someone else changed Calico's VXLAN device (its own changes resync to nothing):
+                // rebuild it and its entries and routes now, not at the next refresh.
+                try {
+                    remoteRoutes.resync();
+                } catch (RuntimeException e) {
+                    record("link update " + u + ": " + e);
+                }
+            }
             try {
                 RouteManager.Stats st = routes.onLinkUpdate(u);
                 if (st.routesAdded() > 0 || st.interfacesConfigured() > 0) {
