@@ -1,0 +1,140 @@
+package calico.launcher;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code java -jar launcher.jar startup|up|down|status|info [OPTION...]}, which {@code ./calico}
+ * runs. Exit 0 on success, 1 on failure (the reason on stderr), 2 on a usage error, 3 when
+ * {@code status} finds something stopped or unready.
+ */
+public final class Main {
+
+    private static final String USAGE = """
+            usage: launcher startup|up|down|status|info --run-dir DIR [OPTION...]
+              startup   create the underlay and node namespaces (what is missing), run calico-node's start-up per node
+              up        start each node's felix, CNI daemon, confd and BIRD that do not run; wait until all are ready
+              down      stop every node's services, delete the namespaces recorded under DIR/netns
+              status    one line per node service and node; exit 3 if any is stopped or unready
+              info      how to reach each node's services
+            options: --root DIR (the repository, default .)  --nodes N (2)  --prefix P (calico-)
+                     --underlay A.B.C (172.31.255: node i is A.B.C.i/24, the gateway .254)
+                     --encapsulation none|vxlan|ipip (none)  --wireguard  --dataplane nftables|iptables
+                     --typha HOST:PORT  --goldmane HOST:PORT  --kubeconfig FILE  --pool-cidr CIDR (192.168.0.0/16)
+                     --felix-health-port N (9099)  --felix-admin-port N (9097)  --felix-metrics-port N (9091)
+                     --confd-health-port N (9086)  --confd-admin-port N (9085)  --cni-http-port N (9088)
+                     --port-stride N (100: node i's ports are node 1's + (i-1)*N)
+            The datastore's variables (DATASTORE_TYPE, ETCD_ENDPOINTS, KUBECONFIG, CALICO_APISERVER_*) come
+            from the environment and pass to every node's process.
+            """;
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(List.of(args), System.getenv(), System.out, System.err));
+    }
+
+    static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
+        Deque<String> a = new ArrayDeque<>(args);
+        String command = a.poll();
+        if (command == null || command.equals("help") || command.equals("--help")) {
+            out.print(USAGE);
+            return command == null ? 2 : 0;
+        }
+        Settings settings;
+        try {
+            if (!List.of("startup", "up", "down", "status", "info").contains(command)) {
+                throw new IllegalArgumentException("unknown command " + command);
+            }
+            settings = parse(a);
+        } catch (IllegalArgumentException e) {
+            err.print("launcher: " + e.getMessage() + "\n" + USAGE);
+            return 2;
+        }
+        Nodes nodes = new Nodes(settings, env, out);
+        try {
+            switch (command) {
+                case "startup" -> nodes.startup();
+                case "up" -> nodes.up();
+                case "down" -> nodes.down();
+                case "info" -> nodes.info();
+                default -> {
+                    return nodes.status() ? 0 : 3;
+                }
+            }
+            return 0;
+        } catch (RuntimeException e) {
+            err.println("launcher: " + command + " failed: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    static Settings parse(Deque<String> a) {
+        Path runDir = null;
+        Path root = Path.of(".");
+        Path kubeconfig = null;
+        String prefix = "calico-";
+        String underlay = Topology.Underlay.DEFAULT.base();
+        String dataplane = "nftables";
+        String typha = "127.0.0.1:5473";
+        String goldmane = "127.0.0.1:7443";
+        String pool = "192.168.0.0/16";
+        int nodes = 2;
+        boolean wireguard = false;
+        Encapsulation encapsulation = Encapsulation.NONE;
+        Ports d = Ports.DEFAULT;
+        int felixHealth = d.felixHealth(), felixAdmin = d.felixAdmin(), felixMetrics = d.felixMetrics();
+        int confdHealth = d.confdHealth(), confdAdmin = d.confdAdmin(), cniHttp = d.cniHttp(), stride = d.stride();
+        while (!a.isEmpty()) {
+            String opt = a.poll();
+            switch (opt) {
+                case "--run-dir" -> runDir = Path.of(value(opt, a.poll()));
+                case "--root" -> root = Path.of(value(opt, a.poll()));
+                case "--nodes" -> nodes = number(opt, a.poll());
+                case "--prefix" -> prefix = value(opt, a.poll());
+                case "--underlay" -> underlay = value(opt, a.poll());
+                case "--encapsulation" -> encapsulation = Encapsulation.parse(value(opt, a.poll()));
+                case "--wireguard" -> wireguard = true;
+                case "--dataplane" -> dataplane = value(opt, a.poll());
+                case "--typha" -> typha = value(opt, a.poll());
+                case "--goldmane" -> goldmane = value(opt, a.poll());
+                case "--kubeconfig" -> kubeconfig = Path.of(value(opt, a.poll()));
+                case "--pool-cidr" -> pool = value(opt, a.poll());
+                case "--felix-health-port" -> felixHealth = number(opt, a.poll());
+                case "--felix-admin-port" -> felixAdmin = number(opt, a.poll());
+                case "--felix-metrics-port" -> felixMetrics = number(opt, a.poll());
+                case "--confd-health-port" -> confdHealth = number(opt, a.poll());
+                case "--confd-admin-port" -> confdAdmin = number(opt, a.poll());
+                case "--cni-http-port" -> cniHttp = number(opt, a.poll());
+                case "--port-stride" -> stride = number(opt, a.poll());
+                default -> throw new IllegalArgumentException("unknown option " + opt);
+            }
+        }
+        if (runDir == null) {
+            throw new IllegalArgumentException("--run-dir is required");
+        }
+        return new Settings(runDir.toAbsolutePath(), root.toAbsolutePath().normalize(), prefix, nodes,
+                new Topology.Underlay(underlay, 24), encapsulation, wireguard, dataplane, kubeconfig, typha, goldmane,
+                new Ports(felixHealth, felixAdmin, felixMetrics, confdHealth, confdAdmin, cniHttp, stride), pool);
+    }
+
+    private static String value(String opt, String v) {
+        if (v == null || v.isBlank() || v.startsWith("--")) {
+            throw new IllegalArgumentException(opt + " needs a value");
+        }
+        return v;
+    }
+
+    private static int number(String opt, String v) {
+        try {
+            return Integer.parseInt(value(opt, v));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(opt + ": '" + v + "' is not a number");
+        }
+    }
+}

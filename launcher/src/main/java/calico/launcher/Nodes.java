@@ -1,0 +1,213 @@
+package calico.launcher;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The nodes of {@code ./calico up}: {@link #startup} makes the topology and runs calico-node's
+ * start-up once per node (before typha and the cluster's API server read the datastore);
+ * {@link #up} starts each node's services and returns once all are ready; {@link #down} stops
+ * them and deletes the topology; {@link #status} reports each. Every step is idempotent.
+ */
+final class Nodes {
+
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(180);
+    private static final Duration POLL = Duration.ofMillis(500);
+
+    private final Settings settings;
+    private final Map<String, String> environment;
+    private final PrintStream out;
+
+    /** @param environment the launcher's environment (the datastore's variables), for start-up and the CNI config */
+    Nodes(Settings settings, Map<String, String> environment, PrintStream out) {
+        this.settings = settings;
+        this.environment = Map.copyOf(environment);
+        this.out = out;
+    }
+
+    private List<NodeServices> all() {
+        return settings.topology().nodes().stream().map(n -> new NodeServices(settings, n)).toList();
+    }
+
+    /** Creates what is missing of the topology, then runs calico-node's start-up for each node. */
+    void startup() {
+        List<String> made = settings.topology().create();
+        if (!made.isEmpty()) {
+            say("created network namespaces " + String.join(", ", made));
+        }
+        Path log = settings.runDir().resolve("logs").resolve("node-startup.log");
+        for (NodeServices n : all()) {
+            say("calico-node start-up for " + n.node().name() + " (" + n.node().namespace() + ")");
+            List<String> cmd = List.of("java", "-jar", settings.jar("node-startup", "node-startup-exec.jar").toString());
+            try {
+                Files.createDirectories(log.getParent());
+                ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+                pb.environment().putAll(n.startupEnvironment());
+                Process p = pb.start();
+                p.getOutputStream().close();
+                if (p.waitFor() != 0) {
+                    throw new IllegalStateException(lastLine(log, "calico-node start-up failed") + " (log: " + log + ")");
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot run " + cmd, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+        }
+    }
+
+    /** Starts every node's services that do not run yet and waits until all are ready. */
+    void up() {
+        List<NodeServices> nodes = all();
+        for (NodeServices n : nodes) {
+            if (!Topology.exists(n.node().namespace())) {
+                throw new IllegalStateException("network namespace " + n.node().namespace() + " is missing: run startup first");
+            }
+            n.writeCniConf(environment);
+        }
+        List<NodeServices.Service> waiting = new ArrayList<>();
+        Set<NodeServices.Service> started = new LinkedHashSet<>();
+        for (NodeServices n : nodes) {
+            for (NodeServices.Service s : n.services()) {
+                if (s.process().pid().isPresent()) {
+                    say(s.name() + " already running");
+                } else {
+                    waiting.add(s);
+                }
+            }
+        }
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        while (!waiting.isEmpty()) {
+            for (NodeServices.Service s : List.copyOf(waiting)) {
+                if (!started.contains(s)) {
+                    if (s.mayStart().getAsBoolean()) {
+                        say("starting " + s.name());
+                        s.process().start();
+                        started.add(s);
+                    }
+                    continue;
+                }
+                if (s.process().exited()) {
+                    throw new IllegalStateException(s.name() + " exited during start-up (log: " + s.process().log() + "):\n"
+                            + s.process().logTail(20));
+                }
+                if (s.ready().getAsBoolean()) {
+                    say(s.name() + " ready");
+                    waiting.remove(s);
+                }
+            }
+            if (waiting.isEmpty()) {
+                break;
+            }
+            if (System.nanoTime() > deadline) {
+                NodeServices.Service s = waiting.get(0);
+                throw new IllegalStateException(s.name() + " not ready after " + READY_TIMEOUT.toSeconds() + " s (log: "
+                        + s.process().log() + "):\n" + s.process().logTail(20));
+            }
+            pause();
+        }
+    }
+
+    /** Stops every node's services (of every recorded node, whatever count it was made with) and deletes the topology. */
+    void down() {
+        Topology topology = settings.topology();
+        Pattern nodeNs = Pattern.compile(Pattern.quote(settings.prefix() + "node-") + "(\\d+)");
+        int max = 0;
+        for (String ns : topology.recorded()) {
+            Matcher m = nodeNs.matcher(ns);
+            if (m.matches()) {
+                max = Math.max(max, Integer.parseInt(m.group(1)));
+            }
+        }
+        max = Math.max(max, settings.nodes());
+        Settings widest = new Settings(settings.runDir(), settings.root(), settings.prefix(), max, settings.underlay(),
+                Encapsulation.NONE, settings.wireguard(), settings.dataplane(), settings.kubeconfig(), settings.typha(),
+                settings.goldmane(), settings.ports(), settings.poolCidr());
+        for (Node node : widest.topology().nodes()) {
+            List<NodeServices.Service> services = new ArrayList<>(new NodeServices(widest, node).services());
+            Collections.reverse(services);
+            for (NodeServices.Service s : services) {
+                s.process().pid().ifPresent(pid -> say("stopping " + s.name() + " (pid " + pid + ")"));
+                s.process().stop(Duration.ofSeconds(10));
+            }
+        }
+        List<String> deleted = topology.delete();
+        if (!deleted.isEmpty()) {
+            say("deleted network namespaces " + String.join(", ", deleted));
+        }
+    }
+
+    /** Prints one line per node service and per node namespace; {@return true when all is well} */
+    boolean status() {
+        boolean ok = true;
+        for (NodeServices n : all()) {
+            for (NodeServices.Service s : n.services()) {
+                var pid = s.process().pid();
+                if (pid.isEmpty()) {
+                    out.printf("%-16s stopped%n", s.name());
+                    ok = false;
+                    continue;
+                }
+                boolean ready = s.ready().getAsBoolean();
+                ok &= ready;
+                out.printf("%-16s running (pid %d), %s%n", s.name(), pid.get(), ready ? "ready" : "unhealthy");
+            }
+            String ns = n.node().namespace();
+            if (Topology.exists(ns)) {
+                long veths = Command.run("ip", "-n", ns, "-o", "link", "show").lines().filter(l -> l.contains(": cali")).count();
+                out.printf("%-16s network namespace %s, %s, %d cali* veths%n", n.node().name(), ns, n.node().cidr(), veths);
+            } else {
+                out.printf("%-16s network namespace %s missing%n", n.node().name(), ns);
+                ok = false;
+            }
+        }
+        return ok;
+    }
+
+    void info() {
+        all().forEach(n -> n.info(out));
+    }
+
+    private void say(String line) {
+        out.println("calico: " + line);
+        out.flush();
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(POLL.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    private static String lastLine(Path log, String containing) {
+        try {
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            for (int i = lines.size() - 1; i >= 0; i--) {
+                if (lines.get(i).contains(containing)) {
+                    return lines.get(i);
+                }
+            }
+            return containing + " (no reason in the log)";
+        } catch (IOException e) {
+            return containing;
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package calico.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class MainTest {
+
+    private static String usageError(String... args) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Main.run(List.of(args), Map.of(), new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertThat(code).isEqualTo(2);
+        return err.toString(StandardCharsets.UTF_8).lines().findFirst().orElse("");
+    }
+
+    @Test
+    void badArgumentsAreRefusedNamingTheOption() {
+        assertThat(usageError("start", "--run-dir", "/tmp/x")).isEqualTo("launcher: unknown command start");
+        assertThat(usageError("up")).isEqualTo("launcher: --run-dir is required");
+        assertThat(usageError("up", "--run-dir", "/tmp/x", "--encapsulation", "gre"))
+                .isEqualTo("launcher: --encapsulation: 'gre' is not none, vxlan or ipip");
+        assertThat(usageError("up", "--run-dir", "/tmp/x", "--nodes", "two")).isEqualTo("launcher: --nodes: 'two' is not a number");
+        assertThat(usageError("up", "--run-dir", "/tmp/x", "--nodes", "0")).isEqualTo("launcher: --nodes: must be between 1 and 200, got 0");
+        assertThat(usageError("up", "--run-dir", "/tmp/x", "--dataplane", "bpf"))
+                .isEqualTo("launcher: --dataplane: 'bpf' is not nftables or iptables");
+        assertThat(usageError("up", "--run-dir")).isEqualTo("launcher: --run-dir needs a value");
+        assertThat(usageError("up", "--run-dir", "/tmp/x", "--bogus")).isEqualTo("launcher: unknown option --bogus");
+    }
+
+    @Test
+    void eachNodeHasItsOwnPortsAndNodeOneKeepsTheUsualOnes() {
+        Settings s = Main.parse(new ArrayDeque<>(List.of("--run-dir", "/tmp/x", "--nodes", "3")));
+        NodeServices n1 = new NodeServices(s, s.topology().nodes().get(0));
+        NodeServices n3 = new NodeServices(s, s.topology().nodes().get(2));
+
+        assertThat(n1.ports()).isEqualTo(new Ports(9099, 9097, 9091, 9086, 9085, 9088, 100));
+        assertThat(n3.ports()).isEqualTo(new Ports(9299, 9297, 9291, 9286, 9285, 9288, 100));
+        assertThat(n3.node().namespace()).isEqualTo("calico-node-3");
+        assertThat(n3.node().cidr()).isEqualTo("172.31.255.3/24");
+        assertThat(n1.services()).extracting(NodeServices.Service::name)
+                .containsExactly("felix-node-1", "cni-node-1", "confd-node-1", "bird-node-1");
+    }
+
+    @Test
+    void vxlanRunsNoConfdNorBirdAndStartUpGetsThePoolMode() {
+        Settings s = Main.parse(new ArrayDeque<>(List.of("--run-dir", "/tmp/x", "--encapsulation", "vxlan", "--wireguard")));
+        NodeServices n2 = new NodeServices(s, s.topology().nodes().get(1));
+
+        assertThat(n2.services()).extracting(NodeServices.Service::name).containsExactly("felix-node-2", "cni-node-2");
+        assertThat(n2.startupEnvironment()).containsEntry("NODENAME", "node-2").containsEntry("CALICO_NODE_NETNS", "calico-node-2")
+                .containsEntry("IP_AUTODETECTION_METHOD", "interface=eth0").containsEntry("CALICO_IPV4POOL_VXLAN", "Always")
+                .containsEntry("CALICO_IPV4POOL_IPIP", "Never").containsEntry("CALICO_NETWORKING_BACKEND", "vxlan");
+    }
+}
