@@ -8,6 +8,10 @@
 #   scripts/test-local-suite.sh        (root; run by scripts/test.sh after a passing Maven build)
 #   scripts/test-local-suite.sh --missing-jar   (prints a jar `up` needs that is not built; exit 1)
 #
+# `up` runs CALICO_NODES nodes (default 2: the demo pods spread over them, routes between them by
+# BGP without encapsulation): pods on different nodes reach each other, every node's BIRD has its
+# sessions Established, and a cross-node flow is reported by both ends.
+#
 # CALICO_TEST_DATASTORES (default "kubernetes") lists the datastores to run it on, one full run
 # each: "kubernetes etcd memory" also runs `./calico up --datastore etcd` and `--datastore memory`
 # (apiserver-service holding the memory store, every component on DATASTORE_TYPE=apiserver); the
@@ -41,10 +45,11 @@ if ((${#datastore_list[@]} > 1)) && [[ ${1:-} != --missing-jar ]]; then
 fi
 DATASTORE=${datastore_list[0]:-kubernetes}
 RUN_DIR=$ROOT/.calico-run
-NODE_NS=${CALICO_NODE_NETNS:-calico-node}
+NODES=${CALICO_NODES:-2}
 FLOW_TIMEOUT=${LOCAL_SUITE_FLOW_TIMEOUT:-60}
 JARS=(felix-service/target/felix-service.jar node-startup/target/node-startup-exec.jar typha-service/target/typha-service-exec.jar
-    goldmane-service/target/goldmane-service-exec.jar cni-plugin/target/cni-plugin.jar calicoctl/target/calicoctl.jar)
+    goldmane-service/target/goldmane-service-exec.jar cni-plugin/target/cni-plugin.jar calicoctl/target/calicoctl.jar
+    confd-service/target/confd-service-exec.jar launcher/target/launcher.jar)
 [[ " ${datastore_list[*]} " == *" memory "* ]] && JARS+=(apiserver-service/target/apiserver-service-exec.jar)
 
 # --missing-jar: prints the first jar `up` needs that is not built and exits 1 (0: all there).
@@ -96,8 +101,8 @@ snapshot >"$LOG/before.txt"
 
 # ------------------------------------------------------------------ up
 started=$SECONDS
-if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" >"$LOG/up1.log" 2>&1; then
-    pass "./calico up --datastore $DATASTORE ($((SECONDS - started))s)"
+if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" --nodes "$NODES" >"$LOG/up1.log" 2>&1; then
+    pass "./calico up --datastore $DATASTORE --nodes $NODES ($((SECONDS - started))s)"
 else
     fail "./calico up exited non-zero; last lines:"
     tail -n 20 "$LOG/up1.log" | sed 's/^/    /'
@@ -106,8 +111,9 @@ fi
 
 ./calico status >"$LOG/status1.log" 2>&1
 check "./calico status exits 0" test "${PIPESTATUS[0]}" -eq 0
-services=(kube apiserver flows goldmane typha felix cni)
+services=(kube apiserver flows goldmane typha)
 [[ $DATASTORE == etcd ]] && services+=(etcd)
+for ((i = 1; i <= NODES; i++)); do services+=("felix-node-$i" "cni-node-$i" "confd-node-$i" "bird-node-$i"); done
 [[ -f whisker-backend/target/whisker-backend-exec.jar ]] && services+=(whisker)
 for s in "${services[@]}"; do
     check "$s is ready" grep -qE "^$s +running \(pid [0-9]+\), ready$" "$LOG/status1.log"
@@ -138,30 +144,40 @@ if [[ $DATASTORE != memory ]]; then
 fi
 if [[ $DATASTORE == kubernetes ]]; then
     check "the Kubernetes NetworkPolicy is in felix's ruleset (knp.default.database-ingress)" bash -c \
-        "ip netns exec $NODE_NS nft list ruleset | grep -q knp.default.database-ingress || ip netns exec $NODE_NS iptables-nft-save | grep -q knp.default.database-ingress"
+        "ip netns exec calico-node-1 nft list ruleset | grep -q knp.default.database-ingress || ip netns exec calico-node-1 iptables-nft-save | grep -q knp.default.database-ingress"
     check "Calico's resources are custom resources (kubectl get ippools.crd.projectcalico.org)" \
         bash -c "./calico kubectl get ippools.crd.projectcalico.org default-ipv4-ippool -o name | grep -q default-ipv4-ippool"
 fi
-check "calico-node start-up wrote the Node's address, autodetected on the node's uplink (172.31.255.1/24)" \
-    bash -c "./calico ctl get nodes -o yaml | grep -q 'ipv4Address: 172.31.255.1/24'"
-check "calico-node start-up left the demo's pool as the only one" \
-    test "$(./calico ctl get ippools -o yaml 2>/dev/null | grep -c 'kind: IPPool$')" -eq 1
+./calico ctl get nodes -o yaml >"$LOG/nodes.yaml" 2>&1
+for ((i = 1; i <= NODES; i++)); do
+    check "calico-node start-up wrote node-$i's address, autodetected on its eth0 on the underlay (172.31.255.$i/24)" \
+        grep -q "ipv4Address: 172.31.255.$i/24" "$LOG/nodes.yaml"
+done
+check "calico-node start-up made the default pool (192.168.0.0/16, no encapsulation), the only one" bash -c \
+    "test \$(./calico ctl get ippools -o yaml | grep -c 'kind: IPPool\$') -eq 1 && ./calico ctl get ippools -o yaml | grep -q 'cidr: 192.168.0.0/16'"
+check "calico-node start-up wrote ClusterInformation (datastoreReady)" bash -c \
+    "./calico ctl get clusterinformations default -o yaml | grep -q 'datastoreReady: true'"
 check "${#pods[@]} demo pods have a namespace" test "$(ip netns list | grep -c '^calico-pod-')" -eq "${#pods[@]}"
-check "the node namespace holds ${#pods[@]} cali* host ends" \
-    test "$(ip -n "$NODE_NS" -o link show | grep -c ': cali')" -eq "${#pods[@]}"
+# The pods go round-robin over the nodes: node i holds every NODES-th, from the i-th.
+for ((i = 1; i <= NODES; i++)); do
+    on_node=$(( (${#pods[@]} - i) / NODES + 1 ))
+    ((i <= ${#pods[@]})) || on_node=0
+    check "node-$i's namespace holds its $on_node cali* host ends, and felix routes to them" bash -c \
+        "test \$(ip -n calico-node-$i -o link show | grep -c ': cali') -eq $on_node && test \$(ip -n calico-node-$i route show | grep -c 'dev cali') -ge $on_node"
+    if grep -q 'kernel dataplane nftables' "$LOG/up1.log"; then
+        check "felix's nftables table is in node-$i's namespace" ip netns exec "calico-node-$i" nft list table inet calico
+    else
+        check "felix's iptables chains are in node-$i's namespace" bash -c \
+            "ip netns exec calico-node-$i iptables-nft-save -t filter | grep -q '^:cali-FORWARD'"
+    fi
+done
+check "kubectl places the pods on node-1..node-$NODES" \
+    test "$(awk '{print $5}' "$LOG/pods.txt" | sort -u | wc -l)" -eq "$(( NODES < ${#pods[@]} ? NODES : ${#pods[@]} ))"
 check "no cali* interface in this machine's namespace" bash -c "! ip -o link show | grep -q ': cali'"
 ./calico ctl get workloadendpoints -A -o yaml >"$LOG/weps.yaml" 2>&1
 check "the CNI plugin wrote ${#pods[@]} WorkloadEndpoints" test "$(grep -c 'kind: WorkloadEndpoint$' "$LOG/weps.yaml")" -eq "${#pods[@]}"
 check "endpoints carry the pods' labels (app=...)" test "$(grep -c '^      app: ' "$LOG/weps.yaml")" -eq "${#pods[@]}"
 check "endpoints name the kns.shop / kns.data profiles" grep -q 'kns.data' "$LOG/weps.yaml"
-check "felix programmed routes to the pods in the node namespace" \
-    test "$(ip -n "$NODE_NS" route show | grep -c 'dev cali')" -ge "${#pods[@]}"
-if grep -q 'kernel dataplane: nftables' "$LOG/up1.log"; then
-    check "felix's nftables table is in the node namespace" ip netns exec "$NODE_NS" nft list table inet calico
-else
-    check "felix's iptables chains are in the node namespace" bash -c \
-        "ip netns exec $NODE_NS iptables-nft-save -t filter | grep -q '^:cali-FORWARD'"
-fi
 if [[ " ${services[*]} " == *" whisker "* ]]; then
     token=$(cat "$RUN_DIR/whisker-token" 2>/dev/null)
     check "whisker's token file is mode 0600" test "$(stat -c %a "$RUN_DIR/whisker-token")" = 600
@@ -169,8 +185,29 @@ if [[ " ${services[*]} " == *" whisker "* ]]; then
     check "whisker refuses GET /flows without the token (401)" test "$(curl -s -o /dev/null -w '%{http_code}' \
         "http://127.0.0.1:${CALICO_WHISKER_PORT:-8081}/flows")" = 401
 fi
-check "felix's admin API lists ${#pods[@]} endpoints" bash -c \
-    "test \$(curl -fsS http://127.0.0.1:\${CALICO_FELIX_ADMIN_PORT:-9097}/felix/v1/endpoints | grep -o '\"interfaceName\"' | wc -l) -ge ${#pods[@]}"
+admin_endpoints=0
+for ((i = 1; i <= NODES; i++)); do
+    n=$(curl -fsS "http://127.0.0.1:$((${CALICO_FELIX_ADMIN_PORT:-9097} + (i - 1) * ${CALICO_NODE_PORT_STRIDE:-100}))/felix/v1/endpoints" | grep -o '"interfaceName"' | wc -l)
+    admin_endpoints=$((admin_endpoints + n))
+done
+check "the felixes' admin APIs list ${#pods[@]} endpoints between them" test "$admin_endpoints" -ge "${#pods[@]}"
+
+# ------------------------------------------------------------------ between nodes
+# BGP without encapsulation: each node's BIRD peers with every other (confd's mesh), and the
+# kernel of each node routes the other nodes' blocks via their underlay addresses.
+for ((i = 1; i <= NODES; i++)); do
+    check "node-$i's BIRD has $((NODES - 1)) mesh sessions Established" test \
+        "$(birdc -s "$RUN_DIR/nodes/node-$i/bird.ctl" show protocols 2>/dev/null | grep -c '^Mesh_.*Established')" -eq $((NODES - 1))
+    check "node-$i has no encapsulation device (vxlan.calico, tunl0)" bash -c \
+        "! ip -n calico-node-$i -o link show | grep -qE ': (vxlan\.calico|tunl0)[@:]'"
+done
+if ((NODES > 1)); then
+    frontend_ip=$(cat "$RUN_DIR/pods/shop.frontend/ip" 2>/dev/null)
+    check "node-2 routes node-1's block via node-1's underlay address, learnt by BIRD" bash -c \
+        "ip -n calico-node-2 route show proto bird | grep -q 'via 172.31.255.1 dev eth0'"
+    check "shop/client on $(cat "$RUN_DIR/pods/shop.client/node") reaches shop/frontend on $(cat "$RUN_DIR/pods/shop.frontend/node") (TCP 80)" \
+        bash -c "ip netns exec calico-pod-shop-client socat -T3 -u TCP:$frontend_ip:80,connect-timeout=3 - | grep -q 'reply from shop/frontend'"
+fi
 
 # ------------------------------------------------------------------ flows
 # Every line of demo-traffic.conf must show as a flow reported by the destination with the
@@ -187,6 +224,8 @@ source_of_flows=ndjson
 [[ -s $RUN_DIR/whisker-token ]] && source_of_flows="whisker GET /flows"
 mapfile -t expected < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' examples/demo-traffic.conf | awk '{print $1, $2, $3, $4, $5}')
 expected+=("shop/frontend shop/backend udp 9053 pending:Deny:backend-lockdown")
+# Reported by the source too (across nodes when there are two or more): both ends' felixes.
+expected+=("shop/client shop/frontend tcp 80 src:Allow")
 deadline=$((SECONDS + FLOW_TIMEOUT))
 started=$SECONDS
 missing=("${expected[@]}")
@@ -208,12 +247,12 @@ done
 # ------------------------------------------------------------------ second up
 weps_before=$(grep -c 'kind: WorkloadEndpoint$' "$LOG/weps.yaml")
 pids_before=$(cat "$RUN_DIR"/*.pid | awk '{print $1}' | sort | tr '\n' ' ')
-if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" >"$LOG/up2.log" 2>&1; then pass "second ./calico up exits 0"; else fail "second ./calico up exited non-zero"; fi
+if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" --nodes "$NODES" >"$LOG/up2.log" 2>&1; then pass "second ./calico up exits 0"; else fail "second ./calico up exited non-zero"; fi
 for s in "${services[@]}"; do
     check "second up: $s already running" grep -q "^calico: $s already running$" "$LOG/up2.log"
 done
-check "second up: calico-node start-up ran again and changed nothing" \
-    test "$(grep -c 'start-up done for node .*: nothing to change' "$RUN_DIR/logs/node-startup.log")" -ge 1
+check "second up: calico-node start-up ran again on each node and changed nothing" \
+    test "$(grep -c 'start-up done for node .*: nothing to change' "$RUN_DIR/logs/node-startup.log")" -ge "$NODES"
 check "second up: pods already exist" test "$(grep -c '^calico: pod .* already exists' "$LOG/up2.log")" -eq "${#pods[@]}"
 check "second up: no new process" test "$(cat "$RUN_DIR"/*.pid | awk '{print $1}' | sort | tr '\n' ' ')" == "$pids_before"
 check "second up: still ${#pods[@]} pod namespaces" test "$(ip netns list | grep -c '^calico-pod-')" -eq "${#pods[@]}"

@@ -3,6 +3,7 @@
 
     SRC_NS/SRC DST_NS/DST PROTO PORT ACTION               (flows the destination reported)
     SRC_NS/SRC DST_NS/DST PROTO PORT pending:ACTION:NAME  (a staged policy's pending verdict)
+    SRC_NS/SRC DST_NS/DST PROTO PORT src:ACTION           (flows the source reported)
 
     flows.py ndjson < .calico-run/flows.ndjson     goldmane's NDJSON push (proto3 JSON Flows)
     flows.py whisker < GET /flows answer           whisker-backend's API (whisker-backend/API.md)
@@ -34,9 +35,11 @@ def main():
     read = from_ndjson if sys.argv[1] == "ndjson" else from_whisker
     seen = set()
     for sns, src, dns, dst, proto, port, reporter, action, pending in read(sys.stdin):
+        flow = f"{sns}/{src} {dns}/{dst} {proto} {port}"
+        if reporter == "Src":
+            seen.add(f"{flow} src:{action}")
         if reporter != "Dst":
             continue
-        flow = f"{sns}/{src} {dns}/{dst} {proto} {port}"
         seen.add(f"{flow} {action}")
         for p in pending:
             if p.get("kind", "").startswith("Staged"):

@@ -138,12 +138,24 @@ final class Nodes {
         Settings widest = new Settings(settings.runDir(), settings.root(), settings.prefix(), max, settings.underlay(),
                 Encapsulation.NONE, settings.wireguard(), settings.dataplane(), settings.kubeconfig(), settings.typha(),
                 settings.goldmane(), settings.ports(), settings.poolCidr());
+        // Every service stops at once (each JVM takes seconds to exit): one thread per service.
+        List<Thread> stopping = new ArrayList<>();
         for (Node node : widest.topology().nodes()) {
             List<NodeServices.Service> services = new ArrayList<>(new NodeServices(widest, node).services());
             Collections.reverse(services);
             for (NodeServices.Service s : services) {
                 s.process().pid().ifPresent(pid -> say("stopping " + s.name() + " (pid " + pid + ")"));
-                s.process().stop(Duration.ofSeconds(10));
+                Thread t = new Thread(() -> s.process().stop(Duration.ofSeconds(10)), "stop-" + s.name());
+                t.start();
+                stopping.add(t);
+            }
+        }
+        for (Thread t : stopping) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while stopping the nodes' services", e);
             }
         }
         List<String> deleted = topology.delete();
