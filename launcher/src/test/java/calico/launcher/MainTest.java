@@ -5,10 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class MainTest {
 
@@ -57,5 +60,22 @@ class MainTest {
         assertThat(n2.startupEnvironment()).containsEntry("NODENAME", "node-2").containsEntry("CALICO_NODE_NETNS", "calico-node-2")
                 .containsEntry("IP_AUTODETECTION_METHOD", "interface=eth0").containsEntry("CALICO_IPV4POOL_VXLAN", "Always")
                 .containsEntry("CALICO_IPV4POOL_IPIP", "Never").containsEntry("CALICO_NETWORKING_BACKEND", "vxlan");
+    }
+
+    @Test
+    void eachNodesCniConfigNamesTheNodeAndTheDatastore(@TempDir Path run) throws Exception {
+        Settings s = Main.parse(new ArrayDeque<>(List.of("--run-dir", run.toString(), "--kubeconfig", "/k/admin.kubeconfig")));
+        NodeServices n2 = new NodeServices(s, s.topology().nodes().get(1));
+
+        n2.writeCniConf(Map.of("DATASTORE_TYPE", "etcdv3", "ETCD_ENDPOINTS", "http://127.0.0.1:12379"));
+        String etcd = Files.readString(n2.cniConf());
+        n2.writeCniConf(Map.of("DATASTORE_TYPE", "kubernetes", "KUBECONFIG", "/k/admin.kubeconfig"));
+        String kdd = Files.readString(n2.cniConf());
+
+        assertThat(n2.cniConf()).isEqualTo(run.resolve("nodes/node-2/10-calico.conf"));
+        assertThat(etcd).contains("\"datastore_type\": \"etcdv3\", \"etcd_endpoints\": \"http://127.0.0.1:12379\"")
+                .contains("\"nodename\": \"node-2\"").contains("\"ipv4_pools\": [\"192.168.0.0/16\"]")
+                .contains("\"kubeconfig\": \"/k/admin.kubeconfig\"");
+        assertThat(kdd).contains("\"datastore_type\": \"kubernetes\",").doesNotContain("etcd_endpoints");
     }
 }
