@@ -135,6 +135,8 @@ final class Nodes {
             }
         }
         max = Math.max(max, settings.nodes());
+        // Every recorded node, and the encapsulation that runs every service (confd and BIRD too),
+        // whatever the `up` that made them was told.
         Settings widest = new Settings(settings.runDir(), settings.root(), settings.prefix(), max, settings.underlay(),
                 Encapsulation.NONE, settings.wireguard(), settings.dataplane(), settings.kubeconfig(), settings.typha(),
                 settings.goldmane(), settings.ports(), settings.poolCidr());
