@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -15,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 class DetachedProcessTest {
 
-    private final String ns = "nd-" + UUID.randomUUID().toString().substring(0, 6) + "-proc";
+    private final String ns = TestNamespaces.uniquePrefix() + "proc";
 
     @TempDir
     Path run;

@@ -11,7 +11,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,18 +18,14 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code down} on real namespaces and processes: everything goes, whatever node count it was made with. */
 class NodesTest {
 
-    private final String prefix = "nd-" + UUID.randomUUID().toString().substring(0, 6) + "-";
+    private final String prefix = TestNamespaces.uniquePrefix();
 
     @TempDir
     Path run;
 
     @AfterEach
     void deleteEverythingOfThisTest() {
-        for (String ns : Command.run("ip", "netns", "list").lines().map(l -> l.split(" ")[0]).toList()) {
-            if (ns.startsWith(prefix)) {
-                Command.exec(List.of("ip", "netns", "delete", ns));
-            }
-        }
+        TestNamespaces.deleteAll(prefix);
     }
 
     private Settings settings(int nodes) {

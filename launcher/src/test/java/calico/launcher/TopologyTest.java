@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -14,23 +13,18 @@ import org.junit.jupiter.api.io.TempDir;
 /** The topology on the real kernel (root): namespaces named {@code nd-<random>-...}, always deleted. */
 class TopologyTest {
 
-    private final String prefix = "nd-" + UUID.randomUUID().toString().substring(0, 6) + "-";
+    private final String prefix = TestNamespaces.uniquePrefix();
 
     @TempDir
     Path records;
 
     @AfterEach
     void deleteEverythingOfThisTest() {
-        for (String ns : Command.run("ip", "netns", "list").lines().map(l -> l.split(" ")[0]).toList()) {
-            if (ns.startsWith(prefix)) {
-                Command.exec(List.of("ip", "netns", "delete", ns));
-            }
-        }
+        TestNamespaces.deleteAll(prefix);
     }
 
     private List<String> namespaces() {
-        return Command.run("ip", "netns", "list").lines().map(l -> l.split(" ")[0]).filter(n -> n.startsWith(prefix))
-                .sorted().toList();
+        return TestNamespaces.list(prefix);
     }
 
     /** One ICMP echo over a raw socket (this machine has no ping binary); true when the reply came within 2 s. */
