@@ -167,8 +167,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 netlink = new Netlink();
                 sysctls = new Sysctls();
                 routes = new RouteManager(netlink, sysctls, model);
-                // The VXLAN MTU is vxlanMTU or a plain default until the host MTU calculation is wired in here.
-                remoteRoutes = new RemoteRouteManager(netlink, model, RemoteRouteManager::configuredVxlanMtu);
+                // The VXLAN device's MTU is the one MTU calculation's (updateMtu runs before the routes).
+                remoteRoutes = new RemoteRouteManager(netlink, model, () -> mtu.current().orElseThrow(
+                        () -> new IllegalStateException("VXLAN device MTU: no configuration yet")).vxlan());
                 refresher = new RefreshScheduler(thread, board, observer, routes, this::resyncRemoteRoutes,
                         switcher::driver, needResync, queue, Duration.ofMillis(RefreshScheduler.SETTLE_MILLIS));
                 refresher.every(DEFAULT_REFRESH);
@@ -190,7 +191,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                     needResync.set();
                     routes.resync();
                     mtu.linksChanged();
-                    updateMtu();
+                    updateMtuAndDevices();
                 }, "link handling");
             }
 
@@ -305,6 +306,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         Duration interval = batch.stream().anyMatch(DataplaneUpdate.ConfigUpdate.class::isInstance)
                 ? refreshIntervalOf(model.config()) : refresher.interval();
         ensureForwarding(model.config());
+        updateMtu(); // before the routes: the tunnel devices take their MTU from it
         boolean resync = needResync.get();
         needResync.set(); // cleared only if both parts succeed
         PolicyDriver.ApplyStats stats = null;
@@ -330,7 +332,6 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
             record(error);
         }
-        updateMtu();
         PolicyDriver driver = switcher.driver();
         if (driver != null) {
             board.programmed(driver.programmed());
@@ -431,7 +432,22 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
         board.pendingInterfaces(routes.pendingInterfaces());
         mtu.linksChanged(); // an MTU change is announced like any other link change
+        updateMtuAndDevices();
+    }
+
+    /** After links changed: a new host MTU changes the tunnel devices' MTUs in place at once. */
+    private void updateMtuAndDevices() {
+        int vxlanBefore = mtu.current().map(Mtus::vxlan).orElse(0);
         updateMtu();
+        int vxlanNow = mtu.current().map(Mtus::vxlan).orElse(0);
+        if (vxlanNow != vxlanBefore && model.inSync() && remoteRoutes.lastPlan().isPresent()) {
+            try {
+                remoteRoutes.update();
+            } catch (RuntimeException e) {
+                needResync.set();
+                record("VXLAN device MTU " + vxlanNow + ": " + e);
+            }
+        }
     }
 
     /**

@@ -4,7 +4,7 @@ import calico.dataplane.netlink.Link;
 import calico.felix.calc.DataplaneUpdate.IpPoolUpdate;
 import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.rules.DataplaneModel;
-import calico.felix.dataplane.rules.IpFamily;
+import calico.felix.dataplane.rules.Encapsulation;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
@@ -104,23 +104,9 @@ public final class MtuManager {
         return Optional.ofNullable(current);
     }
 
-    /**
-     * Which encapsulations are on, as Calico's felix decides: {@code ipipEnabled} / {@code vxlanEnabled}
-     * when set, else whether an enabled pool uses the mode (VXLAN per family: IPv4 pools for
-     * {@code vxlan.calico}, IPv6 pools for {@code vxlan-v6.calico}; an explicit {@code vxlanEnabled:
-     * false} turns both off); WireGuard from {@code wireguardEnabled} and {@code wireguardEnabledV6}.
-     */
+    /** {@return which encapsulations are on}: {@link Encapsulation} for tunnels, the WireGuard settings for WireGuard. */
     static Mtus.Enabled enabled(FelixSettings s, Collection<IpPoolUpdate> pools) {
-        boolean ipip = s.ipipEnabled().orElseGet(() -> pools.stream().anyMatch(p -> uses(p, p.ipipMode())));
-        boolean vxlan = s.vxlanEnabled().orElseGet(() -> pools.stream()
-                .anyMatch(p -> uses(p, p.vxlanMode()) && IpFamily.of(p.cidr()) == IpFamily.V4));
-        boolean vxlanV6 = s.vxlanEnabled().orElse(true) && pools.stream()
-                .anyMatch(p -> uses(p, p.vxlanMode()) && IpFamily.of(p.cidr()) == IpFamily.V6);
-        return new Mtus.Enabled(ipip, vxlan, vxlanV6, s.wireguardEnabled(), s.wireguardEnabledV6());
-    }
-
-    private static boolean uses(IpPoolUpdate p, String mode) {
-        return !p.disabled() && p.cidr() != null && !p.cidr().isBlank() && mode != null && !mode.isBlank()
-                && !mode.equalsIgnoreCase("Never");
+        Encapsulation e = Encapsulation.of(s, pools);
+        return new Mtus.Enabled(e.ipip(), e.vxlan(), e.vxlanV6(), s.wireguardEnabled(), s.wireguardEnabledV6());
     }
 }

@@ -10,7 +10,6 @@ import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.NetlinkException;
 import calico.dataplane.netlink.Route;
 import calico.dataplane.netlink.Vxlan;
-import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.rules.DataplaneModel;
 import java.net.InetAddress;
 import java.util.HashMap;
@@ -20,7 +19,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.ToIntFunction;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,14 +44,6 @@ public final class RemoteRouteManager {
 
     private static final Logger log = LoggerFactory.getLogger(RemoteRouteManager.class);
 
-    /** The device MTU when {@code vxlanMTU} is unset (the host MTU calculation comes separately). */
-    public static final int DEFAULT_VXLAN_MTU = 1450;
-
-    /** {@return vxlanMTU when set, else {@link #DEFAULT_VXLAN_MTU}}. */
-    public static int configuredVxlanMtu(FelixSettings s) {
-        return s.vxlanMtu() > 0 ? s.vxlanMtu() : DEFAULT_VXLAN_MTU;
-    }
-
     /** Counts from one update or resync. */
     public record Stats(int routesAdded, int routesDeleted, int neighboursSet, int neighboursDeleted, int fdbSet,
                         int fdbDeleted, boolean deviceCreated, boolean deviceDeleted) {
@@ -67,7 +58,7 @@ public final class RemoteRouteManager {
 
     private final Netlink netlink;
     private final DataplaneModel model;
-    private final ToIntFunction<FelixSettings> vxlanMtu;
+    private final IntSupplier vxlanMtu;
     private final Map<IpPrefix, Route> routes = new HashMap<>();
     private final Map<InetAddress, String> neighbours = new HashMap<>();
     private final Map<String, InetAddress> fdb = new HashMap<>();
@@ -91,10 +82,10 @@ public final class RemoteRouteManager {
     /**
      * @param netlink  acts on the namespace to program
      * @param model    the dataplane's model (read only; its owner folds batches in before {@link #update})
-     * @param vxlanMtu the VXLAN device's MTU for the current settings ({@link #configuredVxlanMtu} until the MTU
-     *                 calculation is wired in)
+     * @param vxlanMtu the VXLAN device's MTU now: {@code Mtus.vxlan()} (vxlanMTU, else the host MTU less 50); asked
+     *                 at every update, so a changed host MTU is set in place by the next one
      */
-    public RemoteRouteManager(Netlink netlink, DataplaneModel model, ToIntFunction<FelixSettings> vxlanMtu) {
+    public RemoteRouteManager(Netlink netlink, DataplaneModel model, IntSupplier vxlanMtu) {
         this.netlink = Objects.requireNonNull(netlink, "netlink");
         this.model = Objects.requireNonNull(model, "model");
         this.vxlanMtu = Objects.requireNonNull(vxlanMtu, "vxlanMtu");
@@ -203,7 +194,7 @@ public final class RemoteRouteManager {
             return 0;
         }
         RemoteRoutes.VxlanDevice d = want.get();
-        int mtu = vxlanMtu.applyAsInt(model.config());
+        int mtu = vxlanMtu.getAsInt();
         Vxlan wanted = new Vxlan(RemoteRoutes.VXLAN_DEVICE, d.vni(), d.port(), p.parentIndex(),
                 Optional.of(ip(d.parentAddress())), Optional.of(d.mac()), mtu);
         Optional<Vxlan> have = link.isPresent() ? netlink.vxlan(RemoteRoutes.VXLAN_DEVICE) : Optional.empty();

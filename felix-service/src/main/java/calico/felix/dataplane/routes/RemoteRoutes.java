@@ -8,6 +8,7 @@ import calico.felix.calc.DataplaneUpdate.RouteUpdate;
 import calico.felix.calc.DataplaneUpdate.VtepUpdate;
 import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.Encapsulation;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,9 +26,8 @@ import java.util.TreeMap;
  * <ul>
  *   <li>This node is the {@code dstNode} of the model's IPv4 {@code LOCAL_HOST} route (its Node
  *       has an address); without one, nothing is planned.</li>
- *   <li>{@code vxlanEnabled}/{@code ipipEnabled}: the setting when set, else whether any IPv4
- *       pool's {@code vxlanMode}/{@code ipipMode} is not {@code Never} (Calico derives them from
- *       the pools the same way).</li>
+ *   <li>Whether VXLAN and IPIP are on: {@link Encapsulation} (the setting when set, else whether
+ *       any IPv4 pool uses the mode), the same decision the MTUs and the input rules read.</li>
  *   <li>Destinations, by {@code routeSource}: {@code CalicoIPAM} — every {@code REMOTE_BLOCK}
  *       route, plus each {@code REMOTE_WORKLOAD} /32 that no remote block of the same node
  *       covers (a borrowed address), and a blackhole for each {@code LOCAL_BLOCK};
@@ -115,9 +115,9 @@ public final class RemoteRoutes {
         }
         String hostname = self.get().dstNode();
         FelixSettings settings = model.config();
-        List<IpPoolUpdate> v4Pools = model.pools().values().stream().filter(p -> !p.cidr().contains(":")).toList();
-        boolean vxlanOn = settings.vxlanEnabled().orElseGet(() -> v4Pools.stream().anyMatch(p -> !"Never".equals(p.vxlanMode())));
-        boolean ipipOn = settings.ipipEnabled().orElseGet(() -> v4Pools.stream().anyMatch(p -> !"Never".equals(p.ipipMode())));
+        Encapsulation encap = Encapsulation.of(model);
+        boolean vxlanOn = encap.vxlan();
+        boolean ipipOn = encap.ipip();
 
         VtepUpdate localVtep = model.vteps().get(hostname);
         Optional<VxlanDevice> device = vxlanOn && localVtep != null && localVtep.ipv4Addr() != null

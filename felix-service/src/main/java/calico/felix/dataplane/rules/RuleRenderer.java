@@ -147,8 +147,9 @@ public final class RuleRenderer {
         SortedMap<String, GenericChain> filter = new TreeMap<>();
         Set<String> refs = new TreeSet<>();
         add(filter, cache.same(forwardChain()));
-        boolean ipip = encapOn(model, true);
-        boolean vxlan = encapOn(model, false);
+        Encapsulation encap = Encapsulation.of(model);
+        boolean ipip = encap.ipip();
+        boolean vxlan = encap.vxlan();
         add(filter, cache.same(inputChain(ipip, vxlan)));
         add(filter, cache.same(outputChain()));
         add(filter, cache.same(workloadToHostChain()));
@@ -252,12 +253,6 @@ public final class RuleRenderer {
                 new Entry(Table.FILTER, Hook.OUTPUT, Names.OUTPUT),
                 new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)),
                 driverSets(model, ipip || vxlan || settings.natOutgoing().excludeHosts()), refs);
-    }
-
-    /** Whether an enabled pool uses IPIP ({@code ipip}) or VXLAN: Calico then turns that encapsulation on. */
-    static boolean encapOn(DataplaneModel model, boolean ipip) {
-        return model.pools().values().stream().filter(p -> !p.disabled()).map(p -> ipip ? p.ipipMode() : p.vxlanMode())
-                .anyMatch(m -> m != null && !m.isBlank() && !m.equalsIgnoreCase("Never"));
     }
 
     /** The pool sets, and with encapsulation on (or natOutgoing excluding hosts) the Calico hosts' addresses. */

@@ -31,7 +31,7 @@ class MtuManagerTest {
     }
 
     @Test
-    void encapsulationsComeFromSettingsElseFromEnabledPoolsPerFamily() {
+    void encapsulationsComeFromSettingsElseFromPoolsPerFamily() {
         assertThat(MtuManager.enabled(settings(Map.of()), List.of())).isEqualTo(Mtus.Enabled.NONE);
         assertThat(MtuManager.enabled(settings(Map.of()), List.of(pool("10.1.0.0/16", "Always", "Never", false),
                 pool("10.2.0.0/16", "Never", "CrossSubnet", false))))
@@ -40,7 +40,8 @@ class MtuManagerTest {
                 .as("an IPv6 VXLAN pool turns on the IPv6 device only")
                 .isEqualTo(new Mtus.Enabled(false, false, true, false, false));
         assertThat(MtuManager.enabled(settings(Map.of()), List.of(pool("10.1.0.0/16", "Always", "Always", true))))
-                .as("a disabled pool turns nothing on").isEqualTo(Mtus.Enabled.NONE);
+                .as("a disabled pool still counts (Calico): its workloads keep their tunnels")
+                .isEqualTo(new Mtus.Enabled(true, true, false, false, false));
         assertThat(MtuManager.enabled(settings(Map.of("vxlanEnabled", "false", "ipipEnabled", "false")),
                 List.of(pool("10.1.0.0/16", "Always", "Never", false), pool("fd00:1::/64", "Never", "Always", false))))
                 .as("explicit false wins").isEqualTo(Mtus.Enabled.NONE);

@@ -12,6 +12,7 @@ import calico.felix.calc.DataplaneUpdate.IpPoolUpdate;
 import calico.felix.calc.DataplaneUpdate.RouteType;
 import calico.felix.calc.DataplaneUpdate.RouteUpdate;
 import calico.felix.calc.FelixSettings;
+import calico.felix.dataplane.mtu.Mtus;
 import calico.felix.dataplane.rules.DataplaneModel;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,7 +46,9 @@ class RemoteRouteManagerKernelTest {
         host.exec("ip", "addr", "add", "192.168.0.1/24", "dev", "ul0");
         inHost = new NamespaceThread(host);
         netlink = inHost.call(Netlink::new);
-        manager = new RemoteRouteManager(netlink, model, RemoteRouteManager::configuredVxlanMtu);
+        // The MTU KernelDataplane hands over: Mtus for ul0's 1500 (vxlanMTU when set, else 1500 - 50).
+        manager = new RemoteRouteManager(netlink, model, () -> Mtus.of(1500, Mtus.Enabled.NONE,
+                new Mtus.Configured(0, model.config().vxlanMtu(), 0, 0, 0)).vxlan());
     }
 
     @AfterEach

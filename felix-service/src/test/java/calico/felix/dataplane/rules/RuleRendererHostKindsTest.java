@@ -224,14 +224,24 @@ class RuleRendererHostKindsTest {
     }
 
     @Test
-    void encapsulationIsAcceptedOnlyFromCalicoHostsWhenAnEnabledPoolUsesIt() {
+    void encapsulationIsAcceptedOnlyFromCalicoHostsWhenItIsOn() {
         DataplaneUpdate.HostMetadataUpdate node2 = new DataplaneUpdate.HostMetadataUpdate("node2", "10.9.0.2", null,
                 Map.of());
         Ruleset none = RuleRenderer.render(model(Map.of(), node2,
                 new DataplaneUpdate.IpPoolUpdate("p", "10.65.0.0/16", false, "Never", "Never", false),
-                new DataplaneUpdate.IpPoolUpdate("off", "10.66.0.0/16", false, "Always", "Always", true)), V4);
-        assertThat(rules(none, Table.FILTER, Names.INPUT).get(0).target()).isEqualTo(new Target.Goto(Names.WL_TO_HOST));
+                new DataplaneUpdate.IpPoolUpdate("v6", "fd00:65::/64", false, "Never", "Always", false)), V4);
+        assertThat(rules(none, Table.FILTER, Names.INPUT).get(0).target()).as("an IPv6 VXLAN pool opens no IPv4 VXLAN")
+                .isEqualTo(new Target.Goto(Names.WL_TO_HOST));
         assertThat(none.driverSets()).doesNotContainKey(Names.ALL_HOSTS_SET);
+        Ruleset turnedOff = RuleRenderer.render(model(Map.of("ipipEnabled", "false", "vxlanEnabled", "false"), node2,
+                new DataplaneUpdate.IpPoolUpdate("p", "10.65.0.0/16", false, "Always", "Always", false)), V4);
+        assertThat(rules(turnedOff, Table.FILTER, Names.INPUT).get(0).target()).as("explicit ipipEnabled/vxlanEnabled win")
+                .isEqualTo(new Target.Goto(Names.WL_TO_HOST));
+        Ruleset disabledPool = RuleRenderer.render(model(Map.of(), node2,
+                new DataplaneUpdate.IpPoolUpdate("off", "10.66.0.0/16", false, "Always", "Never", true)), V4);
+        assertThat(rules(disabledPool, Table.FILTER, Names.INPUT).get(0).comment())
+                .as("a disabled pool still counts (Calico): its workloads keep their tunnels")
+                .isEqualTo("IPIP from Calico hosts");
 
         Ruleset on = RuleRenderer.render(model(Map.of(), node2,
                 new DataplaneUpdate.IpPoolUpdate("p", "10.65.0.0/16", false, "Always", "CrossSubnet", false)), V4);
