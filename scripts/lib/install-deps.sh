@@ -15,6 +15,8 @@ CALICO_DEB_PACKAGES+=(gcc libc6-dev)
 # ./calico up's demo: socat (pod servers and client loops), python3 (the flow sink and the flow
 # reader under scripts/lib/)
 CALICO_DEB_PACKAGES+=(socat python3)
+# felix's e2e tests: ping with DF set and a given size (path MTU across nodes)
+CALICO_DEB_PACKAGES+=(iputils-ping)
 # whisker-ui: the browser its tests drive (playwright-core, never a downloaded browser)
 CALICO_DEB_PACKAGES+=(chromium)
 

@@ -71,6 +71,11 @@ final class FelixProcess implements AutoCloseable {
         healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
     }
 
+    /** {@return where this felix writes the pod MTU} ({@code FELIX_MTUFILEPATH}; a file of its own per felix). */
+    Path mtuFile() {
+        return mtuDir.resolve("mtu");
+    }
+
     /** Waits for {@code /readiness} to answer 200 (datastore ready, dataplane in sync). */
     void awaitReady(Duration timeout) {
         Await.until("felix ready", timeout, () -> readiness(), r -> r.startsWith("200 "));

@@ -42,7 +42,8 @@ import java.util.Map;
  * ({@code spec.bgp.ipv4Address} with its subnet, {@code ipv4VXLANTunnelAddr} = the first
  * address of its block, no MAC: felix derives it), one IPAM block {@code 10.75.<n>.0/26} affine
  * to it; and one IPPool {@link #POOL_CIDR} whose modes {@link #pool} sets. Pods are wired as
- * Calico's CNI plugin leaves them (pod side only) and written through {@link ClusterObjects}
+ * Calico's CNI plugin leaves them (pod side only), with the MTU the node's felix wrote to its MTU
+ * file when it runs (as the CNI plugin reads it; the interfaces' default without one), and written through {@link ClusterObjects}
  * (converted into WorkloadEndpoints on etcd, real Pods on the kubernetes datastore); each listens
  * on TCP {@link #TCP_PORT}. Namespaces are prefixed {@code rt-} and always deleted.
  */
@@ -69,6 +70,7 @@ final class MultiNodeCluster implements AutoCloseable {
     private final Map<String, ClusterNode> nodes = new LinkedHashMap<>();
     private final Map<String, FelixProcess> felixes = new LinkedHashMap<>();
     private final Map<String, Integer> podsPerNode = new LinkedHashMap<>();
+    private final Map<String, String> ports = new LinkedHashMap<>();
     private final List<KubePod> pods = new ArrayList<>();
     private final java.util.Set<Integer> subnets = new java.util.HashSet<>();
     private final java.util.Set<String> kubeNamespaces = new java.util.HashSet<>();
@@ -112,6 +114,7 @@ final class MultiNodeCluster implements AutoCloseable {
         NetNs n = ns("rt-n" + index);
         String address = "172.30." + subnet + "." + (10 + index);
         String port = "ul" + index;
+        ports.put(name, port);
         underlay.veth(port, n, "eth0");
         underlay.exec("ip", "link", "set", port, "master", bridge);
         n.exec("ip", "addr", "add", address + "/24", "dev", "eth0");
@@ -159,6 +162,11 @@ final class MultiNodeCluster implements AutoCloseable {
         String iface = WorkloadEndpointNames.interfaceName(namespace, name);
         NetNs w = ns("rt-p");
         Cluster.wireAsCni(node.netns(), iface, w, ip);
+        podMtu(node).ifPresent(mtu -> {
+            // Calico's CNI plugin gives both ends of the veth the MTU felix wrote.
+            node.netns().exec("ip", "link", "set", iface, "mtu", Integer.toString(mtu));
+            w.exec("ip", "link", "set", "eth0", "mtu", Integer.toString(mtu));
+        });
         listeners.add(w.tcpListener(ip, TCP_PORT));
         KubePod pod = new KubePod(KubeObjectMeta.of(namespace, name, Map.of("app", name)),
                 new KubePod.Spec(node.name(), "default", false, List.of(new KubePod.Container("main", List.of())), null),
@@ -166,6 +174,25 @@ final class MultiNodeCluster implements AutoCloseable {
         objects.pod(pod);
         pods.add(pod);
         return new Workload(namespace, name, ip, iface, w);
+    }
+
+    /** {@return the pod MTU in {@code node}'s felix's MTU file}, empty when no felix runs there or it wrote none yet. */
+    java.util.OptionalInt podMtu(ClusterNode node) {
+        FelixProcess f = felixes.get(node.name());
+        if (f == null || !java.nio.file.Files.exists(f.mtuFile())) {
+            return java.util.OptionalInt.empty();
+        }
+        try {
+            return java.util.OptionalInt.of(Integer.parseInt(java.nio.file.Files.readString(f.mtuFile()).strip()));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** Sets the MTU of {@code node}'s underlay link, both ends (its {@code eth0} and its bridge port). */
+    void underlayMtu(ClusterNode node, int mtu) {
+        underlay.exec("ip", "link", "set", ports.get(node.name()), "mtu", Integer.toString(mtu));
+        node.netns().exec("ip", "link", "set", "eth0", "mtu", Integer.toString(mtu));
     }
 
     /** Removes {@code node} as decommissioning does: its felix stops, its Node resource and block go. */

@@ -160,6 +160,51 @@ abstract class MultiNodeRoutes {
         return new String(in, java.nio.charset.StandardCharsets.UTF_8).strip();
     }
 
+    /** {@return the result of a ping with DF set and {@code payload} bytes of ICMP data} (+ 28 bytes of headers). */
+    private static NetNs.Result pingDf(Workload from, Workload to, int payload) {
+        return from.netns().tryExec("ping", "-M", "do", "-c", "1", "-W", "2", "-s", Integer.toString(payload), to.ip());
+    }
+
+    @Test
+    void fullSizePacketsWithDfCrossNodesOverVxlanAndTheMtusFollowTheHost() {
+        try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES)) {
+            c.pool(EncapsulationMode.Always, EncapsulationMode.Never);
+            ClusterNode a = c.addNode("rt-node-a", 1, 0);
+            ClusterNode b = c.addNode("rt-node-b", 2, 0);
+            // A jumbo underlay: a VXLAN MTU not derived from the host's (a fixed 1450) fails the full-size ping.
+            c.underlayMtu(a, 9000);
+            c.underlayMtu(b, 9000);
+            c.startFelix(a);
+            c.startFelix(b);
+            Await.until("pod MTU file on A and B", WAIT, () -> c.podMtu(a).isPresent() && c.podMtu(b).isPresent());
+            assertThat(c.podMtu(a).getAsInt()).as("host 9000 - VXLAN 50").isEqualTo(8950);
+            assertThat(c.podMtu(b).getAsInt()).isEqualTo(8950);
+            Workload pa = c.pod(a, "rt-mtu", "pa");
+            Workload pb = c.pod(b, "rt-mtu", "pb");
+            assertThat(pa.netns().exec("ip", "link", "show", "eth0")).contains("mtu 8950");
+            countVxlan(a);
+            awaitTcp(pa, pb);
+            assertThat(a.netns().exec("ip", "link", "show", "vxlan.calico")).contains("mtu 8950");
+
+            long before = vxlanSent(a);
+            NetNs.Result full = pingDf(pa, pb, 8950 - 28);
+            assertThat(full.status()).as("full-size DF ping across nodes: %s", full.output()).isZero();
+            assertThat(vxlanSent(a)).as("it went encapsulated").isGreaterThan(before);
+            NetNs.Result tooBig = pingDf(pa, pb, 8950 - 27);
+            assertThat(tooBig.status()).as("one byte more").isNotZero();
+            assertThat(tooBig.output()).contains("message too long");
+
+            // A's host MTU drops: vxlan.calico's MTU changes in place (same device) and the MTU file follows.
+            String index = a.netns().exec("cat", "/sys/class/net/vxlan.calico/ifindex").strip();
+            c.underlayMtu(a, 1500);
+            Await.until("vxlan.calico on A at 1450", WAIT,
+                    () -> a.netns().exec("ip", "link", "show", "vxlan.calico").contains("mtu 1450"));
+            Await.until("A's pod MTU file at 1450", WAIT, () -> c.podMtu(a).equals(java.util.OptionalInt.of(1450)));
+            assertThat(a.netns().exec("cat", "/sys/class/net/vxlan.calico/ifindex").strip()).isEqualTo(index);
+            assertThat(c.podMtu(b).getAsInt()).as("B's host MTU did not change").isEqualTo(8950);
+        }
+    }
+
     @Test
     void crossSubnetEncapsulatesOnlyBetweenSubnets() {
         try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES)) {
