@@ -1,0 +1,99 @@
+package calico.charts;
+
+import calico.api.model.FelixConfigurationSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The environment variables each service of the repository really reads, taken from the
+ * service's own sources: every {@code ${NAME...}} placeholder of its {@code application.yml},
+ * felix's {@code FELIX_<field>} for each FelixConfiguration field (its FelixEnvironment layer)
+ * and the older aliases its ConfigFields accepts,
+ * and, for the CNI daemon (no Spring), the upper-case string literals of the classes that read
+ * its environment.
+ */
+final class DeclaredEnvironment {
+
+    private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([A-Z][A-Z0-9_]*)[:}]");
+    private static final Pattern LITERAL = Pattern.compile("\"([A-Z][A-Z0-9_]+)\"");
+
+    /** Each chart container → the module whose process it runs. */
+    static final Map<String, String> MODULE_OF_CONTAINER = Map.of(
+            "felix", "felix-service",
+            "confd", "confd-service",
+            "node-startup", "node-startup",
+            "cni-daemon", "cni-plugin",
+            "calico-typha", "typha-service",
+            "calico-kube-controllers", "controllers-service",
+            "calico-apiserver", "apiserver-service",
+            "goldmane", "goldmane-service",
+            "whisker", "whisker-backend");
+
+    private DeclaredEnvironment() {
+    }
+
+    static Set<String> of(String module) {
+        Path root = Helm.ROOT;
+        Set<String> names = new TreeSet<>();
+        if (module.equals("cni-plugin")) {
+            for (String source : new String[] {
+                    "cni-plugin/src/main/java/calico/cni/Main.java",
+                    "libcalico/src/main/java/calico/libcalico/datastore/config/DatastoreConfig.java",
+                    "libcalico/src/main/java/calico/libcalico/datastore/etcd/EtcdConfig.java",
+                    "libcalico/src/main/java/calico/libcalico/datastore/kubernetes/KubernetesConfig.java"}) {
+                collect(LITERAL, read(root.resolve(source)), names);
+            }
+            return names;
+        }
+        collect(PLACEHOLDER, read(root.resolve(module).resolve("src/main/resources/application.yml")), names);
+        if (module.equals("felix-service")) {
+            Arrays.stream(FelixConfigurationSpec.class.getRecordComponents())
+                    .map(c -> "FELIX_" + c.getName().toUpperCase(Locale.ROOT))
+                    .forEach(names::add);
+            // Calico's older names felix also accepts (FELIX_IPINIPMTU, ...).
+            collect(LITERAL, read(root.resolve("felix-service/src/main/java/calico/felix/calc/ConfigFields.java")), names);
+        }
+        return names;
+    }
+
+    /**
+     * {@return the default of {@code calico.health.port} in a module's application.yml}: the port
+     * its probes must use unless the chart sets the variable.
+     */
+    static HealthPort healthPort(String module) {
+        String yml = read(Helm.ROOT.resolve(module).resolve("src/main/resources/application.yml"));
+        Matcher m = Pattern.compile("(?m)^  health:\\n(?:    .*\\n)*?    port: \\$\\{([A-Z_]+):(\\d+)}").matcher(yml);
+        if (!m.find()) {
+            throw new AssertionError(module + ": no calico.health.port in application.yml");
+        }
+        return new HealthPort(m.group(1), Integer.parseInt(m.group(2)));
+    }
+
+    /** A health port: the variable that sets it and its default. */
+    record HealthPort(String variable, int defaultPort) {
+    }
+
+    private static void collect(Pattern p, String text, Set<String> into) {
+        Matcher m = p.matcher(text);
+        while (m.find()) {
+            into.add(m.group(1));
+        }
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
