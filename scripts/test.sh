@@ -21,6 +21,8 @@ section "Dependencies"
 calico_install_deps
 # The Kubernetes control plane the tests run on, built from pinned Go modules once per machine.
 scripts/control-plane.sh build
+# helm, for the chart's tests (charts/), built from its pinned Go module once per machine.
+scripts/helm.sh build
 # sed -n reads all its input, so the version commands never die of SIGPIPE under pipefail.
 java -version 2>&1 | sed -n 1p
 mvn -B -v 2>/dev/null | sed -n '1{s/\x1b\[[0-9;]*m//g;p}'
