@@ -1,11 +1,15 @@
 package calico.charts;
 
+import calico.api.model.FelixConfigurationEnums;
 import calico.api.model.FelixConfigurationSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.lang.reflect.RecordComponent;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -63,6 +67,30 @@ final class DeclaredEnvironment {
             collect(LITERAL, read(root.resolve("felix-service/src/main/java/calico/felix/calc/ConfigFields.java")), names);
         }
         return names;
+    }
+
+    /**
+     * {@return what is wrong with the {@code FELIX_*} values of {@code env}}: a value outside a
+     * closed FelixConfiguration field's allowed values (calico-api's FelixConfigurationEnums), or
+     * not {@code true}/{@code false} for a boolean field, or not an integer for an integer one.
+     */
+    static List<String> felixValueProblems(Map<String, String> env) {
+        List<String> problems = new ArrayList<>();
+        for (RecordComponent c : FelixConfigurationSpec.class.getRecordComponents()) {
+            String value = env.get("FELIX_" + c.getName().toUpperCase(Locale.ROOT));
+            if (value == null) {
+                continue;
+            }
+            var allowed = FelixConfigurationEnums.of(c.getName());
+            if (allowed.isPresent() && allowed.get().canonical(value).isEmpty()) {
+                problems.add(c.getName() + "=" + value + " not in " + allowed.get().values());
+            } else if (c.getType() == Boolean.class && !value.equals("true") && !value.equals("false")) {
+                problems.add(c.getName() + "=" + value + " is not true or false");
+            } else if (c.getType() == Integer.class && !value.matches("-?\\d+")) {
+                problems.add(c.getName() + "=" + value + " is not an integer");
+            }
+        }
+        return problems;
     }
 
     /**

@@ -62,12 +62,34 @@ final class Helm {
 
     /** {@code helm template} of the chart with {@code --set} values; the release is in calico-system. */
     static Result template(String... sets) {
-        List<String> args = new ArrayList<>(List.of("template", "calico", CHART.toString(), "--namespace", "calico-system"));
+        return template(null, "calico-system", sets);
+    }
+
+    /** {@code helm template} in {@code namespace} with a values file (or null) and {@code --set} values. */
+    static Result template(Path valuesFile, String namespace, String... sets) {
+        List<String> args = new ArrayList<>(List.of("template", "calico", CHART.toString(), "--namespace", namespace));
+        if (valuesFile != null) {
+            args.add("--values");
+            args.add(valuesFile.toString());
+        }
         for (String s : sets) {
             args.add("--set");
             args.add(s);
         }
         return run(args.toArray(String[]::new));
+    }
+
+    /** {@return the chart's variant values files (charts/calico/ci/*.yaml)}, by name */
+    static List<Path> variantFiles() {
+        try (var files = Files.list(CHART.resolve("ci"))) {
+            List<Path> all = files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList();
+            if (all.isEmpty()) {
+                throw new AssertionError("no values files in " + CHART.resolve("ci"));
+            }
+            return all;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static String read(java.io.InputStream in) {
