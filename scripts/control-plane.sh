@@ -20,11 +20,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 module=$root/control-plane/go
 cache=${CALICO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/calico-java}
 
-bin_dir() {
-    local key
-    key=$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-16)
-    echo "$cache/control-plane/$key/bin"
-}
+# shellcheck source=lib/go-module.sh
+source "$root/scripts/lib/go-module.sh"
+
+bin_dir() { go_module_bin_dir "$cache" control-plane "$module"; }
 
 # The commands built, as Go packages, in the order their binaries are named.
 PACKAGES=(go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kube-apiserver
@@ -42,11 +41,7 @@ build() {
         echo "control-plane: built already: $bin"
         return 0
     fi
-    if ! command -v go >/dev/null 2>&1; then
-        echo "control-plane: the Go toolchain is needed to build ${missing[*]} (go $(sed -n 's/^go //p' "$module/go.mod") or newer):" \
-             "install it from https://go.dev/dl/ or Debian's golang package, then run $0 build again" >&2
-        return 1
-    fi
+    go_toolchain_or_explain control-plane "$module" "${missing[*]}" "$0" || return 1
     echo "control-plane: building ${missing[*]} with $(go version | cut -d' ' -f3) into $bin (a first build takes several minutes)"
     local started=$SECONDS tmp
     tmp=$(mktemp -d "$cache/control-plane/build.XXXXXX" 2>/dev/null || { mkdir -p "$cache/control-plane"; mktemp -d "$cache/control-plane/build.XXXXXX"; })

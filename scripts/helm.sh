@@ -12,11 +12,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 module=$root/charts/go
 cache=${CALICO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/calico-java}
 
-bin_dir() {
-    local key
-    key=$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-16)
-    echo "$cache/helm/$key/bin"
-}
+# shellcheck source=lib/go-module.sh
+source "$root/scripts/lib/go-module.sh"
+
+bin_dir() { go_module_bin_dir "$cache" helm "$module"; }
 
 build() {
     local bin
@@ -25,11 +24,7 @@ build() {
         echo "helm: built already: $bin/helm"
         return 0
     fi
-    if ! command -v go >/dev/null 2>&1; then
-        echo "helm: the Go toolchain is needed to build helm (go $(sed -n 's/^go //p' "$module/go.mod") or newer):" \
-             "install it from https://go.dev/dl/ or Debian's golang package, then run $0 build again" >&2
-        return 1
-    fi
+    go_toolchain_or_explain helm "$module" helm "$0" || return 1
     local release started=$SECONDS tmp
     release=$(sed -n 's/^require helm.sh\/helm\/v4 \(v[0-9.]*\)$/\1/p' "$module/go.mod")
     echo "helm: building $release with $(go version | cut -d' ' -f3) into $bin" >&2
