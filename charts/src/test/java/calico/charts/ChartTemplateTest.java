@@ -100,6 +100,8 @@ class ChartTemplateTest {
         assertThat(node.containsKey("crd.projectcalico.org/felixconfigurations")).isEqualTo(typha);
         assertThat(node.get("/pods")).containsOnly("get", "list", "watch");
         assertThat(node.get("/nodes/status")).containsOnly("patch", "update");
+        assertThat(node.get("/nodes")).as("node start-up writes its Node on kubernetes only")
+                .containsExactlyInAnyOrderElementsOf(typha ? List.of("get", "list", "watch", "update") : List.of("get", "list", "watch"));
         assertThat(node.get("/secrets")).doesNotContain("create", "update", "patch", "delete");
         for (JsonNode role : concat(r.ofKind("ClusterRole"), r.ofKind("Role"))) {
             for (var e : Rendered.rules(role).entrySet()) {
