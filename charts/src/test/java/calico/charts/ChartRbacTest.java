@@ -14,7 +14,11 @@ import calico.libcalico.testing.KubeControlPlaneExtension;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 import java.time.Duration;
 import java.util.Base64;
 import org.junit.jupiter.api.BeforeAll;
@@ -122,5 +126,58 @@ class ChartRbacTest {
             ipam.releaseByHandle("k8s-pod-network.rbac-1");
             assertThat(ipam.addressesByHandle("k8s-pod-network.rbac-1")).isEmpty();
         }
+    }
+
+    /**
+     * calico-node's start-up, the real executable, with the environment of the chart's
+     * node-startup init container and a token of the calico-node account: it must complete
+     * (exit 0) and write the Node's address and the default pool the values asked for.
+     */
+    @Test
+    void nodeStartupRunsAsCalicoNodeWithTheChartsEnvironment() throws Exception {
+        ControlPlane cp = KUBE.controlPlane();
+        cp.kubectlWithInput("""
+                apiVersion: v1
+                kind: Node
+                metadata: {name: startup-node}
+                """, "apply", "-f", "-");
+        String token = cp.kubectl("create", "token", "calico-node", "-n", NS).strip();
+        Path kubeconfig = Files.createTempFile("calico-node", ".kubeconfig");
+        try {
+            Config admin = KUBE.config();
+            Files.writeString(kubeconfig, """
+                    apiVersion: v1
+                    kind: Config
+                    clusters: [{name: c, cluster: {server: "%s", certificate-authority-data: %s}}]
+                    users: [{name: u, user: {token: %s}}]
+                    contexts: [{name: x, context: {cluster: c, user: u}}]
+                    current-context: x
+                    """.formatted(admin.getMasterUrl(), admin.getCaCertData() != null ? admin.getCaCertData()
+                    : Base64.getEncoder().encodeToString(Files.readAllBytes(Path.of(admin.getCaCertFile()))), token));
+            Rendered r = Rendered.parse(Helm.template("encapsulation.type=vxlan", "ipPools.ipv4.cidr=10.88.0.0/16").ok().stdout());
+            Map<String, String> env = new HashMap<>(Rendered.env(Rendered.container(r.get("DaemonSet", "calico-node"), "node-startup")));
+            env.put("NODENAME", "startup-node"); // the chart's fieldRef spec.nodeName
+            env.put("KUBECONFIG", kubeconfig.toString());
+            ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-jar", nodeStartupJar().toString()).redirectErrorStream(true);
+            pb.environment().clear();
+            pb.environment().putAll(env);
+            Process p = pb.start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor()).as(out).isZero();
+        } finally {
+            Files.deleteIfExists(kubeconfig);
+        }
+        assertThat(cp.kubectl("get", "ippools.crd.projectcalico.org", "default-ipv4-ippool", "-o",
+                "jsonpath={.spec.cidr} {.spec.vxlanMode} {.spec.ipipMode}")).isEqualTo("10.88.0.0/16 Always Never");
+        assertThat(cp.kubectl("get", "node", "startup-node", "-o", "jsonpath={.metadata.annotations}"))
+                .contains("projectcalico.org/IPv4Address", "projectcalico.org/IPv4VXLANTunnelAddr");
+    }
+
+    private static Path nodeStartupJar() {
+        return Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+                .map(Path::of).filter(p -> p.getFileName().toString().matches("node-startup-.*exec\\.jar")).findFirst()
+                .orElseThrow(() -> new AssertionError("node-startup's exec jar is not on the test classpath"));
     }
 }
