@@ -16,7 +16,6 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.time.Duration;
@@ -141,31 +140,14 @@ class ChartRbacTest {
                 kind: Node
                 metadata: {name: startup-node}
                 """, "apply", "-f", "-");
-        String token = cp.kubectl("create", "token", "calico-node", "-n", NS).strip();
-        Path kubeconfig = Files.createTempFile("calico-node", ".kubeconfig");
+        Path kubeconfig = ServiceRun.kubeconfigOf(cp, KUBE.config(), NS, "calico-node");
         try {
-            Config admin = KUBE.config();
-            Files.writeString(kubeconfig, """
-                    apiVersion: v1
-                    kind: Config
-                    clusters: [{name: c, cluster: {server: "%s", certificate-authority-data: %s}}]
-                    users: [{name: u, user: {token: %s}}]
-                    contexts: [{name: x, context: {cluster: c, user: u}}]
-                    current-context: x
-                    """.formatted(admin.getMasterUrl(), admin.getCaCertData() != null ? admin.getCaCertData()
-                    : Base64.getEncoder().encodeToString(Files.readAllBytes(Path.of(admin.getCaCertFile()))), token));
             Rendered r = Rendered.parse(Helm.template("encapsulation.type=vxlan", "ipPools.ipv4.cidr=10.88.0.0/16").ok().stdout());
             Map<String, String> env = new HashMap<>(Rendered.env(Rendered.container(r.get("DaemonSet", "calico-node"), "node-startup")));
             env.put("NODENAME", "startup-node"); // the chart's fieldRef spec.nodeName
             env.put("KUBECONFIG", kubeconfig.toString());
-            ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-jar", nodeStartupJar().toString()).redirectErrorStream(true);
-            pb.environment().clear();
-            pb.environment().putAll(env);
-            Process p = pb.start();
-            p.getOutputStream().close();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(p.waitFor()).as(out).isZero();
+            Helm.Result run = ServiceRun.runToEnd(ServiceRun.execJar("node-startup"), env);
+            assertThat(run.exit()).as(run.stdout()).isZero();
         } finally {
             Files.deleteIfExists(kubeconfig);
         }
@@ -175,9 +157,60 @@ class ChartRbacTest {
                 .contains("projectcalico.org/IPv4Address", "projectcalico.org/IPv4VXLANTunnelAddr");
     }
 
-    private static Path nodeStartupJar() {
-        return Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
-                .map(Path::of).filter(p -> p.getFileName().toString().matches("node-startup-.*exec\\.jar")).findFirst()
-                .orElseThrow(() -> new AssertionError("node-startup's exec jar is not on the test classpath"));
+    /**
+     * typha, the real executable, with the chart's environment and a token of calico-typha: it
+     * lists and watches everything felix and confd need (a missing rule leaves it unready) and
+     * turns ready. Ports are free ones instead of 5473/9098/9096 (the only variables added).
+     */
+    @Test
+    void typhaGetsReadyAsCalicoTyphaWithTheChartsEnvironment() throws Exception {
+        Path kubeconfig = ServiceRun.kubeconfigOf(KUBE.controlPlane(), KUBE.config(), NS, "calico-typha");
+        try {
+            Rendered r = Rendered.parse(Helm.template().ok().stdout());
+            Map<String, String> env = new HashMap<>(Rendered.env(Rendered.container(r.get("Deployment", "calico-typha"), "calico-typha")));
+            int health = ServiceRun.freePort();
+            env.put("KUBECONFIG", kubeconfig.toString());
+            env.put("TYPHA_SERVERPORT", String.valueOf(ServiceRun.freePort()));
+            env.put("TYPHA_HEALTHPORT", String.valueOf(health));
+            env.put("TYPHA_ADMINPORT", String.valueOf(ServiceRun.freePort()));
+            ServiceRun.awaitReadyThenStop(ServiceRun.start(ServiceRun.execJar("typha-service"), env), health, Duration.ofSeconds(120));
+        } finally {
+            Files.deleteIfExists(kubeconfig);
+        }
+    }
+
+    /**
+     * kube-controllers, the real executable, with the chart's environment and a token of
+     * calico-kube-controllers: it takes its Lease, writes KubeControllersConfiguration and runs
+     * its controllers until ready. Health and admin ports are free ones; /metrics is off
+     * (prometheusMetricsPort 0) so that no fixed port is bound.
+     */
+    @Test
+    void kubeControllersGetReadyAsItsAccountWithTheChartsEnvironment() throws Exception {
+        ControlPlane cp = KUBE.controlPlane();
+        cp.kubectlWithInput("""
+                apiVersion: crd.projectcalico.org/v1
+                kind: KubeControllersConfiguration
+                metadata: {name: default}
+                spec: {prometheusMetricsPort: 0, controllers: {node: {reconcilerPeriod: 5m}}}
+                """, "apply", "-f", "-");
+        Path kubeconfig = ServiceRun.kubeconfigOf(cp, KUBE.config(), NS, "calico-kube-controllers");
+        try {
+            Rendered r = Rendered.parse(Helm.template().ok().stdout());
+            Map<String, String> env = new HashMap<>(Rendered.env(Rendered.container(
+                    r.get("Deployment", "calico-kube-controllers"), "calico-kube-controllers")));
+            int health = ServiceRun.freePort();
+            env.put("POD_NAMESPACE", NS);                      // the chart's fieldRefs
+            env.put("POD_NAME", "calico-kube-controllers-test");
+            env.put("KUBECONFIG", kubeconfig.toString());
+            env.put("KUBE_CONTROLLERS_HEALTHPORT", String.valueOf(health));
+            env.put("KUBE_CONTROLLERS_ADMINPORT", String.valueOf(ServiceRun.freePort()));
+            ServiceRun.awaitReadyThenStop(ServiceRun.start(ServiceRun.execJar("controllers-service"), env), health,
+                    Duration.ofSeconds(120));
+        } finally {
+            Files.deleteIfExists(kubeconfig);
+        }
+        assertThat(cp.kubectl("get", "lease", "calico-kube-controllers", "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"))
+                .isEqualTo("calico-kube-controllers-test");
     }
 }
