@@ -16,7 +16,10 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.time.Duration;
 import java.util.Base64;
@@ -70,6 +73,7 @@ class ChartRbacTest {
             "calico-apiserver,        create, subjectaccessreviews.authorization.k8s.io, ,                 yes",
             "calico-apiserver,        delete, globalnetworkpolicies.crd.projectcalico.org, ,               yes",
             "calico-apiserver,        delete, nodes,                                     ,                 no",
+            "calico-apiserver,        create, pods,                                      ,                 no",
             "goldmane,                list,   pods,                                      ,                 no",
             "whisker,                 get,    secrets,                                   ,                 no"})
     void eachAccountMayDoWhatItsServiceDoesAndNoMore(String account, String verb, String resource, String subresource,
@@ -212,5 +216,48 @@ class ChartRbacTest {
         }
         assertThat(cp.kubectl("get", "lease", "calico-kube-controllers", "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"))
                 .isEqualTo("calico-kube-controllers-test");
+    }
+
+    /**
+     * The v3 API server, the real executable, with the chart's arguments, environment and
+     * generated certificate and a token of calico-apiserver (also its delegated authentication
+     * and authorization kubeconfig, which in a pod is the in-cluster one): it reads
+     * kube-system/extension-apiserver-authentication and the datastore and turns ready. The
+     * port and the health port are free ones.
+     */
+    @Test
+    void apiServerGetsReadyAsItsAccountWithTheChartsCertificate() throws Exception {
+        ControlPlane cp = KUBE.controlPlane();
+        Path kubeconfig = ServiceRun.kubeconfigOf(cp, KUBE.config(), NS, "calico-apiserver");
+        Path dir = Files.createTempDirectory("apiserver-certs");
+        try {
+            Rendered r = Rendered.parse(Helm.template().ok().stdout());
+            JsonNode deployment = r.get("Deployment", "calico-apiserver");
+            JsonNode container = Rendered.container(deployment, "calico-apiserver");
+            for (String key : List.of("tls.crt", "tls.key")) {
+                String b64 = cp.kubectl("get", "secret", "calico-apiserver-certs", "-n", NS, "-o",
+                        "jsonpath={.data." + key.replace(".", "\\.") + "}");
+                Files.write(dir.resolve(key), Base64.getDecoder().decode(b64));
+            }
+            List<String> args = new ArrayList<>();
+            for (JsonNode a : container.path("args")) {
+                String arg = a.asText().replace("/calico-apiserver-certs", dir.toString());
+                args.add(arg.startsWith("--secure-port=") ? "--secure-port=" + ServiceRun.freePort() : arg);
+            }
+            args.add("--authentication-kubeconfig=" + kubeconfig);
+            args.add("--authorization-kubeconfig=" + kubeconfig);
+            Map<String, String> env = new HashMap<>(Rendered.env(container));
+            int health = ServiceRun.freePort();
+            env.put("KUBECONFIG", kubeconfig.toString());
+            env.put("HEALTH_PORT", String.valueOf(health));
+            ServiceRun.awaitReadyThenStop(ServiceRun.start(ServiceRun.execJar("apiserver-service"), env,
+                    args.toArray(String[]::new)), health, Duration.ofSeconds(120));
+        } finally {
+            Files.deleteIfExists(kubeconfig);
+            for (String key : List.of("tls.crt", "tls.key")) {
+                Files.deleteIfExists(dir.resolve(key));
+            }
+            Files.deleteIfExists(dir);
+        }
     }
 }

@@ -50,9 +50,11 @@ final class ServiceRun {
         return file;
     }
 
-    static Process start(Path jar, Map<String, String> env) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", jar.toString()).redirectErrorStream(true);
+    static Process start(Path jar, Map<String, String> env, String... args) throws IOException {
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", jar.toString()));
+        command.addAll(java.util.List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         pb.environment().clear();
         pb.environment().putAll(env);
         Process p = pb.start();
