@@ -31,9 +31,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The chart's RBAC judged by the real kube-apiserver: each component's account may do what its
- * service does and not what it does not ({@code kubectl auth can-i} as the account), and the CNI
+ * service does and not what it does not ({@code kubectl auth can-i} as the account); the CNI
  * plugin's token from the chart's Secret is enough for libcalico's IPAM to assign and release an
- * address.
+ * address; and node-startup, typha, kube-controllers and the API server, their real executable
+ * jars run with their containers' rendered environment (and arguments) and a token of their
+ * account, complete or turn ready (no kubelet here, so this is how they run "in" the chart).
  */
 class ChartRbacTest {
 
