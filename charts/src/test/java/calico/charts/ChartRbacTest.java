@@ -2,6 +2,7 @@ package calico.charts;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import calico.api.net.Cidr;
 import calico.controlplane.ControlPlane;
 import calico.libcalico.datastore.kubernetes.KubernetesConfig;
 import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
@@ -125,7 +126,9 @@ class ChartRbacTest {
                 .withCaCertFile(admin.getCaCertFile()).withOauthToken(token).withRequestRetryBackoffLimit(1).build();
         try (KubernetesDatastore ds = new KubernetesDatastore(KubernetesConfig.of(cni))) {
             IpamClient ipam = new IpamClient(ds, IpamOptions.defaults());
-            AssignResult got = ipam.autoAssign(AutoAssignRequest.ipv4("k8s-pod-network.rbac-1", "node-rbac"));
+            // From this test's pool: node start-up's test may have made the default pool as well.
+            AssignResult got = ipam.autoAssign(new AutoAssignRequest("k8s-pod-network.rbac-1", "node-rbac", 1, 0,
+                    List.of(Cidr.parse("10.77.0.0/24")), List.of(), Map.of(), null));
             assertThat(got.ipv4()).hasSize(1);
             assertThat(got.ipv4().get(0).toString()).startsWith("10.77.0.");
             ipam.releaseByHandle("k8s-pod-network.rbac-1");
