@@ -90,6 +90,11 @@ class ChartRbacTest {
         assertThat(answer(r)).as(String.join(" ", args) + ": " + r.output()).isEqualTo(expected);
     }
 
+    /** Applies one manifest as the cluster's admin. */
+    private static void apply(String yaml) {
+        KUBE.controlPlane().kubectlWithInput(yaml, "apply", "-f", "-");
+    }
+
     /** kubectl's yes/no: the last line (a warning about cluster-scoped resources may come first). */
     private static String answer(ControlPlane.KubectlResult r) {
         return r.output().strip().lines().reduce((a, b) -> b).orElse("");
@@ -99,23 +104,23 @@ class ChartRbacTest {
     void kubeControllersMayUpdateItsOwnLeaseOnly() {
         Path admin = KUBE.kubeconfig();
         String as = "--as=system:serviceaccount:" + NS + ":calico-kube-controllers";
-        assertThat(KUBE.controlPlane().kubectlAs(admin, "auth", "can-i", "update", "leases.coordination.k8s.io/calico-kube-controllers",
-                "-n", NS, as).output().strip().lines().reduce((a, b) -> b).orElse("")).isEqualTo("yes");
-        assertThat(KUBE.controlPlane().kubectlAs(admin, "auth", "can-i", "update", "leases.coordination.k8s.io/other",
-                "-n", NS, as).output().strip().lines().reduce((a, b) -> b).orElse("")).isEqualTo("no");
-        assertThat(KUBE.controlPlane().kubectlAs(admin, "auth", "can-i", "get", "configmaps/extension-apiserver-authentication",
-                "-n", "kube-system", "--as=system:serviceaccount:" + NS + ":calico-apiserver").output().strip().lines().reduce((a, b) -> b).orElse("")).isEqualTo("yes");
+        assertThat(answer(KUBE.controlPlane().kubectlAs(admin, "auth", "can-i", "update", "leases.coordination.k8s.io/calico-kube-controllers",
+                "-n", NS, as))).isEqualTo("yes");
+        assertThat(answer(KUBE.controlPlane().kubectlAs(admin, "auth", "can-i", "update", "leases.coordination.k8s.io/other",
+                "-n", NS, as))).isEqualTo("no");
+        assertThat(answer(KUBE.controlPlane().kubectlAs(admin, "auth", "can-i", "get", "configmaps/extension-apiserver-authentication",
+                "-n", "kube-system", "--as=system:serviceaccount:" + NS + ":calico-apiserver"))).isEqualTo("yes");
     }
 
     @Test
     void theCniTokenIsEnoughForIpam() throws Exception {
         ControlPlane cp = KUBE.controlPlane();
-        cp.kubectlWithInput("""
+        apply("""
                 apiVersion: crd.projectcalico.org/v1
                 kind: IPPool
                 metadata: {name: rbac-pool}
                 spec: {cidr: 10.77.0.0/24, blockSize: 28, ipipMode: Never, vxlanMode: Never, natOutgoing: false, nodeSelector: all()}
-                """, "apply", "-f", "-");
+                """);
         String token = Await.value("calico-cni-plugin-token filled", Duration.ofSeconds(60), () -> {
             String b64 = cp.kubectl("get", "secret", "calico-cni-plugin-token", "-n", NS, "-o", "jsonpath={.data.token}");
             return b64.isBlank() ? java.util.Optional.empty()
@@ -144,11 +149,11 @@ class ChartRbacTest {
     @Test
     void nodeStartupRunsAsCalicoNodeWithTheChartsEnvironment() throws Exception {
         ControlPlane cp = KUBE.controlPlane();
-        cp.kubectlWithInput("""
+        apply("""
                 apiVersion: v1
                 kind: Node
                 metadata: {name: startup-node}
-                """, "apply", "-f", "-");
+                """);
         Path kubeconfig = ServiceRun.kubeconfigOf(cp, KUBE.config(), NS, "calico-node");
         try {
             Rendered r = Rendered.parse(Helm.template("encapsulation.type=vxlan", "ipPools.ipv4.cidr=10.88.0.0/16").ok().stdout());
@@ -197,12 +202,12 @@ class ChartRbacTest {
     @Test
     void kubeControllersGetReadyAsItsAccountWithTheChartsEnvironment() throws Exception {
         ControlPlane cp = KUBE.controlPlane();
-        cp.kubectlWithInput("""
+        apply("""
                 apiVersion: crd.projectcalico.org/v1
                 kind: KubeControllersConfiguration
                 metadata: {name: default}
                 spec: {prometheusMetricsPort: 0, controllers: {node: {reconcilerPeriod: 5m}}}
-                """, "apply", "-f", "-");
+                """);
         Path kubeconfig = ServiceRun.kubeconfigOf(cp, KUBE.config(), NS, "calico-kube-controllers");
         try {
             Rendered r = Rendered.parse(Helm.template().ok().stdout());
