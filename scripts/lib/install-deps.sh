@@ -17,6 +17,8 @@ CALICO_DEB_PACKAGES+=(gcc libc6-dev)
 CALICO_DEB_PACKAGES+=(socat python3)
 # whisker-ui: the browser its tests drive (playwright-core, never a downloaded browser)
 CALICO_DEB_PACKAGES+=(chromium)
+# felix's WireGuard where the kernel has no wireguard module: the userspace implementation
+CALICO_DEB_PACKAGES+=(wireguard-go)
 
 # Prints "name" if the Debian package is not installed.
 calico_missing_package() {
