@@ -61,6 +61,10 @@ public sealed interface DataplaneUpdate {
         R serviceLookupUpdate(ServiceLookupUpdate u);
 
         R flowLookupRemove(FlowLookupRemove u);
+
+        R wireguardEndpointUpdate(WireguardEndpointUpdate u);
+
+        R wireguardEndpointRemove(WireguardEndpointRemove u);
     }
 
     /** {@return what {@code v} makes of this update}: calls the visitor's method for this variant. */
@@ -151,6 +155,29 @@ public sealed interface DataplaneUpdate {
         @Override
         public <R> R accept(Visitor<R> v) {
             return v.routeRemove(this);
+        }
+    }
+
+    /**
+     * A node's WireGuard identity, from its Node resource (Calico's {@code WireguardEndpointUpdate}):
+     * sent for every node, this one included, that has a public key or an interface address.
+     *
+     * @param publicKey            {@code status.wireguardPublicKey} (base64), {@code null} when none
+     *                             (or not a 32-byte key: logged, never guessed)
+     * @param interfaceIpv4Address {@code spec.wireguard.interfaceIPv4Address} (bare), {@code null} when none
+     */
+    record WireguardEndpointUpdate(String hostname, String publicKey, String interfaceIpv4Address)
+            implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.wireguardEndpointUpdate(this);
+        }
+    }
+
+    record WireguardEndpointRemove(String hostname) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.wireguardEndpointRemove(this);
         }
     }
 

@@ -9,7 +9,8 @@ import java.util.Map;
  *   Dispatcher ──FelixConfiguration──▶ ConfigResolver ──┐
  *              ──Node──────────────▶ HostMetadataStage ─┤
  *              ──IPPool────────────▶ IpPoolStage ───────┼──▶ InfraListener (EventSequencer)
- *              ──WEP, Node, IPPool─▶ RouteCalculator ───┘
+ *              ──WEP, Node, IPPool─▶ RouteCalculator ───┤
+ *              ──Node──────────────▶ WireguardStage ────┘
  * </pre>
  */
 public final class InfraStages {
@@ -23,5 +24,6 @@ public final class InfraStages {
         new HostMetadataStage(out).registerWith(dispatcher);
         new IpPoolStage(out).registerWith(dispatcher);
         new RouteCalculator(hostname, out).registerWith(dispatcher);
+        new WireguardStage(out).registerWith(dispatcher);
     }
 }

@@ -8,6 +8,8 @@ import calico.dataplane.netlink.Sysctls;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.routes.RouteManager;
+import calico.felix.dataplane.wireguard.WireguardHost;
+import calico.felix.dataplane.wireguard.WireguardManager;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.io.UncheckedIOException;
@@ -113,6 +115,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private Netlink netlink;
     private Sysctls sysctls;
     private RouteManager routes;
+    private WireguardManager wireguard;
     private RefreshScheduler refresher;
     /** Written on the dataplane thread only, batch by batch; other threads read it through {@link DataplaneModel#read}. */
     private final DataplaneModel model = new DataplaneModel();
@@ -132,6 +135,16 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * @param observer told about applies, refreshes, failures and backend starts (metrics)
      */
     public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer) {
+        this(netns, factory, observer, WireguardHost.NONE);
+    }
+
+    /**
+     * As above, with what WireGuard needs from felix (this node's name, where wireguard-go's
+     * sockets go, who publishes the public key); without it WireGuard is never programmed.
+     */
+    public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer,
+                           WireguardHost wireguardHost) {
+        Objects.requireNonNull(wireguardHost, "wireguardHost");
         this.netns = netns == null ? "" : netns.trim();
         Objects.requireNonNull(factory, "factory");
         this.observer = Objects.requireNonNull(observer, "observer");
@@ -148,6 +161,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 netlink = new Netlink();
                 sysctls = new Sysctls();
                 routes = new RouteManager(netlink, sysctls, model);
+                wireguard = new WireguardManager(netlink, sysctls, model, wireguardHost,
+                        () -> calico.dataplane.wireguard.WireguardBackend.choose(prefix, wireguardHost.socketDir()));
                 refresher = new RefreshScheduler(thread, board, observer, routes, switcher::driver, needResync, queue,
                         Duration.ofMillis(RefreshScheduler.SETTLE_MILLIS));
                 refresher.every(DEFAULT_REFRESH);
@@ -283,6 +298,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 routes.resync();
             }
             needResync.clear();
+            applyWireguard(resync); // a failure here asks for the next resync itself
             board.resolvedUpTo(failuresBefore); // failures during this batch (e.g. a sysctl) stay unresolved
         } catch (RuntimeException e) {
             error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
@@ -316,6 +332,20 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             return null;
         }
         return switcher.apply(batch, moreComing, BackendChoice.Inputs.of(model.config()), () -> batch);
+    }
+
+    /** WireGuard after routes, its failures recorded apart so they never hold the routes back. */
+    private void applyWireguard(boolean resync) {
+        try {
+            if (resync) {
+                wireguard.resync();
+            } else {
+                wireguard.update();
+            }
+        } catch (RuntimeException e) {
+            needResync.set();
+            record("WireGuard: " + e.getMessage());
+        }
     }
 
     /**
@@ -366,6 +396,10 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private void onLinksOnThread(List<LinkUpdate> updates) {
         for (LinkUpdate u : updates) {
             board.linkUpdate();
+            if (u.deleted() && u.name().equals(wireguard.device())) {
+                log.warn("WireGuard device {} disappeared; making it again", u.name());
+                applyWireguard(true);
+            }
             try {
                 RouteManager.Stats st = routes.onLinkUpdate(u);
                 if (st.routesAdded() > 0 || st.interfacesConfigured() > 0) {
@@ -466,6 +500,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             thread.run(() -> {
                 refresher.stop();
                 switcher.close(); // our rules stay in the kernel, as when felix restarts
+                if (wireguard != null) {
+                    wireguard.close(); // the device stays too, with its key
+                }
                 if (netlink != null) {
                     netlink.close();
                 }

@@ -21,7 +21,8 @@ final class InfraRecorder implements InfraListener {
         events.add(update);
         String key = key(update);
         boolean remove = update instanceof DataplaneUpdate.HostMetadataRemove
-                || update instanceof DataplaneUpdate.IpPoolRemove || update instanceof DataplaneUpdate.RouteRemove;
+                || update instanceof DataplaneUpdate.IpPoolRemove || update instanceof DataplaneUpdate.RouteRemove
+                || update instanceof DataplaneUpdate.WireguardEndpointRemove;
         if (remove) {
             if (state.remove(key) == null) {
                 throw new AssertionError("remove of " + key + " which was never added: " + update);
@@ -58,6 +59,12 @@ final class InfraRecorder implements InfraListener {
         }
         if (u instanceof DataplaneUpdate.HostMetadataRemove h) {
             return "host:" + h.hostname();
+        }
+        if (u instanceof DataplaneUpdate.WireguardEndpointUpdate w) {
+            return "wireguard:" + w.hostname();
+        }
+        if (u instanceof DataplaneUpdate.WireguardEndpointRemove w) {
+            return "wireguard:" + w.hostname();
         }
         if (u instanceof DataplaneUpdate.IpPoolUpdate p) {
             return "pool:" + p.name();
