@@ -5,8 +5,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Makes, configures, reads and removes WireGuard devices in one network namespace: Debian's
- * {@code wireguard-go} over its userspace API socket ({@link UserspaceWireguard}). {@link #choose} picks one, once; callers
+ * Makes, configures, reads and removes WireGuard devices in one network namespace: the kernel's
+ * module over generic netlink ({@link KernelWireguard}) or Debian's {@code wireguard-go} over its
+ * userspace API socket ({@link UserspaceWireguard}). {@link #choose} picks one, once; callers
  * never ask which. Like the netlink classes, an instance belongs to the thread (and so the
  * namespace) that made it and is not thread-safe.
  */
@@ -38,6 +39,9 @@ public interface WireguardBackend extends AutoCloseable {
      * @param socketDir     where the userspace devices' API sockets are reached (see {@link UserspaceWireguard})
      */
     static WireguardBackend choose(List<String> commandPrefix, Path socketDir) {
+        if (KernelWireguard.available()) {
+            return new KernelWireguard();
+        }
         if (UserspaceWireguard.installed()) {
             return new UserspaceWireguard(commandPrefix, socketDir);
         }
