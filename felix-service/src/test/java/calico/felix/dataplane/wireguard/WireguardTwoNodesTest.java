@@ -53,7 +53,8 @@ import org.junit.jupiter.api.Test;
  * the key its dataplane made by writing it into its Node's status, as felix does: the peers come
  * from those Nodes. Then pod to pod crosses the tunnel, and an nft counter on node A's uplink
  * shows the underlay carried only UDP to the WireGuard port; a removed node's peer and routes
- * go; WireGuard turned off removes the device, the rule and the table's routes.
+ * go; WireGuard turned off removes the device, the rule and the table's routes; a wireguard-go
+ * that dies is started again (the link monitor sees its device go) and its new key published.
  */
 class WireguardTwoNodesTest {
 
@@ -265,6 +266,39 @@ class WireguardTwoNodesTest {
         assertThat(a.dataplane.errors()).isEmpty();
         // The daemon went with its device.
         Await.until("wireguard-go gone with its device", Duration.ofSeconds(10), () -> !Files.exists(socketDir(a.ns).resolve(DEV + ".sock")));
+    }
+
+    @Test
+    void aDeadWireguardGoIsStartedAgainAndItsNewKeyPublished() {
+        startWithWireguard();
+        NetNs podA = namespaces.get(2);
+        String oldKey = a.published.get();
+        // The node namespace holds no process but the daemon (pods have namespaces of their own).
+        String pids = execOut("ip", "netns", "pids", a.ns.name());
+        assertThat(pids.strip()).matches("\\d+");
+        execOut("kill", pids.strip());
+
+        String newKey = Await.until("a new key published", Duration.ofSeconds(20), () -> a.published.get(),
+                k -> k != null && !k.equals(oldKey) && !k.equals("none yet"));
+        assertThat(a.device().publicKey().base64()).isEqualTo(newKey);
+        nodeA = nodeA.withStatus(new NodeStatus(newKey, null, null));
+        both(set(nodeA));
+        assertThat(podA.pings("10.244.1.5", Duration.ofSeconds(10))).isTrue();
+        assertThat(a.dataplane.errors()).isEmpty();
+    }
+
+    private static String execOut(String... command) {
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            assertThat(p.waitFor()).as(String.join(" ", command) + ": " + out).isZero();
+            return out;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The packet counts of an nft listing's counters, in rule order. */
