@@ -43,9 +43,15 @@ final class FelixProcess implements AutoCloseable {
 
     /** Felix on the datastore {@code datastoreArgs} name ({@code FELIX_DATASTORETYPE} and its settings). */
     FelixProcess(List<String> datastoreArgs, String hostNetns, Backend backend, String logSeverity, String... extraArgs) {
+        this(Cluster.NODE, datastoreArgs, hostNetns, backend, logSeverity, extraArgs);
+    }
+
+    /** Felix for node {@code hostname} (several nodes, each in its own namespace). */
+    FelixProcess(String hostname, List<String> datastoreArgs, String hostNetns, Backend backend, String logSeverity,
+                 String... extraArgs) {
         List<String> args = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
                 "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--HOSTNAME=",
-                "--FELIX_FELIXHOSTNAME=" + Cluster.NODE));
+                "--FELIX_FELIXHOSTNAME=" + hostname));
         args.addAll(datastoreArgs);
         args.addAll(List.of("--FELIX_DATAPLANENETNS=" + hostNetns,
                 "--FELIX_LOGSEVERITYSCREEN=" + logSeverity, "--felix.ready-poll-initial=50ms",
