@@ -122,6 +122,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private final ResyncNeeded needResync = new ResyncNeeded();
     private final ApplyPacing pacing = new ApplyPacing();
     private String forwardingApplied;
+    /** The delay of the pending WireGuard retry, null when none is pending (the last attempt succeeded). */
+    private Duration wireguardRetry;
+    private boolean wireguardRetryPending;
+    private static final Duration WIREGUARD_FIRST_RETRY = Duration.ofSeconds(1);
+    private static final Duration WIREGUARD_MAX_RETRY = Duration.ofSeconds(30);
 
     /** The standard drivers ({@link KernelPolicyDrivers}), no observer. */
     public KernelDataplane(String netns) {
@@ -334,7 +339,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         return switcher.apply(batch, moreComing, BackendChoice.Inputs.of(model.config()), () -> batch);
     }
 
-    /** WireGuard after routes, its failures recorded apart so they never hold the routes back. */
+    /**
+     * WireGuard after routes, its failures recorded apart so they never hold the routes back. A
+     * failure (e.g. a restarted wireguard-go whose port the dead one still holds) is retried by
+     * a WireGuard resync of its own, 1 s later and doubling to 30 s, without waiting for a batch.
+     */
     private void applyWireguard(boolean resync) {
         try {
             if (resync) {
@@ -342,9 +351,18 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             } else {
                 wireguard.update();
             }
+            wireguardRetry = null;
         } catch (RuntimeException e) {
-            needResync.set();
             record("WireGuard: " + e.getMessage());
+            wireguardRetry = wireguardRetry == null ? WIREGUARD_FIRST_RETRY
+                    : java.util.Collections.min(List.of(wireguardRetry.multipliedBy(2), WIREGUARD_MAX_RETRY));
+            if (!wireguardRetryPending) {
+                wireguardRetryPending = true;
+                thread.schedule(() -> {
+                    wireguardRetryPending = false;
+                    applyWireguard(true);
+                }, wireguardRetry.toNanos(), "WireGuard retry");
+            }
         }
     }
 

@@ -141,7 +141,8 @@ public final class UserspaceWireguard implements WireguardBackend {
                         + socket(ifname) + ")"));
         int errno = Uapi.errno(answer);
         if (errno != 0) {
-            throw new IllegalStateException("WireGuard device " + ifname + ": set refused with errno " + errno);
+            // wireguard-go answers with a negated errno (-98: EADDRINUSE, the port is still held).
+            throw new IllegalStateException("WireGuard device " + ifname + ": set refused with errno " + Math.abs(errno));
         }
     }
 

@@ -48,8 +48,6 @@ public final class WireguardManager {
     public static final long TABLE = 1;
     /** Calico's {@code RTPROT_FELIX}, as the route manager uses. */
     static final int PROTOCOL_FELIX = 80;
-    /** WireGuard's overhead over IPv4: 20 (IP) + 8 (UDP) + 32 (WireGuard header and tag). */
-    static final int IPV4_OVERHEAD = 60;
 
     private static final Logger log = LoggerFactory.getLogger(WireguardManager.class);
 
@@ -67,6 +65,8 @@ public final class WireguardManager {
     private String programmedDevice;
     private boolean cleanedAtStart;
     private String publishedKey;
+    /** This node's public key as last read from (or made for) the device. */
+    private WireguardKey currentKey;
     /** The first outcome (a key, or none) is always told, so a stale key left on the Node goes. */
     private boolean publishedOnce;
 
@@ -142,7 +142,7 @@ public final class WireguardManager {
         WireguardKey ownKey = programmed != null && !full ? currentKey : null;
         WireguardPlan plan = WireguardPlan.compute(host.hostname(), ownKey, c.wireguardListeningPort(), keepalive,
                 model.hosts(), model.wireguardEndpoints(), model.routes());
-        int mtu = mtu(c);
+        int mtu = c.wireguardMtu(); // 0: the device's default (host-MTU detection is the MTU work's)
         Programmed next = new Programmed(device, c.wireguardListeningPort(), fwmark, c.wireguardRoutingRulePriority(),
                 mtu, own == null ? null : own.interfaceIpv4Address(), plan);
         if (!full && next.equals(programmed)) {
@@ -188,12 +188,6 @@ public final class WireguardManager {
         publish(currentKey.base64());
     }
 
-    private WireguardKey currentKey;
-
-    /** {@code wireguardMTU}, or the device's default (0: left as the device has it). */
-    private static int mtu(FelixSettings c) {
-        return c.wireguardMtu();
-    }
 
     private void syncAddress(int index, String address) {
         IpPrefix want = address == null ? null : IpPrefix.host(IpPrefix.parse(address).address());
