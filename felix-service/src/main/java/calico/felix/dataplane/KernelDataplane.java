@@ -125,6 +125,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     /** The delay of the pending WireGuard retry, null when none is pending (the last attempt succeeded). */
     private Duration wireguardRetry;
     private boolean wireguardRetryPending;
+    private Duration wireguardRefreshEvery;
+    private long wireguardRefreshGeneration;
     private static final Duration WIREGUARD_FIRST_RETRY = Duration.ofSeconds(1);
     private static final Duration WIREGUARD_MAX_RETRY = Duration.ofSeconds(30);
 
@@ -171,6 +173,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 refresher = new RefreshScheduler(thread, board, observer, routes, switcher::driver, needResync, queue,
                         Duration.ofMillis(RefreshScheduler.SETTLE_MILLIS));
                 refresher.every(DEFAULT_REFRESH);
+                scheduleWireguardRefresh();
             });
         } catch (RuntimeException e) {
             thread.shutdownNow();
@@ -292,6 +295,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         Duration interval = batch.stream().anyMatch(DataplaneUpdate.ConfigUpdate.class::isInstance)
                 ? refreshIntervalOf(model.config()) : refresher.interval();
         ensureForwarding(model.config());
+        scheduleWireguardRefresh();
         boolean resync = needResync.get();
         needResync.set(); // cleared only if both parts succeed
         PolicyDriver.ApplyStats stats = null;
@@ -364,6 +368,36 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 }, wireguardRetry.toNanos(), "WireGuard retry");
             }
         }
+    }
+
+    /**
+     * WireGuard's periodic read-back and repair (device, peers, table 1, rule), every
+     * {@code routeRefreshInterval} as Calico refreshes its route tables (0 or less: 90 s).
+     * Rescheduled when the interval changes: a timer of an older schedule ends itself.
+     */
+    private void scheduleWireguardRefresh() {
+        Duration every = model.config().routeRefreshInterval();
+        if (every.isNegative() || every.isZero()) {
+            every = Duration.ofSeconds(90);
+        }
+        if (every.equals(wireguardRefreshEvery)) {
+            return;
+        }
+        wireguardRefreshEvery = every;
+        long generation = ++wireguardRefreshGeneration;
+        wireguardRefreshLater(generation, every);
+    }
+
+    private void wireguardRefreshLater(long generation, Duration every) {
+        thread.schedule(() -> {
+            if (generation != wireguardRefreshGeneration) {
+                return;
+            }
+            if (model.inSync()) {
+                applyWireguard(true);
+            }
+            wireguardRefreshLater(generation, every);
+        }, every.toNanos(), "WireGuard refresh");
     }
 
     /**

@@ -130,9 +130,16 @@ final class GraphNodes implements AutoCloseable {
 
     /** Both nodes on the same resources, WireGuard on; each node's key then written into its Node. */
     void startWithWireguard() {
+        startWithWireguard(Map.of());
+    }
+
+    /** As {@link #startWithWireguard()}, with more FelixConfiguration fields. */
+    void startWithWireguard(Map<String, Object> moreConfig) {
+        Map<String, Object> config = new java.util.HashMap<>(moreConfig);
+        config.put("wireguardEnabled", true);
         nodeA = TwoNodeUnderlay.node("node-a", net.nodeIp(1), net.wireguardIp(0), null);
         nodeB = TwoNodeUnderlay.node("node-b", net.nodeIp(2), net.wireguardIp(1), null);
-        both(set(felixConfig(Map.of("wireguardEnabled", true)),
+        both(set(felixConfig(config),
                 new IPPool(ObjectMeta.named("pool"), IPPoolSpec.ofCidr(net.pods + ".0.0/16")),
                 new Profile(ObjectMeta.named("kns.test"), new ProfileSpec(List.of(Rule.allow()), List.of(Rule.allow()), Map.of())),
                 nodeA, nodeB, TwoNodeUnderlay.wep("pod-a", "node-a", net.podIp(0), "calipoda"),

@@ -132,6 +132,18 @@ class WireguardTwoNodesTest {
         assertThat(a.dataplane.errors()).isEmpty();
     }
 
+    @Test
+    void aDeletedRuleAndRouteAreRepairedByTheRefresh() {
+        nodes.startWithWireguard(Map.of("routeRefreshInterval", "1s"));
+        a.ns.exec("ip", "rule", "del", "priority", "99");
+        a.ns.exec("ip", "route", "del", "10.244.1.5/32", "table", "1");
+
+        Await.until("the rule and the route back", Duration.ofSeconds(10),
+                () -> a.ns.exec("ip", "rule", "show").contains("99:\tnot from all fwmark 0x100000/0x100000 lookup 1")
+                        && a.ns.exec("ip", "route", "show", "table", "1").contains("10.244.1.5 dev wireguard.cali"));
+        assertThat(nodes.net.podA.pings("10.244.1.5", Duration.ofSeconds(10))).isTrue();
+    }
+
     private static String execOut(String... command) {
         try {
             Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
