@@ -1,6 +1,7 @@
 package calico.dataplane.wireguard;
 
 import calico.dataplane.netlink.IpPrefix;
+import calico.dataplane.netlink.NetlinkAttribute;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -45,7 +46,6 @@ final class WireguardNetlink {
     static final int ALLOWEDIP_CIDR_MASK = 3;
 
     private static final int NLA_F_NESTED = 0x8000;
-    private static final int NLA_TYPE_MASK = 0x3fff;
     private static final int AF_INET = 2;
     private static final int AF_INET6 = 10;
 
@@ -145,13 +145,13 @@ final class WireguardNetlink {
         for (ByteBuffer reply : replies) {
             ByteBuffer b = reply.duplicate().order(ByteOrder.nativeOrder());
             b.position(b.position() + 4);
-            for (Attr a : Attr.parse(b)) {
-                switch (a.type) {
-                    case DEVICE_PRIVATE_KEY -> privateKey = allZero(a.value) ? null : WireguardKey.of(a.value);
+            for (NetlinkAttribute a : NetlinkAttribute.parseAll(b)) {
+                switch (a.type()) {
+                    case DEVICE_PRIVATE_KEY -> privateKey = allZero(a.value()) ? null : WireguardKey.of(a.value());
                     case DEVICE_LISTEN_PORT -> port = a.u16();
                     case DEVICE_FWMARK -> fwmark = a.u32();
                     case DEVICE_PEERS -> {
-                        for (Attr p : a.nested()) {
+                        for (NetlinkAttribute p : a.nested()) {
                             parsePeer(p.nested(), peers);
                         }
                     }
@@ -165,29 +165,29 @@ final class WireguardNetlink {
         return new WireguardState(privateKey, port, fwmark, out);
     }
 
-    private static void parsePeer(List<Attr> attrs, Map<WireguardKey, PeerParts> peers) {
+    private static void parsePeer(List<NetlinkAttribute> attrs, Map<WireguardKey, PeerParts> peers) {
         PeerParts p = null;
-        for (Attr a : attrs) {
-            if (a.type == PEER_PUBLIC_KEY) {
-                p = peers.computeIfAbsent(WireguardKey.of(a.value), PeerParts::new);
+        for (NetlinkAttribute a : attrs) {
+            if (a.type() == PEER_PUBLIC_KEY) {
+                p = peers.computeIfAbsent(WireguardKey.of(a.value()), PeerParts::new);
             }
         }
         if (p == null) {
             return;
         }
-        for (Attr a : attrs) {
-            switch (a.type) {
-                case PEER_ENDPOINT -> p.endpoint = parseSockaddr(a.value);
+        for (NetlinkAttribute a : attrs) {
+            switch (a.type()) {
+                case PEER_ENDPOINT -> p.endpoint = parseSockaddr(a.value());
                 case PEER_KEEPALIVE -> p.keepalive = a.u16();
                 case PEER_ALLOWEDIPS -> {
-                    for (Attr ip : a.nested()) {
+                    for (NetlinkAttribute ip : a.nested()) {
                         byte[] addr = null;
                         int mask = -1;
-                        for (Attr f : ip.nested()) {
-                            if (f.type == ALLOWEDIP_IPADDR) {
-                                addr = f.value;
-                            } else if (f.type == ALLOWEDIP_CIDR_MASK) {
-                                mask = Byte.toUnsignedInt(f.value[0]);
+                        for (NetlinkAttribute f : ip.nested()) {
+                            if (f.type() == ALLOWEDIP_IPADDR) {
+                                addr = f.value();
+                            } else if (f.type() == ALLOWEDIP_CIDR_MASK) {
+                                mask = Byte.toUnsignedInt(f.value()[0]);
                             }
                         }
                         if (addr != null && mask >= 0) {
@@ -222,38 +222,6 @@ final class WireguardNetlink {
 
         PeerParts(WireguardKey key) {
             this.key = key;
-        }
-    }
-
-    /** One attribute: its type (flags stripped) and value. */
-    record Attr(int type, byte[] value) {
-        static List<Attr> parse(ByteBuffer b) {
-            List<Attr> out = new ArrayList<>();
-            while (b.remaining() >= 4) {
-                int start = b.position();
-                int len = Short.toUnsignedInt(b.getShort());
-                int type = Short.toUnsignedInt(b.getShort()) & NLA_TYPE_MASK;
-                if (len < 4 || start + len > b.limit()) {
-                    break;
-                }
-                byte[] v = new byte[len - 4];
-                b.get(v);
-                out.add(new Attr(type, v));
-                b.position(Math.min(b.limit(), start + ((len + 3) & ~3)));
-            }
-            return out;
-        }
-
-        List<Attr> nested() {
-            return parse(ByteBuffer.wrap(value).order(ByteOrder.nativeOrder()));
-        }
-
-        int u16() {
-            return Short.toUnsignedInt(ByteBuffer.wrap(value).order(ByteOrder.nativeOrder()).getShort());
-        }
-
-        int u32() {
-            return ByteBuffer.wrap(value).order(ByteOrder.nativeOrder()).getInt();
         }
     }
 
