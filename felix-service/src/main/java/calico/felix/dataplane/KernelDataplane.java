@@ -115,20 +115,13 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private Netlink netlink;
     private Sysctls sysctls;
     private RouteManager routes;
-    private WireguardManager wireguard;
+    private WireguardRunner wireguard;
     private RefreshScheduler refresher;
     /** Written on the dataplane thread only, batch by batch; other threads read it through {@link DataplaneModel#read}. */
     private final DataplaneModel model = new DataplaneModel();
     private final ResyncNeeded needResync = new ResyncNeeded();
     private final ApplyPacing pacing = new ApplyPacing();
     private String forwardingApplied;
-    /** The delay of the pending WireGuard retry, null when none is pending (the last attempt succeeded). */
-    private Duration wireguardRetry;
-    private boolean wireguardRetryPending;
-    private Duration wireguardRefreshEvery;
-    private long wireguardRefreshGeneration;
-    private static final Duration WIREGUARD_FIRST_RETRY = Duration.ofSeconds(1);
-    private static final Duration WIREGUARD_MAX_RETRY = Duration.ofSeconds(30);
 
     /** The standard drivers ({@link KernelPolicyDrivers}), no observer. */
     public KernelDataplane(String netns) {
@@ -168,12 +161,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 netlink = new Netlink();
                 sysctls = new Sysctls();
                 routes = new RouteManager(netlink, sysctls, model);
-                wireguard = new WireguardManager(netlink, sysctls, model, wireguardHost,
-                        () -> calico.dataplane.wireguard.WireguardBackend.choose(prefix, wireguardHost.socketDir()));
+                wireguard = new WireguardRunner(new WireguardManager(netlink, sysctls, model, wireguardHost,
+                        () -> calico.dataplane.wireguard.WireguardBackend.choose(prefix, wireguardHost.socketDir())),
+                        thread, model, this::record);
                 refresher = new RefreshScheduler(thread, board, observer, routes, switcher::driver, needResync, queue,
                         Duration.ofMillis(RefreshScheduler.SETTLE_MILLIS));
                 refresher.every(DEFAULT_REFRESH);
-                scheduleWireguardRefresh();
             });
         } catch (RuntimeException e) {
             thread.shutdownNow();
@@ -295,7 +288,6 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         Duration interval = batch.stream().anyMatch(DataplaneUpdate.ConfigUpdate.class::isInstance)
                 ? refreshIntervalOf(model.config()) : refresher.interval();
         ensureForwarding(model.config());
-        scheduleWireguardRefresh();
         boolean resync = needResync.get();
         needResync.set(); // cleared only if both parts succeed
         PolicyDriver.ApplyStats stats = null;
@@ -307,7 +299,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 routes.resync();
             }
             needResync.clear();
-            applyWireguard(resync); // a failure here asks for the next resync itself
+            wireguard.apply(resync); // its failures are recorded and retried on their own
             board.resolvedUpTo(failuresBefore); // failures during this batch (e.g. a sysctl) stay unresolved
         } catch (RuntimeException e) {
             error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
@@ -341,63 +333,6 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             return null;
         }
         return switcher.apply(batch, moreComing, BackendChoice.Inputs.of(model.config()), () -> batch);
-    }
-
-    /**
-     * WireGuard after routes, its failures recorded apart so they never hold the routes back. A
-     * failure (e.g. a restarted wireguard-go whose port the dead one still holds) is retried by
-     * a WireGuard resync of its own, 1 s later and doubling to 30 s, without waiting for a batch.
-     */
-    private void applyWireguard(boolean resync) {
-        try {
-            if (resync) {
-                wireguard.resync();
-            } else {
-                wireguard.update();
-            }
-            wireguardRetry = null;
-        } catch (RuntimeException e) {
-            record("WireGuard: " + e.getMessage());
-            wireguardRetry = wireguardRetry == null ? WIREGUARD_FIRST_RETRY
-                    : java.util.Collections.min(List.of(wireguardRetry.multipliedBy(2), WIREGUARD_MAX_RETRY));
-            if (!wireguardRetryPending) {
-                wireguardRetryPending = true;
-                thread.schedule(() -> {
-                    wireguardRetryPending = false;
-                    applyWireguard(true);
-                }, wireguardRetry.toNanos(), "WireGuard retry");
-            }
-        }
-    }
-
-    /**
-     * WireGuard's periodic read-back and repair (device, peers, table 1, rule), every
-     * {@code routeRefreshInterval} as Calico refreshes its route tables (0 or less: 90 s).
-     * Rescheduled when the interval changes: a timer of an older schedule ends itself.
-     */
-    private void scheduleWireguardRefresh() {
-        Duration every = model.config().routeRefreshInterval();
-        if (every.isNegative() || every.isZero()) {
-            every = Duration.ofSeconds(90);
-        }
-        if (every.equals(wireguardRefreshEvery)) {
-            return;
-        }
-        wireguardRefreshEvery = every;
-        long generation = ++wireguardRefreshGeneration;
-        wireguardRefreshLater(generation, every);
-    }
-
-    private void wireguardRefreshLater(long generation, Duration every) {
-        thread.schedule(() -> {
-            if (generation != wireguardRefreshGeneration) {
-                return;
-            }
-            if (model.inSync()) {
-                applyWireguard(true);
-            }
-            wireguardRefreshLater(generation, every);
-        }, every.toNanos(), "WireGuard refresh");
     }
 
     /**
@@ -448,9 +383,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private void onLinksOnThread(List<LinkUpdate> updates) {
         for (LinkUpdate u : updates) {
             board.linkUpdate();
-            if (u.deleted() && u.name().equals(wireguard.device())) {
-                log.warn("WireGuard device {} disappeared; making it again", u.name());
-                applyWireguard(true);
+            if (u.deleted()) {
+                wireguard.onLinkDeleted(u.name());
             }
             try {
                 RouteManager.Stats st = routes.onLinkUpdate(u);
@@ -553,7 +487,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 refresher.stop();
                 switcher.close(); // our rules stay in the kernel, as when felix restarts
                 if (wireguard != null) {
-                    wireguard.close(); // the device stays too, with its key
+                    wireguard.close();
                 }
                 if (netlink != null) {
                     netlink.close();
