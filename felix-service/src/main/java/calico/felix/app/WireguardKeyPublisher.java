@@ -23,7 +23,9 @@ import org.slf4j.LoggerFactory;
  * Node's {@code projectcalico.org/WireguardPublicKey} annotation), removed when WireGuard is off.
  * Told by the dataplane thread ({@link #accept}, never blocks); writes on a thread of its own, the
  * latest key only, retrying with a growing delay while the datastore fails, the Node does not
- * exist yet, or another writer won the update (the rest of the status is kept).
+ * exist yet, or another writer won the update (the rest of the status is kept). With WireGuard
+ * off from the start, a stale key is withdrawn once if the datastore answers, never retried (a
+ * felix reading through typha may have no datastore at all).
  */
 final class WireguardKeyPublisher implements Consumer<String>, AutoCloseable {
 
@@ -43,6 +45,8 @@ final class WireguardKeyPublisher implements Consumer<String>, AutoCloseable {
     /** The key to publish, empty for none; written by {@link #accept}, read by the thread. */
     private volatile Optional<String> wanted;
     private long generation;
+    /** Whether this process ever wrote a key: only then is a withdrawal worth retrying. */
+    private boolean publishedAny;
 
     /** @param datastores opens the datastore when the first key is to be written (and after a failure) */
     WireguardKeyPublisher(String hostname, Supplier<Datastore> datastores) {
@@ -67,8 +71,10 @@ final class WireguardKeyPublisher implements Consumer<String>, AutoCloseable {
             }
             Optional<Node> node = datastore.get(ResourceKey.of(ResourceKind.NODE, hostname)).map(Node.class::cast);
             if (node.isEmpty()) {
-                retry(gen, delay, "Node " + hostname + " does not exist yet");
-                return;
+                if (key.isPresent() || publishedAny) {
+                    retry(gen, delay, "Node " + hostname + " does not exist yet");
+                }
+                return; // no Node, no stale key on it
             }
             Node now = node.get();
             NodeStatus status = now.status() == null ? new NodeStatus(null, null, null) : now.status();
@@ -77,11 +83,18 @@ final class WireguardKeyPublisher implements Consumer<String>, AutoCloseable {
             }
             datastore.update(now.withStatus(new NodeStatus(key.orElse(null), status.wireguardPublicKeyV6(),
                     status.podCIDRs())));
+            publishedAny |= key.isPresent();
             log.info("WireGuard public key of node {} {}", hostname, key.map(k -> "published: " + k).orElse("withdrawn"));
         } catch (DatastoreException.Conflict e) {
             thread.execute(() -> publish(gen, delay)); // read the Node again and redo the change
         } catch (RuntimeException e) {
             closeDatastore();
+            if (key.isEmpty() && !publishedAny) {
+                // WireGuard off from the start: a stale key is withdrawn when the datastore answers,
+                // but a felix without one (through typha) is not kept retrying for it.
+                log.info("WireGuard is off; a key left on Node {} was not checked: {}", hostname, e.getMessage());
+                return;
+            }
             retry(gen, delay, e.toString());
         }
     }
