@@ -56,6 +56,47 @@ class CniPluginTest {
                 WorkloadEndpointNames.forPod(CniHarness.NODE, pod))).orElse(null);
     }
 
+    /**
+     * Without {@code mtu} the pod gets the MTU felix wrote to the MTU file, read at each ADD (a
+     * rewrite reaches the next pod); no file: 1500; {@code mtu} in the configuration wins; a file
+     * holding no MTU is refused naming {@code mtu_file}, nothing created.
+     */
+    @Test
+    void withoutMtuThePodGetsTheMtuFelixWrote(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        h.pool("p-mtu", "10.201.19.0/24", 26);
+        java.nio.file.Path file = dir.resolve("mtu");
+        String conf = h.calicoConf("1.0.0", "10.201.19.0/24").replace("\"mtu\":1440",
+                "\"mtu_file\":\"" + file + "\"");
+        java.util.function.IntFunction<String> podMtu = i -> {
+            NetNs pod = h.pod();
+            CniResponse r = h.call(CniHarness.env("ADD", CniHarness.containerId(), CniHarness.netns(pod), "ns1",
+                    "mtu-" + i), conf);
+            assertThat(r.exitCode()).as(r.stdout()).isZero();
+            return pod.exec("ip", "-o", "link", "show", "eth0");
+        };
+        assertThat(podMtu.apply(0)).as("no file yet: Calico's default").contains("mtu 1500");
+        java.nio.file.Files.writeString(file, "1410");
+        assertThat(podMtu.apply(1)).contains("mtu 1410");
+        java.nio.file.Files.writeString(file, "8950\n");
+        assertThat(podMtu.apply(2)).as("rewritten: the next pod gets the new value").contains("mtu 8950");
+
+        NetNs explicit = h.pod();
+        CniResponse r = h.call(CniHarness.env("ADD", CniHarness.containerId(), CniHarness.netns(explicit), "ns1",
+                "mtu-explicit"), conf.replace("\"mtu_file\"", "\"mtu\":1440,\"mtu_file\""));
+        assertThat(r.exitCode()).as(r.stdout()).isZero();
+        assertThat(explicit.exec("ip", "-o", "link", "show", "eth0")).as("the configuration's mtu wins")
+                .contains("mtu 1440");
+
+        java.nio.file.Files.writeString(file, "jumbo");
+        NetNs bad = h.pod();
+        JsonNode e = h.parse(h.call(CniHarness.env("ADD", CniHarness.containerId(), CniHarness.netns(bad), "ns1",
+                "mtu-bad"), conf));
+        assertThat(e.path("code").asInt()).isEqualTo(7);
+        assertThat(e.path("msg").asText()).startsWith("mtu_file:").contains("'jumbo'");
+        assertThat(bad.tryExec("ip", "link", "show", "eth0").status()).as("nothing created").isNotZero();
+    }
+
     @Test
     void addNetworksThePodAndDelRemovesEverythingIdempotently() {
         h.pool("p-add", "10.201.1.0/24", 26);

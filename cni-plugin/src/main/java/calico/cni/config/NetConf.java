@@ -24,7 +24,9 @@ import java.util.Set;
  * @param ipam         the {@code ipam} section
  * @param nodename     this node's name: {@code nodename}, else the first line of {@code nodename_file}
  *                     (default {@code /var/lib/calico/nodename}), else the host name
- * @param mtu          the veth MTU (0 = 1500, Calico's default)
+ * @param mtu          the veth MTU: {@code mtu}; without it (or 0) the number felix wrote to the MTU file
+ *                     ({@code mtu_file}, ours; default Calico's {@code /var/lib/calico/mtu}), as Calico's
+ *                     plugin reads it at each ADD; without the file 1500, Calico's default
  * @param logLevel     {@code log_level}, checked (debug, info, warning, error or none, any case; default info)
  * @param logFilePath  {@code log_file_path}, or null: the call logs to standard error
  * @param prevResult   the previous plugin's result, when chained
@@ -35,11 +37,13 @@ public record NetConf(ObjectNode raw, String cniVersion, String name, String typ
 
     public static final String CALICO_IPAM = "calico-ipam";
     static final Path DEFAULT_NODENAME_FILE = Path.of("/var/lib/calico/nodename");
+    /** Where Calico's felix writes the pod MTU and Calico's plugin reads it. */
+    static final Path DEFAULT_MTU_FILE = Path.of("/var/lib/calico/mtu");
 
     /** Fields Calico's plugin reads, plus the ones the specification and runtimes add. */
     private static final Set<String> KNOWN = Set.of("cniVersion", "name", "type", "datastore_type",
             "etcd_endpoints", "etcd_discovery_srv", "etcd_key_file", "etcd_cert_file", "etcd_ca_cert_file",
-            "ipam", "mtu", "nodename", "nodename_file", "nodename_file_optional", "log_level", "log_file_path",
+            "ipam", "mtu", "mtu_file", "nodename", "nodename_file", "nodename_file_optional", "log_level", "log_file_path",
             "log_file_max_size", "log_file_max_age", "log_file_max_count", "policy", "kubernetes",
             "prevResult", "runtimeConfig", "args", "capabilities", "container_settings", "feature_control",
             "num_queues", "disableCheck", "dns", "include_default_routes");
@@ -128,6 +132,9 @@ public record NetConf(ObjectNode raw, String cniVersion, String name, String typ
             kubeconfig = object(o, "kubernetes").path("kubeconfig").asText(null);
         }
         CniResult prev = o.has("prevResult") ? CniResult.parse(o.get("prevResult"), "prevResult") : null;
+        if (mtu == 0) {
+            mtu = mtuFromFile(o);
+        }
         return new NetConf(o, cniVersion, name, type, ds, List.copyOf(etcd), ipam(o), mtu == 0 ? 1500 : mtu,
                 nodename(o, hostname), logLevel, logFilePath, policyType, kubeconfig, prev);
     }
@@ -210,6 +217,29 @@ public record NetConf(ObjectNode raw, String cniVersion, String name, String typ
             throw invalid("nodename_file", p + " does not exist (is calico/node running?)");
         }
         return hostname;
+    }
+
+    /** {@return the MTU felix wrote}, 0 when there is no file (felix has not run yet), as Calico's plugin. */
+    private static int mtuFromFile(ObjectNode o) {
+        String file = string(o, "mtu_file", false);
+        Path p = file == null || file.isEmpty() ? DEFAULT_MTU_FILE : Path.of(file);
+        String text;
+        try {
+            text = Files.readString(p).strip();
+        } catch (java.nio.file.NoSuchFileException e) {
+            return 0;
+        } catch (IOException e) {
+            throw invalid("mtu_file", p + " cannot be read: " + e.getMessage());
+        }
+        try {
+            int mtu = Integer.parseInt(text);
+            if (mtu >= 68 && mtu <= 65535) {
+                return mtu;
+            }
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw invalid("mtu_file", p + " holds '" + text + "', not an MTU between 68 and 65535");
     }
 
     private static JsonNode object(ObjectNode o, String field) {

@@ -31,6 +31,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                           older settings ({@code FELIX_DATAPLANEDRIVERNAME})
  * @param dataplaneNetns     network namespace ({@code /run/netns/<name>}) the kernel dataplane programs;
  *                           empty for felix's own ({@code FELIX_DATAPLANENETNS})
+ * @param mtuFilePath        where the kernel dataplane writes the pod MTU for the CNI plugin
+ *                           ({@code FELIX_MTUFILEPATH}, ours: Calico's felix always writes
+ *                           {@code /var/lib/calico/mtu}, the default); an absolute path
  */
 @ConfigurationProperties(prefix = "felix")
 public record FelixProperties(
@@ -40,7 +43,8 @@ public record FelixProperties(
         @DefaultValue("60s") Duration applyTimeout,
         @DefaultValue("30s") Duration datastoreTimeout,
         @DefaultValue("kernel") String dataplaneDriver,
-        String dataplaneNetns) {
+        String dataplaneNetns,
+        @DefaultValue("/var/lib/calico/mtu") String mtuFilePath) {
 
     static final List<String> DRIVERS = List.of("model", "kernel", "iptables");
 
@@ -64,6 +68,16 @@ public record FelixProperties(
             throw new IllegalArgumentException("felix.dataplane-netns (FELIX_DATAPLANENETNS): \"" + dataplaneNetns
                     + "\" is not a namespace name (letters, digits, '.', '_', '-')");
         }
+        mtuFilePath = mtuFilePath == null || mtuFilePath.isBlank() ? "/var/lib/calico/mtu" : mtuFilePath.trim();
+        if (!mtuFilePath.startsWith("/") || mtuFilePath.endsWith("/")) {
+            throw new IllegalArgumentException("felix.mtu-file-path (FELIX_MTUFILEPATH): \"" + mtuFilePath
+                    + "\" is not an absolute file path");
+        }
+    }
+
+    /** {@return the MTU file} */
+    public java.nio.file.Path mtuFile() {
+        return java.nio.file.Path.of(mtuFilePath);
     }
 
     private static void positive(String name, Duration d) {

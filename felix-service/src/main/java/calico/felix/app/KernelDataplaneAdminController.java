@@ -13,7 +13,7 @@ import org.springframework.web.bind.annotation.RestController;
  * {@code GET /felix/v1/dataplane}: which dataplane runs and, for the kernel dataplane, the active
  * policy backend, the last apply (time, duration, batch size, driver stats, error), what is
  * programmed, the counters, pending interfaces, the unresolved errors (what keeps felix not
- * ready) and the recent ones (resolved or not). With the model dataplane it
+ * ready) and the recent ones (resolved or not), and the MTUs (host, per encapsulation, pod). With the model dataplane it
  * says so and nothing more.
  */
 @RestController
@@ -35,6 +35,7 @@ public class KernelDataplaneAdminController {
             out.put("status", k.status());
             out.put("errors", k.errors());
             out.put("recentErrors", k.recentErrors());
+            out.put("mtus", k.mtus().orElse(null)); // host, per encapsulation, pod (null before the configuration)
         } else {
             out.put("driver", "model");
             out.put("backend", "none");

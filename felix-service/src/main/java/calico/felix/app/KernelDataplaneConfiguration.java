@@ -57,6 +57,7 @@ public class KernelDataplaneConfiguration {
         String netns = properties.dataplaneNetns();
         return new KernelDataplane(netns,
                 new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns)), metrics,
+                java.util.Optional.of(new calico.felix.dataplane.mtu.MtuFile(properties.mtuFile())),
                 new WireguardHost(properties.hostname(), WireguardHost.socketDirFor(netns), keys));
     }
 }

@@ -35,7 +35,9 @@ final class ConfigFields {
     /** The shape of a field's value, from its Java type plus the duration and enum tables. */
     enum Shape {
         BOOL, INT, MARK, DURATION, ENUM, TEXT, INTERFACE_PREFIXES, PROTO_PORTS, PORT_RANGE, PORT_RANGES, TEXT_LIST, KEY_VALUES,
-        ROUTE_TABLE_RANGE, ROUTE_TABLE_RANGES, DURATION_KEY_VALUES
+        ROUTE_TABLE_RANGE, ROUTE_TABLE_RANGES, DURATION_KEY_VALUES,
+        /** A regular expression ({@code *IfacePattern}): refused when it does not compile. */
+        REGEX
     }
 
     /** Every spec field by its JSON name, in declaration order. */
@@ -201,6 +203,14 @@ final class ConfigFields {
             case ENUM:
                 return parseEnum(field, t);
             case TEXT:
+                return t;
+            case REGEX:
+                try {
+                    java.util.regex.Pattern.compile(t);
+                } catch (java.util.regex.PatternSyntaxException e) {
+                    throw new IllegalArgumentException("\"" + t + "\" is not a regular expression: "
+                            + e.getDescription() + " at index " + e.getIndex());
+                }
                 return t;
             case INTERFACE_PREFIXES:
                 return parseInterfacePrefixes(t);
@@ -451,6 +461,9 @@ final class ConfigFields {
             }
             if (FelixConfigurationSpec.DURATION_FIELDS.contains(name)) {
                 return Shape.DURATION;
+            }
+            if (name.endsWith("IfacePattern")) {
+                return Shape.REGEX;
             }
             return FelixConfigurationEnums.FIELDS.containsKey(name) ? Shape.ENUM : Shape.TEXT;
         }

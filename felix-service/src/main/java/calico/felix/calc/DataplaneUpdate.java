@@ -65,6 +65,9 @@ public sealed interface DataplaneUpdate {
         R wireguardEndpointUpdate(WireguardEndpointUpdate u);
 
         R wireguardEndpointRemove(WireguardEndpointRemove u);
+        R vtepUpdate(VtepUpdate u);
+
+        R vtepRemove(VtepRemove u);
     }
 
     /** {@return what {@code v} makes of this update}: calls the visitor's method for this variant. */
@@ -131,7 +134,11 @@ public sealed interface DataplaneUpdate {
         /** Another node's own address (for encapsulation next hops). */
         REMOTE_HOST,
         /** This node's own address. */
-        LOCAL_HOST
+        LOCAL_HOST,
+        /** An IPAM block affine to this node ({@code routeSource: CalicoIPAM}): blackholed, its workloads have /32s. */
+        LOCAL_BLOCK,
+        /** An IPAM block affine to another node: {@code dst} via that node ({@code routeSource: CalicoIPAM}). */
+        REMOTE_BLOCK
     }
 
     /**
@@ -178,6 +185,32 @@ public sealed interface DataplaneUpdate {
         @Override
         public <R> R accept(Visitor<R> v) {
             return v.wireguardEndpointRemove(this);
+        }
+    }
+
+    /**
+     * A node's VXLAN tunnel endpoint (Calico's {@code VXLANTunnelEndpointUpdate}), keyed by node
+     * name, this node's own included; sent once the node has a tunnel address and an address of the
+     * same family (the parent device's). IPv4 and IPv6 halves are each all set or all null.
+     *
+     * @param mac              the VTEP's MAC for IPv4: the Node's {@code vxlanTunnelMACAddr}, else
+     *                         derived from the node name as Calico's felix derives it
+     * @param ipv4Addr         the Node's {@code ipv4VXLANTunnelAddr} (bare)
+     * @param parentDeviceIpv4 the node's IPv4 address (bare): where encapsulated packets go
+     * @param macV6            likewise for IPv6 ({@code vxlanTunnelMACAddrV6}, else derived)
+     */
+    record VtepUpdate(String node, String mac, String ipv4Addr, String parentDeviceIpv4, String macV6,
+                      String ipv6Addr, String parentDeviceIpv6) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.vtepUpdate(this);
+        }
+    }
+
+    record VtepRemove(String node) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.vtepRemove(this);
         }
     }
 

@@ -95,6 +95,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     private final Trio<String, DataplaneUpdate> pools = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> routes = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> wireguard = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate> vteps = new Trio<>(true);
     private final Trio<String, DataplaneUpdate.FlowLookup> lookups = new Trio<>(true);
     private boolean inSyncPending;
     private boolean inSyncSent;
@@ -219,6 +220,10 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
             wireguard.update(w.hostname(), w);
         } else if (u instanceof DataplaneUpdate.WireguardEndpointRemove w) {
             wireguard.remove(w.hostname());
+        } else if (u instanceof DataplaneUpdate.VtepUpdate v) {
+            vteps.update(v.node(), v);
+        } else if (u instanceof DataplaneUpdate.VtepRemove v) {
+            vteps.remove(v.node());
         } else {
             throw new IllegalArgumentException("not an infrastructure update: " + u);
         }
@@ -271,6 +276,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         // 6. Infrastructure additions: independent of the above.
         hosts.flushUpdates(batch);
         pools.flushUpdates(batch);
+        vteps.flushUpdates(batch); // before the routes that go through them
         routes.flushUpdates(batch);
         wireguard.flushUpdates(batch);
         // Flow-log lookups: no dataplane state depends on them or they on it.
@@ -280,6 +286,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         // the policies and profiles they referred to; those before the IP sets their rules used.
         routes.flushRemoves(batch, DataplaneUpdate.RouteRemove::new);
         wireguard.flushRemoves(batch, DataplaneUpdate.WireguardEndpointRemove::new);
+        vteps.flushRemoves(batch, DataplaneUpdate.VtepRemove::new);
         pools.flushRemoves(batch, DataplaneUpdate.IpPoolRemove::new);
         hosts.flushRemoves(batch, DataplaneUpdate.HostMetadataRemove::new);
         hostEndpoints.flushRemoves(batch, DataplaneUpdate.HostEndpointRemove::new);

@@ -1,6 +1,7 @@
 package calico.felix.calc;
 
 import calico.api.model.FelixConfigurationSpec.ProtoPort;
+import calico.api.model.Port;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +22,17 @@ import java.util.Optional;
  * @param ipipMtu           0 means "detect from the host's MTU" (likewise the other MTUs)
  * @param iptablesMarkMask  the mark bits felix may use ({@code iptablesMarkMask})
  * @param flowLogsGoldmaneServer goldmane's address, empty when flow logs are off (see {@link #flowLogsEnabled})
+ * @param natOutgoingExclusions {@code IPPoolsOnly} (natOutgoing traffic to any IP pool is not masqueraded) or
+ *                          {@code IPPoolsAndHostIPs} (nor to any Calico host's address)
+ * @param natPortRange      the source ports masquerading maps TCP and UDP to ({@code natPortRange}); empty:
+ *                          the kernel's choice
+ * @param mtuIfacePattern   the host interfaces whose smallest MTU is the host MTU (a regular expression)
+ * @param vxlanMtuV6        {@code vxlanMTUV6}; 0 means "detect" as for the other MTUs
+ * @param wireguardEnabledV6 {@code wireguardEnabledV6}
+ * @param wireguardMtuV6    {@code wireguardMTUV6}; 0 means "detect"
+ * @param requireMtuFile    {@code requireMTUFile}: felix is not ready while the MTU file cannot be written
+ * @param routeSource       {@code CalicoIPAM} (routes per IPAM block, Calico's default) or {@code WorkloadIPs}
+ *                          (routes per workload address)
  * @param effective         every setting in its printed form, for display only (the admin API's
  *                          {@code /config}); read settings through the components above
  */
@@ -59,7 +71,6 @@ public record FelixSettings(
         int wireguardRoutingRulePriority,
         Duration wireguardKeepAlive,
         boolean wireguardHostEncryptionEnabled,
-        boolean wireguardEnabledV6,
         Duration routeRefreshInterval,
         Duration iptablesRefreshInterval,
         String iptablesLockFilePath,
@@ -69,6 +80,14 @@ public record FelixSettings(
         Duration reportingTtl,
         String flowLogsGoldmaneServer,
         Duration flowLogsFlushInterval,
+        String natOutgoingExclusions,
+        Optional<Port> natPortRange,
+        String mtuIfacePattern,
+        int vxlanMtuV6,
+        boolean wireguardEnabledV6,
+        int wireguardMtuV6,
+        boolean requireMtuFile,
+        String routeSource,
         Map<String, String> effective) {
 
     public FelixSettings {
@@ -89,6 +108,16 @@ public record FelixSettings(
      */
     public boolean flowLogsEnabled() {
         return !flowLogsGoldmaneServer.isEmpty();
+    }
+
+    /** {@return whether natOutgoing traffic to Calico hosts' addresses stays unmasqueraded} ({@code IPPoolsAndHostIPs}) */
+    public boolean natOutgoingExcludesHosts() {
+        return natOutgoingExclusions.equals("IPPoolsAndHostIPs");
+    }
+
+    /** {@return whether routes follow IPAM blocks} ({@code routeSource: CalicoIPAM}) rather than workload addresses. */
+    public boolean routesFromIpamBlocks() {
+        return !"WorkloadIPs".equals(routeSource);
     }
 
     /** {@return whether {@code interfaceName} is a workload interface}: it starts with one of the prefixes. */
@@ -138,7 +167,6 @@ public record FelixSettings(
                 r.integer("wireguardRoutingRulePriority"),
                 r.duration("wireguardKeepAlive"),
                 r.bool("wireguardHostEncryptionEnabled"),
-                r.bool("wireguardEnabledV6"),
                 r.duration("routeRefreshInterval"),
                 r.duration("iptablesRefreshInterval"),
                 r.text("iptablesLockFilePath"),
@@ -148,6 +176,14 @@ public record FelixSettings(
                 r.duration("reportingTTL"),
                 r.text("flowLogsGoldmaneServer"),
                 r.duration("flowLogsFlushInterval"),
+                r.text("natOutgoingExclusions"),
+                r.portRange("natPortRange"),
+                r.text("mtuIfacePattern"),
+                r.integer("vxlanMTUV6"),
+                r.bool("wireguardEnabledV6"),
+                r.integer("wireguardMTUV6"),
+                r.bool("requireMTUFile"),
+                r.text("routeSource"),
                 values);
     }
 
@@ -195,6 +231,11 @@ public record FelixSettings(
 
         List<ProtoPort> protoPorts(String field) {
             return ConfigFields.parseProtoPorts(text(field));
+        }
+
+        Optional<Port> portRange(String field) {
+            String v = text(field);
+            return v.isEmpty() ? Optional.empty() : Optional.of(Port.parse(v));
         }
 
         Duration duration(String field) {

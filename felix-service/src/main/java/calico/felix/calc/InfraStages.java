@@ -9,7 +9,9 @@ import java.util.Map;
  *   Dispatcher ──FelixConfiguration──▶ ConfigResolver ──┐
  *              ──Node──────────────▶ HostMetadataStage ─┤
  *              ──IPPool────────────▶ IpPoolStage ───────┼──▶ InfraListener (EventSequencer)
- *              ──WEP, Node, IPPool─▶ RouteCalculator ───┤
+ *              ──Node──────────────▶ VtepStage ─────────┤
+ *              ──WEP, Node, IPPool,
+ *                IPAMBlock─────────▶ RouteCalculator ───┤
  *              ──Node──────────────▶ WireguardStage ────┘
  * </pre>
  */
@@ -23,6 +25,7 @@ public final class InfraStages {
         new ConfigResolver(hostname, environment, out).registerWith(dispatcher);
         new HostMetadataStage(out).registerWith(dispatcher);
         new IpPoolStage(out).registerWith(dispatcher);
+        new VtepStage(out).registerWith(dispatcher);
         new RouteCalculator(hostname, out).registerWith(dispatcher);
         new WireguardStage(out).registerWith(dispatcher);
     }

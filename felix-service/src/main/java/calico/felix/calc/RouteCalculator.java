@@ -1,5 +1,6 @@
 package calico.felix.calc;
 
+import calico.api.model.IPAMBlock;
 import calico.api.model.Node;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
@@ -32,7 +33,13 @@ import org.slf4j.LoggerFactory;
  *       node and the node's address of the route's IP version (null until its Node is known).</li>
  *   <li>Every Node's {@code spec.bgp} addresses as /32 or /128: {@code LOCAL_HOST} for this
  *       host, {@code REMOTE_HOST} for the others.</li>
- *   <li>Pool annotation: the longest pool CIDR containing the route (ties: smallest pool name).</li>
+ *   <li>Every IPAM block with a host affinity ({@code spec.affinity: host:<node>}, not
+ *       {@code deleted}): {@code LOCAL_BLOCK} for this host's blocks, {@code REMOTE_BLOCK} via
+ *       the block's node and its address for the others (Calico's {@code routeSource:
+ *       CalicoIPAM} routes; the dataplane chooses between these and the workload routes by
+ *       {@code routeSource}, so the graph emits both whatever the setting).</li>
+ *   <li>Pool annotation: the longest pool CIDR containing the route (ties: smallest pool name);
+ *       the pool's encapsulation modes are the pool's ({@code IpPoolUpdate}), found by that name.</li>
  * </ul>
  *
  * <p>A destination claimed by several resources (two endpoints with one IP, or an endpoint
@@ -42,8 +49,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Incremental: each input marks the destinations it can affect (an endpoint's nets; a node's
  * own addresses and its endpoints' nets; the claimed destinations inside a pool, found by a range
- * query), and only those are recomputed, each from current state alone. Routes for IPAM blocks
- * (RouteSource CalicoIPAM) are not produced yet: they need the IPAM block kinds.
+ * query), and only those are recomputed, each from current state alone. Blocks claim their CIDR
+ * like endpoints claim their nets, so pools and node changes reach them the same way.
  */
 public final class RouteCalculator {
 
@@ -69,12 +76,18 @@ public final class RouteCalculator {
     private record Pool(Cidr cidr, boolean natOutgoing) {
     }
 
+    /** An affine IPAM block: its node and CIDR (network form). */
+    private record Block(String node, Cidr cidr) {
+    }
+
     private final String hostname;
     private final InfraListener out;
     /** Workload endpoints with a node and at least one parsable net. */
     private final Map<ResourceKey, Endpoint> endpoints = new HashMap<>();
     /** Endpoints by node, to re-route them when the node's address changes. */
     private final Map<String, Set<ResourceKey>> endpointsByNode = new HashMap<>();
+    /** Affine, live IPAM blocks. */
+    private final Map<ResourceKey, Block> blocks = new HashMap<>();
     /** Known nodes' addresses. */
     private final Map<String, NodeAddresses> nodes = new HashMap<>();
     /** Every claimed destination (network form) and who claims it; the index pools range over. */
@@ -93,6 +106,38 @@ public final class RouteCalculator {
         dispatcher.register(ResourceKind.WORKLOAD_ENDPOINT, this::onEndpoint);
         dispatcher.register(ResourceKind.NODE, this::onNode);
         dispatcher.register(ResourceKind.IP_POOL, this::onPool);
+        dispatcher.register(ResourceKind.IPAM_BLOCK, this::onBlock);
+    }
+
+    private void onBlock(Update update) {
+        ResourceKey key = update.key();
+        Block old = blocks.remove(key);
+        Block now = update.value() instanceof IPAMBlock b ? toBlock(key, b) : null;
+        if (now != null) {
+            blocks.put(key, now);
+        }
+        Set<Cidr> before = old == null ? Set.of() : Set.of(old.cidr());
+        Set<Cidr> after = now == null ? Set.of() : Set.of(now.cidr());
+        reclaim(key, before, after);
+        Set<Cidr> dirty = new LinkedHashSet<>(before);
+        dirty.addAll(after); // the node may have changed under the same CIDR
+        dirty.forEach(this::recompute);
+    }
+
+    private static Block toBlock(ResourceKey key, IPAMBlock b) {
+        if (b.spec() == null || Boolean.TRUE.equals(b.spec().deleted())) {
+            return null;
+        }
+        String node = b.spec().affineNode();
+        if (node == null || node.isBlank()) {
+            return null; // no host affinity: nobody to route it to
+        }
+        var cidr = Cidr.tryParse(b.spec().cidr());
+        if (cidr.isEmpty()) {
+            log.warn("{} spec.cidr \"{}\" is not a CIDR; no route for it", key, b.spec().cidr());
+            return null;
+        }
+        return new Block(node, cidr.get().network());
     }
 
     private void onEndpoint(Update update) {
@@ -137,6 +182,11 @@ public final class RouteCalculator {
         dirty.addAll(after);
         for (ResourceKey ep : endpointsByNode.getOrDefault(name, Set.of())) {
             dirty.addAll(endpoints.get(ep).nets());
+        }
+        for (Block b : blocks.values()) {
+            if (b.node().equals(name)) {
+                dirty.add(b.cidr());
+            }
         }
         dirty.forEach(this::recompute);
     }
@@ -244,6 +294,14 @@ public final class RouteCalculator {
             String node = winner.name();
             RouteType type = node.equals(hostname) ? RouteType.LOCAL_HOST : RouteType.REMOTE_HOST;
             return new RouteUpdate(dst.toString(), type, node, dst.address().toString(), null, poolName, nat);
+        }
+        if (winner.kind() == ResourceKind.IPAM_BLOCK) {
+            Block b = blocks.get(winner);
+            boolean local = b.node().equals(hostname);
+            NodeAddresses addrs = nodes.get(b.node());
+            IpAddress nodeIp = addrs == null ? null : addrs.of(dst.version());
+            return new RouteUpdate(dst.toString(), local ? RouteType.LOCAL_BLOCK : RouteType.REMOTE_BLOCK, b.node(),
+                    nodeIp == null ? null : nodeIp.toString(), null, poolName, nat);
         }
         Endpoint ep = endpoints.get(winner);
         boolean local = ep.node().equals(hostname);

@@ -7,6 +7,11 @@ import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.FelixSettings;
+import calico.felix.dataplane.mtu.MtuFile;
+import calico.felix.dataplane.mtu.MtuManager;
+import calico.felix.dataplane.mtu.Mtus;
+import calico.felix.dataplane.routes.RemoteRouteManager;
+import calico.felix.dataplane.routes.RemoteRoutes;
 import calico.felix.dataplane.routes.RouteManager;
 import calico.felix.dataplane.wireguard.WireguardHost;
 import calico.felix.dataplane.wireguard.WireguardManager;
@@ -19,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -41,7 +47,7 @@ import org.slf4j.LoggerFactory;
  *                                  ─► RouteManager.update (reads the model) ─► StatusBoard (counters,
  *                                     failures) ─► observer
  *                   RefreshScheduler: settle after the last apply, periodic refresh (driver read-back, routes)
- *  LinkMonitor ─post─► RouteManager.onLinkUpdate
+ *  LinkMonitor ─post─► RouteManager.onLinkUpdate, MtuManager (host MTU re-detected, MTU file rewritten)
  *  admin API / readiness ◄─ StatusBoard (+ ApplyQueue counts, refresh interval)
  * </pre>
  *
@@ -110,12 +116,15 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private final DataplaneThread thread;
     private final BackendSwitcher switcher;
     private final LinkMonitor links;
+    /** The MTUs and the MTU file; used on {@link #thread} only, its {@code current()} read anywhere. */
+    private final MtuManager mtu;
 
     // ---- Confined to {@link #thread}.
     private Netlink netlink;
     private Sysctls sysctls;
     private RouteManager routes;
     private WireguardRunner wireguard;
+    private RemoteRouteManager remoteRoutes;
     private RefreshScheduler refresher;
     /** Written on the dataplane thread only, batch by batch; other threads read it through {@link DataplaneModel#read}. */
     private final DataplaneModel model = new DataplaneModel();
@@ -135,7 +144,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      * @param observer told about applies, refreshes, failures and backend starts (metrics)
      */
     public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer) {
-        this(netns, factory, observer, WireguardHost.NONE);
+        this(netns, factory, observer, Optional.empty());
     }
 
     /**
@@ -144,8 +153,24 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
      */
     public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer,
                            WireguardHost wireguardHost) {
+        this(netns, factory, observer, Optional.empty(), wireguardHost);
+    }
+
+    /**
+     * As {@link #KernelDataplane(String, PolicyDriverFactory, DataplaneObserver)}, writing the pod
+     * MTU to {@code mtuFile} (felix's {@code FELIX_MTUFILEPATH}); empty: MTUs computed, no file.
+     */
+    public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer,
+                           Optional<MtuFile> mtuFile) {
+        this(netns, factory, observer, mtuFile, WireguardHost.NONE);
+    }
+
+    /** Both of the above: the pod MTU file and WireGuard's needs. */
+    public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer,
+                           Optional<MtuFile> mtuFile, WireguardHost wireguardHost) {
         Objects.requireNonNull(wireguardHost, "wireguardHost");
         this.netns = netns == null ? "" : netns.trim();
+        this.mtu = new MtuManager(() -> netlink.links(), Objects.requireNonNull(mtuFile, "mtuFile"));
         Objects.requireNonNull(factory, "factory");
         this.observer = Objects.requireNonNull(observer, "observer");
         this.board = new StatusBoard(observer);
@@ -164,8 +189,10 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 wireguard = new WireguardRunner(new WireguardManager(netlink, sysctls, model, wireguardHost,
                         () -> calico.dataplane.wireguard.WireguardBackend.choose(prefix, wireguardHost.socketDir())),
                         thread, model, this::record);
-                refresher = new RefreshScheduler(thread, board, observer, routes, switcher::driver, needResync, queue,
-                        Duration.ofMillis(RefreshScheduler.SETTLE_MILLIS));
+                // The VXLAN MTU is vxlanMTU or a plain default until the host MTU calculation is wired in here.
+                remoteRoutes = new RemoteRouteManager(netlink, model, RemoteRouteManager::configuredVxlanMtu);
+                refresher = new RefreshScheduler(thread, board, observer, routes, this::resyncRemoteRoutes,
+                        switcher::driver, needResync, queue, Duration.ofMillis(RefreshScheduler.SETTLE_MILLIS));
                 refresher.every(DEFAULT_REFRESH);
             });
         } catch (RuntimeException e) {
@@ -184,6 +211,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 thread.post(() -> {
                     needResync.set();
                     routes.resync();
+                    mtu.linksChanged();
+                    updateMtu();
                 }, "link handling");
             }
 
@@ -194,6 +223,16 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         });
         log.info("Kernel dataplane in namespace {}; the policy backend follows FelixConfiguration",
                 this.netns.isEmpty() ? "(own)" : this.netns);
+    }
+
+    /** The periodic refresh's part for routes to other nodes; {@return items repaired}. */
+    private int resyncRemoteRoutes() {
+        if (!model.inSync()) {
+            return 0;
+        }
+        RemoteRouteManager.Stats st = remoteRoutes.resync();
+        return st.routesAdded() + st.routesDeleted() + st.neighboursSet() + st.neighboursDeleted() + st.fdbSet()
+                + st.fdbDeleted();
     }
 
     /** {@return the command prefix that runs a tool in namespace {@code netns}} (empty for our own). */
@@ -298,6 +337,15 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             if (resync) {
                 routes.resync();
             }
+            // Routes to other nodes wait for the whole snapshot (a partial one would remove routes);
+            // the first time is a resync: a restarted felix finds its routes, devices and entries there.
+            if (model.inSync()) {
+                if (resync || remoteRoutes.lastPlan().isEmpty()) {
+                    remoteRoutes.resync();
+                } else {
+                    remoteRoutes.update();
+                }
+            }
             needResync.clear();
             wireguard.apply(resync); // its failures are recorded and retried on their own
             board.resolvedUpTo(failuresBefore); // failures during this batch (e.g. a sysctl) stay unresolved
@@ -305,6 +353,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
             record(error);
         }
+        updateMtu();
         PolicyDriver driver = switcher.driver();
         if (driver != null) {
             board.programmed(driver.programmed());
@@ -386,6 +435,15 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             if (u.deleted()) {
                 wireguard.onLinkDeleted(u.name());
             }
+            if (u.name().equals(RemoteRoutes.VXLAN_DEVICE) && model.inSync() && remoteRoutes.lastPlan().isPresent()) {
+                // Someone else changed Calico's VXLAN device (its own changes resync to nothing):
+                // rebuild it and its entries and routes now, not at the next refresh.
+                try {
+                    remoteRoutes.resync();
+                } catch (RuntimeException e) {
+                    record("link update " + u + ": " + e);
+                }
+            }
             try {
                 RouteManager.Stats st = routes.onLinkUpdate(u);
                 if (st.routesAdded() > 0 || st.interfacesConfigured() > 0) {
@@ -398,6 +456,31 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             }
         }
         board.pendingInterfaces(routes.pendingInterfaces());
+        mtu.linksChanged(); // an MTU change is announced like any other link change
+        updateMtu();
+    }
+
+    /**
+     * The MTUs after the model or the links changed. A file that cannot be written is retried with
+     * the next update; with {@code requireMTUFile} it is also recorded (felix not ready), as
+     * Calico's felix then refuses to run.
+     */
+    private void updateMtu() {
+        try {
+            mtu.update(model);
+            mtu.writeError().filter(e -> model.config().requireMtuFile())
+                    .ifPresent(e -> record("MTU file (requireMTUFile): " + e));
+        } catch (RuntimeException e) {
+            record("MTU: " + e.getMessage());
+        }
+    }
+
+    /**
+     * {@return the MTUs felix computed} (host, per encapsulation, pod): empty until the first
+     * configuration has been applied. The tunnel device managers take their MTU from here.
+     */
+    public Optional<Mtus> mtus() {
+        return mtu.current();
     }
 
     /** Runs a refresh now, on the dataplane thread, and waits; {@return the items it repaired}. */

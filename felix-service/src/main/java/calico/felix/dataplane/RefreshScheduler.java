@@ -34,6 +34,8 @@ final class RefreshScheduler {
     private final StatusBoard board;
     private final DataplaneObserver observer;
     private final RouteManager routes;
+    /** Further route managers' resyncs ({@code RemoteRouteManager}), {@return items repaired}. */
+    private final java.util.function.IntSupplier moreRoutes;
     private final Supplier<PolicyDriver> driver;
     private final ResyncNeeded resync;
     private final ApplyQueue queue;
@@ -53,6 +55,14 @@ final class RefreshScheduler {
      */
     RefreshScheduler(DataplaneThread thread, StatusBoard board, DataplaneObserver observer, RouteManager routes,
                      Supplier<PolicyDriver> driver, ResyncNeeded resync, ApplyQueue queue, Duration settle) {
+        this(thread, board, observer, routes, () -> 0, driver, resync, queue, settle);
+    }
+
+    /** @param moreRoutes resyncs the other route managers after {@code routes}, {@return items they repaired} */
+    RefreshScheduler(DataplaneThread thread, StatusBoard board, DataplaneObserver observer, RouteManager routes,
+                     java.util.function.IntSupplier moreRoutes, Supplier<PolicyDriver> driver, ResyncNeeded resync,
+                     ApplyQueue queue, Duration settle) {
+        this.moreRoutes = moreRoutes;
         this.thread = thread;
         this.board = board;
         this.observer = observer;
@@ -130,7 +140,7 @@ final class RefreshScheduler {
      */
     private void finishRefresh(int driverRepaired, long failuresBefore) {
         RouteManager.Stats st = routes.resync();
-        int repaired = driverRepaired + st.routesAdded() + st.routesDeleted();
+        int repaired = driverRepaired + st.routesAdded() + st.routesDeleted() + moreRoutes.getAsInt();
         board.refreshed(repaired);
         PolicyDriver d = driver.get();
         if (d != null) {

@@ -123,6 +123,17 @@ class FelixConfigurationTest {
     }
 
     @Test
+    void theMtuFileIsCalicosUnlessFelixMtuFilePathSaysOtherwise() {
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n").run(context -> assertThat(
+                context.getBean(FelixProperties.class).mtuFile()).isEqualTo(Path.of("/var/lib/calico/mtu")));
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_MTUFILEPATH=/run/calico/node1/mtu").run(context ->
+                assertThat(context.getBean(FelixProperties.class).mtuFile()).isEqualTo(Path.of("/run/calico/node1/mtu")));
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_MTUFILEPATH=relative/mtu").run(context ->
+                assertThat(context).getFailure().hasStackTraceContaining("FELIX_MTUFILEPATH")
+                        .hasStackTraceContaining("not an absolute file path"));
+    }
+
+    @Test
     void kubernetesDatastoreReadsKubeconfigAndNamesItWhenUnusable(@TempDir Path dir) throws Exception {
         Path kubeconfig = Kubeconfigs.write(dir, "https://10.96.0.1:443");
         // KUBECONFIG and K8S_API_ENDPOINT as Spring sees them (environment or --KUBECONFIG=).

@@ -63,6 +63,8 @@ class FelixKernelApplicationTest {
     private ConfigurableApplicationContext app;
     private int adminPort;
     private int healthPort;
+    @org.junit.jupiter.api.io.TempDir
+    Path mtuDir;
 
     @AfterEach
     void tearDown() {
@@ -98,11 +100,16 @@ class FelixKernelApplicationTest {
 
         startFelix();
         local.awaitJson(healthPort, "/readiness", 200, body -> true);
+        assertThat(Files.readString(mtuDir.resolve("mtu"))).as("pod MTU for the CNI plugin: no interface of the bare "
+                + "namespace matches mtuIfacePattern, so Calico's fallback").isEqualTo("1460");
 
         // The admin API: kernel dataplane on iptables-nft, what it programmed, the pending veth.
         JsonNode dp = local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
                 body -> body.path("status").path("lastApply").path("backend").asText().equals("iptables-nft"));
         assertThat(dp.path("driver").asText()).isEqualTo("kernel");
+        assertThat(dp.path("mtus").path("host").asInt()).isEqualTo(1460);
+        assertThat(dp.path("mtus").path("vxlan").asInt()).isEqualTo(1410);
+        assertThat(dp.path("mtus").path("pod").asInt()).isEqualTo(1460);
         JsonNode st = dp.path("status");
         assertThat(st.path("netns").asText()).isEqualTo(host.name());
         assertThat(st.path("programmed").path("chains").asInt()).isPositive();
@@ -160,7 +167,8 @@ class FelixKernelApplicationTest {
                 "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME, "--FELIX_DATASTORETYPE=etcdv3",
                 "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(), "--FELIX_DATAPLANEDRIVERNAME=kernel",
                 "--FELIX_DATAPLANENETNS=" + host.name(), "--felix.ready-poll-initial=50ms",
-                "--felix.ready-poll-max=200ms", "--felix.apply-timeout=60s");
+                "--felix.ready-poll-max=200ms", "--felix.apply-timeout=60s",
+                "--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"));
         adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
         healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
     }

@@ -224,6 +224,23 @@ class ConfigResolverTest {
     }
 
     @Test
+    void anInterfacePatternThatDoesNotCompileIsReportedAndTheDefaultKept() {
+        List<String> problems = ConfigResolver.validateEnvironment(Map.of("FELIX_MTUIFACEPATTERN", "^(eth",
+                "FELIX_NATPORTRANGE", "40000:30000"));
+        assertThat(problems).hasSize(2);
+        assertThat(String.join("\n", problems)).contains("FELIX_MTUIFACEPATTERN", "\"^(eth\"", "FELIX_NATPORTRANGE");
+        assertThat(FelixSettings.from(Map.of("mtuIfacePattern", "^(eth")).mtuIfacePattern())
+                .isEqualTo(FelixSettings.defaults().mtuIfacePattern());
+        assertThat(FelixSettings.from(Map.of("mtuIfacePattern", "^eth")).mtuIfacePattern()).isEqualTo("^eth");
+        assertThat(FelixSettings.from(Map.of("natPortRange", "40000:40010")).natPortRange())
+                .contains(calico.api.model.Port.range(40000, 40010));
+        assertThat(FelixSettings.defaults().natPortRange()).isEmpty();
+        assertThat(FelixSettings.defaults().natOutgoingExcludesHosts()).isFalse();
+        assertThat(FelixSettings.from(Map.of("natOutgoingExclusions", "IPPoolsAndHostIPs")).natOutgoingExcludesHosts())
+                .isTrue();
+    }
+
+    @Test
     void anInvalidEnvironmentValueIsLoggedOnceWithItsVariable() {
         try (LogCapture logs = new LogCapture(ConfigResolver.class)) {
             start(Map.of("FELIX_HEALTHPORT", "abc"));

@@ -52,6 +52,19 @@ final class InfraFixtures {
         return new Node(ObjectMeta.named(name).withLabels(labels), NodeSpec.ofBgp(bgp));
     }
 
+    /** A Node with a BGP address and VXLAN tunnel settings (mac null: none written, as calico-node leaves it). */
+    static Node vxlanNode(String name, String ipv4, String tunnel4, String mac, String ipv6, String tunnel6) {
+        NodeSpec.BGP bgp = new NodeSpec.BGP(null, ipv4, ipv6, null, null);
+        return new Node(ObjectMeta.named(name), new NodeSpec(bgp, tunnel4, mac, tunnel6, null, null, null, null, null));
+    }
+
+    /** An IPAM block {@code cidr} affine to {@code node} (null: no affinity). */
+    static calico.api.model.IPAMBlock block(String cidr, String node) {
+        return new calico.api.model.IPAMBlock(ObjectMeta.named(calico.api.model.IpamNames.blockName(calico.api.net.Cidr.parse(cidr))),
+                new calico.api.model.IPAMBlockSpec(cidr, node == null ? null : "host:" + node, null, null, null, null, null,
+                        null, null, null));
+    }
+
     static IPPool pool(String name, String cidr, boolean nat) {
         return pool(name, cidr, nat, null, null, null);
     }

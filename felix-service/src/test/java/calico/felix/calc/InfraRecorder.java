@@ -22,7 +22,8 @@ final class InfraRecorder implements InfraListener {
         String key = key(update);
         boolean remove = update instanceof DataplaneUpdate.HostMetadataRemove
                 || update instanceof DataplaneUpdate.IpPoolRemove || update instanceof DataplaneUpdate.RouteRemove
-                || update instanceof DataplaneUpdate.WireguardEndpointRemove;
+                || update instanceof DataplaneUpdate.WireguardEndpointRemove
+                || update instanceof DataplaneUpdate.VtepRemove;
         if (remove) {
             if (state.remove(key) == null) {
                 throw new AssertionError("remove of " + key + " which was never added: " + update);
@@ -77,6 +78,12 @@ final class InfraRecorder implements InfraListener {
         }
         if (u instanceof DataplaneUpdate.RouteRemove r) {
             return "route:" + r.dst();
+        }
+        if (u instanceof DataplaneUpdate.VtepUpdate v) {
+            return "vtep:" + v.node();
+        }
+        if (u instanceof DataplaneUpdate.VtepRemove v) {
+            return "vtep:" + v.node();
         }
         throw new AssertionError("not an infrastructure update: " + u);
     }

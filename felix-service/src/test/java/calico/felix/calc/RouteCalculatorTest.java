@@ -1,5 +1,6 @@
 package calico.felix.calc;
 
+import static calico.felix.calc.InfraFixtures.block;
 import static calico.felix.calc.InfraFixtures.deleted;
 import static calico.felix.calc.InfraFixtures.node;
 import static calico.felix.calc.InfraFixtures.pool;
@@ -38,6 +39,51 @@ class RouteCalculatorTest {
 
     private static RouteUpdate remote(String dst, String node, String nodeIp, String pool, boolean nat) {
         return new RouteUpdate(dst, RouteType.REMOTE_WORKLOAD, node, nodeIp, null, pool, nat);
+    }
+
+    @Test
+    void affineBlocksAreRoutedToTheirNodeAndFollowNodePoolAndAffinityChanges() {
+        send(set(node(HOST, "192.168.0.1/24", null)), set(node("node-b", "192.168.0.2/24", null)),
+                set(pool("p", "10.244.0.0/16", true)));
+        out.drain();
+
+        send(set(block("10.244.0.0/26", HOST)), set(block("10.244.1.0/26", "node-b")), set(block("10.244.2.0/26", null)),
+                set(block("10.244.3.0/26", "node-c")));
+        assertThat(out.drain()).containsExactlyInAnyOrder(
+                new RouteUpdate("10.244.0.0/26", RouteType.LOCAL_BLOCK, HOST, "192.168.0.1", null, "p", true),
+                new RouteUpdate("10.244.1.0/26", RouteType.REMOTE_BLOCK, "node-b", "192.168.0.2", null, "p", true),
+                // node-c is not known yet: routed once its address comes; a block with no affinity is not routed
+                new RouteUpdate("10.244.3.0/26", RouteType.REMOTE_BLOCK, "node-c", null, null, "p", true));
+
+        send(set(node("node-c", "192.168.1.3/24", null)));
+        assertThat(out.drain()).contains(
+                new RouteUpdate("10.244.3.0/26", RouteType.REMOTE_BLOCK, "node-c", "192.168.1.3", null, "p", true));
+
+        // A workload inside a remote block keeps its own /32 beside the block route.
+        send(set(wep("ns", "b1", "node-b", "caliX", "10.244.1.5")));
+        assertThat(out.drain()).containsExactly(remote("10.244.1.5/32", "node-b", "192.168.0.2", "p", true));
+
+        // The pool's natOutgoing reaches the block routes.
+        send(set(pool("p", "10.244.0.0/16", false)));
+        assertThat(out.routes().get("10.244.1.0/26"))
+                .isEqualTo(new RouteUpdate("10.244.1.0/26", RouteType.REMOTE_BLOCK, "node-b", "192.168.0.2", null, "p", false));
+        out.drain();
+
+        // The block moves to this node (affinity released and claimed again), then is deleted.
+        send(set(block("10.244.1.0/26", HOST)));
+        assertThat(out.drain()).containsExactly(
+                new RouteUpdate("10.244.1.0/26", RouteType.LOCAL_BLOCK, HOST, "192.168.0.1", null, "p", false));
+        send(deleted(ResourceKind.IPAM_BLOCK, calico.api.model.IpamNames.blockName(Cidr.parse("10.244.1.0/26"))));
+        assertThat(out.drain()).containsExactly(new RouteRemove("10.244.1.0/26"));
+
+        // A block marked deleted is gone too; node-b's address change moves none of node-c's routes.
+        var deletedBlock = block("10.244.3.0/26", "node-c");
+        send(set(new calico.api.model.IPAMBlock(deletedBlock.metadata(), new calico.api.model.IPAMBlockSpec(
+                "10.244.3.0/26", "host:node-c", null, null, null, null, null, null, true, null))));
+        assertThat(out.drain()).containsExactly(new RouteRemove("10.244.3.0/26"));
+        send(set(node("node-b", "192.168.0.9/24", null)));
+        assertThat(out.drain()).doesNotContain(new RouteRemove("10.244.0.0/26"))
+                .contains(remote("10.244.1.5/32", "node-b", "192.168.0.9", "p", false));
     }
 
     @Test

@@ -36,7 +36,8 @@ class KernelDataplaneSelectionTest {
             .withInitializer(new ConfigDataApplicationContextInitializer())
             .withUserConfiguration(Drivers.class)
             .withConfiguration(AutoConfigurations.of(FelixDataplaneAutoConfiguration.class))
-            .withPropertyValues("HOSTNAME=", "FELIX_FELIXHOSTNAME=node-a");
+            .withPropertyValues("HOSTNAME=", "FELIX_FELIXHOSTNAME=node-a",
+                    "FELIX_MTUFILEPATH=" + System.getProperty("java.io.tmpdir") + "/felix-selection-test-mtu");
 
     /** The typed settings felix's environment gives (their owner; the dataplane gets them resolved). */
     private static FelixSettings settings(ApplicationContext context) {

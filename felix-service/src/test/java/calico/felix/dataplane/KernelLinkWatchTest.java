@@ -42,6 +42,49 @@ class KernelLinkWatchTest {
         }
     }
 
+    /**
+     * Calico's VXLAN device deleted behind felix's back is rebuilt from the link announcement, with
+     * its neighbour, FDB entry and route, long before the 10-minute refresh.
+     */
+    @Test
+    void aDeletedVxlanDeviceIsRebuiltAtOnce() {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        bed = new KernelTestbed("klv");
+        bed.dataplane = new KernelDataplane(bed.host.name());
+        bed.put(felixConfig(Map.of("iptablesRefreshInterval", "10m")), tier("default", 1000.0),
+                new calico.api.model.IPPool(calico.api.model.ObjectMeta.named("p"), new calico.api.model.IPPoolSpec(
+                        "10.76.0.0/16", calico.api.model.EncapsulationMode.Always, null, null, null, null, 26, null, null,
+                        null, null)),
+                vxlanNode(KernelTestbed.NODE, "192.168.255.1/32", "10.76.0.0"),
+                vxlanNode("node2", "192.168.255.2/32", "10.76.1.0"),
+                new calico.api.model.IPAMBlock(calico.api.model.ObjectMeta.named("10-76-1-0-26"),
+                        new calico.api.model.IPAMBlockSpec("10.76.1.0/26", "host:node2", null,
+                                java.util.Collections.nCopies(64, null), java.util.stream.IntStream.range(0, 64).boxed().toList(),
+                                null, 0L, null, null, null)));
+        bed.inSync();
+        Predicate<String> programmed = r -> r.contains("10.76.1.0/26 via 10.76.1.0 dev vxlan.calico onlink");
+        Await.until("VXLAN route programmed", Duration.ofSeconds(10), () -> programmed.test(remoteRoutes()));
+
+        String before = bed.host.exec("cat", "/sys/class/net/vxlan.calico/ifindex").strip();
+        bed.host.exec("ip", "link", "del", "vxlan.calico");
+        // A new device (new ifindex) with its route, long before the refresh: the announcement did it.
+        Await.until("vxlan.calico and its route rebuilt from the link announcement", Duration.ofSeconds(2),
+                () -> programmed.test(remoteRoutes()) && !before.equals(bed.host.tryExec("cat",
+                        "/sys/class/net/vxlan.calico/ifindex").output().strip()));
+        assertThat(bed.host.exec("ip", "-4", "neigh", "show", "dev", "vxlan.calico")).contains("10.76.1.0 lladdr");
+        assertThat(bed.host.exec("bridge", "fdb", "show", "dev", "vxlan.calico")).contains("dst 192.168.255.2 self permanent");
+    }
+
+    private String remoteRoutes() {
+        return bed.host.exec("ip", "-4", "route", "show", "proto", "80");
+    }
+
+    private static calico.api.model.Node vxlanNode(String name, String address, String tunnel) {
+        return new calico.api.model.Node(calico.api.model.ObjectMeta.named(name), new calico.api.model.NodeSpec(
+                new calico.api.model.NodeSpec.BGP(null, address, null, null, null), tunnel, null, null, null, null, null,
+                null, null));
+    }
+
     @Test
     void anEndpointBeforeItsVethIsRoutedAsSoonAsTheVethAppears() throws Exception {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");

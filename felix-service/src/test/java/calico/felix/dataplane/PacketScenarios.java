@@ -350,6 +350,62 @@ public abstract class PacketScenarios {
         }
     }
 
+    /**
+     * natOutgoing's edges: another pool, even a disabled one, is never masqueraded to; natPortRange
+     * puts TCP sources in the range; IPPoolsAndHostIPs leaves traffic to a Calico host's address
+     * alone while IPPoolsOnly masquerades it; IPv6 pools are masqueraded by their own rules. The
+     * chains read back as written.
+     */
+    @Test
+    void natOutgoingSparesOtherPoolsAndHostsAndUsesThePortRange() throws IOException {
+        start();
+        String otherPool = "10.66.0.9";
+        String disabledPool = "10.67.0.9";
+        outside.exec("ip", "addr", "add", otherPool + "/32", "dev", "eth0");
+        outside.exec("ip", "addr", "add", disabledPool + "/32", "dev", "eth0");
+        try (ServerSocket srv = outside.call(() -> new ServerSocket(7070, 50, InetAddress.getByName(OUT_IP)));
+                ServerSocket other = outside.call(() -> new ServerSocket(7072, 50, InetAddress.getByName(otherPool)));
+                ServerSocket disabled = outside.call(() -> new ServerSocket(7073, 50,
+                        InetAddress.getByName(disabledPool)))) {
+            for (ServerSocket s : List.of(srv, other, disabled)) {
+                s.setSoTimeout(2000);
+            }
+            apply(config(Map.of("natPortRange", "40000:40010")), allowAllProfileUpdate(),
+                    wepUpdate("a", A_IF, A_IP, A_IP6, List.of()),
+                    new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", true, "Never", "Never", false),
+                    new DataplaneUpdate.IpPoolUpdate("other", "10.66.0.0/16", false, "Never", "Never", false),
+                    new DataplaneUpdate.IpPoolUpdate("gone", "10.67.0.0/16", false, "Never", "Never", true),
+                    new DataplaneUpdate.HostMetadataUpdate("node2", OUT_IP, null, Map.of()));
+            InetSocketAddress out = peer(srv, OUT_IP, 7070);
+            assertThat(out.getAddress().getHostAddress()).as("IPPoolsOnly: a host's address is masqueraded")
+                    .isEqualTo(HOST_IP);
+            assertThat(out.getPort()).as("natPortRange").isBetween(40000, 40010);
+            assertThat(seenFrom(other, otherPool, 7072)).as("another pool is not masqueraded").isEqualTo(A_IP);
+            assertThat(seenFrom(disabled, disabledPool, 7073)).as("a disabled pool is still a pool").isEqualTo(A_IP);
+            assertThat(driver.refresh()).as("the nat chain reads back as written").isZero();
+
+            apply(config(Map.of("natPortRange", "40000:40010", "natOutgoingExclusions", "IPPoolsAndHostIPs")));
+            assertThat(listSet("cali40all-hosts-net")).contains(OUT_IP);
+            assertThat(seenFrom(srv, OUT_IP, 7070)).as("IPPoolsAndHostIPs: a host's address is spared")
+                    .isEqualTo(A_IP);
+            assertThat(driver.refresh()).isZero();
+        }
+        // IPv6: its own rules, masquerading to the host's IPv6 address, with the same port range.
+        host.exec("ip", "-6", "addr", "add", "fd00:255::1/64", "dev", "up0", "nodad");
+        outside.exec("ip", "-6", "addr", "add", "fd00:255::2/64", "dev", "eth0", "nodad");
+        outside.exec("ip", "-6", "route", "add", "fd00:65::/64", "via", "fd00:255::1");
+        try (ServerSocket srv6 = outside.call(() -> new ServerSocket(7074, 50, InetAddress.getByName("fd00:255::2")))) {
+            srv6.setSoTimeout(2000);
+            assertThat(peer(srv6, "fd00:255::2", 7074).getAddress()).as("no IPv6 natOutgoing pool yet")
+                    .isEqualTo(InetAddress.getByName(A_IP6));
+            apply(new DataplaneUpdate.IpPoolUpdate("pool6", "fd00:65::/64", true, "Never", "Never", false));
+            InetSocketAddress out6 = peer(srv6, "fd00:255::2", 7074);
+            assertThat(out6.getAddress()).as("IPv6 natOutgoing").isEqualTo(InetAddress.getByName("fd00:255::1"));
+            assertThat(out6.getPort()).isBetween(40000, 40010);
+            assertThat(driver.refresh()).isZero();
+        }
+    }
+
     // ---- host endpoint policy kinds, through the graph ----
 
     /**
@@ -571,9 +627,14 @@ public abstract class PacketScenarios {
 
     /** {@return the source address {@code srv} sees for a connection from workload a to {@code ip:port}} */
     private String seenFrom(ServerSocket srv, String ip, int port) throws IOException {
+        return peer(srv, ip, port).getAddress().getHostAddress();
+    }
+
+    /** {@return the source address and port {@code srv} sees when workload a connects to {@code ip:port}} */
+    private InetSocketAddress peer(ServerSocket srv, String ip, int port) throws IOException {
         assertThat(a.tcpConnects(ip, port, YES)).as("a connects to " + ip).isTrue();
         try (Socket s = srv.accept()) {
-            return s.getInetAddress().getHostAddress();
+            return (InetSocketAddress) s.getRemoteSocketAddress();
         }
     }
 

@@ -36,10 +36,20 @@ final class ApiServerObjects implements ClusterObjects {
 
     ApiServerObjects(KubernetesClient client) {
         this.client = client;
-        if (client.nodes().withName(Cluster.NODE).get() == null) {
-            client.nodes().resource(new NodeBuilder().withNewMetadata().withName(Cluster.NODE)
-                    .withLabels(Map.of("kubernetes.io/hostname", Cluster.NODE)).endMetadata().build()).create();
+        node(Cluster.NODE);
+    }
+
+    @Override
+    public void node(String name) {
+        if (client.nodes().withName(name).get() == null) {
+            client.nodes().resource(new NodeBuilder().withNewMetadata().withName(name)
+                    .withLabels(Map.of("kubernetes.io/hostname", name)).endMetadata().build()).create();
         }
+    }
+
+    @Override
+    public void deleteNode(String name) {
+        client.nodes().withName(name).delete();
     }
 
     @Override
@@ -65,6 +75,11 @@ final class ApiServerObjects implements ClusterObjects {
         String ns = pod.metadata().namespace();
         var pods = client.pods().inNamespace(ns);
         createOrRelabel(pods.withName(pod.metadata().name()), () -> pods.resource(leftByCni(pod)), pod.metadata().labels());
+    }
+
+    @Override
+    public void deletePod(KubePod pod) {
+        client.pods().inNamespace(pod.metadata().namespace()).withName(pod.metadata().name()).withGracePeriod(0).delete();
     }
 
     /**

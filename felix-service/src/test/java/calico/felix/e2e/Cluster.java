@@ -150,9 +150,7 @@ final class Cluster implements AutoCloseable {
                 new KubePod.Status(ip, null, "Running"));
         String iface = WorkloadEndpointNames.interfaceName(namespace, name);
         NetNs w = ns("e2e" + name.charAt(0));
-        host.veth(iface, w, "eth0");
-        w.exec("ip", "addr", "add", ip + "/32", "dev", "eth0");
-        w.exec("ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0", "onlink");
+        wireAsCni(host, iface, w, ip);
         for (int port : TCP_PORTS) {
             listeners.add(w.tcpListener(ip, port));
         }
@@ -162,6 +160,17 @@ final class Cluster implements AutoCloseable {
         objects.pod(pod);
         pods.put(namespace + "/" + name, pod);
         return new Workload(namespace, name, ip, iface, w);
+    }
+
+    /**
+     * Wires {@code pod} to {@code host} as Calico's CNI plugin leaves it: veth {@code iface} ↔ the
+     * pod's {@code eth0} (both up), the pod's /32, and its {@code default via 169.254.1.1 dev eth0
+     * onlink}; the host side gets nothing more (routes and proxy ARP are felix's job).
+     */
+    static void wireAsCni(NetNs host, String iface, NetNs pod, String ip) {
+        host.veth(iface, pod, "eth0");
+        pod.exec("ip", "addr", "add", ip + "/32", "dev", "eth0");
+        pod.exec("ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0", "onlink");
     }
 
     private NetNs ns(String prefix) {

@@ -21,10 +21,23 @@ sealed interface ClusterObjects extends AutoCloseable permits ConvertedObjects, 
     /** A pod as the CNI plugin leaves it: scheduled to {@link Cluster#NODE}, its address in {@code status.podIP}. */
     void pod(KubePod pod);
 
+    /** Deletes a pod made by {@link #pod} (at once: there is no kubelet to wait for). */
+    void deletePod(KubePod pod);
+
     /** A {@code networking.k8s.io/v1} NetworkPolicy: {@code manifest} is its YAML, {@code parsed} the same object. */
     void networkPolicy(String manifest, KubeNetworkPolicy parsed);
 
     void deleteNetworkPolicy(String namespace, String name);
+
+    /**
+     * Registers node {@code name} as its kubelet would (a Kubernetes Node on the kubernetes
+     * datastore, where the Calico Node is that object; nothing on etcd, where calico-node's start-up
+     * creates the Calico Node).
+     */
+    void node(String name);
+
+    /** Deletes node {@code name}: the Kubernetes Node on the kubernetes datastore, the Calico Node on etcd. */
+    void deleteNode(String name);
 
     @Override
     void close();

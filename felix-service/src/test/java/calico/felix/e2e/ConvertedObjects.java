@@ -58,6 +58,11 @@ final class ConvertedObjects implements ClusterObjects {
     }
 
     @Override
+    public void deletePod(KubePod pod) {
+        store.delete(converter.workloadEndpoint(pod).orElseThrow().key(), null);
+    }
+
+    @Override
     public void networkPolicy(String manifest, KubeNetworkPolicy parsed) {
         Writes.upsert(kubeStore, converter.networkPolicy(parsed).orElseThrow("NetworkPolicy " + parsed.metadata().name()));
     }
@@ -66,6 +71,16 @@ final class ConvertedObjects implements ClusterObjects {
     public void deleteNetworkPolicy(String namespace, String name) {
         kubeStore.delete(ResourceKey.of(ResourceKind.NETWORK_POLICY, namespace, NetworkPolicyConverter.NAME_PREFIX + name),
                 null);
+    }
+
+    @Override
+    public void node(String name) {
+        // calico-node's start-up creates the Calico Node on etcd (MultiNodeCluster writes it)
+    }
+
+    @Override
+    public void deleteNode(String name) {
+        store.delete(ResourceKey.of(ResourceKind.NODE, name), null);
     }
 
     @Override

@@ -30,6 +30,8 @@ final class FelixProcess implements AutoCloseable {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final int adminPort;
     private final int healthPort;
+    /** Holds the MTU file felix writes (never the node's {@code /var/lib/calico/mtu}); deleted on close. */
+    private final Path mtuDir;
 
     /** {@return felix's settings for the etcd at {@code etcd}}. */
     static List<String> etcdArgs(URI etcd) {
@@ -46,13 +48,19 @@ final class FelixProcess implements AutoCloseable {
         this(Cluster.NODE, datastoreArgs, hostNetns, backend, logSeverity, extraArgs);
     }
 
-    /** Felix for node {@code hostname} (several nodes, each in its own namespace). */
+    /** Felix for node {@code hostname} ({@code FELIX_FELIXHOSTNAME}), programming namespace {@code hostNetns}. */
     FelixProcess(String hostname, List<String> datastoreArgs, String hostNetns, Backend backend, String logSeverity,
                  String... extraArgs) {
         List<String> args = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
                 "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--HOSTNAME=",
                 "--FELIX_FELIXHOSTNAME=" + hostname));
         args.addAll(datastoreArgs);
+        try {
+            mtuDir = java.nio.file.Files.createTempDirectory("felix-e2e-mtu");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        args.add("--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"));
         args.addAll(List.of("--FELIX_DATAPLANENETNS=" + hostNetns,
                 "--FELIX_LOGSEVERITYSCREEN=" + logSeverity, "--felix.ready-poll-initial=50ms",
                 "--felix.ready-poll-max=200ms"));
@@ -190,5 +198,11 @@ final class FelixProcess implements AutoCloseable {
     @Override
     public void close() {
         app.close();
+        try {
+            java.nio.file.Files.deleteIfExists(mtuDir.resolve("mtu"));
+            java.nio.file.Files.deleteIfExists(mtuDir);
+        } catch (java.io.IOException e) {
+            // a temporary directory: nothing depends on it going
+        }
     }
 }

@@ -12,13 +12,13 @@ import java.util.Set;
  */
 public enum SyncerType {
     /**
-     * Everything felix's calculation graph consumes: every kind but IPAM's (blocks, affinities,
-     * handles, IPAM configuration), which change with every pod and which felix does not use yet
-     * (it will need blocks with an affinity for routes; add IPAM_BLOCK then). Kubernetes Services
+     * Everything felix's calculation graph consumes: every kind but IPAM's affinities, handles and
+     * configuration. IPAM blocks are in, as in Calico's felix syncer: felix routes each block to the
+     * node it is affine to ({@code routeSource: CalicoIPAM}). Kubernetes Services
      * included (flow logs name the service a connection dialled), on the kubernetes datastore
      * only ({@link #kindsOn}), as Calico's felix syncer watches them in KDD mode only.
      */
-    FELIX("felix", EnumSet.complementOf(EnumSet.of(ResourceKind.IPAM_BLOCK, ResourceKind.BLOCK_AFFINITY,
+    FELIX("felix", EnumSet.complementOf(EnumSet.of(ResourceKind.BLOCK_AFFINITY,
             ResourceKind.IPAM_HANDLE, ResourceKind.IPAM_CONFIGURATION))),
     /**
      * What the BGP daemon's configuration renderer consumes; block affinities too, as Calico's

@@ -159,7 +159,10 @@ abstract class KubernetesSyncerContract {
         String shop = namespace("shop");
         kubernetes().services().inNamespace(shop).resource(service("api", "10.96.0.10")).create();
         Set<ResourceKind> kinds = SyncerType.FELIX.kindsOn(store);
-        assertThat(kinds).contains(ResourceKind.KUBERNETES_SERVICE);
+        assertThat(kinds).contains(ResourceKind.KUBERNETES_SERVICE)
+                // felix routes IPAM blocks to their nodes (routeSource CalicoIPAM); the rest of IPAM is not its business
+                .contains(ResourceKind.IPAM_BLOCK)
+                .doesNotContain(ResourceKind.BLOCK_AFFINITY, ResourceKind.IPAM_HANDLE, ResourceKind.IPAM_CONFIGURATION);
         try (MemoryDatastore memory = new MemoryDatastore()) {
             assertThat(SyncerType.FELIX.kindsOn(memory)).doesNotContain(ResourceKind.KUBERNETES_SERVICE)
                     .hasSize(kinds.size() - 1);

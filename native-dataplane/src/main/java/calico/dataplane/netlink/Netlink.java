@@ -23,8 +23,10 @@ public final class Netlink implements AutoCloseable {
     static final int AF_UNSPEC = 0;
     static final int AF_INET = 2;
     static final int AF_INET6 = 10;
+    private static final int AF_BRIDGE = 7;
 
     private static final int RTM_NEWLINK = 16;
+    private static final int RTM_DELLINK = 17;
     private static final int RTM_GETLINK = 18;
     private static final int RTM_NEWADDR = 20;
     private static final int RTM_DELADDR = 21;
@@ -42,6 +44,13 @@ public final class Netlink implements AutoCloseable {
     private static final int IFLA_MTU = 4;
     private static final int IFLA_LINKINFO = 18;
     private static final int IFLA_INFO_KIND = 1;
+    private static final int IFLA_INFO_DATA = 2;
+    private static final int IFLA_VXLAN_ID = 1;
+    private static final int IFLA_VXLAN_LINK = 3;
+    private static final int IFLA_VXLAN_LOCAL = 4;
+    private static final int IFLA_VXLAN_LEARNING = 7;
+    private static final int IFLA_VXLAN_PORT = 15;
+    private static final int IFLA_VXLAN_LOCAL6 = 17;
 
     private static final int IFA_ADDRESS = 1;
     private static final int IFA_LOCAL = 2;
@@ -57,6 +66,7 @@ public final class Netlink implements AutoCloseable {
 
     private static final int NDA_DST = 1;
     private static final int NDA_LLADDR = 2;
+    private static final int NTF_SELF = 0x02;
 
     private static final int IFNAMSIZ = 16;
 
@@ -81,11 +91,16 @@ public final class Netlink implements AutoCloseable {
 
     /** {@return the link named {@code name}}, empty when there is none. */
     public Optional<Link> link(String name) {
+        return linkMessage(name).map(Netlink::decodeLink);
+    }
+
+    /** {@return the RTM_NEWLINK payload for {@code name}}, empty when there is no such link. */
+    private Optional<ByteBuffer> linkMessage(String name) {
         MessageWriter req = ifinfo(RTM_GETLINK, NetlinkSocket.NLM_F_ACK, 0, 0, 0).attrString(IFLA_IFNAME, checkName(name));
         try {
             for (NetlinkSocket.Message m : socket.execute("get link " + name, req)) {
                 if (m.type() == RTM_NEWLINK) {
-                    return Optional.of(decodeLink(m.payload()));
+                    return Optional.of(m.payload());
                 }
             }
             return Optional.empty();
@@ -117,6 +132,74 @@ public final class Netlink implements AutoCloseable {
                 .attrString(IFLA_IFNAME, checkName(name))
                 .attrU32(IFLA_MTU, mtu);
         socket.execute("set link " + name + " mtu " + mtu, req);
+    }
+
+    /**
+     * Creates a VXLAN device, down, with learning off (its forwarding entries are programmed,
+     * {@link #setFdb}); EEXIST when a link of that name exists, in which case nothing changed.
+     */
+    public void addVxlan(Vxlan v) {
+        MessageWriter w = ifinfo(RTM_NEWLINK, NetlinkSocket.NLM_F_ACK | NetlinkSocket.NLM_F_CREATE | NetlinkSocket.NLM_F_EXCL, 0, 0, 0)
+                .attrString(IFLA_IFNAME, checkName(v.name()));
+        v.mac().ifPresent(mac -> w.attr(IFLA_ADDRESS, parseMac(mac)));
+        if (v.mtu() > 0) {
+            w.attrU32(IFLA_MTU, v.mtu());
+        }
+        int info = w.beginNested(IFLA_LINKINFO);
+        w.attrString(IFLA_INFO_KIND, "vxlan");
+        int data = w.beginNested(IFLA_INFO_DATA);
+        w.attrU32(IFLA_VXLAN_ID, v.vni());
+        if (v.parentIndex() != 0) {
+            w.attrU32(IFLA_VXLAN_LINK, v.parentIndex());
+        }
+        v.local().ifPresent(ip -> {
+            byte[] b = ip.getAddress();
+            w.attr(b.length == 4 ? IFLA_VXLAN_LOCAL : IFLA_VXLAN_LOCAL6, b);
+        });
+        w.attr(IFLA_VXLAN_PORT, new byte[] {(byte) (v.port() >> 8), (byte) v.port()}); // network byte order
+        w.attr(IFLA_VXLAN_LEARNING, new byte[] {0});
+        w.endNested(data);
+        w.endNested(info);
+        socket.execute("add vxlan " + v.name() + " id " + v.vni(), w);
+    }
+
+    /**
+     * {@return the VXLAN settings of link {@code name}}, empty when there is no such link or it
+     * is not a VXLAN device. {@link Vxlan#mtu()} and {@link Vxlan#mac()} are the link's.
+     */
+    public Optional<Vxlan> vxlan(String name) {
+        Optional<ByteBuffer> payload = linkMessage(name);
+        if (payload.isPresent()) {
+            Attributes a = Attributes.parse(payload.get().position(16));
+            Optional<Attributes> info = a.nested(IFLA_LINKINFO);
+            if (info.flatMap(i -> i.string(IFLA_INFO_KIND)).filter("vxlan"::equals).isEmpty()) {
+                return Optional.empty();
+            }
+            Attributes d = info.flatMap(i -> i.nested(IFLA_INFO_DATA)).orElseThrow(
+                    () -> new NetlinkException("get link " + name + ": vxlan without IFLA_INFO_DATA", Errno.EINVAL, null));
+            int port = d.bytes(IFLA_VXLAN_PORT).filter(b -> b.length == 2)
+                    .map(b -> ((b[0] & 0xff) << 8) | (b[1] & 0xff)).orElse(0);
+            return Optional.of(new Vxlan(a.string(IFLA_IFNAME).orElse(name), d.u32(IFLA_VXLAN_ID).orElse(0),
+                    port, d.u32(IFLA_VXLAN_LINK).orElse(0),
+                    d.address(IFLA_VXLAN_LOCAL).or(() -> d.address(IFLA_VXLAN_LOCAL6)),
+                    a.bytes(IFLA_ADDRESS).filter(b -> b.length == 6).map(Netlink::formatMac),
+                    a.u32(IFLA_MTU).orElse(0)));
+        }
+        return Optional.empty();
+    }
+
+    /** Deletes link {@code name}; {@return false} when there was none. */
+    public boolean deleteLink(String name) {
+        try {
+            socket.execute("delete link " + name, ifinfo(RTM_DELLINK, NetlinkSocket.NLM_F_ACK, 0, 0, 0)
+                    .attrString(IFLA_IFNAME, checkName(name)));
+            return true;
+        } catch (NetlinkException e) {
+            if (e.errno() == Errno.ENODEV) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     // ---------------------------------------------------------------- addresses
@@ -210,22 +293,14 @@ public final class Netlink implements AutoCloseable {
 
     /** {@return every IPv4 and IPv6 neighbour entry} (0 = all links) of link {@code linkIndex}. */
     public List<Neighbour> neighbours(int linkIndex) {
-        MessageWriter req = new MessageWriter(RTM_GETNEIGH, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_DUMP)
-                .u8(AF_UNSPEC).u8(0).u16(0).u32(0).u16(0).u8(0).u8(0);
         List<Neighbour> out = new ArrayList<>();
-        for (NetlinkSocket.Message m : socket.dump("list neighbours", req)) {
-            if (m.type() != RTM_NEWNEIGH) {
+        for (NeighMessage n : neighbourDump("list neighbours", AF_UNSPEC)) {
+            if ((n.family() != AF_INET && n.family() != AF_INET6) || (linkIndex != 0 && n.index() != linkIndex)) {
                 continue;
             }
-            ByteBuffer p = m.payload();
-            int family = Byte.toUnsignedInt(p.get(0));
-            int index = p.getInt(4);
-            int state = Short.toUnsignedInt(p.getShort(8));
-            if ((family != AF_INET && family != AF_INET6) || (linkIndex != 0 && index != linkIndex)) {
-                continue;
-            }
-            Attributes a = Attributes.parse(p.position(12));
-            a.address(NDA_DST).ifPresent(ip -> out.add(new Neighbour(index, ip, a.bytes(NDA_LLADDR).map(Netlink::formatMac), state)));
+            Attributes a = n.attributes();
+            a.address(NDA_DST).ifPresent(ip -> out.add(new Neighbour(n.index(), ip, a.bytes(NDA_LLADDR).map(Netlink::formatMac),
+                    n.state())));
         }
         return out;
     }
@@ -242,6 +317,66 @@ public final class Netlink implements AutoCloseable {
     public void deleteNeighbour(int linkIndex, InetAddress address) {
         socket.execute("delete neighbour " + address.getHostAddress() + " dev " + linkIndex,
                 neigh(RTM_DELNEIGH, 0, linkIndex, address, 0));
+    }
+
+    // ---------------------------------------------------------------- forwarding database (VXLAN)
+
+    /** {@return the forwarding entries with a remote destination on link {@code linkIndex}} (AF_BRIDGE neighbours with NDA_DST). */
+    public List<FdbEntry> fdb(int linkIndex) {
+        checkIndex(linkIndex);
+        List<FdbEntry> out = new ArrayList<>();
+        for (NeighMessage n : neighbourDump("list fdb", AF_BRIDGE)) {
+            if (n.family() != AF_BRIDGE || n.index() != linkIndex) {
+                continue;
+            }
+            Optional<String> mac = n.attributes().bytes(NDA_LLADDR).filter(b -> b.length == 6).map(Netlink::formatMac);
+            Optional<InetAddress> dst = n.attributes().address(NDA_DST);
+            if (mac.isPresent() && dst.isPresent()) {
+                out.add(new FdbEntry(n.index(), mac.get(), dst.get(), n.state()));
+            }
+        }
+        return out;
+    }
+
+    /** Adds or replaces the permanent entry {@code mac -> destination} on the VXLAN link. */
+    public void setFdb(int linkIndex, String mac, InetAddress destination) {
+        socket.execute("set fdb " + mac + " dst " + destination.getHostAddress() + " dev " + linkIndex,
+                fdbMessage(RTM_NEWNEIGH, NetlinkSocket.NLM_F_CREATE | NetlinkSocket.NLM_F_REPLACE, linkIndex, mac,
+                        destination, Neighbour.NUD_PERMANENT));
+    }
+
+    /** Deletes the entry {@code mac -> destination} on the link; ENOENT if there is none. */
+    public void deleteFdb(int linkIndex, String mac, InetAddress destination) {
+        socket.execute("delete fdb " + mac + " dst " + destination.getHostAddress() + " dev " + linkIndex,
+                fdbMessage(RTM_DELNEIGH, 0, linkIndex, mac, destination, 0));
+    }
+
+    /** One RTM_NEWNEIGH of a dump: ndmsg's family, ifindex and state, and its attributes. */
+    private record NeighMessage(int family, int index, int state, Attributes attributes) {
+    }
+
+    /** Dumps the neighbour table of {@code family} (AF_UNSPEC: IPv4 and IPv6; AF_BRIDGE: forwarding entries). */
+    private List<NeighMessage> neighbourDump(String operation, int family) {
+        MessageWriter req = new MessageWriter(RTM_GETNEIGH, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_DUMP)
+                .u8(family).u8(0).u16(0).u32(0).u16(0).u8(0).u8(0);
+        List<NeighMessage> out = new ArrayList<>();
+        for (NetlinkSocket.Message m : socket.dump(operation, req)) {
+            if (m.type() == RTM_NEWNEIGH) {
+                ByteBuffer p = m.payload();
+                out.add(new NeighMessage(Byte.toUnsignedInt(p.get(0)), p.getInt(4), Short.toUnsignedInt(p.getShort(8)),
+                        Attributes.parse(p.position(12))));
+            }
+        }
+        return out;
+    }
+
+    /** nlmsghdr + ndmsg {AF_BRIDGE, ifindex, state, NTF_SELF} + NDA_LLADDR + NDA_DST: an entry of the device's own table. */
+    private static MessageWriter fdbMessage(int type, int flags, int linkIndex, String mac, InetAddress dst, int state) {
+        checkIndex(linkIndex);
+        return new MessageWriter(type, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_ACK | flags)
+                .u8(AF_BRIDGE).u8(0).u16(0).u32(linkIndex).u16(state).u8(NTF_SELF).u8(0)
+                .attr(NDA_LLADDR, parseMac(mac))
+                .attr(NDA_DST, dst.getAddress());
     }
 
     @Override

@@ -181,8 +181,15 @@ public final class IptablesFormatter {
         } else if (t instanceof Target.Nflog n) {
             // iptables-save's order, so a read-back compares equal
             return List.of("-j", "NFLOG", "--nflog-prefix", n.prefix(), "--nflog-group", Integer.toString(n.group()));
-        } else if (t instanceof Target.Masquerade) {
-            return List.of("-j", "MASQUERADE");
+        } else if (t instanceof Target.Masquerade m) {
+            List<String> out = new ArrayList<>(List.of("-j", "MASQUERADE"));
+            if (m.hasPorts()) {
+                out.addAll(List.of("--to-ports", m.minPort() + "-" + m.maxPort()));
+            }
+            if (m.fullyRandom()) {
+                out.add("--random-fully"); // after --to-ports: iptables-save's order
+            }
+            return out;
         } else if (t instanceof Target.Reject) {
             return List.of("-j", "REJECT");
         } else if (t instanceof Target.NoTrack) {

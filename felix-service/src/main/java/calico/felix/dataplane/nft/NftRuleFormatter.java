@@ -232,8 +232,23 @@ public final class NftRuleFormatter {
             return n;
         } else if (t instanceof Target.Nflog n) {
             return NftExpr.log(n.prefix(), n.group());
-        } else if (t instanceof Target.Masquerade) {
-            return JSON.objectNode().set("masquerade", NullNode.instance);
+        } else if (t instanceof Target.Masquerade m) {
+            if (!m.hasPorts() && !m.fullyRandom()) {
+                return JSON.objectNode().set("masquerade", NullNode.instance);
+            }
+            // nft -j list's form, so a read-back compares equal: one port as a number, flags as a string
+            ObjectNode masq = JSON.objectNode();
+            if (m.hasPorts()) {
+                if (m.minPort() == m.maxPort()) {
+                    masq.put("port", m.minPort());
+                } else {
+                    masq.set("port", JSON.objectNode().set("range", JSON.arrayNode().add(m.minPort()).add(m.maxPort())));
+                }
+            }
+            if (m.fullyRandom()) {
+                masq.put("flags", "fully-random");
+            }
+            return JSON.objectNode().set("masquerade", masq);
         } else if (t instanceof Target.Reject) {
             return JSON.objectNode().set("reject", NullNode.instance);
         } else if (t instanceof Target.NoTrack) {

@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * (IPv4) and {@code forwarding=1} (IPv6). See {@code felix-service/design/routes.md}.
  *
  * <p>Ownership: every route it adds carries {@link #PROTOCOL_FELIX}; it only ever deletes routes
- * with that protocol, so routes installed by anyone else survive.
+ * with that protocol that are unicast device routes (no gateway), so routes installed by anyone
+ * else survive, and so do {@link RemoteRouteManager}'s (gateways and blackholes, also proto 80).
  *
  * <p>It reads the dataplane's one {@link DataplaneModel}, like every other consumer: the local
  * workload endpoints the model holds (so an endpoint the model skipped as a protocol violation is
@@ -241,8 +242,9 @@ public final class RouteManager {
 
     /**
      * Compares everything with the kernel: configures every needed interface that exists (again,
-     * if it was re-created), adds missing routes, and deletes every main-table route with
-     * {@link #PROTOCOL_FELIX} that is not desired. Routes with other protocols are never touched.
+     * if it was re-created), adds missing routes, and deletes every main-table unicast device route
+     * with {@link #PROTOCOL_FELIX} that is not desired. Routes with other protocols, and proto-80
+     * routes with a gateway or of another type ({@link RemoteRouteManager}'s), are never touched.
      */
     public Stats resync() {
         resetCounts();
@@ -254,8 +256,8 @@ public final class RouteManager {
         // What the kernel holds, not what we remember: someone may have added or removed routes.
         programmed.clear();
         for (Route r : netlink.routes(Route.TABLE_MAIN)) {
-            if (r.protocol() != PROTOCOL_FELIX) {
-                continue;
+            if (r.protocol() != PROTOCOL_FELIX || r.gateway().isPresent() || r.type() != Route.Type.UNICAST) {
+                continue; // not ours: others' protocols, and RemoteRouteManager's share (gateways, blackholes)
             }
             String want = desired.get(r.destination());
             Link link = want == null ? null : links.get(want);

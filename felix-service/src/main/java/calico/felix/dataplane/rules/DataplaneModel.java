@@ -100,6 +100,7 @@ public final class DataplaneModel {
     private final Map<String, HostMetadataUpdate> hosts = new TreeMap<>();
     private final Map<String, RouteUpdate> routes = new TreeMap<>();
     private final Map<String, WireguardEndpointUpdate> wireguardEndpoints = new TreeMap<>();
+    private final Map<String, DataplaneUpdate.VtepUpdate> vteps = new TreeMap<>();
     /** The policies the last {@link #apply} changed, as they were before it (empty: absent). */
     private final Map<PolicyId, Optional<CompiledPolicy>> policiesBefore = new HashMap<>();
     private ConfigUpdate config;
@@ -213,6 +214,20 @@ public final class DataplaneModel {
         public Void routeRemove(RouteRemove r) {
             if (routes.remove(r.dst()) == null) {
                 violation("remove of unknown route " + r.dst());
+            }
+            return null;
+        }
+
+        @Override
+        public Void vtepUpdate(DataplaneUpdate.VtepUpdate v) {
+            vteps.put(v.node(), v);
+            return null;
+        }
+
+        @Override
+        public Void vtepRemove(DataplaneUpdate.VtepRemove v) {
+            if (vteps.remove(v.node()) == null) {
+                violation("remove of unknown VTEP " + v.node());
             }
             return null;
         }
@@ -479,6 +494,11 @@ public final class DataplaneModel {
     /** Nodes' WireGuard public keys and interface addresses, by node name (this node's included). */
     public Map<String, WireguardEndpointUpdate> wireguardEndpoints() {
         return Collections.unmodifiableMap(wireguardEndpoints);
+    }
+
+    /** VXLAN tunnel endpoints by node name (this node's own included). */
+    public Map<String, DataplaneUpdate.VtepUpdate> vteps() {
+        return Collections.unmodifiableMap(vteps);
     }
 
     /** {@return the effective configuration}, Calico's defaults before the first ConfigUpdate */

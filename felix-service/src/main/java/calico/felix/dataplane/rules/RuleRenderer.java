@@ -250,7 +250,8 @@ public final class RuleRenderer {
                 new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD),
                 new Entry(Table.FILTER, Hook.INPUT, Names.INPUT),
                 new Entry(Table.FILTER, Hook.OUTPUT, Names.OUTPUT),
-                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)), driverSets(model, ipip || vxlan), refs);
+                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)),
+                driverSets(model, ipip || vxlan || settings.natOutgoing().excludeHosts()), refs);
     }
 
     /** Whether an enabled pool uses IPIP ({@code ipip}) or VXLAN: Calico then turns that encapsulation on. */
@@ -259,7 +260,7 @@ public final class RuleRenderer {
                 .anyMatch(m -> m != null && !m.isBlank() && !m.equalsIgnoreCase("Never"));
     }
 
-    /** The pool sets, and with encapsulation on the Calico hosts' addresses. */
+    /** The pool sets, and with encapsulation on (or natOutgoing excluding hosts) the Calico hosts' addresses. */
     static SortedMap<String, Set<String>> driverSets(DataplaneModel model, boolean encap) {
         SortedMap<String, Set<String>> out = poolSets(model);
         if (encap) {
@@ -680,16 +681,36 @@ public final class RuleRenderer {
         return out;
     }
 
-    /** One MASQUERADE rule per rendered family that has a natOutgoing pool; empty otherwise. */
+    /**
+     * Per rendered family that has a natOutgoing pool, Calico's {@code cali-nat-outgoing}: traffic from
+     * a natOutgoing pool to no pool (disabled pools count: {@code all-ipam-pools} holds every pool),
+     * and with {@code IPPoolsAndHostIPs} to no Calico host, is masqueraded, fully random. With
+     * {@code natPortRange}, TCP and UDP first get ports from the range and return; the rest is
+     * masqueraded without one. Empty when no pool of the family has natOutgoing.
+     */
     Rules natOutgoingChain(DataplaneModel model) {
         Set<String> masq = poolSets(model).getOrDefault(Names.MASQ_POOLS_SET, Set.of());
+        NatOutgoing nat = settings.natOutgoing();
         List<GenericRule> rules = new ArrayList<>();
         for (IpFamily f : IpFamily.values()) {
-            if (families.contains(f) && masq.stream().anyMatch(c -> IpFamily.of(c) == f)) {
-                rules.add(GenericRule.of(new Target.Masquerade(), new Match.Family(f),
-                        new Match.InSet(Dir.SRC, f, Names.MASQ_POOLS_SET, false),
-                        new Match.InSet(Dir.DST, f, Names.ALL_POOLS_SET, true)).withComment("natOutgoing"));
+            if (!families.contains(f) || masq.stream().noneMatch(c -> IpFamily.of(c) == f)) {
+                continue;
             }
+            List<Match> leaving = new ArrayList<>(List.of(new Match.Family(f),
+                    new Match.InSet(Dir.SRC, f, Names.MASQ_POOLS_SET, false),
+                    new Match.InSet(Dir.DST, f, Names.ALL_POOLS_SET, true)));
+            if (nat.excludeHosts()) {
+                leaving.add(new Match.InSet(Dir.DST, f, Names.ALL_HOSTS_SET, true));
+            }
+            if (nat.maxPort() > 0) {
+                for (String proto : List.of("tcp", "udp")) {
+                    List<Match> m = new ArrayList<>(leaving);
+                    m.add(new Match.Protocol(proto, false));
+                    rules.add(new GenericRule(m, nat.masquerade(true), "natOutgoing"));
+                    rules.add(new GenericRule(m, Target.RETURN, "natOutgoing"));
+                }
+            }
+            rules.add(new GenericRule(leaving, nat.masquerade(false), "natOutgoing"));
         }
         return new Rules(Names.NAT_OUTGOING, rules);
     }

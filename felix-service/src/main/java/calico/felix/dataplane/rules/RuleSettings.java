@@ -22,11 +22,12 @@ import java.util.List;
  * @param nftablesDenyReject   {@code nftablesFilterDenyAction: Reject}, what {@link #forNftables()} uses
  * @param flowLogs             flow logs are on ({@link FelixSettings#flowLogsEnabled()}): every policy verdict
  *                             logs to NFLOG first
+ * @param natOutgoing          natOutgoing's exclusions and port range
  */
 public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean allowReturn, List<ProtoPort> failsafeIn,
                            List<ProtoPort> failsafeOut, boolean appendMode, boolean ipv6Support, boolean denyReject,
                            boolean nftablesAllowReturn, boolean nftablesDenyReject,
-                           boolean flowLogs) {
+                           boolean flowLogs, NatOutgoing natOutgoing) {
 
     /** {@code defaultEndpointToHostAction}. */
     public enum EndpointToHostAction { DROP, RETURN, ACCEPT }
@@ -34,6 +35,7 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
     public RuleSettings {
         failsafeIn = List.copyOf(failsafeIn);
         failsafeOut = List.copyOf(failsafeOut);
+        java.util.Objects.requireNonNull(natOutgoing, "natOutgoing");
     }
 
     /** Calico's defaults: Drop, Accept, the default failsafe ports, Insert, IPv6 on. */
@@ -55,7 +57,7 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
                 s.failsafeInboundHostPorts(), s.failsafeOutboundHostPorts(), s.chainInsertMode().equals("Append"),
                 s.ipv6Support(), s.iptablesFilterDenyAction().equals("Reject"),
                 s.nftablesFilterAllowAction().equals("Return"), s.nftablesFilterDenyAction().equals("Reject"),
-                s.flowLogsEnabled());
+                s.flowLogsEnabled(), NatOutgoing.from(s));
     }
 
     /** {@return these settings with the allow and deny actions of the {@code nftables…} fields} */
@@ -65,24 +67,30 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
 
     public RuleSettings withAllowReturn(boolean r) {
         return new RuleSettings(endpointToHostAction, r, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject,
-                nftablesAllowReturn, nftablesDenyReject, flowLogs);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing);
     }
 
     /** {@return these settings with filter-table denials rejecting ({@code true}) or dropping} */
     public RuleSettings withDenyReject(boolean r) {
         return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, r,
-                nftablesAllowReturn, nftablesDenyReject, flowLogs);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing);
     }
 
     public RuleSettings withEndpointToHostAction(EndpointToHostAction a) {
         return new RuleSettings(a, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject,
-                nftablesAllowReturn, nftablesDenyReject, flowLogs);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing);
     }
 
     /** {@return these settings with flow logs' NFLOG rules on or off} */
     public RuleSettings withFlowLogs(boolean on) {
         return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support,
-                denyReject, nftablesAllowReturn, nftablesDenyReject, on);
+                denyReject, nftablesAllowReturn, nftablesDenyReject, on, natOutgoing);
+    }
+
+    /** {@return these settings with natOutgoing's exclusions and port range {@code n}} */
+    public RuleSettings withNatOutgoing(NatOutgoing n) {
+        return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support,
+                denyReject, nftablesAllowReturn, nftablesDenyReject, flowLogs, n);
     }
 
     /** {@return the verdict for traffic our filter-table policy denies}: DROP, or REJECT under {@code denyReject} */

@@ -57,8 +57,31 @@ public sealed interface Target {
         }
     }
 
-    /** Source NAT to the outgoing interface's address (nat table, postrouting only). */
-    record Masquerade() implements Target {
+    /**
+     * Source NAT to the outgoing interface's address (nat table, postrouting only).
+     *
+     * @param minPort     with {@code maxPort}, the source ports to map to (TCP and UDP rules only); 0: the
+     *                    kernel's choice
+     * @param fullyRandom the port is chosen at random for each connection (iptables {@code --random-fully},
+     *                    nftables {@code fully-random}): avoids clashes between connections masqueraded at once
+     */
+    record Masquerade(int minPort, int maxPort, boolean fullyRandom) implements Target {
+        public Masquerade {
+            if (minPort < 0 || maxPort > 65535 || minPort > maxPort || (minPort == 0) != (maxPort == 0)) {
+                throw new IllegalArgumentException("masquerade ports: none (0, 0) or 1 <= min <= max <= 65535, was "
+                        + minPort + "-" + maxPort);
+            }
+        }
+
+        /** Any port, the kernel's choice. */
+        public Masquerade() {
+            this(0, 0, false);
+        }
+
+        /** {@return whether the ports are restricted} */
+        public boolean hasPorts() {
+            return maxPort > 0;
+        }
     }
 
     /** Refuse: an ICMP unreachable (TCP: a reset) back to the sender, then drop. Filter table only. */

@@ -296,7 +296,23 @@ class ChainRendererTest {
         Map<String, Chain> nat4 = v4.chains(calico.dataplane.iptables.Table.NAT);
         assertThat(rendered(nat4, Names.POSTROUTING)).containsExactly("-j cali-nat-outgoing");
         assertThat(rendered(nat4, Names.NAT_OUTGOING)).containsExactly("-m comment --comment natOutgoing "
-                + "-m set --match-set cali40masq-ipam-pools src -m set ! --match-set cali40all-ipam-pools dst -j MASQUERADE");
+                + "-m set --match-set cali40masq-ipam-pools src -m set ! --match-set cali40all-ipam-pools dst "
+                + "-j MASQUERADE --random-fully");
         assertThat(rendered(v6.chains(calico.dataplane.iptables.Table.NAT), Names.NAT_OUTGOING)).isEmpty();
+    }
+
+    @Test
+    void natPortRangeAndHostExclusionInIptablesSyntax() {
+        DataplaneModel m = new DataplaneModel();
+        m.apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("natPortRange", "32768:33000",
+                "natOutgoingExclusions", "IPPoolsAndHostIPs"))));
+        m.apply(new DataplaneUpdate.IpPoolUpdate("p", "10.65.0.0/16", true, "Never", "Never", false));
+        String leaving = "-m comment --comment natOutgoing -m set --match-set cali40masq-ipam-pools src "
+                + "-m set ! --match-set cali40all-ipam-pools dst -m set ! --match-set cali40all-hosts-net dst";
+        assertThat(rendered(ChainRenderer.render(m, IpFamily.V4).chains(calico.dataplane.iptables.Table.NAT),
+                Names.NAT_OUTGOING)).containsExactly(
+                leaving + " -p tcp -j MASQUERADE --to-ports 32768-33000 --random-fully", leaving + " -p tcp -j RETURN",
+                leaving + " -p udp -j MASQUERADE --to-ports 32768-33000 --random-fully", leaving + " -p udp -j RETURN",
+                leaving + " -j MASQUERADE --random-fully");
     }
 }

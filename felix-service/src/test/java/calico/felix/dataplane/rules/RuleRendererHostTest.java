@@ -202,7 +202,7 @@ class RuleRendererHostTest {
                 Map.entry(Names.ALL_POOLS_SET, Set.of("10.65.0.0/16", "10.66.0.0/16", "10.67.0.0/16", "fd00:65::/64")),
                 Map.entry(Names.MASQ_POOLS_SET, Set.of("10.65.0.0/16", "10.67.0.0/16")));
         assertThat(rules(rs, Table.NAT, Names.NAT_OUTGOING).rules()).containsExactly(
-                GenericRule.of(new Target.Masquerade(), new Match.Family(IpFamily.V4),
+                GenericRule.of(new Target.Masquerade(0, 0, true), new Match.Family(IpFamily.V4),
                         new Match.InSet(Dir.SRC, IpFamily.V4, Names.MASQ_POOLS_SET, false),
                         new Match.InSet(Dir.DST, IpFamily.V4, Names.ALL_POOLS_SET, true)).withComment("natOutgoing"));
         // The sets reach the kernel per family under Calico's names.
@@ -214,6 +214,49 @@ class RuleRendererHostTest {
         m.apply(new DataplaneUpdate.IpPoolRemove("p1"));
         m.apply(new DataplaneUpdate.IpPoolRemove("old"));
         assertThat(rules(RuleRenderer.render(m, BOTH), Table.NAT, Names.NAT_OUTGOING).rules()).isEmpty();
+    }
+
+    /**
+     * natPortRange: TCP and UDP masquerade into the range and return, the rest without one (Calico's
+     * five rules); IPPoolsAndHostIPs: the hosts' set is excluded too, and exists without any encapsulation.
+     */
+    @Test
+    void natPortRangeAndHostExclusionShapeTheNatOutgoingChain() {
+        DataplaneModel m = model(Map.of("natPortRange", "32768:33000", "natOutgoingExclusions", "IPPoolsAndHostIPs"));
+        m.apply(new DataplaneUpdate.IpPoolUpdate("p1", "10.65.0.0/16", true, "Never", "Never", false));
+        m.apply(new DataplaneUpdate.IpPoolUpdate("v6", "fd00:65::/64", true, "Never", "Never", false));
+        m.apply(new DataplaneUpdate.HostMetadataUpdate("node2", "192.168.7.2", "fd00:7::2", Map.of()));
+        assertThat(m.settings().natOutgoing()).isEqualTo(new NatOutgoing(true, 32768, 33000));
+        Ruleset rs = RuleRenderer.render(m, BOTH);
+        assertThat(rs.driverSets().get(Names.ALL_HOSTS_SET)).as("hosts' set without encapsulation")
+                .containsExactlyInAnyOrder("192.168.7.2/32", "fd00:7::2/128");
+        List<GenericRule> expected = new java.util.ArrayList<>();
+        for (IpFamily f : List.of(IpFamily.V4, IpFamily.V6)) {
+            List<Match> leaving = List.of(new Match.Family(f), new Match.InSet(Dir.SRC, f, Names.MASQ_POOLS_SET, false),
+                    new Match.InSet(Dir.DST, f, Names.ALL_POOLS_SET, true),
+                    new Match.InSet(Dir.DST, f, Names.ALL_HOSTS_SET, true));
+            for (String proto : List.of("tcp", "udp")) {
+                List<Match> p = new java.util.ArrayList<>(leaving);
+                p.add(new Match.Protocol(proto, false));
+                expected.add(new GenericRule(p, new Target.Masquerade(32768, 33000, true), "natOutgoing"));
+                expected.add(new GenericRule(p, Target.RETURN, "natOutgoing"));
+            }
+            expected.add(new GenericRule(leaving, new Target.Masquerade(0, 0, true), "natOutgoing"));
+        }
+        assertThat(rules(rs, Table.NAT, Names.NAT_OUTGOING).rules()).containsExactlyElementsOf(expected);
+
+        // Defaults: no hosts' set (no encapsulation), one rule per family, no ports.
+        DataplaneModel d = model(Map.of());
+        d.apply(new DataplaneUpdate.IpPoolUpdate("p1", "10.65.0.0/16", true, "Never", "Never", false));
+        d.apply(new DataplaneUpdate.HostMetadataUpdate("node2", "192.168.7.2", null, Map.of()));
+        Ruleset plain = RuleRenderer.render(d, BOTH);
+        assertThat(plain.driverSets()).doesNotContainKey(Names.ALL_HOSTS_SET);
+        assertThat(rules(plain, Table.NAT, Names.NAT_OUTGOING).rules()).singleElement()
+                .satisfies(r -> assertThat(r.target()).isEqualTo(new Target.Masquerade(0, 0, true)));
+        // A range whose upper end is 0 is "unset", as in Calico.
+        assertThat(model(Map.of("natPortRange", "0:0")).settings().natOutgoing()).isEqualTo(NatOutgoing.DEFAULT);
+        assertThat(model(Map.of("natPortRange", "2000")).settings().natOutgoing())
+                .isEqualTo(new NatOutgoing(false, 2000, 2000));
     }
 
     @Test

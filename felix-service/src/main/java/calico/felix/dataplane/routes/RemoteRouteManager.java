@@ -1,0 +1,374 @@
+package calico.felix.dataplane.routes;
+
+import calico.api.net.Cidr;
+import calico.dataplane.netlink.Address;
+import calico.dataplane.netlink.FdbEntry;
+import calico.dataplane.netlink.IpPrefix;
+import calico.dataplane.netlink.Link;
+import calico.dataplane.netlink.Neighbour;
+import calico.dataplane.netlink.Netlink;
+import calico.dataplane.netlink.NetlinkException;
+import calico.dataplane.netlink.Route;
+import calico.dataplane.netlink.Vxlan;
+import calico.felix.calc.FelixSettings;
+import calico.felix.dataplane.rules.DataplaneModel;
+import java.net.InetAddress;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.ToIntFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Programs what {@link RemoteRoutes} plans: the {@code vxlan.calico} device (settings, MTU, this
+ * node's tunnel address, up), its permanent neighbour and FDB entries for the other nodes'
+ * VTEPs, and the routes to other nodes' blocks and workloads (VXLAN, IPIP, direct) and the
+ * blackholes for this node's blocks, all with {@link RouteManager#PROTOCOL_FELIX}.
+ *
+ * <p>Ownership: the main-table proto-80 routes that have a gateway or are not unicast (the
+ * shapes this manager programs); {@link RouteManager} owns the proto-80 device routes to local
+ * workloads. Each resync deletes only its own share. The device is Calico's: it is deleted when
+ * VXLAN is off, and re-created when its VNI, port, parent, local address or MAC differ.
+ *
+ * <p>{@link #update} diffs the plan against what it programmed (one address dump to find this
+ * node's underlay interface and subnet, one link lookup for the device); {@link #resync} first
+ * reads routes, neighbours and FDB entries back from the kernel, so strangers' edits and a
+ * restarted felix are repaired without a delete-then-add of what is right. Same threading as
+ * {@link RouteManager}: one thread, the {@link Netlink}'s namespace.
+ */
+public final class RemoteRouteManager {
+
+    private static final Logger log = LoggerFactory.getLogger(RemoteRouteManager.class);
+
+    /** The device MTU when {@code vxlanMTU} is unset (the host MTU calculation comes separately). */
+    public static final int DEFAULT_VXLAN_MTU = 1450;
+
+    /** {@return vxlanMTU when set, else {@link #DEFAULT_VXLAN_MTU}}. */
+    public static int configuredVxlanMtu(FelixSettings s) {
+        return s.vxlanMtu() > 0 ? s.vxlanMtu() : DEFAULT_VXLAN_MTU;
+    }
+
+    /** Counts from one update or resync. */
+    public record Stats(int routesAdded, int routesDeleted, int neighboursSet, int neighboursDeleted, int fdbSet,
+                        int fdbDeleted, boolean deviceCreated, boolean deviceDeleted) {
+    }
+
+    /** What identifies a route for comparison (the kernel adds scope, table and metric details). */
+    private record Shape(IpPrefix dst, Route.Type type, Optional<InetAddress> gateway, int linkIndex, boolean onlink) {
+        static Shape of(Route r) {
+            return new Shape(r.destination(), r.type(), r.gateway(), r.linkIndex(), r.onlink());
+        }
+    }
+
+    private final Netlink netlink;
+    private final DataplaneModel model;
+    private final ToIntFunction<FelixSettings> vxlanMtu;
+    private final Map<IpPrefix, Route> routes = new HashMap<>();
+    private final Map<InetAddress, String> neighbours = new HashMap<>();
+    private final Map<String, InetAddress> fdb = new HashMap<>();
+    private final Set<String> warned = new HashSet<>();
+    private Plan last = null;
+    /** The VXLAN device's ifindex as last seen, 0 for none: its routes go with it. */
+    private int deviceIndex;
+    private int added;
+    private int deleted;
+    private int neighSet;
+    private int neighDeleted;
+    private int fdbSet;
+    private int fdbDeleted;
+    private boolean created;
+    private boolean removed;
+
+    /** The plan and the kernel facts it was made with. */
+    private record Plan(RemoteRoutes.Plan plan, int parentIndex) {
+    }
+
+    /**
+     * @param netlink  acts on the namespace to program
+     * @param model    the dataplane's model (read only; its owner folds batches in before {@link #update})
+     * @param vxlanMtu the VXLAN device's MTU for the current settings ({@link #configuredVxlanMtu} until the MTU
+     *                 calculation is wired in)
+     */
+    public RemoteRouteManager(Netlink netlink, DataplaneModel model, ToIntFunction<FelixSettings> vxlanMtu) {
+        this.netlink = Objects.requireNonNull(netlink, "netlink");
+        this.model = Objects.requireNonNull(model, "model");
+        this.vxlanMtu = Objects.requireNonNull(vxlanMtu, "vxlanMtu");
+    }
+
+    /** Brings the kernel up to the model, from what this manager remembers programming. */
+    public Stats update() {
+        reset();
+        Plan p = plan();
+        program(p);
+        last = p;
+        return stats();
+    }
+
+    /** Reads this manager's share of the kernel back first, then programs as {@link #update} does. */
+    public Stats resync() {
+        reset();
+        routes.clear();
+        for (Route r : netlink.routes(Route.TABLE_MAIN)) {
+            if (r.protocol() == RouteManager.PROTOCOL_FELIX && (r.gateway().isPresent() || r.type() != Route.Type.UNICAST)
+                    && r.destination().address().getAddress().length == 4) {
+                routes.put(r.destination(), r);
+            }
+        }
+        readDeviceEntries();
+        Plan p = plan();
+        program(p);
+        last = p;
+        return stats();
+    }
+
+    /** {@return the last plan programmed}, for tests and the admin API; empty before the first update. */
+    public Optional<RemoteRoutes.Plan> lastPlan() {
+        return Optional.ofNullable(last).map(Plan::plan);
+    }
+
+    private Plan plan() {
+        Optional<Cidr> subnet = Optional.empty();
+        int parentIndex = 0;
+        var self = RemoteRoutes.localHost(model);
+        if (self.isPresent()) {
+            String ip = self.get().dstNodeIp();
+            for (Address a : netlink.addresses()) {
+                if (a.prefix().address().getHostAddress().equals(ip)) {
+                    parentIndex = a.linkIndex();
+                    subnet = Cidr.tryParse(ip + "/" + a.prefix().length()).map(Cidr::network);
+                    break;
+                }
+            }
+        }
+        return new Plan(RemoteRoutes.plan(model, subnet), parentIndex);
+    }
+
+    private void program(Plan p) {
+        int vxlanIndex = device(p);
+        Map<IpPrefix, Route> desired = new HashMap<>();
+        int tunl0 = -1;
+        for (RemoteRoutes.Planned r : p.plan().routes().values()) {
+            IpPrefix dst = IpPrefix.parse(r.dst());
+            Route route = switch (r.kind()) {
+                case BLACKHOLE -> Route.blackhole(dst);
+                case VXLAN -> vxlanIndex > 0 ? Route.via(dst, ip(r.gateway()), vxlanIndex).withOnlink() : null;
+                case DIRECT -> Route.via(dst, ip(r.gateway()), p.parentIndex());
+                case IPIP -> {
+                    if (tunl0 < 0) {
+                        tunl0 = ipipDevice();
+                    }
+                    yield tunl0 > 0 ? Route.via(dst, ip(r.gateway()), tunl0).withOnlink() : null;
+                }
+            };
+            if (route != null) {
+                desired.put(dst, route.withProtocol(RouteManager.PROTOCOL_FELIX));
+            }
+        }
+        for (var it = routes.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            Route want = desired.get(e.getKey());
+            if (want == null || !Shape.of(want).equals(Shape.of(e.getValue()))) {
+                deleteRoute(e.getValue());
+                it.remove();
+            }
+        }
+        for (Route want : desired.values()) {
+            if (!routes.containsKey(want.destination())) {
+                netlink.replaceRoute(want);
+                routes.put(want.destination(), want);
+                added++;
+            }
+        }
+    }
+
+    /** Creates, repairs or deletes the VXLAN device and its entries; {@return its ifindex}, 0 when there is none. */
+    private int device(Plan p) {
+        Optional<RemoteRoutes.VxlanDevice> want = p.plan().vxlan();
+        Optional<Link> link = netlink.link(RemoteRoutes.VXLAN_DEVICE);
+        link.ifPresent(l -> deviceIndex = l.index());
+        if (want.isEmpty() || p.parentIndex() == 0) {
+            if (want.isPresent()) {
+                warnOnce("no-parent", "VXLAN is on but no interface holds this node's address; no VXLAN device yet");
+            }
+            if (link.isPresent()) {
+                netlink.deleteLink(RemoteRoutes.VXLAN_DEVICE);
+                removed = true;
+                forgetDevice();
+            }
+            return 0;
+        }
+        RemoteRoutes.VxlanDevice d = want.get();
+        int mtu = vxlanMtu.applyAsInt(model.config());
+        Vxlan wanted = new Vxlan(RemoteRoutes.VXLAN_DEVICE, d.vni(), d.port(), p.parentIndex(),
+                Optional.of(ip(d.parentAddress())), Optional.of(d.mac()), mtu);
+        Optional<Vxlan> have = link.isPresent() ? netlink.vxlan(RemoteRoutes.VXLAN_DEVICE) : Optional.empty();
+        if (link.isPresent() && (have.isEmpty() || !sameIdentity(have.get(), wanted))) {
+            log.info("Re-creating {}: it is {} and should be {}", RemoteRoutes.VXLAN_DEVICE, have.orElse(null), wanted);
+            netlink.deleteLink(RemoteRoutes.VXLAN_DEVICE);
+            removed = true;
+            forgetDevice();
+            have = Optional.empty();
+        }
+        if (have.isEmpty()) {
+            netlink.addVxlan(wanted);
+            created = true;
+            forgetDevice();
+        } else if (have.get().mtu() != mtu) {
+            netlink.setLinkMtu(RemoteRoutes.VXLAN_DEVICE, mtu);
+        }
+        Link now = netlink.link(RemoteRoutes.VXLAN_DEVICE).orElseThrow(
+                () -> new NetlinkException("find link " + RemoteRoutes.VXLAN_DEVICE, calico.dataplane.netlink.Errno.ENODEV, null));
+        int index = now.index();
+        deviceIndex = index;
+        IpPrefix tunnel = IpPrefix.parse(d.tunnelAddress() + "/32");
+        boolean hasTunnel = false;
+        for (Address a : netlink.addresses(index)) {
+            if (a.prefix().equals(tunnel)) {
+                hasTunnel = true;
+            } else if (a.prefix().address().getAddress().length == 4) {
+                netlink.deleteAddress(index, a.prefix());
+            }
+        }
+        if (!hasTunnel) {
+            netlink.addAddress(index, tunnel);
+        }
+        if (!now.up()) {
+            netlink.setLinkUp(RemoteRoutes.VXLAN_DEVICE, true);
+        }
+        entries(index, p.plan());
+        return index;
+    }
+
+    private static boolean sameIdentity(Vxlan have, Vxlan want) {
+        return have.vni() == want.vni() && have.port() == want.port() && have.parentIndex() == want.parentIndex()
+                && have.local().equals(want.local()) && have.mac().equals(want.mac());
+    }
+
+    /** Neighbour and FDB entries for the other nodes' VTEPs, diffed against what was programmed. */
+    private void entries(int index, RemoteRoutes.Plan plan) {
+        Map<InetAddress, String> wantNeigh = new TreeMap<>(java.util.Comparator.comparing(InetAddress::getHostAddress));
+        plan.neighbours().forEach((tunnelIp, mac) -> wantNeigh.put(ip(tunnelIp), mac));
+        Map<String, InetAddress> wantFdb = new TreeMap<>();
+        plan.fdb().forEach((mac, nodeIp) -> wantFdb.put(mac, ip(nodeIp)));
+        int[] n = sync(neighbours, wantNeigh, (ip, mac) -> netlink.setPermanentNeighbour(index, ip, mac),
+                (ip, mac) -> ignoreMissing(() -> netlink.deleteNeighbour(index, ip)));
+        neighSet += n[0];
+        neighDeleted += n[1];
+        int[] f = sync(fdb, wantFdb, (mac, nodeIp) -> netlink.setFdb(index, mac, nodeIp),
+                (mac, nodeIp) -> ignoreMissing(() -> netlink.deleteFdb(index, mac, nodeIp)));
+        fdbSet += f[0];
+        fdbDeleted += f[1];
+    }
+
+    /**
+     * Makes {@code programmed} equal {@code want}: deletes entries that went or changed, then sets
+     * the missing and changed ones; {@return {set, deleted}}.
+     */
+    private static <K, V> int[] sync(Map<K, V> programmed, Map<K, V> want, java.util.function.BiConsumer<K, V> set,
+                                     java.util.function.BiConsumer<K, V> delete) {
+        int[] counts = new int[2];
+        for (var it = programmed.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (!e.getValue().equals(want.get(e.getKey()))) {
+                delete.accept(e.getKey(), e.getValue());
+                it.remove();
+                counts[1]++;
+            }
+        }
+        for (var e : want.entrySet()) {
+            if (!e.getValue().equals(programmed.get(e.getKey()))) {
+                set.accept(e.getKey(), e.getValue());
+                programmed.put(e.getKey(), e.getValue());
+                counts[0]++;
+            }
+        }
+        return counts;
+    }
+
+    /** {@return tunl0's ifindex}, brought up; 0 when the kernel has none (no {@code ipip} module). */
+    private int ipipDevice() {
+        Optional<Link> l = netlink.link(RemoteRoutes.IPIP_DEVICE);
+        if (l.isEmpty()) {
+            warnOnce("no-tunl0", "IPIP routes wanted but there is no " + RemoteRoutes.IPIP_DEVICE
+                    + " device (the kernel's ipip module is not loaded); IPIP routes are not programmed");
+            return 0;
+        }
+        if (!l.get().up()) {
+            netlink.setLinkUp(RemoteRoutes.IPIP_DEVICE, true);
+        }
+        return l.get().index();
+    }
+
+    private void readDeviceEntries() {
+        neighbours.clear();
+        fdb.clear();
+        Optional<Link> l = netlink.link(RemoteRoutes.VXLAN_DEVICE);
+        if (l.isEmpty()) {
+            return;
+        }
+        for (Neighbour n : netlink.neighbours(l.get().index())) {
+            if (n.permanent() && n.mac().isPresent() && n.address().getAddress().length == 4) {
+                neighbours.put(n.address(), n.mac().get());
+            }
+        }
+        for (FdbEntry e : netlink.fdb(l.get().index())) {
+            if (e.permanent()) {
+                fdb.put(e.mac(), e.destination());
+            }
+        }
+    }
+
+    /** The device went (or is new): its neighbours, FDB entries and routes went with it. */
+    private void forgetDevice() {
+        neighbours.clear();
+        fdb.clear();
+        int gone = deviceIndex;
+        routes.values().removeIf(r -> gone != 0 && r.linkIndex() == gone);
+        deviceIndex = 0;
+    }
+
+    private void deleteRoute(Route r) {
+        ignoreMissing(() -> netlink.deleteRoute(r));
+        deleted++;
+    }
+
+    private static void ignoreMissing(Runnable op) {
+        try {
+            op.run();
+        } catch (NetlinkException e) {
+            if (!e.notFound() && e.errno() != calico.dataplane.netlink.Errno.ENODEV) {
+                throw e;
+            }
+        }
+    }
+
+    private void warnOnce(String key, String message) {
+        if (warned.add(key)) {
+            log.warn(message);
+        }
+    }
+
+    private static InetAddress ip(String text) {
+        return IpPrefix.parse(text + "/32").address();
+    }
+
+    private void reset() {
+        added = 0;
+        deleted = 0;
+        neighSet = 0;
+        neighDeleted = 0;
+        fdbSet = 0;
+        fdbDeleted = 0;
+        created = false;
+        removed = false;
+    }
+
+    private Stats stats() {
+        return new Stats(added, deleted, neighSet, neighDeleted, fdbSet, fdbDeleted, created, removed);
+    }
+}
