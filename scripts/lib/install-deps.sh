@@ -19,6 +19,10 @@ CALICO_DEB_PACKAGES+=(socat python3)
 CALICO_DEB_PACKAGES+=(iputils-ping)
 # whisker-ui: the browser its tests drive (playwright-core, never a downloaded browser)
 CALICO_DEB_PACKAGES+=(chromium)
+# felix's WireGuard where the kernel has no wireguard module: the userspace implementation
+CALICO_DEB_PACKAGES+=(wireguard-go)
+# felix's cross-node throughput benchmarks (pod to pod against node to node)
+CALICO_DEB_PACKAGES+=(iperf3)
 
 # Prints "name" if the Debian package is not installed.
 calico_missing_package() {

@@ -4,6 +4,7 @@ import calico.felix.dataplane.Dataplane;
 import calico.felix.flows.FlowLogs;
 
 import calico.felix.dataplane.KernelDataplane;
+import calico.felix.dataplane.wireguard.WireguardHost;
 import calico.felix.dataplane.KernelPolicyDrivers;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -44,11 +45,19 @@ public class KernelDataplaneConfiguration {
                 registry.getIfAvailable(SimpleMeterRegistry::new), health.getIfAvailable());
     }
 
+    /** Writes this node's WireGuard public key into its Node, with a datastore client of its own. */
     @Bean(destroyMethod = "close")
-    Dataplane dataplane(FelixProperties properties, KernelDataplaneMetrics metrics) {
+    WireguardKeyPublisher wireguardKeyPublisher(FelixProperties properties,
+                                                calico.libcalico.datastore.config.DatastoreProperties datastore) {
+        return new WireguardKeyPublisher(properties.hostname(), () -> datastore.toConfig().open());
+    }
+
+    @Bean(destroyMethod = "close")
+    Dataplane dataplane(FelixProperties properties, KernelDataplaneMetrics metrics, WireguardKeyPublisher keys) {
         String netns = properties.dataplaneNetns();
         return new KernelDataplane(netns,
                 new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns)), metrics,
-                java.util.Optional.of(new calico.felix.dataplane.mtu.MtuFile(properties.mtuFile())));
+                java.util.Optional.of(new calico.felix.dataplane.mtu.MtuFile(properties.mtuFile())),
+                new WireguardHost(properties.hostname(), WireguardHost.socketDirFor(netns), keys));
     }
 }

@@ -62,6 +62,9 @@ public sealed interface DataplaneUpdate {
 
         R flowLookupRemove(FlowLookupRemove u);
 
+        R wireguardEndpointUpdate(WireguardEndpointUpdate u);
+
+        R wireguardEndpointRemove(WireguardEndpointRemove u);
         R vtepUpdate(VtepUpdate u);
 
         R vtepRemove(VtepRemove u);
@@ -159,6 +162,29 @@ public sealed interface DataplaneUpdate {
         @Override
         public <R> R accept(Visitor<R> v) {
             return v.routeRemove(this);
+        }
+    }
+
+    /**
+     * A node's WireGuard identity, from its Node resource (Calico's {@code WireguardEndpointUpdate}):
+     * sent for every node, this one included, that has a public key or an interface address.
+     *
+     * @param publicKey            {@code status.wireguardPublicKey} (base64), {@code null} when none
+     *                             (or not a 32-byte key: logged, never guessed)
+     * @param interfaceIpv4Address {@code spec.wireguard.interfaceIPv4Address} (bare), {@code null} when none
+     */
+    record WireguardEndpointUpdate(String hostname, String publicKey, String interfaceIpv4Address)
+            implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.wireguardEndpointUpdate(this);
+        }
+    }
+
+    record WireguardEndpointRemove(String hostname) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.wireguardEndpointRemove(this);
         }
     }
 

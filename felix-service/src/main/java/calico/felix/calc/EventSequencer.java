@@ -94,6 +94,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     private final Trio<String, DataplaneUpdate> hosts = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> pools = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> routes = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate> wireguard = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> vteps = new Trio<>(true);
     private final Trio<String, DataplaneUpdate.FlowLookup> lookups = new Trio<>(true);
     private boolean inSyncPending;
@@ -215,6 +216,10 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
             routes.update(r.dst(), r);
         } else if (u instanceof DataplaneUpdate.RouteRemove r) {
             routes.remove(r.dst());
+        } else if (u instanceof DataplaneUpdate.WireguardEndpointUpdate w) {
+            wireguard.update(w.hostname(), w);
+        } else if (u instanceof DataplaneUpdate.WireguardEndpointRemove w) {
+            wireguard.remove(w.hostname());
         } else if (u instanceof DataplaneUpdate.VtepUpdate v) {
             vteps.update(v.node(), v);
         } else if (u instanceof DataplaneUpdate.VtepRemove v) {
@@ -273,12 +278,14 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         pools.flushUpdates(batch);
         vteps.flushUpdates(batch); // before the routes that go through them
         routes.flushUpdates(batch);
+        wireguard.flushUpdates(batch);
         // Flow-log lookups: no dataplane state depends on them or they on it.
         lookups.flushUpdates(batch);
         lookups.flushRemoves(batch, DataplaneUpdate.FlowLookupRemove::new);
         // Removals in reverse: routes before pools and hosts they may rely on; endpoints before
         // the policies and profiles they referred to; those before the IP sets their rules used.
         routes.flushRemoves(batch, DataplaneUpdate.RouteRemove::new);
+        wireguard.flushRemoves(batch, DataplaneUpdate.WireguardEndpointRemove::new);
         vteps.flushRemoves(batch, DataplaneUpdate.VtepRemove::new);
         pools.flushRemoves(batch, DataplaneUpdate.IpPoolRemove::new);
         hosts.flushRemoves(batch, DataplaneUpdate.HostMetadataRemove::new);

@@ -11,7 +11,8 @@ import java.util.Map;
  *              ──IPPool────────────▶ IpPoolStage ───────┼──▶ InfraListener (EventSequencer)
  *              ──Node──────────────▶ VtepStage ─────────┤
  *              ──WEP, Node, IPPool,
- *                IPAMBlock─────────▶ RouteCalculator ───┘
+ *                IPAMBlock─────────▶ RouteCalculator ───┤
+ *              ──Node──────────────▶ WireguardStage ────┘
  * </pre>
  */
 public final class InfraStages {
@@ -26,5 +27,6 @@ public final class InfraStages {
         new IpPoolStage(out).registerWith(dispatcher);
         new VtepStage(out).registerWith(dispatcher);
         new RouteCalculator(hostname, out).registerWith(dispatcher);
+        new WireguardStage(out).registerWith(dispatcher);
     }
 }

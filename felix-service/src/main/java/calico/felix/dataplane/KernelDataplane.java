@@ -13,6 +13,8 @@ import calico.felix.dataplane.mtu.Mtus;
 import calico.felix.dataplane.routes.RemoteRouteManager;
 import calico.felix.dataplane.routes.RemoteRoutes;
 import calico.felix.dataplane.routes.RouteManager;
+import calico.felix.dataplane.wireguard.WireguardHost;
+import calico.felix.dataplane.wireguard.WireguardManager;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.io.UncheckedIOException;
@@ -121,6 +123,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private Netlink netlink;
     private Sysctls sysctls;
     private RouteManager routes;
+    private WireguardRunner wireguard;
     private RemoteRouteManager remoteRoutes;
     private RefreshScheduler refresher;
     /** Written on the dataplane thread only, batch by batch; other threads read it through {@link DataplaneModel#read}. */
@@ -145,11 +148,27 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     }
 
     /**
+     * As above, with what WireGuard needs from felix (this node's name, where wireguard-go's
+     * sockets go, who publishes the public key); without it WireGuard is never programmed.
+     */
+    public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer,
+                           WireguardHost wireguardHost) {
+        this(netns, factory, observer, Optional.empty(), wireguardHost);
+    }
+
+    /**
      * As {@link #KernelDataplane(String, PolicyDriverFactory, DataplaneObserver)}, writing the pod
      * MTU to {@code mtuFile} (felix's {@code FELIX_MTUFILEPATH}); empty: MTUs computed, no file.
      */
     public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer,
                            Optional<MtuFile> mtuFile) {
+        this(netns, factory, observer, mtuFile, WireguardHost.NONE);
+    }
+
+    /** Both of the above: the pod MTU file and WireGuard's needs. */
+    public KernelDataplane(String netns, PolicyDriverFactory factory, DataplaneObserver observer,
+                           Optional<MtuFile> mtuFile, WireguardHost wireguardHost) {
+        Objects.requireNonNull(wireguardHost, "wireguardHost");
         this.netns = netns == null ? "" : netns.trim();
         this.mtu = new MtuManager(() -> netlink.links(), Objects.requireNonNull(mtuFile, "mtuFile"));
         Objects.requireNonNull(factory, "factory");
@@ -167,6 +186,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 netlink = new Netlink();
                 sysctls = new Sysctls();
                 routes = new RouteManager(netlink, sysctls, model);
+                wireguard = new WireguardRunner(new WireguardManager(netlink, sysctls, model, wireguardHost,
+                        () -> calico.dataplane.wireguard.WireguardBackend.choose(prefix, wireguardHost.socketDir()),
+                        () -> mtu.current().orElseThrow(
+                                () -> new IllegalStateException("WireGuard device MTU: no configuration yet")).wireguard()),
+                        thread, model, this::record);
                 // The VXLAN device's MTU is the one MTU calculation's (updateMtu runs before the routes).
                 remoteRoutes = new RemoteRouteManager(netlink, model, () -> mtu.current().orElseThrow(
                         () -> new IllegalStateException("VXLAN device MTU: no configuration yet")).vxlan());
@@ -327,6 +351,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 }
             }
             needResync.clear();
+            wireguard.apply(resync); // its failures are recorded and retried on their own
             board.resolvedUpTo(failuresBefore); // failures during this batch (e.g. a sysctl) stay unresolved
         } catch (RuntimeException e) {
             error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
@@ -410,6 +435,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private void onLinksOnThread(List<LinkUpdate> updates) {
         for (LinkUpdate u : updates) {
             board.linkUpdate();
+            if (u.deleted()) {
+                wireguard.onLinkDeleted(u.name());
+            }
             if (u.name().equals(RemoteRoutes.VXLAN_DEVICE) && model.inSync() && remoteRoutes.lastPlan().isPresent()) {
                 // Someone else changed Calico's VXLAN device (its own changes resync to nothing):
                 // rebuild it and its entries and routes now, not at the next refresh.
@@ -559,6 +587,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             thread.run(() -> {
                 refresher.stop();
                 switcher.close(); // our rules stay in the kernel, as when felix restarts
+                if (wireguard != null) {
+                    wireguard.close();
+                }
                 if (netlink != null) {
                     netlink.close();
                 }

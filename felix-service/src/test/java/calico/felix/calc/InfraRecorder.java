@@ -22,6 +22,7 @@ final class InfraRecorder implements InfraListener {
         String key = key(update);
         boolean remove = update instanceof DataplaneUpdate.HostMetadataRemove
                 || update instanceof DataplaneUpdate.IpPoolRemove || update instanceof DataplaneUpdate.RouteRemove
+                || update instanceof DataplaneUpdate.WireguardEndpointRemove
                 || update instanceof DataplaneUpdate.VtepRemove;
         if (remove) {
             if (state.remove(key) == null) {
@@ -59,6 +60,12 @@ final class InfraRecorder implements InfraListener {
         }
         if (u instanceof DataplaneUpdate.HostMetadataRemove h) {
             return "host:" + h.hostname();
+        }
+        if (u instanceof DataplaneUpdate.WireguardEndpointUpdate w) {
+            return "wireguard:" + w.hostname();
+        }
+        if (u instanceof DataplaneUpdate.WireguardEndpointRemove w) {
+            return "wireguard:" + w.hostname();
         }
         if (u instanceof DataplaneUpdate.IpPoolUpdate p) {
             return "pool:" + p.name();

@@ -16,30 +16,16 @@ import java.util.Optional;
  * fail on one odd entry.
  */
 final class Attributes {
-    private static final int NLA_TYPE_MASK = 0x3fff; // strips NLA_F_NESTED / NLA_F_NET_BYTEORDER
-
     private final Map<Integer, byte[]> values;
 
     private Attributes(Map<Integer, byte[]> values) {
         this.values = values;
     }
 
-    /** Parses attributes from {@code buf}'s position to its limit. */
+    /** Parses attributes from {@code buf}'s position to its limit ({@link NetlinkAttribute#parseAll}). */
     static Attributes parse(ByteBuffer buf) {
-        ByteBuffer b = buf.slice().order(ByteOrder.nativeOrder());
         Map<Integer, byte[]> out = new HashMap<>();
-        while (b.remaining() >= 4) {
-            int start = b.position();
-            int len = Short.toUnsignedInt(b.getShort());
-            int type = Short.toUnsignedInt(b.getShort()) & NLA_TYPE_MASK;
-            if (len < 4 || start + len > b.limit()) {
-                break;
-            }
-            byte[] v = new byte[len - 4];
-            b.get(v);
-            out.put(type, v);
-            b.position(Math.min(b.limit(), start + MessageWriter.align(len)));
-        }
+        NetlinkAttribute.parseAll(buf).forEach(a -> out.put(a.type(), a.value()));
         return new Attributes(out);
     }
 

@@ -38,6 +38,13 @@ final class MessageWriter {
         return this;
     }
 
+    /** Bytes as they are (a payload encoded elsewhere, already aligned). */
+    MessageWriter raw(byte[] bytes) {
+        ensure(bytes.length);
+        buf.put(bytes);
+        return this;
+    }
+
     MessageWriter attr(int type, byte[] value) {
         int len = 4 + value.length;
         ensure(align(len));

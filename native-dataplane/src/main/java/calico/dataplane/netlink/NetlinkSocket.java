@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One {@code AF_NETLINK}/{@code NETLINK_ROUTE} socket and the request/response protocol on it:
+ * One {@code AF_NETLINK} socket ({@code NETLINK_ROUTE} unless told otherwise) and the request/response protocol on it:
  * send a request with a fresh sequence number, then read until the kernel's ACK (for a
  * non-dump request) or {@code NLMSG_DONE} (for a dump), turning {@code NLMSG_ERROR} into a
  * {@link NetlinkException}. Replies carrying another sequence number (left over from a request
@@ -58,7 +58,12 @@ final class NetlinkSocket implements AutoCloseable {
     private boolean closed;
 
     NetlinkSocket() {
-        int s = libc.socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+        this(NETLINK_ROUTE);
+    }
+
+    /** A socket of another netlink protocol ({@code NETLINK_GENERIC} = 16, ...). */
+    NetlinkSocket(int protocol) {
+        int s = libc.socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
         if (s < 0) {
             throw new NetlinkException("open netlink socket", Native.getLastError(), null);
         }

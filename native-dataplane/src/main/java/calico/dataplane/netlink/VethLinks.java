@@ -59,6 +59,20 @@ public final class VethLinks implements AutoCloseable {
         socket.execute("create veth " + name + " peer " + peerName, w);
     }
 
+    /**
+     * Creates link {@code name} of a kind that needs no settings (e.g. {@code wireguard}), down;
+     * EEXIST when it exists, EOPNOTSUPP when the kernel has no such kind.
+     */
+    public void createLink(String name, String kind) {
+        checkName("name", name);
+        MessageWriter w = ifinfo(RTM_NEWLINK, NetlinkSocket.NLM_F_CREATE | NetlinkSocket.NLM_F_EXCL)
+                .attrString(IFLA_IFNAME, name);
+        int info = w.beginNested(IFLA_LINKINFO);
+        w.attrString(IFLA_INFO_KIND, kind);
+        w.endNested(info);
+        socket.execute("create link " + name + " type " + kind, w);
+    }
+
     /** Moves link {@code name} into the namespace open as {@code netnsFd}. */
     public void moveToNamespace(String name, int netnsFd) {
         checkName("name", name);

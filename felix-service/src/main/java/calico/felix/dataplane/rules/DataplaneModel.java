@@ -22,6 +22,8 @@ import calico.felix.calc.DataplaneUpdate.IpSetUpdate;
 import calico.felix.calc.DataplaneUpdate.RouteRemove;
 import calico.felix.calc.DataplaneUpdate.RouteUpdate;
 import calico.felix.calc.DataplaneUpdate.ServiceLookupUpdate;
+import calico.felix.calc.DataplaneUpdate.WireguardEndpointRemove;
+import calico.felix.calc.DataplaneUpdate.WireguardEndpointUpdate;
 import calico.felix.calc.DataplaneUpdate.WorkloadEndpointRemove;
 import calico.felix.calc.DataplaneUpdate.WorkloadEndpointUpdate;
 import calico.felix.calc.FelixSettings;
@@ -97,6 +99,7 @@ public final class DataplaneModel {
     private final Map<String, IpPoolUpdate> pools = new TreeMap<>();
     private final Map<String, HostMetadataUpdate> hosts = new TreeMap<>();
     private final Map<String, RouteUpdate> routes = new TreeMap<>();
+    private final Map<String, WireguardEndpointUpdate> wireguardEndpoints = new TreeMap<>();
     private final Map<String, DataplaneUpdate.VtepUpdate> vteps = new TreeMap<>();
     /** The policies the last {@link #apply} changed, as they were before it (empty: absent). */
     private final Map<PolicyId, Optional<CompiledPolicy>> policiesBefore = new HashMap<>();
@@ -386,6 +389,20 @@ public final class DataplaneModel {
             return null;
         }
 
+        @Override
+        public Void wireguardEndpointUpdate(WireguardEndpointUpdate w) {
+            wireguardEndpoints.put(w.hostname(), w);
+            return null;
+        }
+
+        @Override
+        public Void wireguardEndpointRemove(WireguardEndpointRemove w) {
+            if (wireguardEndpoints.remove(w.hostname()) == null) {
+                violation("remove of unknown WireGuard endpoint " + w.hostname());
+            }
+            return null;
+        }
+
         // Flow-log lookups: no dataplane state (flow logs' FlowLookups index them).
 
         @Override
@@ -472,6 +489,11 @@ public final class DataplaneModel {
     /** Routes by destination CIDR. */
     public Map<String, RouteUpdate> routes() {
         return Collections.unmodifiableMap(routes);
+    }
+
+    /** Nodes' WireGuard public keys and interface addresses, by node name (this node's included). */
+    public Map<String, WireguardEndpointUpdate> wireguardEndpoints() {
+        return Collections.unmodifiableMap(wireguardEndpoints);
     }
 
     /** VXLAN tunnel endpoints by node name (this node's own included). */

@@ -88,6 +88,18 @@ class DataplaneModelTest {
     }
 
     @Test
+    void wireguardEndpointsAreFoldedByNodeAndAnUnknownRemoveIsAViolation() {
+        var a = new DataplaneUpdate.WireguardEndpointUpdate("node-a", "hSDwCYkwp1R0i33ctD73Wg2/Og0mOBr066SpjqqbTmo=", null);
+        apply(a, new DataplaneUpdate.WireguardEndpointUpdate("node-b", null, "10.244.1.1"),
+                new DataplaneUpdate.WireguardEndpointRemove("node-b"));
+        assertThat(model.wireguardEndpoints()).containsExactly(Map.entry("node-a", a));
+        assertThat(model.errors()).isEmpty();
+
+        apply(new DataplaneUpdate.WireguardEndpointRemove("node-c"));
+        assertThat(model.errors()).containsExactly("remove of unknown WireGuard endpoint node-c");
+    }
+
+    @Test
     void eachViolationIsRecordedWithItsOneOutcomeNoneThrows() {
         apply(new IpSetUpdate("s1", IpSetType.NET, Set.of(net("10.0.0.2/32"))),
                 new ActivePolicyUpdate(POLICY, usingSet("s1")), endpoint(POLICY),

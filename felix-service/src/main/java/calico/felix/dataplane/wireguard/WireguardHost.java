@@ -1,0 +1,22 @@
+package calico.felix.dataplane.wireguard;
+
+import java.nio.file.Path;
+import java.util.function.Consumer;
+
+/**
+ * What the WireGuard manager needs from felix beyond the model: which node this is (to tell its
+ * own WireGuard endpoint from its peers'), where wireguard-go's API sockets go in a named
+ * namespace, and who publishes this node's public key ({@code null} when WireGuard is off or
+ * the key is gone); the listener is called on the dataplane thread and must not block.
+ */
+public record WireguardHost(String hostname, Path socketDir, Consumer<String> publicKeyListener) {
+
+    /** No node name: WireGuard is never programmed (an enabled {@code wireguardEnabled} is logged). */
+    public static final WireguardHost NONE = new WireguardHost("", Path.of("/run/calico/wireguard"), k -> {
+    });
+
+    /** Calico's default base directory for per-namespace wireguard-go sockets. */
+    public static Path socketDirFor(String netns) {
+        return Path.of("/run/calico/wireguard", netns == null || netns.isBlank() ? "own" : netns.trim());
+    }
+}

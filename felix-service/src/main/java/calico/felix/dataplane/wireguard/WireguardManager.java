@@ -1,0 +1,324 @@
+package calico.felix.dataplane.wireguard;
+
+import calico.dataplane.netlink.Address;
+import calico.dataplane.netlink.IpPrefix;
+import calico.dataplane.netlink.Link;
+import calico.dataplane.netlink.Netlink;
+import calico.dataplane.netlink.NetlinkException;
+import calico.dataplane.netlink.Route;
+import calico.dataplane.netlink.RoutingRule;
+import calico.dataplane.netlink.RoutingRules;
+import calico.dataplane.netlink.Sysctls;
+import calico.dataplane.wireguard.WireguardBackend;
+import calico.dataplane.wireguard.WireguardChange;
+import calico.dataplane.wireguard.WireguardKey;
+import calico.dataplane.wireguard.WireguardState;
+import calico.felix.calc.DataplaneUpdate.WireguardEndpointUpdate;
+import calico.felix.calc.FelixSettings;
+import calico.felix.dataplane.rules.DataplaneModel;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Programs WireGuard as Calico's felix does, from the dataplane's one model: the device
+ * ({@code wireguardInterfaceName}) with this node's key pair (kept on the device: a device that
+ * has a private key keeps it, so restarts of felix keep the published key), the listening port,
+ * the firewall mark and one peer per other node ({@link WireguardPlan}); routes to those peers'
+ * allowed IPs via the device in routing table {@value #TABLE}; and the rule
+ * {@code not fwmark M/M lookup 1} at {@code wireguardRoutingRulePriority}, so every packet the
+ * device did not itself send (its encrypted UDP carries mark M) looks in that table first.
+ * When {@code wireguardEnabled} is false, the rule, the table's routes and the device go and the
+ * published key is withdrawn.
+ *
+ * <p>Incremental: {@link #update} compares the plan and settings with the last ones programmed
+ * and touches the kernel only on a change; {@link #resync} reads the device, the rule and the
+ * table back and repairs them (and makes the device again if it vanished, e.g. a wireguard-go
+ * daemon that died). Single-threaded: the dataplane thread, in the namespace the netlink
+ * sockets were made in. Failures are thrown to the caller, which records them and resyncs.
+ */
+public final class WireguardManager {
+
+    /** Calico's {@code wireguardRoutingTableIndex} default (not a FelixConfiguration field). */
+    public static final long TABLE = 1;
+    /** Calico's {@code RTPROT_FELIX}, as the route manager uses. */
+    static final int PROTOCOL_FELIX = 80;
+
+    private static final Logger log = LoggerFactory.getLogger(WireguardManager.class);
+
+    private final Netlink netlink;
+    private final Sysctls sysctls;
+    private final DataplaneModel model;
+    private final WireguardHost host;
+    private final Supplier<WireguardBackend> backends;
+    private WireguardBackend backend;
+    private RoutingRules rules;
+
+    /** What was last programmed (null: nothing, or unknown). */
+    private Programmed programmed;
+    /** The device name WireGuard was last programmed on, for removal after a rename or a disable. */
+    private String programmedDevice;
+    private boolean cleanedAtStart;
+    private String publishedKey;
+    /** This node's public key as last read from (or made for) the device. */
+    private WireguardKey currentKey;
+    /** The device MTU, from the one MTU calculation. */
+    private final IntSupplier mtu;
+    /** The first outcome (a key, or none) is always told, so a stale key left on the Node goes. */
+    private boolean publishedOnce;
+
+    private record Programmed(String device, int port, int fwmark, int priority, int mtu, String address,
+                              WireguardPlan plan) {
+    }
+
+    public WireguardManager(Netlink netlink, Sysctls sysctls, DataplaneModel model, WireguardHost host,
+                            Supplier<WireguardBackend> backends, IntSupplier mtu) {
+        this.mtu = Objects.requireNonNull(mtu, "mtu");
+        this.netlink = Objects.requireNonNull(netlink, "netlink");
+        this.sysctls = Objects.requireNonNull(sysctls, "sysctls");
+        this.model = Objects.requireNonNull(model, "model");
+        this.host = Objects.requireNonNull(host, "host");
+        this.backends = Objects.requireNonNull(backends, "backends");
+    }
+
+    /** {@return the fwmark of the device's own packets}: the fifth bit of {@code iptablesMarkMask}, where Calico allocates it */
+    static int firewallMark(long markMask) {
+        long m = markMask;
+        for (int i = 0; i < 4; i++) {
+            m &= ~Long.lowestOneBit(m);
+        }
+        long bit = Long.lowestOneBit(m);
+        if (bit == 0) {
+            throw new IllegalArgumentException("iptablesMarkMask 0x" + Long.toHexString(markMask)
+                    + ": WireGuard needs a fifth mark bit");
+        }
+        return (int) bit;
+    }
+
+    /** Brings the kernel to the model when the plan or the settings changed since the last update. */
+    public void update() {
+        sync(false);
+    }
+
+    /** Reads everything back and repairs it. */
+    public void resync() {
+        sync(true);
+    }
+
+    /** {@return the device name programmed}, null when WireGuard is off */
+    public String device() {
+        return programmed == null ? null : programmed.device();
+    }
+
+    private void sync(boolean full) {
+        if (!model.inSync() && programmed == null) {
+            return; // the snapshot is incomplete: no peers from half of it, and no removal either
+        }
+        FelixSettings c = model.config();
+        if (!c.wireguardEnabled() || host.hostname().isEmpty()) {
+            if (c.wireguardEnabled()) {
+                log.warn("wireguardEnabled is true but this dataplane has no node name: WireGuard is not programmed");
+            }
+            if (programmed != null || !cleanedAtStart || full) {
+                removeAll(c.wireguardInterfaceName());
+            }
+            return;
+        }
+        if (c.wireguardEnabledV6() && (programmed == null || full)) {
+            log.warn("wireguardEnabledV6 is not supported yet: only IPv4 traffic is encrypted");
+        }
+        if (c.wireguardHostEncryptionEnabled() && (programmed == null || full)) {
+            log.warn("wireguardHostEncryptionEnabled is not supported yet: only workload traffic is encrypted");
+        }
+        String device = c.wireguardInterfaceName();
+        if (programmedDevice != null && !programmedDevice.equals(device)) {
+            removeAll(programmedDevice);
+        }
+        WireguardEndpointUpdate own = model.wireguardEndpoints().get(host.hostname());
+        int fwmark = firewallMark(c.iptablesMarkMask());
+        int keepalive = (int) Math.min(65535, c.wireguardKeepAlive().toSeconds());
+        WireguardKey ownKey = programmed != null && !full ? currentKey : null;
+        WireguardPlan plan = WireguardPlan.compute(host.hostname(), ownKey, c.wireguardListeningPort(), keepalive,
+                model.hosts(), model.wireguardEndpoints(), model.routes());
+        int mtu = this.mtu.getAsInt(); // the one MTU calculation's: wireguardMTU when set, else host MTU - 60
+        Programmed next = new Programmed(device, c.wireguardListeningPort(), fwmark, c.wireguardRoutingRulePriority(),
+                mtu, own == null ? null : own.interfaceIpv4Address(), plan);
+        if (!full && next.equals(programmed)) {
+            return;
+        }
+        programmed = null; // until this succeeds
+        programmedDevice = device;
+        WireguardBackend wg = backend();
+        if (wg.ensureDevice(device)) {
+            log.info("Created WireGuard device {} ({})", device, wg.name());
+        }
+        WireguardState now = wg.read(device).orElseThrow(() -> new IllegalStateException("WireGuard device " + device
+                + " vanished while being programmed"));
+        WireguardKey privateKey = now.privateKey() != null ? now.privateKey() : WireguardKey.generatePrivate();
+        currentKey = privateKey.publicKey();
+        if (ownKey == null) {
+            // Now that the key is known, a node publishing the same key is no peer.
+            plan = WireguardPlan.compute(host.hostname(), currentKey, c.wireguardListeningPort(), keepalive,
+                    model.hosts(), model.wireguardEndpoints(), model.routes());
+            next = new Programmed(device, next.port(), fwmark, next.priority(), mtu, next.address(), plan);
+        }
+        WireguardChange change = WireguardChange.between(now,
+                new WireguardState(privateKey, c.wireguardListeningPort(), fwmark, plan.byKey()));
+        wg.apply(device, change);
+        if (!change.setPeers().isEmpty() || !change.removePeers().isEmpty()) {
+            log.info("WireGuard {}: {} peer(s) set, {} removed; peers now {}", device, change.setPeers().size(),
+                    change.removePeers().size(), plan.nodes());
+        }
+        Link link = netlink.link(device).orElseThrow(() -> new IllegalStateException("WireGuard device " + device + " has no link"));
+        if (mtu > 0 && link.mtu() != mtu) {
+            netlink.setLinkMtu(device, mtu);
+        }
+        syncAddress(link.index(), next.address());
+        if (!link.up()) {
+            netlink.setLinkUp(device, true);
+        }
+        // Incoming tunnel packets carry the device's mark for rp_filter only if src_valid_mark is on (as Calico sets it).
+        sysctls.write("net/ipv4/conf/all/src_valid_mark", "1");
+        syncRoutes(link.index(), plan.routes());
+        syncRule(new RoutingRule(false, c.wireguardRoutingRulePriority(), TABLE, fwmark, fwmark, true));
+        programmed = next;
+        cleanedAtStart = true;
+        publish(currentKey.base64());
+    }
+
+
+    private void syncAddress(int index, String address) {
+        IpPrefix want = address == null ? null : IpPrefix.host(IpPrefix.parse(address).address());
+        boolean has = false;
+        for (Address a : netlink.addresses(index)) {
+            if (!a.prefix().isIpv4()) {
+                continue;
+            }
+            if (a.prefix().equals(want)) {
+                has = true;
+            } else {
+                netlink.deleteAddress(index, a.prefix());
+            }
+        }
+        if (want != null && !has) {
+            netlink.addAddress(index, want);
+        }
+    }
+
+    private void syncRoutes(int index, Set<IpPrefix> want) {
+        Map<IpPrefix, Route> have = new HashMap<>();
+        for (Route r : netlink.routes(TABLE)) {
+            if (r.protocol() == PROTOCOL_FELIX && r.destination().isIpv4()) {
+                have.put(r.destination(), r);
+            }
+        }
+        for (Route r : have.values()) {
+            if (!want.contains(r.destination()) || r.linkIndex() != index) {
+                deleteRoute(r);
+            }
+        }
+        for (IpPrefix dst : want) {
+            Route r = have.get(dst);
+            if (r == null || r.linkIndex() != index) {
+                netlink.replaceRoute(Route.device(dst, index).inTable(TABLE).withProtocol(PROTOCOL_FELIX));
+            }
+        }
+    }
+
+    private void deleteRoute(Route r) {
+        try {
+            netlink.deleteRoute(r);
+        } catch (NetlinkException e) {
+            if (!e.notFound()) {
+                throw e;
+            }
+        }
+    }
+
+    private void syncRule(RoutingRule want) {
+        boolean present = false;
+        for (RoutingRule r : rules().list()) {
+            if (r.equals(want)) {
+                present = true;
+            } else if (isOurs(r)) {
+                rules().delete(r);
+            }
+        }
+        if (!present) {
+            rules().add(want);
+        }
+    }
+
+    /** An inverted fwmark rule to our table: a rule of ours, at whatever priority or mark it was made with. */
+    private static boolean isOurs(RoutingRule r) {
+        return !r.ipv6() && r.table() == TABLE && r.invert() && r.mask() != 0;
+    }
+
+    private void removeAll(String device) {
+        for (RoutingRule r : rules().list()) {
+            if (isOurs(r)) {
+                rules().delete(r);
+            }
+        }
+        for (Route r : netlink.routes(TABLE)) {
+            if (r.protocol() == PROTOCOL_FELIX) {
+                deleteRoute(r);
+            }
+        }
+        Optional<Link> link = netlink.link(device);
+        if (link.isPresent()) {
+            backend().deleteDevice(device);
+            log.info("WireGuard is off: removed device {}, its routing rule and table {}", device, TABLE);
+        } else if (programmedDevice != null && !programmedDevice.equals(device)) {
+            netlink.link(programmedDevice).ifPresent(l -> backend().deleteDevice(programmedDevice));
+        }
+        programmed = null;
+        programmedDevice = null;
+        cleanedAtStart = true;
+        currentKey = null;
+        publish(null);
+    }
+
+    private void publish(String key) {
+        if (!publishedOnce || !Objects.equals(key, publishedKey)) {
+            publishedOnce = true;
+            publishedKey = key;
+            host.publicKeyListener().accept(key);
+        }
+    }
+
+    private WireguardBackend backend() {
+        if (backend == null) {
+            backend = backends.get();
+            log.info("WireGuard devices are {}", backend.name());
+        }
+        return backend;
+    }
+
+    private RoutingRules rules() {
+        if (rules == null) {
+            rules = new RoutingRules();
+        }
+        return rules;
+    }
+
+    /** {@return the public key this node publishes}, null when none */
+    public String publicKey() {
+        return publishedKey;
+    }
+
+    public void close() {
+        if (backend != null) {
+            backend.close();
+        }
+        if (rules != null) {
+            rules.close();
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package calico.felix.dataplane.wireguard;
+
+import calico.dataplane.netlink.IpPrefix;
+import calico.dataplane.wireguard.WireguardKey;
+import calico.dataplane.wireguard.WireguardPeer;
+import calico.felix.calc.DataplaneUpdate.HostMetadataUpdate;
+import calico.felix.calc.DataplaneUpdate.RouteType;
+import calico.felix.calc.DataplaneUpdate.RouteUpdate;
+import calico.felix.calc.DataplaneUpdate.WireguardEndpointUpdate;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.Comparator;
+
+/**
+ * What the WireGuard device and its routing table must hold, computed from the model alone (no
+ * kernel): one peer per other node that has a usable public key and an IPv4 address, and a
+ * route in the WireGuard table via the device for each of its allowed IPs.
+ *
+ * <ul>
+ *   <li>a peer's endpoint is its node address and this node's {@code wireguardListeningPort}
+ *       (Calico uses one port cluster-wide);
+ *   <li>its allowed IPs are the destinations of every {@code REMOTE_WORKLOAD} route to that node
+ *       (workload addresses, and IPAM blocks once the graph sends them) and its WireGuard
+ *       interface address;
+ *   <li>a key that two nodes publish is left out for both (as Calico does: traffic to either
+ *       would go to whichever holds the private key), and so is a node publishing our own key;
+ *   <li>remote workloads of nodes without a peer get no route here: the rule's table lookup
+ *       misses and the packet goes on to the main table, unencrypted, as in Calico.
+ * </ul>
+ *
+ * @param peers  by node name
+ * @param routes every allowed IP of every peer (the device routes of the WireGuard table)
+ */
+public record WireguardPlan(Map<String, WireguardPeer> peers, Set<IpPrefix> routes) {
+
+    static final Comparator<IpPrefix> ORDER = Comparator.comparing((IpPrefix p) -> p.address().getHostAddress())
+            .thenComparingInt(IpPrefix::length);
+
+    public WireguardPlan {
+        peers = Collections.unmodifiableMap(new TreeMap<>(peers));
+        TreeSet<IpPrefix> sorted = new TreeSet<>(ORDER);
+        sorted.addAll(routes);
+        routes = Collections.unmodifiableSet(sorted);
+    }
+
+    /**
+     * @param thisNode   this node's name
+     * @param ownKey     this node's public key (null before it has one)
+     * @param port       the listening port every node uses
+     * @param keepalive  {@code wireguardKeepAlive} in seconds, 0 = off
+     */
+    public static WireguardPlan compute(String thisNode, WireguardKey ownKey, int port, int keepalive,
+                                        Map<String, HostMetadataUpdate> hosts,
+                                        Map<String, WireguardEndpointUpdate> endpoints,
+                                        Map<String, RouteUpdate> routes) {
+        Map<String, Integer> keyUsers = new HashMap<>();
+        endpoints.values().forEach(e -> {
+            if (e.publicKey() != null) {
+                keyUsers.merge(e.publicKey(), 1, Integer::sum);
+            }
+        });
+        Map<String, Set<IpPrefix>> allowed = new HashMap<>();
+        for (RouteUpdate r : routes.values()) {
+            if (r.type() == RouteType.REMOTE_WORKLOAD && r.dstNode() != null && !r.dstNode().equals(thisNode)) {
+                IpPrefix dst = prefix(r.dst());
+                if (dst != null && dst.isIpv4()) {
+                    allowed.computeIfAbsent(r.dstNode(), n -> new HashSet<>()).add(dst);
+                }
+            }
+        }
+        Map<String, WireguardPeer> peers = new HashMap<>();
+        Set<IpPrefix> deviceRoutes = new HashSet<>();
+        for (WireguardEndpointUpdate e : endpoints.values()) {
+            String node = e.hostname();
+            HostMetadataUpdate host = hosts.get(node);
+            if (node.equals(thisNode) || e.publicKey() == null || keyUsers.get(e.publicKey()) > 1
+                    || host == null || host.ipv4Address() == null) {
+                continue;
+            }
+            WireguardKey key = WireguardKey.fromBase64(e.publicKey());
+            if (key.equals(ownKey)) {
+                continue;
+            }
+            Set<IpPrefix> ips = new HashSet<>(allowed.getOrDefault(node, Set.of()));
+            IpPrefix iface = prefix(e.interfaceIpv4Address());
+            if (iface != null) {
+                ips.add(IpPrefix.host(iface.address()));
+            }
+            InetAddress nodeIp = prefix(host.ipv4Address()).address();
+            WireguardPeer peer = new WireguardPeer(key, new InetSocketAddress(nodeIp, port), ips, keepalive);
+            peers.put(node, peer);
+            deviceRoutes.addAll(peer.allowedIps());
+        }
+        return new WireguardPlan(peers, deviceRoutes);
+    }
+
+    /** {@return the peers by public key}, as a device state holds them */
+    public Map<WireguardKey, WireguardPeer> byKey() {
+        Map<WireguardKey, WireguardPeer> out = new HashMap<>();
+        peers.values().forEach(p -> out.put(p.publicKey(), p));
+        return out;
+    }
+
+    private static IpPrefix prefix(String text) {
+        if (text == null) {
+            return null;
+        }
+        try {
+            return IpPrefix.parse(text);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /** Nodes in {@link #peers}, for logs. */
+    public List<String> nodes() {
+        return List.copyOf(peers.keySet());
+    }
+}
