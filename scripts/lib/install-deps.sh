@@ -19,6 +19,8 @@ CALICO_DEB_PACKAGES+=(socat python3)
 CALICO_DEB_PACKAGES+=(iputils-ping)
 # whisker-ui: the browser its tests drive (playwright-core, never a downloaded browser)
 CALICO_DEB_PACKAGES+=(chromium)
+# felix's cross-node throughput benchmarks (pod to pod against node to node)
+CALICO_DEB_PACKAGES+=(iperf3)
 
 # Prints "name" if the Debian package is not installed.
 calico_missing_package() {
