@@ -16,9 +16,10 @@ import java.util.Optional;
 
 /**
  * A Kubernetes cluster made of network namespaces: the nodes' namespaces felix programs
- * ({@link PodHosts}: one node, or two with VXLAN between them) and one namespace per pod, wired as Calico's CNI plugin leaves them (pod side only: {@code eth0} with
- * a /32 and {@code default via 169.254.1.1 dev eth0 onlink}; the host side {@code cali…} is up
- * and nothing more: routes and proxy ARP are felix's job). The same cluster's Kubernetes objects
+ * ({@link PodHosts}: one node, or two with VXLAN between them) and one namespace per pod, wired
+ * as Calico's CNI plugin leaves them (pod side only: {@code eth0} with a /32 and {@code default
+ * via 169.254.1.1 dev eth0 onlink}; the host side {@code cali…} is up and nothing more: routes
+ * and proxy ARP are felix's job). The same cluster's Kubernetes objects
  * (namespaces, service accounts, pods, NetworkPolicies) go to {@link ClusterObjects}: converted
  * into the Calico resources Calico's Kubernetes datastore would present (etcd), or real objects
  * in a kube-apiserver (the kubernetes datastore).
