@@ -15,10 +15,11 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * A one-node Kubernetes cluster made of network namespaces: felix's "host" namespace and one
- * namespace per pod, wired as Calico's CNI plugin leaves them (pod side only: {@code eth0} with
- * a /32 and {@code default via 169.254.1.1 dev eth0 onlink}; the host side {@code cali…} is up
- * and nothing more: routes and proxy ARP are felix's job). The same cluster's Kubernetes objects
+ * A Kubernetes cluster made of network namespaces: the nodes' namespaces felix programs
+ * ({@link PodHosts}: one node, or two with VXLAN between them) and one namespace per pod, wired
+ * as Calico's CNI plugin leaves them (pod side only: {@code eth0} with a /32 and {@code default
+ * via 169.254.1.1 dev eth0 onlink}; the host side {@code cali…} is up and nothing more: routes
+ * and proxy ARP are felix's job). The same cluster's Kubernetes objects
  * (namespaces, service accounts, pods, NetworkPolicies) go to {@link ClusterObjects}: converted
  * into the Calico resources Calico's Kubernetes datastore would present (etcd), or real objects
  * in a kube-apiserver (the kubernetes datastore).
@@ -36,6 +37,7 @@ final class Cluster implements AutoCloseable {
     static final int[] UDP_PORTS = {53, 5353};
     private static final KubernetesObjects KUBE = new KubernetesObjects();
 
+    /** The first node's namespace: the only one in a one-node cluster. */
     final NetNs host;
     final Workload web;
     final Workload api;
@@ -43,6 +45,7 @@ final class Cluster implements AutoCloseable {
     final Workload db;
 
     private final ClusterObjects objects;
+    private final PodHosts hosts;
     private final List<NetNs> namespaces = new ArrayList<>();
     private final List<NetNs.Listener> listeners = new ArrayList<>();
     private final Map<String, KubeNamespace> kubeNamespaces = new LinkedHashMap<>();
@@ -51,16 +54,17 @@ final class Cluster implements AutoCloseable {
     /** NetworkPolicy manifests by namespace/name. */
     private final Map<String, String> networkPolicies = new LinkedHashMap<>();
 
-    /** Creates the cluster; {@code objects} is closed with it. */
+    /** Creates the cluster on one node; {@code objects} is closed with it. */
     Cluster(ClusterObjects objects) {
-        this.objects = objects;
-        try {
-            host = ns("e2eh");
-            // Node wiring a real host has anyway: forwarding on, and an uplink with the default
-            // route (proxy ARP answers only for addresses routed out of another interface).
-            host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
-            host.uplink();
+        this(objects, PodHosts.oneNode());
+    }
 
+    /** Creates the cluster with its pods on {@code hosts}' nodes; {@code objects} and {@code hosts} are closed with it. */
+    Cluster(ClusterObjects objects, PodHosts hosts) {
+        this.objects = objects;
+        this.hosts = hosts;
+        this.host = hosts.hosts().get(0).netns();
+        try {
             relabelNamespace("prod", Map.of("env", "prod", "team", "blue"));
             relabelNamespace("dev", Map.of("env", "dev"));
             relabelServiceAccount("prod", "frontend", Map.of("role", "fe"));
@@ -77,6 +81,16 @@ final class Cluster implements AutoCloseable {
             close();
             throw e;
         }
+    }
+
+    /** {@return the nodes the pods are on}. */
+    List<PodHosts.Host> hosts() {
+        return hosts.hosts();
+    }
+
+    /** {@return the namespace of the node {@code w} runs on} (where its {@code cali…} interface is). */
+    NetNs hostOf(Workload w) {
+        return hosts.hostFor(w.namespace()).netns();
     }
 
     List<Workload> workloads() {
@@ -146,11 +160,11 @@ final class Cluster implements AutoCloseable {
     private Workload pod(String namespace, String name, String sa, String ip, Map<String, String> labels,
             List<KubePod.ContainerPort> ports) {
         KubePod pod = new KubePod(KubeObjectMeta.of(namespace, name, labels),
-                new KubePod.Spec(NODE, sa, false, List.of(new KubePod.Container("main", ports)), null),
+                new KubePod.Spec(hosts.hostFor(namespace).node(), sa, false, List.of(new KubePod.Container("main", ports)), null),
                 new KubePod.Status(ip, null, "Running"));
         String iface = WorkloadEndpointNames.interfaceName(namespace, name);
         NetNs w = ns("e2e" + name.charAt(0));
-        wireAsCni(host, iface, w, ip);
+        wireAsCni(hosts.hostFor(namespace).netns(), iface, w, ip);
         for (int port : TCP_PORTS) {
             listeners.add(w.tcpListener(ip, port));
         }
@@ -184,5 +198,6 @@ final class Cluster implements AutoCloseable {
         listeners.forEach(NetNs.Listener::close);
         namespaces.forEach(NetNs::close);
         objects.close();
+        hosts.close();
     }
 }

@@ -10,6 +10,11 @@ abstract class EtcdPolicyMatrix extends PolicyMatrix {
     static final EtcdServerExtension ETCD = new EtcdServerExtension();
 
     EtcdPolicyMatrix(Backend backend) {
-        super(backend, new TestDatastore.Etcd(ETCD), false);
+        this(backend, false);
+    }
+
+    /** @param twoNodes the pods spread over two nodes with VXLAN between them ({@link PodHosts#twoNodesVxlan}) */
+    EtcdPolicyMatrix(Backend backend, boolean twoNodes) {
+        super(backend, new TestDatastore.Etcd(ETCD), false, twoNodes);
     }
 }

@@ -14,6 +14,11 @@ abstract class KddPolicyMatrix extends PolicyMatrix {
     static final KubeControlPlaneExtension KUBE = new KubeControlPlaneExtension().withoutControllers();
 
     KddPolicyMatrix(Backend backend, boolean throughTypha) {
-        super(backend, new TestDatastore.Kubernetes(KUBE), throughTypha);
+        this(backend, throughTypha, false);
+    }
+
+    /** @param twoNodes the pods spread over two nodes with VXLAN between them ({@link PodHosts#twoNodesVxlan}) */
+    KddPolicyMatrix(Backend backend, boolean throughTypha, boolean twoNodes) {
+        super(backend, new TestDatastore.Kubernetes(KUBE), throughTypha, twoNodes);
     }
 }

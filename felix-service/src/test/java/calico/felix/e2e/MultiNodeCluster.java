@@ -207,7 +207,7 @@ final class MultiNodeCluster implements AutoCloseable {
     }
 
     /** An affine block with every ordinal free (addresses here are handed out by the fixture, not IPAM). */
-    private static IPAMBlockSpec emptyBlock(String cidr, String node) {
+    static IPAMBlockSpec emptyBlock(String cidr, String node) {
         int size = 1 << (32 - Cidr.parse(cidr).prefixLength());
         List<Integer> free = new ArrayList<>();
         for (int i = 0; i < size; i++) {

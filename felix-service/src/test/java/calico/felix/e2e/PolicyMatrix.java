@@ -75,7 +75,9 @@ abstract class PolicyMatrix {
     private Datastore store;
     private Datastore typhaStore;
     private TyphaServer typha;
-    private FelixProcess felix;
+    /** One felix per node, in {@link Cluster#hosts} order. */
+    private final List<FelixProcess> felixes = new ArrayList<>();
+    private final boolean twoNodes;
     private Reachability reach;
     /**
      * How to put back each thing this scenario changed, by what it is ({@code calico:<key>},
@@ -93,10 +95,20 @@ abstract class PolicyMatrix {
     Workload db;
 
     PolicyMatrix(Backend backend, TestDatastore datastore, boolean throughTypha) {
+        this(backend, datastore, throughTypha, false);
+    }
+
+    /**
+     * @param twoNodes the pods on two nodes ({@link PodHosts#twoNodesVxlan}: prod's on one, dev's on
+     *                 the other, VXLAN between them), one felix each; else all on one node
+     */
+    PolicyMatrix(Backend backend, TestDatastore datastore, boolean throughTypha, boolean twoNodes) {
         this.backend = backend;
         this.datastore = datastore;
         this.throughTypha = throughTypha;
-        this.label = backend + " " + datastore.name() + (throughTypha ? " through typha" : "");
+        this.twoNodes = twoNodes;
+        this.label = backend + " " + datastore.name() + (throughTypha ? " through typha" : "")
+                + (twoNodes ? " on two nodes (VXLAN)" : "");
     }
 
     @BeforeAll
@@ -109,12 +121,19 @@ abstract class PolicyMatrix {
         datastore.reset();
         store = datastore.open();
         reach = new Reachability(CHANGE_DEADLINE);
-        cluster = new Cluster(datastore.clusterObjects());
+        Writes.clusterReady(store);
+        cluster = new Cluster(datastore.clusterObjects(),
+                twoNodes ? PodHosts.twoNodesVxlan(datastore, backend) : PodHosts.oneNode());
         web = cluster.web;
         api = cluster.api;
         client = cluster.client;
         db = cluster.db;
-        Writes.clusterReady(store);
+        if (twoNodes) {
+            // Every prod-dev pair crosses nodes (both ways in the baseline every scenario restores).
+            assertThat(cluster.hostOf(web)).as("prod's node").isEqualTo(cluster.hostOf(api))
+                    .isNotEqualTo(cluster.hostOf(client));
+            assertThat(cluster.hostOf(client)).as("dev's node").isEqualTo(cluster.hostOf(db));
+        }
         List<String> felixDatastore = datastore.felixArgs();
         if (throughTypha) {
             typhaStore = datastore.open();
@@ -126,11 +145,13 @@ abstract class PolicyMatrix {
         }
         long t0 = System.nanoTime();
         // A refresh every second, so that a stranger's edit is repaired within the 2 s bound.
-        felix = new FelixProcess(felixDatastore, cluster.host.name(), backend, "Warning",
-                "--FELIX_IPTABLESREFRESHINTERVAL=1");
-        felix.awaitReady(Duration.ofSeconds(60));
+        for (PodHosts.Host h : cluster.hosts()) {
+            felixes.add(new FelixProcess(h.node(), felixDatastore, h.netns().name(), backend, "Warning",
+                    "--FELIX_IPTABLESREFRESHINTERVAL=1"));
+        }
+        felixes.forEach(f -> f.awaitReady(Duration.ofSeconds(60)));
         if (typha != null) {
-            assertThat(typha.connectionCount()).as("felix's stream to typha").isEqualTo(1);
+            assertThat(typha.connectionCount()).as("felix's streams to typha").isEqualTo(felixes.size());
         }
         System.out.printf("[e2e %s] felix started and ready in %d ms%n", label, (System.nanoTime() - t0) / 1_000_000);
     }
@@ -141,9 +162,7 @@ abstract class PolicyMatrix {
             System.out.println(reach.report("e2e " + label));
             reach.close();
         }
-        if (felix != null) {
-            felix.close();
-        }
+        felixes.forEach(FelixProcess::close);
         if (typha != null) {
             typha.close();
             typhaStore.close();
@@ -531,14 +550,14 @@ abstract class PolicyMatrix {
         boolean seenBlocked = false;
         for (int attempt = 0; attempt < 3 && !seenBlocked; attempt++) {
             markWrite();
-            cluster.host.exec(insertDrop);
+            cluster.hostOf(api).exec(insertDrop);
             seenBlocked = !tcp(web, api, 8080).passes(Reachability.NEGATIVE);
         }
         assertThat(seenBlocked).as("the stranger's DROP blocks web->api").isTrue();
         expect("a stranger's DROP first in cali-tw-<api>: repaired (refresh every 1 s)")
                 .allow(allThree(web, api)).allow(tcp(client, api, 8080)).check();
         markWrite();
-        cluster.host.exec(deleteHook);
+        cluster.hostOf(api).exec(deleteHook);
         put(yaml("""
                 kind: GlobalNetworkPolicy
                 metadata: {name: deny-all}
@@ -665,9 +684,9 @@ abstract class PolicyMatrix {
         writtenAtWall = Instant.now();
     }
 
-    /** Waits (at most 1 s) for felix to finish a batch after the last write. */
+    /** Waits (at most 1 s each) for every felix to finish a batch after the last write. */
     private void settle() {
-        felix.awaitApplyAfter(writtenAtWall, Duration.ofSeconds(1));
+        felixes.forEach(f -> f.awaitApplyAfter(writtenAtWall, Duration.ofSeconds(1)));
     }
 
     private Expect expect(String step) {
@@ -675,8 +694,15 @@ abstract class PolicyMatrix {
     }
 
     private String diagnostics() {
-        return "readiness: " + felix.readiness() + "\nstatus: " + felix.get("/felix/v1/status") + "\npolicies: "
-                + felix.get("/felix/v1/policies") + "\n" + backend.rulesetDump(cluster.host);
+        StringBuilder d = new StringBuilder();
+        for (int i = 0; i < felixes.size(); i++) {
+            FelixProcess felix = felixes.get(i);
+            PodHosts.Host h = cluster.hosts().get(i);
+            d.append("node ").append(h.node()).append(":\nreadiness: ").append(felix.readiness()).append("\nstatus: ")
+                    .append(felix.get("/felix/v1/status")).append("\npolicies: ").append(felix.get("/felix/v1/policies"))
+                    .append("\n").append(backend.rulesetDump(h.netns())).append("\n");
+        }
+        return d.toString();
     }
 
     /** The probes of one step and their expected outcomes. */

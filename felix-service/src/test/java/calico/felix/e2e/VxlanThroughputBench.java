@@ -1,0 +1,124 @@
+package calico.felix.e2e;
+
+import calico.api.model.EncapsulationMode;
+import calico.dataplane.testing.NetNs;
+import calico.felix.e2e.MultiNodeCluster.ClusterNode;
+import calico.libcalico.testing.Await;
+import calico.libcalico.testing.EtcdServerExtension;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Issue 23's throughput benchmark for VXLAN: Debian's iperf3 (one TCP stream) pod → pod across two
+ * nodes through {@code vxlan.calico}, as a ratio to node → node on the same underlay in the same
+ * run (goal ≥ 0.8). Two nodes of a {@link MultiNodeCluster} (veths on one bridge), a real etcd on
+ * tmpfs, one in-process felix per node (nftables). The two measures alternate, {@code --rounds}
+ * times each, so that load from elsewhere hits both alike; the figures are the medians.
+ *
+ * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.VxlanThroughputBench [--rounds=N] [--seconds=S]} (as root, iperf3 installed by
+ * {@code scripts/lib/install-deps.sh}).
+ */
+public final class VxlanThroughputBench {
+
+    private static final int PORT = 5201;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private VxlanThroughputBench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = 3;
+        int seconds = 5;
+        for (String a : args) {
+            if (a.startsWith("--rounds=")) {
+                rounds = Integer.parseInt(a.substring("--rounds=".length()));
+            } else if (a.startsWith("--seconds=")) {
+                seconds = Integer.parseInt(a.substring("--seconds=".length()));
+            } else {
+                throw new IllegalArgumentException("unknown argument " + a + ": [--rounds=N] [--seconds=S]");
+            }
+        }
+        if (!Files.isExecutable(Path.of("/usr/bin/iperf3"))) {
+            throw new IllegalStateException("/usr/bin/iperf3 is not installed: run scripts/lib/install-deps.sh");
+        }
+        EtcdServerExtension etcd = new EtcdServerExtension();
+        etcd.beforeAll(null); // the extension outside JUnit: starts etcd on tmpfs (the context is unused)
+        List<Double> nodeGbps = new ArrayList<>();
+        List<Double> podGbps = new ArrayList<>();
+        try {
+            TestDatastore.Etcd datastore = new TestDatastore.Etcd(etcd);
+            datastore.reset();
+            try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES)) {
+                c.pool(EncapsulationMode.Always, EncapsulationMode.Never);
+                ClusterNode a = c.addNode("bench-node-a", 1, 0);
+                ClusterNode b = c.addNode("bench-node-b", 2, 0);
+                c.startFelix(a);
+                c.startFelix(b);
+                Workload pa = c.pod(a, "bench", "pa");
+                Workload pb = c.pod(b, "bench", "pb");
+                Await.until(pa + " -> " + pb, Duration.ofSeconds(30),
+                        () -> pa.netns().tcpConnects(pb.ip(), MultiNodeCluster.TCP_PORT, Duration.ofSeconds(1)));
+                System.out.printf(Locale.ROOT, "[bench] MTU: node eth0 %s, vxlan.calico %s, pod eth0 %s; load average %s%n",
+                        mtu(a.netns(), "eth0"), mtu(a.netns(), "vxlan.calico"), mtu(pa.netns(), "eth0"), loadAverage());
+                for (int r = 0; r < rounds; r++) {
+                    nodeGbps.add(gbps(b.netns(), b.address(), a.netns(), seconds));
+                    podGbps.add(gbps(pb.netns(), pb.ip(), pa.netns(), seconds));
+                    System.out.printf(Locale.ROOT, "[bench] round %d: node -> node %.2f Gbit/s, pod -> pod %.2f Gbit/s%n",
+                            r + 1, nodeGbps.get(r), podGbps.get(r));
+                }
+            }
+        } finally {
+            etcd.afterAll(null);
+        }
+        double node = median(nodeGbps);
+        double pod = median(podGbps);
+        System.out.printf(Locale.ROOT,
+                "[bench] iperf3 one TCP stream, %d rounds of %d s, medians: node -> node %.2f Gbit/s, pod -> pod (VXLAN) "
+                        + "%.2f Gbit/s, ratio %.2f; load average %s%n",
+                rounds, seconds, node, pod, pod / node, loadAverage());
+        System.exit(0);
+    }
+
+    /** {@return Gbit/s an iperf3 server at {@code ip} in {@code server} received from a client in {@code client}}. */
+    private static double gbps(NetNs server, String ip, NetNs client, int seconds) throws IOException {
+        Process s = new ProcessBuilder("ip", "netns", "exec", server.name(), "iperf3", "-s", "-B", ip, "-p",
+                Integer.toString(PORT)).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            Await.until("iperf3 server listening on " + ip, Duration.ofSeconds(10),
+                    () -> server.exec("ss", "-Hltn", "sport = :" + PORT).contains(ip + ":" + PORT));
+            String out = client.exec("iperf3", "-c", ip, "-p", Integer.toString(PORT), "-t", Integer.toString(seconds),
+                    "-J");
+            return JSON.readTree(out).path("end").path("sum_received").path("bits_per_second").asDouble() / 1e9;
+        } finally {
+            s.destroy();
+            try {
+                s.waitFor();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static String mtu(NetNs ns, String dev) {
+        String out = ns.tryExec("cat", "/sys/class/net/" + dev + "/mtu").output().trim();
+        return out.isEmpty() ? "?" : out;
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        Collections.sort(sorted);
+        return sorted.get(sorted.size() / 2);
+    }
+
+    private static String loadAverage() {
+        return String.format(Locale.ROOT, "%.1f",
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    }
+}
