@@ -3,15 +3,13 @@ package calico.felix.e2e;
 import calico.api.model.EncapsulationMode;
 import calico.dataplane.testing.NetNs;
 import calico.felix.e2e.MultiNodeCluster.ClusterNode;
+import calico.felix.testing.Iperf3;
 import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdServerExtension;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 
@@ -27,8 +25,6 @@ import java.util.Locale;
  */
 public final class VxlanThroughputBench {
 
-    private static final int PORT = 5201;
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private VxlanThroughputBench() {
     }
@@ -68,8 +64,8 @@ public final class VxlanThroughputBench {
                 System.out.printf(Locale.ROOT, "[bench] MTU: node eth0 %s, vxlan.calico %s, pod eth0 %s; load average %s%n",
                         mtu(a.netns(), "eth0"), mtu(a.netns(), "vxlan.calico"), mtu(pa.netns(), "eth0"), loadAverage());
                 for (int r = 0; r < rounds; r++) {
-                    nodeGbps.add(gbps(b.netns(), b.address(), a.netns(), seconds));
-                    podGbps.add(gbps(pb.netns(), pb.ip(), pa.netns(), seconds));
+                    nodeGbps.add(Iperf3.gbps(b.netns(), b.address(), a.netns(), seconds));
+                    podGbps.add(Iperf3.gbps(pb.netns(), pb.ip(), pa.netns(), seconds));
                     System.out.printf(Locale.ROOT, "[bench] round %d: node -> node %.2f Gbit/s, pod -> pod %.2f Gbit/s%n",
                             r + 1, nodeGbps.get(r), podGbps.get(r));
                 }
@@ -77,8 +73,8 @@ public final class VxlanThroughputBench {
         } finally {
             etcd.afterAll(null);
         }
-        double node = median(nodeGbps);
-        double pod = median(podGbps);
+        double node = Iperf3.median(nodeGbps);
+        double pod = Iperf3.median(podGbps);
         System.out.printf(Locale.ROOT,
                 "[bench] iperf3 one TCP stream, %d rounds of %d s, medians: node -> node %.2f Gbit/s, pod -> pod (VXLAN) "
                         + "%.2f Gbit/s, ratio %.2f; load average %s%n",
@@ -86,35 +82,9 @@ public final class VxlanThroughputBench {
         System.exit(0);
     }
 
-    /** {@return Gbit/s an iperf3 server at {@code ip} in {@code server} received from a client in {@code client}}. */
-    private static double gbps(NetNs server, String ip, NetNs client, int seconds) throws IOException {
-        Process s = new ProcessBuilder("ip", "netns", "exec", server.name(), "iperf3", "-s", "-B", ip, "-p",
-                Integer.toString(PORT)).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        try {
-            Await.until("iperf3 server listening on " + ip, Duration.ofSeconds(10),
-                    () -> server.exec("ss", "-Hltn", "sport = :" + PORT).contains(ip + ":" + PORT));
-            String out = client.exec("iperf3", "-c", ip, "-p", Integer.toString(PORT), "-t", Integer.toString(seconds),
-                    "-J");
-            return JSON.readTree(out).path("end").path("sum_received").path("bits_per_second").asDouble() / 1e9;
-        } finally {
-            s.destroy();
-            try {
-                s.waitFor();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
     private static String mtu(NetNs ns, String dev) {
         String out = ns.tryExec("cat", "/sys/class/net/" + dev + "/mtu").output().trim();
         return out.isEmpty() ? "?" : out;
-    }
-
-    private static double median(List<Double> values) {
-        List<Double> sorted = new ArrayList<>(values);
-        Collections.sort(sorted);
-        return sorted.get(sorted.size() / 2);
     }
 
     private static String loadAverage() {
