@@ -60,7 +60,7 @@ NODES=${CALICO_NODES:-2}
 FLOW_TIMEOUT=${LOCAL_SUITE_FLOW_TIMEOUT:-60}
 JARS=(felix-service/target/felix-service.jar node-startup/target/node-startup-exec.jar typha-service/target/typha-service-exec.jar
     goldmane-service/target/goldmane-service-exec.jar cni-plugin/target/cni-plugin.jar calicoctl/target/calicoctl.jar
-    confd-service/target/confd-service-exec.jar launcher/target/launcher.jar)
+    confd-service/target/confd-service-exec.jar launcher/target/launcher.jar controllers-service/target/controllers-service-exec.jar)
 [[ " ${datastore_list[*]} " == *" memory"[\ :]* ]] && JARS+=(apiserver-service/target/apiserver-service-exec.jar)
 
 # --missing-jar: prints the first jar `up` needs that is not built and exits 1 (0: all there).
@@ -124,6 +124,8 @@ fi
 check "./calico status exits 0" test "${PIPESTATUS[0]}" -eq 0
 services=(kube apiserver flows goldmane typha)
 [[ $DATASTORE == etcd ]] && services+=(etcd)
+# controllers-service (kube-controllers) runs on etcd and kubernetes, not on memory.
+[[ $DATASTORE == memory ]] || services+=(controllers)
 for ((i = 1; i <= NODES; i++)); do
     services+=("felix-node-$i" "cni-node-$i")
     # Calico's vxlan networking backend runs no BIRD (nor its confd).
@@ -135,6 +137,7 @@ for s in "${services[@]}"; do
 done
 if [[ $DATASTORE == memory ]]; then
     check "memory mode: no etcd started" test ! -e "$RUN_DIR/etcd.pid"
+    check "memory mode: status says why controllers-service is skipped" grep -qE "^controllers +skipped on --datastore memory" "$LOG/status1.log"
     check "memory mode: calicoctl reads the apiserver's store" bash -c "./calico ctl get ippools -o yaml | grep -q 192.168.0.0/16"
 fi
 
@@ -201,6 +204,11 @@ if [[ " ${services[*]} " == *" whisker "* ]]; then
     check "up printed the whisker URL with the token" grep -qF "http://127.0.0.1:${CALICO_WHISKER_PORT:-8081}/#token=$token" "$LOG/up1.log"
     check "whisker refuses GET /flows without the token (401)" test "$(curl -s -o /dev/null -w '%{http_code}' \
         "http://127.0.0.1:${CALICO_WHISKER_PORT:-8081}/flows")" = 401
+fi
+if [[ $DATASTORE != memory ]]; then
+    # Calico's kube-controllers' IPAM metrics on 9094 (KubeControllersConfiguration's prometheusMetricsPort).
+    check "controllers-service serves Calico's ipam_* metrics on 9094 (the default pool's size, 65536)" bash -c \
+        "curl -fsS http://127.0.0.1:9094/metrics | grep -qE '^ipam_ippool_size\{[^}]*\} 65536(\.0)?\$'"
 fi
 admin_endpoints=0
 for ((i = 1; i <= NODES; i++)); do
