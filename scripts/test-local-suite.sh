@@ -171,7 +171,7 @@ for ((i = 1; i <= NODES; i++)); do
     check "calico-node start-up wrote node-$i's address, autodetected on its eth0 on the underlay (172.31.255.$i/24)" \
         grep -q "ipv4Address: 172.31.255.$i/24" "$LOG/nodes.yaml"
 done
-pool_mode="! grep -q 'vxlanMode: Always'"
+pool_mode="grep -q 'vxlanMode: Never'"
 [[ $ENCAPSULATION == vxlan ]] && pool_mode="grep -q 'vxlanMode: Always'"
 check "calico-node start-up made the default pool (192.168.0.0/16, encapsulation $ENCAPSULATION), the only one" bash -c \
     "test \$(./calico ctl get ippools -o yaml | grep -c 'kind: IPPool\$') -eq 1 && ./calico ctl get ippools -o yaml | grep -q 'cidr: 192.168.0.0/16' && ./calico ctl get ippools -o yaml | $pool_mode"
