@@ -15,7 +15,9 @@
 # CALICO_TEST_DATASTORES (default "kubernetes") lists the datastores to run it on, one full run
 # each: "kubernetes etcd memory" also runs `./calico up --datastore etcd` and `--datastore memory`
 # (apiserver-service holding the memory store, every component on DATASTORE_TYPE=apiserver); the
-# last line then sums the runs.
+# last line then sums the runs. An entry DATASTORE:vxlan runs that datastore's suite with
+# `--encapsulation vxlan` instead of none (CALICO_ENCAPSULATION for a single run): no confd or
+# BIRD, felix's vxlan.calico on every node and the other nodes' blocks routed through it.
 #
 # Prints one PASS/FAIL line per check and ends with `local-suite: N passed, N failed`; exits
 # non-zero on any failure. `./calico down` always runs on exit.
@@ -23,17 +25,22 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 DATASTORES=${CALICO_TEST_DATASTORES:-kubernetes}
-for ds in $DATASTORES; do
+for entry in $DATASTORES; do
+    ds=${entry%%:*} encap=${entry#"$ds"}
     [[ $ds == kubernetes || $ds == etcd || $ds == memory ]] \
         || { echo "CALICO_TEST_DATASTORES: '$ds' is not kubernetes, etcd or memory" >&2; exit 2; }
+    [[ -z $encap || $encap == :none || $encap == :vxlan ]] \
+        || { echo "CALICO_TEST_DATASTORES: '$entry': the encapsulation after ':' is not none or vxlan" >&2; exit 2; }
 done
 read -ra datastore_list <<<"$DATASTORES"
 if ((${#datastore_list[@]} > 1)) && [[ ${1:-} != --missing-jar ]]; then
     total_passed=0 total_failed=0 rc=0
-    for ds in "${datastore_list[@]}"; do
-        echo "== local suite on --datastore $ds"
+    for entry in "${datastore_list[@]}"; do
+        ds=${entry%%:*} encap=${entry#*:}
+        [[ $entry == *:* ]] || encap=${CALICO_ENCAPSULATION:-none}
+        echo "== local suite on --datastore $ds --encapsulation $encap"
         out=$(mktemp)
-        CALICO_TEST_DATASTORES=$ds "$0" "$@" 2>&1 | tee "$out"
+        CALICO_TEST_DATASTORES=$ds CALICO_ENCAPSULATION=$encap "$0" "$@" 2>&1 | tee "$out"
         ((PIPESTATUS[0] == 0)) || rc=1
         read -r p f < <(sed -n 's/^local-suite: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$out" | tail -n 1)
         rm -f "$out"
@@ -44,13 +51,17 @@ if ((${#datastore_list[@]} > 1)) && [[ ${1:-} != --missing-jar ]]; then
     exit "$rc"
 fi
 DATASTORE=${datastore_list[0]:-kubernetes}
+ENCAPSULATION=${CALICO_ENCAPSULATION:-none}
+if [[ $DATASTORE == *:* ]]; then ENCAPSULATION=${DATASTORE#*:} DATASTORE=${DATASTORE%%:*}; fi
+[[ $ENCAPSULATION == none || $ENCAPSULATION == vxlan ]] \
+    || { echo "CALICO_ENCAPSULATION: '$ENCAPSULATION' is not none or vxlan (the suite checks those)" >&2; exit 2; }
 RUN_DIR=$ROOT/.calico-run
 NODES=${CALICO_NODES:-2}
 FLOW_TIMEOUT=${LOCAL_SUITE_FLOW_TIMEOUT:-60}
 JARS=(felix-service/target/felix-service.jar node-startup/target/node-startup-exec.jar typha-service/target/typha-service-exec.jar
     goldmane-service/target/goldmane-service-exec.jar cni-plugin/target/cni-plugin.jar calicoctl/target/calicoctl.jar
-    confd-service/target/confd-service-exec.jar launcher/target/launcher.jar)
-[[ " ${datastore_list[*]} " == *" memory "* ]] && JARS+=(apiserver-service/target/apiserver-service-exec.jar)
+    confd-service/target/confd-service-exec.jar launcher/target/launcher.jar controllers-service/target/controllers-service-exec.jar)
+[[ " ${datastore_list[*]} " == *" memory"[\ :]* ]] && JARS+=(apiserver-service/target/apiserver-service-exec.jar)
 
 # --missing-jar: prints the first jar `up` needs that is not built and exits 1 (0: all there).
 if [[ ${1:-} == --missing-jar ]]; then
@@ -101,8 +112,8 @@ snapshot >"$LOG/before.txt"
 
 # ------------------------------------------------------------------ up
 started=$SECONDS
-if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" --nodes "$NODES" >"$LOG/up1.log" 2>&1; then
-    pass "./calico up --datastore $DATASTORE --nodes $NODES ($((SECONDS - started))s)"
+if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" --nodes "$NODES" --encapsulation "$ENCAPSULATION" >"$LOG/up1.log" 2>&1; then
+    pass "./calico up --datastore $DATASTORE --nodes $NODES --encapsulation $ENCAPSULATION ($((SECONDS - started))s)"
 else
     fail "./calico up exited non-zero; last lines:"
     tail -n 20 "$LOG/up1.log" | sed 's/^/    /'
@@ -113,13 +124,20 @@ fi
 check "./calico status exits 0" test "${PIPESTATUS[0]}" -eq 0
 services=(kube apiserver flows goldmane typha)
 [[ $DATASTORE == etcd ]] && services+=(etcd)
-for ((i = 1; i <= NODES; i++)); do services+=("felix-node-$i" "cni-node-$i" "confd-node-$i" "bird-node-$i"); done
+# controllers-service (kube-controllers) runs on etcd and kubernetes, not on memory.
+[[ $DATASTORE == memory ]] || services+=(controllers)
+for ((i = 1; i <= NODES; i++)); do
+    services+=("felix-node-$i" "cni-node-$i")
+    # Calico's vxlan networking backend runs no BIRD (nor its confd).
+    [[ $ENCAPSULATION == vxlan ]] || services+=("confd-node-$i" "bird-node-$i")
+done
 [[ -f whisker-backend/target/whisker-backend-exec.jar ]] && services+=(whisker)
 for s in "${services[@]}"; do
     check "$s is ready" grep -qE "^$s +running \(pid [0-9]+\), ready$" "$LOG/status1.log"
 done
 if [[ $DATASTORE == memory ]]; then
     check "memory mode: no etcd started" test ! -e "$RUN_DIR/etcd.pid"
+    check "memory mode: status says why controllers-service is skipped" grep -qE "^controllers +skipped on --datastore memory" "$LOG/status1.log"
     check "memory mode: calicoctl reads the apiserver's store" bash -c "./calico ctl get ippools -o yaml | grep -q 192.168.0.0/16"
 fi
 
@@ -153,8 +171,10 @@ for ((i = 1; i <= NODES; i++)); do
     check "calico-node start-up wrote node-$i's address, autodetected on its eth0 on the underlay (172.31.255.$i/24)" \
         grep -q "ipv4Address: 172.31.255.$i/24" "$LOG/nodes.yaml"
 done
-check "calico-node start-up made the default pool (192.168.0.0/16, no encapsulation), the only one" bash -c \
-    "test \$(./calico ctl get ippools -o yaml | grep -c 'kind: IPPool\$') -eq 1 && ./calico ctl get ippools -o yaml | grep -q 'cidr: 192.168.0.0/16'"
+pool_mode="grep -q 'vxlanMode: Never'"
+[[ $ENCAPSULATION == vxlan ]] && pool_mode="grep -q 'vxlanMode: Always'"
+check "calico-node start-up made the default pool (192.168.0.0/16, encapsulation $ENCAPSULATION), the only one" bash -c \
+    "test \$(./calico ctl get ippools -o yaml | grep -c 'kind: IPPool\$') -eq 1 && ./calico ctl get ippools -o yaml | grep -q 'cidr: 192.168.0.0/16' && ./calico ctl get ippools -o yaml | $pool_mode"
 check "calico-node start-up wrote ClusterInformation (datastoreReady)" bash -c \
     "./calico ctl get clusterinformations default -o yaml | grep -q 'datastoreReady: true'"
 check "${#pods[@]} demo pods have a namespace" test "$(ip netns list | grep -c '^calico-pod-')" -eq "${#pods[@]}"
@@ -185,6 +205,11 @@ if [[ " ${services[*]} " == *" whisker "* ]]; then
     check "whisker refuses GET /flows without the token (401)" test "$(curl -s -o /dev/null -w '%{http_code}' \
         "http://127.0.0.1:${CALICO_WHISKER_PORT:-8081}/flows")" = 401
 fi
+if [[ $DATASTORE != memory ]]; then
+    # Calico's kube-controllers' IPAM metrics on 9094 (KubeControllersConfiguration's prometheusMetricsPort).
+    check "controllers-service serves Calico's ipam_* metrics on 9094 (the default pool's size, 65536)" bash -c \
+        "curl -fsS http://127.0.0.1:9094/metrics | grep -qE '^ipam_ippool_size\{[^}]*\} 65536(\.0)?\$'"
+fi
 admin_endpoints=0
 for ((i = 1; i <= NODES; i++)); do
     n=$(curl -fsS "http://127.0.0.1:$((${CALICO_FELIX_ADMIN_PORT:-9097} + (i - 1) * ${CALICO_NODE_PORT_STRIDE:-100}))/felix/v1/endpoints" | grep -o '"interfaceName"' | wc -l)
@@ -193,13 +218,20 @@ done
 check "the felixes' admin APIs list ${#pods[@]} endpoints between them" test "$admin_endpoints" -ge "${#pods[@]}"
 
 # ------------------------------------------------------------------ between nodes
-# BGP without encapsulation: each node's BIRD peers with every other (confd's mesh), and the
-# kernel of each node routes the other nodes' blocks via their underlay addresses.
+# none: BGP without encapsulation: each node's BIRD peers with every other (confd's mesh), and
+# the kernel of each node routes the other nodes' blocks via their underlay addresses.
+# vxlan: felix makes vxlan.calico on every node (its VTEP from start-up's tunnel address) and
+# routes the other nodes' blocks through it; no BIRD.
 for ((i = 1; i <= NODES; i++)); do
-    check "node-$i's BIRD has $((NODES - 1)) mesh sessions Established" test \
-        "$(birdc -s "$RUN_DIR/nodes/node-$i/bird.ctl" show protocols 2>/dev/null | grep -c '^Mesh_.*Established')" -eq $((NODES - 1))
-    check "node-$i has no encapsulation device (vxlan.calico, tunl0)" bash -c \
-        "! ip -n calico-node-$i -o link show | grep -qE ': (vxlan\.calico|tunl0)[@:]'"
+    if [[ $ENCAPSULATION == vxlan ]]; then
+        check "node-$i has felix's vxlan.calico (VNI 4096, up) and no tunl0" bash -c \
+            "ip -n calico-node-$i -d link show vxlan.calico | grep -q 'vxlan id 4096' && ip -n calico-node-$i link show vxlan.calico | grep -q ',UP' && ! ip -n calico-node-$i -o link show | grep -qE ': tunl0[@:]'"
+    else
+        check "node-$i's BIRD has $((NODES - 1)) mesh sessions Established" test \
+            "$(birdc -s "$RUN_DIR/nodes/node-$i/bird.ctl" show protocols 2>/dev/null | grep -c '^Mesh_.*Established')" -eq $((NODES - 1))
+        check "node-$i has no encapsulation device (vxlan.calico, tunl0)" bash -c \
+            "! ip -n calico-node-$i -o link show | grep -qE ': (vxlan\.calico|tunl0)[@:]'"
+    fi
 done
 # The first allowed TCP line of demo-traffic.conf whose pods are on different nodes (the pods go
 # round-robin, so which pair crosses depends on the node count): "FROM TO PORT".
@@ -218,13 +250,30 @@ reaches() {
         sleep 1
     done
 }
+# node_pod_ip NODE: the address of a demo pod on NODE.
+node_pod_ip() { grep -lx "$1" "$RUN_DIR"/pods/*/node 2>/dev/null | head -n 1 | xargs -r dirname | xargs -r -I{} cat {}/ip; }
 if ((NODES > 1)); then
-    check "node-2 routes node-1's block via node-1's underlay address, learnt by BIRD" bash -c \
-        "ip -n calico-node-2 route show proto bird | grep -q 'via 172.31.255.1 dev eth0'"
+    if [[ $ENCAPSULATION == vxlan ]]; then
+        # node-1's VXLAN tunnel address (start-up's, from IPAM) is the gateway of its block's route.
+        tunnel1=$(awk '/name: node-1$/ {n = 1} n && /ipv4VXLANTunnelAddr:/ {print $2; exit}' "$LOG/nodes.yaml")
+        pod1=$(node_pod_ip node-1)
+        check "node-2 routes node-1's block ($pod1's) via node-1's VXLAN tunnel address ${tunnel1:-?} on vxlan.calico (felix's, proto 80)" bash -c \
+            "test -n '$tunnel1' && test -n '$pod1' && ip -n calico-node-2 route show proto 80 | grep -qE '^192\.168\.[0-9.]+/26 via $tunnel1 dev vxlan.calico' && ip -n calico-node-2 route get '$pod1' | grep -q 'via $tunnel1 dev vxlan.calico'"
+        check "node-2 has no BGP route (no BIRD with vxlan)" bash -c "test -z \"\$(ip -n calico-node-2 route show proto bird)\""
+    else
+        check "node-2 routes node-1's block via node-1's underlay address, learnt by BIRD" bash -c \
+            "ip -n calico-node-2 route show proto bird | grep -q 'via 172.31.255.1 dev eth0'"
+    fi
     read -r from to port <<<"$cross"
     if [[ -n $cross ]]; then
-        check "$from on $(cat "$RUN_DIR/pods/${from/\//.}/node") reaches $to on $(cat "$RUN_DIR/pods/${to/\//.}/node") (TCP $port, no encapsulation)" \
+        check "$from on $(cat "$RUN_DIR/pods/${from/\//.}/node") reaches $to on $(cat "$RUN_DIR/pods/${to/\//.}/node") (TCP $port, encapsulation $ENCAPSULATION)" \
             reaches "$from" "$to" "$port"
+        if [[ $ENCAPSULATION == vxlan ]]; then
+            # That traffic went through the tunnel: the source node's vxlan.calico has sent packets.
+            src_node=$(cat "$RUN_DIR/pods/${from/\//.}/node")
+            check "$src_node's vxlan.calico has sent packets (the crossing pair's traffic is encapsulated)" bash -c \
+                "test \$(ip netns exec calico-$src_node cat /sys/class/net/vxlan.calico/statistics/tx_packets) -gt 0"
+        fi
     else
         fail "no allowed TCP line of examples/demo-traffic.conf crosses nodes"
     fi
@@ -269,7 +318,7 @@ done
 # ------------------------------------------------------------------ second up
 weps_before=$(grep -c 'kind: WorkloadEndpoint$' "$LOG/weps.yaml")
 pids_before=$(cat "$RUN_DIR"/*.pid | awk '{print $1}' | sort | tr '\n' ' ')
-if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" --nodes "$NODES" >"$LOG/up2.log" 2>&1; then pass "second ./calico up exits 0"; else fail "second ./calico up exited non-zero"; fi
+if CALICO_SKIP_BUILD=1 ./calico up --datastore "$DATASTORE" --nodes "$NODES" --encapsulation "$ENCAPSULATION" >"$LOG/up2.log" 2>&1; then pass "second ./calico up exits 0"; else fail "second ./calico up exited non-zero"; fi
 for s in "${services[@]}"; do
     check "second up: $s already running" grep -q "^calico: $s already running$" "$LOG/up2.log"
 done
