@@ -407,26 +407,58 @@ public final class ControlPlane implements AutoCloseable {
                 "--leader-elect=false", "--profiling=false"));
     }
 
-    /** The given ports, else those of the last start in this directory, else free ones. */
+    /**
+     * The given ports, else those of the last start in this directory, else free ones. The free
+     * ones are held open until all five are chosen, so that no two parts get the same port (the
+     * kernel may hand out a port again once its probe socket is closed).
+     */
     static Settings.Ports choosePorts(Settings.Ports wanted, Optional<Settings.Ports> previous) {
         Settings.Ports p = previous.orElse(Settings.Ports.free());
-        return new Settings.Ports(pick(wanted.etcdClient(), p.etcdClient()), pick(wanted.etcdPeer(), p.etcdPeer()),
-                pick(wanted.apiServer(), p.apiServer()), pick(wanted.controllerManager(), p.controllerManager()),
-                pick(wanted.scheduler(), p.scheduler()));
-    }
-
-    private static int pick(int wanted, int previous) {
-        if (wanted != 0) {
-            return wanted;
+        PortPicker picker = new PortPicker();
+        try (picker) {
+            return new Settings.Ports(picker.pick(wanted.etcdClient(), p.etcdClient()),
+                    picker.pick(wanted.etcdPeer(), p.etcdPeer()), picker.pick(wanted.apiServer(), p.apiServer()),
+                    picker.pick(wanted.controllerManager(), p.controllerManager()),
+                    picker.pick(wanted.scheduler(), p.scheduler()));
         }
-        return previous != 0 ? previous : freePort();
     }
 
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free loopback port", e);
+    /** Picks ports for one start: each distinct from the others it picked. */
+    private static final class PortPicker implements AutoCloseable {
+        private final java.util.List<ServerSocket> held = new java.util.ArrayList<>();
+        private final java.util.Set<Integer> taken = new java.util.HashSet<>();
+
+        int pick(int wanted, int previous) {
+            if (wanted != 0) {
+                taken.add(wanted);
+                return wanted; // the caller's choice, as given
+            }
+            int port = previous;
+            while (port == 0 || !taken.add(port)) {
+                port = holdFreePort();
+            }
+            return port;
+        }
+
+        private int holdFreePort() {
+            try {
+                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                held.add(s);
+                return s.getLocalPort();
+            } catch (IOException e) {
+                throw new UncheckedIOException("no free loopback port", e);
+            }
+        }
+
+        @Override
+        public void close() {
+            for (ServerSocket s : held) {
+                try {
+                    s.close();
+                } catch (IOException e) {
+                    // a probe socket that does not close keeps its port from us alone
+                }
+            }
         }
     }
 }

@@ -44,6 +44,19 @@ class SettingsTest {
     }
 
     @Test
+    void freePortsOfOneStartAreDistinctAndAPreviousPortTakenTwiceIsReplaced() {
+        for (int i = 0; i < 200; i++) {
+            Settings.Ports p = ControlPlane.choosePorts(Settings.Ports.free(), Optional.empty());
+            assertThat(new java.util.HashSet<>(List.of(p.etcdClient(), p.etcdPeer(), p.apiServer(), p.controllerManager(), p.scheduler())))
+                    .as("the five ports of one start").hasSize(5);
+        }
+        Settings.Ports clash = ControlPlane.choosePorts(Settings.Ports.free(),
+                Optional.of(new Settings.Ports(2379, 2379, 6443, 10257, 10259)));
+        assertThat(clash.etcdClient()).isEqualTo(2379);
+        assertThat(clash.etcdPeer()).as("a recorded port given twice").isNotIn(2379, 0);
+    }
+
+    @Test
     void binariesAreFoundByTheHashOfTheModuleFiles(@TempDir Path repo) throws Exception {
         Path module = repo.resolve("control-plane/go");
         java.nio.file.Files.createDirectories(module);
