@@ -44,7 +44,7 @@ public final class Names {
     public static final String MASQ_POOLS_SET = "masq-ipam-pools";
     /** Every Calico host's address: where IPIP and VXLAN may come from (kernel name {@code cali40all-hosts-net}). */
     public static final String ALL_HOSTS_SET = "all-hosts-net";
-    /** Calico's VXLAN port. */
+    /** Calico's default VXLAN port; the rules use the {@code vxlanPort} setting. */
     public static final int VXLAN_PORT = 4789;
     public static final String IPSET_V4_TEMP_PREFIX = "cali4t";
     public static final String IPSET_V6_TEMP_PREFIX = "cali6t";

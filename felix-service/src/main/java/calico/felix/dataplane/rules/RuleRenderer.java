@@ -150,7 +150,7 @@ public final class RuleRenderer {
         Encapsulation encap = Encapsulation.of(model);
         boolean ipip = encap.ipip();
         boolean vxlan = encap.vxlan();
-        add(filter, cache.same(inputChain(ipip, vxlan)));
+        add(filter, cache.same(inputChain(ipip, vxlan, model.config().vxlanPort())));
         add(filter, cache.same(outputChain()));
         add(filter, cache.same(workloadToHostChain()));
         add(filter, cache.same(failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true)));
@@ -487,14 +487,14 @@ public final class RuleRenderer {
 
     /** Workload traffic to the host goes (goto, so its verdicts end INPUT's processing by us) to cali-wl-to-host. */
     Rules inputChain() {
-        return inputChain(false, false);
+        return inputChain(false, false, Names.VXLAN_PORT);
     }
 
     /**
      * With IPIP (VXLAN) on an enabled pool, IPv4 IPIP (UDP 4789) to this host is accepted only from
      * Calico hosts ({@code all-hosts-net}) and dropped from anyone else, before any policy.
      */
-    Rules inputChain(boolean ipip, boolean vxlan) {
+    Rules inputChain(boolean ipip, boolean vxlan, int vxlanPort) {
         List<GenericRule> encap = new ArrayList<>();
         if (families.contains(IpFamily.V4)) {
             Match fromHosts = new Match.InSet(Dir.SRC, IpFamily.V4, Names.ALL_HOSTS_SET, false);
@@ -506,7 +506,7 @@ public final class RuleRenderer {
                         new Match.Protocol("4", false)).withComment("IPIP from other hosts"));
             }
             if (vxlan) {
-                Match port = new Match.Ports(Dir.DST, List.of(Integer.toString(Names.VXLAN_PORT)), false);
+                Match port = new Match.Ports(Dir.DST, List.of(Integer.toString(vxlanPort)), false);
                 encap.add(GenericRule.of(settings.allowTarget(), new Match.Family(IpFamily.V4),
                         new Match.Protocol("udp", false), port, fromHosts, new Match.DstLocal(false))
                         .withComment("VXLAN from Calico hosts"));

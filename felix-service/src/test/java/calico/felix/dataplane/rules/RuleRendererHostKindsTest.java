@@ -257,6 +257,10 @@ class RuleRendererHostKindsTest {
                 GenericRule.of(Target.DROP, new Match.Family(IpFamily.V4), new Match.Protocol("udp", false),
                         vxlanPort, new Match.DstLocal(false)).withComment("VXLAN from other hosts"));
         assertThat(on.driverSets().get(Names.ALL_HOSTS_SET)).containsExactly("10.9.0.2/32");
+        Ruleset otherPort = RuleRenderer.render(model(Map.of("vxlanPort", "4790"), node2,
+                new DataplaneUpdate.IpPoolUpdate("p", "10.65.0.0/16", false, "Never", "Always", false)), V4);
+        assertThat(rules(otherPort, Table.FILTER, Names.INPUT).get(0).matches()).as("the VXLAN rules follow vxlanPort")
+                .contains(new Match.Ports(Match.Dir.DST, List.of("4790"), false));
         assertThat(new IptablesFormatter(IpFamily.V4).rule(rules(on, Table.FILTER, Names.INPUT).get(0),
                 new HashMap<>()).get(0).render()).isEqualTo("-m comment --comment \"IPIP from Calico hosts\" -p 4 "
                 + "-m set --match-set cali40all-hosts-net src -m addrtype --dst-type LOCAL -j ACCEPT");
