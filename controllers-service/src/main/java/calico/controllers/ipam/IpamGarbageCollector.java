@@ -65,7 +65,8 @@ public final class IpamGarbageCollector {
     public GcResult reconcile(ClusterNodes nodes, Optional<Duration> leakGracePeriod, GcState state) {
         Instant now = clock.instant();
         List<IPPool> pools = datastore.list(ResourceKind.IP_POOL).items().stream().map(IPPool.class::cast).toList();
-        List<Allocation> allocations = Allocation.inBlocks(blocks());
+        List<IPAMBlock> listed = blocks();
+        List<Allocation> allocations = Allocation.inBlocks(listed);
         Map<String, PodView> podsNow = pods.all();
 
         Map<Allocation.Id, Instant> leakSince = new HashMap<>();
@@ -117,7 +118,7 @@ public final class IpamGarbageCollector {
             LOG.info("IPAM GC released handle {} ({} address(es): {})", e.getKey(), held.size(),
                     held.stream().map(a -> a.ip().toString()).toList());
         }
-        List<IPAMBlock> blocks = blocks(); // as the releases left them
+        List<IPAMBlock> blocks = releasedHandles.isEmpty() ? listed : blocks(); // as the releases left them
         List<String> releasedNodes = releaseGoneNodes(nodes, nodesWithValid);
         Map<String, Instant> emptySince = new HashMap<>();
         List<String> releasedBlocks = releaseEmptyBlocks(blocks, nodes, leakGracePeriod, state, now, emptySince);
