@@ -3,6 +3,7 @@ package calico.controllers.ipam;
 import calico.api.model.BlockAffinity;
 import calico.api.model.IPAMBlock;
 import calico.api.model.IPPool;
+import calico.api.model.IPPoolSpec;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
 import calico.api.net.Cidr;
@@ -14,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -64,7 +66,8 @@ public final class IpamGarbageCollector {
 
     public GcResult reconcile(ClusterNodes nodes, Optional<Duration> leakGracePeriod, GcState state) {
         Instant now = clock.instant();
-        List<IPPool> pools = datastore.list(ResourceKind.IP_POOL).items().stream().map(IPPool.class::cast).toList();
+        PoolNames poolNames = new PoolNames(datastore.list(ResourceKind.IP_POOL).items().stream().map(IPPool.class::cast)
+                .toList());
         List<IPAMBlock> listed = blocks();
         List<Allocation> allocations = Allocation.inBlocks(listed);
         Map<String, PodView> podsNow = pods.all();
@@ -113,7 +116,7 @@ public final class IpamGarbageCollector {
             releasedHandles.add(e.getKey());
             for (Allocation a : held) {
                 leakSince.remove(a.id());
-                reclaimed.merge(new IpamStats.PoolNode(poolName(pools, a.block()), String.valueOf(a.node())), 1, Integer::sum);
+                reclaimed.merge(new IpamStats.PoolNode(poolNames.of(a.block()), String.valueOf(a.node())), 1, Integer::sum);
             }
             LOG.info("IPAM GC released handle {} ({} address(es): {})", e.getKey(), held.size(),
                     held.stream().map(a -> a.ip().toString()).toList());
@@ -125,7 +128,7 @@ public final class IpamGarbageCollector {
         if (!releasedNodes.isEmpty() || !releasedBlocks.isEmpty()) {
             blocks = blocks();
         }
-        IpamStats stats = stats(pools, Allocation.inBlocks(blocks), leakSince.keySet(), blocks);
+        IpamStats stats = stats(poolNames, Allocation.inBlocks(blocks), leakSince.keySet(), blocks);
         return new GcResult(new GcState(leakSince, emptySince), releasedHandles, reclaimed, releasedBlocks, releasedNodes,
                 stats);
     }
@@ -232,19 +235,40 @@ public final class IpamGarbageCollector {
         return a.ofPod() ? Pods.key(a.attributes().get("namespace"), a.attributes().get("pod")) : null;
     }
 
-    private static String poolName(List<IPPool> pools, Cidr block) {
-        return pools.stream().filter(p -> p.spec() != null && p.spec().cidr() != null
-                        && Cidr.tryParse(p.spec().cidr()).map(c -> c.contains(block)).orElse(false))
-                .map(p -> p.metadata().name()).findFirst().orElse(NO_POOL);
+    /** One run's pools by CIDR, each CIDR parsed once and each block looked up once (not per allocation). */
+    private static final class PoolNames {
+        private final Map<String, Cidr> cidrs = new LinkedHashMap<>();
+        private final Map<Cidr, String> byBlock = new HashMap<>();
+
+        PoolNames(List<IPPool> pools) {
+            for (IPPool p : pools) {
+                Optional.ofNullable(p.spec()).map(IPPoolSpec::cidr).flatMap(Cidr::tryParse)
+                        .ifPresent(c -> cidrs.putIfAbsent(p.metadata().name(), c));
+            }
+        }
+
+        /** {@return the name of the first pool holding {@code block}}, {@value #NO_POOL} when none does. */
+        String of(Cidr block) {
+            return byBlock.computeIfAbsent(block, b -> cidrs.entrySet().stream().filter(e -> e.getValue().contains(b))
+                    .map(Map.Entry::getKey).findFirst().orElse(NO_POOL));
+        }
+
+        /** {@return each pool's number of addresses} (saturated at {@code Long.MAX_VALUE}). */
+        Map<String, Long> sizes() {
+            Map<String, Long> sizes = new HashMap<>();
+            cidrs.forEach((name, c) -> sizes.put(name, c.address().bits() - c.prefixLength() >= 63 ? Long.MAX_VALUE
+                    : 1L << (c.address().bits() - c.prefixLength())));
+            return sizes;
+        }
     }
 
-    private static IpamStats stats(List<IPPool> pools, List<Allocation> allocations, Set<Allocation.Id> candidates,
+    private static IpamStats stats(PoolNames pools, List<Allocation> allocations, Set<Allocation.Id> candidates,
                                    List<IPAMBlock> blocks) {
         Map<IpamStats.PoolNode, Long> inUse = new HashMap<>();
         Map<IpamStats.PoolNode, Long> borrowed = new HashMap<>();
         Map<IpamStats.PoolNode, Long> gc = new HashMap<>();
         for (Allocation a : allocations) {
-            IpamStats.PoolNode k = new IpamStats.PoolNode(poolName(pools, a.block()), String.valueOf(a.node()));
+            IpamStats.PoolNode k = new IpamStats.PoolNode(pools.of(a.block()), String.valueOf(a.node()));
             inUse.merge(k, 1L, Long::sum);
             if (a.borrowed()) {
                 borrowed.merge(k, 1L, Long::sum);
@@ -260,14 +284,9 @@ public final class IpamGarbageCollector {
         Map<IpamStats.PoolNode, Long> blockCounts = new HashMap<>();
         for (IPAMBlock b : blocks) {
             String node = b.spec().affineNode();
-            blockCounts.merge(new IpamStats.PoolNode(poolName(pools, Cidr.parse(b.spec().cidr())),
+            blockCounts.merge(new IpamStats.PoolNode(pools.of(Cidr.parse(b.spec().cidr())),
                     node == null ? "" : node), 1L, Long::sum);
         }
-        Map<String, Long> sizes = new HashMap<>();
-        for (IPPool p : pools) {
-            Optional.ofNullable(p.spec()).map(calico.api.model.IPPoolSpec::cidr).flatMap(Cidr::tryParse).ifPresent(c -> sizes.put(p.metadata().name(),
-                    c.address().bits() - c.prefixLength() >= 63 ? Long.MAX_VALUE : 1L << (c.address().bits() - c.prefixLength())));
-        }
-        return new IpamStats(inUse, borrowed, gc, blockCounts, sizes);
+        return new IpamStats(inUse, borrowed, gc, blockCounts, pools.sizes());
     }
 }
