@@ -83,23 +83,17 @@ public final class RunConfigMerge {
         });
 
         Set<Controller> enabled = env.enabledControllers().orElseGet(() -> fromSpec(c));
-        Map<Controller, Reconciler> specPeriods = new EnumMap<>(Controller.class);
-        putIfPresent(specPeriods, Controller.POLICY, c.policy());
-        putIfPresent(specPeriods, Controller.WORKLOAD_ENDPOINT, c.workloadEndpoint());
-        putIfPresent(specPeriods, Controller.SERVICE_ACCOUNT, c.serviceAccount());
-        putIfPresent(specPeriods, Controller.NAMESPACE, c.namespace());
         Map<Controller, Duration> periods = new EnumMap<>(Controller.class);
         Map<Controller, String> statusPeriods = new EnumMap<>(Controller.class);
-        for (Controller k : specPeriods.keySet()) {
-            if (enabled.contains(k)) {
-                String given = specPeriods.get(k).reconcilerPeriod();
-                periods.put(k, duration(given, DEFAULT_PERIOD, k.envName() + ".reconcilerPeriod"));
-                statusPeriods.put(k, given);
+        for (Controller k : Controller.values()) {
+            if (!enabled.contains(k) || k == Controller.NODE || k == Controller.LOAD_BALANCER) {
+                continue;
             }
-        }
-        for (Controller k : enabled) {
-            if (k != Controller.NODE && k != Controller.LOAD_BALANCER) {
-                periods.putIfAbsent(k, DEFAULT_PERIOD);
+            if (section(c, k) instanceof Reconciler r) {
+                periods.put(k, duration(r.reconcilerPeriod(), DEFAULT_PERIOD, k.envName() + ".reconcilerPeriod"));
+                statusPeriods.put(k, r.reconcilerPeriod());
+            } else {
+                periods.put(k, DEFAULT_PERIOD); // enabled by ENABLED_CONTROLLERS without a section in the spec
             }
         }
         env.reconcilerPeriod().ifPresent(d -> periods.replaceAll((k, old) -> {
@@ -153,33 +147,26 @@ public final class RunConfigMerge {
         return new Merged(config, new KubeControllersConfigurationStatus(runningConfig, envStatus));
     }
 
-    private static Set<Controller> fromSpec(Controllers c) {
-        Set<Controller> out = EnumSet.noneOf(Controller.class);
-        if (c.node() != null) {
-            out.add(Controller.NODE);
-        }
-        if (c.policy() != null) {
-            out.add(Controller.POLICY);
-        }
-        if (c.workloadEndpoint() != null) {
-            out.add(Controller.WORKLOAD_ENDPOINT);
-        }
-        if (c.serviceAccount() != null) {
-            out.add(Controller.SERVICE_ACCOUNT);
-        }
-        if (c.namespace() != null) {
-            out.add(Controller.NAMESPACE);
-        }
-        if (c.loadBalancer() != null) {
-            out.add(Controller.LOAD_BALANCER);
-        }
-        return out;
+    /** {@return the spec's section of controller {@code k}}, null when the spec leaves it out (it does not run). */
+    private static Object section(Controllers c, Controller k) {
+        return switch (k) {
+            case NODE -> c.node();
+            case POLICY -> c.policy();
+            case WORKLOAD_ENDPOINT -> c.workloadEndpoint();
+            case SERVICE_ACCOUNT -> c.serviceAccount();
+            case NAMESPACE -> c.namespace();
+            case LOAD_BALANCER -> c.loadBalancer();
+        };
     }
 
-    private static void putIfPresent(Map<Controller, Reconciler> m, Controller k, Reconciler r) {
-        if (r != null) {
-            m.put(k, r);
+    private static Set<Controller> fromSpec(Controllers c) {
+        Set<Controller> out = EnumSet.noneOf(Controller.class);
+        for (Controller k : Controller.values()) {
+            if (section(c, k) != null) {
+                out.add(k);
+            }
         }
+        return out;
     }
 
     private static Reconciler statusReconciler(Set<Controller> enabled, Controller k, Map<Controller, String> periods) {
