@@ -7,7 +7,7 @@ public interface Services {
 
     List<ServiceView> all();
 
-    /** Sets {@code status.loadBalancer.ingress} to {@code ips} (others' entries of {@code keep} stay). */
+    /** Sets {@code status.loadBalancer.ingress} to exactly {@code ips} (the caller keeps the entries of others it wants). */
     void setIngress(ServiceView service, List<String> ips);
 
     /**
