@@ -13,8 +13,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The nodes of {@code ./calico up}: {@link #startup} makes the topology and runs calico-node's
@@ -126,20 +124,8 @@ final class Nodes {
     /** Stops every node's services (of every recorded node, whatever count it was made with) and deletes the topology. */
     void down() {
         Topology topology = settings.topology();
-        Pattern nodeNs = Pattern.compile(Pattern.quote(settings.prefix() + "node-") + "(\\d+)");
-        int max = 0;
-        for (String ns : topology.recorded()) {
-            Matcher m = nodeNs.matcher(ns);
-            if (m.matches()) {
-                max = Math.max(max, Integer.parseInt(m.group(1)));
-            }
-        }
-        max = Math.max(max, settings.nodes());
-        // Every recorded node, and the encapsulation that runs every service (confd and BIRD too),
-        // whatever the `up` that made them was told.
-        Settings widest = new Settings(settings.runDir(), settings.root(), settings.prefix(), max, settings.underlay(),
-                Encapsulation.NONE, settings.wireguard(), settings.dataplane(), settings.kubeconfig(), settings.typha(),
-                settings.goldmane(), settings.ports(), settings.poolCidr());
+        // Every recorded node, and every service (confd and BIRD too), whatever the `up` that made them was told.
+        Settings widest = settings.withEveryService(Math.max(topology.highestRecordedNode(), settings.nodes()));
         // Every service stops at once (each JVM takes seconds to exit): one thread per service.
         List<Thread> stopping = new ArrayList<>();
         for (Node node : widest.topology().nodes()) {

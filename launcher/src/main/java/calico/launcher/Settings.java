@@ -32,6 +32,15 @@ record Settings(Path runDir, Path root, String prefix, int nodes, Topology.Under
         return new Topology(prefix, nodes, underlay, runDir.resolve("netns"));
     }
 
+    /**
+     * {@return these settings for {@code nodeCount} nodes with the encapsulation that runs every
+     * service (confd and BIRD too)}: what {@code down} stops, whatever the {@code up} was told.
+     */
+    Settings withEveryService(int nodeCount) {
+        return new Settings(runDir, root, prefix, nodeCount, underlay, Encapsulation.NONE, wireguard, dataplane, kubeconfig,
+                typha, goldmane, ports, poolCidr);
+    }
+
     Path nodeDir(Node node) {
         return runDir.resolve("nodes").resolve(node.name());
     }

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -137,18 +138,31 @@ final class Topology {
         return deleted;
     }
 
+    /** {@return the highest node index among the recorded namespaces} (0 when none is recorded). */
+    int highestRecordedNode() {
+        Pattern node = nodeNamespace();
+        return recorded().stream().map(node::matcher).filter(Matcher::matches)
+                .mapToInt(m -> Integer.parseInt(m.group(1))).max().orElse(0);
+    }
+
     /** {@return the recorded namespaces of this topology} (its node namespaces and its underlay). */
     List<String> recorded() {
         if (!Files.isDirectory(recordDir)) {
             return new ArrayList<>();
         }
+        Pattern node = nodeNamespace();
         try (Stream<Path> files = Files.list(recordDir)) {
             return new ArrayList<>(files.map(p -> p.getFileName().toString())
-                    .filter(n -> n.equals(underlayNamespace()) || n.matches(Pattern.quote(prefix + "node-") + "\\d+"))
+                    .filter(n -> n.equals(underlayNamespace()) || node.matcher(n).matches())
                     .sorted().toList());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot list " + recordDir, e);
         }
+    }
+
+    /** {@code <prefix>node-<i>}, the index in group 1. */
+    private Pattern nodeNamespace() {
+        return Pattern.compile(Pattern.quote(prefix + "node-") + "(\\d+)");
     }
 
     static boolean exists(String ns) {
