@@ -59,9 +59,15 @@ final class DetachedProcess {
 
     /** {@return the pid of the running process}, if its pid file names one that still runs this command. */
     Optional<Long> pid() {
-        if (!Files.exists(pidFile())) {
-            return Optional.empty();
-        }
+        return recorded().flatMap(r -> ProcessHandle.of(r.pid()).filter(ProcessHandle::isAlive)
+                .filter(h -> runs(r.pid(), r.command())).map(ProcessHandle::pid));
+    }
+
+    /** What the pid file says: {@code "<pid> <command line>"}. */
+    private record PidRecord(long pid, String command) {
+    }
+
+    private Optional<PidRecord> recorded() {
         String line;
         try {
             line = Files.readString(pidFile(), StandardCharsets.UTF_8).strip();
@@ -72,15 +78,11 @@ final class DetachedProcess {
         if (space < 0) {
             return Optional.empty();
         }
-        long pid;
         try {
-            pid = Long.parseLong(line.substring(0, space));
+            return Optional.of(new PidRecord(Long.parseLong(line.substring(0, space)), line.substring(space + 1)));
         } catch (NumberFormatException e) {
             return Optional.empty();
         }
-        String expected = line.substring(space + 1);
-        return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
-                .filter(h -> runs(pid, expected)).map(ProcessHandle::pid);
     }
 
     /** Starts the process unless it runs; true when it started it. */
@@ -132,12 +134,8 @@ final class DetachedProcess {
      * and {@code ip netns exec} have exec'd the program, the pid runs those: not exited.
      */
     boolean exited() {
-        try {
-            long pid = Long.parseLong(Files.readString(pidFile(), StandardCharsets.UTF_8).strip().split(" ", 2)[0]);
-            return ProcessHandle.of(pid).map(h -> !h.isAlive() || zombie(pid)).orElse(true);
-        } catch (IOException | RuntimeException e) {
-            return true;
-        }
+        return recorded().map(r -> ProcessHandle.of(r.pid()).map(h -> !h.isAlive() || zombie(r.pid())).orElse(true))
+                .orElse(true);
     }
 
     /**
