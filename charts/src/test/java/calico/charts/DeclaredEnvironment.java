@@ -9,13 +9,17 @@ import java.lang.reflect.RecordComponent;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * The environment variables each service of the repository really reads, taken from the
@@ -42,12 +46,32 @@ final class DeclaredEnvironment {
             "goldmane", "goldmane-service",
             "whisker", "whisker-backend");
 
+    /**
+     * Each module's names and health port, read once: every rendered variant checks every
+     * container against them, and the sources do not change under a test run.
+     */
+    private static final Map<String, Set<String>> DECLARED = MODULE_OF_CONTAINER.values().stream().distinct()
+            .collect(Collectors.toUnmodifiableMap(m -> m, DeclaredEnvironment::declared));
+    private static final Map<String, HealthPort> HEALTH_PORTS = MODULE_OF_CONTAINER.values().stream().distinct()
+            .filter(m -> Files.exists(applicationYml(m)))
+            .flatMap(m -> readHealthPort(m).stream().map(h -> Map.entry(m, h)))
+            .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue));
+
     private DeclaredEnvironment() {
     }
 
+    /** {@return the environment variables {@code module} (one of {@link #MODULE_OF_CONTAINER}'s) reads} */
     static Set<String> of(String module) {
+        Set<String> names = DECLARED.get(module);
+        if (names == null) {
+            throw new AssertionError(module + " is not a module of " + MODULE_OF_CONTAINER.keySet());
+        }
+        return names;
+    }
+
+    private static Set<String> declared(String module) {
         Path root = Helm.ROOT;
-        Set<String> names = new TreeSet<>();
+        SortedSet<String> names = new TreeSet<>();
         if (module.equals("cni-plugin")) {
             for (String source : new String[] {
                     "cni-plugin/src/main/java/calico/cni/Main.java",
@@ -56,9 +80,9 @@ final class DeclaredEnvironment {
                     "libcalico/src/main/java/calico/libcalico/datastore/kubernetes/KubernetesConfig.java"}) {
                 collect(LITERAL, read(root.resolve(source)), names);
             }
-            return names;
+            return Collections.unmodifiableSortedSet(names);
         }
-        collect(PLACEHOLDER, read(root.resolve(module).resolve("src/main/resources/application.yml")), names);
+        collect(PLACEHOLDER, read(applicationYml(module)), names);
         if (module.equals("felix-service")) {
             Arrays.stream(FelixConfigurationSpec.class.getRecordComponents())
                     .map(c -> "FELIX_" + c.getName().toUpperCase(Locale.ROOT))
@@ -66,7 +90,7 @@ final class DeclaredEnvironment {
             // Calico's older names felix also accepts (FELIX_IPINIPMTU, ...).
             collect(LITERAL, read(root.resolve("felix-service/src/main/java/calico/felix/calc/ConfigFields.java")), names);
         }
-        return names;
+        return Collections.unmodifiableSortedSet(names);
     }
 
     /**
@@ -98,12 +122,20 @@ final class DeclaredEnvironment {
      * its probes must use unless the chart sets the variable.
      */
     static HealthPort healthPort(String module) {
-        String yml = read(Helm.ROOT.resolve(module).resolve("src/main/resources/application.yml"));
-        Matcher m = Pattern.compile("(?m)^  health:\\n(?:    .*\\n)*?    port: \\$\\{([A-Z_]+):(\\d+)}").matcher(yml);
-        if (!m.find()) {
+        HealthPort port = HEALTH_PORTS.get(module);
+        if (port == null) {
             throw new AssertionError(module + ": no calico.health.port in application.yml");
         }
-        return new HealthPort(m.group(1), Integer.parseInt(m.group(2)));
+        return port;
+    }
+
+    private static Optional<HealthPort> readHealthPort(String module) {
+        Matcher m = Pattern.compile("(?m)^  health:\\n(?:    .*\\n)*?    port: \\$\\{([A-Z_]+):(\\d+)}").matcher(read(applicationYml(module)));
+        return m.find() ? Optional.of(new HealthPort(m.group(1), Integer.parseInt(m.group(2)))) : Optional.empty();
+    }
+
+    private static Path applicationYml(String module) {
+        return Helm.ROOT.resolve(module).resolve("src/main/resources/application.yml");
     }
 
     /** A health port: the variable that sets it and its default. */
