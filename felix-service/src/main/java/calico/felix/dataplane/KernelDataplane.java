@@ -343,15 +343,17 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             }
             // Routes to other nodes wait for the whole snapshot (a partial one would remove routes);
             // the first time is a resync: a restarted felix finds its routes, devices and entries there.
+            // A batch of policy or endpoints only (most of them) changes neither plan: no netlink dumps, no plan.
             if (model.inSync()) {
                 if (resync || remoteRoutes.lastPlan().isEmpty()) {
                     remoteRoutes.resync();
-                } else {
+                } else if (batch.stream().anyMatch(RemoteRoutes::reads)) {
                     remoteRoutes.update();
                 }
             }
             needResync.clear();
-            wireguard.apply(resync); // its failures are recorded and retried on their own
+            // Its failures are recorded and retried on their own.
+            wireguard.apply(resync, batch.stream().anyMatch(WireguardManager::reads));
             board.resolvedUpTo(failuresBefore); // failures during this batch (e.g. a sysctl) stay unresolved
         } catch (RuntimeException e) {
             error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
@@ -466,8 +468,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     /** After links changed: a new host MTU changes the tunnel devices' MTUs in place at once. */
     private void updateMtuAndDevices() {
         int vxlanBefore = mtu.current().map(Mtus::vxlan).orElse(0);
+        int wireguardBefore = mtu.current().map(Mtus::wireguard).orElse(0);
         updateMtu();
         int vxlanNow = mtu.current().map(Mtus::vxlan).orElse(0);
+        if (mtu.current().map(Mtus::wireguard).orElse(0) != wireguardBefore) {
+            wireguard.apply(false, true); // records its own failures
+        }
         if (vxlanNow != vxlanBefore && model.inSync() && remoteRoutes.lastPlan().isPresent()) {
             try {
                 remoteRoutes.update();

@@ -41,10 +41,16 @@ final class WireguardRunner {
         this.record = record;
     }
 
-    /** After a batch: programs the changes, or everything on a resync; (re)schedules the refresh for the config. */
-    void apply(boolean resync) {
+    /**
+     * After a batch: programs the changes, or everything on a resync; (re)schedules the refresh
+     * for the config. A batch that changed nothing WireGuard reads ({@code inputsChanged} false)
+     * computes no plan, unless the last attempt failed (a batch retries it, as the timer does).
+     */
+    void apply(boolean resync, boolean inputsChanged) {
         scheduleRefresh();
-        run(resync);
+        if (resync || inputsChanged || retryDelay != null) {
+            run(resync);
+        }
     }
 
     /** A link went: when it was the WireGuard device, makes it again. */

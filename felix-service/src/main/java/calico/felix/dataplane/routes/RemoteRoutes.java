@@ -2,6 +2,7 @@ package calico.felix.dataplane.routes;
 
 import calico.api.net.Cidr;
 import calico.api.net.IpAddress;
+import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.DataplaneUpdate.IpPoolUpdate;
 import calico.felix.calc.DataplaneUpdate.RouteType;
 import calico.felix.calc.DataplaneUpdate.RouteUpdate;
@@ -93,6 +94,18 @@ public final class RemoteRoutes {
         static Plan empty() {
             return new Plan(Optional.empty(), false, Map.of(), Map.of(), Map.of());
         }
+    }
+
+    /**
+     * {@return whether {@code u} changes what {@link #plan} reads}: the routes, the VTEPs, the
+     * pools, the configuration (also the VXLAN device's MTU) and whether the model is in sync. A
+     * batch without such an update leaves the plan as it was, so the dataplane skips the update.
+     */
+    public static boolean reads(DataplaneUpdate u) {
+        return u instanceof DataplaneUpdate.RouteUpdate || u instanceof DataplaneUpdate.RouteRemove
+                || u instanceof DataplaneUpdate.VtepUpdate || u instanceof DataplaneUpdate.VtepRemove
+                || u instanceof DataplaneUpdate.IpPoolUpdate || u instanceof DataplaneUpdate.IpPoolRemove
+                || u instanceof DataplaneUpdate.ConfigUpdate || u instanceof DataplaneUpdate.InSync;
     }
 
     /** {@return this node's name and IPv4 address}, from the model's IPv4 LOCAL_HOST route; empty without one. */

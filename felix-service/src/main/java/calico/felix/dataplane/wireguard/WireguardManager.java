@@ -13,6 +13,7 @@ import calico.dataplane.wireguard.WireguardBackend;
 import calico.dataplane.wireguard.WireguardChange;
 import calico.dataplane.wireguard.WireguardKey;
 import calico.dataplane.wireguard.WireguardState;
+import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.DataplaneUpdate.WireguardEndpointUpdate;
 import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.rules.DataplaneModel;
@@ -99,6 +100,18 @@ public final class WireguardManager {
                     + ": WireGuard needs a fifth mark bit");
         }
         return (int) bit;
+    }
+
+    /**
+     * {@return whether {@code u} changes what {@link #update} reads from the model}: the hosts,
+     * the WireGuard endpoints, the routes, the configuration and whether the model is in sync (the
+     * device MTU comes from the MTU calculation, whose changes the caller passes on itself).
+     */
+    public static boolean reads(DataplaneUpdate u) {
+        return u instanceof DataplaneUpdate.HostMetadataUpdate || u instanceof DataplaneUpdate.HostMetadataRemove
+                || u instanceof WireguardEndpointUpdate || u instanceof DataplaneUpdate.WireguardEndpointRemove
+                || u instanceof DataplaneUpdate.RouteUpdate || u instanceof DataplaneUpdate.RouteRemove
+                || u instanceof DataplaneUpdate.ConfigUpdate || u instanceof DataplaneUpdate.InSync;
     }
 
     /** Brings the kernel to the model when the plan or the settings changed since the last update. */
