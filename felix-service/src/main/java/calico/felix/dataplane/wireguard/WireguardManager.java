@@ -156,14 +156,18 @@ public final class WireguardManager {
         WireguardEndpointUpdate own = model.wireguardEndpoints().get(host.hostname());
         int fwmark = firewallMark(c.iptablesMarkMask());
         int keepalive = (int) Math.min(65535, c.wireguardKeepAlive().toSeconds());
-        WireguardKey ownKey = programmed != null && !full ? currentKey : null;
-        WireguardPlan plan = WireguardPlan.compute(host.hostname(), ownKey, c.wireguardListeningPort(), keepalive,
-                model.hosts(), model.wireguardEndpoints(), model.routes());
         int mtu = this.mtu.getAsInt(); // the one MTU calculation's: wireguardMTU when set, else host MTU - 60
-        Programmed next = new Programmed(device, c.wireguardListeningPort(), fwmark, c.wireguardRoutingRulePriority(),
-                mtu, own == null ? null : own.interfaceIpv4Address(), plan);
-        if (!full && next.equals(programmed)) {
-            return;
+        String address = own == null ? null : own.interfaceIpv4Address();
+        // With the key known (an incremental update after a success), the plan is made once and compared;
+        // otherwise the key is read from the device first, and the plan made with it below.
+        WireguardPlan plan = null;
+        if (programmed != null && !full) {
+            plan = WireguardPlan.compute(host.hostname(), currentKey, c.wireguardListeningPort(), keepalive,
+                    model.hosts(), model.wireguardEndpoints(), model.routes());
+            if (new Programmed(device, c.wireguardListeningPort(), fwmark, c.wireguardRoutingRulePriority(), mtu,
+                    address, plan).equals(programmed)) {
+                return;
+            }
         }
         programmed = null; // until this succeeds
         programmedDevice = device;
@@ -175,12 +179,13 @@ public final class WireguardManager {
                 + " vanished while being programmed"));
         WireguardKey privateKey = now.privateKey() != null ? now.privateKey() : WireguardKey.generatePrivate();
         currentKey = privateKey.publicKey();
-        if (ownKey == null) {
+        if (plan == null) {
             // Now that the key is known, a node publishing the same key is no peer.
             plan = WireguardPlan.compute(host.hostname(), currentKey, c.wireguardListeningPort(), keepalive,
                     model.hosts(), model.wireguardEndpoints(), model.routes());
-            next = new Programmed(device, next.port(), fwmark, next.priority(), mtu, next.address(), plan);
         }
+        Programmed next = new Programmed(device, c.wireguardListeningPort(), fwmark, c.wireguardRoutingRulePriority(),
+                mtu, address, plan);
         WireguardChange change = WireguardChange.between(now,
                 new WireguardState(privateKey, c.wireguardListeningPort(), fwmark, plan.byKey()));
         wg.apply(device, change);
