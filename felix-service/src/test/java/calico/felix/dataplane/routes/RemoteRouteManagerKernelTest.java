@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
-import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.DataplaneUpdate.IpPoolUpdate;
@@ -31,7 +30,7 @@ import org.junit.jupiter.api.Test;
 class RemoteRouteManagerKernelTest {
 
     private NetNs host;
-    private NamespaceThread inHost;
+    private NetlinkThread inHost;
     private Netlink netlink;
     private final DataplaneModel model = new DataplaneModel();
     private RemoteRouteManager manager;
@@ -44,8 +43,8 @@ class RemoteRouteManagerKernelTest {
         host.exec("ip", "link", "set", "ul0", "up");
         host.exec("ip", "link", "set", "ul1", "up");
         host.exec("ip", "addr", "add", "192.168.0.1/24", "dev", "ul0");
-        inHost = new NamespaceThread(host);
-        netlink = inHost.call(Netlink::new);
+        inHost = new NetlinkThread(host);
+        netlink = inHost.netlink();
         // The MTU KernelDataplane hands over: Mtus for ul0's 1500 (vxlanMTU when set, else 1500 - 50).
         manager = new RemoteRouteManager(netlink, model, () -> Mtus.of(1500, Mtus.Enabled.NONE,
                 new Mtus.Configured(0, model.config().vxlanMtu(), 0, 0, 0)).vxlan());
@@ -54,10 +53,6 @@ class RemoteRouteManagerKernelTest {
     @AfterEach
     void tearDown() {
         if (inHost != null) {
-            inHost.call(() -> {
-                netlink.close();
-                return null;
-            });
             inHost.close();
         }
         if (host != null) {

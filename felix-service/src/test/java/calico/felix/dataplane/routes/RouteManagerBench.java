@@ -1,8 +1,6 @@
 package calico.felix.dataplane.routes;
 
-import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
-import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.DataplaneUpdate;
 import java.nio.file.Files;
@@ -32,9 +30,8 @@ public final class RouteManagerBench {
             for (int i = 0; i < n; i++) {
                 batch.add(endpoint(i, ip(i)));
             }
-            try (NamespaceThread t = new NamespaceThread(host)) {
-                Netlink netlink = t.call(Netlink::new);
-                RouteManager m = new RouteManager(netlink, new Sysctls());
+            try (NetlinkThread t = new NetlinkThread(host)) {
+                RouteManager m = new RouteManager(t.netlink(), new Sysctls());
                 for (int round = 0; round < 3; round++) {
                     long t0 = System.nanoTime();
                     RouteManager.Stats cold = t.call(() -> m.apply(batch));
@@ -55,10 +52,6 @@ public final class RouteManagerBench {
                     }
                     t.call(() -> m.apply(removes));
                 }
-                t.call(() -> {
-                    netlink.close();
-                    return null;
-                });
             }
         }
     }

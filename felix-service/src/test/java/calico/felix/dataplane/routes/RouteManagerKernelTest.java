@@ -15,7 +15,6 @@ import calico.api.model.WorkloadEndpointSpec;
 import calico.dataplane.netlink.LinkUpdate;
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
-import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.DataplaneUpdate;
@@ -62,7 +61,7 @@ class RouteManagerKernelTest {
     private NetNs host;
     private NetNs a;
     private NetNs b;
-    private NamespaceThread inHost;
+    private NetlinkThread inHost;
     private Netlink netlink;
     private RouteManager manager;
     private CalculationGraph graph;
@@ -77,8 +76,8 @@ class RouteManagerKernelTest {
         host.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
         // Proxy ARP answers only for addresses routed out of another interface: give the host an uplink.
         host.uplink();
-        inHost = new NamespaceThread(host);
-        netlink = inHost.call(Netlink::new);
+        inHost = new NetlinkThread(host);
+        netlink = inHost.netlink();
         manager = new RouteManager(netlink, new Sysctls());
         graph = CalculationGraph.create(NODE, batches::add);
     }
@@ -86,10 +85,6 @@ class RouteManagerKernelTest {
     @AfterEach
     void tearDown() {
         if (inHost != null) {
-            inHost.call(() -> {
-                netlink.close();
-                return null;
-            });
             inHost.close();
         }
         namespaces.forEach(NetNs::close);

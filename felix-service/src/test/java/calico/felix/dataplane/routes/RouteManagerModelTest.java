@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.dataplane.netlink.Netlink;
 import calico.dataplane.netlink.Sysctls;
-import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.DataplaneUpdate;
@@ -32,7 +31,7 @@ class RouteManagerModelTest {
 
     private NetNs host;
     private NetNs workload;
-    private NamespaceThread inHost;
+    private NetlinkThread inHost;
     private Netlink netlink;
 
     @BeforeEach
@@ -42,17 +41,13 @@ class RouteManagerModelTest {
         workload = NetNs.create("rmw");
         host.uplink();
         host.veth(IF, workload, "eth0");
-        inHost = new NamespaceThread(host);
-        netlink = inHost.call(Netlink::new);
+        inHost = new NetlinkThread(host);
+        netlink = inHost.netlink();
     }
 
     @AfterEach
     void tearDown() {
         if (inHost != null) {
-            inHost.call(() -> {
-                netlink.close();
-                return null;
-            });
             inHost.close();
         }
         if (workload != null) {
