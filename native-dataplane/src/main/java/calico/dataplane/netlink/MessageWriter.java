@@ -20,6 +20,19 @@ final class MessageWriter {
         buf.putInt(0).putShort((short) type).putShort((short) flags).putInt(0).putInt(0);
     }
 
+    /** A writer of a payload alone (no {@code nlmsghdr}): its bytes go out with {@link #raw}; read with {@link #bytes}. */
+    private MessageWriter() {
+    }
+
+    static MessageWriter payload() {
+        return new MessageWriter();
+    }
+
+    /** {@return the bytes written so far} */
+    byte[] bytes() {
+        return Arrays.copyOf(buf.array(), buf.position());
+    }
+
     MessageWriter u8(int v) {
         ensure(1);
         buf.put((byte) v);
@@ -51,6 +64,10 @@ final class MessageWriter {
         buf.putShort((short) len).putShort((short) type).put(value);
         pad();
         return this;
+    }
+
+    MessageWriter attrU16(int type, int value) {
+        return attr(type, ByteBuffer.allocate(2).order(ByteOrder.nativeOrder()).putShort((short) value).array());
     }
 
     MessageWriter attrU32(int type, int value) {

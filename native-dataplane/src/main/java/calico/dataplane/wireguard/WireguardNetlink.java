@@ -1,5 +1,6 @@
 package calico.dataplane.wireguard;
 
+import calico.dataplane.netlink.GenericMessage;
 import calico.dataplane.netlink.IpPrefix;
 import calico.dataplane.netlink.NetlinkAttribute;
 import java.net.Inet4Address;
@@ -8,7 +9,6 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -45,7 +45,6 @@ final class WireguardNetlink {
     static final int ALLOWEDIP_IPADDR = 2;
     static final int ALLOWEDIP_CIDR_MASK = 3;
 
-    private static final int NLA_F_NESTED = 0x8000;
     private static final int AF_INET = 2;
     private static final int AF_INET6 = 10;
 
@@ -54,14 +53,14 @@ final class WireguardNetlink {
 
     /** {@return the payload of a {@code WG_CMD_GET_DEVICE} dump request for {@code ifname}} */
     static byte[] get(String ifname) {
-        Writer w = new Writer(CMD_GET_DEVICE);
+        GenericMessage w = new GenericMessage(CMD_GET_DEVICE, VERSION);
         w.string(DEVICE_IFNAME, ifname);
         return w.bytes();
     }
 
     /** {@return the payload of a {@code WG_CMD_SET_DEVICE} request making {@code change} on {@code ifname}} */
     static byte[] set(String ifname, WireguardChange change) {
-        Writer w = new Writer(CMD_SET_DEVICE);
+        GenericMessage w = new GenericMessage(CMD_SET_DEVICE, VERSION);
         w.string(DEVICE_IFNAME, ifname);
         if (change.privateKey() != null) {
             w.attr(DEVICE_PRIVATE_KEY, change.privateKey().bytes());
@@ -222,61 +221,6 @@ final class WireguardNetlink {
 
         PeerParts(WireguardKey key) {
             this.key = key;
-        }
-    }
-
-    /** Genl header, then attributes; nested ones are opened with {@link #begin} and closed with {@link #end}. */
-    static final class Writer {
-        private ByteBuffer b = ByteBuffer.allocate(512).order(ByteOrder.nativeOrder());
-
-        Writer(int cmd) {
-            b.put((byte) cmd).put((byte) VERSION).putShort((short) 0);
-        }
-
-        void attr(int type, byte[] v) {
-            ensure(4 + v.length + 3);
-            b.putShort((short) (4 + v.length)).putShort((short) type).put(v);
-            while ((b.position() & 3) != 0) {
-                b.put((byte) 0);
-            }
-        }
-
-        void string(int type, String s) {
-            byte[] raw = s.getBytes(StandardCharsets.UTF_8);
-            attr(type, java.util.Arrays.copyOf(raw, raw.length + 1));
-        }
-
-        void u16(int type, int v) {
-            attr(type, ByteBuffer.allocate(2).order(ByteOrder.nativeOrder()).putShort((short) v).array());
-        }
-
-        void u32(int type, int v) {
-            attr(type, ByteBuffer.allocate(4).order(ByteOrder.nativeOrder()).putInt(v).array());
-        }
-
-        int begin(int type) {
-            ensure(4);
-            int start = b.position();
-            b.putShort((short) 0).putShort((short) (type | NLA_F_NESTED));
-            return start;
-        }
-
-        void end(int start) {
-            b.putShort(start, (short) (b.position() - start));
-        }
-
-        byte[] bytes() {
-            return java.util.Arrays.copyOf(b.array(), b.position());
-        }
-
-        private void ensure(int more) {
-            if (b.remaining() < more) {
-                ByteBuffer bigger = ByteBuffer.allocate(Math.max(b.capacity() * 2, b.position() + more))
-                        .order(ByteOrder.nativeOrder());
-                b.flip();
-                bigger.put(b);
-                b = bigger;
-            }
         }
     }
 }
