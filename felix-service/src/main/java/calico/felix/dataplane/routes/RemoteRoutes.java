@@ -11,6 +11,7 @@ import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.Encapsulation;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -149,10 +150,11 @@ public final class RemoteRoutes {
         }
 
         boolean byBlocks = settings.routesFromIpamBlocks();
-        List<RouteUpdate> remoteBlocks = new ArrayList<>();
+        // Each node's remote blocks, parsed once (not once per workload route).
+        Map<String, List<Cidr>> remoteBlocks = new HashMap<>();
         for (RouteUpdate r : model.routes().values()) {
             if (r.type() == RouteType.REMOTE_BLOCK && !r.dst().contains(":")) {
-                remoteBlocks.add(r);
+                Cidr.tryParse(r.dst()).ifPresent(c -> remoteBlocks.computeIfAbsent(r.dstNode(), n -> new ArrayList<>()).add(c));
             }
         }
         Map<String, Planned> routes = new TreeMap<>();
@@ -208,16 +210,9 @@ public final class RemoteRoutes {
     }
 
     /** A workload /32 inside a remote block of its own node needs no route of its own. */
-    private static boolean coveredBySameNode(RouteUpdate workload, List<RouteUpdate> remoteBlocks) {
+    private static boolean coveredBySameNode(RouteUpdate workload, Map<String, List<Cidr>> remoteBlocks) {
         Optional<Cidr> dst = Cidr.tryParse(workload.dst());
-        if (dst.isEmpty()) {
-            return false;
-        }
-        for (RouteUpdate b : remoteBlocks) {
-            if (b.dstNode().equals(workload.dstNode()) && Cidr.tryParse(b.dst()).map(c -> c.contains(dst.get())).orElse(false)) {
-                return true;
-            }
-        }
-        return false;
+        return dst.isPresent() && remoteBlocks.getOrDefault(workload.dstNode(), List.of()).stream()
+                .anyMatch(c -> c.contains(dst.get()));
     }
 }
