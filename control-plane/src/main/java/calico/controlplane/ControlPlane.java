@@ -19,8 +19,10 @@ import java.util.Optional;
  * kube-controller-manager and kube-scheduler, with generated certificates ({@link Pki}) and an
  * {@code admin.kubeconfig} (user {@code kubernetes-admin}, group {@code system:masters}).
  *
- * <p>{@link #start} returns once kube-apiserver answers {@code /readyz} and the controller
- * manager and scheduler answer {@code /healthz}. Starting on a directory whose parts all still
+ * <p>{@link #start} returns once kube-apiserver answers {@code /readyz}, the controller
+ * manager and scheduler answer {@code /healthz}, and (with the controller manager) the
+ * {@code default} ServiceAccount exists: until it does, the API server refuses pods in
+ * {@code default}. Starting on a directory whose parts all still
  * run adopts them and starts nothing ({@code ./calico up} twice); a part that died is started
  * again on its old ports and data. {@link #stop()} stops every part and keeps the directory;
  * {@link #attach} finds a control plane started by another process (to stop it or report on it).
@@ -147,6 +149,11 @@ public final class ControlPlane implements AutoCloseable {
         saveState();
         for (Part p : controllers) {
             probe.await(p, CONTROLLER_START);
+        }
+        if (settings.controllerManager()) {
+            // The service-account controller creates it soon after start; a pod created before is forbidden.
+            kubectl("wait", "--for=create", "serviceaccount/default", "--namespace=default",
+                    "--timeout=" + CONTROLLER_START.toSeconds() + "s");
         }
     }
 

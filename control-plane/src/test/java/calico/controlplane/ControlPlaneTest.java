@@ -19,9 +19,13 @@ class ControlPlaneTest {
 
     static ControlPlane cp;
 
+    /** Read at once after start: whether pods in {@code default} would be admitted yet. */
+    static String defaultAccountAtStart;
+
     @BeforeAll
     static void start() {
         cp = ControlPlane.start(Settings.in(dir));
+        defaultAccountAtStart = cp.kubectl("get", "serviceaccount", "default", "-n", "default", "--ignore-not-found", "-o", "name");
     }
 
     @AfterAll
@@ -38,6 +42,12 @@ class ControlPlaneTest {
         assertThat(cp.kubectl("get", "namespace", "kube-system", "-o", "name")).isEqualTo("namespace/kube-system\n");
         assertThat(cp.kubectl("version", "-o", "json")).contains("\"gitVersion\": \"v1.37.2\"");
         assertThat(cp.kubectl("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")).isEqualTo("kubernetes-admin");
+    }
+
+    @Test
+    void startReturnsOnlyOnceTheDefaultServiceAccountExists() {
+        // Without it the API server forbids every pod in default ("serviceaccount \"default\" not found").
+        assertThat(defaultAccountAtStart).isEqualTo("serviceaccount/default\n");
     }
 
     @Test
