@@ -148,7 +148,9 @@ class RefreshSchedulerTest {
         });
 
         afterThreadRan(settle.plusMillis(1));
-        assertThat(board.refreshes()).as("periodic refreshes ran").isGreaterThanOrEqualTo(2);
+        // On a loaded machine the thread may not have reached the second period yet: wait for it.
+        Await.until("two periodic refreshes", WAIT, () -> board.refreshes() >= 2);
+        thread.run(() -> { }); // the read-back of the last refresh is recorded
         assertThat((long) driver.readBacks.size()).as("every read-back was a periodic refresh: the settle never ran")
                 .isEqualTo(board.refreshes());
 
