@@ -3,19 +3,21 @@ package calico.api.validation;
 import calico.api.model.FelixConfigurationEnums;
 import calico.api.model.KubeControllersConfiguration;
 import calico.api.model.KubeControllersConfigurationSpec;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 
 /**
  * Checks a KubeControllersConfiguration as Calico's client does: the only name is {@code default};
  * durations are Go durations, not negative; the log severity is one of Calico's; ports are ports;
- * host endpoint templates carry CIDRs, a selector and a name prefix short enough for a resource
- * name. The status (written by the controllers) is checked like the spec.
+ * host endpoint templates carry CIDRs and/or an interface pattern (a regular expression), a selector,
+ * labels and a name part that is a resource name and unique among the templates. The status (written by the controllers) is checked like the spec.
  */
 final class KubeControllersConfigurationValidator {
 
     private static final FieldPath SPEC = FieldPath.of("spec");
-    /** A template's generateName plus Calico's suffix must stay a valid resource name. */
-    private static final int MAX_GENERATE_NAME = 253;
 
     private KubeControllersConfigurationValidator() {
     }
@@ -70,21 +72,37 @@ final class KubeControllersConfigurationValidator {
 
     private static void templates(List<KubeControllersConfigurationSpec.Template> templates, FieldPath at,
                                   Errors errors) {
+        Set<String> names = new HashSet<>();
         for (int i = 0; i < templates.size(); i++) {
             KubeControllersConfigurationSpec.Template t = templates.get(i);
             FieldPath tp = at.index(i);
-            if (t.generateName() != null && t.generateName().length() > MAX_GENERATE_NAME) {
-                errors.add(tp.field("generateName"), "must be at most " + MAX_GENERATE_NAME + " characters");
+            String name = t.generateName() == null ? "" : t.generateName();
+            if (!name.isEmpty()) {
+                String bad = Names.dnsSubdomain(name);
+                if (bad != null) {
+                    errors.add(tp.field("generateName"), bad);
+                }
+            }
+            if (!names.add(name)) {
+                // Two templates with one generateName would write the same host endpoints and undo each other.
+                errors.add(tp.field("generateName"), "\"" + name + "\" is used by an earlier template");
+            }
+            boolean noPattern = t.interfacePattern() == null || t.interfacePattern().isEmpty();
+            if (t.interfaceCIDRs().isEmpty() && noPattern) {
+                errors.add(tp, "at least one of interfaceCIDRs and interfacePattern must be set");
             }
             Cidrs.cidrsOrIps(t.interfaceCIDRs(), tp.field("interfaceCIDRs"), errors);
+            if (!noPattern) {
+                try {
+                    Pattern.compile(t.interfacePattern());
+                } catch (PatternSyntaxException e) {
+                    errors.add(tp.field("interfacePattern"), "not a regular expression: " + e.getDescription());
+                }
+            }
             if (t.nodeSelector() != null && !t.nodeSelector().isEmpty()) {
                 Selectors.check(t.nodeSelector(), tp.field("nodeSelector"), errors);
             }
-            t.labels().forEach((key, value) -> {
-                if (key.isEmpty()) {
-                    errors.add(tp.field("labels"), "a label key must not be empty");
-                }
-            });
+            MetadataValidator.labels(t.labels(), tp.field("labels"), errors);
         }
     }
 

@@ -88,6 +88,15 @@ class InfrastructureValidationTest {
                         "spec.controllers.node.hostEndpoint.templates[0].interfaceCIDRs[0] | invalid CIDR",
                         "spec.controllers.node.hostEndpoint.templates[0].nodeSelector | (",
                         "spec.controllers.namespace.reconcilerPeriod | invalid duration")),
+                row("kube-controllers templates", invalid(kcc("default", "{controllers: {node: {hostEndpoint: {templates: "
+                        + "[{generateName: Big_Name, interfacePattern: \"eth[\", labels: {\"a b\": c}}, "
+                        + "{generateName: Big_Name, nodeSelector: all()}]}}}}"),
+                        "spec.controllers.node.hostEndpoint.templates[0].generateName | lower case alphanumeric",
+                        "spec.controllers.node.hostEndpoint.templates[0].interfacePattern | not a regular expression",
+                        "spec.controllers.node.hostEndpoint.templates[0].labels[a b] | key name part",
+                        "spec.controllers.node.hostEndpoint.templates[1].generateName | lower case alphanumeric",
+                        "spec.controllers.node.hostEndpoint.templates[1].generateName | \"Big_Name\" is used by an earlier",
+                        "spec.controllers.node.hostEndpoint.templates[1] | at least one of interfaceCIDRs and interfacePattern")),
                 // BGP peers
                 row("peer by IP and port", valid(peer("{node: n1, peerIP: \"192.0.2.1:1790\", asNumber: 64512}"))),
                 row("peer by IPv6 and port", valid(peer("{peerIP: \"[2001:db8::1]:179\", asNumber: \"1.10\"}"))),

@@ -86,7 +86,7 @@ final class NodeControllers implements AutoCloseable {
             calico = datastore.list(ResourceKind.NODE).items().stream().map(Node.class::cast).toList();
             nodes = ClusterNodes.of(k8s, calico);
         }
-        List<Change> heps = AutoHostEndpoints.reconcile(datastore, nodes, config.autoHostEndpoints());
+        List<Change> heps = AutoHostEndpoints.reconcile(datastore, nodes, config.hostEndpoints());
         GcResult result = gc.reconcile(nodes, config.leakGracePeriod(), gcState);
         gcState = result.state();
         metrics.record(result);

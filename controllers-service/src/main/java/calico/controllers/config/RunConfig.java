@@ -1,6 +1,7 @@
 package calico.controllers.config;
 
 import calico.api.model.KubeControllersConfigurationSpec.AssignIPs;
+import calico.controllers.node.HostEndpointSettings;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -38,12 +39,12 @@ public record RunConfig(String logSeverity, boolean healthEnabled, Duration comp
      * The node controller's settings.
      *
      * @param syncLabels        copy Kubernetes node labels onto Calico Nodes (etcd only)
-     * @param autoHostEndpoints keep a {@code <node>-auto-hep} per node
+     * @param hostEndpoints     which host endpoints the controller keeps ({@code hostEndpoint})
      * @param deleteNodes       delete Calico Nodes whose Kubernetes Node is gone (etcd: on KDD they are one object)
      * @param leakGracePeriod   how long an allocation must look leaked before it is released; empty: IPAM GC off
      * @param reconcilerPeriod  how often the controller reconciles without an event
      */
-    public record NodeConfig(boolean syncLabels, boolean autoHostEndpoints, boolean deleteNodes,
+    public record NodeConfig(boolean syncLabels, HostEndpointSettings hostEndpoints, boolean deleteNodes,
                              Optional<Duration> leakGracePeriod, Duration reconcilerPeriod) {
     }
 }

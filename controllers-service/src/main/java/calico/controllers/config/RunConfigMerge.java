@@ -11,10 +11,13 @@ import calico.api.model.KubeControllersConfigurationSpec.Reconciler;
 import calico.api.model.KubeControllersConfigurationStatus;
 import calico.api.model.ObjectMeta;
 import calico.api.validation.Durations;
+import calico.controllers.node.HostEndpointSettings;
+import calico.controllers.node.HostEndpointTemplate;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -119,14 +122,17 @@ public final class RunConfigMerge {
             }
             AutoHostEndpoint hep = n == null ? null : n.hostEndpoint();
             boolean autoHep = env.autoHostEndpoints().orElse(hep != null && hep.autoCreate() == ControllerMode.Enabled);
+            boolean defaultHep = hep == null || hep.createDefaultHostEndpoint() != ControllerMode.Disabled;
+            List<HostEndpointTemplate> templates = hep == null ? List.of()
+                    : hep.templates().stream().map(HostEndpointTemplate::of).flatMap(Optional::stream).toList();
             String leakText = n == null ? null : n.leakGracePeriod();
             Duration leak = duration(leakText, DEFAULT_LEAK_GRACE, "node.leakGracePeriod");
             Duration nodePeriod = duration(n == null ? null : n.reconcilerPeriod(), DEFAULT_PERIOD, "node.reconcilerPeriod");
-            node = Optional.of(new RunConfig.NodeConfig(syncLabels, autoHep, !kubernetes,
+            node = Optional.of(new RunConfig.NodeConfig(syncLabels, new HostEndpointSettings(autoHep, defaultHep, templates),
+                    !kubernetes,
                     leak.isZero() ? Optional.empty() : Optional.of(leak), nodePeriod));
             statusNode = new NodeController(null, mode(syncLabels),
-                    new AutoHostEndpoint(mode(autoHep), hep == null || hep.createDefaultHostEndpoint() == null
-                            ? ControllerMode.Enabled : hep.createDefaultHostEndpoint(), hep == null ? null : hep.templates()),
+                    new AutoHostEndpoint(mode(autoHep), mode(defaultHep), hep == null ? null : hep.templates()),
                     Durations.format(leak));
         }
 

@@ -43,7 +43,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 /**
  * The whole application on the kubernetes datastore of a real control plane (kube-apiserver,
  * controller manager, Calico's CRDs): KubeControllersConfiguration default created and honoured
- * live, automatic host endpoints, IPAM garbage collection (never a live pod's address), the clean-up
+ * live, automatic host endpoints (default and templated), IPAM garbage collection (never a live pod's address), the clean-up
  * after a deleted Node, Calico's metric names, and one active replica by a Lease.
  */
 class KubernetesControllersTest {
@@ -80,11 +80,16 @@ class KubernetesControllersTest {
     private static void node(String name, String internalIp, Map<String, String> labels) {
         KUBE.client().nodes().resource(new NodeBuilder().withNewMetadata().withName(name).withLabels(labels).endMetadata()
                 .build()).create();
-        // The controller manager writes a new Node too (its taint): retry a status edit that lost that race.
-        Await.until(name + "'s address written", WAIT, () -> {
+        onceWritten(name + "'s address written", () -> KUBE.client().nodes().withName(name).editStatus(n ->
+                new NodeBuilder(n).editOrNewStatus().addNewAddress().withType("InternalIP").withAddress(internalIp)
+                        .endAddress().endStatus().build()));
+    }
+
+    /** The controller manager writes Nodes too (a new one's taint): retries an edit that lost that race. */
+    private static void onceWritten(String what, Runnable edit) {
+        Await.until(what, WAIT, () -> {
             try {
-                KUBE.client().nodes().withName(name).editStatus(n -> new NodeBuilder(n).editOrNewStatus().addNewAddress()
-                        .withType("InternalIP").withAddress(internalIp).endAddress().endStatus().build());
+                edit.run();
                 return true;
             } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
                 if (e.getCode() == 409) {
@@ -93,6 +98,32 @@ class KubernetesControllersTest {
                 throw e;
             }
         });
+    }
+
+    /** Sets {@code spec.controllers.node.hostEndpoint} of KubeControllersConfiguration default. */
+    private static void hostEndpoints(KubeControllersConfigurationSpec.AutoHostEndpoint h) {
+        KubeControllersConfiguration k = kcc();
+        KubeControllersConfigurationSpec s = k.spec();
+        KubeControllersConfigurationSpec.NodeController n = s.controllers().node();
+        KubeControllersConfigurationSpec.Controllers c = s.controllers();
+        store.update(new KubeControllersConfiguration(k.metadata(), new KubeControllersConfigurationSpec(
+                s.logSeverityScreen(), s.healthChecks(), s.etcdV3CompactionPeriod(), s.prometheusMetricsPort(),
+                new KubeControllersConfigurationSpec.Controllers(new KubeControllersConfigurationSpec.NodeController(
+                        n.reconcilerPeriod(), n.syncLabels(), h, n.leakGracePeriod()), c.policy(), c.workloadEndpoint(),
+                        c.serviceAccount(), c.namespace(), c.loadBalancer(), c.policyMigration()), s.debugProfilePort()),
+                k.status()));
+    }
+
+    private static void label(String node, String zone) {
+        onceWritten(node + " labelled", () -> KUBE.client().nodes().withName(node).edit(x -> new NodeBuilder(x)
+                .editMetadata().addToLabels("zone", zone).endMetadata().build()));
+    }
+
+    /** Replaces the node's addresses by one InternalIP. */
+    private static void address(String node, String internalIp) {
+        onceWritten(node + "'s address replaced", () -> KUBE.client().nodes().withName(node).editStatus(n ->
+                new NodeBuilder(n).editOrNewStatus().withAddresses(new io.fabric8.kubernetes.api.model.NodeAddressBuilder()
+                        .withType("InternalIP").withAddress(internalIp).build()).endStatus().build()));
     }
 
     private static Optional<HostEndpoint> hep(String node) {
@@ -142,10 +173,39 @@ class KubernetesControllersTest {
             assertThat(h1.spec().profiles()).containsExactly("projectcalico-default-allow");
             assertThat(h1.metadata().labels()).containsEntry("zone", "a")
                     .containsEntry("projectcalico.org/created-by", "calico-kube-controllers");
-            KUBE.client().nodes().withName("kc-n1").edit(x -> new NodeBuilder(x).editMetadata().addToLabels("zone", "c")
-                    .endMetadata().build());
+            label("kc-n1", "c");
             Await.until("host endpoint follows the node's label", WAIT,
                     () -> hep("kc-n1").map(h -> "c".equals(h.metadata().labels().get("zone"))).orElse(false));
+
+            // 3b. Templates, the default host endpoint switched off: a host endpoint per selected node with its
+            // addresses inside the template's CIDRs, following the node's labels and addresses.
+            hostEndpoints(new KubeControllersConfigurationSpec.AutoHostEndpoint(ControllerMode.Enabled,
+                    ControllerMode.Disabled, List.of(new KubeControllersConfigurationSpec.Template("edge",
+                    List.of("192.0.2.0/28"), null, Map.of("tier", "edge", "zone", "template"), "zone == 'c'"))));
+            HostEndpoint t1 = Await.value("kc-n1-edge-auto-hep", WAIT, () -> hep("kc-n1-edge"));
+            assertThat(t1.spec().expectedIPs()).containsExactly("192.0.2.11");
+            assertThat(t1.spec().interfaceName()).isNullOrEmpty();
+            assertThat(t1.spec().node()).isEqualTo("kc-n1");
+            assertThat(t1.spec().profiles()).containsExactly("projectcalico-default-allow");
+            assertThat(t1.metadata().labels()).containsEntry("tier", "edge").containsEntry("zone", "template")
+                    .containsEntry("projectcalico.org/created-by", "calico-kube-controllers");
+            Await.until("createDefaultHostEndpoint Disabled: kc-n1-auto-hep deleted", WAIT, () -> hep("kc-n1").isEmpty());
+            assertThat(hep("kc-n2-edge")).as("kc-n2 is not selected").isEmpty();
+            label("kc-n2", "c");
+            Await.until("kc-n2 selected once labelled", WAIT, () -> hep("kc-n2-edge")
+                    .map(h -> h.spec().expectedIPs().equals(List.of("192.0.2.12"))).orElse(false));
+            label("kc-n1", "a");
+            Await.until("kc-n1's template host endpoint deleted once it is not selected", WAIT,
+                    () -> hep("kc-n1-edge").isEmpty());
+            address("kc-n2", "192.0.2.13");
+            Await.until("the template host endpoint follows the node's address", WAIT, () -> hep("kc-n2-edge")
+                    .map(h -> h.spec().expectedIPs().equals(List.of("192.0.2.13"))).orElse(false));
+            address("kc-n2", "198.51.100.12");
+            Await.until("no address inside the CIDRs: the template host endpoint deleted", WAIT,
+                    () -> hep("kc-n2-edge").isEmpty());
+            assertThat(hep("kc-n2")).isEmpty();
+            hostEndpoints(new KubeControllersConfigurationSpec.AutoHostEndpoint(ControllerMode.Enabled, null, null));
+            Await.until("default host endpoints back", WAIT, () -> hep("kc-n1").isPresent() && hep("kc-n2").isPresent());
 
             // 4. IPAM GC: a live pod's address stays, a gone pod's is released after the grace period.
             IpAddress live = assign("k8s-pod-network.kc-live", "kc-n1",

@@ -6,6 +6,12 @@ import calico.api.model.ControllerMode;
 import calico.api.model.KubeControllersConfigurationSpec;
 import calico.api.model.KubeControllersConfigurationSpec.Controllers;
 import calico.api.model.KubeControllersConfigurationSpec.NodeController;
+import calico.api.model.KubeControllersConfigurationSpec.Template;
+import calico.api.net.Cidr;
+import calico.api.selector.Selector;
+import calico.controllers.node.HostEndpointSettings;
+import calico.controllers.node.HostEndpointTemplate;
+import java.util.List;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -25,7 +31,8 @@ class RunConfigMergeTest {
         assertThat(c.logSeverity()).isEqualTo("Info");
         assertThat(c.prometheusPort()).isEqualTo(9094);
         assertThat(c.compactionPeriod()).isEqualTo(Duration.ofMinutes(10));
-        assertThat(c.node()).contains(new RunConfig.NodeConfig(true, false, true, Optional.of(Duration.ofMinutes(15)),
+        assertThat(c.node()).contains(new RunConfig.NodeConfig(true, HostEndpointSettings.off(), true,
+                Optional.of(Duration.ofMinutes(15)),
                 Duration.ofMinutes(5)));
         assertThat(c.reconcilerPeriods()).containsEntry(Controller.POLICY, Duration.ofMinutes(5)).hasSize(4);
         assertThat(c.loadBalancer()).contains(KubeControllersConfigurationSpec.AssignIPs.AllServices);
@@ -56,7 +63,7 @@ class RunConfigMergeTest {
         assertThat(m.config().enabled()).containsExactlyInAnyOrder(Controller.NODE, Controller.POLICY);
         assertThat(m.config().logSeverity()).isEqualTo("Debug");
         assertThat(m.config().reconcilerPeriods()).isEqualTo(Map.of(Controller.POLICY, Duration.ofMinutes(1)));
-        assertThat(m.config().node().orElseThrow().autoHostEndpoints()).isTrue();
+        assertThat(m.config().node().orElseThrow().hostEndpoints()).isEqualTo(HostEndpointSettings.defaultOnly());
         assertThat(m.config().node().orElseThrow().syncLabels()).isFalse();
         assertThat(m.status().environmentVars()).containsEntry("ENABLED_CONTROLLERS", "node,policy")
                 .containsEntry("LOG_LEVEL", "debug");
@@ -76,7 +83,8 @@ class RunConfigMergeTest {
         assertThat(c.loadBalancer()).isEmpty();
         assertThat(c.healthEnabled()).isFalse();
         assertThat(c.prometheusPort()).isZero();
-        assertThat(c.node()).contains(new RunConfig.NodeConfig(false, true, true, Optional.empty(), Duration.ofMinutes(5)));
+        assertThat(c.node()).contains(new RunConfig.NodeConfig(false, HostEndpointSettings.defaultOnly(), true, Optional.empty(),
+                Duration.ofMinutes(5)));
     }
 
     @Test
@@ -88,5 +96,25 @@ class RunConfigMergeTest {
         assertThat(c.compactionPeriod()).isEqualTo(Duration.ofMinutes(10));
         assertThat(c.node().orElseThrow().leakGracePeriod()).contains(Duration.ofMinutes(15));
         assertThat(c.node().orElseThrow().reconcilerPeriod()).isEqualTo(Duration.ofMinutes(5));
+    }
+
+    @Test
+    void templatesAreParsedAndOneWrittenPastValidationIsLeftOut() {
+        Template good = new Template("int", List.of("10.0.0.0/8"), null, Map.of("k", "v"), "has(a)");
+        Template badCidr = new Template("bad", List.of("nope"), null, null, null);
+        Template nothing = new Template("none", null, null, null, null);
+        Template badPattern = new Template("pat", null, "eth[", null, null);
+        KubeControllersConfigurationSpec spec = new KubeControllersConfigurationSpec(null, null, null, null,
+                new Controllers(new NodeController(null, null, new KubeControllersConfigurationSpec.AutoHostEndpoint(
+                        ControllerMode.Enabled, ControllerMode.Disabled, List.of(good, badCidr, nothing, badPattern)), null),
+                        null, null, null, null, null, null), null);
+        RunConfigMerge.Merged m = RunConfigMerge.merge(EnvOverrides.none(), spec, true);
+        assertThat(m.config().node().orElseThrow().hostEndpoints()).isEqualTo(new HostEndpointSettings(true, false,
+                List.of(new HostEndpointTemplate("int", List.of(Cidr.parse("10.0.0.0/8")), Optional.empty(), Map.of("k", "v"),
+                        Selector.parse("has(a)")))));
+        assertThat(m.status().runningConfig().controllers().node().hostEndpoint().createDefaultHostEndpoint())
+                .isEqualTo(ControllerMode.Disabled);
+        assertThat(RunConfigMerge.merge(EnvOverrides.none(), spec, true)).as("equal settings are equal: no restart")
+                .isEqualTo(m);
     }
 }
