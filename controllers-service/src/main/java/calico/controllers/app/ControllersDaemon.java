@@ -10,6 +10,7 @@ import calico.controllers.loadbalancer.LoadBalancerIpam;
 import calico.controllers.reconcile.DatastoreTrigger;
 import calico.controllers.reconcile.ReconcileLoop;
 import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.etcd.EtcdDatastore;
 import calico.libcalico.health.HealthReporter;
 import calico.libcalico.health.PrometheusMetricsServer;
 import calico.libcalico.ipam.IpamClient;
@@ -29,7 +30,8 @@ import org.springframework.context.SmartLifecycle;
  * kube-controllers' life: wins the Lease (or runs at once without leader election), then keeps
  * KubeControllersConfiguration {@code default} in step ({@link ConfigController}) and runs what it
  * enables with the settings it gives, restarting a controller when its settings change; applies
- * {@code logSeverityScreen} and serves {@code /metrics} on {@code prometheusMetricsPort}. Losing the
+ * {@code logSeverityScreen}, serves {@code /metrics} on {@code prometheusMetricsPort} and, on etcd,
+ * compacts every {@code etcdV3CompactionPeriod}. Losing the
  * Lease stops the controllers; this replica then stands again.
  */
 final class ControllersDaemon implements SmartLifecycle {
@@ -52,6 +54,7 @@ final class ControllersDaemon implements SmartLifecycle {
     private DatastoreTrigger configTrigger;
     private NodeControllers node;
     private LoadBalancerController loadBalancer;
+    private EtcdCompactor compactor;
     /** etcd only: the policy, namespace, serviceaccount and workloadendpoint controllers that run. */
     private final java.util.Map<calico.controllers.config.Controller, SyncController> syncs =
             new java.util.EnumMap<>(calico.controllers.config.Controller.class);
@@ -124,6 +127,17 @@ final class ControllersDaemon implements SmartLifecycle {
                 metricsServer.start();
             }
         }
+        if (datastore instanceof EtcdDatastore etcd
+                && (running == null || !running.compactionPeriod().equals(next.compactionPeriod()))) {
+            if (compactor != null) {
+                compactor.close();
+                compactor = null;
+            }
+            if (!next.compactionPeriod().isZero()) {
+                compactor = new EtcdCompactor(etcd, next.compactionPeriod(), this::outcome);
+                compactor.start();
+            }
+        }
         if (running == null || !running.node().equals(next.node())) {
             if (node != null) {
                 node.close();
@@ -186,6 +200,10 @@ final class ControllersDaemon implements SmartLifecycle {
         }
         syncs.values().forEach(SyncController::close);
         syncs.clear();
+        if (compactor != null) {
+            compactor.close();
+            compactor = null;
+        }
         if (metricsServer != null) {
             metricsServer.stop();
             metricsServer = null;

@@ -34,7 +34,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * The whole application on a real etcd beside a real kube-apiserver (Nodes, the Lease): Calico Nodes
  * of deleted Kubernetes Nodes deleted with their addresses and blocks, Calico Nodes of no Kubernetes
  * node kept, Kubernetes labels synced onto Calico Nodes (and removed again) while the Calico Node's own
- * labels stay, KubeControllersConfiguration default in etcd with {@code SYNC_NODE_LABELS} listed.
+ * labels stay, KubeControllersConfiguration default in etcd with {@code SYNC_NODE_LABELS} listed,
+ * etcd compacted every {@code COMPACTION_PERIOD}.
  */
 class EtcdControllersTest {
 
@@ -70,13 +71,16 @@ class EtcdControllersTest {
                     Map.of("node", "ec-2", "type", "ipipTunnelAddress"), IntendedUse.TUNNEL));
 
             try (ConfigurableApplicationContext app = TestApps.start("etcd-replica", List.of("--DATASTORE_TYPE=etcdv3",
-                    "--ETCD_ENDPOINTS=" + ETCD.endpoint(), "--KUBECONFIG=" + KUBE.kubeconfig(), "--SYNC_NODE_LABELS=true"))) {
+                    "--ETCD_ENDPOINTS=" + ETCD.endpoint(), "--KUBECONFIG=" + KUBE.kubeconfig(), "--SYNC_NODE_LABELS=true",
+                    "--COMPACTION_PERIOD=1s"))) {
                 KubeControllersConfiguration kcc = Await.value("KubeControllersConfiguration default in etcd", WAIT,
                         () -> store.get(new ResourceKey(ResourceKind.KUBE_CONTROLLERS_CONFIGURATION, null, "default"))
                                 .map(KubeControllersConfiguration.class::cast).filter(k -> k.status() != null));
                 assertThat(kcc.status().environmentVars()).containsEntry("SYNC_NODE_LABELS", "true")
                         .doesNotContainKey("DATASTORE_TYPE");
                 assertThat(kcc.status().runningConfig().controllers().node().syncLabels()).isEqualTo(ControllerMode.Enabled);
+                assertThat(kcc.status().runningConfig().etcdV3CompactionPeriod()).isEqualTo("1s");
+                long before = store.currentRevision();
 
                 // Labels: the Kubernetes Node's copied; the Calico Node's own kept; a removed one removed.
                 Await.until("ec-1 carries zone=a", WAIT, () -> "a".equals(node(store, "ec-1").metadata().labels().get("zone")));
@@ -102,6 +106,19 @@ class EtcdControllersTest {
                 assertThat(store.get(ResourceKey.of(ResourceKind.NODE, "ec-bare"))).isPresent();
                 assertThat(store.get(ResourceKey.of(ResourceKind.NODE, "ec-1"))).isPresent();
                 assertThat(ipam.check().problems()).isEmpty();
+
+                // Compaction every etcdV3CompactionPeriod (COMPACTION_PERIOD 1s here): a revision read when the
+                // controllers had just started is compacted away, so a list at it fails.
+                Await.until("revision " + before + " compacted away", WAIT, () -> {
+                    try {
+                        store.listAt(ResourceKind.NODE, null, null, before);
+                        return false;
+                    } catch (calico.libcalico.datastore.DatastoreException.Compacted e) {
+                        return true;
+                    }
+                });
+                assertThat(node(store, "ec-1").metadata().labels()).as("the current revision reads as ever")
+                        .containsEntry("rack", "r1");
             }
         }
     }

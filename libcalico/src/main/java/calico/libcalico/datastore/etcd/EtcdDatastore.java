@@ -363,6 +363,56 @@ public final class EtcdDatastore implements Datastore {
         return w;
     }
 
+    // ---------------------------------------------------------------- compaction
+
+    /** The key kube-apiserver's compactors agree through; every compactor of one etcd uses the same. */
+    static final String COMPACT_REV_KEY = "compact_rev_key";
+
+    /**
+     * What one compactor remembers between its steps.
+     *
+     * @param keyVersion the version of {@value #COMPACT_REV_KEY} it last saw
+     * @param revision   the revision it saw then: compacted at its next step (0: nothing yet)
+     */
+    public record Compaction(long keyVersion, long revision) {
+        /** A compactor's first step: it records a revision and compacts nothing. */
+        public static Compaction first() {
+            return new Compaction(0, 0);
+        }
+    }
+
+    /**
+     * One step of kube-apiserver's compactor, which Calico's kube-controllers run on etcd every
+     * {@code etcdV3CompactionPeriod}: when {@value #COMPACT_REV_KEY} is still at the version this compactor
+     * last saw, it takes the key (writing the current revision) and compacts at the revision it saw one step
+     * ago, so at least one period of history stays; when another compactor moved the key, it only learns the
+     * new version. Several compactors (replicas, kube-apiserver sharing the etcd) thus compact once per period.
+     * {@return the state for the next step}
+     */
+    public Compaction compact(Compaction last) {
+        ByteSequence key = ByteSequence.from(COMPACT_REV_KEY, StandardCharsets.UTF_8);
+        TxnResponse t = await("compaction", kv.txn()
+                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.version(last.keyVersion())))
+                .Then(Op.put(key, ByteSequence.from(Long.toString(last.revision()), StandardCharsets.UTF_8),
+                        PutOption.DEFAULT))
+                .Else(Op.get(key, GetOption.DEFAULT))
+                .commit());
+        long current = t.getHeader().getRevision();
+        if (!t.isSucceeded()) {
+            List<KeyValue> kvs = t.getGetResponses().isEmpty() ? List.of() : t.getGetResponses().get(0).getKvs();
+            return new Compaction(kvs.isEmpty() ? 0 : kvs.get(0).getVersion(), current);
+        }
+        if (last.revision() > 0) {
+            try {
+                await("compact at " + last.revision(), kv.compact(last.revision()));
+                LOG.info("etcd compacted at revision {}", last.revision());
+            } catch (DatastoreException.Compacted e) {
+                LOG.debug("etcd already compacted past revision {}", last.revision());
+            }
+        }
+        return new Compaction(last.keyVersion() + 1, current);
+    }
+
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {

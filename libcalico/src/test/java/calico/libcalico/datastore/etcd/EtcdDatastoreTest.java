@@ -94,6 +94,30 @@ class EtcdDatastoreTest {
     }
 
     @Test
+    void compactorsAgreeThroughOneKeyAndKeepOnePeriodOfHistory() {
+        store.create(globalSet("before"));
+        long old = store.currentRevision();
+        store.create(globalSet("after"));
+        EtcdDatastore.Compaction a = store.compact(EtcdDatastore.Compaction.first());
+        EtcdDatastore.Compaction b = store.compact(EtcdDatastore.Compaction.first());
+        assertThat(b.keyVersion()).as("b learns the key's version from a (or from an earlier compactor)")
+                .isEqualTo(a.keyVersion());
+        assertThat(store.listAt(ResourceKind.GLOBAL_NETWORK_SET, null, null, old).items()).as("first steps compact nothing")
+                .hasSize(1);
+
+        long seenByA = a.revision();
+        a = store.compact(a);
+        assertThatThrownBy(() -> store.listAt(ResourceKind.GLOBAL_NETWORK_SET, null, null, old))
+                .as("a's second step compacts at the revision its first step saw").isInstanceOf(DatastoreException.Compacted.class);
+        assertThat(store.listAt(ResourceKind.GLOBAL_NETWORK_SET, null, null, seenByA).items()).hasSize(2);
+
+        b = store.compact(b);
+        assertThat(store.listAt(ResourceKind.GLOBAL_NETWORK_SET, null, null, seenByA).items())
+                .as("b lost the key to a: it only learns, one compaction per period").hasSize(2);
+        assertThat(b.keyVersion()).isEqualTo(a.keyVersion());
+    }
+
+    @Test
     void stampsCreationTimestampFromTheClockInRfc3339() {
         Clock fixed = Clock.fixed(Instant.parse("2024-05-06T07:08:09.123Z"), ZoneOffset.UTC);
         try (EtcdDatastore ds = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()), ResourceValidator.get(), fixed)) {
