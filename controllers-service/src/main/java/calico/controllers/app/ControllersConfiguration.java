@@ -90,7 +90,7 @@ class ControllersConfiguration {
         }
         return new ControllersDaemon(client, datastore.type() == DatastoreConfig.Type.KUBERNETES, kubernetes,
                 controllersLeaseClient,
-                properties.toOverrides(), election, health.registerReporter("KubeControllers", true, true, null),
+                properties.toOverrides(), election, health, properties.loopStuckAfter(),
                 prometheus, LoggingSystem.get(ControllersConfiguration.class.getClassLoader()),
                 clock.getIfAvailable(Clock::systemUTC));
     }

@@ -8,9 +8,11 @@ import calico.controllers.ipam.IpamGarbageCollector;
 import calico.controllers.leader.LeaderElection;
 import calico.controllers.loadbalancer.LoadBalancerIpam;
 import calico.controllers.reconcile.DatastoreTrigger;
+import calico.controllers.reconcile.LoopWatch;
 import calico.controllers.reconcile.ReconcileLoop;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthReporter;
 import calico.libcalico.health.PrometheusMetricsServer;
 import calico.libcalico.ipam.IpamClient;
@@ -45,6 +47,8 @@ final class ControllersDaemon implements SmartLifecycle {
     private final EnvOverrides env;
     private final Optional<LeaderElection.Settings> election;
     private final HealthReporter health;
+    private final LoopWatch loops = new LoopWatch();
+    private final LoopHealth loopHealth;
     private final PrometheusMeterRegistry registry;
     private final LoggingSystem logging;
     private final IpamMetrics metrics;
@@ -66,15 +70,16 @@ final class ControllersDaemon implements SmartLifecycle {
     @SuppressWarnings("checkstyle:ParameterNumber")
     ControllersDaemon(Datastore datastore, boolean kubernetes, KubernetesClient client, KubernetesClient leaseClient,
                       EnvOverrides env,
-                      Optional<LeaderElection.Settings> election, HealthReporter health, PrometheusMeterRegistry registry,
-                      LoggingSystem logging, Clock clock) {
+                      Optional<LeaderElection.Settings> election, HealthAggregator healthAggregator,
+                      Duration loopStuckAfter, PrometheusMeterRegistry registry, LoggingSystem logging, Clock clock) {
         this.datastore = datastore;
         this.kubernetes = kubernetes;
         this.client = client;
         this.leaseClient = leaseClient;
         this.env = env;
         this.election = election;
-        this.health = health;
+        this.health = healthAggregator.registerReporter("KubeControllers", true, true, null);
+        this.loopHealth = new LoopHealth(healthAggregator, loops, loopStuckAfter, env.healthEnabled().orElse(true), clock);
         this.registry = registry;
         this.logging = logging;
         this.metrics = new IpamMetrics(registry);
@@ -86,6 +91,7 @@ final class ControllersDaemon implements SmartLifecycle {
     @Override
     public synchronized void start() {
         started = true;
+        loopHealth.start();
         if (election.isPresent()) {
             health.report(true, true, "standby: waiting for the Lease");
             leader = new LeaderElection(leaseClient, election.get(), this::lead, this::standBy);
@@ -96,9 +102,9 @@ final class ControllersDaemon implements SmartLifecycle {
     }
 
     private synchronized void lead() {
+        health.report(true, true, "leading");
         ConfigController config = new ConfigController(datastore, env, kubernetes, this::apply);
-        configLoop = new ReconcileLoop("config", Duration.ofMinutes(5), Duration.ofSeconds(1), config::reconcile,
-                this::outcome);
+        configLoop = new ReconcileLoop("config", Duration.ofMinutes(5), Duration.ofSeconds(1), config::reconcile, loops);
         configTrigger = new DatastoreTrigger(datastore, ResourceKind.KUBE_CONTROLLERS_CONFIGURATION, configLoop::trigger);
         configTrigger.start();
         configLoop.start();
@@ -109,13 +115,10 @@ final class ControllersDaemon implements SmartLifecycle {
         health.report(true, true, "standby: another replica leads");
     }
 
-    private void outcome(boolean ok) {
-        health.report(true, ok, ok ? "in sync" : "reconcile failed; retrying");
-    }
-
     /** A new running configuration: restart what changed. */
     private synchronized void apply(RunConfig next) {
         logging.setLogLevel("calico", level(next.logSeverity()));
+        loopHealth.enabled(next.healthEnabled());
         if (running == null || running.prometheusPort() != next.prometheusPort()) {
             if (metricsServer != null) {
                 metricsServer.stop();
@@ -134,7 +137,7 @@ final class ControllersDaemon implements SmartLifecycle {
                 compactor = null;
             }
             if (!next.compactionPeriod().isZero()) {
-                compactor = new EtcdCompactor(etcd, next.compactionPeriod(), this::outcome);
+                compactor = new EtcdCompactor(etcd, next.compactionPeriod(), loops);
                 compactor.start();
             }
         }
@@ -144,7 +147,7 @@ final class ControllersDaemon implements SmartLifecycle {
                 node = null;
             }
             if (next.node().isPresent()) {
-                node = new NodeControllers(datastore, client, gc, metrics, next.node().get(), this::outcome);
+                node = new NodeControllers(datastore, client, gc, metrics, next.node().get(), loops);
                 node.start();
             }
         }
@@ -155,7 +158,7 @@ final class ControllersDaemon implements SmartLifecycle {
             }
             if (next.loadBalancer().isPresent()) {
                 loadBalancer = new LoadBalancerController(datastore, client, lbIpam, next.loadBalancer().get(),
-                        this::outcome);
+                        loops);
                 loadBalancer.start();
             }
         }
@@ -163,7 +166,7 @@ final class ControllersDaemon implements SmartLifecycle {
             syncs.values().forEach(SyncController::close);
             syncs.clear();
             next.reconcilerPeriods().forEach((which, period) -> {
-                SyncController c = SyncController.of(which, period, datastore, client, this::outcome);
+                SyncController c = SyncController.of(which, period, datastore, client, loops);
                 syncs.put(which, c);
                 c.start();
             });
@@ -235,6 +238,7 @@ final class ControllersDaemon implements SmartLifecycle {
         synchronized (this) {
             stopControllers();
         }
+        loopHealth.close();
     }
 
     @Override

@@ -27,11 +27,14 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param syncNodeLabels     {@code SYNC_NODE_LABELS}: a Go boolean
  * @param autoHostEndpoints  {@code AUTO_HOST_ENDPOINTS}: enabled or disabled
  * @param leaderElection     ours: one active replica, chosen by a Lease
+ * @param loopStuckAfter     ours ({@code KUBE_CONTROLLERS_LOOP_STUCK_AFTER}, default 3m): a reconcile run lasting
+ *                           longer makes its loop neither live nor ready
  */
 @ConfigurationProperties(prefix = "controllers")
 public record ControllersProperties(String logLevel, String enabledControllers, String reconcilerPeriod,
                                     String compactionPeriod, String healthEnabled, String syncNodeLabels,
-                                    String autoHostEndpoints, LeaderElection leaderElection) {
+                                    String autoHostEndpoints, LeaderElection leaderElection,
+                                    @DefaultValue("3m") Duration loopStuckAfter) {
 
     /**
      * @param enabled       {@code KUBE_CONTROLLERS_LEADER_ELECTION} (ours, default true)
@@ -58,6 +61,11 @@ public record ControllersProperties(String logLevel, String enabledControllers, 
     public ControllersProperties {
         leaderElection = leaderElection == null ? new LeaderElection(true, "calico-kube-controllers", "kube-system", "",
                 Duration.ofSeconds(10), Duration.ofSeconds(7), Duration.ofSeconds(2)) : leaderElection;
+        loopStuckAfter = loopStuckAfter == null ? Duration.ofMinutes(3) : loopStuckAfter;
+        if (loopStuckAfter.isNegative() || loopStuckAfter.isZero()) {
+            throw new IllegalArgumentException("controllers.loop-stuck-after (KUBE_CONTROLLERS_LOOP_STUCK_AFTER): "
+                    + loopStuckAfter + " is not a positive duration");
+        }
         toOverrides(logLevel, enabledControllers, reconcilerPeriod, compactionPeriod, healthEnabled, syncNodeLabels,
                 autoHostEndpoints); // checked at start-up
     }

@@ -1,9 +1,9 @@
 package calico.controllers.app;
 
+import calico.controllers.reconcile.LoopWatch;
 import calico.controllers.reconcile.ReconcileLoop;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
 import java.time.Duration;
-import java.util.function.Consumer;
 
 /**
  * Calico's etcd compaction ({@code etcdV3CompactionPeriod}, etcd datastore only): one step of
@@ -16,9 +16,9 @@ final class EtcdCompactor implements AutoCloseable {
     /** Only the loop's thread touches it. */
     private EtcdDatastore.Compaction state = EtcdDatastore.Compaction.first();
 
-    EtcdCompactor(EtcdDatastore etcd, Duration period, Consumer<Boolean> outcome) {
+    EtcdCompactor(EtcdDatastore etcd, Duration period, LoopWatch loops) {
         this.etcd = etcd;
-        this.loop = new ReconcileLoop("compaction", period, Duration.ofSeconds(1), this::step, outcome);
+        this.loop = new ReconcileLoop("compaction", period, Duration.ofSeconds(1), this::step, loops);
     }
 
     void start() {

@@ -4,13 +4,13 @@ import calico.api.model.KubeControllersConfigurationSpec.AssignIPs;
 import calico.api.model.ResourceKind;
 import calico.controllers.loadbalancer.LoadBalancerIpam;
 import calico.controllers.reconcile.DatastoreTrigger;
+import calico.controllers.reconcile.LoopWatch;
 import calico.controllers.reconcile.ReconcileLoop;
 import calico.libcalico.datastore.Datastore;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
-import java.util.function.Consumer;
 
 /**
  * The loadbalancer controller with one {@code assignIPs}: {@link LoadBalancerIpam} on every Service
@@ -25,10 +25,10 @@ final class LoadBalancerController implements AutoCloseable {
     private volatile LoadBalancerIpam.Result last;
 
     LoadBalancerController(Datastore datastore, KubernetesClient client, LoadBalancerIpam ipam, AssignIPs assignIPs,
-                           Consumer<Boolean> outcome) {
+                           LoopWatch loops) {
         this.client = client;
         this.loop = new ReconcileLoop("loadbalancer", Duration.ofMinutes(5), Duration.ofSeconds(1),
-                () -> last = ipam.reconcile(assignIPs), outcome);
+                () -> last = ipam.reconcile(assignIPs), loops);
         this.pools = new DatastoreTrigger(datastore, ResourceKind.IP_POOL, loop::trigger);
     }
 

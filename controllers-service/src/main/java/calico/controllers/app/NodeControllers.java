@@ -12,6 +12,7 @@ import calico.controllers.node.LabelSync;
 import calico.controllers.node.NodeDeletion;
 import calico.controllers.reconcile.Change;
 import calico.controllers.reconcile.DatastoreTrigger;
+import calico.controllers.reconcile.LoopWatch;
 import calico.controllers.reconcile.ReconcileLoop;
 import calico.libcalico.datastore.Datastore;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -20,7 +21,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * The node controller with one {@link RunConfig.NodeConfig}: each run reads the Kubernetes Nodes and
@@ -47,7 +47,7 @@ final class NodeControllers implements AutoCloseable {
     private volatile Run last;
 
     NodeControllers(Datastore datastore, KubernetesClient client, IpamGarbageCollector gc, IpamMetrics metrics,
-                    RunConfig.NodeConfig config, Consumer<Boolean> outcome) {
+                    RunConfig.NodeConfig config, LoopWatch loops) {
         this.datastore = datastore;
         this.client = client;
         this.gc = gc;
@@ -58,7 +58,7 @@ final class NodeControllers implements AutoCloseable {
         if (period.compareTo(Duration.ofMillis(500)) < 0) {
             period = Duration.ofMillis(500);
         }
-        this.loop = new ReconcileLoop("node", period, Duration.ofSeconds(1), this::reconcile, outcome);
+        this.loop = new ReconcileLoop("node", period, Duration.ofSeconds(1), this::reconcile, loops);
         this.calicoNodes = new DatastoreTrigger(datastore, ResourceKind.NODE, loop::trigger);
     }
 

@@ -1,10 +1,10 @@
 package calico.controllers.reconcile;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
  * (triggers that arrive while a run is under way coalesce into one more run), and every
  * {@code period} without a trigger. A run that throws is logged and retried after
  * {@code retryBackoff} (the API server gone away pauses the controller; it resumes when a run
- * succeeds). {@code outcome} hears whether each run succeeded (health).
+ * succeeds). While it runs it is in its {@link LoopWatch}, whose {@link #status()} snapshots tell health
+ * whether it is stuck in a run or failing.
  */
 public final class ReconcileLoop implements AutoCloseable {
 
@@ -23,24 +24,34 @@ public final class ReconcileLoop implements AutoCloseable {
     private final Duration period;
     private final Duration retryBackoff;
     private final Runnable reconcile;
-    private final Consumer<Boolean> outcome;
+    private final LoopWatch watch;
     private final BlockingQueue<Boolean> triggers = new ArrayBlockingQueue<>(1);
     private final Thread thread;
     private volatile boolean closed;
+    private volatile Instant runningSince;
+    private volatile Instant lastSuccess;
+    private volatile Instant lastFailure;
+    private volatile String lastError = "";
 
-    public ReconcileLoop(String name, Duration period, Duration retryBackoff, Runnable reconcile, Consumer<Boolean> outcome) {
+    public ReconcileLoop(String name, Duration period, Duration retryBackoff, Runnable reconcile, LoopWatch watch) {
         this.name = name;
         this.period = period;
         this.retryBackoff = retryBackoff;
         this.reconcile = reconcile;
-        this.outcome = outcome;
+        this.watch = watch;
         this.thread = new Thread(this::run, "reconcile-" + name);
         this.thread.setDaemon(true);
     }
 
     public void start() {
         trigger();
+        watch.joined(this);
         thread.start();
+    }
+
+    /** {@return what this loop is doing now} */
+    public LoopStatus status() {
+        return new LoopStatus(name, runningSince, lastSuccess, lastFailure, lastError);
     }
 
     /** Asks for a run soon; never blocks. */
@@ -59,14 +70,19 @@ public final class ReconcileLoop implements AutoCloseable {
                 return;
             }
             boolean ok;
+            runningSince = Instant.now();
             try {
                 reconcile.run();
                 ok = true;
+                lastSuccess = Instant.now();
             } catch (RuntimeException e) {
                 ok = false;
+                lastError = e.toString();
+                lastFailure = Instant.now();
                 LOG.warn("{}: reconcile failed, retrying in {}: {}", name, retryBackoff, e.toString());
             }
-            outcome.accept(ok);
+            // Not in a finally: an Error ends the thread with runningSince set, and health calls the loop stuck.
+            runningSince = null;
             if (!ok && !closed) {
                 try {
                     Thread.sleep(retryBackoff.toMillis());
@@ -81,6 +97,7 @@ public final class ReconcileLoop implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        watch.left(this);
         thread.interrupt();
         try {
             thread.join(10_000);

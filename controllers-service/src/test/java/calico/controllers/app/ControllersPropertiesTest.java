@@ -13,7 +13,7 @@ class ControllersPropertiesTest {
 
     private static ControllersProperties props(String log, String enabled, String period, String health, String sync,
                                                String hep) {
-        return new ControllersProperties(log, enabled, period, "", health, sync, hep, null);
+        return new ControllersProperties(log, enabled, period, "", health, sync, hep, null, null);
     }
 
     @Test
@@ -43,7 +43,9 @@ class ControllersPropertiesTest {
         assertThatThrownBy(() -> props("", "", "", "", "", "on")).hasMessageContaining("AUTO_HOST_ENDPOINTS");
         assertThatThrownBy(() -> new ControllersProperties("", "", "", "", "", "", "",
                 new ControllersProperties.LeaderElection(true, "l", "ns", "", Duration.ofSeconds(5), Duration.ofSeconds(7),
-                        Duration.ofSeconds(2)))).hasMessageContaining("controllers.leader-election");
+                        Duration.ofSeconds(2)), null)).hasMessageContaining("controllers.leader-election");
+        assertThatThrownBy(() -> new ControllersProperties("", "", "", "", "", "", "", null, Duration.ZERO))
+                .hasMessageContaining("KUBE_CONTROLLERS_LOOP_STUCK_AFTER");
     }
 
     @Test

@@ -253,7 +253,9 @@ class KubernetesControllersTest {
 
             // 7. Probes on the health port.
             int health = Integer.parseInt(a.getEnvironment().getProperty("calico.health.port"));
-            assertThat(get(health, "/readiness").orElseThrow()).contains("\"KubeControllers\"").contains("\"status\":\"UP\"");
+            assertThat(get(health, "/readiness").orElseThrow()).contains("\"KubeControllers\"").contains("\"status\":\"UP\"")
+                    .as("each loop reports under its own name").contains("KubeControllers/node")
+                    .contains("KubeControllers/config");
             assertThat(get(health, "/liveness").orElseThrow()).contains("\"status\":\"UP\"");
 
             // 8. One active replica: b stands by while a leads, and takes over when a goes.
