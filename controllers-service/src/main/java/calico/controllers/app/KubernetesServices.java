@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,37 +54,54 @@ final class KubernetesServices implements Services {
 
     @Override
     public void setIngress(ServiceView service, List<String> ips) {
-        client.services().inNamespace(service.namespace()).withName(service.name()).editStatus(s -> new ServiceBuilder(s)
-                .editOrNewStatus().editOrNewLoadBalancer()
-                .withIngress(ips.stream().map(ip -> new LoadBalancerIngressBuilder().withIp(ip).build()).toList())
-                .endLoadBalancer().endStatus().build());
+        client.services().inNamespace(service.namespace()).withName(service.name()).editStatus(s -> withIngress(s, ips));
     }
 
     @Override
-    public void report(ServiceView service, boolean allocated, String message) {
+    public void allocated(ServiceView service, List<String> ips, String message) {
+        client.services().inNamespace(service.namespace()).withName(service.name()).editStatus(s -> {
+            Service withIngress = withIngress(s, ips);
+            return withCondition(withIngress, true, message).orElse(withIngress);
+        });
+    }
+
+    private static Service withIngress(Service s, List<String> ips) {
+        return new ServiceBuilder(s).editOrNewStatus().editOrNewLoadBalancer()
+                .withIngress(ips.stream().map(ip -> new LoadBalancerIngressBuilder().withIp(ip).build()).toList())
+                .endLoadBalancer().endStatus().build();
+    }
+
+    /**
+     * {@return {@code s} with the allocation condition set}, empty when that changes nothing: the condition
+     * already says so, or the allocation succeeded and nothing went wrong before (no condition needed).
+     */
+    private static Optional<Service> withCondition(Service s, boolean allocated, String message) {
         String status = allocated ? "True" : "False";
-        String reason = allocated ? "Allocated" : "AllocationFailed";
+        List<Condition> conditions = new ArrayList<>(s.getStatus() == null || s.getStatus().getConditions() == null
+                ? List.of() : s.getStatus().getConditions());
+        Condition old = conditions.stream().filter(c -> LoadBalancerIpam.CONDITION.equals(c.getType())).findFirst()
+                .orElse(null);
+        if (old != null && status.equals(old.getStatus()) && message.equals(old.getMessage()) || old == null && allocated) {
+            return Optional.empty();
+        }
+        conditions.remove(old);
+        conditions.add(new ConditionBuilder().withType(LoadBalancerIpam.CONDITION).withStatus(status)
+                .withReason(allocated ? "Allocated" : "AllocationFailed").withMessage(message)
+                .withObservedGeneration(s.getMetadata().getGeneration())
+                .withLastTransitionTime(DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS)))
+                .build());
+        return Optional.of(new ServiceBuilder(s).editOrNewStatus().withConditions(conditions).endStatus().build());
+    }
+
+    @Override
+    public void refused(ServiceView service, String message) {
         AtomicBoolean changed = new AtomicBoolean();
         client.services().inNamespace(service.namespace()).withName(service.name()).editStatus(s -> {
-            List<Condition> conditions = new ArrayList<>(s.getStatus() == null || s.getStatus().getConditions() == null
-                    ? List.of() : s.getStatus().getConditions());
-            Condition old = conditions.stream().filter(c -> LoadBalancerIpam.CONDITION.equals(c.getType())).findFirst()
-                    .orElse(null);
-            if (old != null && status.equals(old.getStatus()) && message.equals(old.getMessage())) {
-                return s;
-            }
-            if (old == null && allocated) {
-                return s; // nothing went wrong before: no condition needed
-            }
-            changed.set(true);
-            conditions.remove(old);
-            conditions.add(new ConditionBuilder().withType(LoadBalancerIpam.CONDITION).withStatus(status).withReason(reason)
-                    .withMessage(message).withObservedGeneration(s.getMetadata().getGeneration())
-                    .withLastTransitionTime(DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS)))
-                    .build());
-            return new ServiceBuilder(s).editOrNewStatus().withConditions(conditions).endStatus().build();
+            Optional<Service> next = withCondition(s, false, message);
+            changed.set(next.isPresent());
+            return next.orElse(s);
         });
-        if (changed.get() && !allocated) {
+        if (changed.get()) {
             try {
                 client.resource(new EventBuilder().withNewMetadata()
                         .withName(service.name() + "." + Long.toHexString(System.currentTimeMillis()) + Integer.toHexString(

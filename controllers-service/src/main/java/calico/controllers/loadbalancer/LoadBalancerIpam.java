@@ -118,13 +118,12 @@ public final class LoadBalancerIpam {
                 held.put(handle, now);
                 List<String> ingress = now.stream().map(IpAddress::toString).toList();
                 if (!new TreeSet<>(ingress).equals(new TreeSet<>(s.ingress()))) {
-                    services.setIngress(s, ingress);
-                    services.report(s, true, "allocated " + String.join(", ", ingress));
+                    services.allocated(s, ingress, "allocated " + String.join(", ", ingress));
                 }
             } catch (Refused | IpamException e) {
                 refused.put(s.namespace() + "/" + s.name(), e.getMessage());
                 LOG.warn("Service {}/{}: no LoadBalancer address: {}", s.namespace(), s.name(), e.getMessage());
-                services.report(s, false, e.getMessage());
+                services.refused(s, e.getMessage());
             }
         }
         for (String handle : List.copyOf(held.keySet())) {

@@ -11,8 +11,12 @@ public interface Services {
     void setIngress(ServiceView service, List<String> ips);
 
     /**
-     * Records the outcome of the allocation on the Service: a condition {@value LoadBalancerIpam#CONDITION}
-     * ({@code True} when allocated, {@code False} with the reason), and a Warning event on failure.
+     * Records an allocation in one status write: {@code status.loadBalancer.ingress} set to exactly {@code ips}
+     * and, when an earlier refusal left the condition {@value LoadBalancerIpam#CONDITION} {@code False}, that
+     * condition {@code True} with {@code message}.
      */
-    void report(ServiceView service, boolean allocated, String message);
+    void allocated(ServiceView service, List<String> ips, String message);
+
+    /** Records a refusal: the condition {@value LoadBalancerIpam#CONDITION} {@code False} with the reason, and a Warning event. */
+    void refused(ServiceView service, String message);
 }

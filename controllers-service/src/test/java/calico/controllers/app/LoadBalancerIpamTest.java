@@ -53,10 +53,18 @@ class LoadBalancerIpamTest {
     }
 
     private static Optional<String> ingress(String name) {
-        Service s = get(name);
-        return s == null || s.getStatus() == null || s.getStatus().getLoadBalancer() == null
-                || s.getStatus().getLoadBalancer().getIngress() == null ? Optional.empty()
-                : s.getStatus().getLoadBalancer().getIngress().stream().map(LoadBalancerIngress::getIp).findFirst();
+        return Optional.ofNullable(get(name)).flatMap(s -> ingressOf(s).stream().findFirst());
+    }
+
+    private static List<String> ingressOf(Service s) {
+        return s.getStatus() == null || s.getStatus().getLoadBalancer() == null
+                || s.getStatus().getLoadBalancer().getIngress() == null ? List.of()
+                : s.getStatus().getLoadBalancer().getIngress().stream().map(LoadBalancerIngress::getIp).toList();
+    }
+
+    private static String conditionOf(Service s) {
+        return s.getStatus() == null || s.getStatus().getConditions() == null ? null : s.getStatus().getConditions().stream()
+                .filter(c -> LoadBalancerIpam.CONDITION.equals(c.getType())).map(Condition::getStatus).findFirst().orElse(null);
     }
 
     private static String handle(Service s) {
@@ -102,6 +110,29 @@ class LoadBalancerIpamTest {
                 Await.until("a Warning event for lb-outside", WAIT, () -> KUBE.client().events().v1().events()
                         .inNamespace("default").list().getItems().stream().anyMatch(e -> "lb-outside".equals(
                                 e.getRegarding().getName()) && "Warning".equals(e.getType())));
+
+                // The refused Service asks for an address inside a pool: the address and the condition True come in
+                // one status write (a watch never sees the address beside the stale False).
+                List<Service> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+                try (var w = KUBE.client().services().inNamespace("default").withName("lb-outside").watch(
+                        new io.fabric8.kubernetes.client.Watcher<Service>() {
+                            @Override
+                            public void eventReceived(Action action, Service s) {
+                                seen.add(s);
+                            }
+
+                            @Override
+                            public void onClose(io.fabric8.kubernetes.client.WatcherException e) {
+                            }
+                        })) {
+                    KUBE.client().services().inNamespace("default").withName("lb-outside").edit(s -> new ServiceBuilder(s)
+                            .editMetadata().addToAnnotations(LoadBalancerIpam.LOAD_BALANCER_IPS, "[\"10.90.0.21\"]")
+                            .endMetadata().build());
+                    Await.until("lb-outside allocated, condition True", WAIT, () -> seen.stream().anyMatch(x ->
+                            ingressOf(x).contains("10.90.0.21") && "True".equals(conditionOf(x))));
+                    assertThat(seen).as("no status with the address and the refusal").noneMatch(x ->
+                            !ingressOf(x).isEmpty() && "False".equals(conditionOf(x)));
+                }
 
                 // Type changed: the address goes back. Deleted: the same.
                 String anyHandle = handle(get("lb-any"));
