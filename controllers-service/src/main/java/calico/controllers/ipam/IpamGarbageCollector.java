@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
  *       holds the address or has no address yet; a tunnel address whose node is live; an owner GC cannot
  *       judge: no handle, no pod attributes) or <b>leaked</b>. A leak on a live node is confirmed once it
  *       has looked leaked for {@code leakGracePeriod}; a leak on a gone node at once.</li>
- *   <li>A handle is released (every address of it, {@link IpamClient#releaseByHandle}) only when all its
- *       allocations are confirmed leaks, and only after a fresh read of each pod still says so: a live
- *       pod's address is never released.</li>
+ *   <li>A handle is released (every address of it) only when all its allocations are confirmed leaks, and
+ *       only after a fresh read of each pod still says so: a live pod's address is never released. The run's
+ *       handles are released together ({@link IpamClient#releaseByHandles}: each block read and written once).</li>
  *   <li>A gone node with no valid allocation left loses its block affinities; a live node's block that
  *       has been empty for {@code leakGracePeriod} is released from it, except the node's last block.</li>
  * </ol>
@@ -112,15 +112,15 @@ public final class IpamGarbageCollector {
                 held.forEach(a -> leakSince.remove(a.id()));
                 continue;
             }
-            ipam.releaseByHandle(e.getKey());
             releasedHandles.add(e.getKey());
             for (Allocation a : held) {
                 leakSince.remove(a.id());
                 reclaimed.merge(new IpamStats.PoolNode(poolNames.of(a.block()), String.valueOf(a.node())), 1, Integer::sum);
             }
-            LOG.info("IPAM GC released handle {} ({} address(es): {})", e.getKey(), held.size(),
+            LOG.info("IPAM GC releases handle {} ({} address(es): {})", e.getKey(), held.size(),
                     held.stream().map(a -> a.ip().toString()).toList());
         }
+        ipam.releaseByHandles(releasedHandles); // one read and write per block for all of them
         List<IPAMBlock> blocks = releasedHandles.isEmpty() ? listed : blocks(); // as the releases left them
         List<String> releasedNodes = releaseGoneNodes(nodes, nodesWithValid);
         Map<String, Instant> emptySince = new HashMap<>();

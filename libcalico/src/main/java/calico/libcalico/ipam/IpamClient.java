@@ -308,7 +308,7 @@ public final class IpamClient {
                 return;
             }
             for (String block : new TreeMap<>(h.get().spec().block()).keySet()) {
-                releaseHandleFromBlock(Cidr.parse(block), handleId);
+                releaseHandlesFromBlock(Cidr.parse(block), Set.of(handleId));
             }
             try {
                 ds.delete(h.get().key(), h.get().metadata().resourceVersion());
@@ -322,14 +322,42 @@ public final class IpamClient {
         throw contention("handleId", "handle " + handleId);
     }
 
-    private void releaseHandleFromBlock(Cidr cidr, String handleId) {
+    /**
+     * Releases every address of each handle and the handles themselves, as {@link #releaseByHandle} does for
+     * one, but with one read and one write per block for all the handles in it (a garbage collector releasing
+     * thousands of handles otherwise rewrites each block once per handle). A handle that gained an address
+     * meanwhile (its delete conflicts) is released again on its own; unknown handles are skipped.
+     */
+    public void releaseByHandles(Collection<String> handleIds) {
+        Map<String, IPAMHandle> found = new LinkedHashMap<>();
+        for (String id : new LinkedHashSet<>(handleIds)) {
+            checkHandle(id, "handleIds");
+            handles.get(id).ifPresent(h -> found.put(id, h));
+        }
+        Map<String, Set<String>> byBlock = new TreeMap<>();
+        found.forEach((id, h) -> h.spec().block().keySet().forEach(
+                block -> byBlock.computeIfAbsent(block, c -> new HashSet<>()).add(id)));
+        byBlock.forEach((block, ids) -> releaseHandlesFromBlock(Cidr.parse(block), ids));
+        found.forEach((id, h) -> {
+            try {
+                ds.delete(h.key(), h.metadata().resourceVersion());
+            } catch (DatastoreException.NotFound gone) {
+                // released by someone else meanwhile
+            } catch (DatastoreException.Conflict changed) {
+                releaseByHandle(id); // an allocation for this handle happened meanwhile
+            }
+        });
+    }
+
+    private void releaseHandlesFromBlock(Cidr cidr, Set<String> handleIds) {
         for (int attempt = 0; attempt < options.maxRetries(); attempt++) {
             Optional<IPAMBlock> stored = blocks.get(cidr);
             if (stored.isEmpty()) {
                 return;
             }
             AllocationBlock b = AllocationBlock.of(stored.get());
-            List<Integer> ordinals = b.ordinalsOf(handleId);
+            List<Integer> ordinals = new ArrayList<>();
+            handleIds.forEach(h -> ordinals.addAll(b.ordinalsOf(h)));
             if (ordinals.isEmpty()) {
                 return;
             }

@@ -280,6 +280,34 @@ abstract class IpamClientContractTest {
     }
 
     @Test
+    void releaseByHandlesWritesEachBlockOnceForAllItsHandles() {
+        pool("p", "10.0.0.0/24", 26);
+        List<IpAddress> a = assign("k8s-pod-network.a", "n1", 2);
+        List<IpAddress> b = assign("k8s-pod-network.b", "n1", 3);
+        List<IpAddress> kept = assign("k8s-pod-network.kept", "n1", 1);
+        java.util.concurrent.atomic.AtomicInteger blockWrites = new java.util.concurrent.atomic.AtomicInteger();
+        IpamClient counted = new IpamClient(new calico.libcalico.testing.ForwardingDatastore(store) {
+            @Override
+            public calico.api.model.Resource update(calico.api.model.Resource r) {
+                if (r.resourceKind() == ResourceKind.IPAM_BLOCK) {
+                    blockWrites.incrementAndGet();
+                }
+                return super.update(r);
+            }
+        }, IpamOptions.defaults());
+
+        counted.releaseByHandles(List.of("k8s-pod-network.a", "k8s-pod-network.b", "k8s-pod-network.unknown"));
+
+        assertThat(blockWrites).as("one write of the block for both handles").hasValue(1);
+        assertThat(ipam.addressesByHandle("k8s-pod-network.a")).isEmpty();
+        assertThat(ipam.addressesByHandle("k8s-pod-network.b")).isEmpty();
+        assertThat(ipam.addressesByHandle("k8s-pod-network.kept")).containsExactlyElementsOf(kept);
+        assertThat(store.list(ResourceKind.IPAM_HANDLE).items()).hasSize(1);
+        assertThat(ipam.check().problems()).isEmpty();
+        assertThat(ipam.usage().pools().get(0).inUse()).as("only kept's address of %s and %s", a, b).isEqualTo(1);
+    }
+
+    @Test
     void aSpecificAddressIsAssignedOnceAndClaimsItsBlock() {
         pool("p", "10.0.0.0/24", 26);
 
