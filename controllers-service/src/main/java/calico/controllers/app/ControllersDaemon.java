@@ -53,6 +53,7 @@ final class ControllersDaemon implements SmartLifecycle {
     private final LoggingSystem logging;
     private final IpamMetrics metrics;
     private final IpamGarbageCollector gc;
+    private final KubernetesPods pods;
     private LeaderElection leader;
     private ReconcileLoop configLoop;
     private DatastoreTrigger configTrigger;
@@ -84,7 +85,8 @@ final class ControllersDaemon implements SmartLifecycle {
         this.logging = logging;
         this.metrics = new IpamMetrics(registry);
         IpamClient ipam = new IpamClient(datastore, IpamOptions.defaults());
-        this.gc = new IpamGarbageCollector(datastore, ipam, new KubernetesPods(client), clock);
+        this.pods = new KubernetesPods(client);
+        this.gc = new IpamGarbageCollector(datastore, ipam, pods, clock);
         this.lbIpam = new LoadBalancerIpam(datastore, ipam, new KubernetesServices(client));
     }
 
@@ -147,7 +149,7 @@ final class ControllersDaemon implements SmartLifecycle {
                 node = null;
             }
             if (next.node().isPresent()) {
-                node = new NodeControllers(datastore, client, gc, metrics, next.node().get(), loops);
+                node = new NodeControllers(datastore, client, gc, pods, metrics, next.node().get(), loops);
                 node.start();
             }
         }

@@ -37,6 +37,7 @@ final class NodeControllers implements AutoCloseable {
     private final Datastore datastore;
     private final KubernetesClient client;
     private final IpamGarbageCollector gc;
+    private final KubernetesPods pods;
     private final IpamMetrics metrics;
     private final RunConfig.NodeConfig config;
     private final ReconcileLoop loop;
@@ -46,11 +47,13 @@ final class NodeControllers implements AutoCloseable {
     private GcState gcState = GcState.empty();
     private volatile Run last;
 
-    NodeControllers(Datastore datastore, KubernetesClient client, IpamGarbageCollector gc, IpamMetrics metrics,
+    NodeControllers(Datastore datastore, KubernetesClient client, IpamGarbageCollector gc, KubernetesPods pods,
+                    IpamMetrics metrics,
                     RunConfig.NodeConfig config, LoopWatch loops) {
         this.datastore = datastore;
         this.client = client;
         this.gc = gc;
+        this.pods = pods;
         this.metrics = metrics;
         this.config = config;
         Duration period = config.leakGracePeriod().map(g -> g.dividedBy(2)).filter(h -> h.compareTo(config.reconcilerPeriod()) < 0)
@@ -63,6 +66,7 @@ final class NodeControllers implements AutoCloseable {
     }
 
     void start() {
+        pods.startCache();
         kubernetesNodes = client.nodes().inform(new TriggerOnChange<>(loop::trigger));
         calicoNodes.start();
         loop.start();
@@ -100,5 +104,6 @@ final class NodeControllers implements AutoCloseable {
         }
         calicoNodes.close();
         loop.close();
+        pods.stopCache();
     }
 }
