@@ -12,6 +12,10 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,9 +41,9 @@ final class KubernetesDesired {
         this.client = client;
     }
 
-    List<Resource> networkPolicies() {
+    List<Resource> networkPolicies(List<NetworkPolicy> items) {
         List<Resource> out = new ArrayList<>();
-        for (var np : client.network().v1().networkPolicies().inAnyNamespace().list().getItems()) {
+        for (var np : items) {
             var c = converter.networkPolicy(parse(np, "networking.k8s.io/v1", "NetworkPolicy", KubeNetworkPolicy.class));
             if (!c.isComplete()) {
                 LOG.warn("NetworkPolicy {}/{}: rules Calico cannot express were dropped: {}", np.getMetadata().getNamespace(),
@@ -50,20 +54,20 @@ final class KubernetesDesired {
         return out;
     }
 
-    List<Resource> namespaceProfiles() {
-        return client.namespaces().list().getItems().stream()
+    List<Resource> namespaceProfiles(List<Namespace> items) {
+        return items.stream()
                 .<Resource>map(ns -> converter.namespaceProfile(parse(ns, "v1", "Namespace", KubeNamespace.class))).toList();
     }
 
-    List<Resource> serviceAccountProfiles() {
-        return client.serviceAccounts().inAnyNamespace().list().getItems().stream()
+    List<Resource> serviceAccountProfiles(List<ServiceAccount> items) {
+        return items.stream()
                 .<Resource>map(sa -> converter.serviceAccountProfile(parse(sa, "v1", "ServiceAccount", KubeServiceAccount.class)))
                 .toList();
     }
 
-    List<WorkloadEndpoint> workloadEndpoints() {
+    List<WorkloadEndpoint> workloadEndpoints(List<Pod> items) {
         List<WorkloadEndpoint> out = new ArrayList<>();
-        for (var pod : client.pods().inAnyNamespace().list().getItems()) {
+        for (var pod : items) {
             converter.workloadEndpoint(parse(pod, "v1", "Pod", KubePod.class)).ifPresent(out::add);
         }
         return out;

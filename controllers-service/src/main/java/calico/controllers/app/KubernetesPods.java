@@ -7,18 +7,16 @@ import calico.controllers.ipam.Pods;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodIP;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
 /**
  * The Pods: for a run, an informer's cache while the node controller runs (Calico's controller keeps one
- * too; a run no longer lists every pod), a list when the cache is not there or not yet synced; a GET for the
- * final look before a release, so a cache that lags never frees a live pod's address.
+ * too; a run no longer lists every pod, see {@link InformedList}); a GET for the final look before a
+ * release, so a cache that lags never frees a live pod's address.
  */
 final class KubernetesPods implements Pods {
 
@@ -26,36 +24,28 @@ final class KubernetesPods implements Pods {
     static final String POD_IPS = "cni.projectcalico.org/podIPs";
 
     private final KubernetesClient client;
-    private SharedIndexInformer<Pod> cache;
+    private final InformedList<Pod> pods;
 
     KubernetesPods(KubernetesClient client) {
         this.client = client;
+        this.pods = new InformedList<>(() -> client.pods().inAnyNamespace().list().getItems(),
+                h -> client.pods().inAnyNamespace().inform(h));
     }
 
-    /** Starts the cache (the node controller starts). */
-    synchronized void startCache() {
-        if (cache == null) {
-            cache = client.pods().inAnyNamespace().inform();
-        }
+    /** Starts the cache (the node controller starts); pod changes trigger nothing (GC runs on its period). */
+    void startCache() {
+        pods.start(() -> { });
     }
 
     /** Stops the cache (the node controller stops): this replica no longer holds every pod. */
-    synchronized void stopCache() {
-        if (cache != null) {
-            cache.close();
-            cache = null;
-        }
+    void stopCache() {
+        pods.close();
     }
 
     @Override
     public Map<String, PodView> all() {
-        SharedIndexInformer<Pod> c;
-        synchronized (this) {
-            c = cache;
-        }
-        List<Pod> pods = c != null && c.hasSynced() ? c.getStore().list() : client.pods().inAnyNamespace().list().getItems();
         Map<String, PodView> out = new HashMap<>();
-        for (Pod p : pods) {
+        for (Pod p : pods.items()) {
             PodView v = view(p);
             out.put(Pods.key(v.namespace(), v.name()), v);
         }

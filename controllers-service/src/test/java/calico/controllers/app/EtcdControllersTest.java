@@ -156,6 +156,7 @@ class EtcdControllersTest {
                         && store.get(saProfile).isPresent() && store.get(knp).isPresent());
                 calico.api.model.Profile p = (calico.api.model.Profile) store.get(nsProfile).orElseThrow();
                 assertThat(p.spec().labelsToApply()).containsEntry("pcns.team", "a");
+                long namespaceLists = TestApps.clusterLists(KUBE, "namespaces");
 
                 k8s.namespaces().withName("sync-ns").edit(n -> new io.fabric8.kubernetes.api.model.NamespaceBuilder(n)
                         .editMetadata().addToLabels("team", "b").endMetadata().build());
@@ -170,6 +171,8 @@ class EtcdControllersTest {
                         Map.of("forged", "x"))));
                 Await.until("ksa profile restored", WAIT, () -> !((calico.api.model.Profile) store.get(saProfile)
                         .orElseThrow()).spec().labelsToApply().containsKey("forged"));
+                assertThat(TestApps.clusterLists(KUBE, "namespaces") - namespaceLists)
+                        .as("the namespace controller's runs read its informer's cache, not a LIST each").isZero();
 
                 // Pod labels onto the WorkloadEndpoint the CNI plugin wrote in etcd.
                 k8s.pods().inNamespace("sync-ns").resource(new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata()

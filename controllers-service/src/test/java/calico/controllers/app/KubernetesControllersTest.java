@@ -226,13 +226,13 @@ class KubernetesControllersTest {
 
             // 4b. GC runs read the pods from an informer's cache: several runs, at most one cluster-wide LIST of pods.
             ControllersDaemon daemon = a.getBean(ControllersDaemon.class);
-            long listsBefore = podLists();
+            long listsBefore = TestApps.clusterLists(KUBE, "pods");
             java.util.Set<NodeControllers.Run> runs = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
             Await.until("four node-controller runs", WAIT, () -> {
                 Optional.ofNullable(daemon.lastNodeRun()).ifPresent(runs::add);
                 return runs.size() >= 4;
             });
-            assertThat(podLists() - listsBefore).as("pod LISTs during %d runs", runs.size()).isLessThanOrEqualTo(1);
+            assertThat(TestApps.clusterLists(KUBE, "pods") - listsBefore).as("pod LISTs during %d runs", runs.size()).isLessThanOrEqualTo(1);
 
             // 5. Node deleted: its pods' and tunnel addresses, its block affinities and its host endpoint go.
             IpAddress tunnel = assign("vxlan-tunnel-addr-kc-n2", "kc-n2", Map.of("node", "kc-n2", "type", "vxlanTunnelAddress"));
@@ -281,14 +281,6 @@ class KubernetesControllersTest {
         } finally {
             KUBE.client().pods().inNamespace("default").withName("kc-live").withGracePeriod(0).delete();
         }
-    }
-
-    /** {@return the API server's count of cluster-wide pod LISTs} (its own metrics). */
-    private static long podLists() {
-        return KUBE.kubectl("get", "--raw", "/metrics").lines()
-                .filter(l -> l.startsWith("apiserver_request_total{") && l.contains("resource=\"pods\"")
-                        && l.contains("scope=\"cluster\"") && l.contains("verb=\"LIST\""))
-                .mapToLong(l -> (long) Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
     }
 
     private static String holder() {

@@ -28,6 +28,14 @@ final class TestApps {
         return new SpringApplicationBuilder(ControllersApplication.class).run(args.toArray(String[]::new));
     }
 
+    /** {@return how many cluster-wide LISTs of {@code resource} the API server has answered} (its own metrics). */
+    static long clusterLists(calico.libcalico.testing.KubeControlPlaneExtension kube, String resource) {
+        return kube.kubectl("get", "--raw", "/metrics").lines()
+                .filter(l -> l.startsWith("apiserver_request_total{") && l.contains("resource=\"" + resource + "\"")
+                        && l.contains("scope=\"cluster\"") && l.contains("verb=\"LIST\""))
+                .mapToLong(l -> (long) Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
     static int freePort() {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
