@@ -64,6 +64,7 @@ final class ControllersDaemon implements SmartLifecycle {
     private final java.util.Map<calico.controllers.config.Controller, SyncController> syncs =
             new java.util.EnumMap<>(calico.controllers.config.Controller.class);
     private final LoadBalancerIpam lbIpam;
+    private final KubernetesServices services;
     private RunConfig running;
     private PrometheusMetricsServer metricsServer;
     private boolean started;
@@ -87,7 +88,8 @@ final class ControllersDaemon implements SmartLifecycle {
         IpamClient ipam = new IpamClient(datastore, IpamOptions.defaults());
         this.pods = new KubernetesPods(client);
         this.gc = new IpamGarbageCollector(datastore, ipam, pods, clock);
-        this.lbIpam = new LoadBalancerIpam(datastore, ipam, new KubernetesServices(client));
+        this.services = new KubernetesServices(client);
+        this.lbIpam = new LoadBalancerIpam(datastore, ipam, services);
     }
 
     @Override
@@ -159,7 +161,7 @@ final class ControllersDaemon implements SmartLifecycle {
                 loadBalancer = null;
             }
             if (next.loadBalancer().isPresent()) {
-                loadBalancer = new LoadBalancerController(datastore, client, lbIpam, next.loadBalancer().get(),
+                loadBalancer = new LoadBalancerController(datastore, services, lbIpam, next.loadBalancer().get(),
                         loops);
                 loadBalancer.start();
             }

@@ -25,21 +25,36 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Services through fabric8: list, write {@code status.loadBalancer.ingress} and the allocation condition, record events. */
+/**
+ * Services through fabric8: read them (an informer's cache while the loadbalancer controller runs, see
+ * {@link InformedList}), write {@code status.loadBalancer.ingress} and the allocation condition, record events.
+ */
 final class KubernetesServices implements Services {
 
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesServices.class);
 
     private final KubernetesClient client;
+    private final InformedList<Service> services;
 
     KubernetesServices(KubernetesClient client) {
         this.client = client;
+        this.services = new InformedList<>(() -> client.services().inAnyNamespace().list().getItems(),
+                h -> client.services().inAnyNamespace().inform(h));
+    }
+
+    /** Starts the cache (the loadbalancer controller starts); each Service change calls {@code onChange}. */
+    void startCache(Runnable onChange) {
+        services.start(onChange);
+    }
+
+    void stopCache() {
+        services.close();
     }
 
     @Override
     public List<ServiceView> all() {
         List<ServiceView> out = new ArrayList<>();
-        for (Service s : client.services().inAnyNamespace().list().getItems()) {
+        for (Service s : services.items()) {
             List<String> ingress = s.getStatus() == null || s.getStatus().getLoadBalancer() == null
                     || s.getStatus().getLoadBalancer().getIngress() == null ? List.of()
                     : s.getStatus().getLoadBalancer().getIngress().stream().map(LoadBalancerIngress::getIp)

@@ -7,9 +7,6 @@ import calico.controllers.reconcile.DatastoreTrigger;
 import calico.controllers.reconcile.LoopWatch;
 import calico.controllers.reconcile.ReconcileLoop;
 import calico.libcalico.datastore.Datastore;
-import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
 
 /**
@@ -18,22 +15,21 @@ import java.time.Duration;
  */
 final class LoadBalancerController implements AutoCloseable {
 
-    private final KubernetesClient client;
+    private final KubernetesServices services;
     private final ReconcileLoop loop;
     private final DatastoreTrigger pools;
-    private SharedIndexInformer<Service> services;
     private volatile LoadBalancerIpam.Result last;
 
-    LoadBalancerController(Datastore datastore, KubernetesClient client, LoadBalancerIpam ipam, AssignIPs assignIPs,
+    LoadBalancerController(Datastore datastore, KubernetesServices services, LoadBalancerIpam ipam, AssignIPs assignIPs,
                            LoopWatch loops) {
-        this.client = client;
+        this.services = services;
         this.loop = new ReconcileLoop("loadbalancer", Duration.ofMinutes(5), Duration.ofSeconds(1),
                 () -> last = ipam.reconcile(assignIPs), loops);
         this.pools = new DatastoreTrigger(datastore, ResourceKind.IP_POOL, loop::trigger);
     }
 
     void start() {
-        services = client.services().inAnyNamespace().inform(new TriggerOnChange<>(loop::trigger));
+        services.startCache(loop::trigger);
         pools.start();
         loop.start();
     }
@@ -44,9 +40,7 @@ final class LoadBalancerController implements AutoCloseable {
 
     @Override
     public void close() {
-        if (services != null) {
-            services.close();
-        }
+        services.stopCache();
         pools.close();
         loop.close();
     }

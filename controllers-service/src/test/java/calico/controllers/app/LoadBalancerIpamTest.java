@@ -114,6 +114,7 @@ class LoadBalancerIpamTest {
                 // The refused Service asks for an address inside a pool: the address and the condition True come in
                 // one status write (a watch never sees the address beside the stale False).
                 List<Service> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+                long serviceLists = TestApps.clusterLists(KUBE, "services");
                 try (var w = KUBE.client().services().inNamespace("default").withName("lb-outside").watch(
                         new io.fabric8.kubernetes.client.Watcher<Service>() {
                             @Override
@@ -132,6 +133,8 @@ class LoadBalancerIpamTest {
                             ingressOf(x).contains("10.90.0.21") && "True".equals(conditionOf(x))));
                     assertThat(seen).as("no status with the address and the refusal").noneMatch(x ->
                             !ingressOf(x).isEmpty() && "False".equals(conditionOf(x)));
+                    assertThat(TestApps.clusterLists(KUBE, "services") - serviceLists)
+                            .as("the run read the informer's cache, not a LIST").isZero();
                 }
 
                 // Type changed: the address goes back. Deleted: the same.
