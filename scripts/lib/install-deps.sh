@@ -23,6 +23,9 @@ CALICO_DEB_PACKAGES+=(chromium)
 CALICO_DEB_PACKAGES+=(wireguard-go)
 # felix's cross-node throughput benchmarks (pod to pod against node to node)
 CALICO_DEB_PACKAGES+=(iperf3)
+# felix's eBPF dataplane: clang compiles native-dataplane's BPF programs at build time (llvm: llvm-strip
+# and friends), libbpf loads and attaches them (through JNA)
+CALICO_DEB_PACKAGES+=(clang llvm libbpf-dev libbpf1)
 
 # Prints "name" if the Debian package is not installed.
 calico_missing_package() {

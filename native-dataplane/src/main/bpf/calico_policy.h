@@ -1,0 +1,119 @@
+/* The maps shared by calico_tc.c and user space (calico.dataplane.bpf.PolicyMaps owns the Java
+ * side of every layout here: change both together). IPv4 only in this first version. */
+#ifndef CALICO_POLICY_H
+#define CALICO_POLICY_H
+
+#include <linux/types.h>
+
+#define CALI_DIR_TO_EP   0 /* towards the workload (its ingress policy): tc egress of the host-side veth */
+#define CALI_DIR_FROM_EP 1 /* from the workload (its egress policy): tc ingress of the host-side veth */
+
+#define CALI_MAX_RULES 4096 /* longest rule table one endpoint direction may have */
+#define CALI_RULE_SETS 8
+#define CALI_RULE_PORTS 16
+
+/* Rule actions. */
+#define CALI_ACT_ALLOW 1
+#define CALI_ACT_DENY  2
+#define CALI_ACT_JUMP  3 /* Pass, or the end of a profile: continue at rule.jump */
+
+/* rule.flags */
+#define CALI_F_PROTO        (1 << 0) /* packet protocol == proto */
+#define CALI_F_NOT_PROTO    (1 << 1) /* packet protocol != not_proto */
+#define CALI_F_ICMP_TYPE    (1 << 2)
+#define CALI_F_ICMP_CODE    (1 << 3)
+#define CALI_F_NOT_ICMP_TYPE (1 << 4)
+#define CALI_F_NOT_ICMP_CODE (1 << 5)
+
+/* set_ref.kind */
+#define CALI_SET_NET        1 /* address in the LPM set */
+#define CALI_SET_NAMED_PORT 2 /* (address, protocol, port) in the named-port set */
+
+/* port_ref.kind: positive kinds are ORed within a kind, negated ones must all miss */
+#define CALI_PORT_SRC     1
+#define CALI_PORT_DST     2
+#define CALI_PORT_NOT_SRC 3
+#define CALI_PORT_NOT_DST 4
+
+struct cali_ep_key {
+	__u32 ifindex;
+	__u32 dir;
+};
+
+/* An endpoint direction's current rule table: entries (ifindex, dir, gen, 0..len-1). */
+struct cali_ep_val {
+	__u32 gen;
+	__u32 len;
+};
+
+struct cali_rule_key {
+	__u32 ifindex;
+	__u16 dir;
+	__u16 gen;
+	__u32 index;
+};
+
+struct cali_set_ref {
+	__u32 id;
+	__u8 kind;
+	__u8 dst; /* 0: source side, 1: destination side */
+	__u8 negated;
+	__u8 pad;
+};
+
+struct cali_port_ref {
+	__u16 lo;
+	__u16 hi;
+	__u8 kind;
+	__u8 pad[3];
+};
+
+struct cali_rule {
+	__u8 action;
+	__u8 proto;
+	__u8 not_proto;
+	__u8 icmp_type;
+	__u8 icmp_code;
+	__u8 not_icmp_type;
+	__u8 not_icmp_code;
+	__u8 pad;
+	__u32 flags;
+	__u32 jump;
+	struct cali_set_ref sets[CALI_RULE_SETS];
+	struct cali_port_ref ports[CALI_RULE_PORTS];
+};
+
+/* LPM key of an IP set member: the set ID is the first 32 bits of the prefix. */
+struct cali_lpm_key {
+	__u32 prefixlen; /* 32 + the CIDR's length */
+	__u32 set_id;    /* network byte order, so it prefixes the address */
+	__u32 addr;      /* network byte order */
+};
+
+struct cali_named_port_key {
+	__u32 set_id;
+	__u32 addr; /* network byte order */
+	__u16 port;
+	__u8 proto;
+	__u8 pad;
+};
+
+/* A flow one endpoint direction approved; replies match the reversed tuple. */
+struct cali_ct_key {
+	__u32 saddr;
+	__u32 daddr;
+	__u16 sport;
+	__u16 dport;
+	__u8 proto;
+	__u8 dir;
+	__u16 pad;
+	__u32 ifindex;
+};
+
+struct cali_ct_val {
+	__u64 last_seen_ns;
+};
+
+#define CALI_CT_IDLE_NS (300ULL * 1000 * 1000 * 1000)
+
+#endif

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Calico policy for workload interfaces, as tc classifiers (one per direction) on the host-side
+ * veth. An endpoint direction's rules are a table in a hash map, walked by bpf_loop (so the
+ * verifier checks one rule, not the table); IP sets are LPM tries; a conntrack map lets flows
+ * an endpoint direction approved (and their replies) skip the table. See calico_policy.h. */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/in.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "calico_policy.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct cali_ep_key);
+	__type(value, struct cali_ep_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cali_eps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1048576);
+	__type(key, struct cali_rule_key);
+	__type(value, struct cali_rule);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cali_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1048576);
+	__type(key, struct cali_lpm_key);
+	__type(value, __u8);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cali_sets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__type(key, struct cali_named_port_key);
+	__type(value, __u8);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cali_nports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 524288);
+	__type(key, struct cali_ct_key);
+	__type(value, struct cali_ct_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cali_ct SEC(".maps");
+
+/* What the walk needs of the packet, parsed once. */
+struct walk {
+	__u32 ifindex;
+	__u32 dir;
+	__u32 gen;
+	__u32 len;
+	__u32 next;      /* index of the next rule to evaluate */
+	__u32 verdict;   /* 0 while undecided */
+	__u32 saddr;
+	__u32 daddr;
+	__u16 sport;     /* ICMP: the type */
+	__u16 dport;     /* ICMP: the code */
+	__u8 proto;
+	__u8 has_ports;
+};
+
+static __always_inline int in_set(const struct cali_set_ref *s, const struct walk *w)
+{
+	__u32 addr = s->dst ? w->daddr : w->saddr;
+	if (s->kind == CALI_SET_NET) {
+		struct cali_lpm_key k = { .prefixlen = 64, .set_id = bpf_htonl(s->id), .addr = addr };
+		return bpf_map_lookup_elem(&cali_sets, &k) != NULL;
+	}
+	if (!w->has_ports)
+		return 0;
+	struct cali_named_port_key k = {
+		.set_id = s->id, .addr = addr, .port = s->dst ? w->dport : w->sport, .proto = w->proto,
+	};
+	return bpf_map_lookup_elem(&cali_nports, &k) != NULL;
+}
+
+static __always_inline int rule_matches(const struct cali_rule *r, const struct walk *w)
+{
+	if ((r->flags & CALI_F_PROTO) && w->proto != r->proto)
+		return 0;
+	if ((r->flags & CALI_F_NOT_PROTO) && w->proto == r->not_proto)
+		return 0;
+	if (r->flags & (CALI_F_ICMP_TYPE | CALI_F_NOT_ICMP_TYPE)) {
+		int icmp = w->proto == IPPROTO_ICMP;
+		if ((r->flags & CALI_F_ICMP_TYPE) && (!icmp || w->sport != r->icmp_type
+				|| ((r->flags & CALI_F_ICMP_CODE) && w->dport != r->icmp_code)))
+			return 0;
+		if ((r->flags & CALI_F_NOT_ICMP_TYPE) && icmp && w->sport == r->not_icmp_type
+				&& (!(r->flags & CALI_F_NOT_ICMP_CODE) || w->dport == r->not_icmp_code))
+			return 0;
+	}
+	__u32 want_src = 0, want_dst = 0, got_src = 0, got_dst = 0;
+#pragma unroll
+	for (int i = 0; i < CALI_RULE_PORTS; i++) {
+		const struct cali_port_ref *p = &r->ports[i];
+		if (p->kind == 0)
+			continue;
+		__u16 port = (p->kind == CALI_PORT_SRC || p->kind == CALI_PORT_NOT_SRC) ? w->sport : w->dport;
+		int hit = w->has_ports && port >= p->lo && port <= p->hi;
+		switch (p->kind) {
+		case CALI_PORT_SRC: want_src = 1; got_src |= hit; break;
+		case CALI_PORT_DST: want_dst = 1; got_dst |= hit; break;
+		default: if (hit) return 0;
+		}
+	}
+	if ((want_src && !got_src) || (want_dst && !got_dst))
+		return 0;
+#pragma unroll
+	for (int i = 0; i < CALI_RULE_SETS; i++) {
+		const struct cali_set_ref *s = &r->sets[i];
+		if (s->kind == 0)
+			continue;
+		if (in_set(s, w) == s->negated)
+			return 0;
+	}
+	return 1;
+}
+
+static long walk_one(__u32 unused, void *ctx)
+{
+	struct walk *w = ctx;
+	if (w->next >= w->len)
+		return 1;
+	struct cali_rule_key k = { .ifindex = w->ifindex, .dir = w->dir, .gen = w->gen, .index = w->next };
+	const struct cali_rule *r = bpf_map_lookup_elem(&cali_rules, &k);
+	if (!r) { /* a hole in the table: fail closed */
+		w->verdict = CALI_ACT_DENY;
+		return 1;
+	}
+	if (!rule_matches(r, w)) {
+		w->next++;
+		return 0;
+	}
+	if (r->action == CALI_ACT_JUMP) {
+		w->next = r->jump > w->next ? r->jump : w->next + 1; /* only forward: the walk ends */
+		return 0;
+	}
+	w->verdict = r->action;
+	return 1;
+}
+
+static __always_inline void ct_key(struct cali_ct_key *k, const struct walk *w, int reverse)
+{
+	k->saddr = reverse ? w->daddr : w->saddr;
+	k->daddr = reverse ? w->saddr : w->daddr;
+	k->sport = reverse ? w->dport : w->sport;
+	k->dport = reverse ? w->sport : w->dport;
+	k->proto = w->proto;
+	k->dir = reverse ? !w->dir : w->dir;
+	k->pad = 0;
+	k->ifindex = w->ifindex;
+}
+
+static __always_inline int ct_hit(const struct walk *w, __u64 now)
+{
+	struct cali_ct_key k;
+	for (int reverse = 0; reverse < 2; reverse++) {
+		ct_key(&k, w, reverse);
+		struct cali_ct_val *v = bpf_map_lookup_elem(&cali_ct, &k);
+		if (v && now - v->last_seen_ns < CALI_CT_IDLE_NS) {
+			v->last_seen_ns = now;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static __always_inline int police(struct __sk_buff *skb, __u32 dir)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	if ((void *)(eth + 1) > end)
+		return TC_ACT_SHOT;
+	if (eth->h_proto == bpf_htons(ETH_P_ARP))
+		return TC_ACT_OK;
+	if (eth->h_proto != bpf_htons(ETH_P_IP))
+		return TC_ACT_SHOT; /* IPv6 and the rest: not policed yet, so not let through */
+	/* The host's own traffic to its workloads is not policed (as the iptables OUTPUT chain). */
+	if (dir == CALI_DIR_TO_EP && skb->ingress_ifindex == 0)
+		return TC_ACT_OK;
+	struct iphdr *ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > end || ip->ihl < 5)
+		return TC_ACT_SHOT;
+
+	struct walk w = {
+		.ifindex = skb->ifindex, .dir = dir, .saddr = ip->saddr, .daddr = ip->daddr, .proto = ip->protocol,
+	};
+	void *l4 = (void *)ip + ip->ihl * 4;
+	int first_fragment = (ip->frag_off & bpf_htons(0x1fff)) == 0;
+	if (first_fragment && (ip->protocol == IPPROTO_TCP || ip->protocol == IPPROTO_UDP
+			|| ip->protocol == IPPROTO_SCTP)) {
+		__u16 *ports = l4;
+		if ((void *)(ports + 2) > end)
+			return TC_ACT_SHOT;
+		w.sport = bpf_ntohs(ports[0]);
+		w.dport = bpf_ntohs(ports[1]);
+		w.has_ports = 1;
+	} else if (first_fragment && ip->protocol == IPPROTO_ICMP) {
+		__u8 *icmp = l4;
+		if ((void *)(icmp + 8) > end)
+			return TC_ACT_SHOT;
+		w.sport = icmp[0];
+		w.dport = icmp[1];
+	}
+
+	/* Conntrack keys: ICMP echo by its identifier, both ways. */
+	struct walk ct = w;
+	if (ct.proto == IPPROTO_ICMP) {
+		__u8 *icmp = l4;
+		int echo = ct.sport == 8 || ct.sport == 0;
+		ct.sport = ct.dport = 0;
+		if (echo && first_fragment && (void *)(icmp + 8) <= end)
+			ct.sport = ct.dport = ((__u16)icmp[4] << 8) | icmp[5];
+	}
+	__u64 now = bpf_ktime_get_ns();
+	if (ct_hit(&ct, now))
+		return TC_ACT_OK;
+
+	struct cali_ep_key ek = { .ifindex = skb->ifindex, .dir = dir };
+	struct cali_ep_val *ev = bpf_map_lookup_elem(&cali_eps, &ek);
+	if (!ev)
+		return TC_ACT_SHOT; /* no table for this endpoint (yet): fail closed */
+	w.gen = ev->gen;
+	w.len = ev->len;
+	bpf_loop(CALI_MAX_RULES, walk_one, &w, 0);
+	if (w.verdict != CALI_ACT_ALLOW)
+		return TC_ACT_SHOT;
+
+	struct cali_ct_key k;
+	ct_key(&k, &ct, 0);
+	struct cali_ct_val v = { .last_seen_ns = now };
+	bpf_map_update_elem(&cali_ct, &k, &v, BPF_ANY);
+	return TC_ACT_OK;
+}
+
+SEC("tc")
+int calico_to_ep(struct __sk_buff *skb)
+{
+	return police(skb, CALI_DIR_TO_EP);
+}
+
+SEC("tc")
+int calico_from_ep(struct __sk_buff *skb)
+{
+	return police(skb, CALI_DIR_FROM_EP);
+}

@@ -1,0 +1,107 @@
+package calico.dataplane.bpf;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One loaded (or pinned and reused) BPF map, by file descriptor, with its key and value sizes;
+ * keys and values are the raw bytes of the C structs ({@link PolicyMaps} encodes them). The
+ * descriptor belongs to the {@link BpfObject} that loaded the map.
+ */
+public final class BpfMap {
+
+    private static final long BPF_ANY = 0;
+
+    private final String name;
+    private final int fd;
+    private final int keySize;
+    private final int valueSize;
+
+    BpfMap(String name, int fd, int keySize, int valueSize) {
+        this.name = name;
+        this.fd = fd;
+        this.keySize = keySize;
+        this.valueSize = valueSize;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public int keySize() {
+        return keySize;
+    }
+
+    public int valueSize() {
+        return valueSize;
+    }
+
+    /** Creates or replaces the entry. */
+    public void put(byte[] key, byte[] value) {
+        check(key, keySize, "key");
+        check(value, valueSize, "value");
+        int rc = BpfCalls.lib().bpf_map_update_elem(fd, key, value, BPF_ANY);
+        if (rc != 0) {
+            throw new BpfException("map " + name + ": update", BpfCalls.errno(rc));
+        }
+    }
+
+    /** {@return whether an entry was there} and removes it. */
+    public boolean delete(byte[] key) {
+        check(key, keySize, "key");
+        int rc = BpfCalls.lib().bpf_map_delete_elem(fd, key);
+        if (rc == 0) {
+            return true;
+        }
+        int errno = BpfCalls.errno(rc);
+        if (errno == BpfException.Errno.ENOENT) {
+            return false;
+        }
+        throw new BpfException("map " + name + ": delete", errno);
+    }
+
+    /** {@return the value, or null when there is no entry} */
+    public byte[] get(byte[] key) {
+        check(key, keySize, "key");
+        byte[] value = new byte[valueSize];
+        int rc = BpfCalls.lib().bpf_map_lookup_elem(fd, key, value);
+        if (rc == 0) {
+            return value;
+        }
+        int errno = BpfCalls.errno(rc);
+        if (errno == BpfException.Errno.ENOENT) {
+            return null;
+        }
+        throw new BpfException("map " + name + ": lookup", errno);
+    }
+
+    /** {@return every key} (a snapshot; concurrent writers may add or remove entries meanwhile) */
+    public List<byte[]> keys() {
+        List<byte[]> out = new ArrayList<>();
+        byte[] key = null;
+        while (true) {
+            byte[] next = new byte[keySize];
+            int rc = BpfCalls.lib().bpf_map_get_next_key(fd, key, next);
+            if (rc != 0) {
+                int errno = BpfCalls.errno(rc);
+                if (errno == BpfException.Errno.ENOENT) {
+                    return out;
+                }
+                throw new BpfException("map " + name + ": next key", errno);
+            }
+            out.add(next);
+            key = next;
+        }
+    }
+
+    private void check(byte[] b, int size, String what) {
+        if (b.length != size) {
+            throw new IllegalArgumentException("map " + name + ": " + what + " of " + b.length + " bytes, needs " + size);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name + " (fd " + fd + ")";
+    }
+}

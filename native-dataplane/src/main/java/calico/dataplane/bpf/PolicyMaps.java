@@ -1,0 +1,288 @@
+package calico.dataplane.bpf;
+
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The Java side of {@code src/main/bpf/calico_policy.h}: every map's name and the byte layout of
+ * its keys and values, in one place (change both together; {@code PolicyProgramTest} reads
+ * entries back through the kernel). Integers are in host (little-endian) order; addresses, and
+ * the set ID that prefixes an LPM key, in network order.
+ */
+public final class PolicyMaps {
+
+    public static final String ENDPOINTS = "cali_eps";
+    public static final String RULES = "cali_rules";
+    public static final String SETS = "cali_sets";
+    public static final String NAMED_PORTS = "cali_nports";
+    public static final String CONNTRACK = "cali_ct";
+    /** Every map the policy program pins, by name. */
+    public static final List<String> ALL = List.of(ENDPOINTS, RULES, SETS, NAMED_PORTS, CONNTRACK);
+
+    /** calico_policy.h limits. */
+    public static final int MAX_RULES = 4096;
+    public static final int RULE_SETS = 8;
+    public static final int RULE_PORTS = 16;
+    static final int RULE_SIZE = 208;
+
+    private PolicyMaps() {
+    }
+
+    /** The policy direction of an endpoint, and the tc hook of its host-side interface that enforces it. */
+    public enum Dir {
+        /** Towards the workload: its ingress policy, on the host side's tc egress. */
+        TO_ENDPOINT(0, TcDirection.EGRESS, "calico_to_ep"),
+        /** From the workload: its egress policy, on the host side's tc ingress. */
+        FROM_ENDPOINT(1, TcDirection.INGRESS, "calico_from_ep");
+
+        public final int code;
+        public final TcDirection hook;
+        public final String program;
+
+        Dir(int code, TcDirection hook, String program) {
+            this.code = code;
+            this.hook = hook;
+            this.program = program;
+        }
+    }
+
+    public enum Action {
+        ALLOW(1), DENY(2),
+        /** Continue at the rule's {@code jump} index (a Pass, or the end of a profile that decided nothing). */
+        JUMP(3);
+
+        final int code;
+
+        Action(int code) {
+            this.code = code;
+        }
+
+        static Action of(int code) {
+            for (Action a : values()) {
+                if (a.code == code) {
+                    return a;
+                }
+            }
+            throw new IllegalArgumentException("rule action " + code);
+        }
+    }
+
+    public enum SetKind { NET, NAMED_PORT }
+
+    public enum PortKind { SRC, DST, NOT_SRC, NOT_DST }
+
+    /** A set test: the source or destination address (with the port, for named ports) is, or is not, in set {@code id}. */
+    public record SetRef(int id, SetKind kind, boolean dst, boolean negated) {
+        public SetRef {
+            Objects.requireNonNull(kind, "kind");
+        }
+    }
+
+    /** A port range test; ranges of one positive kind are ORed, negated ones must all miss. */
+    public record PortRef(int lo, int hi, PortKind kind) {
+        public PortRef {
+            if (lo < 0 || hi > 65535 || lo > hi) {
+                throw new IllegalArgumentException("port range " + lo + ":" + hi);
+            }
+            Objects.requireNonNull(kind, "kind");
+        }
+    }
+
+    /**
+     * One entry of an endpoint direction's rule table: ANDed tests (null fields: no test) and an
+     * action; {@code jump} is the next index for {@link Action#JUMP} (forward only).
+     */
+    public record Rule(Action action, Integer proto, Integer notProto, Integer icmpType, Integer icmpCode,
+                       Integer notIcmpType, Integer notIcmpCode, int jump, List<SetRef> sets, List<PortRef> ports) {
+        public Rule {
+            Objects.requireNonNull(action, "action");
+            sets = List.copyOf(sets);
+            ports = List.copyOf(ports);
+            if (sets.size() > RULE_SETS) {
+                throw new IllegalArgumentException("a BPF rule holds at most " + RULE_SETS + " set tests, this one "
+                        + sets.size());
+            }
+            if (ports.size() > RULE_PORTS) {
+                throw new IllegalArgumentException("a BPF rule holds at most " + RULE_PORTS + " port ranges, this one "
+                        + ports.size());
+            }
+        }
+
+        /** An unconditional rule. */
+        public static Rule always(Action action, int jump) {
+            return new Rule(action, null, null, null, null, null, null, jump, List.of(), List.of());
+        }
+    }
+
+    // ---- encoding
+
+    public static byte[] endpointKey(int ifindex, Dir dir) {
+        return le(8).putInt(ifindex).putInt(dir.code).array();
+    }
+
+    public static byte[] endpointValue(int gen, int len) {
+        return le(8).putInt(gen).putInt(len).array();
+    }
+
+    /** {@return (gen, len)} of an endpoint value */
+    public static int[] decodeEndpointValue(byte[] v) {
+        ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
+        return new int[] {b.getInt(), b.getInt()};
+    }
+
+    public static byte[] ruleKey(int ifindex, Dir dir, int gen, int index) {
+        return le(12).putInt(ifindex).putShort((short) dir.code).putShort((short) gen).putInt(index).array();
+    }
+
+    /** A rule key's fields: ifindex, dir code, gen, index. */
+    public static int[] decodeRuleKey(byte[] k) {
+        ByteBuffer b = ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN);
+        return new int[] {b.getInt(), Short.toUnsignedInt(b.getShort()), Short.toUnsignedInt(b.getShort()), b.getInt()};
+    }
+
+    public static byte[] rule(Rule r) {
+        ByteBuffer b = le(RULE_SIZE);
+        int flags = 0;
+        b.put((byte) r.action().code);
+        b.put(u8(r.proto()));
+        b.put(u8(r.notProto()));
+        b.put(u8(r.icmpType()));
+        b.put(u8(r.icmpCode()));
+        b.put(u8(r.notIcmpType()));
+        b.put(u8(r.notIcmpCode()));
+        b.put((byte) 0);
+        flags |= r.proto() != null ? 1 : 0;
+        flags |= r.notProto() != null ? 1 << 1 : 0;
+        flags |= r.icmpType() != null ? 1 << 2 : 0;
+        flags |= r.icmpCode() != null ? 1 << 3 : 0;
+        flags |= r.notIcmpType() != null ? 1 << 4 : 0;
+        flags |= r.notIcmpCode() != null ? 1 << 5 : 0;
+        b.putInt(flags);
+        b.putInt(r.jump());
+        for (int i = 0; i < RULE_SETS; i++) {
+            if (i < r.sets().size()) {
+                SetRef s = r.sets().get(i);
+                b.putInt(s.id()).put((byte) (s.kind() == SetKind.NET ? 1 : 2)).put((byte) (s.dst() ? 1 : 0))
+                        .put((byte) (s.negated() ? 1 : 0)).put((byte) 0);
+            } else {
+                b.putLong(0);
+            }
+        }
+        for (int i = 0; i < RULE_PORTS; i++) {
+            if (i < r.ports().size()) {
+                PortRef p = r.ports().get(i);
+                b.putShort((short) p.lo()).putShort((short) p.hi()).put((byte) (p.kind().ordinal() + 1))
+                        .put(new byte[3]);
+            } else {
+                b.putLong(0);
+            }
+        }
+        return b.array();
+    }
+
+    public static Rule decodeRule(byte[] v) {
+        ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
+        int action = b.get();
+        int[] f = new int[6];
+        for (int i = 0; i < 6; i++) {
+            f[i] = Byte.toUnsignedInt(b.get());
+        }
+        b.get();
+        int flags = b.getInt();
+        int jump = b.getInt();
+        List<SetRef> sets = new ArrayList<>();
+        for (int i = 0; i < RULE_SETS; i++) {
+            int id = b.getInt();
+            int kind = b.get();
+            int dst = b.get();
+            int neg = b.get();
+            b.get();
+            if (kind != 0) {
+                sets.add(new SetRef(id, kind == 1 ? SetKind.NET : SetKind.NAMED_PORT, dst != 0, neg != 0));
+            }
+        }
+        List<PortRef> ports = new ArrayList<>();
+        for (int i = 0; i < RULE_PORTS; i++) {
+            int lo = Short.toUnsignedInt(b.getShort());
+            int hi = Short.toUnsignedInt(b.getShort());
+            int kind = b.get();
+            b.get(new byte[3]);
+            if (kind != 0) {
+                ports.add(new PortRef(lo, hi, PortKind.values()[kind - 1]));
+            }
+        }
+        return new Rule(Action.of(action), flag(flags, 0, f[0]), flag(flags, 1, f[1]), flag(flags, 2, f[2]),
+                flag(flags, 3, f[3]), flag(flags, 4, f[4]), flag(flags, 5, f[5]), jump, sets, ports);
+    }
+
+    /** An LPM key for member {@code address/prefix} (IPv4) of set {@code setId}. */
+    public static byte[] lpmKey(int setId, Inet4Address address, int prefix) {
+        if (prefix < 0 || prefix > 32) {
+            throw new IllegalArgumentException("IPv4 prefix length " + prefix);
+        }
+        return le(12).putInt(32 + prefix).order(ByteOrder.BIG_ENDIAN).putInt(setId).put(address.getAddress()).array();
+    }
+
+    /** An LPM key's fields: set ID, address, prefix length. */
+    public record LpmEntry(int setId, Inet4Address address, int prefix) {
+    }
+
+    public static LpmEntry decodeLpmKey(byte[] k) {
+        ByteBuffer b = ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN);
+        int len = b.getInt();
+        int id = b.order(ByteOrder.BIG_ENDIAN).getInt();
+        byte[] a = new byte[4];
+        b.get(a);
+        return new LpmEntry(id, inet4(a), len - 32);
+    }
+
+    public static byte[] namedPortKey(int setId, Inet4Address address, int proto, int port) {
+        return le(12).putInt(setId).put(address.getAddress()).putShort((short) port).put((byte) proto).put((byte) 0)
+                .array();
+    }
+
+    /** A conntrack key's fields; addresses as written, ports in host order. */
+    public record CtEntry(Inet4Address src, Inet4Address dst, int srcPort, int dstPort, int proto, Dir dir,
+                          int ifindex) {
+    }
+
+    public static CtEntry decodeCtKey(byte[] k) {
+        ByteBuffer b = ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN);
+        byte[] s = new byte[4];
+        byte[] d = new byte[4];
+        b.get(s).get(d);
+        int sport = Short.toUnsignedInt(b.getShort());
+        int dport = Short.toUnsignedInt(b.getShort());
+        int proto = Byte.toUnsignedInt(b.get());
+        int dir = b.get();
+        b.getShort();
+        return new CtEntry(inet4(s), inet4(d), sport, dport, proto, dir == 0 ? Dir.TO_ENDPOINT : Dir.FROM_ENDPOINT,
+                b.getInt());
+    }
+
+    private static Integer flag(int flags, int bit, int value) {
+        return (flags & (1 << bit)) != 0 ? value : null;
+    }
+
+    private static byte u8(Integer v) {
+        return (byte) (v == null ? 0 : v);
+    }
+
+    private static ByteBuffer le(int size) {
+        return ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private static Inet4Address inet4(byte[] a) {
+        try {
+            return (Inet4Address) InetAddress.getByAddress(a);
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,76 @@
+package calico.dataplane.bpf;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Calico's policy programs ({@code src/main/bpf/calico_tc.c}, compiled by clang at build time and
+ * shipped as the resource {@value #RESOURCE}) loaded once, with their maps pinned under one
+ * directory of a bpffs; {@link #attach} puts both directions on a workload's host-side interface.
+ * The maps' layouts are {@link PolicyMaps}.
+ */
+public final class PolicyProgram implements AutoCloseable {
+
+    public static final String RESOURCE = "/calico/dataplane/bpf/calico_tc.o";
+
+    private final BpfObject object;
+    private final Path pinDir;
+
+    private PolicyProgram(BpfObject object, Path pinDir) {
+        this.object = object;
+        this.pinDir = pinDir;
+    }
+
+    /** Loads the shipped object, pinning its maps in {@code pinDir} (created; its parent must be on a bpffs). */
+    public static PolicyProgram load(Path pinDir) {
+        return load(shippedObject(), pinDir);
+    }
+
+    /** Loads {@code elf} (tests: a broken object) as the policy program. */
+    public static PolicyProgram load(byte[] elf, Path pinDir) {
+        try {
+            Files.createDirectories(pinDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the BPF pin directory " + pinDir, e);
+        }
+        return new PolicyProgram(BpfObject.load("calico_tc", elf, pinDir), pinDir);
+    }
+
+    /** {@return the bytes of the shipped object} */
+    public static byte[] shippedObject() {
+        try (InputStream in = PolicyProgram.class.getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException(RESOURCE + " is not on the classpath (built by native-dataplane's clang step)");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public BpfMap map(String name) {
+        return object.map(name);
+    }
+
+    public Path pinDir() {
+        return pinDir;
+    }
+
+    /** Attaches the program of {@code dir} to the interface's hook for it. */
+    public void attach(int ifindex, String ifName, PolicyMaps.Dir dir) {
+        Tc.attach(ifindex, ifName, dir.hook, object.programFd(dir.program), dir.program);
+    }
+
+    /** {@return the descriptor of {@code dir}'s program} (for BPF_PROG_TEST_RUN) */
+    public int programFd(PolicyMaps.Dir dir) {
+        return object.programFd(dir.program);
+    }
+
+    @Override
+    public void close() {
+        object.close();
+    }
+}

@@ -1,0 +1,179 @@
+package calico.dataplane.bpf;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.dataplane.bpf.PolicyMaps.Action;
+import calico.dataplane.bpf.PolicyMaps.Dir;
+import calico.dataplane.bpf.PolicyMaps.PortKind;
+import calico.dataplane.bpf.PolicyMaps.PortRef;
+import calico.dataplane.bpf.PolicyMaps.Rule;
+import calico.dataplane.bpf.PolicyMaps.SetKind;
+import calico.dataplane.bpf.PolicyMaps.SetRef;
+import calico.dataplane.testing.NetNs;
+import java.io.InputStream;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shipped policy programs in the kernel, with rule tables written by hand through
+ * {@link PolicyMaps} (felix's compiler is tested in felix-service): a router namespace with two
+ * workload-like namespaces on {@code cali…} veths, a private bpffs for the pins. Real TCP decides.
+ */
+class PolicyProgramTest {
+
+    private static final String A = "10.77.1.2";
+    private static final String B = "10.77.2.2";
+    private static final Duration YES = Duration.ofSeconds(2);
+    private static final Duration NO = Duration.ofMillis(300);
+
+    private NetNs router;
+    private NetNs a;
+    private NetNs b;
+    private Path bpffs;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        assumeTrue(NetNs.available(), "needs root for namespaces");
+        bpffs = Files.createTempDirectory("bpf-fs-");
+        BpfFs.ensureMounted(bpffs);
+        router = NetNs.create("bpf-r");
+        a = NetNs.create("bpf-a");
+        b = NetNs.create("bpf-b");
+        router.veth("caliaaaa", a, "eth0");
+        router.veth("calibbbb", b, "eth0");
+        router.exec("ip", "addr", "add", "10.77.1.1/24", "dev", "caliaaaa");
+        router.exec("ip", "addr", "add", "10.77.2.1/24", "dev", "calibbbb");
+        router.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        a.exec("ip", "addr", "add", A + "/24", "dev", "eth0");
+        b.exec("ip", "addr", "add", B + "/24", "dev", "eth0");
+        a.exec("ip", "route", "add", "default", "via", "10.77.1.1");
+        b.exec("ip", "route", "add", "default", "via", "10.77.2.1");
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (NetNs n : new NetNs[] {a, b, router}) {
+            if (n != null) {
+                n.close();
+            }
+        }
+        if (bpffs != null) {
+            if (BpfFs.isBpfFs(bpffs)) {
+                BpfFs.unmount(bpffs);
+            }
+            Files.deleteIfExists(bpffs);
+        }
+    }
+
+    @Test
+    void rulesSetsAndConntrackDecideRealPackets() throws Exception {
+        Path pins = bpffs.resolve("calico");
+        try (PolicyProgram prog = router.call(() -> PolicyProgram.load(pins));
+             NetNs.Listener b8080 = b.tcpListener(B, 8080);
+             NetNs.Listener b9090 = b.tcpListener(B, 9090);
+             NetNs.Listener a7070 = a.tcpListener(A, 7070)) {
+            int ifA = ifindex("caliaaaa");
+            int ifB = ifindex("calibbbb");
+            assertThat(Files.list(pins).map(p -> p.getFileName().toString()).sorted().toList())
+                    .as("every map pinned by name").isEqualTo(PolicyMaps.ALL.stream().sorted().toList());
+
+            // Attached with no table: fail closed.
+            router.run(() -> {
+                for (Dir d : Dir.values()) {
+                    prog.attach(ifB, "calibbbb", d);
+                    prog.attach(ifA, "caliaaaa", d);
+                }
+            });
+            assertThat(router.call(() -> Tc.attachedProgramId(ifB, TcDirection.EGRESS))).isNotEmpty();
+            assertThat(a.tcpConnects(B, 8080, NO)).as("no table: dropped").isFalse();
+
+            // b's ingress: TCP to 8080 from set 7 (a's address); the rest denied. a and b's egress: allow all.
+            BpfMap sets = prog.map(PolicyMaps.SETS);
+            sets.put(PolicyMaps.lpmKey(7, inet(A), 32), new byte[] {1});
+            program(prog, ifB, Dir.TO_ENDPOINT, 1, List.of(
+                    new Rule(Action.ALLOW, 6, null, null, null, null, null, 0,
+                            List.of(new SetRef(7, SetKind.NET, false, false)),
+                            List.of(new PortRef(8080, 8080, PortKind.DST))),
+                    Rule.always(Action.DENY, 0)));
+            for (int ifx : new int[] {ifA, ifB}) {
+                program(prog, ifx, Dir.FROM_ENDPOINT, 1, List.of(Rule.always(Action.ALLOW, 0)));
+            }
+            program(prog, ifA, Dir.TO_ENDPOINT, 1, List.of(Rule.always(Action.DENY, 0)));
+            assertThat(a.tcpConnects(B, 8080, YES)).as("allowed port from the set").isTrue();
+            assertThat(a.tcpConnects(B, 9090, NO)).as("other port").isFalse();
+            assertThat(b.tcpConnects(A, 7070, NO)).as("a's ingress denies new connections").isFalse();
+
+            // The conntrack map holds the approvals of the allowed flow, and nothing of the denied ones.
+            List<PolicyMaps.CtEntry> ct = prog.map(PolicyMaps.CONNTRACK).keys().stream().map(PolicyMaps::decodeCtKey)
+                    .toList();
+            assertThat(ct).anySatisfy(e -> {
+                assertThat(e.dstPort()).isEqualTo(8080);
+                assertThat(e.ifindex()).isEqualTo(ifB);
+                assertThat(e.dir()).isEqualTo(Dir.TO_ENDPOINT);
+            });
+            assertThat(ct).noneMatch(e -> e.dstPort() == 9090 && e.ifindex() == ifB);
+
+            // A jump (Pass) over the deny: the next generation of b's table lets 9090 in; the old one is replaced whole.
+            program(prog, ifB, Dir.TO_ENDPOINT, 2, List.of(
+                    new Rule(Action.JUMP, 6, null, null, null, null, null, 2, List.of(),
+                            List.of(new PortRef(9000, 9999, PortKind.DST))),
+                    Rule.always(Action.DENY, 0),
+                    Rule.always(Action.ALLOW, 0)));
+            assertThat(a.tcpConnects(B, 9090, YES)).as("jumped over the deny").isTrue();
+            assertThat(a.tcpConnects(B, 8080, NO)).as("8080 now hits the deny").isFalse();
+            assertThat(PolicyMaps.decodeRule(prog.map(PolicyMaps.RULES).get(PolicyMaps.ruleKey(ifB, Dir.TO_ENDPOINT, 2, 0))))
+                    .as("a rule reads back as written").isEqualTo(new Rule(Action.JUMP, 6, null, null, null, null, null,
+                            2, List.of(), List.of(new PortRef(9000, 9999, PortKind.DST))));
+
+            // Detached: the interface is plain again.
+            router.run(() -> {
+                for (Dir d : Dir.values()) {
+                    assertThat(Tc.detach(ifB, d.hook)).isTrue();
+                    assertThat(Tc.detach(ifB, d.hook)).as("already gone").isFalse();
+                }
+            });
+            assertThat(a.tcpConnects(B, 8080, YES)).as("detached b: no policy").isTrue();
+        }
+        assertThat(Files.exists(pins.resolve(PolicyMaps.RULES))).as("pins outlive the loader").isTrue();
+    }
+
+    @Test
+    void aVerifierRefusalNamesTheProgramAndCarriesTheLog() throws Exception {
+        byte[] broken;
+        try (InputStream in = getClass().getResourceAsStream("/calico/dataplane/bpf/rejected.o")) {
+            assertThat(in).as("rejected.o built by the test clang step").isNotNull();
+            broken = in.readAllBytes();
+        }
+        assertThatThrownBy(() -> PolicyProgram.load(broken, bpffs.resolve("broken")))
+                .isInstanceOf(BpfException.class)
+                .hasMessageContaining("load refused")
+                .hasMessageContaining("program calico_to_ep")
+                .hasMessageContaining("invalid access to packet");
+    }
+
+    /** Writes a table under generation {@code gen}, then points the endpoint at it. */
+    private static void program(PolicyProgram prog, int ifindex, Dir dir, int gen, List<Rule> rules) {
+        BpfMap table = prog.map(PolicyMaps.RULES);
+        for (int i = 0; i < rules.size(); i++) {
+            table.put(PolicyMaps.ruleKey(ifindex, dir, gen, i), PolicyMaps.rule(rules.get(i)));
+        }
+        prog.map(PolicyMaps.ENDPOINTS).put(PolicyMaps.endpointKey(ifindex, dir), PolicyMaps.endpointValue(gen, rules.size()));
+    }
+
+    private int ifindex(String dev) {
+        return Integer.parseInt(router.exec("cat", "/sys/class/net/" + dev + "/ifindex").trim());
+    }
+
+    private static Inet4Address inet(String ip) throws Exception {
+        return (Inet4Address) InetAddress.getByName(ip);
+    }
+}
