@@ -10,6 +10,8 @@ import java.util.function.Supplier;
  * {@code ConfigUpdate}'s settings, in which {@code FELIX_*} variables already won):
  *
  * <ul>
+ *   <li>{@code bpfEnabled: true} → {@link Bpf}, whatever the other two say (as in Calico, the
+ *       eBPF dataplane replaces the iptables/nftables policy);</li>
  *   <li>{@code nftablesMode: Enabled} → {@link Nftables};</li>
  *   <li>{@code Disabled} → {@link Iptables};</li>
  *   <li>{@code Auto} (the default) → {@link Iptables}. Calico's felix follows kube-proxy's mode
@@ -39,14 +41,24 @@ public sealed interface BackendChoice {
     record Nftables() implements BackendChoice {
     }
 
+    /** The eBPF driver: tc programs on the workload interfaces, maps pinned on a bpffs. */
+    record Bpf() implements BackendChoice {
+    }
+
     /**
-     * The config fields the choice depends on, normalised: the two mode fields and the xtables
+     * The config fields the choice depends on, normalised: {@code bpfEnabled}, the two mode fields and the xtables
      * lock fields ({@code iptablesLockFilePath}, {@code iptablesLockTimeout},
      * {@code iptablesLockProbeInterval}); changes of anything else never restart a driver.
      */
-    record Inputs(String nftablesMode, String iptablesBackend, XtablesLockSettings lock) {
+    record Inputs(String nftablesMode, String iptablesBackend, XtablesLockSettings lock, boolean bpfEnabled) {
         public static Inputs of(FelixSettings config) {
-            return new Inputs(norm(config.nftablesMode()), norm(config.iptablesBackend()), lockOf(config));
+            return new Inputs(norm(config.nftablesMode()), norm(config.iptablesBackend()), lockOf(config),
+                    config.bpfEnabled());
+        }
+
+        /** Without eBPF. */
+        public Inputs(String nftablesMode, String iptablesBackend, XtablesLockSettings lock) {
+            this(nftablesMode, iptablesBackend, lock, false);
         }
 
         /** The lock settings; an unusable value (a zero probe interval) falls back to Calico's default for it. */
@@ -68,6 +80,9 @@ public sealed interface BackendChoice {
      *               for {@code iptablesBackend: Auto} without nftables
      */
     static BackendChoice resolve(Inputs in, Supplier<IptablesBackend> detect) {
+        if (in.bpfEnabled()) {
+            return new Bpf();
+        }
         if (in.nftablesMode().equals("enabled")) {
             return new Nftables();
         }
@@ -84,6 +99,6 @@ public sealed interface BackendChoice {
         if (this instanceof Iptables i) {
             return "iptables-" + i.backend().name().toLowerCase(java.util.Locale.ROOT);
         }
-        return "nftables";
+        return this instanceof Bpf ? "bpf" : "nftables";
     }
 }

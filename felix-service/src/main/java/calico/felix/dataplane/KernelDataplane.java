@@ -337,6 +337,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         String error = null;
         try {
             stats = applyPolicy(batch, moreComing);
+            PolicyDriver policy = switcher.driver();
+            routes.holdDown(policy == null ? Set.of() : policy.heldDown());
             routes.update();
             if (resync) {
                 routes.resync();
@@ -354,6 +356,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             needResync.clear();
             // Its failures are recorded and retried on their own.
             wireguard.apply(resync, batch.stream().anyMatch(WireguardManager::reads));
+            if (policy != null) {
+                policy.problems().forEach(this::record); // unresolved until an apply leaves none
+            }
             board.resolvedUpTo(failuresBefore); // failures during this batch (e.g. a sysctl) stay unresolved
         } catch (RuntimeException e) {
             error = "batch of " + batch.size() + " updates failed, next batch resyncs: " + e;
@@ -448,6 +453,18 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 } catch (RuntimeException e) {
                     record("link update " + u + ": " + e);
                 }
+            }
+            // The policy driver first (one that attaches to interfaces polices a new one, or holds it down),
+            // then the routes, which never set up what it holds down.
+            PolicyDriver policy = switcher.driver();
+            if (policy != null) {
+                try {
+                    policy.onLinkChange(u.name(), u.index(), u.deleted());
+                    policy.problems().forEach(this::record);
+                } catch (RuntimeException e) {
+                    record("link update " + u + " (" + policy.name() + "): " + e);
+                }
+                routes.holdDown(policy.heldDown());
             }
             try {
                 RouteManager.Stats st = routes.onLinkUpdate(u);

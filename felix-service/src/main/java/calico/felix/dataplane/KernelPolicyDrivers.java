@@ -3,24 +3,37 @@ package calico.felix.dataplane;
 import calico.dataplane.iptables.IptablesRestore;
 import calico.dataplane.iptables.Ipset;
 import calico.dataplane.nft.Nftables;
+import calico.felix.dataplane.bpf.BpfDataplane;
 import calico.felix.dataplane.iptables.IptablesDataplane;
 import calico.felix.dataplane.nft.NftablesDataplane;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
+import java.nio.file.Path;
 import java.util.List;
 
 /**
  * The standard {@link PolicyDriverFactory}: {@link IptablesDataplane} for iptables (its tools run
- * under the namespace's command prefix) and {@link NftablesDataplane} for nftables (libnftables
- * in the namespace of the calling thread).
+ * under the namespace's command prefix), {@link NftablesDataplane} for nftables (libnftables
+ * in the namespace of the calling thread) and {@link BpfDataplane} for eBPF (tc in that namespace,
+ * pins on the bpffs).
  */
 public final class KernelPolicyDrivers implements PolicyDriverFactory {
 
+    /** Where the eBPF driver mounts a bpffs if none is there (Calico's place); its pins go in {@code calico/} below. */
+    public static final Path BPF_FS = Path.of("/sys/fs/bpf");
+
     private final List<String> commandPrefix;
+    private final Path bpfFs;
 
     /** @param commandPrefix e.g. {@code ip netns exec <name>}, empty for the process's own namespace */
     public KernelPolicyDrivers(List<String> commandPrefix) {
+        this(commandPrefix, BPF_FS);
+    }
+
+    /** @param bpfFs the bpffs mount point for the eBPF driver's pins (tests: a private mount) */
+    public KernelPolicyDrivers(List<String> commandPrefix, Path bpfFs) {
         this.commandPrefix = List.copyOf(commandPrefix);
+        this.bpfFs = bpfFs;
     }
 
     @Override
@@ -28,6 +41,10 @@ public final class KernelPolicyDrivers implements PolicyDriverFactory {
         if (choice instanceof BackendChoice.Iptables i) {
             return new IptablesDataplane(new IptablesRestore(i.backend(), i.lock(), commandPrefix), new Ipset(commandPrefix),
                     model);
+        }
+        if (choice instanceof BackendChoice.Bpf) {
+            // On the dataplane thread too: tc's netlink socket opens in the programmed namespace.
+            return new BpfDataplane(model, bpfFs);
         }
         // We run on the dataplane thread, inside the programmed namespace: libnftables' socket opens there.
         return new NftablesDataplane(Nftables.open(), model);

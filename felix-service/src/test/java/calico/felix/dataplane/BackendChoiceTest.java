@@ -45,6 +45,16 @@ class BackendChoiceTest {
     }
 
     @Test
+    void bpfEnabledPicksTheBpfDriverOverEverythingElse() {
+        assertThat(choose(Map.of("bpfEnabled", "true", "nftablesMode", "Enabled", "iptablesBackend", "Legacy")))
+                .isEqualTo(new BackendChoice.Bpf());
+        assertThat(choose(Map.of("bpfEnabled", "false", "nftablesMode", "Enabled"))).isEqualTo(new BackendChoice.Nftables());
+        assertThat(new BackendChoice.Bpf().driverName()).isEqualTo("bpf");
+        assertThat(BackendChoice.Inputs.of(FelixSettings.from(Map.of("bpfEnabled", "true"))))
+                .isNotEqualTo(BackendChoice.Inputs.of(FelixSettings.from(Map.of())));
+    }
+
+    @Test
     void xtablesLockSettingsComeFromFelixConfiguration() {
         BackendChoice c = choose(Map.of("iptablesBackend", "NFT", "iptablesLockFilePath", "/run/other.lock",
                 "iptablesLockTimeout", "5s", "iptablesLockProbeInterval", "20ms"));
@@ -78,6 +88,8 @@ class BackendChoiceTest {
         KernelPolicyDrivers drivers = new KernelPolicyDrivers(List.of());
         assertThat(drivers.create(new BackendChoice.Iptables(IptablesBackend.NFT), new DataplaneModel()).name()).isEqualTo("iptables-nft");
         assertThat(drivers.create(new BackendChoice.Nftables(), new DataplaneModel()).name()).isEqualTo("nftables");
+        assertThat(drivers.create(new BackendChoice.Bpf(), new DataplaneModel()).name()).as("nothing loaded yet")
+                .isEqualTo("bpf");
     }
 
     private BackendChoice choose(Map<String, String> config) {

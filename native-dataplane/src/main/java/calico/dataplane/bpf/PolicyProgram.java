@@ -59,7 +59,12 @@ public final class PolicyProgram implements AutoCloseable {
         return pinDir;
     }
 
-    /** Attaches the program of {@code dir} to the interface's hook for it. */
+    /** Creates the interface's clsact qdisc if it has none (see {@link Tc#createHooks}). */
+    public void createHooks(int ifindex, String ifName) {
+        Tc.createHooks(ifindex, ifName, "calico_to_ep/calico_from_ep");
+    }
+
+    /** Attaches the program of {@code dir} to the interface's hook for it (the clsact qdisc must exist). */
     public void attach(int ifindex, String ifName, PolicyMaps.Dir dir) {
         Tc.attach(ifindex, ifName, dir.hook, object.programFd(dir.program), dir.program);
     }

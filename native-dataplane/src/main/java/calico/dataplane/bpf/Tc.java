@@ -19,16 +19,13 @@ public final class Tc {
     }
 
     /**
-     * Attaches {@code progFd} to {@code ifindex}'s hook {@code dir}, replacing our earlier filter there.
+     * Creates the interface's {@code clsact} qdisc (both hooks); one that exists already is fine
+     * (libbpf then logs the kernel's "Exclusivity flag on": callers that know it is there skip this).
      *
-     * @param ifName  the interface's name, for the message only
-     * @param program the program's name, for the message only
-     * @throws BpfException naming the interface and the program
+     * @throws BpfException naming the interface and the program it is for
      */
-    public static void attach(int ifindex, String ifName, TcDirection dir, int progFd, String program) {
-        LibBpf lib = BpfCalls.lib();
-        Memory hook = hook(ifindex, LibBpf.BPF_TC_INGRESS | LibBpf.BPF_TC_EGRESS);
-        int rc = lib.bpf_tc_hook_create(hook);
+    public static void createHooks(int ifindex, String ifName, String program) {
+        int rc = BpfCalls.lib().bpf_tc_hook_create(hook(ifindex, LibBpf.BPF_TC_INGRESS | LibBpf.BPF_TC_EGRESS));
         if (rc != 0) {
             int errno = BpfCalls.errno(rc);
             if (errno != BpfException.Errno.EEXIST) {
@@ -36,10 +33,21 @@ public final class Tc {
                         + program, errno);
             }
         }
+    }
+
+    /**
+     * Attaches {@code progFd} to {@code ifindex}'s hook {@code dir} (its clsact qdisc must exist:
+     * {@link #createHooks}), replacing our earlier filter there.
+     *
+     * @param ifName  the interface's name, for the message only
+     * @param program the program's name, for the message only
+     * @throws BpfException naming the interface and the program
+     */
+    public static void attach(int ifindex, String ifName, TcDirection dir, int progFd, String program) {
         Memory opts = opts();
         opts.setInt(8, progFd);
         opts.setInt(12, LibBpf.BPF_TC_F_REPLACE);
-        rc = lib.bpf_tc_attach(hook(ifindex, dir.attachPoint), opts);
+        int rc = BpfCalls.lib().bpf_tc_attach(hook(ifindex, dir.attachPoint), opts);
         if (rc != 0) {
             throw new BpfException("tc: attaching program " + program + " to " + ifName + " (ifindex " + ifindex
                     + ") " + dir.name().toLowerCase(java.util.Locale.ROOT), BpfCalls.errno(rc));

@@ -37,6 +37,11 @@ public final class Netlink implements AutoCloseable {
     private static final int RTM_NEWNEIGH = 28;
     private static final int RTM_DELNEIGH = 29;
     private static final int RTM_GETNEIGH = 30;
+    private static final int RTM_NEWQDISC = 36;
+    private static final int RTM_GETQDISC = 38;
+    private static final int TCA_KIND = 1;
+    /** TC_H_INGRESS: the parent of the qdisc in an interface's ingress slot ({@code ingress} or {@code clsact}). */
+    private static final int TC_H_INGRESS = 0xFFFFFFF1;
 
     private static final int IFF_UP = 0x1;
     private static final int IFLA_ADDRESS = 1;
@@ -87,6 +92,24 @@ public final class Netlink implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /**
+     * {@return the kind of the qdisc in the interface's ingress slot} ({@code clsact}, {@code ingress}),
+     * empty when there is none: tc's BPF hooks need {@code clsact}, and a filter added for egress
+     * to an {@code ingress} qdisc would silently run on ingress.
+     */
+    public Optional<String> ingressQdiscKind(int linkIndex) {
+        checkIndex(linkIndex);
+        MessageWriter req = new MessageWriter(RTM_GETQDISC, NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_DUMP)
+                .u8(AF_UNSPEC).u8(0).u16(0).u32(linkIndex).u32(0).u32(0).u32(0);
+        for (NetlinkSocket.Message m : socket.dump("list qdiscs", req)) {
+            ByteBuffer p = m.payload();
+            if (m.type() == RTM_NEWQDISC && p.getInt(4) == linkIndex && p.getInt(12) == TC_H_INGRESS) {
+                return Attributes.parse(p.position(20)).string(TCA_KIND);
+            }
+        }
+        return Optional.empty();
     }
 
     /** {@return the link named {@code name}}, empty when there is none. */

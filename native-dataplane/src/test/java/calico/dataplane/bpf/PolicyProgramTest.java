@@ -88,6 +88,9 @@ class PolicyProgramTest {
 
             // Attached with no table: fail closed.
             router.run(() -> {
+                prog.createHooks(ifB, "calibbbb");
+                prog.createHooks(ifA, "caliaaaa");
+                prog.createHooks(ifA, "caliaaaa"); // there already: fine
                 for (Dir d : Dir.values()) {
                     prog.attach(ifB, "calibbbb", d);
                     prog.attach(ifA, "caliaaaa", d);

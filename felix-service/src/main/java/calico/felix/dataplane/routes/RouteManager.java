@@ -85,6 +85,8 @@ public final class RouteManager {
     private final Set<String> pending = new TreeSet<>();
     /** Interfaces whose programming failed; retried on the next apply. */
     private final Set<String> failed = new TreeSet<>();
+    /** Interfaces the policy driver holds down (it cannot police them): configured, never set up by us. */
+    private Set<String> heldDown = Set.of();
     /** The workload interface prefixes ({@code interfacePrefix}): only interfaces matching one are routed. */
     private FelixSettings settings = FelixSettings.defaults();
 
@@ -378,8 +380,13 @@ public final class RouteManager {
         programmed.values().removeIf(p -> p.interfaceName().equals(iface));
     }
 
+    /** The interfaces the policy driver holds down (fail closed): {@link #update} configures but never sets them up. */
+    public void holdDown(Set<String> interfaces) {
+        heldDown = Set.copyOf(interfaces);
+    }
+
     private void configure(String iface, Link link) {
-        if (!link.up()) {
+        if (!link.up() && !heldDown.contains(iface)) {
             netlink.setLinkUp(iface, true);
         }
         sysctls.setProxyArp(iface, true);

@@ -86,6 +86,28 @@ public interface PolicyDriver extends AutoCloseable {
         return name();
     }
 
+    /**
+     * {@return problems the last apply or link change left unresolved without failing it} (e.g. an
+     * interface the driver cannot police, which it holds down): the kernel dataplane records them
+     * after a batch, so felix stays not ready until an apply leaves none, while routes go on.
+     */
+    default List<String> problems() {
+        return List.of();
+    }
+
+    /** {@return the interfaces the driver holds down because it cannot police them}: nobody else may set them up. */
+    default java.util.Set<String> heldDown() {
+        return java.util.Set.of();
+    }
+
+    /**
+     * An interface appeared, changed or went ({@code deleted}); called on the dataplane thread
+     * after the routes reacted. Drivers that match interfaces by name need nothing; one that
+     * attaches to interfaces (eBPF) acts here, and may throw (recorded, as a failed apply).
+     */
+    default void onLinkChange(String name, int index, boolean deleted) {
+    }
+
     /** Releases what the driver holds outside the kernel's rules (e.g. a libnftables context); rules stay. */
     @Override
     default void close() {

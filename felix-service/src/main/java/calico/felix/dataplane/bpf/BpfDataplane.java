@@ -1,0 +1,473 @@
+package calico.felix.dataplane.bpf;
+
+import calico.api.net.Cidr;
+import calico.dataplane.bpf.BpfFs;
+import calico.dataplane.bpf.BpfMap;
+import calico.dataplane.bpf.PolicyMaps;
+import calico.dataplane.bpf.PolicyMaps.Dir;
+import calico.dataplane.bpf.PolicyMaps.Rule;
+import calico.dataplane.bpf.PolicyProgram;
+import calico.dataplane.bpf.Tc;
+import calico.dataplane.netlink.Link;
+import calico.dataplane.netlink.Netlink;
+import calico.felix.calc.DataplaneUpdate;
+import calico.felix.calc.IpSetMember;
+import calico.felix.calc.IpSetType;
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.PolicyDriver;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The eBPF policy driver: Calico's tc programs ({@link PolicyProgram}) on both hooks of every
+ * workload interface ({@code interfacePrefix}), fed from the one {@link DataplaneModel} through
+ * the pinned maps ({@link TableCompiler} makes the tables). Every apply compiles the whole model
+ * and writes only what differs from what it wrote before, in an order that never lets a table
+ * see half a change: set members added, then each changed table written under a new generation
+ * and switched to with one map update, then what no table uses any more removed.
+ *
+ * <p><b>Fails closed.</b> A workload interface with our programs but no table drops everything
+ * (an interface that is not an endpoint, as the iptables dispatch chains do). An interface the
+ * programs cannot be attached to is set down (no traffic either way), the apply fails naming the
+ * endpoint, the interface and the program (felix not ready), and every later apply tries again and
+ * sets it up once attached. Pins: {@code <bpffs>/calico}; conntrack survives a restart of felix.
+ */
+public final class BpfDataplane implements PolicyDriver {
+
+    private static final Logger log = LoggerFactory.getLogger(BpfDataplane.class);
+
+    /** What one direction of an endpoint has in the kernel. */
+    private record Table(int gen, List<Rule> rules) {
+    }
+
+    private record EpDir(int ifindex, Dir dir) {
+    }
+
+    /** A map key with value equality. */
+    private record Key(byte[] bytes) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && Arrays.equals(bytes, k.bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(bytes);
+        }
+    }
+
+    private final DataplaneModel model;
+    private final Path bpfFs;
+    private final byte[] programObject;
+    private PolicyProgram program;
+    private Netlink netlink;
+    private SetIds ids;
+    private boolean needResync = true;
+    private final Set<Key> lpm = new HashSet<>();
+    private final Set<Key> namedPorts = new HashSet<>();
+    private final Map<EpDir, Table> tables = new HashMap<>();
+    /** Interfaces with our programs, by name: their ifindex when attached. */
+    private final Map<String, Integer> attached = new TreeMap<>();
+    /** Interfaces we set down because the programs could not be attached. */
+    private final Set<String> downed = new HashSet<>();
+    /** What the last sync could not do (interfaces held down), reported without failing the apply. */
+    private final List<String> problems = new ArrayList<>();
+
+    public BpfDataplane(DataplaneModel model, Path bpfFs) {
+        this(model, bpfFs, PolicyProgram.shippedObject());
+    }
+
+    /** @param programObject the BPF object to load (tests: one the verifier refuses) */
+    public BpfDataplane(DataplaneModel model, Path bpfFs, byte[] programObject) {
+        this.model = model;
+        this.bpfFs = bpfFs;
+        this.programObject = programObject.clone();
+    }
+
+    /** {@return where the maps are pinned} */
+    public Path pinDir() {
+        return bpfFs.resolve("calico");
+    }
+
+    @Override
+    public String name() {
+        return "bpf";
+    }
+
+    @Override
+    public ApplyStats apply(List<DataplaneUpdate> batch) {
+        if (needResync) {
+            return resync();
+        }
+        try {
+            return sync(false);
+        } catch (RuntimeException e) {
+            needResync = true;
+            throw e;
+        }
+    }
+
+    @Override
+    public ApplyStats resync() {
+        needResync = true;
+        ApplyStats s = sync(true);
+        needResync = false;
+        return s;
+    }
+
+    @Override
+    public List<String> problems() {
+        return List.copyOf(problems);
+    }
+
+    @Override
+    public Set<String> heldDown() {
+        return Set.copyOf(downed);
+    }
+
+    @Override
+    public void onLinkChange(String name, int index, boolean deleted) {
+        if (ids != null && !needResync && model.interfacePrefixes().stream().anyMatch(name::startsWith)) {
+            sync(false);
+        }
+    }
+
+    private void open() {
+        if (program == null) {
+            BpfFs.ensureMounted(bpfFs);
+            program = PolicyProgram.load(programObject, pinDir());
+            netlink = new Netlink();
+        }
+    }
+
+    /** The one write path: compile, then bring the maps and attachments to it. */
+    private ApplyStats sync(boolean fullRequested) {
+        boolean full = fullRequested;
+        problems.clear();
+        if (program == null) {
+            try {
+                open();
+                full = true; // a fresh load starts from what the pins hold
+            } catch (RuntimeException e) {
+                // Nothing can be policed: every workload interface goes down until the programs load.
+                Map<String, Link> links = workloadLinks();
+                failClosed(links, "load: " + e.getMessage());
+                problems.add("BPF policy programs not loaded, " + links.size() + " workload interface(s) set down: "
+                        + e.getMessage());
+                return new ApplyStats(full, 0, 0, 0, 0);
+            }
+        }
+        BpfMap sets = program.map(PolicyMaps.SETS);
+        BpfMap nports = program.map(PolicyMaps.NAMED_PORTS);
+        BpfMap rules = program.map(PolicyMaps.RULES);
+        BpfMap eps = program.map(PolicyMaps.ENDPOINTS);
+        Set<Key> staleRules = new HashSet<>();
+        if (full) {
+            // Start from what the kernel holds (a restart, a failure): read back, keep nothing in memory.
+            lpm.clear();
+            namedPorts.clear();
+            tables.clear();
+            attached.clear();
+            int floor = 1;
+            for (byte[] k : sets.keys()) {
+                lpm.add(new Key(k));
+                floor = Math.max(floor, PolicyMaps.decodeLpmKey(k).setId() + 1);
+            }
+            for (byte[] k : nports.keys()) {
+                namedPorts.add(new Key(k));
+                floor = Math.max(floor, java.nio.ByteBuffer.wrap(k).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt() + 1);
+            }
+            rules.keys().forEach(k -> staleRules.add(new Key(k)));
+            for (byte[] k : eps.keys()) {
+                byte[] v = eps.get(k);
+                if (v != null) {
+                    int[] ep = decodeEpKey(k);
+                    tables.put(new EpDir(ep[0], ep[1] == 0 ? Dir.TO_ENDPOINT : Dir.FROM_ENDPOINT),
+                            new Table(PolicyMaps.decodeEndpointValue(v)[0], null));
+                }
+            }
+            ids = new SetIds(floor);
+        }
+        TableCompiler.Compiled compiled = new TableCompiler(model, ids).compile();
+        Map<String, Link> links = workloadLinks();
+
+        // 1. Set members first: a new table may name them.
+        Set<Key> wantLpm = new HashSet<>();
+        Set<Key> wantPorts = new HashSet<>();
+        for (String key : compiled.sets()) {
+            members(key, ids.id(key), wantLpm, wantPorts);
+        }
+        int setsWritten = 0;
+        for (Key k : wantLpm) {
+            if (lpm.add(k)) {
+                sets.put(k.bytes(), new byte[] {1});
+                setsWritten++;
+            }
+        }
+        for (Key k : wantPorts) {
+            if (namedPorts.add(k)) {
+                nports.put(k.bytes(), new byte[] {1});
+                setsWritten++;
+            }
+        }
+
+        // 2. Tables: a changed one is written under a new generation, then switched to at once.
+        Map<EpDir, List<Rule>> want = new HashMap<>();
+        compiled.byInterface().forEach((ifName, t) -> {
+            Link l = links.get(ifName);
+            if (l != null) {
+                want.put(new EpDir(l.index(), Dir.TO_ENDPOINT), t.toEndpoint());
+                want.put(new EpDir(l.index(), Dir.FROM_ENDPOINT), t.fromEndpoint());
+            }
+        });
+        int written = 0;
+        int deleted = 0;
+        for (Map.Entry<EpDir, List<Rule>> e : want.entrySet()) {
+            EpDir ep = e.getKey();
+            Table old = tables.get(ep);
+            if (old != null && e.getValue().equals(old.rules())) {
+                keep(staleRules, ep, old);
+                continue;
+            }
+            int gen = old == null ? 1 : old.gen() % 0xffff + 1;
+            List<Rule> t = e.getValue();
+            for (int i = 0; i < t.size(); i++) {
+                rules.put(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), gen, i), PolicyMaps.rule(t.get(i)));
+            }
+            eps.put(PolicyMaps.endpointKey(ep.ifindex(), ep.dir()), PolicyMaps.endpointValue(gen, t.size()));
+            Table now = new Table(gen, t);
+            tables.put(ep, now);
+            keep(staleRules, ep, now);
+            if (old != null && old.rules() != null) {
+                for (int i = 0; i < old.rules().size(); i++) {
+                    rules.delete(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), old.gen(), i));
+                }
+            }
+            written++;
+        }
+        for (EpDir ep : List.copyOf(tables.keySet())) {
+            if (!want.containsKey(ep)) {
+                eps.delete(PolicyMaps.endpointKey(ep.ifindex(), ep.dir())); // no table: the program drops
+                Table old = tables.remove(ep);
+                if (old.rules() != null) {
+                    for (int i = 0; i < old.rules().size(); i++) {
+                        rules.delete(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), old.gen(), i));
+                    }
+                }
+                deleted++;
+            }
+        }
+        for (Key k : staleRules) {
+            rules.delete(k.bytes());
+        }
+
+        // 3. Programs on every workload interface (an interface without a table drops everything).
+        attached.keySet().retainAll(links.keySet());
+        List<String> failures = new ArrayList<>();
+        Map<String, String> endpointOf = new HashMap<>();
+        compiled.byInterface().forEach((ifName, t) -> endpointOf.put(ifName, t.endpointId()));
+        for (Link l : links.values()) {
+            Integer at = attached.get(l.name());
+            if (at != null && at == l.index()) {
+                continue;
+            }
+            Dir trying = Dir.TO_ENDPOINT;
+            try {
+                String qdisc = netlink.ingressQdiscKind(l.index()).orElse(null);
+                if (qdisc == null) {
+                    program.createHooks(l.index(), l.name());
+                } else if (!qdisc.equals("clsact")) {
+                    // tc would take our egress program into that qdisc's one block and run it on ingress.
+                    throw new IllegalStateException("a '" + qdisc + "' qdisc holds the interface's ingress slot, "
+                            + "where tc's BPF hooks need clsact");
+                }
+                for (Dir d : Dir.values()) {
+                    trying = d;
+                    program.attach(l.index(), l.name(), d);
+                }
+                attached.put(l.name(), l.index());
+                if (downed.remove(l.name())) {
+                    netlink.setLinkUp(l.name(), true);
+                    log.info("BPF programs attached to {}: interface up again", l.name());
+                }
+            } catch (RuntimeException e) {
+                String endpoint = endpointOf.getOrDefault(l.name(), "(no endpoint)");
+                failures.add("endpoint " + endpoint + ", interface " + l.name() + ", program " + trying.program + ": "
+                        + e.getMessage());
+                failClosed(Map.of(l.name(), l), e.getMessage());
+            }
+        }
+
+        // 4. Members no table uses any more.
+        for (Key k : List.copyOf(lpm)) {
+            if (!wantLpm.contains(k)) {
+                sets.delete(k.bytes());
+                lpm.remove(k);
+            }
+        }
+        for (Key k : List.copyOf(namedPorts)) {
+            if (!wantPorts.contains(k)) {
+                nports.delete(k.bytes());
+                namedPorts.remove(k);
+            }
+        }
+        ids.retainOnly(compiled.sets());
+        failures.forEach(f -> problems.add("BPF policy not attached (interface set down): " + f));
+        return new ApplyStats(full, written, deleted, setsWritten, 0);
+    }
+
+    private static int[] decodeEpKey(byte[] k) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(k).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        return new int[] {b.getInt(), b.getInt()};
+    }
+
+    private static void keep(Set<Key> staleRules, EpDir ep, Table t) {
+        if (!staleRules.isEmpty() && t.rules() != null) {
+            for (int i = 0; i < t.rules().size(); i++) {
+                staleRules.remove(new Key(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), t.gen(), i)));
+            }
+        }
+    }
+
+    /** Sets each interface down (no packet passes a down veth), remembering it to set it up once attached. */
+    private void failClosed(Map<String, Link> links, String why) {
+        for (Link l : links.values()) {
+            try {
+                Netlink nl = netlink != null ? netlink : new Netlink();
+                nl.setLinkUp(l.name(), false);
+                downed.add(l.name());
+                if (nl != netlink) {
+                    nl.close();
+                }
+                log.error("BPF policy cannot be attached to {}: interface set down ({})", l.name(), why);
+            } catch (RuntimeException e) {
+                log.error("BPF policy cannot be attached to {} and the interface cannot be set down: {}", l.name(),
+                        e.getMessage());
+            }
+        }
+    }
+
+    private Map<String, Link> workloadLinks() {
+        List<String> prefixes = model.interfacePrefixes();
+        Map<String, Link> out = new TreeMap<>();
+        Netlink nl = netlink != null ? netlink : new Netlink();
+        try {
+            for (Link l : nl.links()) {
+                if (prefixes.stream().anyMatch(l.name()::startsWith)) {
+                    out.put(l.name(), l);
+                }
+            }
+        } finally {
+            if (nl != netlink) {
+                nl.close();
+            }
+        }
+        return out;
+    }
+
+    /** The map keys of set {@code key}'s IPv4 members. */
+    private void members(String key, int id, Set<Key> lpmOut, Set<Key> portsOut) {
+        if (key.startsWith("nets:")) {
+            for (String cidr : key.substring(5).split(",")) {
+                Cidr c = Cidr.parse(cidr);
+                lpmOut.add(new Key(PolicyMaps.lpmKey(id, inet4(c), c.prefixLength())));
+            }
+            return;
+        }
+        DataplaneModel.IpSet set = model.ipSets().get(key.substring(4));
+        if (set == null) {
+            return; // named but absent: programmed empty (the model has recorded the violation)
+        }
+        for (IpSetMember m : set.members()) {
+            if (m.cidr().version() != 4) {
+                continue;
+            }
+            if (set.type() == IpSetType.NET) {
+                lpmOut.add(new Key(PolicyMaps.lpmKey(id, inet4(m.cidr()), m.cidr().prefixLength())));
+            } else {
+                portsOut.add(new Key(PolicyMaps.namedPortKey(id, inet4(m.cidr()),
+                        calico.felix.flows.FlowContext.protocolNumber(m.protocol()), m.port())));
+            }
+        }
+    }
+
+    private static Inet4Address inet4(Cidr c) {
+        if (c.version() != 4) {
+            throw new IllegalArgumentException("not IPv4: " + c);
+        }
+        try {
+            return (Inet4Address) InetAddress.getByAddress(c.network().address().toBytes());
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException(c.toString(), e);
+        }
+    }
+
+    @Override
+    public int refresh() {
+        if (program == null || ids == null || needResync) {
+            return 0;
+        }
+        // A stranger's `tc filter del` (or a qdisc replaced): attach again.
+        int repaired = 0;
+        for (Map.Entry<String, Integer> e : List.copyOf(attached.entrySet())) {
+            for (Dir d : Dir.values()) {
+                if (Tc.attachedProgramId(e.getValue(), d.hook).isEmpty()) {
+                    attached.remove(e.getKey());
+                    repaired++;
+                    break;
+                }
+            }
+        }
+        if (repaired > 0) {
+            sync(false);
+        }
+        return repaired;
+    }
+
+    @Override
+    public Programmed programmed() {
+        int ruleCount = tables.values().stream().mapToInt(t -> t.rules() == null ? 0 : t.rules().size()).sum();
+        return new Programmed(tables.size(), ruleCount, ids == null ? 0 : ids.size(), lpm.size() + namedPorts.size());
+    }
+
+    /** Detaches our programs from every workload interface and removes the pins (the maps go with their last user). */
+    @Override
+    public void removeAll() {
+        for (Link l : workloadLinks().values()) {
+            for (Dir d : Dir.values()) {
+                Tc.detach(l.index(), d.hook);
+            }
+            if (downed.remove(l.name()) && netlink != null) {
+                netlink.setLinkUp(l.name(), true);
+            }
+        }
+        attached.clear();
+        close();
+        BpfFs.removePins(pinDir());
+        needResync = true;
+    }
+
+    @Override
+    public void close() {
+        if (program != null) {
+            program.close();
+            program = null;
+        }
+        if (netlink != null) {
+            netlink.close();
+            netlink = null;
+        }
+    }
+}
