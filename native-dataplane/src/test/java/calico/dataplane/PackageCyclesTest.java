@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 /**
  * No package of native-dataplane's production code depends, directly or through others, on a package
  * that depends on it (each package, subpackages apart, is one slice): {@code netlink},
- * {@code nft} and {@code iptables} stand alone, and {@code netfilter} (NFLOG, conntrack) uses netlink.
+ * {@code nft}, {@code iptables} and {@code bpf} stand alone, and {@code netfilter} (NFLOG, conntrack) uses netlink.
  */
 class PackageCyclesTest {
 
