@@ -48,6 +48,8 @@ class KernelBpfTest {
     private static final String A_IF = "calia1b2c3d4";
     private static final String B_IF = "calib1b2c3d4";
     private static final String C_IF = "calic1b2c3d4";
+    private static final String D_IP = "10.67.0.4";
+    private static final String D_IF = "calid1b2c3d4";
 
     private KernelTestbed bed;
     private Path bpffs;
@@ -75,6 +77,8 @@ class KernelBpfTest {
         NetNs c = bed.workload("bpf-c", C_IF, C_IP);
         // c's interface holds an `ingress` qdisc: clsact cannot be made there, so our programs cannot attach.
         bed.host.exec("tc", "qdisc", "add", "dev", C_IF, "ingress");
+        NetNs d = bed.workload("bpf-d", D_IF, D_IP);
+        bed.host.exec("tc", "qdisc", "add", "dev", D_IF, "ingress");
         bed.dataplane = new KernelDataplane(bed.host.name(),
                 new KernelPolicyDrivers(KernelDataplane.commandPrefix(bed.host.name()), bpffs), DataplaneObserver.NONE);
         Path pins = bpffs.resolve("calico");
@@ -118,6 +122,17 @@ class KernelBpfTest {
             assertThat(bed.host.exec("ip", "-o", "link", "show", C_IF)).as("later applies keep c down")
                     .doesNotContain(",UP");
             assertThat(bed.dataplane.errors()).as("and felix not ready").anySatisfy(e -> assertThat(e).contains(C_IF));
+            // d's interface (held down since the driver started) becomes an endpoint: the routes configure it
+            // now, for the first time, but never set it up.
+            // (the driver would set it down again at the link event: the carrier count shows any moment up)
+            String carrierChanges = bed.host.exec("cat", "/sys/class/net/" + D_IF + "/carrier_changes");
+            bed.put(wep("d", D_IP, D_IF, "a"));
+            assertThat(bed.host.exec("ip", "-o", "link", "show", D_IF)).as("d held down").doesNotContain(",UP");
+            assertThat(bed.host.exec("cat", "/sys/class/net/" + D_IF + "/carrier_changes")).as("d never up meanwhile")
+                    .isEqualTo(carrierChanges);
+            assertThat(d.tcpConnects(B_IP, 8080, NO)).as("d: no attach, no traffic").isFalse();
+            assertThat(bed.dataplane.errors()).anySatisfy(e -> assertThat(e).contains("endpoint test/d")
+                    .contains("interface " + D_IF));
 
             // (4) The maps after a policy change: a relabelled leaves the selector's set, and is denied.
             try (PolicyProgram view = PolicyProgram.load(pins)) {
@@ -142,6 +157,7 @@ class KernelBpfTest {
 
             // (5) Repaired: the stranger's qdisc goes, the next apply attaches, c comes up and is ready again.
             bed.host.exec("tc", "qdisc", "del", "dev", C_IF, "ingress");
+            bed.host.exec("tc", "qdisc", "del", "dev", D_IF, "ingress");
             bed.put(wep("a", A_IP, A_IF, "a"));
             Await.until("c's interface up", Duration.ofSeconds(10),
                     () -> bed.host.exec("ip", "-o", "link", "show", C_IF).contains(",UP"));
