@@ -126,6 +126,16 @@ public final class PolicyMaps {
         return le(8).putInt(ifindex).putInt(dir.code).array();
     }
 
+    /** An endpoint key's fields: ifindex and direction. */
+    public record EndpointKey(int ifindex, Dir dir) {
+    }
+
+    public static EndpointKey decodeEndpointKey(byte[] k) {
+        ByteBuffer b = ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN);
+        int ifindex = b.getInt();
+        return new EndpointKey(ifindex, b.getInt() == 0 ? Dir.TO_ENDPOINT : Dir.FROM_ENDPOINT);
+    }
+
     public static byte[] endpointValue(int gen, int len) {
         return le(8).putInt(gen).putInt(len).array();
     }
@@ -245,6 +255,11 @@ public final class PolicyMaps {
     public static byte[] namedPortKey(int setId, Inet4Address address, int proto, int port) {
         return le(12).putInt(setId).put(address.getAddress()).putShort((short) port).put((byte) proto).put((byte) 0)
                 .array();
+    }
+
+    /** {@return the set ID of a named-port key} */
+    public static int namedPortSetId(byte[] k) {
+        return ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN).getInt();
     }
 
     /** A conntrack key's fields; addresses as written, ports in host order. */

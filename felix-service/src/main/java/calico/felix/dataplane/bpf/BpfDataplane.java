@@ -187,15 +187,14 @@ public final class BpfDataplane implements PolicyDriver {
             }
             for (byte[] k : nports.keys()) {
                 namedPorts.add(new Key(k));
-                floor = Math.max(floor, java.nio.ByteBuffer.wrap(k).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt() + 1);
+                floor = Math.max(floor, PolicyMaps.namedPortSetId(k) + 1);
             }
             rules.keys().forEach(k -> staleRules.add(new Key(k)));
             for (byte[] k : eps.keys()) {
                 byte[] v = eps.get(k);
                 if (v != null) {
-                    int[] ep = decodeEpKey(k);
-                    tables.put(new EpDir(ep[0], ep[1] == 0 ? Dir.TO_ENDPOINT : Dir.FROM_ENDPOINT),
-                            new Table(PolicyMaps.decodeEndpointValue(v)[0], null));
+                    PolicyMaps.EndpointKey ep = PolicyMaps.decodeEndpointKey(k);
+                    tables.put(new EpDir(ep.ifindex(), ep.dir()), new Table(PolicyMaps.decodeEndpointValue(v)[0], null));
                 }
             }
             ids = new SetIds(floor);
@@ -250,22 +249,15 @@ public final class BpfDataplane implements PolicyDriver {
             Table now = new Table(gen, t);
             tables.put(ep, now);
             keep(staleRules, ep, now);
-            if (old != null && old.rules() != null) {
-                for (int i = 0; i < old.rules().size(); i++) {
-                    rules.delete(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), old.gen(), i));
-                }
+            if (old != null) {
+                deleteRules(rules, ep, old);
             }
             written++;
         }
         for (EpDir ep : List.copyOf(tables.keySet())) {
             if (!want.containsKey(ep)) {
                 eps.delete(PolicyMaps.endpointKey(ep.ifindex(), ep.dir())); // no table: the program drops
-                Table old = tables.remove(ep);
-                if (old.rules() != null) {
-                    for (int i = 0; i < old.rules().size(); i++) {
-                        rules.delete(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), old.gen(), i));
-                    }
-                }
+                deleteRules(rules, ep, tables.remove(ep));
                 deleted++;
             }
         }
@@ -328,9 +320,13 @@ public final class BpfDataplane implements PolicyDriver {
         return new ApplyStats(full, written, deleted, setsWritten, 0);
     }
 
-    private static int[] decodeEpKey(byte[] k) {
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(k).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        return new int[] {b.getInt(), b.getInt()};
+    /** Deletes the entries of {@code t} (an older generation of {@code ep}'s table); unknown rules: nothing. */
+    private static void deleteRules(BpfMap rules, EpDir ep, Table t) {
+        if (t.rules() != null) {
+            for (int i = 0; i < t.rules().size(); i++) {
+                rules.delete(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), t.gen(), i));
+            }
+        }
     }
 
     private static void keep(Set<Key> staleRules, EpDir ep, Table t) {
