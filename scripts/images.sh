@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The chart's images, built without a registry: Debian base images made by mmdebstrap, then one
+# image per service by Jib (Maven profile `images`), written as OCI archives.
+#
+#   scripts/images.sh base               # the base images (cached; prints their directory)
+#   scripts/images.sh build [MVN_ARG...] # base + every service image into target/images/<name>.tar
+#   scripts/images.sh out-dir            # where the service images are written
+#
+# Bases, in ${CALICO_CACHE_DIR:-~/.cache/calico-java}/images/<key>/ (key: hash of the package
+# lists, the mmdebstrap options and scripts/lib/oci-base.py, so a change builds anew):
+#   jre-base.tar   Debian bookworm, essential packages + openjdk-17-jre-headless, ca-certificates
+#   node-base.tar  jre-base + one layer: what felix, confd/BIRD and the CNI installer exec
+# Both are `docker save` archives, the local base image format Jib's `tar://` reads.
+# Needs root (mmdebstrap's root mode, an overlay mount) and Debian's mirror, the first time only.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${CALICO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/calico-java}
+out_dir=$root/target/images
+suite=bookworm
+
+# The packages of each base. The node's: felix's iptables/ip6tables-{nft,legacy}-restore and ipset
+# (its iptables dataplane; nftables it programs over netlink), `ip` for the operator, BIRD 2 and
+# birdc (confd validates with `bird -p`, the chart's bird container runs it); /bin/sh, cp and
+# base64 of the CNI install script are essential packages.
+jre_packages=(openjdk-17-jre-headless ca-certificates)
+node_packages=(nftables iptables ipset iproute2 bird2)
+# Small bases: no documentation, manuals or translations; merged /usr without the usrmerge
+# package (which pulls perl in). openjdk's postinst needs /usr/share/man/man1 to exist.
+mmdebstrap_options=(--mode=root --format=directory --skip=check/empty
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*'
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright'
+    --dpkgopt='path-exclude=/usr/share/info/*'
+    --essential-hook='mkdir -p "$1/usr/share/man/man1"'
+    --customize-hook='rm -f "$1/etc/resolv.conf" "$1/etc/hostname"; rm -rf "$1/usr/share/man"')
+java_home=/usr/lib/jvm/java-17-openjdk-amd64
+
+base_key() {
+    { printf '%s\n' "$suite" "${jre_packages[@]}" -- "${node_packages[@]}" -- "${mmdebstrap_options[@]}"
+      cat "$root/scripts/lib/oci-base.py"; } | sha256sum | cut -c1-16
+}
+
+base_dir() { echo "$cache/images/$(base_key)"; }
+
+# The service images and the chart's tag (its appVersion): one place says what the chart pulls.
+app_version() { sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$root/charts/calico/Chart.yaml"; }
+
+# mmdebstrap with the options above; its chatter goes to a log shown only when it fails.
+bootstrap() {
+    mmdebstrap "${mmdebstrap_options[@]}" "$@" >"$work/mmdebstrap.log" 2>&1 && return 0
+    tail -40 "$work/mmdebstrap.log" >&2
+    echo "images: mmdebstrap failed (above: the end of its log)" >&2
+    return 1
+}
+
+base() {
+    local dir key
+    key=$(base_key)
+    dir=$(base_dir)
+    if [[ -f $dir/node-base.tar ]]; then
+        echo "images: base built already: $dir" >&2
+        echo "$dir"
+        return 0
+    fi
+    if ! command -v mmdebstrap >/dev/null 2>&1; then
+        echo "images: mmdebstrap is needed for the base images: scripts/lib/install-deps.sh installs it" >&2
+        return 1
+    fi
+    local started=$SECONDS work
+    mkdir -p "$cache/images"
+    work=$(mktemp -d "$cache/images/build.XXXXXX")
+    trap 'umount "$work/node" 2>/dev/null || true; rm -rf "$work"' RETURN
+    local labels=(label:org.opencontainers.image.vendor=calico-java
+                  "label:org.opencontainers.image.version=$suite-$key")
+    echo "images: bootstrapping the JRE base ($suite: ${jre_packages[*]})" >&2
+    mkdir "$work/jre"
+    bootstrap --variant=essential --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+        --include="$(IFS=,; echo "${jre_packages[*]}")" "$suite" "$work/jre"
+    python3 "$root/scripts/lib/oci-base.py" layer "$work/jre" "$work/jre.tar.gz"
+    python3 "$root/scripts/lib/oci-base.py" image "$work/jre-base.tar" "calico-java/jre-base:$key" - \
+        "$work/jre.tar.gz" -- "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+        "JAVA_HOME=$java_home" "${labels[@]}" "label:org.opencontainers.image.title=jre-base"
+    # The node's packages installed over the JRE tree through an overlay: the upper directory is
+    # exactly the new layer (whiteouts included). /dev is in no layer, and mmdebstrap fills it anew.
+    find "$work/jre/dev" -mindepth 1 -delete
+    echo "images: adding the node's layer (${node_packages[*]})" >&2
+    mkdir "$work/upper" "$work/overlay-work" "$work/node"
+    mount -t overlay overlay -o "lowerdir=$work/jre,upperdir=$work/upper,workdir=$work/overlay-work" "$work/node"
+    bootstrap --variant=custom --include="$(IFS=,; echo "${node_packages[*]}")" "$suite" "$work/node"
+    umount "$work/node"
+    python3 "$root/scripts/lib/oci-base.py" layer "$work/upper" "$work/node.tar.gz"
+    python3 "$root/scripts/lib/oci-base.py" image "$work/node-base.tar" "calico-java/node-base:$key" \
+        "$work/jre-base.tar" "$work/node.tar.gz" -- "${labels[@]}" "label:org.opencontainers.image.title=node-base"
+    mkdir -p "$dir"
+    mv "$work/jre-base.tar" "$work/node-base.tar" "$dir/"
+    echo "images: base built in $((SECONDS - started)) s: $dir ($(du -h "$dir/jre-base.tar" | cut -f1) JRE," \
+         "$(du -h "$dir/node-base.tar" | cut -f1) node)" >&2
+    echo "$dir"
+}
+
+# The modules with an image (their poms set calico.image.*), in build order.
+service_modules=(felix-service typha-service goldmane-service whisker-backend cni-plugin confd-service
+                 node-startup apiserver-service controllers-service)
+
+build() {
+    local dir started=$SECONDS modules
+    dir=$(base)
+    mkdir -p "$out_dir"
+    modules=$(IFS=,; echo "${service_modules[*]}")
+    (cd "$root" && mvn -B -q -Pimages -DskipTests -pl "$modules" package \
+        "-Dcalico.images.base=$dir" "-Dcalico.images.out=$out_dir" "-Dcalico.images.tag=$(app_version)" \
+        "-Dcalico.images.revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)" "$@")
+    echo "images: built in $((SECONDS - started)) s:" >&2
+    du -h "$out_dir"/*.tar >&2
+}
+
+case ${1:-} in
+    base) base ;;
+    build) shift; build "$@" ;;
+    out-dir) echo "$out_dir" ;;
+    *) sed -n '2,13s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+esac
