@@ -4,6 +4,11 @@
 #
 #   scripts/images.sh base               # the base images (cached; prints their directory)
 #   scripts/images.sh build [MVN_ARG...] # base + every service image into target/images/<name>.tar
+#                                        # (packages the service modules against the installed
+#                                        # upstream modules: `mvn install` first, or pass -am)
+#   scripts/images.sh maven-args         # base, then the -D arguments profile images needs (one a
+#                                        # line): `mvn -Pimages verify $(scripts/images.sh maven-args)`
+#                                        # builds the images in the reactor and runs ChartImagesTest
 #   scripts/images.sh out-dir            # where the service images are written
 #
 # Bases, in ${CALICO_CACHE_DIR:-~/.cache/calico-java}/images/<key>/ (key: hash of the package
@@ -101,14 +106,21 @@ base() {
 service_modules=(felix-service typha-service goldmane-service whisker-backend cni-plugin confd-service
                  node-startup apiserver-service controllers-service)
 
-build() {
-    local dir started=$SECONDS modules
+maven_args() {
+    local dir
     dir=$(base)
     mkdir -p "$out_dir"
+    printf '%s\n' "-Dcalico.images.base=$dir" "-Dcalico.images.out=$out_dir" "-Dcalico.images.tag=$(app_version)" \
+        "-Dcalico.images.revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
+}
+
+build() {
+    local started=$SECONDS modules args
+    mapfile -t args < <(maven_args)
+    ((${#args[@]} == 4)) || return 1
+    rm -f "$out_dir"/*.tar
     modules=$(IFS=,; echo "${service_modules[*]}")
-    (cd "$root" && mvn -B -q -Pimages -DskipTests -pl "$modules" package \
-        "-Dcalico.images.base=$dir" "-Dcalico.images.out=$out_dir" "-Dcalico.images.tag=$(app_version)" \
-        "-Dcalico.images.revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)" "$@")
+    (cd "$root" && mvn -B -q -Pimages -DskipTests -pl "$modules" package "${args[@]}" "$@")
     echo "images: built in $((SECONDS - started)) s:" >&2
     du -h "$out_dir"/*.tar >&2
 }
@@ -116,6 +128,7 @@ build() {
 case ${1:-} in
     base) base ;;
     build) shift; build "$@" ;;
+    maven-args) maven_args ;;
     out-dir) echo "$out_dir" ;;
-    *) sed -n '2,13s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,19s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 esac

@@ -26,6 +26,8 @@ CALICO_DEB_PACKAGES+=(iperf3)
 # felix's eBPF dataplane: clang compiles native-dataplane's BPF programs at build time (llvm: llvm-strip
 # and friends), libbpf loads and attaches them (through JNA)
 CALICO_DEB_PACKAGES+=(clang llvm libbpf-dev libbpf1)
+# scripts/images.sh: the Debian base images of the chart's images
+CALICO_DEB_PACKAGES+=(mmdebstrap)
 
 # Prints "name" if the Debian package is not installed.
 calico_missing_package() {
