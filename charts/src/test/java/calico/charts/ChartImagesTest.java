@@ -202,7 +202,14 @@ class ChartImagesTest {
                     .isNotEqualTo("root");
         } finally {
             if (process != null) {
-                // unshare --fork blocks SIGTERM while it waits; SIGKILL, and --kill-child takes java along
+                // unshare --fork blocks SIGTERM, and --kill-child does not outlive --setuid (the
+                // credential change clears the parent-death signal): kill java (its namespace's
+                // init, so everything in it) first, then unshare.
+                List<ProcessHandle> tree = process.descendants().toList();
+                tree.forEach(ProcessHandle::destroyForcibly);
+                for (ProcessHandle h : tree) {
+                    h.onExit().join();
+                }
                 process.destroyForcibly().waitFor();
             }
             Commands.exec(List.of("ip", "netns", "del", ns));
