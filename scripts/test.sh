@@ -24,8 +24,8 @@ scripts/control-plane.sh build
 # helm, for the chart's tests (charts/), built from its pinned Go module once per machine.
 scripts/helm.sh build
 # The chart's images (scripts/images.sh: Debian bases by mmdebstrap, cached; one image per service
-# by Jib in the reactor, then ChartImagesTest) only with CALICO_TEST_IMAGES=1: about 2.5 minutes
-# more with the bases cached (over the 40-minute budget with the rest), 1.5 more to build the bases.
+# by Jib in the reactor, then ChartImagesTest) only with CALICO_TEST_IMAGES=1: about 1 minute more
+# on a quiet machine with the bases cached (2-4 under load), 1.5 more once to build the bases.
 image_args=()
 if [[ ${CALICO_TEST_IMAGES:-0} == 1 ]]; then
     mapfile -t image_args < <(scripts/images.sh maven-args)
