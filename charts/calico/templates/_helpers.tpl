@@ -66,8 +66,20 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- end }}
 {{- end -}}
 
-{{/* httpGet probes on a component's health port: /liveness and /readiness. */}}
+{{/* httpGet probes on a component's health port: /liveness and /readiness. The startup probe
+     gives a JVM on a slow or busy node up to 5 minutes before liveness counts (on a real kubelet
+     at load 20-30 no JVM answered within the liveness probe's 70 s, and all restarted forever). */}}
 {{- define "calico.probes" -}}
+startupProbe:
+  httpGet:
+    {{- if .host }}
+    host: {{ .host }}
+    {{- end }}
+    path: /liveness
+    port: {{ .port }}
+  periodSeconds: 10
+  failureThreshold: 30
+  timeoutSeconds: 10
 livenessProbe:
   httpGet:
     {{- if .host }}

@@ -144,7 +144,7 @@ class ChartTemplateTest {
         }
     }
 
-    /** Liveness and readiness probe /liveness and /readiness at the port each service really serves them on. */
+    /** Startup, liveness and readiness probe /liveness and /readiness at the port each service really serves them on. */
     private static void probesUseEachServicesHealthPort(Rendered r) {
         int probed = 0;
         for (var e : r.containers().entrySet()) {
@@ -160,6 +160,13 @@ class ChartTemplateTest {
             assertThat(c.path("livenessProbe").path("httpGet").path("path").asText()).isEqualTo("/liveness");
             assertThat(c.path("readinessProbe").path("httpGet").path("port").asInt()).as(e.getKey() + " readiness").isEqualTo(expected);
             assertThat(c.path("readinessProbe").path("httpGet").path("path").asText()).isEqualTo("/readiness");
+            // A JVM on a busy node gets minutes to start before liveness may restart it.
+            JsonNode startup = c.path("startupProbe");
+            assertThat(startup.path("httpGet").path("port").asInt()).as(e.getKey() + " startup").isEqualTo(expected);
+            assertThat(startup.path("httpGet").path("path").asText()).isEqualTo("/liveness");
+            assertThat(startup.path("periodSeconds").asInt() * startup.path("failureThreshold").asInt())
+                    .as(e.getKey() + " startup allowance (s)").isGreaterThanOrEqualTo(180);
+            assertThat(startup.path("timeoutSeconds").asInt()).as(e.getKey() + " startup timeout").isGreaterThanOrEqualTo(5);
             probed++;
         }
         assertThat(probed).as("felix and kube-controllers at least").isGreaterThanOrEqualTo(2);
