@@ -25,10 +25,11 @@ suite=bookworm
 
 # The packages of each base. The node's: felix's iptables/ip6tables-{nft,legacy}-restore and ipset
 # (its iptables dataplane; nftables it programs over netlink), `ip` for the operator, BIRD 2 and
-# birdc (confd validates with `bird -p`, the chart's bird container runs it); /bin/sh, cp and
-# base64 of the CNI install script are essential packages.
+# birdc (confd validates with `bird -p`, the chart's bird container runs it), libbpf 1 (felix's
+# eBPF dataplane loads libbpf.so.1 through JNA); /bin/sh, cp and base64 of the CNI install
+# script are essential packages.
 jre_packages=(openjdk-17-jre-headless ca-certificates)
-node_packages=(nftables iptables ipset iproute2 bird2)
+node_packages=(nftables iptables ipset iproute2 bird2 libbpf1)
 # Small bases: no documentation, manuals or translations; merged /usr without the usrmerge
 # package (which pulls perl in). openjdk's postinst needs /usr/share/man/man1 to exist.
 mmdebstrap_options=(--mode=root --format=directory --skip=check/empty

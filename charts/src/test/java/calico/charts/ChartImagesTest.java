@@ -139,7 +139,8 @@ class ChartImagesTest {
         List<List<String>> felixTools = List.of(List.of("iptables-nft-restore", "--version"),
                 List.of("ip6tables-nft-restore", "--version"), List.of("iptables-legacy-restore", "--version"),
                 List.of("ip6tables-legacy-save", "--version"), List.of("ipset", "version"), List.of("nft", "--version"),
-                List.of("ip", "-V"), List.of("java", "-version"));
+                List.of("ip", "-V"), List.of("java", "-version"),
+                List.of("test", "-e", "/usr/lib/x86_64-linux-gnu/libbpf.so.1")); // the eBPF dataplane's, through JNA
         List<List<String>> confdTools = List.of(List.of("bird", "--version"), List.of("java", "-version"));
         for (String name : List.of("felix", "confd", "cni-plugin")) {
             Path rootfs = rootfs(name);
