@@ -74,7 +74,10 @@ base() {
     local started=$SECONDS work
     mkdir -p "$cache/images"
     work=$(mktemp -d "$cache/images/build.XXXXXX")
-    trap 'umount "$work/node" 2>/dev/null || true; rm -rf "$work"' RETURN
+    # On any exit, a failed step included (set -e leaves without running a RETURN trap, and an
+    # overlay left mounted keeps the scratch tree); expanded now: $work is local.
+    # shellcheck disable=SC2064
+    trap "umount '$work/node' 2>/dev/null || true; rm -rf '$work'" EXIT
     local labels=(label:org.opencontainers.image.vendor=calico-java
                   "label:org.opencontainers.image.version=$suite-$key")
     echo "images: bootstrapping the JRE base ($suite: ${jre_packages[*]})" >&2
