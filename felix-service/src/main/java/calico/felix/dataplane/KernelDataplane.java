@@ -125,6 +125,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private RouteManager routes;
     private WireguardRunner wireguard;
     private RemoteRouteManager remoteRoutes;
+    /** The IPv6 routes to other nodes and {@code vxlan-v6.calico}: the same manager for the other family. */
+    private RemoteRouteManager remoteRoutesV6;
     private RefreshScheduler refresher;
     /** Written on the dataplane thread only, batch by batch; other threads read it through {@link DataplaneModel#read}. */
     private final DataplaneModel model = new DataplaneModel();
@@ -194,6 +196,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                 // The VXLAN device's MTU is the one MTU calculation's (updateMtu runs before the routes).
                 remoteRoutes = new RemoteRouteManager(netlink, model, () -> mtu.current().orElseThrow(
                         () -> new IllegalStateException("VXLAN device MTU: no configuration yet")).vxlan());
+                remoteRoutesV6 = new RemoteRouteManager(netlink, model, calico.felix.dataplane.rules.IpFamily.V6,
+                        () -> mtu.current().orElseThrow(
+                                () -> new IllegalStateException("VXLAN device MTU: no configuration yet")).vxlanV6());
                 refresher = new RefreshScheduler(thread, board, observer, routes, this::resyncRemoteRoutes,
                         switcher::driver, needResync, queue, Duration.ofMillis(RefreshScheduler.SETTLE_MILLIS));
                 refresher.every(DEFAULT_REFRESH);
@@ -233,9 +238,13 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         if (!model.inSync()) {
             return 0;
         }
-        RemoteRouteManager.Stats st = remoteRoutes.resync();
-        return st.routesAdded() + st.routesDeleted() + st.neighboursSet() + st.neighboursDeleted() + st.fdbSet()
-                + st.fdbDeleted();
+        int repaired = 0;
+        for (RemoteRouteManager m : List.of(remoteRoutes, remoteRoutesV6)) {
+            RemoteRouteManager.Stats st = m.resync();
+            repaired += st.routesAdded() + st.routesDeleted() + st.neighboursSet() + st.neighboursDeleted() + st.fdbSet()
+                    + st.fdbDeleted();
+        }
+        return repaired;
     }
 
     /** {@return the command prefix that runs a tool in namespace {@code netns}} (empty for our own). */
@@ -347,10 +356,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             // the first time is a resync: a restarted felix finds its routes, devices and entries there.
             // A batch of policy or endpoints only (most of them) changes neither plan: no netlink dumps, no plan.
             if (model.inSync()) {
-                if (resync || remoteRoutes.lastPlan().isEmpty()) {
-                    remoteRoutes.resync();
-                } else if (batch.stream().anyMatch(RemoteRoutes::reads)) {
-                    remoteRoutes.update();
+                for (RemoteRouteManager m : List.of(remoteRoutes, remoteRoutesV6)) {
+                    if (resync || m.lastPlan().isEmpty()) {
+                        m.resync();
+                    } else if (batch.stream().anyMatch(RemoteRoutes::reads)) {
+                        m.update();
+                    }
                 }
             }
             needResync.clear();
@@ -445,13 +456,15 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             if (u.deleted()) {
                 wireguard.onLinkDeleted(u.name());
             }
-            if (u.name().equals(RemoteRoutes.VXLAN_DEVICE) && model.inSync() && remoteRoutes.lastPlan().isPresent()) {
-                // Someone else changed Calico's VXLAN device (its own changes resync to nothing):
-                // rebuild it and its entries and routes now, not at the next refresh.
-                try {
-                    remoteRoutes.resync();
-                } catch (RuntimeException e) {
-                    record("link update " + u + ": " + e);
+            for (RemoteRouteManager m : List.of(remoteRoutes, remoteRoutesV6)) {
+                if (u.name().equals(RemoteRoutes.vxlanDevice(m.family())) && model.inSync() && m.lastPlan().isPresent()) {
+                    // Someone else changed Calico's VXLAN device (its own changes resync to nothing):
+                    // rebuild it and its entries and routes now, not at the next refresh.
+                    try {
+                        m.resync();
+                    } catch (RuntimeException e) {
+                        record("link update " + u + ": " + e);
+                    }
                 }
             }
             // The policy driver first (one that attaches to interfaces polices a new one, or holds it down),
@@ -485,18 +498,26 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     /** After links changed: a new host MTU changes the tunnel devices' MTUs in place at once. */
     private void updateMtuAndDevices() {
         int vxlanBefore = mtu.current().map(Mtus::vxlan).orElse(0);
+        int vxlanV6Before = mtu.current().map(Mtus::vxlanV6).orElse(0);
         int wireguardBefore = mtu.current().map(Mtus::wireguard).orElse(0);
         updateMtu();
         int vxlanNow = mtu.current().map(Mtus::vxlan).orElse(0);
         if (mtu.current().map(Mtus::wireguard).orElse(0) != wireguardBefore) {
             wireguard.apply(false, true); // records its own failures
         }
-        if (vxlanNow != vxlanBefore && model.inSync() && remoteRoutes.lastPlan().isPresent()) {
+        int vxlanV6Now = mtu.current().map(Mtus::vxlanV6).orElse(0);
+        updateVxlanMtu(remoteRoutes, vxlanBefore, vxlanNow);
+        updateVxlanMtu(remoteRoutesV6, vxlanV6Before, vxlanV6Now);
+    }
+
+    /** A VXLAN device's MTU changed with the host's: set it in place now. */
+    private void updateVxlanMtu(RemoteRouteManager m, int before, int now) {
+        if (now != before && model.inSync() && m.lastPlan().isPresent()) {
             try {
-                remoteRoutes.update();
+                m.update();
             } catch (RuntimeException e) {
                 needResync.set();
-                record("VXLAN device MTU " + vxlanNow + ": " + e);
+                record(RemoteRoutes.vxlanDevice(m.family()) + " MTU " + now + ": " + e);
             }
         }
     }

@@ -11,6 +11,7 @@ import calico.dataplane.netlink.NetlinkException;
 import calico.dataplane.netlink.Route;
 import calico.dataplane.netlink.Vxlan;
 import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.IpFamily;
 import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -24,15 +25,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Programs what {@link RemoteRoutes} plans: the {@code vxlan.calico} device (settings, MTU, this
- * node's tunnel address, up), its permanent neighbour and FDB entries for the other nodes'
- * VTEPs, and the routes to other nodes' blocks and workloads (VXLAN, IPIP, direct) and the
- * blackholes for this node's blocks, all with {@link RouteManager#PROTOCOL_FELIX}.
+ * Programs what {@link RemoteRoutes} plans for one address family: the family's VXLAN device
+ * ({@code vxlan.calico} or {@code vxlan-v6.calico}: settings, MTU, this node's tunnel address, up),
+ * its permanent neighbour and FDB entries for the other nodes' VTEPs, and the routes to other
+ * nodes' blocks and workloads (VXLAN, IPIP for IPv4, direct) and the blackholes for this node's
+ * blocks, all with {@link RouteManager#PROTOCOL_FELIX}. One instance per family, same code.
  *
- * <p>Ownership: the main-table proto-80 routes that have a gateway or are not unicast (the
- * shapes this manager programs); {@link RouteManager} owns the proto-80 device routes to local
- * workloads. Each resync deletes only its own share. The device is Calico's: it is deleted when
- * VXLAN is off, and re-created when its VNI, port, parent, local address or MAC differ.
+ * <p>Ownership: the main-table proto-80 routes of its family that have a gateway or are not
+ * unicast (the shapes this manager programs); {@link RouteManager} owns the proto-80 device routes
+ * to local workloads. Each resync deletes only its own share. The device is Calico's: it is
+ * deleted when VXLAN is off, and re-created when its VNI, port, parent, local address or MAC differ.
  *
  * <p>{@link #update} diffs the plan against what it programmed (one address dump to find this
  * node's underlay interface and subnet, one link lookup for the device); {@link #resync} first
@@ -49,15 +51,22 @@ public final class RemoteRouteManager {
                         int fdbDeleted, boolean deviceCreated, boolean deviceDeleted) {
     }
 
-    /** What identifies a route for comparison (the kernel adds scope, table and metric details). */
+    /**
+     * What identifies a route for comparison (the kernel adds scope, table and metric details; it
+     * reports an IPv6 blackhole on {@code lo}, so a route that is not unicast has no interface here).
+     */
     private record Shape(IpPrefix dst, Route.Type type, Optional<InetAddress> gateway, int linkIndex, boolean onlink) {
         static Shape of(Route r) {
-            return new Shape(r.destination(), r.type(), r.gateway(), r.linkIndex(), r.onlink());
+            return new Shape(r.destination(), r.type(), r.gateway(), r.type() == Route.Type.UNICAST ? r.linkIndex() : 0,
+                    r.onlink());
         }
     }
 
     private final Netlink netlink;
     private final DataplaneModel model;
+    private final IpFamily family;
+    /** The family's VXLAN device name. */
+    private final String device;
     private final IntSupplier vxlanMtu;
     private final Map<IpPrefix, Route> routes = new HashMap<>();
     private final Map<InetAddress, String> neighbours = new HashMap<>();
@@ -86,9 +95,24 @@ public final class RemoteRouteManager {
      *                 at every update, so a changed host MTU is set in place by the next one
      */
     public RemoteRouteManager(Netlink netlink, DataplaneModel model, IntSupplier vxlanMtu) {
+        this(netlink, model, IpFamily.V4, vxlanMtu);
+    }
+
+    /**
+     * @param family   the family whose routes and VXLAN device this manager owns
+     * @param vxlanMtu that family's VXLAN device MTU now ({@code Mtus.vxlan()} or {@code Mtus.vxlanV6()})
+     */
+    public RemoteRouteManager(Netlink netlink, DataplaneModel model, IpFamily family, IntSupplier vxlanMtu) {
         this.netlink = Objects.requireNonNull(netlink, "netlink");
         this.model = Objects.requireNonNull(model, "model");
+        this.family = Objects.requireNonNull(family, "family");
+        this.device = RemoteRoutes.vxlanDevice(family);
         this.vxlanMtu = Objects.requireNonNull(vxlanMtu, "vxlanMtu");
+    }
+
+    /** {@return the family this manager programs} */
+    public IpFamily family() {
+        return family;
     }
 
     /** Brings the kernel up to the model, from what this manager remembers programming. */
@@ -106,7 +130,7 @@ public final class RemoteRouteManager {
         routes.clear();
         for (Route r : netlink.routes(Route.TABLE_MAIN)) {
             if (r.protocol() == RouteManager.PROTOCOL_FELIX && (r.gateway().isPresent() || r.type() != Route.Type.UNICAST)
-                    && r.destination().address().getAddress().length == 4) {
+                    && ofFamily(r.destination().address())) {
                 routes.put(r.destination(), r);
             }
         }
@@ -125,18 +149,18 @@ public final class RemoteRouteManager {
     private Plan plan() {
         Optional<Cidr> subnet = Optional.empty();
         int parentIndex = 0;
-        var self = RemoteRoutes.localHost(model);
+        var self = RemoteRoutes.localHost(model, family);
         if (self.isPresent()) {
             String ip = self.get().dstNodeIp();
             for (Address a : netlink.addresses()) {
-                if (a.prefix().address().getHostAddress().equals(ip)) {
+                if (ofFamily(a.prefix().address()) && a.prefix().address().equals(ip(ip))) {
                     parentIndex = a.linkIndex();
                     subnet = Cidr.tryParse(ip + "/" + a.prefix().length()).map(Cidr::network);
                     break;
                 }
             }
         }
-        return new Plan(RemoteRoutes.plan(model, subnet), parentIndex);
+        return new Plan(RemoteRoutes.plan(model, family, subnet), parentIndex);
     }
 
     private void program(Plan p) {
@@ -180,14 +204,14 @@ public final class RemoteRouteManager {
     /** Creates, repairs or deletes the VXLAN device and its entries; {@return its ifindex}, 0 when there is none. */
     private int device(Plan p) {
         Optional<RemoteRoutes.VxlanDevice> want = p.plan().vxlan();
-        Optional<Link> link = netlink.link(RemoteRoutes.VXLAN_DEVICE);
+        Optional<Link> link = netlink.link(device);
         link.ifPresent(l -> deviceIndex = l.index());
         if (want.isEmpty() || p.parentIndex() == 0) {
             if (want.isPresent()) {
                 warnOnce("no-parent", "VXLAN is on but no interface holds this node's address; no VXLAN device yet");
             }
             if (link.isPresent()) {
-                netlink.deleteLink(RemoteRoutes.VXLAN_DEVICE);
+                netlink.deleteLink(device);
                 removed = true;
                 forgetDevice();
             }
@@ -195,12 +219,12 @@ public final class RemoteRouteManager {
         }
         RemoteRoutes.VxlanDevice d = want.get();
         int mtu = vxlanMtu.getAsInt();
-        Vxlan wanted = new Vxlan(RemoteRoutes.VXLAN_DEVICE, d.vni(), d.port(), p.parentIndex(),
+        Vxlan wanted = new Vxlan(device, d.vni(), d.port(), p.parentIndex(),
                 Optional.of(ip(d.parentAddress())), Optional.of(d.mac()), mtu);
-        Optional<Vxlan> have = link.isPresent() ? netlink.vxlan(RemoteRoutes.VXLAN_DEVICE) : Optional.empty();
+        Optional<Vxlan> have = link.isPresent() ? netlink.vxlan(device) : Optional.empty();
         if (link.isPresent() && (have.isEmpty() || !sameIdentity(have.get(), wanted))) {
-            log.info("Re-creating {}: it is {} and should be {}", RemoteRoutes.VXLAN_DEVICE, have.orElse(null), wanted);
-            netlink.deleteLink(RemoteRoutes.VXLAN_DEVICE);
+            log.info("Re-creating {}: it is {} and should be {}", device, have.orElse(null), wanted);
+            netlink.deleteLink(device);
             removed = true;
             forgetDevice();
             have = Optional.empty();
@@ -210,18 +234,19 @@ public final class RemoteRouteManager {
             created = true;
             forgetDevice();
         } else if (have.get().mtu() != mtu) {
-            netlink.setLinkMtu(RemoteRoutes.VXLAN_DEVICE, mtu);
+            netlink.setLinkMtu(device, mtu);
         }
-        Link now = netlink.link(RemoteRoutes.VXLAN_DEVICE).orElseThrow(
-                () -> new NetlinkException("find link " + RemoteRoutes.VXLAN_DEVICE, calico.dataplane.netlink.Errno.ENODEV, null));
+        Link now = netlink.link(device).orElseThrow(
+                () -> new NetlinkException("find link " + device, calico.dataplane.netlink.Errno.ENODEV, null));
         int index = now.index();
         deviceIndex = index;
-        IpPrefix tunnel = IpPrefix.parse(d.tunnelAddress() + "/32");
+        IpPrefix tunnel = IpPrefix.parse(d.tunnelAddress() + "/" + RemoteRoutes.hostPrefixLength(family));
         boolean hasTunnel = false;
         for (Address a : netlink.addresses(index)) {
             if (a.prefix().equals(tunnel)) {
                 hasTunnel = true;
-            } else if (a.prefix().address().getAddress().length == 4) {
+            } else if (ofFamily(a.prefix().address()) && !a.prefix().address().isLinkLocalAddress()) {
+                // the kernel's IPv6 link-local address stays: neighbour discovery on the device uses it
                 netlink.deleteAddress(index, a.prefix());
             }
         }
@@ -229,7 +254,7 @@ public final class RemoteRouteManager {
             netlink.addAddress(index, tunnel);
         }
         if (!now.up()) {
-            netlink.setLinkUp(RemoteRoutes.VXLAN_DEVICE, true);
+            netlink.setLinkUp(device, true);
         }
         entries(index, p.plan());
         return index;
@@ -298,12 +323,12 @@ public final class RemoteRouteManager {
     private void readDeviceEntries() {
         neighbours.clear();
         fdb.clear();
-        Optional<Link> l = netlink.link(RemoteRoutes.VXLAN_DEVICE);
+        Optional<Link> l = netlink.link(device);
         if (l.isEmpty()) {
             return;
         }
         for (Neighbour n : netlink.neighbours(l.get().index())) {
-            if (n.permanent() && n.mac().isPresent() && n.address().getAddress().length == 4) {
+            if (n.permanent() && n.mac().isPresent() && ofFamily(n.address())) {
                 neighbours.put(n.address(), n.mac().get());
             }
         }
@@ -344,8 +369,13 @@ public final class RemoteRouteManager {
         }
     }
 
+    private boolean ofFamily(InetAddress a) {
+        return a.getAddress().length == (family == IpFamily.V4 ? 4 : 16);
+    }
+
+    /** An address of this family, or (an FDB destination, a node address) of either. */
     private static InetAddress ip(String text) {
-        return IpPrefix.parse(text + "/32").address();
+        return IpPrefix.parse(text + "/" + RemoteRoutes.hostPrefixLength(IpFamily.of(text))).address();
     }
 
     private void reset() {

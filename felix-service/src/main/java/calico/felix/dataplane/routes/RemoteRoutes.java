@@ -10,6 +10,7 @@ import calico.felix.calc.DataplaneUpdate.VtepUpdate;
 import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.Encapsulation;
+import calico.felix.dataplane.rules.IpFamily;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -24,12 +25,15 @@ import java.util.TreeMap;
  * remote destination. Pure: no kernel access, so every mode's rendering is unit-tested
  * ({@code RemoteRoutesTest}), IPIP included, which this machine's kernel cannot run.
  *
- * <p>IPv4 only (IPv6 VXLAN is not programmed yet). The rules, as Calico's felix applies them:
+ * <p>One plan per address family, by the same rules (Calico's felix runs one VXLAN manager per
+ * family): IPv4 over {@code vxlan.calico} and {@code tunl0}, IPv6 over {@code vxlan-v6.calico}
+ * (no IPIP for IPv6). A family's plan reads only that family's routes, pools, VTEP half and
+ * underlay address. The rules, as Calico's felix applies them:
  * <ul>
- *   <li>This node is the {@code dstNode} of the model's IPv4 {@code LOCAL_HOST} route (its Node
- *       has an address); without one, nothing is planned.</li>
+ *   <li>This node is the {@code dstNode} of the model's {@code LOCAL_HOST} route of the family
+ *       (its Node has an address of that family); without one, nothing is planned.</li>
  *   <li>Whether VXLAN and IPIP are on: {@link Encapsulation} (the setting when set, else whether
- *       any IPv4 pool uses the mode), the same decision the MTUs and the input rules read.</li>
+ *       any pool of the family uses the mode), the same decision the MTUs and the input rules read.</li>
  *   <li>Destinations, by {@code routeSource}: {@code CalicoIPAM} — every {@code REMOTE_BLOCK}
  *       route, plus each {@code REMOTE_WORKLOAD} /32 that no remote block of the same node
  *       covers (a borrowed address), and a blackhole for each {@code LOCAL_BLOCK};
@@ -49,6 +53,8 @@ public final class RemoteRoutes {
 
     /** Calico's VXLAN device name. */
     public static final String VXLAN_DEVICE = "vxlan.calico";
+    /** Calico's IPv6 VXLAN device name. */
+    public static final String VXLAN_V6_DEVICE = "vxlan-v6.calico";
     /** Calico's IPIP device name (the kernel's fallback device of the ipip module). */
     public static final String IPIP_DEVICE = "tunl0";
 
@@ -69,6 +75,16 @@ public final class RemoteRoutes {
 
     /** One route to program; {@code gateway} is null for a blackhole. */
     public record Planned(String dst, Kind kind, String gateway) {
+    }
+
+    /** {@return the VXLAN device of {@code family}}: {@link #VXLAN_DEVICE} or {@link #VXLAN_V6_DEVICE}. */
+    public static String vxlanDevice(IpFamily family) {
+        return family == IpFamily.V4 ? VXLAN_DEVICE : VXLAN_V6_DEVICE;
+    }
+
+    /** {@return the prefix length of one address of {@code family}}: 32 or 128. */
+    public static int hostPrefixLength(IpFamily family) {
+        return family == IpFamily.V4 ? 32 : 128;
     }
 
     /** This node's VXLAN device: Calico's settings and this node's VTEP. */
@@ -111,40 +127,66 @@ public final class RemoteRoutes {
 
     /** {@return this node's name and IPv4 address}, from the model's IPv4 LOCAL_HOST route; empty without one. */
     public static Optional<RouteUpdate> localHost(DataplaneModel model) {
+        return localHost(model, IpFamily.V4);
+    }
+
+    /** {@return this node's name and address of {@code family}}, from the model's LOCAL_HOST route of that family. */
+    public static Optional<RouteUpdate> localHost(DataplaneModel model, IpFamily family) {
         return model.routes().values().stream()
-                .filter(r -> r.type() == RouteType.LOCAL_HOST && r.dstNodeIp() != null && !r.dst().contains(":"))
+                .filter(r -> r.type() == RouteType.LOCAL_HOST && r.dstNodeIp() != null && IpFamily.of(r.dst()) == family)
                 .findFirst();
     }
 
-    /**
-     * {@return the plan}.
-     *
-     * @param localSubnet this node's underlay subnet (the prefix of its address on its interface),
-     *                    empty when unknown: then no node counts as same-subnet
-     */
+    /** {@return the IPv4 plan}: {@link #plan(DataplaneModel, IpFamily, Optional)} for {@link IpFamily#V4}. */
     public static Plan plan(DataplaneModel model, Optional<Cidr> localSubnet) {
-        Optional<RouteUpdate> self = localHost(model);
+        return plan(model, IpFamily.V4, localSubnet);
+    }
+
+    /** A node's VTEP half of one family; null fields when that half is absent. */
+    private record Half(String mac, String tunnelAddress, String parentAddress) {
+        static Half of(VtepUpdate v, IpFamily family) {
+            if (v == null) {
+                return new Half(null, null, null);
+            }
+            return family == IpFamily.V4 ? new Half(v.mac(), v.ipv4Addr(), v.parentDeviceIpv4())
+                    : new Half(v.macV6(), v.ipv6Addr(), v.parentDeviceIpv6());
+        }
+
+        boolean present() {
+            return tunnelAddress != null && mac != null && parentAddress != null;
+        }
+    }
+
+    /**
+     * {@return the plan for {@code family}}.
+     *
+     * @param localSubnet this node's underlay subnet of that family (the prefix of its address on its
+     *                    interface), empty when unknown: then no node counts as same-subnet
+     */
+    public static Plan plan(DataplaneModel model, IpFamily family, Optional<Cidr> localSubnet) {
+        Optional<RouteUpdate> self = localHost(model, family);
         if (self.isEmpty()) {
             return Plan.empty();
         }
         String hostname = self.get().dstNode();
         FelixSettings settings = model.config();
         Encapsulation encap = Encapsulation.of(model);
-        boolean vxlanOn = encap.vxlan();
-        boolean ipipOn = encap.ipip();
+        boolean vxlanOn = family == IpFamily.V4 ? encap.vxlan() : encap.vxlanV6();
+        boolean ipipOn = family == IpFamily.V4 && encap.ipip();
 
-        VtepUpdate localVtep = model.vteps().get(hostname);
-        Optional<VxlanDevice> device = vxlanOn && localVtep != null && localVtep.ipv4Addr() != null
-                ? Optional.of(new VxlanDevice(settings.vxlanVni(), settings.vxlanPort(), localVtep.parentDeviceIpv4(),
-                localVtep.mac(), localVtep.ipv4Addr()))
+        Half local = Half.of(model.vteps().get(hostname), family);
+        Optional<VxlanDevice> device = vxlanOn && local.present()
+                ? Optional.of(new VxlanDevice(settings.vxlanVni(), settings.vxlanPort(), local.parentAddress(),
+                local.mac(), local.tunnelAddress()))
                 : Optional.empty();
         Map<String, String> neighbours = new TreeMap<>();
         Map<String, String> fdb = new TreeMap<>();
         if (device.isPresent()) {
             for (VtepUpdate v : model.vteps().values()) {
-                if (!v.node().equals(hostname) && v.ipv4Addr() != null) {
-                    neighbours.put(v.ipv4Addr(), v.mac());
-                    fdb.put(v.mac(), v.parentDeviceIpv4());
+                Half h = Half.of(v, family);
+                if (!v.node().equals(hostname) && h.present()) {
+                    neighbours.put(h.tunnelAddress(), h.mac());
+                    fdb.put(h.mac(), h.parentAddress());
                 }
             }
         }
@@ -153,13 +195,13 @@ public final class RemoteRoutes {
         // Each node's remote blocks, parsed once (not once per workload route).
         Map<String, List<Cidr>> remoteBlocks = new HashMap<>();
         for (RouteUpdate r : model.routes().values()) {
-            if (r.type() == RouteType.REMOTE_BLOCK && !r.dst().contains(":")) {
+            if (r.type() == RouteType.REMOTE_BLOCK && IpFamily.of(r.dst()) == family) {
                 Cidr.tryParse(r.dst()).ifPresent(c -> remoteBlocks.computeIfAbsent(r.dstNode(), n -> new ArrayList<>()).add(c));
             }
         }
         Map<String, Planned> routes = new TreeMap<>();
         for (RouteUpdate r : model.routes().values()) {
-            if (r.dst().contains(":")) {
+            if (IpFamily.of(r.dst()) != family) {
                 continue;
             }
             IpPoolUpdate pool = r.poolName() == null ? null : model.pools().get(r.poolName());
@@ -184,7 +226,8 @@ public final class RemoteRoutes {
             }
             boolean sameSubnet = localSubnet.map(s -> IpAddress.tryParse(r.dstNodeIp()).map(s::contains).orElse(false))
                     .orElse(false);
-            Planned p = route(r, pool, sameSubnet, device.isPresent(), ipipOn, model.vteps().get(r.dstNode()));
+            Planned p = route(r, pool, sameSubnet, device.isPresent(), ipipOn,
+                    Half.of(model.vteps().get(r.dstNode()), family));
             if (p != null) {
                 routes.put(r.dst(), p);
             }
@@ -193,10 +236,10 @@ public final class RemoteRoutes {
     }
 
     private static Planned route(RouteUpdate r, IpPoolUpdate pool, boolean sameSubnet, boolean vxlanDevice,
-                                 boolean ipipOn, VtepUpdate remoteVtep) {
+                                 boolean ipipOn, Half remoteVtep) {
         if (encapsulates(pool.vxlanMode(), sameSubnet)) {
-            return vxlanDevice && remoteVtep != null && remoteVtep.ipv4Addr() != null
-                    ? new Planned(r.dst(), Kind.VXLAN, remoteVtep.ipv4Addr()) : null;
+            return vxlanDevice && remoteVtep.present()
+                    ? new Planned(r.dst(), Kind.VXLAN, remoteVtep.tunnelAddress()) : null;
         }
         if (encapsulates(pool.ipipMode(), sameSubnet)) {
             return ipipOn ? new Planned(r.dst(), Kind.IPIP, r.dstNodeIp()) : null;

@@ -150,7 +150,7 @@ public final class RuleRenderer {
         Encapsulation encap = Encapsulation.of(model);
         boolean ipip = encap.ipip();
         boolean vxlan = encap.vxlan();
-        add(filter, cache.same(inputChain(ipip, vxlan, model.config().vxlanPort())));
+        add(filter, cache.same(inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort())));
         add(filter, cache.same(outputChain()));
         add(filter, cache.same(workloadToHostChain()));
         add(filter, cache.same(failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true)));
@@ -252,7 +252,8 @@ public final class RuleRenderer {
                 new Entry(Table.FILTER, Hook.INPUT, Names.INPUT),
                 new Entry(Table.FILTER, Hook.OUTPUT, Names.OUTPUT),
                 new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)),
-                driverSets(model, ipip || vxlan || settings.natOutgoing().excludeHosts()), refs);
+                driverSets(model, ipip || vxlan || (encap.vxlanV6() && families.contains(IpFamily.V6))
+                        || settings.natOutgoing().excludeHosts()), refs);
     }
 
     /** The pool sets, and with encapsulation on (or natOutgoing excluding hosts) the Calico hosts' addresses. */
@@ -490,11 +491,16 @@ public final class RuleRenderer {
         return inputChain(false, false, Names.VXLAN_PORT);
     }
 
+    Rules inputChain(boolean ipip, boolean vxlan, int vxlanPort) {
+        return inputChain(ipip, vxlan, false, vxlanPort);
+    }
+
     /**
      * With IPIP (VXLAN) on an enabled pool, IPv4 IPIP (UDP 4789) to this host is accepted only from
-     * Calico hosts ({@code all-hosts-net}) and dropped from anyone else, before any policy.
+     * Calico hosts ({@code all-hosts-net}) and dropped from anyone else, before any policy; with
+     * IPv6 VXLAN on, the same for IPv6 UDP to the VXLAN port (Calico's IPv6 input chain).
      */
-    Rules inputChain(boolean ipip, boolean vxlan, int vxlanPort) {
+    Rules inputChain(boolean ipip, boolean vxlan, boolean vxlanV6, int vxlanPort) {
         List<GenericRule> encap = new ArrayList<>();
         if (families.contains(IpFamily.V4)) {
             Match fromHosts = new Match.InSet(Dir.SRC, IpFamily.V4, Names.ALL_HOSTS_SET, false);
@@ -506,13 +512,11 @@ public final class RuleRenderer {
                         new Match.Protocol("4", false)).withComment("IPIP from other hosts"));
             }
             if (vxlan) {
-                Match port = new Match.Ports(Dir.DST, List.of(Integer.toString(vxlanPort)), false);
-                encap.add(GenericRule.of(settings.allowTarget(), new Match.Family(IpFamily.V4),
-                        new Match.Protocol("udp", false), port, fromHosts, new Match.DstLocal(false))
-                        .withComment("VXLAN from Calico hosts"));
-                encap.add(GenericRule.of(Target.DROP, new Match.Family(IpFamily.V4), new Match.Protocol("udp", false),
-                        port, new Match.DstLocal(false)).withComment("VXLAN from other hosts"));
+                encap.addAll(vxlanInput(IpFamily.V4, vxlanPort));
             }
+        }
+        if (families.contains(IpFamily.V6) && vxlanV6) {
+            encap.addAll(vxlanInput(IpFamily.V6, vxlanPort));
         }
         List<GenericRule> rules = new ArrayList<>(encap);
         rules.addAll(perPrefix(true, in -> GenericRule.of(new Target.Goto(Names.WL_TO_HOST), in)));
@@ -524,6 +528,18 @@ public final class RuleRenderer {
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("host endpoint policy accepted the packet")));
         return new Rules(Names.INPUT, rules);
+    }
+
+    /** VXLAN of {@code family} to this host: accepted from Calico hosts, dropped from anyone else. */
+    private List<GenericRule> vxlanInput(IpFamily family, int vxlanPort) {
+        Match port = new Match.Ports(Dir.DST, List.of(Integer.toString(vxlanPort)), false);
+        Match fromHosts = new Match.InSet(Dir.SRC, family, Names.ALL_HOSTS_SET, false);
+        String v = family == IpFamily.V4 ? "" : "IPv6 ";
+        return List.of(
+                GenericRule.of(settings.allowTarget(), new Match.Family(family), new Match.Protocol("udp", false), port,
+                        fromHosts, new Match.DstLocal(false)).withComment(v + "VXLAN from Calico hosts"),
+                GenericRule.of(Target.DROP, new Match.Family(family), new Match.Protocol("udp", false), port,
+                        new Match.DstLocal(false)).withComment(v + "VXLAN from other hosts"));
     }
 
     /**

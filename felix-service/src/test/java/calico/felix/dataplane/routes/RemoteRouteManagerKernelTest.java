@@ -13,6 +13,7 @@ import calico.felix.calc.DataplaneUpdate.RouteUpdate;
 import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.mtu.Mtus;
 import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.IpFamily;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -183,6 +184,61 @@ class RemoteRouteManagerKernelTest {
         assertThat(neighbours()).contains("10.244.1.0 lladdr 66:00:00:00:00:0b PERMANENT");
         assertThat(fdb()).contains("66:00:00:00:00:0b dst 192.168.0.2 self permanent");
         assertThat(routes()).contains("10.244.1.0/26 via 10.244.1.0 dev vxlan.calico onlink");
+    }
+
+    @Test
+    void ipv6VxlanIsTheSameManagerForTheOtherFamilyAndLeavesIpv4Alone() {
+        host.exec("ip", "addr", "add", "fd00:1::1/64", "dev", "ul0", "nodad");
+        RemoteRouteManager v6 = new RemoteRouteManager(netlink, model, IpFamily.V6, () -> Mtus.of(1500,
+                Mtus.Enabled.NONE, new Mtus.Configured(0, 0, model.config().vxlanMtuV6(), 0, 0)).vxlanV6());
+        List<DataplaneUpdate> u = new ArrayList<>();
+        u.add(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of())));
+        u.addAll(RemoteRoutesTest.dualStack("Never", "Always", "Always"));
+        u.add(new DataplaneUpdate.InSync());
+        model.apply(u);
+        resync();
+        inHost.call(v6::resync);
+
+        assertThat(host.exec("ip", "-d", "link", "show", "vxlan-v6.calico")).contains("mtu 1430")
+                .contains("66:00:00:00:06:0a").contains("vxlan id 4096").contains("local fd00:1::1").contains("dev ul0")
+                .contains("dstport 4789").contains("nolearning");
+        assertThat(host.exec("ip", "-6", "-o", "addr", "show", "dev", "vxlan-v6.calico")).contains("fd00:244::/128")
+                .as("the kernel's link-local address stays").contains("fe80::");
+        assertThat(host.exec("ip", "-6", "neigh", "show", "dev", "vxlan-v6.calico"))
+                .contains("fd00:244::40 lladdr 66:00:00:00:06:0b PERMANENT")
+                .contains("fd00:244::80 lladdr 66:00:00:00:06:0c PERMANENT");
+        assertThat(host.exec("bridge", "fdb", "show", "dev", "vxlan-v6.calico"))
+                .contains("66:00:00:00:06:0b dst fd00:1::2 self permanent")
+                .contains("66:00:00:00:06:0c dst fd00:2::3 self permanent");
+        String routes6 = host.exec("ip", "-6", "route", "show", "proto", "80");
+        assertThat(routes6).contains("blackhole fd00:244::/122")
+                .containsPattern("fd00:244::40/122 via fd00:244::40 dev vxlan-v6.calico .*onlink")
+                .containsPattern("fd00:244::80/122 via fd00:244::80 dev vxlan-v6.calico .*onlink")
+                .containsPattern("fd00:244::49 via fd00:244::80 dev vxlan-v6.calico .*onlink")
+                .doesNotContain("10.244.");
+        // The IPv4 side is as it was without IPv6; each family's resync leaves the other's share alone.
+        assertThat(routes()).contains("10.244.1.0/26 via 10.244.1.0 dev vxlan.calico onlink").doesNotContain("fd00");
+        String routes4 = routes();
+        assertThat(inHost.call(v6::update)).isEqualTo(new RemoteRouteManager.Stats(0, 0, 0, 0, 0, 0, false, false));
+        assertThat(inHost.call(v6::resync)).isEqualTo(new RemoteRouteManager.Stats(0, 0, 0, 0, 0, 0, false, false));
+        assertThat(resync()).isEqualTo(new RemoteRouteManager.Stats(0, 0, 0, 0, 0, 0, false, false));
+        assertThat(routes()).isEqualTo(routes4);
+        assertThat(host.exec("ip", "-6", "route", "show", "proto", "80")).isEqualTo(routes6);
+
+        // A stranger deletes an IPv6 route: the v6 resync puts it back.
+        host.exec("ip", "-6", "route", "del", "fd00:244::80/122");
+        assertThat(inHost.call(v6::resync).routesAdded()).isEqualTo(1);
+        assertThat(host.exec("ip", "-6", "route", "show", "proto", "80")).contains("fd00:244::80/122 via fd00:244::80");
+
+        // The IPv6 pool stops VXLAN: vxlan-v6.calico goes with its routes, the IPv6 blackhole stays; IPv4 untouched.
+        apply(new IpPoolUpdate("p6", "fd00:244::/48", false, "Never", "Never", false));
+        RemoteRouteManager.Stats st = inHost.call(v6::update);
+        assertThat(st.deviceDeleted()).isTrue();
+        assertThat(host.tryExec("ip", "link", "show", "vxlan-v6.calico").status()).isNotZero();
+        assertThat(host.exec("ip", "-6", "route", "show", "proto", "80").strip()).startsWith("blackhole fd00:244::/122")
+                .doesNotContain("via");
+        assertThat(update()).isEqualTo(new RemoteRouteManager.Stats(0, 0, 0, 0, 0, 0, false, false));
+        assertThat(routes()).isEqualTo(routes4);
     }
 
     @Test

@@ -12,6 +12,7 @@ import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.routes.RemoteRoutes.Kind;
 import calico.felix.dataplane.routes.RemoteRoutes.Planned;
 import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.IpFamily;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -44,6 +45,87 @@ class RemoteRoutesTest {
         // a's own workload: never a remote route
         u.add(new RouteUpdate("10.244.0.3/32", RouteType.LOCAL_WORKLOAD, "a", "192.168.0.1", "cali1", "p", false));
         return u;
+    }
+
+    private static final Optional<Cidr> SUBNET_V6 = Optional.of(Cidr.parse("fd00:1::/64"));
+
+    /**
+     * The same cluster dual-stack: {@link #cluster} plus IPv6 addresses (a fd00:1::1 and b fd00:1::2
+     * in fd00:1::/64, c fd00:2::3 in another subnet), pool {@code p6} fd00:244::/48 with
+     * {@code vxlanMode} {@code vxlanModeV6} and blocks fd00:244::{0,40,80}/122 affine to a, b, c, whose
+     * first addresses are the IPv6 tunnel addresses (also {@link RemoteRouteManagerKernelTest}'s).
+     */
+    static List<DataplaneUpdate> dualStack(String ipipMode, String vxlanMode, String vxlanModeV6) {
+        List<DataplaneUpdate> u = new ArrayList<>(cluster(ipipMode, vxlanMode));
+        u.removeIf(x -> x instanceof VtepUpdate);
+        u.add(new IpPoolUpdate("p6", "fd00:244::/48", false, "Never", vxlanModeV6, false));
+        u.add(new RouteUpdate("fd00:1::1/128", RouteType.LOCAL_HOST, "a", "fd00:1::1", null, null, false));
+        u.add(new VtepUpdate("a", "66:00:00:00:00:0a", "10.244.0.0", "192.168.0.1", "66:00:00:00:06:0a", "fd00:244::",
+                "fd00:1::1"));
+        u.add(new VtepUpdate("b", "66:00:00:00:00:0b", "10.244.1.0", "192.168.0.2", "66:00:00:00:06:0b", "fd00:244::40",
+                "fd00:1::2"));
+        u.add(new VtepUpdate("c", "66:00:00:00:00:0c", "10.244.2.0", "192.168.1.3", "66:00:00:00:06:0c", "fd00:244::80",
+                "fd00:2::3"));
+        u.add(new RouteUpdate("fd00:244::/122", RouteType.LOCAL_BLOCK, "a", "fd00:1::1", null, "p6", false));
+        u.add(new RouteUpdate("fd00:244::40/122", RouteType.REMOTE_BLOCK, "b", "fd00:1::2", null, "p6", false));
+        u.add(new RouteUpdate("fd00:244::80/122", RouteType.REMOTE_BLOCK, "c", "fd00:2::3", null, "p6", false));
+        u.add(new RouteUpdate("fd00:244::45/128", RouteType.REMOTE_WORKLOAD, "b", "fd00:1::2", null, "p6", false));
+        u.add(new RouteUpdate("fd00:244::49/128", RouteType.REMOTE_WORKLOAD, "c", "fd00:2::3", null, "p6", false));
+        u.add(new RouteUpdate("fd00:244::3/128", RouteType.LOCAL_WORKLOAD, "a", "fd00:1::1", "cali1", "p6", false));
+        return u;
+    }
+
+    private static RemoteRoutes.Plan planV6(List<DataplaneUpdate> updates, Map<String, String> config) {
+        return RemoteRoutes.plan(model(updates, config), IpFamily.V6, SUBNET_V6);
+    }
+
+    @Test
+    void ipv6VxlanPlansTheV6DeviceRoutesAndEntriesFromTheV6HalvesOnly() {
+        RemoteRoutes.Plan p = planV6(dualStack("Never", "Never", "Always"), Map.of());
+        assertThat(p.vxlan()).contains(new RemoteRoutes.VxlanDevice(4096, 4789, "fd00:1::1", "66:00:00:00:06:0a",
+                "fd00:244::"));
+        assertThat(p.ipip()).isFalse();
+        assertThat(p.routes()).containsOnly(
+                Map.entry("fd00:244::/122", new Planned("fd00:244::/122", Kind.BLACKHOLE, null)),
+                Map.entry("fd00:244::40/122", new Planned("fd00:244::40/122", Kind.VXLAN, "fd00:244::40")),
+                Map.entry("fd00:244::80/122", new Planned("fd00:244::80/122", Kind.VXLAN, "fd00:244::80")),
+                Map.entry("fd00:244::49/128", new Planned("fd00:244::49/128", Kind.VXLAN, "fd00:244::80")));
+        assertThat(p.neighbours()).containsOnly(Map.entry("fd00:244::40", "66:00:00:00:06:0b"),
+                Map.entry("fd00:244::80", "66:00:00:00:06:0c"));
+        assertThat(p.fdb()).containsOnly(Map.entry("66:00:00:00:06:0b", "fd00:1::2"),
+                Map.entry("66:00:00:00:06:0c", "fd00:2::3"));
+        assertThat(RemoteRoutes.vxlanDevice(IpFamily.V6)).isEqualTo("vxlan-v6.calico");
+        // The IPv4 plan of the same model: IPv6 VXLAN opens no IPv4 device and routes no IPv6 destination.
+        RemoteRoutes.Plan v4 = RemoteRoutes.plan(model(dualStack("Never", "Never", "Always"), Map.of()), SUBNET);
+        assertThat(v4.vxlan()).isEmpty();
+        assertThat(v4.routes()).containsOnlyKeys("10.244.0.0/26");
+    }
+
+    @Test
+    void eachFamilysPlanIsTheSameWithOrWithoutTheOtherFamily() {
+        RemoteRoutes.Plan v4Alone = RemoteRoutes.plan(model(cluster("Never", "Always"), Map.of()), SUBNET);
+        RemoteRoutes.Plan v4Dual = RemoteRoutes.plan(model(dualStack("Never", "Always", "Always"), Map.of()), SUBNET);
+        assertThat(v4Dual).isEqualTo(v4Alone);
+        List<DataplaneUpdate> v6Only = new ArrayList<>(dualStack("Never", "Always", "Always"));
+        v6Only.removeIf(x -> x instanceof RouteUpdate r && IpFamily.of(r.dst()) == IpFamily.V4
+                || x instanceof IpPoolUpdate pool && pool.name().equals("p"));
+        assertThat(planV6(v6Only, Map.of())).isEqualTo(planV6(dualStack("Never", "Always", "Always"), Map.of()));
+    }
+
+    @Test
+    void ipv6CrossSubnetComparesWithTheV6SubnetAndVxlanEnabledFalseTurnsV6Off() {
+        RemoteRoutes.Plan cross = planV6(dualStack("Never", "Never", "CrossSubnet"), Map.of());
+        assertThat(cross.routes().get("fd00:244::40/122"))
+                .isEqualTo(new Planned("fd00:244::40/122", Kind.DIRECT, "fd00:1::2"));
+        assertThat(cross.routes().get("fd00:244::80/122"))
+                .isEqualTo(new Planned("fd00:244::80/122", Kind.VXLAN, "fd00:244::80"));
+        RemoteRoutes.Plan off = planV6(dualStack("Never", "Never", "Always"), Map.of("vxlanEnabled", "false"));
+        assertThat(off.vxlan()).isEmpty();
+        assertThat(off.routes()).containsOnlyKeys("fd00:244::/122");
+        // A node whose Node has no IPv6 address has no IPv6 plan at all.
+        List<DataplaneUpdate> noSelfV6 = new ArrayList<>(dualStack("Never", "Never", "Always"));
+        noSelfV6.removeIf(x -> x instanceof RouteUpdate r && r.type() == RouteType.LOCAL_HOST && r.dst().contains(":"));
+        assertThat(planV6(noSelfV6, Map.of())).isEqualTo(RemoteRoutes.Plan.empty());
     }
 
     private static DataplaneModel model(List<DataplaneUpdate> updates, Map<String, String> config) {

@@ -267,6 +267,37 @@ class RuleRendererHostKindsTest {
     }
 
     @Test
+    void ipv6VxlanIsAcceptedOnlyFromCalicoHostsWhenAnIpv6PoolUsesIt() {
+        DataplaneUpdate.HostMetadataUpdate node2 = new DataplaneUpdate.HostMetadataUpdate("node2", "10.9.0.2",
+                "fd00:9::2", Map.of());
+        Set<IpFamily> both = Set.of(IpFamily.V4, IpFamily.V6);
+        Ruleset on = RuleRenderer.render(model(Map.of(), node2,
+                new DataplaneUpdate.IpPoolUpdate("p", "10.65.0.0/16", false, "Never", "Never", false),
+                new DataplaneUpdate.IpPoolUpdate("v6", "fd00:65::/64", false, "Never", "Always", false)), both);
+        Match vxlanPort = new Match.Ports(Match.Dir.DST, List.of("4789"), false);
+        assertThat(rules(on, Table.FILTER, Names.INPUT)).startsWith(
+                GenericRule.of(Target.ACCEPT, new Match.Family(IpFamily.V6), new Match.Protocol("udp", false), vxlanPort,
+                        new Match.InSet(Match.Dir.SRC, IpFamily.V6, Names.ALL_HOSTS_SET, false),
+                        new Match.DstLocal(false)).withComment("IPv6 VXLAN from Calico hosts"),
+                GenericRule.of(Target.DROP, new Match.Family(IpFamily.V6), new Match.Protocol("udp", false), vxlanPort,
+                        new Match.DstLocal(false)).withComment("IPv6 VXLAN from other hosts"));
+        assertThat(on.driverSets().get(Names.ALL_HOSTS_SET)).contains("fd00:9::2/128");
+        assertThat(rules(on, Table.FILTER, Names.INPUT)).as("no IPv4 VXLAN pool: no IPv4 VXLAN rule")
+                .noneMatch(r -> r.matches().contains(new Match.Family(IpFamily.V4)));
+        Ruleset v4Only = RuleRenderer.render(model(Map.of(), node2,
+                new DataplaneUpdate.IpPoolUpdate("v6", "fd00:65::/64", false, "Never", "Always", false)), V4);
+        assertThat(rules(v4Only, Table.FILTER, Names.INPUT).get(0).target()).as("an IPv4-only ruleset has no IPv6 rules")
+                .isEqualTo(new Target.Goto(Names.WL_TO_HOST));
+        Ruleset off = RuleRenderer.render(model(Map.of("vxlanEnabled", "false"), node2,
+                new DataplaneUpdate.IpPoolUpdate("v6", "fd00:65::/64", false, "Never", "Always", false)), both);
+        assertThat(rules(off, Table.FILTER, Names.INPUT).get(0).target()).as("vxlanEnabled false turns IPv6 VXLAN off too")
+                .isEqualTo(new Target.Goto(Names.WL_TO_HOST));
+        assertThat(new IptablesFormatter(IpFamily.V6).rule(rules(on, Table.FILTER, Names.INPUT).get(0),
+                new HashMap<>()).get(0).render()).isEqualTo("-m comment --comment \"IPv6 VXLAN from Calico hosts\" -p udp "
+                + "-m multiport --destination-ports 4789 -m set --match-set cali60all-hosts-net src -m addrtype --dst-type LOCAL -j ACCEPT");
+    }
+
+    @Test
     void dnatHostTrafficMeetsHostEndpointEgressInManglePostrouting() {
         Ruleset rs = RuleRenderer.render(model(Map.of("iptablesFilterDenyAction", "Reject"),
                 new DataplaneUpdate.ActivePolicyUpdate(P, DENY_IN),
