@@ -84,10 +84,13 @@ final class ApiServerObjects implements ClusterObjects {
 
     /**
      * {@return the Pod as the CNI plugin leaves it on KDD}: its spec, and its address in Calico's
-     * annotations (also {@link BenchStore}'s pods).
+     * annotations (also {@link BenchStore}'s pods); a dual-stack pod ({@code status.podIPs}) has all
+     * its addresses in {@code podIPs}, the first in {@code podIP}.
      */
     static Pod leftByCni(KubePod pod) {
         String ip = pod.status().podIP() + "/32";
+        String ips = pod.status().podIPs().isEmpty() ? ip : String.join(",", pod.status().podIPs().stream()
+                .map(p -> p.ip() + (p.ip().contains(":") ? "/128" : "/32")).toList());
         List<io.fabric8.kubernetes.api.model.Container> containers = pod.spec().containers().stream()
                 .map(c -> new ContainerBuilder().withName(c.name()).withImage("registry.invalid/e2e:1")
                         .withPorts(c.ports().stream().map(p -> new ContainerPortBuilder().withName(p.name())
@@ -97,7 +100,7 @@ final class ApiServerObjects implements ClusterObjects {
         return new PodBuilder()
                 .withNewMetadata().withName(pod.metadata().name()).withNamespace(pod.metadata().namespace())
                 .withLabels(pod.metadata().labels())
-                .withAnnotations(Map.of(PodConverter.ANNOTATION_POD_IP, ip, PodConverter.ANNOTATION_POD_IPS, ip))
+                .withAnnotations(Map.of(PodConverter.ANNOTATION_POD_IP, ip, PodConverter.ANNOTATION_POD_IPS, ips))
                 .endMetadata()
                 .withNewSpec().withNodeName(pod.spec().nodeName()).withServiceAccountName(pod.spec().serviceAccountName())
                 .withContainers(containers).endSpec()

@@ -46,15 +46,33 @@ import java.util.Map;
  * file when it runs (as the CNI plugin reads it; the interfaces' default without one), and written through {@link ClusterObjects}
  * (converted into WorkloadEndpoints on etcd, real Pods on the kubernetes datastore); each listens
  * on TCP {@link #TCP_PORT}. Namespaces are prefixed {@code rt-} and always deleted.
+ *
+ * <p>Dual-stack ({@link #MultiNodeCluster(TestDatastore, Backend, boolean)}, namespaces prefixed
+ * {@code v6-}): every node also has {@code fd00:30:<subnet>::<10+n>/64} on its underlay (the bridge
+ * {@code ::fe}), {@code spec.bgp.ipv6Address}, an IPv6 block {@code fd00:75:0:<n>::/122} affine to it
+ * and {@code ipv6VXLANTunnelAddr} its first address (no MAC: felix derives it from {@code <name>-v6});
+ * {@link #pool} also writes pool {@link #POOL_V6} {@link #POOL_V6_CIDR} with the same VXLAN mode; each
+ * pod also gets the next IPv6 address of its node's block ({@link #ipv6}), {@code default via
+ * fe80::ecee:eeff:feee:eeee dev eth0} (the host side's link-local address from Calico's
+ * {@code ee:ee:ee:ee:ee:ee}), and a TCP listener there. IPv6 addresses are added without duplicate
+ * address detection, so they are usable at once.
  */
 final class MultiNodeCluster implements AutoCloseable {
 
     static final String POOL = "default-ipv4-ippool";
     static final String POOL_CIDR = "10.75.0.0/16";
     static final int TCP_PORT = 8080;
+    static final String POOL_V6 = "default-ipv6-ippool";
+    static final String POOL_V6_CIDR = "fd00:75::/48";
+    /** The pod's IPv6 gateway: the link-local address of Calico's host-side MAC {@code ee:ee:ee:ee:ee:ee}. */
+    static final String GATEWAY_V6 = "fe80::ecee:eeff:feee:eeee";
 
-    /** One node: its name, namespace, underlay address (bare) and subnet, block and tunnel address. */
-    record ClusterNode(String name, NetNs netns, String address, int subnet, String block, String tunnelAddress) {
+    /**
+     * One node: its name, namespace, underlay address (bare) and subnet, block and tunnel address; on a
+     * dual-stack cluster also its IPv6 underlay address, block and VXLAN tunnel address (else null).
+     */
+    record ClusterNode(String name, NetNs netns, String address, int subnet, String block, String tunnelAddress,
+                       String address6, String block6, String tunnelAddress6) {
         String underlayInterface() {
             return "eth0";
         }
@@ -74,6 +92,9 @@ final class MultiNodeCluster implements AutoCloseable {
     private final List<KubePod> pods = new ArrayList<>();
     private final java.util.Set<Integer> subnets = new java.util.HashSet<>();
     private final java.util.Set<String> kubeNamespaces = new java.util.HashSet<>();
+    private final boolean dualStack;
+    /** Each pod's IPv6 address on a dual-stack cluster, by namespace/name. */
+    private final Map<String, String> podIpv6 = new LinkedHashMap<>();
 
     /**
      * @param datastore where the resources go (its {@link TestDatastore#reset} is the caller's); the
@@ -81,6 +102,12 @@ final class MultiNodeCluster implements AutoCloseable {
      * @param backend   the policy backend every felix uses
      */
     MultiNodeCluster(TestDatastore datastore, Backend backend) {
+        this(datastore, backend, false);
+    }
+
+    /** As above; {@code dualStack}: IPv6 beside IPv4 (see the class comment), namespaces prefixed {@code v6-}. */
+    MultiNodeCluster(TestDatastore datastore, Backend backend, boolean dualStack) {
+        this.dualStack = dualStack;
         this.store = datastore.open();
         this.objects = datastore.clusterObjects();
         this.datastoreArgs = datastore.felixArgs();
@@ -89,8 +116,11 @@ final class MultiNodeCluster implements AutoCloseable {
             if (store.get(ResourceKey.of(ResourceKind.CLUSTER_INFORMATION, "default")).isEmpty()) {
                 Writes.clusterReady(store); // a kube control plane is shared by a test class's tests
             }
-            underlay = ns("rt-ul");
+            underlay = ns("ul");
             underlay.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+            if (dualStack) {
+                underlay.exec("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
+            }
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -101,6 +131,10 @@ final class MultiNodeCluster implements AutoCloseable {
     void pool(EncapsulationMode vxlan, EncapsulationMode ipip) {
         Writes.upsert(store, new IPPool(ObjectMeta.named(POOL),
                 new IPPoolSpec(POOL_CIDR, vxlan, ipip, false, false, null, 26, null, null, null, null)));
+        if (dualStack) {
+            Writes.upsert(store, new IPPool(ObjectMeta.named(POOL_V6), new IPPoolSpec(POOL_V6_CIDR, vxlan,
+                    EncapsulationMode.Never, false, false, null, 122, null, null, null, null)));
+        }
     }
 
     /** Adds node {@code name} (the {@code index}-th, 1-based: block 10.75.index.0/26) on underlay subnet {@code subnet}. */
@@ -110,8 +144,11 @@ final class MultiNodeCluster implements AutoCloseable {
             underlay.exec("ip", "link", "add", bridge, "type", "bridge");
             underlay.exec("ip", "addr", "add", "172.30." + subnet + ".254/24", "dev", bridge);
             underlay.exec("ip", "link", "set", bridge, "up");
+            if (dualStack) {
+                underlay.exec("ip", "addr", "add", "fd00:30:" + subnet + "::fe/64", "dev", bridge, "nodad");
+            }
         }
-        NetNs n = ns("rt-n" + index);
+        NetNs n = ns("n" + index);
         String address = "172.30." + subnet + "." + (10 + index);
         String port = "ul" + index;
         ports.put(name, port);
@@ -120,15 +157,28 @@ final class MultiNodeCluster implements AutoCloseable {
         n.exec("ip", "addr", "add", address + "/24", "dev", "eth0");
         n.exec("ip", "route", "add", "default", "via", "172.30." + subnet + ".254");
         n.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+        String address6 = null;
+        String block6 = null;
+        String tunnel6 = null;
+        if (dualStack) {
+            address6 = "fd00:30:" + subnet + "::" + (10 + index);
+            block6 = "fd00:75:0:" + index + "::/122";
+            tunnel6 = "fd00:75:0:" + index + "::";
+            n.exec("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
+            n.exec("ip", "addr", "add", address6 + "/64", "dev", "eth0", "nodad");
+            n.exec("ip", "-6", "route", "add", "default", "via", "fd00:30:" + subnet + "::fe");
+            Writes.upsert(store, new IPAMBlock(ObjectMeta.named(IpamNames.blockName(Cidr.parse(block6))),
+                    emptyBlock(block6, name)));
+        }
         objects.node(name);
         String block = "10.75." + index + ".0/26";
         String tunnel = "10.75." + index + ".0";
         Writes.upsert(store, new Node(ObjectMeta.named(name), new NodeSpec(
-                new NodeSpec.BGP(null, address + "/24", null, null, null), tunnel, null, null, null, null, null, null,
-                null)));
+                new NodeSpec.BGP(null, address + "/24", address6 == null ? null : address6 + "/64", null, null), tunnel,
+                null, tunnel6, null, null, null, null, null)));
         Writes.upsert(store, new IPAMBlock(ObjectMeta.named(IpamNames.blockName(Cidr.parse(block))),
                 emptyBlock(block, name)));
-        ClusterNode node = new ClusterNode(name, n, address, subnet, block, tunnel);
+        ClusterNode node = new ClusterNode(name, n, address, subnet, block, tunnel, address6, block6, tunnel6);
         nodes.put(name, node);
         podsPerNode.put(name, 0);
         return node;
@@ -160,20 +210,47 @@ final class MultiNodeCluster implements AutoCloseable {
         int k = podsPerNode.merge(node.name(), 1, Integer::sum);
         String ip = node.tunnelAddress().substring(0, node.tunnelAddress().lastIndexOf('.') + 1) + k;
         String iface = WorkloadEndpointNames.interfaceName(namespace, name);
-        NetNs w = ns("rt-p");
+        NetNs w = ns("p");
         Cluster.wireAsCni(node.netns(), iface, w, ip);
+        String ip6 = node.tunnelAddress6() == null ? null : node.tunnelAddress6() + Integer.toHexString(k);
+        if (ip6 != null) {
+            // As Calico's CNI plugin leaves an IPv6 pod: the host side answers as fe80::ecee:eeff:feee:eeee.
+            node.netns().exec("ip", "-6", "addr", "add", GATEWAY_V6 + "/64", "dev", iface, "nodad");
+            w.exec("ip", "-6", "addr", "add", ip6 + "/128", "dev", "eth0", "nodad");
+            w.exec("ip", "-6", "route", "add", "default", "via", GATEWAY_V6, "dev", "eth0");
+            podIpv6.put(namespace + "/" + name, ip6);
+        }
         podMtu(node).ifPresent(mtu -> {
             // Calico's CNI plugin gives both ends of the veth the MTU felix wrote.
             node.netns().exec("ip", "link", "set", iface, "mtu", Integer.toString(mtu));
             w.exec("ip", "link", "set", "eth0", "mtu", Integer.toString(mtu));
         });
         listeners.add(w.tcpListener(ip, TCP_PORT));
+        if (ip6 != null) {
+            listeners.add(w.tcpListener(ip6, TCP_PORT));
+        }
         KubePod pod = new KubePod(KubeObjectMeta.of(namespace, name, Map.of("app", name)),
                 new KubePod.Spec(node.name(), "default", false, List.of(new KubePod.Container("main", List.of())), null),
-                new KubePod.Status(ip, null, "Running"));
+                new KubePod.Status(ip, ip6 == null ? null : List.of(new KubePod.PodIP(ip), new KubePod.PodIP(ip6)),
+                        "Running"));
         objects.pod(pod);
         pods.add(pod);
         return new Workload(namespace, name, ip, iface, w);
+    }
+
+    /** {@return {@code pod}'s IPv6 address} on a dual-stack cluster. */
+    String ipv6(Workload pod) {
+        String ip6 = podIpv6.get(pod.namespace() + "/" + pod.pod());
+        if (ip6 == null) {
+            throw new IllegalStateException(pod + " has no IPv6 address: the cluster is not dual-stack");
+        }
+        return ip6;
+    }
+
+    /** Creates or replaces a {@code networking.k8s.io/v1} NetworkPolicy ({@code manifest}: its whole YAML). */
+    void networkPolicy(String manifest) {
+        objects.networkPolicy(manifest, new calico.api.k8s.KubernetesObjects().parse(manifest,
+                calico.api.k8s.KubeNetworkPolicy.class));
     }
 
     /** {@return the pod MTU in {@code node}'s felix's MTU file}, empty when no felix runs there or it wrote none yet. */
@@ -202,13 +279,17 @@ final class MultiNodeCluster implements AutoCloseable {
             f.close();
         }
         store.delete(ResourceKey.of(ResourceKind.IPAM_BLOCK, IpamNames.blockName(Cidr.parse(node.block()))), null);
+        if (node.block6() != null) {
+            store.delete(ResourceKey.of(ResourceKind.IPAM_BLOCK, IpamNames.blockName(Cidr.parse(node.block6()))), null);
+        }
         objects.deleteNode(node.name());
         nodes.remove(node.name());
     }
 
     /** An affine block with every ordinal free (addresses here are handed out by the fixture, not IPAM). */
     static IPAMBlockSpec emptyBlock(String cidr, String node) {
-        int size = 1 << (32 - Cidr.parse(cidr).prefixLength());
+        Cidr c = Cidr.parse(cidr);
+        int size = 1 << ((c.version() == 4 ? 32 : 128) - c.prefixLength());
         List<Integer> free = new ArrayList<>();
         for (int i = 0; i < size; i++) {
             free.add(i);
@@ -225,8 +306,9 @@ final class MultiNodeCluster implements AutoCloseable {
         return store;
     }
 
-    private NetNs ns(String prefix) {
-        NetNs n = NetNs.create(prefix);
+    /** A namespace named {@code rt-<what>} ({@code v6-<what>} on a dual-stack cluster), unique. */
+    private NetNs ns(String what) {
+        NetNs n = NetNs.create((dualStack ? "v6-" : "rt-") + what);
         namespaces.add(n);
         return n;
     }
@@ -253,10 +335,12 @@ final class MultiNodeCluster implements AutoCloseable {
                 // best effort: the datastore may be gone already
             }
         }
-        try {
-            store.delete(ResourceKey.of(ResourceKind.IP_POOL, POOL), null);
-        } catch (RuntimeException e) {
-            // absent or gone
+        for (String pool : List.of(POOL, POOL_V6)) {
+            try {
+                store.delete(ResourceKey.of(ResourceKind.IP_POOL, pool), null);
+            } catch (RuntimeException e) {
+                // absent or gone
+            }
         }
         listeners.forEach(NetNs.Listener::close);
         namespaces.forEach(NetNs::close);

@@ -112,6 +112,69 @@ abstract class MultiNodeRoutes {
         }
     }
 
+    /** {@return whether {@code from} reaches {@code to}'s IPv6 address on TCP {@link MultiNodeCluster#TCP_PORT} now}. */
+    private static boolean tcp6(MultiNodeCluster c, Workload from, Workload to) {
+        return from.netns().tcpConnects(c.ipv6(to), MultiNodeCluster.TCP_PORT, Duration.ofSeconds(1));
+    }
+
+    @Test
+    void dualStackPodsTalkOverVxlanV6BetweenNodesAndIpv6PolicyHolds() {
+        try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES, true)) {
+            c.pool(EncapsulationMode.Always, EncapsulationMode.Never);
+            ClusterNode a = c.addNode("v6-node-a", 1, 0);
+            ClusterNode b = c.addNode("v6-node-b", 2, 0);
+            a.netns().exec("nft", "add table ip6 v6count");
+            a.netns().exec("nft", "add chain ip6 v6count out { type filter hook output priority 0 ; }");
+            a.netns().exec("nft", "add rule ip6 v6count out udp dport 4789 counter");
+            c.startFelix(a);
+            c.startFelix(b);
+            Await.until("pod MTU file on A", WAIT, () -> c.podMtu(a).isPresent());
+            assertThat(c.podMtu(a).getAsInt()).as("the smaller of vxlan.calico (1500 - 50) and vxlan-v6.calico (1500 - 70)")
+                    .isEqualTo(1430);
+            Workload pa = c.pod(a, "v6-dual", "pa");
+            Workload pc = c.pod(a, "v6-dual", "pc");
+            Workload pb = c.pod(b, "v6-dual", "pb");
+
+            Await.until("pa -> pb over IPv6", WAIT, () -> tcp6(c, pa, pb));
+            Await.until("pb -> pa over IPv6", WAIT, () -> tcp6(c, pb, pa));
+            awaitTcp(pa, pb);
+            NetNs.Result ping = pa.netns().tryExec("ping", "-6", "-c", "1", "-W", "2", c.ipv6(pb));
+            assertThat(ping.status()).as("ping -6 pa -> pb: %s", ping.output()).isZero();
+            Matcher sent = PACKETS.matcher(a.netns().exec("nft", "list chain ip6 v6count out"));
+            assertThat(sent.find() && Long.parseLong(sent.group(1)) > 0).as("IPv6 VXLAN packets left A").isTrue();
+            assertThat(a.netns().exec("ip", "-6", "route", "show", "proto", "80"))
+                    .containsPattern("fd00:75:0:2::/122 via fd00:75:0:2:: dev vxlan-v6.calico .*onlink")
+                    .contains("blackhole fd00:75:0:1::/122");
+            assertThat(a.netns().exec("ip", "-d", "link", "show", "vxlan-v6.calico")).contains("vxlan id 4096")
+                    .contains("local fd00:30::11").contains("dstport 4789").contains("mtu 1430");
+            // B's device MAC (derived from "<name>-v6" on both sides) is what A programmed for B's IPv6 VTEP.
+            String macOfB = b.netns().exec("cat", "/sys/class/net/vxlan-v6.calico/address").strip();
+            assertThat(macOfB).isNotEqualTo(b.netns().exec("cat", "/sys/class/net/vxlan.calico/address").strip());
+            assertThat(a.netns().exec("ip", "-6", "neigh", "show", "dev", "vxlan-v6.calico"))
+                    .contains("fd00:75:0:2:: lladdr " + macOfB + " PERMANENT");
+            assertThat(a.netns().exec("bridge", "fdb", "show", "dev", "vxlan-v6.calico"))
+                    .contains(macOfB + " dst fd00:30::12 self permanent");
+
+            // Policy holds for IPv6 too: pb admits pa only, so pc (same node as pa) is refused on both families.
+            assertThat(tcp6(c, pc, pb)).as("pc -> pb over IPv6 before the policy").isTrue();
+            c.networkPolicy("""
+                    apiVersion: networking.k8s.io/v1
+                    kind: NetworkPolicy
+                    metadata: {name: pb-from-pa, namespace: v6-dual}
+                    spec:
+                      podSelector: {matchLabels: {app: pb}}
+                      policyTypes: [Ingress]
+                      ingress:
+                      - from:
+                        - podSelector: {matchLabels: {app: pa}}
+                    """);
+            Await.until("pc -> pb over IPv6 refused", WAIT, () -> !tcp6(c, pc, pb));
+            assertThat(tcp6(c, pa, pb)).as("pa -> pb over IPv6 still allowed").isTrue();
+            assertThat(pc.netns().tcpConnects(pb.ip(), MultiNodeCluster.TCP_PORT, Duration.ofSeconds(1)))
+                    .as("pc -> pb over IPv4 refused as well").isFalse();
+        }
+    }
+
     @Test
     void establishedConnectionsAcrossNodesSurviveAFelixRestart() throws Exception {
         try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES)) {
