@@ -68,6 +68,10 @@ public sealed interface DataplaneUpdate {
         R vtepUpdate(VtepUpdate u);
 
         R vtepRemove(VtepRemove u);
+
+        R ipipTunnelAddressUpdate(IpipTunnelAddressUpdate u);
+
+        R ipipTunnelAddressRemove(IpipTunnelAddressRemove u);
     }
 
     /** {@return what {@code v} makes of this update}: calls the visitor's method for this variant. */
@@ -211,6 +215,27 @@ public sealed interface DataplaneUpdate {
         @Override
         public <R> R accept(Visitor<R> v) {
             return v.vtepRemove(this);
+        }
+    }
+
+    /**
+     * This node's IPIP tunnel address, which felix puts on {@code tunl0}: the Node's
+     * {@code spec.bgp.ipv4IPIPTunnelAddr} (bare), as Calico's calculation graph turns it into the
+     * per-host {@code IpInIpTunnelAddr} of its own host only. Other nodes' are never sent (IPIP
+     * routes go via a node's own address).
+     */
+    record IpipTunnelAddressUpdate(String node, String address) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.ipipTunnelAddressUpdate(this);
+        }
+    }
+
+    /** This node's IPIP tunnel address went (its Node has none, or a valid one no more). */
+    record IpipTunnelAddressRemove(String node) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.ipipTunnelAddressRemove(this);
         }
     }
 

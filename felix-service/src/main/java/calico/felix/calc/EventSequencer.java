@@ -96,6 +96,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     private final Trio<String, DataplaneUpdate> routes = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> wireguard = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> vteps = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate> ipipTunnel = new Trio<>(true);
     private final Trio<String, DataplaneUpdate.FlowLookup> lookups = new Trio<>(true);
     private boolean inSyncPending;
     private boolean inSyncSent;
@@ -224,6 +225,10 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
             vteps.update(v.node(), v);
         } else if (u instanceof DataplaneUpdate.VtepRemove v) {
             vteps.remove(v.node());
+        } else if (u instanceof DataplaneUpdate.IpipTunnelAddressUpdate t) {
+            ipipTunnel.update(t.node(), t);
+        } else if (u instanceof DataplaneUpdate.IpipTunnelAddressRemove t) {
+            ipipTunnel.remove(t.node());
         } else {
             throw new IllegalArgumentException("not an infrastructure update: " + u);
         }
@@ -277,6 +282,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         hosts.flushUpdates(batch);
         pools.flushUpdates(batch);
         vteps.flushUpdates(batch); // before the routes that go through them
+        ipipTunnel.flushUpdates(batch); // tunl0's address, like a VTEP, before the routes
         routes.flushUpdates(batch);
         wireguard.flushUpdates(batch);
         // Flow-log lookups: no dataplane state depends on them or they on it.
@@ -287,6 +293,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         routes.flushRemoves(batch, DataplaneUpdate.RouteRemove::new);
         wireguard.flushRemoves(batch, DataplaneUpdate.WireguardEndpointRemove::new);
         vteps.flushRemoves(batch, DataplaneUpdate.VtepRemove::new);
+        ipipTunnel.flushRemoves(batch, DataplaneUpdate.IpipTunnelAddressRemove::new);
         pools.flushRemoves(batch, DataplaneUpdate.IpPoolRemove::new);
         hosts.flushRemoves(batch, DataplaneUpdate.HostMetadataRemove::new);
         hostEndpoints.flushRemoves(batch, DataplaneUpdate.HostEndpointRemove::new);

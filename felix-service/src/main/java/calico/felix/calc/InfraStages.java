@@ -12,7 +12,8 @@ import java.util.Map;
  *              ──Node──────────────▶ VtepStage ─────────┤
  *              ──WEP, Node, IPPool,
  *                IPAMBlock─────────▶ RouteCalculator ───┤
- *              ──Node──────────────▶ WireguardStage ────┘
+ *              ──Node──────────────▶ WireguardStage ────┤
+ *              ──Node (this one)───▶ IpipTunnelStage ───┘
  * </pre>
  */
 public final class InfraStages {
@@ -28,5 +29,6 @@ public final class InfraStages {
         new VtepStage(out).registerWith(dispatcher);
         new RouteCalculator(hostname, out).registerWith(dispatcher);
         new WireguardStage(out).registerWith(dispatcher);
+        new IpipTunnelStage(hostname, out).registerWith(dispatcher);
     }
 }

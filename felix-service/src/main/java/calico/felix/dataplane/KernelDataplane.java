@@ -194,8 +194,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                                 () -> new IllegalStateException("WireGuard device MTU: no configuration yet")).wireguard()),
                         thread, model, this::record);
                 // The VXLAN device's MTU is the one MTU calculation's (updateMtu runs before the routes).
-                remoteRoutes = new RemoteRouteManager(netlink, model, () -> mtu.current().orElseThrow(
-                        () -> new IllegalStateException("VXLAN device MTU: no configuration yet")).vxlan());
+                remoteRoutes = new RemoteRouteManager(netlink, model, calico.felix.dataplane.rules.IpFamily.V4,
+                        () -> mtu.current().orElseThrow(
+                                () -> new IllegalStateException("VXLAN device MTU: no configuration yet")).vxlan(),
+                        () -> mtu.current().orElseThrow(
+                                () -> new IllegalStateException("tunl0 MTU: no configuration yet")).ipip());
                 remoteRoutesV6 = new RemoteRouteManager(netlink, model, calico.felix.dataplane.rules.IpFamily.V6,
                         () -> mtu.current().orElseThrow(
                                 () -> new IllegalStateException("VXLAN device MTU: no configuration yet")).vxlanV6());
@@ -498,6 +501,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     /** After links changed: a new host MTU changes the tunnel devices' MTUs in place at once. */
     private void updateMtuAndDevices() {
         int vxlanBefore = mtu.current().map(Mtus::vxlan).orElse(0);
+        int ipipBefore = mtu.current().map(Mtus::ipip).orElse(0);
         int vxlanV6Before = mtu.current().map(Mtus::vxlanV6).orElse(0);
         int wireguardBefore = mtu.current().map(Mtus::wireguard).orElse(0);
         updateMtu();
@@ -506,11 +510,15 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             wireguard.apply(false, true); // records its own failures
         }
         int vxlanV6Now = mtu.current().map(Mtus::vxlanV6).orElse(0);
-        updateVxlanMtu(remoteRoutes, vxlanBefore, vxlanNow);
+        if (mtu.current().map(Mtus::ipip).orElse(0) != ipipBefore) {
+            updateVxlanMtu(remoteRoutes, -1, vxlanNow); // tunl0's MTU is the IPv4 manager's too
+        } else {
+            updateVxlanMtu(remoteRoutes, vxlanBefore, vxlanNow);
+        }
         updateVxlanMtu(remoteRoutesV6, vxlanV6Before, vxlanV6Now);
     }
 
-    /** A VXLAN device's MTU changed with the host's: set it in place now. */
+    /** A tunnel device's MTU changed with the host's (before != now): set it in place now. */
     private void updateVxlanMtu(RemoteRouteManager m, int before, int now) {
         if (now != before && model.inSync() && m.lastPlan().isPresent()) {
             try {

@@ -23,7 +23,8 @@ final class InfraRecorder implements InfraListener {
         boolean remove = update instanceof DataplaneUpdate.HostMetadataRemove
                 || update instanceof DataplaneUpdate.IpPoolRemove || update instanceof DataplaneUpdate.RouteRemove
                 || update instanceof DataplaneUpdate.WireguardEndpointRemove
-                || update instanceof DataplaneUpdate.VtepRemove;
+                || update instanceof DataplaneUpdate.VtepRemove
+                || update instanceof DataplaneUpdate.IpipTunnelAddressRemove;
         if (remove) {
             if (state.remove(key) == null) {
                 throw new AssertionError("remove of " + key + " which was never added: " + update);
@@ -84,6 +85,12 @@ final class InfraRecorder implements InfraListener {
         }
         if (u instanceof DataplaneUpdate.VtepRemove v) {
             return "vtep:" + v.node();
+        }
+        if (u instanceof DataplaneUpdate.IpipTunnelAddressUpdate t) {
+            return "ipip-tunnel:" + t.node();
+        }
+        if (u instanceof DataplaneUpdate.IpipTunnelAddressRemove t) {
+            return "ipip-tunnel:" + t.node();
         }
         throw new AssertionError("not an infrastructure update: " + u);
     }

@@ -68,11 +68,15 @@ public final class RemoteRouteManager {
     /** The family's VXLAN device name. */
     private final String device;
     private final IntSupplier vxlanMtu;
+    /** {@code tunl0}'s MTU now ({@code Mtus.ipip()}); IPv4 only. */
+    private final IntSupplier ipipMtu;
     private final Map<IpPrefix, Route> routes = new HashMap<>();
     private final Map<InetAddress, String> neighbours = new HashMap<>();
     private final Map<String, InetAddress> fdb = new HashMap<>();
     private final Set<String> warned = new HashSet<>();
     private Plan last = null;
+    /** True during {@link #resync}: look at {@code tunl0} even if IPIP was off. */
+    private boolean resyncing;
     /** The VXLAN device's ifindex as last seen, 0 for none: its routes go with it. */
     private int deviceIndex;
     private int added;
@@ -103,6 +107,17 @@ public final class RemoteRouteManager {
      * @param vxlanMtu that family's VXLAN device MTU now ({@code Mtus.vxlan()} or {@code Mtus.vxlanV6()})
      */
     public RemoteRouteManager(Netlink netlink, DataplaneModel model, IpFamily family, IntSupplier vxlanMtu) {
+        this(netlink, model, family, vxlanMtu, () -> 0);
+    }
+
+    /**
+     * As above, with {@code tunl0}'s MTU now ({@code Mtus.ipip()}: ipipMTU, else the host MTU less 20;
+     * 0 leaves the MTU as it is); the IPv4 manager sets it and this node's IPIP tunnel address on
+     * {@code tunl0} while IPIP is on.
+     */
+    public RemoteRouteManager(Netlink netlink, DataplaneModel model, IpFamily family, IntSupplier vxlanMtu,
+                              IntSupplier ipipMtu) {
+        this.ipipMtu = Objects.requireNonNull(ipipMtu, "ipipMtu");
         this.netlink = Objects.requireNonNull(netlink, "netlink");
         this.model = Objects.requireNonNull(model, "model");
         this.family = Objects.requireNonNull(family, "family");
@@ -127,6 +142,7 @@ public final class RemoteRouteManager {
     /** Reads this manager's share of the kernel back first, then programs as {@link #update} does. */
     public Stats resync() {
         reset();
+        resyncing = true;
         routes.clear();
         for (Route r : netlink.routes(Route.TABLE_MAIN)) {
             if (r.protocol() == RouteManager.PROTOCOL_FELIX && (r.gateway().isPresent() || r.type() != Route.Type.UNICAST)
@@ -136,7 +152,11 @@ public final class RemoteRouteManager {
         }
         readDeviceEntries();
         Plan p = plan();
-        program(p);
+        try {
+            program(p);
+        } finally {
+            resyncing = false;
+        }
         last = p;
         return stats();
     }
@@ -166,19 +186,14 @@ public final class RemoteRouteManager {
     private void program(Plan p) {
         int vxlanIndex = device(p);
         Map<IpPrefix, Route> desired = new HashMap<>();
-        int tunl0 = -1;
+        int tunl0 = family == IpFamily.V4 ? ipipDevice(p.plan()) : 0;
         for (RemoteRoutes.Planned r : p.plan().routes().values()) {
             IpPrefix dst = IpPrefix.parse(r.dst());
             Route route = switch (r.kind()) {
                 case BLACKHOLE -> Route.blackhole(dst);
                 case VXLAN -> vxlanIndex > 0 ? Route.via(dst, ip(r.gateway()), vxlanIndex).withOnlink() : null;
                 case DIRECT -> Route.via(dst, ip(r.gateway()), p.parentIndex());
-                case IPIP -> {
-                    if (tunl0 < 0) {
-                        tunl0 = ipipDevice();
-                    }
-                    yield tunl0 > 0 ? Route.via(dst, ip(r.gateway()), tunl0).withOnlink() : null;
-                }
+                case IPIP -> tunl0 > 0 ? Route.via(dst, ip(r.gateway()), tunl0).withOnlink() : null;
             };
             if (route != null) {
                 desired.put(dst, route.withProtocol(RouteManager.PROTOCOL_FELIX));
@@ -306,18 +321,45 @@ public final class RemoteRouteManager {
         return counts;
     }
 
-    /** {@return tunl0's ifindex}, brought up; 0 when the kernel has none (no {@code ipip} module). */
-    private int ipipDevice() {
-        Optional<Link> l = netlink.link(RemoteRoutes.IPIP_DEVICE);
-        if (l.isEmpty()) {
-            warnOnce("no-tunl0", "IPIP routes wanted but there is no " + RemoteRoutes.IPIP_DEVICE
-                    + " device (the kernel's ipip module is not loaded); IPIP routes are not programmed");
+    /**
+     * Brings {@code tunl0} to the plan ({@link RemoteRoutes#tunl0}: up, MTU, this node's tunnel address
+     * while IPIP is on; no IPv4 address while it is off, looked at only when it was on or on a resync);
+     * {@return its ifindex} while IPIP is on, 0 when off or the kernel has none (no {@code ipip} module).
+     */
+    private int ipipDevice(RemoteRoutes.Plan plan) {
+        boolean wasOn = last == null || last.plan().ipip() || resyncing;
+        if (!plan.ipip() && !wasOn) {
             return 0;
         }
-        if (!l.get().up()) {
+        Optional<Link> l = netlink.link(RemoteRoutes.IPIP_DEVICE);
+        if (l.isEmpty()) {
+            if (plan.ipip()) {
+                warnOnce("no-tunl0", "IPIP is on but there is no " + RemoteRoutes.IPIP_DEVICE
+                        + " device (the kernel's ipip module is not loaded); IPIP routes are not programmed");
+            }
+            return 0;
+        }
+        int index = l.get().index();
+        java.util.List<String> have = new java.util.ArrayList<>();
+        for (Address a : netlink.addresses(index)) {
+            if (a.prefix().address().getAddress().length == 4) {
+                have.add(a.prefix().address().getHostAddress() + "/" + a.prefix().length());
+            }
+        }
+        int mtu = ipipMtu.getAsInt();
+        RemoteRoutes.Tunl0Changes c = RemoteRoutes.tunl0(plan, have, l.get().mtu(), l.get().up(),
+                mtu == 0 ? l.get().mtu() : mtu);
+        for (String a : c.delete()) {
+            ignoreMissing(() -> netlink.deleteAddress(index, IpPrefix.parse(a)));
+        }
+        c.mtu().ifPresent(m -> netlink.setLinkMtu(RemoteRoutes.IPIP_DEVICE, m));
+        for (String a : c.add()) {
+            netlink.addAddress(index, IpPrefix.parse(a));
+        }
+        if (c.up()) {
             netlink.setLinkUp(RemoteRoutes.IPIP_DEVICE, true);
         }
-        return l.get().index();
+        return plan.ipip() ? index : 0;
     }
 
     private void readDeviceEntries() {

@@ -99,18 +99,69 @@ public final class RemoteRoutes {
      * @param routes     by destination
      * @param neighbours remote tunnel IP to MAC, on the VXLAN device
      * @param fdb        remote VTEP MAC to node IP, on the VXLAN device
+     * @param ipipAddress this node's IPIP tunnel address for {@code tunl0} (its Node's
+     *                    {@code ipv4IPIPTunnelAddr}); empty when IPIP is off or the Node has none
      */
     public record Plan(Optional<VxlanDevice> vxlan, boolean ipip, Map<String, Planned> routes,
-                       Map<String, String> neighbours, Map<String, String> fdb) {
+                       Map<String, String> neighbours, Map<String, String> fdb, Optional<String> ipipAddress) {
         public Plan {
             routes = Map.copyOf(routes);
             neighbours = Map.copyOf(neighbours);
             fdb = Map.copyOf(fdb);
+            java.util.Objects.requireNonNull(ipipAddress, "ipipAddress");
+        }
+
+        public Plan(Optional<VxlanDevice> vxlan, boolean ipip, Map<String, Planned> routes,
+                    Map<String, String> neighbours, Map<String, String> fdb) {
+            this(vxlan, ipip, routes, neighbours, fdb, Optional.empty());
         }
 
         static Plan empty() {
             return new Plan(Optional.empty(), false, Map.of(), Map.of(), Map.of());
         }
+    }
+
+    /**
+     * What to change on {@code tunl0} (Calico's IPIP manager): with IPIP on, the device up, its MTU
+     * {@code ipipMTU} (else the host MTU less 20) and exactly this node's tunnel address /32 among its
+     * IPv4 addresses (none when the Node has none); with IPIP off, no IPv4 address left on it. The
+     * device itself is the kernel's (the {@code ipip} module's fallback device): never created or
+     * deleted here.
+     *
+     * @param add    IPv4 addresses to add (/32)
+     * @param delete IPv4 addresses to remove
+     * @param mtu    the MTU to set, empty to leave it
+     * @param up     whether to set the link up
+     */
+    public record Tunl0Changes(List<String> add, List<String> delete, java.util.OptionalInt mtu, boolean up) {
+        public Tunl0Changes {
+            add = List.copyOf(add);
+            delete = List.copyOf(delete);
+        }
+
+        /** {@return whether nothing is to change} */
+        public boolean none() {
+            return add.isEmpty() && delete.isEmpty() && mtu.isEmpty() && !up;
+        }
+    }
+
+    /**
+     * {@return the changes that bring {@code tunl0} to {@code plan}}.
+     *
+     * @param haveAddresses the device's IPv4 addresses now, as {@code a.b.c.d/len}
+     * @param haveMtu       its MTU now
+     * @param haveUp        whether it is up now
+     * @param ipipMtu       the MTU it should have ({@code Mtus.ipip()})
+     */
+    public static Tunl0Changes tunl0(Plan plan, List<String> haveAddresses, int haveMtu, boolean haveUp, int ipipMtu) {
+        if (!plan.ipip()) {
+            return new Tunl0Changes(List.of(), haveAddresses, java.util.OptionalInt.empty(), false);
+        }
+        Optional<String> want = plan.ipipAddress().map(a -> a + "/32");
+        List<String> delete = haveAddresses.stream().filter(a -> !want.equals(Optional.of(a))).toList();
+        List<String> add = want.filter(a -> !haveAddresses.contains(a)).map(List::of).orElse(List.of());
+        return new Tunl0Changes(add, delete,
+                haveMtu == ipipMtu ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(ipipMtu), !haveUp);
     }
 
     /**
@@ -121,6 +172,8 @@ public final class RemoteRoutes {
     public static boolean reads(DataplaneUpdate u) {
         return u instanceof DataplaneUpdate.RouteUpdate || u instanceof DataplaneUpdate.RouteRemove
                 || u instanceof DataplaneUpdate.VtepUpdate || u instanceof DataplaneUpdate.VtepRemove
+                || u instanceof DataplaneUpdate.IpipTunnelAddressUpdate
+                || u instanceof DataplaneUpdate.IpipTunnelAddressRemove
                 || u instanceof DataplaneUpdate.IpPoolUpdate || u instanceof DataplaneUpdate.IpPoolRemove
                 || u instanceof DataplaneUpdate.ConfigUpdate || u instanceof DataplaneUpdate.InSync;
     }
@@ -232,7 +285,8 @@ public final class RemoteRoutes {
                 routes.put(r.dst(), p);
             }
         }
-        return new Plan(device, ipipOn, routes, neighbours, fdb);
+        return new Plan(device, ipipOn, routes, neighbours, fdb,
+                ipipOn ? model.ipipTunnelAddress(hostname) : Optional.empty());
     }
 
     private static Planned route(RouteUpdate r, IpPoolUpdate pool, boolean sameSubnet, boolean vxlanDevice,

@@ -101,6 +101,8 @@ public final class DataplaneModel {
     private final Map<String, RouteUpdate> routes = new TreeMap<>();
     private final Map<String, WireguardEndpointUpdate> wireguardEndpoints = new TreeMap<>();
     private final Map<String, DataplaneUpdate.VtepUpdate> vteps = new TreeMap<>();
+    /** This node's IPIP tunnel address (at most one entry: only this node's is sent). */
+    private final Map<String, DataplaneUpdate.IpipTunnelAddressUpdate> ipipTunnelAddresses = new TreeMap<>();
     /** The policies the last {@link #apply} changed, as they were before it (empty: absent). */
     private final Map<PolicyId, Optional<CompiledPolicy>> policiesBefore = new HashMap<>();
     private ConfigUpdate config;
@@ -228,6 +230,20 @@ public final class DataplaneModel {
         public Void vtepRemove(DataplaneUpdate.VtepRemove v) {
             if (vteps.remove(v.node()) == null) {
                 violation("remove of unknown VTEP " + v.node());
+            }
+            return null;
+        }
+
+        @Override
+        public Void ipipTunnelAddressUpdate(DataplaneUpdate.IpipTunnelAddressUpdate t) {
+            ipipTunnelAddresses.put(t.node(), t);
+            return null;
+        }
+
+        @Override
+        public Void ipipTunnelAddressRemove(DataplaneUpdate.IpipTunnelAddressRemove t) {
+            if (ipipTunnelAddresses.remove(t.node()) == null) {
+                violation("remove of unknown IPIP tunnel address of " + t.node());
             }
             return null;
         }
@@ -499,6 +515,12 @@ public final class DataplaneModel {
     /** VXLAN tunnel endpoints by node name (this node's own included). */
     public Map<String, DataplaneUpdate.VtepUpdate> vteps() {
         return Collections.unmodifiableMap(vteps);
+    }
+
+    /** {@return the IPIP tunnel address of {@code node}} (only this node's is ever sent), if it has one. */
+    public java.util.Optional<String> ipipTunnelAddress(String node) {
+        return java.util.Optional.ofNullable(ipipTunnelAddresses.get(node))
+                .map(DataplaneUpdate.IpipTunnelAddressUpdate::address);
     }
 
     /** {@return the effective configuration}, Calico's defaults before the first ConfigUpdate */

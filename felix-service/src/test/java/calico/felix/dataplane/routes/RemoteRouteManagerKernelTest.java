@@ -47,8 +47,9 @@ class RemoteRouteManagerKernelTest {
         inHost = new NetlinkThread(host);
         netlink = inHost.netlink();
         // The MTU KernelDataplane hands over: Mtus for ul0's 1500 (vxlanMTU when set, else 1500 - 50).
-        manager = new RemoteRouteManager(netlink, model, () -> Mtus.of(1500, Mtus.Enabled.NONE,
-                new Mtus.Configured(0, model.config().vxlanMtu(), 0, 0, 0)).vxlan());
+        manager = new RemoteRouteManager(netlink, model, IpFamily.V4, () -> Mtus.of(1500, Mtus.Enabled.NONE,
+                new Mtus.Configured(0, model.config().vxlanMtu(), 0, 0, 0)).vxlan(), () -> Mtus.of(1500,
+                Mtus.Enabled.NONE, new Mtus.Configured(model.config().ipipMtu(), 0, 0, 0, 0)).ipip());
     }
 
     @AfterEach
@@ -247,9 +248,20 @@ class RemoteRouteManagerKernelTest {
         assumeTrue(probe.status() == 0, "this kernel has no ipip module (`ip link add x type ipip` fails: "
                 + probe.output().strip() + "); IPIP rendering is covered by RemoteRoutesTest");
         cluster(Map.of(), "Always", "Never");
+        apply(new DataplaneUpdate.IpipTunnelAddressUpdate("a", "10.244.0.1"));
         resync();
         assertThat(routes()).contains("10.244.1.0/26 via 192.168.0.2 dev tunl0 onlink")
                 .contains("10.244.2.0/26 via 192.168.1.3 dev tunl0 onlink");
         assertThat(host.tryExec("ip", "link", "show", "vxlan.calico").status()).isNotZero();
+        // tunl0: up, MTU 1500 - 20, this node's tunnel address; ipipMTU changes it in place.
+        assertThat(host.exec("ip", "-4", "-o", "addr", "show", "dev", "tunl0")).contains("10.244.0.1/32");
+        assertThat(host.exec("ip", "link", "show", "tunl0")).contains("mtu 1480").contains(",UP");
+        cluster(Map.of("ipipMTU", "1400"), "Always", "Never");
+        update();
+        assertThat(host.exec("ip", "link", "show", "tunl0")).contains("mtu 1400");
+        // IPIP off: no address left on tunl0.
+        cluster(Map.of(), "Never", "Never");
+        update();
+        assertThat(host.exec("ip", "-4", "-o", "addr", "show", "dev", "tunl0")).doesNotContain("10.244.0.1");
     }
 }

@@ -192,6 +192,50 @@ class RemoteRoutesTest {
     }
 
     @Test
+    void ipipPlansThisNodesTunnelAddressForTunl0OnlyWhileIpipIsOn() {
+        List<DataplaneUpdate> u = new ArrayList<>(cluster("Always", "Never"));
+        u.add(new DataplaneUpdate.IpipTunnelAddressUpdate("a", "10.244.0.1"));
+        assertThat(RemoteRoutes.plan(model(u, Map.of()), SUBNET).ipipAddress()).contains("10.244.0.1");
+        assertThat(RemoteRoutes.plan(model(u, Map.of("ipipEnabled", "false")), SUBNET).ipipAddress()).isEmpty();
+        assertThat(RemoteRoutes.plan(model(cluster("Always", "Never"), Map.of()), SUBNET).ipipAddress())
+                .as("the Node has no IPIP tunnel address (yet)").isEmpty();
+        List<DataplaneUpdate> vxlan = new ArrayList<>(cluster("Never", "Always"));
+        vxlan.add(new DataplaneUpdate.IpipTunnelAddressUpdate("a", "10.244.0.1"));
+        assertThat(RemoteRoutes.plan(model(vxlan, Map.of()), SUBNET).ipipAddress()).as("IPIP off").isEmpty();
+        assertThat(RemoteRoutes.reads(new DataplaneUpdate.IpipTunnelAddressRemove("a"))).isTrue();
+    }
+
+    @Test
+    void tunl0GetsExactlyTheTunnelAddressTheIpipMtuAndUpWhileIpipIsOn() {
+        List<DataplaneUpdate> u = new ArrayList<>(cluster("Always", "Never"));
+        u.add(new DataplaneUpdate.IpipTunnelAddressUpdate("a", "10.244.0.1"));
+        RemoteRoutes.Plan on = RemoteRoutes.plan(model(u, Map.of()), SUBNET);
+        // A fresh tunl0 (the ipip module's: down, MTU 1480, no address): up, the address, ipipMTU.
+        assertThat(RemoteRoutes.tunl0(on, List.of(), 1480, false, 1480)).isEqualTo(new RemoteRoutes.Tunl0Changes(
+                List.of("10.244.0.1/32"), List.of(), java.util.OptionalInt.empty(), true));
+        // ipipMTU 1400; a stale address (an older allocation) goes, the right one stays.
+        assertThat(RemoteRoutes.tunl0(on, List.of("10.244.0.9/32", "10.244.0.1/32"), 1480, true, 1400))
+                .isEqualTo(new RemoteRoutes.Tunl0Changes(List.of(), List.of("10.244.0.9/32"),
+                        java.util.OptionalInt.of(1400), false));
+        assertThat(RemoteRoutes.tunl0(on, List.of("10.244.0.1/32"), 1480, true, 1480).none()).isTrue();
+        // The address released: none left. IPIP off: no address left, MTU and state untouched.
+        RemoteRoutes.Plan noAddress = RemoteRoutes.plan(model(cluster("Always", "Never"), Map.of()), SUBNET);
+        assertThat(RemoteRoutes.tunl0(noAddress, List.of("10.244.0.1/32"), 1480, true, 1480).delete())
+                .containsExactly("10.244.0.1/32");
+        RemoteRoutes.Plan off = RemoteRoutes.plan(model(u, Map.of("ipipEnabled", "false")), SUBNET);
+        assertThat(RemoteRoutes.tunl0(off, List.of("10.244.0.1/32"), 1480, false, 1400)).isEqualTo(
+                new RemoteRoutes.Tunl0Changes(List.of(), List.of("10.244.0.1/32"), java.util.OptionalInt.empty(), false));
+    }
+
+    @Test
+    void theTunl0MtuIsIpipMtuElseTheHostMtuLess20() {
+        assertThat(calico.felix.dataplane.mtu.Mtus.of(1500, calico.felix.dataplane.mtu.Mtus.Enabled.NONE,
+                calico.felix.dataplane.mtu.Mtus.Configured.NONE).ipip()).isEqualTo(1480);
+        assertThat(calico.felix.dataplane.mtu.Mtus.of(9000, calico.felix.dataplane.mtu.Mtus.Enabled.NONE,
+                new calico.felix.dataplane.mtu.Mtus.Configured(1400, 0, 0, 0, 0)).ipip()).isEqualTo(1400);
+    }
+
+    @Test
     void noEncapsulationLeavesRemoteRoutesToBirdAndBlackholesOurBlocks() {
         RemoteRoutes.Plan p = plan("Never", "Never", Map.of());
         assertThat(p.vxlan()).isEmpty();

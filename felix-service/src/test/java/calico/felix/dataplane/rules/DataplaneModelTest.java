@@ -100,6 +100,19 @@ class DataplaneModelTest {
     }
 
     @Test
+    void theIpipTunnelAddressIsFoldedByNodeAndAnUnknownRemoveIsAViolation() {
+        apply(new DataplaneUpdate.IpipTunnelAddressUpdate("node-a", "10.244.0.1"),
+                new DataplaneUpdate.IpipTunnelAddressUpdate("node-a", "10.244.0.7"));
+        assertThat(model.ipipTunnelAddress("node-a")).contains("10.244.0.7");
+        assertThat(model.ipipTunnelAddress("node-b")).isEmpty();
+        apply(new DataplaneUpdate.IpipTunnelAddressRemove("node-a"));
+        assertThat(model.ipipTunnelAddress("node-a")).isEmpty();
+        assertThat(model.errors()).isEmpty();
+        apply(new DataplaneUpdate.IpipTunnelAddressRemove("node-a"));
+        assertThat(model.errors()).containsExactly("remove of unknown IPIP tunnel address of node-a");
+    }
+
+    @Test
     void eachViolationIsRecordedWithItsOneOutcomeNoneThrows() {
         apply(new IpSetUpdate("s1", IpSetType.NET, Set.of(net("10.0.0.2/32"))),
                 new ActivePolicyUpdate(POLICY, usingSet("s1")), endpoint(POLICY),
