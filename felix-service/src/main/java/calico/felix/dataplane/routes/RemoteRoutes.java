@@ -31,7 +31,8 @@ import java.util.TreeMap;
  * underlay address. The rules, as Calico's felix applies them:
  * <ul>
  *   <li>This node is the {@code dstNode} of the model's {@code LOCAL_HOST} route of the family
- *       (its Node has an address of that family); without one, nothing is planned.</li>
+ *       (its Node has an address of that family); without one, nothing is planned; nor for IPv6
+ *       when {@code ipv6Support} is false.</li>
  *   <li>Whether VXLAN and IPIP are on: {@link Encapsulation} (the setting when set, else whether
  *       any pool of the family uses the mode), the same decision the MTUs and the input rules read.</li>
  *   <li>Destinations, by {@code routeSource}: {@code CalicoIPAM} — every {@code REMOTE_BLOCK}
@@ -218,8 +219,8 @@ public final class RemoteRoutes {
      */
     public static Plan plan(DataplaneModel model, IpFamily family, Optional<Cidr> localSubnet) {
         Optional<RouteUpdate> self = localHost(model, family);
-        if (self.isEmpty()) {
-            return Plan.empty();
+        if (self.isEmpty() || (family == IpFamily.V6 && !model.config().ipv6Support())) {
+            return Plan.empty(); // Calico's felix runs no IPv6 VXLAN manager without ipv6Support
         }
         String hostname = self.get().dstNode();
         FelixSettings settings = model.config();

@@ -122,6 +122,8 @@ class RemoteRoutesTest {
         RemoteRoutes.Plan off = planV6(dualStack("Never", "Never", "Always"), Map.of("vxlanEnabled", "false"));
         assertThat(off.vxlan()).isEmpty();
         assertThat(off.routes()).containsOnlyKeys("fd00:244::/122");
+        assertThat(planV6(dualStack("Never", "Never", "Always"), Map.of("ipv6Support", "false")))
+                .as("ipv6Support false: no IPv6 plan").isEqualTo(RemoteRoutes.Plan.empty());
         // A node whose Node has no IPv6 address has no IPv6 plan at all.
         List<DataplaneUpdate> noSelfV6 = new ArrayList<>(dualStack("Never", "Never", "Always"));
         noSelfV6.removeIf(x -> x instanceof RouteUpdate r && r.type() == RouteType.LOCAL_HOST && r.dst().contains(":"));
