@@ -79,6 +79,8 @@ public abstract class PacketScenarios {
     protected static final String B_IF = "cali5678abcd";
     protected static final String HOST_IP = "192.168.255.1";
     protected static final String OUT_IP = "192.168.255.2";
+    protected static final String HOST_IP6 = "fd00:255::1";
+    protected static final String OUT_IP6 = "fd00:255::2";
     private static final PolicyId GUARD = new PolicyId("default", null, "guard", ResourceKind.GLOBAL_NETWORK_POLICY);
     private static final CompiledRule ALLOW_ALL = new CompiledRule(Action.Allow, null, null, null, null, null,
             Side.ANY, Side.ANY, null);
@@ -611,6 +613,28 @@ public abstract class PacketScenarios {
         assertThat(driver.refresh()).isZero();
     }
 
+    /** Likewise for IPv6 VXLAN: with an IPv6 VXLAN pool, IPv6 UDP to the port only from Calico hosts' IPv6 addresses. */
+    @Test
+    void ipv6VxlanIsAcceptedOnlyFromCalicoHosts() {
+        start();
+        host.exec("ip", "-6", "addr", "add", HOST_IP6 + "/64", "dev", "up0", "nodad");
+        outside.exec("ip", "-6", "addr", "add", OUT_IP6 + "/64", "dev", "eth0", "nodad");
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789)).as("no rules").isTrue();
+        apply(config(Map.of()), new DataplaneUpdate.IpPoolUpdate("pool6", "fd00:65::/64", false, "Never", "Always",
+                false), new DataplaneUpdate.HostMetadataUpdate(NODE, HOST_IP, HOST_IP6, Map.of()),
+                new DataplaneUpdate.HostMetadataUpdate("node2", OUT_IP, null, Map.of()));
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789)).as("not a Calico host's IPv6 address").isFalse();
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789)).as("no IPv4 VXLAN pool: IPv4 untouched").isTrue();
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4790)).as("other ports untouched").isTrue();
+        apply(new DataplaneUpdate.HostMetadataUpdate("node2", OUT_IP, OUT_IP6, Map.of()));
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789)).as("a Calico host").isTrue();
+        apply(new DataplaneUpdate.HostMetadataUpdate("node2", OUT_IP, null, Map.of()));
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789)).as("its IPv6 address gone").isFalse();
+        apply(new DataplaneUpdate.IpPoolUpdate("pool6", "fd00:65::/64", false, "Never", "Never", false));
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789)).as("IPv6 VXLAN off: untouched").isTrue();
+        assertThat(driver.refresh()).isZero();
+    }
+
     // ---- helpers ----
 
     private static List<TierPolicies> guardTier() {
@@ -668,7 +692,7 @@ public abstract class PacketScenarios {
             DatagramPacket p = new DatagramPacket(new byte[64], 64);
             try {
                 rx.receive(p);
-                return p.getAddress().getHostAddress().equals(srcIp);
+                return p.getAddress().equals(InetAddress.getByName(srcIp)); // IPv6 text forms differ
             } catch (SocketTimeoutException e) {
                 return false;
             }
