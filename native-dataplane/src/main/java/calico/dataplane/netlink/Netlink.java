@@ -187,6 +187,21 @@ public final class Netlink implements AutoCloseable {
     }
 
     /**
+     * Creates an IPIP link {@code name} with no endpoints (for {@code tunl0}: the request makes the
+     * kernel load its {@code ipip} module, whose fallback device {@code tunl0} then exists in every
+     * namespace, as Calico's felix asks for it). EEXIST when the link exists; EOPNOTSUPP when the
+     * kernel has no {@code ipip} module.
+     */
+    public void addIpip(String name) {
+        MessageWriter w = ifinfo(RTM_NEWLINK, NetlinkSocket.NLM_F_ACK | NetlinkSocket.NLM_F_CREATE | NetlinkSocket.NLM_F_EXCL, 0, 0, 0)
+                .attrString(IFLA_IFNAME, checkName(name));
+        int info = w.beginNested(IFLA_LINKINFO);
+        w.attrString(IFLA_INFO_KIND, "ipip");
+        w.endNested(info);
+        socket.execute("add ipip " + name, w);
+    }
+
+    /**
      * {@return the VXLAN settings of link {@code name}}, empty when there is no such link or it
      * is not a VXLAN device. {@link Vxlan#mtu()} and {@link Vxlan#mac()} are the link's.
      */

@@ -332,11 +332,18 @@ public final class RemoteRouteManager {
             return 0;
         }
         Optional<Link> l = netlink.link(RemoteRoutes.IPIP_DEVICE);
-        if (l.isEmpty()) {
-            if (plan.ipip()) {
-                warnOnce("no-tunl0", "IPIP is on but there is no " + RemoteRoutes.IPIP_DEVICE
-                        + " device (the kernel's ipip module is not loaded); IPIP routes are not programmed");
+        if (l.isEmpty() && plan.ipip()) {
+            try {
+                netlink.addIpip(RemoteRoutes.IPIP_DEVICE); // loads the ipip module where the kernel has one
+            } catch (NetlinkException e) {
+                if (e.errno() != calico.dataplane.netlink.Errno.EEXIST) {
+                    warnOnce("no-tunl0", "IPIP is on but " + RemoteRoutes.IPIP_DEVICE + " cannot be created ("
+                            + e.getMessage() + "; no ipip module in this kernel?); IPIP routes are not programmed");
+                }
             }
+            l = netlink.link(RemoteRoutes.IPIP_DEVICE);
+        }
+        if (l.isEmpty()) {
             return 0;
         }
         int index = l.get().index();
