@@ -16,6 +16,7 @@ import calico.felix.dataplane.routes.RouteManager;
 import calico.felix.dataplane.wireguard.WireguardHost;
 import calico.felix.dataplane.wireguard.WireguardManager;
 import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.io.UncheckedIOException;
 import java.nio.file.NoSuchFileException;
@@ -194,12 +195,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                                 () -> new IllegalStateException("WireGuard device MTU: no configuration yet")).wireguard()),
                         thread, model, this::record);
                 // The VXLAN device's MTU is the one MTU calculation's (updateMtu runs before the routes).
-                remoteRoutes = new RemoteRouteManager(netlink, model, calico.felix.dataplane.rules.IpFamily.V4,
+                remoteRoutes = new RemoteRouteManager(netlink, model, IpFamily.V4,
                         () -> mtu.current().orElseThrow(
                                 () -> new IllegalStateException("VXLAN device MTU: no configuration yet")).vxlan(),
                         () -> mtu.current().orElseThrow(
                                 () -> new IllegalStateException("tunl0 MTU: no configuration yet")).ipip());
-                remoteRoutesV6 = new RemoteRouteManager(netlink, model, calico.felix.dataplane.rules.IpFamily.V6,
+                remoteRoutesV6 = new RemoteRouteManager(netlink, model, IpFamily.V6,
                         () -> mtu.current().orElseThrow(
                                 () -> new IllegalStateException("VXLAN device MTU: no configuration yet")).vxlanV6());
                 refresher = new RefreshScheduler(thread, board, observer, routes, this::resyncRemoteRoutes,
@@ -242,7 +243,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             return 0;
         }
         int repaired = 0;
-        for (RemoteRouteManager m : List.of(remoteRoutes, remoteRoutesV6)) {
+        for (RemoteRouteManager m : remoteRouteManagers()) {
             RemoteRouteManager.Stats st = m.resync();
             repaired += st.routesAdded() + st.routesDeleted() + st.neighboursSet() + st.neighboursDeleted() + st.fdbSet()
                     + st.fdbDeleted();
@@ -359,7 +360,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             // the first time is a resync: a restarted felix finds its routes, devices and entries there.
             // A batch of policy or endpoints only (most of them) changes neither plan: no netlink dumps, no plan.
             if (model.inSync()) {
-                for (RemoteRouteManager m : List.of(remoteRoutes, remoteRoutesV6)) {
+                for (RemoteRouteManager m : remoteRouteManagers()) {
                     if (resync || m.lastPlan().isEmpty()) {
                         m.resync();
                     } else if (batch.stream().anyMatch(RemoteRoutes::reads)) {
@@ -459,7 +460,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             if (u.deleted()) {
                 wireguard.onLinkDeleted(u.name());
             }
-            for (RemoteRouteManager m : List.of(remoteRoutes, remoteRoutesV6)) {
+            for (RemoteRouteManager m : remoteRouteManagers()) {
                 if (u.name().equals(RemoteRoutes.vxlanDevice(m.family())) && model.inSync() && m.lastPlan().isPresent()) {
                     // Someone else changed Calico's VXLAN device (its own changes resync to nothing):
                     // rebuild it and its entries and routes now, not at the next refresh.
@@ -496,6 +497,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         board.pendingInterfaces(routes.pendingInterfaces());
         mtu.linksChanged(); // an MTU change is announced like any other link change
         updateMtuAndDevices();
+    }
+
+    /** {@return the routes to other nodes, one manager per family} */
+    private List<RemoteRouteManager> remoteRouteManagers() {
+        return List.of(remoteRoutes, remoteRoutesV6);
     }
 
     /** After links changed: a new host MTU changes the tunnel devices' MTUs in place at once. */
