@@ -244,9 +244,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         }
         int repaired = 0;
         for (RemoteRouteManager m : remoteRouteManagers()) {
-            RemoteRouteManager.Stats st = m.resync();
-            repaired += st.routesAdded() + st.routesDeleted() + st.neighboursSet() + st.neighboursDeleted() + st.fdbSet()
-                    + st.fdbDeleted();
+            repaired += m.resync().entriesChanged();
         }
         return repaired;
     }

@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -341,12 +342,11 @@ public final class BpfDataplane implements PolicyDriver {
     private void failClosed(Map<String, Link> links, String why) {
         for (Link l : links.values()) {
             try {
-                Netlink nl = netlink != null ? netlink : new Netlink();
-                nl.setLinkUp(l.name(), false);
+                withNetlink(nl -> {
+                    nl.setLinkUp(l.name(), false);
+                    return null;
+                });
                 downed.add(l.name());
-                if (nl != netlink) {
-                    nl.close();
-                }
                 log.error("BPF policy cannot be attached to {}: interface set down ({})", l.name(), why);
             } catch (RuntimeException e) {
                 log.error("BPF policy cannot be attached to {} and the interface cannot be set down: {}", l.name(),
@@ -358,19 +358,22 @@ public final class BpfDataplane implements PolicyDriver {
     private Map<String, Link> workloadLinks() {
         List<String> prefixes = model.interfacePrefixes();
         Map<String, Link> out = new TreeMap<>();
-        Netlink nl = netlink != null ? netlink : new Netlink();
-        try {
-            for (Link l : nl.links()) {
-                if (prefixes.stream().anyMatch(l.name()::startsWith)) {
-                    out.put(l.name(), l);
-                }
-            }
-        } finally {
-            if (nl != netlink) {
-                nl.close();
+        for (Link l : withNetlink(Netlink::links)) {
+            if (prefixes.stream().anyMatch(l.name()::startsWith)) {
+                out.put(l.name(), l);
             }
         }
         return out;
+    }
+
+    /** Runs {@code call} on the open netlink socket, or on one of its own while the programs are not loaded. */
+    private <T> T withNetlink(Function<Netlink, T> call) {
+        if (netlink != null) {
+            return call.apply(netlink);
+        }
+        try (Netlink nl = new Netlink()) {
+            return call.apply(nl);
+        }
     }
 
     /** The map keys of set {@code key}'s IPv4 members. */

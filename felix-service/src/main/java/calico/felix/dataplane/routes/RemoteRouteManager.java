@@ -49,6 +49,10 @@ public final class RemoteRouteManager {
     /** Counts from one update or resync. */
     public record Stats(int routesAdded, int routesDeleted, int neighboursSet, int neighboursDeleted, int fdbSet,
                         int fdbDeleted, boolean deviceCreated, boolean deviceDeleted) {
+        /** {@return the routes, neighbours and FDB entries added or removed} */
+        public int entriesChanged() {
+            return routesAdded + routesDeleted + neighboursSet + neighboursDeleted + fdbSet + fdbDeleted;
+        }
     }
 
     /**
