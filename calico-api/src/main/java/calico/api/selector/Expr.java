@@ -14,7 +14,8 @@ import java.util.Set;
  * <p>Invariants, enforced by the record constructors so that every tree that can be built
  * renders to text that parses back to an equal tree:
  * <ul>
- *   <li>label keys are non-empty and use only {@code [A-Za-z0-9_./-]};
+ *   <li>label keys are non-empty, at most {@value #MAX_LABEL_KEY_LENGTH} characters, and use
+ *       only {@code [A-Za-z0-9_./-]};
  *   <li>a value does not contain both quote characters (the language has no escapes);
  *   <li>set values are sorted by code point (Go's byte order) and de-duplicated;
  *   <li>{@link Not} never wraps a {@link Not} (the parser cancels pairs of {@code !});
@@ -24,6 +25,9 @@ import java.util.Set;
  * <p>Evaluation does one map lookup per label test and allocates nothing.
  */
 public sealed interface Expr {
+
+    /** The longest label key Calico's selector tokenizer reads ({@code [a-zA-Z0-9_./-]{1,512}}). */
+    int MAX_LABEL_KEY_LENGTH = 512;
 
     /** {@return whether the labels satisfy this expression}; a {@code null} value counts as absent. */
     boolean matches(Map<String, String> labels);
@@ -337,6 +341,10 @@ public sealed interface Expr {
         Objects.requireNonNull(label, "label");
         if (label.isEmpty()) {
             throw new IllegalArgumentException("label key must not be empty");
+        }
+        if (label.length() > MAX_LABEL_KEY_LENGTH) {
+            throw new IllegalArgumentException("label key is " + label.length() + " characters long: at most "
+                    + MAX_LABEL_KEY_LENGTH + " are allowed");
         }
         for (int i = 0; i < label.length(); i++) {
             if (!isLabelChar(label.charAt(i))) {

@@ -11,7 +11,8 @@ import java.util.List;
  *   <li>{@code has(}, {@code all(} and {@code global(} must be written without a space
  *       before the parenthesis, and {@code has(label)} is one token;
  *   <li>right after a label only an operator may follow, and operator words are matched as
- *       prefixes ({@code startswith} and {@code notin} are accepted, as in Calico).
+ *       prefixes ({@code startswith} and {@code notin} are accepted, as in Calico);
+ *   <li>a label key is at most 512 characters long, as Calico's label-key pattern allows.
  * </ul>
  * Every token carries its character offset for error messages.
  */
@@ -163,6 +164,7 @@ final class SelectorTokenizer {
             if (labelEnd == labelStart) {
                 throw error(pos, "expected a label name inside has(");
             }
+            checkLength(labelStart, labelEnd);
             String label = input.substring(labelStart, labelEnd);
             pos = labelEnd;
             skipWhitespace();
@@ -180,7 +182,19 @@ final class SelectorTokenizer {
                 throw error(pos, "expected a label, quoted string, operator or parenthesis, found '"
                         + new String(Character.toChars(input.codePointAt(pos))) + "'");
             }
+            checkLength(pos, end);
             add(Kind.LABEL, input.substring(pos, end), start, end - start);
+        }
+    }
+
+    /**
+     * Calico's tokenizer reads a label key as at most {@value Expr#MAX_LABEL_KEY_LENGTH}
+     * characters ({@code [a-zA-Z0-9_./-]{1,512}}), so a longer key never parses there.
+     */
+    private void checkLength(int labelStart, int labelEnd) {
+        if (labelEnd - labelStart > Expr.MAX_LABEL_KEY_LENGTH) {
+            throw error(labelStart, "expected a label key of at most " + Expr.MAX_LABEL_KEY_LENGTH
+                    + " characters, found one of " + (labelEnd - labelStart));
         }
     }
 

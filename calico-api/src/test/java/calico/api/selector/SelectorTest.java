@@ -201,7 +201,9 @@ class SelectorTest {
                 arguments("a starts 'x'", 9, "expected 'with' after 'starts'"),
                 arguments("a not {'x'}", 6, "expected 'in' after 'not'"),
                 arguments("a == 'b'\n", 8, "expected a label, quoted string, operator or parenthesis"),
-                arguments("a == 'b' c == 'd'", 9, "expected '&&', '||' or end of selector, found label 'c'"));
+                arguments("a == 'b' c == 'd'", 9, "expected '&&', '||' or end of selector, found label 'c'"),
+                arguments("k".repeat(513) + " == 'v'", 0, "expected a label key of at most 512 characters, found one of 513"),
+                arguments("x == 'y' && has(" + "k".repeat(513) + ")", 16, "at most 512 characters, found one of 513"));
     }
 
     @ParameterizedTest(name = "{0} at {1}: {2}")
@@ -215,6 +217,13 @@ class SelectorTest {
                             .startsWith("invalid selector \"" + input + "\" at position " + position + ": ")
                             .contains(expected);
                 });
+    }
+
+    @Test
+    void acceptsALabelKeyOfExactlyCalicosLimit() {
+        String key = "k".repeat(512);
+        assertThat(Selector.parse(key + " == 'v' && has(" + key + ")").matches(Map.of(key, "v"))).isTrue();
+        assertThatThrownBy(() -> new Expr.Equals(key + "k", "v")).hasMessageContaining("at most 512");
     }
 
     @Test
