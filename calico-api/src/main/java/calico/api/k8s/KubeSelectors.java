@@ -53,6 +53,17 @@ public final class KubeSelectors {
         return String.join(" && ", terms(selector));
     }
 
+    /**
+     * {@return the selector for a node peer of an admin policy}: the host endpoints (endpoints
+     * without the orchestrator label) whose labels match; empty = every host endpoint.
+     */
+    public static String nodeSelector(LabelSelector selector) {
+        List<String> terms = new ArrayList<>();
+        terms.add("!has(" + ORCHESTRATOR_LABEL + ")");
+        terms.addAll(terms(selector));
+        return String.join(" && ", terms);
+    }
+
     private static List<String> terms(LabelSelector s) {
         List<String> out = new ArrayList<>();
         for (Map.Entry<String, String> e : new TreeMap<>(s.matchLabels()).entrySet()) {

@@ -1,5 +1,6 @@
 package calico.api.k8s;
 
+import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.NetworkPolicy;
 import calico.api.model.Profile;
 import calico.api.model.StagedKubernetesNetworkPolicy;
@@ -15,6 +16,8 @@ import java.util.Optional;
  *   <caption>What each Kubernetes object becomes</caption>
  *   <tr><th>Kubernetes</th><th>Calico</th></tr>
  *   <tr><td>NetworkPolicy {@code ns/n}</td><td>NetworkPolicy {@code ns/knp.default.n}</td></tr>
+ *   <tr><td>AdminNetworkPolicy {@code n}</td><td>GlobalNetworkPolicy {@code kanp.adminnetworkpolicy.n} (tier kube-admin)</td></tr>
+ *   <tr><td>BaselineAdminNetworkPolicy {@code n}</td><td>GlobalNetworkPolicy {@code kbanp.baselineadminnetworkpolicy.n} (tier kube-baseline)</td></tr>
  *   <tr><td>StagedKubernetesNetworkPolicy {@code ns/n}</td><td>StagedNetworkPolicy {@code ns/knp.default.n}</td></tr>
  *   <tr><td>Namespace {@code ns}</td><td>Profile {@code kns.ns}</td></tr>
  *   <tr><td>ServiceAccount {@code ns/sa}</td><td>Profile {@code ksa.ns.sa}</td></tr>
@@ -24,6 +27,8 @@ import java.util.Optional;
 public final class KubernetesConverter {
 
     private final NetworkPolicyConverter policies;
+    private final AdminNetworkPolicyConverter adminPolicies = new AdminNetworkPolicyConverter();
+    private final BaselineAdminNetworkPolicyConverter baselinePolicies = new BaselineAdminNetworkPolicyConverter();
     private final StagedKubernetesPolicyConverter stagedPolicies;
     private final ProfileConverter profiles;
     private final PodConverter pods;
@@ -42,6 +47,14 @@ public final class KubernetesConverter {
 
     public Conversion<NetworkPolicy> networkPolicy(KubeNetworkPolicy np) {
         return policies.convert(np);
+    }
+
+    public Conversion<GlobalNetworkPolicy> adminNetworkPolicy(KubeAdminNetworkPolicy anp) {
+        return adminPolicies.convert(anp);
+    }
+
+    public Conversion<GlobalNetworkPolicy> baselineAdminNetworkPolicy(KubeBaselineAdminNetworkPolicy banp) {
+        return baselinePolicies.convert(banp);
     }
 
     public Conversion<StagedNetworkPolicy> stagedNetworkPolicy(StagedKubernetesNetworkPolicy staged) {

@@ -22,6 +22,9 @@ public final class KubernetesObjects {
 
     private static final Map<Class<?>, String[]> TYPES = Map.of(
             KubeNetworkPolicy.class, new String[] {KubeNetworkPolicy.API_VERSION, KubeNetworkPolicy.KIND},
+            KubeAdminNetworkPolicy.class, new String[] {KubeAdminNetworkPolicy.API_VERSION, KubeAdminNetworkPolicy.KIND},
+            KubeBaselineAdminNetworkPolicy.class,
+            new String[] {KubeBaselineAdminNetworkPolicy.API_VERSION, KubeBaselineAdminNetworkPolicy.KIND},
             KubeNamespace.class, new String[] {"v1", KubeNamespace.KIND},
             KubeServiceAccount.class, new String[] {"v1", KubeServiceAccount.KIND},
             KubePod.class, new String[] {"v1", KubePod.KIND});
