@@ -1,6 +1,10 @@
 package calico.libcalico.datastore.kubernetes;
 
+import calico.api.k8s.AdminNetworkPolicyConverter;
+import calico.api.k8s.BaselineAdminNetworkPolicyConverter;
 import calico.api.k8s.Conversion;
+import calico.api.k8s.KubeAdminNetworkPolicy;
+import calico.api.k8s.KubeBaselineAdminNetworkPolicy;
 import calico.api.k8s.KubeNamespace;
 import calico.api.k8s.KubeNetworkPolicy;
 import calico.api.k8s.KubePod;
@@ -10,6 +14,7 @@ import calico.api.k8s.NetworkPolicyConverter;
 import calico.api.k8s.PodConverter;
 import calico.api.k8s.ProfileConverter;
 import calico.api.k8s.WorkloadEndpointNames;
+import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.NetworkPolicy;
 import calico.api.model.Profile;
 import calico.api.model.Resource;
@@ -37,6 +42,9 @@ import org.slf4j.LoggerFactory;
  *   <li>WorkloadEndpoint: Pods only ({@code <node>-k8s-<pod>-eth0});</li>
  *   <li>Profile: Namespaces ({@code kns.<ns>}) and ServiceAccounts ({@code ksa.<ns>.<sa>});</li>
  *   <li>NetworkPolicy: Calico's custom resource plus Kubernetes NetworkPolicies ({@code knp.default.<name>});</li>
+ *   <li>GlobalNetworkPolicy: Calico's custom resource plus AdminNetworkPolicies
+ *       ({@code kanp.adminnetworkpolicy.<name>}) and BaselineAdminNetworkPolicies
+ *       ({@code kbanp.baselineadminnetworkpolicy.<name>}), {@code policy.networking.k8s.io/v1alpha1};</li>
  *   <li>Node: Kubernetes Nodes, with Calico's data in their annotations;</li>
  *   <li>KubernetesService: Kubernetes Services, read-only (for felix's flow logs).</li>
  * </ul>
@@ -58,6 +66,7 @@ final class KindSources {
                 case WORKLOAD_ENDPOINT -> List.of(pods());
                 case PROFILE -> List.of(namespaces(), serviceAccounts());
                 case NETWORK_POLICY -> List.of(crd(kind), kubernetesNetworkPolicies());
+                case GLOBAL_NETWORK_POLICY -> List.of(crd(kind), adminNetworkPolicies(), baselineAdminNetworkPolicies());
                 case NODE -> List.of(kubernetesNodes());
                 case KUBERNETES_SERVICE -> List.of(kubernetesServices());
                 default -> List.of(crd(kind));
@@ -99,8 +108,19 @@ final class KindSources {
                             + "starting with " + NetworkPolicyConverter.NAME_PREFIX + " are Kubernetes NetworkPolicies; "
                             + "change the Kubernetes NetworkPolicy instead")
                     : Optional.empty();
+            case GLOBAL_NETWORK_POLICY -> adminKind(key.name())
+                    .map(kind -> "GlobalNetworkPolicy " + key.name() + " is read-only: it presents the " + kind
+                            + " of that name (after the prefix); change the " + kind + " instead");
             default -> Optional.empty();
         };
+    }
+
+    /** {@return the Kubernetes kind a converted admin policy name comes from}, empty for Calico's own names. */
+    private static Optional<String> adminKind(String name) {
+        if (AdminNetworkPolicyConverter.kubernetesName(name).isPresent()) {
+            return Optional.of(KubeAdminNetworkPolicy.KIND);
+        }
+        return BaselineAdminNetworkPolicyConverter.kubernetesName(name).map(n -> KubeBaselineAdminNetworkPolicy.KIND);
     }
 
     // ---------------------------------------------------------------- sources
@@ -161,6 +181,37 @@ final class KindSources {
         }, key -> NetworkPolicyConverter.kubernetesName(key.name())
                 .map(n -> new Source.ObjectRef(key.namespace(), n)),
                 obj -> named(ResourceKind.NETWORK_POLICY, obj, NetworkPolicyConverter::policyName));
+    }
+
+    private Source adminNetworkPolicies() {
+        return new Source(admin(KubeAdminNetworkPolicy.KIND, "adminnetworkpolicies"),
+                obj -> reportingDropped(KubeAdminNetworkPolicy.KIND, obj,
+                        converter.adminNetworkPolicy(read(obj, KubeAdminNetworkPolicy.class))),
+                key -> AdminNetworkPolicyConverter.kubernetesName(key.name()).map(n -> new Source.ObjectRef(null, n)),
+                obj -> named(ResourceKind.GLOBAL_NETWORK_POLICY, obj, AdminNetworkPolicyConverter::policyName));
+    }
+
+    private Source baselineAdminNetworkPolicies() {
+        return new Source(admin(KubeBaselineAdminNetworkPolicy.KIND, "baselineadminnetworkpolicies"),
+                obj -> reportingDropped(KubeBaselineAdminNetworkPolicy.KIND, obj,
+                        converter.baselineAdminNetworkPolicy(read(obj, KubeBaselineAdminNetworkPolicy.class))),
+                key -> BaselineAdminNetworkPolicyConverter.kubernetesName(key.name())
+                        .map(n -> new Source.ObjectRef(null, n)),
+                obj -> named(ResourceKind.GLOBAL_NETWORK_POLICY, obj, BaselineAdminNetworkPolicyConverter::policyName));
+    }
+
+    /** Calico logs the rules it could not convert and presents the rest (a broken Deny/Pass rule as a bare Deny). */
+    private static Converted reportingDropped(String kind, JsonNode obj, Conversion<GlobalNetworkPolicy> c) {
+        if (!c.isComplete()) {
+            LOG.warn("{} {}: rules left out of {}: {}", kind, obj.path("metadata").path("name").asText(),
+                    c.value().metadata().name(), c.droppedRules());
+        }
+        return Converted.of(c.value());
+    }
+
+    private static ResourceDefinitionContext admin(String kind, String plural) {
+        return new ResourceDefinitionContext.Builder().withGroup("policy.networking.k8s.io").withVersion("v1alpha1")
+                .withKind(kind).withPlural(plural).withNamespaced(false).build();
     }
 
     private Source namespaces() {

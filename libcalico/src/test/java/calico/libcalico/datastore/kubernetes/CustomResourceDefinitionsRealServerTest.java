@@ -74,8 +74,12 @@ class CustomResourceDefinitionsRealServerTest {
             boolean crd = sources.sources(kind).stream().anyMatch(s -> CrdCodec.GROUP.equals(s.context().getGroup()));
             assertThat(crd).as(kind.kind()).isEqualTo(CustomResourceDefinitions.stored(kind));
         }
-        assertThat(KUBE.kubectl("get", "crd", "-o", "name").lines().count())
+        // Calico's, plus the two upstream policy.networking.k8s.io ones the chart ships beside them.
+        assertThat(KUBE.kubectl("get", "crd", "-o", "name").lines().filter(l -> l.endsWith(".crd.projectcalico.org")).count())
                 .isEqualTo(CustomResourceDefinitions.kinds().size());
+        assertThat(KUBE.kubectl("get", "crd", "-o", "name").lines().filter(l -> !l.endsWith(".crd.projectcalico.org")))
+                .containsExactlyInAnyOrder("customresourcedefinition.apiextensions.k8s.io/adminnetworkpolicies.policy.networking.k8s.io",
+                        "customresourcedefinition.apiextensions.k8s.io/baselineadminnetworkpolicies.policy.networking.k8s.io");
     }
 
     private static String richExample(ResourceKind kind) throws IOException {
