@@ -1,5 +1,7 @@
 package calico.felix.flows;
 
+import calico.api.k8s.AdminNetworkPolicyConverter;
+import calico.api.k8s.BaselineAdminNetworkPolicyConverter;
 import calico.api.model.ResourceKind;
 import calico.dataplane.netfilter.ConntrackEntry;
 import calico.dataplane.netfilter.FlowTuple;
@@ -325,7 +327,14 @@ public final class FlowAggregator {
     }
 
     private static PolicyHit.Builder policy(PolicyHit.Builder b, PolicyId id) {
-        b.setKind(kind(id)).setName(id.name()).setTier(id.tier());
+        PolicyKind kind = kind(id);
+        b.setKind(kind).setName(switch (kind) {
+            // Goldmane names an admin policy by its Kubernetes name; its kind says where it came from.
+            case ClusterNetworkPolicyAdminTier -> AdminNetworkPolicyConverter.kubernetesName(id.name()).orElseThrow();
+            case ClusterNetworkPolicyBaselineTier ->
+                    BaselineAdminNetworkPolicyConverter.kubernetesName(id.name()).orElseThrow();
+            default -> id.name();
+        }).setTier(id.tier());
         if (id.namespace() != null) {
             b.setNamespace(id.namespace());
         }
@@ -335,7 +344,11 @@ public final class FlowAggregator {
     static PolicyKind kind(PolicyId id) {
         ResourceKind k = id.kind();
         return switch (k) {
-            case GLOBAL_NETWORK_POLICY -> PolicyKind.GlobalNetworkPolicy;
+            // Goldmane's kinds 7 and 8 (Calico 3.30's AdminNetworkPolicy and BaselineAdminNetworkPolicy).
+            case GLOBAL_NETWORK_POLICY -> AdminNetworkPolicyConverter.kubernetesName(id.name()).isPresent()
+                    ? PolicyKind.ClusterNetworkPolicyAdminTier
+                    : BaselineAdminNetworkPolicyConverter.kubernetesName(id.name()).isPresent()
+                    ? PolicyKind.ClusterNetworkPolicyBaselineTier : PolicyKind.GlobalNetworkPolicy;
             case STAGED_GLOBAL_NETWORK_POLICY -> PolicyKind.StagedGlobalNetworkPolicy;
             case STAGED_NETWORK_POLICY -> PolicyKind.StagedNetworkPolicy;
             case STAGED_KUBERNETES_NETWORK_POLICY -> PolicyKind.StagedKubernetesNetworkPolicy;

@@ -206,6 +206,61 @@ class FlowAggregatorTest {
         assertThat(agg.flush(1030, 1045)).isEmpty();
     }
 
+    static final PolicyId ANP = new PolicyId("kube-admin", null, "kanp.adminnetworkpolicy.pass-dev",
+            ResourceKind.GLOBAL_NETWORK_POLICY);
+    static final PolicyId BANP = new PolicyId("kube-baseline", null, "kbanp.baselineadminnetworkpolicy.default",
+            ResourceKind.GLOBAL_NETWORK_POLICY);
+
+    @Test
+    void adminAndBaselinePoliciesAreNamedWithTheirKindAndTierInBothTraces() {
+        DataplaneModel m = model();
+        // api's ingress: the ANP passes the client's 8080 (api-in then allows it) and denies 7000; the
+        // baseline denies 6000.
+        m.apply(new DataplaneUpdate.ActivePolicyUpdate(ANP, new CompiledPolicy(
+                List.of(tcp(Action.Pass, "8080", CLIENT_SET), tcp(Action.Deny, "7000", null),
+                        tcp(Action.Pass, "6000", null)), List.of(), false)));
+        m.apply(new DataplaneUpdate.ActivePolicyUpdate(BANP, new CompiledPolicy(
+                List.of(tcp(Action.Deny, "6000", null)), List.of(), false)));
+        m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("prod/e2e--node-k8s-api-eth0", "caliapi", null,
+                List.of("10.70.0.2/32"), List.of(), List.of("kns.prod"),
+                List.of(new TierPolicies("kube-admin", Action.Pass, List.of(ANP), false),
+                        new TierPolicies("default", Action.Deny, List.of(STAGED, ALLOW_80), false),
+                        new TierPolicies("kube-baseline", Action.Pass, List.of(BANP), false)), List.of(),
+                new DataplaneUpdate.EndpointIdentity(Map.of("app", "api", "projectcalico.org/namespace", "prod"), "")));
+        Ruleset rs = RuleRenderer.render(m, Set.of(IpFamily.V4));
+        FlowAggregator a = new FlowAggregator(() -> FlowContext.of(m));
+        agg8080(a, rs);
+        Flow passed = only(a.flush(0, 15), Reporter.Dst, 8080);
+        PolicyHit first = passed.getKey().getPolicies().getEnforcedPolicies(0);
+        assertThat(first.getKind()).isEqualTo(PolicyKind.ClusterNetworkPolicyAdminTier);
+        assertThat(first.getName()).isEqualTo("pass-dev");
+        assertThat(first.getTier()).isEqualTo("kube-admin");
+        assertThat(first.getNamespace()).isEmpty();
+        assertThat(first.getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Pass);
+        assertThat(passed.getKey().getPolicies().getEnforcedPolicies(1).getName()).isEqualTo("api-in");
+        PolicyHit pendingFirst = passed.getKey().getPolicies().getPendingPolicies(0);
+        assertThat(pendingFirst.getKind()).isEqualTo(PolicyKind.ClusterNetworkPolicyAdminTier);
+        assertThat(pendingFirst.getName()).isEqualTo("pass-dev");
+        assertThat(pendingFirst.getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Pass);
+
+        // The baseline's deny as the kernel reports it (its rule's NFLOG prefix).
+        FlowTuple to6000 = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40003, 6000);
+        a.onNflog(nflog(1, renderedPrefix(rs, Names.policyInbound(BANP), 0), to6000));
+        Flow baseline = only(a.flush(15, 30), Reporter.Dst, 6000);
+        PolicyHit b = baseline.getKey().getPolicies().getEnforcedPolicies(0);
+        assertThat(b.getKind()).isEqualTo(PolicyKind.ClusterNetworkPolicyBaselineTier);
+        assertThat(b.getName()).isEqualTo("default");
+        assertThat(b.getTier()).isEqualTo("kube-baseline");
+        assertThat(b.getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Deny);
+    }
+
+    private void agg8080(FlowAggregator a, Ruleset rs) {
+        a.onNflog(nflog(2, renderedPrefix(rs, Names.profileOutbound("kns.dev"), 0), to8080));
+        a.onNflog(nflog(1, renderedPrefix(rs, Names.policyInbound(ANP), 0), to8080));
+        a.onNflog(nflog(1, renderedPrefix(rs, Names.policyInbound(ALLOW_80), 0), to8080));
+        a.onConntrack(ct(to8080, 6, 400, 4, 2000, false));
+    }
+
     @Test
     void endOfTierDropsNameTheTierAndTheirTriggerAndUnknownPrefixesAreCounted() {
         FlowTuple other = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 17, 5000, 53);
