@@ -68,14 +68,7 @@ public final class AdminNetworkPolicyConverter {
         if (!out.isEmpty()) {
             types.add(PolicyType.Egress);
         }
-        String uid = null;
-        if (m.uid() != null && !m.uid().isEmpty()) {
-            try {
-                uid = DerivedUid.of(m.uid());
-            } catch (IllegalArgumentException e) {
-                throw new KubernetesConversionException(what, "metadata.uid", e.getMessage());
-            }
-        }
+        String uid = DerivedUid.ofObject(what, m);
         ObjectMeta meta = new ObjectMeta(name, null, null, uid, m.resourceVersion(), null, m.creationTimestamp(),
                 null, null, null, null, null);
         GlobalNetworkPolicySpec gnp = new GlobalNetworkPolicySpec(tier, order, in, out, selectors[1], types,

@@ -47,4 +47,19 @@ public final class DerivedUid {
         }
         return sb.toString();
     }
+
+    /**
+     * {@return the derived UID of a Kubernetes object's {@code metadata.uid}}, {@code null} when it has none.
+     * @throws KubernetesConversionException naming {@code metadata.uid} of {@code what} when it is malformed
+     */
+    static String ofObject(String what, KubeObjectMeta m) {
+        if (m.uid() == null || m.uid().isEmpty()) {
+            return null;
+        }
+        try {
+            return of(m.uid());
+        } catch (IllegalArgumentException e) {
+            throw new KubernetesConversionException(what, "metadata.uid", e.getMessage());
+        }
+    }
 }

@@ -56,14 +56,7 @@ public final class NetworkPolicyConverter {
         KubeObjectMeta m = np.metadata();
         String what = "NetworkPolicy " + (m == null ? "<no metadata>" : m.namespace() + "/" + m.name());
         requireNamed(what, m);
-        String uid = null;
-        if (m.uid() != null && !m.uid().isEmpty()) {
-            try {
-                uid = DerivedUid.of(m.uid());
-            } catch (IllegalArgumentException e) {
-                throw new KubernetesConversionException(what, "metadata.uid", e.getMessage());
-            }
-        }
+        String uid = DerivedUid.ofObject(what, m);
         ObjectMeta meta = new ObjectMeta(policyName(m.name()), m.namespace(), null, uid, m.resourceVersion(),
                 null, m.creationTimestamp(), null, null, null, null, null);
         KubeNetworkPolicy.Spec spec = np.spec() == null ? new KubeNetworkPolicy.Spec(null, null, null, null) : np.spec();

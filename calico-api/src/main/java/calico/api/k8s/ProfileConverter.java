@@ -114,14 +114,7 @@ public final class ProfileConverter {
     }
 
     private static ObjectMeta meta(String what, String name, KubeObjectMeta m, String resourceVersion) {
-        String uid = null;
-        if (m.uid() != null && !m.uid().isEmpty()) {
-            try {
-                uid = DerivedUid.of(m.uid());
-            } catch (IllegalArgumentException e) {
-                throw new KubernetesConversionException(what, "metadata.uid", e.getMessage());
-            }
-        }
+        String uid = DerivedUid.ofObject(what, m);
         return new ObjectMeta(name, null, null, uid, resourceVersion, null, m.creationTimestamp(),
                 null, null, null, null, null);
     }

@@ -8,13 +8,18 @@ final class PolicyNames {
     static final String DEFAULT_TIER = "default";
     /** Prefix of policies converted from Kubernetes NetworkPolicies; always in tier {@code default}. */
     static final String KUBERNETES_PREFIX = "knp.default.";
+    /** Prefix of global policies converted from AdminNetworkPolicies; always in tier {@code kube-admin}. */
+    static final String ADMIN_PREFIX = "kanp.adminnetworkpolicy.";
+    /** Prefix of the global policy converted from the BaselineAdminNetworkPolicy; tier {@code kube-baseline}. */
+    static final String BASELINE_PREFIX = "kbanp.baselineadminnetworkpolicy.";
     /** Prefix of policies converted from OpenStack security groups; tier {@code default}. */
     static final String OPENSTACK_PREFIX = "ossg.default.";
 
     private static final String LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
     private static final String SUBDOMAIN = LABEL + "(\\." + LABEL + ")*";
     /** Global policies: one label, optionally prefixed by one more (the tier). */
-    private static final Pattern GLOBAL = Pattern.compile("(" + LABEL + "\\.)?" + LABEL);
+    private static final Pattern GLOBAL = Pattern.compile("(" + LABEL + "\\.)?" + LABEL
+            + "|(kanp\\.adminnetworkpolicy|kbanp\\.baselineadminnetworkpolicy)\\." + SUBDOMAIN);
     /** Namespaced policies: the same, or a subdomain after {@code knp.default.} / {@code ossg.default.}. */
     private static final Pattern NAMESPACED = Pattern.compile(
             LABEL + "(\\." + LABEL + ")?|(knp|ossg)\\.default\\." + SUBDOMAIN);
@@ -43,6 +48,18 @@ final class PolicyNames {
                     + " characters or '-')"
                     : "must be a DNS-1123 label, optionally prefixed with '<tier>.' (lower case alphanumeric"
                     + " characters or '-'; at most one '.')");
+            return;
+        }
+        String adminPrefix = namespaced ? null : name.startsWith(ADMIN_PREFIX) ? ADMIN_PREFIX
+                : name.startsWith(BASELINE_PREFIX) ? BASELINE_PREFIX : null;
+        if (adminPrefix != null) {
+            String adminTier = adminPrefix.equals(ADMIN_PREFIX) ? "kube-admin" : "kube-baseline";
+            if (!options.allowKubernetesPolicyNames()) {
+                errors.add(path, "the prefix '" + adminPrefix + "' is reserved for policies converted from "
+                        + (adminPrefix.equals(ADMIN_PREFIX) ? "AdminNetworkPolicies" : "BaselineAdminNetworkPolicies"));
+            } else if (!adminTier.equals(tier)) {
+                errors.add(path, "policies named '" + adminPrefix + "...' belong to tier " + adminTier + ", not " + tier);
+            }
             return;
         }
         boolean converted = name.startsWith(KUBERNETES_PREFIX) || name.startsWith(OPENSTACK_PREFIX);

@@ -88,6 +88,20 @@ class ValidationExceptionTest {
     }
 
     @Test
+    void convertedAdminPolicyNamesNeedTheOptionAndTheirTier() {
+        var converter = ResourceValidator.with(new ValidationOptions(PolicyNaming.TIER_PREFIXED, true));
+        var anp = Yaml.parse(Yaml.resource("GlobalNetworkPolicy", "{name: kanp.adminnetworkpolicy.cluster.control}",
+                "{tier: kube-admin, order: 10}"));
+        assertThat(Yaml.errors(anp, converter)).isEmpty();
+        assertThat(Yaml.errors(anp, ResourceValidator.get())).containsExactly(new FieldError("metadata.name",
+                "the prefix 'kanp.adminnetworkpolicy.' is reserved for policies converted from AdminNetworkPolicies"));
+        var banp = Yaml.parse(Yaml.resource("GlobalNetworkPolicy", "{name: kbanp.baselineadminnetworkpolicy.default}",
+                "{tier: default}"));
+        assertThat(Yaml.errors(banp, converter)).containsExactly(new FieldError("metadata.name",
+                "policies named 'kbanp.baselineadminnetworkpolicy....' belong to tier kube-baseline, not default"));
+    }
+
+    @Test
     void errorListIsImmutable() {
         var e = new ValidationException("x", new java.util.ArrayList<>(List.of(new FieldError("a", "b"))));
         assertThatThrownBy(() -> e.errors().add(new FieldError("c", "d"))).isInstanceOf(UnsupportedOperationException.class);
