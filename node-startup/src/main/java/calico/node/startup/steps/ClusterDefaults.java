@@ -31,7 +31,8 @@ import java.util.UUID;
  * What every Calico cluster has once a node started, as libcalico-go's {@code EnsureInitialized} and
  * calico-node's {@code ensureDefaultConfig} make it: ClusterInformation {@code default}
  * ({@code datastoreReady: true} unless someone set it false, a {@code clusterGUID} chosen once and
- * kept, {@code calicoVersion}, the cluster types merged), the {@code default} tier, FelixConfiguration
+ * kept, {@code calicoVersion}, the cluster types merged), the {@code default}, {@code kube-admin} and
+ * {@code kube-baseline} tiers, FelixConfiguration
  * {@code default} ({@code reportingInterval: 0s}, {@code logSeverityScreen: Info} where unset), on etcd
  * the node's own {@code node.<name>} FelixConfiguration ({@code defaultEndpointToHostAction: Return}
  * where unset), and BGPConfiguration and IPAMConfiguration {@code default} when absent. Anything
@@ -51,6 +52,9 @@ final class ClusterDefaults {
     void ensure(ClusterSettings s, String nodeName, Changes changes) {
         clusterInformation(s, changes);
         createIfAbsent(new Tier(ObjectMeta.named(DEFAULT), new TierSpec(1_000_000d, Action.Deny)), changes);
+        // Calico >= 3.30's built-in tiers for admin policies, before and after the default tier.
+        createIfAbsent(new Tier(ObjectMeta.named("kube-admin"), new TierSpec(1_000d, Action.Pass)), changes);
+        createIfAbsent(new Tier(ObjectMeta.named("kube-baseline"), new TierSpec(10_000_000d, Action.Pass)), changes);
         felixConfiguration(DEFAULT, "{\"reportingInterval\":\"0s\",\"logSeverityScreen\":\"Info\"}", changes);
         if (!s.kubernetesDatastore()) {
             felixConfiguration("node." + nodeName, "{\"defaultEndpointToHostAction\":\"Return\"}", changes);

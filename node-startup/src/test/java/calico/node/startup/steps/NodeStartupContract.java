@@ -119,6 +119,12 @@ abstract class NodeStartupContract {
         Tier tier = (Tier) ds.get(ResourceKey.of(ResourceKind.TIER, "default")).orElseThrow();
         assertThat(tier.spec().order()).isEqualTo(1_000_000d);
         assertThat(tier.spec().defaultAction()).isEqualTo(Action.Deny);
+        Tier admin = (Tier) ds.get(ResourceKey.of(ResourceKind.TIER, "kube-admin")).orElseThrow();
+        assertThat(admin.spec().order()).isEqualTo(1_000d);
+        assertThat(admin.spec().defaultAction()).isEqualTo(Action.Pass);
+        Tier baseline = (Tier) ds.get(ResourceKey.of(ResourceKind.TIER, "kube-baseline")).orElseThrow();
+        assertThat(baseline.spec().order()).isEqualTo(10_000_000d);
+        assertThat(baseline.spec().defaultAction()).isEqualTo(Action.Pass);
         FelixConfiguration fc = (FelixConfiguration) ds.get(ResourceKey.of(ResourceKind.FELIX_CONFIGURATION, "default"))
                 .orElseThrow();
         assertThat(fc.spec().reportingInterval()).isEqualTo("0s");
