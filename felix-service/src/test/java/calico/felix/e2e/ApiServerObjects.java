@@ -127,6 +127,16 @@ final class ApiServerObjects implements ClusterObjects {
     }
 
     @Override
+    public void adminPolicy(String manifest) {
+        client.resource(manifest).fieldManager(FIELD_MANAGER).forceConflicts().serverSideApply();
+    }
+
+    @Override
+    public void deleteAdminPolicy(String kind, String name) {
+        client.genericKubernetesResources("policy.networking.k8s.io/v1alpha1", kind).withName(name).delete();
+    }
+
+    @Override
     public void deleteNetworkPolicy(String namespace, String name) {
         client.network().v1().networkPolicies().inNamespace(namespace).withName(name).delete();
     }

@@ -145,6 +145,15 @@ final class Cluster implements AutoCloseable {
         return "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n" + text;
     }
 
+    /** Creates or replaces an AdminNetworkPolicy or the BaselineAdminNetworkPolicy ({@code manifest}: its whole YAML). */
+    void applyAdminPolicy(String manifest) {
+        objects.adminPolicy(manifest);
+    }
+
+    void deleteAdminPolicy(String kind, String name) {
+        objects.deleteAdminPolicy(kind, name);
+    }
+
     /** {@return the YAML the NetworkPolicy {@code namespace/name} was applied with}, if it exists. */
     Optional<String> networkPolicy(String id) {
         return Optional.ofNullable(networkPolicies.get(id));

@@ -30,6 +30,15 @@ sealed interface ClusterObjects extends AutoCloseable permits ConvertedObjects, 
     void deleteNetworkPolicy(String namespace, String name);
 
     /**
+     * An AdminNetworkPolicy or the BaselineAdminNetworkPolicy ({@code policy.networking.k8s.io/v1alpha1},
+     * cluster-scoped): {@code manifest} is its YAML.
+     */
+    void adminPolicy(String manifest);
+
+    /** Deletes the admin policy of {@code kind} (AdminNetworkPolicy or BaselineAdminNetworkPolicy) named {@code name}. */
+    void deleteAdminPolicy(String kind, String name);
+
+    /**
      * Registers node {@code name} as its kubelet would (a Kubernetes Node on the kubernetes
      * datastore, where the Calico Node is that object; nothing on etcd, where calico-node's start-up
      * creates the Calico Node).

@@ -21,8 +21,9 @@ import java.time.Clock;
  * The cluster's Kubernetes objects converted in-process by {@link KubernetesConverter}, exactly
  * as Calico's Kubernetes datastore would present them, and written into etcd: namespaces and
  * service accounts as {@code kns.}/{@code ksa.} Profiles, pods as WorkloadEndpoints,
- * NetworkPolicies as {@code knp.default.*} NetworkPolicies (by a client allowed those names, as
- * only the conversion is).
+ * NetworkPolicies as {@code knp.default.*} NetworkPolicies and admin policies as
+ * {@code kanp.adminnetworkpolicy.*} / {@code kbanp.baselineadminnetworkpolicy.*} GlobalNetworkPolicies
+ * (by a client allowed those names, as only the conversion is).
  */
 final class ConvertedObjects implements ClusterObjects {
 
@@ -71,6 +72,23 @@ final class ConvertedObjects implements ClusterObjects {
     public void deleteNetworkPolicy(String namespace, String name) {
         kubeStore.delete(ResourceKey.of(ResourceKind.NETWORK_POLICY, namespace, NetworkPolicyConverter.NAME_PREFIX + name),
                 null);
+    }
+
+    @Override
+    public void adminPolicy(String manifest) {
+        var objects = new calico.api.k8s.KubernetesObjects();
+        Writes.upsert(kubeStore, manifest.contains("kind: BaselineAdminNetworkPolicy")
+                ? converter.baselineAdminNetworkPolicy(objects.parse(manifest,
+                        calico.api.k8s.KubeBaselineAdminNetworkPolicy.class)).orElseThrow("BaselineAdminNetworkPolicy")
+                : converter.adminNetworkPolicy(objects.parse(manifest, calico.api.k8s.KubeAdminNetworkPolicy.class))
+                        .orElseThrow("AdminNetworkPolicy"));
+    }
+
+    @Override
+    public void deleteAdminPolicy(String kind, String name) {
+        kubeStore.delete(ResourceKey.of(ResourceKind.GLOBAL_NETWORK_POLICY,
+                kind.equals("BaselineAdminNetworkPolicy") ? calico.api.k8s.BaselineAdminNetworkPolicyConverter.policyName(name)
+                        : calico.api.k8s.AdminNetworkPolicyConverter.policyName(name)), null);
     }
 
     @Override

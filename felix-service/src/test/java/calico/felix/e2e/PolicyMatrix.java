@@ -62,6 +62,16 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 abstract class PolicyMatrix {
 
+    /** A NetworkPolicy letting dev's namespaces into prod's api on TCP 8080 (and isolating api). */
+    private static final String API_FROM_DEV = """
+            metadata: {name: api-from-dev, namespace: prod}
+            spec:
+              podSelector: {matchLabels: {app: api}}
+              ingress:
+                - from: [{namespaceSelector: {matchLabels: {env: dev}}}]
+                  ports: [{protocol: TCP, port: 8080}]
+            """;
+
     /** The issue's bound: a change is in the kernel within two seconds. */
     private static final Duration CHANGE_DEADLINE = Duration.ofSeconds(2);
     private static final ResourceCodec CODEC = ResourceCodec.get();
@@ -502,14 +512,7 @@ abstract class PolicyMatrix {
         expect("knp default-deny-ingress in prod").block(allThree(client, api)).block(tcp(web, api, 8080))
                 .block(tcp(client, web, 80)).allow(tcp(api, client, 8080), icmp(web, db), tcp(client, db, 8080))
                 .check();
-        knp("""
-                metadata: {name: api-from-dev, namespace: prod}
-                spec:
-                  podSelector: {matchLabels: {app: api}}
-                  ingress:
-                    - from: [{namespaceSelector: {matchLabels: {env: dev}}}]
-                      ports: [{protocol: TCP, port: 8080}]
-                """);
+        knp(API_FROM_DEV);
         expect("knp: dev namespaces to api TCP 8080").allow(tcp(client, api, 8080), tcp(db, api, 8080))
                 .block(tcp(client, api, 8081), udp(client, api, 53), icmp(client, api), tcp(web, api, 8080)).check();
         knp("""
@@ -530,6 +533,52 @@ abstract class PolicyMatrix {
         deleteKnp("prod/default-deny-ingress");
         expect("knp default-deny-ingress deleted").allow(tcp(client, web, 80), icmp(db, web))
                 .block(tcp(web, api, 8080)).check();
+    }
+
+    @Test
+    @Order(13)
+    void adminNetworkPoliciesNamespacePoliciesAndTheBaseline() {
+        // The tiers Calico's start-up makes (node-startup's ClusterDefaults).
+        put(new Tier(ObjectMeta.named("kube-admin"), new TierSpec(1_000.0, Action.Pass)));
+        put(new Tier(ObjectMeta.named("kube-baseline"), new TierSpec(10_000_000.0, Action.Pass)));
+        admin("BaselineAdminNetworkPolicy", "default", """
+                subject: {namespaces: {}}
+                ingress:
+                - {name: deny-all, action: Deny, from: [{namespaces: {}}]}
+                """);
+        expect("baseline denies every ingress no namespace policy allows")
+                .block(tcp(client, api, 8080), tcp(api, client, 8080), tcp(web, db, 8080), icmp(db, web)).check();
+        knp(API_FROM_DEV);
+        expect("the namespace policy's allow comes before the baseline").allow(tcp(client, api, 8080), tcp(db, api, 8080))
+                .block(tcp(web, api, 8080), tcp(client, web, 8080), tcp(api, client, 8080)).check();
+        admin("AdminNetworkPolicy", "deny-into-prod", """
+                priority: 20
+                subject: {namespaces: {matchLabels: {env: prod}}}
+                ingress:
+                - {name: deny-all, action: Deny, from: [{namespaces: {}}]}
+                """);
+        expect("an admin Deny beats the namespace policy").block(tcp(client, api, 8080), tcp(db, api, 8080)).check();
+        admin("AdminNetworkPolicy", "pass-dev-into-prod", """
+                priority: 10
+                subject: {namespaces: {matchLabels: {env: prod}}}
+                ingress:
+                - {name: pass-dev, action: Pass, from: [{namespaces: {matchLabels: {env: dev}}}]}
+                """);
+        expect("Pass skips the later admin Deny and falls through to the namespace policy")
+                .allow(tcp(client, api, 8080), tcp(db, api, 8080))
+                .block(tcp(client, api, 8081), tcp(client, web, 8080), tcp(web, api, 8080)).check();
+        admin("AdminNetworkPolicy", "web-to-api", """
+                priority: 5
+                subject: {pods: {namespaceSelector: {}, podSelector: {matchLabels: {app: api}}}}
+                ingress:
+                - name: web
+                  action: Allow
+                  from: [{pods: {namespaceSelector: {}, podSelector: {matchLabels: {app: web}}}}]
+                  ports: [{portNumber: {protocol: TCP, port: 8080}}]
+                """);
+        expect("the lowest priority number first: admin Allow for its port only")
+                .allow(tcp(web, api, 8080), tcp(client, api, 8080)).block(tcp(web, api, 8081), tcp(client, web, 8080))
+                .check();
     }
 
     @Test
@@ -626,6 +675,18 @@ abstract class PolicyMatrix {
                 cluster.deleteNetworkPolicy(id);
             }
         });
+    }
+
+    /**
+     * Creates or replaces an AdminNetworkPolicy or the BaselineAdminNetworkPolicy ({@code spec}: its spec
+     * YAML): converted to {@code kanp.}/{@code kbanp.} GlobalNetworkPolicies on etcd, a real object on
+     * the kubernetes datastore. Deleted again when the scenario ends.
+     */
+    private void admin(String kind, String name, String spec) {
+        undo.putIfAbsent("admin:" + kind + "/" + name, () -> cluster.deleteAdminPolicy(kind, name));
+        markWrite();
+        cluster.applyAdminPolicy("apiVersion: policy.networking.k8s.io/v1alpha1\nkind: " + kind + "\nmetadata: {name: "
+                + name + "}\nspec:\n" + spec.indent(2));
     }
 
     private static ResourceKey key(String kind, String namespace, String name) {
