@@ -15,7 +15,8 @@ import java.util.Set;
 
 /**
  * The Pods: for a run, an informer's cache while the node controller runs (Calico's controller keeps one
- * too; a run no longer lists every pod, see {@link InformedList}); a GET for the final look before a
+ * too; a run no longer lists every pod, see {@link InformedList}), holding only what {@link #view} reads
+ * ({@link LeanStore}); a GET for the final look before a
  * release, so a cache that lags never frees a live pod's address.
  */
 final class KubernetesPods implements Pods {
@@ -29,7 +30,8 @@ final class KubernetesPods implements Pods {
     KubernetesPods(KubernetesClient client) {
         this.client = client;
         this.pods = new InformedList<>(() -> client.pods().inAnyNamespace().list().getItems(),
-                h -> client.pods().inAnyNamespace().inform(h));
+                h -> client.pods().inAnyNamespace().runnableInformer(0).itemStore(LeanStore.pods(client.getKubernetesSerialization()))
+                        .addEventHandler(h).run());
     }
 
     /** Starts the cache (the node controller starts); pod changes trigger nothing (GC runs on its period). */

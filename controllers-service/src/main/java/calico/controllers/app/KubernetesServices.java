@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Services through fabric8: read them (an informer's cache while the loadbalancer controller runs, see
- * {@link InformedList}), write {@code status.loadBalancer.ingress} and the allocation condition, record events.
+ * {@link InformedList}, holding only what {@link #view} reads: {@link LeanStore}), write {@code status.loadBalancer.ingress} and the allocation condition, record events.
  */
 final class KubernetesServices implements Services {
 
@@ -39,7 +39,8 @@ final class KubernetesServices implements Services {
     KubernetesServices(KubernetesClient client) {
         this.client = client;
         this.services = new InformedList<>(() -> client.services().inAnyNamespace().list().getItems(),
-                h -> client.services().inAnyNamespace().inform(h));
+                h -> client.services().inAnyNamespace().runnableInformer(0).itemStore(LeanStore.services(client.getKubernetesSerialization()))
+                        .addEventHandler(h).run());
     }
 
     /** Starts the cache (the loadbalancer controller starts); each Service change calls {@code onChange}. */
@@ -55,16 +56,21 @@ final class KubernetesServices implements Services {
     public List<ServiceView> all() {
         List<ServiceView> out = new ArrayList<>();
         for (Service s : services.items()) {
-            List<String> ingress = s.getStatus() == null || s.getStatus().getLoadBalancer() == null
-                    || s.getStatus().getLoadBalancer().getIngress() == null ? List.of()
-                    : s.getStatus().getLoadBalancer().getIngress().stream().map(LoadBalancerIngress::getIp)
-                    .filter(Objects::nonNull).toList();
-            out.add(new ServiceView(s.getMetadata().getNamespace(), s.getMetadata().getName(), s.getMetadata().getUid(),
-                    "LoadBalancer".equals(s.getSpec().getType()),
-                    s.getMetadata().getAnnotations() == null ? Map.of() : s.getMetadata().getAnnotations(),
-                    s.getSpec().getIpFamilies() == null ? List.of() : s.getSpec().getIpFamilies(), ingress));
+            out.add(view(s));
         }
         return out;
+    }
+
+    static ServiceView view(Service s) {
+        List<String> ingress = s.getStatus() == null || s.getStatus().getLoadBalancer() == null
+                || s.getStatus().getLoadBalancer().getIngress() == null ? List.of()
+                : s.getStatus().getLoadBalancer().getIngress().stream().map(LoadBalancerIngress::getIp)
+                .filter(Objects::nonNull).toList();
+        return new ServiceView(s.getMetadata().getNamespace(), s.getMetadata().getName(), s.getMetadata().getUid(),
+                s.getSpec() != null && "LoadBalancer".equals(s.getSpec().getType()),
+                s.getMetadata().getAnnotations() == null ? Map.of() : s.getMetadata().getAnnotations(),
+                s.getSpec() == null || s.getSpec().getIpFamilies() == null ? List.of() : s.getSpec().getIpFamilies(),
+                ingress);
     }
 
     @Override
