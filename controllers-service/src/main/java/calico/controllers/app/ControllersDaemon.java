@@ -14,6 +14,7 @@ import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthReporter;
+import calico.libcalico.health.DebugProfileServer;
 import calico.libcalico.health.PrometheusMetricsServer;
 import calico.libcalico.ipam.IpamClient;
 import calico.libcalico.ipam.IpamOptions;
@@ -67,6 +68,7 @@ final class ControllersDaemon implements SmartLifecycle {
     private final KubernetesServices services;
     private RunConfig running;
     private PrometheusMetricsServer metricsServer;
+    private DebugProfileServer debugServer;
     private boolean started;
 
     @SuppressWarnings("checkstyle:ParameterNumber")
@@ -132,6 +134,17 @@ final class ControllersDaemon implements SmartLifecycle {
                 metricsServer = new PrometheusMetricsServer(registry, "", next.prometheusPort(),
                         "KubeControllersConfiguration default spec.prometheusMetricsPort");
                 metricsServer.start();
+            }
+        }
+        if (running == null || running.debugProfilePort() != next.debugProfilePort()) {
+            if (debugServer != null) {
+                debugServer.stop();
+                debugServer = null;
+            }
+            if (next.debugProfilePort() > 0) {
+                debugServer = new DebugProfileServer("", next.debugProfilePort(),
+                        "KubeControllersConfiguration default spec.debugProfilePort");
+                debugServer.start();
             }
         }
         if (datastore instanceof EtcdDatastore etcd
@@ -214,6 +227,10 @@ final class ControllersDaemon implements SmartLifecycle {
         if (metricsServer != null) {
             metricsServer.stop();
             metricsServer = null;
+        }
+        if (debugServer != null) {
+            debugServer.stop();
+            debugServer = null;
         }
         running = null;
     }

@@ -15,14 +15,15 @@ import java.util.Set;
  * @param healthEnabled     whether health reporting counts
  * @param compactionPeriod  etcd compaction period (0: none)
  * @param prometheusPort    the metrics port ({@code /metrics}); 0 serves none
+ * @param debugProfilePort  the debug profile port ({@code /debug/pprof/}); 0 serves none
  * @param enabled           the controllers that run
  * @param node              the node controller's settings, present exactly when it is enabled
  * @param reconcilerPeriods the reconciler period of each other enabled controller
  * @param loadBalancer      which Services get LoadBalancer addresses, present exactly when that controller is enabled
  */
 public record RunConfig(String logSeverity, boolean healthEnabled, Duration compactionPeriod, int prometheusPort,
-                        Set<Controller> enabled, Optional<NodeConfig> node, Map<Controller, Duration> reconcilerPeriods,
-                        Optional<AssignIPs> loadBalancer) {
+                        int debugProfilePort, Set<Controller> enabled, Optional<NodeConfig> node,
+                        Map<Controller, Duration> reconcilerPeriods, Optional<AssignIPs> loadBalancer) {
 
     public RunConfig {
         enabled = Set.copyOf(enabled);

@@ -108,6 +108,7 @@ public final class RunConfigMerge {
                 duration(s.etcdV3CompactionPeriod(), DEFAULT_COMPACTION, "etcdV3CompactionPeriod"));
         boolean health = env.healthEnabled().orElse(s.healthChecks() != ControllerMode.Disabled);
         int metricsPort = s.prometheusMetricsPort() == null ? DEFAULT_METRICS_PORT : s.prometheusMetricsPort();
+        int debugPort = s.debugProfilePort() == null ? 0 : s.debugProfilePort();
 
         Optional<RunConfig.NodeConfig> node = Optional.empty();
         NodeController statusNode = null;
@@ -140,7 +141,8 @@ public final class RunConfigMerge {
                 ? Optional.of(c.loadBalancer() == null || c.loadBalancer().assignIPs() == null
                         ? KubeControllersConfigurationSpec.AssignIPs.AllServices : c.loadBalancer().assignIPs())
                 : Optional.empty();
-        RunConfig config = new RunConfig(logSeverity, health, compaction, metricsPort, enabled, node, periods, assignIPs);
+        RunConfig config = new RunConfig(logSeverity, health, compaction, metricsPort, debugPort, enabled, node, periods,
+                assignIPs);
         Controllers running = new Controllers(statusNode,
                 statusReconciler(enabled, Controller.POLICY, statusPeriods),
                 statusReconciler(enabled, Controller.WORKLOAD_ENDPOINT, statusPeriods),
@@ -149,7 +151,7 @@ public final class RunConfigMerge {
                 assignIPs.map(KubeControllersConfigurationSpec.LoadBalancerController::new).orElse(null),
                 null);
         KubeControllersConfigurationSpec runningConfig = new KubeControllersConfigurationSpec(logSeverity,
-                mode(health), Durations.format(compaction), metricsPort, running, null);
+                mode(health), Durations.format(compaction), metricsPort, running, s.debugProfilePort());
         return new Merged(config, new KubeControllersConfigurationStatus(runningConfig, envStatus));
     }
 

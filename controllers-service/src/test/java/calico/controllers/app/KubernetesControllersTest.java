@@ -149,15 +149,16 @@ class KubernetesControllersTest {
             assertThat(created.status().environmentVars()).containsEntry("DATASTORE_TYPE", "kubernetes");
             assertThat(hep("kc-n1")).as("autoCreate is off by default").isEmpty();
 
-            // 2. Honoured live: host endpoints on, a short grace period, metrics on a port of ours.
+            // 2. Honoured live: host endpoints on, a short grace period, metrics and debug profiles on ports of ours.
             int metricsPort = TestApps.freePort();
+            int debugPort = TestApps.freePort();
             KubeControllersConfigurationSpec s = created.spec();
             KubeControllersConfigurationSpec.NodeController n = s.controllers().node();
             store.update(new KubeControllersConfiguration(created.metadata(), new KubeControllersConfigurationSpec(
                     "Debug", s.healthChecks(), s.etcdV3CompactionPeriod(), metricsPort,
                     new KubeControllersConfigurationSpec.Controllers(new KubeControllersConfigurationSpec.NodeController(
                             n.reconcilerPeriod(), n.syncLabels(), new KubeControllersConfigurationSpec.AutoHostEndpoint(
-                            ControllerMode.Enabled, null, null), "3s"), null, null, null, null, null, null), null),
+                            ControllerMode.Enabled, null, null), "3s"), null, null, null, null, null, null), debugPort),
                     created.status()));
             Await.until("status says the new grace period", WAIT, () -> "3s".equals(
                     kcc().status().runningConfig().controllers().node().leakGracePeriod()));
@@ -261,14 +262,18 @@ class KubernetesControllersTest {
                     .contains("ipam_blocks" + labels + " 1.0")
                     .contains("ipam_ippool_size{application=\"calico-kube-controllers\",ippool=\"kc-pool\"} 256.0");
 
-            // 7. Probes on the health port.
+            // 7. The debug profile port: the controllers' threads, as Calico's pprof shows its goroutines.
+            assertThat(kcc().status().runningConfig().debugProfilePort()).isEqualTo(debugPort);
+            assertThat(get(debugPort, "/debug/pprof/goroutine").orElseThrow()).contains("\"loop-health\"");
+
+            // 8. Probes on the health port.
             int health = Integer.parseInt(a.getEnvironment().getProperty("calico.health.port"));
             assertThat(get(health, "/readiness").orElseThrow()).contains("\"KubeControllers\"").contains("\"status\":\"UP\"")
                     .as("each loop reports under its own name").contains("KubeControllers/node")
                     .contains("KubeControllers/config");
             assertThat(get(health, "/liveness").orElseThrow()).contains("\"status\":\"UP\"");
 
-            // 8. One active replica: b stands by while a leads, and takes over when a goes.
+            // 9. One active replica: b stands by while a leads, and takes over when a goes.
             try (ConfigurableApplicationContext b = start("replica-b")) {
                 assertThat(holder()).isEqualTo("replica-a");
                 a.close();

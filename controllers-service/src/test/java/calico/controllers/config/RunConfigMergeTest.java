@@ -30,6 +30,7 @@ class RunConfigMergeTest {
         assertThat(c.enabled()).containsExactlyInAnyOrder(Controller.values());
         assertThat(c.logSeverity()).isEqualTo("Info");
         assertThat(c.prometheusPort()).isEqualTo(9094);
+        assertThat(c.debugProfilePort()).as("Calico's default: no debug profile port").isZero();
         assertThat(c.compactionPeriod()).isEqualTo(Duration.ofMinutes(10));
         assertThat(c.node()).contains(new RunConfig.NodeConfig(true, HostEndpointSettings.off(), true,
                 Optional.of(Duration.ofMinutes(15)),
