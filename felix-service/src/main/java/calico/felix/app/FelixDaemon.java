@@ -19,6 +19,7 @@ import calico.libcalico.typha.TyphaDiscovery;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -92,7 +93,8 @@ public class FelixDaemon implements SmartLifecycle {
     private ScheduledExecutorService datastoreProbe;
     private Datastore datastore;
     private WatcherSyncer syncer;
-    private TyphaClient typhaClient;
+    /** Read by the health thread and the metrics' scrape; written under the lock. */
+    private volatile TyphaClient typhaClient;
     private final ObjectProvider<TyphaDiscovery> typhaDiscovery;
 
     public FelixDaemon(FelixProperties properties, DatastoreProperties datastoreProperties,
@@ -161,7 +163,26 @@ public class FelixDaemon implements SmartLifecycle {
                     : typha.options(properties.hostname(), addresses)
                             .withRediscovery(typhaDiscovery.getObject()::addresses), pipeline);
             typhaClient.start();
+            metrics.bindTypha(this::typhaConnection);
+            reportDatastoreEvery(checkEvery());
         }
+    }
+
+    /** {@return the typha connection now}, empty when felix does not read through typha (or has stopped). */
+    Optional<TyphaClient.ConnectionStats> typhaConnection() {
+        TyphaClient c = typhaClient;
+        return c == null ? Optional.empty() : Optional.of(c.connectionStats());
+    }
+
+    /** How often the source's answers are checked: a third of the timeout, at most every 10 s. */
+    private Duration checkEvery() {
+        return min(properties.datastoreTimeout().dividedBy(3), Duration.ofSeconds(10));
+    }
+
+    /** Checks the source's health on the health thread, twice per {@code every}. Caller holds the lock. */
+    private void reportDatastoreEvery(Duration every) {
+        healthLoop.scheduleWithFixedDelay(this::reportDatastore, every.toMillis(), every.toMillis() / 2 + 1,
+                TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -288,8 +309,7 @@ public class FelixDaemon implements SmartLifecycle {
      * never blocks. Caller holds the lock.
      */
     private void startDatastoreProbe(Datastore store) {
-        Duration timeout = properties.datastoreTimeout();
-        Duration every = min(timeout.dividedBy(3), Duration.ofSeconds(10));
+        Duration every = checkEvery();
         datastoreAnsweredAt.set(System.nanoTime());
         datastoreProbe = Executors.newSingleThreadScheduledExecutor(r -> daemonThread(r, "felix-datastore-probe"));
         datastoreProbe.scheduleWithFixedDelay(() -> {
@@ -308,21 +328,30 @@ public class FelixDaemon implements SmartLifecycle {
             }
             reportDatastore();
         }, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
-        healthLoop.scheduleWithFixedDelay(this::reportDatastore, every.toMillis(), every.toMillis() / 2 + 1,
-                TimeUnit.MILLISECONDS);
+        reportDatastoreEvery(every);
     }
 
-    /** DatastoreConnection: ready once the syncer has connected, and while the datastore answers the probe. */
+    /**
+     * DatastoreConnection: ready once the stream has connected, and while its source answers: the
+     * datastore's probe, or typha's stream (not ready once typha has been away longer than the timeout;
+     * the dataplane is left as it is meanwhile).
+     */
     private void reportDatastore() {
         SyncerStatus status = syncerStatus.get();
         long answeredAt = datastoreAnsweredAt.get();
         Duration timeout = properties.datastoreTimeout();
-        if (answeredAt != 0 && System.nanoTime() - answeredAt > timeout.toNanos()) {
+        Optional<TyphaClient.ConnectionStats> typhaNow = typhaConnection();
+        if (typhaNow.isPresent() && typhaNow.get().disconnectedFor().compareTo(timeout) > 0) {
+            TyphaClient.ConnectionStats t = typhaNow.get();
+            datastoreHealth.report(true, false, "typha has been unreachable for " + t.disconnectedFor().toSeconds()
+                    + " s (over " + timeout + "; " + t.attempts() + " connection attempts so far)");
+        } else if (answeredAt != 0 && System.nanoTime() - answeredAt > timeout.toNanos()) {
             String error = datastoreError;
             datastoreHealth.report(true, false, "the datastore has not answered for over " + timeout
                     + (error == null ? "" : ": " + error));
         } else {
-            datastoreHealth.report(true, status != SyncerStatus.WAIT_FOR_DATASTORE, "syncer " + status);
+            datastoreHealth.report(true, status != SyncerStatus.WAIT_FOR_DATASTORE, "syncer " + status
+                    + typhaNow.map(t -> t.connected() ? " through typha at " + t.address() : " (typha away)").orElse(""));
         }
     }
 

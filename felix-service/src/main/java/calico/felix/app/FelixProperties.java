@@ -23,8 +23,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param readyPollInitial   first wait between reads of ClusterInformation {@code default}
  * @param readyPollMax       cap of that (doubling) wait
  * @param applyTimeout       an apply or graph batch running longer than this counts as stalled
- * @param datastoreTimeout   read directly from the datastore, felix is not ready once the datastore has not
- *                           answered for this long (probed every third of it, at most every 10 s)
+ * @param datastoreTimeout   felix is not ready once its source has not answered for this long: the datastore
+ *                           (probed every third of it, at most every 10 s), or typha's stream
  * @param dataplaneDriver    {@code kernel} (the default, as Calico's: the kernel, policy backend from
  *                           FelixConfiguration, and routes) or {@code model} (in-memory, programs nothing;
  *                           only when asked for); {@code iptables} is a synonym of {@code kernel} kept for

@@ -33,6 +33,7 @@ import calico.libcalico.typha.proto.TyphaGrpc;
 import io.grpc.Server;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -218,6 +219,58 @@ class FelixTyphaWiringTest {
             assertThat(state.model().errors()).isEmpty();
         } finally {
             server.shutdownNow();
+        }
+    }
+
+    /**
+     * Honest readiness through typha: felix stays ready through a short gap, says not ready (naming typha)
+     * once typha has been away longer than FELIX's datastore timeout, leaves the dataplane as it is
+     * meanwhile, and is ready again when typha is back; the connection's meters follow.
+     */
+    @Test
+    void felixIsNotReadyWhileTyphaIsAwayLongerThanTheTimeoutAndKeepsTheDataplane() throws Exception {
+        MiniTypha typha = typhaWithOneEndpointAndPolicy(true);
+        Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
+        int port = server.getPort();
+        Server back = null;
+        try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
+                "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
+                "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
+                "--FELIX_TYPHAADDR=127.0.0.1:" + port, "--felix.datastore-timeout=2s",
+                "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model")) {
+            FelixDaemon daemon = felix.getBean(FelixDaemon.class);
+            ProgrammedState state = felix.getBean(ProgrammedState.class);
+            HealthAggregator health = felix.getBean(HealthAggregator.class);
+            MeterRegistry meters = felix.getBean(MeterRegistry.class);
+            await("felix ready through typha", () -> health.summary().ready());
+            typha.awaitHandled("felix handled the snapshot");
+            assertThat(health.status("DatastoreConnection").orElseThrow().detail())
+                    .contains("through typha at 127.0.0.1:" + port);
+            assertThat(meters.get("felix.typha.connected").gauge().value()).isEqualTo(1.0);
+            assertThat(meters.get("felix.typha.disconnected.seconds").gauge().value()).isZero();
+            long batches = daemon.lastApply().batches();
+            int policies = state.model().policyCount();
+
+            server.shutdownNow().awaitTermination();
+            await("felix not ready, naming typha", () -> !health.summary().ready() && health.status(
+                    "DatastoreConnection").orElseThrow().detail().contains("typha has been unreachable"));
+            assertThat(meters.get("felix.typha.connected").gauge().value()).isZero();
+            assertThat(meters.get("felix.typha.disconnected.seconds").gauge().value()).isGreaterThan(2.0);
+            assertThat(meters.get("felix.typha.connection.attempts").functionCounter().count()).isGreaterThan(1.0);
+            assertThat(state.model().policyCount()).as("the dataplane kept").isEqualTo(policies);
+            assertThat(daemon.lastApply().batches()).isEqualTo(batches);
+
+            typha.streams.clear();
+            back = NettyServerBuilder.forPort(port).addService(typha).build().start();
+            await("ready again once typha is back", () -> health.summary().ready()
+                    && meters.get("felix.typha.connected").gauge().value() == 1.0);
+            typha.awaitHandled("felix handled the new stream's snapshot");
+            assertThat(daemon.lastApply().batches()).as("nothing changed, nothing applied").isEqualTo(batches);
+        } finally {
+            server.shutdownNow();
+            if (back != null) {
+                back.shutdownNow();
+            }
         }
     }
 

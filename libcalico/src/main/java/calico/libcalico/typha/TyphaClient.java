@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +42,10 @@ import org.slf4j.LoggerFactory;
  * deltas follow in typha's order. Each hello carries, per kind, the highest revision received
  * so far, and typha holds the snapshot until it has caught up with that (bounded), so a move to
  * a replica whose watch is behind does not look like deletions. Reconnects rotate through the
- * addresses with doubling backoff; a {@code Reconnect} message (rebalancing) moves on at once.
+ * addresses with doubling backoff of ours (jittered, capped: 1 s by default), and each attempt resets
+ * the gRPC channel's own connect backoff: otherwise, after a long outage, the channel stays in
+ * TRANSIENT_FAILURE for up to two minutes and every attempt of ours fails at once with the old error
+ * although typha is back. A {@code Reconnect} message (rebalancing) moves on at once.
  *
  * <p>Callbacks are never concurrent and come in order, but not always from the same thread
  * (gRPC's callback threads; one connection at a time).
@@ -80,6 +84,10 @@ public final class TyphaClient implements AutoCloseable {
     private long lastReceivedNanos;
     private long connections;
     private String connectedTo;
+    /** Whether the current stream has heard from typha. */
+    private boolean connected;
+    /** nanoTime since when no stream has heard from typha (set at start). */
+    private long disconnectedSinceNanos;
 
     public TyphaClient(TyphaClientOptions options, SyncerCallbacks callbacks) {
         this.options = options;
@@ -99,6 +107,7 @@ public final class TyphaClient implements AutoCloseable {
                 return;
             }
             running = true;
+            disconnectedSinceNanos = System.nanoTime();
             setStatus(SyncerStatus.WAIT_FOR_DATASTORE);
         }
         long check = Math.max(10, options.readTimeout().toMillis() / 4);
@@ -124,6 +133,25 @@ public final class TyphaClient implements AutoCloseable {
     public String connectedTo() {
         synchronized (lock) {
             return connectedTo;
+        }
+    }
+
+    /**
+     * What the client says about its connection, for status and metrics.
+     *
+     * @param connected       whether the current stream has heard from typha
+     * @param address         the current stream's typha, or null between streams
+     * @param attempts        streams opened so far (the first connection counts)
+     * @param disconnectedFor how long no stream has heard from typha; zero while connected
+     */
+    public record ConnectionStats(boolean connected, String address, long attempts, Duration disconnectedFor) {
+    }
+
+    /** {@return the connection's state now} */
+    public ConnectionStats connectionStats() {
+        synchronized (lock) {
+            return new ConnectionStats(connected, connectedTo, connections, connected || !running ? Duration.ZERO
+                    : Duration.ofNanos(System.nanoTime() - disconnectedSinceNanos));
         }
     }
 
@@ -198,6 +226,8 @@ public final class TyphaClient implements AutoCloseable {
         synchronized (channels) {
             channel = channels.computeIfAbsent(address, options.channels());
         }
+        // gRPC keeps its own backoff per channel; ours decides when to try, so the channel must dial now.
+        channel.resetConnectBackoff();
         log.debug("Connecting to typha at {} (stream {})", address, gen);
         var requests = TyphaGrpc.newStub(channel).sync(new Stream(gen, address));
         synchronized (lock) {
@@ -216,7 +246,11 @@ public final class TyphaClient implements AutoCloseable {
             generation++;
             call = null;
             connectedTo = null;
-            wait = immediately ? Duration.ZERO : backoff;
+            if (connected) {
+                connected = false;
+                disconnectedSinceNanos = System.nanoTime();
+            }
+            wait = immediately ? Duration.ZERO : jittered(backoff);
             Duration doubled = backoff.multipliedBy(2);
             backoff = doubled.compareTo(options.maxBackoff()) > 0 ? options.maxBackoff() : doubled;
         }
@@ -226,6 +260,11 @@ public final class TyphaClient implements AutoCloseable {
         } catch (java.util.concurrent.RejectedExecutionException closed) {
             // closed meanwhile
         }
+    }
+
+    /** {@return d ± 20 %}: clients that lost the same typha do not all come back in the same instant. */
+    private static Duration jittered(Duration d) {
+        return Duration.ofNanos((long) (d.toNanos() * ThreadLocalRandom.current().nextDouble(0.8, 1.2)));
     }
 
     private void checkReadTimeout() {
@@ -252,6 +291,7 @@ public final class TyphaClient implements AutoCloseable {
     /** Handles one message of the current stream; called under lock. */
     private void handle(ClientCallStreamObserver<ClientMessage> c, ServerMessage m) {
         lastReceivedNanos = System.nanoTime();
+        connected = true;
         switch (m.getPayloadCase()) {
             case HELLO -> {
                 if (!m.getHello().getSyncerType().equals(options.syncerType().wireName())) {

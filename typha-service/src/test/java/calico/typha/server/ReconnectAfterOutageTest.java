@@ -1,0 +1,85 @@
+package calico.typha.server;
+
+import static calico.typha.server.TyphaFixture.await;
+import static calico.typha.server.TyphaFixture.client;
+import static calico.typha.server.TyphaFixture.server;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import calico.api.model.Resource;
+import calico.libcalico.datastore.memory.MemoryDatastore;
+import calico.libcalico.typha.SyncerType;
+import calico.libcalico.typha.TyphaClient;
+import calico.libcalico.typha.TyphaClientOptions;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A client with the default options keeps dialling typha during a long outage, so it is back as soon
+ * as typha is. The outage is a port that accepts and drops every connection, which lets the test count
+ * dials: gRPC's own channel backoff (1 s growing by 1.6 up to 2 min) would dial about 5 times in the
+ * first 15 s, and every attempt of the client's in between would fail at once with the old error.
+ */
+class ReconnectAfterOutageTest {
+
+    @Test
+    void theClientDialsOnItsOwnScheduleThroughAnOutageAndIsBackWhenTyphaIs() throws Exception {
+        MemoryDatastore ds = new MemoryDatastore();
+        ds.create(TyphaServerTest.set("before", 1, 1));
+        int port = TyphaServerTest.freePort();
+        TyphaServer a = server(ds, ServerSettings.defaults(port));
+        ViewRecorder v = new ViewRecorder();
+        TyphaServer b = null;
+        try (TyphaClient c = client(TyphaClientOptions.plaintext(List.of("127.0.0.1:" + port), "node-o",
+                SyncerType.FELIX), v)) {
+            await("in sync", v::inSync);
+            TyphaClient.ConnectionStats up = c.connectionStats();
+            assertThat(up.connected()).isTrue();
+            assertThat(up.address()).isEqualTo("127.0.0.1:" + port);
+            assertThat(up.disconnectedFor()).isZero();
+
+            a.close();
+            await("the client saw typha go", () -> !c.connectionStats().connected());
+            AtomicInteger dials = new AtomicInteger();
+            try (ServerSocket dropper = new ServerSocket()) {
+                dropper.setReuseAddress(true);
+                dropper.bind(new InetSocketAddress("127.0.0.1", port));
+                Thread accepter = new Thread(() -> dropEvery(dropper, dials), "drop-typha-dials");
+                accepter.setDaemon(true);
+                accepter.start();
+                await("8 dials while typha is away", () -> dials.get() >= 8, Duration.ofSeconds(15),
+                        () -> "dials: " + dials.get());
+                TyphaClient.ConnectionStats away = c.connectionStats();
+                assertThat(away.connected()).isFalse();
+                assertThat(away.address()).as("between streams").isNull();
+                assertThat(away.attempts()).as("one stream per attempt of ours").isGreaterThanOrEqualTo(8);
+                assertThat(away.disconnectedFor()).isPositive();
+            }
+
+            Resource meanwhile = ds.create(TyphaServerTest.set("meanwhile", 1, 2));
+            b = server(ds, ServerSettings.defaults(port));
+            await("back and converged", () -> v.view().containsKey(meanwhile.key()) && c.connectionStats().connected());
+            assertThat(c.connectionStats().disconnectedFor()).isZero();
+            assertThat(v.violations()).isEmpty();
+        } finally {
+            if (b != null) {
+                b.close();
+            }
+        }
+    }
+
+    private static void dropEvery(ServerSocket s, AtomicInteger dials) {
+        while (!s.isClosed()) {
+            try (Socket accepted = s.accept()) {
+                dials.incrementAndGet();
+            } catch (IOException closed) {
+                return;
+            }
+        }
+    }
+}
