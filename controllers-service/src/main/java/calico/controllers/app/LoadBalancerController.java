@@ -16,6 +16,8 @@ import java.time.Duration;
 final class LoadBalancerController implements AutoCloseable {
 
     private final KubernetesServices services;
+    private final LoadBalancerIpam ipam;
+    private final AssignIPs assignIPs;
     private final ReconcileLoop loop;
     private final DatastoreTrigger pools;
     private volatile LoadBalancerIpam.Result last;
@@ -23,8 +25,10 @@ final class LoadBalancerController implements AutoCloseable {
     LoadBalancerController(Datastore datastore, KubernetesServices services, LoadBalancerIpam ipam, AssignIPs assignIPs,
                            LoopWatch loops) {
         this.services = services;
-        this.loop = new ReconcileLoop("loadbalancer", Duration.ofMinutes(5), Duration.ofSeconds(1),
-                () -> last = ipam.reconcile(assignIPs), loops);
+        this.ipam = ipam;
+        this.assignIPs = assignIPs;
+        this.loop = new ReconcileLoop("loadbalancer", Duration.ofMinutes(5), Duration.ofSeconds(1), this::reconcile,
+                loops);
         this.pools = new DatastoreTrigger(datastore, ResourceKind.IP_POOL, loop::trigger);
     }
 
@@ -32,6 +36,11 @@ final class LoadBalancerController implements AutoCloseable {
         services.startCache(loop::trigger);
         pools.start();
         loop.start();
+    }
+
+    /** One run; each Service handled counts as progress (a first run over thousands of Services is long). */
+    private void reconcile() {
+        last = ipam.reconcile(assignIPs, loop::progressed);
     }
 
     LoadBalancerIpam.Result last() {

@@ -17,8 +17,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Each reconcile loop's own health: a reporter {@code KubeControllers/<loop>} per loop name, so one loop
- * doing well never hides another doing badly. Every second: a loop whose run has lasted longer than
- * {@code stuckAfter} is neither live nor ready (stuck); one whose last run failed is live but not ready
+ * doing well never hides another doing badly. Every second: a loop whose run has not moved on for longer
+ * than {@code stuckAfter} (a run that reports progress, as the loadbalancer's per Service, may be long) is
+ * neither live nor ready (stuck); one whose last run failed is live but not ready
  * (failing, with the error); one that has not yet finished a run is not ready; a loop that is not running
  * (switched off, or this replica stands by) is healthy. With {@code healthChecks: Disabled}
  * ({@code HEALTH_ENABLED=false}) every loop reports healthy.
@@ -70,9 +71,10 @@ final class LoopHealth implements AutoCloseable {
                 reporter.report(true, true, "health checks disabled");
             } else if (s == null) {
                 reporter.report(true, true, "not running");
-            } else if (s.runningSince() != null && Duration.between(s.runningSince(), at).compareTo(stuckAfter) > 0) {
-                reporter.report(false, false, "stuck: a run has lasted " + Durations.format(Duration.between(
-                        s.runningSince(), at)) + " (more than " + Durations.format(stuckAfter) + ")");
+            } else if (s.runningSince() != null && Duration.between(s.progressAt(), at).compareTo(stuckAfter) > 0) {
+                // A text that stays the same while the state does: the reporter logs every change.
+                reporter.report(false, false, "stuck: the run started at " + s.runningSince()
+                        + " has not moved on since " + s.progressAt() + " (more than " + Durations.format(stuckAfter) + ")");
             } else if (s.failing()) {
                 reporter.report(true, false, "failing: " + s.lastError());
             } else if (s.lastSuccess() == null) {

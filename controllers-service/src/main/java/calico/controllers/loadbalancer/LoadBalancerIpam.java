@@ -80,6 +80,11 @@ public final class LoadBalancerIpam {
     }
 
     public Result reconcile(AssignIPs assignIPs) {
+        return reconcile(assignIPs, () -> { });
+    }
+
+    /** @param progressed called as each Service is taken up (the one before it is done) */
+    public Result reconcile(AssignIPs assignIPs, Runnable progressed) {
         List<IPPool> pools = datastore.list(ResourceKind.IP_POOL).items().stream().map(IPPool.class::cast)
                 .filter(p -> p.spec() != null && p.spec().allowedUses().contains(IPPoolSpec.AllowedUse.LoadBalancer)
                         && !Boolean.TRUE.equals(p.spec().disabled()))
@@ -95,6 +100,7 @@ public final class LoadBalancerIpam {
         Map<String, String> refused = new HashMap<>();
         Set<String> seen = new HashSet<>();
         for (ServiceView s : services.all()) {
+            progressed.run();
             String handle = handle(s);
             seen.add(handle);
             Set<IpAddress> mine = held.getOrDefault(handle, Set.of());

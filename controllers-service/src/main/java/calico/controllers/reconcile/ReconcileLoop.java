@@ -29,6 +29,7 @@ public final class ReconcileLoop implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
     private volatile Instant runningSince;
+    private volatile Instant progressAt;
     private volatile Instant lastSuccess;
     private volatile Instant lastFailure;
     private volatile String lastError = "";
@@ -51,7 +52,20 @@ public final class ReconcileLoop implements AutoCloseable {
 
     /** {@return what this loop is doing now} */
     public LoopStatus status() {
-        return new LoopStatus(name, runningSince, lastSuccess, lastFailure, lastError);
+        Instant since = runningSince;
+        Instant progress = progressAt; // may be cleared between the two reads when the run ends
+        return new LoopStatus(name, since, since == null ? null : progress == null ? since : progress, lastSuccess,
+                lastFailure, lastError);
+    }
+
+    /**
+     * Called by a long run each time it finishes a piece of work (a Service addressed): health calls a loop
+     * stuck when its run has not moved on for a while, not merely when it is long.
+     */
+    public void progressed() {
+        if (runningSince != null) {
+            progressAt = Instant.now();
+        }
     }
 
     /** Asks for a run soon; never blocks. */
@@ -70,7 +84,9 @@ public final class ReconcileLoop implements AutoCloseable {
                 return;
             }
             boolean ok;
-            runningSince = Instant.now();
+            Instant started = Instant.now();
+            progressAt = started;
+            runningSince = started;
             try {
                 reconcile.run();
                 ok = true;
@@ -83,6 +99,7 @@ public final class ReconcileLoop implements AutoCloseable {
             }
             // Not in a finally: an Error ends the thread with runningSince set, and health calls the loop stuck.
             runningSince = null;
+            progressAt = null;
             if (!ok && !closed) {
                 try {
                     Thread.sleep(retryBackoff.toMillis());

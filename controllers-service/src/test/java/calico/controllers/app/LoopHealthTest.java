@@ -2,6 +2,7 @@ package calico.controllers.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import calico.controllers.reconcile.LoopStatus;
 import calico.controllers.reconcile.LoopWatch;
 import calico.controllers.reconcile.ReconcileLoop;
 import calico.libcalico.health.HealthAggregator;
@@ -9,7 +10,11 @@ import calico.libcalico.health.ReporterStatus;
 import calico.libcalico.testing.Await;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -73,6 +78,59 @@ class LoopHealthTest {
                 return aggregator.summary().live() && aggregator.summary().ready();
             });
             assertThat(aggregator.status("KubeControllers/bad").orElseThrow().detail()).isEqualTo("not running");
+        }
+    }
+
+    /**
+     * A long run that keeps moving on (the loadbalancer's first run over thousands of Services) is not
+     * stuck, however long it lasts; once it stops moving on for longer than {@code stuckAfter}, it is.
+     */
+    @Test
+    void aLongRunThatMovesOnIsNotStuckUntilItStops() throws Exception {
+        HealthAggregator aggregator = new HealthAggregator();
+        LoopWatch watch = new LoopWatch();
+        AtomicReference<ReconcileLoop> self = new AtomicReference<>();
+        AtomicInteger steps = new AtomicInteger();
+        CountDownLatch stall = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Runnable longRun = () -> {
+            try {
+                while (!stall.await(20, TimeUnit.MILLISECONDS)) { // a piece of work every 20 ms
+                    self.get().progressed();
+                    steps.incrementAndGet();
+                }
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        Duration stuckAfter = Duration.ofMillis(300);
+        try (LoopHealth health = new LoopHealth(aggregator, watch, stuckAfter, true, Clock.systemUTC());
+             ReconcileLoop busy = new ReconcileLoop("busy", Duration.ofMinutes(5), Duration.ofMillis(100), longRun, watch)) {
+            self.set(busy);
+            busy.start();
+            Await.until("the run has lasted four times stuckAfter", WAIT, () -> {
+                LoopStatus st = busy.status();
+                return st.runningSince() != null && Duration.between(st.runningSince(), Instant.now())
+                        .compareTo(stuckAfter.multipliedBy(4)) > 0 && steps.get() > 0;
+            });
+            health.check();
+            ReporterStatus moving = aggregator.status("KubeControllers/busy").orElseThrow();
+            assertThat(moving.detail()).isEqualTo("first run under way");
+            assertThat(moving.liveness().healthy()).isTrue();
+
+            stall.countDown();
+            ReporterStatus stuck = Await.value("stuck once it stopped moving on", WAIT, () -> {
+                health.check();
+                return aggregator.status("KubeControllers/busy").filter(r -> r.detail().startsWith("stuck"));
+            });
+            assertThat(stuck.liveness().healthy()).isFalse();
+            assertThat(stuck.detail()).contains("has not moved on since");
+            String first = stuck.detail();
+            health.check();
+            assertThat(aggregator.status("KubeControllers/busy").orElseThrow().detail())
+                    .as("the same text while nothing changes (each change is logged)").isEqualTo(first);
+            release.countDown();
         }
     }
 }

@@ -441,13 +441,25 @@ public final class TyphaClient implements AutoCloseable {
 
         @Override
         public void onError(Throwable t) {
-            scheduleReconnect(gen, false, Status.fromThrowable(t).toString());
+            scheduleReconnect(gen, false, describe(Status.fromThrowable(t)));
         }
 
         @Override
         public void onCompleted() {
             scheduleReconnect(gen, false, "typha closed the stream");
         }
+    }
+
+    /** {@return the status in one line}: gRPC's own text carries the cause's whole stack trace, once per attempt. */
+    static String describe(Status s) {
+        StringBuilder out = new StringBuilder(s.getCode().name());
+        if (s.getDescription() != null) {
+            out.append(": ").append(s.getDescription());
+        }
+        if (s.getCause() != null) {
+            out.append(" (").append(s.getCause()).append(')');
+        }
+        return out.toString();
     }
 
     /** Called under lock. */
