@@ -57,11 +57,13 @@ public class ConfdService implements SmartLifecycle {
     private final ConfdTyphaProperties typha;
     private final MeterRegistry meters;
     private final HealthReporter health;
+    /** Through typha only: not ready once typha has been away longer than its read timeout. */
+    private final HealthReporter typhaHealth;
     private final BirdControl bird;
     private final PeerStatusMonitor monitor;
     private Datastore datastore;
     private ConfdDaemon daemon;
-    private AutoCloseable syncer;
+    private volatile AutoCloseable syncer;
     private ScheduledExecutorService poller;
     private final ObjectProvider<KubernetesClient> givenKubernetes;
     private OwnedKubernetesClient kubernetes;
@@ -76,6 +78,7 @@ public class ConfdService implements SmartLifecycle {
         this.typha = typha.getIfAvailable(ConfdTyphaProperties::none);
         this.meters = meters;
         this.health = health.registerReporter("confd", true, true, Duration.ZERO);
+        this.typhaHealth = this.typha.enabled() ? health.registerReporter("TyphaConnection", false, true, null) : null;
         this.bird = new BirdControl(properties.birdSocket(), Duration.ofSeconds(10));
         this.monitor = new PeerStatusMonitor(bird, meters);
     }
@@ -123,6 +126,28 @@ public class ConfdService implements SmartLifecycle {
         });
         long ms = properties.peerPollInterval().toMillis();
         poller.scheduleWithFixedDelay(monitor::refresh, 0, ms, TimeUnit.MILLISECONDS);
+        if (typhaHealth != null) {
+            typhaHealth.report(false, false, "not connected");
+            poller.scheduleWithFixedDelay(this::reportTypha, 1, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * TyphaConnection: not ready once typha has been unreachable for longer than …TYPHAREADTIMEOUT; BIRD keeps
+     * the configuration it has meanwhile.
+     */
+    private void reportTypha() {
+        if (!(syncer instanceof TyphaClient client)) {
+            typhaHealth.report(false, false, "typha not found yet");
+            return;
+        }
+        TyphaClient.ConnectionStats c = client.connectionStats();
+        if (c.disconnectedFor().compareTo(typha.readTimeout()) > 0) {
+            typhaHealth.report(false, false, "typha has been unreachable for " + c.disconnectedFor().toSeconds()
+                    + " s (over " + typha.readTimeout() + "; " + c.attempts() + " connection attempts so far)");
+        } else {
+            typhaHealth.report(false, true, c.connected() ? "connected to typha at " + c.address() : "typha away");
+        }
     }
 
     private void startTypha(TyphaClientOptions options) {

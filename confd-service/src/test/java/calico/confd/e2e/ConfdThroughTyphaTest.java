@@ -79,7 +79,8 @@ class ConfdThroughTyphaTest {
                     "--confd.nodename=node-1", "--confd.datastore-type=etcdv3",
                     "--confd.etcd-endpoints=http://127.0.0.1:9", "--confd.typha.addr=127.0.0.1:" + typha.port(),
                     "--confd.bird-socket=" + tmp.resolve("no-bird.ctl"), "--confd.bird-config=" + config,
-                    "--confd.resync-interval=1", "--confd.peer-poll-interval=1", "--server.port=0",
+                    "--confd.resync-interval=1", "--confd.peer-poll-interval=1", "--confd.typha.read-timeout=2",
+                    "--server.port=0",
                     "--server.address=127.0.0.1", "--calico.health.port=0", "--calico.health.host=127.0.0.1")) {
                 assertThat(ctx.getBean(ConfdService.class).datastore()).as("no datastore opened").isNull();
                 await("config rendered from typha", () -> Files.exists(config)
@@ -98,6 +99,26 @@ class ConfdThroughTyphaTest {
                     String c = Files.readString(config);
                     return c.contains("route 10.98.3.0/26 blackhole;") && !c.contains("Mesh_10_99_0_2");
                 });
+
+                // Typha gone for longer than the read timeout: not ready, naming typha; BIRD's configuration kept.
+                // (No BIRD here, so the confd reporter itself is never ready: the typha reporter is looked at.)
+                HealthAggregator health = ctx.getBean(HealthAggregator.class);
+                await("the typha connection ready", () -> health.status("TyphaConnection").orElseThrow().readiness()
+                        .healthy());
+                assertThat(health.status("TyphaConnection").orElseThrow().detail()).startsWith("connected to typha at");
+                String kept = Files.readString(config);
+                int port = typha.port();
+                typha.close();
+                await("not ready once typha is away longer than 2 s", () -> !health.status("TyphaConnection")
+                        .orElseThrow().readiness().healthy() && health.status("TyphaConnection").orElseThrow().detail()
+                        .contains("typha has been unreachable"));
+                assertThat(Files.readString(config)).as("the configuration kept").isEqualTo(kept);
+                try (TyphaServer back = new TyphaServer(typhaStore, ServerSettings.defaults(port), null,
+                        new SimpleMeterRegistry(), new HealthAggregator(Clock.systemUTC()), "confd-e2e")) {
+                    back.start();
+                    await("ready again once typha is back", () -> health.status("TyphaConnection").orElseThrow()
+                            .readiness().healthy());
+                }
             }
         }
     }
