@@ -65,6 +65,16 @@ final class NftCommitter {
         inSync = true;
     }
 
+    /**
+     * Takes {@code now} as programmed without writing it: the table an earlier felix left is about to be
+     * compared with it and repaired ({@code NftablesDataplane}'s adoption).
+     */
+    void adopt(NftTable now) {
+        programmed = now;
+        generation++;
+        inSync = true;
+    }
+
     /** Commits {@code b}, after which the kernel holds {@code now}. */
     void commit(NftBatch b, NftTable now) {
         send(b);

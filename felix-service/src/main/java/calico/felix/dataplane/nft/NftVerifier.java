@@ -211,13 +211,25 @@ final class NftVerifier implements AutoCloseable {
      * is the caller's resync); {@return what it repaired or removed}.
      */
     int repair(Repair p, NftCommitter committer) {
+        return commit(p, committer, false);
+    }
+
+    /**
+     * Commits {@code p} for a table an earlier felix left: differences are what changed while felix was
+     * away, expected, so they are not reported as someone's tampering.
+     */
+    void adopt(Repair p, NftCommitter committer) {
+        commit(p, committer, true);
+    }
+
+    private int commit(Repair p, NftCommitter committer, boolean expected) {
         listed.putAll(p.verified());
         pendingRecord.removeAll(p.verified().keySet());
         if (p.batch().isEmpty()) {
             return 0;
         }
-        if (!p.repaired().isEmpty() || !p.strangeChains().isEmpty() || !p.strangeSets().isEmpty()
-                || !p.strangeMaps().isEmpty()) {
+        if (!expected && (!p.repaired().isEmpty() || !p.strangeChains().isEmpty() || !p.strangeSets().isEmpty()
+                || !p.strangeMaps().isEmpty())) {
             log.warn("nftables refresh: repairing {}; removing strangers' chains {}, sets {}, maps {}", p.repaired(),
                     p.strangeChains(), p.strangeSets(), p.strangeMaps());
         } else {

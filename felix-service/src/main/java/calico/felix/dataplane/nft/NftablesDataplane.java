@@ -37,8 +37,12 @@ import org.slf4j.LoggerFactory;
  * </pre>
  *
  * <ul>
- *   <li>resync (first apply, any apply after a failure): delete and recreate the whole table in
- *       one transaction, so there is never a moment without our rules;
+ *   <li>adoption (this driver's first apply, when our table is already there: felix restarted):
+ *       compare the table with what the model renders now and repair only the differences, as a
+ *       refresh does, so a restart with nothing changed makes no kernel change (counters, rule
+ *       handles and the table's text survive);
+ *   <li>resync (first apply without a table, any apply after a failure): delete and recreate the
+ *       whole table in one transaction, so there is never a moment without our rules;
  *   <li>incremental apply: flush and refill only chains whose rules changed, add/delete set and
  *       verdict-map elements, delete gone chains, maps and sets;
  *   <li>{@link #refresh()}: list the table, compare each chain with its recorded listing (or,
@@ -65,6 +69,8 @@ public final class NftablesDataplane implements PolicyDriver {
     /** Endpoint chains the last apply kept at their programmed rules (nftables-dataplane.md invariant 4b). */
     private final Set<String> held = new HashSet<>();
     private int policyRulesApplies;
+    /** Whether this driver has yet to program anything: its first sync adopts a table an earlier felix left. */
+    private boolean firstSync = true;
 
     /**
      * The driver felix runs: Calico's layout from {@link RuleRenderer}, both families in one table.
@@ -127,7 +133,7 @@ public final class NftablesDataplane implements PolicyDriver {
                     return s;
                 }
             }
-            return committer.inSync() ? applyDelta(moreComing) : resync();
+            return committer.inSync() ? applyDelta(moreComing) : firstSync ? adopt() : resync();
         } catch (RuntimeException e) {
             committer.outOfSync();
             throw e;
@@ -142,6 +148,7 @@ public final class NftablesDataplane implements PolicyDriver {
     /** Deletes and recreates our table with everything, in one transaction. */
     @Override
     public ApplyStats resync() {
+        firstSync = false;
         committer.outOfSync();
         held.clear();
         NftTable d = desired.render(model);
@@ -150,6 +157,29 @@ public final class NftablesDataplane implements PolicyDriver {
         log.info("nftables resync: {} chains, {} base chains, {} sets", d.chains().size(), d.bases().size(),
                 d.sets().size());
         return new ApplyStats(true, d.chains().size() + d.bases().size(), 0, d.sets().size(), 0);
+    }
+
+    /**
+     * The first sync of a felix that restarted: our table still holds what the last felix programmed.
+     * Lists it, compares it with what the model renders now and repairs only what differs (strangers'
+     * objects go, as in a refresh); without a table, a full resync.
+     */
+    private ApplyStats adopt() {
+        firstSync = false;
+        NftTable d = desired.render(model);
+        NftVerifier.Repair r = verifier.compare(committer.nft(), d);
+        if (r.tableGone()) {
+            return resync();
+        }
+        held.clear();
+        committer.adopt(d);
+        verifier.adopt(r, committer);
+        log.info("nftables: adopted table {} left by an earlier felix: {} of {} chains rewritten, {} repaired, "
+                + "strangers' chains {}, sets {}, maps {} removed", NftNames.TABLE, r.rewritten().size(),
+                d.chains().size() + d.bases().size(), r.repaired().size(), r.strangeChains(), r.strangeSets(),
+                r.strangeMaps());
+        return new ApplyStats(true, r.rewritten().size(), r.strangeChains().size(),
+                (int) r.repaired().stream().filter(d.sets()::containsKey).count(), r.strangeSets().size());
     }
 
     /** {@return what was last programmed} (tests compare it with {@link #desired()}) */

@@ -418,4 +418,64 @@ class NftablesDataplaneKernelTest {
         thread.call(driver::resync);
         assertThat(ours()).isEqualTo(programmed);
     }
+
+    /** A new driver on the same model and kernel: felix restarted (the old one's table is left as it was). */
+    private ApplyStats restartAndApply(DataplaneUpdate... updates) {
+        driver = new NftablesDataplane(nft, model, m -> ruleset());
+        return apply(updates);
+    }
+
+    private String withHandles(String... what) {
+        List<String> cmd = new ArrayList<>(List.of("nft", "-a", "list"));
+        cmd.addAll(List.of(what));
+        return ns.exec(cmd.toArray(String[]::new));
+    }
+
+    @Test
+    void aRestartWithNothingChangedAdoptsTheTableAndMakesNoKernelChange() {
+        apply(set("10.65.0.1/32", "fd00::1/128"));
+        String before = withHandles("table", "inet", "calico");
+
+        ApplyStats s = restartAndApply();
+
+        assertThat(s).isEqualTo(new ApplyStats(true, 0, 0, 0, 0));
+        assertThat(withHandles("table", "inet", "calico")).as("every rule kept, handles and all").isEqualTo(before);
+        assertThat(thread.call(driver::programmed)).isEqualTo(
+                new calico.felix.dataplane.rules.PolicyDriver.Programmed(4, 3 + 2 + 5 + 1, 2, 2));
+        assertThat(refresh()).as("the adopted table is what the new driver programmed").isZero();
+        chains.put(tw(IF_A), endpoint(IF_A, 7070));
+        assertThat(apply().resync()).as("then it goes on incrementally").isFalse();
+        assertThat(ours()).contains("tcp dport 7070");
+    }
+
+    @Test
+    void aRestartRewritesOnlyWhatChangedWhileFelixWasAway() {
+        apply(set("10.65.0.1/32"));
+        String forward = withHandles("chain", "inet", "calico", "cali-FORWARD");
+        ns.exec("nft", "add", "set", "inet", "calico", "junk", "{", "type", "ipv4_addr", ";", "}");
+        chains.put(tw(IF_A), endpoint(IF_A, 9090));
+
+        ApplyStats s = restartAndApply(set("10.65.0.1/32", "10.65.0.2/32"));
+
+        assertThat(s.resync()).isTrue();
+        assertThat(s.chainsWritten()).as("only the changed endpoint chain").isEqualTo(1);
+        assertThat(s.setsWritten()).as("only the set whose members changed").isEqualTo(1);
+        assertThat(s.setsDeleted()).as("a stranger's set").isEqualTo(1);
+        assertThat(ours()).contains("tcp dport 9090", "10.65.0.2").doesNotContain("tcp dport 8080", "junk");
+        assertThat(withHandles("chain", "inet", "calico", "cali-FORWARD")).as("an unchanged chain kept").isEqualTo(forward);
+        assertThat(refresh()).isZero();
+    }
+
+    @Test
+    void aRestartWithoutTheTableResyncsIt() {
+        ApplyStats s = apply(set("10.65.0.1/32"));
+        assertThat(s.resync()).isTrue();
+        assertThat(s.chainsWritten()).as("the whole table written").isEqualTo(4);
+        ns.exec("nft", "delete", "table", "inet", "calico");
+
+        ApplyStats again = restartAndApply();
+
+        assertThat(again.chainsWritten()).isEqualTo(4);
+        assertThat(ours()).contains("chain cali-tw-caliaaaa", "10.65.0.1");
+    }
 }
