@@ -161,6 +161,47 @@ class FelixKernelApplicationTest {
         assertThat(local.get(healthPort, "/readiness").statusCode()).isEqualTo(200);
     }
 
+    /**
+     * A felix restarted with nothing changed makes no kernel change: the whole ruleset of the namespace,
+     * listed with rule handles, is the same before and after (the new felix adopts the table).
+     */
+    @Test
+    void aRestartedFelixLeavesTheKernelAsItWas() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        EtcdAdmin.wipe(ETCD.endpoint());
+        store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
+        host = NetNs.create("fkr");
+        store.create(new ClusterInformation(ObjectMeta.named("default"),
+                new ClusterInformationSpec("guid", null, null, true, null)));
+        store.create(felixConfig(Map.of("nftablesMode", "Enabled")));
+        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
+        store.create(new GlobalNetworkPolicy(ObjectMeta.named("allow-from-db"), new GlobalNetworkPolicySpec(
+                "default", 1.0, List.of(Rule.allow().withSource(EntityRule.empty().withSelector("app == 'db'"))),
+                List.of(), "app == 'web'", List.of(PolicyType.Ingress), null, null, null, null, null, null)));
+        store.create(new WorkloadEndpoint(ObjectMeta.namespaced("ns1", null).withLabels(Map.of("app", "web")),
+                new WorkloadEndpointSpec("k8s", null, ME, null, "web", "eth0", null, List.of("10.68.0.1/32"), null,
+                        null, null, List.of(), IFACE, null, null, null)));
+        host.exec("ip", "link", "add", IFACE, "type", "veth", "peer", "name", "k1peer");
+
+        startFelix();
+        awaitProgrammedOnNftables();
+        String before = host.exec("nft", "-a", "list", "ruleset");
+        assertThat(before).contains("table inet calico", "chain cali-tw-" + IFACE);
+        app.close();
+        app = null;
+
+        startFelix();
+        awaitProgrammedOnNftables();
+        assertThat(host.exec("nft", "-a", "list", "ruleset")).as("the kernel as the last felix left it").isEqualTo(before);
+    }
+
+    private void awaitProgrammedOnNftables() throws Exception {
+        local.awaitJson(healthPort, "/readiness", 200, body -> true);
+        local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
+                body -> body.path("status").path("lastApply").path("backend").asText().equals("nftables")
+                        && body.path("status").path("pendingInterfaces").isEmpty());
+    }
+
     private void startFelix() {
         app = new SpringApplicationBuilder(FelixApplication.class).run("--server.port=0",
                 "--server.address=127.0.0.1", "--calico.health.port=0", "--calico.health.host=127.0.0.1",
