@@ -2,6 +2,7 @@ package calico.ctl;
 
 import calico.api.codec.ResourceCodec;
 import calico.api.codec.ResourceParseException;
+import calico.api.model.ClusterInformation;
 import calico.api.model.ObjectMeta;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
@@ -26,17 +27,23 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
- * A small {@code calicoctl}: applies, creates, gets and deletes {@code projectcalico.org/v3}
- * resources in the datastore named by the environment. Exit status 0 on success, 1 when the
+ * A small {@code calicoctl}: applies, creates, replaces, gets, patches, labels and deletes
+ * {@code projectcalico.org/v3} resources in the datastore named by the environment, and says its version. Exit status 0 on success, 1 when the
  * datastore or the input refuses the request (the message names the field), 2 on a usage error.
  *
  * <p>A file is parsed and validated whole before anything is written: one bad document means
  * nothing from that file is written.
  */
 public final class CalicoCtl {
+
+    /** The Calico release whose behaviour this calicoctl follows. */
+    static final String VERSION = "v3.30.0-java";
+    /** Calico prints its build's commit; ours is not stamped into the build. */
+    static final String GIT_COMMIT = "unknown";
 
     private final InputStream in;
     private final PrintStream out;
@@ -102,6 +109,9 @@ public final class CalicoCtl {
         } else if (command instanceof Command.Create c) {
             file = c.file();
             namespace = c.namespace();
+        } else if (command instanceof Command.Replace r) {
+            file = r.file();
+            namespace = r.namespace();
         } else if (command instanceof Command.Delete d && d.file() != null) {
             file = d.file();
             namespace = d.namespace();
@@ -124,6 +134,17 @@ public final class CalicoCtl {
             writeAll(input, r -> apply(store, r), "applied");
         } else if (command instanceof Command.Create) {
             writeAll(input, store::create, "created");
+        } else if (command instanceof Command.Replace) {
+            writeAll(input, r -> replace(store, r), "replaced");
+        } else if (command instanceof Command.Patch p) {
+            Resource current = existing(store, p.kind(), p.namespace(), p.name());
+            Resource patched = ResourcePatch.apply(codec, current, p.patch(), p.type());
+            update(store, current, patched);
+            out.println("Successfully patched 1 '" + p.kind().kind() + "' resource");
+        } else if (command instanceof Command.Label l) {
+            label(store, l);
+        } else if (command instanceof Command.Version) {
+            version(store);
         } else if (command instanceof Command.Delete d) {
             List<ResourceKey> keys = d.file() != null ? input.stream().map(Resource::key).toList()
                     : List.of(ResourceKey.of(d.kind(), d.kind().namespaced() ? namespaceOrDefault(d.namespace()) : null, d.name()));
@@ -147,6 +168,66 @@ public final class CalicoCtl {
         } catch (DatastoreException.AlreadyExists e) {
             return store.update(fresh);
         }
+    }
+
+    /** Overwrite an existing resource; its resourceVersion, when the file gives one, must still be current. */
+    private static Resource replace(Datastore store, Resource r) {
+        if (r.metadata().resourceVersion() == null || r.metadata().resourceVersion().isEmpty()) {
+            Resource current = store.get(r.key()).orElseThrow(() -> new DatastoreException.NotFound(r.key()));
+            return store.update(r.withMetadata(r.metadata().withResourceVersion(current.metadata().resourceVersion())));
+        }
+        return store.update(r);
+    }
+
+    private static Resource existing(Datastore store, ResourceKind kind, String namespace, String name) {
+        ResourceKey key = ResourceKey.of(kind, kind.namespaced() ? namespaceOrDefault(namespace) : null, name);
+        return store.get(key).orElseThrow(() -> new DatastoreException.NotFound(key));
+    }
+
+    /**
+     * Writes {@code changed}, validated as any input, on the condition that {@code current} is still what is
+     * stored (a concurrent writer makes this fail with a conflict rather than be overwritten).
+     */
+    private static Resource update(Datastore store, Resource current, Resource changed) {
+        Resource placed = changed.withMetadata(changed.metadata().withResourceVersion(
+                current.metadata().resourceVersion()));
+        ResourceValidator.get().defaultAndValidate(placed);
+        return store.update(placed);
+    }
+
+    private void label(Datastore store, Command.Label l) {
+        Resource current = existing(store, l.kind(), l.namespace(), l.name());
+        Map<String, String> labels = new TreeMap<>(current.metadata().labels() == null
+                ? Map.of() : current.metadata().labels());
+        String what = l.kind().plural() + " " + l.name();
+        if (l.value() == null) {
+            if (labels.remove(l.key()) == null) {
+                throw new ValidationException(current.key().toString(), List.of(new FieldError("metadata.labels",
+                        "has no label \"" + l.key() + "\" to remove")));
+            }
+        } else {
+            String old = labels.get(l.key());
+            if (old != null && !l.overwrite()) {
+                throw new ValidationException(current.key().toString(), List.of(new FieldError("metadata.labels",
+                        "already has \"" + l.key() + "\" (value \"" + old + "\"): add --overwrite to replace it")));
+            }
+            labels.put(l.key(), l.value());
+        }
+        update(store, current, current.withMetadata(current.metadata().withLabels(labels)));
+        out.println(l.value() == null ? "Successfully removed label " + l.key() + " from " + what
+                : "Successfully set label " + l.key() + " on " + what);
+    }
+
+    /** The client's version, then the cluster's from ClusterInformation {@code default} (as far as it is known). */
+    private void version(Datastore store) {
+        out.println("Client Version:    " + VERSION);
+        out.println("Git commit:        " + GIT_COMMIT);
+        var info = store.get(ResourceKey.of(ResourceKind.CLUSTER_INFORMATION, null, "default"))
+                .map(ClusterInformation.class::cast).map(ClusterInformation::spec);
+        out.println("Cluster Version:   " + info.map(i -> i.calicoVersion()).filter(v -> v != null && !v.isEmpty())
+                .orElse("unknown"));
+        out.println("Cluster Type:      " + info.map(i -> i.clusterType()).filter(v -> v != null && !v.isEmpty())
+                .orElse("unknown"));
     }
 
     private static Object delete(Datastore store, ResourceKey key, boolean skipNotExists) {

@@ -13,6 +13,24 @@ sealed interface Command {
     record Create(String file, String namespace) implements Command {
     }
 
+    /** Overwrite the resources of a file, each of which must exist (a resourceVersion in the file is a precondition). */
+    record Replace(String file, String namespace) implements Command {
+    }
+
+    /** Change one resource by a patch ({@code --type}: strategic, merge or json). */
+    record Patch(ResourceKind kind, String name, String namespace, String patch, ResourcePatch.Type type)
+            implements Command {
+    }
+
+    /** Set ({@code value} non-null; an existing key only with {@code overwrite}) or remove one label. */
+    record Label(ResourceKind kind, String name, String namespace, String key, String value, boolean overwrite)
+            implements Command {
+    }
+
+    /** Print the client's version and the cluster's (ClusterInformation {@code default}). */
+    record Version() implements Command {
+    }
+
     /** Print one resource or a list; {@code namespace} null with {@code allNamespaces} for every namespace. */
     record Get(ResourceKind kind, String name, String namespace, boolean allNamespaces, String selector,
                Output output) implements Command {

@@ -14,6 +14,10 @@ final class CommandLine {
             usage: calicoctl <command> [options]
               apply  -f FILE|-  [-n NAMESPACE]        create or overwrite the resources in FILE
               create -f FILE|-  [-n NAMESPACE]        create the resources in FILE
+              replace -f FILE|- [-n NAMESPACE]        overwrite the resources in FILE, which must exist
+              patch  KIND NAME -p PATCH [-t strategic|merge|json] [-n NAMESPACE]
+              label  KIND NAME key=value [--overwrite] | label KIND NAME key --remove   [-n NAMESPACE]
+              version                                 client and cluster version
               get    KIND [NAME] [-n NS | -A] [-l SELECTOR] [-o yaml|json]
               delete KIND NAME [-n NAMESPACE] | delete -f FILE|-   [--skip-not-exists]
               ipam show [--show-blocks]               IP pool (and block) usage
@@ -46,6 +50,20 @@ final class CommandLine {
         return switch (verb) {
             case "apply" -> new Command.Apply(o.requireFile(verb), o.namespace);
             case "create" -> new Command.Create(o.requireFile(verb), o.namespace);
+            case "replace" -> new Command.Replace(o.requireFile(verb), o.namespace);
+            case "patch" -> {
+                o.expectPositionals(verb, 2, 2);
+                if (o.patch == null) {
+                    throw new UsageException("patch needs -p PATCH (--patch)");
+                }
+                yield new Command.Patch(kind(o.positionals.get(0)), o.positionals.get(1), o.namespace, o.patch,
+                        o.patchType);
+            }
+            case "label" -> label(o);
+            case "version" -> {
+                o.expectPositionals(verb, 0, 0);
+                yield new Command.Version();
+            }
             case "get" -> {
                 o.expectPositionals(verb, 1, 2);
                 yield new Command.Get(kind(o.positionals.get(0)), o.positionals.size() > 1 ? o.positionals.get(1) : null,
@@ -97,6 +115,24 @@ final class CommandLine {
         };
     }
 
+    /** {@code label KIND NAME key=value [--overwrite]} or {@code label KIND NAME key --remove}. */
+    private static Command label(Options o) {
+        o.expectPositionals("label", 3, 3);
+        String label = o.positionals.get(2);
+        int eq = label.indexOf('=');
+        if (o.remove) {
+            if (eq >= 0 || o.overwrite) {
+                throw new UsageException("label --remove takes a key alone, without =value or --overwrite");
+            }
+            return new Command.Label(kind(o.positionals.get(0)), o.positionals.get(1), o.namespace, label, null, false);
+        }
+        if (eq <= 0) {
+            throw new UsageException("label: \"" + label + "\" is not key=value (or give a key with --remove)");
+        }
+        return new Command.Label(kind(o.positionals.get(0)), o.positionals.get(1), o.namespace, label.substring(0, eq),
+                label.substring(eq + 1), o.overwrite);
+    }
+
     /** {@return the kind named by its singular or plural name, in any case}. */
     static ResourceKind kind(String name) {
         String n = name.toLowerCase(Locale.ROOT);
@@ -113,14 +149,33 @@ final class CommandLine {
         String selector;
         boolean allNamespaces;
         boolean skipNotExists;
+        boolean overwrite;
+        boolean remove;
+        String patch;
+        ResourcePatch.Type patchType = ResourcePatch.Type.STRATEGIC;
         Command.Output output = Command.Output.TABLE;
         final List<String> positionals = new ArrayList<>();
 
         static Options parse(List<String> args) {
             Options o = new Options();
+            List<String> split = new ArrayList<>();
+            for (String a : args) {
+                int eq = a.indexOf('=');
+                if (a.startsWith("--") && eq > 2) { // --flag=value, as calicoctl's docopt takes it
+                    split.add(a.substring(0, eq));
+                    split.add(a.substring(eq + 1));
+                } else {
+                    split.add(a);
+                }
+            }
+            args = split;
             for (int i = 0; i < args.size(); i++) {
                 String a = args.get(i);
                 switch (a) {
+                    case "-p", "--patch" -> o.patch = value(args, ++i, a);
+                    case "-t", "--type" -> o.patchType = patchType(value(args, ++i, a));
+                    case "--overwrite" -> o.overwrite = true;
+                    case "--remove" -> o.remove = true;
                     case "-f", "--filename" -> o.file = value(args, ++i, a);
                     case "-n", "--namespace" -> o.namespace = value(args, ++i, a);
                     case "-l", "--selector" -> o.selector = value(args, ++i, a);
@@ -161,6 +216,15 @@ final class CommandLine {
                 throw new UsageException("option " + flag + " needs a value");
             }
             return args.get(i);
+        }
+
+        private static ResourcePatch.Type patchType(String v) {
+            return switch (v) {
+                case "strategic" -> ResourcePatch.Type.STRATEGIC;
+                case "merge" -> ResourcePatch.Type.MERGE;
+                case "json" -> ResourcePatch.Type.JSON;
+                default -> throw new UsageException("--type: \"" + v + "\" is not one of strategic, merge, json");
+            };
         }
 
         private static Command.Output output(String v) {

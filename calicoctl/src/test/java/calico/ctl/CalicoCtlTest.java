@@ -187,4 +187,114 @@ class CalicoCtlTest {
         assertThat(run("ipam", "release")).isEqualTo(2);
         assertThat(stderr).contains("ipam release needs --ip=IP");
     }
+
+    @Test
+    void replaceOverwritesOnlyWhatExistsAndHonoursAResourceVersion() throws Exception {
+        assertThat(run("apply", "-f", DEMO.toString())).isZero();
+        Path tier = tmp.resolve("tier.yaml");
+        Files.writeString(tier, """
+                apiVersion: projectcalico.org/v3
+                kind: Tier
+                metadata: {name: security}
+                spec: {order: 42}
+                """);
+        assertThat(run("replace", "-f", tier.toString())).as(stderr).isZero();
+        assertThat(stdout).contains("Successfully replaced 1 resource(s)");
+        assertThat(run("get", "tier", "security", "-o", "yaml")).isZero();
+        assertThat(stdout).contains("order: 42");
+
+        Files.writeString(tier, """
+                apiVersion: projectcalico.org/v3
+                kind: Tier
+                metadata: {name: nowhere}
+                spec: {order: 1}
+                """);
+        assertThat(run("replace", "-f", tier.toString())).isEqualTo(1);
+        assertThat(stderr).contains("not found");
+
+        Files.writeString(tier, """
+                apiVersion: projectcalico.org/v3
+                kind: Tier
+                metadata: {name: security, resourceVersion: "1"}
+                spec: {order: 7}
+                """);
+        assertThat(run("replace", "-f", tier.toString())).as("a stale resourceVersion").isEqualTo(1);
+        assertThat(run("get", "tier", "security", "-o", "yaml")).isZero();
+        assertThat(stdout).contains("order: 42");
+    }
+
+    @Test
+    void patchMergesOrAppliesJsonPatchesAndValidatesTheResult() {
+        assertThat(run("apply", "-f", DEMO.toString())).isZero();
+
+        assertThat(run("patch", "globalnetworkset", "blocked-ranges", "-p", "{\"spec\":{\"nets\":[\"10.1.0.0/16\"]}}"))
+                .as(stderr).isZero();
+        assertThat(stdout).contains("Successfully patched 1 'GlobalNetworkSet' resource");
+        assertThat(run("get", "globalnetworkset", "blocked-ranges", "-o", "yaml")).isZero();
+        assertThat(stdout).contains("10.1.0.0/16").doesNotContain("labels: null");
+
+        assertThat(run("patch", "globalnetworkset", "blocked-ranges", "--type=json",
+                "--patch=[{\"op\":\"add\",\"path\":\"/spec/nets/-\",\"value\":\"10.2.0.0/16\"}]")).as(stderr).isZero();
+        assertThat(run("get", "globalnetworkset", "blocked-ranges", "-o", "yaml")).isZero();
+        assertThat(stdout).contains("10.1.0.0/16", "10.2.0.0/16");
+
+        assertThat(run("patch", "tier", "security", "-t", "merge", "-p", "spec:\n  order: 77")).as("a YAML patch")
+                .isZero();
+        assertThat(run("get", "tier", "security", "-o", "yaml")).isZero();
+        assertThat(stdout).contains("order: 77");
+
+        assertThat(run("patch", "globalnetworkset", "blocked-ranges", "-p", "{\"spec\":{\"nets\":[\"10.1.0.300/16\"]}}"))
+                .isEqualTo(1);
+        assertThat(stderr).as("the result validated, naming the field").contains("spec.nets[0]");
+        assertThat(run("patch", "tier", "security", "-p", "{\"metadata\":{\"name\":\"other\"}}")).isEqualTo(1);
+        assertThat(stderr).contains("--patch: a patch may not change the kind, name or namespace");
+        assertThat(run("patch", "tier", "security", "-t", "json", "-p", "[{\"op\":\"remove\",\"path\":\"/spec/nope\"}]"))
+                .isEqualTo(1);
+        assertThat(stderr).contains("--patch: ");
+        assertThat(run("patch", "tier", "missing", "-p", "{}")).isEqualTo(1);
+        assertThat(stderr).contains("not found");
+        assertThat(run("patch", "tier", "security")).isEqualTo(2);
+        assertThat(stderr).contains("patch needs -p PATCH");
+        assertThat(run("patch", "tier", "security", "-p", "{}", "-t", "sideways")).isEqualTo(2);
+        assertThat(run("get", "tier", "security", "-o", "yaml")).isZero();
+        assertThat(stdout).as("nothing written by the refused patches").contains("order: 77");
+    }
+
+    @Test
+    void labelSetsOverwritesOnlyWhenAskedAndRemoves() {
+        assertThat(run("apply", "-f", DEMO.toString())).isZero();
+
+        assertThat(run("label", "globalnetworksets", "blocked-ranges", "team=net")).as(stderr).isZero();
+        assertThat(stdout).contains("Successfully set label team on globalnetworksets blocked-ranges");
+        assertThat(run("get", "globalnetworksets", "-l", "team == 'net'")).isZero();
+        assertThat(stdout).contains("blocked-ranges");
+
+        assertThat(run("label", "globalnetworksets", "blocked-ranges", "team=sec")).isEqualTo(1);
+        assertThat(stderr).contains("metadata.labels", "already has \"team\"", "--overwrite");
+        assertThat(run("label", "globalnetworksets", "blocked-ranges", "team=sec", "--overwrite")).as(stderr).isZero();
+        assertThat(run("get", "globalnetworksets", "-l", "team == 'sec'")).isZero();
+        assertThat(stdout).contains("blocked-ranges");
+
+        assertThat(run("label", "globalnetworksets", "blocked-ranges", "team", "--remove")).as(stderr).isZero();
+        assertThat(stdout).contains("Successfully removed label team from globalnetworksets blocked-ranges");
+        assertThat(run("get", "globalnetworksets", "-l", "has(team)")).isZero();
+        assertThat(stdout).doesNotContain("blocked-ranges");
+        assertThat(run("label", "globalnetworksets", "blocked-ranges", "team", "--remove")).isEqualTo(1);
+        assertThat(stderr).contains("has no label \"team\"");
+
+        assertThat(run("label", "globalnetworksets", "blocked-ranges", "bad key=x")).isEqualTo(1);
+        assertThat(stderr).contains("metadata.labels");
+        assertThat(run("label", "globalnetworksets", "blocked-ranges", "team")).isEqualTo(2);
+        assertThat(stderr).contains("is not key=value");
+    }
+
+    @Test
+    void versionPrintsTheClientAndTheClustersVersion() {
+        assertThat(run("version")).as(stderr).isZero();
+        assertThat(stdout).contains("Client Version:    v3.30.0-java", "Cluster Version:   unknown");
+        assertThat(run("apply", "-f", DEMO.toString())).isZero();
+        assertThat(run("version")).isZero();
+        assertThat(stdout.lines()).containsExactly("Client Version:    v3.30.0-java", "Git commit:        unknown",
+                "Cluster Version:   v3.30.0-java", "Cluster Type:      k8s,bgp,kdd");
+    }
 }
