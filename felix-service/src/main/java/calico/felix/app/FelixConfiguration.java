@@ -5,11 +5,13 @@ import calico.felix.flows.FlowLogs;
 import java.util.List;
 
 import calico.libcalico.datastore.config.DatastoreProperties;
+import calico.libcalico.health.DebugProfileServer;
 import calico.libcalico.health.PrometheusMetricsServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.logging.LogLevel;
 import org.springframework.boot.logging.LoggingSystem;
@@ -71,6 +73,17 @@ public class FelixConfiguration {
         return new PrometheusMetricsServer(prometheus, env.getProperty("felix.prometheus-metrics-host", ""),
                 env.getProperty("felix.prometheus-metrics-port", Integer.class, 9091),
                 "felix.prometheus-metrics-port (FELIX_PROMETHEUSMETRICSPORT)");
+    }
+
+    /**
+     * Calico's debug port (FELIX_DEBUGPORT, on FELIX_DEBUGHOST, localhost by default): threads, heap histogram
+     * and a JFR profile on Go's pprof paths. Off unless a port is set.
+     */
+    @Bean
+    @ConditionalOnExpression("${felix.debug-port:0} > 0")
+    DebugProfileServer debugProfileServer(Environment env) {
+        return new DebugProfileServer(env.getProperty("felix.debug-host", "localhost"),
+                env.getProperty("felix.debug-port", Integer.class, 0), "felix.debug-port (FELIX_DEBUGPORT)");
     }
 
     /** A record of a log level change, so the choice is visible (and testable) as a bean. */

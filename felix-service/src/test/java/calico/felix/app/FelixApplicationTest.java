@@ -64,6 +64,7 @@ class FelixApplicationTest {
     private ConfigurableApplicationContext app;
     private int adminPort;
     private int healthPort;
+    private int debugPort;
 
     @BeforeEach
     void setUp() {
@@ -127,18 +128,24 @@ class FelixApplicationTest {
         }
     }
 
-    private void startFelix() {
-        startFelix(FelixApplication.class, "--felix.apply-timeout=60s");
+    /** Felix with Calico's debug port on a free port of loopback. */
+    private void startFelix() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            debugPort = s.getLocalPort();
+        }
+        startFelix(FelixApplication.class, "--felix.apply-timeout=60s", "--FELIX_DEBUGPORT=" + debugPort);
     }
 
-    private void startFelix(Class<?> extra, String applyTimeout) {
-        app = new SpringApplicationBuilder(FelixApplication.class, extra).run(applyTimeout, "--server.port=0",
+    private void startFelix(Class<?> extra, String applyTimeout, String... more) {
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(applyTimeout, "--server.port=0",
                 "--FELIX_PROMETHEUSMETRICSENABLED=true", "--FELIX_PROMETHEUSMETRICSPORT=0",
                 "--FELIX_PROMETHEUSMETRICSHOST=127.0.0.1", "--server.address=127.0.0.1", "--calico.health.port=0",
                 "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME,
                 "--FELIX_DATASTORETYPE=etcdv3", "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(),
                 "--FELIX_LOGSEVERITYSCREEN=Info", "--FELIX_DATAPLANEDRIVERNAME=model",
-                "--felix.ready-poll-initial=50ms", "--felix.ready-poll-max=200ms");
+                "--felix.ready-poll-initial=50ms", "--felix.ready-poll-max=200ms"));
+        args.addAll(java.util.List.of(more));
+        app = new SpringApplicationBuilder(FelixApplication.class, extra).run(args.toArray(String[]::new));
         adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
         healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
     }
@@ -228,6 +235,10 @@ class FelixApplicationTest {
         HttpResponse<String> calicoPort = local.get(app.getBean(PrometheusMetricsServer.class).boundPort(), "/metrics");
         assertThat(calicoPort.statusCode()).isEqualTo(200);
         assertThat(metricValue(calicoPort.body(), "felix_active_policies")).isEqualTo(1.0);
+        // ... and Calico's debug port (FELIX_DEBUGPORT, on localhost): felix's threads.
+        HttpResponse<String> threads = local.get(debugPort, "/debug/pprof/goroutine");
+        assertThat(threads.statusCode()).isEqualTo(200);
+        assertThat(threads.body()).contains("\"felix-health\"");
     }
 
     @Test
@@ -237,6 +248,8 @@ class FelixApplicationTest {
         // A short apply timeout (heartbeat 100 ms, reporters expiring after 300 ms) only here, where
         // a stall is the point; elsewhere a loaded machine could miss a beat.
         startFelix(StallingDriver.class, "--felix.apply-timeout=400ms");
+        assertThat(app.getBeansOfType(calico.libcalico.health.DebugProfileServer.class)).as("Calico's default: no debug port")
+                .isEmpty();
         StallingDataplane driver = app.getBean(StallingDataplane.class);
         local.awaitJson(healthPort, "/readiness", 200, body -> true);
         assertThat(local.getJson(adminPort, "/felix/v1/status").path("dataplane").asText()).isEqualTo("StallingDataplane");
