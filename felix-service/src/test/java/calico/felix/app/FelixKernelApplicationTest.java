@@ -84,19 +84,7 @@ class FelixKernelApplicationTest {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         assumeTrue(Files.isExecutable(Path.of("/usr/sbin/iptables-nft-restore"))
                 && Files.isExecutable(Path.of("/usr/sbin/iptables-legacy-restore")), "both iptables backends");
-        EtcdAdmin.wipe(ETCD.endpoint());
-        store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
-        host = NetNs.create("fka");
-        store.create(new ClusterInformation(ObjectMeta.named("default"),
-                new ClusterInformationSpec("guid", null, null, true, null)));
-        Resource config = store.create(felixConfig(Map.of("iptablesBackend", "NFT", "iptablesRefreshInterval", "1s")));
-        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
-        store.create(new GlobalNetworkPolicy(ObjectMeta.named("allow-from-db"), new GlobalNetworkPolicySpec(
-                "default", 1.0, List.of(Rule.allow().withSource(EntityRule.empty().withSelector("app == 'db'"))),
-                List.of(), "app == 'web'", List.of(PolicyType.Ingress), null, null, null, null, null, null)));
-        store.create(new WorkloadEndpoint(ObjectMeta.namespaced("ns1", null).withLabels(Map.of("app", "web")),
-                new WorkloadEndpointSpec("k8s", null, ME, null, "web", "eth0", null, List.of("10.68.0.1/32"), null,
-                        null, null, List.of(), IFACE, null, null, null)));
+        Resource config = cluster("fka", Map.of("iptablesBackend", "NFT", "iptablesRefreshInterval", "1s"));
 
         startFelix();
         local.awaitJson(healthPort, "/readiness", 200, body -> true);
@@ -168,19 +156,7 @@ class FelixKernelApplicationTest {
     @Test
     void aRestartedFelixLeavesTheKernelAsItWas() throws Exception {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        EtcdAdmin.wipe(ETCD.endpoint());
-        store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
-        host = NetNs.create("fkr");
-        store.create(new ClusterInformation(ObjectMeta.named("default"),
-                new ClusterInformationSpec("guid", null, null, true, null)));
-        store.create(felixConfig(Map.of("nftablesMode", "Enabled")));
-        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
-        store.create(new GlobalNetworkPolicy(ObjectMeta.named("allow-from-db"), new GlobalNetworkPolicySpec(
-                "default", 1.0, List.of(Rule.allow().withSource(EntityRule.empty().withSelector("app == 'db'"))),
-                List.of(), "app == 'web'", List.of(PolicyType.Ingress), null, null, null, null, null, null)));
-        store.create(new WorkloadEndpoint(ObjectMeta.namespaced("ns1", null).withLabels(Map.of("app", "web")),
-                new WorkloadEndpointSpec("k8s", null, ME, null, "web", "eth0", null, List.of("10.68.0.1/32"), null,
-                        null, null, List.of(), IFACE, null, null, null)));
+        cluster("fkr", Map.of("nftablesMode", "Enabled"));
         host.exec("ip", "link", "add", IFACE, "type", "veth", "peer", "name", "k1peer");
 
         startFelix();
@@ -200,6 +176,27 @@ class FelixKernelApplicationTest {
         local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
                 body -> body.path("status").path("lastApply").path("backend").asText().equals("nftables")
                         && body.path("status").path("pendingInterfaces").isEmpty());
+    }
+
+    /**
+     * A fresh etcd with a ready cluster, FelixConfiguration {@code default} of {@code felixSpec}, the default
+     * tier, one policy and this node's workload; a namespace for felix to program. {@return the FelixConfiguration}
+     */
+    private Resource cluster(String nsPrefix, Map<String, ?> felixSpec) {
+        EtcdAdmin.wipe(ETCD.endpoint());
+        store = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
+        host = NetNs.create(nsPrefix);
+        store.create(new ClusterInformation(ObjectMeta.named("default"),
+                new ClusterInformationSpec("guid", null, null, true, null)));
+        Resource config = store.create(felixConfig(felixSpec));
+        store.create(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
+        store.create(new GlobalNetworkPolicy(ObjectMeta.named("allow-from-db"), new GlobalNetworkPolicySpec(
+                "default", 1.0, List.of(Rule.allow().withSource(EntityRule.empty().withSelector("app == 'db'"))),
+                List.of(), "app == 'web'", List.of(PolicyType.Ingress), null, null, null, null, null, null)));
+        store.create(new WorkloadEndpoint(ObjectMeta.namespaced("ns1", null).withLabels(Map.of("app", "web")),
+                new WorkloadEndpointSpec("k8s", null, ME, null, "web", "eth0", null, List.of("10.68.0.1/32"), null,
+                        null, null, List.of(), IFACE, null, null, null)));
+        return config;
     }
 
     private void startFelix() {
