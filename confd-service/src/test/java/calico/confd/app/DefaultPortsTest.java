@@ -2,53 +2,74 @@ package calico.confd.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import calico.libcalico.health.CalicoHealthProperties;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.core.env.StandardEnvironment;
-import org.springframework.core.io.ClassPathResource;
 import org.springframework.core.io.FileSystemResource;
 import org.springframework.core.io.Resource;
 
 /**
- * confd runs beside felix in the node's network (calico-node), so no port either listens on by
- * default may be the other's. Both real {@code application.yml} files are bound as the services bind
- * them, with no variable set (so every {@code ${VAR:default}} gives Calico's default), into the
- * typed health settings ({@link CalicoHealthProperties}) and the web server's port.
+ * No two components listen on the same port by default: under {@code ./calico up} they share a host, and
+ * in a cluster confd, felix and typha share the node's network. Every service's real {@code application.yml}
+ * is bound as the service binds it, with no variable set (so every {@code ${VAR:default}} gives its
+ * default). Kept in confd's tests because confd is the component that clashed (with felix, then with
+ * kube-controllers' metrics port).
  */
 class DefaultPortsTest {
 
-    private static final Path FELIX_YML = Path.of("../felix-service/src/main/resources/application.yml");
+    /** Each service's listening ports: what the port is (with its variable) → the property holding it. */
+    private static final Map<String, Map<String, String>> PORTS = services();
 
-    @Test
-    void confdAndFelixListenOnDifferentPortsByDefault() throws IOException {
-        Binder confd = binder(new ClassPathResource("application.yml"));
-        Binder felix = binder(new FileSystemResource(FELIX_YML));
-
-        Map<String, Integer> felixPorts = Map.of(
-                "felix health (FELIX_HEALTHPORT)", health(felix).port(),
-                "felix admin (FELIX_ADMINPORT)", felix.bind("server.port", Integer.class).get(),
-                "felix metrics (FELIX_PROMETHEUSMETRICSPORT)",
-                felix.bind("felix.prometheus-metrics-port", Integer.class).get());
-        Map<String, Integer> confdPorts = Map.of(
-                "confd health (CONFD_HEALTHPORT)", health(confd).port(),
-                "confd admin (CONFD_ADMINPORT)", confd.bind("server.port", Integer.class).get());
-
-        assertThat(felixPorts).containsEntry("felix health (FELIX_HEALTHPORT)", 9099)
-                .containsEntry("felix admin (FELIX_ADMINPORT)", 9097);
-        assertThat(confdPorts.get("confd health (CONFD_HEALTHPORT)")).as("confd's health port")
-                .isEqualTo(9086).isNotEqualTo(felixPorts.get("felix admin (FELIX_ADMINPORT)"));
-        confdPorts.forEach((what, port) -> assertThat(felixPorts.values()).as(what + " " + port + " vs felix's "
-                + felixPorts).doesNotContain(port));
+    private static Map<String, Map<String, String>> services() {
+        Map<String, Map<String, String>> s = new LinkedHashMap<>();
+        s.put("felix-service", Map.of("felix health (FELIX_HEALTHPORT)", "calico.health.port",
+                "felix admin (FELIX_ADMINPORT)", "server.port",
+                "felix metrics (FELIX_PROMETHEUSMETRICSPORT)", "felix.prometheus-metrics-port"));
+        s.put("confd-service", Map.of("confd health (CONFD_HEALTHPORT)", "calico.health.port",
+                "confd admin (CONFD_ADMINPORT)", "server.port"));
+        s.put("typha-service", Map.of("typha (TYPHA_SERVERPORT)", "typha.server-port",
+                "typha health (TYPHA_HEALTHPORT)", "calico.health.port", "typha admin (TYPHA_ADMINPORT)", "server.port",
+                "typha metrics (TYPHA_PROMETHEUSMETRICSPORT)", "typha.prometheus-metrics-port"));
+        s.put("controllers-service", Map.of("kube-controllers health (KUBE_CONTROLLERS_HEALTHPORT)", "calico.health.port",
+                "kube-controllers admin (KUBE_CONTROLLERS_ADMINPORT)", "server.port"));
+        s.put("apiserver-service", Map.of("apiserver (secure port)", "server.port",
+                "apiserver health (HEALTH_PORT)", "calico.health.port"));
+        s.put("goldmane-service", Map.of("goldmane (PORT)", "goldmane.port", "goldmane health (HEALTH_PORT)",
+                "calico.health.port", "goldmane admin (ADMIN_PORT)", "server.port"));
+        s.put("whisker-backend", Map.of("whisker-backend (PORT)", "server.port",
+                "whisker-backend health (HEALTH_PORT)", "calico.health.port"));
+        return s;
     }
 
-    private static CalicoHealthProperties health(Binder b) {
-        return b.bind(CalicoHealthProperties.PREFIX, CalicoHealthProperties.class).get();
+    /** Set in KubeControllersConfiguration {@code default}, not in a file: Calico's default. */
+    private static final int KUBE_CONTROLLERS_METRICS = 9094;
+
+    @Test
+    void noTwoComponentsListenOnTheSamePortByDefault() throws IOException {
+        Map<String, Integer> all = new TreeMap<>();
+        for (var service : PORTS.entrySet()) {
+            Binder b = binder(new FileSystemResource(Path.of("..", service.getKey(), "src/main/resources/application.yml")));
+            service.getValue().forEach((what, property) -> all.put(what, b.bind(property, Integer.class)
+                    .orElseThrow(() -> new AssertionError(service.getKey() + ": no default for " + property))));
+        }
+        all.put("kube-controllers metrics (KubeControllersConfiguration prometheusMetricsPort)", KUBE_CONTROLLERS_METRICS);
+
+        assertThat(all).as("Calico's own defaults").containsEntry("felix health (FELIX_HEALTHPORT)", 9099)
+                .containsEntry("typha health (TYPHA_HEALTHPORT)", 9098).containsEntry("typha (TYPHA_SERVERPORT)", 5473)
+                .containsEntry("felix metrics (FELIX_PROMETHEUSMETRICSPORT)", 9091)
+                .containsEntry("typha metrics (TYPHA_PROMETHEUSMETRICSPORT)", 9093);
+        Map<Integer, List<String>> byPort = new TreeMap<>();
+        all.forEach((what, port) -> byPort.computeIfAbsent(port, p -> new ArrayList<>()).add(what));
+        assertThat(byPort.entrySet()).as("ports listened on by more than one component").filteredOn(
+                e -> e.getValue().size() > 1).isEmpty();
     }
 
     /** The file as the only property source: placeholders fall back to their defaults. */
