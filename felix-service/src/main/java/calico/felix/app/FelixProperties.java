@@ -34,6 +34,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param mtuFilePath        where the kernel dataplane writes the pod MTU for the CNI plugin
  *                           ({@code FELIX_MTUFILEPATH}, ours: Calico's felix always writes
  *                           {@code /var/lib/calico/mtu}, the default); an absolute path
+ * @param bpfFsPath          the bpffs the eBPF driver pins its maps on ({@code <path>/calico}), mounted there
+ *                           when none is ({@code FELIX_BPFFSPATH}, ours: Calico's felix always uses
+ *                           {@code /sys/fs/bpf}, the default); an absolute path
  */
 @ConfigurationProperties(prefix = "felix")
 public record FelixProperties(
@@ -44,7 +47,8 @@ public record FelixProperties(
         @DefaultValue("30s") Duration datastoreTimeout,
         @DefaultValue("kernel") String dataplaneDriver,
         String dataplaneNetns,
-        @DefaultValue("/var/lib/calico/mtu") String mtuFilePath) {
+        @DefaultValue("/var/lib/calico/mtu") String mtuFilePath,
+        @DefaultValue("/sys/fs/bpf") String bpfFsPath) {
 
     static final List<String> DRIVERS = List.of("model", "kernel", "iptables");
 
@@ -73,6 +77,16 @@ public record FelixProperties(
             throw new IllegalArgumentException("felix.mtu-file-path (FELIX_MTUFILEPATH): \"" + mtuFilePath
                     + "\" is not an absolute file path");
         }
+        bpfFsPath = bpfFsPath == null || bpfFsPath.isBlank() ? "/sys/fs/bpf" : bpfFsPath.trim();
+        if (!bpfFsPath.startsWith("/")) {
+            throw new IllegalArgumentException("felix.bpf-fs-path (FELIX_BPFFSPATH): \"" + bpfFsPath
+                    + "\" is not an absolute path");
+        }
+    }
+
+    /** {@return the eBPF driver's bpffs mount point} */
+    public java.nio.file.Path bpfFs() {
+        return java.nio.file.Path.of(bpfFsPath);
     }
 
     /** {@return the MTU file} */

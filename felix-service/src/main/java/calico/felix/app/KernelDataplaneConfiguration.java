@@ -56,7 +56,7 @@ public class KernelDataplaneConfiguration {
     Dataplane dataplane(FelixProperties properties, KernelDataplaneMetrics metrics, WireguardKeyPublisher keys) {
         String netns = properties.dataplaneNetns();
         return new KernelDataplane(netns,
-                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns)), metrics,
+                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns), properties.bpfFs()), metrics,
                 java.util.Optional.of(new calico.felix.dataplane.mtu.MtuFile(properties.mtuFile())),
                 new WireguardHost(properties.hostname(), WireguardHost.socketDirFor(netns), keys));
     }

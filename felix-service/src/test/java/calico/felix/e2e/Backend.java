@@ -13,7 +13,9 @@ enum Backend {
     IPTABLES_NFT("iptables-nft-restore", List.of("--FELIX_DATAPLANEDRIVERNAME=iptables", "--FELIX_IPTABLESBACKEND=NFT")),
     IPTABLES_LEGACY("iptables-legacy-restore",
             List.of("--FELIX_DATAPLANEDRIVERNAME=iptables", "--FELIX_IPTABLESBACKEND=Legacy")),
-    NFTABLES("nft", List.of("--FELIX_DATAPLANEDRIVERNAME=kernel", "--FELIX_NFTABLESMODE=Enabled"));
+    NFTABLES("nft", List.of("--FELIX_DATAPLANEDRIVERNAME=kernel", "--FELIX_NFTABLESMODE=Enabled")),
+    /** The eBPF driver (tc programs of our own; {@code tc} only for the tests' stranger edits and dumps). */
+    BPF("tc", List.of("--FELIX_DATAPLANEDRIVERNAME=kernel", "--FELIX_BPFENABLED=true"));
 
     private final String tool;
     private final List<String> felixArgs;
@@ -42,6 +44,8 @@ enum Backend {
             case IPTABLES_NFT -> List.of("iptables-nft-save", "-t", "filter");
             case IPTABLES_LEGACY -> List.of("iptables-legacy-save", "-t", "filter");
             case NFTABLES -> List.of("nft", "list", "ruleset");
+            case BPF -> List.of("sh", "-c", "for d in /sys/class/net/cali*; do n=${d##*/}; echo \"$n:\"; "
+                    + "tc filter show dev $n ingress; tc filter show dev $n egress; done");
         };
     }
 

@@ -32,6 +32,8 @@ final class FelixProcess implements AutoCloseable {
     private final int healthPort;
     /** Holds the MTU file felix writes (never the node's {@code /var/lib/calico/mtu}); deleted on close. */
     private final Path mtuDir;
+    /** The eBPF driver's private bpffs (never the machine's {@code /sys/fs/bpf}); unmounted and deleted on close. */
+    private final Path bpfFs;
 
     /** {@return felix's settings for the etcd at {@code etcd}}. */
     static List<String> etcdArgs(URI etcd) {
@@ -61,6 +63,8 @@ final class FelixProcess implements AutoCloseable {
             throw new java.io.UncheckedIOException(e);
         }
         args.add("--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"));
+        bpfFs = mtuDir.resolve("bpffs");
+        args.add("--FELIX_BPFFSPATH=" + bpfFs);
         args.addAll(List.of("--FELIX_DATAPLANENETNS=" + hostNetns,
                 "--FELIX_LOGSEVERITYSCREEN=" + logSeverity, "--felix.ready-poll-initial=50ms",
                 "--felix.ready-poll-max=200ms"));
@@ -69,6 +73,11 @@ final class FelixProcess implements AutoCloseable {
         app = new SpringApplicationBuilder(FelixApplication.class).run(args.toArray(String[]::new));
         adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
         healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
+    }
+
+    /** {@return where the eBPF driver of this felix pins its maps} ({@code FELIX_BPFFSPATH}/calico) */
+    Path bpfPins() {
+        return bpfFs.resolve("calico");
     }
 
     /** {@return where this felix writes the pod MTU} ({@code FELIX_MTUFILEPATH}; a file of its own per felix). */
@@ -203,7 +212,11 @@ final class FelixProcess implements AutoCloseable {
     @Override
     public void close() {
         app.close();
+        if (calico.dataplane.bpf.BpfFs.isBpfFs(bpfFs)) {
+            calico.dataplane.bpf.BpfFs.unmount(bpfFs);
+        }
         try {
+            java.nio.file.Files.deleteIfExists(bpfFs);
             java.nio.file.Files.deleteIfExists(mtuDir.resolve("mtu"));
             java.nio.file.Files.deleteIfExists(mtuDir);
         } catch (java.io.IOException e) {

@@ -17,6 +17,8 @@ import calico.api.model.ResourceKind;
 import calico.api.model.Rule;
 import calico.api.model.Tier;
 import calico.api.model.TierSpec;
+import calico.dataplane.bpf.PolicyMaps;
+import calico.dataplane.bpf.PolicyProgram;
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.health.HealthAggregator;
@@ -592,6 +594,10 @@ abstract class PolicyMatrix {
         String[] deleteHook = backend == Backend.NFTABLES
                 ? new String[] {"nft", "flush", "chain", "inet", "calico", "filter-FORWARD"}
                 : new String[] {iptables, "-D", "FORWARD", "-j", "cali-FORWARD"};
+        // BPF: the stranger deletes api's ingress table entry from cali_eps (the program then drops
+        // everything to api), and our tc filters from web's and api's interfaces.
+        Runnable drop = backend == Backend.BPF ? () -> deleteBpfTable(api)
+                : () -> cluster.hostOf(api).exec(insertDrop);
         markWrite();
         expect("baseline (no write)").allow(allThree(web, api)).check();
         // The DROP works until felix's refresh removes it (a probe sent right after the insert
@@ -599,14 +605,23 @@ abstract class PolicyMatrix {
         boolean seenBlocked = false;
         for (int attempt = 0; attempt < 3 && !seenBlocked; attempt++) {
             markWrite();
-            cluster.hostOf(api).exec(insertDrop);
+            drop.run();
             seenBlocked = !tcp(web, api, 8080).passes(Reachability.NEGATIVE);
         }
         assertThat(seenBlocked).as("the stranger's DROP blocks web->api").isTrue();
         expect("a stranger's DROP first in cali-tw-<api>: repaired (refresh every 1 s)")
                 .allow(allThree(web, api)).allow(tcp(client, api, 8080)).check();
         markWrite();
-        cluster.hostOf(api).exec(deleteHook);
+        if (backend == Backend.BPF) {
+            for (Workload w : List.of(web, api)) {
+                for (String hook : List.of("ingress", "egress")) {
+                    cluster.hostOf(w).exec("tc", "filter", "del", "dev", w.interfaceName(), hook, "pref", "1",
+                            "handle", "0xca11", "bpf");
+                }
+            }
+        } else {
+            cluster.hostOf(api).exec(deleteHook);
+        }
         put(yaml("""
                 kind: GlobalNetworkPolicy
                 metadata: {name: deny-all}
@@ -618,6 +633,16 @@ abstract class PolicyMatrix {
     }
 
     // ---------------------------------------------------------------- helpers
+
+    /** A stranger deletes {@code w}'s ingress table entry from the BPF driver's pinned {@code cali_eps}. */
+    private void deleteBpfTable(Workload w) {
+        NetNs host = cluster.hostOf(w);
+        int ifindex = Integer.parseInt(host.exec("cat", "/sys/class/net/" + w.interfaceName() + "/ifindex").strip());
+        FelixProcess felix = felixes.get(cluster.hosts().stream().map(PodHosts.Host::netns).toList().indexOf(host));
+        try (PolicyProgram p = PolicyProgram.load(felix.bpfPins())) {
+            p.map(PolicyMaps.ENDPOINTS).delete(PolicyMaps.endpointKey(ifindex, PolicyMaps.Dir.TO_ENDPOINT));
+        }
+    }
 
     /** {@return TCP 8080, UDP 53 and ICMP from {@code from} to {@code to}}. */
     static Probe[] allThree(Workload from, Workload to) {

@@ -209,17 +209,17 @@ public final class BpfDataplane implements PolicyDriver {
         for (String key : compiled.sets()) {
             members(key, ids.id(key), wantLpm, wantPorts);
         }
-        int setsWritten = 0;
+        Set<Integer> setsChanged = new HashSet<>();
         for (Key k : wantLpm) {
             if (lpm.add(k)) {
                 sets.put(k.bytes(), new byte[] {1});
-                setsWritten++;
+                setsChanged.add(PolicyMaps.decodeLpmKey(k.bytes()).setId());
             }
         }
         for (Key k : wantPorts) {
             if (namedPorts.add(k)) {
                 nports.put(k.bytes(), new byte[] {1});
-                setsWritten++;
+                setsChanged.add(PolicyMaps.namedPortSetId(k.bytes()));
             }
         }
 
@@ -308,17 +308,19 @@ public final class BpfDataplane implements PolicyDriver {
             if (!wantLpm.contains(k)) {
                 sets.delete(k.bytes());
                 lpm.remove(k);
+                setsChanged.add(PolicyMaps.decodeLpmKey(k.bytes()).setId());
             }
         }
         for (Key k : List.copyOf(namedPorts)) {
             if (!wantPorts.contains(k)) {
                 nports.delete(k.bytes());
                 namedPorts.remove(k);
+                setsChanged.add(PolicyMaps.namedPortSetId(k.bytes()));
             }
         }
         ids.retainOnly(compiled.sets());
         failures.forEach(f -> problems.add("BPF policy not attached (interface set down): " + f));
-        return new ApplyStats(full, written, deleted, setsWritten, 0);
+        return new ApplyStats(full, written, deleted, setsChanged.size(), 0);
     }
 
     /** Deletes the entries of {@code t} (an older generation of {@code ep}'s table); unknown rules: nothing. */
@@ -418,8 +420,21 @@ public final class BpfDataplane implements PolicyDriver {
         if (program == null || ids == null || needResync) {
             return 0;
         }
-        // A stranger's `tc filter del` (or a qdisc replaced): attach again.
+        // A stranger's map edits: an endpoint's table entry changed or gone, set members gone.
         int repaired = 0;
+        BpfMap eps = program.map(PolicyMaps.ENDPOINTS);
+        for (Map.Entry<EpDir, Table> e : tables.entrySet()) {
+            byte[] key = PolicyMaps.endpointKey(e.getKey().ifindex(), e.getKey().dir());
+            byte[] want = PolicyMaps.endpointValue(e.getValue().gen(), e.getValue().rules() == null ? 0
+                    : e.getValue().rules().size());
+            if (e.getValue().rules() != null && !Arrays.equals(want, eps.get(key))) {
+                eps.put(key, want);
+                repaired++;
+            }
+        }
+        repaired += restoreMembers(program.map(PolicyMaps.SETS), lpm, k -> PolicyMaps.decodeLpmKey(k).setId());
+        repaired += restoreMembers(program.map(PolicyMaps.NAMED_PORTS), namedPorts, PolicyMaps::namedPortSetId);
+        // A stranger's `tc filter del` (or a qdisc replaced): attach again.
         for (Map.Entry<String, Integer> e : List.copyOf(attached.entrySet())) {
             for (Dir d : Dir.values()) {
                 if (Tc.attachedProgramId(e.getValue(), d.hook).isEmpty()) {
@@ -433,6 +448,25 @@ public final class BpfDataplane implements PolicyDriver {
             sync(false);
         }
         return repaired;
+    }
+
+    /** Puts back members of {@code held} missing from {@code map}; {@return how many sets were repaired} */
+    private static int restoreMembers(BpfMap map, Set<Key> held, java.util.function.ToIntFunction<byte[]> setOf) {
+        Set<Key> present = new HashSet<>();
+        map.keys().forEach(k -> present.add(new Key(k)));
+        Set<Integer> repaired = new HashSet<>();
+        for (Key k : held) {
+            if (!present.contains(k)) {
+                map.put(k.bytes(), new byte[] {1});
+                repaired.add(setOf.applyAsInt(k.bytes()));
+            }
+        }
+        return repaired.size();
+    }
+
+    /** {@return the set ID of the graph's IP set {@code graphSetId}, or null when no table uses it} (tests) */
+    Integer setId(String graphSetId) {
+        return ids == null ? null : ids.existing("set:" + graphSetId);
     }
 
     @Override

@@ -1,0 +1,189 @@
+package calico.felix.dataplane.bpf;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.dataplane.bpf.BpfFs;
+import calico.dataplane.bpf.BpfMap;
+import calico.dataplane.bpf.PolicyMaps;
+import calico.dataplane.bpf.PolicyMaps.Dir;
+import calico.dataplane.bpf.PolicyProgram;
+import calico.dataplane.bpf.Tc;
+import calico.dataplane.testing.NamespaceThread;
+import calico.dataplane.testing.NetNs;
+import calico.felix.calc.DataplaneUpdate;
+import calico.felix.dataplane.PacketScenarios;
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.IpFamily;
+import calico.felix.dataplane.rules.Names;
+import calico.felix.dataplane.rules.PolicyDriver.ApplyStats;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * The shared packet scenarios on the eBPF driver (its own thread inside the host namespace, pins
+ * on a private bpffs). The stranger's edits are map and tc edits: a drop is b's table entry
+ * deleted from {@code cali_eps} (the program drops an endpoint direction without a table), the
+ * forward hook is our filter detached from b's interface, a set is emptied by deleting its LPM
+ * entries. What the driver cannot do yet is listed in {@link #missing()} with the reason (also in
+ * felix-service/design/bpf-dataplane.md).
+ */
+class BpfPacketTest extends PacketScenarios {
+
+    private Path bpffs;
+    private BpfDataplane dp;
+    private DataplaneModel model;
+
+    @Override
+    protected void assumeAvailable() {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+    }
+
+    @Override
+    protected String prefix() {
+        return "bpf-";
+    }
+
+    @Override
+    protected Map<Feature, String> missing() {
+        return Map.of(
+                Feature.IPV6, "the programs drop IPv6 on workload interfaces (no v6 sets, rules or conntrack yet)",
+                Feature.WORKLOAD_TO_HOST, "defaultEndpointToHostAction: workload-to-host traffic is decided by the "
+                        + "workload's egress policy only",
+                Feature.HOST_ENDPOINTS, "no programs on host interfaces (host endpoints, failsafes, doNotTrack, "
+                        + "preDNAT, applyOnForward)",
+                Feature.NAT_OUTGOING, "no masquerade: the netfilter nat chains go with the netfilter drivers",
+                Feature.REJECT, "a deny drops; the programs build no TCP RST or ICMP unreachable",
+                Feature.ANTI_SPOOFING, "no reverse-path check of a workload's source address",
+                Feature.HOST_INPUT_FILTER, "the host's own input (VXLAN from non-Calico hosts) is not policed");
+    }
+
+    @Override
+    protected String ourMarker() {
+        return "cali"; // our programs are calico_to_ep / calico_from_ep, our pins cali_*
+    }
+
+    @Override
+    protected Driver driver() {
+        try {
+            bpffs = Files.createTempDirectory("bpf-fs-");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        NamespaceThread thread = new NamespaceThread(host);
+        model = new DataplaneModel();
+        dp = new BpfDataplane(model, bpffs);
+        return new Driver() {
+            @Override
+            public ApplyStats apply(List<DataplaneUpdate> batch) {
+                return thread.call(() -> {
+                    model.apply(batch);
+                    return dp.apply(batch);
+                });
+            }
+
+            @Override
+            public int refresh() {
+                return thread.call(dp::refresh);
+            }
+
+            @Override
+            public ApplyStats resync() {
+                return thread.call(dp::resync);
+            }
+
+            @Override
+            public void removeAll() {
+                thread.run(dp::removeAll);
+            }
+
+            @Override
+            public void close() {
+                thread.run(dp::close);
+                thread.close();
+                if (BpfFs.isBpfFs(bpffs)) {
+                    BpfFs.unmount(bpffs);
+                }
+                try {
+                    Files.deleteIfExists(bpffs);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        };
+    }
+
+    /** A stranger with the pinned maps (the same maps: libbpf reuses pins by name). */
+    private <T> T withMaps(java.util.function.Function<PolicyProgram, T> body) {
+        try (PolicyProgram p = PolicyProgram.load(dp.pinDir())) {
+            return body.apply(p);
+        }
+    }
+
+    private int ifindex(String iface) {
+        return Integer.parseInt(host.exec("cat", "/sys/class/net/" + iface + "/ifindex").strip());
+    }
+
+    @Override
+    protected void strangerDrop(String chain, IpFamily family) {
+        // the chain is cali-tw-<iface>: that endpoint's ingress table entry goes
+        String iface = chain.substring(Names.toWorkload("").length());
+        int index = ifindex(iface);
+        withMaps(p -> p.map(PolicyMaps.ENDPOINTS).delete(PolicyMaps.endpointKey(index, Dir.TO_ENDPOINT)));
+    }
+
+    @Override
+    protected void cutForwardHook() {
+        host.exec("tc", "filter", "del", "dev", B_IF, "egress", "pref", Integer.toString(Tc.PRIORITY), "handle",
+                "0x" + Integer.toHexString(Tc.HANDLE), "bpf");
+    }
+
+    /** {@return the BPF set ID behind a kernel set name of the netfilter drivers} */
+    private int setId(String kernelName) {
+        String graphId = model.ipSets().keySet().stream()
+                .filter(id -> Names.ipSet(IpFamily.V4, id).equals(kernelName)).findFirst()
+                .orElseThrow(() -> new AssertionError("no IPv4 set " + kernelName));
+        Integer id = dp.setId(graphId);
+        if (id == null) {
+            throw new AssertionError("set " + graphId + " is not programmed");
+        }
+        return id;
+    }
+
+    @Override
+    protected void emptySet(String name) {
+        int id = setId(name);
+        withMaps(p -> {
+            BpfMap sets = p.map(PolicyMaps.SETS);
+            sets.keys().stream().filter(k -> PolicyMaps.decodeLpmKey(k).setId() == id).forEach(sets::delete);
+            return null;
+        });
+    }
+
+    @Override
+    protected String listSet(String name) {
+        int id = setId(name);
+        return withMaps(p -> p.map(PolicyMaps.SETS).keys().stream().map(PolicyMaps::decodeLpmKey)
+                .filter(e -> e.setId() == id).map(e -> e.address().getHostAddress() + "/" + e.prefix())
+                .collect(Collectors.joining("\n")));
+    }
+
+    @Override
+    protected String listOurs() {
+        String filters = Stream.of(A_IF, B_IF).flatMap(i -> Stream.of("ingress", "egress")
+                .map(hook -> host.exec("tc", "filter", "show", "dev", i, hook))).collect(Collectors.joining());
+        String[] pins = dp.pinDir().toFile().list();
+        return filters + (pins == null ? "" : String.join("\n", Arrays.asList(pins)));
+    }
+
+    @Override
+    protected void dnat(boolean prerouting, String ip, int port, String toIp, int toPort) {
+        throw new UnsupportedOperationException("only host-endpoint scenarios DNAT, and they are skipped here");
+    }
+}
