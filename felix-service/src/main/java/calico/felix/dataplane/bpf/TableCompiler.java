@@ -13,6 +13,7 @@ import calico.felix.calc.DataplaneUpdate.WorkloadEndpointUpdate;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
 import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.EndpointWalk;
 import calico.felix.dataplane.rules.GenericRule;
 import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.Match;
@@ -27,10 +28,8 @@ import java.util.TreeSet;
 
 /**
  * Compiles the one {@link DataplaneModel} into the BPF policy program's rule tables: per workload
- * interface, one table per direction, with the endpoint chain's meaning (RuleRenderer's
- * {@code endpointChain}): each enforced tier in order (staged policies skipped; a policy the model
- * lacks denies; a Pass jumps past the tier's end; the end of a tier whose default is not Pass
- * denies), then the profiles (a Pass ends that profile), then deny. A policy's rules are
+ * interface, one table per direction, in the order every driver shares ({@link EndpointWalk}: tiers,
+ * profiles, final deny); here a Pass jumps past its tier's end, or past its profile. A policy's rules are
  * translated from the neutral rules the renderer makes of them ({@link RuleRenderer#rule}), so a
  * match means here what it means to nftables and iptables. IPv4 only: rules that only match IPv6
  * are left out (the program drops IPv6).
@@ -75,38 +74,48 @@ final class TableCompiler {
 
     private List<Rule> table(List<TierPolicies> tiers, List<String> profiles, boolean inbound) {
         List<Rule> t = new ArrayList<>();
-        for (TierPolicies tier : tiers) {
-            if (!tier.enforced()) {
-                continue;
+        EndpointWalk.walk(tiers, profiles, model.policies().keySet(), new EndpointWalk() {
+            private int start;
+
+            @Override
+            public void tierStart(TierPolicies tier) {
+                start = t.size();
             }
-            int start = t.size();
-            for (PolicyId p : tier.policies()) {
-                if (p.staged()) {
-                    continue;
-                }
-                CompiledPolicy policy = model.policies().get(p);
-                if (policy == null) {
-                    t.add(Rule.always(PolicyMaps.Action.DENY, 0)); // missing policy: fail closed
-                    continue;
-                }
+
+            @Override
+            public void policy(PolicyId id) {
+                CompiledPolicy policy = model.policies().get(id);
                 rules(inbound ? policy.inbound() : policy.outbound(), t);
             }
-            Action def = tier.missing() || tier.defaultAction() == null ? Action.Deny : tier.defaultAction();
-            if (def != Action.Pass) {
-                t.add(Rule.always(PolicyMaps.Action.DENY, 0));
+
+            @Override
+            public void missingPolicy(PolicyId id) {
+                t.add(Rule.always(PolicyMaps.Action.DENY, 0)); // fail closed
             }
-            patchPasses(t, start, t.size());
-        }
-        for (String profile : profiles) {
-            CompiledPolicy p = model.profiles().get(profile);
-            if (p == null) {
-                continue;
+
+            @Override
+            public void tierEnd(TierPolicies tier, Action defaultAction) {
+                if (defaultAction != Action.Pass) {
+                    t.add(Rule.always(PolicyMaps.Action.DENY, 0));
+                }
+                patchPasses(t, start, t.size()); // a Pass continues after the tier's end
             }
-            int start = t.size();
-            rules(inbound ? p.inbound() : p.outbound(), t);
-            patchPasses(t, start, t.size());
-        }
-        t.add(Rule.always(PolicyMaps.Action.DENY, 0)); // no policy or profile accepted
+
+            @Override
+            public void profile(String id) {
+                CompiledPolicy p = model.profiles().get(id);
+                if (p != null) {
+                    int from = t.size();
+                    rules(inbound ? p.inbound() : p.outbound(), t);
+                    patchPasses(t, from, t.size()); // a Pass ends that profile
+                }
+            }
+
+            @Override
+            public void end() {
+                t.add(Rule.always(PolicyMaps.Action.DENY, 0)); // no policy or profile accepted
+            }
+        });
         if (t.size() > PolicyMaps.MAX_RULES) {
             throw new IllegalArgumentException("a BPF rule table holds at most " + PolicyMaps.MAX_RULES
                     + " rules, this endpoint direction needs " + t.size());

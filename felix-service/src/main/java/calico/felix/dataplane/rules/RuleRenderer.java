@@ -774,24 +774,22 @@ public final class RuleRenderer {
         if (failsafe != null) {
             rules.add(GenericRule.of(new Target.Jump(failsafe)));
         }
-        boolean anyTier = false;
-        for (TierPolicies tier : tiers) {
-            if (!tier.enforced()) {
-                continue;
+        EndpointWalk.walk(tiers, normal ? profiles : List.of(), existing, new EndpointWalk() {
+            @Override
+            public void tierStart(TierPolicies tier) {
+                rules.add(GenericRule.of(new Target.ClearMark(marks.pass())).withComment("start of tier " + tier.tier()));
             }
-            anyTier = true;
-            rules.add(GenericRule.of(new Target.ClearMark(marks.pass())).withComment("start of tier " + tier.tier()));
-            for (PolicyId p : tier.policies()) {
-                if (p.staged()) {
-                    continue;
+
+            @Override
+            public void missingPolicy(PolicyId p) {
+                if (logHere) {
+                    rules.add(nflog(inbound, NflogPrefix.missingPolicy(inbound, p), passClear));
                 }
-                if (!existing.contains(p)) {
-                    if (logHere) {
-                        rules.add(nflog(inbound, NflogPrefix.missingPolicy(inbound, p), passClear));
-                    }
-                    rules.add(GenericRule.of(deny, passClear).withComment("missing policy " + p.sortName()));
-                    continue;
-                }
+                rules.add(GenericRule.of(deny, passClear).withComment("missing policy " + p.sortName()));
+            }
+
+            @Override
+            public void policy(PolicyId p) {
                 String target = inbound ? Names.policyInbound(p) : Names.policyOutbound(p);
                 rules.add(GenericRule.of(new Target.Jump(target), passClear));
                 if (kind == Kind.UNTRACKED) {
@@ -799,33 +797,46 @@ public final class RuleRenderer {
                 }
                 rules.add(GenericRule.of(Target.RETURN, acceptSet));
             }
-            Action def = tier.missing() || tier.defaultAction() == null ? Action.Deny : tier.defaultAction();
-            // Untracked and pre-DNAT policy that decides nothing leaves the packet to the filter table's policy.
-            if (def != Action.Pass && (filter || normal)) {
-                if (logHere) {
-                    rules.add(nflog(inbound, NflogPrefix.endOfTier(Verdict.DENY, inbound, tier.tier()), passClear));
+
+            @Override
+            public void tierEnd(TierPolicies tier, Action def) {
+                // Untracked and pre-DNAT policy that decides nothing leaves the packet to the filter table's policy.
+                if (def != Action.Pass && (filter || normal)) {
+                    if (logHere) {
+                        rules.add(nflog(inbound, NflogPrefix.endOfTier(Verdict.DENY, inbound, tier.tier()), passClear));
+                    }
+                    rules.add(GenericRule.of(deny, passClear).withComment("end of tier " + tier.tier()));
+                } else if (def == Action.Pass && logHere) {
+                    rules.add(nflog(inbound, NflogPrefix.endOfTier(Verdict.PASS, inbound, tier.tier()), passClear));
                 }
-                rules.add(GenericRule.of(deny, passClear).withComment("end of tier " + tier.tier()));
-            } else if (def == Action.Pass && logHere) {
-                rules.add(nflog(inbound, NflogPrefix.endOfTier(Verdict.PASS, inbound, tier.tier()), passClear));
             }
-        }
-        if (kind == Kind.FORWARD && !anyTier) {
-            rules.add(GenericRule.of(new Target.SetMark(marks.accept()))
-                    .withComment("no applyOnForward policy: forwarded traffic is allowed"));
-            rules.add(GenericRule.of(Target.RETURN));
-        }
-        if (normal) {
-            for (String profile : profiles) {
+
+            @Override
+            public void tiersDone(boolean anyTier) {
+                if (kind == Kind.FORWARD && !anyTier) {
+                    rules.add(GenericRule.of(new Target.SetMark(marks.accept()))
+                            .withComment("no applyOnForward policy: forwarded traffic is allowed"));
+                    rules.add(GenericRule.of(Target.RETURN));
+                }
+            }
+
+            @Override
+            public void profile(String profile) {
                 rules.add(GenericRule.of(new Target.Jump(inbound ? Names.profileInbound(profile)
                         : Names.profileOutbound(profile))));
                 rules.add(GenericRule.of(Target.RETURN, acceptSet));
             }
-            if (logHere) {
-                rules.add(nflog(inbound, NflogPrefix.noProfileMatched(inbound)));
+
+            @Override
+            public void end() {
+                if (normal) {
+                    if (logHere) {
+                        rules.add(nflog(inbound, NflogPrefix.noProfileMatched(inbound)));
+                    }
+                    rules.add(GenericRule.of(deny).withComment("no policy or profile accepted"));
+                }
             }
-            rules.add(GenericRule.of(deny).withComment("no policy or profile accepted"));
-        }
+        });
         return new Rules(name, rules);
     }
 
