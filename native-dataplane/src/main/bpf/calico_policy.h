@@ -110,10 +110,29 @@ struct cali_ct_key {
 	__u32 ifindex;
 };
 
-struct cali_ct_val {
-	__u64 last_seen_ns;
-};
+/* cali_ct_val.state: what the flow has shown so far; each state has its own idle timeout. */
+#define CALI_CT_TCP_SYN 1 /* a SYN approved, no reply yet */
+#define CALI_CT_TCP_EST 2 /* the reply seen (or a flow picked up mid-way) */
+#define CALI_CT_TCP_FIN 3 /* a FIN seen, either way */
+#define CALI_CT_TCP_RST 4 /* a RST seen, either way */
+#define CALI_CT_UDP     5
+#define CALI_CT_ICMP    6
+#define CALI_CT_OTHER   7
 
-#define CALI_CT_IDLE_NS (300ULL * 1000 * 1000 * 1000)
+/* Idle timeouts in seconds, per state (Calico's bpfConntrackTimeouts defaults); an entry idle
+ * longer is as absent, and user space's cleaner deletes it. */
+#define CALI_CT_TIMEOUT_TCP_SYN 20
+#define CALI_CT_TIMEOUT_TCP_EST 3600
+#define CALI_CT_TIMEOUT_TCP_FIN 30
+#define CALI_CT_TIMEOUT_TCP_RST 40
+#define CALI_CT_TIMEOUT_UDP     60
+#define CALI_CT_TIMEOUT_ICMP    5
+#define CALI_CT_TIMEOUT_OTHER   600
+
+struct cali_ct_val {
+	__u64 last_seen_ns; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
+	__u8 state;
+	__u8 pad[7];
+};
 
 #endif

@@ -55,7 +55,7 @@ struct {
 	__type(key, struct cali_ct_key);
 	__type(value, struct cali_ct_val);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cali_ct SEC(".maps");
+} cali_ct2 SEC(".maps"); /* 2: the value gained the state; the old pin (cali_ct) is removed by felix */
 
 /* What the walk needs of the packet, parsed once. */
 struct walk {
@@ -165,16 +165,62 @@ static __always_inline void ct_key(struct cali_ct_key *k, const struct walk *w, 
 	k->ifindex = w->ifindex;
 }
 
-static __always_inline int ct_hit(const struct walk *w, __u64 now)
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_ACK 0x10
+
+static __always_inline __u64 ct_timeout_ns(__u8 state)
+{
+	__u64 s;
+	switch (state) {
+	case CALI_CT_TCP_SYN: s = CALI_CT_TIMEOUT_TCP_SYN; break;
+	case CALI_CT_TCP_EST: s = CALI_CT_TIMEOUT_TCP_EST; break;
+	case CALI_CT_TCP_FIN: s = CALI_CT_TIMEOUT_TCP_FIN; break;
+	case CALI_CT_TCP_RST: s = CALI_CT_TIMEOUT_TCP_RST; break;
+	case CALI_CT_UDP: s = CALI_CT_TIMEOUT_UDP; break;
+	case CALI_CT_ICMP: s = CALI_CT_TIMEOUT_ICMP; break;
+	default: s = CALI_CT_TIMEOUT_OTHER;
+	}
+	return s * 1000000000ULL;
+}
+
+/* The state a flow's first approved packet starts in. */
+static __always_inline __u8 ct_first_state(__u8 proto, __u8 tcp_flags)
+{
+	if (proto == IPPROTO_TCP) {
+		if (tcp_flags & TCP_RST)
+			return CALI_CT_TCP_RST;
+		if (tcp_flags & TCP_FIN)
+			return CALI_CT_TCP_FIN;
+		return (tcp_flags & (TCP_SYN | TCP_ACK)) == TCP_SYN ? CALI_CT_TCP_SYN : CALI_CT_TCP_EST;
+	}
+	return proto == IPPROTO_UDP ? CALI_CT_UDP : proto == IPPROTO_ICMP ? CALI_CT_ICMP : CALI_CT_OTHER;
+}
+
+/* A live entry for the packet (its own tuple, or the reversed one for a reply): the TCP state
+ * moves on (the reply makes a SYN established; a FIN or RST either way ends it) and the packet
+ * skips policy. A new SYN on a tuple whose entry is past SYN goes through policy again. */
+static __always_inline int ct_hit(const struct walk *w, __u64 now, __u8 tcp_flags)
 {
 	struct cali_ct_key k;
 	for (int reverse = 0; reverse < 2; reverse++) {
 		ct_key(&k, w, reverse);
-		struct cali_ct_val *v = bpf_map_lookup_elem(&cali_ct, &k);
-		if (v && now - v->last_seen_ns < CALI_CT_IDLE_NS) {
-			v->last_seen_ns = now;
-			return 1;
+		struct cali_ct_val *v = bpf_map_lookup_elem(&cali_ct2, &k);
+		if (!v || now - v->last_seen_ns >= ct_timeout_ns(v->state))
+			continue;
+		if (w->proto == IPPROTO_TCP) {
+			if (!reverse && (tcp_flags & (TCP_SYN | TCP_ACK)) == TCP_SYN && v->state != CALI_CT_TCP_SYN)
+				continue;
+			if (tcp_flags & TCP_RST)
+				v->state = CALI_CT_TCP_RST;
+			else if ((tcp_flags & TCP_FIN) && v->state != CALI_CT_TCP_RST)
+				v->state = CALI_CT_TCP_FIN;
+			else if (reverse && v->state == CALI_CT_TCP_SYN && (tcp_flags & TCP_ACK))
+				v->state = CALI_CT_TCP_EST;
 		}
+		v->last_seen_ns = now;
+		return 1;
 	}
 	return 0;
 }
@@ -202,6 +248,7 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 	};
 	void *l4 = (void *)ip + ip->ihl * 4;
 	int first_fragment = (ip->frag_off & bpf_htons(0x1fff)) == 0;
+	__u8 tcp_flags = 0;
 	if (first_fragment && (ip->protocol == IPPROTO_TCP || ip->protocol == IPPROTO_UDP
 			|| ip->protocol == IPPROTO_SCTP)) {
 		__u16 *ports = l4;
@@ -210,6 +257,12 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 		w.sport = bpf_ntohs(ports[0]);
 		w.dport = bpf_ntohs(ports[1]);
 		w.has_ports = 1;
+		if (ip->protocol == IPPROTO_TCP) {
+			__u8 *tcp = l4;
+			if ((void *)(tcp + 14) > end)
+				return TC_ACT_SHOT;
+			tcp_flags = tcp[13];
+		}
 	} else if (first_fragment && ip->protocol == IPPROTO_ICMP) {
 		__u8 *icmp = l4;
 		if ((void *)(icmp + 8) > end)
@@ -228,7 +281,7 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 			ct.sport = ct.dport = ((__u16)icmp[4] << 8) | icmp[5];
 	}
 	__u64 now = bpf_ktime_get_ns();
-	if (ct_hit(&ct, now))
+	if (ct_hit(&ct, now, tcp_flags))
 		return TC_ACT_OK;
 
 	struct cali_ep_key ek = { .ifindex = skb->ifindex, .dir = dir };
@@ -243,8 +296,8 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 
 	struct cali_ct_key k;
 	ct_key(&k, &ct, 0);
-	struct cali_ct_val v = { .last_seen_ns = now };
-	bpf_map_update_elem(&cali_ct, &k, &v, BPF_ANY);
+	struct cali_ct_val v = { .last_seen_ns = now, .state = ct_first_state(ct.proto, tcp_flags) };
+	bpf_map_update_elem(&cali_ct2, &k, &v, BPF_ANY);
 	return TC_ACT_OK;
 }
 

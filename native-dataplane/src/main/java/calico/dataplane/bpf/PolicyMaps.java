@@ -21,7 +21,8 @@ public final class PolicyMaps {
     public static final String RULES = "cali_rules";
     public static final String SETS = "cali_sets";
     public static final String NAMED_PORTS = "cali_nports";
-    public static final String CONNTRACK = "cali_ct";
+    /** The layout version is in the name: a pin of an older layout is another map (felix removes it). */
+    public static final String CONNTRACK = "cali_ct2";
     /** Every map the policy program pins, by name. */
     public static final List<String> ALL = List.of(ENDPOINTS, RULES, SETS, NAMED_PORTS, CONNTRACK);
 
@@ -279,6 +280,47 @@ public final class PolicyMaps {
         b.getShort();
         return new CtEntry(inet4(s), inet4(d), sport, dport, proto, dir == 0 ? Dir.TO_ENDPOINT : Dir.FROM_ENDPOINT,
                 b.getInt());
+    }
+
+    /** {@code cali_ct_val.state}, with its idle timeout (calico_policy.h's {@code CALI_CT_TIMEOUT_*}). */
+    public enum CtState {
+        TCP_SYN(1, 20), TCP_ESTABLISHED(2, 3600), TCP_FIN(3, 30), TCP_RST(4, 40), UDP(5, 60), ICMP(6, 5),
+        OTHER(7, 600);
+
+        public final int code;
+        public final java.time.Duration timeout;
+
+        CtState(int code, int timeoutSeconds) {
+            this.code = code;
+            this.timeout = java.time.Duration.ofSeconds(timeoutSeconds);
+        }
+
+        static CtState of(int code) {
+            for (CtState s : values()) {
+                if (s.code == code) {
+                    return s;
+                }
+            }
+            return OTHER; // as the program: an unknown state times out as OTHER
+        }
+    }
+
+    /** A conntrack value: when the flow was last seen ({@code bpf_ktime_get_ns}, CLOCK_MONOTONIC) and its state. */
+    public record CtValue(long lastSeenNs, CtState state) {
+        /** {@return whether the program treats the entry as absent at {@code nowNs}} */
+        public boolean expired(long nowNs) {
+            return nowNs - lastSeenNs >= state.timeout.toNanos();
+        }
+    }
+
+    public static CtValue decodeCtValue(byte[] v) {
+        ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
+        long seen = b.getLong();
+        return new CtValue(seen, CtState.of(Byte.toUnsignedInt(b.get())));
+    }
+
+    public static byte[] ctValue(long lastSeenNs, CtState state) {
+        return le(16).putLong(lastSeenNs).put((byte) state.code).array();
     }
 
     private static Integer flag(int flags, int bit, int value) {

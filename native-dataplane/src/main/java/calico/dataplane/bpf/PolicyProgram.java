@@ -36,7 +36,17 @@ public final class PolicyProgram implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the BPF pin directory " + pinDir, e);
         }
-        return new PolicyProgram(BpfObject.load("calico_tc", elf, pinDir), pinDir);
+        PolicyProgram p = new PolicyProgram(BpfObject.load("calico_tc", elf, pinDir), pinDir);
+        // A pin no map of this object has is an older layout's (its name carried the old version): unpinned.
+        try (java.util.stream.Stream<Path> pins = Files.list(pinDir)) {
+            for (Path stale : pins.filter(f -> !PolicyMaps.ALL.contains(f.getFileName().toString())).toList()) {
+                Files.deleteIfExists(stale);
+            }
+        } catch (IOException e) {
+            p.close();
+            throw new UncheckedIOException("cannot remove stale pins in " + pinDir, e);
+        }
+        return p;
     }
 
     /** {@return the bytes of the shipped object} */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.dataplane.bpf.PolicyMaps.Action;
+import calico.dataplane.bpf.PolicyMaps.CtState;
 import calico.dataplane.bpf.PolicyMaps.Dir;
 import calico.dataplane.bpf.PolicyMaps.PortKind;
 import calico.dataplane.bpf.PolicyMaps.PortRef;
@@ -13,6 +14,13 @@ import calico.dataplane.bpf.PolicyMaps.SetKind;
 import calico.dataplane.bpf.PolicyMaps.SetRef;
 import calico.dataplane.testing.NetNs;
 import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.nio.file.Files;
@@ -147,6 +155,131 @@ class PolicyProgramTest {
             assertThat(a.tcpConnects(B, 8080, YES)).as("detached b: no policy").isTrue();
         }
         assertThat(Files.exists(pins.resolve(PolicyMaps.RULES))).as("pins outlive the loader").isTrue();
+        // An older layout's pin (renamed here into the name the conntrack map had before its value changed).
+        Files.move(pins.resolve(PolicyMaps.CONNTRACK), pins.resolve("cali_ct"));
+        try (PolicyProgram again = PolicyProgram.load(pins)) {
+            assertThat(Files.list(pins).map(p -> p.getFileName().toString()).sorted().toList())
+                    .as("the stale pin removed, every map pinned").isEqualTo(PolicyMaps.ALL.stream().sorted().toList());
+        }
+    }
+
+    /**
+     * Conntrack states with real TCP and UDP through the attached programs, read back from the
+     * map; then the cleaner, run at times past each state's timeout, removes exactly the entries
+     * that expired.
+     */
+    @Test
+    void conntrackFollowsTcpStatesAndTheCleanerRemovesExpiredEntries() throws Exception {
+        Path pins = bpffs.resolve("calico");
+        try (PolicyProgram prog = router.call(() -> PolicyProgram.load(pins));
+             ServerSocket held = b.call(() -> new ServerSocket(8080, 10, inet(B)));
+             NetNs.Listener closing = b.tcpListener(B, 8081);
+             NetNs.Listener echo = b.udpEcho(B, 5353)) {
+            int ifA = ifindex("caliaaaa");
+            int ifB = ifindex("calibbbb");
+            router.run(() -> {
+                for (int ifx : new int[] {ifA, ifB}) {
+                    prog.createHooks(ifx, "cali");
+                    for (Dir d : Dir.values()) {
+                        prog.attach(ifx, "cali", d);
+                    }
+                }
+            });
+            for (int ifx : new int[] {ifA, ifB}) {
+                program(prog, ifx, Dir.FROM_ENDPOINT, 1, List.of(Rule.always(Action.ALLOW, 0)));
+            }
+            // b admits TCP 8080-8082 and UDP; a admits nothing (replies only, through conntrack).
+            program(prog, ifB, Dir.TO_ENDPOINT, 1, List.of(
+                    new Rule(Action.ALLOW, 6, null, null, null, null, null, 0, List.of(),
+                            List.of(new PortRef(8080, 8082, PortKind.DST))),
+                    new Rule(Action.ALLOW, 17, null, null, null, null, null, 0, List.of(), List.of()),
+                    Rule.always(Action.DENY, 0)));
+            program(prog, ifA, Dir.TO_ENDPOINT, 1, List.of(Rule.always(Action.DENY, 0)));
+            Conntrack ct = new Conntrack(prog.map(PolicyMaps.CONNTRACK));
+
+            // The handshake's reply moves both approvals (a's egress, b's ingress) from SYN to ESTABLISHED.
+            Socket open = a.call(() -> {
+                Socket s = new Socket();
+                s.connect(new InetSocketAddress(B, 8080), 2000);
+                return s;
+            });
+            try (Socket client = open; Socket server = held.accept()) {
+                int port = client.getLocalPort();
+                await("both approvals established", () -> states(ct, 6, port, 8080)
+                        .equals(List.of(CtState.TCP_ESTABLISHED, CtState.TCP_ESTABLISHED)));
+                assertThat(flow(ct, 6, port, 8080).keySet()).extracting(PolicyMaps.CtEntry::ifindex)
+                        .containsExactlyInAnyOrder(ifA, ifB);
+            }
+            // A server that closes at once: its FIN (the reverse way) ends the flow.
+            Socket finished = a.call(() -> {
+                Socket s = new Socket();
+                s.connect(new InetSocketAddress(B, 8081), 2000);
+                return s;
+            });
+            int finPort = finished.getLocalPort();
+            await("FIN seen", () -> states(ct, 6, finPort, 8081).equals(List.of(CtState.TCP_FIN, CtState.TCP_FIN)));
+            finished.close();
+            // No listener: b's kernel answers RST.
+            assertThat(a.tcpConnects(B, 8082, NO)).as("refused").isFalse();
+            await("RST seen", () -> flow(ct, 6, -1, 8082).size() == 2
+                    && flow(ct, 6, -1, 8082).values().stream().allMatch(v -> v.state() == CtState.TCP_RST));
+            // b's ingress denies 9090: a's egress approval stays at SYN, b has none.
+            assertThat(a.tcpConnects(B, 9090, NO)).isFalse();
+            assertThat(flow(ct, 6, -1, 9090).entrySet()).singleElement().satisfies(e -> {
+                assertThat(e.getKey().ifindex()).isEqualTo(ifA);
+                assertThat(e.getValue().state()).isEqualTo(CtState.TCP_SYN);
+            });
+            assertThat(a.udpEchoes(B, 5353, YES)).isTrue();
+            assertThat(states(ct, 17, -1, 5353)).containsExactly(CtState.UDP, CtState.UDP);
+
+            // A connection still open over the cleaning.
+            try (Socket client = a.call(() -> {
+                Socket s = new Socket();
+                s.connect(new InetSocketAddress(B, 8080), 2000);
+                return s;
+            }); Socket server = held.accept()) {
+                int port = client.getLocalPort();
+                await("established", () -> states(ct, 6, port, 8080)
+                        .equals(List.of(CtState.TCP_ESTABLISHED, CtState.TCP_ESTABLISHED)));
+                long now = System.nanoTime();
+                assertThat(ct.clean(now)).as("nothing expired yet").isZero();
+                int all = ct.entries().size();
+                assertThat(ct.clean(now + Duration.ofSeconds(21).toNanos())).as("SYN after 20 s").isEqualTo(1);
+                assertThat(ct.clean(now + Duration.ofSeconds(31).toNanos())).as("FIN after 30 s (2 flows)").isEqualTo(4);
+                assertThat(ct.clean(now + Duration.ofSeconds(41).toNanos())).as("RST after 40 s").isEqualTo(2);
+                assertThat(ct.clean(now + Duration.ofSeconds(61).toNanos())).as("UDP after 60 s").isEqualTo(2);
+                assertThat(ct.entries().values()).as("only the open connection is left")
+                        .hasSize(all - 9).allMatch(v -> v.state() == CtState.TCP_ESTABLISHED);
+                assertThat(ct.clean(now + Duration.ofSeconds(3601).toNanos())).as("established after an hour")
+                        .isEqualTo(2);
+                assertThat(ct.entries()).isEmpty();
+            }
+        }
+    }
+
+    private static Map<PolicyMaps.CtEntry, PolicyMaps.CtValue> flow(Conntrack ct, int proto, int srcPort, int dstPort) {
+        Map<PolicyMaps.CtEntry, PolicyMaps.CtValue> out = new LinkedHashMap<>();
+        ct.entries().forEach((k, v) -> {
+            if (k.proto() == proto && k.dstPort() == dstPort && (srcPort < 0 || k.srcPort() == srcPort)) {
+                out.put(k, v);
+            }
+        });
+        return out;
+    }
+
+    private static List<CtState> states(Conntrack ct, int proto, int srcPort, int dstPort) {
+        return flow(ct, proto, srcPort, dstPort).values().stream().map(PolicyMaps.CtValue::state).sorted().toList();
+    }
+
+    /** Polls {@code condition} every 10 ms for up to 2 s (packets cross the veths in softirq, after the syscall). */
+    private static void await(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within 2 s: " + what);
+            }
+            LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
+        }
     }
 
     @Test

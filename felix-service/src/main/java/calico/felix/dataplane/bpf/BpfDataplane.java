@@ -3,6 +3,7 @@ package calico.felix.dataplane.bpf;
 import calico.api.net.Cidr;
 import calico.dataplane.bpf.BpfFs;
 import calico.dataplane.bpf.BpfMap;
+import calico.dataplane.bpf.Conntrack;
 import calico.dataplane.bpf.PolicyMaps;
 import calico.dataplane.bpf.PolicyMaps.Dir;
 import calico.dataplane.bpf.PolicyMaps.Rule;
@@ -446,6 +447,11 @@ public final class BpfDataplane implements PolicyDriver {
         }
         if (repaired > 0) {
             sync(false);
+        }
+        // Expired conntrack entries (the program already ignores them) freed before the LRU must evict live ones.
+        int expired = new Conntrack(program.map(PolicyMaps.CONNTRACK)).clean(System.nanoTime());
+        if (expired > 0) {
+            log.debug("BPF conntrack: {} expired entries removed", expired);
         }
         return repaired;
     }
