@@ -81,6 +81,28 @@ struct cali_rule {
 	__u32 jump;
 	struct cali_set_ref sets[CALI_RULE_SETS];
 	struct cali_port_ref ports[CALI_RULE_PORTS];
+	__u32 hit; /* flow logs: the ID of this rule's NFLOG-style prefix in cali_prefixes; 0: none */
+	__u32 pad2;
+};
+
+#define CALI_EVENT_HITS 8
+#define CALI_PREFIX_LEN 64
+
+/* A flow event on cali_events: the first packet of a flow walked an endpoint direction's table
+ * (only when a rule on the way carried a hit). hits: the prefixes logged on the way, in order
+ * (Passes, then the verdict). */
+struct cali_event {
+	__u32 ifindex;
+	__u8 dir;
+	__u8 verdict; /* CALI_ACT_ALLOW or CALI_ACT_DENY */
+	__u8 proto;
+	__u8 nhits;
+	__u32 saddr;
+	__u32 daddr;
+	__u16 sport;
+	__u16 dport;
+	__u32 len;
+	__u32 hits[CALI_EVENT_HITS];
 };
 
 /* LPM key of an IP set member: the set ID is the first 32 bits of the prefix. */

@@ -29,7 +29,23 @@ struct {
 	__type(value, struct cali_rule);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cali_rules SEC(".maps");
+} cali_rules2 SEC(".maps"); /* 2: the rule gained its hit */
+
+/* Flow-log prefixes by ID (user space reads them; the program only carries IDs). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, char[CALI_PREFIX_LEN]);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cali_prefixes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cali_events SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -72,6 +88,20 @@ struct walk {
 	__u8 proto;
 	__u8 has_ports;
 };
+
+/* The hits of the walk in progress, per CPU (a tc program runs to its end on one CPU); kept out
+ * of the walk's stack, which the verifier would otherwise track through every rule's branches. */
+struct hits {
+	__u32 n;
+	__u32 ids[CALI_EVENT_HITS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hits);
+} cali_walk_hits SEC(".maps");
 
 static __always_inline int in_set(const struct cali_set_ref *s, const struct walk *w)
 {
@@ -136,7 +166,7 @@ static long walk_one(__u32 unused, void *ctx)
 	if (w->next >= w->len)
 		return 1;
 	struct cali_rule_key k = { .ifindex = w->ifindex, .dir = w->dir, .gen = w->gen, .index = w->next };
-	const struct cali_rule *r = bpf_map_lookup_elem(&cali_rules, &k);
+	const struct cali_rule *r = bpf_map_lookup_elem(&cali_rules2, &k);
 	if (!r) { /* a hole in the table: fail closed */
 		w->verdict = CALI_ACT_DENY;
 		return 1;
@@ -144,6 +174,14 @@ static long walk_one(__u32 unused, void *ctx)
 	if (!rule_matches(r, w)) {
 		w->next++;
 		return 0;
+	}
+	if (r->hit) {
+		__u32 zero = 0;
+		struct hits *h = bpf_map_lookup_elem(&cali_walk_hits, &zero);
+		if (h && h->n < CALI_EVENT_HITS) {
+			h->ids[h->n & (CALI_EVENT_HITS - 1)] = r->hit;
+			h->n++;
+		}
 	}
 	if (r->action == CALI_ACT_JUMP) {
 		w->next = r->jump > w->next ? r->jump : w->next + 1; /* only forward: the walk ends */
@@ -290,7 +328,30 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 		return TC_ACT_SHOT; /* no table for this endpoint (yet): fail closed */
 	w.gen = ev->gen;
 	w.len = ev->len;
+	__u32 zero = 0;
+	struct hits *h = bpf_map_lookup_elem(&cali_walk_hits, &zero);
+	if (h)
+		h->n = 0;
 	bpf_loop(CALI_MAX_RULES, walk_one, &w, 0);
+	if (h && h->n) {
+		struct cali_event *e = bpf_ringbuf_reserve(&cali_events, sizeof(*e), 0);
+		if (e) { /* full: the event is lost (user space counts the ring's drops as NFLOG's) */
+			e->ifindex = w.ifindex;
+			e->dir = dir;
+			e->verdict = w.verdict == CALI_ACT_ALLOW ? CALI_ACT_ALLOW : CALI_ACT_DENY;
+			e->proto = w.proto;
+			e->nhits = h->n;
+			e->saddr = w.saddr;
+			e->daddr = w.daddr;
+			e->sport = w.sport;
+			e->dport = w.dport;
+			e->len = skb->len;
+#pragma unroll
+			for (int i = 0; i < CALI_EVENT_HITS; i++)
+				e->hits[i] = h->ids[i];
+			bpf_ringbuf_submit(e, 0);
+		}
+	}
 	if (w.verdict != CALI_ACT_ALLOW)
 		return TC_ACT_SHOT;
 

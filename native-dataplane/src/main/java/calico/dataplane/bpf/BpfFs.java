@@ -20,8 +20,11 @@ public final class BpfFs {
     /** statfs(2) f_type of a bpffs. */
     static final long BPF_FS_MAGIC = 0xcafe4a11L;
 
-    private interface LibC extends Library {
+    /** The libc calls of this package. */
+    interface LibC extends Library {
         LibC INSTANCE = Native.load("c", LibC.class);
+
+        int close(int fd);
 
         int statfs(String path, byte[] buf);
 

@@ -28,6 +28,10 @@ public final class BpfMap {
         return name;
     }
 
+    int fd() {
+        return fd;
+    }
+
     public int keySize() {
         return keySize;
     }

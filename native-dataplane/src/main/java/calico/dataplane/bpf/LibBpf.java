@@ -89,4 +89,17 @@ interface LibBpf extends Library {
     int bpf_prog_test_run_opts(int progFd, Pointer opts);
 
     String libbpf_strerror_r(int err, byte[] buf, long size);
+
+    int bpf_obj_get(String pathname);
+
+    /** {@code ring_buffer_sample_fn}: one record; a non-zero return stops the poll. */
+    interface SampleCallback extends com.sun.jna.Callback {
+        int invoke(Pointer ctx, Pointer data, long size);
+    }
+
+    Pointer ring_buffer__new(int mapFd, SampleCallback sample, Pointer ctx, Pointer opts);
+
+    int ring_buffer__poll(Pointer rb, int timeoutMs);
+
+    void ring_buffer__free(Pointer rb);
 }

@@ -18,19 +18,27 @@ import java.util.Objects;
 public final class PolicyMaps {
 
     public static final String ENDPOINTS = "cali_eps";
-    public static final String RULES = "cali_rules";
+    /** 2: the rule's layout version (it gained {@code hit}). */
+    public static final String RULES = "cali_rules2";
     public static final String SETS = "cali_sets";
     public static final String NAMED_PORTS = "cali_nports";
     /** The layout version is in the name: a pin of an older layout is another map (felix removes it). */
     public static final String CONNTRACK = "cali_ct2";
     /** Every map the policy program pins, by name. */
-    public static final List<String> ALL = List.of(ENDPOINTS, RULES, SETS, NAMED_PORTS, CONNTRACK);
+    /** Flow-log prefixes by ID: {@code __u32} → {@code char[64]}, NUL-padded. */
+    public static final String PREFIXES = "cali_prefixes";
+    /** The ring buffer of flow events ({@code struct cali_event}). */
+    public static final String EVENTS = "cali_events";
+    public static final List<String> ALL = List.of(ENDPOINTS, RULES, SETS, NAMED_PORTS, CONNTRACK, PREFIXES, EVENTS);
 
     /** calico_policy.h limits. */
     public static final int MAX_RULES = 4096;
     public static final int RULE_SETS = 8;
     public static final int RULE_PORTS = 16;
-    static final int RULE_SIZE = 208;
+    static final int RULE_SIZE = 216;
+    public static final int EVENT_HITS = 8;
+    public static final int PREFIX_LEN = 64;
+    static final int EVENT_SIZE = 56;
 
     private PolicyMaps() {
     }
@@ -100,7 +108,24 @@ public final class PolicyMaps {
      * action; {@code jump} is the next index for {@link Action#JUMP} (forward only).
      */
     public record Rule(Action action, Integer proto, Integer notProto, Integer icmpType, Integer icmpCode,
-                       Integer notIcmpType, Integer notIcmpCode, int jump, List<SetRef> sets, List<PortRef> ports) {
+                       Integer notIcmpType, Integer notIcmpCode, int jump, List<SetRef> sets, List<PortRef> ports,
+                       int hit) {
+        /** A rule that logs nothing. */
+        public Rule(Action action, Integer proto, Integer notProto, Integer icmpType, Integer icmpCode,
+                    Integer notIcmpType, Integer notIcmpCode, int jump, List<SetRef> sets, List<PortRef> ports) {
+            this(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, jump, sets, ports, 0);
+        }
+
+        /** {@return this rule logging under prefix ID {@code id}} (0: nothing) */
+        public Rule withHit(int id) {
+            return new Rule(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, jump, sets, ports, id);
+        }
+
+        /** {@return this rule jumping to {@code to}} */
+        public Rule withJump(int to) {
+            return new Rule(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, to, sets, ports, hit);
+        }
+
         public Rule {
             Objects.requireNonNull(action, "action");
             sets = List.copyOf(sets);
@@ -194,6 +219,7 @@ public final class PolicyMaps {
                 b.putLong(0);
             }
         }
+        b.putInt(r.hit()).putInt(0);
         return b.array();
     }
 
@@ -229,7 +255,60 @@ public final class PolicyMaps {
             }
         }
         return new Rule(Action.of(action), flag(flags, 0, f[0]), flag(flags, 1, f[1]), flag(flags, 2, f[2]),
-                flag(flags, 3, f[3]), flag(flags, 4, f[4]), flag(flags, 5, f[5]), jump, sets, ports);
+                flag(flags, 3, f[3]), flag(flags, 4, f[4]), flag(flags, 5, f[5]), jump, sets, ports, b.getInt());
+    }
+
+    public static byte[] prefixKey(int id) {
+        return le(4).putInt(id).array();
+    }
+
+    /** A prefix as the map holds it: its UTF-8 bytes, NUL-padded to 64 (a longer one is refused). */
+    public static byte[] prefixValue(String prefix) {
+        byte[] p = prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (p.length >= PREFIX_LEN) {
+            throw new IllegalArgumentException("a flow-log prefix holds at most " + (PREFIX_LEN - 1) + " bytes: " + prefix);
+        }
+        return java.util.Arrays.copyOf(p, PREFIX_LEN);
+    }
+
+    public static String decodePrefix(byte[] v) {
+        int n = 0;
+        while (n < v.length && v[n] != 0) {
+            n++;
+        }
+        return new String(v, 0, n, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /**
+     * A flow event: the first packet of a flow walked {@code dir}'s table on {@code ifindex};
+     * {@code hits} are the prefix IDs logged on the way (Passes, then the verdict's).
+     */
+    public record FlowEvent(int ifindex, Dir dir, Action verdict, int proto, Inet4Address src, Inet4Address dst,
+                            int srcPort, int dstPort, int length, List<Integer> hits) {
+    }
+
+    public static FlowEvent decodeEvent(byte[] e) {
+        ByteBuffer b = ByteBuffer.wrap(e).order(ByteOrder.LITTLE_ENDIAN);
+        int ifindex = b.getInt();
+        int dir = b.get();
+        int verdict = b.get();
+        int proto = Byte.toUnsignedInt(b.get());
+        int n = Math.min(EVENT_HITS, Byte.toUnsignedInt(b.get()));
+        byte[] s = new byte[4];
+        byte[] d = new byte[4];
+        b.get(s).get(d);
+        int sport = Short.toUnsignedInt(b.getShort());
+        int dport = Short.toUnsignedInt(b.getShort());
+        int len = b.getInt();
+        List<Integer> hits = new ArrayList<>();
+        for (int i = 0; i < EVENT_HITS; i++) {
+            int h = b.getInt();
+            if (i < n) {
+                hits.add(h);
+            }
+        }
+        return new FlowEvent(ifindex, dir == 0 ? Dir.TO_ENDPOINT : Dir.FROM_ENDPOINT, Action.of(verdict), proto,
+                inet4(s), inet4(d), sport, dport, len, List.copyOf(hits));
     }
 
     /** An LPM key for member {@code address/prefix} (IPv4) of set {@code setId}. */

@@ -257,6 +257,60 @@ class PolicyProgramTest {
         }
     }
 
+    /**
+     * Flow events: the first packet of each flow walks the tables and its hits (a Pass, then the
+     * verdict's rule) reach user space through the ring buffer with their prefixes; the rest of an
+     * allowed flow passes through conntrack and logs nothing.
+     */
+    @Test
+    void flowEventsCarryTheHitsOfTheWalk() throws Exception {
+        Path pins = bpffs.resolve("calico");
+        List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (PolicyProgram prog = router.call(() -> PolicyProgram.load(pins));
+             NetNs.Listener b8080 = b.tcpListener(B, 8080)) {
+            int ifA = ifindex("caliaaaa");
+            int ifB = ifindex("calibbbb");
+            router.run(() -> {
+                for (int ifx : new int[] {ifA, ifB}) {
+                    prog.createHooks(ifx, "cali");
+                    for (Dir d : Dir.values()) {
+                        prog.attach(ifx, "cali", d);
+                    }
+                }
+            });
+            BpfMap prefixes = prog.map(PolicyMaps.PREFIXES);
+            String[] names = {null, "PPE0|gnp/pass", "APE0|gnp/allow", "API0|gnp/b", "DRI"};
+            for (int i = 1; i < names.length; i++) {
+                prefixes.put(PolicyMaps.prefixKey(i), PolicyMaps.prefixValue(names[i]));
+            }
+            program(prog, ifA, Dir.FROM_ENDPOINT, 1, List.of(Rule.always(Action.JUMP, 1).withHit(1),
+                    Rule.always(Action.ALLOW, 0).withHit(2)));
+            program(prog, ifB, Dir.FROM_ENDPOINT, 1, List.of(Rule.always(Action.ALLOW, 0)));
+            program(prog, ifA, Dir.TO_ENDPOINT, 1, List.of(Rule.always(Action.DENY, 0)));
+            program(prog, ifB, Dir.TO_ENDPOINT, 1, List.of(
+                    new Rule(Action.ALLOW, 6, null, null, null, null, null, 0, List.of(),
+                            List.of(new PortRef(8080, 8080, PortKind.DST))).withHit(3),
+                    Rule.always(Action.DENY, 0).withHit(4)));
+            try (FlowEvents events = FlowEvents.open(pins, (e, p) -> seen.add(e.ifindex() + " " + e.dir() + " "
+                    + e.verdict() + " " + e.src().getHostAddress() + "->" + e.dst().getHostAddress() + ":" + e.dstPort()
+                    + " " + p))) {
+                assertThat(a.tcpConnects(B, 8080, YES)).isTrue();
+                assertThat(a.tcpConnects(B, 9090, NO)).isFalse();
+                await("four events", () -> {
+                    events.poll(10);
+                    return seen.size() >= 4;
+                });
+                events.poll(0);
+                assertThat(seen).containsExactlyInAnyOrder(
+                        ifA + " FROM_ENDPOINT ALLOW " + A + "->" + B + ":8080 [PPE0|gnp/pass, APE0|gnp/allow]",
+                        ifB + " TO_ENDPOINT ALLOW " + A + "->" + B + ":8080 [API0|gnp/b]",
+                        ifA + " FROM_ENDPOINT ALLOW " + A + "->" + B + ":9090 [PPE0|gnp/pass, APE0|gnp/allow]",
+                        ifB + " TO_ENDPOINT DENY " + A + "->" + B + ":9090 [DRI]");
+                assertThat(events.unknownIds()).isZero();
+            }
+        }
+    }
+
     private static Map<PolicyMaps.CtEntry, PolicyMaps.CtValue> flow(Conntrack ct, int proto, int srcPort, int dstPort) {
         Map<PolicyMaps.CtEntry, PolicyMaps.CtValue> out = new LinkedHashMap<>();
         ct.entries().forEach((k, v) -> {
