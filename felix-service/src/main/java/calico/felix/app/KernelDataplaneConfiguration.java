@@ -42,7 +42,8 @@ public class KernelDataplaneConfiguration {
         return new FlowLogs(properties.hostname(), properties.dataplaneNetns(),
                 typha.getIfAvailable(FelixTyphaProperties::none).clientCertificate(), dataplane.model(),
                 java.time.Clock.systemUTC(),
-                registry.getIfAvailable(SimpleMeterRegistry::new), health.getIfAvailable());
+                registry.getIfAvailable(SimpleMeterRegistry::new), health.getIfAvailable(),
+                properties.bpfFs().resolve("calico"));
     }
 
     /** Writes this node's WireGuard public key into its Node, with a datastore client of its own. */

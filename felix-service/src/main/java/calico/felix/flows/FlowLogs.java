@@ -70,6 +70,10 @@ public final class FlowLogs implements AutoCloseable {
     private ConntrackReader conntrack;
     private AutoCloseable destroyed;
     private ScheduledFuture<?> flusher;
+    /** The eBPF driver's pins (its flow events), or null; read while they exist. */
+    private final java.nio.file.Path bpfPins;
+    private calico.dataplane.bpf.FlowEvents bpfEvents;
+    private ScheduledFuture<?> bpfPoller;
     private long intervalStart;
     private volatile String lastError = "";
     /** The last flush's failure; cleared by a flush that works. */
@@ -99,6 +103,17 @@ public final class FlowLogs implements AutoCloseable {
      */
     public FlowLogs(String node, String netns, ClientCertificate tls, DataplaneModel model, Clock clock,
                     MeterRegistry meters, calico.libcalico.health.HealthAggregator health) {
+        this(node, netns, tls, model, clock, meters, health, null);
+    }
+
+    /**
+     * @param bpfPins the eBPF driver's pin directory: while its flow-event ring buffer is pinned
+     *                there (the driver runs), its events feed the same aggregator as NFLOG
+     */
+    public FlowLogs(String node, String netns, ClientCertificate tls, DataplaneModel model, Clock clock,
+                    MeterRegistry meters, calico.libcalico.health.HealthAggregator health,
+                    java.nio.file.Path bpfPins) {
+        this.bpfPins = bpfPins;
         this.model = Objects.requireNonNull(model, "model");
         this.tls = tls;
         this.health = health == null ? null : health.registerReporter("FlowLogs", true, false, null);
@@ -304,6 +319,9 @@ public final class FlowLogs implements AutoCloseable {
             intervalStart = clock.instant().getEpochSecond();
             flusher = thread.scheduleAtFixedRate(this::flush, w.flush().toMillis(), w.flush().toMillis(),
                     TimeUnit.MILLISECONDS);
+            if (bpfPins != null) {
+                bpfPoller = thread.scheduleWithFixedDelay(this::pollBpf, 0, 100, TimeUnit.MILLISECONDS);
+            }
             running = w;
             lastError = "";
             log.info("flow logs: sending to goldmane at {}{} every {}", w.server(),
@@ -338,11 +356,55 @@ public final class FlowLogs implements AutoCloseable {
         reportStatus();
     }
 
+    /**
+     * The eBPF driver's flow events as NFLOG packets (one per hit, with its prefix, in walk order):
+     * opened when the driver's ring buffer is pinned, re-opened when it was pinned anew (a switch
+     * away and back), closed when it is gone.
+     */
+    private void pollBpf() {
+        try {
+            if (bpfEvents != null && !bpfEvents.stillPinned()) {
+                closeQuietly(bpfEvents);
+                bpfEvents = null;
+            }
+            if (bpfEvents == null && calico.dataplane.bpf.FlowEvents.pinned(bpfPins)) {
+                bpfEvents = calico.dataplane.bpf.FlowEvents.open(bpfPins, this::onBpfEvent);
+                log.info("flow logs: reading the eBPF driver's flow events ({})", bpfPins);
+            }
+            if (bpfEvents != null) {
+                bpfEvents.poll(0);
+            }
+        } catch (RuntimeException e) {
+            lastError = "flow logs: eBPF flow events: " + e.getMessage();
+            log.warn("flow logs: eBPF flow events", e);
+            closeQuietly(bpfEvents);
+            bpfEvents = null;
+        }
+    }
+
+    private void onBpfEvent(calico.dataplane.bpf.PolicyMaps.FlowEvent e, List<String> prefixes) {
+        boolean inbound = e.dir() == calico.dataplane.bpf.PolicyMaps.Dir.TO_ENDPOINT;
+        boolean ports = e.proto() == 6 || e.proto() == 17 || e.proto() == 132; // ICMP: ports 0, as NFLOG's parser
+        calico.dataplane.netfilter.FlowTuple t = new calico.dataplane.netfilter.FlowTuple(e.src(), e.dst(), e.proto(),
+                ports ? e.srcPort() : 0, ports ? e.dstPort() : 0);
+        java.time.Instant now = clock.instant();
+        for (String p : prefixes) {
+            aggregator.onNflog(new calico.dataplane.netfilter.NflogPacket(NflogPrefix.group(inbound), p, t, e.length(),
+                    inbound ? 0 : e.ifindex(), inbound ? e.ifindex() : 0, now));
+        }
+    }
+
     private void stop() {
         if (flusher != null) {
             flusher.cancel(false);
             flusher = null;
         }
+        if (bpfPoller != null) {
+            bpfPoller.cancel(false);
+            bpfPoller = null;
+        }
+        closeQuietly(bpfEvents);
+        bpfEvents = null;
         closeQuietly(nflog);
         closeQuietly(destroyed);
         closeQuietly(conntrack);

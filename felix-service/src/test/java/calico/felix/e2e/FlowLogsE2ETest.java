@@ -58,6 +58,16 @@ class FlowLogsE2ETest {
     }
 
     /**
+     * The eBPF driver: hits come from its ring buffer instead of NFLOG, into the same aggregator;
+     * the same flows and traces (enforced and staged) reach goldmane. Not its counters: those come
+     * from the kernel's conntrack, which tracks nothing in a namespace without netfilter rules.
+     */
+    @Test
+    void bpf() throws Exception {
+        run(Backend.BPF);
+    }
+
+    /**
      * As Calico's felix: flow logs go to a goldmane that asks for a client certificate, over
      * mutual TLS with felix's typha client files (FELIX_TYPHACAFILE, FELIX_TYPHACERTFILE,
      * FELIX_TYPHAKEYFILE; typhaCN goes with them but names typha, not goldmane). The refusals:
@@ -153,6 +163,10 @@ class FlowLogsE2ETest {
                 assertThat(pending.getRuleIndex()).isZero();
                 assertThat(allowed.getSourceIpsList()).contains(client.ip());
                 assertThat(allowed.getDestIpsList()).contains(api.ip());
+                if (backend == Backend.BPF) {
+                    bpfTraces(goldmane);
+                    return;
+                }
                 // At least the handshake each way: SYN, ACK, FIN... in, SYN-ACK, FIN... out (IP lengths).
                 Flow total = awaitFlow(goldmane, "api", 8080, Reporter.Dst, Action.Allow,
                         "4 connections started, 4 packets out",
@@ -184,6 +198,23 @@ class FlowLogsE2ETest {
                         oneLine(total), oneLine(denied));
             }
         }
+    }
+
+    /** The eBPF driver's denied flow and source side, with their traces (no conntrack counters: see {@link #bpf}). */
+    private static void bpfTraces(InProcessGoldmane goldmane) throws Exception {
+        Flow denied = awaitOneFlow(goldmane, "api", 9000, Reporter.Dst, Action.Deny);
+        PolicyHit deny = denied.getKey().getPolicies().getEnforcedPolicies(0);
+        assertThat(deny.getName()).isEqualTo("api-ingress");
+        assertThat(deny.getRuleIndex()).isEqualTo(1);
+        assertThat(deny.getAction()).isEqualTo(Action.Deny);
+        assertThat(denied.getPacketsIn()).isGreaterThanOrEqualTo(1);
+        assertThat(denied.getNumConnectionsLive()).isZero();
+        Flow src = awaitOneFlow(goldmane, "api", 8080, Reporter.Src, Action.Allow);
+        assertThat(src.getKey().getPolicies().getEnforcedPolicies(0).getKind()).isEqualTo(PolicyKind.Profile);
+        Flow started = awaitFlow(goldmane, "api", 8080, Reporter.Dst, Action.Allow, "4 connections started",
+                f -> f.getNumConnectionsStarted() >= 4);
+        assertThat(started.getNumConnectionsStarted()).isGreaterThanOrEqualTo(4);
+        System.out.printf("[flow logs e2e BPF] allowed: %s%n  denied: %s%n", oneLine(started), oneLine(denied));
     }
 
     /**

@@ -19,6 +19,9 @@ import java.util.function.BiConsumer;
 public final class FlowEvents implements AutoCloseable {
 
     private final int ringFd;
+    /** The ring's pin as opened (its file key: device and inode). */
+    private final Path pin;
+    private final Object pinKey;
     private final BpfMap prefixes;
     private final Pointer ring;
     private final LibBpf.SampleCallback callback; // held: libbpf calls it for the ring's life
@@ -27,7 +30,10 @@ public final class FlowEvents implements AutoCloseable {
     private final AtomicLong unknownIds = new AtomicLong();
     private boolean closed;
 
-    private FlowEvents(int ringFd, BpfMap prefixes, BiConsumer<PolicyMaps.FlowEvent, List<String>> sink) {
+    private FlowEvents(Path pin, Object pinKey, int ringFd, BpfMap prefixes,
+                       BiConsumer<PolicyMaps.FlowEvent, List<String>> sink) {
+        this.pin = pin;
+        this.pinKey = pinKey;
         this.ringFd = ringFd;
         this.prefixes = prefixes;
         this.callback = (ctx, data, size) -> {
@@ -65,7 +71,9 @@ public final class FlowEvents implements AutoCloseable {
 
     /** Opens the pinned maps of {@code pinDir}; {@code sink} gets each event and its prefixes, on the polling thread. */
     public static FlowEvents open(Path pinDir, BiConsumer<PolicyMaps.FlowEvent, List<String>> sink) {
-        int ring = objGet(pinDir.resolve(PolicyMaps.EVENTS));
+        Path pin = pinDir.resolve(PolicyMaps.EVENTS);
+        Object key = fileKey(pin);
+        int ring = objGet(pin);
         int pfx;
         try {
             pfx = objGet(pinDir.resolve(PolicyMaps.PREFIXES));
@@ -73,7 +81,21 @@ public final class FlowEvents implements AutoCloseable {
             BpfFs.LibC.INSTANCE.close(ring);
             throw e;
         }
-        return new FlowEvents(ring, new BpfMap(PolicyMaps.PREFIXES, pfx, 4, PolicyMaps.PREFIX_LEN), sink);
+        return new FlowEvents(pin, key, ring, new BpfMap(PolicyMaps.PREFIXES, pfx, 4, PolicyMaps.PREFIX_LEN), sink);
+    }
+
+    private static Object fileKey(Path p) {
+        try {
+            return java.nio.file.Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        } catch (java.io.IOException e) {
+            return null;
+        }
+    }
+
+    /** {@return whether the ring opened is still the one pinned} (false once unpinned or pinned anew) */
+    public boolean stillPinned() {
+        Object now = fileKey(pin);
+        return now != null && now.equals(pinKey);
     }
 
     private static int objGet(Path pin) {

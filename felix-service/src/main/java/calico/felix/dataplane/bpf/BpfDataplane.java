@@ -76,6 +76,9 @@ public final class BpfDataplane implements PolicyDriver {
     private PolicyProgram program;
     private Netlink netlink;
     private SetIds ids;
+    private SetIds prefixIds;
+    /** What {@code cali_prefixes} holds: ID to prefix. */
+    private final Map<Integer, String> prefixes = new HashMap<>();
     private boolean needResync = true;
     private final Set<Key> lpm = new HashSet<>();
     private final Set<Key> namedPorts = new HashSet<>();
@@ -200,8 +203,31 @@ public final class BpfDataplane implements PolicyDriver {
                 }
             }
             ids = new SetIds(floor);
+            prefixes.clear();
+            int prefixFloor = 1;
+            BpfMap pm = program.map(PolicyMaps.PREFIXES);
+            for (byte[] k : pm.keys()) {
+                int id = java.nio.ByteBuffer.wrap(k).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
+                prefixFloor = Math.max(prefixFloor, id + 1);
+                byte[] v = pm.get(k);
+                if (v != null) {
+                    prefixes.put(id, PolicyMaps.decodePrefix(v));
+                }
+            }
+            prefixIds = new SetIds(prefixFloor);
         }
-        TableCompiler.Compiled compiled = new TableCompiler(model, ids).compile();
+        TableCompiler.Compiled compiled = new TableCompiler(model, ids, prefixIds).compile();
+        // Flow-log prefixes before the tables that name them.
+        BpfMap prefixMap = program.map(PolicyMaps.PREFIXES);
+        Set<Integer> prefixesInUse = new HashSet<>();
+        for (String p : compiled.prefixes()) {
+            int id = prefixIds.id(p);
+            prefixesInUse.add(id);
+            if (!p.equals(prefixes.get(id))) {
+                prefixMap.put(PolicyMaps.prefixKey(id), PolicyMaps.prefixValue(p));
+                prefixes.put(id, p);
+            }
+        }
         Map<String, Link> links = workloadLinks();
 
         // 1. Set members first: a new table may name them.
@@ -320,6 +346,13 @@ public final class BpfDataplane implements PolicyDriver {
             }
         }
         ids.retainOnly(compiled.sets());
+        for (Integer id : List.copyOf(prefixes.keySet())) {
+            if (!prefixesInUse.contains(id)) {
+                prefixMap.delete(PolicyMaps.prefixKey(id));
+                prefixes.remove(id);
+            }
+        }
+        prefixIds.retainOnly(compiled.prefixes());
         failures.forEach(f -> problems.add("BPF policy not attached (interface set down): " + f));
         return new ApplyStats(full, written, deleted, setsChanged.size(), 0);
     }

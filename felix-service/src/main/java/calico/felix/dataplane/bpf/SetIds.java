@@ -5,9 +5,10 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Numeric IDs of the BPF dataplane's sets, stable while a set is in use. IDs are never reused
- * within a driver's life, and a driver starts above every ID the pinned maps already hold: a
- * table written now can never read members an older table put under the same ID.
+ * Numeric IDs of the BPF dataplane's sets (and, a second instance, of its flow-log prefixes),
+ * stable while in use. IDs are never reused within a driver's life, and a driver starts above
+ * every ID the pinned maps already hold: a table written now can never read members an older
+ * table put under the same ID, and a reader's cached prefix of an ID stays right.
  */
 final class SetIds {
 

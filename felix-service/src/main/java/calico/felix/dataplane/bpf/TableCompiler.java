@@ -16,7 +16,10 @@ import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.EndpointWalk;
 import calico.felix.dataplane.rules.GenericRule;
 import calico.felix.dataplane.rules.IpFamily;
+import calico.felix.dataplane.rules.HitTable;
 import calico.felix.dataplane.rules.Match;
+import calico.felix.dataplane.rules.NflogPrefix;
+import calico.felix.dataplane.rules.NflogPrefix.Verdict;
 import calico.felix.dataplane.rules.RuleRenderer;
 import calico.felix.dataplane.rules.Target;
 import calico.felix.flows.FlowContext;
@@ -43,8 +46,8 @@ final class TableCompiler {
     record EndpointTables(String endpointId, List<Rule> toEndpoint, List<Rule> fromEndpoint) {
     }
 
-    /** What the model compiles to: tables by interface name, and the set keys they use. */
-    record Compiled(TreeMap<String, EndpointTables> byInterface, Set<String> sets) {
+    /** What the model compiles to: tables by interface name, the set keys and flow-log prefixes they use. */
+    record Compiled(TreeMap<String, EndpointTables> byInterface, Set<String> sets, Set<String> prefixes) {
     }
 
     private final DataplaneModel model;
@@ -53,10 +56,14 @@ final class TableCompiler {
     private final long acceptBit;
     private final long passBit;
     private final Set<String> used = new TreeSet<>();
+    /** Prefix IDs, null when flow logs are off (then no rule carries a hit and the tables are as without them). */
+    private final SetIds prefixIds;
+    private final Set<String> prefixesUsed = new TreeSet<>();
 
-    TableCompiler(DataplaneModel model, SetIds ids) {
+    TableCompiler(DataplaneModel model, SetIds ids, SetIds prefixIds) {
         this.model = model;
         this.ids = ids;
+        this.prefixIds = model.settings().flowLogs() ? prefixIds : null;
         this.renderer = new RuleRenderer(model.marks(), model.interfacePrefixes(), Set.of(IpFamily.V4),
                 model.settings());
         this.acceptBit = model.marks().accept();
@@ -69,7 +76,7 @@ final class TableCompiler {
             out.put(w.interfaceName(), new EndpointTables(w.id(), table(w.ingress(), w.profileIds(), true),
                     table(w.egress(), w.profileIds(), false)));
         }
-        return new Compiled(out, Set.copyOf(used));
+        return new Compiled(out, Set.copyOf(used), Set.copyOf(prefixesUsed));
     }
 
     private List<Rule> table(List<TierPolicies> tiers, List<String> profiles, boolean inbound) {
@@ -85,18 +92,24 @@ final class TableCompiler {
             @Override
             public void policy(PolicyId id) {
                 CompiledPolicy policy = model.policies().get(id);
-                rules(inbound ? policy.inbound() : policy.outbound(), t);
+                rules(inbound ? policy.inbound() : policy.outbound(), t,
+                        (v, i) -> NflogPrefix.policyRule(v, inbound, i, id));
             }
 
             @Override
             public void missingPolicy(PolicyId id) {
-                t.add(Rule.always(PolicyMaps.Action.DENY, 0)); // fail closed
+                t.add(Rule.always(PolicyMaps.Action.DENY, 0).withHit(hit(NflogPrefix.missingPolicy(inbound, id))));
             }
 
             @Override
             public void tierEnd(TierPolicies tier, Action defaultAction) {
                 if (defaultAction != Action.Pass) {
-                    t.add(Rule.always(PolicyMaps.Action.DENY, 0));
+                    t.add(Rule.always(PolicyMaps.Action.DENY, 0)
+                            .withHit(hit(NflogPrefix.endOfTier(Verdict.DENY, inbound, tier.tier()))));
+                } else if (prefixIds != null) {
+                    // Logged as NFLOG logs it: a rule that only records the tier's Pass and goes on.
+                    t.add(Rule.always(PolicyMaps.Action.JUMP, t.size() + 1)
+                            .withHit(hit(NflogPrefix.endOfTier(Verdict.PASS, inbound, tier.tier()))));
                 }
                 patchPasses(t, start, t.size()); // a Pass continues after the tier's end
             }
@@ -106,14 +119,14 @@ final class TableCompiler {
                 CompiledPolicy p = model.profiles().get(id);
                 if (p != null) {
                     int from = t.size();
-                    rules(inbound ? p.inbound() : p.outbound(), t);
+                    rules(inbound ? p.inbound() : p.outbound(), t, (v, i) -> NflogPrefix.profileRule(v, inbound, i, id));
                     patchPasses(t, from, t.size()); // a Pass ends that profile
                 }
             }
 
             @Override
             public void end() {
-                t.add(Rule.always(PolicyMaps.Action.DENY, 0)); // no policy or profile accepted
+                t.add(Rule.always(PolicyMaps.Action.DENY, 0).withHit(hit(NflogPrefix.noProfileMatched(inbound))));
             }
         });
         if (t.size() > PolicyMaps.MAX_RULES) {
@@ -128,22 +141,42 @@ final class TableCompiler {
         for (int i = from; i < to; i++) {
             Rule r = t.get(i);
             if (r.action() == PolicyMaps.Action.JUMP && r.jump() == -1) {
-                t.set(i, new Rule(r.action(), r.proto(), r.notProto(), r.icmpType(), r.icmpCode(), r.notIcmpType(),
-                        r.notIcmpCode(), to, r.sets(), r.ports()));
+                t.set(i, r.withJump(to));
             }
         }
     }
 
-    /** One direction of a policy or profile: the renderer's neutral rules, translated. */
-    private void rules(List<CompiledRule> rules, List<Rule> out) {
-        for (CompiledRule r : rules) {
+    /** How the rules of one policy direction name their flow-log hits: (verdict, rule index) to prefix. */
+    private interface Prefixes {
+        String prefix(Verdict v, int ruleIndex);
+    }
+
+    /** One direction of a policy or profile: the renderer's neutral rules, translated, each with its hit. */
+    private void rules(List<CompiledRule> rules, List<Rule> out, Prefixes prefixes) {
+        for (int i = 0; i < rules.size(); i++) {
+            CompiledRule r = rules.get(i);
+            Verdict v = HitTable.verdict(r.action());
+            int hit = v == null ? 0 : hit(prefixes.prefix(v, i));
             for (GenericRule g : renderer.rule(r)) {
                 PolicyMaps.Action action = action(g.target());
                 if (action != null) {
+                    int from = out.size();
                     translate(g.matches(), action, out);
+                    for (int j = from; j < out.size(); j++) {
+                        out.set(j, out.get(j).withHit(hit));
+                    }
                 }
             }
         }
+    }
+
+    /** {@return the ID of flow-log prefix {@code prefix}}, 0 when flow logs are off */
+    private int hit(String prefix) {
+        if (prefixIds == null) {
+            return 0;
+        }
+        prefixesUsed.add(prefix);
+        return prefixIds.id(prefix);
     }
 
     /** The verdict a neutral rule gives, or null for bookkeeping (the return on the mark, logs). */
