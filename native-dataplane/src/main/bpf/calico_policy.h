@@ -85,6 +85,14 @@ struct cali_rule {
 	__u32 pad2;
 };
 
+/* cali_cfg (one entry, written by user space; all zero: neither check). */
+#define CALI_CFG_RPF 1 /* drop a workload's packet whose source does not route back out of its interface */
+#define CALI_CFG_HOST_DROP 2 /* drop a workload's new flows to the host itself (defaultEndpointToHostAction Drop) */
+
+struct cali_cfg {
+	__u32 flags;
+};
+
 #define CALI_EVENT_HITS 8
 #define CALI_PREFIX_LEN 64
 

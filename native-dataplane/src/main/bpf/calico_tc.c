@@ -89,6 +89,32 @@ struct walk {
 	__u8 has_ports;
 };
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cali_cfg);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cali_cfg SEC(".maps");
+
+#ifndef AF_INET
+#define AF_INET 2
+#endif
+
+/* The route the kernel would take from src to dst arriving on ifindex: its result code, and the
+ * interface out in *out_ifindex. */
+static __always_inline int route(struct __sk_buff *skb, __u32 src, __u32 dst, __u32 ifindex, __u32 *out_ifindex)
+{
+	struct bpf_fib_lookup fib = {};
+	fib.family = AF_INET;
+	fib.ipv4_src = src;
+	fib.ipv4_dst = dst;
+	fib.ifindex = ifindex;
+	int rc = bpf_fib_lookup(skb, &fib, sizeof(fib), 0);
+	*out_ifindex = fib.ifindex;
+	return rc;
+}
+
 /* The hits of the walk in progress, per CPU (a tc program runs to its end on one CPU); kept out
  * of the walk's stack, which the verifier would otherwise track through every rule's branches. */
 struct hits {
@@ -281,6 +307,17 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 	if ((void *)(ip + 1) > end || ip->ihl < 5)
 		return TC_ACT_SHOT;
 
+	__u32 zero_key = 0;
+	struct cali_cfg *cfg = bpf_map_lookup_elem(&cali_cfg, &zero_key);
+	__u32 cfg_flags = cfg ? cfg->flags : 0;
+	if (dir == CALI_DIR_FROM_EP && (cfg_flags & CALI_CFG_RPF)) {
+		/* Strict reverse path: the source must route back out of the interface it came in by. */
+		__u32 back = 0;
+		int rc = route(skb, ip->daddr, ip->saddr, skb->ifindex, &back);
+		if ((rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH) || back != skb->ifindex)
+			return TC_ACT_SHOT;
+	}
+
 	struct walk w = {
 		.ifindex = skb->ifindex, .dir = dir, .saddr = ip->saddr, .daddr = ip->daddr, .proto = ip->protocol,
 	};
@@ -354,6 +391,13 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 	}
 	if (w.verdict != CALI_ACT_ALLOW)
 		return TC_ACT_SHOT;
+	if (dir == CALI_DIR_FROM_EP && (cfg_flags & CALI_CFG_HOST_DROP)) {
+		/* Allowed by the workload's egress policy; to the host itself (local, broadcast,
+		 * multicast: not forwarded) a new flow is dropped, as iptables' cali-wl-to-host. */
+		__u32 out = 0;
+		if (route(skb, ip->saddr, ip->daddr, skb->ifindex, &out) == BPF_FIB_LKUP_RET_NOT_FWDED)
+			return TC_ACT_SHOT;
+	}
 
 	struct cali_ct_key k;
 	ct_key(&k, &ct, 0);

@@ -18,7 +18,7 @@ import calico.api.model.Rule;
 import calico.api.model.Tier;
 import calico.api.model.TierSpec;
 import calico.dataplane.bpf.PolicyMaps;
-import calico.dataplane.bpf.PolicyProgram;
+import calico.dataplane.bpf.BpfMap;
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.health.HealthAggregator;
@@ -639,9 +639,8 @@ abstract class PolicyMatrix {
         NetNs host = cluster.hostOf(w);
         int ifindex = Integer.parseInt(host.exec("cat", "/sys/class/net/" + w.interfaceName() + "/ifindex").strip());
         FelixProcess felix = felixes.get(cluster.hosts().stream().map(PodHosts.Host::netns).toList().indexOf(host));
-        try (PolicyProgram p = PolicyProgram.load(felix.bpfPins())) {
-            p.map(PolicyMaps.ENDPOINTS).delete(PolicyMaps.endpointKey(ifindex, PolicyMaps.Dir.TO_ENDPOINT));
-        }
+        BpfMap.withPinned(felix.bpfPins().resolve(PolicyMaps.ENDPOINTS), 8, 8,
+                m -> m.delete(PolicyMaps.endpointKey(ifindex, PolicyMaps.Dir.TO_ENDPOINT)));
     }
 
     /** {@return TCP 8080, UDP 53 and ICMP from {@code from} to {@code to}}. */

@@ -32,6 +32,29 @@ public final class BpfMap {
         return fd;
     }
 
+    /**
+     * Runs {@code body} on the map pinned at {@code pin} (opened by path, no object loaded: a
+     * tool's or a stranger's view), then closes it.
+     */
+    public static <T> T withPinned(java.nio.file.Path pin, int keySize, int valueSize,
+                                   java.util.function.Function<BpfMap, T> body) {
+        int fd = openPinned(pin);
+        try {
+            return body.apply(new BpfMap(pin.getFileName().toString(), fd, keySize, valueSize));
+        } finally {
+            BpfFs.LibC.INSTANCE.close(fd);
+        }
+    }
+
+    /** {@return a new descriptor of the map pinned at {@code pin}} (the caller closes it) */
+    static int openPinned(java.nio.file.Path pin) {
+        int fd = BpfCalls.lib().bpf_obj_get(pin.toString());
+        if (fd < 0) {
+            throw new BpfException("pinned map " + pin + ": open", BpfCalls.errno(fd));
+        }
+        return fd;
+    }
+
     public int keySize() {
         return keySize;
     }

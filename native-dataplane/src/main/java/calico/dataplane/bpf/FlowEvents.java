@@ -73,10 +73,10 @@ public final class FlowEvents implements AutoCloseable {
     public static FlowEvents open(Path pinDir, BiConsumer<PolicyMaps.FlowEvent, List<String>> sink) {
         Path pin = pinDir.resolve(PolicyMaps.EVENTS);
         Object key = fileKey(pin);
-        int ring = objGet(pin);
+        int ring = BpfMap.openPinned(pin);
         int pfx;
         try {
-            pfx = objGet(pinDir.resolve(PolicyMaps.PREFIXES));
+            pfx = BpfMap.openPinned(pinDir.resolve(PolicyMaps.PREFIXES));
         } catch (BpfException e) {
             BpfFs.LibC.INSTANCE.close(ring);
             throw e;
@@ -96,14 +96,6 @@ public final class FlowEvents implements AutoCloseable {
     public boolean stillPinned() {
         Object now = fileKey(pin);
         return now != null && now.equals(pinKey);
-    }
-
-    private static int objGet(Path pin) {
-        int fd = BpfCalls.lib().bpf_obj_get(pin.toString());
-        if (fd < 0) {
-            throw new BpfException("pinned map " + pin + ": open", BpfCalls.errno(fd));
-        }
-        return fd;
     }
 
     private String prefix(int id) {

@@ -29,7 +29,14 @@ public final class PolicyMaps {
     public static final String PREFIXES = "cali_prefixes";
     /** The ring buffer of flow events ({@code struct cali_event}). */
     public static final String EVENTS = "cali_events";
-    public static final List<String> ALL = List.of(ENDPOINTS, RULES, SETS, NAMED_PORTS, CONNTRACK, PREFIXES, EVENTS);
+    /** The programs' settings: one entry, {@code struct cali_cfg}. */
+    public static final String CONFIG = "cali_cfg";
+    public static final List<String> ALL = List.of(ENDPOINTS, RULES, SETS, NAMED_PORTS, CONNTRACK, PREFIXES, EVENTS,
+            CONFIG);
+    /** {@code cali_cfg.flags}: strict reverse-path check of a workload's source. */
+    public static final int CFG_RPF = 1;
+    /** {@code cali_cfg.flags}: a workload's new flows to the host itself are dropped. */
+    public static final int CFG_HOST_DROP = 2;
 
     /** calico_policy.h limits. */
     public static final int MAX_RULES = 4096;
@@ -256,6 +263,15 @@ public final class PolicyMaps {
         }
         return new Rule(Action.of(action), flag(flags, 0, f[0]), flag(flags, 1, f[1]), flag(flags, 2, f[2]),
                 flag(flags, 3, f[3]), flag(flags, 4, f[4]), flag(flags, 5, f[5]), jump, sets, ports, b.getInt());
+    }
+
+    /** The key of {@code cali_cfg}'s one entry. */
+    public static byte[] configKey() {
+        return le(4).putInt(0).array();
+    }
+
+    public static byte[] configValue(int flags) {
+        return le(4).putInt(flags).array();
     }
 
     public static byte[] prefixKey(int id) {

@@ -217,6 +217,10 @@ public final class BpfDataplane implements PolicyDriver {
             prefixIds = new SetIds(prefixFloor);
         }
         TableCompiler.Compiled compiled = new TableCompiler(model, ids, prefixIds).compile();
+        // The programs' settings: strict reverse path always (as the raw table's rule), host-bound drops per setting.
+        int cfg = PolicyMaps.CFG_RPF | (model.settings().endpointToHostAction()
+                == calico.felix.dataplane.rules.RuleSettings.EndpointToHostAction.DROP ? PolicyMaps.CFG_HOST_DROP : 0);
+        program.map(PolicyMaps.CONFIG).put(PolicyMaps.configKey(), PolicyMaps.configValue(cfg));
         // Flow-log prefixes before the tables that name them.
         BpfMap prefixMap = program.map(PolicyMaps.PREFIXES);
         Set<Integer> prefixesInUse = new HashSet<>();

@@ -6,7 +6,6 @@ import calico.dataplane.bpf.BpfFs;
 import calico.dataplane.bpf.BpfMap;
 import calico.dataplane.bpf.PolicyMaps;
 import calico.dataplane.bpf.PolicyMaps.Dir;
-import calico.dataplane.bpf.PolicyProgram;
 import calico.dataplane.bpf.Tc;
 import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
@@ -54,13 +53,10 @@ class BpfPacketTest extends PacketScenarios {
     protected Map<Feature, String> missing() {
         return Map.of(
                 Feature.IPV6, "the programs drop IPv6 on workload interfaces (no v6 sets, rules or conntrack yet)",
-                Feature.WORKLOAD_TO_HOST, "defaultEndpointToHostAction: workload-to-host traffic is decided by the "
-                        + "workload's egress policy only",
                 Feature.HOST_ENDPOINTS, "no programs on host interfaces (host endpoints, failsafes, doNotTrack, "
                         + "preDNAT, applyOnForward)",
                 Feature.NAT_OUTGOING, "no masquerade: the netfilter nat chains go with the netfilter drivers",
                 Feature.REJECT, "a deny drops; the programs build no TCP RST or ICMP unreachable",
-                Feature.ANTI_SPOOFING, "no reverse-path check of a workload's source address",
                 Feature.HOST_INPUT_FILTER, "the host's own input (VXLAN from non-Calico hosts) is not policed");
     }
 
@@ -119,11 +115,9 @@ class BpfPacketTest extends PacketScenarios {
         };
     }
 
-    /** A stranger with the pinned maps (the same maps: libbpf reuses pins by name). */
-    private <T> T withMaps(java.util.function.Function<PolicyProgram, T> body) {
-        try (PolicyProgram p = PolicyProgram.load(dp.pinDir())) {
-            return body.apply(p);
-        }
+    /** A stranger with the pinned set map, opened by path. */
+    private <T> T withSets(java.util.function.Function<BpfMap, T> body) {
+        return BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.SETS), 12, 1, body);
     }
 
     private int ifindex(String iface) {
@@ -135,7 +129,8 @@ class BpfPacketTest extends PacketScenarios {
         // the chain is cali-tw-<iface>: that endpoint's ingress table entry goes
         String iface = chain.substring(Names.toWorkload("").length());
         int index = ifindex(iface);
-        withMaps(p -> p.map(PolicyMaps.ENDPOINTS).delete(PolicyMaps.endpointKey(index, Dir.TO_ENDPOINT)));
+        BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.ENDPOINTS), 8, 8,
+                m -> m.delete(PolicyMaps.endpointKey(index, Dir.TO_ENDPOINT)));
     }
 
     @Override
@@ -159,8 +154,7 @@ class BpfPacketTest extends PacketScenarios {
     @Override
     protected void emptySet(String name) {
         int id = setId(name);
-        withMaps(p -> {
-            BpfMap sets = p.map(PolicyMaps.SETS);
+        withSets(sets -> {
             sets.keys().stream().filter(k -> PolicyMaps.decodeLpmKey(k).setId() == id).forEach(sets::delete);
             return null;
         });
@@ -169,7 +163,7 @@ class BpfPacketTest extends PacketScenarios {
     @Override
     protected String listSet(String name) {
         int id = setId(name);
-        return withMaps(p -> p.map(PolicyMaps.SETS).keys().stream().map(PolicyMaps::decodeLpmKey)
+        return withSets(sets -> sets.keys().stream().map(PolicyMaps::decodeLpmKey)
                 .filter(e -> e.setId() == id).map(e -> e.address().getHostAddress() + "/" + e.prefix())
                 .collect(Collectors.joining("\n")));
     }
