@@ -19,7 +19,10 @@ import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
 import calico.api.model.Rule;
 import calico.api.selector.Selector;
+import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
+import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.PolicyDriver;
 import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.CompiledRule;
@@ -109,6 +112,44 @@ public abstract class PacketScenarios {
         @Override
         default void close() {
         }
+    }
+
+    /**
+     * {@return {@code dp} as the scenarios' driver}: the model and the driver fed on {@code thread}
+     * (a thread inside the host: netlink, libnftables and libbpf act there), {@code close} run on it
+     * at the end, then the thread stopped.
+     */
+    protected static Driver onThread(NamespaceThread thread, DataplaneModel model, PolicyDriver dp, Runnable close) {
+        return new Driver() {
+            @Override
+            public ApplyStats apply(List<DataplaneUpdate> batch) {
+                return thread.call(() -> {
+                    model.apply(batch);
+                    return dp.apply(batch);
+                });
+            }
+
+            @Override
+            public int refresh() {
+                return thread.call(dp::refresh);
+            }
+
+            @Override
+            public ApplyStats resync() {
+                return thread.call(dp::resync);
+            }
+
+            @Override
+            public void removeAll() {
+                thread.run(dp::removeAll);
+            }
+
+            @Override
+            public void close() {
+                thread.run(close);
+                thread.close();
+            }
+        };
     }
 
     private final List<NetNs> namespaces = new ArrayList<>();

@@ -180,17 +180,7 @@ class FlowLogsE2ETest {
                         f -> f.getNumConnectionsCompleted() >= 4);
                 assertThat(closed.getNumConnectionsCompleted()).isGreaterThanOrEqualTo(4);
 
-                Flow denied = awaitOneFlow(goldmane, "api", 9000, Reporter.Dst, Action.Deny);
-                PolicyHit deny = denied.getKey().getPolicies().getEnforcedPolicies(0);
-                assertThat(deny.getName()).isEqualTo("api-ingress");
-                assertThat(deny.getRuleIndex()).isEqualTo(1);
-                assertThat(deny.getAction()).isEqualTo(Action.Deny);
-                assertThat(denied.getPacketsIn()).isGreaterThanOrEqualTo(1);
-                assertThat(denied.getBytesIn()).isGreaterThanOrEqualTo(40);
-                assertThat(denied.getNumConnectionsLive()).isZero();
-                // The source side saw both connections leave through its profile (kns.dev allows).
-                Flow src = awaitOneFlow(goldmane, "api", 8080, Reporter.Src, Action.Allow);
-                assertThat(src.getKey().getPolicies().getEnforcedPolicies(0).getKind()).isEqualTo(PolicyKind.Profile);
+                Flow denied = deniedAndSource(goldmane);
                 if (backend == Backend.NFTABLES) {
                     dnatToAService(cluster, goldmane);
                 }
@@ -200,17 +190,25 @@ class FlowLogsE2ETest {
         }
     }
 
-    /** The eBPF driver's denied flow and source side, with their traces (no conntrack counters: see {@link #bpf}). */
-    private static void bpfTraces(InProcessGoldmane goldmane) throws Exception {
+    /** {@return the denied flow (9000, rule 1 of api-ingress)}, after checking it and the Src side's profile */
+    private static Flow deniedAndSource(InProcessGoldmane goldmane) throws Exception {
         Flow denied = awaitOneFlow(goldmane, "api", 9000, Reporter.Dst, Action.Deny);
         PolicyHit deny = denied.getKey().getPolicies().getEnforcedPolicies(0);
         assertThat(deny.getName()).isEqualTo("api-ingress");
         assertThat(deny.getRuleIndex()).isEqualTo(1);
         assertThat(deny.getAction()).isEqualTo(Action.Deny);
         assertThat(denied.getPacketsIn()).isGreaterThanOrEqualTo(1);
+        assertThat(denied.getBytesIn()).isGreaterThanOrEqualTo(40);
         assertThat(denied.getNumConnectionsLive()).isZero();
+        // The source side saw both connections leave through its profile (kns.dev allows).
         Flow src = awaitOneFlow(goldmane, "api", 8080, Reporter.Src, Action.Allow);
         assertThat(src.getKey().getPolicies().getEnforcedPolicies(0).getKind()).isEqualTo(PolicyKind.Profile);
+        return denied;
+    }
+
+    /** The eBPF driver's denied flow and source side, with their traces (no conntrack counters: see {@link #bpf}). */
+    private static void bpfTraces(InProcessGoldmane goldmane) throws Exception {
+        Flow denied = deniedAndSource(goldmane);
         Flow started = awaitFlow(goldmane, "api", 8080, Reporter.Dst, Action.Allow, "4 connections started",
                 f -> f.getNumConnectionsStarted() >= 4);
         assertThat(started.getNumConnectionsStarted()).isGreaterThanOrEqualTo(4);

@@ -177,14 +177,7 @@ class PolicyProgramTest {
              NetNs.Listener echo = b.udpEcho(B, 5353)) {
             int ifA = ifindex("caliaaaa");
             int ifB = ifindex("calibbbb");
-            router.run(() -> {
-                for (int ifx : new int[] {ifA, ifB}) {
-                    prog.createHooks(ifx, "cali");
-                    for (Dir d : Dir.values()) {
-                        prog.attach(ifx, "cali", d);
-                    }
-                }
-            });
+            attachBoth(prog, ifA, ifB);
             for (int ifx : new int[] {ifA, ifB}) {
                 program(prog, ifx, Dir.FROM_ENDPOINT, 1, List.of(Rule.always(Action.ALLOW, 0)));
             }
@@ -270,14 +263,7 @@ class PolicyProgramTest {
              NetNs.Listener b8080 = b.tcpListener(B, 8080)) {
             int ifA = ifindex("caliaaaa");
             int ifB = ifindex("calibbbb");
-            router.run(() -> {
-                for (int ifx : new int[] {ifA, ifB}) {
-                    prog.createHooks(ifx, "cali");
-                    for (Dir d : Dir.values()) {
-                        prog.attach(ifx, "cali", d);
-                    }
-                }
-            });
+            attachBoth(prog, ifA, ifB);
             BpfMap prefixes = prog.map(PolicyMaps.PREFIXES);
             String[] names = {null, "PPE0|gnp/pass", "APE0|gnp/allow", "API0|gnp/b", "DRI"};
             for (int i = 1; i < names.length; i++) {
@@ -348,6 +334,18 @@ class PolicyProgramTest {
                 .hasMessageContaining("load refused")
                 .hasMessageContaining("program calico_to_ep")
                 .hasMessageContaining("invalid access to packet");
+    }
+
+    /** Both programs on both interfaces. */
+    private void attachBoth(PolicyProgram prog, int... ifindexes) {
+        router.run(() -> {
+            for (int ifx : ifindexes) {
+                prog.createHooks(ifx, "cali");
+                for (Dir d : Dir.values()) {
+                    prog.attach(ifx, "cali", d);
+                }
+            }
+        });
     }
 
     /** Writes a table under generation {@code gen}, then points the endpoint at it. */

@@ -9,18 +9,15 @@ import calico.dataplane.bpf.PolicyMaps.Dir;
 import calico.dataplane.bpf.Tc;
 import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
-import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.PacketScenarios;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.Names;
-import calico.felix.dataplane.rules.PolicyDriver.ApplyStats;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -75,44 +72,17 @@ class BpfPacketTest extends PacketScenarios {
         NamespaceThread thread = new NamespaceThread(host);
         model = new DataplaneModel();
         dp = new BpfDataplane(model, bpffs);
-        return new Driver() {
-            @Override
-            public ApplyStats apply(List<DataplaneUpdate> batch) {
-                return thread.call(() -> {
-                    model.apply(batch);
-                    return dp.apply(batch);
-                });
+        return onThread(thread, model, dp, () -> {
+            dp.close();
+            if (BpfFs.isBpfFs(bpffs)) {
+                BpfFs.unmount(bpffs);
             }
-
-            @Override
-            public int refresh() {
-                return thread.call(dp::refresh);
+            try {
+                Files.deleteIfExists(bpffs);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
-
-            @Override
-            public ApplyStats resync() {
-                return thread.call(dp::resync);
-            }
-
-            @Override
-            public void removeAll() {
-                thread.run(dp::removeAll);
-            }
-
-            @Override
-            public void close() {
-                thread.run(dp::close);
-                thread.close();
-                if (BpfFs.isBpfFs(bpffs)) {
-                    BpfFs.unmount(bpffs);
-                }
-                try {
-                    Files.deleteIfExists(bpffs);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            }
-        };
+        });
     }
 
     /** A stranger with the pinned set map, opened by path. */

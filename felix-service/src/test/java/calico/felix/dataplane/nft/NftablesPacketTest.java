@@ -5,12 +5,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import calico.dataplane.nft.Nftables;
 import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
-import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.PacketScenarios;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
-import calico.felix.dataplane.rules.PolicyDriver.ApplyStats;
-import java.util.List;
 
 /** The shared packet scenarios on the nftables driver (libnftables on a thread inside the host namespace). */
 class NftablesPacketTest extends PacketScenarios {
@@ -31,36 +28,7 @@ class NftablesPacketTest extends PacketScenarios {
         Nftables nft = thread.call(Nftables::open);
         DataplaneModel model = new DataplaneModel();
         NftablesDataplane dp = new NftablesDataplane(nft, model);
-        return new Driver() {
-            @Override
-            public ApplyStats apply(List<DataplaneUpdate> batch) {
-                return thread.call(() -> {
-                    model.apply(batch);
-                    return dp.apply(batch);
-                });
-            }
-
-            @Override
-            public int refresh() {
-                return thread.call(dp::refresh);
-            }
-
-            @Override
-            public ApplyStats resync() {
-                return thread.call(dp::resync);
-            }
-
-            @Override
-            public void removeAll() {
-                thread.run(dp::removeAll);
-            }
-
-            @Override
-            public void close() {
-                thread.run(nft::close);
-                thread.close();
-            }
-        };
+        return onThread(thread, model, dp, nft::close);
     }
 
     @Override
