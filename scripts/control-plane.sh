@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The local Kubernetes control plane: etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler and kubectl, built from the Go modules pinned in control-plane/go/go.mod.
+# kube-scheduler, kubectl and kubelet (for the charts module's real node), built from the Go
+# modules pinned in control-plane/go/go.mod.
 #
 #   scripts/control-plane.sh build              # build once per machine (cached; prints the bin dir)
 #   scripts/control-plane.sh bin-dir            # where the binaries of the pinned versions live
@@ -28,8 +29,8 @@ bin_dir() { go_module_bin_dir "$cache" control-plane "$module"; }
 # The commands built, as Go packages, in the order their binaries are named.
 PACKAGES=(go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kube-apiserver
     k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
-    k8s.io/kubernetes/cmd/kubectl)
-BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl)
+    k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet)
+BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
 
 build() {
     local bin missing=() name

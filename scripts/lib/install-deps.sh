@@ -28,6 +28,9 @@ CALICO_DEB_PACKAGES+=(iperf3)
 CALICO_DEB_PACKAGES+=(clang llvm libbpf-dev libbpf1)
 # scripts/images.sh: the Debian base images of the chart's images
 CALICO_DEB_PACKAGES+=(mmdebstrap)
+# charts' real node (KubeletNode): the container runtime kubelet drives. The tests start their own
+# containerd (own root, state and socket), so the packages' service is kept from starting (below).
+CALICO_DEB_PACKAGES+=(containerd runc)
 
 # Prints "name" if the Debian package is not installed.
 calico_missing_package() {
@@ -85,7 +88,20 @@ calico_install_deps() {
     fi
     echo "install-deps: installing ${missing[*]}"
     "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    # No service a package ships (containerd's) is started by the install: a policy-rc.d that
+    # refuses every start (invoke-rc.d and deb-systemd-invoke obey it), unless one exists already.
+    local policy=/usr/sbin/policy-rc.d own_policy=0
+    if [[ ! -e $policy ]]; then
+        printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
+        "${as_root[@]}" chmod 755 "$policy"
+        own_policy=1
+    fi
+    local rc=0
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" || rc=$?
+    if ((own_policy)); then
+        "${as_root[@]}" rm -f "$policy"
+    fi
+    ((rc == 0)) || return "$rc"
     # Verify rather than trust: a package that did not install is a clear error here, not a
     # confusing one in the middle of the build.
     mapfile -t missing < <(calico_missing_packages "$@")

@@ -45,6 +45,11 @@ public record Binaries(Path dir) {
         return dir.resolve("kubectl");
     }
 
+    /** kubelet, built with the rest but not part of the control plane: for tests that run a real node. */
+    public Path kubelet() {
+        return dir.resolve("kubelet");
+    }
+
     /** {@return these binaries} if every one is there and executable; else an error saying how to build them. */
     public Binaries requireAll() {
         List<String> missing = NAMES.stream().filter(n -> !Files.isExecutable(dir.resolve(n))).toList();
