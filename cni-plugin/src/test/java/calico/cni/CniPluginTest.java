@@ -81,6 +81,13 @@ class CniPluginTest {
         java.nio.file.Files.writeString(file, "8950\n");
         assertThat(podMtu.apply(2)).as("rewritten: the next pod gets the new value").contains("mtu 8950");
 
+        // "mtu": 0 is "not set" (Calico's manifests and our chart write it by default): the file decides.
+        NetNs zero = h.pod();
+        CniResponse z = h.call(CniHarness.env("ADD", CniHarness.containerId(), CniHarness.netns(zero), "ns1",
+                "mtu-zero"), conf.replace("\"mtu_file\"", "\"mtu\":0,\"mtu_file\""));
+        assertThat(z.exitCode()).as(z.stdout()).isZero();
+        assertThat(zero.exec("ip", "-o", "link", "show", "eth0")).contains("mtu 8950");
+
         NetNs explicit = h.pod();
         CniResponse r = h.call(CniHarness.env("ADD", CniHarness.containerId(), CniHarness.netns(explicit), "ns1",
                 "mtu-explicit"), conf.replace("\"mtu_file\"", "\"mtu\":1440,\"mtu_file\""));

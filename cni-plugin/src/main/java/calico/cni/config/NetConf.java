@@ -108,8 +108,9 @@ public record NetConf(ObjectNode raw, String cniVersion, String name, String typ
         int mtu = 0;
         if (o.has("mtu")) {
             JsonNode m = o.get("mtu");
-            if (!m.canConvertToInt() || !m.isIntegralNumber() || m.asInt() < 68 || m.asInt() > 65535) {
-                throw invalid("mtu", m + " is not an integer between 68 and 65535");
+            // 0 is Calico's "not set" (its manifests' CNI_MTU default): the MTU file decides.
+            if (!m.canConvertToInt() || !m.isIntegralNumber() || (m.asInt() != 0 && (m.asInt() < 68 || m.asInt() > 65535))) {
+                throw invalid("mtu", m + " is neither 0 (not set) nor an integer between 68 and 65535");
             }
             mtu = m.asInt();
         }
