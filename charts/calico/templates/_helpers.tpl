@@ -128,3 +128,33 @@ securityContext:
 {{- define "calico.springLogLevel" -}}
 {{- .Values.logSeverity | lower | replace "warning" "warn" -}}
 {{- end -}}
+
+{{/* tls.enabled: a component's certificate Secret (templates/tls.yaml) mounted at /<name>. */}}
+{{- define "calico.tlsMount" -}}
+{{- if .root.Values.tls.enabled }}
+- name: {{ .name }}
+  mountPath: /{{ .name }}
+  readOnly: true
+{{- end }}
+{{- end -}}
+{{- define "calico.tlsVolume" -}}
+{{- if .root.Values.tls.enabled }}
+- name: {{ .name }}
+  secret:
+    secretName: {{ .name }}
+{{- end }}
+{{- end -}}
+
+{{/* tls.enabled: felix's and confd's client certificate, for typha and (felix) goldmane. */}}
+{{- define "calico.typhaClientTlsEnv" -}}
+{{- if .Values.tls.enabled }}
+- name: FELIX_TYPHACAFILE
+  value: /calico-node-tls/ca.crt
+- name: FELIX_TYPHACERTFILE
+  value: /calico-node-tls/tls.crt
+- name: FELIX_TYPHAKEYFILE
+  value: /calico-node-tls/tls.key
+- name: FELIX_TYPHACN
+  value: typha-server
+{{- end }}
+{{- end -}}

@@ -228,6 +228,41 @@ class ChartTemplateTest {
                 .contains(path);
     }
 
+    /**
+     * BIRD waits for confd's first bird.cfg instead of crash-looping into kubelet's back-off: its
+     * own command, run here with the paths moved into a scratch directory and {@code echo} for
+     * bird, is still waiting while there is no file (and while it is empty), and execs bird with
+     * the file once confd wrote it; a startup probe holds the liveness probe off meanwhile.
+     */
+    @Test
+    void birdWaitsForConfdsConfigurationInsteadOfCrashLooping(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        JsonNode bird = Rendered.container(Rendered.parse(Helm.template().ok().stdout()).get("DaemonSet", "calico-node"), "bird");
+        List<String> command = new ArrayList<>();
+        bird.path("command").forEach(c -> command.add(c.asText()));
+        assertThat(command).hasSize(3).startsWith("/bin/sh", "-c");
+        assertThat(bird.path("startupProbe").path("exec").path("command").path(0).asText()).isEqualTo("/usr/sbin/birdc");
+        assertThat(bird.path("startupProbe").path("periodSeconds").asInt() * bird.path("startupProbe").path("failureThreshold").asInt())
+                .as("seconds BIRD may wait for confd").isGreaterThanOrEqualTo(300);
+
+        String script = command.get(2).replace("/etc/calico/confd/config", dir.toString()).replace("/usr/sbin/bird", "echo bird");
+        assertThat(script).as("every path moved").doesNotContain("/etc/calico");
+        Process p = new ProcessBuilder("/bin/sh", "-c", script).redirectErrorStream(true).start();
+        try {
+            // An absence has no event to wait for: a window longer than the script's 1 s poll.
+            assertThat(p.waitFor(1500, java.util.concurrent.TimeUnit.MILLISECONDS)).as("still waiting: no bird.cfg").isFalse();
+            Path config = dir.resolve("bird.cfg");
+            java.nio.file.Files.writeString(config, "");
+            assertThat(p.waitFor(1500, java.util.concurrent.TimeUnit.MILLISECONDS)).as("still waiting: bird.cfg empty").isFalse();
+            java.nio.file.Files.writeString(config, "router id 10.0.0.1;\n");
+            assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).as("bird started once confd wrote").isTrue();
+            assertThat(new String(p.getInputStream().readAllBytes()).strip())
+                    .isEqualTo("bird -f -c " + config + " -s /var/run/calico/bird.ctl");
+            assertThat(p.exitValue()).isZero();
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
     @Test
     void withoutBgpThereIsNoBirdAndNoConfd() {
         Rendered r = Rendered.parse(Helm.template("bgp.enabled=false").ok().stdout());
@@ -253,6 +288,73 @@ class ChartTemplateTest {
         assertThat(apiService.path("spec").path("service").path("name").asText()).isEqualTo("calico-api");
     }
 
+    /**
+     * tls.enabled: one CA signs typha's, the node's, goldmane's and whisker's certificates; each
+     * side names the other's identity as the other's certificate carries it (felix's FELIX_TYPHACN
+     * is typha's CN, typha's TYPHA_CLIENTCN the node's; goldmane's certificate names the host
+     * felix and whisker dial); every certificate path a container is given is a key of the Secret
+     * mounted there. Off (the default): no Secret, no TLS variable.
+     */
+    @Test
+    void tlsGivesEachSideTheOthersIdentityFromOneCa() throws Exception {
+        Rendered r = Rendered.parse(Helm.template("tls.enabled=true").ok().stdout());
+        Map<String, java.security.cert.X509Certificate> certs = new java.util.HashMap<>();
+        String ca = null;
+        for (String name : List.of("calico-typha-tls", "calico-node-tls", "goldmane-tls", "whisker-backend-tls")) {
+            JsonNode data = r.get("Secret", name).path("data");
+            ca = ca == null ? data.path("ca.crt").asText() : ca;
+            assertThat(data.path("ca.crt").asText()).as(name + ": the one CA").isEqualTo(ca);
+            java.security.cert.X509Certificate cert = x509(data.path("tls.crt").asText());
+            cert.verify(x509(ca).getPublicKey());
+            certs.put(name, cert);
+        }
+        Map<String, String> felix = Rendered.env(r.containers().get("calico-node/felix"));
+        Map<String, String> confd = Rendered.env(r.containers().get("calico-node/confd"));
+        Map<String, String> typha = Rendered.env(r.containers().get("calico-typha/calico-typha"));
+        assertThat(cn(certs.get("calico-typha-tls"))).isEqualTo(felix.get("FELIX_TYPHACN")).isEqualTo(confd.get("FELIX_TYPHACN"));
+        assertThat(cn(certs.get("calico-node-tls"))).isEqualTo(typha.get("TYPHA_CLIENTCN"));
+        assertThat(felix.get("FELIX_TYPHACERTFILE")).isEqualTo(confd.get("FELIX_TYPHACERTFILE")).isEqualTo("/calico-node-tls/tls.crt");
+        String goldmaneHost = felix.get("FELIX_FLOWLOGSGOLDMANESERVER").replaceFirst(":\\d+$", "");
+        assertThat(Rendered.env(r.containers().get("whisker/whisker")).get("GOLDMANE_HOST")).startsWith(goldmaneHost + ":");
+        assertThat(certs.get("goldmane-tls").getSubjectAlternativeNames().stream().map(l -> l.get(1).toString()).toList())
+                .contains(goldmaneHost);
+        // Every *FILE / *_PATH a container is given: a key of the Secret mounted at that directory.
+        int paths = 0;
+        for (Map.Entry<String, JsonNode> e : r.containers().entrySet()) {
+            String workload = e.getKey().substring(0, e.getKey().indexOf('/'));
+            JsonNode podSpec = Stream.of("DaemonSet", "Deployment").filter(k -> r.has(k, workload)).map(k -> r.get(k, workload))
+                    .findFirst().orElseThrow().path("spec").path("template").path("spec");
+            for (Map.Entry<String, String> env : Rendered.env(e.getValue()).entrySet()) {
+                if (!env.getValue().matches("/(calico-typha|calico-node|goldmane|whisker-backend)-tls/.*")) {
+                    continue;
+                }
+                String secret = env.getValue().split("/")[1];
+                String key = env.getValue().split("/")[2];
+                assertThat(e.getValue().path("volumeMounts").toString()).as(e.getKey() + " mounts " + secret)
+                        .contains("\"mountPath\":\"/" + secret + "\"");
+                assertThat(podSpec.path("volumes").toString()).as(e.getKey()).contains("\"secretName\":\"" + secret + "\"");
+                assertThat(r.get("Secret", secret).path("data").has(key)).as(env.getKey() + "=" + env.getValue()).isTrue();
+                paths++;
+            }
+        }
+        assertThat(paths).as("typha 3, felix 3, confd 3, goldmane 3, whisker 3").isEqualTo(15);
+
+        Rendered off = Rendered.parse(Helm.template().ok().stdout());
+        assertThat(off.ofKind("Secret")).extracting(s -> s.path("metadata").path("name").asText())
+                .doesNotContain("calico-typha-tls", "calico-node-tls", "goldmane-tls", "whisker-backend-tls");
+        assertThat(Rendered.env(off.containers().get("calico-node/felix"))).doesNotContainKeys("FELIX_TYPHACAFILE", "FELIX_TYPHACN");
+        assertThat(Rendered.env(off.containers().get("calico-typha/calico-typha"))).doesNotContainKeys("TYPHA_CAFILE", "TYPHA_CLIENTCN");
+    }
+
+    private static java.security.cert.X509Certificate x509(String base64) throws Exception {
+        return (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
+                .generateCertificate(new java.io.ByteArrayInputStream(java.util.Base64.getDecoder().decode(base64)));
+    }
+
+    private static String cn(java.security.cert.X509Certificate cert) {
+        return cert.getSubjectX500Principal().getName().replaceFirst("^CN=", "");
+    }
+
     @Test
     void cniInstallWritesTheConflistTheDaemonReadsAndAKubeconfigWithTheCniAccount() {
         Rendered r = Rendered.parse(Helm.template().ok().stdout());
@@ -260,7 +362,13 @@ class ChartTemplateTest {
         String conflist = cm.path("data").path("10-calico.conflist").asText();
         assertThat(conflist).contains("\"type\": \"calico\"", "\"datastore_type\": \"kubernetes\"",
                 "\"kubeconfig\": \"/etc/cni/net.d/calico-kubeconfig\"", "\"type\": \"calico-ipam\"");
-        assertThat(cm.path("data").path("install.sh").asText()).contains("calico-kubeconfig", "/calico-cni-token/token");
+        assertThat(cm.path("data").path("install.sh").asText()).contains("calico-kubeconfig", "/calico-cni-token/token")
+                .contains("> /host/var/lib/calico/.nodename.tmp", "/host/var/lib/calico/nodename");
+        // The plugin's nodename_file is the node's name, from the pod's spec, on the host path the daemon reads.
+        JsonNode install = Rendered.container(r.get("DaemonSet", "calico-node"), "install-cni");
+        assertThat(install.path("env").toString()).contains("\"name\":\"NODENAME\"", "\"fieldPath\":\"spec.nodeName\"");
+        assertThat(install.path("volumeMounts").toString()).contains("\"mountPath\":\"/host/var/lib/calico\"");
+        assertThat(conflist).contains("\"nodename_file\": \"/var/lib/calico/nodename\"");
         assertThat(r.get("Secret", "calico-cni-plugin-token").path("metadata").path("annotations")
                 .path("kubernetes.io/service-account.name").asText()).isEqualTo("calico-cni-plugin");
     }

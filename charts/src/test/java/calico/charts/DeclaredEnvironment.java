@@ -34,6 +34,9 @@ final class DeclaredEnvironment {
     private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([A-Z][A-Z0-9_]*)[:}]");
     private static final Pattern LITERAL = Pattern.compile("\"([A-Z][A-Z0-9_]+)\"");
 
+    /** Not a module: install-cni runs the chart's own script, which declares what it reads as ${NAME}. */
+    static final String INSTALL_SCRIPT = "charts/calico/templates/calico-node-config.yaml";
+
     /** Each chart container → the module whose process it runs. */
     static final Map<String, String> MODULE_OF_CONTAINER = Map.of(
             "felix", "felix-service",
@@ -44,7 +47,8 @@ final class DeclaredEnvironment {
             "calico-kube-controllers", "controllers-service",
             "calico-apiserver", "apiserver-service",
             "goldmane", "goldmane-service",
-            "whisker", "whisker-backend");
+            "whisker", "whisker-backend",
+            "install-cni", INSTALL_SCRIPT);
 
     /**
      * Each module's names and health port, read once: every rendered variant checks every
@@ -53,7 +57,7 @@ final class DeclaredEnvironment {
     private static final Map<String, Set<String>> DECLARED = MODULE_OF_CONTAINER.values().stream().distinct()
             .collect(Collectors.toUnmodifiableMap(m -> m, DeclaredEnvironment::declared));
     private static final Map<String, HealthPort> HEALTH_PORTS = MODULE_OF_CONTAINER.values().stream().distinct()
-            .filter(m -> Files.exists(applicationYml(m)))
+            .filter(m -> !m.equals(INSTALL_SCRIPT) && Files.exists(applicationYml(m)))
             .flatMap(m -> readHealthPort(m).stream().map(h -> Map.entry(m, h)))
             .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue));
 
@@ -72,6 +76,11 @@ final class DeclaredEnvironment {
     private static Set<String> declared(String module) {
         Path root = Helm.ROOT;
         SortedSet<String> names = new TreeSet<>();
+        if (module.equals(INSTALL_SCRIPT)) {
+            String config = read(root.resolve(INSTALL_SCRIPT));
+            collect(PLACEHOLDER, config.substring(config.indexOf("install.sh:")), names);
+            return Collections.unmodifiableSortedSet(names);
+        }
         if (module.equals("cni-plugin")) {
             for (String source : new String[] {
                     "cni-plugin/src/main/java/calico/cni/Main.java",
