@@ -33,6 +33,13 @@ if [[ ${CALICO_TEST_IMAGES:-1} == 1 ]]; then
     image_args=(-Pimages "${image_args[@]}")
     echo "the images are built and tested by charts' ChartImagesTest (CALICO_TEST_IMAGES=0 skips them)"
 fi
+# charts' ChartNodeTest: calico-node on a real kubelet (containerd, runc, kubelet on this machine)
+# with the images above; opt-in, several minutes (charts/DESIGN.md): CALICO_TEST_NODE=1.
+if [[ ${CALICO_TEST_NODE:-0} == 1 ]]; then
+    ((${#image_args[@]} > 0)) || { echo "CALICO_TEST_NODE=1 needs the images (CALICO_TEST_IMAGES=1)" >&2; exit 1; }
+    export CALICO_TEST_NODE
+    echo "charts' ChartNodeTest runs calico-node on a real kubelet (CALICO_TEST_NODE=1)"
+fi
 # sed -n reads all its input, so the version commands never die of SIGPIPE under pipefail.
 java -version 2>&1 | sed -n 1p
 mvn -B -v 2>/dev/null | sed -n '1{s/\x1b\[[0-9;]*m//g;p}'

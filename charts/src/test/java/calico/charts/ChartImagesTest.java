@@ -278,7 +278,7 @@ class ChartImagesTest {
         return out;
     }
 
-    private static String chartAppVersion() {
+    static String chartAppVersion() {
         try {
             Matcher m = Pattern.compile("(?m)^appVersion:\\s*\"?([^\"\\s]+)\"?")
                     .matcher(Files.readString(Helm.CHART.resolve("Chart.yaml")));
