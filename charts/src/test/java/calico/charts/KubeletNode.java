@@ -67,6 +67,7 @@ final class KubeletNode implements AutoCloseable {
     private final Deque<AutoCloseable> undo = new ArrayDeque<>();
     private final Thread hook = new Thread(this::close, "kubelet-node-cleanup");
     private NetNs ns;
+    /** The node's address on eth0: its InternalIP, which calico-node's start-up autodetects. */
     private String address;
     private Process mountHolder;
     private Process containerd;
@@ -102,11 +103,6 @@ final class KubeletNode implements AutoCloseable {
 
     String name() {
         return ns.name();
-    }
-
-    /** The node's address (its InternalIP, calico-node's autodetected address). */
-    String address() {
-        return address;
     }
 
     /** {@code node-pod} built for this machine: the same binary as in {@link #POD_IMAGE}. */
