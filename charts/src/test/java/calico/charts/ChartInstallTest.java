@@ -50,7 +50,7 @@ class ChartInstallTest {
         String kubeconfig = KUBE.kubeconfig().toString();
 
         Helm.run("install", "calico", Helm.CHART.toString(), "--kubeconfig", kubeconfig,
-                "--namespace", NS, "--create-namespace").ok();
+                "--namespace", NS, "--create-namespace", "--set", "tls.enabled=true").ok();
         Rendered installed = Rendered.parse(Helm.run("get", "manifest", "calico", "--kubeconfig", kubeconfig,
                 "--namespace", NS).ok().stdout());
         assertThat(installed.objects()).hasSizeGreaterThan(30);
@@ -73,13 +73,18 @@ class ChartInstallTest {
 
         String token = secret(cp, "whisker-token", "token");
         String ca = secret(cp, "calico-apiserver-certs", "ca\\.crt");
+        String typhaCert = secret(cp, "calico-typha-tls", "tls\\.crt");
+        String nodeCert = secret(cp, "calico-node-tls", "tls\\.crt");
         Helm.run("upgrade", "calico", Helm.CHART.toString(), "--kubeconfig", kubeconfig, "--namespace", NS,
-                "--set", "typha.expectedNodes=1000", "--set", "networkPolicies=false").ok();
+                "--set", "typha.expectedNodes=1000", "--set", "networkPolicies=false", "--set", "tls.enabled=true").ok();
         assertThat(cp.kubectl("get", "deployment", "calico-typha", "-n", NS, "-o", "jsonpath={.spec.replicas}")).isEqualTo("5");
         assertThat(cp.kubectl("get", "networkpolicies", "-n", NS, "-o", "name")).isBlank();
         assertThat(secret(cp, "whisker-token", "token")).as("whisker's token kept").isEqualTo(token);
         assertThat(secret(cp, "calico-apiserver-certs", "ca\\.crt")).as("the API server's CA kept").isEqualTo(ca);
         assertThat(cp.kubectl("get", "apiservice", "v3.projectcalico.org", "-o", "jsonpath={.spec.caBundle}")).isEqualTo(ca);
+        assertThat(typhaCert).isNotBlank();
+        assertThat(secret(cp, "calico-typha-tls", "tls\\.crt")).as("typha's certificate kept").isEqualTo(typhaCert);
+        assertThat(secret(cp, "calico-node-tls", "tls\\.crt")).as("the node's certificate kept").isEqualTo(nodeCert);
 
         Helm.run("uninstall", "calico", "--kubeconfig", kubeconfig, "--namespace", NS).ok();
         for (JsonNode o : installed.objects()) {
