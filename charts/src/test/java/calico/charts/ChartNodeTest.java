@@ -16,10 +16,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The chart on a real node ({@link KubeletNode}: containerd, runc and kubelet on this machine):
- * {@code helm install} with the node's images imported into containerd; calico-node turns Ready
- * on the kubelet; pods started by the kubelet get their addresses from the IP pool through our
- * CNI plugin and are reachable from the node; then a Kubernetes NetworkPolicy admits one client
- * pod and drops another's packets.
+ * {@code helm install} with the node's images imported into containerd and felix talking to typha
+ * over mutual TLS ({@code tls.enabled}); calico-node turns Ready on the kubelet; pods started by
+ * the kubelet get their addresses from the IP pool through our CNI plugin and are reachable from
+ * the node; then a Kubernetes NetworkPolicy admits one client pod and drops another's packets.
  *
  * <p>Opt-in ({@code CALICO_TEST_NODE=1}) and in profile {@code images} (it needs
  * {@code scripts/images.sh build}'s archives): minutes of four JVMs starting on 2 cores.
@@ -51,7 +51,9 @@ class ChartNodeTest {
             Helm.run("install", "calico", Helm.CHART.toString(), "--kubeconfig", KUBE.kubeconfig().toString(),
                     "--namespace", NS, "--create-namespace", "--set", "bgp.enabled=false", "--set", "typha.replicas=1",
                     "--set", "apiserver.enabled=false", "--set", "goldmane.enabled=false",
-                    "--set", "whisker.enabled=false", "--set", "networkPolicies=false").ok();
+                    "--set", "whisker.enabled=false", "--set", "networkPolicies=false",
+                    // felix to typha over mutual TLS with the chart's certificates
+                    "--set", "tls.enabled=true").ok();
             // kubectl wait watches: one process for the whole wait, no polling.
             kubectlWait(node, Duration.ofMinutes(2), "--for=create", "pod", "-n", NS, "-l", "k8s-app=calico-node");
             kubectlWait(node, Duration.ofMinutes(12), "--for=condition=Ready", "pod", "-n", NS, "-l", "k8s-app=calico-node");

@@ -1,6 +1,7 @@
 package calico.libcalico.typha;
 
 import calico.libcalico.tls.CaTrust;
+import calico.libcalico.tls.PemKey;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.TlsChannelCredentials;
@@ -32,7 +33,7 @@ public final class TyphaClientTls {
         ChannelCredentials creds;
         try {
             creds = TlsChannelCredentials.newBuilder()
-                    .keyManager(certFile.toFile(), keyFile.toFile())
+                    .keyManager(java.nio.file.Files.newInputStream(certFile), PemKey.pkcs8(keyFile))
                     .trustManager(new IdentityTrustManager(CaTrust.load(caFile), expectedServer))
                     .build();
         } catch (IOException e) {

@@ -1,5 +1,6 @@
 package calico.typha.server;
 
+import calico.libcalico.tls.PemKey;
 import calico.libcalico.typha.PeerIdentity;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
@@ -30,7 +31,9 @@ public final class TyphaTls {
     public static ServerCredentials serverCredentials(String caFile, String certFile, String keyFile) {
         try {
             return TlsServerCredentials.newBuilder()
-                    .keyManager(new File(certFile), new File(keyFile))
+                    // PKCS#1 keys too (Helm's, Go's), as Calico's typha reads them
+                    .keyManager(java.nio.file.Files.newInputStream(java.nio.file.Path.of(certFile)),
+                            PemKey.pkcs8(java.nio.file.Path.of(keyFile)))
                     .trustManager(new File(caFile))
                     .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE)
                     .build();
