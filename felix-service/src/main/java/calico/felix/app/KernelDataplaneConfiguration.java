@@ -59,6 +59,6 @@ public class KernelDataplaneConfiguration {
         return new KernelDataplane(netns,
                 new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns), properties.bpfFs()), metrics,
                 java.util.Optional.of(new calico.felix.dataplane.mtu.MtuFile(properties.mtuFile())),
-                new WireguardHost(properties.hostname(), WireguardHost.socketDirFor(netns), keys));
+                new WireguardHost(properties.hostname(), WireguardHost.socketDirFor(netns), keys, keys::acceptV6));
     }
 }

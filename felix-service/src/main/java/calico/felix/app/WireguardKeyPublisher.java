@@ -18,9 +18,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Publishes this node's WireGuard public key on its Node, as Calico's felix does:
- * {@code status.wireguardPublicKey} (on the kubernetes datastore libcalico writes it as the
- * Node's {@code projectcalico.org/WireguardPublicKey} annotation), removed when WireGuard is off.
+ * Publishes this node's WireGuard public keys on its Node, as Calico's felix does:
+ * {@code status.wireguardPublicKey} and {@code status.wireguardPublicKeyV6} (on the kubernetes
+ * datastore libcalico writes them as the Node's {@code projectcalico.org/WireguardPublicKey} and
+ * {@code projectcalico.org/WireguardPublicKeyV6} annotations), each removed when its family's
+ * WireGuard is off; a family not told yet leaves the Node's value as it is.
  * Told by the dataplane thread ({@link #accept}, never blocks); writes on a thread of its own, the
  * latest key only, retrying with a growing delay while the datastore fails, the Node does not
  * exist yet, or another writer won the update (the rest of the status is kept). With WireGuard
@@ -42,8 +44,10 @@ final class WireguardKeyPublisher implements Consumer<String>, AutoCloseable {
     });
     /** Confined to {@link #thread}. */
     private Datastore datastore;
-    /** The key to publish, empty for none; written by {@link #accept}, read by the thread. */
+    /** The key to publish, empty for none, null before told (the Node's value is left); written by {@link #accept}. */
     private volatile Optional<String> wanted;
+    /** Likewise the IPv6 key ({@link #acceptV6}). */
+    private volatile Optional<String> wantedV6;
     private long generation;
     /** Whether this process ever wrote a key: only then is a withdrawal worth retrying. */
     private boolean publishedAny;
@@ -60,36 +64,46 @@ final class WireguardKeyPublisher implements Consumer<String>, AutoCloseable {
         thread.execute(() -> publish(++generation, FIRST_RETRY));
     }
 
+    /** The IPv6 key ({@code status.wireguardPublicKeyV6}; {@code projectcalico.org/WireguardPublicKeyV6} on KDD). */
+    public void acceptV6(String publicKey) {
+        wantedV6 = Optional.ofNullable(publicKey);
+        thread.execute(() -> publish(++generation, FIRST_RETRY));
+    }
+
     private void publish(long gen, Duration delay) {
         if (gen != generation) {
             return; // a newer key came: its own task publishes it
         }
         Optional<String> key = wanted;
+        Optional<String> keyV6 = wantedV6;
+        boolean anyKey = key != null && key.isPresent() || keyV6 != null && keyV6.isPresent();
         try {
             if (datastore == null) {
                 datastore = datastores.get();
             }
             Optional<Node> node = datastore.get(ResourceKey.of(ResourceKind.NODE, hostname)).map(Node.class::cast);
             if (node.isEmpty()) {
-                if (key.isPresent() || publishedAny) {
+                if (anyKey || publishedAny) {
                     retry(gen, delay, "Node " + hostname + " does not exist yet");
                 }
                 return; // no Node, no stale key on it
             }
             Node now = node.get();
             NodeStatus status = now.status() == null ? new NodeStatus(null, null, null) : now.status();
-            if (Objects.equals(status.wireguardPublicKey(), key.orElse(null))) {
+            String v4 = key == null ? status.wireguardPublicKey() : key.orElse(null);
+            String v6 = keyV6 == null ? status.wireguardPublicKeyV6() : keyV6.orElse(null);
+            if (Objects.equals(status.wireguardPublicKey(), v4) && Objects.equals(status.wireguardPublicKeyV6(), v6)) {
                 return;
             }
-            datastore.update(now.withStatus(new NodeStatus(key.orElse(null), status.wireguardPublicKeyV6(),
-                    status.podCIDRs())));
-            publishedAny |= key.isPresent();
-            log.info("WireGuard public key of node {} {}", hostname, key.map(k -> "published: " + k).orElse("withdrawn"));
+            datastore.update(now.withStatus(new NodeStatus(v4, v6, status.podCIDRs())));
+            publishedAny |= anyKey;
+            log.info("WireGuard public keys of node {}: IPv4 {}, IPv6 {}", hostname, v4 == null ? "none" : v4,
+                    v6 == null ? "none" : v6);
         } catch (DatastoreException.Conflict e) {
             thread.execute(() -> publish(gen, delay)); // read the Node again and redo the change
         } catch (RuntimeException e) {
             closeDatastore();
-            if (key.isEmpty() && !publishedAny) {
+            if (!anyKey && !publishedAny) {
                 // WireGuard off from the start: a stale key is withdrawn when the datastore answers,
                 // but a felix without one (through typha) is not kept retrying for it.
                 log.info("WireGuard is off; a key left on Node {} was not checked: {}", hostname, e.getMessage());

@@ -65,6 +65,10 @@ public sealed interface DataplaneUpdate {
         R wireguardEndpointUpdate(WireguardEndpointUpdate u);
 
         R wireguardEndpointRemove(WireguardEndpointRemove u);
+
+        R wireguardEndpointV6Update(WireguardEndpointV6Update u);
+
+        R wireguardEndpointV6Remove(WireguardEndpointV6Remove u);
         R vtepUpdate(VtepUpdate u);
 
         R vtepRemove(VtepRemove u);
@@ -189,6 +193,29 @@ public sealed interface DataplaneUpdate {
         @Override
         public <R> R accept(Visitor<R> v) {
             return v.wireguardEndpointRemove(this);
+        }
+    }
+
+    /**
+     * A node's IPv6 WireGuard identity (Calico's {@code WireguardEndpointV6Update}): sent for every
+     * node, this one included, that has an IPv6 public key or an IPv6 WireGuard interface address.
+     *
+     * @param publicKeyV6          {@code status.wireguardPublicKeyV6} (base64), {@code null} when none
+     *                             (or not a 32-byte key: logged, never guessed)
+     * @param interfaceIpv6Address {@code spec.wireguard.interfaceIPv6Address} (bare), {@code null} when none
+     */
+    record WireguardEndpointV6Update(String hostname, String publicKeyV6, String interfaceIpv6Address)
+            implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.wireguardEndpointV6Update(this);
+        }
+    }
+
+    record WireguardEndpointV6Remove(String hostname) implements DataplaneUpdate {
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.wireguardEndpointV6Remove(this);
         }
     }
 

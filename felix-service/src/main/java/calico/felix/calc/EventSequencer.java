@@ -95,6 +95,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     private final Trio<String, DataplaneUpdate> pools = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> routes = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> wireguard = new Trio<>(true);
+    private final Trio<String, DataplaneUpdate> wireguardV6 = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> vteps = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> ipipTunnel = new Trio<>(true);
     private final Trio<String, DataplaneUpdate.FlowLookup> lookups = new Trio<>(true);
@@ -221,6 +222,10 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
             wireguard.update(w.hostname(), w);
         } else if (u instanceof DataplaneUpdate.WireguardEndpointRemove w) {
             wireguard.remove(w.hostname());
+        } else if (u instanceof DataplaneUpdate.WireguardEndpointV6Update w) {
+            wireguardV6.update(w.hostname(), w);
+        } else if (u instanceof DataplaneUpdate.WireguardEndpointV6Remove w) {
+            wireguardV6.remove(w.hostname());
         } else if (u instanceof DataplaneUpdate.VtepUpdate v) {
             vteps.update(v.node(), v);
         } else if (u instanceof DataplaneUpdate.VtepRemove v) {
@@ -285,6 +290,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         ipipTunnel.flushUpdates(batch); // tunl0's address, like a VTEP, before the routes
         routes.flushUpdates(batch);
         wireguard.flushUpdates(batch);
+        wireguardV6.flushUpdates(batch);
         // Flow-log lookups: no dataplane state depends on them or they on it.
         lookups.flushUpdates(batch);
         lookups.flushRemoves(batch, DataplaneUpdate.FlowLookupRemove::new);
@@ -292,6 +298,7 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         // the policies and profiles they referred to; those before the IP sets their rules used.
         routes.flushRemoves(batch, DataplaneUpdate.RouteRemove::new);
         wireguard.flushRemoves(batch, DataplaneUpdate.WireguardEndpointRemove::new);
+        wireguardV6.flushRemoves(batch, DataplaneUpdate.WireguardEndpointV6Remove::new);
         vteps.flushRemoves(batch, DataplaneUpdate.VtepRemove::new);
         ipipTunnel.flushRemoves(batch, DataplaneUpdate.IpipTunnelAddressRemove::new);
         pools.flushRemoves(batch, DataplaneUpdate.IpPoolRemove::new);

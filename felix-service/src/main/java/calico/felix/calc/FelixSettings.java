@@ -1,6 +1,7 @@
 package calico.felix.calc;
 
 import calico.api.model.FelixConfigurationSpec.ProtoPort;
+import calico.api.model.FelixConfigurationSpec.RouteTableRange;
 import calico.api.model.Port;
 import java.time.Duration;
 import java.util.List;
@@ -33,6 +34,10 @@ import java.util.Optional;
  * @param requireMtuFile    {@code requireMTUFile}: felix is not ready while the MTU file cannot be written
  * @param routeSource       {@code CalicoIPAM} (routes per IPAM block, Calico's default) or {@code WorkloadIPs}
  *                          (routes per workload address)
+ * @param wireguardListeningPortV6 {@code wireguardListeningPortV6}
+ * @param wireguardInterfaceNameV6 {@code wireguardInterfaceNameV6}
+ * @param routeTableRanges  the routing tables felix may use ({@code routeTableRanges}, else the deprecated
+ *                          {@code routeTableRange}, else Calico's 1-250); see {@link #wireguardTableIndex}
  * @param effective         every setting in its printed form, for display only (the admin API's
  *                          {@code /config}); read settings through the components above
  */
@@ -88,6 +93,9 @@ public record FelixSettings(
         int wireguardMtuV6,
         boolean requireMtuFile,
         String routeSource,
+        int wireguardListeningPortV6,
+        String wireguardInterfaceNameV6,
+        List<RouteTableRange> routeTableRanges,
         Map<String, String> effective) {
 
     public FelixSettings {
@@ -97,6 +105,8 @@ public record FelixSettings(
         }
         failsafeInboundHostPorts = List.copyOf(failsafeInboundHostPorts);
         failsafeOutboundHostPorts = List.copyOf(failsafeOutboundHostPorts);
+        routeTableRanges = routeTableRanges == null || routeTableRanges.isEmpty() ? DEFAULT_ROUTE_TABLES
+                : List.copyOf(routeTableRanges);
         flowLogsGoldmaneServer = flowLogsGoldmaneServer == null ? "" : flowLogsGoldmaneServer.strip();
         effective = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(effective));
     }
@@ -108,6 +118,43 @@ public record FelixSettings(
      */
     public boolean flowLogsEnabled() {
         return !flowLogsGoldmaneServer.isEmpty();
+    }
+
+    /** Calico's route table range when neither {@code routeTableRanges} nor {@code routeTableRange} is set. */
+    static final List<RouteTableRange> DEFAULT_ROUTE_TABLES = List.of(new RouteTableRange(1, 250));
+    /** Tables felix never allocates (local, main, default), as Calico reserves them. */
+    private static final int RESERVED_MIN = 253;
+    private static final int RESERVED_MAX = 255;
+
+    /**
+     * {@return the routing table of IPv4 WireGuard}: the first index of {@link #routeTableRanges}
+     * outside the kernel's reserved 253-255, as Calico's felix allocates it (always, whether or not
+     * WireGuard is on, so that a disabled WireGuard's table can be tidied); 1 by default; 0 when
+     * the ranges hold no usable table.
+     */
+    public long wireguardTableIndex() {
+        return routeTableIndex(0);
+    }
+
+    /** {@return the routing table of IPv6 WireGuard}: the second index allocated as above; 2 by default, 0 when there is none. */
+    public long wireguardTableIndexV6() {
+        return routeTableIndex(1);
+    }
+
+    /** The {@code n}-th (0-based) usable table index of the ranges; 0 when they hold too few (Calico then leaves that WireGuard off). */
+    private long routeTableIndex(int n) {
+        int seen = 0;
+        for (RouteTableRange r : routeTableRanges) {
+            for (long i = Math.max(1, r.min()); i <= r.max(); i++) {
+                if (i >= RESERVED_MIN && i <= RESERVED_MAX) {
+                    continue;
+                }
+                if (seen++ == n) {
+                    return i;
+                }
+            }
+        }
+        return 0;
     }
 
     /** {@return whether natOutgoing traffic to Calico hosts' addresses stays unmasqueraded} ({@code IPPoolsAndHostIPs}) */
@@ -184,6 +231,9 @@ public record FelixSettings(
                 r.integer("wireguardMTUV6"),
                 r.bool("requireMTUFile"),
                 r.text("routeSource"),
+                r.integer("wireguardListeningPortV6"),
+                r.text("wireguardInterfaceNameV6"),
+                r.tableRanges(),
                 values);
     }
 
@@ -240,6 +290,18 @@ public record FelixSettings(
 
         Duration duration(String field) {
             return GoDurations.parse(text(field));
+        }
+
+        /** {@code routeTableRanges}, else the deprecated {@code routeTableRange}, else none (Calico's default). */
+        List<RouteTableRange> tableRanges() {
+            List<String> ranges = list("routeTableRanges");
+            if (ranges.isEmpty()) {
+                ranges = list("routeTableRange");
+            }
+            return ranges.stream().map(t -> {
+                int dash = t.indexOf('-');
+                return new RouteTableRange(Integer.parseInt(t.substring(0, dash)), Integer.parseInt(t.substring(dash + 1)));
+            }).toList();
         }
     }
 

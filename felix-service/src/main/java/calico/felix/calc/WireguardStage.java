@@ -14,8 +14,10 @@ import org.slf4j.LoggerFactory;
  * (Calico's WireGuard endpoint updates), keyed by node name: the node's published public key
  * ({@code status.wireguardPublicKey}; on the kubernetes datastore libcalico reads it from the
  * Node's {@code projectcalico.org/WireguardPublicKey} annotation) and its WireGuard interface
- * address. A node with neither is removed; a key that is not 32 bytes of base64 counts as none
- * (logged), so no peer is ever built from it.
+ * address; and likewise {@link DataplaneUpdate.WireguardEndpointV6Update}/{@code WireguardEndpointV6Remove}
+ * from {@code status.wireguardPublicKeyV6} ({@code projectcalico.org/WireguardPublicKeyV6}) and
+ * {@code spec.wireguard.interfaceIPv6Address}. A node with neither (of a family) is removed (for that
+ * family); a key that is not 32 bytes of base64 counts as none (logged), so no peer is ever built from it.
  */
 public final class WireguardStage {
 
@@ -23,6 +25,7 @@ public final class WireguardStage {
 
     private final InfraListener out;
     private final Map<String, DataplaneUpdate.WireguardEndpointUpdate> sent = new HashMap<>();
+    private final Map<String, DataplaneUpdate.WireguardEndpointV6Update> sentV6 = new HashMap<>();
 
     public WireguardStage(InfraListener out) {
         this.out = out;
@@ -34,14 +37,21 @@ public final class WireguardStage {
 
     private void onUpdate(Update update) {
         String name = update.key().name();
-        DataplaneUpdate.WireguardEndpointUpdate next = update.value() instanceof Node node ? endpoint(name, node) : null;
+        Node node = update.value() instanceof Node n ? n : null;
+        emit(name, node == null ? null : endpoint(name, node), sent, DataplaneUpdate.WireguardEndpointRemove::new);
+        emit(name, node == null ? null : endpointV6(name, node), sentV6, DataplaneUpdate.WireguardEndpointV6Remove::new);
+    }
+
+    /** Sends {@code next} (null: the remove) for {@code name} when it differs from what was sent. */
+    private <U extends DataplaneUpdate> void emit(String name, U next, Map<String, U> sentOfFamily,
+                                                 java.util.function.Function<String, DataplaneUpdate> remove) {
         if (next == null) {
-            if (sent.remove(name) != null) {
-                out.onInfraUpdate(new DataplaneUpdate.WireguardEndpointRemove(name));
+            if (sentOfFamily.remove(name) != null) {
+                out.onInfraUpdate(remove.apply(name));
             }
             return;
         }
-        if (!next.equals(sent.put(name, next))) {
+        if (!next.equals(sentOfFamily.put(name, next))) {
             out.onInfraUpdate(next);
         }
     }
@@ -52,6 +62,14 @@ public final class WireguardStage {
                 : HostMetadataStage.bareAddress(name, "wireguard.interfaceIPv4Address",
                         node.spec().wireguard().interfaceIPv4Address(), 4);
         return key == null && addr == null ? null : new DataplaneUpdate.WireguardEndpointUpdate(name, key, addr);
+    }
+
+    private static DataplaneUpdate.WireguardEndpointV6Update endpointV6(String name, Node node) {
+        String key = node.status() == null ? null : validKey(name, node.status().wireguardPublicKeyV6());
+        String addr = node.spec() == null || node.spec().wireguard() == null ? null
+                : HostMetadataStage.bareAddress(name, "wireguard.interfaceIPv6Address",
+                        node.spec().wireguard().interfaceIPv6Address(), 6);
+        return key == null && addr == null ? null : new DataplaneUpdate.WireguardEndpointV6Update(name, key, addr);
     }
 
     static String validKey(String node, String text) {
@@ -65,7 +83,7 @@ public final class WireguardStage {
         } catch (IllegalArgumentException e) {
             // below
         }
-        log.warn("Node {} status.wireguardPublicKey \"{}\" is not a 32-byte base64 key; treated as unset", node, text);
+        log.warn("Node {} WireGuard public key \"{}\" is not a 32-byte base64 key; treated as unset", node, text);
         return null;
     }
 }

@@ -125,6 +125,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
     private Sysctls sysctls;
     private RouteManager routes;
     private WireguardRunner wireguard;
+    /** IPv6 WireGuard ({@code wireguardEnabledV6}): its own device, key, table and runner. */
+    private WireguardRunner wireguardV6;
     private RemoteRouteManager remoteRoutes;
     /** The IPv6 routes to other nodes and {@code vxlan-v6.calico}: the same manager for the other family. */
     private RemoteRouteManager remoteRoutesV6;
@@ -194,6 +196,11 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                         () -> mtu.current().orElseThrow(
                                 () -> new IllegalStateException("WireGuard device MTU: no configuration yet")).wireguard()),
                         thread, model, this::record);
+                wireguardV6 = new WireguardRunner(new WireguardManager(netlink, sysctls, model, wireguardHost,
+                        () -> calico.dataplane.wireguard.WireguardBackend.choose(prefix, wireguardHost.socketDir()),
+                        () -> mtu.current().orElseThrow(
+                                () -> new IllegalStateException("WireGuard device MTU: no configuration yet")).wireguardV6(),
+                        IpFamily.V6), thread, model, this::record);
                 // The VXLAN device's MTU is the one MTU calculation's (updateMtu runs before the routes).
                 remoteRoutes = new RemoteRouteManager(netlink, model, IpFamily.V4,
                         () -> mtu.current().orElseThrow(
@@ -368,7 +375,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             }
             needResync.clear();
             // Its failures are recorded and retried on their own.
-            wireguard.apply(resync, batch.stream().anyMatch(WireguardManager::reads));
+            boolean wireguardInputs = batch.stream().anyMatch(WireguardManager::reads);
+            wireguard.apply(resync, wireguardInputs);
+            wireguardV6.apply(resync, wireguardInputs);
             if (policy != null) {
                 policy.problems().forEach(this::record); // unresolved until an apply leaves none
             }
@@ -457,6 +466,7 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             board.linkUpdate();
             if (u.deleted()) {
                 wireguard.onLinkDeleted(u.name());
+                wireguardV6.onLinkDeleted(u.name());
             }
             for (RemoteRouteManager m : remoteRouteManagers()) {
                 if (u.name().equals(RemoteRoutes.vxlanDevice(m.family())) && model.inSync() && m.lastPlan().isPresent()) {
@@ -508,10 +518,14 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
         int ipipBefore = mtu.current().map(Mtus::ipip).orElse(0);
         int vxlanV6Before = mtu.current().map(Mtus::vxlanV6).orElse(0);
         int wireguardBefore = mtu.current().map(Mtus::wireguard).orElse(0);
+        int wireguardV6Before = mtu.current().map(Mtus::wireguardV6).orElse(0);
         updateMtu();
         int vxlanNow = mtu.current().map(Mtus::vxlan).orElse(0);
         if (mtu.current().map(Mtus::wireguard).orElse(0) != wireguardBefore) {
             wireguard.apply(false, true); // records its own failures
+        }
+        if (mtu.current().map(Mtus::wireguardV6).orElse(0) != wireguardV6Before) {
+            wireguardV6.apply(false, true);
         }
         int vxlanV6Now = mtu.current().map(Mtus::vxlanV6).orElse(0);
         if (mtu.current().map(Mtus::ipip).orElse(0) != ipipBefore) {
@@ -643,6 +657,9 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             thread.run(() -> {
                 refresher.stop();
                 switcher.close(); // our rules stay in the kernel, as when felix restarts
+                if (wireguardV6 != null) {
+                    wireguardV6.close();
+                }
                 if (wireguard != null) {
                     wireguard.close();
                 }

@@ -241,6 +241,22 @@ class ConfigResolverTest {
     }
 
     @Test
+    void wireguardTablesAreTheFirstTwoUsableIndicesOfTheRouteTableRanges() {
+        FelixSettings d = FelixSettings.defaults();
+        assertThat(List.of(d.wireguardTableIndex(), d.wireguardTableIndexV6())).containsExactly(1L, 2L);
+        assertThat(List.of(d.wireguardListeningPortV6(), (Object) d.wireguardInterfaceNameV6()))
+                .containsExactly(51821, "wg-v6.cali");
+        // The kernel's 253-255 are skipped; ranges are walked in order.
+        FelixSettings ranges = FelixSettings.from(Map.of("routeTableRanges", "252-254,300-310"));
+        assertThat(List.of(ranges.wireguardTableIndex(), ranges.wireguardTableIndexV6())).containsExactly(252L, 300L);
+        // The deprecated single range counts when routeTableRanges is unset; one table leaves IPv6 none (0).
+        FelixSettings one = FelixSettings.from(Map.of("routeTableRange", "7-7"));
+        assertThat(List.of(one.wireguardTableIndex(), one.wireguardTableIndexV6())).containsExactly(7L, 0L);
+        List<String> problems = ConfigResolver.validateEnvironment(Map.of("FELIX_ROUTETABLERANGES", "9-3"));
+        assertThat(String.join("\n", problems)).contains("FELIX_ROUTETABLERANGES");
+    }
+
+    @Test
     void anInvalidEnvironmentValueIsLoggedOnceWithItsVariable() {
         try (LogCapture logs = new LogCapture(ConfigResolver.class)) {
             start(Map.of("FELIX_HEALTHPORT", "abc"));

@@ -68,6 +68,12 @@ final class InfraRecorder implements InfraListener {
         if (u instanceof DataplaneUpdate.WireguardEndpointRemove w) {
             return "wireguard:" + w.hostname();
         }
+        if (u instanceof DataplaneUpdate.WireguardEndpointV6Update w) {
+            return "wireguard-v6:" + w.hostname();
+        }
+        if (u instanceof DataplaneUpdate.WireguardEndpointV6Remove w) {
+            return "wireguard-v6:" + w.hostname();
+        }
         if (u instanceof DataplaneUpdate.IpPoolUpdate p) {
             return "pool:" + p.name();
         }

@@ -58,4 +58,18 @@ class WireguardStageTest {
     void nodesWithoutWireguardAreNeverSent() {
         assertThat(run(set(node("a", null, null)), deleted(ResourceKind.NODE, "a"))).isEmpty();
     }
+
+    @Test
+    void theIpv6KeyAndAddressAreAnEndpointOfTheirOwn() {
+        NodeSpec spec = new NodeSpec(new NodeSpec.BGP(null, "10.0.0.1/24", "fd00::1/64", null, null), null, null, null,
+                null, null, new NodeSpec.Wireguard(null, "fd00:244::9"), null, null);
+        Node dual = new Node(ObjectMeta.named("a"), spec, new NodeStatus(null, KEY, null));
+        Node v4Only = new Node(ObjectMeta.named("a"), new NodeSpec(spec.bgp(), null, null, null, null, null, null, null,
+                null), new NodeStatus(KEY, null, null));
+        assertThat(run(set(dual), set(dual), set(v4Only), deleted(ResourceKind.NODE, "a")))
+                .containsExactly(new DataplaneUpdate.WireguardEndpointV6Update("a", KEY, "fd00:244::9"),
+                        new WireguardEndpointUpdate("a", KEY, null),
+                        new DataplaneUpdate.WireguardEndpointV6Remove("a"),
+                        new WireguardEndpointRemove("a"));
+    }
 }

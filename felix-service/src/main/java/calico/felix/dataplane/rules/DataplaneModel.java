@@ -100,6 +100,7 @@ public final class DataplaneModel {
     private final Map<String, HostMetadataUpdate> hosts = new TreeMap<>();
     private final Map<String, RouteUpdate> routes = new TreeMap<>();
     private final Map<String, WireguardEndpointUpdate> wireguardEndpoints = new TreeMap<>();
+    private final Map<String, DataplaneUpdate.WireguardEndpointV6Update> wireguardEndpointsV6 = new TreeMap<>();
     private final Map<String, DataplaneUpdate.VtepUpdate> vteps = new TreeMap<>();
     /** This node's IPIP tunnel address (at most one entry: only this node's is sent). */
     private final Map<String, DataplaneUpdate.IpipTunnelAddressUpdate> ipipTunnelAddresses = new TreeMap<>();
@@ -419,6 +420,20 @@ public final class DataplaneModel {
             return null;
         }
 
+        @Override
+        public Void wireguardEndpointV6Update(DataplaneUpdate.WireguardEndpointV6Update w) {
+            wireguardEndpointsV6.put(w.hostname(), w);
+            return null;
+        }
+
+        @Override
+        public Void wireguardEndpointV6Remove(DataplaneUpdate.WireguardEndpointV6Remove w) {
+            if (wireguardEndpointsV6.remove(w.hostname()) == null) {
+                violation("remove of unknown IPv6 WireGuard endpoint " + w.hostname());
+            }
+            return null;
+        }
+
         // Flow-log lookups: no dataplane state (flow logs' FlowLookups index them).
 
         @Override
@@ -510,6 +525,11 @@ public final class DataplaneModel {
     /** Nodes' WireGuard public keys and interface addresses, by node name (this node's included). */
     public Map<String, WireguardEndpointUpdate> wireguardEndpoints() {
         return Collections.unmodifiableMap(wireguardEndpoints);
+    }
+
+    /** Nodes' IPv6 WireGuard public keys and interface addresses, by node name (this node's included). */
+    public Map<String, DataplaneUpdate.WireguardEndpointV6Update> wireguardEndpointsV6() {
+        return Collections.unmodifiableMap(wireguardEndpointsV6);
     }
 
     /** VXLAN tunnel endpoints by node name (this node's own included). */

@@ -17,6 +17,7 @@ import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.DataplaneUpdate.WireguardEndpointUpdate;
 import calico.felix.calc.FelixSettings;
 import calico.felix.dataplane.rules.DataplaneModel;
+import calico.felix.dataplane.rules.IpFamily;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -32,11 +33,13 @@ import org.slf4j.LoggerFactory;
  * ({@code wireguardInterfaceName}) with this node's key pair (kept on the device: a device that
  * has a private key keeps it, so restarts of felix keep the published key), the listening port,
  * the firewall mark and one peer per other node ({@link WireguardPlan}); routes to those peers'
- * allowed IPs via the device in routing table {@value #TABLE}; and the rule
- * {@code not fwmark M/M lookup 1} at {@code wireguardRoutingRulePriority}, so every packet the
+ * allowed IPs via the device in the family's routing table (the first index of
+ * {@code routeTableRanges} for IPv4, {@value #TABLE} by default; the second for IPv6); and the rule
+ * {@code not fwmark M/M lookup T} at {@code wireguardRoutingRulePriority}, so every packet the
  * device did not itself send (its encrypted UDP carries mark M) looks in that table first.
- * When {@code wireguardEnabled} is false, the rule, the table's routes and the device go and the
- * published key is withdrawn.
+ * When WireGuard of the family is off, the rule, the table's routes and the device go and the
+ * published key is withdrawn. One manager per family (IPv4: {@code wireguard.cali}, IPv6:
+ * {@code wg-v6.cali}), each with its own device, key pair and table, as Calico's felix runs two.
  *
  * <p>Incremental: {@link #update} compares the plan and settings with the last ones programmed
  * and touches the kernel only on a change; {@link #resync} reads the device, the rule and the
@@ -46,7 +49,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class WireguardManager {
 
-    /** Calico's {@code wireguardRoutingTableIndex} default (not a FelixConfiguration field). */
+    /** The IPv4 table with Calico's default {@code routeTableRanges} (the first index felix allocates). */
     public static final long TABLE = 1;
     /** Calico's {@code RTPROT_FELIX}, as the route manager uses. */
     static final int PROTOCOL_FELIX = 80;
@@ -58,6 +61,9 @@ public final class WireguardManager {
     private final DataplaneModel model;
     private final WireguardHost host;
     private final Supplier<WireguardBackend> backends;
+    private final IpFamily family;
+    /** The table this manager last programmed or cleaned (its routes and rule are removed from it when it changes). */
+    private long programmedTable;
     private WireguardBackend backend;
     private RoutingRules rules;
 
@@ -74,12 +80,26 @@ public final class WireguardManager {
     /** The first outcome (a key, or none) is always told, so a stale key left on the Node goes. */
     private boolean publishedOnce;
 
-    private record Programmed(String device, int port, int fwmark, int priority, int mtu, String address,
+    private record Programmed(String device, int port, int fwmark, int priority, long table, int mtu, String address,
                               WireguardPlan plan) {
     }
 
+    /** IPv4 WireGuard. */
     public WireguardManager(Netlink netlink, Sysctls sysctls, DataplaneModel model, WireguardHost host,
                             Supplier<WireguardBackend> backends, IntSupplier mtu) {
+        this(netlink, sysctls, model, host, backends, mtu, IpFamily.V4);
+    }
+
+    /**
+     * WireGuard of one family: IPv4 ({@code wireguardEnabled}, {@code wireguardInterfaceName},
+     * {@code wireguardListeningPort}, the first table of {@code routeTableRanges}, the Node's
+     * {@code wireguardPublicKey}) or IPv6 ({@code wireguardEnabledV6} with {@code ipv6Support},
+     * {@code wireguardInterfaceNameV6}, {@code wireguardListeningPortV6}, the second table,
+     * {@code wireguardPublicKeyV6}); both share the firewall mark and the rule priority, as in Calico.
+     */
+    public WireguardManager(Netlink netlink, Sysctls sysctls, DataplaneModel model, WireguardHost host,
+                            Supplier<WireguardBackend> backends, IntSupplier mtu, IpFamily family) {
+        this.family = Objects.requireNonNull(family, "family");
         this.mtu = Objects.requireNonNull(mtu, "mtu");
         this.netlink = Objects.requireNonNull(netlink, "netlink");
         this.sysctls = Objects.requireNonNull(sysctls, "sysctls");
@@ -110,6 +130,8 @@ public final class WireguardManager {
     public static boolean reads(DataplaneUpdate u) {
         return u instanceof DataplaneUpdate.HostMetadataUpdate || u instanceof DataplaneUpdate.HostMetadataRemove
                 || u instanceof WireguardEndpointUpdate || u instanceof DataplaneUpdate.WireguardEndpointRemove
+                || u instanceof DataplaneUpdate.WireguardEndpointV6Update
+                || u instanceof DataplaneUpdate.WireguardEndpointV6Remove
                 || u instanceof DataplaneUpdate.RouteUpdate || u instanceof DataplaneUpdate.RouteRemove
                 || u instanceof DataplaneUpdate.ConfigUpdate || u instanceof DataplaneUpdate.InSync;
     }
@@ -134,43 +156,57 @@ public final class WireguardManager {
             return; // the snapshot is incomplete: no peers from half of it, and no removal either
         }
         FelixSettings c = model.config();
-        if (!c.wireguardEnabled() || host.hostname().isEmpty()) {
-            if (c.wireguardEnabled()) {
-                log.warn("wireguardEnabled is true but this dataplane has no node name: WireGuard is not programmed");
+        long table = table(c);
+        boolean enabled = enabled(c) && table != 0;
+        if (programmedTable != 0 && programmedTable != table) {
+            removeTable(programmedTable); // routeTableRanges moved this family's table
+            programmed = null;
+        }
+        if (!enabled || host.hostname().isEmpty()) {
+            boolean tell = !cleanedAtStart || full || programmed != null; // once, and at each refresh
+            if (!tell) {
+                // said already
+            } else if (enabled(c) && table == 0) {
+                log.warn("{} is true but routeTableRanges leave it no routing table: WireGuard ({}) is not programmed",
+                        enabledField(), family);
+            } else if (enabled) {
+                log.warn("{} is true but this dataplane has no node name: WireGuard is not programmed", enabledField());
+            } else if (family == IpFamily.V6 && c.wireguardEnabledV6()) {
+                log.warn("wireguardEnabledV6 is true but ipv6Support is false: IPv6 WireGuard is not programmed");
             }
             if (programmed != null || !cleanedAtStart || full) {
-                removeAll(c.wireguardInterfaceName());
+                removeAll(device(c), table);
             }
             return;
         }
-        if (c.wireguardEnabledV6() && (programmed == null || full)) {
-            log.warn("wireguardEnabledV6 is not supported yet: only IPv4 traffic is encrypted");
-        }
-        if (c.wireguardHostEncryptionEnabled() && (programmed == null || full)) {
+        if (family == IpFamily.V4 && c.wireguardHostEncryptionEnabled() && (programmed == null || full)) {
             log.warn("wireguardHostEncryptionEnabled is not supported yet: only workload traffic is encrypted");
         }
-        String device = c.wireguardInterfaceName();
+        String device = device(c);
+        int port = port(c);
         if (programmedDevice != null && !programmedDevice.equals(device)) {
-            removeAll(programmedDevice);
+            removeAll(programmedDevice, table);
         }
-        WireguardEndpointUpdate own = model.wireguardEndpoints().get(host.hostname());
         int fwmark = firewallMark(c.iptablesMarkMask());
         int keepalive = (int) Math.min(65535, c.wireguardKeepAlive().toSeconds());
-        int mtu = this.mtu.getAsInt(); // the one MTU calculation's: wireguardMTU when set, else host MTU - 60
-        String address = own == null ? null : own.interfaceIpv4Address();
+        int mtu = this.mtu.getAsInt(); // the one MTU calculation's: wireguardMTU(V6) when set, else host MTU - 60 (80)
+        Map<String, WireguardPlan.Endpoint> endpoints = endpoints();
+        WireguardPlan.Endpoint own = endpoints.get(host.hostname());
+        String address = own == null ? null : own.interfaceAddress();
         // With the key known (an incremental update after a success), the plan is made once and compared;
         // otherwise the key is read from the device first, and the plan made with it below.
         WireguardPlan plan = null;
         if (programmed != null && !full) {
-            plan = WireguardPlan.compute(host.hostname(), currentKey, c.wireguardListeningPort(), keepalive,
-                    model.hosts(), model.wireguardEndpoints(), model.routes());
-            if (new Programmed(device, c.wireguardListeningPort(), fwmark, c.wireguardRoutingRulePriority(), mtu,
+            plan = WireguardPlan.compute(family, host.hostname(), currentKey, port, keepalive,
+                    model.hosts(), endpoints, model.routes());
+            if (new Programmed(device, port, fwmark, c.wireguardRoutingRulePriority(), table, mtu,
                     address, plan).equals(programmed)) {
                 return;
             }
         }
         programmed = null; // until this succeeds
         programmedDevice = device;
+        programmedTable = table;
         WireguardBackend wg = backend();
         if (wg.ensureDevice(device)) {
             log.info("Created WireGuard device {} ({})", device, wg.name());
@@ -181,13 +217,13 @@ public final class WireguardManager {
         currentKey = privateKey.publicKey();
         if (plan == null) {
             // Now that the key is known, a node publishing the same key is no peer.
-            plan = WireguardPlan.compute(host.hostname(), currentKey, c.wireguardListeningPort(), keepalive,
-                    model.hosts(), model.wireguardEndpoints(), model.routes());
+            plan = WireguardPlan.compute(family, host.hostname(), currentKey, port, keepalive,
+                    model.hosts(), endpoints, model.routes());
         }
-        Programmed next = new Programmed(device, c.wireguardListeningPort(), fwmark, c.wireguardRoutingRulePriority(),
+        Programmed next = new Programmed(device, port, fwmark, c.wireguardRoutingRulePriority(), table,
                 mtu, address, plan);
         WireguardChange change = WireguardChange.between(now,
-                new WireguardState(privateKey, c.wireguardListeningPort(), fwmark, plan.byKey()));
+                new WireguardState(privateKey, port, fwmark, plan.byKey()));
         wg.apply(device, change);
         if (!change.setPeers().isEmpty() || !change.removePeers().isEmpty()) {
             log.info("WireGuard {}: {} peer(s) set, {} removed; peers now {}", device, change.setPeers().size(),
@@ -201,21 +237,62 @@ public final class WireguardManager {
         if (!link.up()) {
             netlink.setLinkUp(device, true);
         }
-        // Incoming tunnel packets carry the device's mark for rp_filter only if src_valid_mark is on (as Calico sets it).
-        sysctls.write("net/ipv4/conf/all/src_valid_mark", "1");
-        syncRoutes(link.index(), plan.routes());
-        syncRule(new RoutingRule(false, c.wireguardRoutingRulePriority(), TABLE, fwmark, fwmark, true));
+        if (family == IpFamily.V4) {
+            // Incoming tunnel packets carry the device's mark for rp_filter only if src_valid_mark is on (as Calico
+            // sets it; IPv6 has no rp_filter).
+            sysctls.write("net/ipv4/conf/all/src_valid_mark", "1");
+        }
+        syncRoutes(link.index(), plan.routes(), table);
+        syncRule(new RoutingRule(family == IpFamily.V6, c.wireguardRoutingRulePriority(), table, fwmark, fwmark, true),
+                table);
         programmed = next;
         cleanedAtStart = true;
         publish(currentKey.base64());
     }
 
 
+    private boolean ofFamily(IpPrefix p) {
+        return p.isIpv4() == (family == IpFamily.V4);
+    }
+
+    private boolean enabled(FelixSettings c) {
+        return family == IpFamily.V4 ? c.wireguardEnabled() : c.wireguardEnabledV6() && c.ipv6Support();
+    }
+
+    private String enabledField() {
+        return family == IpFamily.V4 ? "wireguardEnabled" : "wireguardEnabledV6";
+    }
+
+    private String device(FelixSettings c) {
+        return family == IpFamily.V4 ? c.wireguardInterfaceName() : c.wireguardInterfaceNameV6();
+    }
+
+    private int port(FelixSettings c) {
+        return family == IpFamily.V4 ? c.wireguardListeningPort() : c.wireguardListeningPortV6();
+    }
+
+    private long table(FelixSettings c) {
+        return family == IpFamily.V4 ? c.wireguardTableIndex() : c.wireguardTableIndexV6();
+    }
+
+    /** This family's WireGuard endpoints of the model, by node name. */
+    private Map<String, WireguardPlan.Endpoint> endpoints() {
+        Map<String, WireguardPlan.Endpoint> out = new HashMap<>();
+        if (family == IpFamily.V4) {
+            model.wireguardEndpoints().forEach((n, e) -> out.put(n,
+                    new WireguardPlan.Endpoint(e.publicKey(), e.interfaceIpv4Address())));
+        } else {
+            model.wireguardEndpointsV6().forEach((n, e) -> out.put(n,
+                    new WireguardPlan.Endpoint(e.publicKeyV6(), e.interfaceIpv6Address())));
+        }
+        return out;
+    }
+
     private void syncAddress(int index, String address) {
         IpPrefix want = address == null ? null : IpPrefix.host(IpPrefix.parse(address).address());
         boolean has = false;
         for (Address a : netlink.addresses(index)) {
-            if (!a.prefix().isIpv4()) {
+            if (!ofFamily(a.prefix()) || a.prefix().address().isLinkLocalAddress()) {
                 continue;
             }
             if (a.prefix().equals(want)) {
@@ -229,10 +306,10 @@ public final class WireguardManager {
         }
     }
 
-    private void syncRoutes(int index, Set<IpPrefix> want) {
+    private void syncRoutes(int index, Set<IpPrefix> want, long table) {
         Map<IpPrefix, Route> have = new HashMap<>();
-        for (Route r : netlink.routes(TABLE)) {
-            if (r.protocol() == PROTOCOL_FELIX && r.destination().isIpv4()) {
+        for (Route r : netlink.routes(table)) {
+            if (r.protocol() == PROTOCOL_FELIX && ofFamily(r.destination())) {
                 have.put(r.destination(), r);
             }
         }
@@ -244,7 +321,7 @@ public final class WireguardManager {
         for (IpPrefix dst : want) {
             Route r = have.get(dst);
             if (r == null || r.linkIndex() != index) {
-                netlink.replaceRoute(Route.device(dst, index).inTable(TABLE).withProtocol(PROTOCOL_FELIX));
+                netlink.replaceRoute(Route.device(dst, index).inTable(table).withProtocol(PROTOCOL_FELIX));
             }
         }
     }
@@ -259,12 +336,12 @@ public final class WireguardManager {
         }
     }
 
-    private void syncRule(RoutingRule want) {
+    private void syncRule(RoutingRule want, long table) {
         boolean present = false;
         for (RoutingRule r : rules().list()) {
             if (r.equals(want)) {
                 present = true;
-            } else if (isOurs(r)) {
+            } else if (isOurs(r, table)) {
                 rules().delete(r);
             }
         }
@@ -273,31 +350,39 @@ public final class WireguardManager {
         }
     }
 
-    /** An inverted fwmark rule to our table: a rule of ours, at whatever priority or mark it was made with. */
-    private static boolean isOurs(RoutingRule r) {
-        return !r.ipv6() && r.table() == TABLE && r.invert() && r.mask() != 0;
+    /** An inverted fwmark rule of our family to our table: a rule of ours, at whatever priority or mark it was made with. */
+    private boolean isOurs(RoutingRule r, long table) {
+        return r.ipv6() == (family == IpFamily.V6) && r.table() == table && r.invert() && r.mask() != 0;
     }
 
-    private void removeAll(String device) {
+    /** Removes our rule to {@code table} and felix's routes of our family in it. */
+    private void removeTable(long table) {
         for (RoutingRule r : rules().list()) {
-            if (isOurs(r)) {
+            if (isOurs(r, table)) {
                 rules().delete(r);
             }
         }
-        for (Route r : netlink.routes(TABLE)) {
-            if (r.protocol() == PROTOCOL_FELIX) {
+        for (Route r : netlink.routes(table)) {
+            if (r.protocol() == PROTOCOL_FELIX && ofFamily(r.destination())) {
                 deleteRoute(r);
             }
+        }
+    }
+
+    private void removeAll(String device, long table) {
+        if (table != 0) {
+            removeTable(table);
         }
         Optional<Link> link = netlink.link(device);
         if (link.isPresent()) {
             backend().deleteDevice(device);
-            log.info("WireGuard is off: removed device {}, its routing rule and table {}", device, TABLE);
+            log.info("WireGuard ({}) is off: removed device {}, its routing rule and table {}", family, device, table);
         } else if (programmedDevice != null && !programmedDevice.equals(device)) {
             netlink.link(programmedDevice).ifPresent(l -> backend().deleteDevice(programmedDevice));
         }
         programmed = null;
         programmedDevice = null;
+        programmedTable = table;
         cleanedAtStart = true;
         currentKey = null;
         publish(null);
@@ -307,7 +392,7 @@ public final class WireguardManager {
         if (!publishedOnce || !Objects.equals(key, publishedKey)) {
             publishedOnce = true;
             publishedKey = key;
-            host.publicKeyListener().accept(key);
+            (family == IpFamily.V4 ? host.publicKeyListener() : host.publicKeyV6Listener()).accept(key);
         }
     }
 

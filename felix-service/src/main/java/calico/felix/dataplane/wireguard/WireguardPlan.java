@@ -7,6 +7,7 @@ import calico.felix.calc.DataplaneUpdate.HostMetadataUpdate;
 import calico.felix.calc.DataplaneUpdate.RouteType;
 import calico.felix.calc.DataplaneUpdate.RouteUpdate;
 import calico.felix.calc.DataplaneUpdate.WireguardEndpointUpdate;
+import calico.felix.dataplane.rules.IpFamily;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.Collections;
@@ -21,8 +22,9 @@ import java.util.Comparator;
 
 /**
  * What the WireGuard device and its routing table must hold, computed from the model alone (no
- * kernel): one peer per other node that has a usable public key and an IPv4 address, and a
- * route in the WireGuard table via the device for each of its allowed IPs.
+ * kernel), for one address family: one peer per other node that has a usable public key of that
+ * family and an address of that family, and a route in the family's WireGuard table via the device
+ * for each of its allowed IPs.
  *
  * <ul>
  *   <li>a peer's endpoint is its node address and this node's {@code wireguardListeningPort}
@@ -51,7 +53,13 @@ public record WireguardPlan(Map<String, WireguardPeer> peers, Set<IpPrefix> rout
         routes = Collections.unmodifiableSet(sorted);
     }
 
+    /** A node's WireGuard identity in one family: its public key and its device's address (either may be null). */
+    public record Endpoint(String publicKey, String interfaceAddress) {
+    }
+
     /**
+     * IPv4: {@code endpoints} as the model holds them.
+     *
      * @param thisNode   this node's name
      * @param ownKey     this node's public key (null before it has one)
      * @param port       the listening port every node uses
@@ -60,6 +68,18 @@ public record WireguardPlan(Map<String, WireguardPeer> peers, Set<IpPrefix> rout
     public static WireguardPlan compute(String thisNode, WireguardKey ownKey, int port, int keepalive,
                                         Map<String, HostMetadataUpdate> hosts,
                                         Map<String, WireguardEndpointUpdate> endpoints,
+                                        Map<String, RouteUpdate> routes) {
+        Map<String, Endpoint> v4 = new HashMap<>();
+        endpoints.forEach((n, e) -> v4.put(n, new Endpoint(e.publicKey(), e.interfaceIpv4Address())));
+        return compute(IpFamily.V4, thisNode, ownKey, port, keepalive, hosts, v4, routes);
+    }
+
+    /**
+     * The plan of one family: peers at the nodes' addresses of that family, allowed IPs and table
+     * routes of that family only.
+     */
+    public static WireguardPlan compute(IpFamily family, String thisNode, WireguardKey ownKey, int port, int keepalive,
+                                        Map<String, HostMetadataUpdate> hosts, Map<String, Endpoint> endpoints,
                                         Map<String, RouteUpdate> routes) {
         Map<String, Integer> keyUsers = new HashMap<>();
         endpoints.values().forEach(e -> {
@@ -71,18 +91,20 @@ public record WireguardPlan(Map<String, WireguardPeer> peers, Set<IpPrefix> rout
         for (RouteUpdate r : routes.values()) {
             if (r.type() == RouteType.REMOTE_WORKLOAD && r.dstNode() != null && !r.dstNode().equals(thisNode)) {
                 IpPrefix dst = prefix(r.dst());
-                if (dst != null && dst.isIpv4()) {
+                if (dst != null && dst.isIpv4() == (family == IpFamily.V4)) {
                     allowed.computeIfAbsent(r.dstNode(), n -> new HashSet<>()).add(dst);
                 }
             }
         }
         Map<String, WireguardPeer> peers = new HashMap<>();
         Set<IpPrefix> deviceRoutes = new HashSet<>();
-        for (WireguardEndpointUpdate e : endpoints.values()) {
-            String node = e.hostname();
+        for (Map.Entry<String, Endpoint> en : endpoints.entrySet()) {
+            String node = en.getKey();
+            Endpoint e = en.getValue();
             HostMetadataUpdate host = hosts.get(node);
+            String nodeAddress = host == null ? null : family == IpFamily.V4 ? host.ipv4Address() : host.ipv6Address();
             if (node.equals(thisNode) || e.publicKey() == null || keyUsers.get(e.publicKey()) > 1
-                    || host == null || host.ipv4Address() == null) {
+                    || nodeAddress == null || prefix(nodeAddress) == null) {
                 continue;
             }
             WireguardKey key = WireguardKey.fromBase64(e.publicKey());
@@ -90,11 +112,11 @@ public record WireguardPlan(Map<String, WireguardPeer> peers, Set<IpPrefix> rout
                 continue;
             }
             Set<IpPrefix> ips = new HashSet<>(allowed.getOrDefault(node, Set.of()));
-            IpPrefix iface = prefix(e.interfaceIpv4Address());
+            IpPrefix iface = prefix(e.interfaceAddress());
             if (iface != null) {
                 ips.add(IpPrefix.host(iface.address()));
             }
-            InetAddress nodeIp = prefix(host.ipv4Address()).address();
+            InetAddress nodeIp = prefix(nodeAddress).address();
             WireguardPeer peer = new WireguardPeer(key, new InetSocketAddress(nodeIp, port), ips, keepalive);
             peers.put(node, peer);
             deviceRoutes.addAll(peer.allowedIps());

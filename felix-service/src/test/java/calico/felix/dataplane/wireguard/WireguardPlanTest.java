@@ -117,4 +117,29 @@ class WireguardPlanTest {
         assertThat(WireguardManager.firewallMark(0x000f0f00L)).isEqualTo(0x010000);
         assertThatThrownBy(() -> WireguardManager.firewallMark(0xf0000L)).hasMessageContaining("fifth mark bit");
     }
+
+    @Test
+    void theIpv6PlanPeersAtIpv6NodeAddressesWithIpv6AllowedIpsOnly() {
+        hosts.put("a", new HostMetadataUpdate("a", "10.0.0.1", "fd00::1", Map.of()));
+        hosts.put("b", new HostMetadataUpdate("b", "10.0.0.2", "fd00::2", Map.of()));
+        hosts.put("c", new HostMetadataUpdate("c", "10.0.0.3", null, Map.of())); // no IPv6 address: no IPv6 peer
+        routes.put("10.244.1.7/32", new RouteUpdate("10.244.1.7/32", RouteType.REMOTE_WORKLOAD, "b", "10.0.0.2", null,
+                "pool", false));
+        routes.put("fd00:244:0:1::7/128", new RouteUpdate("fd00:244:0:1::7/128", RouteType.REMOTE_WORKLOAD, "b",
+                "fd00::2", null, "pool6", false));
+        Map<String, WireguardPlan.Endpoint> v6 = Map.of(
+                "a", new WireguardPlan.Endpoint(A.base64(), null),
+                "b", new WireguardPlan.Endpoint(B.base64(), "fd00:244:0:1::1"),
+                "c", new WireguardPlan.Endpoint(C.base64(), null));
+
+        WireguardPlan p = WireguardPlan.compute(calico.felix.dataplane.rules.IpFamily.V6, "a", A, 51821, 0, hosts, v6,
+                routes);
+
+        assertThat(p.nodes()).containsExactly("b");
+        WireguardPeer b = p.peers().get("b");
+        assertThat(b.endpoint().toString()).endsWith("[fd00:0:0:0:0:0:0:2]:51821");
+        assertThat(b.allowedIps()).extracting(Object::toString)
+                .containsExactlyInAnyOrder("fd00:244:0:1:0:0:0:7/128", "fd00:244:0:1:0:0:0:1/128");
+        assertThat(p.routes()).isEqualTo(b.allowedIps());
+    }
 }
