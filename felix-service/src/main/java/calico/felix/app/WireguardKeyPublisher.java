@@ -9,8 +9,6 @@ import calico.libcalico.datastore.DatastoreException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -37,7 +35,7 @@ final class WireguardKeyPublisher implements Consumer<String>, AutoCloseable {
 
     private final String hostname;
     private final Supplier<Datastore> datastores;
-    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
+    private final java.util.concurrent.ScheduledThreadPoolExecutor thread = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
         Thread t = new Thread(r, "felix-wireguard-key");
         t.setDaemon(true);
         return t;
@@ -56,6 +54,10 @@ final class WireguardKeyPublisher implements Consumer<String>, AutoCloseable {
     WireguardKeyPublisher(String hostname, Supplier<Datastore> datastores) {
         this.hostname = Objects.requireNonNull(hostname, "hostname");
         this.datastores = Objects.requireNonNull(datastores, "datastores");
+        // Started here, on felix's own thread: started lazily by the first accept, it would be made by the
+        // dataplane thread and inherit the node's network namespace, where the datastore (e.g. a
+        // kube-apiserver on the host's loopback) may be unreachable; the HTTP client's threads it opens too.
+        thread.prestartAllCoreThreads();
     }
 
     @Override

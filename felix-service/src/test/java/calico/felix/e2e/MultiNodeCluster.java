@@ -93,6 +93,27 @@ final class MultiNodeCluster implements AutoCloseable {
     private final java.util.Set<Integer> subnets = new java.util.HashSet<>();
     private final java.util.Set<String> kubeNamespaces = new java.util.HashSet<>();
     private final boolean dualStack;
+    private final String namespacePrefix;
+    /** Each node's BIRD, configured by an in-process confd ({@link #startBird}). */
+    private final Map<String, BirdNode> birds = new LinkedHashMap<>();
+    private java.nio.file.Path birdDir;
+
+    /** One node's confd (daemon + its syncer over the cluster's datastore) and BIRD process. */
+    private record BirdNode(calico.libcalico.syncer.WatcherSyncer syncer, calico.confd.daemon.ConfdDaemon confd,
+                            Process bird, java.nio.file.Path dir) {
+        void close() {
+            syncer.close();
+            confd.close();
+            bird.destroy();
+            try {
+                if (!bird.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                    bird.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
     /** Each pod's IPv6 address on a dual-stack cluster, by namespace/name. */
     private final Map<String, String> podIpv6 = new LinkedHashMap<>();
 
@@ -107,7 +128,13 @@ final class MultiNodeCluster implements AutoCloseable {
 
     /** As above; {@code dualStack}: IPv6 beside IPv4 (see the class comment), namespaces prefixed {@code v6-}. */
     MultiNodeCluster(TestDatastore datastore, Backend backend, boolean dualStack) {
+        this(datastore, backend, dualStack, dualStack ? "v6-" : "rt-");
+    }
+
+    /** As above, with the namespaces prefixed {@code namespacePrefix} (a test's own part of the machine). */
+    MultiNodeCluster(TestDatastore datastore, Backend backend, boolean dualStack, String namespacePrefix) {
         this.dualStack = dualStack;
+        this.namespacePrefix = namespacePrefix;
         this.store = datastore.open();
         this.objects = datastore.clusterObjects();
         this.datastoreArgs = datastore.felixArgs();
@@ -183,6 +210,69 @@ final class MultiNodeCluster implements AutoCloseable {
         podsPerNode.put(name, 0);
         return node;
     }
+
+    /**
+     * Starts BIRD in {@code node}'s namespace as calico-node does: confd (in process, confd-service's
+     * daemon over a syncer of the cluster's datastore) renders {@code bird.cfg} from the BGP resources,
+     * Nodes, pools and block affinities (written here for the node's blocks, as Calico IPAM confirms
+     * them), and BIRD starts on the first configuration BIRD's own check accepted; returns once BIRD
+     * answers on its control socket. The node-to-node mesh (no BGPConfiguration: Calico's defaults,
+     * AS 64512) then carries each node's blocks to the others' kernels ({@code proto bird}).
+     */
+    void startBird(ClusterNode node) {
+        try {
+            if (birdDir == null) {
+                birdDir = java.nio.file.Files.createTempDirectory(namespacePrefix + "bird-");
+            }
+            java.nio.file.Path dir = java.nio.file.Files.createDirectories(birdDir.resolve(node.name()));
+            for (String block : node.block6() == null ? List.of(node.block()) : List.of(node.block(), node.block6())) {
+                Writes.upsert(store, new calico.api.model.BlockAffinity(ObjectMeta.named(
+                        IpamNames.affinityName(node.name(), Cidr.parse(block))),
+                        calico.api.model.BlockAffinitySpec.of(calico.api.model.BlockAffinitySpec.CONFIRMED, node.name(),
+                                block)));
+            }
+            java.nio.file.Path config = dir.resolve("bird.cfg");
+            java.nio.file.Path socket = dir.resolve("bird.ctl");
+            calico.confd.bird.BirdControl control = new calico.confd.bird.BirdControl(socket, Duration.ofSeconds(10));
+            calico.confd.daemon.ConfdDaemon confd = new calico.confd.daemon.ConfdDaemon(node.name(), "",
+                    new calico.confd.render.BirdConfigBuilder(calico.confd.render.SecretSource.none()),
+                    new calico.confd.bird.ConfigFile(config, new calico.confd.bird.BirdValidator(BIRD)), control,
+                    Duration.ofSeconds(1));
+            calico.libcalico.syncer.WatcherSyncer syncer = new calico.libcalico.syncer.WatcherSyncer(store,
+                    calico.confd.model.BgpStore.KINDS, confd);
+            syncer.start();
+            calico.libcalico.testing.Await.until("confd's bird.cfg for " + node.name(), Duration.ofSeconds(60),
+                    () -> java.nio.file.Files.exists(config));
+            Process bird = new ProcessBuilder("ip", "netns", "exec", node.netns().name(), BIRD, "-f", "-c",
+                    config.toString(), "-s", socket.toString(), "-P", dir.resolve("bird.pid").toString())
+                    .redirectErrorStream(true).redirectOutput(dir.resolve("bird.log").toFile()).start();
+            birds.put(node.name(), new BirdNode(syncer, confd, bird, dir));
+            calico.libcalico.testing.Await.until("BIRD of " + node.name() + " answering", Duration.ofSeconds(30), () -> {
+                if (!bird.isAlive()) {
+                    throw new IllegalStateException("BIRD of " + node.name() + " exited: " + birdLog(dir));
+                }
+                try {
+                    control.command("show status");
+                    return true;
+                } catch (java.io.IOException notYet) {
+                    return false;
+                }
+            });
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static String birdLog(java.nio.file.Path dir) {
+        try {
+            return java.nio.file.Files.readString(dir.resolve("bird.log"));
+        } catch (java.io.IOException e) {
+            return "(no log: " + e + ")";
+        }
+    }
+
+    /** Debian's BIRD 2. */
+    static final String BIRD = "/usr/sbin/bird";
 
     /** Starts felix for {@code node} and waits until it is ready (in sync, programmed). */
     FelixProcess startFelix(ClusterNode node, String... extraArgs) {
@@ -274,6 +364,10 @@ final class MultiNodeCluster implements AutoCloseable {
 
     /** Removes {@code node} as decommissioning does: its felix stops, its Node resource and block go. */
     void removeNode(ClusterNode node) {
+        BirdNode bird = birds.remove(node.name());
+        if (bird != null) {
+            bird.close();
+        }
         FelixProcess f = felixes.remove(node.name());
         if (f != null) {
             f.close();
@@ -306,9 +400,9 @@ final class MultiNodeCluster implements AutoCloseable {
         return store;
     }
 
-    /** A namespace named {@code rt-<what>} ({@code v6-<what>} on a dual-stack cluster), unique. */
+    /** A namespace named {@code <prefix><what>} ({@code rt-}, {@code v6-} on a dual-stack cluster, unless given), unique. */
     private NetNs ns(String what) {
-        NetNs n = NetNs.create((dualStack ? "v6-" : "rt-") + what);
+        NetNs n = NetNs.create(namespacePrefix + what);
         namespaces.add(n);
         return n;
     }
@@ -319,6 +413,8 @@ final class MultiNodeCluster implements AutoCloseable {
      */
     @Override
     public void close() {
+        birds.values().forEach(BirdNode::close);
+        birds.clear();
         felixes.values().forEach(FelixProcess::close);
         felixes.clear();
         for (KubePod p : pods) {

@@ -150,8 +150,12 @@ public final class RuleRenderer {
         Encapsulation encap = Encapsulation.of(model);
         boolean ipip = encap.ipip();
         boolean vxlan = encap.vxlan();
-        add(filter, cache.same(inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort())));
-        add(filter, cache.same(outputChain()));
+        List<GenericRule> wireguardIn = wireguardRules(model.config(), true);
+        add(filter, cache.same(wireguardIn.isEmpty()
+                ? inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort())
+                : inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort(), wireguardIn)));
+        List<GenericRule> wireguardOut = wireguardRules(model.config(), false);
+        add(filter, cache.same(wireguardOut.isEmpty() ? outputChain() : outputChain(wireguardOut)));
         add(filter, cache.same(workloadToHostChain()));
         add(filter, cache.same(failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true)));
         add(filter, cache.same(failsafeChain(Names.FAILSAFE_OUT, settings.failsafeOut(), false)));
@@ -501,6 +505,11 @@ public final class RuleRenderer {
      * IPv6 VXLAN on, the same for IPv6 UDP to the VXLAN port (Calico's IPv6 input chain).
      */
     Rules inputChain(boolean ipip, boolean vxlan, boolean vxlanV6, int vxlanPort) {
+        return inputChain(ipip, vxlan, vxlanV6, vxlanPort, List.of());
+    }
+
+    /** As above, with {@code wireguard} ({@link #wireguardRules}) after the encapsulation rules, before any policy. */
+    Rules inputChain(boolean ipip, boolean vxlan, boolean vxlanV6, int vxlanPort, List<GenericRule> wireguard) {
         List<GenericRule> encap = new ArrayList<>();
         if (families.contains(IpFamily.V4)) {
             Match fromHosts = new Match.InSet(Dir.SRC, IpFamily.V4, Names.ALL_HOSTS_SET, false);
@@ -519,6 +528,7 @@ public final class RuleRenderer {
             encap.addAll(vxlanInput(IpFamily.V6, vxlanPort));
         }
         List<GenericRule> rules = new ArrayList<>(encap);
+        rules.addAll(wireguard);
         rules.addAll(perPrefix(true, in -> GenericRule.of(new Target.Goto(Names.WL_TO_HOST), in)));
         rules.addAll(List.of(
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
@@ -528,6 +538,32 @@ public final class RuleRenderer {
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("host endpoint policy accepted the packet")));
         return new Rules(Names.INPUT, rules);
+    }
+
+    /**
+     * With WireGuard of a family on, its UDP port is allowed before any host endpoint policy, as in
+     * Calico (a host policy could otherwise cut the tunnel): {@code inbound}, to a local address
+     * ("Allow incoming IPv4/IPv6 Wireguard packets"); outbound, to the port (OUTPUT only sees this
+     * host's packets, so Calico's local-source match adds nothing here). Peers are limited by the
+     * device's keys and allowed IPs, not here.
+     */
+    List<GenericRule> wireguardRules(calico.felix.calc.FelixSettings c, boolean inbound) {
+        List<GenericRule> rules = new ArrayList<>();
+        for (IpFamily f : families) {
+            boolean on = f == IpFamily.V4 ? c.wireguardEnabled() : c.wireguardEnabledV6();
+            if (!on) {
+                continue;
+            }
+            int port = f == IpFamily.V4 ? c.wireguardListeningPort() : c.wireguardListeningPortV6();
+            List<Match> m = new ArrayList<>(List.of(new Match.Family(f), new Match.Protocol("udp", false),
+                    new Match.Ports(Dir.DST, List.of(Integer.toString(port)), false)));
+            if (inbound) {
+                m.add(new Match.DstLocal(false));
+            }
+            rules.add(GenericRule.of(settings.allowTarget(), m.toArray(Match[]::new)).withComment(
+                    (inbound ? "Allow incoming " : "Allow outgoing ") + (f == IpFamily.V4 ? "IPv4" : "IPv6") + " Wireguard packets"));
+        }
+        return rules;
     }
 
     /** VXLAN of {@code family} to this host: accepted from Calico hosts, dropped from anyone else. */
@@ -548,10 +584,16 @@ public final class RuleRenderer {
      * before DNAT (e.g. a service address DNAT'd to a local workload).
      */
     Rules outputChain() {
+        return outputChain(List.of());
+    }
+
+    /** As above, with {@code wireguard} ({@link #wireguardRules}) after the workload returns, before host endpoint policy. */
+    Rules outputChain(List<GenericRule> wireguard) {
         return new Rules(Names.OUTPUT, concat(
                 List.of(GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("untracked policy accepted the packet")),
                 perPrefix(false, out -> GenericRule.of(Target.RETURN, out)),
+                wireguard,
                 List.of(GenericRule.of(new Target.ClearMark(marks.all())),
                 // RETURN on DNAT rather than "jump unless DNAT": nft's ct expressions never match a packet
                 // without a conntrack entry (an untracked reply), iptables' "! --ctstate DNAT" would.

@@ -179,9 +179,6 @@ public final class WireguardManager {
             }
             return;
         }
-        if (family == IpFamily.V4 && c.wireguardHostEncryptionEnabled() && (programmed == null || full)) {
-            log.warn("wireguardHostEncryptionEnabled is not supported yet: only workload traffic is encrypted");
-        }
         String device = device(c);
         int port = port(c);
         if (programmedDevice != null && !programmedDevice.equals(device)) {
@@ -198,7 +195,7 @@ public final class WireguardManager {
         WireguardPlan plan = null;
         if (programmed != null && !full) {
             plan = WireguardPlan.compute(family, host.hostname(), currentKey, port, keepalive,
-                    model.hosts(), endpoints, model.routes());
+                    c.wireguardHostEncryptionEnabled(), model.hosts(), endpoints, model.routes());
             if (new Programmed(device, port, fwmark, c.wireguardRoutingRulePriority(), table, mtu,
                     address, plan).equals(programmed)) {
                 return;
@@ -218,7 +215,7 @@ public final class WireguardManager {
         if (plan == null) {
             // Now that the key is known, a node publishing the same key is no peer.
             plan = WireguardPlan.compute(family, host.hostname(), currentKey, port, keepalive,
-                    model.hosts(), endpoints, model.routes());
+                    c.wireguardHostEncryptionEnabled(), model.hosts(), endpoints, model.routes());
         }
         Programmed next = new Programmed(device, port, fwmark, c.wireguardRoutingRulePriority(), table,
                 mtu, address, plan);

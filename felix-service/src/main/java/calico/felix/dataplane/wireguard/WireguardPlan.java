@@ -29,9 +29,10 @@ import java.util.Comparator;
  * <ul>
  *   <li>a peer's endpoint is its node address and this node's {@code wireguardListeningPort}
  *       (Calico uses one port cluster-wide);
- *   <li>its allowed IPs are the destinations of every {@code REMOTE_WORKLOAD} route to that node
- *       (workload addresses, and IPAM blocks once the graph sends them) and its WireGuard
- *       interface address;
+ *   <li>its allowed IPs are the destinations of every {@code REMOTE_WORKLOAD} and
+ *       {@code REMOTE_BLOCK} route to that node (workload addresses, and its affine IPAM blocks, as
+ *       Calico's block routes: a borrowed address's /32 to another node wins by longest prefix)
+ *       and its WireGuard interface address;
  *   <li>a key that two nodes publish is left out for both (as Calico does: traffic to either
  *       would go to whichever holds the private key), and so is a node publishing our own key;
  *   <li>remote workloads of nodes without a peer get no route here: the rule's table lookup
@@ -71,14 +72,17 @@ public record WireguardPlan(Map<String, WireguardPeer> peers, Set<IpPrefix> rout
                                         Map<String, RouteUpdate> routes) {
         Map<String, Endpoint> v4 = new HashMap<>();
         endpoints.forEach((n, e) -> v4.put(n, new Endpoint(e.publicKey(), e.interfaceIpv4Address())));
-        return compute(IpFamily.V4, thisNode, ownKey, port, keepalive, hosts, v4, routes);
+        return compute(IpFamily.V4, thisNode, ownKey, port, keepalive, false, hosts, v4, routes);
     }
 
     /**
      * The plan of one family: peers at the nodes' addresses of that family, allowed IPs and table
-     * routes of that family only.
+     * routes of that family only. {@code hostEncryption} ({@code wireguardHostEncryptionEnabled}):
+     * each peer's node address is one of its allowed IPs too, so host-to-host traffic takes the
+     * tunnel (the device's own UDP to that address carries the mark and skips the table).
      */
     public static WireguardPlan compute(IpFamily family, String thisNode, WireguardKey ownKey, int port, int keepalive,
+                                        boolean hostEncryption,
                                         Map<String, HostMetadataUpdate> hosts, Map<String, Endpoint> endpoints,
                                         Map<String, RouteUpdate> routes) {
         Map<String, Integer> keyUsers = new HashMap<>();
@@ -89,7 +93,9 @@ public record WireguardPlan(Map<String, WireguardPeer> peers, Set<IpPrefix> rout
         });
         Map<String, Set<IpPrefix>> allowed = new HashMap<>();
         for (RouteUpdate r : routes.values()) {
-            if (r.type() == RouteType.REMOTE_WORKLOAD && r.dstNode() != null && !r.dstNode().equals(thisNode)) {
+            // Blocks too (routeSource CalicoIPAM): a new pod of a known block is covered before its own route comes.
+            if ((r.type() == RouteType.REMOTE_WORKLOAD || r.type() == RouteType.REMOTE_BLOCK)
+                    && r.dstNode() != null && !r.dstNode().equals(thisNode)) {
                 IpPrefix dst = prefix(r.dst());
                 if (dst != null && dst.isIpv4() == (family == IpFamily.V4)) {
                     allowed.computeIfAbsent(r.dstNode(), n -> new HashSet<>()).add(dst);
@@ -117,6 +123,9 @@ public record WireguardPlan(Map<String, WireguardPeer> peers, Set<IpPrefix> rout
                 ips.add(IpPrefix.host(iface.address()));
             }
             InetAddress nodeIp = prefix(nodeAddress).address();
+            if (hostEncryption) {
+                ips.add(IpPrefix.host(nodeIp));
+            }
             WireguardPeer peer = new WireguardPeer(key, new InetSocketAddress(nodeIp, port), ips, keepalive);
             peers.put(node, peer);
             deviceRoutes.addAll(peer.allowedIps());

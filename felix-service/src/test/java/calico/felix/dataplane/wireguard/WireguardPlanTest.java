@@ -52,7 +52,7 @@ class WireguardPlanTest {
         node("a", "10.0.0.1", A, "10.244.0.1");
         node("b", "10.0.0.2", B, "10.244.1.1");
         route("10.244.0.5/32", RouteType.LOCAL_WORKLOAD, "a");
-        route("10.244.1.0/26", RouteType.REMOTE_WORKLOAD, "b");
+        route("10.244.1.0/26", RouteType.REMOTE_BLOCK, "b");
         route("10.244.1.7/32", RouteType.REMOTE_WORKLOAD, "b");
         route("10.0.0.2/32", RouteType.REMOTE_HOST, "b");
         route("fd00:1::/122", RouteType.REMOTE_WORKLOAD, "b");
@@ -76,7 +76,7 @@ class WireguardPlanTest {
         node("d", "10.0.0.4", B, null);              // B shared by d and e
         node("e", "10.0.0.5", B, null);
         node("f", "10.0.0.6", A, null);              // our own key
-        route("10.244.1.0/26", RouteType.REMOTE_WORKLOAD, "b");
+        route("10.244.1.0/26", RouteType.REMOTE_BLOCK, "b");
         route("10.244.4.0/26", RouteType.REMOTE_WORKLOAD, "d");
 
         WireguardPlan p = plan();
@@ -90,7 +90,7 @@ class WireguardPlanTest {
         node("a", "10.0.0.1", A, null);
         node("b", "10.0.0.2", B, null);
         node("c", "10.0.0.3", C, null);
-        route("10.244.1.0/26", RouteType.REMOTE_WORKLOAD, "b");
+        route("10.244.1.0/26", RouteType.REMOTE_BLOCK, "b");
         route("10.244.2.0/26", RouteType.REMOTE_WORKLOAD, "c");
         assertThat(plan().peers()).containsOnlyKeys("b", "c");
 
@@ -132,7 +132,7 @@ class WireguardPlanTest {
                 "b", new WireguardPlan.Endpoint(B.base64(), "fd00:244:0:1::1"),
                 "c", new WireguardPlan.Endpoint(C.base64(), null));
 
-        WireguardPlan p = WireguardPlan.compute(calico.felix.dataplane.rules.IpFamily.V6, "a", A, 51821, 0, hosts, v6,
+        WireguardPlan p = WireguardPlan.compute(calico.felix.dataplane.rules.IpFamily.V6, "a", A, 51821, 0, false, hosts, v6,
                 routes);
 
         assertThat(p.nodes()).containsExactly("b");
@@ -141,5 +141,24 @@ class WireguardPlanTest {
         assertThat(b.allowedIps()).extracting(Object::toString)
                 .containsExactlyInAnyOrder("fd00:244:0:1:0:0:0:7/128", "fd00:244:0:1:0:0:0:1/128");
         assertThat(p.routes()).isEqualTo(b.allowedIps());
+    }
+
+    @Test
+    void hostEncryptionMakesEachPeersNodeAddressAnAllowedIpAndATableRoute() {
+        node("a", "10.0.0.1", A, null);
+        node("b", "10.0.0.2", B, null);
+        route("10.244.1.7/32", RouteType.REMOTE_WORKLOAD, "b");
+        Map<String, WireguardPlan.Endpoint> v4 = Map.of("a", new WireguardPlan.Endpoint(A.base64(), null),
+                "b", new WireguardPlan.Endpoint(B.base64(), null));
+
+        WireguardPlan off = WireguardPlan.compute(calico.felix.dataplane.rules.IpFamily.V4, "a", A, 51820, 0, false,
+                hosts, v4, routes);
+        WireguardPlan on = WireguardPlan.compute(calico.felix.dataplane.rules.IpFamily.V4, "a", A, 51820, 0, true,
+                hosts, v4, routes);
+
+        assertThat(off.peers().get("b").allowedIps()).extracting(Object::toString).containsExactly("10.244.1.7/32");
+        assertThat(on.peers().get("b").allowedIps()).extracting(Object::toString)
+                .containsExactlyInAnyOrder("10.244.1.7/32", "10.0.0.2/32");
+        assertThat(on.routes()).extracting(Object::toString).contains("10.0.0.2/32");
     }
 }

@@ -144,6 +144,47 @@ class WireguardTwoNodesTest {
         assertThat(nodes.net.podA.pings("10.244.1.5", Duration.ofSeconds(10))).isTrue();
     }
 
+    @Test
+    void aHostEndpointWithoutPolicyOnTheUnderlayLeavesTheWireguardPortOpenAsCalicoDoes() {
+        startWithWireguard();
+        NetNs podA = nodes.net.podA;
+        // Before any tunnel traffic (no conntrack entry to let it pass), both nodes' underlay interfaces become
+        // host endpoints with no policy: everything but failsafe ports and WireGuard's is refused to and from the hosts.
+        for (GraphNodes.Side s : new GraphNodes.Side[] {a, b}) {
+            String ip = s == a ? "10.99.0.1" : "10.99.0.2";
+            s.feed(nodes.set(new calico.api.model.HostEndpoint(calico.api.model.ObjectMeta.named(s.name + "-eth1"),
+                    new calico.api.model.HostEndpointSpec(s.name, "eth1", List.of(ip), List.of(), null))));
+        }
+        assertThat(a.ns.exec("sh", "-c", "iptables-save; nft list ruleset"))
+                .contains("Allow incoming IPv4 Wireguard packets").contains("Allow outgoing IPv4 Wireguard packets");
+        try (NetNs.Listener l = a.ns.tcpListener("10.99.0.1", 8081)) {
+            assertThat(b.ns.tcpConnects("10.99.0.1", 8081, Duration.ofSeconds(2)))
+                    .as("node B -> node A's host: refused by the host endpoint").isFalse();
+        }
+        assertThat(podA.pings("10.244.1.5", Duration.ofSeconds(10))).as("pod A -> pod B through the tunnel").isTrue();
+        try (NetNs.Listener l = nodes.net.podB.tcpListener("10.244.1.5", 8080)) {
+            assertThat(podA.tcpConnects("10.244.1.5", 8080, Duration.ofSeconds(5)))
+                    .as("pod A -> pod B through the tunnel, across both host endpoints").isTrue();
+        }
+        assertThat(a.dataplane.errors()).isEmpty();
+    }
+
+    @Test
+    void hostEncryptionSendsHostToHostTrafficThroughTheTunnel() {
+        nodes.startWithWireguard(Map.of("wireguardHostEncryptionEnabled", true));
+        assertThat(a.ns.exec("ip", "route", "show", "table", "1")).contains("10.99.0.2 dev wireguard.cali proto 80");
+        a.ns.exec("nft", "add table inet wgcount; add chain inet wgcount out { type filter hook postrouting priority 0; }; "
+                + "add rule inet wgcount out oifname eth1 meta nfproto ipv4 udp dport 51820 counter; "
+                + "add rule inet wgcount out oifname eth1 meta nfproto ipv4 meta l4proto tcp counter");
+        try (NetNs.Listener l = b.ns.tcpListener("10.99.0.2", 8082)) {
+            assertThat(a.ns.tcpConnects("10.99.0.2", 8082, Duration.ofSeconds(5))).as("node A -> node B's host").isTrue();
+        }
+        List<Long> counts = counters(a.ns.exec("nft", "list table inet wgcount"));
+        assertThat(counts.get(0)).as("UDP to the WireGuard port on the underlay").isPositive();
+        assertThat(counts.get(1)).as("host TCP in clear on the underlay").isZero();
+        assertThat(a.dataplane.errors()).isEmpty();
+    }
+
     private static String execOut(String... command) {
         try {
             Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
