@@ -21,7 +21,10 @@ import java.util.Locale;
 
 /**
  * Issue 23's first benchmark: from "CNI ADD returned" on node A to the first packet from a pod
- * on node B arriving in the new pod, over VXLAN, p50/p99 over 100 pods.
+ * on node B arriving in the new pod, over VXLAN ({@code --mode=vxlan}, the default), plain BGP
+ * ({@code --mode=bgp}: no encapsulation, confd + BIRD on each node carry the blocks) or WireGuard
+ * ({@code --mode=wireguard}: no encapsulation, wireguard-go; B's peer for A allows A's blocks),
+ * p50/p99 over 100 pods.
  *
  * <p>Two nodes of a {@link MultiNodeCluster} on one underlay subnet, a real etcd on tmpfs, one
  * in-process felix per node (the backend is the first argument: {@code nftables}, the default, or
@@ -30,10 +33,11 @@ import java.util.Locale;
  * leaves it and its WorkloadEndpoint is written ({@link MultiNodeCluster#pod}: that call's return
  * is "CNI ADD returned", t0); a UDP socket in the pod records when the first datagram arrives. The
  * delay is that arrival minus t0 (resolution: the send interval). Node B already routes A's
- * blocks through {@code vxlan.calico} (they are affine to A before the pods exist), so the delay
- * is felix on A seeing the endpoint and programming its route, proxy ARP and policy.
+ * blocks through {@code vxlan.calico} (or BIRD's route, or the WireGuard peer: they are affine to A
+ * before the pods exist), so the delay is felix on A seeing the endpoint and programming its route,
+ * proxy ARP and policy.
  *
- * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.CrossNodeFirstPacketBench [nftables|iptables-nft] [--pods=N]}
+ * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.CrossNodeFirstPacketBench [nftables|iptables-nft] [--pods=N] [--mode=vxlan|bgp|wireguard]}
  * (as root).
  */
 public final class CrossNodeFirstPacketBench {
@@ -48,13 +52,20 @@ public final class CrossNodeFirstPacketBench {
     public static void main(String[] args) throws Exception {
         Backend backend = Backend.NFTABLES;
         int pods = 100;
+        String mode = "vxlan";
         for (String a : args) {
             if (a.startsWith("--pods=")) {
                 pods = Integer.parseInt(a.substring("--pods=".length()));
+            } else if (a.startsWith("--mode=")) {
+                mode = a.substring("--mode=".length());
+                if (!List.of("vxlan", "bgp", "wireguard").contains(mode)) {
+                    throw new IllegalArgumentException("--mode=" + mode + ": vxlan, bgp or wireguard");
+                }
             } else if (a.equals("iptables-nft")) {
                 backend = Backend.IPTABLES_NFT;
             } else if (!a.equals("nftables")) {
-                throw new IllegalArgumentException("unknown argument " + a + ": [nftables|iptables-nft] [--pods=N]");
+                throw new IllegalArgumentException("unknown argument " + a
+                        + ": [nftables|iptables-nft] [--pods=N] [--mode=vxlan|bgp|wireguard]");
             }
         }
         if (pods > 120) {
@@ -67,7 +78,12 @@ public final class CrossNodeFirstPacketBench {
             TestDatastore.Etcd datastore = new TestDatastore.Etcd(etcd);
             datastore.reset();
             try (MultiNodeCluster c = new MultiNodeCluster(datastore, backend)) {
-                c.pool(EncapsulationMode.Always, EncapsulationMode.Never);
+                if (mode.equals("wireguard")) {
+                    Writes.upsert(c.store(), new calico.api.model.FelixConfiguration(ObjectMeta.named("default"),
+                            calico.api.codec.ResourceCodec.get().jsonMapper().convertValue(
+                                    java.util.Map.of("wireguardEnabled", true), calico.api.model.FelixConfigurationSpec.class)));
+                }
+                c.pool(mode.equals("vxlan") ? EncapsulationMode.Always : EncapsulationMode.Never, EncapsulationMode.Never);
                 ClusterNode a = c.addNode("bench-node-a", 1, 0);
                 ClusterNode b = c.addNode("bench-node-b", 2, 0);
                 // A second block for A's pods beyond the first /26 (the fixture numbers pods on from its tunnel address).
@@ -77,6 +93,17 @@ public final class CrossNodeFirstPacketBench {
                 long t = System.nanoTime();
                 c.startFelix(a);
                 c.startFelix(b);
+                if (mode.equals("bgp")) {
+                    // A's second block is confirmed affine too, so BIRD advertises it (startBird writes the first's).
+                    Writes.upsert(c.store(), new calico.api.model.BlockAffinity(ObjectMeta.named(
+                            IpamNames.affinityName(a.name(), Cidr.parse(extra))), calico.api.model.BlockAffinitySpec.of(
+                                    calico.api.model.BlockAffinitySpec.CONFIRMED, a.name(), extra)));
+                    c.startBird(a);
+                    c.startBird(b);
+                    calico.libcalico.testing.Await.until("B's BIRD routes to A's two blocks", Duration.ofSeconds(60),
+                            () -> b.netns().exec("ip", "route", "show", "proto", "bird").contains("10.75.1.0/26 via")
+                                    && b.netns().exec("ip", "route", "show", "proto", "bird").contains("10.75.1.64/26 via"));
+                }
                 System.out.printf(Locale.ROOT, "[bench] %s, two felixes ready in %d ms, load average %s%n", backend,
                         (System.nanoTime() - t) / 1_000_000, loadAverage());
                 Workload sender = c.pod(b, "bench", "sender");
@@ -121,9 +148,9 @@ public final class CrossNodeFirstPacketBench {
         List<Double> sorted = new ArrayList<>(delaysMs);
         Collections.sort(sorted);
         System.out.printf(Locale.ROOT,
-                "[bench] CNI ADD on node A -> first packet from node B (VXLAN, %s), %d pods: p50 %.0f ms, p90 %.0f ms, "
+                "[bench] CNI ADD on node A -> first packet from node B (%s, %s), %d pods: p50 %.0f ms, p90 %.0f ms, "
                         + "p99 %.0f ms, max %.0f ms, min %.0f ms; load average %s%n",
-                backend, sorted.size(), pct(sorted, 50), pct(sorted, 90), pct(sorted, 99), sorted.get(sorted.size() - 1),
+                mode, backend, sorted.size(), pct(sorted, 50), pct(sorted, 90), pct(sorted, 99), sorted.get(sorted.size() - 1),
                 sorted.get(0), loadAverage());
         System.out.println("[bench] delays in pod order (ms): " + delaysMs.stream()
                 .map(d -> String.format(Locale.ROOT, "%.0f", d)).toList());

@@ -64,7 +64,7 @@ abstract class MultiNodeRoutes {
         return n.netns().tryExec("bridge", "fdb", "show", "dev", "vxlan.calico").output();
     }
 
-    private static void awaitTcp(Workload from, Workload to) {
+    static void awaitTcp(Workload from, Workload to) {
         Await.until(from + " -> " + to + " TCP " + MultiNodeCluster.TCP_PORT, WAIT,
                 () -> from.netns().tcpConnects(to.ip(), MultiNodeCluster.TCP_PORT, Duration.ofSeconds(1)));
     }
