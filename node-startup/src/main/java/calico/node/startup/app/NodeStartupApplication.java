@@ -1,6 +1,9 @@
 package calico.node.startup.app;
 
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.config.DatastoreConfig;
 import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.node.startup.autodetect.AddressDetector;
@@ -9,6 +12,7 @@ import calico.node.startup.steps.NodeStartup;
 import io.fabric8.kubernetes.client.Config;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -77,9 +81,39 @@ public class NodeStartupApplication {
                         : Optional.<Config>empty()));
         Datastore datastore = ds.toConfig().open();
         try {
+            if (props.waitsForDatastore()) {
+                awaitDatastore(datastore, props.nodename(), Duration.ofSeconds(1));
+            }
             return new NodeStartup(datastore, detector).run(settings);
         } finally {
             datastore.close();
+        }
+    }
+
+    /**
+     * {@code WAIT_FOR_DATASTORE=true}, as calico-node: reads this node's Node until the datastore
+     * answers (found or not), retrying every {@code every} for as long as it is unavailable (no
+     * deadline: the kubelet's start-up probe is the limit); other failures end the wait at once.
+     */
+    static void awaitDatastore(Datastore datastore, String nodeName, Duration every) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                datastore.get(ResourceKey.of(ResourceKind.NODE, nodeName));
+                if (attempt > 1) {
+                    LOG.info("Datastore reachable after {} attempts", attempt);
+                }
+                return;
+            } catch (DatastoreException.Unavailable e) {
+                if (attempt == 1 || attempt % 10 == 0) {
+                    LOG.warn("Waiting for the datastore (WAIT_FOR_DATASTORE=true), attempt {}: {}", attempt, e.getMessage());
+                }
+                try {
+                    Thread.sleep(every.toMillis());
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while waiting for the datastore", ie);
+                }
+            }
         }
     }
 

@@ -38,13 +38,15 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param netns                  {@code CALICO_NODE_NETNS} (ours): the network namespace ({@code /run/netns/<name>})
  *                               that is the node, whose interfaces autodetection reads, when start-up runs
  *                               outside it (the datastore stays reachable); empty for the process's own
+ * @param waitForDatastore       {@code WAIT_FOR_DATASTORE}: {@code true} (only that, as Calico compares it)
+ *                               retries an unreachable datastore every second instead of failing
  */
 @ConfigurationProperties(prefix = "node")
 public record StartupProperties(String nodename, String k8sNodeRef, String ip, String ip6, String ipAutodetectionMethod,
                                 String ip6AutodetectionMethod, String as, String networkingBackend,
                                 String noDefaultPools, String disableNodeIpCheck, String clusterType,
                                 String calicoVersion, String ipv6Support, Pool ipv4Pool, Pool ipv6Pool,
-                                String netns) {
+                                String netns, String waitForDatastore) {
 
     /**
      * One default pool's variables, as given ({@code CALICO_IPV4POOL_CIDR}, {@code _BLOCK_SIZE}, {@code _IPIP},
@@ -193,6 +195,11 @@ public record StartupProperties(String nodename, String k8sNodeRef, String ip, S
             }
         }
         return n.trim().toLowerCase(Locale.ROOT);
+    }
+
+    /** {@return whether start-up waits for an unreachable datastore} ({@code WAIT_FOR_DATASTORE=true}). */
+    public boolean waitsForDatastore() {
+        return "true".equals(trim(waitForDatastore));
     }
 
     private static String trim(String s) {

@@ -103,6 +103,29 @@ class NodeStartupApplicationTest {
         assertThat(failure("--CALICO_NODE_NETNS=no-such-ns-nsa")).contains("/run/netns/no-such-ns-nsa");
     }
 
+    @Test
+    void waitForDatastoreRetriesWhileUnavailableThenStartsUp() {
+        // The real etcd answers at once: WAIT_FOR_DATASTORE changes nothing then.
+        assertThat(NodeStartupApplication.run(args("--IP=autodetect", "--WAIT_FOR_DATASTORE=true"))).isZero();
+        // An unavailable datastore (the first three reads fail as an unreachable one does) is read again until it answers.
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        try (calico.libcalico.datastore.memory.MemoryDatastore memory = new calico.libcalico.datastore.memory.MemoryDatastore()) {
+            Datastore flaky = (Datastore) java.lang.reflect.Proxy.newProxyInstance(Datastore.class.getClassLoader(),
+                    new Class<?>[] {Datastore.class}, (proxy, method, a) -> {
+                        if (method.getName().equals("get") && reads.incrementAndGet() <= 3) {
+                            throw new calico.libcalico.datastore.DatastoreException.Unavailable("connection refused", null);
+                        }
+                        try {
+                            return method.invoke(memory, a);
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+            NodeStartupApplication.awaitDatastore(flaky, "app-node", java.time.Duration.ofMillis(1));
+        }
+        assertThat(reads.get()).as("three unavailable reads, then one that answered").isEqualTo(4);
+    }
+
     /** Runs with {@code extra}, expects exit 1, {@return what it printed on stderr}. */
     private static String failure(String... extra) {
         PrintStream err = System.err;

@@ -59,7 +59,12 @@ class StartupPropertiesTest {
             assertThat(s.ipv6Pool().natOutgoing()).isFalse();
             assertThat(s.ipv6Supported()).isTrue();
             assertThat(ctx.getBean(DatastoreProperties.class).type()).isEqualTo(DatastoreConfig.Type.ETCDV3);
+            assertThat(ctx.getBean(StartupProperties.class).waitsForDatastore()).as("WAIT_FOR_DATASTORE unset").isFalse();
         });
+        runner.withPropertyValues("WAIT_FOR_DATASTORE=true").run(ctx ->
+                assertThat(ctx.getBean(StartupProperties.class).waitsForDatastore()).isTrue());
+        runner.withPropertyValues("WAIT_FOR_DATASTORE=True").run(ctx ->
+                assertThat(ctx.getBean(StartupProperties.class).waitsForDatastore()).as("only \"true\", as Calico").isFalse());
     }
 
     @Test
