@@ -268,9 +268,14 @@ abstract class MultiNodeRoutes {
         }
     }
 
+    /**
+     * Dual-stack, so that IPv6 CrossSubnet is checked on the same nodes: the IPv6 underlay is
+     * {@code fd00:30:<subnet>::/64}, routed between the bridges like IPv4; then node C is removed and
+     * its routes and VTEPs of both families go from A.
+     */
     @Test
-    void crossSubnetEncapsulatesOnlyBetweenSubnets() {
-        try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES)) {
+    void crossSubnetEncapsulatesOnlyBetweenSubnetsForBothFamiliesAndARemovedNodesRoutesGo() {
+        try (MultiNodeCluster c = new MultiNodeCluster(datastore, Backend.NFTABLES, true, "rt-")) {
             c.pool(EncapsulationMode.CrossSubnet, EncapsulationMode.Never);
             ClusterNode a = c.addNode("rt-node-a", 1, 0);
             ClusterNode b = c.addNode("rt-node-b", 2, 0);
@@ -279,6 +284,9 @@ abstract class MultiNodeRoutes {
             Workload pb = c.pod(b, "rt-cross", "pb");
             Workload pc = c.pod(far, "rt-cross", "pc");
             countVxlan(a);
+            a.netns().exec("nft", "add table ip6 v6count");
+            a.netns().exec("nft", "add chain ip6 v6count out { type filter hook output priority 0 ; }");
+            a.netns().exec("nft", "add rule ip6 v6count out udp dport 4789 counter");
             c.startFelix(a);
             c.startFelix(b);
             c.startFelix(far);
@@ -297,6 +305,29 @@ abstract class MultiNodeRoutes {
             assertThat(vxlanSent(a)).isPositive();
             assertThat(routes(far)).contains("10.75.1.0/26 via 10.75.1.0 dev vxlan.calico onlink")
                     .contains("10.75.2.0/26 via 10.75.2.0 dev vxlan.calico onlink");
+
+            // IPv6, same subnet: a plain route via B's IPv6 address, no IPv6 VXLAN.
+            Await.until("pa -> pb over IPv6", WAIT, () -> tcp6(c, pa, pb));
+            assertThat(a.netns().exec("ip", "-6", "route", "show", "proto", "80"))
+                    .contains("fd00:75:0:2::/122 via fd00:30::12 dev eth0");
+            Matcher sent6 = PACKETS.matcher(a.netns().exec("nft", "list chain ip6 v6count out"));
+            assertThat(sent6.find() && Long.parseLong(sent6.group(1)) == 0).as("no IPv6 VXLAN within the subnet").isTrue();
+            // IPv6, another subnet: vxlan-v6.calico.
+            Await.until("pa -> pc over IPv6", WAIT, () -> tcp6(c, pa, pc));
+            Await.until("pc -> pa over IPv6", WAIT, () -> tcp6(c, pc, pa));
+            assertThat(a.netns().exec("ip", "-6", "route", "show", "proto", "80"))
+                    .containsPattern("fd00:75:0:3::/122 via fd00:75:0:3:: dev vxlan-v6.calico .*onlink");
+            sent6 = PACKETS.matcher(a.netns().exec("nft", "list chain ip6 v6count out"));
+            assertThat(sent6.find() && Long.parseLong(sent6.group(1)) > 0).as("IPv6 VXLAN between subnets").isTrue();
+
+            // Node C removed: A drops its routes and VTEPs of both families.
+            c.removeNode(far);
+            Await.until("A's routes to C's blocks gone", WAIT, () -> !routes(a).contains("10.75.3.0/26")
+                    && !a.netns().exec("ip", "-6", "route", "show", "proto", "80").contains("fd00:75:0:3::/122"));
+            assertThat(neighbours(a)).doesNotContain("10.75.3.0");
+            assertThat(a.netns().exec("ip", "-6", "neigh", "show", "dev", "vxlan-v6.calico")).doesNotContain("fd00:75:0:3::");
+            assertThat(a.netns().exec("bridge", "fdb", "show", "dev", "vxlan-v6.calico")).doesNotContain("fd00:30:1::13");
+            assertThat(tcp6(c, pa, pb)).as("pa -> pb over IPv6 unaffected").isTrue();
         }
     }
 }
