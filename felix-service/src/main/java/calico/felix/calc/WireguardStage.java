@@ -1,6 +1,7 @@
 package calico.felix.calc;
 
 import calico.api.model.Node;
+import calico.api.model.NodeSpec;
 import calico.api.model.ResourceKind;
 import calico.libcalico.syncer.Update;
 import java.util.Base64;
@@ -38,8 +39,12 @@ public final class WireguardStage {
     private void onUpdate(Update update) {
         String name = update.key().name();
         Node node = update.value() instanceof Node n ? n : null;
-        emit(name, node == null ? null : endpoint(name, node), sent, DataplaneUpdate.WireguardEndpointRemove::new);
-        emit(name, node == null ? null : endpointV6(name, node), sentV6, DataplaneUpdate.WireguardEndpointV6Remove::new);
+        Identity v4 = node == null ? new Identity(null, null) : identity(name, node, false);
+        Identity v6 = node == null ? new Identity(null, null) : identity(name, node, true);
+        emit(name, v4.none() ? null : new DataplaneUpdate.WireguardEndpointUpdate(name, v4.key(), v4.address()), sent,
+                DataplaneUpdate.WireguardEndpointRemove::new);
+        emit(name, v6.none() ? null : new DataplaneUpdate.WireguardEndpointV6Update(name, v6.key(), v6.address()), sentV6,
+                DataplaneUpdate.WireguardEndpointV6Remove::new);
     }
 
     /** Sends {@code next} (null: the remove) for {@code name} when it differs from what was sent. */
@@ -56,20 +61,21 @@ public final class WireguardStage {
         }
     }
 
-    private static DataplaneUpdate.WireguardEndpointUpdate endpoint(String name, Node node) {
-        String key = node.status() == null ? null : validKey(name, node.status().wireguardPublicKey());
-        String addr = node.spec() == null || node.spec().wireguard() == null ? null
-                : HostMetadataStage.bareAddress(name, "wireguard.interfaceIPv4Address",
-                        node.spec().wireguard().interfaceIPv4Address(), 4);
-        return key == null && addr == null ? null : new DataplaneUpdate.WireguardEndpointUpdate(name, key, addr);
+    /** A Node's WireGuard key and interface address of one family (either may be null). */
+    private record Identity(String key, String address) {
+        boolean none() {
+            return key == null && address == null;
+        }
     }
 
-    private static DataplaneUpdate.WireguardEndpointV6Update endpointV6(String name, Node node) {
-        String key = node.status() == null ? null : validKey(name, node.status().wireguardPublicKeyV6());
-        String addr = node.spec() == null || node.spec().wireguard() == null ? null
-                : HostMetadataStage.bareAddress(name, "wireguard.interfaceIPv6Address",
-                        node.spec().wireguard().interfaceIPv6Address(), 6);
-        return key == null && addr == null ? null : new DataplaneUpdate.WireguardEndpointV6Update(name, key, addr);
+    private static Identity identity(String name, Node node, boolean v6) {
+        String key = node.status() == null ? null
+                : validKey(name, v6 ? node.status().wireguardPublicKeyV6() : node.status().wireguardPublicKey());
+        NodeSpec.Wireguard wg = node.spec() == null ? null : node.spec().wireguard();
+        String addr = wg == null ? null : HostMetadataStage.bareAddress(name,
+                v6 ? "wireguard.interfaceIPv6Address" : "wireguard.interfaceIPv4Address",
+                v6 ? wg.interfaceIPv6Address() : wg.interfaceIPv4Address(), v6 ? 6 : 4);
+        return new Identity(key, addr);
     }
 
     static String validKey(String node, String text) {
