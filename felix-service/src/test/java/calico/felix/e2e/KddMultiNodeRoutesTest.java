@@ -47,10 +47,6 @@ class KddMultiNodeRoutesTest extends MultiNodeRoutes {
         return c.store().get(ResourceKey.of(ResourceKind.NODE, n.name())).map(Node.class::cast).map(Node::status);
     }
 
-    private static boolean tcp6(MultiNodeCluster c, Workload from, Workload to) {
-        return from.netns().tcpConnects(c.ipv6(to), MultiNodeCluster.TCP_PORT, Duration.ofSeconds(1));
-    }
-
     /** The packet counts of a listing's counters, in rule order. */
     private static List<Long> counters(String listing) {
         Matcher m = Pattern.compile("counter packets (\\d+)").matcher(listing);
@@ -113,20 +109,7 @@ class KddMultiNodeRoutesTest extends MultiNodeRoutes {
                 assertThat(counts.get(1)).as("TCP in clear on A's underlay").isZero();
 
                 // Policy holds through the tunnel: pb admits pa only, so pc (same node as pa) is refused.
-                assertThat(tcp6(c, pc, pb)).as("pc -> pb over IPv6 before the policy").isTrue();
-                c.networkPolicy("""
-                        apiVersion: networking.k8s.io/v1
-                        kind: NetworkPolicy
-                        metadata: {name: pb-from-pa, namespace: wg-dual}
-                        spec:
-                          podSelector: {matchLabels: {app: pb}}
-                          policyTypes: [Ingress]
-                          ingress:
-                          - from:
-                            - podSelector: {matchLabels: {app: pa}}
-                        """);
-                Await.until("pc -> pb over IPv6 refused", WAIT, () -> !tcp6(c, pc, pb));
-                assertThat(tcp6(c, pa, pb)).as("pa -> pb over IPv6 still allowed").isTrue();
+                ipv6PolicyAdmitsOnly(c, "wg-dual", pa, pc, pb);
                 assertThat(counters(a.netns().exec("nft", "list table inet wgcount")).get(1))
                         .as("TCP in clear on A's underlay").isZero();
             } finally {

@@ -112,8 +112,31 @@ abstract class MultiNodeRoutes {
         }
     }
 
+    /**
+     * A NetworkPolicy in {@code namespace} lets only {@code allowed} (by its {@code app} label) into
+     * {@code target}: {@code other}, which reached {@code target} over IPv6 before, is refused, and
+     * {@code allowed} still connects.
+     */
+    static void ipv6PolicyAdmitsOnly(MultiNodeCluster c, String namespace, Workload allowed, Workload other,
+                                     Workload target) {
+        assertThat(tcp6(c, other, target)).as(other.pod() + " -> " + target.pod() + " over IPv6 before the policy").isTrue();
+        c.networkPolicy("""
+                apiVersion: networking.k8s.io/v1
+                kind: NetworkPolicy
+                metadata: {name: %s-from-%s, namespace: %s}
+                spec:
+                  podSelector: {matchLabels: {app: %s}}
+                  policyTypes: [Ingress]
+                  ingress:
+                  - from:
+                    - podSelector: {matchLabels: {app: %s}}
+                """.formatted(target.pod(), allowed.pod(), namespace, target.pod(), allowed.pod()));
+        Await.until(other.pod() + " -> " + target.pod() + " over IPv6 refused", WAIT, () -> !tcp6(c, other, target));
+        assertThat(tcp6(c, allowed, target)).as(allowed.pod() + " -> " + target.pod() + " over IPv6 still allowed").isTrue();
+    }
+
     /** {@return whether {@code from} reaches {@code to}'s IPv6 address on TCP {@link MultiNodeCluster#TCP_PORT} now}. */
-    private static boolean tcp6(MultiNodeCluster c, Workload from, Workload to) {
+    static boolean tcp6(MultiNodeCluster c, Workload from, Workload to) {
         return from.netns().tcpConnects(c.ipv6(to), MultiNodeCluster.TCP_PORT, Duration.ofSeconds(1));
     }
 
@@ -156,20 +179,7 @@ abstract class MultiNodeRoutes {
                     .contains(macOfB + " dst fd00:30::12 self permanent");
 
             // Policy holds for IPv6 too: pb admits pa only, so pc (same node as pa) is refused on both families.
-            assertThat(tcp6(c, pc, pb)).as("pc -> pb over IPv6 before the policy").isTrue();
-            c.networkPolicy("""
-                    apiVersion: networking.k8s.io/v1
-                    kind: NetworkPolicy
-                    metadata: {name: pb-from-pa, namespace: v6-dual}
-                    spec:
-                      podSelector: {matchLabels: {app: pb}}
-                      policyTypes: [Ingress]
-                      ingress:
-                      - from:
-                        - podSelector: {matchLabels: {app: pa}}
-                    """);
-            Await.until("pc -> pb over IPv6 refused", WAIT, () -> !tcp6(c, pc, pb));
-            assertThat(tcp6(c, pa, pb)).as("pa -> pb over IPv6 still allowed").isTrue();
+            ipv6PolicyAdmitsOnly(c, "v6-dual", pa, pc, pb);
             assertThat(pc.netns().tcpConnects(pb.ip(), MultiNodeCluster.TCP_PORT, Duration.ofSeconds(1)))
                     .as("pc -> pb over IPv4 refused as well").isFalse();
         }
