@@ -271,6 +271,27 @@ final class MultiNodeCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * Stops what still runs in {@code n} (felix leaves WireGuard's wireguard-go daemons with their
+     * devices, as on a real node): a deleted namespace would otherwise live on around them.
+     */
+    private static void killProcessesIn(NetNs n) {
+        try {
+            Process p = new ProcessBuilder("ip", "netns", "pids", n.name()).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+            p.waitFor();
+            for (String pid : out.strip().split("\\s+")) {
+                if (pid.matches("\\d+")) {
+                    ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroy);
+                }
+            }
+        } catch (java.io.IOException e) {
+            // best effort: the namespace is deleted anyway
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Debian's BIRD 2. */
     static final String BIRD = "/usr/sbin/bird";
 
@@ -439,6 +460,7 @@ final class MultiNodeCluster implements AutoCloseable {
             }
         }
         listeners.forEach(NetNs.Listener::close);
+        namespaces.forEach(MultiNodeCluster::killProcessesIn);
         namespaces.forEach(NetNs::close);
         objects.close();
         store.close();
