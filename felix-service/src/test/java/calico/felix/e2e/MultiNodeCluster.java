@@ -436,6 +436,13 @@ final class MultiNodeCluster implements AutoCloseable {
     public void close() {
         birds.values().forEach(BirdNode::close);
         birds.clear();
+        if (birdDir != null) {
+            try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(birdDir)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            } catch (java.io.IOException e) {
+                // best effort: a temporary directory
+            }
+        }
         felixes.values().forEach(FelixProcess::close);
         felixes.clear();
         for (KubePod p : pods) {
