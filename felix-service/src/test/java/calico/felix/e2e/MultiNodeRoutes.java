@@ -332,11 +332,12 @@ abstract class MultiNodeRoutes {
 
             // Node C removed: A drops its routes and VTEPs of both families.
             c.removeNode(far);
+            // The block goes first (its routes), then the Node (its VTEPs): each in its own update.
             Await.until("A's routes to C's blocks gone", WAIT, () -> !routes(a).contains("10.75.3.0/26")
                     && !a.netns().exec("ip", "-6", "route", "show", "proto", "80").contains("fd00:75:0:3::/122"));
-            assertThat(neighbours(a)).doesNotContain("10.75.3.0");
-            assertThat(a.netns().exec("ip", "-6", "neigh", "show", "dev", "vxlan-v6.calico")).doesNotContain("fd00:75:0:3::");
-            assertThat(a.netns().exec("bridge", "fdb", "show", "dev", "vxlan-v6.calico")).doesNotContain("fd00:30:1::13");
+            Await.until("A's VTEP entries for C gone", WAIT, () -> !neighbours(a).contains("10.75.3.0")
+                    && !a.netns().exec("ip", "-6", "neigh", "show", "dev", "vxlan-v6.calico").contains("fd00:75:0:3::")
+                    && !a.netns().exec("bridge", "fdb", "show", "dev", "vxlan-v6.calico").contains("fd00:30:1::13"));
             assertThat(tcp6(c, pa, pb)).as("pa -> pb over IPv6 unaffected").isTrue();
         }
     }
