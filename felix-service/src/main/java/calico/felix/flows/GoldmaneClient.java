@@ -4,6 +4,7 @@ import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowCollectorGrpc;
 import calico.libcalico.goldmane.proto.FlowReceipt;
 import calico.libcalico.goldmane.proto.FlowUpdate;
+import calico.proto.tls.PemKey;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.TlsChannelCredentials;
@@ -11,6 +12,7 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -114,7 +116,7 @@ public final class GoldmaneClient implements AutoCloseable {
         try {
             // The channel's authority is the target's host: goldmane's certificate must name it.
             ChannelCredentials creds = TlsChannelCredentials.newBuilder()
-                    .keyManager(tls.certFile().toFile(), tls.keyFile().toFile())
+                    .keyManager(Files.newInputStream(tls.certFile()), PemKey.pkcs8(tls.keyFile())) // PKCS#1 or #8
                     .trustManager(tls.caFile().toFile()).build();
             return NettyChannelBuilder.forAddress(host, port, creds).build();
         } catch (IOException e) {

@@ -1,10 +1,13 @@
 package calico.goldmane.server;
 
+import calico.proto.tls.PemKey;
 import io.grpc.ServerCredentials;
 import io.grpc.TlsServerCredentials;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * The gRPC port's TLS from files: the server certificate and key (SERVER_CERT_PATH,
@@ -19,7 +22,9 @@ public final class GoldmaneTls {
 
     public static ServerCredentials serverCredentials(String certFile, String keyFile, String caFile) {
         try {
-            var b = TlsServerCredentials.newBuilder().keyManager(new File(certFile), new File(keyFile));
+            // PemKey: a PKCS#1 key (Helm's, Go's tools') is read as well as a PKCS#8 one.
+            var b = TlsServerCredentials.newBuilder().keyManager(Files.newInputStream(Path.of(certFile)),
+                    PemKey.pkcs8(Path.of(keyFile)));
             if (caFile != null && !caFile.isBlank()) {
                 b.trustManager(new File(caFile)).clientAuth(TlsServerCredentials.ClientAuth.REQUIRE);
             }

@@ -2,6 +2,7 @@ package calico.goldmane.sink;
 
 import calico.goldmane.engine.WindowListener;
 import calico.goldmane.store.Window;
+import calico.proto.tls.PemKey;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
 import io.netty.handler.ssl.JdkSslContext;
@@ -12,6 +13,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -63,7 +66,7 @@ public final class NdjsonSink implements WindowListener, AutoCloseable {
                     ssl.trustManager(new File(caCert));
                 }
                 if (clientCert != null) {
-                    ssl.keyManager(new File(clientCert), new File(clientKey));
+                    ssl.keyManager(Files.newInputStream(Path.of(clientCert)), PemKey.pkcs8(Path.of(clientKey)));
                 }
                 b.sslContext(((JdkSslContext) ssl.build()).context());
             } catch (Exception e) {

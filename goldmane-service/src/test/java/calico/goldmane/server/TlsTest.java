@@ -91,4 +91,23 @@ class TlsTest {
         assertThatThrownBy(() -> gm.flows().list(FlowListRequest.getDefaultInstance()))
                 .isInstanceOf(StatusRuntimeException.class);
     }
+
+    /** Helm's genSignedCert and Go's tools write PKCS#1 RSA keys ({@code RSA PRIVATE KEY}): goldmane reads them too. */
+    @Test
+    void aServerKeyInPkcs1FormServesMutualTls() throws Exception {
+        Path pkcs1 = dir.resolve("server-pkcs1.pem");
+        Process p = new ProcessBuilder("openssl", "rsa", "-in", certs.serverKey().toString(), "-traditional", "-out",
+                pkcs1.toString()).redirectErrorStream(true).start();
+        assertThat(p.waitFor()).as(new String(p.getInputStream().readAllBytes())).isZero();
+        assertThat(java.nio.file.Files.readString(pkcs1)).startsWith("-----BEGIN RSA PRIVATE KEY-----");
+        Goldmane pkcs1Server = new Goldmane(new MutableClock(Goldmane.T0), new Buckets(15, 240, 20), null,
+                GoldmaneTls.serverCredentials(certs.serverCert().toString(), pkcs1.toString(), certs.caCert().toString()));
+        try {
+            var r = FlowsGrpc.newBlockingStub(pkcs1Server.channel(client(certs, true)))
+                    .withDeadlineAfter(20, TimeUnit.SECONDS).list(FlowListRequest.getDefaultInstance());
+            assertThat(r.getFlowsCount()).isZero();
+        } finally {
+            pkcs1Server.close();
+        }
+    }
 }

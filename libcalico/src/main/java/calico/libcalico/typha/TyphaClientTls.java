@@ -1,7 +1,7 @@
 package calico.libcalico.typha;
 
 import calico.libcalico.tls.CaTrust;
-import calico.libcalico.tls.PemKey;
+import calico.proto.tls.PemKey;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.TlsChannelCredentials;

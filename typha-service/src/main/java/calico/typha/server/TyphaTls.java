@@ -1,6 +1,6 @@
 package calico.typha.server;
 
-import calico.libcalico.tls.PemKey;
+import calico.proto.tls.PemKey;
 import calico.libcalico.typha.PeerIdentity;
 import io.grpc.Grpc;
 import io.grpc.Metadata;

@@ -13,6 +13,7 @@ import calico.libcalico.goldmane.proto.StatisticsRequest;
 import calico.libcalico.goldmane.proto.StatisticsResult;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthReporter;
+import calico.proto.tls.PemKey;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -23,6 +24,8 @@ import io.grpc.stub.AbstractStub;
 import io.grpc.stub.ClientResponseObserver;
 import java.io.File;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -90,7 +93,8 @@ public final class GoldmaneClient implements AutoCloseable {
     private static ChannelCredentials credentials(Connection p) {
         try {
             return TlsChannelCredentials.newBuilder().trustManager(new File(p.caCertPath()))
-                    .keyManager(new File(p.tlsCertPath()), new File(p.tlsKeyPath())).build();
+                    .keyManager(Files.newInputStream(Path.of(p.tlsCertPath())), PemKey.pkcs8(Path.of(p.tlsKeyPath())))
+                    .build(); // PemKey: PKCS#1 (Helm's, Go's tools') or PKCS#8
         } catch (IOException | IllegalArgumentException e) {
             throw new IllegalArgumentException("CA_CERT_PATH, TLS_CERT_PATH, TLS_KEY_PATH: cannot load: "
                     + e.getMessage(), e);

@@ -1,4 +1,4 @@
-package calico.libcalico.tls;
+package calico.proto.tls;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

@@ -1,4 +1,4 @@
-package calico.libcalico.tls;
+package calico.proto.tls;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
