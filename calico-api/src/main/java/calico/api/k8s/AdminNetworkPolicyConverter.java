@@ -31,8 +31,7 @@ public final class AdminNetworkPolicyConverter {
 
     /** {@return the AdminNetworkPolicy name behind a converted policy name}, empty for other names. */
     public static Optional<String> kubernetesName(String calicoName) {
-        return calicoName != null && calicoName.startsWith(NAME_PREFIX) && calicoName.length() > NAME_PREFIX.length()
-                ? Optional.of(calicoName.substring(NAME_PREFIX.length())) : Optional.empty();
+        return AdminPolicyRules.unprefixed(NAME_PREFIX, calicoName);
     }
 
     public Conversion<GlobalNetworkPolicy> convert(KubeAdminNetworkPolicy anp) {

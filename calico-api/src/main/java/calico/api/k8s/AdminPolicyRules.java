@@ -14,6 +14,7 @@ import calico.api.validation.FieldError;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -106,6 +107,12 @@ final class AdminPolicyRules {
     }
 
     /** Protocol name (or {@code ""}) to its ports; a {@code null} list means every port. */
+    /** {@return the Kubernetes name behind a converted policy name {@code prefix + name}}, empty for other names. */
+    static Optional<String> unprefixed(String prefix, String calicoName) {
+        return calicoName != null && calicoName.startsWith(prefix) && calicoName.length() > prefix.length()
+                ? Optional.of(calicoName.substring(prefix.length())) : Optional.empty();
+    }
+
     private static Map<String, List<Port>> ports(List<AdminNetworkPolicyPort> ports) {
         Map<String, List<Port>> byProtocol = new TreeMap<>();
         if (ports.isEmpty()) {

@@ -25,8 +25,7 @@ public final class BaselineAdminNetworkPolicyConverter {
 
     /** {@return the BaselineAdminNetworkPolicy name behind a converted policy name}, empty for other names. */
     public static Optional<String> kubernetesName(String calicoName) {
-        return calicoName != null && calicoName.startsWith(NAME_PREFIX) && calicoName.length() > NAME_PREFIX.length()
-                ? Optional.of(calicoName.substring(NAME_PREFIX.length())) : Optional.empty();
+        return AdminPolicyRules.unprefixed(NAME_PREFIX, calicoName);
     }
 
     public Conversion<GlobalNetworkPolicy> convert(KubeBaselineAdminNetworkPolicy banp) {
