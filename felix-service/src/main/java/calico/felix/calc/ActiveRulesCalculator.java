@@ -68,6 +68,8 @@ final class ActiveRulesCalculator implements LabelInheritanceIndex.LabelListener
     /** Policy resource key → its current view (the ID moves if the tier changes). */
     private final Map<ResourceKey, PolicyView> policies = new HashMap<>();
     private final Map<PolicyId, PolicyView> views = new HashMap<>();
+    /** Staged policies with {@code stagedAction: Delete}, by resource key: they take their target's view. */
+    private final Map<ResourceKey, StagedDelete> stagedDeletes = new HashMap<>();
     /** Compiled form of each active policy / profile, to diff and to release IP sets. */
     private final Map<PolicyId, RuleCompiler.Result> activePolicies = new HashMap<>();
     private final Map<String, RuleCompiler.Result> activeProfiles = new HashMap<>();
@@ -124,22 +126,50 @@ final class ActiveRulesCalculator implements LabelInheritanceIndex.LabelListener
 
     private void onPolicy(Update u) {
         PolicyView now = null;
-        if (u.value() != null) {
-            try {
-                now = PolicyView.of(u.value(), converter);
-                loggedBad.remove(u.key());
-            } catch (RuntimeException e) {
-                if (loggedBad.add(u.key())) {
-                    LOG.warn("{} ignored (fail closed): {}", u.key(), e.getMessage());
+        StagedDelete delete = u.value() == null ? null : StagedDelete.of(u.value());
+        if (delete != null) {
+            stagedDeletes.put(u.key(), delete);
+            PolicyView target = views.get(delete.target());
+            now = target == null ? null : delete.view(target);
+        } else {
+            stagedDeletes.remove(u.key());
+            if (u.value() != null) {
+                try {
+                    now = PolicyView.of(u.value(), converter);
+                    loggedBad.remove(u.key());
+                } catch (RuntimeException e) {
+                    if (loggedBad.add(u.key())) {
+                        LOG.warn("{} ignored (fail closed): {}", u.key(), e.getMessage());
+                    }
                 }
             }
         }
         PolicyView old = policies.get(u.key());
+        applyView(u.key(), old, now);
+        // Staged deletes stand in the place of their target: they follow it.
+        if (old != null && !old.id().staged()) {
+            followTarget(old.id());
+        }
+        if (now != null && !now.id().staged() && (old == null || !old.id().equals(now.id()))) {
+            followTarget(now.id());
+        }
+    }
+
+    private void followTarget(PolicyId target) {
+        PolicyView t = views.get(target);
+        stagedDeletes.forEach((key, d) -> {
+            if (d.target().equals(target)) {
+                applyView(key, policies.get(key), t == null ? null : d.view(t));
+            }
+        });
+    }
+
+    private void applyView(ResourceKey key, PolicyView old, PolicyView now) {
         if (Objects.equals(old, now)) {
             return;
         }
         if (old != null && (now == null || !old.id().equals(now.id()))) {
-            policies.remove(u.key());
+            policies.remove(key);
             views.remove(old.id());
             localIndex.deleteSelector(old.id());
             matchListener.onPolicyRemoved(old.id());
@@ -147,7 +177,7 @@ final class ActiveRulesCalculator implements LabelInheritanceIndex.LabelListener
         if (now == null) {
             return;
         }
-        policies.put(u.key(), now);
+        policies.put(key, now);
         views.put(now.id(), now);
         matchListener.onPolicyUpdated(now);
         localIndex.updateSelector(now.id(), now.selector());
@@ -159,8 +189,9 @@ final class ActiveRulesCalculator implements LabelInheritanceIndex.LabelListener
 
     private void activatePolicy(PolicyId id) {
         PolicyView v = views.get(id);
-        RuleCompiler.Result r = compiler.compile(v.ingressRules(), v.egressRules(), v.namespace(), id.staged(),
-                id.toString());
+        PolicyId target = deleteTarget(id);
+        RuleCompiler.Result r = target != null ? new RuleCompiler.Result(CompiledPolicy.stagedDelete(target), Map.of())
+                : compiler.compile(v.ingressRules(), v.egressRules(), v.namespace(), id.staged(), id.toString());
         RuleCompiler.Result old = activePolicies.put(id, r);
         if (r.equals(old)) {
             return;
@@ -170,6 +201,14 @@ final class ActiveRulesCalculator implements LabelInheritanceIndex.LabelListener
         if (old != null) {
             old.ipSets().keySet().forEach(ipSets::unref);
         }
+    }
+
+    private PolicyId deleteTarget(PolicyId id) {
+        if (!id.staged()) {
+            return null;
+        }
+        return stagedDeletes.values().stream().filter(d -> d.staged().equals(id)).map(StagedDelete::target)
+                .findFirst().orElse(null);
     }
 
     private void deactivatePolicy(PolicyId id) {

@@ -43,6 +43,10 @@ record PolicyView(PolicyId id, Double order, Selector selector, boolean ingress,
 
     /** @throws IllegalArgumentException for a selector that does not parse (the caller logs and drops the policy) */
     static PolicyView of(Resource r, KubernetesConverter converter) {
+        if (StagedDelete.of(r) != null) {
+            // Not all(): a staged delete has no selector of its own (see StagedDelete#view).
+            throw new IllegalArgumentException("a staged Delete takes the view of the policy it deletes: " + r.key());
+        }
         if (r instanceof GlobalNetworkPolicy p) {
             return global(p.metadata().name(), p.spec(), calico.api.model.ResourceKind.GLOBAL_NETWORK_POLICY);
         } else if (r instanceof StagedGlobalNetworkPolicy p) {

@@ -153,14 +153,16 @@ public final class FlowContext {
     /**
      * The trace the endpoint's policy gives a connection's first packet, evaluated here: tiers in
      * order, each policy's rules in order, end of tier, then profiles. With {@code staged} the staged
-     * policies count as enforced (the pending trace); without it they are skipped, as the kernel does.
+     * policies count as enforced and a staged delete hides its target (the pending trace); without it
+     * they are skipped, as the kernel does.
      *
      * @param inbound the endpoint's ingress (else egress)
      */
     public List<TraceHit> trace(FlowEndpoint ep, boolean inbound, Packet p, boolean staged) {
         List<TraceHit> out = new ArrayList<>();
         for (TierPolicies tier : inbound ? ep.ingress() : ep.egress()) {
-            List<PolicyId> active = tier.policies().stream().filter(id -> staged || !id.staged()).toList();
+            List<PolicyId> active = staged ? pending(tier.policies())
+                    : tier.policies().stream().filter(id -> !id.staged()).toList();
             if (active.isEmpty() && !tier.missing()) {
                 continue;
             }
@@ -202,6 +204,22 @@ public final class FlowContext {
         }
         out.add(new TraceHit(null, null, null, Action.Deny, -1, false, null)); // no profile accepted
         return out;
+    }
+
+    /**
+     * The policies the pending trace evaluates: staged ones count as enforced, except that a staged
+     * delete removes itself and the enforced policy it names, as if that were deleted.
+     */
+    private List<PolicyId> pending(List<PolicyId> tier) {
+        java.util.Set<PolicyId> deleted = new java.util.HashSet<>();
+        for (PolicyId id : tier) {
+            CompiledPolicy cp = id.staged() ? policies.get(id) : null;
+            if (cp != null && cp.deletes() != null) {
+                deleted.add(id);
+                deleted.add(cp.deletes());
+            }
+        }
+        return deleted.isEmpty() ? tier : tier.stream().filter(id -> !deleted.contains(id)).toList();
     }
 
     private TraceHit firstMatch(CompiledPolicy cp, boolean inbound, Packet p, PolicyId id, String profile,

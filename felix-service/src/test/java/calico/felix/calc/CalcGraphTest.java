@@ -101,6 +101,46 @@ class CalcGraphTest {
     }
 
     @Test
+    void stagedDeleteStandsInItsTargetsPlaceWithoutRulesAndFollowsIt() {
+        Harness h = new Harness(ME).put(tier("default", null, null), tier("sec", 1.0, null),
+                profile("kns.ns1", Map.of(), List.of(Rule.allow()), List.of(Rule.allow())),
+                wep("ns1", "a", ME, "10.0.0.1", labels("app", "web"), "kns.ns1"),
+                wep("ns1", "b", ME, "10.0.0.2", labels("app", "db"), "kns.ns1"),
+                gnp("deny-web", "sec", 1.0, "app == 'web'", List.of(Rule.deny()), List.of()));
+        PolicyId target = new PolicyId("sec", null, "deny-web", ResourceKind.GLOBAL_NETWORK_POLICY);
+        PolicyId staged = new PolicyId("sec", null, "deny-web", ResourceKind.STAGED_GLOBAL_NETWORK_POLICY);
+        PolicyId orphan = new PolicyId("sec", null, "gone", ResourceKind.STAGED_GLOBAL_NETWORK_POLICY);
+        h.put(stagedDelete("deny-web", "sec"), stagedDelete("gone", "sec"));
+        record Case(String what, String wep, List<String> ingressTiers) {
+        }
+        for (Case c : List.of(
+                // Only the target's endpoint gets the staged delete, not every endpoint (all()).
+                new Case("target selects a", "ns1/a", List.of("sec:Deny:[deny-web, staged:deny-web]")),
+                new Case("target does not select b", "ns1/b", List.of()))) {
+            assertThat(h.tiers(c.wep(), true)).as(c.what()).isEqualTo(c.ingressTiers());
+            assertThat(h.tiers(c.wep(), false)).as(c.what() + " (egress: the target is ingress only)").isEmpty();
+        }
+        assertThat(h.state.policies.get(staged)).isEqualTo(CompiledPolicy.stagedDelete(target));
+        assertThat(h.state.policies).doesNotContainKey(orphan); // a delete of nothing selects nothing
+        assertThat(new Verdicts(h.state).ingressAllowed("ns1/a", "10.9.9.9", "10.0.0.1", 80)).isFalse();
+
+        // The target moves to b: the staged delete follows it.
+        h.put(gnp("deny-web", "sec", 1.0, "app == 'db'", List.of(Rule.deny()), List.of()));
+        assertThat(h.tiers("ns1/a", true)).isEmpty();
+        assertThat(h.tiers("ns1/b", true)).containsExactly("sec:Deny:[deny-web, staged:deny-web]");
+        // The target is deleted: so is its staged delete's place; created again, it comes back.
+        h.delete(new ResourceKey(ResourceKind.GLOBAL_NETWORK_POLICY, null, "deny-web"));
+        assertThat(h.tiers("ns1/b", true)).isEmpty();
+        assertThat(h.state.policies).doesNotContainKey(staged);
+        h.put(gnp("deny-web", "sec", 1.0, "all()", List.of(Rule.deny()), List.of()));
+        assertThat(h.tiers("ns1/a", true)).containsExactly("sec:Deny:[deny-web, staged:deny-web]");
+        // Set again (a staged policy with rules): an ordinary staged policy, no longer a delete.
+        h.put(staged("deny-web", "sec", 2.0, "app == 'db'", List.of(Rule.allow())));
+        assertThat(h.tiers("ns1/a", true)).containsExactly("sec:Deny:[deny-web]");
+        assertThat(h.state.policies.get(staged).deletes()).isNull();
+    }
+
+    @Test
     void namespacedPolicySelectsAndMatchesOnlyItsOwnNamespace() {
         Harness h = new Harness(ME).put(tier("default", null, null),
                 wep("ns1", "a", ME, "10.0.0.1", labels("app", "web")),

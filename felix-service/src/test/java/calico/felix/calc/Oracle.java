@@ -37,6 +37,7 @@ final class Oracle {
         Map<String, Tier> tiers = new HashMap<>();
         Map<ResourceKey, Map<String, String>> labels = new HashMap<>();
         List<PolicyView> views = new ArrayList<>();
+        List<StagedDelete> deletes = new ArrayList<>();
         for (Resource r : world.values()) {
             if (r instanceof Profile p) {
                 profiles.put(p.metadata().name(), p);
@@ -46,12 +47,24 @@ final class Oracle {
                     || r instanceof calico.api.model.StagedGlobalNetworkPolicy
                     || r instanceof calico.api.model.StagedNetworkPolicy
                     || r instanceof calico.api.model.StagedKubernetesNetworkPolicy) {
+                StagedDelete d = StagedDelete.of(r);
+                if (d != null) {
+                    deletes.add(d);
+                    continue;
+                }
                 try {
                     views.add(PolicyView.of(r, conv));
                 } catch (RuntimeException e) {
                     // unparseable: ignored, as the graph does
                 }
             }
+        }
+        Map<PolicyId, PolicyId> deleteTargets = new HashMap<>();
+        for (StagedDelete d : deletes) { // in its target's place, or nowhere
+            views.stream().filter(v -> v.id().equals(d.target())).findFirst().ifPresent(t -> {
+                views.add(d.view(t));
+                deleteTargets.put(d.staged(), d.target());
+            });
         }
         for (Resource r : world.values()) {
             Map<String, String> own = new HashMap<>(r.metadata().labels());
@@ -89,6 +102,10 @@ final class Oracle {
         for (Resource ep : local) {
             List<PolicyView> matched = views.stream().filter(v -> v.selector().matches(labels.get(ep.key()))).toList();
             for (PolicyView v : matched) {
+                if (deleteTargets.containsKey(v.id())) {
+                    policies.put(v.id(), CompiledPolicy.stagedDelete(deleteTargets.get(v.id())));
+                    continue;
+                }
                 RuleCompiler.Result res = compiler.compile(v.ingressRules(), v.egressRules(), v.namespace(),
                         v.id().staged(), "");
                 policies.put(v.id(), res.policy());

@@ -99,6 +99,12 @@ final class Res {
                 StagedAction.Set, gnp(name, tier, order, selector, ingress, List.of(), PolicyType.Ingress).spec()));
     }
 
+    /** A staged {@code stagedAction: Delete} of the GlobalNetworkPolicy {@code name}: only the tier is given. */
+    static StagedGlobalNetworkPolicy stagedDelete(String name, String tier) {
+        return new StagedGlobalNetworkPolicy(ObjectMeta.named(name), new StagedGlobalNetworkPolicySpec(
+                StagedAction.Delete, tier, null, null, null, null, null, null, null, null, null, null, null));
+    }
+
     static NetworkPolicy np(String ns, String name, String tier, Double order, String selector, List<Rule> ingress,
                             List<Rule> egress, PolicyType... types) {
         return new NetworkPolicy(ObjectMeta.namespaced(ns, name), new NetworkPolicySpec(tier, order, ingress, egress,

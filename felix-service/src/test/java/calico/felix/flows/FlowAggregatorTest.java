@@ -254,6 +254,52 @@ class FlowAggregatorTest {
         assertThat(b.getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Deny);
     }
 
+    @Test
+    void aStagedDeleteMakesThePendingTraceWhatTheClusterWouldDoWithoutItsTarget() {
+        DataplaneModel m = model();
+        PolicyId delete = new PolicyId("default", "prod", "api-in", ResourceKind.STAGED_NETWORK_POLICY);
+        m.apply(new DataplaneUpdate.ActivePolicyUpdate(delete, new CompiledPolicy(List.of(), List.of(), true,
+                ALLOW_80)));
+        // Without api-in, no policy selects api: its namespace profile (Kubernetes' default) allows.
+        m.apply(new DataplaneUpdate.ActiveProfileUpdate("kns.prod", new CompiledPolicy(
+                List.of(new CompiledRule(Action.Allow, null, null, null, null, null, Side.ANY, Side.ANY, null)),
+                List.of(), false)));
+        m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("prod/e2e--node-k8s-api-eth0", "caliapi", null,
+                List.of("10.70.0.2/32"), List.of(), List.of("kns.prod"),
+                List.of(new TierPolicies("default", Action.Deny, List.of(ALLOW_80, delete), false)), List.of(),
+                new DataplaneUpdate.EndpointIdentity(Map.of("app", "api", "projectcalico.org/namespace", "prod"), "")));
+        Ruleset rs = RuleRenderer.render(m, Set.of(IpFamily.V4));
+        FlowAggregator a = new FlowAggregator(() -> FlowContext.of(m));
+        a.onNflog(nflog(1, renderedPrefix(rs, Names.policyInbound(ALLOW_80), 1), to9000));
+        Flow denied = only(a.flush(0, 15), Reporter.Dst, 9000);
+        PolicyHit enforced = denied.getKey().getPolicies().getEnforcedPolicies(0);
+        assertThat(enforced.getName()).isEqualTo("api-in");
+        assertThat(enforced.getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Deny);
+        // Pending: api-in is gone, and so is the delete itself; the tier selects nothing, the profile allows.
+        assertThat(denied.getKey().getPolicies().getPendingPoliciesList()).singleElement().satisfies(p -> {
+            assertThat(p.getKind()).isEqualTo(PolicyKind.Profile);
+            assertThat(p.getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Allow);
+        });
+
+        // A tier that keeps another policy still ends the pending trace with that policy (the
+        // staged Set api-lockdown denies 8080), not with the deleted one.
+        m.apply(new DataplaneUpdate.WorkloadEndpointUpdate("prod/e2e--node-k8s-api-eth0", "caliapi", null,
+                List.of("10.70.0.2/32"), List.of(), List.of("kns.prod"),
+                List.of(new TierPolicies("default", Action.Deny, List.of(STAGED, ALLOW_80, delete), false)),
+                List.of(), new DataplaneUpdate.EndpointIdentity(Map.of("app", "api",
+                        "projectcalico.org/namespace", "prod"), "")));
+        Ruleset rs2 = RuleRenderer.render(m, Set.of(IpFamily.V4));
+        a.onNflog(nflog(1, renderedPrefix(rs2, Names.policyInbound(ALLOW_80), 1), to9000));
+        Flow again = only(a.flush(15, 30), Reporter.Dst, 9000);
+        // 9000: api-lockdown matches only 8080; the tier's end (Deny) decides, triggered by api-lockdown.
+        PolicyHit endOfTier = again.getKey().getPolicies().getPendingPolicies(0);
+        assertThat(endOfTier.getKind()).isEqualTo(PolicyKind.EndOfTier);
+        assertThat(endOfTier.getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Deny);
+        assertThat(endOfTier.getTrigger().getName()).isEqualTo("api-lockdown");
+        assertThat(again.getKey().getPolicies().getPendingPoliciesList())
+                .noneMatch(p -> p.getName().equals("api-in") || p.getTrigger().getName().equals("api-in"));
+    }
+
     private void agg8080(FlowAggregator a, Ruleset rs) {
         a.onNflog(nflog(2, renderedPrefix(rs, Names.profileOutbound("kns.dev"), 0), to8080));
         a.onNflog(nflog(1, renderedPrefix(rs, Names.policyInbound(ANP), 0), to8080));
