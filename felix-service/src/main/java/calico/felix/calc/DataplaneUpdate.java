@@ -352,7 +352,7 @@ public sealed interface DataplaneUpdate {
     record WorkloadEndpointUpdate(String id, String interfaceName, String mac, java.util.List<String> ipv4Nets,
                                   java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
                                   java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress,
-                                  EndpointIdentity identity)
+                                  EndpointIdentity identity, java.util.List<FloatingIp> floatingIps)
             implements DataplaneUpdate {
         public WorkloadEndpointUpdate {
             ipv4Nets = java.util.List.copyOf(ipv4Nets);
@@ -361,6 +361,16 @@ public sealed interface DataplaneUpdate {
             ingress = java.util.List.copyOf(ingress);
             egress = java.util.List.copyOf(egress);
             identity = identity == null ? EndpointIdentity.NONE : identity;
+            floatingIps = floatingIps == null ? java.util.List.of() : java.util.List.copyOf(floatingIps);
+        }
+
+        /** An endpoint without floating IPs. */
+        public WorkloadEndpointUpdate(String id, String interfaceName, String mac, java.util.List<String> ipv4Nets,
+                                      java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
+                                      java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress,
+                                      EndpointIdentity identity) {
+            this(id, interfaceName, mac, ipv4Nets, ipv6Nets, profileIds, ingress, egress, identity,
+                    java.util.List.of());
         }
 
         @Override
@@ -373,6 +383,18 @@ public sealed interface DataplaneUpdate {
                                       java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
                                       java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress) {
             this(id, interfaceName, mac, ipv4Nets, ipv6Nets, profileIds, ingress, egress, EndpointIdentity.NONE);
+        }
+    }
+
+    /**
+     * One of a workload's {@code ipNATs}: traffic to {@code external} is DNAT'd to {@code internal}
+     * (one of the workload's own addresses), when FelixConfiguration {@code floatingIPs} is Enabled.
+     * Addresses without prefix length, both of one IP version.
+     */
+    record FloatingIp(String internal, String external) {
+        public FloatingIp {
+            java.util.Objects.requireNonNull(internal, "internal");
+            java.util.Objects.requireNonNull(external, "external");
         }
     }
 

@@ -96,7 +96,8 @@ public record FelixSettings(
         int wireguardListeningPortV6,
         String wireguardInterfaceNameV6,
         List<RouteTableRange> routeTableRanges,
-        Map<String, String> effective) {
+        Map<String, String> effective,
+        boolean floatingIps) {
 
     public FelixSettings {
         interfacePrefixes = List.copyOf(interfacePrefixes);
@@ -234,7 +235,8 @@ public record FelixSettings(
                 r.integer("wireguardListeningPortV6"),
                 r.text("wireguardInterfaceNameV6"),
                 r.tableRanges(),
-                values);
+                values,
+                r.text("floatingIPs").equalsIgnoreCase("Enabled"));
     }
 
     /** {@return Calico's defaults, typed}. */

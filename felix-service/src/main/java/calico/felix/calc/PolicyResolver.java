@@ -199,7 +199,8 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
             split(w.spec().ipNetworks(), v4, v6);
             return new DataplaneUpdate.WorkloadEndpointUpdate(key.namespace() + "/" + key.name(),
                     w.spec().interfaceName(), w.spec().mac(), v4, v6, profileIds, in, out,
-                    new DataplaneUpdate.EndpointIdentity(w.metadata().labels(), w.metadata().generateName()));
+                    new DataplaneUpdate.EndpointIdentity(w.metadata().labels(), w.metadata().generateName()),
+                    floatingIps(w));
         }
         HostEndpoint h = (HostEndpoint) ep;
         split(h.spec().expectedIPs(), v4, v6);
@@ -209,6 +210,13 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
                 tierList(matched, false, v -> v.hostKind().doNotTrack()),
                 tierList(matched, true, v -> v.hostKind().preDnat() && !v.hostKind().doNotTrack()),
                 tierList(matched, true, forward), tierList(matched, false, forward));
+    }
+
+    /** The workload's {@code ipNATs} (validated by the datastore: addresses, the internal one the workload's own). */
+    private static List<DataplaneUpdate.FloatingIp> floatingIps(WorkloadEndpoint w) {
+        return w.spec().ipNATs().stream()
+                .filter(n -> n.internalIP() != null && n.externalIP() != null)
+                .map(n -> new DataplaneUpdate.FloatingIp(n.internalIP(), n.externalIP())).toList();
     }
 
     private static void split(List<String> nets, List<String> v4, List<String> v6) {

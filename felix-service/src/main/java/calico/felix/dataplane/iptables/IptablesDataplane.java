@@ -63,6 +63,8 @@ public final class IptablesDataplane implements PolicyDriver {
     private final Map<IpFamily, IptablesVerifier.ProgrammedFamily> families = new EnumMap<>(IpFamily.class);
     private Map<String, DesiredSet> programmedSets = Map.of();
     private boolean appendMode;
+    /** floatingIPs of the last resync: it adds or removes nat PREROUTING/OUTPUT hooks, which only a resync places. */
+    private boolean floatingIps;
     private boolean inSyncWithKernel;
     private Timings lastTimings = new Timings(0, 0, 0, 0);
 
@@ -77,7 +79,8 @@ public final class IptablesDataplane implements PolicyDriver {
     public ApplyStats apply(List<DataplaneUpdate> batch) {
         try {
             RuleSettings s = model.settings();
-            boolean layoutChanged = s.appendMode() != appendMode || families.containsKey(IpFamily.V6) != s.ipv6Support();
+            boolean layoutChanged = s.appendMode() != appendMode || families.containsKey(IpFamily.V6) != s.ipv6Support()
+                    || model.config().floatingIps() != floatingIps;
             return inSyncWithKernel && !layoutChanged ? applyDelta() : resync();
         } catch (RuntimeException e) {
             inSyncWithKernel = false;
@@ -234,6 +237,7 @@ public final class IptablesDataplane implements PolicyDriver {
         rendered.forEach((f, r) -> families.put(f, new IptablesVerifier.ProgrammedFamily(r.tables(), r.ruleset().entries())));
         programmedSets = sets;
         appendMode = append;
+        floatingIps = model.config().floatingIps();
         inSyncWithKernel = true;
         ApplyStats stats = change.stats();
         log.info("iptables resync ({}): {} chains, {} sets; removed {} stale chains, {} stale sets",

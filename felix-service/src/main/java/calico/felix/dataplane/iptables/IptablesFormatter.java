@@ -190,6 +190,10 @@ public final class IptablesFormatter {
                 out.add("--random-fully"); // after --to-ports: iptables-save's order
             }
             return out;
+        } else if (t instanceof Target.Dnat d) {
+            return List.of("-j", "DNAT", "--to-destination", d.address());
+        } else if (t instanceof Target.Snat s) {
+            return List.of("-j", "SNAT", "--to-source", s.address());
         } else if (t instanceof Target.Reject) {
             return List.of("-j", "REJECT");
         } else if (t instanceof Target.NoTrack) {

@@ -249,12 +249,24 @@ public final class NftRuleFormatter {
                 masq.put("flags", "fully-random");
             }
             return JSON.objectNode().set("masquerade", masq);
+        } else if (t instanceof Target.Dnat d) {
+            return nat("dnat", d.address());
+        } else if (t instanceof Target.Snat s) {
+            return nat("snat", s.address());
         } else if (t instanceof Target.Reject) {
             return JSON.objectNode().set("reject", NullNode.instance);
         } else if (t instanceof Target.NoTrack) {
             return JSON.objectNode().set("notrack", NullNode.instance);
         }
         throw new IllegalArgumentException("target: unsupported variant " + t);
+    }
+
+    /** {@code dnat/snat ip|ip6 to <address>}: the inet table needs the family (nft -j list's form). */
+    private static ObjectNode nat(String kind, String address) {
+        ObjectNode n = JSON.objectNode();
+        n.put("family", address.contains(":") ? "ip6" : "ip");
+        n.put("addr", address);
+        return JSON.objectNode().set(kind, n);
     }
 
     /** {@return {@code c} cut to at most {@link #MAX_COMMENT_BYTES} UTF-8 bytes, never mid-character} */

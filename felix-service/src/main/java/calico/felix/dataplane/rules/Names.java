@@ -39,6 +39,9 @@ public final class Names {
     /** nat table. */
     public static final String POSTROUTING = "cali-POSTROUTING";
     public static final String NAT_OUTGOING = "cali-nat-outgoing";
+    /** nat table, floatingIPs Enabled: workloads' floating IPs (cali-PREROUTING and cali-OUTPUT jump to the DNAT chain). */
+    public static final String FIP_DNAT = "cali-fip-dnat";
+    public static final String FIP_SNAT = "cali-fip-snat";
     /** Driver set IDs (kernel names {@code cali40all-ipam-pools}, ...): every IP pool, and the natOutgoing ones. */
     public static final String ALL_POOLS_SET = "all-ipam-pools";
     public static final String MASQ_POOLS_SET = "masq-ipam-pools";

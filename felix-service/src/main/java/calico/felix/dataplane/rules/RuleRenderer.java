@@ -243,11 +243,20 @@ public final class RuleRenderer {
             refs.addAll(cache.setIds(p));
         });
         SortedMap<String, GenericChain> nat = new TreeMap<>();
-        add(nat, cache.same(new Rules(Names.POSTROUTING, List.of(GenericRule.of(new Target.Jump(Names.NAT_OUTGOING))))));
+        boolean fips = model.config().floatingIps();
+        List<GenericRule> postrouting = new ArrayList<>();
+        if (fips) {
+            postrouting.add(GenericRule.of(new Target.Jump(Names.FIP_SNAT)));
+            floatingIpChains(model).forEach(c -> add(nat, cache.same(c)));
+        }
+        postrouting.add(GenericRule.of(new Target.Jump(Names.NAT_OUTGOING)));
+        add(nat, cache.same(new Rules(Names.POSTROUTING, postrouting)));
         add(nat, cache.same(natOutgoingChain(model)));
         cache.end();
+        List<Entry> natEntries = fips ? List.of(new Entry(Table.NAT, Hook.PREROUTING, Names.PREROUTING),
+                new Entry(Table.NAT, Hook.OUTPUT, Names.OUTPUT)) : List.of();
         return new Ruleset(families, java.util.Map.of(Table.FILTER, filter, Table.NAT, nat, Table.RAW, raw,
-                Table.MANGLE, mangle), List.of(
+                Table.MANGLE, mangle), java.util.stream.Stream.concat(natEntries.stream(), List.of(
                 new Entry(Table.RAW, Hook.PREROUTING, Names.PREROUTING),
                 new Entry(Table.RAW, Hook.OUTPUT, Names.OUTPUT),
                 new Entry(Table.MANGLE, Hook.PREROUTING, Names.PREROUTING),
@@ -255,7 +264,7 @@ public final class RuleRenderer {
                 new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD),
                 new Entry(Table.FILTER, Hook.INPUT, Names.INPUT),
                 new Entry(Table.FILTER, Hook.OUTPUT, Names.OUTPUT),
-                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)),
+                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)).stream()).toList(),
                 driverSets(model, ipip || vxlan || (encap.vxlanV6() && families.contains(IpFamily.V6))
                         || settings.natOutgoing().excludeHosts()), refs);
     }
@@ -766,6 +775,35 @@ public final class RuleRenderer {
             rules.add(new GenericRule(leaving, nat.masquerade(false), "natOutgoing"));
         }
         return new Rules(Names.NAT_OUTGOING, rules);
+    }
+
+    /**
+     * nat table with {@code floatingIPs: Enabled}: Calico's {@code cali-fip-dnat} (from cali-PREROUTING
+     * and cali-OUTPUT) sends each local workload's external IP to its internal one, and
+     * {@code cali-fip-snat} (first in cali-POSTROUTING) rewrites a workload's hairpin (its own
+     * internal address reached through its floating IP) to come from the external IP, so the reply
+     * returns through conntrack. Rendered families only, in workload order.
+     */
+    List<Rules> floatingIpChains(DataplaneModel model) {
+        List<GenericRule> dnat = new ArrayList<>();
+        List<GenericRule> snat = new ArrayList<>();
+        new TreeMap<>(model.workloads()).forEach((id, w) -> w.floatingIps().forEach(fip -> {
+            IpFamily f = fip.external().contains(":") ? IpFamily.V6 : IpFamily.V4;
+            if (!families.contains(f) || (fip.internal().contains(":") != (f == IpFamily.V6))) {
+                return;
+            }
+            String bits = f == IpFamily.V6 ? "/128" : "/32";
+            dnat.add(new GenericRule(List.of(new Match.Family(f),
+                    new Match.Nets(Dir.DST, List.of(fip.external() + bits), false)),
+                    new Target.Dnat(fip.internal()), "floating IP of " + id));
+            snat.add(new GenericRule(List.of(new Match.Family(f),
+                    new Match.Nets(Dir.SRC, List.of(fip.internal() + bits), false),
+                    new Match.Nets(Dir.DST, List.of(fip.internal() + bits), false)),
+                    new Target.Snat(fip.external()), "floating IP of " + id));
+        }));
+        return List.of(new Rules(Names.FIP_DNAT, dnat), new Rules(Names.FIP_SNAT, snat),
+                new Rules(Names.PREROUTING, List.of(GenericRule.of(new Target.Jump(Names.FIP_DNAT)))),
+                new Rules(Names.OUTPUT, List.of(GenericRule.of(new Target.Jump(Names.FIP_DNAT)))));
     }
 
     public Rules endpointChain(String name, List<TierPolicies> tiers, List<String> profiles, boolean inbound,

@@ -84,6 +84,20 @@ public sealed interface Target {
         }
     }
 
+    /** Destination NAT to {@code address} (nat table, prerouting and output): a floating IP's DNAT. */
+    record Dnat(String address) implements Target {
+        public Dnat {
+            java.util.Objects.requireNonNull(address, "address");
+        }
+    }
+
+    /** Source NAT to {@code address} (nat table, postrouting): a floating IP's SNAT. */
+    record Snat(String address) implements Target {
+        public Snat {
+            java.util.Objects.requireNonNull(address, "address");
+        }
+    }
+
     /** Refuse: an ICMP unreachable (TCP: a reset) back to the sender, then drop. Filter table only. */
     record Reject() implements Target {
     }
