@@ -176,7 +176,8 @@ class CalcGraphModelTest {
                 return switch (e.name()) {
                     case 0 -> gnp("pol0", tier, order, sel, in, out, types.toArray(PolicyType[]::new));
                     case 1 -> np("ns1", "pol1", tier, order, sel, in, out, types.toArray(PolicyType[]::new));
-                    case 2 -> staged("pol2", tier, order, sel, in);
+                    // A staged Delete of pol0 (in the drawn tier: it finds pol0 only when the tiers agree).
+                    case 2 -> bits.nextInt(3) == 0 ? stagedDelete("pol0", tier) : staged("pol2", tier, order, sel, in);
                     default -> e.kind() == 6
                             ? new StagedNetworkPolicy(calico.api.model.ObjectMeta.namespaced("ns2", "pol3"),
                                     StagedNetworkPolicySpec.of(StagedAction.Set,
