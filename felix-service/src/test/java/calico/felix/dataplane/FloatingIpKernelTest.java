@@ -13,7 +13,6 @@ import calico.dataplane.testing.NetNs;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,15 +32,6 @@ class FloatingIpKernelTest {
     private static final Duration YES = Duration.ofSeconds(3);
     private static final Duration NO = Duration.ofSeconds(1);
 
-    private KernelTestbed bed;
-
-    @AfterEach
-    void tearDown() {
-        if (bed != null) {
-            bed.close();
-        }
-    }
-
     @Test
     void nftables() {
         run("Enabled");
@@ -54,10 +44,15 @@ class FloatingIpKernelTest {
 
     private void run(String nftablesMode) {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        bed = new KernelTestbed("fip");
-        NetNs a = bed.workload("fip-a", A_IF, A_IP);
-        NetNs b = bed.workload("fip-b", B_IF, B_IP);
-        bed.dataplane = new KernelDataplane(bed.host.name());
+        try (KernelTestbed bed = new KernelTestbed("fip")) {
+            NetNs a = bed.workload("fip-a", A_IF, A_IP);
+            NetNs b = bed.workload("fip-b", B_IF, B_IP);
+            bed.dataplane = new KernelDataplane(bed.host.name());
+            scenario(bed, a, b, nftablesMode);
+        }
+    }
+
+    private static void scenario(KernelTestbed bed, NetNs a, NetNs b, String nftablesMode) {
         try (NetNs.Listener b8080 = b.tcpListener(B_IP, 8080)) {
             bed.put(felixConfig(Map.of("nftablesMode", nftablesMode)), tier("default", 1000.0),
                     allowAllProfile("kns.test"), KernelTestbed.wep("a", A_IP, A_IF, "a"), withFloatingIp());
@@ -65,18 +60,18 @@ class FloatingIpKernelTest {
             assertThat(bed.dataplane.errors()).isEmpty();
             assertThat(a.tcpConnects(B_IP, 8080, YES)).as("a->b by its own address").isTrue();
             assertThat(a.tcpConnects(B_FLOATING, 8080, NO)).as("floatingIPs Disabled: no DNAT").isFalse();
-            assertThat(natListing()).doesNotContain("cali-fip-dnat");
+            assertThat(natListing(bed)).doesNotContain("cali-fip-dnat");
 
             bed.put(felixConfig(Map.of("nftablesMode", nftablesMode, "floatingIPs", "Enabled")));
             assertThat(bed.dataplane.errors()).isEmpty();
-            assertThat(natListing()).contains("cali-fip-dnat").contains("cali-fip-snat");
+            assertThat(natListing(bed)).contains("cali-fip-dnat").contains("cali-fip-snat");
             assertThat(a.tcpConnects(B_FLOATING, 8080, YES)).as("floating IP DNAT'd to b").isTrue();
             assertThat(b.tcpConnects(B_FLOATING, 8080, YES)).as("b to its own floating IP (SNAT hairpin)").isTrue();
 
             bed.put(felixConfig(Map.of("nftablesMode", nftablesMode, "floatingIPs", "Disabled")));
             assertThat(bed.dataplane.errors()).isEmpty();
             assertThat(a.tcpConnects(B_FLOATING, 8080, NO)).as("Disabled again").isFalse();
-            assertThat(natListing()).doesNotContain("cali-fip-dnat");
+            assertThat(natListing(bed)).doesNotContain("cali-fip-dnat");
             assertThat(a.tcpConnects(B_IP, 8080, YES)).as("a->b still").isTrue();
         }
     }
@@ -93,7 +88,7 @@ class FloatingIpKernelTest {
     }
 
     /** The host's nat rules as either backend shows them. */
-    private String natListing() {
+    private static String natListing(KernelTestbed bed) {
         return bed.host.exec("nft", "list", "ruleset");
     }
 }
