@@ -57,7 +57,8 @@ class ReconnectAfterOutageTest {
                 TyphaClient.ConnectionStats away = c.connectionStats();
                 assertThat(away.connected()).isFalse();
                 assertThat(away.address()).as("between streams").isNull();
-                assertThat(away.attempts()).as("one stream per attempt of ours").isGreaterThanOrEqualTo(8);
+                // gRPC may dial on its own too, so dials and attempts need not match one for one.
+                assertThat(away.attempts()).as("attempts counted through the outage").isGreaterThan(up.attempts() + 2);
                 assertThat(away.disconnectedFor()).isPositive();
             }
 
