@@ -2,11 +2,13 @@ package calico.typha.server;
 
 import calico.libcalico.datastore.memory.MemoryDatastore;
 import calico.libcalico.health.HealthAggregator;
+import calico.libcalico.testing.Await;
 import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClient;
 import calico.libcalico.typha.TyphaClientOptions;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -29,7 +31,7 @@ public final class ReconnectBench {
         try (TyphaClient c = new TyphaClient(TyphaClientOptions.plaintext(List.of("127.0.0.1:" + port), "bench",
                 SyncerType.FELIX), view)) {
             c.start();
-            waitFor(() -> c.connectionStats().connected() && view.inSync());
+            Await.until("the client in sync", Duration.ofMinutes(1), () -> c.connectionStats().connected() && view.inSync());
             System.out.println("outage_s  back_after_ms  attempts_during_outage");
             for (String a : args.length == 0 ? new String[] {"5", "30", "60"} : args) {
                 long outage = Long.parseLong(a) * 1000;
@@ -38,7 +40,7 @@ public final class ReconnectBench {
                 Thread.sleep(outage); // the outage being measured
                 typha = start(ds, port);
                 long listening = System.nanoTime();
-                waitFor(() -> c.connectionStats().connected());
+                Await.until("the client back", Duration.ofMinutes(1), () -> c.connectionStats().connected());
                 long backMs = (System.nanoTime() - listening) / 1_000_000;
                 System.out.printf("%8d  %13d  %21d%n", outage / 1000, backMs, c.connectionStats().attempts() - attempts);
             }
@@ -52,11 +54,5 @@ public final class ReconnectBench {
                 new HealthAggregator(Clock.systemUTC()), "bench", null);
         s.start();
         return s;
-    }
-
-    private static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        while (!condition.getAsBoolean()) {
-            Thread.sleep(5);
-        }
     }
 }
