@@ -7,6 +7,7 @@ import calico.api.model.ObjectMeta;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
+import calico.api.model.Tier;
 import calico.api.validation.FieldError;
 import calico.api.validation.ResourceValidator;
 import calico.api.validation.ValidationException;
@@ -25,6 +26,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -79,9 +81,12 @@ public final class CalicoCtl {
             return 0;
         }
         try {
+            if (command instanceof Command.Convert c) {
+                return new PolicyConvert(codec, out, err).run(read(c.file()), c);
+            }
             List<Resource> input = readInput(command);
             try (Datastore store = datastores.apply(env)) {
-                return execute(command, input, store);
+                return execute(command, input, store, env);
             }
         } catch (ResourceParseException | ValidationException e) {
             err.println("calicoctl: " + e.getMessage());
@@ -92,8 +97,8 @@ public final class CalicoCtl {
         } catch (IpamException e) {
             err.println("calicoctl: " + e.getMessage());
             return 1;
-        } catch (IllegalArgumentException e) {
-            // configuration errors (DATASTORE_TYPE, ETCD_*) name their variable
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            // configuration errors (DATASTORE_TYPE, ETCD_*) name their variable; refused preconditions say which
             err.println("calicoctl: " + e.getMessage());
             return 1;
         }
@@ -129,7 +134,7 @@ public final class CalicoCtl {
     }
 
     /** {@return the exit status}: 0, or 1 when an ipam command reports a finding (address not allocated, problems). */
-    private int execute(Command command, List<Resource> input, Datastore store) {
+    private int execute(Command command, List<Resource> input, Datastore store, Map<String, String> env) {
         if (command instanceof Command.Apply) {
             writeAll(input, r -> apply(store, r), "applied");
         } else if (command instanceof Command.Create) {
@@ -151,9 +156,16 @@ public final class CalicoCtl {
             writeAll(keys, k -> delete(store, k, d.skipNotExists()), "deleted");
         } else if (command instanceof Command.Get g) {
             get(store, g);
+        } else if (command instanceof Command.DatastoreLock l) {
+            new DatastoreMigration(store, DatastoreConfig.fromEnvironment(env).type(), out).lock(l.lock());
+        } else if (command instanceof Command.DatastoreExport) {
+            new DatastoreMigration(store, DatastoreConfig.fromEnvironment(env).type(), out).export();
+        } else if (command instanceof Command.DatastoreImport i) {
+            new DatastoreMigration(store, DatastoreConfig.fromEnvironment(env).type(), out).importFrom(read(i.file()));
         } else if (command instanceof Command.IpamShow || command instanceof Command.IpamRelease
-                || command instanceof Command.IpamCheck) {
-            return new IpamCommands(new IpamClient(store, IpamOptions.defaults()), out, err).run(command);
+                || command instanceof Command.IpamCheck || command instanceof Command.IpamConfigure
+                || command instanceof Command.IpamSplit) {
+            return new IpamCommands(store, new IpamClient(store, IpamOptions.defaults()), out, err).run(command);
         } else {
             throw new IllegalStateException("unhandled command " + command);
         }
@@ -277,19 +289,25 @@ public final class CalicoCtl {
                     : codec.writeYaml(codec.toListTree(kind, items, revision)));
             case JSON -> out.println(codec.writePrettyJson(g.name() != null ? codec.toTree(items.get(0))
                     : codec.toListTree(kind, items, revision)));
-            case TABLE -> printTable(kind, items);
+            case TABLE, WIDE, CUSTOM_COLUMNS -> {
+                if (kind == ResourceKind.TIER) { // Calico lists tiers in their order, unordered last
+                    items = items.stream().sorted(Comparator.comparing(
+                            (Resource r) -> ((Tier) r).spec().order(),
+                            Comparator.nullsLast(Comparator.naturalOrder()))).toList();
+                }
+                boolean withNamespace = g.allNamespaces() || (g.namespace() != null && !g.namespace().isEmpty());
+                String asNumber = kind == ResourceKind.NODE ? clusterAsNumber(store) : "";
+                out.print(new ResourceTable(asNumber).render(kind, items.stream().map(codec::toTree).toList(),
+                        g.output() == Command.Output.WIDE, g.columns(), withNamespace));
+            }
         }
     }
 
-    private void printTable(ResourceKind kind, List<Resource> items) {
-        if (kind.namespaced()) {
-            int w = Math.max("NAMESPACE".length(), items.stream().mapToInt(r -> r.metadata().namespace().length()).max().orElse(0));
-            out.printf("%-" + w + "s   %s%n", "NAMESPACE", "NAME");
-            items.forEach(r -> out.printf("%-" + w + "s   %s%n", r.metadata().namespace(), r.metadata().name()));
-        } else {
-            out.println("NAME");
-            items.forEach(r -> out.println(r.metadata().name()));
-        }
+    /** The AS number nodes without their own use: BGPConfiguration {@code default}'s, else Calico's 64512. */
+    private static String clusterAsNumber(Datastore store) {
+        return store.get(ResourceKey.of(ResourceKind.BGP_CONFIGURATION, null, "default"))
+                .map(r -> ResourceCodec.get().toTree(r).path("spec").path("asNumber"))
+                .filter(n -> !n.isMissingNode() && !n.isNull()).map(n -> n.asText()).orElse("64512");
     }
 
     /** Namespaced resources without a namespace go to {@code -n}, else {@code default}, as calicoctl does. */

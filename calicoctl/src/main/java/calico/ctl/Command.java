@@ -31,9 +31,12 @@ sealed interface Command {
     record Version() implements Command {
     }
 
-    /** Print one resource or a list; {@code namespace} null with {@code allNamespaces} for every namespace. */
+    /**
+     * Print one resource or a list; {@code namespace} null with {@code allNamespaces} for every namespace;
+     * {@code columns} the headings of {@code -o custom-columns=}, else null.
+     */
     record Get(ResourceKind kind, String name, String namespace, boolean allNamespaces, String selector,
-               Output output) implements Command {
+               Output output, java.util.List<String> columns) implements Command {
     }
 
     /** Delete one resource by kind and name, or every resource of a file; optionally ignore missing ones. */
@@ -53,11 +56,35 @@ sealed interface Command {
     record IpamCheck() implements Command {
     }
 
+    /** {@code ipam configure --strictaffinity=BOOL}: set IPAMConfiguration {@code default}'s strictAffinity. */
+    record IpamConfigure(boolean strictAffinity) implements Command {
+    }
+
+    /** {@code ipam split NUMBER --cidr=CIDR|--name=NAME}: replace a pool by NUMBER (a power of two) equal pools. */
+    record IpamSplit(String number, String cidr, String name) implements Command {
+    }
+
+    /** {@code datastore migrate lock|unlock}: ClusterInformation {@code default}'s datastoreReady false/true. */
+    record DatastoreLock(boolean lock) implements Command {
+    }
+
+    /** {@code datastore migrate export}: a locked etcd datastore's resources, cluster information and IPAM. */
+    record DatastoreExport() implements Command {
+    }
+
+    /** {@code datastore migrate import -f FILE}: an export into an empty kubernetes datastore, left locked. */
+    record DatastoreImport(String file) implements Command {
+    }
+
+    /** {@code convert -f FILE}: Kubernetes NetworkPolicies (networking.k8s.io/v1) as Calico v3 NetworkPolicies. */
+    record Convert(String file, Output output, boolean ignoreValidation) implements Command {
+    }
+
     record Help() implements Command {
     }
 
-    /** How {@code get} prints. */
+    /** How {@code get} prints: Calico's {@code -o ps} (the default), {@code wide}, {@code custom-columns=}, yaml, json. */
     enum Output {
-        TABLE, YAML, JSON
+        TABLE, WIDE, CUSTOM_COLUMNS, YAML, JSON
     }
 }

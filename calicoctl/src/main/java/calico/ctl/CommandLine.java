@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /** Parses calicoctl's arguments; a malformed line is a {@link UsageException} that says what is wrong. */
@@ -18,11 +19,15 @@ final class CommandLine {
               patch  KIND NAME -p PATCH [-t strategic|merge|json] [-n NAMESPACE]
               label  KIND NAME key=value [--overwrite] | label KIND NAME key --remove   [-n NAMESPACE]
               version                                 client and cluster version
-              get    KIND [NAME] [-n NS | -A] [-l SELECTOR] [-o yaml|json]
+              get    KIND [NAME] [-n NS | -A] [-l SELECTOR] [-o ps|wide|custom-columns=H,H|yaml|json]
               delete KIND NAME [-n NAMESPACE] | delete -f FILE|-   [--skip-not-exists]
               ipam show [--show-blocks]               IP pool (and block) usage
               ipam release --ip=IP                    release one address
               ipam check                              report IPAM inconsistencies
+              ipam configure --strictaffinity=true|false
+              ipam split NUMBER --cidr=CIDR | --name=POOL   split a pool (the datastore locked)
+              datastore migrate lock | unlock | export | import -f FILE
+              convert -f FILE|- [-o yaml|json] [--ignore-validation]   Kubernetes NetworkPolicies as Calico's
             KIND is a projectcalico.org/v3 kind, singular or plural, any case (e.g. tier, globalnetworkpolicies).
             The datastore comes from DATASTORE_TYPE (etcdv3) and ETCD_ENDPOINTS, ETCD_CA_CERT_FILE,
             ETCD_CERT_FILE, ETCD_KEY_FILE; or DATASTORE_TYPE=apiserver and CALICO_APISERVER_URL,
@@ -46,6 +51,9 @@ final class CommandLine {
         if (verb.equals("ipam")) {
             return ipam(args.subList(1, args.size()));
         }
+        if (verb.equals("datastore")) {
+            return datastore(args.subList(1, args.size()));
+        }
         Options o = Options.parse(args.subList(1, args.size()));
         return switch (verb) {
             case "apply" -> new Command.Apply(o.requireFile(verb), o.namespace);
@@ -60,6 +68,14 @@ final class CommandLine {
                         o.patchType);
             }
             case "label" -> label(o);
+            case "convert" -> {
+                String file = o.requireFile(verb);
+                if (o.output != Command.Output.YAML && o.output != Command.Output.JSON && o.output != Command.Output.TABLE) {
+                    throw new UsageException("unrecognized output format for convert (yaml or json)");
+                }
+                yield new Command.Convert(file, o.output == Command.Output.JSON ? Command.Output.JSON
+                        : Command.Output.YAML, o.ignoreValidation);
+            }
             case "version" -> {
                 o.expectPositionals(verb, 0, 0);
                 yield new Command.Version();
@@ -67,7 +83,7 @@ final class CommandLine {
             case "get" -> {
                 o.expectPositionals(verb, 1, 2);
                 yield new Command.Get(kind(o.positionals.get(0)), o.positionals.size() > 1 ? o.positionals.get(1) : null,
-                        o.namespace, o.allNamespaces, o.selector, o.output);
+                        o.namespace, o.allNamespaces, o.selector, o.output, o.columns);
             }
             case "delete" -> {
                 if (o.file != null) {
@@ -82,24 +98,35 @@ final class CommandLine {
         };
     }
 
-    /** {@code ipam show|release|check} and their flags ({@code --flag=value} or {@code --flag value}). */
+    /** {@code ipam show|release|check|configure|split} and their flags ({@code --flag=value} or {@code --flag value}). */
     private static Command ipam(List<String> args) {
         if (args.isEmpty()) {
-            throw new UsageException("ipam needs a subcommand: show, release or check");
+            throw new UsageException("ipam needs a subcommand: show, release, check, configure or split");
         }
         String sub = args.get(0);
         boolean showBlocks = false;
         String ip = null;
+        String strictAffinity = null;
+        String cidr = null;
+        String name = null;
+        List<String> positionals = new ArrayList<>();
         for (int i = 1; i < args.size(); i++) {
             String a = args.get(i);
-            if (a.equals("--show-blocks") && sub.equals("show")) {
-                showBlocks = true;
-            } else if (a.startsWith("--ip=") && sub.equals("release")) {
-                ip = a.substring("--ip=".length());
-            } else if (a.equals("--ip") && sub.equals("release")) {
-                ip = Options.value(args, ++i, a);
-            } else {
-                throw new UsageException("ipam " + sub + ": unknown option \"" + a + "\"");
+            String flag = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
+            boolean inline = a.contains("=");
+            switch (sub + " " + flag) {
+                case "show --show-blocks" -> showBlocks = true;
+                case "release --ip" -> ip = inline ? a.substring(a.indexOf('=') + 1) : Options.value(args, ++i, a);
+                case "configure --strictaffinity" ->
+                        strictAffinity = inline ? a.substring(a.indexOf('=') + 1) : Options.value(args, ++i, a);
+                case "split --cidr" -> cidr = inline ? a.substring(a.indexOf('=') + 1) : Options.value(args, ++i, a);
+                case "split --name" -> name = inline ? a.substring(a.indexOf('=') + 1) : Options.value(args, ++i, a);
+                default -> {
+                    if (a.startsWith("-") || !sub.equals("split")) {
+                        throw new UsageException("ipam " + sub + ": unknown option \"" + a + "\"");
+                    }
+                    positionals.add(a);
+                }
             }
         }
         return switch (sub) {
@@ -111,7 +138,48 @@ final class CommandLine {
                 }
                 yield new Command.IpamRelease(ip);
             }
-            default -> throw new UsageException("unknown ipam subcommand \"" + sub + "\" (show, release, check)");
+            case "configure" -> {
+                if (strictAffinity == null) {
+                    throw new UsageException("ipam configure needs --strictaffinity=<true/false>");
+                }
+                yield new Command.IpamConfigure(switch (strictAffinity) {
+                    case "1", "t", "T", "TRUE", "true", "True" -> true;
+                    case "0", "f", "F", "FALSE", "false", "False" -> false;
+                    default -> throw new UsageException("Invalid value. Use true or false to set strictaffinity");
+                });
+            }
+            case "split" -> {
+                if (positionals.size() != 1) {
+                    throw new UsageException("ipam split needs one NUMBER (the pools to split into), got " + positionals);
+                }
+                if (cidr == null && name == null) {
+                    throw new UsageException("No name or CIDR provided. Provide a name or CIDR to denote the IP pool to split.");
+                }
+                yield new Command.IpamSplit(positionals.get(0), cidr, name);
+            }
+            default -> throw new UsageException("unknown ipam subcommand \"" + sub
+                    + "\" (show, release, check, configure, split)");
+        };
+    }
+
+    /** {@code datastore migrate lock|unlock|export|import -f FILE}. */
+    private static Command datastore(List<String> args) {
+        if (args.size() < 2 || !args.get(0).equals("migrate")) {
+            throw new UsageException("datastore needs: migrate lock|unlock|export|import -f FILE");
+        }
+        String sub = args.get(1);
+        Options o = Options.parse(args.subList(2, args.size()));
+        return switch (sub) {
+            case "lock", "unlock", "export" -> {
+                o.expectPositionals("datastore migrate " + sub, 0, 0);
+                if (o.file != null) {
+                    throw new UsageException("datastore migrate " + sub + " takes no -f (export writes to standard output)");
+                }
+                yield sub.equals("export") ? new Command.DatastoreExport() : new Command.DatastoreLock(sub.equals("lock"));
+            }
+            case "import" -> new Command.DatastoreImport(o.requireFile("datastore migrate import"));
+            default -> throw new UsageException("unknown datastore migrate subcommand \"" + sub
+                    + "\" (lock, unlock, export, import)");
         };
     }
 
@@ -133,12 +201,57 @@ final class CommandLine {
                 label.substring(eq + 1), o.overwrite);
     }
 
-    /** {@return the kind named by its singular or plural name, in any case}. */
+    /** Calico's short names for kinds, beside their singular and plural names. */
+    private static final Map<String, ResourceKind> ALIASES = Map.ofEntries(
+            Map.entry("bgpconfig", ResourceKind.BGP_CONFIGURATION),
+            Map.entry("bgpconfigs", ResourceKind.BGP_CONFIGURATION),
+            Map.entry("bgpp", ResourceKind.BGP_PEER), Map.entry("bgpps", ResourceKind.BGP_PEER),
+            Map.entry("bp", ResourceKind.BGP_PEER), Map.entry("bps", ResourceKind.BGP_PEER),
+            Map.entry("bgpf", ResourceKind.BGP_FILTER), Map.entry("bgpfs", ResourceKind.BGP_FILTER),
+            Map.entry("bf", ResourceKind.BGP_FILTER), Map.entry("bfs", ResourceKind.BGP_FILTER),
+            Map.entry("clusterinfo", ResourceKind.CLUSTER_INFORMATION),
+            Map.entry("clusterinfos", ResourceKind.CLUSTER_INFORMATION),
+            Map.entry("felixconfig", ResourceKind.FELIX_CONFIGURATION),
+            Map.entry("felixconfigs", ResourceKind.FELIX_CONFIGURATION),
+            Map.entry("gnp", ResourceKind.GLOBAL_NETWORK_POLICY),
+            Map.entry("gnps", ResourceKind.GLOBAL_NETWORK_POLICY),
+            Map.entry("gnetsets", ResourceKind.GLOBAL_NETWORK_SET),
+            Map.entry("hep", ResourceKind.HOST_ENDPOINT), Map.entry("heps", ResourceKind.HOST_ENDPOINT),
+            Map.entry("ipamconfig", ResourceKind.IPAM_CONFIGURATION),
+            Map.entry("ipamconfiguration", ResourceKind.IPAM_CONFIGURATION),
+            Map.entry("ipamconfigurations", ResourceKind.IPAM_CONFIGURATION),
+            Map.entry("ipp", ResourceKind.IP_POOL), Map.entry("ipps", ResourceKind.IP_POOL),
+            Map.entry("pool", ResourceKind.IP_POOL), Map.entry("pools", ResourceKind.IP_POOL),
+            Map.entry("reservation", ResourceKind.IP_RESERVATION),
+            Map.entry("reservations", ResourceKind.IP_RESERVATION),
+            Map.entry("kubecontrollersconfig", ResourceKind.KUBE_CONTROLLERS_CONFIGURATION),
+            Map.entry("kubecontrollersconfigs", ResourceKind.KUBE_CONTROLLERS_CONFIGURATION),
+            Map.entry("policy", ResourceKind.NETWORK_POLICY), Map.entry("policies", ResourceKind.NETWORK_POLICY),
+            Map.entry("np", ResourceKind.NETWORK_POLICY), Map.entry("pol", ResourceKind.NETWORK_POLICY),
+            Map.entry("pols", ResourceKind.NETWORK_POLICY),
+            Map.entry("netsets", ResourceKind.NETWORK_SET),
+            Map.entry("no", ResourceKind.NODE), Map.entry("nos", ResourceKind.NODE),
+            Map.entry("pro", ResourceKind.PROFILE), Map.entry("pros", ResourceKind.PROFILE),
+            Map.entry("sgnp", ResourceKind.STAGED_GLOBAL_NETWORK_POLICY),
+            Map.entry("sgnps", ResourceKind.STAGED_GLOBAL_NETWORK_POLICY),
+            Map.entry("sknp", ResourceKind.STAGED_KUBERNETES_NETWORK_POLICY),
+            Map.entry("skpol", ResourceKind.STAGED_KUBERNETES_NETWORK_POLICY),
+            Map.entry("skpols", ResourceKind.STAGED_KUBERNETES_NETWORK_POLICY),
+            Map.entry("stagedkubernetespolicy", ResourceKind.STAGED_KUBERNETES_NETWORK_POLICY),
+            Map.entry("stagedkubernetespolicies", ResourceKind.STAGED_KUBERNETES_NETWORK_POLICY),
+            Map.entry("snp", ResourceKind.STAGED_NETWORK_POLICY),
+            Map.entry("spol", ResourceKind.STAGED_NETWORK_POLICY),
+            Map.entry("spols", ResourceKind.STAGED_NETWORK_POLICY),
+            Map.entry("stagedpolicy", ResourceKind.STAGED_NETWORK_POLICY),
+            Map.entry("stagedpolicies", ResourceKind.STAGED_NETWORK_POLICY),
+            Map.entry("wep", ResourceKind.WORKLOAD_ENDPOINT), Map.entry("weps", ResourceKind.WORKLOAD_ENDPOINT));
+
+    /** {@return the kind named by its singular or plural name or one of Calico's short names, in any case}. */
     static ResourceKind kind(String name) {
         String n = name.toLowerCase(Locale.ROOT);
         Optional<ResourceKind> k = Arrays.stream(ResourceKind.values())
                 .filter(rk -> rk.kind().toLowerCase(Locale.ROOT).equals(n) || rk.plural().equals(n))
-                .findFirst();
+                .findFirst().or(() -> Optional.ofNullable(ALIASES.get(n)));
         return k.orElseThrow(() -> new UsageException("unknown resource kind \"" + name + "\""));
     }
 
@@ -151,9 +264,11 @@ final class CommandLine {
         boolean skipNotExists;
         boolean overwrite;
         boolean remove;
+        boolean ignoreValidation;
         String patch;
         ResourcePatch.Type patchType = ResourcePatch.Type.STRATEGIC;
         Command.Output output = Command.Output.TABLE;
+        List<String> columns;
         final List<String> positionals = new ArrayList<>();
 
         static Options parse(List<String> args) {
@@ -176,12 +291,13 @@ final class CommandLine {
                     case "-t", "--type" -> o.patchType = patchType(value(args, ++i, a));
                     case "--overwrite" -> o.overwrite = true;
                     case "--remove" -> o.remove = true;
+                    case "--ignore-validation" -> o.ignoreValidation = true;
                     case "-f", "--filename" -> o.file = value(args, ++i, a);
                     case "-n", "--namespace" -> o.namespace = value(args, ++i, a);
                     case "-l", "--selector" -> o.selector = value(args, ++i, a);
                     case "-A", "--all-namespaces" -> o.allNamespaces = true;
                     case "--skip-not-exists" -> o.skipNotExists = true;
-                    case "-o", "--output" -> o.output = output(value(args, ++i, a));
+                    case "-o", "--output" -> o.output(value(args, ++i, a));
                     default -> {
                         if (a.startsWith("-") && !a.equals("-")) {
                             throw new UsageException("unknown option \"" + a + "\"");
@@ -211,7 +327,7 @@ final class CommandLine {
             }
         }
 
-        private static String value(List<String> args, int i, String flag) {
+        static String value(List<String> args, int i, String flag) {
             if (i >= args.size()) {
                 throw new UsageException("option " + flag + " needs a value");
             }
@@ -227,12 +343,23 @@ final class CommandLine {
             };
         }
 
-        private static Command.Output output(String v) {
-            return switch (v) {
-                case "yaml" -> Command.Output.YAML;
+        /** Calico's {@code -o}: ps (default), wide, custom-columns=A,B (headings as given), yaml/yml, json. */
+        private void output(String v) {
+            if (v.startsWith("custom-columns")) {
+                String list = v.startsWith("custom-columns=") ? v.substring("custom-columns=".length()) : "";
+                if (list.isEmpty()) {
+                    throw new UsageException("need to specify at least one column");
+                }
+                output = Command.Output.CUSTOM_COLUMNS;
+                columns = List.of(list.split(","));
+                return;
+            }
+            output = switch (v) {
+                case "yaml", "yml" -> Command.Output.YAML;
                 case "json" -> Command.Output.JSON;
-                case "table", "wide" -> Command.Output.TABLE;
-                default -> throw new UsageException("-o: \"" + v + "\" is not one of yaml, json, table");
+                case "ps" -> Command.Output.TABLE;
+                case "wide" -> Command.Output.WIDE;
+                default -> throw new UsageException("unrecognized output format '" + v + "'");
             };
         }
     }

@@ -63,7 +63,8 @@ class CalicoCtlTest {
         assertThat(stdout).contains("Successfully applied 9 resource(s)");
 
         assertThat(run("get", "tiers")).isZero();
-        assertThat(stdout.lines()).containsExactly("NAME", "default", "security");
+        // Calico's tabwriter: every cell padded (width = the longest + 3), then a blank line.
+        assertThat(stdout).isEqualTo("NAME       ORDER     \nsecurity   100       \ndefault    1000000   \n\n");
 
         assertThat(run("get", "networkpolicies", "-A")).isZero();
         assertThat(stdout).contains("demo").contains("allow-frontend-to-backend");
@@ -186,6 +187,119 @@ class CalicoCtlTest {
         assertThat(run("ipam", "bogus")).isEqualTo(2);
         assertThat(run("ipam", "release")).isEqualTo(2);
         assertThat(stderr).contains("ipam release needs --ip=IP");
+    }
+
+    @Test
+    void getPrintsCalicosTablesWideAndCustomColumns() {
+        assertThat(run("apply", "-f", DEMO.toString())).as(stderr).isZero();
+
+        assertThat(run("get", "ippools")).as(stderr).isZero();
+        assertThat(stdout).isEqualTo("""
+                NAME                  CIDR             SELECTOR   \n\
+                default-ipv4-ippool   192.168.0.0/16   all()      \n\n""");
+        assertThat(run("get", "ipp", "-o", "wide")).as(stderr).isZero();
+        assertThat(stdout).isEqualTo("""
+                NAME                  CIDR             NAT    IPIPMODE   VXLANMODE     DISABLED   DISABLEBGPEXPORT   \
+                SELECTOR   \n\
+                default-ipv4-ippool   192.168.0.0/16   true   Never      CrossSubnet   false      false              \
+                all()      \n\n""");
+        assertThat(run("get", "gnp", "-o", "wide")).as(stderr).isZero();
+        assertThat(stdout.lines().findFirst().orElseThrow()).startsWith("NAME").contains("TIER", "ORDER", "SELECTOR");
+        assertThat(stdout).contains("security.deny-blocked   security   10 ");
+        // NAMESPACE only with -n or -A; custom columns by their headings, as typed.
+        assertThat(run("get", "networkpolicies", "-A")).as(stderr).isZero();
+        assertThat(stdout.lines().findFirst().orElseThrow()).startsWith("NAMESPACE").contains("NAME", "TIER");
+        assertThat(run("get", "networkpolicies", "-n", "demo", "-o", "custom-columns=NAME,ORDER")).as(stderr).isZero();
+        assertThat(stdout).isEqualTo("NAME                        ORDER   \nallow-frontend-to-backend   100     \n\n");
+        assertThat(run("get", "tiers", "-o", "custom-columns=NAME,CIDR")).isEqualTo(1);
+        assertThat(stderr).contains("Unknown heading CIDR, valid values are: NAME, ORDER");
+        assertThat(run("get", "tiers", "-o", "custom-columns=")).isEqualTo(2);
+        assertThat(stderr).contains("need to specify at least one column");
+        assertThat(run("get", "tiers", "-o", "xml")).isEqualTo(2);
+        assertThat(stderr).contains("unrecognized output format 'xml'");
+    }
+
+    @Test
+    void ipamConfigureSetsStrictAffinityAndSplitCutsALockedPool() {
+        try (var store = DatastoreConfig.fromEnvironment(env).open()) {
+            for (var k : List.of(calico.api.model.ResourceKind.IP_POOL, calico.api.model.ResourceKind.IPAM_CONFIGURATION)) {
+                store.list(k).items().forEach(r -> store.delete(r.key(), null));
+            }
+            store.create(ResourceCodec.get().parse("""
+                    apiVersion: projectcalico.org/v3
+                    kind: IPPool
+                    metadata: {name: pool, labels: {team: net}}
+                    spec: {cidr: 10.0.1.0/24, blockSize: 28, vxlanMode: Always, natOutgoing: true}
+                    """));
+        }
+        assertThat(run("ipam", "configure", "--strictaffinity=true")).as(stderr).isZero();
+        assertThat(stdout).isEqualTo("Successfully set StrictAffinity to: true\n");
+        assertThat(run("get", "ipamconfigs", "default", "-o", "yaml")).as(stderr).isZero();
+        assertThat(stdout).contains("strictAffinity: true");
+        assertThat(run("ipam", "configure", "--strictaffinity=maybe")).isEqualTo(2);
+        assertThat(stderr).contains("Invalid value. Use true or false to set strictaffinity");
+
+        // Unlocked: refused, nothing changed.
+        assertThat(run("ipam", "split", "4", "--cidr=10.0.1.0/24")).isEqualTo(1);
+        assertThat(stderr).contains("Datastore is not locked.");
+        assertThat(run("datastore", "migrate", "lock")).as(stderr).isZero();
+        assertThat(stdout).isEqualTo("Datastore locked.\n");
+        assertThat(run("ipam", "split", "3", "--name=pool")).isEqualTo(1);
+        assertThat(stderr).contains("not a valid power of 2: 3");
+        assertThat(run("ipam", "split", "4", "--cidr=10.0.1.0/24")).as(stderr).isZero();
+        assertThat(stdout).isEqualTo("IP Pool pool was successfully split into 4 smaller pools.Created split-pool-0"
+                + " with CIDR 10.0.1.0/26.\nCreated split-pool-1 with CIDR 10.0.1.64/26.\nCreated split-pool-2 with CIDR"
+                + " 10.0.1.128/26.\nCreated split-pool-3 with CIDR 10.0.1.192/26.\nPlease refer to the documentation for"
+                + " final steps.");
+        assertThat(run("get", "ippools", "-o", "custom-columns=NAME,CIDR,VXLANMODE,NAT,DISABLED")).as(stderr).isZero();
+        assertThat(stdout.lines().skip(1).filter(l -> !l.isEmpty()).map(String::strip).map(l -> l.split(" +")))
+                .extracting(f -> String.join(" ", f))
+                .containsExactly("split-pool-0 10.0.1.0/26 Always true false", "split-pool-1 10.0.1.64/26 Always true false",
+                        "split-pool-2 10.0.1.128/26 Always true false", "split-pool-3 10.0.1.192/26 Always true false");
+        assertThat(run("get", "ippool", "split-pool-2", "-o", "yaml")).isZero();
+        assertThat(stdout).contains("team: net", "blockSize: 28");
+        assertThat(run("datastore", "migrate", "unlock")).as(stderr).isZero();
+        assertThat(stdout).isEqualTo("Datastore unlocked.\n");
+        assertThat(run("ipam", "split", "2")).isEqualTo(2);
+        assertThat(stderr).contains("No name or CIDR provided.");
+    }
+
+    @Test
+    void convertTurnsKubernetesPoliciesIntoCalicosUnderTheirOwnNames() throws Exception {
+        Path file = tmp.resolve("np.yaml");
+        Files.writeString(file, """
+                apiVersion: networking.k8s.io/v1
+                kind: NetworkPolicy
+                metadata: {name: allow-web, namespace: shop}
+                spec:
+                  podSelector: {matchLabels: {app: web}}
+                  ingress:
+                  - from: [{podSelector: {matchLabels: {app: lb}}}]
+                    ports: [{port: 80}]
+                """);
+        assertThat(run("convert", "-f", file.toString())).as(stderr).isZero();
+        var np = (calico.api.model.NetworkPolicy) ResourceCodec.get().parse(stdout);
+        assertThat(np.metadata().name()).isEqualTo("allow-web");
+        assertThat(np.metadata().namespace()).isEqualTo("shop");
+        assertThat(np.spec().selector()).contains("app == 'web'");
+        assertThat(np.spec().ingress()).singleElement().satisfies(r -> {
+            assertThat(r.source().selector()).contains("app == 'lb'");
+            assertThat(r.destination().ports()).hasSize(1);
+        });
+        assertThat(stdout).doesNotContain("knp.default", "resourceVersion", "uid");
+
+        Files.writeString(file, """
+                apiVersion: v1
+                kind: List
+                items:
+                - {apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: a, namespace: x}, spec: {podSelector: {}}}
+                - {apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: b, namespace: x}, spec: {podSelector: {}}}
+                """);
+        assertThat(run("convert", "-f", file.toString(), "-o", "json")).as(stderr).isZero();
+        assertThat(ResourceCodec.get().parseAll(stdout)).extracting(r -> r.metadata().name()).containsExactly("a", "b");
+
+        assertThat(runWithInput("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "convert", "-f", "-")).isEqualTo(1);
+        assertThat(stderr).contains("unknown resource type (Pod) and/or version (v1)");
     }
 
     @Test
