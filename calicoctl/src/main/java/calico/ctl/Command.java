@@ -48,12 +48,18 @@ sealed interface Command {
     record IpamShow(boolean showBlocks) implements Command {
     }
 
-    /** {@code ipam release --ip=IP}: free one address whoever holds it. */
-    record IpamRelease(String ip) implements Command {
+    /**
+     * {@code ipam release --ip=IP}: free one address whoever holds it; or {@code --from-report=FILE...}: free the
+     * handles every report calls leaked ({@code force}: even unlocked or from another calicoctl version).
+     */
+    record IpamRelease(String ip, java.util.List<String> reports, boolean force) implements Command {
     }
 
-    /** {@code ipam check}: report inconsistencies between blocks, handles and affinities. */
-    record IpamCheck() implements Command {
+    /**
+     * {@code ipam check [-o FILE]}: report inconsistencies between blocks, handles and affinities, and leaked
+     * addresses; with a file, write Calico's JSON report there.
+     */
+    record IpamCheck(String output) implements Command {
     }
 
     /** {@code ipam configure --strictaffinity=BOOL}: set IPAMConfiguration {@code default}'s strictAffinity. */

@@ -22,8 +22,8 @@ final class CommandLine {
               get    KIND [NAME] [-n NS | -A] [-l SELECTOR] [-o ps|wide|custom-columns=H,H|yaml|json]
               delete KIND NAME [-n NAMESPACE] | delete -f FILE|-   [--skip-not-exists]
               ipam show [--show-blocks]               IP pool (and block) usage
-              ipam release --ip=IP                    release one address
-              ipam check                              report IPAM inconsistencies
+              ipam release --ip=IP | --from-report=FILE... [--force]   release one address, or what reports call leaked
+              ipam check [-o FILE]                    report IPAM inconsistencies and leaks (FILE: the JSON report)
               ipam configure --strictaffinity=true|false
               ipam split NUMBER --cidr=CIDR | --name=POOL   split a pool (the datastore locked)
               datastore migrate lock | unlock | export | import -f FILE
@@ -107,6 +107,9 @@ final class CommandLine {
         boolean showBlocks = false;
         String ip = null;
         String strictAffinity = null;
+        String output = null;
+        boolean force = false;
+        List<String> reports = new ArrayList<>();
         String cidr = null;
         String name = null;
         List<String> positionals = new ArrayList<>();
@@ -117,6 +120,11 @@ final class CommandLine {
             switch (sub + " " + flag) {
                 case "show --show-blocks" -> showBlocks = true;
                 case "release --ip" -> ip = inline ? a.substring(a.indexOf('=') + 1) : Options.value(args, ++i, a);
+                case "release --from-report" ->
+                        reports.add(inline ? a.substring(a.indexOf('=') + 1) : Options.value(args, ++i, a));
+                case "release --force" -> force = true;
+                case "check -o", "check --output" ->
+                        output = inline ? a.substring(a.indexOf('=') + 1) : Options.value(args, ++i, a);
                 case "configure --strictaffinity" ->
                         strictAffinity = inline ? a.substring(a.indexOf('=') + 1) : Options.value(args, ++i, a);
                 case "split --cidr" -> cidr = inline ? a.substring(a.indexOf('=') + 1) : Options.value(args, ++i, a);
@@ -131,12 +139,12 @@ final class CommandLine {
         }
         return switch (sub) {
             case "show" -> new Command.IpamShow(showBlocks);
-            case "check" -> new Command.IpamCheck();
+            case "check" -> new Command.IpamCheck(output);
             case "release" -> {
-                if (ip == null || ip.isEmpty()) {
-                    throw new UsageException("ipam release needs --ip=IP");
+                if ((ip == null || ip.isEmpty()) == reports.isEmpty()) {
+                    throw new UsageException("ipam release needs --ip=IP or --from-report=FILE (not both)");
                 }
-                yield new Command.IpamRelease(ip);
+                yield new Command.IpamRelease(ip, List.copyOf(reports), force);
             }
             case "configure" -> {
                 if (strictAffinity == null) {

@@ -13,16 +13,22 @@ import calico.api.net.Cidr;
 import calico.api.net.IpAddress;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import calico.libcalico.ipam.IpamCheckReport;
 import calico.libcalico.ipam.IpamClient;
 import calico.libcalico.ipam.IpamUsage;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.RoundingMode;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /** {@code calicoctl ipam show|release|check|configure|split}, printed the way Calico's calicoctl prints them. */
 final class IpamCommands {
@@ -48,10 +54,10 @@ final class IpamCommands {
             return 0;
         }
         if (command instanceof Command.IpamRelease r) {
-            return release(r.ip());
+            return r.ip() != null ? release(r.ip()) : releaseFromReports(r.reports(), r.force());
         }
-        if (command instanceof Command.IpamCheck) {
-            check();
+        if (command instanceof Command.IpamCheck c) {
+            check(c.output());
             return 0;
         }
         if (command instanceof Command.IpamConfigure c) {
@@ -99,15 +105,49 @@ final class IpamCommands {
         return 0;
     }
 
-    private void check() {
+    private void check(String output) {
         out.println("Checking IPAM for inconsistencies...");
         out.println();
         IpamCheckReport r = ipam.check();
+        IpamLeaks leaks = new IpamLeaks(store, ipam, ResourceCodec.get().jsonMapper());
+        List<IpamLeaks.Owned> owned = leaks.owned();
+        List<String> problems = new ArrayList<>(r.problems());
+        for (IpamLeaks.Owned o : owned) {
+            if (o.leaked()) {
+                var a = o.allocation();
+                problems.add(a.ip() + " leaked: its owner (" + owner(a.attributes()) + ") no longer exists; handle "
+                        + a.handleId());
+            }
+        }
         out.println("Found " + r.blocks() + " IPAM blocks.");
         out.println("Found " + r.handles() + " IPAM handles.");
         out.println("Found " + r.allocations() + " in-use IPs.");
-        r.problems().forEach(p -> out.println("  " + p));
-        out.println("Check complete; found " + r.problems().size() + " problems.");
+        problems.forEach(p -> out.println("  " + p));
+        out.println("Check complete; found " + problems.size() + " problems.");
+        if (output != null) {
+            try {
+                Files.writeString(Path.of(output), ResourceCodec.get().writePrettyJson(leaks.report(owned)));
+            } catch (IOException e) {
+                throw new IllegalArgumentException("--output: cannot write \"" + output + "\": " + e.getMessage());
+            }
+        }
+    }
+
+    private static String owner(Map<String, String> attributes) {
+        return attributes.containsKey("pod") ? "pod " + attributes.get("namespace") + "/" + attributes.get("pod")
+                : "node " + attributes.get("node");
+    }
+
+    private int releaseFromReports(List<String> files, boolean force) {
+        var reports = new LinkedHashMap<String, JsonNode>();
+        for (String f : files) {
+            try {
+                reports.put(f, ResourceCodec.get().jsonMapper().readTree(Files.readString(Path.of(f))));
+            } catch (IOException e) {
+                throw new IllegalArgumentException("--from-report: cannot read \"" + f + "\": " + e.getMessage());
+            }
+        }
+        return new IpamLeaks(store, ipam, ResourceCodec.get().jsonMapper()).release(reports, force, out, err);
     }
 
     /** Sets strictAffinity on IPAMConfiguration {@code default} (created when absent), keeping its other fields. */

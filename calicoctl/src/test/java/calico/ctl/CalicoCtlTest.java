@@ -265,6 +265,64 @@ class CalicoCtlTest {
     }
 
     @Test
+    void ipamCheckReportsLeaksAndReleaseFromAReportFreesOnlyThem() throws Exception {
+        try (var store = DatastoreConfig.fromEnvironment(env).open()) {
+            for (var k : List.of(calico.api.model.ResourceKind.IPAM_HANDLE, calico.api.model.ResourceKind.IPAM_BLOCK,
+                    calico.api.model.ResourceKind.BLOCK_AFFINITY, calico.api.model.ResourceKind.IP_POOL,
+                    calico.api.model.ResourceKind.NODE)) {
+                store.list(k).items().forEach(r -> store.delete(r.key(), null));
+            }
+            for (String doc : List.of("""
+                    apiVersion: projectcalico.org/v3
+                    kind: IPPool
+                    metadata: {name: pool}
+                    spec: {cidr: 10.9.0.0/24, blockSize: 26}
+                    """, """
+                    apiVersion: projectcalico.org/v3
+                    kind: Node
+                    metadata: {name: n1}
+                    spec: {}
+                    """)) {
+                store.create(ResourceCodec.get().parse(doc));
+            }
+            var ipam = new calico.libcalico.ipam.IpamClient(store, calico.libcalico.ipam.IpamOptions.defaults());
+            // A pod that is gone (no workload endpoint), the node's tunnel address, an address given by hand.
+            ipam.assignIp(new calico.libcalico.ipam.AssignIpRequest("k8s-pod-network.gone",
+                    calico.api.net.IpAddress.parse("10.9.0.1"), "n1", Map.of("namespace", "shop", "pod", "web-0")));
+            ipam.assignIp(new calico.libcalico.ipam.AssignIpRequest("vxlan-tunnel-addr-n1",
+                    calico.api.net.IpAddress.parse("10.9.0.2"), "n1", Map.of("type", "vxlanTunnelAddress", "node", "n1")));
+            ipam.assignIp(new calico.libcalico.ipam.AssignIpRequest("manual",
+                    calico.api.net.IpAddress.parse("10.9.0.3"), "n1", Map.of()));
+        }
+        assertThat(run("datastore", "migrate", "lock")).as(stderr).isZero();
+        Path report = tmp.resolve("report.json");
+        assertThat(run("ipam", "check", "-o", report.toString())).as(stderr).isZero();
+        assertThat(stdout).contains("10.9.0.1 leaked: its owner (pod shop/web-0) no longer exists",
+                "Check complete; found 1 problems.");
+        var json = ResourceCodec.get().jsonMapper().readTree(Files.readString(report));
+        assertThat(json.path("datastoreLocked").asBoolean()).isTrue();
+        assertThat(json.path("allocations").path("10.9.0.2").get(0).path("owners").get(0).asText()).isEqualTo("Node(n1)");
+        assertThat(json.path("leakedHandles")).hasSize(1);
+        assertThat(json.path("leakedHandles").get(0).path("ID").asText()).isEqualTo("k8s-pod-network.gone");
+
+        // Another cluster's report is refused whatever --force says.
+        Path other = tmp.resolve("other.json");
+        Files.writeString(other, Files.readString(report).replace(json.path("clusterGUID").asText(), "other-guid"));
+        assertThat(run("ipam", "release", "--from-report=" + other, "--force")).isEqualTo(1);
+        assertThat(stderr).contains("mismatched cluster GUID. Refusing to release.");
+
+        assertThat(run("ipam", "release", "--from-report=" + report)).as(stderr).isZero();
+        assertThat(stdout).contains("Deleting 1 handles...", "Released 1 handles; 0 skipped; 0 errors.",
+                "You may now unlock the data store.");
+        assertThat(run("ipam", "show")).isZero();
+        assertThat(stdout).contains("| 2 (1%) ");
+        // Unlocking changes the cluster information: the report is stale now.
+        assertThat(run("datastore", "migrate", "unlock")).as(stderr).isZero();
+        assertThat(run("ipam", "release", "--from-report=" + report)).isEqualTo(1);
+        assertThat(stderr).contains("The provided reports are all stale");
+    }
+
+    @Test
     void convertTurnsKubernetesPoliciesIntoCalicosUnderTheirOwnNames() throws Exception {
         Path file = tmp.resolve("np.yaml");
         Files.writeString(file, """

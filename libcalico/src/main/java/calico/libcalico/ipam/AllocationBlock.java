@@ -187,6 +187,19 @@ final class AllocationBlock {
     }
 
     /** {@return allocated addresses per handle ID} (null handle IDs skipped) */
+    /** {@return every allocated address of this block}, in address order. */
+    List<IpamAllocation> allocations() {
+        List<IpamAllocation> out = new ArrayList<>();
+        for (int o = 0; o < allocations.size(); o++) {
+            Integer a = allocations.get(o);
+            if (a != null) {
+                var attr = attributes.get(a);
+                out.add(new IpamAllocation(address(o), cidr(), node(), attr.handleId(), attr.secondary()));
+            }
+        }
+        return out;
+    }
+
     Map<String, Integer> countsByHandle() {
         Map<String, Integer> out = new LinkedHashMap<>();
         for (Integer a : allocations) {

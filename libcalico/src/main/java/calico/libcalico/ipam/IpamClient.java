@@ -436,6 +436,15 @@ public final class IpamClient {
         return leaked;
     }
 
+    /** {@return every allocated address}, block by block (what {@code calicoctl ipam check}'s report lists). */
+    public List<IpamAllocation> allocations() {
+        List<IpamAllocation> out = new ArrayList<>();
+        for (AllocationBlock b : blocks.all()) {
+            out.addAll(b.allocations());
+        }
+        return out;
+    }
+
     /** {@return the blocks affine to {@code node} that hold no address} (candidates for {@link #releaseBlockAffinity}) */
     public List<Cidr> emptyBlocks(String node) {
         checkHostname(node);
