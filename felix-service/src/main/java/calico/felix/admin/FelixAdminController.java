@@ -156,6 +156,8 @@ public class FelixAdminController {
         out.put("syncerStatus", daemon.syncerStatus().name());
         out.put("inSync", state.dataplane().inSync());
         out.put("dataplane", state.dataplane().getClass().getSimpleName());
+        // FelixConfiguration fields set away from their default that this felix does not act on
+        out.put("unsupportedConfig", read(m -> m.config().unsupportedSettings()));
         return out;
     }
 

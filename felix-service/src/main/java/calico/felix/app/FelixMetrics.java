@@ -46,6 +46,9 @@ public final class FelixMetrics {
                 .description("Policies selecting a local endpoint").register(registry);
         Gauge.builder("felix.local.endpoints", model, DataplaneModel::endpointCount)
                 .description("Local workload and host endpoints").register(registry);
+        Gauge.builder("felix.config.unsupported.fields", model, m -> m.config().unsupportedSettings().size())
+                .description("FelixConfiguration fields set away from their default that felix does not act on")
+                .register(registry);
         Gauge.builder("felix.dataplane.errors", model, DataplaneModel::violations)
                 .description("Protocol violations the dataplane rejected").register(registry);
     }

@@ -42,6 +42,8 @@ public final class ConfigResolver {
     private boolean inSync;
     /** What the listener was last told; {@code null} before the first emission. */
     private Map<String, String> sent;
+    /** The ignored settings last warned about, so that each is logged once per value. */
+    private Map<String, String> warned = Map.of();
 
     public ConfigResolver(String hostname, Map<String, String> environment, InfraListener out) {
         this.nodeResourceName = "node." + hostname;
@@ -133,7 +135,25 @@ public final class ConfigResolver {
             return;
         }
         sent = now;
+        warnIgnored(now);
         out.onInfraUpdate(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(now)));
+    }
+
+    /** Says, once per value, which settings felix does not act on (a FelixConfiguration field accepted silently misleads). */
+    private void warnIgnored(Map<String, String> now) {
+        java.util.Set<String> fromResources = new java.util.HashSet<>(globalLayer.keySet());
+        fromResources.addAll(nodeLayer.keySet());
+        fromResources.removeAll(envLayer.keySet());
+        Map<String, String> ignored = ConfigSupport.ignored(now, fromResources);
+        ignored.forEach((field, value) -> {
+            if (!value.equals(warned.get(field))) {
+                log.warn("Felix configuration: {} = {} is not supported by this felix and is ignored{}", field, value,
+                        ConfigSupport.state(field) == ConfigSupport.State.ENVIRONMENT
+                                ? " in a FelixConfiguration (felix reads it from its environment at start-up)"
+                                : "");
+            }
+        });
+        warned = ignored;
     }
 
     /** Aliases first so that, within the environment, Calico's canonical name wins over an alias. */

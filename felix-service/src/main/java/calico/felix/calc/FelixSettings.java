@@ -117,6 +117,14 @@ public record FelixSettings(
      * this is decided; the rule renderer (NFLOG rules), the graph's flow-log lookups and the
      * flow-log collector all ask here.
      */
+    /**
+     * {@return the settings felix does not act on that are set away from their default} (field → value; see
+     * {@link ConfigSupport}): what its status lists and its {@code felix_config_unsupported_fields} counts.
+     */
+    public java.util.SortedMap<String, String> unsupportedSettings() {
+        return ConfigSupport.ignored(effective, java.util.Set.of());
+    }
+
     public boolean flowLogsEnabled() {
         return !flowLogsGoldmaneServer.isEmpty();
     }

@@ -162,6 +162,13 @@ class FelixApplicationTest {
         Resource web = store.create(wep("ns1", "web", ME, "10.0.0.1", Map.of("app", "web")));
         Resource db = store.create(wep("ns1", "db", "node-b", "10.0.0.2", Map.of("app", "db")));
         store.create(wep("ns1", "db2", "node-c", "10.0.0.3", Map.of("app", "db")));
+        // A field this felix does not act on: listed in the status and counted, not accepted silently.
+        store.create(calico.api.codec.ResourceCodec.get().parse("""
+                apiVersion: projectcalico.org/v3
+                kind: FelixConfiguration
+                metadata: {name: default}
+                spec: {bpfLogLevel: Debug}
+                """));
 
         startFelix();
 
@@ -205,6 +212,7 @@ class FelixApplicationTest {
         assertThat(status.path("inSync").asBoolean()).isTrue();
         assertThat(status.path("lastApply").path("batches").asLong()).isPositive();
         assertThat(status.path("lastApply").path("errors")).isEmpty();
+        assertThat(status.path("unsupportedConfig").toString()).isEqualTo("{\"bpfLogLevel\":\"Debug\"}");
         JsonNode dataplane = local.getJson(adminPort, "/felix/v1/dataplane");
         assertThat(dataplane.path("driver").asText()).isEqualTo("model");
         assertThat(dataplane.path("backend").asText()).isEqualTo("none");
@@ -231,6 +239,7 @@ class FelixApplicationTest {
         assertThat(metricValue(metrics.body(), "felix_active_policies")).isEqualTo(1.0);
         assertThat(metricValue(metrics.body(), "felix_ipset_members")).isEqualTo(1.0);
         assertThat(metricValue(metrics.body(), "felix_resyncs_total")).isEqualTo(1.0);
+        assertThat(metricValue(metrics.body(), "felix_config_unsupported_fields")).isEqualTo(1.0);
         // ... and on Calico's own metrics port, since FELIX_PROMETHEUSMETRICSENABLED is true.
         HttpResponse<String> calicoPort = local.get(app.getBean(PrometheusMetricsServer.class).boundPort(), "/metrics");
         assertThat(calicoPort.statusCode()).isEqualTo(200);
