@@ -6,10 +6,6 @@ import calico.api.codec.ResourceCodec;
 import calico.api.model.GlobalNetworkPolicy;
 import calico.libcalico.datastore.config.DatastoreConfig;
 import calico.libcalico.testing.EtcdServerExtension;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -46,15 +42,10 @@ class CalicoCtlTest {
     }
 
     private int runWithInput(String stdin, String... args) {
-        var out = new ByteArrayOutputStream();
-        var err = new ByteArrayOutputStream();
-        var ctl = new CalicoCtl(new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)),
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                e -> DatastoreConfig.fromEnvironment(e).open());
-        int status = ctl.run(List.of(args), env);
-        stdout = out.toString(StandardCharsets.UTF_8);
-        stderr = err.toString(StandardCharsets.UTF_8);
-        return status;
+        CtlRun r = CtlRun.of(env, stdin, args);
+        stdout = r.stdout();
+        stderr = r.stderr();
+        return r.status();
     }
 
     @Test

@@ -17,10 +17,6 @@ import calico.libcalico.testing.EtcdServerExtension;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -56,14 +52,10 @@ class DatastoreMigrateTest {
     }
 
     private int run(Map<String, String> env, String... args) {
-        var out = new ByteArrayOutputStream();
-        var err = new ByteArrayOutputStream();
-        var ctl = new CalicoCtl(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), e -> DatastoreConfig.fromEnvironment(e).open());
-        int status = ctl.run(List.of(args), env);
-        stdout = out.toString(StandardCharsets.UTF_8);
-        stderr = err.toString(StandardCharsets.UTF_8);
-        return status;
+        CtlRun r = CtlRun.of(env, "", args);
+        stdout = r.stdout();
+        stderr = r.stderr();
+        return r.status();
     }
 
     @Test
