@@ -38,6 +38,8 @@ import java.util.Optional;
  * @param wireguardInterfaceNameV6 {@code wireguardInterfaceNameV6}
  * @param routeTableRanges  the routing tables felix may use ({@code routeTableRanges}, else the deprecated
  *                          {@code routeTableRange}, else Calico's 1-250); see {@link #wireguardTableIndex}
+ * @param flowLogsPendingTraces {@code flowLogsPolicyEvaluationMode: Continuous} (Calico's default): flow logs
+ *                          carry the pending trace (what staged policies would do); {@code None}: they do not
  * @param effective         every setting in its printed form, for display only (the admin API's
  *                          {@code /config}); read settings through the components above
  */
@@ -97,7 +99,8 @@ public record FelixSettings(
         String wireguardInterfaceNameV6,
         List<RouteTableRange> routeTableRanges,
         Map<String, String> effective,
-        boolean floatingIps) {
+        boolean floatingIps,
+        boolean flowLogsPendingTraces) {
 
     public FelixSettings {
         interfacePrefixes = List.copyOf(interfacePrefixes);
@@ -244,7 +247,8 @@ public record FelixSettings(
                 r.text("wireguardInterfaceNameV6"),
                 r.tableRanges(),
                 values,
-                r.text("floatingIPs").equalsIgnoreCase("Enabled"));
+                r.text("floatingIPs").equalsIgnoreCase("Enabled"),
+                r.text("flowLogsPolicyEvaluationMode").equalsIgnoreCase("Continuous"));
     }
 
     /** {@return Calico's defaults, typed}. */

@@ -263,7 +263,7 @@ public final class FlowAggregator {
         for (int i = 0; i < c.hits.size(); i++) {
             trace.addEnforcedPolicies(enforced(c.hits.get(i), i, reporter));
         }
-        List<TraceHit> pending = reporter.local() ? ctx.trace(reporter, k.inbound(),
+        List<TraceHit> pending = reporter.local() && ctx.pendingTraces() ? ctx.trace(reporter, k.inbound(),
                 new FlowContext.Packet(t.src(), t.dst(), t.protocol(), t.srcPort(), t.dstPort()), true) : List.of();
         for (int i = 0; i < pending.size(); i++) {
             trace.addPendingPolicies(pending(pending.get(i), i));

@@ -33,7 +33,7 @@ public final class FlowContext {
     }
 
     public static final FlowContext EMPTY = new FlowContext(Map.of(), List.of(), HitTable.EMPTY, Map.of(), Map.of(),
-            Map.of(), new FlowLookups());
+            Map.of(), new FlowLookups(), true);
 
     private final Map<IpAddress, FlowEndpoint> byAddress;
     private final List<Map.Entry<Cidr, FlowEndpoint>> byNet;
@@ -43,11 +43,14 @@ public final class FlowContext {
     private final Map<String, DataplaneModel.IpSet> ipSets;
     /** Live, not a snapshot: remote endpoints and network sets change without a new context. */
     private final FlowLookups lookups;
+    /** Whether flows carry the pending trace ({@code flowLogsPolicyEvaluationMode}). */
+    private final boolean pendingTraces;
 
     private FlowContext(Map<IpAddress, FlowEndpoint> byAddress, List<Map.Entry<Cidr, FlowEndpoint>> byNet,
                         HitTable hits, Map<PolicyId, CompiledPolicy> policies, Map<String, CompiledPolicy> profiles,
-                        Map<String, DataplaneModel.IpSet> ipSets, FlowLookups lookups) {
+                        Map<String, DataplaneModel.IpSet> ipSets, FlowLookups lookups, boolean pendingTraces) {
         this.lookups = lookups;
+        this.pendingTraces = pendingTraces;
         this.byAddress = byAddress;
         this.byNet = byNet;
         this.hits = hits;
@@ -92,7 +95,13 @@ public final class FlowContext {
                     .ifPresent(c -> byAddress.putIfAbsent(c.address(), e)));
         });
         return new FlowContext(Map.copyOf(byAddress), List.copyOf(byNet), RuleRenderer.hitTable(model),
-                Map.copyOf(model.policies()), Map.copyOf(model.profiles()), Map.copyOf(model.ipSets()), lookups);
+                Map.copyOf(model.policies()), Map.copyOf(model.profiles()), Map.copyOf(model.ipSets()), lookups,
+                model.config().flowLogsPendingTraces());
+    }
+
+    /** {@return whether flows carry the pending trace}: {@code flowLogsPolicyEvaluationMode} is {@code Continuous}. */
+    boolean pendingTraces() {
+        return pendingTraces;
     }
 
     private static List<String> concat(List<String> a, List<String> b) {

@@ -182,6 +182,19 @@ class FlowAggregatorTest {
     }
 
     @Test
+    void withPolicyEvaluationModeNoneFlowsCarryNoPendingTrace() {
+        DataplaneModel m = model();
+        m.apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(Map.of("flowLogsGoldmaneServer", "127.0.0.1:1",
+                "flowLogsPolicyEvaluationMode", "None"))));
+        FlowAggregator a = new FlowAggregator(() -> FlowContext.of(m));
+        a.onNflog(nflog(1, renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 0), to8080));
+        a.onConntrack(ct(to8080, 6, 400, 4, 2000, false));
+        Flow dst = only(a.flush(1000, 1015), Reporter.Dst, 8080);
+        assertThat(dst.getKey().getPolicies().getEnforcedPoliciesCount()).isEqualTo(1);
+        assertThat(dst.getKey().getPolicies().getPendingPoliciesCount()).isZero(); // Continuous: the staged deny
+    }
+
+    @Test
     void aDeniedConnectionCountsItsLoggedRetransmitsAndNamesTheDenyRule() {
         String deny = renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 1);
         assertThat(deny).isEqualTo("DPI1|np/prod/api-in");
