@@ -53,11 +53,12 @@ public final class CustomResourceDefinitions {
     /**
      * {@return whether the kubernetes datastore stores {@code kind} as a custom resource}: every
      * kind but those it presents from Kubernetes' own objects (WorkloadEndpoint from Pods, Profile
-     * from Namespaces and ServiceAccounts, Node from Nodes, KubernetesService from Services).
+     * from Namespaces and ServiceAccounts, Node from Nodes, KubernetesService from Services,
+     * KubernetesEndpointSlice from EndpointSlices).
      */
     public static boolean stored(ResourceKind kind) {
         return switch (kind) {
-            case WORKLOAD_ENDPOINT, PROFILE, NODE, KUBERNETES_SERVICE -> false;
+            case WORKLOAD_ENDPOINT, PROFILE, NODE, KUBERNETES_SERVICE, KUBERNETES_ENDPOINT_SLICE -> false;
             default -> true;
         };
     }

@@ -20,7 +20,8 @@ public sealed interface Resource permits
         StagedKubernetesNetworkPolicy, Tier, Profile, GlobalNetworkSet, NetworkSet,
         WorkloadEndpoint, HostEndpoint, IPPool, IPReservation, BGPConfiguration, BGPPeer,
         BGPFilter, Node, FelixConfiguration, ClusterInformation, KubeControllersConfiguration,
-        IPAMBlock, BlockAffinity, IPAMHandle, IPAMConfiguration, KubernetesService {
+        IPAMBlock, BlockAffinity, IPAMHandle, IPAMConfiguration, KubernetesService,
+        KubernetesEndpointSlice {
 
     String API_GROUP = "projectcalico.org";
     String API_VERSION = "projectcalico.org/v3";

@@ -37,7 +37,9 @@ public enum ResourceKind {
     IPAM_HANDLE("IPAMHandle", "ipamhandles", false, IPAMHandle.class),
     IPAM_CONFIGURATION("IPAMConfiguration", "ipamconfigs", false, IPAMConfiguration.class),
     // Not a v3 kind: libcalico-go's model kind for a Kubernetes Service, presented by the kubernetes datastore only.
-    KUBERNETES_SERVICE("KubernetesService", "kubernetesservices", true, KubernetesService.class);
+    KUBERNETES_SERVICE("KubernetesService", "kubernetesservices", true, KubernetesService.class),
+    // Not a v3 kind: libcalico-go's model kind for a Kubernetes EndpointSlice (felix's services matches), kubernetes datastore only.
+    KUBERNETES_ENDPOINT_SLICE("KubernetesEndpointSlice", "kubernetesendpointslices", true, KubernetesEndpointSlice.class);
 
     private static final Map<String, ResourceKind> BY_KIND =
             Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(ResourceKind::kind, Function.identity()));
@@ -84,11 +86,11 @@ public enum ResourceKind {
     /**
      * {@return whether only the kubernetes datastore presents this kind}, read-only, from
      * Kubernetes' own objects: no backend stores it, Calico's API server does not serve it, and on
-     * any other datastore it is always empty (as Calico's felix syncer watches Services only in
-     * KDD mode).
+     * any other datastore it is always empty (as Calico's felix syncer watches Services and
+     * EndpointSlices only in KDD mode).
      */
     public boolean kubernetesOnly() {
-        return this == KUBERNETES_SERVICE;
+        return this == KUBERNETES_SERVICE || this == KUBERNETES_ENDPOINT_SLICE;
     }
 
     public static Optional<ResourceKind> byKind(String kind) {

@@ -15,6 +15,7 @@ import calico.api.model.IPAMHandle;
 import calico.api.model.IPPool;
 import calico.api.model.IPReservation;
 import calico.api.model.KubeControllersConfiguration;
+import calico.api.model.KubernetesEndpointSlice;
 import calico.api.model.KubernetesService;
 import calico.api.model.NetworkPolicy;
 import calico.api.model.NetworkSet;
@@ -152,9 +153,10 @@ public final class ResourceValidator {
             KubeControllersConfigurationValidator.validate(k, errors);
         } else if (r instanceof StagedKubernetesNetworkPolicy
                 || r instanceof ClusterInformation
-                || r instanceof KubernetesService) {
+                || r instanceof KubernetesService
+                || r instanceof KubernetesEndpointSlice) {
             // Nothing Calico checks beyond metadata (the staged Kubernetes policy's spec is not modelled yet;
-            // a KubernetesService was checked by the Kubernetes API server that holds it).
+            // a KubernetesService or KubernetesEndpointSlice was checked by the Kubernetes API server that holds it).
             MetadataValidator.validate(r.metadata(), r.resourceKind(), true, errors);
         } else {
             throw new IllegalStateException("no validator for " + r.getClass().getName());

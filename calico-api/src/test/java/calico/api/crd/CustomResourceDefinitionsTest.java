@@ -45,7 +45,8 @@ class CustomResourceDefinitionsTest {
     @Test
     void everyKindTheDatastoreStoresHasOneWithCalicosNamesAndScope() {
         assertThat(CustomResourceDefinitions.kinds()).doesNotContain(ResourceKind.WORKLOAD_ENDPOINT, ResourceKind.PROFILE,
-                ResourceKind.NODE, ResourceKind.KUBERNETES_SERVICE).hasSize(ResourceKind.values().length - 4);
+                ResourceKind.NODE, ResourceKind.KUBERNETES_SERVICE, ResourceKind.KUBERNETES_ENDPOINT_SLICE)
+                .hasSize(ResourceKind.values().length - 5);
         ObjectNode ipamConfig = crds.definition(ResourceKind.IPAM_CONFIGURATION);
         assertThat(ipamConfig.at("/metadata/name").asText()).isEqualTo("ipamconfigs.crd.projectcalico.org");
         assertThat(ipamConfig.at("/spec/names/kind").asText()).isEqualTo("IPAMConfig");

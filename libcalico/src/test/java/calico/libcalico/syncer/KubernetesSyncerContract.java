@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import calico.api.model.GlobalNetworkPolicy;
 import calico.api.model.GlobalNetworkSet;
 import calico.api.model.GlobalNetworkSetSpec;
+import calico.api.model.KubernetesEndpointSlice;
 import calico.api.model.KubernetesService;
 import calico.api.model.ObjectMeta;
 import calico.api.model.Resource;
@@ -13,6 +14,7 @@ import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.kubernetes.DatastoreMetrics;
 import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
 import calico.libcalico.datastore.kubernetes.TestCustomResources;
+import calico.libcalico.datastore.kubernetes.TestServices;
 import calico.libcalico.datastore.memory.MemoryDatastore;
 import calico.libcalico.testing.Await;
 import calico.libcalico.typha.SyncerType;
@@ -151,21 +153,22 @@ abstract class KubernetesSyncerContract {
     }
 
     /**
-     * Felix's syncer carries Kubernetes Services on this datastore (and only here: other backends
-     * present none), created, updated and deleted in the Kubernetes API.
+     * Felix's syncer carries Kubernetes Services and EndpointSlices on this datastore (and only
+     * here: other backends present none), created, updated and deleted in the Kubernetes API.
      */
     @Test
     void felixsSyncerCarriesKubernetesServices() throws Exception {
         String shop = namespace("shop");
         kubernetes().services().inNamespace(shop).resource(service("api", "10.96.0.10")).create();
         Set<ResourceKind> kinds = SyncerType.FELIX.kindsOn(store);
-        assertThat(kinds).contains(ResourceKind.KUBERNETES_SERVICE)
+        assertThat(kinds).contains(ResourceKind.KUBERNETES_SERVICE, ResourceKind.KUBERNETES_ENDPOINT_SLICE)
                 // felix routes IPAM blocks to their nodes (routeSource CalicoIPAM); the rest of IPAM is not its business
                 .contains(ResourceKind.IPAM_BLOCK)
                 .doesNotContain(ResourceKind.BLOCK_AFFINITY, ResourceKind.IPAM_HANDLE, ResourceKind.IPAM_CONFIGURATION);
         try (MemoryDatastore memory = new MemoryDatastore()) {
-            assertThat(SyncerType.FELIX.kindsOn(memory)).doesNotContain(ResourceKind.KUBERNETES_SERVICE)
-                    .hasSize(kinds.size() - 1);
+            assertThat(SyncerType.FELIX.kindsOn(memory))
+                    .doesNotContain(ResourceKind.KUBERNETES_SERVICE, ResourceKind.KUBERNETES_ENDPOINT_SLICE)
+                    .hasSize(kinds.size() - 2);
         }
         startSyncer(kinds.toArray(ResourceKind[]::new));
         cb.awaitStatus(SyncerStatus.IN_SYNC);
@@ -179,9 +182,17 @@ abstract class KubernetesSyncerContract {
         assertThat(((KubernetesService) cb.view().get(api)).spec().externalIPs()).containsExactly("192.0.2.99");
         assertThat(cb.view()).containsKey(ResourceKey.of(ResourceKind.KUBERNETES_SERVICE, shop, "web"));
 
-        kubernetes().services().inNamespace(shop).withName("api").delete();
+        // and the services' endpoints, for rules' services matches
+        kubernetes().discovery().v1().endpointSlices().inNamespace(shop)
+                .resource(TestServices.endpointSlice("api-1", "api", 8080, "10.70.0.2")).create();
         cb.awaitConverged(store, kinds.toArray(ResourceKind[]::new));
-        assertThat(cb.view()).doesNotContainKey(api);
+        ResourceKey slice = ResourceKey.of(ResourceKind.KUBERNETES_ENDPOINT_SLICE, shop, "api-1");
+        assertThat(((KubernetesEndpointSlice) cb.view().get(slice)).spec().serviceName()).isEqualTo("api");
+
+        kubernetes().services().inNamespace(shop).withName("api").delete();
+        kubernetes().discovery().v1().endpointSlices().inNamespace(shop).withName("api-1").delete();
+        cb.awaitConverged(store, kinds.toArray(ResourceKind[]::new));
+        assertThat(cb.view()).doesNotContainKey(api).doesNotContainKey(slice);
         assertThat(cb.violations()).isEmpty();
     }
 

@@ -46,7 +46,9 @@ import org.slf4j.LoggerFactory;
  *       ({@code kanp.adminnetworkpolicy.<name>}) and BaselineAdminNetworkPolicies
  *       ({@code kbanp.baselineadminnetworkpolicy.<name>}), {@code policy.networking.k8s.io/v1alpha1};</li>
  *   <li>Node: Kubernetes Nodes, with Calico's data in their annotations;</li>
- *   <li>KubernetesService: Kubernetes Services, read-only (for felix's flow logs).</li>
+ *   <li>KubernetesService: Kubernetes Services, read-only (for felix's flow logs);</li>
+ *   <li>KubernetesEndpointSlice: {@code discovery.k8s.io/v1} EndpointSlices, read-only (for felix's
+ *       {@code services} rule matches).</li>
  * </ul>
  */
 final class KindSources {
@@ -69,6 +71,7 @@ final class KindSources {
                 case GLOBAL_NETWORK_POLICY -> List.of(crd(kind), adminNetworkPolicies(), baselineAdminNetworkPolicies());
                 case NODE -> List.of(kubernetesNodes());
                 case KUBERNETES_SERVICE -> List.of(kubernetesServices());
+                case KUBERNETES_ENDPOINT_SLICE -> List.of(endpointSlices());
                 default -> List.of(crd(kind));
             });
         }
@@ -103,6 +106,9 @@ final class KindSources {
                     + "the Kubernetes Nodes (an update writes Calico's fields into their projectcalico.org/* annotations)");
             case KUBERNETES_SERVICE -> Optional.of("KubernetesService is read-only: it is the Kubernetes Service "
                     + key.namespace() + "/" + key.name() + "; change the Service instead");
+            case KUBERNETES_ENDPOINT_SLICE -> Optional.of("KubernetesEndpointSlice is read-only: it is the "
+                    + "Kubernetes EndpointSlice " + key.namespace() + "/" + key.name()
+                    + "; change the EndpointSlice (or its Service) instead");
             case NETWORK_POLICY -> key.name().startsWith(NetworkPolicyConverter.NAME_PREFIX)
                     ? Optional.of("NetworkPolicy " + key.namespace() + "/" + key.name() + " is read-only: names "
                             + "starting with " + NetworkPolicyConverter.NAME_PREFIX + " are Kubernetes NetworkPolicies; "
@@ -240,6 +246,15 @@ final class KindSources {
         return new Source(core("Service", "services", true), obj -> Converted.of(ServiceConverter.convert(obj)),
                 key -> Optional.of(new Source.ObjectRef(key.namespace(), key.name())),
                 obj -> named(ResourceKind.KUBERNETES_SERVICE, obj, name -> name));
+    }
+
+    private Source endpointSlices() {
+        ResourceDefinitionContext ctx = new ResourceDefinitionContext.Builder()
+                .withGroup("discovery.k8s.io").withVersion("v1")
+                .withKind("EndpointSlice").withPlural("endpointslices").withNamespaced(true).build();
+        return new Source(ctx, obj -> Converted.of(EndpointSliceConverter.convert(obj)),
+                key -> Optional.of(new Source.ObjectRef(key.namespace(), key.name())),
+                obj -> named(ResourceKind.KUBERNETES_ENDPOINT_SLICE, obj, name -> name));
     }
 
     /**

@@ -14,6 +14,8 @@ import calico.api.model.IPAMConfiguration;
 import calico.api.model.IPAMConfigurationSpec;
 import calico.api.model.IPAMHandle;
 import calico.api.model.IPAMHandleSpec;
+import calico.api.model.KubernetesEndpointSlice;
+import calico.api.model.KubernetesEndpointSliceSpec;
 import calico.api.model.KubernetesService;
 import calico.api.model.KubernetesServiceSpec;
 import calico.api.model.NetworkPolicy;
@@ -411,6 +413,48 @@ class KubernetesDatastoreTest {
             k8s.services().inNamespace("shop").withName("api").delete();
             WatchEvent.Deleted gone = (WatchEvent.Deleted) rec.changes(1, WAIT).get(0);
             assertThat(gone.key()).isEqualTo(ResourceKey.of(ResourceKind.KUBERNETES_SERVICE, "shop", "api"));
+        }
+    }
+
+    /**
+     * EndpointSlices are presented read-only as KubernetesEndpointSlice (their service from the
+     * {@code kubernetes.io/service-name} label, every endpoint's addresses whatever its conditions,
+     * the ports), and their changes arrive through a watch.
+     */
+    @Test
+    void endpointSlicesArePresentedReadOnlyAndWatched() {
+        namespace("shop", Map.of());
+        WatchRecorder rec = new WatchRecorder();
+        try (Watch w = store.watch(ResourceKind.KUBERNETES_ENDPOINT_SLICE, null, store.currentRevision(), rec)) {
+            k8s.discovery().v1().endpointSlices().inNamespace("shop")
+                    .resource(TestServices.endpointSlice("api-1", "api", 8080, "10.70.0.2", "10.70.0.3")).create();
+            KubernetesEndpointSlice added = (KubernetesEndpointSlice) ((WatchEvent.Added) rec.changes(1, WAIT).get(0))
+                    .resource();
+            assertThat(added.spec().serviceName()).isEqualTo("api");
+            assertThat(added.spec().endpoints()).extracting(KubernetesEndpointSliceSpec.Endpoint::addresses)
+                    .containsExactly(List.of("10.70.0.2"), List.of("10.70.0.3"));
+            assertThat(added.spec().ports()).containsExactly(
+                    new KubernetesEndpointSliceSpec.EndpointPort("http", "TCP", 8080),
+                    new KubernetesEndpointSliceSpec.EndpointPort("", "UDP", 53));
+            assertThat(store.get(added.key())).contains(added);
+            assertThat(store.list(ResourceKind.KUBERNETES_ENDPOINT_SLICE).items()).containsExactly(added);
+
+            k8s.discovery().v1().endpointSlices().inNamespace("shop")
+                    .resource(TestServices.endpointSlice("api-1", "api", 8080, "10.70.0.4")).update();
+            KubernetesEndpointSlice moved = (KubernetesEndpointSlice) ((WatchEvent.Modified) rec.changes(1, WAIT).get(0))
+                    .resource();
+            assertThat(moved.spec().endpoints()).extracting(KubernetesEndpointSliceSpec.Endpoint::addresses)
+                    .containsExactly(List.of("10.70.0.4"));
+
+            assertThatThrownBy(() -> store.create(new KubernetesEndpointSlice(ObjectMeta.namespaced("shop", "x"),
+                    moved.spec()))).isInstanceOf(DatastoreException.Invalid.class)
+                    .hasMessageContaining("KubernetesEndpointSlice cannot be written");
+            assertThatThrownBy(() -> store.delete(moved.key(), null))
+                    .isInstanceOf(DatastoreException.Invalid.class).hasMessageContaining("change the EndpointSlice");
+
+            k8s.discovery().v1().endpointSlices().inNamespace("shop").withName("api-1").delete();
+            WatchEvent.Deleted gone = (WatchEvent.Deleted) rec.changes(1, WAIT).get(0);
+            assertThat(gone.key()).isEqualTo(ResourceKey.of(ResourceKind.KUBERNETES_ENDPOINT_SLICE, "shop", "api-1"));
         }
     }
 
