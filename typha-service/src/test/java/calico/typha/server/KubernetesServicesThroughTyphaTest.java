@@ -6,6 +6,7 @@ import static calico.typha.server.TyphaFixture.clientOptions;
 import static calico.typha.server.TyphaFixture.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import calico.api.model.KubernetesEndpointSlice;
 import calico.api.model.KubernetesService;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
@@ -22,8 +23,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Typha on the kubernetes datastore hands its felix clients the cluster's Services (kind
- * KubernetesService), as Calico's typha does for felix's flow logs: created, changed and deleted
- * in the Kubernetes API (fabric8's CRUD mock behind {@link KubernetesApiServer}).
+ * KubernetesService) and EndpointSlices (KubernetesEndpointSlice), as Calico's typha does for
+ * felix's flow logs and services matches: created, changed and deleted in the Kubernetes API
+ * (fabric8's CRUD mock behind {@link KubernetesApiServer}).
  */
 class KubernetesServicesThroughTyphaTest {
 
@@ -51,7 +53,7 @@ class KubernetesServicesThroughTyphaTest {
     }
 
     @Test
-    void felixClientsGetServicesAndTheirChanges() {
+    void felixClientsGetServicesEndpointSlicesAndTheirChanges() {
         KubernetesClient k8s = api.client();
         k8s.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("shop").endMetadata().build())
                 .create();
@@ -69,8 +71,19 @@ class KubernetesServicesThroughTyphaTest {
         await("port change", () -> view.view().get(key) instanceof KubernetesService s
                 && s.spec().ports().get(0).port() == 8080);
 
+        ResourceKey slice = ResourceKey.of(ResourceKind.KUBERNETES_ENDPOINT_SLICE, "shop", "api-1");
+        k8s.discovery().v1().endpointSlices().inNamespace("shop")
+                .resource(TestServices.endpointSlice("api-1", "api", 8080, "10.70.0.2")).create();
+        await("endpoint slice", () -> view.view().get(slice) instanceof KubernetesEndpointSlice es
+                && es.spec().serviceName().equals("api"));
+        k8s.discovery().v1().endpointSlices().inNamespace("shop")
+                .resource(TestServices.endpointSlice("api-1", "api", 8080, "10.70.0.3")).update();
+        await("endpoint moved", () -> view.view().get(slice) instanceof KubernetesEndpointSlice es
+                && es.spec().endpoints().get(0).addresses().equals(java.util.List.of("10.70.0.3")));
+
         k8s.services().inNamespace("shop").withName("api").delete();
-        await("deletion", () -> !view.view().containsKey(key));
+        k8s.discovery().v1().endpointSlices().inNamespace("shop").withName("api-1").delete();
+        await("deletion", () -> !view.view().containsKey(key) && !view.view().containsKey(slice));
         assertThat(view.violations()).isEmpty();
     }
 }
