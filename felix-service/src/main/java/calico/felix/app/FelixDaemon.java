@@ -1,11 +1,13 @@
 package calico.felix.app;
 
+import calico.api.k8s.KubernetesConverter;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.felix.calc.CalculationGraph;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.Dataplane;
 import calico.libcalico.datastore.Datastore;
+import calico.libcalico.datastore.config.DatastoreConfig;
 import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthReporter;
@@ -218,8 +220,11 @@ public class FelixDaemon implements SmartLifecycle {
      * @param source where the stream comes from, for the health detail
      */
     private SyncerCallbacks pipeline(String source) {
+        // Only the kubernetes datastore has Services (EndpointSlices) for rules' services matches;
+        // through typha too, felix's FELIX_DATASTORETYPE names the datastore typha reads.
         CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
-                this::applyBatch);
+                this::applyBatch, new KubernetesConverter(),
+                datastoreProperties.type() == DatastoreConfig.Type.KUBERNETES);
         DatastoreReadyGate gate = new DatastoreReadyGate(graphCallbacks(graph), startupHealth, source);
         return new SyncerCallbacks() {
             @Override

@@ -50,6 +50,17 @@ public final class CalculationGraph {
 
     public static CalculationGraph create(String hostname, Map<String, String> environment,
                                           Consumer<List<DataplaneUpdate>> out, KubernetesConverter converter) {
+        return create(hostname, environment, out, converter, true);
+    }
+
+    /**
+     * Builds the graph; {@code servicesPresented} says whether the datastore presents Kubernetes
+     * Services and their EndpointSlices (the kubernetes datastore): where it does not, a rule's
+     * {@code services} match matches nothing and is reported once per rule.
+     */
+    public static CalculationGraph create(String hostname, Map<String, String> environment,
+                                          Consumer<List<DataplaneUpdate>> out, KubernetesConverter converter,
+                                          boolean servicesPresented) {
         Objects.requireNonNull(hostname, "hostname");
         Objects.requireNonNull(environment, "environment");
         Objects.requireNonNull(out, "out");
@@ -81,17 +92,29 @@ public final class CalculationGraph {
         //                       v
         //              Consumer<List<DataplaneUpdate>>
         IpSetMemberCalculator ipSetMembers = new IpSetMemberCalculator(sequencer);
+        // Rules' services matches: their sets' members come from EndpointSlices, not labels.
+        //   ActiveRulesCalculator --ref/unref svc sets--> ServiceIpSetCalculator --members--> EventSequencer
+        //   KubernetesEndpointSlice ------------------------^
+        ServiceIpSetCalculator serviceSets = new ServiceIpSetCalculator(sequencer);
         PolicyResolver resolver = new PolicyResolver(hostname, sequencer);
-        ActiveRulesCalculator activeRules = new ActiveRulesCalculator(hostname, converter, new RuleCompiler(),
-                resolver, sequencer, new ActiveRulesCalculator.IpSetRefListener() {
+        ActiveRulesCalculator activeRules = new ActiveRulesCalculator(hostname, converter,
+                new RuleCompiler(servicesPresented), resolver, sequencer, new ActiveRulesCalculator.IpSetRefListener() {
                     @Override
                     public void ref(IpSetSpec spec) {
-                        ipSetMembers.ref(spec);
+                        if (spec.service() != null) {
+                            serviceSets.ref(spec);
+                        } else {
+                            ipSetMembers.ref(spec);
+                        }
                     }
 
                     @Override
                     public void unref(String id) {
-                        ipSetMembers.unref(id);
+                        if (IpSetSpec.isService(id)) {
+                            serviceSets.unref(id);
+                        } else {
+                            ipSetMembers.unref(id);
+                        }
                     }
                 });
         LabelInheritanceIndex labels = new LabelInheritanceIndex(hostname, ipSetMembers, activeRules);
@@ -100,6 +123,7 @@ public final class CalculationGraph {
         // order is correct, this one avoids a remove/add of the same members), and the policy
         // and profile tracking before the resolver reads them at flush.
         ipSetMembers.registerWith(dispatcher);
+        serviceSets.registerWith(dispatcher);
         labels.registerWith(dispatcher);
         activeRules.registerWith(dispatcher);
         resolver.registerWith(dispatcher);

@@ -17,13 +17,26 @@ import org.slf4j.LoggerFactory;
  * namespace. Every selector-like match (selector, namespaceSelector, serviceAccounts) of one
  * side becomes a single combined selector, hence one IP set; named ports become named-port sets.
  *
- * <p>Fail closed: a match this graph cannot express (a {@code services} match, a bad net or
- * selector) drops an Allow/Pass/Log rule entirely, and is ignored on a Deny rule (which then
- * denies more). Either way the policy can only let less through.
+ * <p>A {@code services} match becomes a service set ({@link IpSetSpec#service}) of the Service's
+ * endpoints, as Calico's: on the destination, (address, protocol, port) members matched like a
+ * named port; on the source, addresses only. A service without a namespace takes the policy's.
+ * Where the datastore has no Services ({@code servicesPresented} false: etcd) the set stays empty,
+ * so the rule matches nothing, and a warning names the rule once.
+ *
+ * <p>Fail closed: a match this graph cannot express (a bad net or selector, destination services
+ * with ports of the rule's own, which validation refuses) drops an Allow/Pass/Log rule entirely,
+ * and is ignored on a Deny rule (which then denies more). Either way the policy can only let less
+ * through.
  */
 final class RuleCompiler {
 
     private final OnceLog warnings = new OnceLog(LoggerFactory.getLogger(RuleCompiler.class));
+    private final boolean servicesPresented;
+
+    /** @param servicesPresented whether the datastore presents Kubernetes Services and EndpointSlices */
+    RuleCompiler(boolean servicesPresented) {
+        this.servicesPresented = servicesPresented;
+    }
 
     /** A compiled policy or profile and the IP sets its rules need, by ID. */
     record Result(CompiledPolicy policy, Map<String, IpSetSpec> ipSets) {
@@ -47,8 +60,12 @@ final class RuleCompiler {
             try {
                 boolean deny = r.action() == Action.Deny;
                 String proto = r.protocol() == null ? null : r.protocol().toString();
-                CompiledRule.Side src = side(r.source(), ns, proto, deny, ruleSets);
-                CompiledRule.Side dst = side(r.destination(), ns, proto, deny, ruleSets);
+                CompiledRule.Side src = side(r.source(), false, ns, proto, deny, ruleSets);
+                CompiledRule.Side dst = side(r.destination(), true, ns, proto, deny, ruleSets);
+                if (!servicesPresented && (services(r.source()) || services(r.destination()))) {
+                    warnings.warn("{} rule {}: its services match matches nothing: this datastore has no "
+                            + "Kubernetes Services (only the kubernetes datastore does)", what, i);
+                }
                 out.add(new CompiledRule(r.action() == null ? Action.Allow : r.action(), r.ipVersion(), proto,
                         r.notProtocol() == null ? null : r.notProtocol().toString(), r.icmp(), r.notICMP(), src, dst,
                         r.http()));
@@ -67,12 +84,17 @@ final class RuleCompiler {
         }
     }
 
-    private CompiledRule.Side side(EntityRule e, String ns, String proto, boolean deny, Map<String, IpSetSpec> sets) {
+    private static boolean services(EntityRule e) {
+        return e != null && e.services() != null;
+    }
+
+    private CompiledRule.Side side(EntityRule e, boolean destination, String ns, String proto, boolean deny,
+                                   Map<String, IpSetSpec> sets) {
         if (e == null) {
             return CompiledRule.Side.ANY;
         }
-        if (e.services() != null && !deny) {
-            throw new Unsupported("services matches are not supported");
+        if (destination && e.services() != null && !deny && (!e.ports().isEmpty() || !e.notPorts().isEmpty())) {
+            throw new Unsupported("destination services cannot be combined with ports");
         }
         boolean hasSel = !CalicoLabels.blank(e.selector());
         boolean hasNs = !CalicoLabels.blank(e.namespaceSelector());
@@ -105,10 +127,16 @@ final class RuleCompiler {
         if (notCombined != null) {
             notIpSets.add(add(sets, IpSetSpec.selector(notCombined)));
         }
+        List<String> named = new ArrayList<>();
+        if (e.services() != null) {
+            String svcNs = CalicoLabels.blank(e.services().namespace()) ? ns : e.services().namespace();
+            IpSetSpec svc = IpSetSpec.service(svcNs, e.services().name(), destination);
+            // The destination's set holds (address, protocol, port): matched as a named port is.
+            (destination ? named : ipSets).add(add(sets, svc));
+        }
         String portProto = proto == null ? "tcp" : proto.toLowerCase(java.util.Locale.ROOT);
         Selector portSel = combined == null ? Selector.all() : combined;
         List<String> ports = new ArrayList<>();
-        List<String> named = new ArrayList<>();
         for (Port p : e.ports()) {
             if (p.isNamed()) {
                 named.add(add(sets, IpSetSpec.namedPort(portSel, portProto, p.name())));

@@ -394,15 +394,23 @@ class CalcGraphTest {
     }
 
     @Test
-    void anInexpressibleMatchDropsAnAllowRuleAndIsIgnoredOnADenyRule() {
-        calico.api.model.EntityRule svc = new calico.api.model.EntityRule(null, null, null, null, null, null, null,
-                null, new calico.api.model.EntityRule.ServiceMatch("svc", "ns1"));
+    void anInexpressibleMatchDropsAnAllowRuleAndWidensADenyRule() {
+        // Destination services with ports of the rule's own (validation refuses them): the service's
+        // (address, port) set cannot be ANDed with the ports, so an Allow goes and a Deny matches either.
+        calico.api.model.EntityRule svc = new calico.api.model.EntityRule(null, null, null,
+                List.of(calico.api.model.Port.of(8080)), null, null, null, null,
+                new calico.api.model.EntityRule.ServiceMatch("svc", "ns1"));
         Harness h = new Harness(ME).put(tier("default", null, null),
                 wep("ns1", "a", ME, "10.0.0.1", labels()),
-                gnp("p", "default", 1.0, "all()", List.of(Rule.allow().withSource(svc), Rule.deny().withSource(svc)),
-                        List.of()));
-        List<CompiledRule> in = h.state.policies.values().iterator().next().inbound();
-        assertThat(in).extracting(CompiledRule::action).containsExactly(Action.Deny);
+                gnp("p", "default", 1.0, "all()", List.of(), List.of(Rule.allow().withProtocol(
+                        calico.api.model.Protocol.TCP).withDestination(svc), Rule.deny().withProtocol(
+                        calico.api.model.Protocol.TCP).withDestination(svc))));
+        List<CompiledRule> out = h.state.policies.values().iterator().next().outbound();
+        assertThat(out).singleElement().satisfies(r -> {
+            assertThat(r.action()).isEqualTo(Action.Deny);
+            assertThat(r.destination().ports()).containsExactly("8080");
+            assertThat(r.destination().namedPortIpSetIds()).containsExactly(IpSetSpec.service("ns1", "svc", true).id());
+        });
     }
 
     @Test

@@ -18,10 +18,15 @@ final class Harness {
     private long revision;
 
     Harness(String hostname) {
-        graph = CalculationGraph.create(hostname, batch -> {
+        this(hostname, true);
+    }
+
+    /** @param servicesPresented whether the datastore presents Services (false: etcd) */
+    Harness(String hostname, boolean servicesPresented) {
+        graph = CalculationGraph.create(hostname, java.util.Map.of(), batch -> {
             batches.add(batch);
             state.apply(batch);
-        });
+        }, new calico.api.k8s.KubernetesConverter(), servicesPresented);
     }
 
     Harness put(Resource... resources) {

@@ -32,7 +32,7 @@ final class Oracle {
 
     static DataplaneState.Snapshot compute(String me, Map<ResourceKey, Resource> world) {
         KubernetesConverter conv = new KubernetesConverter();
-        RuleCompiler compiler = new RuleCompiler();
+        RuleCompiler compiler = new RuleCompiler(true);
         Map<String, Profile> profiles = new HashMap<>();
         Map<String, Tier> tiers = new HashMap<>();
         Map<ResourceKey, Map<String, String>> labels = new HashMap<>();
@@ -148,6 +148,10 @@ final class Oracle {
         Map<String, Set<IpSetMember>> sets = new java.util.TreeMap<>();
         for (IpSetSpec s : specs.values()) {
             Set<IpSetMember> members = new HashSet<>();
+            if (s.service() != null) {
+                sets.put(s.id(), serviceMembers(s, world.values()));
+                continue;
+            }
             for (Resource r : world.values()) {
                 Map<String, String> l = labels.get(r.key());
                 if (l != null && s.selector().matches(l)) {
@@ -158,6 +162,28 @@ final class Oracle {
         }
         return new DataplaneState.Snapshot(sets, Map.copyOf(policies), Map.copyOf(activeProfiles), Map.copyOf(weps),
                 Map.copyOf(heps));
+    }
+
+    /** A service set from scratch: every slice of the service, every address (× every numbered port). */
+    private static Set<IpSetMember> serviceMembers(IpSetSpec s, java.util.Collection<Resource> world) {
+        Set<IpSetMember> out = new HashSet<>();
+        for (Resource r : world) {
+            if (r instanceof calico.api.model.KubernetesEndpointSlice es
+                    && s.service().equals(es.metadata().namespace() + "/" + es.spec().serviceName())) {
+                for (var e : es.spec().endpoints()) {
+                    for (String a : e.addresses()) {
+                        Cidr c = Cidr.parseCidrOrIp(a).network();
+                        if (s.type() == IpSetType.NET) {
+                            out.add(IpSetMember.net(c));
+                        } else {
+                            es.spec().ports().stream().filter(p -> p.port() != null).forEach(p -> out.add(
+                                    new IpSetMember(c, p.protocol().toLowerCase(java.util.Locale.ROOT), p.port())));
+                        }
+                    }
+                }
+            }
+        }
+        return Set.copyOf(out);
     }
 
     private static List<IpSetMember> members(IpSetSpec s, Resource r) {
