@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.Action;
 import calico.api.model.EntityRule;
+import calico.api.model.KubernetesEndpointSlice;
+import calico.api.model.KubernetesEndpointSliceSpec;
 import calico.api.model.PolicyType;
 import calico.api.model.Port;
 import calico.api.model.Protocol;
@@ -45,7 +47,7 @@ class CalcGraphModelTest {
 
     @Provide
     Arbitrary<List<Ev>> events() {
-        Arbitrary<Ev> ev = Combinators.combine(Arbitraries.integers().between(0, 6),
+        Arbitrary<Ev> ev = Combinators.combine(Arbitraries.integers().between(0, 7),
                 Arbitraries.integers().between(0, 3), Arbitraries.integers().between(0, 1 << 20),
                 Arbitraries.integers().between(0, 5).map(i -> i == 0)).as(Ev::new);
         return ev.list().ofMinSize(1).ofMaxSize(40);
@@ -148,6 +150,23 @@ class CalcGraphModelTest {
                 }
                 return profile(name, apply, rules(bits), rules(bits));
             }
+            case 7: {
+                // EndpointSlices of two services, addresses from the endpoints' small pool (shared
+                // addresses happen), a port without a number now and then (it contributes nothing).
+                String svc = bits.nextBoolean() ? "svc0" : "svc1";
+                List<KubernetesEndpointSliceSpec.Endpoint> eps = new ArrayList<>();
+                for (int i = bits.nextInt(3); i > 0; i--) {
+                    eps.add(new KubernetesEndpointSliceSpec.Endpoint(List.of("10.0.0." + (1 + bits.nextInt(4)))));
+                }
+                List<KubernetesEndpointSliceSpec.EndpointPort> ports = new ArrayList<>();
+                ports.add(new KubernetesEndpointSliceSpec.EndpointPort("http", "TCP", 80 + bits.nextInt(2)));
+                if (bits.nextBoolean()) {
+                    ports.add(new KubernetesEndpointSliceSpec.EndpointPort("dns", "UDP", bits.nextBoolean() ? 53 : null));
+                }
+                return new KubernetesEndpointSlice(calico.api.model.ObjectMeta.namespaced(ns, "es" + e.name())
+                        .withLabels(Map.of(KubernetesEndpointSliceSpec.SERVICE_NAME_LABEL, svc)),
+                        new KubernetesEndpointSliceSpec(svc, eps, ports));
+            }
             case 4: {
                 String name = e.name() % 2 == 0 ? "default" : "t1";
                 Double order = switch (bits.nextInt(3)) {
@@ -228,6 +247,12 @@ class CalcGraphModelTest {
             if (bits.nextInt(5) == 0) {
                 r = r.withSource(new EntityRule(null, null, null, null, null, SELECTORS[bits.nextInt(SELECTORS.length)],
                         null, bits.nextBoolean() ? null : new EntityRule.ServiceAccountMatch(List.of("sa1"), null), null));
+            }
+            if (bits.nextInt(4) == 0) {
+                // a services match (namespace given, or the policy's), on either side
+                EntityRule svc = new EntityRule(null, null, null, null, null, null, null, null,
+                        new EntityRule.ServiceMatch(bits.nextBoolean() ? "svc0" : "svc1", bits.nextBoolean() ? "ns1" : null));
+                r = bits.nextBoolean() ? r.withDestination(svc) : r.withSource(svc);
             }
             out.add(r);
         }
