@@ -55,8 +55,8 @@ final class IpSetMemberCalculator implements LabelInheritanceIndex.LabelListener
     private final Map<String, IpSetSpec> specs = new HashMap<>();
     private final Map<String, Integer> refs = new HashMap<>();
     private final Map<ResourceKey, Source> sources = new HashMap<>();
-    /** IP set ID → member → how many matching items contribute it. */
-    private final Map<String, Map<IpSetMember, Integer>> members = new HashMap<>();
+    /** IP set ID → its members, each with how many matching items contribute it. */
+    private final Map<String, MemberCounts> members = new HashMap<>();
 
     IpSetMemberCalculator(IpSetListener listener) {
         this.listener = listener;
@@ -90,7 +90,7 @@ final class IpSetMemberCalculator implements LabelInheritanceIndex.LabelListener
         int n = refs.merge(spec.id(), 1, Integer::sum);
         if (n == 1) {
             specs.put(spec.id(), spec);
-            members.put(spec.id(), new HashMap<>());
+            members.put(spec.id(), new MemberCounts(spec.id(), listener));
             listener.onIpSetAdded(spec.id(), spec.type());
             index.updateSelector(spec.id(), spec.selector());
         }
@@ -136,19 +136,11 @@ final class IpSetMemberCalculator implements LabelInheritanceIndex.LabelListener
     }
 
     private void contribute(String id, Source src, int delta) {
-        Map<IpSetMember, Integer> m = members.get(id);
+        MemberCounts m = members.get(id);
         if (src == null || m == null) {
             return; // the set is being removed, or the item has no addresses (yet)
         }
-        for (IpSetMember member : membersOf(specs.get(id), src)) {
-            int n = m.merge(member, delta, Integer::sum);
-            if (n == 0) {
-                m.remove(member);
-                listener.onMemberRemoved(id, member);
-            } else if (n == 1 && delta > 0) {
-                listener.onMemberAdded(id, member);
-            }
-        }
+        m.contribute(membersOf(specs.get(id), src), delta);
     }
 
     private static List<IpSetMember> membersOf(IpSetSpec spec, Source src) {

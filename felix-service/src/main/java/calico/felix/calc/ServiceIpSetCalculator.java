@@ -48,8 +48,8 @@ final class ServiceIpSetCalculator {
     private final Map<String, Integer> refs = new HashMap<>();
     /** Service → IDs of the active sets of that service (with and without ports). */
     private final Map<String, Set<String>> setsByService = new HashMap<>();
-    /** Set ID → member → how many slices contribute it. */
-    private final Map<String, Map<IpSetMember, Integer>> members = new HashMap<>();
+    /** Set ID → its members, each with how many slices contribute it. */
+    private final Map<String, MemberCounts> members = new HashMap<>();
 
     ServiceIpSetCalculator(IpSetMemberCalculator.IpSetListener listener) {
         this.listener = listener;
@@ -65,7 +65,7 @@ final class ServiceIpSetCalculator {
             return;
         }
         specs.put(spec.id(), spec);
-        members.put(spec.id(), new HashMap<>());
+        members.put(spec.id(), new MemberCounts(spec.id(), listener));
         setsByService.computeIfAbsent(spec.service(), s -> new HashSet<>()).add(spec.id());
         listener.onIpSetAdded(spec.id(), spec.type());
         for (ResourceKey k : slicesByService.getOrDefault(spec.service(), Set.of())) {
@@ -122,16 +122,7 @@ final class ServiceIpSetCalculator {
     }
 
     private void contribute(String id, Slice slice, int delta) {
-        Map<IpSetMember, Integer> m = members.get(id);
-        for (IpSetMember member : membersOf(specs.get(id), slice)) {
-            int n = m.merge(member, delta, Integer::sum);
-            if (n == 0) {
-                m.remove(member);
-                listener.onMemberRemoved(id, member);
-            } else if (n == 1 && delta > 0) {
-                listener.onMemberAdded(id, member);
-            }
-        }
+        members.get(id).contribute(membersOf(specs.get(id), slice), delta);
     }
 
     private static Set<IpSetMember> membersOf(IpSetSpec spec, Slice slice) {
