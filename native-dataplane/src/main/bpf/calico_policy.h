@@ -16,6 +16,7 @@
 #define CALI_ACT_ALLOW 1
 #define CALI_ACT_DENY  2
 #define CALI_ACT_JUMP  3 /* Pass, or the end of a profile: continue at rule.jump */
+#define CALI_ACT_LOG   4 /* a Log rule: the packet goes to the trace pipe, the walk goes on */
 
 /* rule.flags */
 #define CALI_F_PROTO        (1 << 0) /* packet protocol == proto */
@@ -88,6 +89,10 @@ struct cali_rule {
 /* cali_cfg (one entry, written by user space; all zero: neither check). */
 #define CALI_CFG_RPF 1 /* drop a workload's packet whose source does not route back out of its interface */
 #define CALI_CFG_HOST_DROP 2 /* drop a workload's new flows to the host itself (defaultEndpointToHostAction Drop) */
+#define CALI_CFG_REJECT 4 /* a policy deny answers ICMP port unreachable (iptablesFilterDenyAction Reject) */
+
+/* skb->mark of the ICMP errors the programs build: they skip policy on their way back. */
+#define CALI_MARK_REJECT 0xca110001
 
 struct cali_cfg {
 	__u32 flags;

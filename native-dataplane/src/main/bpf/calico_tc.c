@@ -209,6 +209,13 @@ static long walk_one(__u32 unused, void *ctx)
 			h->n++;
 		}
 	}
+	if (r->action == CALI_ACT_LOG) {
+		/* As Calico's eBPF dataplane: Log writes to the trace pipe (bpftool prog tracelog). */
+		bpf_printk("calico-packet: ifindex %u dir %u proto %u", w->ifindex, w->dir, w->proto);
+		bpf_printk("calico-packet: %pI4:%u -> %pI4:%u", &w->saddr, w->sport, &w->daddr, w->dport);
+		w->next++;
+		return 0;
+	}
 	if (r->action == CALI_ACT_JUMP) {
 		w->next = r->jump > w->next ? r->jump : w->next + 1; /* only forward: the walk ends */
 		return 0;
@@ -289,8 +296,71 @@ static __always_inline int ct_hit(const struct walk *w, __u64 now, __u8 tcp_flag
 	return 0;
 }
 
+static __always_inline __u16 csum_fold(__s64 csum)
+{
+	__u32 c = (__u32)csum;
+	c = (c & 0xffff) + (c >> 16);
+	c = (c & 0xffff) + (c >> 16);
+	return (__u16)~c;
+}
+
+#define REJECT_ROOM (sizeof(struct iphdr) + 8) /* the error's own IP and ICMP headers */
+/* What of the refused packet the error quotes: its IP header and 32 bytes, enough to keep the
+ * tail that a pending checksum offload (CHECKSUM_PARTIAL) of a TCP header needs. */
+#define REJECT_QUOTE (sizeof(struct iphdr) + 32)
+
+/* A denied packet answered, as iptables' REJECT and nftables' reject do: the packet becomes an
+ * ICMP port unreachable to its source (from its destination), quoting its IP header and first 32
+ * bytes (shorter packets padded with zeros), and is sent back the way it came: out of the workload's interface when the workload sent
+ * it, into the host as if the workload answered when it was going to the workload. Marked, so the
+ * programs on the way back let it pass. Not for ICMP errors, options or fragments: those drop. */
+static __always_inline int reject(struct __sk_buff *skb, __u32 dir)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) + 8 > end || ip->ihl != 5 || (ip->frag_off & bpf_htons(0x3fff)))
+		return TC_ACT_SHOT;
+	if (ip->protocol == IPPROTO_ICMP && *(__u8 *)(ip + 1) != 8)
+		return TC_ACT_SHOT; /* never an error about an error (only echo requests are answered) */
+	unsigned char mac_src[ETH_ALEN], mac_dst[ETH_ALEN];
+	__builtin_memcpy(mac_src, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(mac_dst, eth->h_dest, ETH_ALEN);
+	__u32 saddr = ip->saddr, daddr = ip->daddr;
+	if (bpf_skb_change_tail(skb, sizeof(struct ethhdr) + REJECT_QUOTE, 0))
+		return TC_ACT_SHOT;
+	if (bpf_skb_adjust_room(skb, REJECT_ROOM, BPF_ADJ_ROOM_MAC, 0))
+		return TC_ACT_SHOT;
+	data = (void *)(long)skb->data;
+	end = (void *)(long)skb->data_end;
+	eth = data;
+	ip = (void *)(eth + 1);
+	__u8 *icmp = (void *)(ip + 1);
+	if ((void *)icmp + 8 + REJECT_QUOTE > end)
+		return TC_ACT_SHOT;
+	__builtin_memcpy(eth->h_source, mac_dst, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, mac_src, ETH_ALEN);
+	eth->h_proto = bpf_htons(ETH_P_IP);
+	struct iphdr h = {
+		.version = 4, .ihl = 5, .tot_len = bpf_htons(REJECT_ROOM + REJECT_QUOTE), .ttl = 64,
+		.protocol = IPPROTO_ICMP, .saddr = daddr, .daddr = saddr,
+	};
+	h.check = csum_fold(bpf_csum_diff(0, 0, (__be32 *)&h, sizeof(h), 0));
+	__builtin_memcpy(ip, &h, sizeof(h));
+	__u32 icmp_hdr[2] = { 3 | (3 << 8), 0 }; /* type 3 (unreachable), code 3 (port), checksum 0, unused */
+	__builtin_memcpy(icmp, icmp_hdr, sizeof(icmp_hdr));
+	__s64 sum = bpf_csum_diff(0, 0, (__be32 *)icmp, 8 + REJECT_QUOTE, 0);
+	__u16 check = csum_fold(sum);
+	__builtin_memcpy(icmp + 2, &check, 2);
+	skb->mark = CALI_MARK_REJECT;
+	return bpf_redirect(skb->ifindex, dir == CALI_DIR_FROM_EP ? 0 : BPF_F_INGRESS);
+}
+
 static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 {
+	if (skb->mark == CALI_MARK_REJECT)
+		return TC_ACT_OK; /* our own answer to a packet policy refused */
 	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
 	struct ethhdr *eth = data;
@@ -390,7 +460,7 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 		}
 	}
 	if (w.verdict != CALI_ACT_ALLOW)
-		return TC_ACT_SHOT;
+		return (cfg_flags & CALI_CFG_REJECT) ? reject(skb, dir) : TC_ACT_SHOT;
 	if (dir == CALI_DIR_FROM_EP && (cfg_flags & CALI_CFG_HOST_DROP)) {
 		/* Allowed by the workload's egress policy; to the host itself (local, broadcast,
 		 * multicast: not forwarded) a new flow is dropped, as iptables' cali-wl-to-host. */

@@ -37,6 +37,8 @@ public final class PolicyMaps {
     public static final int CFG_RPF = 1;
     /** {@code cali_cfg.flags}: a workload's new flows to the host itself are dropped. */
     public static final int CFG_HOST_DROP = 2;
+    /** {@code cali_cfg.flags}: a policy deny answers with an ICMP port unreachable instead of dropping. */
+    public static final int CFG_REJECT = 4;
 
     /** calico_policy.h limits. */
     public static final int MAX_RULES = 4096;
@@ -71,7 +73,9 @@ public final class PolicyMaps {
     public enum Action {
         ALLOW(1), DENY(2),
         /** Continue at the rule's {@code jump} index (a Pass, or the end of a profile that decided nothing). */
-        JUMP(3);
+        JUMP(3),
+        /** A Log rule: the packet is written to the trace pipe and the walk goes on (as Calico's eBPF Log). */
+        LOG(4);
 
         final int code;
 

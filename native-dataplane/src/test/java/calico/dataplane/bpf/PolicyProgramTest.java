@@ -322,6 +322,54 @@ class PolicyProgramTest {
         }
     }
 
+    /**
+     * With {@code CALI_CFG_REJECT} a deny answers with an ICMP port unreachable, which the sender's
+     * TCP takes as a refusal: on the way to the workload (b's ingress) and on the way from it (a's
+     * egress). A Log rule lets the walk go on.
+     */
+    @Test
+    void rejectRefusesBothWaysAndLogGoesOn() throws Exception {
+        Path pins = bpffs.resolve("calico");
+        try (PolicyProgram prog = router.call(() -> PolicyProgram.load(pins));
+             NetNs.Listener b8080 = b.tcpListener(B, 8080);
+             NetNs.Listener b9090 = b.tcpListener(B, 9090);
+             NetNs.Listener b7070 = b.tcpListener(B, 7070)) {
+            int ifA = ifindex("caliaaaa");
+            int ifB = ifindex("calibbbb");
+            attachBoth(prog, ifA, ifB);
+            Rule logAll = Rule.always(Action.LOG, 0);
+            // a's egress: 9090 denied; b's ingress: a Log, then 7070 and 9090 allowed, the rest denied.
+            program(prog, ifA, Dir.FROM_ENDPOINT, 1, List.of(new Rule(Action.DENY, 6, null, null, null, null, null, 0,
+                    List.of(), List.of(new PortRef(9090, 9090, PortKind.DST))), Rule.always(Action.ALLOW, 0)));
+            program(prog, ifB, Dir.TO_ENDPOINT, 1, List.of(logAll, new Rule(Action.ALLOW, 6, null, null, null, null,
+                    null, 0, List.of(), List.of(new PortRef(7070, 7070, PortKind.DST), new PortRef(9090, 9090,
+                    PortKind.DST))), Rule.always(Action.DENY, 0)));
+            program(prog, ifB, Dir.FROM_ENDPOINT, 1, List.of(Rule.always(Action.ALLOW, 0)));
+            program(prog, ifA, Dir.TO_ENDPOINT, 1, List.of(Rule.always(Action.DENY, 0)));
+            assertThat(a.tcpConnects(B, 7070, YES)).as("a Log rule, then the allow").isTrue();
+            assertThat(refused(a, B, 8080)).as("Drop: silence").isFalse();
+
+            prog.map(PolicyMaps.CONFIG).put(PolicyMaps.configKey(), PolicyMaps.configValue(PolicyMaps.CFG_REJECT));
+            assertThat(refused(a, B, 8080)).as("b's ingress rejects").isTrue();
+            assertThat(refused(a, B, 9090)).as("a's egress rejects").isTrue();
+            assertThat(a.tcpConnects(B, 7070, YES)).as("allowed still").isTrue();
+        }
+    }
+
+    /** {@return whether a TCP connect from {@code from} is refused within a second} (a dropped SYN times out) */
+    private static boolean refused(NetNs from, String ip, int port) {
+        return from.call(() -> {
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress(ip, port), 1000);
+                return false;
+            } catch (java.net.ConnectException e) {
+                return true;
+            } catch (java.net.SocketTimeoutException e) {
+                return false;
+            }
+        });
+    }
+
     @Test
     void aVerifierRefusalNamesTheProgramAndCarriesTheLog() throws Exception {
         byte[] broken;

@@ -219,7 +219,8 @@ public final class BpfDataplane implements PolicyDriver {
         TableCompiler.Compiled compiled = new TableCompiler(model, ids, prefixIds).compile();
         // The programs' settings: strict reverse path always (as the raw table's rule), host-bound drops per setting.
         int cfg = PolicyMaps.CFG_RPF | (model.settings().endpointToHostAction()
-                == calico.felix.dataplane.rules.RuleSettings.EndpointToHostAction.DROP ? PolicyMaps.CFG_HOST_DROP : 0);
+                == calico.felix.dataplane.rules.RuleSettings.EndpointToHostAction.DROP ? PolicyMaps.CFG_HOST_DROP : 0)
+                | (model.settings().denyReject() ? PolicyMaps.CFG_REJECT : 0);
         program.map(PolicyMaps.CONFIG).put(PolicyMaps.configKey(), PolicyMaps.configValue(cfg));
         // Flow-log prefixes before the tables that name them.
         BpfMap prefixMap = program.map(PolicyMaps.PREFIXES);

@@ -179,15 +179,15 @@ final class TableCompiler {
         return prefixIds.id(prefix);
     }
 
-    /** The verdict a neutral rule gives, or null for bookkeeping (the return on the mark, logs). */
+    /** The verdict a neutral rule gives (Log: none, the walk goes on), or null for bookkeeping (the return on the mark, NFLOG). */
     private PolicyMaps.Action action(Target t) {
         if (t instanceof Target.SetMark m) {
             return m.bits() == acceptBit ? PolicyMaps.Action.ALLOW : m.bits() == passBit ? PolicyMaps.Action.JUMP : null;
         }
         if (t instanceof Target.Drop || t instanceof Target.Reject) {
-            return PolicyMaps.Action.DENY;
+            return PolicyMaps.Action.DENY; // Reject is the program's setting (cali_cfg), for every deny alike
         }
-        return null;
+        return t instanceof Target.Log ? PolicyMaps.Action.LOG : null;
     }
 
     private void translate(List<Match> matches, PolicyMaps.Action action, List<Rule> out) {

@@ -53,7 +53,6 @@ class BpfPacketTest extends PacketScenarios {
                 Feature.HOST_ENDPOINTS, "no programs on host interfaces (host endpoints, failsafes, doNotTrack, "
                         + "preDNAT, applyOnForward)",
                 Feature.NAT_OUTGOING, "no masquerade: the netfilter nat chains go with the netfilter drivers",
-                Feature.REJECT, "a deny drops; the programs build no TCP RST or ICMP unreachable",
                 Feature.HOST_INPUT_FILTER, "the host's own input (VXLAN from non-Calico hosts) is not policed");
     }
 
