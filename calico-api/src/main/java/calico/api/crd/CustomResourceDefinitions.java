@@ -104,6 +104,9 @@ public final class CustomResourceDefinitions {
         ObjectNode version = spec.putArray("versions").addObject();
         version.put("name", VERSION).put("served", true).put("storage", true);
         version.putObject("schema").set("openAPIV3Schema", schema(kind));
+        if (kind.statusSubresource()) {
+            version.putObject("subresources").putObject("status");
+        }
         return crd;
     }
 

@@ -19,7 +19,7 @@ public sealed interface Resource permits
         GlobalNetworkPolicy, NetworkPolicy, StagedGlobalNetworkPolicy, StagedNetworkPolicy,
         StagedKubernetesNetworkPolicy, Tier, Profile, GlobalNetworkSet, NetworkSet,
         WorkloadEndpoint, HostEndpoint, IPPool, IPReservation, BGPConfiguration, BGPPeer,
-        BGPFilter, Node, FelixConfiguration, ClusterInformation, KubeControllersConfiguration,
+        BGPFilter, Node, FelixConfiguration, ClusterInformation, KubeControllersConfiguration, CalicoNodeStatus,
         IPAMBlock, BlockAffinity, IPAMHandle, IPAMConfiguration, KubernetesService,
         KubernetesEndpointSlice {
 

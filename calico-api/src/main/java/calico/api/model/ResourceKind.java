@@ -31,6 +31,7 @@ public enum ResourceKind {
     CLUSTER_INFORMATION("ClusterInformation", "clusterinformations", false, ClusterInformation.class),
     KUBE_CONTROLLERS_CONFIGURATION("KubeControllersConfiguration", "kubecontrollersconfigurations", false,
             KubeControllersConfiguration.class),
+    CALICO_NODE_STATUS("CalicoNodeStatus", "caliconodestatuses", false, CalicoNodeStatus.class),
     // IPAM state (libcalico-go's IPAM kinds, stored as Calico's ipamblocks/blockaffinities/ipamhandles/ipamconfigs CRDs).
     IPAM_BLOCK("IPAMBlock", "ipamblocks", false, IPAMBlock.class),
     BLOCK_AFFINITY("BlockAffinity", "blockaffinities", false, BlockAffinity.class),
@@ -91,6 +92,16 @@ public enum ResourceKind {
      */
     public boolean kubernetesOnly() {
         return this == KUBERNETES_SERVICE || this == KUBERNETES_ENDPOINT_SLICE;
+    }
+
+    /**
+     * {@return whether the kind's status is written apart from its spec}: on the kubernetes datastore
+     * through the custom resource's {@code status} subresource (an update of the object leaves the
+     * status as it was, a status update leaves the spec), elsewhere by a plain update. Only
+     * CalicoNodeStatus, whose spec is the user's and whose status is calico-node's.
+     */
+    public boolean statusSubresource() {
+        return this == CALICO_NODE_STATUS;
     }
 
     public static Optional<ResourceKind> byKind(String kind) {

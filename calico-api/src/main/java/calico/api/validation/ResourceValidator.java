@@ -2,6 +2,7 @@ package calico.api.validation;
 
 import calico.api.model.BGPConfiguration;
 import calico.api.model.BlockAffinity;
+import calico.api.model.CalicoNodeStatus;
 import calico.api.model.BGPFilter;
 import calico.api.model.BGPPeer;
 import calico.api.model.ClusterInformation;
@@ -151,6 +152,8 @@ public final class ResourceValidator {
             IpamValidator.validate(c, errors);
         } else if (r instanceof KubeControllersConfiguration k) {
             KubeControllersConfigurationValidator.validate(k, errors);
+        } else if (r instanceof CalicoNodeStatus c) {
+            CalicoNodeStatusValidator.validate(c, errors);
         } else if (r instanceof StagedKubernetesNetworkPolicy
                 || r instanceof ClusterInformation
                 || r instanceof KubernetesService

@@ -36,8 +36,32 @@ class InfrastructureValidationTest {
         return resource("KubeControllersConfiguration", "{name: " + name + "}", spec);
     }
 
+    private static String cns(String spec) {
+        return resource("CalicoNodeStatus", "{name: node-1-status}", spec);
+    }
+
     static Stream<Arguments> cases() {
         return Stream.of(
+                // CalicoNodeStatus
+                row("node status", valid(cns("{node: node-1, classes: [Agent, BGP, Routes], updatePeriodSeconds: 10}"))),
+                row("node status period 0 (stop)", valid(cns("{node: node-1, classes: [BGP], updatePeriodSeconds: 0}"))),
+                row("node status needs a spec", invalid(cns(null), "spec | is required")),
+                row("node status needs a node", invalid(cns("{classes: [BGP], updatePeriodSeconds: 5}"),
+                        "spec.node | is required")),
+                row("node status node is a name", invalid(cns("{node: Node_1, classes: [BGP], updatePeriodSeconds: 5}"),
+                        "spec.node | lower case alphanumeric")),
+                row("node status needs classes", invalid(cns("{node: n, updatePeriodSeconds: 5}"),
+                        "spec.classes | is required")),
+                row("node status unknown class", invalid(cns("{node: n, classes: [BGP, Peers], updatePeriodSeconds: 5}"),
+                        "spec.classes[1] | \"Peers\" is not one of Agent, BGP, Routes")),
+                row("node status class twice", invalid(cns("{node: n, classes: [BGP, BGP], updatePeriodSeconds: 5}"),
+                        "spec.classes[1] | listed twice")),
+                row("node status needs a period", invalid(cns("{node: n, classes: [BGP]}"),
+                        "spec.updatePeriodSeconds | is required")),
+                row("node status period at most a day", invalid(cns("{node: n, classes: [BGP], updatePeriodSeconds: 86401}"),
+                        "spec.updatePeriodSeconds | between 0 and 86400")),
+                row("node status period not negative", invalid(cns("{node: n, classes: [BGP], updatePeriodSeconds: -1}"),
+                        "spec.updatePeriodSeconds | between 0 and 86400")),
                 // IP pools
                 row("IPv4 pool", valid(pool("{cidr: 10.244.0.0/16, ipipMode: CrossSubnet, natOutgoing: true}"))),
                 row("IPv6 pool with VXLAN", valid(pool("{cidr: \"fd00:10:244::/64\", vxlanMode: Always, blockSize: 122}"))),
