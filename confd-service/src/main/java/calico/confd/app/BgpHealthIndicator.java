@@ -1,6 +1,6 @@
 package calico.confd.app;
 
-import calico.confd.bird.BirdProtocol;
+import calico.libcalico.bird.BirdProtocol;
 import calico.confd.daemon.ConfdDaemon;
 import calico.confd.daemon.ConfdStatus;
 import calico.confd.status.PeerStates;

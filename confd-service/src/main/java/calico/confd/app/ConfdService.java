@@ -1,6 +1,6 @@
 package calico.confd.app;
 
-import calico.confd.bird.BirdControl;
+import calico.libcalico.bird.BirdControl;
 import calico.confd.bird.BirdValidator;
 import calico.confd.bird.ConfigFile;
 import calico.confd.daemon.ConfdDaemon;

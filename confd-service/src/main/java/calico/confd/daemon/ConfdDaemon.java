@@ -1,6 +1,6 @@
 package calico.confd.daemon;
 
-import calico.confd.bird.BirdControl;
+import calico.libcalico.bird.BirdControl;
 import calico.confd.bird.ConfigFile;
 import calico.confd.model.BgpStore;
 import calico.confd.model.BgpView;

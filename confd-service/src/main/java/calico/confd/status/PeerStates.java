@@ -1,6 +1,6 @@
 package calico.confd.status;
 
-import calico.confd.bird.BirdProtocol;
+import calico.libcalico.bird.BirdProtocol;
 import java.time.Instant;
 import java.util.List;
 

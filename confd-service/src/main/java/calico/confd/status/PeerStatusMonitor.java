@@ -1,7 +1,7 @@
 package calico.confd.status;
 
-import calico.confd.bird.BirdControl;
-import calico.confd.bird.BirdProtocol;
+import calico.libcalico.bird.BirdControl;
+import calico.libcalico.bird.BirdProtocol;
 import calico.confd.render.Session.PeerType;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -6,7 +6,7 @@ import static calico.confd.Fixtures.peerSpec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.confd.Await;
-import calico.confd.bird.BirdControl;
+import calico.libcalico.bird.BirdControl;
 import calico.confd.bird.BirdValidator;
 import calico.confd.bird.ConfigFile;
 import calico.confd.model.BgpStore;

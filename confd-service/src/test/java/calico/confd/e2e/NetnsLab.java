@@ -1,7 +1,7 @@
 package calico.confd.e2e;
 
 import calico.confd.Await;
-import calico.confd.bird.BirdControl;
+import calico.libcalico.bird.BirdControl;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

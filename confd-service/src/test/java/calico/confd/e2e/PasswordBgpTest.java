@@ -13,7 +13,7 @@ import calico.api.model.ASNumber;
 import calico.api.model.BGPPassword;
 import calico.api.model.BGPPeerSpec;
 import calico.confd.Await;
-import calico.confd.bird.BirdProtocol;
+import calico.libcalico.bird.BirdProtocol;
 import calico.confd.render.DirectorySecrets;
 import calico.libcalico.datastore.memory.MemoryDatastore;
 import java.io.IOException;

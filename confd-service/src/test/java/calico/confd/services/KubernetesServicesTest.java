@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.BGPConfigurationSpec;
 import calico.confd.Await;
-import calico.confd.bird.BirdControl;
+import calico.libcalico.bird.BirdControl;
 import calico.confd.bird.BirdValidator;
 import calico.confd.bird.ConfigFile;
 import calico.confd.daemon.ConfdDaemon;

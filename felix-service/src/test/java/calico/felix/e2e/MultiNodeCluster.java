@@ -233,7 +233,7 @@ final class MultiNodeCluster implements AutoCloseable {
             }
             java.nio.file.Path config = dir.resolve("bird.cfg");
             java.nio.file.Path socket = dir.resolve("bird.ctl");
-            calico.confd.bird.BirdControl control = new calico.confd.bird.BirdControl(socket, Duration.ofSeconds(10));
+            calico.libcalico.bird.BirdControl control = new calico.libcalico.bird.BirdControl(socket, Duration.ofSeconds(10));
             calico.confd.daemon.ConfdDaemon confd = new calico.confd.daemon.ConfdDaemon(node.name(), "",
                     new calico.confd.render.BirdConfigBuilder(calico.confd.render.SecretSource.none()),
                     new calico.confd.bird.ConfigFile(config, new calico.confd.bird.BirdValidator(BIRD)), control,

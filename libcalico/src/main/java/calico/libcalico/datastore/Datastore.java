@@ -63,6 +63,16 @@ public interface Datastore extends AutoCloseable {
     Resource update(Resource resource);
 
     /**
+     * Writes a resource's status: for a kind with a {@link ResourceKind#statusSubresource() status
+     * subresource}, backends that have one (kubernetes) write the status only and keep the stored
+     * spec; elsewhere (etcd, memory) this is {@link #update}, as Calico writes it there. Same
+     * resourceVersion rule as {@link #update}.
+     */
+    default Resource updateStatus(Resource resource) {
+        return update(resource);
+    }
+
+    /**
      * Deletes a resource.
      *
      * @param resourceVersion if not {@code null}, delete only if the resource is still at this version

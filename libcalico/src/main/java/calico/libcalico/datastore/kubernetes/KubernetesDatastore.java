@@ -319,6 +319,19 @@ public final class KubernetesDatastore implements Datastore {
 
     @Override
     public Resource update(Resource resource) {
+        return update(resource, false);
+    }
+
+    /**
+     * Writes the status of a kind with a {@link ResourceKind#statusSubresource() status subresource}
+     * through that subresource (the stored spec is kept); any other kind by a plain update.
+     */
+    @Override
+    public Resource updateStatus(Resource resource) {
+        return update(resource, resource.resourceKind().statusSubresource());
+    }
+
+    private Resource update(Resource resource, boolean statusOnly) {
         Resource r = admission.forUpdate(resource);
         ResourceKey key = r.key();
         refuseReadOnly(key, "update");
@@ -350,8 +363,9 @@ public final class KubernetesDatastore implements Datastore {
                     .withResourceVersion(currentVersion));
             ObjectNode cr = kinds.crds().toCustomResource(candidate, current.getMetadata().getUid());
             try {
-                GenericKubernetesResource updated = raw("update " + key,
-                        () -> collection(source, key.namespace()).resource(generic(cr)).update());
+                GenericKubernetesResource updated = raw("update " + key, () -> statusOnly
+                        ? collection(source, key.namespace()).resource(generic(cr)).subresource("status").update()
+                        : collection(source, key.namespace()).resource(generic(cr)).update());
                 return decodeWritten(source, key, updated);
             } catch (KubernetesStatus s) {
                 if (s.code == HttpURLConnection.HTTP_NOT_FOUND) {

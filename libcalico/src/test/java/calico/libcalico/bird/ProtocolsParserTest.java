@@ -1,4 +1,4 @@
-package calico.confd.bird;
+package calico.libcalico.bird;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

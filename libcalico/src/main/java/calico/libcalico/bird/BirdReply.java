@@ -1,4 +1,4 @@
-package calico.confd.bird;
+package calico.libcalico.bird;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package calico.confd.bird;
+package calico.libcalico.bird;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -18,7 +18,8 @@ import jnr.unixsocket.UnixSocketOptions;
  * A client of BIRD's control socket (what {@code birdc} speaks): one connection per command,
  * a line-based protocol whose lines start with a 4-digit code, {@code -} when more lines
  * follow, a space on the last one, and a leading space on continuation lines. Thread-safe
- * (no shared connection).
+ * (no shared connection). The one client of BIRD in the suite: confd (reload, peer monitor), the
+ * CalicoNodeStatus reporter and {@code calicoctl node status} all use it.
  */
 public final class BirdControl {
 
@@ -66,6 +67,16 @@ public final class BirdControl {
     /** {@return every protocol with its state} (from {@code show protocols all}) */
     public List<BirdProtocol> protocols() throws IOException {
         return ProtocolsParser.parse(command("show protocols all"));
+    }
+
+    /** {@return BIRD's version, router id and boot/reconfiguration times} (from {@code show status}) */
+    public BirdStatus status() throws IOException {
+        return BirdStatus.parse(command("show status"));
+    }
+
+    /** {@return every route of every table with its next hop} (from {@code show route all}) */
+    public List<BirdRoute> routes() throws IOException {
+        return RoutesParser.parse(command("show route all"));
     }
 
     static BirdReply read(BufferedReader in) throws IOException {

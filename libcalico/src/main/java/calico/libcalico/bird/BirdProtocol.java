@@ -1,4 +1,4 @@
-package calico.confd.bird;
+package calico.libcalico.bird;
 
 /**
  * One line of {@code show protocols all}: a protocol's name, kind, state and info, plus for BGP

@@ -1,4 +1,4 @@
-package calico.confd.bird;
+package calico.libcalico.bird;
 
 import java.util.ArrayList;
 import java.util.List;
