@@ -80,6 +80,10 @@ public final class CalicoCtl {
             out.println(CommandLine.USAGE);
             return 0;
         }
+        if (command instanceof Command.NodeStatus) {
+            // Reads this host's BIRD, not the datastore.
+            return new NodeStatusCommand(NodeStatusCommand.socket(env), out, err).run();
+        }
         try {
             if (command instanceof Command.Convert c) {
                 return new PolicyConvert(codec, out, err).run(read(c.file()), c);

@@ -86,6 +86,10 @@ sealed interface Command {
     record Convert(String file, Output output, boolean ignoreValidation) implements Command {
     }
 
+    /** {@code node status}: this host's BGP sessions, read from BIRD's control socket. */
+    record NodeStatus() implements Command {
+    }
+
     record Help() implements Command {
     }
 

@@ -28,6 +28,8 @@ final class CommandLine {
               ipam split NUMBER --cidr=CIDR | --name=POOL   split a pool (the datastore locked)
               datastore migrate lock | unlock | export | import -f FILE
               convert -f FILE|- [-o yaml|json] [--ignore-validation]   Kubernetes NetworkPolicies as Calico's
+              node status                             this host's BGP sessions (BIRD's socket: CALICO_BIRD_SOCKET,
+                                                      default /var/run/calico/bird.ctl)
             KIND is a projectcalico.org/v3 kind, singular or plural, any case (e.g. tier, globalnetworkpolicies).
             The datastore comes from DATASTORE_TYPE (etcdv3) and ETCD_ENDPOINTS, ETCD_CA_CERT_FILE,
             ETCD_CERT_FILE, ETCD_KEY_FILE; or DATASTORE_TYPE=apiserver and CALICO_APISERVER_URL,
@@ -53,6 +55,12 @@ final class CommandLine {
         }
         if (verb.equals("datastore")) {
             return datastore(args.subList(1, args.size()));
+        }
+        if (verb.equals("node")) {
+            if (args.size() != 2 || !args.get(1).equals("status")) {
+                throw new UsageException("node takes one subcommand: status (no options)");
+            }
+            return new Command.NodeStatus();
         }
         Options o = Options.parse(args.subList(1, args.size()));
         return switch (verb) {

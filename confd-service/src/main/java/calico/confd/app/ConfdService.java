@@ -1,17 +1,19 @@
 package calico.confd.app;
 
-import calico.libcalico.bird.BirdControl;
 import calico.confd.bird.BirdValidator;
 import calico.confd.bird.ConfigFile;
 import calico.confd.daemon.ConfdDaemon;
 import calico.confd.daemon.ConfdStatus;
 import calico.confd.model.BgpStore;
+import calico.confd.nodestatus.NodeStatusReporter;
 import calico.confd.render.BirdConfigBuilder;
 import calico.confd.render.DirectorySecrets;
 import calico.confd.render.KubernetesSecrets;
 import calico.confd.render.SecretSource;
 import calico.confd.services.KubernetesServices;
 import calico.confd.status.PeerStatusMonitor;
+import calico.libcalico.bird.BirdControl;
+import calico.libcalico.bird.NodeStatusReader;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.config.DatastoreConfig;
 import calico.libcalico.datastore.config.DatastoreProperties;
@@ -28,6 +30,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -62,6 +65,9 @@ public class ConfdService implements SmartLifecycle {
     private final BirdControl bird;
     private final PeerStatusMonitor monitor;
     private Datastore datastore;
+    /** Through typha: the CalicoNodeStatus reporter's own client (Calico's status reporter has one too). */
+    private Datastore statusDatastore;
+    private NodeStatusReporter nodeStatus;
     private ConfdDaemon daemon;
     private volatile AutoCloseable syncer;
     private ScheduledExecutorService poller;
@@ -119,6 +125,13 @@ public class ConfdService implements SmartLifecycle {
             syncer = watcher;
             watcher.start();
         }
+        // CalicoNodeStatus: reported where this node's BIRD is known (its socket, its node name).
+        if (datastore == null) {
+            statusDatastore = datastoreConfig.open();
+        }
+        nodeStatus = new NodeStatusReporter(datastore != null ? datastore : statusDatastore, properties.nodename(),
+                new NodeStatusReader(bird), Clock.systemUTC());
+        nodeStatus.start();
         poller = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "confd-peer-poll");
             t.setDaemon(true);
@@ -253,6 +266,14 @@ public class ConfdService implements SmartLifecycle {
                 log.warn("closing the syncer: {}", e.toString());
             }
             syncer = null;
+        }
+        if (nodeStatus != null) {
+            nodeStatus.close();
+            nodeStatus = null;
+        }
+        if (statusDatastore != null) {
+            statusDatastore.close();
+            statusDatastore = null;
         }
         if (services != null) {
             services.close();
