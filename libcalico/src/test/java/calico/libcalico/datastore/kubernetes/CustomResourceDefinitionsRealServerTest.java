@@ -4,8 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.codec.ResourceCodec;
 import calico.api.crd.CustomResourceDefinitions;
+import calico.api.model.CalicoNodeStatus;
+import calico.api.model.CalicoNodeStatusSpec;
+import calico.api.model.CalicoNodeStatusStatus;
+import calico.api.model.ObjectMeta;
 import calico.api.model.Resource;
 import calico.api.model.ResourceKind;
+import calico.libcalico.datastore.Datastore;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -17,6 +22,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,7 +33,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The generated CRDs (charts/calico/crds) in a real kube-apiserver: calico-api's rich example of
  * each stored kind (every field of spec and status set) is accepted as a custom resource and
  * comes back unchanged, so the structural schemas neither refuse nor prune anything the codec
- * writes.
+ * writes; and a kind with a status subresource keeps spec and status writes apart through the
+ * datastore.
  */
 class CustomResourceDefinitionsRealServerTest {
 
@@ -56,6 +63,12 @@ class CustomResourceDefinitionsRealServerTest {
         var resources = client.genericKubernetesResources(CrdCodec.context(kind));
         var scoped = namespace == null ? resources : resources.inNamespace(namespace);
         GenericKubernetesResource created = scoped.resource(JSON.treeToValue(sent, GenericKubernetesResource.class)).create();
+        if (kind.statusSubresource()) {
+            // A create drops the status of such a kind; it is written through the subresource.
+            ObjectNode withStatus = sent.deepCopy();
+            ((ObjectNode) withStatus.get("metadata")).put("resourceVersion", created.getMetadata().getResourceVersion());
+            scoped.resource(JSON.treeToValue(withStatus, GenericKubernetesResource.class)).subresource("status").update();
+        }
         JsonNode stored = JSON.valueToTree(scoped.withName(created.getMetadata().getName()).get());
 
         for (String field : new String[] {"spec", "status"}) {
@@ -65,6 +78,31 @@ class CustomResourceDefinitionsRealServerTest {
         }
         Resource back = codec.fromCustomResource(kind, stored);
         assertThat(ResourceCodec.get().toTree(back).path("spec")).isEqualTo(ResourceCodec.get().toTree(example).path("spec"));
+    }
+
+    /** CalicoNodeStatus: a status write keeps the stored spec, a spec write keeps the stored status. */
+    @Test
+    void updateStatusWritesTheStatusAloneAndUpdateTheSpecAlone() {
+        try (Datastore store = KUBE.datastore()) {
+            ObjectMeta meta = ObjectMeta.named("status-apart");
+            CalicoNodeStatus created = (CalicoNodeStatus) store.create(new CalicoNodeStatus(meta,
+                    new CalicoNodeStatusSpec("node-1", List.of("BGP"), 10)));
+            CalicoNodeStatusStatus reported = new CalicoNodeStatusStatus("2026-12-06T04:30:00Z", null,
+                    new CalicoNodeStatusStatus.Bgp(1, 0, 0, 0, List.of(new CalicoNodeStatusStatus.Peer("10.0.0.2",
+                            "NodeMesh", "Established", "04:29:59")), List.of()), null);
+            // The caller's copy of the spec is stale: the status write must not bring it back.
+            CalicoNodeStatus afterStatus = (CalicoNodeStatus) store.updateStatus(new CalicoNodeStatus(created.metadata(),
+                    new CalicoNodeStatusSpec("node-1", List.of("Agent"), 99), reported));
+            assertThat(afterStatus.spec()).isEqualTo(created.spec());
+            assertThat(afterStatus.status()).isEqualTo(reported);
+
+            CalicoNodeStatus afterSpec = (CalicoNodeStatus) store.update(new CalicoNodeStatus(afterStatus.metadata(),
+                    new CalicoNodeStatusSpec("node-1", List.of("Routes"), 5), null));
+            assertThat(afterSpec.spec().classes()).containsExactly("Routes");
+            assertThat(afterSpec.status()).as("a spec update leaves the reported status").isEqualTo(reported);
+            assertThat(((CalicoNodeStatus) store.get(afterSpec.key()).orElseThrow()).status()).isEqualTo(reported);
+            store.delete(afterSpec.key(), null);
+        }
     }
 
     @Test
