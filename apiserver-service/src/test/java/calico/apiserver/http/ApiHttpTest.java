@@ -111,6 +111,31 @@ class ApiHttpTest {
         assertThat(json(admin.get("/openapi/v2")).path("definitions").has("org.projectcalico.api.v3.GlobalNetworkPolicy")).isTrue();
     }
 
+    /** CalicoNodeStatus is served as any kind: created, its status written back, a bad spec refused naming the field. */
+    @Test
+    void calicoNodeStatusIsServed() {
+        String path = "/apis/projectcalico.org/v3/caliconodestatuses";
+        String request = "{\"apiVersion\":\"projectcalico.org/v3\",\"kind\":\"CalicoNodeStatus\",\"metadata\":"
+                + "{\"name\":\"node-1-status\"},\"spec\":{\"node\":\"node-1\",\"classes\":[\"Agent\",\"BGP\"],"
+                + "\"updatePeriodSeconds\":10}}";
+        HttpResponse<String> created = admin.post(path, "application/json", request);
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        JsonNode stored = json(created);
+        ((com.fasterxml.jackson.databind.node.ObjectNode) stored).putObject("status").put("lastUpdated", "2026-12-06T04:30:00Z")
+                .putObject("bgp").put("numberEstablishedV4", 1).put("numberNotEstablishedV4", 0)
+                .put("numberEstablishedV6", 0).put("numberNotEstablishedV6", 0);
+        HttpResponse<String> updated = admin.put(path + "/node-1-status", stored.toString());
+        assertThat(updated.statusCode()).as(updated.body()).isEqualTo(200);
+        JsonNode back = json(admin.get(path + "/node-1-status"));
+        assertThat(back.path("spec").path("classes").toString()).isEqualTo("[\"Agent\",\"BGP\"]");
+        assertThat(back.path("status").path("bgp").path("numberEstablishedV4").asInt()).isEqualTo(1);
+        HttpResponse<String> bad = admin.post(path, "application/json", request.replace("node-1-status", "bad")
+                .replace("\"updatePeriodSeconds\":10", "\"updatePeriodSeconds\":90000"));
+        assertThat(bad.statusCode()).isEqualTo(422);
+        assertThat(bad.body()).contains("spec.updatePeriodSeconds").contains("between 0 and 86400");
+        assertThat(admin.delete(path + "/node-1-status").statusCode()).isEqualTo(200);
+    }
+
     @Test
     void badInputGetsKubeApiserverAnswers() {
         assertStatus(admin.get("/apis/projectcalico.org/v3/frobnicators"), 404, "NotFound",
