@@ -452,6 +452,26 @@ class CalicoCtlTest {
     }
 
     @Test
+    void calicoNodeStatusIsAppliedReadAndValidated() {
+        String request = """
+                apiVersion: projectcalico.org/v3
+                kind: CalicoNodeStatus
+                metadata: {name: node-1-status}
+                spec: {node: node-1, classes: [Agent, BGP, Routes], updatePeriodSeconds: 10}
+                """;
+        assertThat(runWithInput(request, "apply", "-f", "-")).as(stderr).isZero();
+        assertThat(run("get", "caliconodestatus")).as(stderr).isZero();
+        assertThat(stdout.lines()).containsExactly("NAME", "node-1-status");
+        assertThat(run("get", "caliconodestatuses", "node-1-status", "-o", "yaml")).as(stderr).isZero();
+        assertThat(stdout).contains("kind: CalicoNodeStatus", "node: node-1", "updatePeriodSeconds: 10");
+        assertThat(runWithInput(request.replace("Routes", "Peers"), "apply", "-f", "-")).isEqualTo(1);
+        assertThat(stderr).contains("spec.classes[2]", "\"Peers\" is not one of Agent, BGP, Routes");
+        assertThat(run("node", "statuses")).isEqualTo(2);
+        assertThat(stderr).contains("node takes one subcommand: status");
+        assertThat(run("delete", "caliconodestatus", "node-1-status")).as(stderr).isZero();
+    }
+
+    @Test
     void versionPrintsTheClientAndTheClustersVersion() {
         assertThat(run("version")).as(stderr).isZero();
         assertThat(stdout).contains("Client Version:    v3.30.0-java", "Cluster Version:   unknown");
