@@ -4,7 +4,13 @@ import static calico.confd.Fixtures.node;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.BGPPeer;
+import calico.api.model.CalicoNodeStatus;
+import calico.api.model.CalicoNodeStatusSpec;
+import calico.api.model.CalicoNodeStatusStatus;
 import calico.api.model.Node;
+import calico.api.model.ObjectMeta;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
 import calico.confd.Await;
 import calico.confd.Fixtures;
 import calico.confd.app.ConfdApplication;
@@ -31,7 +37,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The Spring application as deployed on node-1, BIRD in a namespace beside a second node's BIRD:
- * /peers, Actuator health details, probes and Prometheus metrics report the Established mesh
+ * /peers, Actuator health details, probes, Prometheus metrics and a CalicoNodeStatus report the Established mesh
  * session and a skipped peer. Over etcd ({@link ConfdApplicationTest}) and over the kubernetes
  * datastore on a real kube-apiserver ({@link ConfdApplicationOnRealKubernetesTest}): the same
  * BGP syncer, fed by either.
@@ -121,5 +127,16 @@ abstract class ConfdApplicationContract {
                 "confd_config_generation{application=\"confd\"}");
         assertThat(m).doesNotContain("10.99.0.2");
         checkDatastoreMetrics(m);
+
+        // The app's CalicoNodeStatus reporter: node-1's request filled from node-1's BIRD (on the
+        // kubernetes datastore through the status subresource).
+        ds.create(new CalicoNodeStatus(ObjectMeta.named("node-1-bgp"), new CalicoNodeStatusSpec("node-1", List.of("BGP"), 1)));
+        ResourceKey request = new ResourceKey(ResourceKind.CALICO_NODE_STATUS, null, "node-1-bgp");
+        Await.until("CalicoNodeStatus node-1-bgp shows the mesh peer Established", WAIT, () -> {
+            CalicoNodeStatusStatus s = ((CalicoNodeStatus) ds.get(request).orElseThrow()).status();
+            return s != null && s.bgp() != null && s.bgp().peersV4().stream()
+                    .anyMatch(p -> p.peerIP().equals("10.99.0.2") && p.state().equals("Established"));
+        });
+        ds.delete(request, null);
     }
 }
