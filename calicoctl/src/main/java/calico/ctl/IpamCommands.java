@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** {@code calicoctl ipam show|release|check|configure|split}, printed the way Calico's calicoctl prints them. */
 final class IpamCommands {
@@ -86,7 +87,8 @@ final class IpamCommands {
                 rows.add(row("Block", b.cidr() + " (no pool)", BigInteger.valueOf(b.size()), BigInteger.valueOf(b.inUse())));
             }
         }
-        printTable(rows);
+        // IPS TOTAL right-aligned, as tablewriter does with numbers.
+        BorderedTable.print(out, HEADER, rows, Set.of(2));
     }
 
     private int release(String text) {
@@ -277,40 +279,5 @@ final class IpamCommands {
         }
         return new BigDecimal(part).multiply(BigDecimal.valueOf(100)).divide(new BigDecimal(total), 0, RoundingMode.HALF_EVEN)
                 + "%";
-    }
-
-    /** A bordered table like the one Calico's calicoctl draws (tablewriter). */
-    private void printTable(List<List<String>> rows) {
-        int[] w = new int[HEADER.size()];
-        for (int c = 0; c < w.length; c++) {
-            w[c] = HEADER.get(c).length();
-            for (List<String> r : rows) {
-                w[c] = Math.max(w[c], r.get(c).length());
-            }
-        }
-        StringBuilder line = new StringBuilder("+");
-        for (int width : w) {
-            line.append("-".repeat(width + 2)).append('+');
-        }
-        out.println(line);
-        StringBuilder head = new StringBuilder("|");
-        for (int c = 0; c < w.length; c++) {
-            String h = HEADER.get(c);
-            int left = (w[c] - h.length()) / 2;
-            head.append(' ').append(" ".repeat(left)).append(h).append(" ".repeat(w[c] - h.length() - left)).append(" |");
-        }
-        out.println(head);
-        out.println(line);
-        for (List<String> r : rows) {
-            StringBuilder sb = new StringBuilder("|");
-            for (int c = 0; c < w.length; c++) {
-                String v = r.get(c);
-                // Numbers right-aligned, as tablewriter does; everything else left-aligned.
-                boolean number = c == 2;
-                sb.append(' ').append(number ? " ".repeat(w[c] - v.length()) + v : v + " ".repeat(w[c] - v.length())).append(" |");
-            }
-            out.println(sb);
-        }
-        out.println(line);
     }
 }

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * {@code calicoctl node status} as Calico prints it: "Calico process is running.", then per family
@@ -64,41 +65,10 @@ final class NodeStatusCommand {
             if (rows.isEmpty()) {
                 out.println("No " + family + " peers found.");
             } else {
-                printTable(rows);
+                BorderedTable.print(out, HEADER, rows, Set.of());
             }
         }
         out.println();
         return 0;
-    }
-
-    /** Calico's table: headings centred (the extra space on the right), cells left-aligned, one space of padding. */
-    private void printTable(List<List<String>> rows) {
-        int[] width = new int[HEADER.size()];
-        for (int c = 0; c < width.length; c++) {
-            width[c] = HEADER.get(c).length();
-            for (List<String> r : rows) {
-                width[c] = Math.max(width[c], r.get(c).length());
-            }
-        }
-        StringBuilder rule = new StringBuilder("+");
-        for (int w : width) {
-            rule.append("-".repeat(w + 2)).append('+');
-        }
-        StringBuilder head = new StringBuilder("|");
-        for (int c = 0; c < width.length; c++) {
-            int extra = width[c] - HEADER.get(c).length();
-            head.append(" ".repeat(1 + extra / 2)).append(HEADER.get(c)).append(" ".repeat(1 + extra - extra / 2)).append('|');
-        }
-        out.println(rule);
-        out.println(head);
-        out.println(rule);
-        for (List<String> r : rows) {
-            StringBuilder line = new StringBuilder("|");
-            for (int c = 0; c < width.length; c++) {
-                line.append(' ').append(r.get(c)).append(" ".repeat(width[c] - r.get(c).length() + 1)).append('|');
-            }
-            out.println(line);
-        }
-        out.println(rule);
     }
 }
