@@ -60,6 +60,8 @@ class ChartRbacTest {
             "calico-node,             delete, pods,                                      ,                 no",
             "calico-node,             create, secrets,                                   ,                 no",
             "calico-node,             create, serviceaccounts,                           token,            no",
+            "calico-node,             update, caliconodestatuses.crd.projectcalico.org,  status,           yes",
+            "calico-node,             create, caliconodestatuses.crd.projectcalico.org,  ,                 no",
             "calico-cni-plugin,       create, ipamblocks.crd.projectcalico.org,          ,                 yes",
             "calico-cni-plugin,       get,    pods,                                      ,                 yes",
             "calico-cni-plugin,       list,   pods,                                      ,                 no",
