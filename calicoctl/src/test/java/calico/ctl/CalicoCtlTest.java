@@ -461,7 +461,7 @@ class CalicoCtlTest {
                 """;
         assertThat(runWithInput(request, "apply", "-f", "-")).as(stderr).isZero();
         assertThat(run("get", "caliconodestatus")).as(stderr).isZero();
-        assertThat(stdout.lines()).containsExactly("NAME", "node-1-status");
+        assertThat(stdout.lines().map(String::strip).filter(l -> !l.isEmpty())).containsExactly("NAME", "node-1-status");
         assertThat(run("get", "caliconodestatuses", "node-1-status", "-o", "yaml")).as(stderr).isZero();
         assertThat(stdout).contains("kind: CalicoNodeStatus", "node: node-1", "updatePeriodSeconds: 10");
         assertThat(runWithInput(request.replace("Routes", "Peers"), "apply", "-f", "-")).isEqualTo(1);
