@@ -125,13 +125,6 @@ public class ConfdService implements SmartLifecycle {
             syncer = watcher;
             watcher.start();
         }
-        // CalicoNodeStatus: reported where this node's BIRD is known (its socket, its node name).
-        if (datastore == null) {
-            statusDatastore = datastoreConfig.open();
-        }
-        nodeStatus = new NodeStatusReporter(datastore != null ? datastore : statusDatastore, properties.nodename(),
-                new NodeStatusReader(bird), Clock.systemUTC());
-        nodeStatus.start();
         poller = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "confd-peer-poll");
             t.setDaemon(true);
@@ -143,6 +136,14 @@ public class ConfdService implements SmartLifecycle {
             typhaHealth.report(false, false, "not connected");
             poller.scheduleWithFixedDelay(this::reportTypha, 1, 1, TimeUnit.SECONDS);
         }
+        // CalicoNodeStatus: reported where this node's BIRD is known (its socket, its node name); last,
+        // so that nothing above waits for its datastore client.
+        if (datastore == null) {
+            statusDatastore = datastoreConfig.open();
+        }
+        nodeStatus = new NodeStatusReporter(datastore != null ? datastore : statusDatastore, properties.nodename(),
+                new NodeStatusReader(bird), Clock.systemUTC());
+        nodeStatus.start();
     }
 
     /**
