@@ -225,6 +225,8 @@ final class CommandLine {
             Map.entry("bp", ResourceKind.BGP_PEER), Map.entry("bps", ResourceKind.BGP_PEER),
             Map.entry("bgpf", ResourceKind.BGP_FILTER), Map.entry("bgpfs", ResourceKind.BGP_FILTER),
             Map.entry("bf", ResourceKind.BGP_FILTER), Map.entry("bfs", ResourceKind.BGP_FILTER),
+            Map.entry("nodestatus", ResourceKind.CALICO_NODE_STATUS),
+            Map.entry("nodestatuses", ResourceKind.CALICO_NODE_STATUS),
             Map.entry("clusterinfo", ResourceKind.CLUSTER_INFORMATION),
             Map.entry("clusterinfos", ResourceKind.CLUSTER_INFORMATION),
             Map.entry("felixconfig", ResourceKind.FELIX_CONFIGURATION),

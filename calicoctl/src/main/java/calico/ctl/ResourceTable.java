@@ -185,6 +185,11 @@ final class ResourceTable {
                 add(cols, "LABELS", n -> join(spec.of(n).path("labelsToApply")));
                 yield new Layout(cols, List.of("NAME"), List.of("NAME", "LABELS"));
             }
+            case CALICO_NODE_STATUS -> {
+                add(cols, "NODE", spec.text("node"));
+                add(cols, "CLASSES", n -> join(spec.of(n).path("classes")));
+                yield new Layout(cols, List.of("NAME", "NODE"), List.of("NAME", "NODE", "CLASSES"));
+            }
             case TIER -> {
                 add(cols, "ORDER", n -> number(spec.of(n).path("order")));
                 yield same(cols, "NAME", "ORDER");

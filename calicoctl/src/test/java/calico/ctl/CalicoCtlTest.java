@@ -461,7 +461,9 @@ class CalicoCtlTest {
                 """;
         assertThat(runWithInput(request, "apply", "-f", "-")).as(stderr).isZero();
         assertThat(run("get", "caliconodestatus")).as(stderr).isZero();
-        assertThat(stdout.lines().map(String::strip).filter(l -> !l.isEmpty())).containsExactly("NAME", "node-1-status");
+        assertThat(stdout).isEqualTo("NAME            NODE     \nnode-1-status   node-1   \n\n");
+        assertThat(run("get", "nodestatus", "-o", "wide")).as(stderr).isZero();
+        assertThat(stdout).contains("NAME            NODE     CLASSES            \n", "node-1-status   node-1   Agent,BGP,Routes   \n");
         assertThat(run("get", "caliconodestatuses", "node-1-status", "-o", "yaml")).as(stderr).isZero();
         assertThat(stdout).contains("kind: CalicoNodeStatus", "node: node-1", "updatePeriodSeconds: 10");
         assertThat(runWithInput(request.replace("Routes", "Peers"), "apply", "-f", "-")).isEqualTo(1);
