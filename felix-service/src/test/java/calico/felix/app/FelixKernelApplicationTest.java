@@ -80,7 +80,7 @@ class FelixKernelApplicationTest {
     }
 
     @Test
-    void adminAndMetricsShowTheBackendItsSwitchAndWhatIsProgrammed() throws Exception {
+    void adminAndMetricsShowTheBackendItsSwitchAndWhatIsProgrammedAndARestartChangesNothing() throws Exception {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
         assumeTrue(Files.isExecutable(Path.of("/usr/sbin/iptables-nft-restore"))
                 && Files.isExecutable(Path.of("/usr/sbin/iptables-legacy-restore")), "both iptables backends");
@@ -147,6 +147,77 @@ class FelixKernelApplicationTest {
         assertThat(metric(metrics, "felix_dataplane_backend", "backend=\"iptables-nft\"")).isEqualTo(0.0);
         assertThat(metric(metrics, "felix_dataplane_backend_restarts_total", "")).isEqualTo(1.0);
         assertThat(local.get(healthPort, "/readiness").statusCode()).isEqualTo(200);
+
+        // felix restarts on iptables-legacy with nothing changed: it adopts what it finds (rules by their
+        // hash comments, sets by their members), and neither rules, counters, sets nor routes change.
+        host.exec("ping", "-c", "2", "-i", "0.01", "127.0.0.1"); // counters in our INPUT and OUTPUT chains
+        String before = iptablesLegacyKernel();
+        assertThat(before).contains("-A FORWARD -j cali-FORWARD", "cali40").containsPattern("\\[[1-9][0-9]*:[0-9]+\\] -A cali-");
+        app.close();
+        app = null;
+        try (RouteMonitor routes = RouteMonitor.start(host)) {
+            startFelix();
+            local.awaitJson(healthPort, "/readiness", 200, body -> true);
+            local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
+                    body -> body.path("status").path("lastApply").path("backend").asText().equals("iptables-legacy")
+                            && body.path("status").path("pendingInterfaces").isEmpty());
+            assertThat(iptablesLegacyKernel()).as("rules, counters and sets as the last felix left them").isEqualTo(before);
+            assertThat(routes.changes()).as("no route rewritten").isEmpty();
+        }
+    }
+
+    /** The namespace's legacy tables with counters, its sets and its routes, without {@code -save}'s dated comment lines. */
+    private String iptablesLegacyKernel() {
+        return String.join("\n", host.exec("iptables-legacy-save", "-c"), host.exec("ip6tables-legacy-save", "-c"),
+                host.exec("ipset", "save"), host.exec("ip", "route", "show", "table", "all")).lines()
+                .filter(l -> !l.startsWith("#")).collect(java.util.stream.Collectors.joining("\n"));
+    }
+
+    /** {@code ip monitor route} in a namespace, known to be listening once {@link #start} returns. */
+    private static final class RouteMonitor implements AutoCloseable {
+        private final Process process;
+        private final StringBuffer out = new StringBuffer();
+        private final NetNs ns;
+
+        private RouteMonitor(NetNs ns) throws java.io.IOException {
+            this.ns = ns;
+            process = new ProcessBuilder("ip", "-n", ns.name(), "monitor", "route").redirectErrorStream(true).start();
+            Thread reader = new Thread(() -> {
+                try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream()))) {
+                    for (String line; (line = r.readLine()) != null; ) {
+                        out.append(line).append('\n');
+                    }
+                } catch (java.io.IOException e) {
+                    // the monitor was stopped
+                }
+            }, "route-monitor");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        /** Starts the monitor and waits until it reports a marker route of its own (so it is listening). */
+        static RouteMonitor start(NetNs ns) throws java.io.IOException {
+            RouteMonitor m = new RouteMonitor(ns);
+            String marker = "198.18.255.254";
+            Await.until("the route monitor listens", Duration.ofSeconds(10), () -> {
+                ns.tryExec("ip", "route", "replace", "unreachable", marker);
+                return m.out.indexOf(marker) >= 0;
+            });
+            ns.exec("ip", "route", "del", "unreachable", marker);
+            Await.until("the monitor saw the marker go", Duration.ofSeconds(10), () -> m.out.indexOf("Deleted") >= 0);
+            m.out.setLength(0);
+            return m;
+        }
+
+        /** {@return the route changes seen since {@link #start} returned} */
+        String changes() {
+            return out.toString();
+        }
+
+        @Override
+        public void close() {
+            process.destroy();
+        }
     }
 
     /**

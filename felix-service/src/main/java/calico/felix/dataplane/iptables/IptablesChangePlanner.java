@@ -1,5 +1,6 @@
 package calico.felix.dataplane.iptables;
 
+import calico.dataplane.iptables.IpsetInfo;
 import calico.dataplane.iptables.IpsetTransaction;
 import calico.dataplane.iptables.RestoreTransaction;
 import calico.dataplane.iptables.Rule;
@@ -105,13 +106,25 @@ final class IptablesChangePlanner {
     /**
      * {@return the change that rewrites everything we own}: every set replaced (by swap), every
      * chain of every rendered family rewritten, stale {@code cali-} chains ({@code saved}: what
-     * {@code -save} lists per family and table) and owned sets ({@code kernelSets}: every set's
-     * name) removed, each built-in chain given exactly the jumps {@code append} places
+     * {@code -save} lists per family and table) and owned sets ({@code kernelSets}: every kernel
+     * set) removed, each built-in chain given exactly the jumps {@code append} places. With {@code
+     * adopt} (a driver's first apply: felix restarted) what is already right is kept: a chain
+     * whose rules carry exactly our hashes ({@link RuleHashes}) and a set of the right type with
+     * the right members are not written, and a table with nothing to change gets no restore, so
+     * a restart with nothing changed makes no kernel change and keeps every counter.
      */
     static Change resync(Map<IpFamily, ChainRenderer.Rendered> rendered, Map<IpFamily, Map<Table, SavedTable>> saved,
-                         Set<String> kernelSets, Map<String, DesiredSet> sets, boolean append, int maxSize) {
+                         Map<String, IpsetInfo> kernelSets, Map<String, DesiredSet> sets, boolean append, int maxSize,
+                         boolean adopt) {
         IpsetTransaction before = IpsetTransaction.create();
-        sets.forEach((name, s) -> before.replace(name, s.type(), s.family(), maxSize, s.members()));
+        int setsWritten = 0;
+        for (Map.Entry<String, DesiredSet> e : sets.entrySet()) {
+            DesiredSet s = e.getValue();
+            if (!adopt || !IptablesSetPlan.holds(kernelSets.get(e.getKey()), s)) {
+                before.replace(e.getKey(), s.type(), s.family(), maxSize, s.members());
+                setsWritten++;
+            }
+        }
         Map<IpFamily, List<RestoreTransaction>> txs = new EnumMap<>(IpFamily.class);
         int chains = 0;
         int stale = 0;
@@ -121,22 +134,32 @@ final class IptablesChangePlanner {
                 SavedTable kernel = saved.get(r.family()).get(table);
                 Map<String, Chain> now = r.chains(table);
                 RestoreTransaction tx = RestoreTransaction.forTable(table);
-                now.values().forEach(c -> write(tx, c));
+                int written = 0;
+                for (Chain c : now.values()) {
+                    if (!adopt || !kernel.policies().containsKey(c.name()) || !RuleHashes.matches(kernel.rules(c.name()), c)) {
+                        write(tx, c);
+                        written++;
+                    }
+                }
                 List<String> staleChains = kernel.chains().stream()
                         .filter(c -> c.startsWith(Names.CHAIN_PREFIX) && !now.containsKey(c)).toList();
-                fixHooks(tx, kernel, table, r.ruleset().entries(), append, true);
+                int hooks = fixHooks(tx, kernel, table, r.ruleset().entries(), append, true);
                 staleChains.forEach(tx::deleteChain);
-                familyTx.add(tx);
-                chains += now.size();
+                if (!adopt || written + hooks + staleChains.size() > 0) {
+                    familyTx.add(tx);
+                }
+                chains += written;
                 stale += staleChains.size();
             }
-            txs.put(r.family(), familyTx);
+            if (!familyTx.isEmpty()) {
+                txs.put(r.family(), familyTx);
+            }
         }
         IpsetTransaction after = IpsetTransaction.create();
-        List<String> staleSets = kernelSets.stream()
+        List<String> staleSets = kernelSets.keySet().stream()
                 .filter(n -> IptablesSetPlan.ownedSet(n, rendered.keySet()) && !sets.containsKey(n)).toList();
         staleSets.forEach(after::destroy);
-        return new Change(before, txs, after, Map.of(), new ApplyStats(true, chains, stale, sets.size(), staleSets.size()));
+        return new Change(before, txs, after, Map.of(), new ApplyStats(true, chains, stale, setsWritten, staleSets.size()));
     }
 
     /** {@return the transaction that removes every jump of ours and every {@code cali-} chain from {@code saved}} */
@@ -218,9 +241,9 @@ final class IptablesChangePlanner {
         return savedRule.startsWith("-j " + Names.CHAIN_PREFIX) && savedRule.indexOf(' ', 3) < 0;
     }
 
-    /** Declares (or flushes) {@code chain} and appends its rules. */
+    /** Declares (or flushes) {@code chain} and appends its rules, each tagged with its hash ({@link RuleHashes}). */
     static void write(RestoreTransaction tx, Chain chain) {
         tx.declareChain(chain.name());
-        chain.rules().forEach(rule -> tx.appendRule(chain.name(), rule));
+        RuleHashes.tagged(chain).forEach(rule -> tx.appendRule(chain.name(), rule));
     }
 }

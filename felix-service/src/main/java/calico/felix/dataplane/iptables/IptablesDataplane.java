@@ -1,6 +1,7 @@
 package calico.felix.dataplane.iptables;
 
 import calico.dataplane.iptables.Ipset;
+import calico.dataplane.iptables.IpsetInfo;
 import calico.dataplane.iptables.IpsetTransaction;
 import calico.dataplane.iptables.IptablesRestore;
 import calico.dataplane.iptables.SavedTable;
@@ -39,7 +40,9 @@ import org.slf4j.LoggerFactory;
  * set (and their {@code cali4t}/{@code cali6t} swap temporaries) and exactly one {@code -j cali-X}
  * rule in each kernel chain the ruleset hooks (first under {@code chainInsertMode: Insert}, last
  * under {@code Append}); nothing else is touched. The first batch, a batch after a failure, and a
- * batch that changes the insert mode or {@code ipv6Support} do a {@link #resync()}. {@link #refresh()}
+ * batch that changes the insert mode or {@code ipv6Support} do a {@link #resync()}; the first
+ * batch adopts what an earlier felix left, writing only chains whose rules lack our hashes
+ * ({@link RuleHashes}) and sets whose members differ. {@link #refresh()}
  * repairs our chains, hooks and sets if someone changed them.
  *
  * <p>Not thread-safe: one dataplane thread calls it, as in felix.
@@ -66,6 +69,8 @@ public final class IptablesDataplane implements PolicyDriver {
     /** floatingIPs of the last resync: it adds or removes nat PREROUTING/OUTPUT hooks, which only a resync places. */
     private boolean floatingIps;
     private boolean inSyncWithKernel;
+    /** Whether this driver has yet to program anything: its first sync adopts what an earlier felix left. */
+    private boolean firstSync = true;
     private Timings lastTimings = new Timings(0, 0, 0, 0);
 
     /** @param model the model this driver renders; its owner folds each batch in before {@link #apply} */
@@ -81,7 +86,7 @@ public final class IptablesDataplane implements PolicyDriver {
             RuleSettings s = model.settings();
             boolean layoutChanged = s.appendMode() != appendMode || families.containsKey(IpFamily.V6) != s.ipv6Support()
                     || model.config().floatingIps() != floatingIps;
-            return inSyncWithKernel && !layoutChanged ? applyDelta() : resync();
+            return inSyncWithKernel && !layoutChanged ? applyDelta() : resync(firstSync);
         } catch (RuntimeException e) {
             inSyncWithKernel = false;
             throw e;
@@ -211,10 +216,20 @@ public final class IptablesDataplane implements PolicyDriver {
      */
     @Override
     public ApplyStats resync() {
+        return resync(false);
+    }
+
+    /**
+     * A resync; with {@code adopt} (the first sync of a felix that restarted) chains whose rules
+     * carry our hashes and sets with the right members are kept as they are, so a restart with
+     * nothing changed writes nothing ({@link IptablesChangePlanner#resync}).
+     */
+    private ApplyStats resync(boolean adopt) {
+        firstSync = false;
         Map<IpFamily, ChainRenderer.Rendered> rendered = renderAll();
         Map<String, DesiredSet> sets = setPlan.desiredSets(model, rendered);
         boolean append = model.settings().appendMode();
-        Set<String> kernelSets = committer.listSets().keySet();
+        Map<String, IpsetInfo> kernelSets = committer.listSets();
         Map<IpFamily, Map<Table, SavedTable>> saved = new EnumMap<>(IpFamily.class);
         rendered.keySet().forEach(f -> {
             Map<Table, SavedTable> tables = new EnumMap<>(Table.class);
@@ -222,13 +237,13 @@ public final class IptablesDataplane implements PolicyDriver {
             saved.put(f, tables);
         });
         IptablesChangePlanner.Change change = IptablesChangePlanner.resync(rendered, saved, kernelSets, sets, append,
-                maxSize());
+                maxSize(), adopt);
         committer.sets(change.before());
         committer.restores(change.restores());
         if (families.containsKey(IpFamily.V6) && !rendered.containsKey(IpFamily.V6)) {
             committer.removeFamily(IpFamily.V6);
             IpsetTransaction v6 = IpsetTransaction.create();
-            kernelSets.stream().filter(n -> IptablesSetPlan.ownedSet(n, Set.of(IpFamily.V6))).forEach(v6::destroy);
+            kernelSets.keySet().stream().filter(n -> IptablesSetPlan.ownedSet(n, Set.of(IpFamily.V6))).forEach(v6::destroy);
             committer.sets(v6);
         }
         committer.sets(change.after());
@@ -240,8 +255,9 @@ public final class IptablesDataplane implements PolicyDriver {
         floatingIps = model.config().floatingIps();
         inSyncWithKernel = true;
         ApplyStats stats = change.stats();
-        log.info("iptables resync ({}): {} chains, {} sets; removed {} stale chains, {} stale sets",
-                rendered.keySet(), stats.chainsWritten(), sets.size(), stats.chainsDeleted(), stats.setsDeleted());
+        log.info("iptables {} ({}): {} chains and {} of {} sets written; removed {} stale chains, {} stale sets",
+                adopt ? "adoption of what an earlier felix left" : "resync", rendered.keySet(), stats.chainsWritten(),
+                stats.setsWritten(), sets.size(), stats.chainsDeleted(), stats.setsDeleted());
         return stats;
     }
 
@@ -252,11 +268,11 @@ public final class IptablesDataplane implements PolicyDriver {
      *
      * <p>Writes do not read back (a {@code -save} of a large table costs more than the write): a
      * chain written since the last refresh has no saved form yet. This refresh checks it against
-     * our own rendering, as far as a cheap comparison can (same number of rules, and each rule
-     * jumps to the same target), rewrites it if that fails, and otherwise records what it read as
-     * the chain's saved form. So a stranger's edit made between our write and the next refresh
-     * that keeps a rule's count and target but changes its matches (e.g. another port) is
-     * adopted; any other edit (a rule added or deleted, a target changed, a hook jump deleted) is
+     * our own rendering by the hash comment each rule carries ({@link RuleHashes}: same number of
+     * rules, each with the hash we gave it), rewrites it if that fails, and otherwise records what
+     * it read as the chain's saved form. So a stranger's edit made between our write and the next
+     * refresh that keeps a rule's hash comment but changes its matches (e.g. another port) is
+     * adopted; any other edit (a rule added, deleted or replaced, a hook jump deleted) is
      * repaired. {@link calico.felix.dataplane.KernelDataplane} runs a refresh shortly after
      * writes stop, which bounds that window.
      *

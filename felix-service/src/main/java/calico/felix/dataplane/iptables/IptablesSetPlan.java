@@ -1,6 +1,7 @@
 package calico.felix.dataplane.iptables;
 
 import calico.dataplane.iptables.IpsetFamily;
+import calico.dataplane.iptables.IpsetInfo;
 import calico.dataplane.iptables.IpsetType;
 import calico.felix.calc.IpSetType;
 import calico.felix.dataplane.rules.DataplaneModel;
@@ -78,5 +79,26 @@ final class IptablesSetPlan {
 
     private static IpsetType kernelType(IpSetType t) {
         return t == IpSetType.IP_AND_PORT ? IpsetType.HASH_IP_PORT : IpsetType.HASH_NET;
+    }
+
+    /** Whether {@code kernel} (as {@code ipset save} listed it; null when absent) is {@code wanted}: same type and family, same members. */
+    static boolean holds(IpsetInfo kernel, DesiredSet wanted) {
+        return kernel != null && kernel.type() == wanted.type() && kernel.family() == wanted.family()
+                && kernel.members().equals(normalised(wanted));
+    }
+
+    /** Our members as {@code ipset save} prints them: a hash:net host entry loses its {@code /32} or {@code /128}. */
+    private static Set<String> normalised(DesiredSet s) {
+        Set<String> out = new TreeSet<>();
+        s.members().forEach(m -> {
+            if (m.endsWith("/32") && s.family() == IpsetFamily.INET) {
+                out.add(m.substring(0, m.length() - 3));
+            } else if (m.endsWith("/128") && s.family() == IpsetFamily.INET6) {
+                out.add(m.substring(0, m.length() - 4));
+            } else {
+                out.add(m);
+            }
+        });
+        return out;
     }
 }

@@ -1,6 +1,5 @@
 package calico.felix.dataplane.iptables;
 
-import calico.dataplane.iptables.IpsetFamily;
 import calico.dataplane.iptables.IpsetInfo;
 import calico.dataplane.iptables.IpsetTransaction;
 import calico.dataplane.iptables.RestoreTransaction;
@@ -14,14 +13,12 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Reads every family's tables and our sets back and compares them with what was programmed
  * (iptables-dataplane.md invariant 6): a chain with its <em>saved form</em> (what {@code -save}
- * printed for it at an earlier read-back) or, written since, with a cheap check against our
- * rendering ({@link #plausible}); hook jumps; set members as {@code ipset save} prints them. It
+ * printed for it at an earlier read-back) or, written since, with our rendering by the rules'
+ * hashes ({@link RuleHashes}); hook jumps; set members as {@code ipset save} prints them. It
  * keeps the saved forms; the repairs it plans are committed by the caller. Used by the
  * dataplane thread only.
  */
@@ -49,7 +46,7 @@ final class IptablesVerifier {
 
     /**
      * Per family and table, our chains as {@code -save} printed them when a read-back first read
-     * them after our write (and found them plausible): what later read-backs compare with. A chain
+     * them after our write (and found our hashes in them): what later read-backs compare with. A chain
      * written since the last read-back has no entry.
      */
     private final Map<IpFamily, Map<Table, Map<String, List<String>>>> savedForm = new EnumMap<>(IpFamily.class);
@@ -72,7 +69,7 @@ final class IptablesVerifier {
     /**
      * Reads back every programmed family's tables (through {@code committer}) and our sets, and
      * plans the repairs; records the saved form of every chain written since the last read-back
-     * that passed the cheap check (the adoption window of invariant 6).
+     * whose rules carry our hashes (the adoption window of invariant 6).
      */
     Repair check(IptablesCommitter committer, Map<IpFamily, ProgrammedFamily> programmed, boolean append,
                  Map<String, DesiredSet> programmedSets, int maxSize) {
@@ -92,7 +89,7 @@ final class IptablesVerifier {
                 st.chains().getOrDefault(table, Map.of()).forEach((name, chain) -> {
                     List<String> kernel = saved.policies().containsKey(name) ? saved.rules(name) : null;
                     List<String> known = form.get(name);
-                    boolean ok = kernel != null && (known != null ? kernel.equals(known) : plausible(kernel, chain));
+                    boolean ok = kernel != null && (known != null ? kernel.equals(known) : RuleHashes.matches(kernel, chain));
                     if (!ok) {
                         IptablesChangePlanner.write(tx, chain);
                         rt.add(name);
@@ -115,76 +112,11 @@ final class IptablesVerifier {
         IpsetTransaction sets = IpsetTransaction.create();
         List<String> refilled = new ArrayList<>();
         programmedSets.forEach((name, s) -> {
-            IpsetInfo k = kernelSets.get(name);
-            if (k == null || k.type() != s.type() || !k.members().equals(normalised(s))) {
+            if (!IptablesSetPlan.holds(kernelSets.get(name), s)) {
                 sets.replace(name, s.type(), s.family(), maxSize, s.members());
                 refilled.add(name);
             }
         });
         return new Repair(txs, sets, report, refilled, repairs + refilled.size());
-    }
-
-    /**
-     * Whether a chain read back from the kernel can be what we wrote: as many rules, each with the
-     * same target ({@code -j}/{@code -g} and the word after it). {@code -save} normalises matches
-     * (adds {@code -m tcp}, rewrites masks and quoting), so matches are not compared.
-     */
-    static boolean plausible(List<String> saved, Chain ours) {
-        if (saved.size() != ours.rules().size()) {
-            return false;
-        }
-        for (int i = 0; i < saved.size(); i++) {
-            if (!target(ours.rules().get(i).args()).equals(savedTarget(saved.get(i)))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static String target(List<String> args) {
-        for (int i = args.size() - 2; i >= 0; i--) {
-            String w = args.get(i);
-            if (w.equals("-j") || w.equals("-g")) {
-                return w + " " + args.get(i + 1);
-            }
-        }
-        return "";
-    }
-
-    /** The target of a {@code -save} rule line: the last {@code -j}/{@code -g} word outside quotes and the word after it. */
-    private static String savedTarget(String line) {
-        List<String> words = new ArrayList<>();
-        StringBuilder w = new StringBuilder();
-        boolean quoted = false;
-        for (int i = 0; i < line.length(); i++) {
-            char c = line.charAt(i);
-            if (c == '\\' && quoted && i + 1 < line.length()) {
-                w.append(line.charAt(++i));
-            } else if (c == '"') {
-                quoted = !quoted;
-            } else if (c == ' ' && !quoted) {
-                words.add(w.toString());
-                w.setLength(0);
-            } else {
-                w.append(c);
-            }
-        }
-        words.add(w.toString());
-        return target(words);
-    }
-
-    /** Our members as {@code ipset save} prints them: a hash:net host entry loses its {@code /32} or {@code /128}. */
-    private static Set<String> normalised(DesiredSet s) {
-        Set<String> out = new TreeSet<>();
-        s.members().forEach(m -> {
-            if (m.endsWith("/32") && s.family() == IpsetFamily.INET) {
-                out.add(m.substring(0, m.length() - 3));
-            } else if (m.endsWith("/128") && s.family() == IpsetFamily.INET6) {
-                out.add(m.substring(0, m.length() - 4));
-            } else {
-                out.add(m);
-            }
-        });
-        return out;
     }
 }

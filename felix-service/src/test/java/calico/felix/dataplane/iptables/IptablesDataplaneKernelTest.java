@@ -242,7 +242,7 @@ class IptablesDataplaneKernelTest {
         // ICMPv6 to the host is allowed in the IPv6 table only.
         assertThat(restore.save(IpVersion.V6, Table.FILTER).rules("cali-wl-to-host"))
                 .anyMatch(r -> r.contains("--icmpv6-type 135"));
-        assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("cali-wl-to-host"))
+        assertThat(unhashed(restore.save(IpVersion.V4, Table.FILTER).rules("cali-wl-to-host")))
                 .containsExactly("-j cali-from-wl-dispatch", "-m comment --comment defaultEndpointToHostAction -j DROP");
 
         PolicyDriver.ApplyStats off = foldAndApply(model, dataplane, List.of(
@@ -254,5 +254,63 @@ class IptablesDataplaneKernelTest {
         assertThat(ipset.list().keySet()).noneMatch(n -> n.startsWith("cali6")).anyMatch(n -> n.startsWith("cali40"));
         assertThat(restore.save(IpVersion.V4, Table.FILTER).rules("FORWARD")).containsExactly("-j cali-FORWARD");
         assertThat(dataplane.refresh()).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(IptablesBackend.class)
+    void aRestartAdoptsWhatIsThereAndWritesOnlyWhatChangedWhileFelixWasAway(IptablesBackend backend) {
+        start(backend);
+        foldAndApply(model, dataplane, firstBatch());
+        ns.exec("ping", "-c", "2", "-i", "0.01", "127.0.0.1"); // counters in our OUTPUT and INPUT chains
+        String before = kernel(backend);
+        assertThat(before).as("counted packets in a chain of ours").containsPattern("\\[[1-9][0-9]*:[0-9]+\\] -A cali-");
+
+        PolicyDriver.ApplyStats same = restart(firstBatch());
+
+        assertThat(same).as("nothing changed: nothing written").isEqualTo(new PolicyDriver.ApplyStats(true, 0, 0, 0, 0));
+        assertThat(kernel(backend)).as("every rule, set and counter as it was").isEqualTo(before);
+        assertThat(dataplane.refresh()).isZero();
+
+        // While felix is away: a stranger's chain and set appear, a set member and a profile change.
+        ns.exec(iptables, "-N", "cali-old");
+        ns.exec("ipset", "create", "cali40stale", "hash:net");
+        String forward = chainLines(kernel(backend), "cali-FORWARD");
+        List<DataplaneUpdate> changed = new java.util.ArrayList<>(firstBatch());
+        changed.set(0, new DataplaneUpdate.IpSetUpdate("s:a", IpSetType.NET, Set.of(IpSetMember.net(Cidr.parse("10.0.0.9/32")))));
+        changed.set(3, new DataplaneUpdate.ActiveProfileUpdate("kns.test", new CompiledPolicy(List.of(), List.of(), false)));
+
+        PolicyDriver.ApplyStats repaired = restart(changed);
+
+        assertThat(repaired).as("the profile's chain in each family, one set, the stranger's chain and set")
+                .isEqualTo(new PolicyDriver.ApplyStats(true, 2, 1, 1, 1));
+        assertThat(ipset.list(Names.ipSetV4("s:a")).members()).containsExactly("10.0.0.9");
+        assertThat(restore.save(IpVersion.V4, Table.FILTER).chains()).doesNotContain("cali-old");
+        assertThat(chainLines(kernel(backend), "cali-FORWARD")).as("an unchanged chain kept, counters and all")
+                .isEqualTo(forward);
+        assertThat(dataplane.refresh()).isZero();
+    }
+
+    /** A new driver (felix restarted) whose first batch is {@code batch}; {@return its first apply's stats} */
+    private PolicyDriver.ApplyStats restart(List<DataplaneUpdate> batch) {
+        model = new DataplaneModel();
+        dataplane = new IptablesDataplane(restore, ipset, model);
+        return foldAndApply(model, dataplane, batch);
+    }
+
+    /** Both families' tables with counters, and every set, without {@code -save}'s dated comment lines. */
+    private String kernel(IptablesBackend backend) {
+        String ip6tables = backend.restoreBinary(IpVersion.V6).replace("-restore", "");
+        return String.join("\n", ns.exec(iptables + "-save", "-c"), ns.exec(ip6tables + "-save", "-c"),
+                ns.exec("ipset", "save")).lines().filter(l -> !l.startsWith("#")).collect(java.util.stream.Collectors.joining("\n"));
+    }
+
+    private static String chainLines(String saved, String chain) {
+        return saved.lines().filter(l -> l.contains("-A " + chain + " ")).collect(java.util.stream.Collectors.joining("\n"));
+    }
+
+    /** The rules as {@code -save} printed them, each checked to carry our hash comment and shown without it. */
+    private static List<String> unhashed(List<String> rules) {
+        assertThat(rules).allMatch(r -> r.matches("(.* )?-m comment --comment \"cali:[A-Za-z0-9_-]{16}\" .*"));
+        return rules.stream().map(r -> r.replaceFirst("-m comment --comment \"cali:\\S+\" ", "")).toList();
     }
 }
