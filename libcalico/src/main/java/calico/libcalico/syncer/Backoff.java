@@ -1,17 +1,33 @@
 package calico.libcalico.syncer;
 
 import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.DoubleSupplier;
 
-/** Exponential retry delay: initial, doubled per failure up to a cap, reset on progress. Not thread-safe. */
+/**
+ * Exponential retry delay: initial, doubled per failure up to a cap, reset on progress; each
+ * wait is spread by ±{@link #JITTER} so that the many watchers of many nodes do not retry a
+ * recovering datastore in step. Not thread-safe.
+ */
 final class Backoff {
+
+    /** Each wait is the nominal one times a factor in [1 − JITTER, 1 + JITTER). */
+    static final double JITTER = 0.2;
 
     private final Duration initial;
     private final Duration max;
+    /** Uniform in [0, 1). */
+    private final DoubleSupplier random;
     private Duration next;
 
     Backoff(Duration initial, Duration max) {
+        this(initial, max, () -> ThreadLocalRandom.current().nextDouble());
+    }
+
+    Backoff(Duration initial, Duration max, DoubleSupplier random) {
         this.initial = initial;
         this.max = max;
+        this.random = random;
         this.next = initial;
     }
 
@@ -19,7 +35,8 @@ final class Backoff {
         Duration current = next;
         Duration doubled = next.multipliedBy(2);
         next = doubled.compareTo(max) > 0 ? max : doubled;
-        return current;
+        double factor = 1 - JITTER + 2 * JITTER * random.getAsDouble();
+        return Duration.ofNanos((long) (current.toNanos() * factor));
     }
 
     void reset() {

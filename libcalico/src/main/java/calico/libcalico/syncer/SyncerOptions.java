@@ -7,7 +7,8 @@ import java.util.Objects;
  * Tuning of a {@link WatcherSyncer}.
  *
  * @param initialRetryDelay         first wait after a failed list or watch; it doubles on each
- *                                  further failure and resets once a watch makes progress
+ *                                  further failure and resets once a watch makes progress; each
+ *                                  wait is spread ±20 %
  * @param maxRetryDelay             cap on that wait
  * @param maxWatchErrorsPerRevision broken watches tolerated without progress before the kind is
  *                                  listed again instead of resuming the watch (Calico: 5)
@@ -42,9 +43,13 @@ public record SyncerOptions(Duration initialRetryDelay, Duration maxRetryDelay, 
         }
     }
 
-    /** {@return Calico-like defaults: retries from 500 ms up to 10 s, batches of 1000}. */
+    /**
+     * {@return the defaults: retries from 250 ms up to 1 s (each ±20 %), batches of 1000}. The
+     * cap is low so that a watcher is back within ~1.2 s of its datastore returning after any
+     * outage (issue 29; it was 10 s); the jitter keeps many nodes from retrying in step.
+     */
     public static SyncerOptions defaults() {
-        return new SyncerOptions(Duration.ofMillis(500), Duration.ofSeconds(10), 5, 1000, 2000, Sleeper.system());
+        return new SyncerOptions(Duration.ofMillis(250), Duration.ofSeconds(1), 5, 1000, 2000, Sleeper.system());
     }
 
     public SyncerOptions withRetryDelays(Duration initial, Duration max) {
