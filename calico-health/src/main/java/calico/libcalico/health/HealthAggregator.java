@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -43,6 +44,8 @@ public final class HealthAggregator {
     private final List<Consumer<ReporterStatus>> registrationListeners = new CopyOnWriteArrayList<>();
     // The last overall (live, ready) pair, so that only changes are logged.
     private final AtomicReference<List<Boolean>> lastOverall = new AtomicReference<>();
+    // Timeouts by reporter name that replace the registered ones (Calico's healthTimeoutOverrides).
+    private volatile Map<String, Duration> timeoutOverrides = Map.of();
 
     public HealthAggregator(Clock clock) {
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -81,11 +84,35 @@ public final class HealthAggregator {
             if (reporters.putIfAbsent(name, reporter) != null) {
                 throw new IllegalArgumentException("reporter " + name + ": already registered");
             }
+            reporter.overrideTimeout(timeoutOverrides.get(name));
             ReporterStatus registered = reporter.status(clock.instant());
             registrationListeners.forEach(listener -> listener.accept(registered));
         }
         LOG.debug("Registered {}", reporter);
         return reporter;
+    }
+
+    /**
+     * Replaces the timeout of each reporter named in {@code overrides} (Calico's {@code
+     * healthTimeoutOverrides}; zero: never expires), now and for a reporter registered later; a
+     * reporter no longer named gets its registered timeout back.
+     *
+     * @return the names no reporter is registered under yet (callers warn: a misspelt name does nothing)
+     * @throws IllegalArgumentException naming the reporter whose timeout is negative
+     */
+    public java.util.Set<String> overrideTimeouts(Map<String, Duration> overrides) {
+        overrides.forEach((name, timeout) -> {
+            if (timeout == null || timeout.isNegative()) {
+                throw new IllegalArgumentException("timeout override for " + name + ": must not be negative, got " + timeout);
+            }
+        });
+        java.util.Set<String> unknown = new java.util.TreeSet<>();
+        synchronized (registrationListeners) {
+            timeoutOverrides = Map.copyOf(overrides);
+            reporters.forEach((name, r) -> r.overrideTimeout(timeoutOverrides.get(name)));
+            overrides.keySet().stream().filter(n -> !reporters.containsKey(n)).forEach(unknown::add);
+        }
+        return unknown;
     }
 
     /** {@return the current overall health and every reporter's status} */

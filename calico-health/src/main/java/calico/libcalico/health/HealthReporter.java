@@ -25,7 +25,9 @@ public final class HealthReporter {
     private final String name;
     private final boolean reportsLive;
     private final boolean reportsReady;
-    private final Duration timeout;
+    private final Duration registeredTimeout;
+    /** The registered timeout, or an override ({@link HealthAggregator#overrideTimeouts}). */
+    private volatile Duration timeout;
     private final Clock clock;
     // null until the first report: a silent reporter fails the probes it declared.
     private final AtomicReference<Report> latest = new AtomicReference<>();
@@ -34,8 +36,18 @@ public final class HealthReporter {
         this.name = name;
         this.reportsLive = reportsLive;
         this.reportsReady = reportsReady;
+        this.registeredTimeout = timeout;
         this.timeout = timeout;
         this.clock = clock;
+    }
+
+    /** Uses {@code override} as this reporter's timeout, or the registered one again when null. */
+    void overrideTimeout(Duration override) {
+        Duration next = override == null ? registeredTimeout : override;
+        if (!next.equals(timeout)) {
+            LOG.info("Health reporter {}: timeout {} (registered with {})", name, next, registeredTimeout);
+        }
+        timeout = next;
     }
 
     /** {@return the name this reporter was registered under} */
@@ -70,6 +82,7 @@ public final class HealthReporter {
     /** Computes this reporter's status at {@code now}. */
     ReporterStatus status(Instant now) {
         Report report = latest.get();
+        Duration timeout = this.timeout;
         boolean timedOut = report != null && !timeout.isZero() && Duration.between(report.at(), now).compareTo(timeout) > 0;
         return new ReporterStatus(
                 name,

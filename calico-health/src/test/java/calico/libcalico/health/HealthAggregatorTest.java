@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -99,6 +100,29 @@ class HealthAggregatorTest {
         loop.report(true, true);
         assertThat(aggregator.summary().live()).isTrue();
         assertThat(aggregator.summary().ready()).isTrue();
+    }
+
+    @Test
+    void aTimeoutOverrideReplacesTheRegisteredTimeoutNowAndForLaterReportersUntilItIsDropped() {
+        HealthReporter loop = aggregator.registerReporter("Loop", true, true, Duration.ofSeconds(20));
+        loop.report(true, true);
+        assertThat(aggregator.overrideTimeouts(Map.of("Loop", Duration.ofSeconds(60), "Later", Duration.ofSeconds(5))))
+                .as("not registered yet").containsExactly("Later");
+        clock.advance(Duration.ofSeconds(30));
+        assertThat(aggregator.status("Loop").orElseThrow().timeout()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(aggregator.summary().live()).as("30 s: past the registered 20 s, within the override").isTrue();
+
+        HealthReporter later = aggregator.registerReporter("Later", false, true, null);
+        later.report(true, true);
+        clock.advance(Duration.ofSeconds(6));
+        assertThat(aggregator.status("Later").orElseThrow().readiness()).as("a later reporter gets its override")
+                .isEqualTo(Verdict.TIMED_OUT);
+
+        aggregator.overrideTimeouts(Map.of());
+        assertThat(aggregator.status("Loop").orElseThrow().liveness()).as("back to 20 s").isEqualTo(Verdict.TIMED_OUT);
+        assertThat(aggregator.status("Later").orElseThrow().readiness()).as("back to never").isEqualTo(Verdict.REPORTED_HEALTHY);
+        assertThatThrownBy(() -> aggregator.overrideTimeouts(Map.of("Loop", Duration.ofSeconds(-1))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Loop");
     }
 
     @Test

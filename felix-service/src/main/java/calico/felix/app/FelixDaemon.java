@@ -70,6 +70,9 @@ public class FelixDaemon implements SmartLifecycle {
     private final ProgrammedState state;
     private final FelixMetrics metrics;
     private final Clock clock;
+    private final HealthAggregator health;
+    /** The health timeout overrides in force (env at start, then each ConfigUpdate's); on the syncer thread after start. */
+    private volatile java.util.Map<String, Duration> healthOverrides = java.util.Map.of();
     private final HealthReporter startupHealth;
     private final HealthReporter datastoreHealth;
     private final HealthReporter graphHealth;
@@ -114,10 +117,12 @@ public class FelixDaemon implements SmartLifecycle {
         // A heartbeat well inside the apply timeout; reporters expire after three missed beats.
         this.heartbeat = min(properties.applyTimeout().dividedBy(4), Duration.ofSeconds(10));
         Duration expiry = heartbeat.multipliedBy(3);
+        this.health = health;
         this.startupHealth = health.registerReporter("FelixStartup", true, true, null);
         this.datastoreHealth = health.registerReporter("DatastoreConnection", true, true, null);
         this.graphHealth = health.registerReporter("CalculationGraph", false, true, expiry);
         this.dataplaneHealth = health.registerReporter("Dataplane", false, true, expiry);
+        overrideHealthTimeouts(environment.settings().healthTimeoutOverrides());
         startupHealth.report(true, false, "not started");
         datastoreHealth.report(true, false, "not connected");
         reportPipeline();
@@ -380,6 +385,11 @@ public class FelixDaemon implements SmartLifecycle {
         if (batch.isEmpty()) {
             return;
         }
+        for (DataplaneUpdate u : batch) {
+            if (u instanceof DataplaneUpdate.ConfigUpdate c) {
+                overrideHealthTimeouts(c.settings().healthTimeoutOverrides());
+            }
+        }
         long start = System.nanoTime();
         applyBusySince.set(start);
         try {
@@ -395,6 +405,30 @@ public class FelixDaemon implements SmartLifecycle {
         lastApply.set(new ApplyStatus(clock.instant(), batch.size(), took, previous.batches() + 1,
                 state.dataplane().inSync(), state.errors()));
     }
+
+    /**
+     * Calico's {@code healthTimeoutOverrides} (env > FelixConfiguration, resolved by the graph):
+     * each named reporter's timeout replaced, zero meaning never; Calico's name of the dataplane
+     * loop, {@code InternalDataplaneMainLoop}, is our {@code Dataplane}. A name no reporter has is
+     * logged (a misspelt name does nothing).
+     */
+    private void overrideHealthTimeouts(java.util.Map<String, Duration> overrides) {
+        if (overrides.equals(healthOverrides)) {
+            return;
+        }
+        healthOverrides = overrides;
+        java.util.Map<String, Duration> byReporter = new java.util.TreeMap<>();
+        overrides.forEach((name, timeout) -> byReporter.put(CALICO_REPORTER_NAMES.getOrDefault(name, name), timeout));
+        java.util.Set<String> unknown = health.overrideTimeouts(byReporter);
+        if (!unknown.isEmpty()) {
+            log.warn("healthTimeoutOverrides: no health reporter named {} (felix has {})", unknown,
+                    health.summary().reporters().stream().map(r -> r.name()).toList());
+        }
+    }
+
+    /** Calico's reporter names where ours differ. */
+    private static final java.util.Map<String, String> CALICO_REPORTER_NAMES = java.util.Map.of(
+            "InternalDataplaneMainLoop", "Dataplane");
 
     /** {@return the earlier of two nanoTime stamps, 0 meaning none} (the hand-over, the queued dataplane's own apply). */
     private static long earliest(long a, long b) {

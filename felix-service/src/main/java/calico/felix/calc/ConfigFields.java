@@ -392,6 +392,9 @@ final class ConfigFields {
                 throw new IllegalArgumentException("\"" + s + "\" is not key=value");
             }
             String v = s.substring(eq + 1).trim();
+            if (durations && v.startsWith("-")) {
+                throw new IllegalArgumentException("\"" + s + "\": a timeout must not be negative");
+            }
             // Calico lets the TCP FIN timeout be "Auto".
             out.put(s.substring(0, eq).trim(), durations && !v.equalsIgnoreCase("auto") ? parseDuration(v) : v);
         }

@@ -42,6 +42,8 @@ import java.util.Optional;
  *                          carry the pending trace (what staged policies would do); {@code None}: they do not
  * @param effective         every setting in its printed form, for display only (the admin API's
  *                          {@code /config}); read settings through the components above
+ * @param healthTimeoutOverrides {@code healthTimeoutOverrides}: a health reporter's timeout by its name
+ *                          (Calico's {@code name=duration,…})
  */
 public record FelixSettings(
         List<String> interfacePrefixes,
@@ -100,7 +102,8 @@ public record FelixSettings(
         List<RouteTableRange> routeTableRanges,
         Map<String, String> effective,
         boolean floatingIps,
-        boolean flowLogsPendingTraces) {
+        boolean flowLogsPendingTraces,
+        Map<String, Duration> healthTimeoutOverrides) {
 
     public FelixSettings {
         interfacePrefixes = List.copyOf(interfacePrefixes);
@@ -113,6 +116,7 @@ public record FelixSettings(
                 : List.copyOf(routeTableRanges);
         flowLogsGoldmaneServer = flowLogsGoldmaneServer == null ? "" : flowLogsGoldmaneServer.strip();
         effective = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(effective));
+        healthTimeoutOverrides = healthTimeoutOverrides == null ? Map.of() : Map.copyOf(healthTimeoutOverrides);
     }
 
     /**
@@ -248,7 +252,8 @@ public record FelixSettings(
                 r.tableRanges(),
                 values,
                 r.text("floatingIPs").equalsIgnoreCase("Enabled"),
-                r.text("flowLogsPolicyEvaluationMode").equalsIgnoreCase("Continuous"));
+                r.text("flowLogsPolicyEvaluationMode").equalsIgnoreCase("Continuous"),
+                r.durations("healthTimeoutOverrides"));
     }
 
     /** {@return Calico's defaults, typed}. */
@@ -304,6 +309,16 @@ public record FelixSettings(
 
         Duration duration(String field) {
             return GoDurations.parse(text(field));
+        }
+
+        /** A {@code name=duration,…} field (validated already). */
+        Map<String, Duration> durations(String field) {
+            Map<String, Duration> out = new java.util.LinkedHashMap<>();
+            for (String kv : list(field)) {
+                int eq = kv.indexOf('=');
+                out.put(kv.substring(0, eq).trim(), GoDurations.parse(kv.substring(eq + 1)));
+            }
+            return out;
         }
 
         /** {@code routeTableRanges}, else the deprecated {@code routeTableRange}, else none (Calico's default). */

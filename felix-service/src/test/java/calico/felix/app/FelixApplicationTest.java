@@ -188,6 +188,22 @@ class FelixApplicationTest {
         assertThat(reporter(ready, "Dataplane").path("detail").asText()).isEqualTo("in sync");
         assertThat(reporter(ready, "CalculationGraph").path("ready").asBoolean()).isTrue();
         assertThat(reporter(ready, "DatastoreConnection").path("ready").asBoolean()).isTrue();
+        String registered = reporter(ready, "Dataplane").path("timeout").asText();
+
+        // healthTimeoutOverrides from FelixConfiguration (Calico's name of the dataplane loop
+        // included) replace the reporters' timeouts; dropping them restores the registered ones.
+        Resource fc = store.create(new calico.api.model.FelixConfiguration(ObjectMeta.named("default"),
+                calico.api.codec.ResourceCodec.get().jsonMapper().convertValue(Map.of("healthTimeoutOverrides", List.of(
+                        Map.of("name", "InternalDataplaneMainLoop", "timeout", "5m"),
+                        Map.of("name", "CalculationGraph", "timeout", "0s"))),
+                        calico.api.model.FelixConfigurationSpec.class)));
+        local.awaitJson(healthPort, "/readiness", 200, body -> reporter(body, "Dataplane").path("timeout").asText()
+                .equals("PT5M") && reporter(body, "CalculationGraph").path("timeout").asText().equals("none"));
+        store.update(new calico.api.model.FelixConfiguration(fc.metadata(), new calico.api.model.FelixConfiguration(
+                ObjectMeta.named("default"), calico.api.codec.ResourceCodec.get().jsonMapper().convertValue(Map.of(),
+                calico.api.model.FelixConfigurationSpec.class)).spec()));
+        local.awaitJson(healthPort, "/readiness", 200, body -> reporter(body, "Dataplane").path("timeout").asText()
+                .equals(registered) && !registered.equals("PT5M"));
 
         // The local endpoint with its tier and policy; the remote one is not local.
         String webId = web.metadata().namespace() + "/" + web.metadata().name();
@@ -256,11 +272,15 @@ class FelixApplicationTest {
                 new ClusterInformationSpec("guid", null, null, true, null)));
         // A short apply timeout (heartbeat 100 ms, reporters expiring after 300 ms) only here, where
         // a stall is the point; elsewhere a loaded machine could miss a beat.
-        startFelix(StallingDriver.class, "--felix.apply-timeout=400ms");
+        startFelix(StallingDriver.class, "--felix.apply-timeout=400ms",
+                "--FELIX_HEALTHTIMEOUTOVERRIDES=DatastoreConnection=1h,FelixStartup=90");
         assertThat(app.getBeansOfType(calico.libcalico.health.DebugProfileServer.class)).as("Calico's default: no debug port")
                 .isEmpty();
         StallingDataplane driver = app.getBean(StallingDataplane.class);
-        local.awaitJson(healthPort, "/readiness", 200, body -> true);
+        JsonNode first = local.awaitJson(healthPort, "/readiness", 200, body -> true);
+        assertThat(reporter(first, "DatastoreConnection").path("timeout").asText()).as("FELIX_HEALTHTIMEOUTOVERRIDES")
+                .isEqualTo("PT1H");
+        assertThat(reporter(first, "FelixStartup").path("timeout").asText()).as("bare seconds, as Calico").isEqualTo("PT1M30S");
         assertThat(local.getJson(adminPort, "/felix/v1/status").path("dataplane").asText()).isEqualTo("StallingDataplane");
 
         store.create(wep("ns1", "slow", ME, "10.0.0.9", Map.of()));

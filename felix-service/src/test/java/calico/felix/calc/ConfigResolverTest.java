@@ -224,6 +224,22 @@ class ConfigResolverTest {
     }
 
     @Test
+    void healthTimeoutOverridesAreReadInCalicosFormAndABadOneIsRefusedByItsVariable() {
+        Map<String, String> env = Map.of("FELIX_HEALTHTIMEOUTOVERRIDES", "InternalDataplaneMainLoop=5m, CalculationGraph=90");
+        assertThat(ConfigResolver.validateEnvironment(env)).isEmpty();
+        assertThat(ConfigResolver.environmentSettings(env).healthTimeoutOverrides()).containsOnly(
+                Map.entry("InternalDataplaneMainLoop", java.time.Duration.ofMinutes(5)),
+                Map.entry("CalculationGraph", java.time.Duration.ofSeconds(90)));
+        assertThat(FelixSettings.defaults().healthTimeoutOverrides()).isEmpty();
+        Map<String, String> reasons = Map.of("CalculationGraph", "\"CalculationGraph\" is not key=value",
+                "CalculationGraph=soon", "\"soon\" is not a duration",
+                "CalculationGraph=-1s", "\"CalculationGraph=-1s\": a timeout must not be negative");
+        reasons.forEach((bad, reason) -> assertThat(String.join("\n",
+                ConfigResolver.validateEnvironment(Map.of("FELIX_HEALTHTIMEOUTOVERRIDES", bad))))
+                .as(bad).contains("FELIX_HEALTHTIMEOUTOVERRIDES (healthTimeoutOverrides)", reason));
+    }
+
+    @Test
     void anInterfacePatternThatDoesNotCompileIsReportedAndTheDefaultKept() {
         List<String> problems = ConfigResolver.validateEnvironment(Map.of("FELIX_MTUIFACEPATTERN", "^(eth",
                 "FELIX_NATPORTRANGE", "40000:30000"));
