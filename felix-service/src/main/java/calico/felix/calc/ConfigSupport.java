@@ -25,7 +25,7 @@ public final class ConfigSupport {
             "interfacePrefix", "ipv6Support", "ipForwarding", "chainInsertMode", "defaultEndpointToHostAction",
             "failsafeInboundHostPorts", "failsafeOutboundHostPorts", "natPortRange", "natOutgoingExclusions",
             "routeRefreshInterval", "routeSource", "routeTableRange", "routeTableRanges", "mtuIfacePattern",
-            "requireMTUFile", "floatingIPs", "logSeverityScreen",
+            "requireMTUFile", "floatingIPs", "logSeverityScreen", "healthTimeoutOverrides",
             "iptablesBackend", "iptablesRefreshInterval", "iptablesLockFilePath", "iptablesLockTimeout",
             "iptablesLockProbeInterval", "iptablesMarkMask", "iptablesFilterAllowAction", "iptablesFilterDenyAction",
             "nftablesMode", "nftablesFilterAllowAction", "nftablesFilterDenyAction", "bpfEnabled",
