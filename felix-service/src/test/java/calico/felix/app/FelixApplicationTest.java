@@ -192,16 +192,14 @@ class FelixApplicationTest {
 
         // healthTimeoutOverrides from FelixConfiguration (Calico's name of the dataplane loop
         // included) replace the reporters' timeouts; dropping them restores the registered ones.
-        Resource fc = store.create(new calico.api.model.FelixConfiguration(ObjectMeta.named("default"),
-                calico.api.codec.ResourceCodec.get().jsonMapper().convertValue(Map.of("healthTimeoutOverrides", List.of(
-                        Map.of("name", "InternalDataplaneMainLoop", "timeout", "5m"),
-                        Map.of("name", "CalculationGraph", "timeout", "0s"))),
-                        calico.api.model.FelixConfigurationSpec.class)));
+        Resource fc = store.get(calico.api.model.ResourceKey.of(calico.api.model.ResourceKind.FELIX_CONFIGURATION,
+                "default")).orElseThrow();
+        fc = store.update(new calico.api.model.FelixConfiguration(fc.metadata(), felixSpec(Map.of("bpfLogLevel", "Debug",
+                "healthTimeoutOverrides", List.of(Map.of("name", "InternalDataplaneMainLoop", "timeout", "5m"),
+                        Map.of("name", "CalculationGraph", "timeout", "0s"))))));
         local.awaitJson(healthPort, "/readiness", 200, body -> reporter(body, "Dataplane").path("timeout").asText()
                 .equals("PT5M") && reporter(body, "CalculationGraph").path("timeout").asText().equals("none"));
-        store.update(new calico.api.model.FelixConfiguration(fc.metadata(), new calico.api.model.FelixConfiguration(
-                ObjectMeta.named("default"), calico.api.codec.ResourceCodec.get().jsonMapper().convertValue(Map.of(),
-                calico.api.model.FelixConfigurationSpec.class)).spec()));
+        store.update(new calico.api.model.FelixConfiguration(fc.metadata(), felixSpec(Map.of("bpfLogLevel", "Debug"))));
         local.awaitJson(healthPort, "/readiness", 200, body -> reporter(body, "Dataplane").path("timeout").asText()
                 .equals(registered) && !registered.equals("PT5M"));
 
@@ -318,6 +316,10 @@ class FelixApplicationTest {
         return body.lines().filter(l -> l.startsWith(name + "{") || l.startsWith(name + " "))
                 .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst()
                 .orElseThrow(() -> new AssertionError("no metric " + name));
+    }
+
+    private static calico.api.model.FelixConfigurationSpec felixSpec(Map<String, ?> spec) {
+        return calico.api.codec.ResourceCodec.get().jsonMapper().convertValue(spec, calico.api.model.FelixConfigurationSpec.class);
     }
 
     private static JsonNode reporter(JsonNode probe, String name) {
