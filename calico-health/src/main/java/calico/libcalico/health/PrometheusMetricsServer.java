@@ -10,19 +10,27 @@ import java.nio.charset.StandardCharsets;
  * (empty host: all addresses). It serves the same registry as {@code /actuator/prometheus} on the
  * health port from a small JDK server, so that Actuator keeps its one management port; the
  * component creates it only when its {@code …PROMETHEUSMETRICSENABLED} is true (Calico's default
- * is false).
+ * is false). Counters of the component's {@link CalicoMetricTable} are served under Calico's exact
+ * names there (no {@code _total} where Calico's has none).
  */
 public final class PrometheusMetricsServer extends SideServer {
 
     private final PrometheusMeterRegistry registry;
+    private final CalicoMetricTable calicoNames;
+
+    public PrometheusMetricsServer(PrometheusMeterRegistry registry, String host, int port, String setting) {
+        this(registry, host, port, setting, CalicoMetricTable.none());
+    }
 
     /**
      * @param setting the port setting as errors name it, e.g.
      *                {@code typha.prometheus-metrics-port (TYPHA_PROMETHEUSMETRICSPORT)}
      */
-    public PrometheusMetricsServer(PrometheusMeterRegistry registry, String host, int port, String setting) {
+    public PrometheusMetricsServer(PrometheusMeterRegistry registry, String host, int port, String setting,
+                                   CalicoMetricTable calicoNames) {
         super(host, port, setting);
         this.registry = registry;
+        this.calicoNames = calicoNames;
     }
 
     @Override
@@ -34,7 +42,7 @@ public final class PrometheusMetricsServer extends SideServer {
                     return;
                 }
                 send(exchange, 200, "text/plain; version=0.0.4; charset=utf-8",
-                        registry.scrape().getBytes(StandardCharsets.UTF_8));
+                        calicoNames.exposition(registry.scrape()).getBytes(StandardCharsets.UTF_8));
             }
         });
     }
