@@ -2,6 +2,7 @@ package calico.typha.app;
 
 import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.libcalico.health.PrometheusMetricsServer;
+import calico.typha.server.TyphaCalicoMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -35,6 +36,6 @@ class TyphaConfiguration {
         }
         return new PrometheusMetricsServer(prometheus, properties.prometheusMetricsHost(),
                 properties.prometheusMetricsPort(),
-                "typha.prometheus-metrics-port (TYPHA_PROMETHEUSMETRICSPORT)");
+                "typha.prometheus-metrics-port (TYPHA_PROMETHEUSMETRICSPORT)", TyphaCalicoMetrics.TABLE);
     }
 }

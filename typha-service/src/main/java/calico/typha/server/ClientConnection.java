@@ -136,8 +136,9 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
                             "protocol");
                 } else {
                     long sent = pingSentNanos;
-                    if (sent != 0) {
-                        service.metrics().pingAnswered(sent);
+                    Start started = start;
+                    if (sent != 0 && started != null) {
+                        service.metrics().pingAnswered(started.cache().syncerType(), sent);
                     }
                     pingSentNanos = 0;
                 }
@@ -343,7 +344,7 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
                 Breadcrumb b = pending.get(pendingIndex++);
                 position = b.sequence();
                 handedOff = position;
-                service.metrics().fanout(b.createdNanos());
+                service.metrics().fanout(cache.syncerType(), b.createdNanos());
                 next = form(b.message());
             }
             out.onNext(next);

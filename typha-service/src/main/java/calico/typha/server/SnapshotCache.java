@@ -59,6 +59,10 @@ final class SnapshotCache implements SyncerCallbacks {
     private long sequence;
     private SyncerStatus status = SyncerStatus.WAIT_FOR_DATASTORE;
     private Snapshot snapshot;
+    /** Counted for Calico's typha_snapshots_generated / _reused and typha_updates_total. */
+    private long snapshotsBuilt;
+    private long snapshotsReused;
+    private long updatesReceived;
     // Updates received but not yet sealed into a breadcrumb (nor applied to state).
     private final List<Update> pendingUpdates = new ArrayList<>();
     private final List<KV> pendingKvs = new ArrayList<>();
@@ -133,6 +137,7 @@ final class SnapshotCache implements SyncerCallbacks {
         }
         boolean sealed = false;
         synchronized (this) {
+            updatesReceived += updates.size();
             if (pendingKvs.isEmpty()) {
                 pendingSinceNanos = now;
             }
@@ -246,6 +251,9 @@ final class SnapshotCache implements SyncerCallbacks {
                 && (reaches(snapshot.revisions(), seen) || !reaches(revisions, seen));
         if (!usable) {
             snapshot = build(now); // the old one's shared bytes go when its last client is done with it
+            snapshotsBuilt++;
+        } else {
+            snapshotsReused++;
         }
         return snapshot;
     }
@@ -338,6 +346,23 @@ final class SnapshotCache implements SyncerCallbacks {
 
     synchronized int size() {
         return state.size();
+    }
+
+    synchronized long snapshotsBuilt() {
+        return snapshotsBuilt;
+    }
+
+    synchronized long snapshotsReused() {
+        return snapshotsReused;
+    }
+
+    synchronized long updatesReceived() {
+        return updatesReceived;
+    }
+
+    /** {@return clients past their hello on this syncer (each listens for new breadcrumbs)} */
+    int clientCount() {
+        return listeners.size();
     }
 
     synchronized SyncerStatus status() {

@@ -1,6 +1,8 @@
 package calico.typha.server;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -8,13 +10,16 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
-/** Typha's Prometheus meters: connections, snapshot size and age, fan-out latency, drops. */
+/**
+ * Typha's Prometheus meters: connections, snapshot size and age, fan-out latency, drops. Calico's names
+ * ({@link TyphaCalicoMetrics}) sit beside our own older ones, which dashboards and tests still read.
+ */
 final class TyphaMetrics {
 
     private final MeterRegistry registry;
     private final Timer fanoutLatency;
-    private final Timer pingLatency;
     private final Counter accepted;
+    private final Counter rebalanced;
 
     /** Binds the meters once the connection count exists. */
     interface Factory {
@@ -28,15 +33,14 @@ final class TyphaMetrics {
     private TyphaMetrics(MeterRegistry registry, Supplier<Number> connections) {
         this.registry = registry;
         Gauge.builder("typha_connections", connections).description("open client streams").register(registry);
+        Gauge.builder("typha_connections_active", connections)
+                .description("open client streams, those still before their hello included").register(registry);
+        this.rebalanced = Counter.builder("typha_connections_dropped")
+                .description("client streams ended to rebalance load with other typha instances").register(registry);
         this.accepted = Counter.builder("typha_connections_accepted").description("client streams accepted")
                 .register(registry);
         this.fanoutLatency = Timer.builder("typha_fanout_latency")
                 .description("from the syncer's delivery of a delta to its hand-off to one client's stream")
-                .publishPercentiles(0.5, 0.99).publishPercentileHistogram(false)
-                .distributionStatisticExpiry(Duration.ofMinutes(1))
-                .register(registry);
-        // Calico's name: each answered ping's round trip (a client that answers none is dropped).
-        this.pingLatency = Timer.builder("typha_ping_latency").description("round trip of a ping to a client")
                 .publishPercentiles(0.5, 0.99).publishPercentileHistogram(false)
                 .distributionStatisticExpiry(Duration.ofMinutes(1))
                 .register(registry);
@@ -71,6 +75,23 @@ final class TyphaMetrics {
     }
 
     void cache(SnapshotCache cache) {
+        String syncer = cache.syncerType();
+        Gauge.builder("typha_cache_size", cache, SnapshotCache::size).tag("syncer", syncer)
+                .description("key/value pairs in this syncer's cache").register(registry);
+        Gauge.builder("typha_breadcrumb_seq_number", cache, SnapshotCache::sequence).tag("syncer", syncer)
+                .description("the latest breadcrumb's sequence number: deltas sealed so far").register(registry);
+        Gauge.builder("typha_snapshot_raw_bytes", cache, SnapshotCache::latestSnapshotBytes).tag("syncer", syncer)
+                .description("encoded size of the latest snapshot, before compression").register(registry);
+        Gauge.builder("typha_connections_streaming", cache, SnapshotCache::clientCount).tag("syncer", syncer)
+                .description("client streams past their hello on this syncer").register(registry);
+        FunctionCounter.builder("typha_snapshots_generated", cache, SnapshotCache::snapshotsBuilt).tag("syncer", syncer)
+                .description("snapshots built for new clients").register(registry);
+        FunctionCounter.builder("typha_snapshots_reused", cache, SnapshotCache::snapshotsReused).tag("syncer", syncer)
+                .description("new clients sent the latest snapshot again").register(registry);
+        FunctionCounter.builder("typha_updates", cache, SnapshotCache::updatesReceived).tag("syncer", syncer)
+                .description("updates received from the syncer").register(registry);
+        pingLatency(syncer);
+        clientLatency(syncer);
         Gauge.builder("typha_snapshot_size", cache, SnapshotCache::size).tag("syncer_type", cache.syncerType())
                 .description("resources in the current state").register(registry);
         Gauge.builder("typha_snapshot_age_seconds", cache, SnapshotCache::snapshotAgeSeconds)
@@ -87,15 +108,37 @@ final class TyphaMetrics {
         accepted.increment();
     }
 
-    void fanout(long createdNanos) {
-        fanoutLatency.record(System.nanoTime() - createdNanos, TimeUnit.NANOSECONDS);
+    /** A breadcrumb handed to one client's stream: our fan-out timer and Calico's per-syncer client latency. */
+    void fanout(String syncer, long createdNanos) {
+        long took = System.nanoTime() - createdNanos;
+        fanoutLatency.record(took, TimeUnit.NANOSECONDS);
+        clientLatency(syncer).record(took / 1e9);
     }
 
-    void pingAnswered(long sentNanos) {
-        pingLatency.record(System.nanoTime() - sentNanos, TimeUnit.NANOSECONDS);
+    private DistributionSummary clientLatency(String syncer) {
+        return secondsSummary("typha_client_latency_secs", syncer,
+                "how far behind the latest breadcrumb a client was when handed one, in seconds");
+    }
+
+    private DistributionSummary secondsSummary(String name, String syncer, String description) {
+        return DistributionSummary.builder(name).tag("syncer", syncer).description(description)
+                .publishPercentiles(0.5, 0.9, 0.99).distributionStatisticExpiry(Duration.ofMinutes(1))
+                .register(registry);
+    }
+
+    /** Calico's name and type: a summary in seconds (a Micrometer timer would add {@code _seconds}), per syncer. */
+    private DistributionSummary pingLatency(String syncer) {
+        return secondsSummary("typha_ping_latency", syncer, "round trip of a ping to a client, in seconds");
+    }
+
+    void pingAnswered(String syncer, long sentNanos) {
+        pingLatency(syncer).record((System.nanoTime() - sentNanos) / 1e9);
     }
 
     void dropped(String reason) {
         dropCounter(reason).increment();
+        if ("rebalance".equals(reason)) {
+            rebalanced.increment();
+        }
     }
 }

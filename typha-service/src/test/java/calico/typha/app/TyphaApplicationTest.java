@@ -12,6 +12,7 @@ import calico.libcalico.testing.EtcdServerExtension;
 import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClient;
 import calico.libcalico.typha.TyphaClientOptions;
+import calico.typha.server.TyphaCalicoMetrics;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -51,8 +52,10 @@ class TyphaApplicationTest {
     void servesClientsProbesAndMetrics() throws Exception {
         try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(TyphaApplication.class).run(
                 "--typha.etcd-endpoints=" + ETCD.endpoint(), "--typha.server-port=0", "--server.port=0",
-                "--calico.health.port=0", "--calico.health.host=127.0.0.1")) {
+                "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--TYPHA_PROMETHEUSMETRICSENABLED=true",
+                "--TYPHA_PROMETHEUSMETRICSHOST=127.0.0.1", "--TYPHA_PROMETHEUSMETRICSPORT=0")) {
             int health = Integer.parseInt(ctx.getEnvironment().getProperty("local.management.port"));
+            int calicoPort = ctx.getBean(PrometheusMetricsServer.class).boundPort();
             int grpc = ctx.getBean(TyphaDaemon.class).port();
             Await.until("typha ready", Duration.ofSeconds(30), () -> status(health, "/readiness") == 200);
             assertThat(get(health, "/liveness").statusCode()).isEqualTo(200);
@@ -77,6 +80,15 @@ class TyphaApplicationTest {
                 assertThat(metrics).contains("typha_connections{application=\"typha\"} 1.0", "typha_snapshot_size{",
                         "typha_snapshot_age_seconds{", "typha_fanout_latency", "typha_connections_accepted_total",
                         "calico_health_ready{application=\"typha\"} 1.0", "typha_clients_dropped_total");
+
+                // Calico's names on Calico's port: every served row of the table, its type and labels
+                String calico = get(calicoPort, "/metrics").body();
+                assertThat(TyphaCalicoMetrics.TABLE.problemsIn(calico)).isEmpty();
+                assertThat(calico).contains("typha_connections_active{application=\"typha\"} 1.0",
+                        "typha_connections_streaming{application=\"typha\",syncer=\"felix\"} 1.0",
+                        "typha_connections_accepted{application=\"typha\"} 1.0",
+                        "typha_snapshots_generated{application=\"typha\",syncer=\"felix\"} 1.0")
+                        .doesNotContain("typha_connections_accepted_total");
             }
         }
     }
@@ -103,6 +115,13 @@ class TyphaApplicationTest {
             assertThat(ctx.getBeansOfType(PrometheusMetricsServer.class)).as("Calico's default: disabled").isEmpty();
             assertThat(ctx.getEnvironment().getProperty("typha.prometheus-metrics-port")).isEqualTo("9093");
         }
+    }
+
+    /** typha-service's DESIGN.md prints the table the scrape above is checked against. */
+    @Test
+    void designTableIsTheCheckedOne() throws Exception {
+        assertThat(java.nio.file.Files.readString(java.nio.file.Path.of("DESIGN.md")))
+                .contains(TyphaCalicoMetrics.TABLE.markdown());
     }
 
     @Test
