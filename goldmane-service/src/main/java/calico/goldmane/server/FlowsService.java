@@ -28,7 +28,7 @@ final class FlowsService extends FlowsGrpc.FlowsImplBase {
     private final StreamHub hub;
     private final Timer listLatency;
     private final Timer hintsLatency;
-    private final Timer backfillLatency;
+    private final GoldmaneMetrics metrics;
 
     FlowsService(Aggregator aggregator, Requests requests, Clock clock, StreamHub hub, GoldmaneMetrics metrics) {
         this.aggregator = aggregator;
@@ -37,7 +37,7 @@ final class FlowsService extends FlowsGrpc.FlowsImplBase {
         this.hub = hub;
         this.listLatency = metrics.query("list");
         this.hintsLatency = metrics.query("filter_hints");
-        this.backfillLatency = metrics.query("stream_backfill");
+        this.metrics = metrics;
     }
 
     private long now() {
@@ -104,7 +104,7 @@ final class FlowsService extends FlowsGrpc.FlowsImplBase {
                 return;
             }
             sub.backfill(flows);
-            backfillLatency.record(System.nanoTime() - t0, java.util.concurrent.TimeUnit.NANOSECONDS);
+            metrics.backfilled(System.nanoTime() - t0);
         });
     }
 }

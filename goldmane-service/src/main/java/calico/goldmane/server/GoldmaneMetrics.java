@@ -2,6 +2,7 @@ package calico.goldmane.server;
 
 import calico.goldmane.engine.IngestStats;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -12,7 +13,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Goldmane's Prometheus meters, named as Calico's ({@code goldmane_aggr_*}, {@code
  * goldmane_collector_*}, {@code goldmane_*}). Labels are bounded sets (reason, method, result):
- * never a flow key or a node.
+ * never a flow key or a node. {@link GoldmaneCalicoMetrics} maps Calico's names to these; Calico's
+ * millisecond summaries ({@code goldmane_aggr_rollover_duration_ms}, {@code goldmane_aggr_backfill_latency_ms})
+ * are served beside our second timers.
  */
 public final class GoldmaneMetrics implements IngestStats {
 
@@ -24,6 +27,9 @@ public final class GoldmaneMetrics implements IngestStats {
     private final Counter queueFull;
     private final Counter rollovers;
     private final Timer rolloverDuration;
+    private final DistributionSummary rolloverDurationMs;
+    private final DistributionSummary backfillLatencyMs;
+    private final DistributionSummary batchSize;
     private final AtomicInteger uniqueKeys = new AtomicInteger();
     private final AtomicInteger clients = new AtomicInteger();
     private final AtomicInteger streams = new AtomicInteger();
@@ -41,6 +47,9 @@ public final class GoldmaneMetrics implements IngestStats {
         rollovers = Counter.builder("goldmane_aggr_rollovers").description("buckets opened (a clock jump opens several at once)").register(registry);
         rolloverDuration = Timer.builder("goldmane_aggr_rollover_duration")
                 .description("writer time spent closing a bucket").register(registry);
+        rolloverDurationMs = summary("goldmane_aggr_rollover_duration_ms", "writer time spent closing a bucket, ms");
+        backfillLatencyMs = summary("goldmane_aggr_backfill_latency_ms", "time to backfill a new stream, ms");
+        batchSize = summary("goldmane_aggr_flow_index_batch_size", "flows the writer took in one batch");
         Gauge.builder("goldmane_aggr_num_unique_flows", uniqueKeys, AtomicInteger::get)
                 .description("flow keys in the ring").register(registry);
         Gauge.builder("goldmane_collector_num_clients", clients, AtomicInteger::get)
@@ -50,6 +59,17 @@ public final class GoldmaneMetrics implements IngestStats {
         for (String m : new String[] {"list", "filter_hints", "statistics", "stream_backfill"}) {
             query(m);
         }
+    }
+
+    private DistributionSummary summary(String name, String description) {
+        return DistributionSummary.builder(name).description(description).publishPercentiles(0.5, 0.9, 0.99)
+                .distributionStatisticExpiry(Duration.ofMinutes(2)).register(registry);
+    }
+
+    /** A stream's backfill took {@code nanos}: our query timer and Calico's millisecond summary. */
+    void backfilled(long nanos) {
+        query("stream_backfill").record(nanos, TimeUnit.NANOSECONDS);
+        backfillLatencyMs.record(nanos / 1e6);
     }
 
     private Counter dropped(String reason) {
@@ -72,6 +92,7 @@ public final class GoldmaneMetrics implements IngestStats {
     @Override
     public void batch(int counted, int dup, int old, int bad) {
         received.increment(counted + dup + old + bad);
+        batchSize.record(counted + dup + old + bad);
         if (dup > 0) {
             duplicate.increment(dup);
         }
@@ -92,6 +113,7 @@ public final class GoldmaneMetrics implements IngestStats {
     public void rollover(long nanos, int buckets) {
         rollovers.increment(buckets);
         rolloverDuration.record(nanos, TimeUnit.NANOSECONDS);
+        rolloverDurationMs.record(nanos / 1e6);
     }
 
     @Override

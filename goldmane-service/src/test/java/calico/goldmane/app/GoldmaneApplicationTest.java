@@ -3,6 +3,7 @@ package calico.goldmane.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import calico.goldmane.server.GoldmaneCalicoMetrics;
 import calico.libcalico.goldmane.proto.Action;
 import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowCollectorGrpc;
@@ -101,6 +102,9 @@ class GoldmaneApplicationTest {
                         "goldmane_aggr_duplicate_flows_total", "goldmane_aggr_num_unique_flows",
                         "goldmane_aggr_rollovers_total", "goldmane_query_latency_seconds",
                         "goldmane_num_streams", "goldmane_collector_num_clients");
+                assertThat(GoldmaneCalicoMetrics.TABLE.problemsIn(metrics)).as("Calico's names, types, labels").isEmpty();
+                assertThat(java.nio.file.Files.readString(java.nio.file.Path.of("DESIGN.md")))
+                        .as("DESIGN.md prints the table checked here").contains(GoldmaneCalicoMetrics.TABLE.markdown());
             } finally {
                 ch.shutdownNow();
             }
