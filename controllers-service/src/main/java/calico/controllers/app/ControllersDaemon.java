@@ -132,7 +132,7 @@ final class ControllersDaemon implements SmartLifecycle {
             }
             if (next.prometheusPort() > 0) {
                 metricsServer = new PrometheusMetricsServer(registry, "", next.prometheusPort(),
-                        "KubeControllersConfiguration default spec.prometheusMetricsPort");
+                        "KubeControllersConfiguration default spec.prometheusMetricsPort", ControllersCalicoMetrics.TABLE);
                 metricsServer.start();
             }
         }

@@ -2,6 +2,7 @@ package calico.controllers.app;
 
 import calico.controllers.ipam.GcResult;
 import calico.controllers.ipam.IpamStats;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
@@ -13,9 +14,11 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Calico's kube-controllers IPAM metrics from each GC run, with Calico's names and labels:
  * {@code ipam_allocations_in_use}, {@code ipam_allocations_borrowed}, {@code ipam_allocations_gc_candidates},
- * {@code ipam_blocks} ({@code ippool}, {@code node}), {@code ipam_ippool_size} ({@code ippool}) and
- * {@code ipam_allocations_gc_reclamations} ({@code ippool}, {@code node}): a count that only grows,
- * served as a gauge so that the name stays Calico's (a Micrometer counter would gain {@code _total}).
+ * {@code ipam_blocks} ({@code ippool}, {@code node}), {@code ipam_ippool_size} ({@code ippool}),
+ * {@code ipam_allocations_gc_reclamations} ({@code ippool}, {@code node}: a counter, served without Micrometer's
+ * {@code _total} on the Calico port through {@link ControllersCalicoMetrics#TABLE}), and Calico's older per-node
+ * sums over the pools {@code ipam_allocations_per_node}, {@code ipam_allocations_borrowed_per_node},
+ * {@code ipam_blocks_per_node} ({@code node}).
  */
 final class IpamMetrics {
 
@@ -24,7 +27,10 @@ final class IpamMetrics {
     private final MultiGauge candidates;
     private final MultiGauge blocks;
     private final MultiGauge poolSize;
-    private final MultiGauge reclamations;
+    private final MultiGauge inUsePerNode;
+    private final MultiGauge borrowedPerNode;
+    private final MultiGauge blocksPerNode;
+    private final MeterRegistry registry;
     private final Map<IpamStats.PoolNode, AtomicLong> reclaimed = new ConcurrentHashMap<>();
     /**
      * The values the gauges read, updated in place: Micrometer holds gauge state weakly (so these maps keep it
@@ -34,6 +40,7 @@ final class IpamMetrics {
     private final Map<String, Map<Object, AtomicLong>> values = new ConcurrentHashMap<>();
 
     IpamMetrics(MeterRegistry registry) {
+        this.registry = registry;
         inUse = gauge(registry, "ipam_allocations_in_use",
                 "Number of Calico IP allocations currently in use by a workload or interface.");
         borrowed = gauge(registry, "ipam_allocations_borrowed",
@@ -42,8 +49,10 @@ final class IpamMetrics {
                 "Number of Calico IP allocations currently marked by the GC as potential leaks.");
         blocks = gauge(registry, "ipam_blocks", "Number of IPAM blocks.");
         poolSize = gauge(registry, "ipam_ippool_size", "Number of IP addresses in the IP Pool CIDR.");
-        reclamations = gauge(registry, "ipam_allocations_gc_reclamations",
-                "Count of Calico IP allocations that have been reclaimed by the GC.");
+        inUsePerNode = gauge(registry, "ipam_allocations_per_node", "Number of IPs allocated, over all pools.");
+        borrowedPerNode = gauge(registry, "ipam_allocations_borrowed_per_node",
+                "Number of allocated IPs that are from non-affine blocks, over all pools.");
+        blocksPerNode = gauge(registry, "ipam_blocks_per_node", "Number of IPAM blocks, over all pools.");
     }
 
     private static MultiGauge gauge(MeterRegistry registry, String name, String help) {
@@ -52,7 +61,7 @@ final class IpamMetrics {
 
     void record(GcResult r) {
         IpamStats s = r.stats();
-        r.reclaimed().forEach((k, n) -> reclaimed.computeIfAbsent(k, x -> new AtomicLong()).addAndGet(n));
+        r.reclaimed().forEach((k, n) -> reclaimed.computeIfAbsent(k, this::reclamationCounter).addAndGet(n));
         inUse.register(rows("in_use", s.inUse()), false);
         borrowed.register(rows("borrowed", s.borrowed()), false);
         candidates.register(rows("candidates", s.gcCandidates()), false);
@@ -60,9 +69,26 @@ final class IpamMetrics {
         poolSize.register(held("pool_size", s.poolSizes()).entrySet().stream()
                 .<MultiGauge.Row<?>>map(e -> MultiGauge.Row.of(Tags.of("ippool", (String) e.getKey()), e.getValue(),
                         AtomicLong::get)).toList(), false);
-        reclamations.register(reclaimed.entrySet().stream().map(e -> MultiGauge.Row.of(
-                Tags.of("ippool", e.getKey().ippool(), "node", e.getKey().node()), e.getValue(), AtomicLong::get))
-                .toList(), false);
+        inUsePerNode.register(perNode("in_use_per_node", s.inUse()), false);
+        borrowedPerNode.register(perNode("borrowed_per_node", s.borrowed()), false);
+        blocksPerNode.register(perNode("blocks_per_node", s.blocks()), false);
+    }
+
+    /** A pool and node's reclamations: a counter that only grows, read from the value {@link #reclaimed} holds. */
+    private AtomicLong reclamationCounter(IpamStats.PoolNode k) {
+        AtomicLong n = new AtomicLong();
+        FunctionCounter.builder("ipam_allocations_gc_reclamations", n, AtomicLong::get)
+                .description("Count of Calico IP allocations that have been reclaimed by the GC.")
+                .tags("ippool", k.ippool(), "node", k.node()).register(registry);
+        return n;
+    }
+
+    /** Calico's older per-node gauges: {@code current} summed over the pools. */
+    private List<MultiGauge.Row<?>> perNode(String metric, Map<IpamStats.PoolNode, Long> current) {
+        Map<String, Long> sums = new java.util.TreeMap<>();
+        current.forEach((k, v) -> sums.merge(k.node(), v, Long::sum));
+        return held(metric, sums).entrySet().stream().<MultiGauge.Row<?>>map(e -> MultiGauge.Row.of(
+                Tags.of("node", (String) e.getKey()), e.getValue(), AtomicLong::get)).toList();
     }
 
     private List<MultiGauge.Row<?>> rows(String metric, Map<IpamStats.PoolNode, Long> current) {

@@ -261,6 +261,11 @@ class KubernetesControllersTest {
                     .contains("ipam_allocations_gc_reclamations" + labels.replace("kc-n1", "kc-n2") + " 2.0")
                     .contains("ipam_blocks" + labels + " 1.0")
                     .contains("ipam_ippool_size{application=\"calico-kube-controllers\",ippool=\"kc-pool\"} 256.0");
+            assertThat(metrics).contains("ipam_allocations_per_node{application=\"calico-kube-controllers\",node=\"kc-n1\"} 1.0")
+                    .contains("# TYPE ipam_allocations_gc_reclamations counter");
+            assertThat(ControllersCalicoMetrics.TABLE.problemsIn(metrics)).as("every Calico name, type and label").isEmpty();
+            assertThat(java.nio.file.Files.readString(java.nio.file.Path.of("DESIGN.md")))
+                    .as("DESIGN.md prints the table checked here").contains(ControllersCalicoMetrics.TABLE.markdown());
 
             // 7. The debug profile port: the controllers' threads, as Calico's pprof shows its goroutines.
             assertThat(kcc().status().runningConfig().debugProfilePort()).isEqualTo(debugPort);
