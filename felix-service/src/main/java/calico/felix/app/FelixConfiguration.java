@@ -72,7 +72,7 @@ public class FelixConfiguration {
         }
         return new PrometheusMetricsServer(prometheus, env.getProperty("felix.prometheus-metrics-host", ""),
                 env.getProperty("felix.prometheus-metrics-port", Integer.class, 9091),
-                "felix.prometheus-metrics-port (FELIX_PROMETHEUSMETRICSPORT)");
+                "felix.prometheus-metrics-port (FELIX_PROMETHEUSMETRICSPORT)", FelixCalicoMetrics.TABLE);
     }
 
     /**

@@ -85,6 +85,8 @@ public class FelixDaemon implements SmartLifecycle {
     private final AtomicLong applyBusySince = new AtomicLong();
     private final AtomicReference<ApplyStatus> lastApply = new AtomicReference<>(ApplyStatus.none());
     private final AtomicReference<SyncerStatus> syncerStatus = new AtomicReference<>(SyncerStatus.WAIT_FOR_DATASTORE);
+    /** Time spent applying batches, so that the graph's own time can leave it out (felix_calc_graph_update_time_seconds). */
+    private final AtomicLong appliedNanos = new AtomicLong();
     /** nanoTime of the datastore's last answer to the probe; 0 while it is not probed (through typha). */
     private final AtomicLong datastoreAnsweredAt = new AtomicLong();
     /** The probe's last failure, null after an answer. */
@@ -113,6 +115,7 @@ public class FelixDaemon implements SmartLifecycle {
         this.environment = environment;
         this.state = state;
         this.metrics = metrics;
+        metrics.bindSyncerStatus(syncerStatus::get);
         this.clock = clock.getIfAvailable(Clock::systemUTC);
         // A heartbeat well inside the apply timeout; reporters expire after three missed beats.
         this.heartbeat = min(properties.applyTimeout().dividedBy(4), Duration.ofSeconds(10));
@@ -230,7 +233,9 @@ public class FelixDaemon implements SmartLifecycle {
         CalculationGraph graph = CalculationGraph.create(properties.hostname(), environment.variables(),
                 this::applyBatch, new KubernetesConverter(),
                 datastoreProperties.type() == DatastoreConfig.Type.KUBERNETES);
-        DatastoreReadyGate gate = new DatastoreReadyGate(graphCallbacks(graph), startupHealth, source);
+        ClusterCounts counts = new ClusterCounts();
+        metrics.bindCluster(counts);
+        DatastoreReadyGate gate = new DatastoreReadyGate(graphCallbacks(graph, counts), startupHealth, source);
         return new SyncerCallbacks() {
             @Override
             public void onStatusUpdated(SyncerStatus status) {
@@ -245,8 +250,12 @@ public class FelixDaemon implements SmartLifecycle {
         };
     }
 
-    /** Everything into the graph. */
-    private SyncerCallbacks graphCallbacks(CalculationGraph graph) {
+    /**
+     * Everything into the graph, and the same updates into Calico's cluster counts. The graph's time
+     * ({@code felix_calc_graph_update_time_seconds}) leaves out the dataplane applies it flushed on the way,
+     * as Calico's graph hands its output to the dataplane on another goroutine.
+     */
+    private SyncerCallbacks graphCallbacks(CalculationGraph graph, ClusterCounts counts) {
         return new SyncerCallbacks() {
             @Override
             public void onStatusUpdated(SyncerStatus status) {
@@ -255,7 +264,12 @@ public class FelixDaemon implements SmartLifecycle {
 
             @Override
             public void onUpdates(List<Update> updates) {
+                long start = System.nanoTime();
+                long appliedBefore = appliedNanos.get();
                 runGraph(() -> graph.onUpdates(updates));
+                long graphNanos = System.nanoTime() - start - (appliedNanos.get() - appliedBefore);
+                metrics.recordGraph(updates, Duration.ofNanos(Math.max(0, graphNanos)));
+                counts.onUpdates(updates);
             }
         };
     }
@@ -400,6 +414,7 @@ public class FelixDaemon implements SmartLifecycle {
             applyBusySince.set(0);
         }
         Duration took = Duration.ofNanos(System.nanoTime() - start);
+        appliedNanos.addAndGet(took.toNanos());
         metrics.recordApply(batch, took);
         ApplyStatus previous = lastApply.get();
         lastApply.set(new ApplyStatus(clock.instant(), batch.size(), took, previous.batches() + 1,

@@ -1,11 +1,15 @@
 package calico.felix.app;
 
+import calico.api.model.ResourceKind;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.kubernetes.DatastoreMetrics;
+import calico.libcalico.syncer.SyncerStatus;
+import calico.libcalico.syncer.Update;
 import calico.libcalico.typha.TyphaClient;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,6 +28,11 @@ import java.util.function.Supplier;
  * {@code felix_dataplane_errors}; through typha, {@code felix_typha_connected} (1 or 0),
  * {@code felix_typha_connection_attempts_total} and {@code felix_typha_disconnected_seconds} (0 while
  * connected). Gauges read the model, or the typha client, at scrape time.
+ *
+ * <p>Calico's names ({@link FelixCalicoMetrics}) are served beside these: {@code felix_active_local_*},
+ * {@code felix_cluster_num_*} (from {@link ClusterCounts}), {@code felix_calc_graph_*},
+ * {@code felix_int_dataplane_messages{type}}, {@code felix_int_dataplane_msg_batch_size},
+ * {@code felix_resyncs_started} and {@code felix_resync_state}.
  */
 public final class FelixMetrics {
 
@@ -32,6 +41,14 @@ public final class FelixMetrics {
     private final Counter resyncs;
     private final Map<Class<?>, Counter> byType = new ConcurrentHashMap<>();
     private volatile Supplier<Optional<TyphaClient.ConnectionStats>> typhaConnection = Optional::empty;
+    private final Counter resyncsStarted;
+    private final Counter outputEvents;
+    private final DistributionSummary graphUpdateTime;
+    private final DistributionSummary msgBatchSize;
+    private final Map<String, Counter> graphUpdatesByKind = new ConcurrentHashMap<>();
+    private final Map<Class<?>, Counter> messagesByType = new ConcurrentHashMap<>();
+    private volatile ClusterCounts cluster = new ClusterCounts();
+    private volatile Supplier<SyncerStatus> syncerStatus = () -> null;
 
     public FelixMetrics(MeterRegistry registry, DataplaneModel model) {
         this.registry = registry;
@@ -51,19 +68,96 @@ public final class FelixMetrics {
                 .register(registry);
         Gauge.builder("felix.dataplane.errors", model, DataplaneModel::violations)
                 .description("Protocol violations the dataplane rejected").register(registry);
+        // Calico's names (FelixCalicoMetrics).
+        Gauge.builder("felix_active_local_policies", model, DataplaneModel::policyCount)
+                .description("Policies selecting a local endpoint").register(registry);
+        Gauge.builder("felix_active_local_endpoints", model, DataplaneModel::endpointCount)
+                .description("Local workload and host endpoints").register(registry);
+        resyncsStarted = Counter.builder("felix_resyncs_started").description("Datastore resyncs started")
+                .register(registry);
+        Gauge.builder("felix_resync_state", this, m -> resyncState(m.syncerStatus.get()))
+                .description("Datastore state: 1 waiting for the datastore, 2 resyncing, 3 in sync (0 before any)")
+                .register(registry);
+        outputEvents = Counter.builder("felix_calc_graph_output_events")
+                .description("Dataplane updates emitted by the calculation graph").register(registry);
+        graphUpdateTime = secondsSummary(registry, "felix_calc_graph_update_time_seconds",
+                "Seconds the calculation graph took for one delivery of datastore updates");
+        msgBatchSize = DistributionSummary.builder("felix_int_dataplane_msg_batch_size")
+                .description("Dataplane updates applied per batch").publishPercentiles(0.5, 0.9, 0.99)
+                .distributionStatisticExpiry(Duration.ofMinutes(1)).register(registry);
+        clusterGauge(registry, "felix_cluster_num_hosts", "Calico nodes in the cluster",
+                c -> c.count(ResourceKind.NODE));
+        clusterGauge(registry, "felix_cluster_num_workload_endpoints", "Workload endpoints cluster-wide",
+                c -> c.count(ResourceKind.WORKLOAD_ENDPOINT));
+        clusterGauge(registry, "felix_cluster_num_host_endpoints", "Host endpoints cluster-wide",
+                c -> c.count(ResourceKind.HOST_ENDPOINT));
+        clusterGauge(registry, "felix_cluster_num_policies", "Policies cluster-wide, every tier",
+                ClusterCounts::policies);
+        clusterGauge(registry, "felix_cluster_num_profiles", "Profiles cluster-wide",
+                c -> c.count(ResourceKind.PROFILE));
+        clusterGauge(registry, "felix_cluster_num_tiers", "Tiers cluster-wide", c -> c.count(ResourceKind.TIER));
+    }
+
+    /** A summary in seconds under Calico's exact name (a Micrometer timer would add {@code _seconds}). */
+    static DistributionSummary secondsSummary(MeterRegistry registry, String name, String description) {
+        return DistributionSummary.builder(name).description(description).publishPercentiles(0.5, 0.9, 0.99)
+                .distributionStatisticExpiry(Duration.ofMinutes(1)).register(registry);
+    }
+
+    private void clusterGauge(MeterRegistry registry, String name, String description,
+                              java.util.function.ToIntFunction<ClusterCounts> count) {
+        Gauge.builder(name, this, m -> count.applyAsInt(m.cluster)).description(description).register(registry);
+    }
+
+    /** Calico's encoding of the datastore state in {@code felix_resync_state}. */
+    private static double resyncState(SyncerStatus status) {
+        if (status == null) {
+            return 0;
+        }
+        return switch (status) {
+            case WAIT_FOR_DATASTORE -> 1;
+            case RESYNC_IN_PROGRESS -> 2;
+            case IN_SYNC -> 3;
+        };
+    }
+
+    /** The counts the {@code felix_cluster_num_*} gauges read: those of the current stream's graph. */
+    void bindCluster(ClusterCounts counts) {
+        cluster = counts;
+    }
+
+    /** The syncer status {@code felix_resync_state} reads. */
+    void bindSyncerStatus(Supplier<SyncerStatus> status) {
+        syncerStatus = status;
+    }
+
+    /** One delivery of datastore updates went through the calculation graph. */
+    void recordGraph(List<Update> updates, Duration took) {
+        graphUpdateTime.record(took.toNanos() / 1e9);
+        for (Update u : updates) {
+            graphUpdatesByKind.computeIfAbsent(u.key().kind().kind(), k -> Counter.builder(
+                    "felix_calc_graph_updates_processed").description("Datastore updates processed by the calculation graph")
+                    .tag("type", k).register(registry)).increment();
+        }
     }
 
     void recordApply(List<DataplaneUpdate> batch, Duration took) {
         applyTimer.record(took);
+        outputEvents.increment(batch.size());
+        msgBatchSize.record(batch.size());
         for (DataplaneUpdate u : batch) {
             byType.computeIfAbsent(u.getClass(), c -> Counter.builder("felix.updates.applied")
                     .description("Dataplane updates applied, by type").tag("type", c.getSimpleName())
                     .register(registry)).increment();
+            messagesByType.computeIfAbsent(u.getClass(), c -> Counter.builder("felix_int_dataplane_messages")
+                    .description("Messages from the calculation graph to the dataplane, by type")
+                    .tag("type", c.getSimpleName()).register(registry)).increment();
         }
     }
 
     void recordResync() {
         resyncs.increment();
+        resyncsStarted.increment();
     }
 
     /**

@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * Calico's felix where it has one:
  *
  * <ul>
- *   <li>{@code felix_int_dataplane_apply_time_seconds} (histogram): one sample per batch, policy
- *       driver plus routes (Calico: the same name);</li>
+ *   <li>{@code felix_int_dataplane_apply_time_seconds} (summary): one sample per batch, policy
+ *       driver plus routes (Calico: the same name and type);</li>
  *   <li>{@code felix_int_dataplane_failures_total}: recorded failures, each retried by a resync
  *       (Calico: {@code felix_int_dataplane_failures});</li>
  *   <li>{@code felix_dataplane_chains}, {@code felix_dataplane_rules}, {@code felix_ipsets_calico},
@@ -44,9 +44,11 @@ public final class KernelDataplaneMetrics implements DataplaneObserver {
     private final AtomicReference<String> backend = new AtomicReference<>("none");
 
     public KernelDataplaneMetrics(MeterRegistry registry) {
+        // A summary, as Calico's (quantiles over the last minute, _count and _sum).
         applyTime = Timer.builder("felix.int.dataplane.apply.time")
                 .description("Time to apply one batch to the kernel dataplane (policy driver and routes)")
-                .publishPercentileHistogram().register(registry);
+                .publishPercentiles(0.5, 0.9, 0.99).distributionStatisticExpiry(Duration.ofMinutes(1))
+                .register(registry);
         failures = Counter.builder("felix.int.dataplane.failures")
                 .description("Kernel dataplane failures; each is retried by a resync").register(registry);
         resyncs = Counter.builder("felix.dataplane.resyncs")

@@ -23,6 +23,7 @@ import calico.dataplane.testing.NetNs;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
+import calico.libcalico.health.PrometheusMetricsServer;
 import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
@@ -115,13 +116,28 @@ class FelixKernelApplicationTest {
         assertThat(metric(metrics, "felix_dataplane_backend", "backend=\"iptables-nft\"")).isEqualTo(1.0);
         assertThat(metric(metrics, "felix_dataplane_backend", "backend=\"iptables-legacy\"")).isEqualTo(0.0);
         assertThat(metric(metrics, "felix_int_dataplane_apply_time_seconds_count", "")).isPositive();
-        assertThat(metrics).contains("felix_int_dataplane_apply_time_seconds_bucket{");
+        assertThat(metrics).contains("felix_int_dataplane_apply_time_seconds{", "quantile=\"0.99\"");
         assertThat(metric(metrics, "felix_dataplane_chains", "")).isEqualTo(st.path("programmed").path("chains").asDouble());
         assertThat(metric(metrics, "felix_dataplane_rules", "")).isPositive();
         assertThat(metric(metrics, "felix_ipsets_calico", "")).isEqualTo(st.path("programmed").path("sets").asDouble());
         assertThat(metric(metrics, "felix_dataplane_resyncs_total", "")).isPositive();
         assertThat(metric(metrics, "felix_dataplane_backend_restarts_total", "")).isZero();
         assertThat(metric(metrics, "felix_int_dataplane_failures_total", "")).isZero();
+
+        // Calico's names on Calico's port (FELIX_PROMETHEUSMETRICSPORT): every served row of the table
+        // DESIGN.md prints, with Calico's type and labels; counters without Micrometer's _total.
+        String calico = local.get(app.getBean(PrometheusMetricsServer.class).boundPort(), "/metrics").body();
+        assertThat(FelixCalicoMetrics.TABLE.problemsIn(calico)).isEmpty();
+        assertThat(calico).contains("# TYPE felix_int_dataplane_failures counter")
+                .doesNotContain("felix_int_dataplane_failures_total");
+        assertThat(metric(calico, "felix_resync_state", "")).isEqualTo(3.0);
+        assertThat(metric(calico, "felix_cluster_num_policies", "")).isEqualTo(1.0);
+        assertThat(metric(calico, "felix_cluster_num_workload_endpoints", "")).isEqualTo(1.0);
+        assertThat(metric(calico, "felix_cluster_num_tiers", "")).isEqualTo(1.0);
+        assertThat(metric(calico, "felix_active_local_endpoints", "")).isEqualTo(1.0);
+        assertThat(metric(calico, "felix_calc_graph_updates_processed", "type=\"WorkloadEndpoint\"")).isPositive();
+        assertThat(Files.readString(Path.of("DESIGN.md"))).as("DESIGN.md prints the table checked here")
+                .contains(FelixCalicoMetrics.TABLE.markdown());
         // iptablesRefreshInterval 1s from the FelixConfiguration: refreshes run.
         awaitMetric("felix_dataplane_refreshes_total", v -> v >= 1);
 
@@ -277,7 +293,8 @@ class FelixKernelApplicationTest {
                 "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(), "--FELIX_DATAPLANEDRIVERNAME=kernel",
                 "--FELIX_DATAPLANENETNS=" + host.name(), "--felix.ready-poll-initial=50ms",
                 "--felix.ready-poll-max=200ms", "--felix.apply-timeout=60s",
-                "--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"));
+                "--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"), "--FELIX_PROMETHEUSMETRICSENABLED=true",
+                "--FELIX_PROMETHEUSMETRICSPORT=0", "--FELIX_PROMETHEUSMETRICSHOST=127.0.0.1");
         adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
         healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
     }
