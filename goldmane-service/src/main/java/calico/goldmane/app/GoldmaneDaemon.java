@@ -68,6 +68,7 @@ public class GoldmaneDaemon implements SmartLifecycle {
                     properties.snapshotDir());
         }
         aggregator = new Aggregator(store, clock, properties.ingestQueueSize(), 2048, metrics);
+        metrics.bindIngestQueue(aggregator::queued);
         if (snapshots != null) {
             aggregator.addListener(snapshots);
         }

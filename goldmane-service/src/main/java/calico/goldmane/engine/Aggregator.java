@@ -82,6 +82,11 @@ public final class Aggregator implements AutoCloseable {
         this.writer.setDaemon(true);
     }
 
+    /** {@return flows and barriers waiting in the ingest queue} (Calico's goldmane_aggr_flow_index_buffer_size) */
+    public int queued() {
+        return queue.size();
+    }
+
     public void addListener(WindowListener l) {
         listeners.add(l);
     }

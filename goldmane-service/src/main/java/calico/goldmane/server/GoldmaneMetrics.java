@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
 
 /**
  * Goldmane's Prometheus meters, named as Calico's ({@code goldmane_aggr_*}, {@code
@@ -34,6 +35,7 @@ public final class GoldmaneMetrics implements IngestStats {
     private final AtomicInteger clients = new AtomicInteger();
     private final AtomicInteger streams = new AtomicInteger();
     private volatile Runnable heartbeat = () -> { };
+    private volatile IntSupplier ingestQueue = () -> 0;
 
     public GoldmaneMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -50,6 +52,8 @@ public final class GoldmaneMetrics implements IngestStats {
         rolloverDurationMs = summary("goldmane_aggr_rollover_duration_ms", "writer time spent closing a bucket, ms");
         backfillLatencyMs = summary("goldmane_aggr_backfill_latency_ms", "time to backfill a new stream, ms");
         batchSize = summary("goldmane_aggr_flow_index_batch_size", "flows the writer took in one batch");
+        Gauge.builder("goldmane_aggr_flow_index_buffer_size", this, m -> m.ingestQueue.getAsInt())
+                .description("items waiting in the writer's ingest queue").register(registry);
         Gauge.builder("goldmane_aggr_num_unique_flows", uniqueKeys, AtomicInteger::get)
                 .description("flow keys in the ring").register(registry);
         Gauge.builder("goldmane_collector_num_clients", clients, AtomicInteger::get)
@@ -83,6 +87,11 @@ public final class GoldmaneMetrics implements IngestStats {
         return Timer.builder("goldmane_query_latency").tag("method", method)
                 .description("from request to response").publishPercentiles(0.5, 0.99)
                 .distributionStatisticExpiry(Duration.ofMinutes(2)).register(registry);
+    }
+
+    /** The ingest queue {@code goldmane_aggr_flow_index_buffer_size} reads (the aggregator is made after these meters). */
+    public void bindIngestQueue(IntSupplier queued) {
+        ingestQueue = queued;
     }
 
     public void onHeartbeat(Runnable r) {

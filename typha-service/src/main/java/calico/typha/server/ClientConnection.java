@@ -101,6 +101,7 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
     private boolean sharedCompression;
     private Snapshot snapshot;
     private int snapshotIndex;
+    private long snapshotTakenNanos;
     private long position;
     private List<Breadcrumb> pending = List.of();
     private int pendingIndex;
@@ -327,6 +328,7 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
             if (next == null && snapshot != null) {
                 next = form(snapshot.messages().get(snapshotIndex++));
                 if (snapshotIndex == snapshot.messages().size()) {
+                    service.metrics().snapshotSent(cache.syncerType(), System.nanoTime() - snapshotTakenNanos);
                     snapshot = null;
                     handedOff = position;
                     streamingDeltas = true;
@@ -384,6 +386,7 @@ final class ClientConnection implements StreamObserver<ClientMessage> {
             service.metrics().caughtUp(true);
         }
         snapshot = cache.snapshot(s.seen());
+        snapshotTakenNanos = System.nanoTime();
         position = snapshot.sequence();
         awaitingSnapshot = false;
         return true;

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 
 /**
  * What one syncer said, kept once for every client of that syncer type: the current state
@@ -63,6 +64,8 @@ final class SnapshotCache implements SyncerCallbacks {
     private long snapshotsBuilt;
     private long snapshotsReused;
     private long updatesReceived;
+    /** Told the KV count of each sealed breadcrumb (Calico's typha_breadcrumb_size), under the lock. */
+    private IntConsumer sealedKvs = n -> { };
     // Updates received but not yet sealed into a breadcrumb (nor applied to state).
     private final List<Update> pendingUpdates = new ArrayList<>();
     private final List<KV> pendingKvs = new ArrayList<>();
@@ -205,6 +208,7 @@ final class SnapshotCache implements SyncerCallbacks {
             }
             revisions.merge(kv.getKind(), kv.getRevision(), Math::max);
         }
+        sealedKvs.accept(pendingKvs.size());
         KVs msg = KVs.newBuilder().addAllKvs(pendingKvs).setSequence(sequence + 1).build();
         append(ServerMessage.newBuilder().setKvs(msg).build(), pendingKvs.size(), pendingSinceNanos);
         pendingUpdates.clear();
@@ -358,6 +362,10 @@ final class SnapshotCache implements SyncerCallbacks {
 
     synchronized long updatesReceived() {
         return updatesReceived;
+    }
+
+    synchronized void onSealed(IntConsumer kvCount) {
+        sealedKvs = kvCount;
     }
 
     /** {@return clients past their hello on this syncer (each listens for new breadcrumbs)} */

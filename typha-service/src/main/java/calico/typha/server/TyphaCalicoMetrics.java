@@ -30,7 +30,7 @@ public final class TyphaCalicoMetrics {
                     + "`typha_snapshot_size{syncer_type}`)"),
             served("typha_breadcrumb_seq_number", GAUGE, "syncer",
                     "sequence number of the latest sealed breadcrumb (also `typha_sequence{syncer_type}`)"),
-            missing("typha_breadcrumb_size", SUMMARY, "syncer", "not measured yet (KVs per sealed breadcrumb)"),
+            served("typha_breadcrumb_size", SUMMARY, "syncer", "KVs in each sealed breadcrumb"),
             missing("typha_breadcrumb_block", COUNTER, "syncer",
                     "clients never block for the next breadcrumb: the cache wakes them (SnapshotCache.Listener)"),
             missing("typha_breadcrumb_non_block", COUNTER, "syncer", "as typha_breadcrumb_block"),
@@ -42,7 +42,9 @@ public final class TyphaCalicoMetrics {
                             + "total is kept"),
             served("typha_snapshots_generated", COUNTER, "syncer", "snapshots built for new clients"),
             served("typha_snapshots_reused", COUNTER, "syncer", "new clients sent the current snapshot again"),
-            missing("typha_client_snapshot_send_secs", SUMMARY, "syncer", "not measured yet"),
+            served("typha_client_snapshot_send_secs", SUMMARY, "syncer",
+                    "from taking a client's snapshot to handing its last chunk to the client's stream (gRPC flow "
+                            + "control: handed only while the stream is ready), seconds"),
             served("typha_client_latency_secs", SUMMARY, "syncer",
                     "age of each breadcrumb when handed to a client's stream, seconds (also "
                             + "`typha_fanout_latency_seconds`, all syncers)"),
