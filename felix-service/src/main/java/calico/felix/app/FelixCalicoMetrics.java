@@ -24,8 +24,8 @@ public final class FelixCalicoMetrics {
                     + "model (also `felix_local_endpoints`)"),
             served("felix_active_local_policies", GAUGE, "", "policies selecting a local endpoint (also "
                     + "`felix_active_policies`)"),
-            missing("felix_active_local_selectors", GAUGE, "",
-                    "selectors are not counted apart from the IP sets they become (`felix_ipsets`)"),
+            served("felix_active_local_selectors", GAUGE, "", "IP sets the graph computed for active rules' "
+                    + "selectors, one per selector and named port as Calico's (also `felix_ipsets`)"),
             missing("felix_active_local_tags", GAUGE, "", "tags are gone from the v3 model (Calico's is always 0)"),
             served("felix_cluster_num_hosts", GAUGE, "", "Calico Node resources in felix's stream"),
             served("felix_cluster_num_workload_endpoints", GAUGE, "", "workload endpoints in felix's stream"),

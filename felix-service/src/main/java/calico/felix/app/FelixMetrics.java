@@ -5,6 +5,7 @@ import calico.felix.calc.DataplaneUpdate;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.kubernetes.DatastoreMetrics;
+import calico.libcalico.health.CalicoSummary;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.typha.TyphaClient;
@@ -20,6 +21,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+import java.util.function.ToIntFunction;
 
 /**
  * Felix's Prometheus meters: {@code felix_apply_seconds} (histogram, one sample per batch),
@@ -55,24 +58,18 @@ public final class FelixMetrics {
         this.applyTimer = Timer.builder("felix.apply").description("Time to apply one batch to the dataplane")
                 .publishPercentileHistogram().register(registry);
         this.resyncs = Counter.builder("felix.resyncs").description("Datastore resyncs started").register(registry);
-        Gauge.builder("felix.ipsets", model, DataplaneModel::ipSetCount).description("IP sets programmed")
-                .register(registry);
-        Gauge.builder("felix.ipset.members", model, DataplaneModel::ipSetMemberCount)
-                .description("Members over all IP sets").register(registry);
-        Gauge.builder("felix.active.policies", model, DataplaneModel::policyCount)
-                .description("Policies selecting a local endpoint").register(registry);
-        Gauge.builder("felix.local.endpoints", model, DataplaneModel::endpointCount)
-                .description("Local workload and host endpoints").register(registry);
-        Gauge.builder("felix.config.unsupported.fields", model, m -> m.config().unsupportedSettings().size())
-                .description("FelixConfiguration fields set away from their default that felix does not act on")
-                .register(registry);
-        Gauge.builder("felix.dataplane.errors", model, DataplaneModel::violations)
-                .description("Protocol violations the dataplane rejected").register(registry);
-        // Calico's names (FelixCalicoMetrics).
-        Gauge.builder("felix_active_local_policies", model, DataplaneModel::policyCount)
-                .description("Policies selecting a local endpoint").register(registry);
-        Gauge.builder("felix_active_local_endpoints", model, DataplaneModel::endpointCount)
-                .description("Local workload and host endpoints").register(registry);
+        // Our names, and Calico's (FelixCalicoMetrics) for the same reading where it has one.
+        modelGauge(registry, model, DataplaneModel::ipSetCount, "IP sets of active rules' selectors "
+                + "(one per selector and named port)", "felix.ipsets", "felix_active_local_selectors");
+        modelGauge(registry, model, DataplaneModel::ipSetMemberCount, "Members over all IP sets", "felix.ipset.members");
+        modelGauge(registry, model, DataplaneModel::policyCount, "Policies selecting a local endpoint",
+                "felix.active.policies", "felix_active_local_policies");
+        modelGauge(registry, model, DataplaneModel::endpointCount, "Local workload and host endpoints",
+                "felix.local.endpoints", "felix_active_local_endpoints");
+        modelGauge(registry, model, m -> m.config().unsupportedSettings().size(), "FelixConfiguration fields set "
+                + "away from their default that felix does not act on", "felix.config.unsupported.fields");
+        modelGauge(registry, model, DataplaneModel::violations, "Protocol violations the dataplane rejected",
+                "felix.dataplane.errors");
         resyncsStarted = Counter.builder("felix_resyncs_started").description("Datastore resyncs started")
                 .register(registry);
         Gauge.builder("felix_resync_state", this, m -> resyncState(m.syncerStatus.get()))
@@ -80,11 +77,9 @@ public final class FelixMetrics {
                 .register(registry);
         outputEvents = Counter.builder("felix_calc_graph_output_events")
                 .description("Dataplane updates emitted by the calculation graph").register(registry);
-        graphUpdateTime = secondsSummary(registry, "felix_calc_graph_update_time_seconds",
+        graphUpdateTime = summary(registry, "felix_calc_graph_update_time_seconds",
                 "Seconds the calculation graph took for one delivery of datastore updates");
-        msgBatchSize = DistributionSummary.builder("felix_int_dataplane_msg_batch_size")
-                .description("Dataplane updates applied per batch").publishPercentiles(0.5, 0.9, 0.99)
-                .distributionStatisticExpiry(Duration.ofMinutes(1)).register(registry);
+        msgBatchSize = summary(registry, "felix_int_dataplane_msg_batch_size", "Dataplane updates applied per batch");
         clusterGauge(registry, "felix_cluster_num_hosts", "Calico nodes in the cluster",
                 c -> c.count(ResourceKind.NODE));
         clusterGauge(registry, "felix_cluster_num_workload_endpoints", "Workload endpoints cluster-wide",
@@ -98,14 +93,21 @@ public final class FelixMetrics {
         clusterGauge(registry, "felix_cluster_num_tiers", "Tiers cluster-wide", c -> c.count(ResourceKind.TIER));
     }
 
-    /** A summary in seconds under Calico's exact name (a Micrometer timer would add {@code _seconds}). */
-    static DistributionSummary secondsSummary(MeterRegistry registry, String name, String description) {
-        return DistributionSummary.builder(name).description(description).publishPercentiles(0.5, 0.9, 0.99)
-                .distributionStatisticExpiry(Duration.ofMinutes(1)).register(registry);
+    /** One reading of the dataplane model, under each of {@code names}. */
+    private static void modelGauge(MeterRegistry registry, DataplaneModel model,
+                                   ToDoubleFunction<DataplaneModel> reading, String description,
+                                   String... names) {
+        for (String name : names) {
+            Gauge.builder(name, model, reading).description(description).register(registry);
+        }
+    }
+
+    private static DistributionSummary summary(MeterRegistry registry, String name, String description) {
+        return CalicoSummary.builder(name, description).register(registry);
     }
 
     private void clusterGauge(MeterRegistry registry, String name, String description,
-                              java.util.function.ToIntFunction<ClusterCounts> count) {
+                              ToIntFunction<ClusterCounts> count) {
         Gauge.builder(name, this, m -> count.applyAsInt(m.cluster)).description(description).register(registry);
     }
 

@@ -1,6 +1,7 @@
 package calico.goldmane.server;
 
 import calico.goldmane.engine.IngestStats;
+import calico.libcalico.health.CalicoSummary;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -66,8 +67,7 @@ public final class GoldmaneMetrics implements IngestStats {
     }
 
     private DistributionSummary summary(String name, String description) {
-        return DistributionSummary.builder(name).description(description).publishPercentiles(0.5, 0.9, 0.99)
-                .distributionStatisticExpiry(Duration.ofMinutes(2)).register(registry);
+        return CalicoSummary.builder(name, description).register(registry);
     }
 
     /** A stream's backfill took {@code nanos}: our query timer and Calico's millisecond summary. */

@@ -1,5 +1,6 @@
 package calico.typha.server;
 
+import calico.libcalico.health.CalicoSummary;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -122,11 +123,9 @@ final class TyphaMetrics {
                 "how far behind the latest breadcrumb a client was when handed one, in seconds");
     }
 
-    /** A per-syncer summary under Calico's exact name: quantiles over the last minute. */
+    /** A per-syncer summary under Calico's exact name. */
     private DistributionSummary summary(String name, String syncer, String description) {
-        return DistributionSummary.builder(name).tag("syncer", syncer).description(description)
-                .publishPercentiles(0.5, 0.9, 0.99).distributionStatisticExpiry(Duration.ofMinutes(1))
-                .register(registry);
+        return CalicoSummary.builder(name, description).tag("syncer", syncer).register(registry);
     }
 
     /** Calico's name and type: a summary in seconds (a Micrometer timer would add {@code _seconds}), per syncer. */
