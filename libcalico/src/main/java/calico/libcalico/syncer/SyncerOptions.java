@@ -11,7 +11,11 @@ import java.util.Objects;
  *                                  wait is spread ±20 %
  * @param maxRetryDelay             cap on that wait
  * @param maxWatchErrorsPerRevision broken watches tolerated without progress before the kind is
- *                                  listed again instead of resuming the watch (Calico: 5)
+ *                                  listed again instead of resuming the watch (Calico: 5, with
+ *                                  waits growing to 10 s and more; ours are capped at 1 s, so the
+ *                                  default is 15: about as long a broken spell, ~12 s, before a
+ *                                  list replaces the resume and the revisions in between are
+ *                                  skipped)
  * @param maxBatchSize              most updates per {@link SyncerCallbacks#onUpdates} call
  * @param queueCapacity             results buffered between the watchers and the dispatch thread;
  *                                  when full, watchers wait (back-pressure)
@@ -49,7 +53,7 @@ public record SyncerOptions(Duration initialRetryDelay, Duration maxRetryDelay, 
      * outage (issue 29; it was 10 s); the jitter keeps many nodes from retrying in step.
      */
     public static SyncerOptions defaults() {
-        return new SyncerOptions(Duration.ofMillis(250), Duration.ofSeconds(1), 5, 1000, 2000, Sleeper.system());
+        return new SyncerOptions(Duration.ofMillis(250), Duration.ofSeconds(1), 15, 1000, 2000, Sleeper.system());
     }
 
     public SyncerOptions withRetryDelays(Duration initial, Duration max) {
