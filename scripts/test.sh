@@ -55,7 +55,8 @@ section "mvn clean verify (${threads} modules at a time)"
 started=$SECONDS
 set +e
 # Debian's Maven 3.8.7 prints ANSI resets even in batch mode; strip them for plain logs.
-mvn -B --no-transfer-progress -Dstyle.color=never -b smart -T "$threads" clean verify "${image_args[@]}" "$@" 2>&1 \
+# --fail-at-end: a failing module stops only the modules built on it, so one run shows every failure.
+mvn -B --no-transfer-progress -Dstyle.color=never -b smart -T "$threads" --fail-at-end clean verify "${image_args[@]}" "$@" 2>&1 \
     | sed -u 's/\x1b\[[0-9;]*m//g'
 status=${PIPESTATUS[0]}
 set -e

@@ -70,7 +70,13 @@ await step('a namespace filter typed with autocomplete narrows the rows', async 
   await input.fill(ns);
   await input.press('Enter');
   await waitFor(page, 'source_namespaces in the URL', (v) => new URLSearchParams(location.search).getAll('source_namespaces').includes(v), ns);
-  await waitFor(page, 'namespace-filtered load', () => window.whisker.loadDone);
+  // loadDone may still be the unfiltered load's for a moment (the table empties, then fills):
+  // wait for filtered rows to be there, then check that no other namespace is among them.
+  // (A filter that lets other namespaces through times out here and fails on the check below.)
+  await waitFor(page, 'namespace-filtered rows', (v) => {
+    const els = [...document.querySelectorAll('.ft-row .c-ns')].filter((_, i) => i % 2 === 0);
+    return window.whisker.loadDone && els.length > 0 && els.every((e) => e.textContent === v);
+  }, ns).catch(() => {});
   const cells = await page.locator('.ft-row .c-ns').evaluateAll((els) => els.filter((_, i) => i % 2 === 0).map((e) => e.textContent));
   if (cells.length === 0 || cells.some((c) => c !== ns)) throw new Error(`rows outside ${ns}: ${[...new Set(cells)]}`);
   await page.goBack();
