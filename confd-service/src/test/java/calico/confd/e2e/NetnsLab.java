@@ -1,5 +1,7 @@
 package calico.confd.e2e;
 
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import calico.confd.Await;
 import calico.libcalico.bird.BirdControl;
 import java.io.IOException;
@@ -128,6 +130,22 @@ final class NetnsLab implements AutoCloseable {
     /** {@return node i's IPv6 kernel routes installed by BIRD} */
     String birdRoutes6(int i) throws IOException, InterruptedException {
         return ip("-n", ns(i), "-6", "route", "show", "proto", "bird");
+    }
+
+    /** Skips the calling test where it cannot run: BIRD 2 is not installed, or not root (namespaces). */
+    static void assumeBirdAndRoot() {
+        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/bird")), "needs BIRD 2");
+        assumeTrue("root".equals(System.getProperty("user.name")),
+                "needs root for network namespaces");
+    }
+
+    /** Closes what a BGP test started, in the order given, skipping what it never got to start. */
+    static void closeAll(AutoCloseable... started) throws Exception {
+        for (AutoCloseable c : started) {
+            if (c != null) {
+                c.close();
+            }
+        }
     }
 
     static String ip(String... args) throws IOException, InterruptedException {

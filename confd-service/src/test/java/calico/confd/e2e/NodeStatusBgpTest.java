@@ -6,7 +6,6 @@ import static calico.confd.Fixtures.config;
 import static calico.confd.Fixtures.node;
 import static calico.confd.Fixtures.pool;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.api.model.CalicoNodeStatus;
 import calico.api.model.CalicoNodeStatusSpec;
@@ -56,25 +55,13 @@ class NodeStatusBgpTest {
     private NodeStatusReporter reporter;
 
     @AfterEach
-    void tearDown() {
-        if (reporter != null) {
-            reporter.close();
-        }
-        if (confd != null) {
-            confd.close();
-        }
-        if (datastore != null) {
-            datastore.close();
-        }
-        if (lab != null) {
-            lab.close();
-        }
+    void tearDown() throws Exception {
+        NetnsLab.closeAll(reporter, confd, datastore, lab);
     }
 
     @Test
     void reporterAndCalicoctlShowTheEstablishedMesh() throws Exception {
-        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/bird")), "needs BIRD 2");
-        assumeTrue("root".equals(System.getProperty("user.name")), "needs root for network namespaces");
+        NetnsLab.assumeBirdAndRoot();
         assertThat(CALICOCTL_JAR).as("the packaged calicoctl (built before confd-service in the reactor)").exists();
         lab = new NetnsLab(tmp, 2, "ns-");
         datastore = new MemoryDatastore();

@@ -7,7 +7,6 @@ import static calico.confd.Fixtures.node;
 import static calico.confd.Fixtures.peer;
 import static calico.confd.Fixtures.pool;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.api.model.ASNumber;
 import calico.api.model.BGPPassword;
@@ -49,22 +48,13 @@ class PasswordBgpTest {
     private ConfdNodes confd;
 
     @AfterEach
-    void tearDown() {
-        if (confd != null) {
-            confd.close();
-        }
-        if (datastore != null) {
-            datastore.close();
-        }
-        if (lab != null) {
-            lab.close();
-        }
+    void tearDown() throws Exception {
+        NetnsLab.closeAll(confd, datastore, lab);
     }
 
     @Test
     void samePasswordEstablishesAWrongOneDoesNot() throws Exception {
-        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/bird")), "needs BIRD 2");
-        assumeTrue("root".equals(System.getProperty("user.name")), "needs root for network namespaces");
+        NetnsLab.assumeBirdAndRoot();
         lab = new NetnsLab(tmp, 2, "b9-");
         datastore = new MemoryDatastore();
         datastore.create(pool("pool", "10.98.0.0/16", false, false));

@@ -5,7 +5,6 @@ import static calico.confd.Fixtures.config;
 import static calico.confd.Fixtures.node;
 import static calico.confd.Fixtures.peer;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.api.model.ASNumber;
 import calico.api.model.BGPPeerSpec;
@@ -36,22 +35,13 @@ class ReachableByBgpTest {
     private ConfdNodes confd;
 
     @AfterEach
-    void tearDown() {
-        if (confd != null) {
-            confd.close();
-        }
-        if (datastore != null) {
-            datastore.close();
-        }
-        if (lab != null) {
-            lab.close();
-        }
+    void tearDown() throws Exception {
+        NetnsLab.closeAll(confd, datastore, lab);
     }
 
     @Test
     void staticRouteToThePeerViaTheGatewayBringsTheSessionUp() throws Exception {
-        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/bird")), "needs BIRD 2");
-        assumeTrue("root".equals(System.getProperty("user.name")), "needs root for network namespaces");
+        NetnsLab.assumeBirdAndRoot();
         lab = new NetnsLab(tmp, 2, "b9-");
         NetnsLab.ip("-n", lab.ns(2), "addr", "add", "10.77.0.2/32", "dev", "lo");
         assertThat(NetnsLab.ip("-n", lab.ns(1), "route", "show", "10.77.0.2")).as("no route before").isBlank();
