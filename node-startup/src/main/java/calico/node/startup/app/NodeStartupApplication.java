@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.WebApplicationType;
@@ -75,16 +76,17 @@ public class NodeStartupApplication {
                 settings.ipv6Supported() && ipv6Kernel, settings.cluster());
         boolean onKubernetes = kdd || !ds.kubeconfig().isEmpty() || !ds.k8sApiEndpoint().isEmpty()
                 || System.getenv("KUBERNETES_SERVICE_HOST") != null;
+        Supplier<Optional<Config>> kubernetes = () -> onKubernetes ? Optional.of(ds.kubernetesClientConfig())
+                : Optional.empty();
         AddressDetector detector = new AddressDetector(
                 new NetlinkHostInterfaces(props.netns().isEmpty() ? Optional.empty() : Optional.of(props.netns())),
-                new FabricKubernetesNodes(() -> onKubernetes ? Optional.of(ds.kubernetesClientConfig())
-                        : Optional.<Config>empty()));
+                new FabricKubernetesNodes(kubernetes));
         Datastore datastore = ds.toConfig().open();
         try {
             if (props.waitsForDatastore()) {
                 awaitDatastore(datastore, props.nodename(), Duration.ofSeconds(1));
             }
-            return new NodeStartup(datastore, detector).run(settings);
+            return new NodeStartup(datastore, detector, new FabricKubeadmConfig(kubernetes)).run(settings);
         } finally {
             datastore.close();
         }

@@ -73,6 +73,14 @@ public final class AddressDetector {
         return Optional.empty();
     }
 
+    /**
+     * {@return every IPv{@code version} address on any host interface}, loopback and link-local
+     * included (what a default pool must not contain: Calico's {@code GetDefaultIPv4Pool} lists them all).
+     */
+    public List<IpAddress> hostAddresses(int version) {
+        return interfaces.list().stream().flatMap(i -> i.cidrs(version).stream()).map(Cidr::address).toList();
+    }
+
     /** {@return every interface but those Calico never reports} (the Node's {@code interfaces}). */
     public List<HostInterface> reportable(int... versions) {
         Pattern exclude = anyOf(AutodetectionMethod.DEFAULT_INTERFACES_TO_EXCLUDE);

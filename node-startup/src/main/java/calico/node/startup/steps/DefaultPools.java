@@ -11,29 +11,24 @@ import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.DatastoreException;
 import java.security.SecureRandom;
 import java.util.List;
-import java.util.function.Supplier;
 
 /**
  * Calico's default IP pools: {@code default-ipv4-ippool} (and {@code default-ipv6-ippool}) are
  * created only when no pool of that IP version exists, so a pool the user made first (or a
- * second node's start-up) stops them; an existing pool is never changed.
+ * second node's start-up) stops them; an existing pool is never changed. A pool whose CIDR
+ * variable is unset gets {@link DefaultPoolCidrs}' choice.
  */
 final class DefaultPools {
 
     static final String IPV4_NAME = "default-ipv4-ippool";
     static final String IPV6_NAME = "default-ipv6-ippool";
-    static final Cidr IPV4_DEFAULT = Cidr.parse("192.168.0.0/16");
 
     private final Datastore datastore;
-    private final Supplier<Cidr> ula;
+    private final DefaultPoolCidrs cidrs;
 
-    DefaultPools(Datastore datastore) {
-        this(datastore, DefaultPools::randomUla);
-    }
-
-    DefaultPools(Datastore datastore, Supplier<Cidr> ula) {
+    DefaultPools(Datastore datastore, DefaultPoolCidrs cidrs) {
         this.datastore = datastore;
-        this.ula = ula;
+        this.cidrs = cidrs;
     }
 
     void ensure(PoolSettings v4, PoolSettings v6, boolean ipv6Supported, Changes changes) {
@@ -42,10 +37,10 @@ final class DefaultPools {
         }
         List<Resource> pools = datastore.list(ResourceKind.IP_POOL).items();
         if (v4.enabled() && noPoolOf(4, pools)) {
-            create(IPV4_NAME, v4.cidr().orElse(IPV4_DEFAULT), v4, v4.ipipMode(), changes);
+            create(IPV4_NAME, v4.cidr().orElseGet(cidrs::ipv4), v4, v4.ipipMode(), changes);
         }
         if (v6.enabled() && ipv6Supported && noPoolOf(6, pools)) {
-            create(IPV6_NAME, v6.cidr().orElseGet(ula), v6, calico.api.model.EncapsulationMode.Never, changes);
+            create(IPV6_NAME, v6.cidr().orElseGet(cidrs::ipv6), v6, calico.api.model.EncapsulationMode.Never, changes);
         }
     }
 

@@ -57,16 +57,24 @@ public final class NodeStartup {
 
     private final Datastore datastore;
     private final AddressDetector detector;
+    private final KubeadmConfig kubeadm;
 
     public NodeStartup(Datastore datastore, AddressDetector detector) {
+        this(datastore, detector, KubeadmConfig.NONE);
+    }
+
+    /** @param kubeadm where unset pool CIDRs are looked up first (kubeadm's {@code podSubnet}) */
+    public NodeStartup(Datastore datastore, AddressDetector detector, KubeadmConfig kubeadm) {
         this.datastore = Objects.requireNonNull(datastore, "datastore");
         this.detector = Objects.requireNonNull(detector, "detector");
+        this.kubeadm = Objects.requireNonNull(kubeadm, "kubeadm");
     }
 
     public Result run(Settings s) {
         Changes changes = new Changes();
         Node node = new NodeResource(datastore, detector).ensure(s.node(), s.cluster().kubernetesDatastore(), changes);
-        new DefaultPools(datastore).ensure(s.ipv4Pool(), s.ipv6Pool(), s.ipv6Supported(), changes);
+        DefaultPoolCidrs cidrs = new DefaultPoolCidrs(kubeadm, () -> detector.hostAddresses(4), DefaultPools::randomUla);
+        new DefaultPools(datastore, cidrs).ensure(s.ipv4Pool(), s.ipv6Pool(), s.ipv6Supported(), changes);
         new ClusterDefaults(datastore).ensure(s.cluster(), s.node().nodeName(), changes);
         node = new TunnelAddresses(datastore, new IpamClient(datastore, IpamOptions.defaults())).reconcile(node, changes);
         return new Result(node, changes.list());

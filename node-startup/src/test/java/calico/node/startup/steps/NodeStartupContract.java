@@ -159,6 +159,20 @@ abstract class NodeStartupContract {
     }
 
     @Test
+    void anUnsetPoolCidrTakesThePrivateRangeNoHostAddressIsIn() {
+        List<HostInterface> host = new java.util.ArrayList<>(HOST);
+        host.add(new HostInterface(5, "eth2", List.of(Cidr.parse("192.168.10.5/24"))));
+        NodeStartup onThisHost = new NodeStartup(ds, new AddressDetector(() -> host, KubernetesNodes.NONE));
+        PoolSettings unset = new PoolSettings(true, Optional.empty(), 26, EncapsulationMode.Never,
+                EncapsulationMode.Never, true, "", false);
+        onThisHost.run(settings(node(new AddressSetting.Unset(), new AddressSetting.Unset(), null), unset,
+                PoolSettings.disabled()));
+        // 192.168.0.0/16 holds eth2's address, 172.16.0.0/16 none (docker0 is in 172.17).
+        assertThat(ds.list(ResourceKind.IP_POOL).items()).singleElement()
+                .satisfies(p -> assertThat(((IPPool) p).spec().cidr()).isEqualTo("172.16.0.0/16"));
+    }
+
+    @Test
     void tunnelAddressesAreAssignedAndReleasedAsPoolsChangeTheirEncapsulation() {
         NodeStartup.Settings s = settings(node(new AddressSetting.Unset(), new AddressSetting.Autodetect(), null),
                 pool("10.60.0.0/16", 26, EncapsulationMode.Never, EncapsulationMode.Always, true),
