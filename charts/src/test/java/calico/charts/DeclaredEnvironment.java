@@ -38,17 +38,18 @@ final class DeclaredEnvironment {
     static final String INSTALL_SCRIPT = "charts/calico/templates/calico-node-config.yaml";
 
     /** Each chart container → the module whose process it runs. */
-    static final Map<String, String> MODULE_OF_CONTAINER = Map.of(
-            "felix", "felix-service",
-            "confd", "confd-service",
-            "node-startup", "node-startup",
-            "cni-daemon", "cni-plugin",
-            "calico-typha", "typha-service",
-            "calico-kube-controllers", "controllers-service",
-            "calico-apiserver", "apiserver-service",
-            "goldmane", "goldmane-service",
-            "whisker", "whisker-backend",
-            "install-cni", INSTALL_SCRIPT);
+    static final Map<String, String> MODULE_OF_CONTAINER = Map.ofEntries(
+            Map.entry("felix", "felix-service"),
+            Map.entry("confd", "confd-service"),
+            Map.entry("node-startup", "node-startup"),
+            Map.entry("allocate-tunnel-addrs", "node-startup"),
+            Map.entry("cni-daemon", "cni-plugin"),
+            Map.entry("calico-typha", "typha-service"),
+            Map.entry("calico-kube-controllers", "controllers-service"),
+            Map.entry("calico-apiserver", "apiserver-service"),
+            Map.entry("goldmane", "goldmane-service"),
+            Map.entry("whisker", "whisker-backend"),
+            Map.entry("install-cni", INSTALL_SCRIPT));
 
     /**
      * Each module's names and health port, read once: every rendered variant checks every

@@ -7,12 +7,15 @@ import calico.libcalico.datastore.DatastoreException;
 import calico.libcalico.datastore.config.DatastoreConfig;
 import calico.libcalico.datastore.config.DatastoreProperties;
 import calico.node.startup.autodetect.AddressDetector;
+import calico.node.startup.autodetect.KubernetesNodes;
 import calico.node.startup.autodetect.NetlinkHostInterfaces;
 import calico.node.startup.steps.NodeStartup;
 import io.fabric8.kubernetes.client.Config;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -37,6 +40,12 @@ public class NodeStartupApplication {
 
     private static final Logger LOG = LoggerFactory.getLogger(NodeStartupApplication.class);
 
+    /** The first argument that runs the tunnel address daemon instead of start-up (Calico's flag's name). */
+    public static final String ALLOCATE_TUNNEL_ADDRS = "allocate-tunnel-addrs";
+    /** As calico-node's allocator: a full reconcile this often even when nothing was heard. */
+    private static final Duration RESYNC = Duration.ofMinutes(5);
+    private static final Duration RETRY = Duration.ofSeconds(5);
+
     /** The shared datastore settings under {@code node.*}, from Calico's generic variables. */
     static final DatastoreProperties.Source DATASTORE = DatastoreProperties.Source.of("node", "");
 
@@ -49,12 +58,21 @@ public class NodeStartupApplication {
         System.exit(run(args));
     }
 
-    /** {@return the exit code} of one start-up with {@code args} (Spring properties, {@code --NAME=value}). */
+    /**
+     * {@return the exit code} of one start-up with {@code args} (Spring properties, {@code --NAME=value}),
+     * or, when the first argument is {@value #ALLOCATE_TUNNEL_ADDRS}, of the tunnel address daemon
+     * (which returns only when its thread is interrupted, or fails at once on bad settings).
+     */
     public static int run(String... args) {
+        boolean daemon = args.length > 0 && args[0].equals(ALLOCATE_TUNNEL_ADDRS);
+        String[] springArgs = daemon ? Arrays.copyOfRange(args, 1, args.length) : args;
         try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(NodeStartupApplication.class)
-                .web(WebApplicationType.NONE).logStartupInfo(false).run(args)) {
+                .web(WebApplicationType.NONE).logStartupInfo(false).run(springArgs)) {
             StartupProperties props = ctx.getBean(StartupProperties.class);
             DatastoreProperties ds = ctx.getBean(DatastoreProperties.class);
+            if (daemon) {
+                return allocateTunnelAddrs(props, ds);
+            }
             NodeStartup.Result r = startUp(props, ds);
             LOG.info("calico-node start-up done for node {}: {}", r.node().metadata().name(),
                     r.changes().isEmpty() ? "nothing to change" : r.changes().size() + " change(s)");
@@ -65,6 +83,22 @@ public class NodeStartupApplication {
             System.err.println("calico-node start-up failed: " + reason);
             return 1;
         }
+    }
+
+    /**
+     * {@code calico-node -allocate-tunnel-addrs}: {@link TunnelAddressDaemon} until interrupted; the
+     * Node must exist (start-up ran first).
+     */
+    static int allocateTunnelAddrs(StartupProperties props, DatastoreProperties ds) {
+        NodeStartup.Settings settings = props.toSettings(ds.type() == DatastoreConfig.Type.KUBERNETES);
+        try (Datastore datastore = ds.toConfig().open()) {
+            NodeStartup startup = new NodeStartup(datastore, new AddressDetector(List::of, KubernetesNodes.NONE));
+            new TunnelAddressDaemon(datastore, startup, settings.node().nodeName(),
+                    settings.node().wireguardHostEncryption(), RESYNC, RETRY).run();
+        } catch (InterruptedException stopped) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
     }
 
     /** One start-up with bound settings, in this thread's network namespace. */

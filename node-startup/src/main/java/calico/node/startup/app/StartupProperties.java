@@ -40,13 +40,15 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *                               outside it (the datastore stays reachable); empty for the process's own
  * @param waitForDatastore       {@code WAIT_FOR_DATASTORE}: {@code true} (only that, as Calico compares it)
  *                               retries an unreachable datastore every second instead of failing
+ * @param wireguardHostEncryption {@code FELIX_WIREGUARDHOSTENCRYPTIONENABLED} (felix's, read from the environment
+ *                               as calico-node's tunnel address allocator reads it): no WireGuard tunnel address
  */
 @ConfigurationProperties(prefix = "node")
 public record StartupProperties(String nodename, String k8sNodeRef, String ip, String ip6, String ipAutodetectionMethod,
                                 String ip6AutodetectionMethod, String as, String networkingBackend,
                                 String noDefaultPools, String disableNodeIpCheck, String clusterType,
                                 String calicoVersion, String ipv6Support, Pool ipv4Pool, Pool ipv6Pool,
-                                String netns, String waitForDatastore) {
+                                String netns, String waitForDatastore, String wireguardHostEncryption) {
 
     /**
      * One default pool's variables, as given ({@code CALICO_IPV4POOL_CIDR}, {@code _BLOCK_SIZE}, {@code _IPIP},
@@ -79,21 +81,23 @@ public record StartupProperties(String nodename, String k8sNodeRef, String ip, S
         // Parsed now (the fields are not assigned yet: hence the static form) so that a bad value fails
         // start-up before anything is written.
         settings(nodename, k8sNodeRef, ip, ip6, ipAutodetectionMethod, ip6AutodetectionMethod, as, networkingBackend,
-                noDefaultPools, disableNodeIpCheck, clusterType, calicoVersion, ipv6Support, ipv4Pool, ipv6Pool, false);
+                noDefaultPools, disableNodeIpCheck, clusterType, calicoVersion, ipv6Support, ipv4Pool, ipv6Pool,
+                wireguardHostEncryption, false);
     }
 
     /** {@return the typed settings start-up runs with} */
     public NodeStartup.Settings toSettings(boolean kubernetesDatastore) {
         return settings(nodename, k8sNodeRef, ip, ip6, ipAutodetectionMethod, ip6AutodetectionMethod, as,
                 networkingBackend, noDefaultPools, disableNodeIpCheck, clusterType, calicoVersion, ipv6Support, ipv4Pool,
-                ipv6Pool, kubernetesDatastore);
+                ipv6Pool, wireguardHostEncryption, kubernetesDatastore);
     }
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     private static NodeStartup.Settings settings(String nodename, String k8sNodeRef, String ip, String ip6,
             String ipAutodetectionMethod, String ip6AutodetectionMethod, String as, String networkingBackend,
             String noDefaultPools, String disableNodeIpCheck, String clusterType, String calicoVersion,
-            String ipv6Support, Pool ipv4Pool, Pool ipv6Pool, boolean kubernetesDatastore) {
+            String ipv6Support, Pool ipv4Pool, Pool ipv6Pool, String wireguardHostEncryption,
+            boolean kubernetesDatastore) {
         boolean noPools = trim(noDefaultPools).equalsIgnoreCase("true");
         String k8sName = k8sNodeRef.isEmpty() ? nodename : k8sNodeRef;
         NodeSettings node = new NodeSettings(nodename, k8sName, !k8sNodeRef.isEmpty(),
@@ -102,7 +106,8 @@ public record StartupProperties(String nodename, String k8sNodeRef, String ip, S
                 AutodetectionMethod.parse(ipAutodetectionMethod, "node.ip-autodetection-method (IP_AUTODETECTION_METHOD)"),
                 AutodetectionMethod.parse(ip6AutodetectionMethod,
                         "node.ip6-autodetection-method (IP6_AUTODETECTION_METHOD)"),
-                asNumber(as), networkingBackend.equals("none"), !trim(disableNodeIpCheck).equalsIgnoreCase("true"));
+                asNumber(as), networkingBackend.equals("none"), !trim(disableNodeIpCheck).equalsIgnoreCase("true"),
+                calicoBool(wireguardHostEncryption, false));
         PoolSettings v4 = noPools ? PoolSettings.disabled() : pool(ipv4Pool, 4);
         PoolSettings v6 = noPools ? PoolSettings.disabled() : pool(ipv6Pool, 6);
         return new NodeStartup.Settings(node, v4, v6, calicoBool(ipv6Support, true),

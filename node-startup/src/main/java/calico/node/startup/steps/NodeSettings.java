@@ -19,11 +19,13 @@ import java.util.Objects;
  * @param policyOnly         {@code CALICO_NETWORKING_BACKEND=none}: no addresses or AS are written
  * @param checkConflicts     whether another Node with the same address stops start-up
  *                           ({@code DISABLE_NODE_IP_CHECK} turns it off)
+ * @param wireguardHostEncryption {@code FELIX_WIREGUARDHOSTENCRYPTIONENABLED}: the WireGuard device uses the
+ *                           node's own address, so no WireGuard tunnel address is allocated
  */
 public record NodeSettings(String nodeName, String kubernetesNodeName, boolean orchestratorRef,
                            AddressSetting ipv4, AddressSetting ipv6, AutodetectionMethod ipv4Method,
                            AutodetectionMethod ipv6Method, ASNumber asNumber, boolean policyOnly,
-                           boolean checkConflicts) {
+                           boolean checkConflicts, boolean wireguardHostEncryption) {
 
     public NodeSettings {
         Objects.requireNonNull(nodeName, "nodeName");

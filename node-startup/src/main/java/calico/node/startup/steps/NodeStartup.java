@@ -1,6 +1,8 @@
 package calico.node.startup.steps;
 
 import calico.api.model.Node;
+import calico.api.model.ResourceKey;
+import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.ipam.IpamClient;
 import calico.libcalico.ipam.IpamOptions;
@@ -18,7 +20,8 @@ import java.util.Objects;
  *        │
  *   ClusterDefaults   ClusterInformation (datastoreReady, clusterGUID, calicoVersion), tier default,
  *        │            FelixConfiguration default (+ node.&lt;name&gt; on etcd), BGP- and IPAMConfiguration default
- *   TunnelAddresses   IPIP / VXLAN / IPv6 VXLAN addresses from IPAM while a pool needs them, else released
+ *   TunnelAddresses   IPIP / VXLAN / IPv6 VXLAN / WireGuard addresses from IPAM while a pool needs them (WireGuard:
+ *                     while felix's key is published), else released; also alone: {@link #tunnelAddresses}
  * </pre>
  *
  * Idempotent: each step reads what is stored and writes only what is missing or different, so a
@@ -76,7 +79,22 @@ public final class NodeStartup {
         DefaultPoolCidrs cidrs = new DefaultPoolCidrs(kubeadm, () -> detector.hostAddresses(4), DefaultPools::randomUla);
         new DefaultPools(datastore, cidrs).ensure(s.ipv4Pool(), s.ipv6Pool(), s.ipv6Supported(), changes);
         new ClusterDefaults(datastore).ensure(s.cluster(), s.node().nodeName(), changes);
-        node = new TunnelAddresses(datastore, new IpamClient(datastore, IpamOptions.defaults())).reconcile(node, changes);
+        node = new TunnelAddresses(datastore, new IpamClient(datastore, IpamOptions.defaults())).reconcile(node,
+                s.node().wireguardHostEncryption(), changes);
+        return new Result(node, changes.list());
+    }
+
+    /**
+     * Only the last step, for {@code allocate-tunnel-addrs} (run again whenever pools or the Node
+     * change, e.g. once felix publishes its WireGuard key): the Node must exist (start-up made it).
+     */
+    public Result tunnelAddresses(String nodeName, boolean wireguardHostEncryption) {
+        Changes changes = new Changes();
+        Node node = datastore.get(ResourceKey.of(ResourceKind.NODE, nodeName))
+                .map(Node.class::cast)
+                .orElseThrow(() -> new StartupException("Node " + nodeName + " does not exist: calico-node start-up makes it"));
+        node = new TunnelAddresses(datastore, new IpamClient(datastore, IpamOptions.defaults())).reconcile(node,
+                wireguardHostEncryption, changes);
         return new Result(node, changes.list());
     }
 }

@@ -5,6 +5,7 @@ import calico.api.model.IPPool;
 import calico.api.model.IPPoolSpec;
 import calico.api.model.Node;
 import calico.api.model.NodeSpec;
+import calico.api.model.NodeStatus;
 import calico.api.model.ResourceKind;
 import calico.api.net.Cidr;
 import calico.api.net.IpAddress;
@@ -22,11 +23,15 @@ import java.util.Optional;
  * The node's tunnel addresses, as calico-node's {@code allocate-tunnel-addrs} keeps them: for each
  * kind (IPIP, IPv4 VXLAN, IPv6 VXLAN) an address from IPAM, in a block affine to this node, while
  * an enabled pool of that IP version that selects the node, allows {@code Tunnel} use and has that
- * encapsulation ({@code Always} or {@code CrossSubnet}) exists; released when none does. Each is
- * held by Calico's handle ({@code ipip-tunnel-addr-<node>}, {@code vxlan-tunnel-addr-<node>},
- * {@code vxlan-v6-tunnel-addr-<node>}) with Calico's attributes ({@code node}, {@code type}), so
- * Calico's tools and GC recognise it. A kept address is one its handle still holds and a fitting
- * pool still contains; otherwise the handle is released and a new address assigned.
+ * encapsulation ({@code Always} or {@code CrossSubnet}) exists; released when none does. The
+ * WireGuard interface addresses (IPv4, IPv6) need no encapsulation, only WireGuard running on the
+ * node (felix has published its public key of that family in the Node's status) and not in host
+ * encryption mode (where the device uses the node's own address). Each is held by Calico's handle
+ * ({@code ipip-tunnel-addr-<node>}, {@code vxlan-tunnel-addr-<node>}, {@code vxlan-v6-tunnel-addr-<node>},
+ * {@code wireguard-tunnel-addr-<node>}, {@code wireguard-v6-tunnel-addr-<node>}) with Calico's
+ * attributes ({@code node}, {@code type}), so Calico's tools and GC recognise it. A kept address is
+ * one its handle still holds and a fitting pool still contains; otherwise the handle is released
+ * and a new address assigned.
  */
 final class TunnelAddresses {
 
@@ -34,7 +39,9 @@ final class TunnelAddresses {
     enum Kind {
         IPIP("ipip-tunnel-addr-", "ipipTunnelAddress", 4),
         VXLAN("vxlan-tunnel-addr-", "vxlanTunnelAddress", 4),
-        VXLAN_V6("vxlan-v6-tunnel-addr-", "vxlanV6TunnelAddress", 6);
+        VXLAN_V6("vxlan-v6-tunnel-addr-", "vxlanV6TunnelAddress", 6),
+        WIREGUARD("wireguard-tunnel-addr-", "wireguardTunnelAddress", 4),
+        WIREGUARD_V6("wireguard-v6-tunnel-addr-", "wireguardV6TunnelAddress", 6);
 
         final String handlePrefix;
         final String type;
@@ -51,8 +58,22 @@ final class TunnelAddresses {
         }
 
         boolean wants(IPPoolSpec pool) {
-            EncapsulationMode m = this == IPIP ? pool.ipipMode() : pool.vxlanMode();
+            EncapsulationMode m = switch (this) {
+                case IPIP -> pool.ipipMode();
+                case VXLAN, VXLAN_V6 -> pool.vxlanMode();
+                case WIREGUARD, WIREGUARD_V6 -> EncapsulationMode.Always;
+            };
             return m == EncapsulationMode.Always || m == EncapsulationMode.CrossSubnet;
+        }
+
+        /** WireGuard's kinds only while felix runs WireGuard of that family here (its key is published). */
+        boolean runsOn(Node node, boolean wireguardHostEncryption) {
+            NodeStatus st = node.status();
+            return switch (this) {
+                case IPIP, VXLAN, VXLAN_V6 -> true;
+                case WIREGUARD -> !wireguardHostEncryption && st != null && present(st.wireguardPublicKey());
+                case WIREGUARD_V6 -> !wireguardHostEncryption && st != null && present(st.wireguardPublicKeyV6());
+            };
         }
 
         String get(NodeSpec s) {
@@ -60,6 +81,8 @@ final class TunnelAddresses {
                 case IPIP -> s.bgp() == null ? null : s.bgp().ipv4IPIPTunnelAddr();
                 case VXLAN -> s.ipv4VXLANTunnelAddr();
                 case VXLAN_V6 -> s.ipv6VXLANTunnelAddr();
+                case WIREGUARD -> s.wireguard() == null ? null : s.wireguard().interfaceIPv4Address();
+                case WIREGUARD_V6 -> s.wireguard() == null ? null : s.wireguard().interfaceIPv6Address();
             };
         }
 
@@ -77,7 +100,19 @@ final class TunnelAddresses {
                         s.vxlanTunnelMACAddrV6(), s.orchRefs(), s.wireguard(), s.addresses(), s.interfaces());
                 case VXLAN_V6 -> new NodeSpec(s.bgp(), s.ipv4VXLANTunnelAddr(), s.vxlanTunnelMACAddr(), addr,
                         s.vxlanTunnelMACAddrV6(), s.orchRefs(), s.wireguard(), s.addresses(), s.interfaces());
+                case WIREGUARD, WIREGUARD_V6 -> {
+                    NodeSpec.Wireguard w = s.wireguard() == null ? new NodeSpec.Wireguard(null, null) : s.wireguard();
+                    NodeSpec.Wireguard nw = this == WIREGUARD ? new NodeSpec.Wireguard(addr, w.interfaceIPv6Address())
+                            : new NodeSpec.Wireguard(w.interfaceIPv4Address(), addr);
+                    yield new NodeSpec(s.bgp(), s.ipv4VXLANTunnelAddr(), s.vxlanTunnelMACAddr(), s.ipv6VXLANTunnelAddr(),
+                            s.vxlanTunnelMACAddrV6(), s.orchRefs(),
+                            nw.equals(new NodeSpec.Wireguard(null, null)) ? null : nw, s.addresses(), s.interfaces());
+                }
             };
+        }
+
+        private static boolean present(String s) {
+            return s != null && !s.isEmpty();
         }
     }
 
@@ -89,14 +124,18 @@ final class TunnelAddresses {
         this.ipam = ipam;
     }
 
-    /** {@return the Node as stored after this step} (written only if an address changed) */
-    Node reconcile(Node node, Changes changes) {
+    /**
+     * {@return the Node as stored after this step} (written only if an address changed)
+     *
+     * @param wireguardHostEncryption {@code wireguardHostEncryptionEnabled}: the WireGuard device uses the node's address
+     */
+    Node reconcile(Node node, boolean wireguardHostEncryption, Changes changes) {
         String name = node.metadata().name();
         List<IPPool> pools = datastore.list(ResourceKind.IP_POOL).items().stream().map(IPPool.class::cast).toList();
         NodeSpec spec = node.spec();
         for (Kind k : Kind.values()) {
-            List<Cidr> fitting = pools.stream().filter(p -> fits(p, k, node)).map(p -> Cidr.parse(p.spec().cidr()))
-                    .toList();
+            List<Cidr> fitting = !k.runsOn(node, wireguardHostEncryption) ? List.of()
+                    : pools.stream().filter(p -> fits(p, k, node)).map(p -> Cidr.parse(p.spec().cidr())).toList();
             String current = k.get(spec);
             String handle = k.handle(name);
             if (fitting.isEmpty()) {

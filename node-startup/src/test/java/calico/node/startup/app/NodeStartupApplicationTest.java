@@ -93,6 +93,42 @@ class NodeStartupApplicationTest {
     }
 
     @Test
+    void allocateTunnelAddrsKeepsTheAddressesRightAsPoolsAndFelixsKeyChange() throws Exception {
+        assertThat(NodeStartupApplication.run(args("--IP=autodetect"))).isZero();
+        Thread daemon = new Thread(() -> NodeStartupApplication.run(
+                java.util.stream.Stream.concat(java.util.stream.Stream.of(NodeStartupApplication.ALLOCATE_TUNNEL_ADDRS),
+                        java.util.Arrays.stream(args())).toArray(String[]::new)), "allocate-tunnel-addrs");
+        daemon.start();
+        try (Datastore ds = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()))) {
+            // felix publishes its key after start-up: the daemon allocates the WireGuard address then.
+            Node n = node(ds);
+            ds.updateStatus(new Node(n.metadata(), n.spec(), new calico.api.model.NodeStatus(
+                    "dGhpcyBpcyBub3QgYSByZWFsIGtleSBidXQgMzIgYnk=", null, List.of())));
+            calico.libcalico.testing.Await.until("a WireGuard address in the pool", java.time.Duration.ofSeconds(30),
+                    () -> node(ds).spec().wireguard() != null && Cidr.parse("10.250.0.0/16")
+                            .contains(IpAddress.parse(node(ds).spec().wireguard().interfaceIPv4Address())));
+            // The pool stops using VXLAN: its tunnel address goes, the WireGuard address stays.
+            IPPool p = (IPPool) ds.get(ResourceKey.of(ResourceKind.IP_POOL, "default-ipv4-ippool")).orElseThrow();
+            var spec = p.spec();
+            ds.update(new IPPool(p.metadata(), new calico.api.model.IPPoolSpec(spec.cidr(),
+                    calico.api.model.EncapsulationMode.Never, spec.ipipMode(), spec.natOutgoing(), spec.disabled(),
+                    spec.disableBGPExport(), spec.blockSize(), spec.nodeSelector(), spec.namespaceSelector(),
+                    spec.allowedUses(), spec.assignmentMode())));
+            calico.libcalico.testing.Await.until("the VXLAN address released", java.time.Duration.ofSeconds(30),
+                    () -> node(ds).spec().ipv4VXLANTunnelAddr() == null);
+            assertThat(node(ds).spec().wireguard().interfaceIPv4Address()).isNotNull();
+        } finally {
+            daemon.interrupt();
+            daemon.join(30_000);
+        }
+        assertThat(daemon.isAlive()).as("the daemon ends when interrupted").isFalse();
+    }
+
+    private static Node node(Datastore ds) {
+        return (Node) ds.get(ResourceKey.of(ResourceKind.NODE, "app-node")).orElseThrow();
+    }
+
+    @Test
     void badSettingsExitOneNamingTheVariable() {
         assertThat(failure("--CALICO_IPV4POOL_BLOCK_SIZE=33"))
                 .contains("node.ipv4-pool.block-size (CALICO_IPV4POOL_BLOCK_SIZE): 33 is not between 20 and 32");

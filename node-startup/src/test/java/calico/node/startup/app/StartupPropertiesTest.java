@@ -60,7 +60,10 @@ class StartupPropertiesTest {
             assertThat(s.ipv6Supported()).isTrue();
             assertThat(ctx.getBean(DatastoreProperties.class).type()).isEqualTo(DatastoreConfig.Type.ETCDV3);
             assertThat(ctx.getBean(StartupProperties.class).waitsForDatastore()).as("WAIT_FOR_DATASTORE unset").isFalse();
+            assertThat(s.node().wireguardHostEncryption()).as("FELIX_WIREGUARDHOSTENCRYPTIONENABLED unset").isFalse();
         });
+        runner.withPropertyValues("FELIX_WIREGUARDHOSTENCRYPTIONENABLED=true").run(ctx -> assertThat(
+                ctx.getBean(StartupProperties.class).toSettings(false).node().wireguardHostEncryption()).isTrue());
         runner.withPropertyValues("WAIT_FOR_DATASTORE=true").run(ctx ->
                 assertThat(ctx.getBean(StartupProperties.class).waitsForDatastore()).isTrue());
         runner.withPropertyValues("WAIT_FOR_DATASTORE=True").run(ctx ->

@@ -78,7 +78,7 @@ abstract class NodeStartupContract {
 
     static NodeSettings node(AddressSetting ip, AddressSetting ip6, ASNumber as) {
         return new NodeSettings(NODE, NODE, false, ip, ip6, new AutodetectionMethod.FirstFound(),
-                new AutodetectionMethod.FirstFound(), as, false, true);
+                new AutodetectionMethod.FirstFound(), as, false, true, false);
     }
 
     static PoolSettings pool(String cidr, int blockSize, EncapsulationMode ipip, EncapsulationMode vxlan,
@@ -214,6 +214,41 @@ abstract class NodeStartupContract {
     }
 
     @Test
+    void wireguardAddressesFollowFelixsPublishedKeysAndNotHostEncryption() {
+        NodeStartup.Settings s = settings(node(new AddressSetting.Unset(), new AddressSetting.Autodetect(), null),
+                pool("10.61.0.0/16", 26, EncapsulationMode.Never, EncapsulationMode.Never, true),
+                pool("fd00:61::/48", 122, EncapsulationMode.Never, EncapsulationMode.Never, false));
+        startup().run(s);
+        assertThat(node().spec().wireguard()).as("no key published: WireGuard does not run here").isNull();
+
+        setWireguardKeys("dGhpcyBpcyBub3QgYSByZWFsIGtleSBidXQgMzIgYnk=", "c2Vjb25kIGtleSBmb3IgdGhlIElQdjYgZGV2aWNlIQ==");
+        NodeStartup.Result r = startup().tunnelAddresses(NODE, false);
+        assertThat(r.changes()).anyMatch(c -> c.startsWith("assigned wireguardTunnelAddress"))
+                .anyMatch(c -> c.startsWith("assigned wireguardV6TunnelAddress"));
+        Node node = node();
+        assertTunnelAddress(node.spec().wireguard().interfaceIPv4Address(), "wireguard-tunnel-addr-" + NODE,
+                "wireguardTunnelAddress", "10.61.0.0/16");
+        assertTunnelAddress(node.spec().wireguard().interfaceIPv6Address(), "wireguard-v6-tunnel-addr-" + NODE,
+                "wireguardV6TunnelAddress", "fd00:61::/48");
+        assertThat(node.status().wireguardPublicKey()).as("the status is kept").startsWith("dGhp");
+        assertThat(startup().tunnelAddresses(NODE, false).changes()).isEmpty();
+
+        // Host encryption: the device uses the node's address, so neither is kept.
+        assertThat(startup().tunnelAddresses(NODE, true).changes()).hasSize(2);
+        assertThat(node().spec().wireguard()).isNull();
+        assertThat(ipam().addressesByHandle("wireguard-tunnel-addr-" + NODE)).isEmpty();
+
+        // Back without host encryption, then the IPv6 key withdrawn: only the IPv4 address stays.
+        startup().tunnelAddresses(NODE, false);
+        setWireguardKeys("dGhpcyBpcyBub3QgYSByZWFsIGtleSBidXQgMzIgYnk=", null);
+        assertThat(startup().tunnelAddresses(NODE, false).changes()).singleElement()
+                .satisfies(c -> assertThat(c).startsWith("released wireguardV6TunnelAddress"));
+        assertThat(node().spec().wireguard().interfaceIPv6Address()).isNull();
+        assertThat(node().spec().wireguard().interfaceIPv4Address()).isNotNull();
+        assertThat(ipam().addressesByHandle("wireguard-v6-tunnel-addr-" + NODE)).isEmpty();
+    }
+
+    @Test
     void whatIsAlreadySetIsKept() {
         ds.create(new ClusterInformation(ObjectMeta.named("default"), new ClusterInformationSpec(
                 "0123456789abcdef0123456789abcdef", "typha", "v3.29.0", false, null)));
@@ -240,7 +275,7 @@ abstract class NodeStartupContract {
         startup().run(defaults());
         NodeSettings b = new NodeSettings("node-b", "node-b", false, AddressSetting.parse("10.0.0.5/24", 4, "IP"),
                 new AddressSetting.Unset(), new AutodetectionMethod.FirstFound(), new AutodetectionMethod.FirstFound(),
-                null, false, true);
+                null, false, true, false);
         assertThatThrownBy(() -> startup().run(settings(b, PoolSettings.disabled(), PoolSettings.disabled())))
                 .isInstanceOf(StartupException.class).hasMessageContaining(NODE).hasMessageContaining("10.0.0.5/24")
                 .hasMessageContaining("DISABLE_NODE_IP_CHECK");
@@ -250,7 +285,7 @@ abstract class NodeStartupContract {
     void autodetectionThatFindsNothingNamesTheMethod() {
         NodeSettings s = new NodeSettings(NODE, NODE, false, new AddressSetting.Autodetect(),
                 new AddressSetting.Unset(), new AutodetectionMethod.Interface(List.of("^wlan.*")),
-                new AutodetectionMethod.FirstFound(), null, false, true);
+                new AutodetectionMethod.FirstFound(), null, false, true, false);
         assertThatThrownBy(() -> startup().run(settings(s, PoolSettings.disabled(), PoolSettings.disabled())))
                 .isInstanceOf(StartupException.class).hasMessageContaining("IP_AUTODETECTION_METHOD=interface=^wlan.*")
                 .hasMessageContaining("no valid host interfaces found");
@@ -293,6 +328,13 @@ abstract class NodeStartupContract {
     private static int ordinal(Cidr block, IpAddress ip) {
         return new java.math.BigInteger(1, ip.toBytes()).subtract(new java.math.BigInteger(1, block.address().toBytes()))
                 .intValueExact();
+    }
+
+    /** Felix's publication of its public keys in the Node's status. */
+    void setWireguardKeys(String v4, String v6) {
+        Node n = node();
+        ds.updateStatus(new Node(n.metadata(), n.spec(), new calico.api.model.NodeStatus(v4, v6,
+                n.status() == null ? List.of() : n.status().podCIDRs())));
     }
 
     void setEncapsulation(String pool, EncapsulationMode ipip, EncapsulationMode vxlan) {
