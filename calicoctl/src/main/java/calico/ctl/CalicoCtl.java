@@ -293,6 +293,9 @@ public final class CalicoCtl {
                     : codec.writeYaml(codec.toListTree(kind, items, revision)));
             case JSON -> out.println(codec.writePrettyJson(g.name() != null ? codec.toTree(items.get(0))
                     : codec.toListTree(kind, items, revision)));
+            // As calicoctl, the template runs over a slice holding the resource, or the list.
+            case GO_TEMPLATE -> out.print(g.template().execute(GoTemplate.slice(g.name() != null
+                    ? codec.toTree(items.get(0)) : codec.toListTree(kind, items, revision))));
             case TABLE, WIDE, CUSTOM_COLUMNS -> {
                 if (kind == ResourceKind.TIER) { // Calico lists tiers in their order, unordered last
                     items = items.stream().sorted(Comparator.comparing(

@@ -33,10 +33,11 @@ sealed interface Command {
 
     /**
      * Print one resource or a list; {@code namespace} null with {@code allNamespaces} for every namespace;
-     * {@code columns} the headings of {@code -o custom-columns=}, else null.
+     * {@code columns} the headings of {@code -o custom-columns=}, else null; {@code template} the parsed
+     * {@code -o go-template=} / {@code go-template-file=}, else null.
      */
     record Get(ResourceKind kind, String name, String namespace, boolean allNamespaces, String selector,
-               Output output, java.util.List<String> columns) implements Command {
+               Output output, java.util.List<String> columns, GoTemplate template) implements Command {
     }
 
     /** Delete one resource by kind and name, or every resource of a file; optionally ignore missing ones. */
@@ -95,6 +96,6 @@ sealed interface Command {
 
     /** How {@code get} prints: Calico's {@code -o ps} (the default), {@code wide}, {@code custom-columns=}, yaml, json. */
     enum Output {
-        TABLE, WIDE, CUSTOM_COLUMNS, YAML, JSON
+        TABLE, WIDE, CUSTOM_COLUMNS, GO_TEMPLATE, YAML, JSON
     }
 }

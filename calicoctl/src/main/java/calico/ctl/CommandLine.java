@@ -19,7 +19,7 @@ final class CommandLine {
               patch  KIND NAME -p PATCH [-t strategic|merge|json] [-n NAMESPACE]
               label  KIND NAME key=value [--overwrite] | label KIND NAME key --remove   [-n NAMESPACE]
               version                                 client and cluster version
-              get    KIND [NAME] [-n NS | -A] [-l SELECTOR] [-o ps|wide|custom-columns=H,H|yaml|json]
+              get    KIND [NAME] [-n NS | -A] [-l SELECTOR] [-o ps|wide|custom-columns=H,H|go-template=T|go-template-file=F|yaml|json]
               delete KIND NAME [-n NAMESPACE] | delete -f FILE|-   [--skip-not-exists]
               ipam show [--show-blocks]               IP pool (and block) usage
               ipam release --ip=IP | --from-report=FILE... [--force]   release one address, or what reports call leaked
@@ -91,7 +91,7 @@ final class CommandLine {
             case "get" -> {
                 o.expectPositionals(verb, 1, 2);
                 yield new Command.Get(kind(o.positionals.get(0)), o.positionals.size() > 1 ? o.positionals.get(1) : null,
-                        o.namespace, o.allNamespaces, o.selector, o.output, o.columns);
+                        o.namespace, o.allNamespaces, o.selector, o.output, o.columns, o.template);
             }
             case "delete" -> {
                 if (o.file != null) {
@@ -287,6 +287,7 @@ final class CommandLine {
         ResourcePatch.Type patchType = ResourcePatch.Type.STRATEGIC;
         Command.Output output = Command.Output.TABLE;
         List<String> columns;
+        GoTemplate template;
         final List<String> positionals = new ArrayList<>();
 
         static Options parse(List<String> args) {
@@ -361,8 +362,31 @@ final class CommandLine {
             };
         }
 
-        /** Calico's {@code -o}: ps (default), wide, custom-columns=A,B (headings as given), yaml/yml, json. */
+        /**
+         * Calico's {@code -o}: ps (default), wide, custom-columns=A,B (headings as given), go-template=T,
+         * go-template-file=FILE, yaml/yml, json.
+         */
         private void output(String v) {
+            if (v.startsWith("go-template=") || v.startsWith("go-template-file=")) {
+                boolean file = v.startsWith("go-template-file=");
+                String arg = v.substring(v.indexOf('=') + 1);
+                String text = arg;
+                if (file) {
+                    try {
+                        text = java.nio.file.Files.readString(java.nio.file.Path.of(arg));
+                    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+                        throw new UsageException("-o go-template-file: cannot read " + arg + ": " + e.getMessage());
+                    }
+                }
+                try {
+                    template = GoTemplate.parse(text);
+                } catch (IllegalArgumentException e) {
+                    throw new UsageException("-o " + (file ? "go-template-file=" + arg : "go-template") + ": "
+                            + e.getMessage());
+                }
+                output = Command.Output.GO_TEMPLATE;
+                return;
+            }
             if (v.startsWith("custom-columns")) {
                 String list = v.startsWith("custom-columns=") ? v.substring("custom-columns=".length()) : "";
                 if (list.isEmpty()) {

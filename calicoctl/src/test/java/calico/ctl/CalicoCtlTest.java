@@ -211,7 +211,7 @@ class CalicoCtlTest {
     }
 
     @Test
-    void ipamConfigureSetsStrictAffinityAndSplitCutsALockedPool() {
+    void ipamConfigureSetsStrictAffinityAndSplitCutsALockedPool() throws Exception {
         try (var store = DatastoreConfig.fromEnvironment(env).open()) {
             for (var k : List.of(calico.api.model.ResourceKind.IP_POOL, calico.api.model.ResourceKind.IPAM_CONFIGURATION)) {
                 store.list(k).items().forEach(r -> store.delete(r.key(), null));
@@ -249,6 +249,23 @@ class CalicoCtlTest {
                         "split-pool-2 10.0.1.128/26 Always true false", "split-pool-3 10.0.1.192/26 Always true false");
         assertThat(run("get", "ippool", "split-pool-2", "-o", "yaml")).isZero();
         assertThat(stdout).contains("team: net", "blockSize: 28");
+        // -o go-template over the stored pools, as calicoctl runs it (a slice holding the list; Go's field names).
+        assertThat(run("get", "ippools", "-o",
+                "go-template={{range .}}{{range .Items}}{{.ObjectMeta.Name}}={{.Spec.CIDR}} {{end}}{{end}}")).as(stderr).isZero();
+        assertThat(stdout).isEqualTo("split-pool-0=10.0.1.0/26 split-pool-1=10.0.1.64/26 split-pool-2=10.0.1.128/26"
+                + " split-pool-3=10.0.1.192/26 ");
+        java.nio.file.Path tmpl = java.nio.file.Files.createTempFile("calicoctl", ".tmpl");
+        try {
+            java.nio.file.Files.writeString(tmpl, "{{range .}}{{.Name}}: {{index .Labels \"team\"}}{{end}}\n");
+            assertThat(run("get", "ippool", "split-pool-2", "-o", "go-template-file=" + tmpl)).as(stderr).isZero();
+            assertThat(stdout).isEqualTo("split-pool-2: net\n");
+        } finally {
+            java.nio.file.Files.delete(tmpl);
+        }
+        assertThat(run("get", "ippools", "-o", "go-template={{range .}}")).isEqualTo(2);
+        assertThat(stderr).contains("-o go-template: template: get:1: unexpected EOF: {{range}} has no {{end}}");
+        assertThat(run("get", "ippools", "-o", "go-template-file=/nonexistent/t.tmpl")).isEqualTo(2);
+        assertThat(stderr).contains("-o go-template-file: cannot read /nonexistent/t.tmpl");
         assertThat(run("datastore", "migrate", "unlock")).as(stderr).isZero();
         assertThat(stdout).isEqualTo("Datastore unlocked.\n");
         assertThat(run("ipam", "split", "2")).isEqualTo(2);
