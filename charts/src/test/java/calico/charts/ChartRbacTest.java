@@ -149,7 +149,9 @@ class ChartRbacTest {
     /**
      * calico-node's start-up, the real executable, with the environment of the chart's
      * node-startup init container and a token of the calico-node account: it must complete
-     * (exit 0) and write the Node's address and the default pool the values asked for.
+     * (exit 0) and write the Node's address and the default pool the values asked for. Then the
+     * chart's allocate-tunnel-addrs container, as calico-node too: once a WireGuard key appears on
+     * the Node (as felix publishes it) it allocates the WireGuard address and writes it on the Node.
      */
     @Test
     void nodeStartupRunsAsCalicoNodeWithTheChartsEnvironment() throws Exception {
@@ -167,6 +169,30 @@ class ChartRbacTest {
             env.put("KUBECONFIG", kubeconfig.toString());
             Helm.Result run = ServiceRun.runToEnd(ServiceRun.execJar("node-startup"), env);
             assertThat(run.exit()).as(run.stdout()).isZero();
+
+            Map<String, String> daemonEnv = new HashMap<>(Rendered.env(Rendered.container(r.get("DaemonSet", "calico-node"),
+                    "allocate-tunnel-addrs")));
+            daemonEnv.put("NODENAME", "startup-node");
+            daemonEnv.put("KUBECONFIG", kubeconfig.toString());
+            List<String> args = new ArrayList<>();
+            Rendered.container(r.get("DaemonSet", "calico-node"), "allocate-tunnel-addrs").path("args")
+                    .forEach(a -> args.add(a.asText()));
+            Process daemon = ServiceRun.start(ServiceRun.execJar("node-startup"), daemonEnv, args.toArray(String[]::new));
+            StringBuffer said = new StringBuffer();
+            Thread drain = new Thread(() -> daemon.inputReader().lines().forEach(l -> said.append(l).append('\n')));
+            drain.setDaemon(true);
+            drain.start();
+            try {
+                cp.kubectl("annotate", "node", "startup-node",
+                        "projectcalico.org/WireguardPublicKey=dGhpcyBpcyBub3QgYSByZWFsIGtleSBidXQgMzIgYnk=");
+                Await.until("the WireGuard address on the Node", Duration.ofSeconds(90), () -> cp.kubectl("get", "node",
+                        "startup-node", "-o", "jsonpath={.metadata.annotations}").contains("IPv4WireguardInterfaceAddr"));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; allocate-tunnel-addrs said:\n" + said, e);
+            } finally {
+                daemon.destroy();
+                daemon.waitFor();
+            }
         } finally {
             Files.deleteIfExists(kubeconfig);
         }
