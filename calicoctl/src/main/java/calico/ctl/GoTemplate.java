@@ -552,21 +552,22 @@ final class GoTemplate {
                 }
             }
             Pipeline over = pipeline(false);
-            closeAction();
-            List<Node> body = new ArrayList<>();
-            String end = list(body);
-            List<Node> otherwise = new ArrayList<>();
-            if ("else".equals(end)) {
-                pos += 4;
-                closeAction();
-                end = list(otherwise);
-            }
-            expectEnd(end, "range");
-            return new Range(key, value, over, body, otherwise);
+            Branches b = branches("range");
+            return new Range(key, value, over, b.body(), b.otherwise());
         }
 
         private With withNode() {
             Pipeline value = pipeline(false);
+            Branches b = branches("with");
+            return new With(value, b.body(), b.otherwise());
+        }
+
+        /** What a {@code range} or {@code with} holds: its body, and what its {@code {{else}}} holds. */
+        private record Branches(List<Node> body, List<Node> otherwise) {
+        }
+
+        /** Reads from the end of the opening action to the {@code {{end}}}. */
+        private Branches branches(String what) {
             closeAction();
             List<Node> body = new ArrayList<>();
             String end = list(body);
@@ -576,8 +577,8 @@ final class GoTemplate {
                 closeAction();
                 end = list(otherwise);
             }
-            expectEnd(end, "with");
-            return new With(value, body, otherwise);
+            expectEnd(end, what);
+            return new Branches(body, otherwise);
         }
 
         private void expectEnd(String end, String what) {
