@@ -8,6 +8,16 @@
 #define CALI_DIR_TO_EP   0 /* towards the workload (its ingress policy): tc egress of the host-side veth */
 #define CALI_DIR_FROM_EP 1 /* from the workload (its egress policy): tc ingress of the host-side veth */
 
+/* The tables of a host endpoint's interface (cali_eps' dir beside the workload's two): which one a
+ * packet walks depends on the hook, on whether it is the host's own or forwarded, and on the stage. */
+#define CALI_TABLE_HEP_IN           2 /* arriving for the host itself: inbound failsafes, ingress policy, profiles */
+#define CALI_TABLE_HEP_OUT          3 /* the host's own, leaving: outbound failsafes, egress policy, profiles */
+#define CALI_TABLE_HEP_FWD_IN       4 /* arriving to be forwarded: applyOnForward ingress policy */
+#define CALI_TABLE_HEP_FWD_OUT      5 /* forwarded, leaving: applyOnForward egress policy */
+#define CALI_TABLE_HEP_UNTRACKED_IN 6 /* doNotTrack ingress, before conntrack (no verdict: on to the next stage) */
+#define CALI_TABLE_HEP_UNTRACKED_OUT 7 /* doNotTrack egress, before conntrack */
+#define CALI_TABLE_HEP_PRE_DNAT_IN  8 /* preDNAT ingress, after conntrack, before the normal tables */
+
 #define CALI_MAX_RULES 4096 /* longest rule table one endpoint direction may have */
 #define CALI_RULE_SETS 8
 #define CALI_RULE_PORTS 16

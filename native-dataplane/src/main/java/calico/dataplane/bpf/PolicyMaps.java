@@ -52,12 +52,43 @@ public final class PolicyMaps {
     private PolicyMaps() {
     }
 
-    /** The policy direction of an endpoint, and the tc hook of its host-side interface that enforces it. */
+    /**
+     * A table of an interface ({@code cali_eps}' dir), the tc hook that walks it and the program there:
+     * a workload's two directions, or one of a host endpoint's tables ({@code CALI_TABLE_HEP_*}).
+     */
     public enum Dir {
         /** Towards the workload: its ingress policy, on the host side's tc egress. */
         TO_ENDPOINT(0, TcDirection.EGRESS, "calico_to_ep"),
         /** From the workload: its egress policy, on the host side's tc ingress. */
-        FROM_ENDPOINT(1, TcDirection.INGRESS, "calico_from_ep");
+        FROM_ENDPOINT(1, TcDirection.INGRESS, "calico_from_ep"),
+        /** A host endpoint, arriving for the host itself: inbound failsafes, ingress policy, profiles, deny. */
+        HEP_IN(2, TcDirection.INGRESS, "calico_hep_in"),
+        /** A host endpoint, the host's own traffic leaving: outbound failsafes, egress policy, profiles, deny. */
+        HEP_OUT(3, TcDirection.EGRESS, "calico_hep_out"),
+        /** A host endpoint, arriving to be forwarded: its applyOnForward ingress policy. */
+        HEP_FWD_IN(4, TcDirection.INGRESS, "calico_hep_in"),
+        /** A host endpoint, forwarded traffic leaving: its applyOnForward egress policy. */
+        HEP_FWD_OUT(5, TcDirection.EGRESS, "calico_hep_out"),
+        /** A host endpoint's doNotTrack ingress policy (no verdict: on to conntrack and the rest). */
+        HEP_UNTRACKED_IN(6, TcDirection.INGRESS, "calico_hep_in"),
+        /** A host endpoint's doNotTrack egress policy. */
+        HEP_UNTRACKED_OUT(7, TcDirection.EGRESS, "calico_hep_out"),
+        /** A host endpoint's preDNAT ingress policy (no verdict: on to the normal tables). */
+        HEP_PRE_DNAT_IN(8, TcDirection.INGRESS, "calico_hep_in");
+
+        /** The programs of a workload interface, one per hook. */
+        public static final List<Dir> WORKLOAD = List.of(TO_ENDPOINT, FROM_ENDPOINT);
+        /** The programs of a host endpoint's interface, one per hook. */
+        public static final List<Dir> HOST = List.of(HEP_OUT, HEP_IN);
+
+        static Dir of(int code) {
+            for (Dir d : values()) {
+                if (d.code == code) {
+                    return d;
+                }
+            }
+            throw new IllegalArgumentException("table " + code);
+        }
 
         public final int code;
         public final TcDirection hook;
@@ -170,7 +201,7 @@ public final class PolicyMaps {
     public static EndpointKey decodeEndpointKey(byte[] k) {
         ByteBuffer b = ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN);
         int ifindex = b.getInt();
-        return new EndpointKey(ifindex, b.getInt() == 0 ? Dir.TO_ENDPOINT : Dir.FROM_ENDPOINT);
+        return new EndpointKey(ifindex, Dir.of(b.getInt()));
     }
 
     public static byte[] endpointValue(int gen, int len) {

@@ -15,6 +15,8 @@ import java.nio.file.Path;
 public final class PolicyProgram implements AutoCloseable {
 
     public static final String RESOURCE = "/calico/dataplane/bpf/calico_tc.o";
+    /** The host endpoints' programs ({@code calico_hep.c}): an object of their own, sharing the pins. */
+    public static final String HOST_RESOURCE = "/calico/dataplane/bpf/calico_hep.o";
 
     private final BpfObject object;
     private final Path pinDir;
@@ -29,14 +31,26 @@ public final class PolicyProgram implements AutoCloseable {
         return load(shippedObject(), pinDir);
     }
 
+    /**
+     * Loads the host endpoints' object, its maps the pins of {@code pinDir} (the same maps as the
+     * workload programs': load either first, the second reuses the first's pins).
+     */
+    public static PolicyProgram loadHost(Path pinDir) {
+        return load("calico_hep", resource(HOST_RESOURCE), pinDir);
+    }
+
     /** Loads {@code elf} (tests: a broken object) as the policy program. */
     public static PolicyProgram load(byte[] elf, Path pinDir) {
+        return load("calico_tc", elf, pinDir);
+    }
+
+    private static PolicyProgram load(String name, byte[] elf, Path pinDir) {
         try {
             Files.createDirectories(pinDir);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the BPF pin directory " + pinDir, e);
         }
-        PolicyProgram p = new PolicyProgram(BpfObject.load("calico_tc", elf, pinDir), pinDir);
+        PolicyProgram p = new PolicyProgram(BpfObject.load(name, elf, pinDir), pinDir);
         // A pin no map of this object has is an older layout's (its name carried the old version): unpinned.
         try (java.util.stream.Stream<Path> pins = Files.list(pinDir)) {
             for (Path stale : pins.filter(f -> !PolicyMaps.ALL.contains(f.getFileName().toString())).toList()) {
@@ -51,9 +65,13 @@ public final class PolicyProgram implements AutoCloseable {
 
     /** {@return the bytes of the shipped object} */
     public static byte[] shippedObject() {
-        try (InputStream in = PolicyProgram.class.getResourceAsStream(RESOURCE)) {
+        return resource(RESOURCE);
+    }
+
+    private static byte[] resource(String name) {
+        try (InputStream in = PolicyProgram.class.getResourceAsStream(name)) {
             if (in == null) {
-                throw new IllegalStateException(RESOURCE + " is not on the classpath (built by native-dataplane's clang step)");
+                throw new IllegalStateException(name + " is not on the classpath (built by native-dataplane's clang step)");
             }
             return in.readAllBytes();
         } catch (IOException e) {
@@ -71,7 +89,8 @@ public final class PolicyProgram implements AutoCloseable {
 
     /** Creates the interface's clsact qdisc if it has none (see {@link Tc#createHooks}). */
     public void createHooks(int ifindex, String ifName) {
-        Tc.createHooks(ifindex, ifName, "calico_to_ep/calico_from_ep");
+        Tc.createHooks(ifindex, ifName, object.name().equals("calico_hep") ? "calico_hep_in/calico_hep_out"
+                : "calico_to_ep/calico_from_ep");
     }
 
     /** Attaches the program of {@code dir} to the interface's hook for it (the clsact qdisc must exist). */

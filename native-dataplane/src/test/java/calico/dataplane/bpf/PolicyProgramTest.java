@@ -99,7 +99,7 @@ class PolicyProgramTest {
                 prog.createHooks(ifB, "calibbbb");
                 prog.createHooks(ifA, "caliaaaa");
                 prog.createHooks(ifA, "caliaaaa"); // there already: fine
-                for (Dir d : Dir.values()) {
+                for (Dir d : Dir.WORKLOAD) {
                     prog.attach(ifB, "calibbbb", d);
                     prog.attach(ifA, "caliaaaa", d);
                 }
@@ -147,7 +147,7 @@ class PolicyProgramTest {
 
             // Detached: the interface is plain again.
             router.run(() -> {
-                for (Dir d : Dir.values()) {
+                for (Dir d : Dir.WORKLOAD) {
                     assertThat(Tc.detach(ifB, d.hook)).isTrue();
                     assertThat(Tc.detach(ifB, d.hook)).as("already gone").isFalse();
                 }
@@ -389,7 +389,7 @@ class PolicyProgramTest {
         router.run(() -> {
             for (int ifx : ifindexes) {
                 prog.createHooks(ifx, "cali");
-                for (Dir d : Dir.values()) {
+                for (Dir d : Dir.WORKLOAD) {
                     prog.attach(ifx, "cali", d);
                 }
             }

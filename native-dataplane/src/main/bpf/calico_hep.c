@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Calico policy for host endpoints: tc classifiers on a host interface, in an object of their own
+ * (so the verifier checks them apart from the workload programs; the maps are the same pins, see
+ * calico_common.h). A packet walks up to three of the interface's tables, in Calico's order:
+ * doNotTrack (before conntrack: an allow skips conntrack and everything after, unrecorded), then
+ * conntrack, then preDNAT (arriving only), then the normal table: the host's own traffic (with the
+ * failsafe ports first) or forwarded traffic (applyOnForward policy). An untracked or preDNAT
+ * table without a verdict hands over to the next stage; a missing normal table drops. */
+#include "calico_common.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* dir: the hook (CALI_DIR_FROM_EP: tc ingress, arriving; CALI_DIR_TO_EP: tc egress, leaving). */
+static __always_inline int police_host(struct __sk_buff *skb, __u32 dir)
+{
+	if (skb->mark == CALI_MARK_REJECT)
+		return TC_ACT_OK; /* a workload program's answer on its way */
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	if ((void *)(eth + 1) > end)
+		return TC_ACT_SHOT;
+	if (eth->h_proto != bpf_htons(ETH_P_IP))
+		return TC_ACT_OK; /* ARP; IPv6 is not policed on host endpoints yet: the host is not cut off */
+	struct iphdr *ip = (void *)(eth + 1);
+	struct walk w = { .ifindex = skb->ifindex, .dir = dir };
+	struct walk ct;
+	__u8 tcp_flags;
+	if (parse(skb, ip, &w, &ct, &tcp_flags))
+		return TC_ACT_SHOT;
+	int in = dir == CALI_DIR_FROM_EP;
+
+	int v = walk_table(&w, in ? CALI_TABLE_HEP_UNTRACKED_IN : CALI_TABLE_HEP_UNTRACKED_OUT);
+	if (v == CALI_ACT_ALLOW)
+		return TC_ACT_OK;
+	if (v == CALI_ACT_DENY)
+		return TC_ACT_SHOT;
+
+	__u64 now = bpf_ktime_get_ns();
+	if (ct_hit(&ct, now, tcp_flags))
+		return TC_ACT_OK;
+
+	if (in) {
+		v = walk_table(&w, CALI_TABLE_HEP_PRE_DNAT_IN);
+		if (v == CALI_ACT_DENY)
+			return TC_ACT_SHOT;
+		if (v == CALI_ACT_ALLOW) {
+			ct_insert(&ct, now, tcp_flags);
+			return TC_ACT_OK;
+		}
+	}
+
+	/* The host's own or forwarded: arriving, by the route to the destination (local: not
+	 * forwarded); leaving, by where it came from (nowhere: the host sent it). */
+	__u32 table;
+	if (in) {
+		__u32 out = 0;
+		table = route(skb, w.saddr, w.daddr, skb->ifindex, &out) == BPF_FIB_LKUP_RET_NOT_FWDED
+			? CALI_TABLE_HEP_IN : CALI_TABLE_HEP_FWD_IN;
+	} else {
+		table = skb->ingress_ifindex == 0 ? CALI_TABLE_HEP_OUT : CALI_TABLE_HEP_FWD_OUT;
+	}
+	if (walk_table(&w, table) < 0)
+		return TC_ACT_SHOT; /* attached without its table: fail closed */
+	emit_event(skb, &w, in ? CALI_DIR_TO_EP : CALI_DIR_FROM_EP); /* arriving: its ingress policy */
+	if (w.verdict != CALI_ACT_ALLOW)
+		return TC_ACT_SHOT;
+	ct_insert(&ct, now, tcp_flags);
+	return TC_ACT_OK;
+}
+
+SEC("tc")
+int calico_hep_in(struct __sk_buff *skb)
+{
+	return police_host(skb, CALI_DIR_FROM_EP);
+}
+
+SEC("tc")
+int calico_hep_out(struct __sk_buff *skb)
+{
+	return police_host(skb, CALI_DIR_TO_EP);
+}
