@@ -81,15 +81,15 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 		return TC_ACT_OK;
 	if (eth->h_proto != bpf_htons(ETH_P_IP))
 		return TC_ACT_SHOT; /* IPv6 and the rest: not policed yet, so not let through */
-	/* The host's own traffic to its workloads is not policed (as the iptables OUTPUT chain). */
-	if (dir == CALI_DIR_TO_EP && skb->ingress_ifindex == 0)
-		return TC_ACT_OK;
+	/* The host's own traffic to its workloads is not policed (as the iptables OUTPUT chain), but
+	 * tracked: the workload's replies are not new flows to the host. */
+	int from_host = dir == CALI_DIR_TO_EP && skb->ingress_ifindex == 0;
 	struct iphdr *ip = (void *)(eth + 1);
 	struct walk w = { .ifindex = skb->ifindex, .dir = dir };
 	struct walk ct;
 	__u8 tcp_flags;
 	if (parse(skb, ip, &w, &ct, &tcp_flags))
-		return TC_ACT_SHOT;
+		return from_host ? TC_ACT_OK : TC_ACT_SHOT;
 
 	__u32 zero_key = 0;
 	struct cali_cfg *cfg = bpf_map_lookup_elem(&cali_cfg, &zero_key);
@@ -105,6 +105,10 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 	__u64 now = bpf_ktime_get_ns();
 	if (ct_hit(&ct, now, tcp_flags))
 		return TC_ACT_OK;
+	if (from_host) {
+		ct_insert(&ct, now, tcp_flags);
+		return TC_ACT_OK;
+	}
 
 	if (walk_table(&w, dir) < 0)
 		return TC_ACT_SHOT; /* no table for this endpoint (yet): fail closed */

@@ -96,7 +96,9 @@ public abstract class PacketScenarios {
      * probes inside the workload scenarios are left out.
      */
     protected enum Feature {
-        IPV6, WORKLOAD_TO_HOST, HOST_ENDPOINTS, NAT_OUTGOING, REJECT, ANTI_SPOOFING, HOST_INPUT_FILTER
+        IPV6, WORKLOAD_TO_HOST, HOST_ENDPOINTS, NAT_OUTGOING, REJECT, ANTI_SPOOFING, HOST_INPUT_FILTER,
+        /** Normal host endpoint policy judges arriving traffic after the host's own netfilter DNAT (INPUT/FORWARD). */
+        POLICY_AFTER_HOST_DNAT
     }
 
     /** The driver under test, bound to the host namespace. */
@@ -554,7 +556,7 @@ public abstract class PacketScenarios {
     /** preDNAT policy matches the destination as it arrived, before the host's DNAT rewrites it. */
     @Test
     void preDnatPolicySeesTheDestinationBeforeDnat() {
-        start(Feature.HOST_ENDPOINTS);
+        start(Feature.HOST_ENDPOINTS, Feature.POLICY_AFTER_HOST_DNAT);
         try (NetNs.Listener a80 = a.tcpListener(A_IP, 8080)) {
             dnat(true, HOST_IP, 7099, A_IP, 8080);
             put(tier("default", 1000.0), allowAllProfile("kns.test"), wepA(Map.of("app", "a")),

@@ -9,6 +9,7 @@ import calico.dataplane.bpf.PolicyMaps.Dir;
 import calico.dataplane.bpf.PolicyMaps.Rule;
 import calico.dataplane.bpf.PolicyProgram;
 import calico.dataplane.bpf.Tc;
+import calico.dataplane.bpf.TcDirection;
 import calico.dataplane.netlink.Link;
 import calico.dataplane.netlink.Netlink;
 import calico.felix.calc.DataplaneUpdate;
@@ -45,6 +46,12 @@ import org.slf4j.LoggerFactory;
  * programs cannot be attached to is set down (no traffic either way), the apply fails naming the
  * endpoint, the interface and the program (felix not ready), and every later apply tries again and
  * sets it up once attached. Pins: {@code <bpffs>/calico}; conntrack survives a restart of felix.
+ *
+ * <p><b>Host endpoints</b> get the host object's programs ({@link PolicyProgram#loadHost}, loaded
+ * when the first is needed) on their interface, and the all-interfaces ({@code *}) endpoint on every
+ * interface that is neither a workload's, another host endpoint's nor {@code lo}. A host interface
+ * the programs cannot be attached to is reported (felix not ready) and tried again on every apply,
+ * but not set down: that would cut the host off, failsafe ports included.
  */
 public final class BpfDataplane implements PolicyDriver {
 
@@ -74,6 +81,8 @@ public final class BpfDataplane implements PolicyDriver {
     private final Path bpfFs;
     private final byte[] programObject;
     private PolicyProgram program;
+    /** The host endpoints' programs, once a host endpoint needed them. */
+    private PolicyProgram hostProgram;
     private Netlink netlink;
     private SetIds ids;
     private SetIds prefixIds;
@@ -85,6 +94,8 @@ public final class BpfDataplane implements PolicyDriver {
     private final Map<EpDir, Table> tables = new HashMap<>();
     /** Interfaces with our programs, by name: their ifindex when attached. */
     private final Map<String, Integer> attached = new TreeMap<>();
+    /** Host interfaces with the host endpoint programs, by name: their ifindex when attached. */
+    private final Map<String, Integer> hostAttached = new TreeMap<>();
     /** Interfaces we set down because the programs could not be attached. */
     private final Set<String> downed = new HashSet<>();
     /** What the last sync could not do (interfaces held down), reported without failing the apply. */
@@ -144,7 +155,9 @@ public final class BpfDataplane implements PolicyDriver {
 
     @Override
     public void onLinkChange(String name, int index, boolean deleted) {
-        if (ids != null && !needResync && model.interfacePrefixes().stream().anyMatch(name::startsWith)) {
+        if (ids != null && !needResync && (model.interfacePrefixes().stream().anyMatch(name::startsWith)
+                || model.hostEndpoints().values().stream().anyMatch(h -> name.equals(h.interfaceName())
+                        || "*".equals(h.interfaceName())))) {
             sync(false);
         }
     }
@@ -185,6 +198,7 @@ public final class BpfDataplane implements PolicyDriver {
             namedPorts.clear();
             tables.clear();
             attached.clear();
+            hostAttached.clear();
             int floor = 1;
             for (byte[] k : sets.keys()) {
                 lpm.add(new Key(k));
@@ -233,7 +247,9 @@ public final class BpfDataplane implements PolicyDriver {
                 prefixes.put(id, p);
             }
         }
-        Map<String, Link> links = workloadLinks();
+        Map<String, Link> all = allLinks();
+        Map<String, Link> links = workloadLinks(all);
+        Map<String, TableCompiler.EndpointTables> hostTables = hostInterfaces(compiled, all, links);
 
         // 1. Set members first: a new table may name them.
         Set<Key> wantLpm = new HashSet<>();
@@ -260,10 +276,11 @@ public final class BpfDataplane implements PolicyDriver {
         compiled.byInterface().forEach((ifName, t) -> {
             Link l = links.get(ifName);
             if (l != null) {
-                want.put(new EpDir(l.index(), Dir.TO_ENDPOINT), t.toEndpoint());
-                want.put(new EpDir(l.index(), Dir.FROM_ENDPOINT), t.fromEndpoint());
+                t.tables().forEach((dir, table) -> want.put(new EpDir(l.index(), dir), table));
             }
         });
+        hostTables.forEach((ifName, t) -> t.tables().forEach((dir, table) ->
+                want.put(new EpDir(all.get(ifName).index(), dir), table)));
         int written = 0;
         int deleted = 0;
         for (Map.Entry<EpDir, List<Rule>> e : want.entrySet()) {
@@ -318,7 +335,7 @@ public final class BpfDataplane implements PolicyDriver {
                     throw new IllegalStateException("a '" + qdisc + "' qdisc holds the interface's ingress slot, "
                             + "where tc's BPF hooks need clsact");
                 }
-                for (Dir d : Dir.values()) {
+                for (Dir d : Dir.WORKLOAD) {
                     trying = d;
                     program.attach(l.index(), l.name(), d);
                 }
@@ -334,6 +351,8 @@ public final class BpfDataplane implements PolicyDriver {
                 failClosed(Map.of(l.name(), l), e.getMessage());
             }
         }
+
+        attachHosts(hostTables, all, failures);
 
         // 4. Members no table uses any more.
         for (Key k : List.copyOf(lpm)) {
@@ -358,7 +377,8 @@ public final class BpfDataplane implements PolicyDriver {
             }
         }
         prefixIds.retainOnly(compiled.prefixes());
-        failures.forEach(f -> problems.add("BPF policy not attached (interface set down): " + f));
+        failures.forEach(f -> problems.add(f.startsWith("host ") ? "BPF host endpoint policy not attached "
+                + "(interface left up): " + f.substring(5) : "BPF policy not attached (interface set down): " + f));
         return new ApplyStats(full, written, deleted, setsChanged.size(), 0);
     }
 
@@ -396,13 +416,107 @@ public final class BpfDataplane implements PolicyDriver {
         }
     }
 
+    /**
+     * The host endpoint programs on {@code hostTables}' interfaces (loaded first if need be), off
+     * interfaces that are no host endpoint's any more; failures named in {@code failures} ("host " first).
+     */
+    private void attachHosts(Map<String, TableCompiler.EndpointTables> hostTables, Map<String, Link> all,
+                             List<String> failures) {
+        for (Map.Entry<String, Integer> e : List.copyOf(hostAttached.entrySet())) {
+            Link l = all.get(e.getKey());
+            if (!hostTables.containsKey(e.getKey()) || l == null || l.index() != e.getValue()) {
+                if (l != null && l.index() == e.getValue()) {
+                    detachBoth(l.index());
+                }
+                hostAttached.remove(e.getKey());
+            }
+        }
+        if (hostTables.isEmpty()) {
+            return;
+        }
+        if (hostProgram == null) {
+            try {
+                hostProgram = PolicyProgram.loadHost(pinDir());
+            } catch (RuntimeException e) {
+                hostTables.forEach((ifName, t) -> failures.add("host endpoint " + t.endpointId() + ", interface "
+                        + ifName + ", program " + Dir.HEP_IN.program + ": load: " + e.getMessage()));
+                return;
+            }
+        }
+        for (Map.Entry<String, TableCompiler.EndpointTables> e : hostTables.entrySet()) {
+            Link l = all.get(e.getKey());
+            Integer at = hostAttached.get(l.name());
+            if (at != null && at == l.index()) {
+                continue;
+            }
+            Dir trying = Dir.HEP_OUT;
+            try {
+                String qdisc = netlink.ingressQdiscKind(l.index()).orElse(null);
+                if (qdisc == null) {
+                    hostProgram.createHooks(l.index(), l.name());
+                } else if (!qdisc.equals("clsact")) {
+                    throw new IllegalStateException("a '" + qdisc + "' qdisc holds the interface's ingress slot, "
+                            + "where tc's BPF hooks need clsact");
+                }
+                for (Dir d : Dir.HOST) {
+                    trying = d;
+                    hostProgram.attach(l.index(), l.name(), d);
+                }
+                hostAttached.put(l.name(), l.index());
+            } catch (RuntimeException ex) {
+                failures.add("host endpoint " + e.getValue().endpointId() + ", interface " + l.name() + ", program "
+                        + trying.program + ": " + ex.getMessage());
+            }
+        }
+    }
+
+    /**
+     * The host interfaces to police and their tables: each named host endpoint's interface that
+     * exists, and with an all-interfaces endpoint every other interface but workloads' and {@code lo}.
+     */
+    private static Map<String, TableCompiler.EndpointTables> hostInterfaces(TableCompiler.Compiled compiled,
+            Map<String, Link> all, Map<String, Link> workloads) {
+        Map<String, TableCompiler.EndpointTables> out = new TreeMap<>();
+        compiled.hosts().forEach((ifName, t) -> {
+            if (all.containsKey(ifName) && !workloads.containsKey(ifName)) {
+                out.put(ifName, t);
+            }
+        });
+        if (compiled.allInterfaces() != null) {
+            for (String ifName : all.keySet()) {
+                if (!ifName.equals("lo") && !workloads.containsKey(ifName)) {
+                    out.putIfAbsent(ifName, compiled.allInterfaces());
+                }
+            }
+        }
+        return out;
+    }
+
+    private static void detachBoth(int ifindex) {
+        for (TcDirection hook : TcDirection.values()) {
+            Tc.detach(ifindex, hook);
+        }
+    }
+
     private Map<String, Link> workloadLinks() {
+        return workloadLinks(allLinks());
+    }
+
+    private Map<String, Link> workloadLinks(Map<String, Link> all) {
         List<String> prefixes = model.interfacePrefixes();
         Map<String, Link> out = new TreeMap<>();
-        for (Link l : withNetlink(Netlink::links)) {
-            if (prefixes.stream().anyMatch(l.name()::startsWith)) {
-                out.put(l.name(), l);
+        all.forEach((name, l) -> {
+            if (prefixes.stream().anyMatch(name::startsWith)) {
+                out.put(name, l);
             }
+        });
+        return out;
+    }
+
+    private Map<String, Link> allLinks() {
+        Map<String, Link> out = new TreeMap<>();
+        for (Link l : withNetlink(Netlink::links)) {
+            out.put(l.name(), l);
         }
         return out;
     }
@@ -474,12 +588,14 @@ public final class BpfDataplane implements PolicyDriver {
         repaired += restoreMembers(program.map(PolicyMaps.SETS), lpm, k -> PolicyMaps.decodeLpmKey(k).setId());
         repaired += restoreMembers(program.map(PolicyMaps.NAMED_PORTS), namedPorts, PolicyMaps::namedPortSetId);
         // A stranger's `tc filter del` (or a qdisc replaced): attach again.
-        for (Map.Entry<String, Integer> e : List.copyOf(attached.entrySet())) {
-            for (Dir d : Dir.values()) {
-                if (Tc.attachedProgramId(e.getValue(), d.hook).isEmpty()) {
-                    attached.remove(e.getKey());
-                    repaired++;
-                    break;
+        for (Map<String, Integer> held : List.of(attached, hostAttached)) {
+            for (Map.Entry<String, Integer> e : List.copyOf(held.entrySet())) {
+                for (TcDirection hook : TcDirection.values()) {
+                    if (Tc.attachedProgramId(e.getValue(), hook).isEmpty()) {
+                        held.remove(e.getKey());
+                        repaired++;
+                        break;
+                    }
                 }
             }
         }
@@ -519,13 +635,20 @@ public final class BpfDataplane implements PolicyDriver {
         return new Programmed(tables.size(), ruleCount, ids == null ? 0 : ids.size(), lpm.size() + namedPorts.size());
     }
 
-    /** Detaches our programs from every workload interface and removes the pins (the maps go with their last user). */
+    /** Detaches our programs from every interface and removes the pins (the maps go with their last user). */
     @Override
     public void removeAll() {
-        for (Link l : workloadLinks().values()) {
-            for (Dir d : Dir.values()) {
-                Tc.detach(l.index(), d.hook);
+        Map<String, Link> all = allLinks();
+        Map<String, Link> workloads = workloadLinks(all);
+        // Host interfaces: ours is the one filter at our handle, wherever an earlier run attached it.
+        all.forEach((name, l) -> {
+            if (!workloads.containsKey(name)) {
+                detachBoth(l.index());
             }
+        });
+        hostAttached.clear();
+        for (Link l : workloads.values()) {
+            detachBoth(l.index());
             if (downed.remove(l.name()) && netlink != null) {
                 netlink.setLinkUp(l.name(), true);
             }
@@ -538,6 +661,10 @@ public final class BpfDataplane implements PolicyDriver {
 
     @Override
     public void close() {
+        if (hostProgram != null) {
+            hostProgram.close();
+            hostProgram = null;
+        }
         if (program != null) {
             program.close();
             program = null;

@@ -9,6 +9,8 @@ import calico.dataplane.bpf.PolicyMaps.SetKind;
 import calico.dataplane.bpf.PolicyMaps.SetRef;
 import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.CompiledRule;
+import calico.dataplane.bpf.PolicyMaps.Dir;
+import calico.felix.calc.DataplaneUpdate.HostEndpointUpdate;
 import calico.felix.calc.DataplaneUpdate.WorkloadEndpointUpdate;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
@@ -24,7 +26,9 @@ import calico.felix.dataplane.rules.RuleRenderer;
 import calico.felix.dataplane.rules.Target;
 import calico.felix.flows.FlowContext;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -37,18 +41,48 @@ import java.util.TreeSet;
  * match means here what it means to nftables and iptables. IPv4 only: rules that only match IPv6
  * are left out (the program drops IPv6).
  *
+ * <p>Host endpoints (by interface name; the all-interfaces {@code *} one apart, the driver puts it on
+ * every other host interface) get up to seven tables, as {@link RuleRenderer} makes their chains:
+ * the host's own traffic each way (failsafes first, then policy, profiles, final deny), forwarded
+ * traffic each way (applyOnForward policy; none, or a walk that decides nothing: allowed), and the
+ * doNotTrack (both ways) and preDNAT (ingress) stages, present only when such policy applies: the
+ * failsafes (and, before conntrack, their replies) skip them, a tier's end does not deny, and what
+ * decides nothing goes on to the next stage.
+ *
  * <p>Sets are named by key ({@code set:<graph id>}, or {@code nets:<cidrs>} for a rule's literal
  * nets) and given numeric IDs by {@link SetIds}; {@link Compiled#sets} lists every key used.
  */
 final class TableCompiler {
 
-    /** The two tables of one endpoint. */
-    record EndpointTables(String endpointId, List<Rule> toEndpoint, List<Rule> fromEndpoint) {
+    /** The tables of one endpoint's interface: a workload's two ({@link Dir#WORKLOAD}), or a host endpoint's. */
+    record EndpointTables(String endpointId, boolean host, Map<Dir, List<Rule>> tables) {
+        EndpointTables {
+            tables = Map.copyOf(tables);
+        }
+
+        List<Rule> toEndpoint() {
+            return tables.get(Dir.TO_ENDPOINT);
+        }
+
+        List<Rule> fromEndpoint() {
+            return tables.get(Dir.FROM_ENDPOINT);
+        }
     }
 
-    /** What the model compiles to: tables by interface name, the set keys and flow-log prefixes they use. */
-    record Compiled(TreeMap<String, EndpointTables> byInterface, Set<String> sets, Set<String> prefixes) {
+    /**
+     * What the model compiles to: workload tables by interface name, host endpoint tables by
+     * interface name, the all-interfaces endpoint's tables (null: none), the set keys and flow-log
+     * prefixes they use.
+     */
+    record Compiled(TreeMap<String, EndpointTables> byInterface, TreeMap<String, EndpointTables> hosts,
+                    EndpointTables allInterfaces, Set<String> sets, Set<String> prefixes) {
     }
+
+    /** How a table ends: {@code NORMAL} profiles and the final deny; {@code FORWARD} allows what no tier decided; {@code STAGE} (doNotTrack, preDNAT) decides nothing at a tier's end. */
+    private enum Kind { NORMAL, FORWARD, STAGE }
+
+    /** A JUMP to the end of its table (no verdict: the next stage), patched once the table is complete. */
+    private static final int TO_END = -2;
 
     private final DataplaneModel model;
     private final SetIds ids;
@@ -73,15 +107,68 @@ final class TableCompiler {
     Compiled compile() {
         TreeMap<String, EndpointTables> out = new TreeMap<>();
         for (WorkloadEndpointUpdate w : model.workloads().values()) {
-            out.put(w.interfaceName(), new EndpointTables(w.id(), table(w.ingress(), w.profileIds(), true),
-                    table(w.egress(), w.profileIds(), false)));
+            out.put(w.interfaceName(), new EndpointTables(w.id(), false, Map.of(
+                    Dir.TO_ENDPOINT, table(w.ingress(), w.profileIds(), true, Kind.NORMAL, List.of()),
+                    Dir.FROM_ENDPOINT, table(w.egress(), w.profileIds(), false, Kind.NORMAL, List.of()))));
         }
-        return new Compiled(out, Set.copyOf(used), Set.copyOf(prefixesUsed));
+        // Of two endpoints on one interface the first by ID wins, as the renderer's (model order is by ID).
+        TreeMap<String, EndpointTables> hosts = new TreeMap<>();
+        EndpointTables all = null;
+        for (HostEndpointUpdate h : new TreeMap<>(model.hostEndpoints()).values()) {
+            String i = h.interfaceName();
+            if (i == null || i.isBlank()) {
+                continue; // found by address only: not programmed, as the renderer's
+            }
+            if (i.equals("*")) {
+                all = all == null ? hostTables(h) : all;
+            } else if (!hosts.containsKey(i) && !out.containsKey(i)) {
+                hosts.put(i, hostTables(h));
+            }
+        }
+        return new Compiled(out, hosts, all, Set.copyOf(used), Set.copyOf(prefixesUsed));
     }
 
-    private List<Rule> table(List<TierPolicies> tiers, List<String> profiles, boolean inbound) {
-        List<Rule> t = new ArrayList<>();
-        EndpointWalk.walk(tiers, profiles, model.policies().keySet(), new EndpointWalk() {
+    private EndpointTables hostTables(HostEndpointUpdate h) {
+        Map<Dir, List<Rule>> t = new EnumMap<>(Dir.class);
+        t.put(Dir.HEP_IN, table(h.ingress(), h.profileIds(), true, Kind.NORMAL, failsafes(true, false, Action.Allow)));
+        t.put(Dir.HEP_OUT, table(h.egress(), h.profileIds(), false, Kind.NORMAL, failsafes(false, false, Action.Allow)));
+        t.put(Dir.HEP_FWD_IN, table(h.forwardIngress(), List.of(), true, Kind.FORWARD, List.of()));
+        t.put(Dir.HEP_FWD_OUT, table(h.forwardEgress(), List.of(), false, Kind.FORWARD, List.of()));
+        if (!h.untrackedIngress().isEmpty() || !h.untrackedEgress().isEmpty()) {
+            t.put(Dir.HEP_UNTRACKED_IN, table(h.untrackedIngress(), List.of(), true, Kind.STAGE,
+                    failsafes(true, true, Action.Pass)));
+            t.put(Dir.HEP_UNTRACKED_OUT, table(h.untrackedEgress(), List.of(), false, Kind.STAGE,
+                    failsafes(false, true, Action.Pass)));
+        }
+        if (!h.preDnatIngress().isEmpty()) {
+            t.put(Dir.HEP_PRE_DNAT_IN, table(h.preDnatIngress(), List.of(), true, Kind.STAGE,
+                    failsafes(true, false, Action.Pass)));
+        }
+        return new EndpointTables(h.id(), true, t);
+    }
+
+    /**
+     * The failsafe ports' entries: {@code Allow} (the normal tables) or {@code Pass}, a jump to the
+     * table's end (the stages: failsafe traffic is decided by the normal table, never by doNotTrack
+     * or preDNAT policy); {@code replies}: also the other direction's failsafe replies (before conntrack).
+     */
+    private List<Rule> failsafes(boolean inbound, boolean replies, Action as) {
+        List<Rule> out = new ArrayList<>();
+        for (GenericRule g : renderer.failsafes(inbound, replies)) {
+            translate(g.matches(), as == Action.Allow ? PolicyMaps.Action.ALLOW : PolicyMaps.Action.JUMP, out);
+        }
+        if (as == Action.Pass) {
+            out.replaceAll(r -> r.withJump(TO_END));
+        }
+        return out;
+    }
+
+    private List<Rule> table(List<TierPolicies> tiers, List<String> profiles, boolean inbound, Kind kind,
+                             List<Rule> first) {
+        List<Rule> t = new ArrayList<>(first);
+        boolean logs = kind != Kind.STAGE; // as NFLOG: Calico logs neither the raw nor the mangle copies
+        EndpointWalk.walk(tiers, kind == Kind.NORMAL ? profiles : List.of(), model.policies().keySet(),
+                new EndpointWalk() {
             private int start;
 
             @Override
@@ -93,16 +180,22 @@ final class TableCompiler {
             public void policy(PolicyId id) {
                 CompiledPolicy policy = model.policies().get(id);
                 rules(inbound ? policy.inbound() : policy.outbound(), t,
-                        (v, i) -> NflogPrefix.policyRule(v, inbound, i, id));
+                        logs ? (v, i) -> NflogPrefix.policyRule(v, inbound, i, id) : null);
             }
 
             @Override
             public void missingPolicy(PolicyId id) {
-                t.add(Rule.always(PolicyMaps.Action.DENY, 0).withHit(hit(NflogPrefix.missingPolicy(inbound, id))));
+                t.add(Rule.always(PolicyMaps.Action.DENY, 0)
+                        .withHit(logs ? hit(NflogPrefix.missingPolicy(inbound, id)) : 0));
             }
 
             @Override
             public void tierEnd(TierPolicies tier, Action defaultAction) {
+                if (kind == Kind.STAGE) {
+                    // doNotTrack and preDNAT policy that decides nothing leaves the packet to the next stage.
+                    patchPasses(t, start, t.size());
+                    return;
+                }
                 if (defaultAction != Action.Pass) {
                     t.add(Rule.always(PolicyMaps.Action.DENY, 0)
                             .withHit(hit(NflogPrefix.endOfTier(Verdict.DENY, inbound, tier.tier()))));
@@ -126,9 +219,15 @@ final class TableCompiler {
 
             @Override
             public void end() {
-                t.add(Rule.always(PolicyMaps.Action.DENY, 0).withHit(hit(NflogPrefix.noProfileMatched(inbound))));
+                if (kind == Kind.NORMAL) {
+                    t.add(Rule.always(PolicyMaps.Action.DENY, 0).withHit(hit(NflogPrefix.noProfileMatched(inbound))));
+                } else if (kind == Kind.FORWARD) {
+                    // No applyOnForward policy, or none decided: forwarded traffic is allowed (the renderer's RETURN).
+                    t.add(Rule.always(PolicyMaps.Action.ALLOW, 0));
+                }
             }
         });
+        patchJumps(t, TO_END, t.size());
         if (t.size() > PolicyMaps.MAX_RULES) {
             throw new IllegalArgumentException("a BPF rule table holds at most " + PolicyMaps.MAX_RULES
                     + " rules, this endpoint direction needs " + t.size());
@@ -146,6 +245,16 @@ final class TableCompiler {
         }
     }
 
+    /** JUMPs with target {@code placeholder} jump to {@code to}. */
+    private static void patchJumps(List<Rule> t, int placeholder, int to) {
+        for (int i = 0; i < t.size(); i++) {
+            Rule r = t.get(i);
+            if (r.action() == PolicyMaps.Action.JUMP && r.jump() == placeholder) {
+                t.set(i, r.withJump(to));
+            }
+        }
+    }
+
     /** How the rules of one policy direction name their flow-log hits: (verdict, rule index) to prefix. */
     private interface Prefixes {
         String prefix(Verdict v, int ruleIndex);
@@ -156,7 +265,7 @@ final class TableCompiler {
         for (int i = 0; i < rules.size(); i++) {
             CompiledRule r = rules.get(i);
             Verdict v = HitTable.verdict(r.action());
-            int hit = v == null ? 0 : hit(prefixes.prefix(v, i));
+            int hit = v == null || prefixes == null ? 0 : hit(prefixes.prefix(v, i));
             for (GenericRule g : renderer.rule(r)) {
                 PolicyMaps.Action action = action(g.target());
                 if (action != null) {

@@ -646,6 +646,20 @@ public final class RuleRenderer {
     }
 
     /**
+     * The failsafe ports' accepts for a driver that places them itself (eBPF): inbound
+     * ({@code failsafeInboundHostPorts}) or outbound, and with {@code replies} also the replies of
+     * the other direction's failsafe connections (where conntrack has not run yet, as raw's).
+     */
+    public List<GenericRule> failsafes(boolean inbound, boolean replies) {
+        List<GenericRule> out = new ArrayList<>(failsafeRules(inbound ? settings.failsafeIn() : settings.failsafeOut(),
+                inbound, Dir.DST, "failsafe "));
+        if (replies) {
+            out.addAll(failsafeReplies(inbound ? settings.failsafeOut() : settings.failsafeIn(), inbound));
+        }
+        return out;
+    }
+
+    /**
      * raw only: replies of failsafe connections (source port = the failsafe port), so that an
      * untracked policy never sees them. {@code inbound}: replies coming in (of outbound failsafe
      * connections; net = their source); else going out (of inbound ones; net = their destination).

@@ -50,8 +50,8 @@ class BpfPacketTest extends PacketScenarios {
     protected Map<Feature, String> missing() {
         return Map.of(
                 Feature.IPV6, "the programs drop IPv6 on workload interfaces (no v6 sets, rules or conntrack yet)",
-                Feature.HOST_ENDPOINTS, "no programs on host interfaces (host endpoints, failsafes, doNotTrack, "
-                        + "preDNAT, applyOnForward)",
+                Feature.POLICY_AFTER_HOST_DNAT, "host endpoint programs run at tc, before the host's netfilter DNAT: "
+                        + "as in Calico's eBPF mode, arriving traffic is judged by the destination it arrived with",
                 Feature.NAT_OUTGOING, "no masquerade: the netfilter nat chains go with the netfilter drivers",
                 Feature.HOST_INPUT_FILTER, "the host's own input (VXLAN from non-Calico hosts) is not policed");
     }
@@ -139,14 +139,19 @@ class BpfPacketTest extends PacketScenarios {
 
     @Override
     protected String listOurs() {
-        String filters = Stream.of(A_IF, B_IF).flatMap(i -> Stream.of("ingress", "egress")
+        String filters = Stream.of(A_IF, B_IF, "up0").flatMap(i -> Stream.of("ingress", "egress")
                 .map(hook -> host.exec("tc", "filter", "show", "dev", i, hook))).collect(Collectors.joining());
         String[] pins = dp.pinDir().toFile().list();
         return filters + (pins == null ? "" : String.join("\n", Arrays.asList(pins)));
     }
 
+    /** The host's own nat rule, in an nftables table of the host's (the BPF driver programs nothing in netfilter). */
     @Override
     protected void dnat(boolean prerouting, String ip, int port, String toIp, int toPort) {
-        throw new UnsupportedOperationException("only host-endpoint scenarios DNAT, and they are skipped here");
+        String hook = prerouting ? "prerouting" : "output";
+        host.exec("nft", "add", "table", "ip", "hostnat");
+        host.exec("nft", "add", "chain", "ip", "hostnat", hook, "{ type nat hook " + hook + " priority -100 ; }");
+        host.exec("nft", "add", "rule", "ip", "hostnat", hook, "ip", "daddr", ip, "tcp", "dport",
+                Integer.toString(port), "dnat", "to", toIp + ":" + toPort);
     }
 }
