@@ -851,7 +851,8 @@ public abstract class PacketScenarios {
 
     // ---- wiring ----
 
-    private void start(Feature... needs) {
+    /** Skips unless the backend has {@code needs}, then wires the namespaces and starts the driver. */
+    protected final void start(Feature... needs) {
         assumeAvailable();
         for (Feature f : needs) {
             assumeTrue(has(f), () -> "the backend lacks " + f + ": " + missing().get(f));

@@ -44,7 +44,7 @@ public final class PolicyMaps {
     public static final int MAX_RULES = 4096;
     public static final int RULE_SETS = 8;
     public static final int RULE_PORTS = 16;
-    static final int RULE_SIZE = 216;
+    public static final int RULE_SIZE = 216;
     public static final int EVENT_HITS = 8;
     public static final int PREFIX_LEN = 64;
     static final int EVENT_SIZE = 56;

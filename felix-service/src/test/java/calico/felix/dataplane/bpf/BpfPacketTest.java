@@ -1,6 +1,10 @@
 package calico.felix.dataplane.bpf;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import calico.api.model.Action;
+import calico.api.model.ResourceKind;
 
 import calico.dataplane.bpf.BpfFs;
 import calico.dataplane.bpf.BpfMap;
@@ -9,6 +13,12 @@ import calico.dataplane.bpf.PolicyMaps.Dir;
 import calico.dataplane.bpf.Tc;
 import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
+import calico.felix.calc.CompiledPolicy;
+import calico.felix.calc.CompiledRule;
+import calico.felix.calc.DataplaneUpdate;
+import calico.felix.calc.FelixSettings;
+import calico.felix.calc.PolicyId;
+import calico.felix.calc.TierPolicies;
 import calico.felix.dataplane.PacketScenarios;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
@@ -17,10 +27,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 
 /**
  * The shared packet scenarios on the eBPF driver (its own thread inside the host namespace, pins
@@ -35,6 +50,7 @@ class BpfPacketTest extends PacketScenarios {
     private Path bpffs;
     private BpfDataplane dp;
     private DataplaneModel model;
+    private Driver scenarioDriver;
 
     @Override
     protected void assumeAvailable() {
@@ -71,7 +87,7 @@ class BpfPacketTest extends PacketScenarios {
         NamespaceThread thread = new NamespaceThread(host);
         model = new DataplaneModel();
         dp = new BpfDataplane(model, bpffs);
-        return onThread(thread, model, dp, () -> {
+        scenarioDriver = onThread(thread, model, dp, () -> {
             dp.close();
             if (BpfFs.isBpfFs(bpffs)) {
                 BpfFs.unmount(bpffs);
@@ -82,6 +98,7 @@ class BpfPacketTest extends PacketScenarios {
                 throw new UncheckedIOException(e);
             }
         });
+        return scenarioDriver;
     }
 
     /** A stranger with the pinned set map, opened by path. */
@@ -153,5 +170,105 @@ class BpfPacketTest extends PacketScenarios {
         host.exec("nft", "add", "chain", "ip", "hostnat", hook, "{ type nat hook " + hook + " priority -100 ; }");
         host.exec("nft", "add", "rule", "ip", "hostnat", hook, "ip", "daddr", ip, "tcp", "dport",
                 Integer.toString(port), "dnat", "to", toIp + ":" + toPort);
+    }
+
+    // ---- host endpoints: what the maps and tc hold ----
+
+    private static final PolicyId OPEN = new PolicyId("default", null, "open", ResourceKind.GLOBAL_NETWORK_POLICY);
+
+    /**
+     * A host endpoint's tables as the maps hold them, and the host object's filters on its
+     * interface: failsafe allows first, the doNotTrack and preDNAT stages only while such policy
+     * applies (failsafes, and before conntrack their replies, jump past them), forwarded traffic
+     * allowed without applyOnForward policy; the all-interfaces endpoint on every host interface
+     * but lo and the workloads'; nothing left on the interface once the endpoint is gone.
+     */
+    @Test
+    void hostEndpointTablesAndFiltersFollowTheModel() {
+        start(Feature.HOST_ENDPOINTS);
+        CompiledRule allowAll = new CompiledRule(Action.Allow, null, null, null, null, null, CompiledRule.Side.ANY,
+                CompiledRule.Side.ANY, null);
+        List<TierPolicies> open = List.of(new TierPolicies("default", Action.Deny, List.of(OPEN), false));
+        apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(Map.of(
+                        "failsafeInboundHostPorts", "tcp:7022", "failsafeOutboundHostPorts", "udp:7053")))),
+                new DataplaneUpdate.ActivePolicyUpdate(OPEN, new CompiledPolicy(List.of(allowAll), List.of(allowAll),
+                        false)),
+                new DataplaneUpdate.HostEndpointUpdate("node1/up0", "up0", List.of(HOST_IP), List.of(), List.of(),
+                        open, open, open, List.of(), open, List.of(), open));
+        int up0 = ifindex("up0");
+        Map<Dir, List<PolicyMaps.Rule>> t = tablesOf(up0);
+        assertThat(t.keySet()).containsExactlyInAnyOrder(Dir.HEP_IN, Dir.HEP_OUT, Dir.HEP_FWD_IN, Dir.HEP_FWD_OUT,
+                Dir.HEP_UNTRACKED_IN, Dir.HEP_UNTRACKED_OUT, Dir.HEP_PRE_DNAT_IN);
+        PolicyMaps.Rule failsafe = t.get(Dir.HEP_IN).get(0);
+        assertThat(failsafe.action()).isEqualTo(PolicyMaps.Action.ALLOW);
+        assertThat(failsafe.proto()).isEqualTo(6);
+        assertThat(failsafe.ports()).containsExactly(new PolicyMaps.PortRef(7022, 7022, PolicyMaps.PortKind.DST));
+        assertThat(t.get(Dir.HEP_IN).get(t.get(Dir.HEP_IN).size() - 1).action()).as("the final deny")
+                .isEqualTo(PolicyMaps.Action.DENY);
+        assertThat(t.get(Dir.HEP_OUT).get(0).ports()).containsExactly(
+                new PolicyMaps.PortRef(7053, 7053, PolicyMaps.PortKind.DST));
+        assertThat(t.get(Dir.HEP_OUT).get(0).proto()).isEqualTo(17);
+        // Before conntrack: the failsafes and the replies of the other way's failsafes skip the stage.
+        List<PolicyMaps.Rule> untrackedIn = t.get(Dir.HEP_UNTRACKED_IN);
+        assertThat(untrackedIn.subList(0, 2)).extracting(PolicyMaps.Rule::action, PolicyMaps.Rule::jump,
+                PolicyMaps.Rule::ports).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(PolicyMaps.Action.JUMP, untrackedIn.size(),
+                        List.of(new PolicyMaps.PortRef(7022, 7022, PolicyMaps.PortKind.DST))),
+                org.assertj.core.groups.Tuple.tuple(PolicyMaps.Action.JUMP, untrackedIn.size(),
+                        List.of(new PolicyMaps.PortRef(7053, 7053, PolicyMaps.PortKind.SRC))));
+        assertThat(untrackedIn).as("a tier's end decides nothing in a stage")
+                .noneMatch(r -> r.action() == PolicyMaps.Action.DENY);
+        assertThat(t.get(Dir.HEP_PRE_DNAT_IN).get(0).jump()).isEqualTo(t.get(Dir.HEP_PRE_DNAT_IN).size());
+        assertThat(t.get(Dir.HEP_FWD_IN)).as("no applyOnForward policy: allowed")
+                .containsExactly(PolicyMaps.Rule.always(PolicyMaps.Action.ALLOW, 0));
+        assertThat(t.get(Dir.HEP_FWD_OUT)).extracting(PolicyMaps.Rule::action).as("open, then the tier's deny, "
+                + "then what no tier decided").containsExactly(PolicyMaps.Action.ALLOW, PolicyMaps.Action.DENY,
+                PolicyMaps.Action.ALLOW);
+        assertThat(host.exec("tc", "filter", "show", "dev", "up0", "ingress")).contains("calico_hep_in");
+        assertThat(host.exec("tc", "filter", "show", "dev", "up0", "egress")).contains("calico_hep_out");
+
+        apply(new DataplaneUpdate.HostEndpointUpdate("node1/up0", "up0", List.of(HOST_IP), List.of(), List.of(),
+                open, open, List.of(), List.of(), List.of(), List.of(), List.of()));
+        assertThat(tablesOf(up0).keySet()).as("no doNotTrack or preDNAT policy: no stage")
+                .containsExactlyInAnyOrder(Dir.HEP_IN, Dir.HEP_OUT, Dir.HEP_FWD_IN, Dir.HEP_FWD_OUT);
+        assertThat(scenarioDriver.refresh()).isZero();
+
+        apply(new DataplaneUpdate.HostEndpointRemove("node1/up0"),
+                new DataplaneUpdate.HostEndpointUpdate("node1/all", "*", List.of(), List.of(), List.of(), open, open,
+                        List.of(), List.of(), List.of(), List.of(), List.of()));
+        assertThat(tablesOf(up0)).containsKey(Dir.HEP_IN);
+        assertThat(tablesOf(ifindex("lo"))).as("lo is no host endpoint's").isEmpty();
+        assertThat(tablesOf(ifindex(A_IF)).keySet()).as("a workload interface is no host endpoint's")
+                .doesNotContain(Dir.HEP_IN);
+        assertThat(host.exec("tc", "filter", "show", "dev", A_IF, "ingress")).doesNotContain("calico_hep");
+
+        apply(new DataplaneUpdate.HostEndpointRemove("node1/all"));
+        assertThat(tablesOf(up0)).as("endpoint gone: no table").isEmpty();
+        assertThat(host.exec("tc", "filter", "show", "dev", "up0", "ingress")
+                + host.exec("tc", "filter", "show", "dev", "up0", "egress")).doesNotContain("calico");
+    }
+
+    /** {@return the tables {@code cali_eps} names for interface {@code ifindex}, read from the rule map} */
+    private Map<Dir, List<PolicyMaps.Rule>> tablesOf(int ifindex) {
+        Map<Dir, List<PolicyMaps.Rule>> out = new EnumMap<>(Dir.class);
+        BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.ENDPOINTS), 8, 8, eps -> {
+            for (byte[] k : eps.keys()) {
+                PolicyMaps.EndpointKey ek = PolicyMaps.decodeEndpointKey(k);
+                if (ek.ifindex() == ifindex) {
+                    int[] genLen = PolicyMaps.decodeEndpointValue(eps.get(k));
+                    out.put(ek.dir(), BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.RULES), 12,
+                            PolicyMaps.RULE_SIZE, rules -> {
+                                List<PolicyMaps.Rule> t = new ArrayList<>();
+                                for (int i = 0; i < genLen[1]; i++) {
+                                    t.add(PolicyMaps.decodeRule(rules.get(PolicyMaps.ruleKey(ifindex, ek.dir(),
+                                            genLen[0], i))));
+                                }
+                                return t;
+                            }));
+                }
+            }
+            return null;
+        });
+        return out;
     }
 }
