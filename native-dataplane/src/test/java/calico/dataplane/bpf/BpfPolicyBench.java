@@ -20,7 +20,9 @@ import java.util.List;
  * Per-packet cost of the policy program with {@code BPF_PROG_TEST_RUN} (the kernel runs it on one
  * TCP SYN 100,000 times and reports the mean): a conntrack hit, and a table walk of N rules that
  * do not match (each: TCP, a destination port, a source set) before the final deny, for N in
- * 1, 10, 100, 1000. One veth in a namespace of its own (the run needs a real ifindex), pins on a
+ * 1, 10, 100, 1000; and first the load time (open, verify, create or reuse the pinned maps) of
+ * each shipped object, the workload programs' and the host endpoints', median of 5 loads into an
+ * empty pin directory. One veth in a namespace of its own (the run needs a real ifindex), pins on a
  * private bpffs. {@code bench/run.sh native-dataplane calico.dataplane.bpf.BpfPolicyBench [repeat]}.
  */
 public final class BpfPolicyBench {
@@ -43,7 +45,26 @@ public final class BpfPolicyBench {
         }
     }
 
+    private static void loadTimes(Path pins) {
+        System.out.println("| object | load, median of 5 (ms) |");
+        System.out.println("|---|---|");
+        for (boolean host : new boolean[] {false, true}) {
+            long[] ms = new long[5];
+            for (int i = 0; i < ms.length; i++) {
+                long t0 = System.nanoTime();
+                try (PolicyProgram p = host ? PolicyProgram.loadHost(pins) : PolicyProgram.load(pins)) {
+                    ms[i] = (System.nanoTime() - t0) / 1_000_000;
+                }
+                BpfFs.removePins(pins);
+            }
+            java.util.Arrays.sort(ms);
+            System.out.printf("| %s | %d |%n", host ? "calico_hep.o (host endpoints)" : "calico_tc.o (workloads)",
+                    ms[ms.length / 2]);
+        }
+    }
+
     private static void run(Path pins, int ifindex, int repeat) {
+        loadTimes(pins.resolveSibling("load"));
         try (PolicyProgram prog = PolicyProgram.load(pins)) {
             Inet4Address src = (Inet4Address) InetAddress.getByName("10.88.0.1");
             prog.map(PolicyMaps.SETS).put(PolicyMaps.lpmKey(1, src, 32), new byte[] {1});
