@@ -249,8 +249,22 @@ static __always_inline void ct_key(struct cali_ct_key *k, const struct walk *w, 
 #define TCP_RST 0x04
 #define TCP_ACK 0x10
 
+/* Idle timeouts in seconds by state (index: CALI_CT_*), written by user space from
+ * bpfConntrackTimeouts; 0 (a fresh map): the compiled default. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CALI_CT_STATES);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cali_ct_timeouts SEC(".maps");
+
 static __always_inline __u64 ct_timeout_ns(__u8 state)
 {
+	__u32 k = state;
+	__u32 *configured = bpf_map_lookup_elem(&cali_ct_timeouts, &k);
+	if (configured && *configured)
+		return *configured * 1000000000ULL;
 	__u64 s;
 	switch (state) {
 	case CALI_CT_TCP_SYN: s = CALI_CT_TIMEOUT_TCP_SYN; break;

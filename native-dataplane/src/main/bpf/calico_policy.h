@@ -163,9 +163,11 @@ struct cali_ct_key {
 #define CALI_CT_UDP     5
 #define CALI_CT_ICMP    6
 #define CALI_CT_OTHER   7
+#define CALI_CT_STATES  8 /* entries of cali_ct_timeouts (index 0 unused) */
 
-/* Idle timeouts in seconds, per state (Calico's bpfConntrackTimeouts defaults); an entry idle
- * longer is as absent, and user space's cleaner deletes it. */
+/* Idle timeouts in seconds, per state (Calico's bpfConntrackTimeouts defaults), unless
+ * cali_ct_timeouts holds another; an entry idle longer is as absent, and user space's cleaner
+ * deletes it. */
 #define CALI_CT_TIMEOUT_TCP_SYN 20
 #define CALI_CT_TIMEOUT_TCP_EST 3600
 #define CALI_CT_TIMEOUT_TCP_FIN 30

@@ -38,6 +38,14 @@ public final class BpfObject implements AutoCloseable {
      * @throws BpfException naming the object and carrying the verifier log's tail when the kernel refuses a program
      */
     public static BpfObject load(String name, byte[] elf, Path pinRoot) {
+        return load(name, elf, pinRoot, Map.of());
+    }
+
+    /**
+     * Opens and loads {@code elf} with those of its maps named in {@code maxEntries} sized so. A pinned map of
+     * another size cannot be reused: its pin is removed first and the map made anew (its entries lost).
+     */
+    public static BpfObject load(String name, byte[] elf, Path pinRoot, Map<String, Integer> maxEntries) {
         LibBpf lib = BpfCalls.lib();
         Memory buf = new Memory(elf.length);
         buf.write(0, elf, 0, elf.length);
@@ -51,6 +59,21 @@ public final class BpfObject implements AutoCloseable {
         Pointer obj = lib.bpf_object__open_mem(buf, elf.length, opts);
         if (obj == null) {
             throw new BpfException("BPF object " + name + ": open", BpfCalls.errno(-1));
+        }
+        for (Map.Entry<String, Integer> e : maxEntries.entrySet()) {
+            Pointer m = lib.bpf_object__find_map_by_name(obj, e.getKey());
+            if (m == null) {
+                continue; // an object without that map (a test's): nothing to size
+            }
+            int rc = lib.bpf_map__set_max_entries(m, e.getValue());
+            if (rc != 0) {
+                lib.bpf_object__close(obj);
+                throw new BpfException("BPF object " + name + ": map " + e.getKey() + " cannot be sized "
+                        + e.getValue(), BpfCalls.errno(rc));
+            }
+            if (pinRoot != null) {
+                removePinOfOtherSize(pinRoot.resolve(e.getKey()), e.getValue());
+            }
         }
         // A log buffer per program: libbpf asks the kernel for a log only when a load fails, so
         // the program whose buffer is written is the one the verifier refused.
@@ -82,6 +105,30 @@ public final class BpfObject implements AutoCloseable {
         java.lang.ref.Reference.reachabilityFence(opts);
         java.lang.ref.Reference.reachabilityFence(logs);
         return new BpfObject(name, obj);
+    }
+
+    /** Removes the map pinned at {@code pin} when its size is not {@code maxEntries} (none there: nothing). */
+    private static void removePinOfOtherSize(Path pin, int maxEntries) {
+        if (!java.nio.file.Files.exists(pin)) {
+            return;
+        }
+        int fd = BpfMap.openPinned(pin);
+        try {
+            Memory info = new Memory(LibBpf.MAP_INFO_SIZE);
+            info.clear();
+            com.sun.jna.ptr.IntByReference len = new com.sun.jna.ptr.IntByReference(LibBpf.MAP_INFO_SIZE);
+            int rc = BpfCalls.lib().bpf_obj_get_info_by_fd(fd, info, len);
+            if (rc != 0) {
+                throw new BpfException("pinned map " + pin + ": info", BpfCalls.errno(rc));
+            }
+            if (info.getInt(LibBpf.MAP_INFO_MAX_ENTRIES) != maxEntries) {
+                java.nio.file.Files.delete(pin);
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot remove " + pin, e);
+        } finally {
+            BpfFs.LibC.INSTANCE.close(fd);
+        }
     }
 
     /** {@return the descriptor of the loaded program {@code program}} */

@@ -33,12 +33,17 @@ public final class Conntrack {
         return out;
     }
 
-    /** Deletes every entry expired at {@code nowNs}; {@return how many} */
+    /** Deletes every entry expired at {@code nowNs} (default timeouts); {@return how many} */
     public int clean(long nowNs) {
+        return clean(nowNs, Map.of());
+    }
+
+    /** Deletes every entry expired at {@code nowNs} with {@code timeouts} configured (the rest default); {@return how many} */
+    public int clean(long nowNs, Map<PolicyMaps.CtState, java.time.Duration> timeouts) {
         int removed = 0;
         for (byte[] k : map.keys()) {
             byte[] v = map.get(k);
-            if (v != null && PolicyMaps.decodeCtValue(v).expired(nowNs) && map.delete(k)) {
+            if (v != null && PolicyMaps.decodeCtValue(v).expired(nowNs, timeouts) && map.delete(k)) {
                 removed++;
             }
         }

@@ -92,6 +92,14 @@ interface LibBpf extends Library {
 
     int bpf_obj_get(String pathname);
 
+    int bpf_map__set_max_entries(Pointer map, int maxEntries);
+
+    /** struct bpf_map_info: type, id, key_size, value_size, max_entries @16, … (80 bytes in 6.x headers). */
+    int bpf_obj_get_info_by_fd(int fd, Pointer info, com.sun.jna.ptr.IntByReference len);
+
+    int MAP_INFO_SIZE = 88;
+    int MAP_INFO_MAX_ENTRIES = 16;
+
     /** {@code ring_buffer_sample_fn}: one record; a non-zero return stops the poll. */
     interface SampleCallback extends com.sun.jna.Callback {
         int invoke(Pointer ctx, Pointer data, long size);

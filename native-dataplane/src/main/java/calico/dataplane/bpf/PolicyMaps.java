@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -31,8 +32,12 @@ public final class PolicyMaps {
     public static final String EVENTS = "cali_events";
     /** The programs' settings: one entry, {@code struct cali_cfg}. */
     public static final String CONFIG = "cali_cfg";
+    /** Idle timeouts by conntrack state ({@code bpfConntrackTimeouts}): {@code __u32} state → {@code __u32} seconds, 0: the default. */
+    public static final String CT_TIMEOUTS = "cali_ct_timeouts";
     public static final List<String> ALL = List.of(ENDPOINTS, RULES, SETS, NAMED_PORTS, CONNTRACK, PREFIXES, EVENTS,
-            CONFIG);
+            CONFIG, CT_TIMEOUTS);
+    /** The conntrack map's size when none is given (the compiled one; felix passes {@code bpfMapSizeConntrack}). */
+    public static final int CONNTRACK_DEFAULT_SIZE = 524288;
     /** {@code cali_cfg.flags}: strict reverse-path check of a workload's source. */
     public static final int CFG_RPF = 1;
     /** {@code cali_cfg.flags}: a workload's new flows to the host itself are dropped. */
@@ -437,16 +442,38 @@ public final class PolicyMaps {
 
     /** A conntrack value: when the flow was last seen ({@code bpf_ktime_get_ns}, CLOCK_MONOTONIC) and its state. */
     public record CtValue(long lastSeenNs, CtState state) {
-        /** {@return whether the program treats the entry as absent at {@code nowNs}} */
+        /** {@return whether the program treats the entry as absent at {@code nowNs}} (default timeouts) */
         public boolean expired(long nowNs) {
-            return nowNs - lastSeenNs >= state.timeout.toNanos();
+            return expired(nowNs, Map.of());
         }
+
+        /** {@return whether the program treats the entry as absent at {@code nowNs}}, with {@code timeouts} configured */
+        public boolean expired(long nowNs, Map<CtState, java.time.Duration> timeouts) {
+            return nowNs - lastSeenNs >= timeouts.getOrDefault(state, state.timeout).toNanos();
+        }
+    }
+
+    /** {@return the key of {@code state}'s entry in {@link #CT_TIMEOUTS}} */
+    public static byte[] ctTimeoutKey(CtState state) {
+        return le(4).putInt(state.code).array();
+    }
+
+    /** {@return a {@link #CT_TIMEOUTS} value}: whole seconds (at least 1; 0 would mean the default) */
+    public static byte[] ctTimeoutValue(java.time.Duration timeout) {
+        return le(4).putInt((int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toSeconds()))).array();
     }
 
     public static CtValue decodeCtValue(byte[] v) {
         ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
         long seen = b.getLong();
         return new CtValue(seen, CtState.of(Byte.toUnsignedInt(b.get())));
+    }
+
+    /** {@return a conntrack key}: the tuple as the program stores it (ports in host order), its direction and interface */
+    public static byte[] ctKey(Inet4Address src, Inet4Address dst, int sport, int dport, int proto, Dir dir,
+                               int ifindex) {
+        return le(20).put(src.getAddress()).put(dst.getAddress()).putShort((short) sport).putShort((short) dport)
+                .put((byte) proto).put((byte) dir.code).putShort((short) 0).putInt(ifindex).array();
     }
 
     public static byte[] ctValue(long lastSeenNs, CtState state) {

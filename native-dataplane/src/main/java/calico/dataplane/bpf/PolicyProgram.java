@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 
 /**
  * Calico's policy programs ({@code src/main/bpf/calico_tc.c}, compiled by clang at build time and
@@ -36,21 +37,39 @@ public final class PolicyProgram implements AutoCloseable {
      * workload programs': load either first, the second reuses the first's pins).
      */
     public static PolicyProgram loadHost(Path pinDir) {
-        return load("calico_hep", resource(HOST_RESOURCE), pinDir);
+        return loadHost(pinDir, PolicyMaps.CONNTRACK_DEFAULT_SIZE);
+    }
+
+    /** As {@link #loadHost(Path)}, the conntrack map sized {@code conntrackSize} (as the workload object's). */
+    public static PolicyProgram loadHost(Path pinDir, int conntrackSize) {
+        return load("calico_hep", resource(HOST_RESOURCE), pinDir, conntrackSize);
+    }
+
+    /**
+     * Loads the shipped workload object with its conntrack map sized {@code conntrackSize}
+     * ({@code bpfMapSizeConntrack}); a pinned conntrack map of another size is made anew (its entries lost).
+     */
+    public static PolicyProgram load(Path pinDir, int conntrackSize) {
+        return load("calico_tc", shippedObject(), pinDir, conntrackSize);
     }
 
     /** Loads {@code elf} (tests: a broken object) as the policy program. */
     public static PolicyProgram load(byte[] elf, Path pinDir) {
-        return load("calico_tc", elf, pinDir);
+        return load("calico_tc", elf, pinDir, PolicyMaps.CONNTRACK_DEFAULT_SIZE);
     }
 
-    private static PolicyProgram load(String name, byte[] elf, Path pinDir) {
+    /** {@link #load(byte[], Path)} with the conntrack map sized {@code conntrackSize}. */
+    public static PolicyProgram load(byte[] elf, Path pinDir, int conntrackSize) {
+        return load("calico_tc", elf, pinDir, conntrackSize);
+    }
+
+    private static PolicyProgram load(String name, byte[] elf, Path pinDir, int conntrackSize) {
         try {
             Files.createDirectories(pinDir);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the BPF pin directory " + pinDir, e);
         }
-        PolicyProgram p = new PolicyProgram(BpfObject.load(name, elf, pinDir), pinDir);
+        PolicyProgram p = new PolicyProgram(BpfObject.load(name, elf, pinDir, Map.of(PolicyMaps.CONNTRACK, conntrackSize)), pinDir);
         // A pin no map of this object has is an older layout's (its name carried the old version): unpinned.
         try (java.util.stream.Stream<Path> pins = Files.list(pinDir)) {
             for (Path stale : pins.filter(f -> !PolicyMaps.ALL.contains(f.getFileName().toString())).toList()) {

@@ -370,6 +370,60 @@ class PolicyProgramTest {
         });
     }
 
+    /**
+     * {@code cali_ct_timeouts} (felix: {@code bpfConntrackTimeouts}) decides when the program takes
+     * an entry as expired, and the cleaner agrees: an established entry idle 10 s lets a mid-flow
+     * packet past a deny-all table under the default hour, not under a 5 s timeout. The conntrack
+     * map's size ({@code bpfMapSizeConntrack}): a reload of the same size keeps the pinned entries,
+     * another size makes the map anew.
+     */
+    @Test
+    void conntrackTimeoutsAndSizeAreConfigurable() throws Exception {
+        Path pins = bpffs.resolve("calico");
+        int ifA = ifindex("caliaaaa");
+        Inet4Address src = (Inet4Address) InetAddress.getByName("10.88.0.1");
+        Inet4Address dst = (Inet4Address) InetAddress.getByName("10.88.0.2");
+        byte[] key = PolicyMaps.ctKey(src, dst, 40000, 8080, 6, Dir.FROM_ENDPOINT, ifA);
+        router.run(() -> {
+            try (PolicyProgram prog = PolicyProgram.load(pins, 4096)) {
+                program(prog, ifA, Dir.FROM_ENDPOINT, 1, List.of(Rule.always(Action.DENY, 0)));
+                BpfMap ct = prog.map(PolicyMaps.CONNTRACK);
+                int fd = prog.programFd(Dir.FROM_ENDPOINT);
+                long tenSecondsAgo = System.nanoTime() - 10_000_000_000L;
+                ct.put(key, PolicyMaps.ctValue(tenSecondsAgo, PolicyMaps.CtState.TCP_ESTABLISHED));
+                assertThat(TestRun.run(fd, ack(), ifA, 1).verdict()).as("idle 10 s of an hour: a hit").isZero();
+                prog.map(PolicyMaps.CT_TIMEOUTS).put(PolicyMaps.ctTimeoutKey(PolicyMaps.CtState.TCP_ESTABLISHED),
+                        PolicyMaps.ctTimeoutValue(Duration.ofSeconds(5)));
+                ct.put(key, PolicyMaps.ctValue(tenSecondsAgo, PolicyMaps.CtState.TCP_ESTABLISHED));
+                assertThat(TestRun.run(fd, ack(), ifA, 1).verdict()).as("idle 10 s of 5: the deny-all table")
+                        .isEqualTo(2 /* TC_ACT_SHOT */);
+                Map<PolicyMaps.CtState, Duration> fiveSeconds = Map.of(PolicyMaps.CtState.TCP_ESTABLISHED,
+                        Duration.ofSeconds(5));
+                assertThat(new Conntrack(ct).clean(System.nanoTime())).as("default timeouts: live").isZero();
+                assertThat(new Conntrack(ct).clean(System.nanoTime(), fiveSeconds)).isEqualTo(1);
+                ct.put(key, PolicyMaps.ctValue(System.nanoTime(), PolicyMaps.CtState.TCP_ESTABLISHED));
+            }
+            try (PolicyProgram same = PolicyProgram.load(pins, 4096)) {
+                assertThat(same.map(PolicyMaps.CONNTRACK).get(key)).as("same size: the pinned map kept").isNotNull();
+            }
+            try (PolicyProgram bigger = PolicyProgram.load(pins, 8192)) {
+                assertThat(bigger.map(PolicyMaps.CONNTRACK).get(key)).as("another size: a new map").isNull();
+            }
+        });
+    }
+
+    /** A TCP ACK 10.88.0.1:40000 → 10.88.0.2:8080 (mid-flow), as a workload would send it. */
+    private static byte[] ack() {
+        java.nio.ByteBuffer p = java.nio.ByteBuffer.allocate(14 + 20 + 20);
+        p.put(new byte[] {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}).putShort((short) 0x0800);
+        p.put((byte) 0x45).put((byte) 0).putShort((short) 40).putShort((short) 0).putShort((short) 0x4000)
+                .put((byte) 64).put((byte) 6).putShort((short) 0).put(new byte[] {10, 88, 0, 1})
+                .put(new byte[] {10, 88, 0, 2});
+        p.putShort((short) 40000).putShort((short) 8080).putInt(1).putInt(1).put((byte) 0x50).put((byte) 0x10)
+                .putShort((short) 65535).putShort((short) 0).putShort((short) 0);
+        return p.array();
+    }
+
     @Test
     void aVerifierRefusalNamesTheProgramAndCarriesTheLog() throws Exception {
         byte[] broken;
