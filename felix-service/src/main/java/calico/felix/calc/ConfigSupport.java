@@ -29,6 +29,7 @@ public final class ConfigSupport {
             "iptablesBackend", "iptablesRefreshInterval", "iptablesLockFilePath", "iptablesLockTimeout",
             "iptablesLockProbeInterval", "iptablesMarkMask", "iptablesFilterAllowAction", "iptablesFilterDenyAction",
             "nftablesMode", "nftablesFilterAllowAction", "nftablesFilterDenyAction", "bpfEnabled",
+            "bpfMapSizeConntrack", "bpfConntrackTimeouts",
             "ipipEnabled", "ipipMTU", "vxlanEnabled", "vxlanMTU", "vxlanMTUV6", "vxlanPort", "vxlanVNI",
             "wireguardEnabled", "wireguardEnabledV6", "wireguardListeningPort", "wireguardListeningPortV6",
             "wireguardRoutingRulePriority", "wireguardInterfaceName", "wireguardInterfaceNameV6", "wireguardMTU",

@@ -44,6 +44,8 @@ import java.util.Optional;
  *                          {@code /config}); read settings through the components above
  * @param healthTimeoutOverrides {@code healthTimeoutOverrides}: a health reporter's timeout by its name
  *                          (Calico's {@code name=duration,…})
+ * @param bpf               the eBPF driver's conntrack size and timeouts ({@code bpfMapSizeConntrack},
+ *                          {@code bpfConntrackTimeouts})
  */
 public record FelixSettings(
         List<String> interfacePrefixes,
@@ -103,7 +105,8 @@ public record FelixSettings(
         Map<String, String> effective,
         boolean floatingIps,
         boolean flowLogsPendingTraces,
-        Map<String, Duration> healthTimeoutOverrides) {
+        Map<String, Duration> healthTimeoutOverrides,
+        BpfSettings bpf) {
 
     public FelixSettings {
         interfacePrefixes = List.copyOf(interfacePrefixes);
@@ -253,7 +256,8 @@ public record FelixSettings(
                 values,
                 r.text("floatingIPs").equalsIgnoreCase("Enabled"),
                 r.text("flowLogsPolicyEvaluationMode").equalsIgnoreCase("Continuous"),
-                r.durations("healthTimeoutOverrides"));
+                r.durations("healthTimeoutOverrides"),
+                BpfSettings.of(r.integer("bpfMapSizeConntrack"), r.list("bpfConntrackTimeouts")));
     }
 
     /** {@return Calico's defaults, typed}. */

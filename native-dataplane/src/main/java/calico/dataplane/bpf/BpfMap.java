@@ -46,6 +46,23 @@ public final class BpfMap {
         }
     }
 
+    /** {@return how many entries the map pinned at {@code pin} can hold} (its {@code max_entries}) */
+    public static int pinnedMaxEntries(java.nio.file.Path pin) {
+        int fd = openPinned(pin);
+        try {
+            com.sun.jna.Memory info = new com.sun.jna.Memory(LibBpf.MAP_INFO_SIZE);
+            info.clear();
+            com.sun.jna.ptr.IntByReference len = new com.sun.jna.ptr.IntByReference(LibBpf.MAP_INFO_SIZE);
+            int rc = BpfCalls.lib().bpf_obj_get_info_by_fd(fd, info, len);
+            if (rc != 0) {
+                throw new BpfException("pinned map " + pin + ": info", BpfCalls.errno(rc));
+            }
+            return info.getInt(LibBpf.MAP_INFO_MAX_ENTRIES);
+        } finally {
+            BpfFs.LibC.INSTANCE.close(fd);
+        }
+    }
+
     /** {@return a new descriptor of the map pinned at {@code pin}} (the caller closes it) */
     static int openPinned(java.nio.file.Path pin) {
         int fd = BpfCalls.lib().bpf_obj_get(pin.toString());

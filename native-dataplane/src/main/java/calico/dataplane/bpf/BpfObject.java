@@ -109,25 +109,12 @@ public final class BpfObject implements AutoCloseable {
 
     /** Removes the map pinned at {@code pin} when its size is not {@code maxEntries} (none there: nothing). */
     private static void removePinOfOtherSize(Path pin, int maxEntries) {
-        if (!java.nio.file.Files.exists(pin)) {
-            return;
-        }
-        int fd = BpfMap.openPinned(pin);
-        try {
-            Memory info = new Memory(LibBpf.MAP_INFO_SIZE);
-            info.clear();
-            com.sun.jna.ptr.IntByReference len = new com.sun.jna.ptr.IntByReference(LibBpf.MAP_INFO_SIZE);
-            int rc = BpfCalls.lib().bpf_obj_get_info_by_fd(fd, info, len);
-            if (rc != 0) {
-                throw new BpfException("pinned map " + pin + ": info", BpfCalls.errno(rc));
-            }
-            if (info.getInt(LibBpf.MAP_INFO_MAX_ENTRIES) != maxEntries) {
+        if (java.nio.file.Files.exists(pin) && BpfMap.pinnedMaxEntries(pin) != maxEntries) {
+            try {
                 java.nio.file.Files.delete(pin);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot remove " + pin, e);
             }
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("cannot remove " + pin, e);
-        } finally {
-            BpfFs.LibC.INSTANCE.close(fd);
         }
     }
 

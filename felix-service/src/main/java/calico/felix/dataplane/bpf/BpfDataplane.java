@@ -81,6 +81,8 @@ public final class BpfDataplane implements PolicyDriver {
     private final Path bpfFs;
     private final byte[] programObject;
     private PolicyProgram program;
+    /** The conntrack map's size the loaded objects have ({@code bpfMapSizeConntrack} at load). */
+    private int conntrackSize;
     /** The host endpoints' programs, once a host endpoint needed them. */
     private PolicyProgram hostProgram;
     private Netlink netlink;
@@ -165,7 +167,9 @@ public final class BpfDataplane implements PolicyDriver {
     private void open() {
         if (program == null) {
             BpfFs.ensureMounted(bpfFs);
-            program = PolicyProgram.load(programObject, pinDir());
+            // bpfMapSizeConntrack: read at load (a later change applies at the next load: a restart or switch).
+            conntrackSize = model.config().bpf().conntrackMapSize();
+            program = PolicyProgram.load(programObject, pinDir(), conntrackSize);
             netlink = new Netlink();
         }
     }
@@ -236,6 +240,13 @@ public final class BpfDataplane implements PolicyDriver {
                 == calico.felix.dataplane.rules.RuleSettings.EndpointToHostAction.DROP ? PolicyMaps.CFG_HOST_DROP : 0)
                 | (model.settings().denyReject() ? PolicyMaps.CFG_REJECT : 0);
         program.map(PolicyMaps.CONFIG).put(PolicyMaps.configKey(), PolicyMaps.configValue(cfg));
+        // bpfConntrackTimeouts: each state's configured timeout, 0 (the program's default) for the rest.
+        BpfMap ctTimeouts = program.map(PolicyMaps.CT_TIMEOUTS);
+        Map<PolicyMaps.CtState, java.time.Duration> timeouts = conntrackTimeouts();
+        for (PolicyMaps.CtState state : PolicyMaps.CtState.values()) {
+            java.time.Duration t = timeouts.get(state);
+            ctTimeouts.put(PolicyMaps.ctTimeoutKey(state), t == null ? new byte[4] : PolicyMaps.ctTimeoutValue(t));
+        }
         // Flow-log prefixes before the tables that name them.
         BpfMap prefixMap = program.map(PolicyMaps.PREFIXES);
         Set<Integer> prefixesInUse = new HashSet<>();
@@ -382,6 +393,25 @@ public final class BpfDataplane implements PolicyDriver {
         return new ApplyStats(full, written, deleted, setsChanged.size(), 0);
     }
 
+    /** Calico's {@code bpfConntrackTimeouts} keys and the conntrack states they time. */
+    private static final Map<String, PolicyMaps.CtState> TIMEOUT_STATES = Map.of(
+            "tcpSynSent", PolicyMaps.CtState.TCP_SYN, "tcpEstablished", PolicyMaps.CtState.TCP_ESTABLISHED,
+            "tcpFinsSeen", PolicyMaps.CtState.TCP_FIN, "tcpResetSeen", PolicyMaps.CtState.TCP_RST,
+            "udpTimeout", PolicyMaps.CtState.UDP, "icmpTimeout", PolicyMaps.CtState.ICMP,
+            "genericTimeout", PolicyMaps.CtState.OTHER);
+
+    /** {@return the configured conntrack timeouts by state} (states not configured: absent) */
+    private Map<PolicyMaps.CtState, java.time.Duration> conntrackTimeouts() {
+        Map<PolicyMaps.CtState, java.time.Duration> out = new java.util.EnumMap<>(PolicyMaps.CtState.class);
+        model.config().bpf().conntrackTimeouts().forEach((key, d) -> {
+            PolicyMaps.CtState state = TIMEOUT_STATES.get(key);
+            if (state != null) {
+                out.put(state, d);
+            }
+        });
+        return out;
+    }
+
     /** Deletes the entries of {@code t} (an older generation of {@code ep}'s table); unknown rules: nothing. */
     private static void deleteRules(BpfMap rules, EpDir ep, Table t) {
         if (t.rules() != null) {
@@ -436,7 +466,7 @@ public final class BpfDataplane implements PolicyDriver {
         }
         if (hostProgram == null) {
             try {
-                hostProgram = PolicyProgram.loadHost(pinDir());
+                hostProgram = PolicyProgram.loadHost(pinDir(), conntrackSize);
             } catch (RuntimeException e) {
                 hostTables.forEach((ifName, t) -> failures.add("host endpoint " + t.endpointId() + ", interface "
                         + ifName + ", program " + Dir.HEP_IN.program + ": load: " + e.getMessage()));
@@ -603,7 +633,7 @@ public final class BpfDataplane implements PolicyDriver {
             sync(false);
         }
         // Expired conntrack entries (the program already ignores them) freed before the LRU must evict live ones.
-        int expired = new Conntrack(program.map(PolicyMaps.CONNTRACK)).clean(System.nanoTime());
+        int expired = new Conntrack(program.map(PolicyMaps.CONNTRACK)).clean(System.nanoTime(), conntrackTimeouts());
         if (expired > 0) {
             log.debug("BPF conntrack: {} expired entries removed", expired);
         }

@@ -248,6 +248,35 @@ class BpfPacketTest extends PacketScenarios {
                 + host.exec("tc", "filter", "show", "dev", "up0", "egress")).doesNotContain("calico");
     }
 
+    /**
+     * {@code bpfMapSizeConntrack} sizes the pinned conntrack map at load; {@code bpfConntrackTimeouts}
+     * (Calico's keys in either spelling; {@code tcpFinsSeen: Auto} keeps the default) reach the
+     * programs' timeout map on every apply, unconfigured states 0 (the compiled default).
+     */
+    @Test
+    void conntrackSizeAndTimeoutsComeFromFelixConfiguration() {
+        start();
+        apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(Map.of("bpfMapSizeConntrack", "4096",
+                "bpfConntrackTimeouts", "TCPEstablished=5m,tcpFinsSeen=Auto,udpTimeout=7s")))));
+        assertThat(BpfMap.pinnedMaxEntries(dp.pinDir().resolve(PolicyMaps.CONNTRACK))).isEqualTo(4096);
+        assertThat(timeouts()).containsExactly(0, 300, 0, 0, 7, 0, 0);
+        apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(Map.of("bpfMapSizeConntrack", "4096",
+                "bpfConntrackTimeouts", "icmpTimeout=2s")))));
+        assertThat(timeouts()).as("a change: the rest back to their defaults").containsExactly(0, 0, 0, 0, 0, 2, 0);
+    }
+
+    /** {@return the timeout map's seconds for states 1..7} */
+    private List<Integer> timeouts() {
+        return BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.CT_TIMEOUTS), 4, 4, m -> {
+            List<Integer> out = new ArrayList<>();
+            for (PolicyMaps.CtState state : PolicyMaps.CtState.values()) {
+                out.add(java.nio.ByteBuffer.wrap(m.get(PolicyMaps.ctTimeoutKey(state)))
+                        .order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt());
+            }
+            return out;
+        });
+    }
+
     /** {@return the tables {@code cali_eps} names for interface {@code ifindex}, read from the rule map} */
     private Map<Dir, List<PolicyMaps.Rule>> tablesOf(int ifindex) {
         Map<Dir, List<PolicyMaps.Rule>> out = new EnumMap<>(Dir.class);
