@@ -265,6 +265,76 @@ class BpfPacketTest extends PacketScenarios {
         assertThat(timeouts()).as("a change: the rest back to their defaults").containsExactly(0, 0, 0, 0, 0, 2, 0);
     }
 
+    /**
+     * A restart of felix keeps established connections: the old driver goes away without removing
+     * anything (programs stay attached, maps pinned), a new one on the same pins resyncs from them
+     * and replaces the programs in place. a's ingress denies everything, so b's replies on a
+     * connection a opened pass only through conntrack: they still do after the restart, and the
+     * interfaces carry the new programs.
+     */
+    @Test
+    void aRestartKeepsEstablishedConnectionsThroughConntrack() throws Exception {
+        start();
+        CompiledRule allowAll = new CompiledRule(Action.Allow, null, null, null, null, null, CompiledRule.Side.ANY,
+                CompiledRule.Side.ANY, null);
+        List<DataplaneUpdate> state = List.of(
+                new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>())),
+                new DataplaneUpdate.ActiveProfileUpdate("kns.out-only", new CompiledPolicy(List.of(),
+                        List.of(allowAll), false)),
+                new DataplaneUpdate.ActiveProfileUpdate("kns.open", new CompiledPolicy(List.of(allowAll),
+                        List.of(allowAll), false)),
+                new DataplaneUpdate.WorkloadEndpointUpdate("test/a", A_IF, null, List.of(A_IP + "/32"), List.of(),
+                        List.of("kns.out-only"), List.of(), List.of()),
+                new DataplaneUpdate.WorkloadEndpointUpdate("test/b", B_IF, null, List.of(B_IP + "/32"), List.of(),
+                        List.of("kns.open"), List.of(), List.of()));
+        apply(state.toArray(DataplaneUpdate[]::new));
+        int ifA = ifindex(A_IF);
+        try (java.net.ServerSocket server = b.call(() -> new java.net.ServerSocket(8090, 5,
+                java.net.InetAddress.getByName(B_IP)));
+                NetNs.Listener a8091 = a.tcpListener(A_IP, 8091);
+                java.net.Socket client = a.call(() -> {
+                    java.net.Socket c = new java.net.Socket();
+                    c.connect(new java.net.InetSocketAddress(B_IP, 8090), 2000);
+                    return c;
+                });
+                java.net.Socket served = server.accept()) {
+            client.setSoTimeout(3000);
+            served.setSoTimeout(3000);
+            assertThat(echo(client, served, 1)).as("before the restart").isTrue();
+            assertThat(b.tcpConnects(A_IP, 8091, NO)).as("a's ingress denies new connections").isFalse();
+            int before = host.call(() -> Tc.attachedProgramId(ifA, calico.dataplane.bpf.TcDirection.EGRESS))
+                    .orElseThrow();
+
+            dp.close(); // felix stops: nothing detached, nothing unpinned
+            DataplaneModel model2 = new DataplaneModel();
+            BpfDataplane dp2 = new BpfDataplane(model2, bpffs);
+            try (Driver restarted = onThread(new NamespaceThread(host), model2, dp2, dp2::close)) {
+                assertThat(restarted.apply(state).resync()).as("the new felix starts from the pins").isTrue();
+                int after = host.call(() -> Tc.attachedProgramId(ifA, calico.dataplane.bpf.TcDirection.EGRESS))
+                        .orElseThrow();
+                assertThat(after).as("the programs were replaced").isNotEqualTo(before);
+                assertThat(echo(client, served, 2)).as("the connection survives: b's replies through conntrack")
+                        .isTrue();
+                assertThat(b.tcpConnects(A_IP, 8091, NO)).as("still no new connection to a").isFalse();
+                assertThat(restarted.refresh()).isZero();
+            }
+        }
+    }
+
+    /** {@return whether byte {@code n} goes from {@code client} to {@code served} and back} */
+    private static boolean echo(java.net.Socket client, java.net.Socket served, int n) throws IOException {
+        client.getOutputStream().write(n);
+        client.getOutputStream().flush();
+        try {
+            int got = served.getInputStream().read();
+            served.getOutputStream().write(got);
+            served.getOutputStream().flush();
+            return got == n && client.getInputStream().read() == n;
+        } catch (java.net.SocketTimeoutException e) {
+            return false;
+        }
+    }
+
     /** {@return the timeout map's seconds for states 1..7} */
     private List<Integer> timeouts() {
         return BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.CT_TIMEOUTS), 4, 4, m -> {
