@@ -10,7 +10,6 @@ import calico.dataplane.bpf.PolicyMaps.SetRef;
 import calico.dataplane.testing.NetNs;
 import java.net.Inet4Address;
 import java.net.InetAddress;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -103,13 +102,6 @@ public final class BpfPolicyBench {
 
     /** Ethernet + IPv4 + TCP SYN, checksums zero (the program does not check them). */
     private static byte[] syn() {
-        ByteBuffer b = ByteBuffer.allocate(14 + 20 + 20);
-        b.put(new byte[] {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}).putShort((short) 0x0800);
-        b.put((byte) 0x45).put((byte) 0).putShort((short) 40).putShort((short) 0).putShort((short) 0x4000)
-                .put((byte) 64).put((byte) 6).putShort((short) 0).put(new byte[] {10, 88, 0, 1})
-                .put(new byte[] {10, 88, 0, 2});
-        b.putShort((short) 40000).putShort((short) 8080).putInt(1).putInt(0).put((byte) 0x50).put((byte) 0x02)
-                .putShort((short) 65535).putShort((short) 0).putShort((short) 0);
-        return b.array();
+        return PolicyProgramTest.tcp(0x02);
     }
 }

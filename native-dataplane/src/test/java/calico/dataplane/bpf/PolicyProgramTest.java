@@ -414,13 +414,18 @@ class PolicyProgramTest {
 
     /** A TCP ACK 10.88.0.1:40000 → 10.88.0.2:8080 (mid-flow), as a workload would send it. */
     private static byte[] ack() {
+        return tcp(0x10);
+    }
+
+    /** {@return a TCP packet 10.88.0.1:40000 → 10.88.0.2:8080 with {@code flags}} (Ethernet, IPv4, no payload) */
+    static byte[] tcp(int flags) {
         java.nio.ByteBuffer p = java.nio.ByteBuffer.allocate(14 + 20 + 20);
         p.put(new byte[] {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}).putShort((short) 0x0800);
         p.put((byte) 0x45).put((byte) 0).putShort((short) 40).putShort((short) 0).putShort((short) 0x4000)
                 .put((byte) 64).put((byte) 6).putShort((short) 0).put(new byte[] {10, 88, 0, 1})
                 .put(new byte[] {10, 88, 0, 2});
-        p.putShort((short) 40000).putShort((short) 8080).putInt(1).putInt(1).put((byte) 0x50).put((byte) 0x10)
-                .putShort((short) 65535).putShort((short) 0).putShort((short) 0);
+        p.putShort((short) 40000).putShort((short) 8080).putInt(1).putInt((flags & 0x10) != 0 ? 1 : 0)
+                .put((byte) 0x50).put((byte) flags).putShort((short) 65535).putShort((short) 0).putShort((short) 0);
         return p.array();
     }
 

@@ -336,29 +336,17 @@ public final class BpfDataplane implements PolicyDriver {
             if (at != null && at == l.index()) {
                 continue;
             }
-            Dir trying = Dir.TO_ENDPOINT;
             try {
-                String qdisc = netlink.ingressQdiscKind(l.index()).orElse(null);
-                if (qdisc == null) {
-                    program.createHooks(l.index(), l.name());
-                } else if (!qdisc.equals("clsact")) {
-                    // tc would take our egress program into that qdisc's one block and run it on ingress.
-                    throw new IllegalStateException("a '" + qdisc + "' qdisc holds the interface's ingress slot, "
-                            + "where tc's BPF hooks need clsact");
-                }
-                for (Dir d : Dir.WORKLOAD) {
-                    trying = d;
-                    program.attach(l.index(), l.name(), d);
-                }
+                attach(program, l, Dir.WORKLOAD);
                 attached.put(l.name(), l.index());
                 if (downed.remove(l.name())) {
                     netlink.setLinkUp(l.name(), true);
                     log.info("BPF programs attached to {}: interface up again", l.name());
                 }
-            } catch (RuntimeException e) {
+            } catch (AttachFailed e) {
                 String endpoint = endpointOf.getOrDefault(l.name(), "(no endpoint)");
-                failures.add("endpoint " + endpoint + ", interface " + l.name() + ", program " + trying.program + ": "
-                        + e.getMessage());
+                failures.add("endpoint " + endpoint + ", interface " + l.name() + ", program " + e.program.program
+                        + ": " + e.getMessage());
                 failClosed(Map.of(l.name(), l), e.getMessage());
             }
         }
@@ -479,24 +467,44 @@ public final class BpfDataplane implements PolicyDriver {
             if (at != null && at == l.index()) {
                 continue;
             }
-            Dir trying = Dir.HEP_OUT;
             try {
-                String qdisc = netlink.ingressQdiscKind(l.index()).orElse(null);
-                if (qdisc == null) {
-                    hostProgram.createHooks(l.index(), l.name());
-                } else if (!qdisc.equals("clsact")) {
-                    throw new IllegalStateException("a '" + qdisc + "' qdisc holds the interface's ingress slot, "
-                            + "where tc's BPF hooks need clsact");
-                }
-                for (Dir d : Dir.HOST) {
-                    trying = d;
-                    hostProgram.attach(l.index(), l.name(), d);
-                }
+                attach(hostProgram, l, Dir.HOST);
                 hostAttached.put(l.name(), l.index());
-            } catch (RuntimeException ex) {
+            } catch (AttachFailed ex) {
                 failures.add("host endpoint " + e.getValue().endpointId() + ", interface " + l.name() + ", program "
-                        + trying.program + ": " + ex.getMessage());
+                        + ex.program.program + ": " + ex.getMessage());
             }
+        }
+    }
+
+    /** A program that could not be attached, and why (the cause's message). */
+    private static final class AttachFailed extends RuntimeException {
+        final Dir program;
+
+        AttachFailed(Dir program, RuntimeException cause) {
+            super(cause.getMessage(), cause);
+            this.program = program;
+        }
+    }
+
+    /** Puts {@code prog}'s programs for {@code dirs} on {@code l}'s hooks, making its clsact if it has none. */
+    private void attach(PolicyProgram prog, Link l, List<Dir> dirs) {
+        Dir trying = dirs.get(0);
+        try {
+            String qdisc = netlink.ingressQdiscKind(l.index()).orElse(null);
+            if (qdisc == null) {
+                prog.createHooks(l.index(), l.name());
+            } else if (!qdisc.equals("clsact")) {
+                // tc would take our egress program into that qdisc's one block and run it on ingress.
+                throw new IllegalStateException("a '" + qdisc + "' qdisc holds the interface's ingress slot, "
+                        + "where tc's BPF hooks need clsact");
+            }
+            for (Dir d : dirs) {
+                trying = d;
+                prog.attach(l.index(), l.name(), d);
+            }
+        } catch (RuntimeException e) {
+            throw new AttachFailed(trying, e);
         }
     }
 
