@@ -203,6 +203,9 @@ final class ConfigFields {
             case ENUM:
                 return parseEnum(field, t);
             case TEXT:
+                if (field.equals("interfaceExclude")) {
+                    return parseInterfaceExclude(t);
+                }
                 return t;
             case REGEX:
                 try {
@@ -222,6 +225,13 @@ final class ConfigFields {
             case PORT_RANGES:
                 return splitList(t).stream().map(p -> parsePortRange(p).toString()).collect(Collectors.joining(","));
             case TEXT_LIST:
+                if (field.equals("externalNodesList")) {
+                    for (String c : splitList(t)) {
+                        if (Cidr.tryParseCidrOrIp(c).isEmpty()) {
+                            throw new IllegalArgumentException("\"" + c + "\" is not a CIDR or an IP address");
+                        }
+                    }
+                }
                 return String.join(",", splitList(t));
             case KEY_VALUES:
                 return printValue(parseKeyValues(t, false));
@@ -374,6 +384,22 @@ final class ConfigFields {
     }
 
     /** {@return the non-blank, trimmed entries of a comma-separated list} */
+    /** {@code interfaceExclude}: names, or regular expressions between slashes, each of which must compile. */
+    static String parseInterfaceExclude(String t) {
+        List<String> entries = splitList(t);
+        for (String e : entries) {
+            if (e.length() > 1 && e.startsWith("/") && e.endsWith("/")) {
+                try {
+                    java.util.regex.Pattern.compile(e.substring(1, e.length() - 1));
+                } catch (java.util.regex.PatternSyntaxException x) {
+                    throw new IllegalArgumentException("\"" + e + "\" is not a regular expression: "
+                            + x.getDescription() + " at index " + x.getIndex());
+                }
+            }
+        }
+        return String.join(",", entries);
+    }
+
     static List<String> splitList(String t) {
         List<String> out = new ArrayList<>();
         for (String s : t.split(",")) {

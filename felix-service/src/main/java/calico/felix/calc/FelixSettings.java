@@ -44,6 +44,17 @@ import java.util.Optional;
  *                          {@code /config}); read settings through the components above
  * @param healthTimeoutOverrides {@code healthTimeoutOverrides}: a health reporter's timeout by its name
  *                          (Calico's {@code name=duration,…})
+ * @param externalNodesCidrs {@code externalNodesList}: hosts outside the cluster that may send IPIP/VXLAN
+ *                          like Calico nodes (members of {@code all-hosts-net} beside the nodes' addresses)
+ * @param workloadSourceSpoofing {@code workloadSourceSpoofing: Any}: a workload endpoint's
+ *                          {@code allowSpoofedSourcePrefixes} may pass the anti-spoofing check; {@code Disabled}:
+ *                          they are ignored
+ * @param interfaceExclude  {@code interfaceExclude}: host interfaces felix leaves alone, each an exact name or a
+ *                          {@code /regex/} (see {@link #isExcludedInterface})
+ * @param removeExternalRoutes {@code removeExternalRoutes}: routes to workload interfaces that felix did not add
+ *                          (another protocol) are removed
+ * @param endpointStatusPathPrefix {@code endpointStatusPathPrefix}: where per-endpoint status files go; empty:
+ *                          none
  * @param bpf               the eBPF driver's conntrack size and timeouts ({@code bpfMapSizeConntrack},
  *                          {@code bpfConntrackTimeouts})
  */
@@ -106,9 +117,17 @@ public record FelixSettings(
         boolean floatingIps,
         boolean flowLogsPendingTraces,
         Map<String, Duration> healthTimeoutOverrides,
+        List<String> externalNodesCidrs,
+        boolean workloadSourceSpoofing,
+        List<String> interfaceExclude,
+        boolean removeExternalRoutes,
+        String endpointStatusPathPrefix,
         BpfSettings bpf) {
 
     public FelixSettings {
+        externalNodesCidrs = externalNodesCidrs == null ? List.of() : List.copyOf(externalNodesCidrs);
+        interfaceExclude = interfaceExclude == null ? List.of() : List.copyOf(interfaceExclude);
+        endpointStatusPathPrefix = endpointStatusPathPrefix == null ? "" : endpointStatusPathPrefix.strip();
         interfacePrefixes = List.copyOf(interfacePrefixes);
         if (interfacePrefixes.isEmpty()) {
             throw new IllegalArgumentException("interfacePrefix: at least one prefix");
@@ -186,6 +205,23 @@ public record FelixSettings(
         return !"WorkloadIPs".equals(routeSource);
     }
 
+    /**
+     * {@return whether felix leaves {@code interfaceName} alone} ({@code interfaceExclude}): an entry is the exact
+     * name, or a regular expression between slashes that finds a match in it (Calico's syntax).
+     */
+    public boolean isExcludedInterface(String interfaceName) {
+        for (String e : interfaceExclude) {
+            if (e.length() > 1 && e.startsWith("/") && e.endsWith("/")) {
+                if (java.util.regex.Pattern.compile(e.substring(1, e.length() - 1)).matcher(interfaceName).find()) {
+                    return true;
+                }
+            } else if (e.equals(interfaceName)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** {@return whether {@code interfaceName} is a workload interface}: it starts with one of the prefixes. */
     public boolean isWorkloadInterface(String interfaceName) {
         return interfacePrefixes.stream().anyMatch(interfaceName::startsWith);
@@ -257,6 +293,11 @@ public record FelixSettings(
                 r.text("floatingIPs").equalsIgnoreCase("Enabled"),
                 r.text("flowLogsPolicyEvaluationMode").equalsIgnoreCase("Continuous"),
                 r.durations("healthTimeoutOverrides"),
+                r.list("externalNodesList"),
+                r.text("workloadSourceSpoofing").equalsIgnoreCase("Any"),
+                r.list("interfaceExclude"),
+                r.bool("removeExternalRoutes"),
+                r.text("endpointStatusPathPrefix"),
                 BpfSettings.of(r.integer("bpfMapSizeConntrack"), r.list("bpfConntrackTimeouts")));
     }
 

@@ -269,7 +269,10 @@ public final class RuleRenderer {
                         || settings.natOutgoing().excludeHosts()), refs);
     }
 
-    /** The pool sets, and with encapsulation on (or natOutgoing excluding hosts) the Calico hosts' addresses. */
+    /**
+     * The pool sets, and with encapsulation on (or natOutgoing excluding hosts) the Calico hosts' addresses plus
+     * {@code externalNodesList}.
+     */
     static SortedMap<String, Set<String>> driverSets(DataplaneModel model, boolean encap) {
         SortedMap<String, Set<String>> out = poolSets(model);
         if (encap) {
@@ -282,6 +285,9 @@ public final class RuleRenderer {
                     }
                 }
             });
+            // externalNodesList: hosts outside the cluster treated as Calico hosts (Calico adds them to the same set)
+            model.config().externalNodesCidrs().forEach(c -> calico.api.net.Cidr.tryParseCidrOrIp(c)
+                    .ifPresent(p -> hosts.add(p.toString())));
             out.put(Names.ALL_HOSTS_SET, hosts);
         }
         return out;

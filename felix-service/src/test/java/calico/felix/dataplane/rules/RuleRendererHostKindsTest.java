@@ -267,6 +267,22 @@ class RuleRendererHostKindsTest {
     }
 
     @Test
+    void externalNodesListJoinsTheCalicoHostsWhoseEncapsulationIsAccepted() {
+        DataplaneUpdate.HostMetadataUpdate node2 = new DataplaneUpdate.HostMetadataUpdate("node2", "10.9.0.2", null,
+                Map.of());
+        DataplaneUpdate.IpPoolUpdate ipip = new DataplaneUpdate.IpPoolUpdate("p", "10.65.0.0/16", false, "Always",
+                "Never", false);
+        Ruleset on = RuleRenderer.render(model(Map.of("externalNodesList", "192.0.2.0/24, 198.51.100.7"), node2, ipip),
+                V4);
+        assertThat(on.driverSets().get(Names.ALL_HOSTS_SET)).containsExactlyInAnyOrder("10.9.0.2/32", "192.0.2.0/24",
+                "198.51.100.7/32");
+        assertThat(RuleRenderer.render(model(Map.of(), node2, ipip), V4).driverSets().get(Names.ALL_HOSTS_SET))
+                .as("without externalNodesList only the nodes").containsExactly("10.9.0.2/32");
+        assertThat(RuleRenderer.render(model(Map.of("externalNodesList", "192.0.2.0/24"), node2), V4).driverSets())
+                .as("no encapsulation: no hosts' set at all").doesNotContainKey(Names.ALL_HOSTS_SET);
+    }
+
+    @Test
     void ipv6VxlanIsAcceptedOnlyFromCalicoHostsWhenAnIpv6PoolUsesIt() {
         DataplaneUpdate.HostMetadataUpdate node2 = new DataplaneUpdate.HostMetadataUpdate("node2", "10.9.0.2",
                 "fd00:9::2", Map.of());
