@@ -348,13 +348,19 @@ public sealed interface DataplaneUpdate {
      * @param egress      tiers that apply to traffic from the endpoint, in evaluation order
      * @param profileIds  existing profiles, in the endpoint's order (missing ones are left out: fail closed)
      * @param identity    how flow logs name the endpoint (labels, generate-name); no rule depends on it
+     * @param allowSpoofedSourcePrefixes source prefixes the endpoint may send from besides its own addresses
+     *                    (the pod annotation {@code cni.projectcalico.org/allowedSourcePrefixes}); honoured only
+     *                    under {@code workloadSourceSpoofing: Any}
      */
     record WorkloadEndpointUpdate(String id, String interfaceName, String mac, java.util.List<String> ipv4Nets,
                                   java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
                                   java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress,
-                                  EndpointIdentity identity, java.util.List<FloatingIp> floatingIps)
+                                  EndpointIdentity identity, java.util.List<FloatingIp> floatingIps,
+                                  java.util.List<String> allowSpoofedSourcePrefixes)
             implements DataplaneUpdate {
         public WorkloadEndpointUpdate {
+            allowSpoofedSourcePrefixes = allowSpoofedSourcePrefixes == null ? java.util.List.of()
+                    : java.util.List.copyOf(allowSpoofedSourcePrefixes);
             ipv4Nets = java.util.List.copyOf(ipv4Nets);
             ipv6Nets = java.util.List.copyOf(ipv6Nets);
             profileIds = java.util.List.copyOf(profileIds);
@@ -362,6 +368,15 @@ public sealed interface DataplaneUpdate {
             egress = java.util.List.copyOf(egress);
             identity = identity == null ? EndpointIdentity.NONE : identity;
             floatingIps = floatingIps == null ? java.util.List.of() : java.util.List.copyOf(floatingIps);
+        }
+
+        /** An endpoint that may send only from its own addresses (no {@code allowSpoofedSourcePrefixes}). */
+        public WorkloadEndpointUpdate(String id, String interfaceName, String mac, java.util.List<String> ipv4Nets,
+                                      java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
+                                      java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress,
+                                      EndpointIdentity identity, java.util.List<FloatingIp> floatingIps) {
+            this(id, interfaceName, mac, ipv4Nets, ipv6Nets, profileIds, ingress, egress, identity, floatingIps,
+                    java.util.List.of());
         }
 
         /** An endpoint without floating IPs. */

@@ -200,7 +200,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
             return new DataplaneUpdate.WorkloadEndpointUpdate(key.namespace() + "/" + key.name(),
                     w.spec().interfaceName(), w.spec().mac(), v4, v6, profileIds, in, out,
                     new DataplaneUpdate.EndpointIdentity(w.metadata().labels(), w.metadata().generateName()),
-                    floatingIps(w));
+                    floatingIps(w), w.spec().allowSpoofedSourcePrefixes());
         }
         HostEndpoint h = (HostEndpoint) ep;
         split(h.spec().expectedIPs(), v4, v6);

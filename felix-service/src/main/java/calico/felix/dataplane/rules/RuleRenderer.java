@@ -323,6 +323,7 @@ public final class RuleRenderer {
         add(raw, cache.same("raw:", new Rules(Names.PREROUTING, concat(
                 List.of(GenericRule.of(new Target.ClearMark(marks.all()))),
                 perPrefix(true, in -> GenericRule.of(new Target.SetMark(marks.scratch()), in)),
+                spoofingAllowed(model, fromWorkload),
                 List.of(GenericRule.of(Target.DROP, fromWorkload, new Match.ReversePathFails())
                         .withComment("workload source address does not route back to its interface"),
                 GenericRule.of(new Target.Jump(Names.FROM_HOST_DISPATCH), new Match.MarkAllClear(marks.scratch())),
@@ -360,6 +361,29 @@ public final class RuleRenderer {
             h.untrackedEgress().forEach(t -> used.addAll(t.policies()));
         });
         policyCopies(model, used, raw, "raw", true, cache);
+    }
+
+    /**
+     * Under {@code workloadSourceSpoofing: Any}, per workload with {@code allowSpoofedSourcePrefixes}: packets from
+     * its interface with a source in those prefixes skip the anti-spoofing check that follows (Calico's
+     * {@code cali-rpf-skip}); without the setting, or for any other source, nothing changes.
+     */
+    private List<GenericRule> spoofingAllowed(DataplaneModel model, Match fromWorkload) {
+        if (!model.config().workloadSourceSpoofing()) {
+            return List.of();
+        }
+        List<GenericRule> out = new ArrayList<>();
+        new TreeMap<>(model.workloads()).values().forEach(w -> {
+            for (IpFamily f : IpFamily.values()) {
+                List<String> nets = w.allowSpoofedSourcePrefixes().stream().filter(c -> IpFamily.of(c) == f).toList();
+                if (families.contains(f) && !nets.isEmpty() && w.interfaceName() != null) {
+                    out.add(GenericRule.of(Target.RETURN, fromWorkload, new Match.Family(f),
+                            new Match.Interface(true, w.interfaceName(), false), new Match.Nets(Match.Dir.SRC, nets, false))
+                            .withComment("allowed spoofed source of " + w.id()));
+                }
+            }
+        });
+        return out;
     }
 
     /** mangle PREROUTING: preDNAT ingress policy of host endpoints, before any DNAT changes the destination. */

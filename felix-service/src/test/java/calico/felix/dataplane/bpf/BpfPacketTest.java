@@ -69,7 +69,8 @@ class BpfPacketTest extends PacketScenarios {
                 Feature.POLICY_AFTER_HOST_DNAT, "host endpoint programs run at tc, before the host's netfilter DNAT: "
                         + "as in Calico's eBPF mode, arriving traffic is judged by the destination it arrived with",
                 Feature.NAT_OUTGOING, "no masquerade: the netfilter nat chains go with the netfilter drivers",
-                Feature.HOST_INPUT_FILTER, "the host's own input (VXLAN from non-Calico hosts) is not policed");
+                Feature.HOST_INPUT_FILTER, "the host's own input (VXLAN from non-Calico hosts) is not policed",
+                Feature.SPOOFED_SOURCE_PREFIXES, "the program's reverse-path check knows no allowSpoofedSourcePrefixes");
     }
 
     @Override

@@ -109,6 +109,32 @@ class RuleRendererHostKindsTest {
     }
 
     @Test
+    void allowedSpoofedSourcesSkipTheAntiSpoofingCheckOnlyUnderWorkloadSourceSpoofingAny() {
+        DataplaneUpdate wep = new DataplaneUpdate.WorkloadEndpointUpdate("ns/a", "calia", null, List.of("10.65.0.2/32"),
+                List.of(), List.of(), List.of(), List.of(), DataplaneUpdate.EndpointIdentity.NONE, List.of(),
+                List.of("192.0.2.0/24", "fd00:1::/64"));
+        Match fromWorkload = new Match.MarkAllSet(MB.scratch());
+        Match.Interface calia = new Match.Interface(true, "calia", false);
+        Ruleset any = RuleRenderer.render(model(Map.of("workloadSourceSpoofing", "Any"), wep),
+                Set.of(IpFamily.V4, IpFamily.V6));
+        List<GenericRule> pre = rules(any, Table.RAW, Names.PREROUTING);
+        assertThat(pre.subList(2, 4)).containsExactly(
+                GenericRule.of(Target.RETURN, fromWorkload, new Match.Family(IpFamily.V4), calia,
+                        new Match.Nets(Match.Dir.SRC, List.of("192.0.2.0/24"), false))
+                        .withComment("allowed spoofed source of ns/a"),
+                GenericRule.of(Target.RETURN, fromWorkload, new Match.Family(IpFamily.V6), calia,
+                        new Match.Nets(Match.Dir.SRC, List.of("fd00:1::/64"), false))
+                        .withComment("allowed spoofed source of ns/a"));
+        assertThat(pre.get(4).matches()).as("before the check").contains(new Match.ReversePathFails());
+        assertThat(rules(RuleRenderer.render(model(Map.of(), wep), V4), Table.RAW, Names.PREROUTING))
+                .as("Disabled (Calico's default): the prefixes are ignored")
+                .isEqualTo(rules(RuleRenderer.render(new DataplaneModel(), V4), Table.RAW, Names.PREROUTING));
+        assertThat(new IptablesFormatter(IpFamily.V4).rule(pre.get(2), new HashMap<>()).get(0).render())
+                .isEqualTo("-m comment --comment \"allowed spoofed source of ns/a\" -m mark --mark 0x40000/0x40000 "
+                        + "-i calia -s 192.0.2.0/24 -j RETURN");
+    }
+
+    @Test
     void preDnatPolicyRendersIntoMangleIngressOnly() {
         Ruleset rs = RuleRenderer.render(model(Map.of(), new DataplaneUpdate.ActivePolicyUpdate(P, DENY_IN),
                 hep("eth0", List.of(), tier(P), List.of())), V4);
