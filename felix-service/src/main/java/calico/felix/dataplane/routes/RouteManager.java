@@ -257,7 +257,13 @@ public final class RouteManager {
         }
         // What the kernel holds, not what we remember: someone may have added or removed routes.
         programmed.clear();
+        Map<Integer, String> names = new HashMap<>();
+        links.values().forEach(l -> names.put(l.index(), l.name()));
         for (Route r : netlink.routes(Route.TABLE_MAIN)) {
+            if (r.protocol() != PROTOCOL_FELIX && isExternalWorkloadRoute(r, names.get(r.linkIndex()), desired)) {
+                delete(r);
+                continue;
+            }
             if (r.protocol() != PROTOCOL_FELIX || r.gateway().isPresent() || r.type() != Route.Type.UNICAST) {
                 continue; // not ours: others' protocols, and RemoteRouteManager's share (gateways, blackholes)
             }
@@ -279,6 +285,19 @@ public final class RouteManager {
             program(iface, links.get(iface), desired);
         }
         return stats();
+    }
+
+    /**
+     * {@code removeExternalRoutes} (Calico's default: on): a route someone else added (another protocol) through a
+     * workload interface, to a destination felix does not route there, goes at a resync. Routes the kernel makes
+     * itself (IPv6 link-local, proto kernel) and any route on other interfaces stay; a desired destination is
+     * taken over by felix's replace instead.
+     */
+    private boolean isExternalWorkloadRoute(Route r, String linkName, Map<IpPrefix, String> desired) {
+        FelixSettings s = model.config();
+        return s.removeExternalRoutes() && linkName != null && s.isWorkloadInterface(linkName)
+                && r.protocol() != Route.PROTOCOL_KERNEL && r.type() == Route.Type.UNICAST && r.gateway().isEmpty()
+                && !linkName.equals(desired.get(r.destination()));
     }
 
     /**

@@ -128,14 +128,16 @@ class RouteManagerKernelTest {
             s = inHost.call(manager::resync);
             assertThat(s.routesAdded() + s.routesDeleted() + s.interfacesConfigured()).isZero();
 
-            // A stranger's route (another protocol) survives; a stale one with our protocol goes.
+            // removeExternalRoutes (Calico's default: true): a stranger's route (another protocol) through a
+            // workload interface goes, and so does a stale one with our protocol; one through another interface stays.
             host.exec("ip", "route", "add", "10.99.0.1/32", "dev", A_IF, "proto", "static");
             host.exec("ip", "route", "add", "10.99.0.2/32", "dev", A_IF, "proto", "80");
+            host.exec("ip", "route", "add", "10.99.0.3/32", "dev", "up0", "proto", "static");
             s = inHost.call(manager::resync);
-            assertThat(s.routesDeleted()).isEqualTo(1);
+            assertThat(s.routesDeleted()).isEqualTo(2);
             assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP, B_IP);
             assertThat(routes("-4", "proto", "static")).extracting(n -> n.path("dst").asText())
-                    .containsExactly("10.99.0.1");
+                    .containsExactly("10.99.0.3");
 
             // Removing the endpoint removes its route and traffic to it fails.
             graph.onUpdates(List.of(Update.deleted(wep("b", B_IF, B_IP + "/32").key(), ++revision)));
@@ -306,6 +308,21 @@ class RouteManagerKernelTest {
 
         put(interfacePrefix("cali"));
         assertThat(ourRoutes("-4")).containsExactly(Map.entry(A_IP, A_IF));
+
+        // removeExternalRoutes: false leaves a stranger's route through a workload interface alone; true removes it.
+        put(felixConfig("{interfacePrefix: cali, removeExternalRoutes: false}"));
+        host.exec("ip", "route", "add", "10.99.0.1/32", "dev", A_IF, "proto", "static");
+        assertThat(inHost.call(manager::resync).routesDeleted()).isZero();
+        assertThat(routes("-4", "proto", "static")).extracting(n -> n.path("dst").asText()).containsExactly("10.99.0.1");
+        put(felixConfig("{interfacePrefix: cali, removeExternalRoutes: true}"));
+        assertThat(inHost.call(manager::resync).routesDeleted()).isEqualTo(1);
+        assertThat(routes("-4", "proto", "static")).isEmpty();
+        assertThat(ourRoutes("-4")).as("felix's own route stays").containsExactly(Map.entry(A_IP, A_IF));
+    }
+
+    private static Resource felixConfig(String spec) {
+        return ResourceCodec.get().parse("apiVersion: projectcalico.org/v3\nkind: FelixConfiguration\n"
+                + "metadata: {name: default}\nspec: " + spec + "\n");
     }
 
     private static Resource interfacePrefix(String prefixes) {
