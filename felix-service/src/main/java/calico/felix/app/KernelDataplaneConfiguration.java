@@ -3,6 +3,8 @@ package calico.felix.app;
 import calico.felix.dataplane.Dataplane;
 import calico.felix.flows.FlowLogs;
 
+import calico.felix.dataplane.DataplaneObserver;
+import calico.felix.dataplane.EndpointStatusFiles;
 import calico.felix.dataplane.KernelDataplane;
 import calico.felix.dataplane.wireguard.WireguardHost;
 import calico.felix.dataplane.KernelPolicyDrivers;
@@ -56,9 +58,15 @@ public class KernelDataplaneConfiguration {
     @Bean(destroyMethod = "close")
     Dataplane dataplane(FelixProperties properties, KernelDataplaneMetrics metrics, WireguardKeyPublisher keys) {
         String netns = properties.dataplaneNetns();
-        return new KernelDataplane(netns,
-                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns), properties.bpfFs()), metrics,
+        // The status files read the dataplane's model, which exists once the dataplane does.
+        java.util.concurrent.atomic.AtomicReference<KernelDataplane> built = new java.util.concurrent.atomic.AtomicReference<>();
+        EndpointStatusFiles statusFiles = new EndpointStatusFiles(() -> built.get() == null ? null : built.get().model());
+        KernelDataplane dp = new KernelDataplane(netns,
+                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns), properties.bpfFs()),
+                DataplaneObserver.of(metrics, statusFiles),
                 java.util.Optional.of(new calico.felix.dataplane.mtu.MtuFile(properties.mtuFile())),
                 new WireguardHost(properties.hostname(), WireguardHost.socketDirFor(netns), keys, keys::acceptV6));
+        built.set(dp);
+        return dp;
     }
 }

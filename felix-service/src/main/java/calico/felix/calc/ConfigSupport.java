@@ -34,7 +34,7 @@ public final class ConfigSupport {
             "wireguardEnabled", "wireguardEnabledV6", "wireguardListeningPort", "wireguardListeningPortV6",
             "wireguardRoutingRulePriority", "wireguardInterfaceName", "wireguardInterfaceNameV6", "wireguardMTU",
             "wireguardMTUV6", "wireguardHostEncryptionEnabled", "wireguardKeepAlive",
-            "flowLogsFlushInterval", "flowLogsGoldmaneServer", "flowLogsPolicyEvaluationMode", "externalNodesList", "workloadSourceSpoofing", "removeExternalRoutes",
+            "flowLogsFlushInterval", "flowLogsGoldmaneServer", "flowLogsPolicyEvaluationMode", "externalNodesList", "workloadSourceSpoofing", "removeExternalRoutes", "endpointStatusPathPrefix",
             // the integer forms Calico still accepts, folded into the duration fields above
             "iptablesLockTimeoutSecs", "iptablesLockProbeIntervalMillis");
 

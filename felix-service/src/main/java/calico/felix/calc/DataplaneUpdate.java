@@ -351,12 +351,14 @@ public sealed interface DataplaneUpdate {
      * @param allowSpoofedSourcePrefixes source prefixes the endpoint may send from besides its own addresses
      *                    (the pod annotation {@code cni.projectcalico.org/allowedSourcePrefixes}); honoured only
      *                    under {@code workloadSourceSpoofing: Any}
+     * @param workloadKey the endpoint as Calico's felix keys it (orchestrator, workload, endpoint): what names its
+     *                    status file; null when not known
      */
     record WorkloadEndpointUpdate(String id, String interfaceName, String mac, java.util.List<String> ipv4Nets,
                                   java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
                                   java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress,
                                   EndpointIdentity identity, java.util.List<FloatingIp> floatingIps,
-                                  java.util.List<String> allowSpoofedSourcePrefixes)
+                                  java.util.List<String> allowSpoofedSourcePrefixes, WorkloadKey workloadKey)
             implements DataplaneUpdate {
         public WorkloadEndpointUpdate {
             allowSpoofedSourcePrefixes = allowSpoofedSourcePrefixes == null ? java.util.List.of()
@@ -368,6 +370,16 @@ public sealed interface DataplaneUpdate {
             egress = java.util.List.copyOf(egress);
             identity = identity == null ? EndpointIdentity.NONE : identity;
             floatingIps = floatingIps == null ? java.util.List.of() : java.util.List.copyOf(floatingIps);
+        }
+
+        /** An endpoint whose orchestrator's key is not known (tests): {@link #workloadKey()} null. */
+        public WorkloadEndpointUpdate(String id, String interfaceName, String mac, java.util.List<String> ipv4Nets,
+                                      java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
+                                      java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress,
+                                      EndpointIdentity identity, java.util.List<FloatingIp> floatingIps,
+                                      java.util.List<String> allowSpoofedSourcePrefixes) {
+            this(id, interfaceName, mac, ipv4Nets, ipv6Nets, profileIds, ingress, egress, identity, floatingIps,
+                    allowSpoofedSourcePrefixes, null);
         }
 
         /** An endpoint that may send only from its own addresses (no {@code allowSpoofedSourcePrefixes}). */
@@ -398,6 +410,42 @@ public sealed interface DataplaneUpdate {
                                       java.util.List<String> ipv6Nets, java.util.List<String> profileIds,
                                       java.util.List<TierPolicies> ingress, java.util.List<TierPolicies> egress) {
             this(id, interfaceName, mac, ipv4Nets, ipv6Nets, profileIds, ingress, egress, EndpointIdentity.NONE);
+        }
+    }
+
+    /**
+     * A workload endpoint as Calico's felix keys it: {@code orchestrator} (e.g. {@code k8s}), {@code workload}
+     * ({@code <namespace>/<pod>} for Kubernetes, else {@code <namespace>/<workload>}) and {@code endpoint}
+     * (e.g. {@code eth0}).
+     */
+    record WorkloadKey(String orchestrator, String workload, String endpoint) {
+        public WorkloadKey {
+            orchestrator = orchestrator == null ? "" : orchestrator;
+            workload = workload == null ? "" : workload;
+            endpoint = endpoint == null ? "" : endpoint;
+        }
+
+        /**
+         * {@return the name of this endpoint's status file} as Calico's CNI plugin looks for it: the three fields
+         * path-escaped (Go's {@code url.PathEscape}), joined by spaces.
+         */
+        public String statusFileName() {
+            return pathEscape(orchestrator) + " " + pathEscape(workload) + " " + pathEscape(endpoint);
+        }
+
+        /** Go's url.PathEscape: every byte but unreserved characters and {@code $&+,:;=@} as %XX (upper case). */
+        static String pathEscape(String s) {
+            StringBuilder out = new StringBuilder();
+            for (byte b : s.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+                char c = (char) (b & 0xff);
+                if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                        || "-_.~$&+,:;=@".indexOf(c) >= 0) {
+                    out.append(c);
+                } else {
+                    out.append('%').append(String.format("%02X", b & 0xff));
+                }
+            }
+            return out.toString();
         }
     }
 

@@ -53,8 +53,8 @@ import java.util.Optional;
  *                          {@code /regex/} (see {@link #isExcludedInterface})
  * @param removeExternalRoutes {@code removeExternalRoutes}: routes to workload interfaces that felix did not add
  *                          (another protocol) are removed
- * @param endpointStatusPathPrefix {@code endpointStatusPathPrefix}: where per-endpoint status files go; empty:
- *                          none
+ * @param endpointStatusPathPrefix {@code endpointStatusPathPrefix}: where per-endpoint status files go; empty
+ *                          (Calico's {@code none}): no files
  * @param bpf               the eBPF driver's conntrack size and timeouts ({@code bpfMapSizeConntrack},
  *                          {@code bpfConntrackTimeouts})
  */
@@ -127,7 +127,8 @@ public record FelixSettings(
     public FelixSettings {
         externalNodesCidrs = externalNodesCidrs == null ? List.of() : List.copyOf(externalNodesCidrs);
         interfaceExclude = interfaceExclude == null ? List.of() : List.copyOf(interfaceExclude);
-        endpointStatusPathPrefix = endpointStatusPathPrefix == null ? "" : endpointStatusPathPrefix.strip();
+        endpointStatusPathPrefix = endpointStatusPathPrefix == null || endpointStatusPathPrefix.strip()
+                .equalsIgnoreCase("none") ? "" : endpointStatusPathPrefix.strip();
         interfacePrefixes = List.copyOf(interfacePrefixes);
         if (interfacePrefixes.isEmpty()) {
             throw new IllegalArgumentException("interfacePrefix: at least one prefix");

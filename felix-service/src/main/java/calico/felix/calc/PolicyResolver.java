@@ -200,7 +200,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
             return new DataplaneUpdate.WorkloadEndpointUpdate(key.namespace() + "/" + key.name(),
                     w.spec().interfaceName(), w.spec().mac(), v4, v6, profileIds, in, out,
                     new DataplaneUpdate.EndpointIdentity(w.metadata().labels(), w.metadata().generateName()),
-                    floatingIps(w), w.spec().allowSpoofedSourcePrefixes());
+                    floatingIps(w), w.spec().allowSpoofedSourcePrefixes(), workloadKey(key.namespace(), w));
         }
         HostEndpoint h = (HostEndpoint) ep;
         split(h.spec().expectedIPs(), v4, v6);
@@ -210,6 +210,13 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
                 tierList(matched, false, v -> v.hostKind().doNotTrack()),
                 tierList(matched, true, v -> v.hostKind().preDnat() && !v.hostKind().doNotTrack()),
                 tierList(matched, true, forward), tierList(matched, false, forward));
+    }
+
+    /** Calico's key of a workload endpoint: the pod for Kubernetes, else the workload, under its namespace. */
+    private static DataplaneUpdate.WorkloadKey workloadKey(String namespace, WorkloadEndpoint w) {
+        String workload = "k8s".equals(w.spec().orchestrator()) ? w.spec().pod() : w.spec().workload();
+        return new DataplaneUpdate.WorkloadKey(w.spec().orchestrator(), namespace + "/" + (workload == null ? ""
+                : workload), w.spec().endpoint());
     }
 
     /** The workload's {@code ipNATs} (validated by the datastore: addresses, the internal one the workload's own). */

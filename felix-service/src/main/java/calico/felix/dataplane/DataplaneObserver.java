@@ -13,6 +13,32 @@ public interface DataplaneObserver {
     DataplaneObserver NONE = new DataplaneObserver() {
     };
 
+    /** {@return an observer telling each of {@code observers} everything, in order} */
+    static DataplaneObserver of(DataplaneObserver... observers) {
+        java.util.List<DataplaneObserver> all = java.util.List.of(observers);
+        return new DataplaneObserver() {
+            @Override
+            public void applied(Duration took, PolicyDriver.ApplyStats stats, PolicyDriver.Programmed programmed) {
+                all.forEach(o -> o.applied(took, stats, programmed));
+            }
+
+            @Override
+            public void refreshed(int repaired, PolicyDriver.Programmed programmed) {
+                all.forEach(o -> o.refreshed(repaired, programmed));
+            }
+
+            @Override
+            public void failed(String error) {
+                all.forEach(o -> o.failed(error));
+            }
+
+            @Override
+            public void backendStarted(String name, boolean restart) {
+                all.forEach(o -> o.backendStarted(name, restart));
+            }
+        };
+    }
+
     /** One batch applied (policy driver then routes); {@code stats} null when the driver failed. */
     default void applied(Duration took, PolicyDriver.ApplyStats stats, PolicyDriver.Programmed programmed) {
     }

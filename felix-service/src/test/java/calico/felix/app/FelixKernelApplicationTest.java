@@ -91,6 +91,9 @@ class FelixKernelApplicationTest {
         local.awaitJson(healthPort, "/readiness", 200, body -> true);
         assertThat(Files.readString(mtuDir.resolve("mtu"))).as("pod MTU for the CNI plugin: no interface of the bare "
                 + "namespace matches mtuIfacePattern, so Calico's fallback").isEqualTo("1460");
+        // endpointStatusPathPrefix: the programmed endpoint's status file, named as Calico's CNI plugin looks for it.
+        Await.until("endpoint status file", WAIT, () -> Files.exists(mtuDir.resolve("endpoint-status")
+                .resolve("k8s ns1%2Fweb eth0")), exists -> exists);
 
         // The admin API: kernel dataplane on iptables-nft, what it programmed, the pending veth.
         JsonNode dp = local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
@@ -293,7 +296,8 @@ class FelixKernelApplicationTest {
                 "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(), "--FELIX_DATAPLANEDRIVERNAME=kernel",
                 "--FELIX_DATAPLANENETNS=" + host.name(), "--felix.ready-poll-initial=50ms",
                 "--felix.ready-poll-max=200ms", "--felix.apply-timeout=60s",
-                "--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"), "--FELIX_PROMETHEUSMETRICSENABLED=true",
+                "--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"), "--FELIX_ENDPOINTSTATUSPATHPREFIX=" + mtuDir,
+                "--FELIX_PROMETHEUSMETRICSENABLED=true",
                 "--FELIX_PROMETHEUSMETRICSPORT=0", "--FELIX_PROMETHEUSMETRICSHOST=127.0.0.1");
         adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
         healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));

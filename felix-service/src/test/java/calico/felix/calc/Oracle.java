@@ -138,7 +138,11 @@ final class Oracle {
                 String id = w.metadata().namespace() + "/" + w.metadata().name();
                 weps.put(id, new DataplaneUpdate.WorkloadEndpointUpdate(id, w.spec().interfaceName(), w.spec().mac(),
                         v4, v6, present, in, out,
-                        new DataplaneUpdate.EndpointIdentity(w.metadata().labels(), w.metadata().generateName())));
+                        new DataplaneUpdate.EndpointIdentity(w.metadata().labels(), w.metadata().generateName()),
+                        List.of(), w.spec().allowSpoofedSourcePrefixes(), new DataplaneUpdate.WorkloadKey(
+                                w.spec().orchestrator(), w.metadata().namespace() + "/" + java.util.Objects.toString("k8s".equals(
+                                w.spec().orchestrator()) ? w.spec().pod() : w.spec().workload(), ""),
+                                w.spec().endpoint())));
             } else {
                 HostEndpoint h = (HostEndpoint) ep;
                 heps.put(h.metadata().name(), new DataplaneUpdate.HostEndpointUpdate(h.metadata().name(),

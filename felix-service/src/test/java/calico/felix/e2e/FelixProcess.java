@@ -63,6 +63,7 @@ final class FelixProcess implements AutoCloseable {
             throw new java.io.UncheckedIOException(e);
         }
         args.add("--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"));
+        args.add("--FELIX_ENDPOINTSTATUSPATHPREFIX=" + mtuDir); // not the host's /var/run/calico: one per felix
         bpfFs = mtuDir.resolve("bpffs");
         args.add("--FELIX_BPFFSPATH=" + bpfFs);
         args.addAll(List.of("--FELIX_DATAPLANENETNS=" + hostNetns,
