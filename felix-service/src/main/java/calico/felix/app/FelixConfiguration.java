@@ -49,9 +49,20 @@ public class FelixConfiguration {
 
     /** The dataplane and flow logs beside it; the admin API and metrics read the dataplane's model. */
     @Bean
-    ProgrammedState programmedState(Dataplane dataplane, ObjectProvider<FlowLogs> flowLogs) {
+    ProgrammedState programmedState(Dataplane dataplane, ObjectProvider<FlowLogs> flowLogs, FelixMetricsPort metricsPort) {
         FlowLogs f = flowLogs.getIfAvailable();
-        return f == null ? ProgrammedState.of(dataplane) : ProgrammedState.of(dataplane, List.of(f::apply));
+        return f == null ? ProgrammedState.of(dataplane, List.of(metricsPort::onBatch))
+                : ProgrammedState.of(dataplane, List.of(f::apply, metricsPort::onBatch));
+    }
+
+    /**
+     * Calico's metrics port as {@code prometheusMetricsEnabled} resolves (environment, then FelixConfiguration):
+     * the server below when the environment enables it, else one made when a resource does.
+     */
+    @Bean
+    FelixMetricsPort felixMetricsPort(ObjectProvider<PrometheusMetricsServer> started,
+                                      ObjectProvider<PrometheusMeterRegistry> registry, Environment env) {
+        return new FelixMetricsPort(started.getIfAvailable(), () -> metricsServer(registry, env));
     }
 
     @Bean
@@ -64,6 +75,11 @@ public class FelixConfiguration {
     @ConditionalOnProperty(name = "felix.prometheus-metrics-enabled", havingValue = "true")
     PrometheusMetricsServer prometheusMetricsServer(ObjectProvider<PrometheusMeterRegistry> registry,
                                                     Environment env) {
+        return metricsServer(registry, env);
+    }
+
+    private static PrometheusMetricsServer metricsServer(ObjectProvider<PrometheusMeterRegistry> registry,
+                                                         Environment env) {
         // Resolved here, not by @ConditionalOnBean: Actuator's registry is defined after this class.
         PrometheusMeterRegistry prometheus = registry.getIfAvailable();
         if (prometheus == null) {

@@ -30,6 +30,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.URLEncoder;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import calico.libcalico.testing.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -138,7 +139,7 @@ class FelixApplicationTest {
 
     private void startFelix(Class<?> extra, String applyTimeout, String... more) {
         java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(applyTimeout, "--server.port=0",
-                "--FELIX_PROMETHEUSMETRICSENABLED=true", "--FELIX_PROMETHEUSMETRICSPORT=0",
+                "--FELIX_PROMETHEUSMETRICSPORT=0",
                 "--FELIX_PROMETHEUSMETRICSHOST=127.0.0.1", "--server.address=127.0.0.1", "--calico.health.port=0",
                 "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME,
                 "--FELIX_DATASTORETYPE=etcdv3", "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(),
@@ -167,7 +168,7 @@ class FelixApplicationTest {
                 apiVersion: projectcalico.org/v3
                 kind: FelixConfiguration
                 metadata: {name: default}
-                spec: {bpfLogLevel: Debug}
+                spec: {bpfLogLevel: Debug, prometheusMetricsEnabled: true}
                 """));
 
         startFelix();
@@ -195,11 +196,12 @@ class FelixApplicationTest {
         Resource fc = store.get(calico.api.model.ResourceKey.of(calico.api.model.ResourceKind.FELIX_CONFIGURATION,
                 "default")).orElseThrow();
         fc = store.update(new calico.api.model.FelixConfiguration(fc.metadata(), felixSpec(Map.of("bpfLogLevel", "Debug",
-                "healthTimeoutOverrides", List.of(Map.of("name", "InternalDataplaneMainLoop", "timeout", "5m"),
+                "prometheusMetricsEnabled", true, "healthTimeoutOverrides", List.of(Map.of("name", "InternalDataplaneMainLoop", "timeout", "5m"),
                         Map.of("name", "CalculationGraph", "timeout", "0s"))))));
         local.awaitJson(healthPort, "/readiness", 200, body -> reporter(body, "Dataplane").path("timeout").asText()
                 .equals("PT5M") && reporter(body, "CalculationGraph").path("timeout").asText().equals("none"));
-        store.update(new calico.api.model.FelixConfiguration(fc.metadata(), felixSpec(Map.of("bpfLogLevel", "Debug"))));
+        fc = store.update(new calico.api.model.FelixConfiguration(fc.metadata(), felixSpec(Map.of("bpfLogLevel", "Debug",
+                "prometheusMetricsEnabled", true))));
         local.awaitJson(healthPort, "/readiness", 200, body -> reporter(body, "Dataplane").path("timeout").asText()
                 .equals(registered) && !registered.equals("PT5M"));
 
@@ -254,10 +256,19 @@ class FelixApplicationTest {
         assertThat(metricValue(metrics.body(), "felix_ipset_members")).isEqualTo(1.0);
         assertThat(metricValue(metrics.body(), "felix_resyncs_total")).isEqualTo(1.0);
         assertThat(metricValue(metrics.body(), "felix_config_unsupported_fields")).isEqualTo(1.0);
-        // ... and on Calico's own metrics port, since FELIX_PROMETHEUSMETRICSENABLED is true.
-        HttpResponse<String> calicoPort = local.get(app.getBean(PrometheusMetricsServer.class).boundPort(), "/metrics");
+        // ... and on Calico's own metrics port, which the FelixConfiguration's prometheusMetricsEnabled opened
+        // (no FELIX_PROMETHEUSMETRICSENABLED); turned off there, the port closes.
+        FelixMetricsPort metricsPort = app.getBean(FelixMetricsPort.class);
+        assertThat(app.getBeanProvider(PrometheusMetricsServer.class).getIfAvailable()).as("not enabled at start-up")
+                .isNull();
+        int calicoPortNumber = metricsPort.boundPort();
+        HttpResponse<String> calicoPort = local.get(calicoPortNumber, "/metrics");
         assertThat(calicoPort.statusCode()).isEqualTo(200);
         assertThat(metricValue(calicoPort.body(), "felix_active_policies")).isEqualTo(1.0);
+        store.update(new calico.api.model.FelixConfiguration(fc.metadata(), felixSpec(Map.of("bpfLogLevel", "Debug",
+                "prometheusMetricsEnabled", false))));
+        Await.until("metrics port closed", Duration.ofSeconds(20), metricsPort::boundPort, p -> p == -1);
+        assertThat(portOpen(calicoPortNumber)).as("nothing listens there any more").isFalse();
         // ... and Calico's debug port (FELIX_DEBUGPORT, on localhost): felix's threads.
         HttpResponse<String> threads = local.get(debugPort, "/debug/pprof/goroutine");
         assertThat(threads.statusCode()).isEqualTo(200);
@@ -316,6 +327,14 @@ class FelixApplicationTest {
         return body.lines().filter(l -> l.startsWith(name + "{") || l.startsWith(name + " "))
                 .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst()
                 .orElseThrow(() -> new AssertionError("no metric " + name));
+    }
+
+    private static boolean portOpen(int port) {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            return true;
+        } catch (java.io.IOException e) {
+            return false;
+        }
     }
 
     private static calico.api.model.FelixConfigurationSpec felixSpec(Map<String, ?> spec) {
