@@ -623,6 +623,12 @@ public abstract class PacketScenarios {
                     PolicyType.Ingress));
             assertThat(outside.tcpConnects(HOST_IP, 7023, YES)).as("policy opens the host").isTrue();
             assertThat(driver.refresh()).isZero();
+            // interfaceExclude: the all-interfaces endpoint leaves an excluded interface alone.
+            apply(config(Map.of("interfaceExclude", "kube-ipvs0,up0")));
+            assertThat(host.tcpConnects(OUT_IP, 7080, YES)).as("up0 excluded: out of the host again").isTrue();
+            apply(config(Map.of("interfaceExclude", "/^kube-/")));
+            assertThat(host.tcpConnects(OUT_IP, 7080, NO)).as("a pattern not naming up0: default deny again")
+                    .isFalse();
         }
     }
 

@@ -66,6 +66,11 @@ public final class RuleRenderer {
     private final List<String> interfacePrefixes;
     private final Set<IpFamily> families;
     private final RuleSettings settings;
+    /**
+     * {@code interfaceExclude}'s exact names, which the all-interfaces host endpoint leaves alone; taken from the
+     * model at the start of each {@link #renderAll} (its regular expressions can only exclude named endpoints).
+     */
+    private List<String> excludedInterfaces = List.of();
 
     public RuleRenderer(MarkBits marks, List<String> interfacePrefixes, Set<IpFamily> families) {
         this(marks, interfacePrefixes, families, RuleSettings.defaults());
@@ -106,7 +111,8 @@ public final class RuleRenderer {
     public static Ruleset render(DataplaneModel model, Set<IpFamily> families, RuleSettings settings,
                                  RenderCache cache) {
         RuleRenderer r = new RuleRenderer(model.marks(), model.interfacePrefixes(), families, settings);
-        return r.renderAll(model, cache.begin(List.of(r.marks, r.interfacePrefixes, r.families, r.settings),
+        return r.renderAll(model, cache.begin(List.of(r.marks, r.interfacePrefixes, r.families, r.settings,
+                        model.config().interfaceExclude()),
                 model.policyKeysVersion()));
     }
 
@@ -144,6 +150,8 @@ public final class RuleRenderer {
     }
 
     private Ruleset renderAll(DataplaneModel model, RenderCache.Round cache) {
+        excludedInterfaces = model.config().interfaceExclude().stream()
+                .filter(e -> !(e.length() > 1 && e.startsWith("/") && e.endsWith("/"))).toList();
         SortedMap<String, GenericChain> filter = new TreeMap<>();
         Set<String> refs = new TreeSet<>();
         add(filter, cache.same(forwardChain()));
@@ -751,14 +759,15 @@ public final class RuleRenderer {
 
     /**
      * Host endpoints by interface. Endpoints without an interface name (matched by expected IPs)
-     * are not rendered, the all-interfaces {@code *} one is not listed here; of two endpoints on one
-     * interface the first by ID wins (deterministic, so renders stay comparable).
+     * are not rendered, the all-interfaces {@code *} one is not listed here, nor one on an interface
+     * {@code interfaceExclude} names; of two endpoints on one interface the first by ID wins
+     * (deterministic, so renders stay comparable).
      */
     static SortedMap<String, HostEndpointUpdate> hostEndpointsByInterface(DataplaneModel model) {
         SortedMap<String, HostEndpointUpdate> out = new TreeMap<>();
         model.hostEndpoints().values().forEach(h -> {
             String i = h.interfaceName();
-            if (i != null && !i.isBlank() && !i.equals("*")) {
+            if (i != null && !i.isBlank() && !i.equals("*") && !model.config().isExcludedInterface(i)) {
                 out.putIfAbsent(i, h);
             }
         });
@@ -883,6 +892,10 @@ public final class RuleRenderer {
             // Calico's all-interfaces endpoint covers the host's interfaces, never a workload's.
             rules.addAll(perPrefix(inbound, i -> GenericRule.of(Target.RETURN, i)
                     .withComment("workload interfaces are not host endpoints")));
+            for (String excluded : excludedInterfaces) {
+                rules.add(GenericRule.of(Target.RETURN, new Match.Interface(inbound, excluded, false))
+                        .withComment("interfaceExclude"));
+            }
         }
         rules.add(GenericRule.of(new Target.ClearMark(marks.both())));
         if (kind == Kind.MANGLE_EGRESS) {

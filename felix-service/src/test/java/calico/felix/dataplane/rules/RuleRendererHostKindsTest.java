@@ -135,6 +135,28 @@ class RuleRendererHostKindsTest {
     }
 
     @Test
+    void interfaceExcludeTakesAnInterfaceAwayFromHostEndpoints() {
+        HostEndpointUpdate all = new HostEndpointUpdate("n/all", "*", List.of(), List.of(), List.of(), List.of(),
+                List.of(), List.of(), List.of(), List.of(), List.of(), List.of());
+        Ruleset rs = RuleRenderer.render(model(Map.of("interfaceExclude", "kube-ipvs0,/^dummy[0-9]+$/"), all,
+                hep("dummy7", List.of(), List.of(), List.of()), hep("eth0", List.of(), List.of(), List.of())), V4);
+        assertThat(((Dispatch) rs.chains(Table.FILTER).get(Names.FROM_HOST_DISPATCH)).targets())
+                .as("a named endpoint on an interface a pattern excludes is not dispatched to")
+                .containsOnlyKeys("eth0");
+        assertThat(rules(rs, Table.FILTER, Names.fromHostEndpoint(Names.ALL_INTERFACES)).get(1))
+                .as("the all-interfaces endpoint returns for an excluded name, after workload interfaces")
+                .isEqualTo(GenericRule.of(Target.RETURN, new Match.Interface(true, "kube-ipvs0", false))
+                        .withComment("interfaceExclude"));
+        assertThat(rules(rs, Table.FILTER, Names.toHostEndpoint(Names.ALL_INTERFACES)).get(1))
+                .isEqualTo(GenericRule.of(Target.RETURN, new Match.Interface(false, "kube-ipvs0", false))
+                        .withComment("interfaceExclude"));
+        Ruleset none = RuleRenderer.render(model(Map.of("interfaceExclude", ""), all,
+                hep("dummy7", List.of(), List.of(), List.of())), V4);
+        assertThat(((Dispatch) none.chains(Table.FILTER).get(Names.FROM_HOST_DISPATCH)).targets())
+                .containsOnlyKeys("dummy7");
+    }
+
+    @Test
     void preDnatPolicyRendersIntoMangleIngressOnly() {
         Ruleset rs = RuleRenderer.render(model(Map.of(), new DataplaneUpdate.ActivePolicyUpdate(P, DENY_IN),
                 hep("eth0", List.of(), tier(P), List.of())), V4);
