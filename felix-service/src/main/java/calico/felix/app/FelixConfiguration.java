@@ -49,10 +49,18 @@ public class FelixConfiguration {
 
     /** The dataplane and flow logs beside it; the admin API and metrics read the dataplane's model. */
     @Bean
-    ProgrammedState programmedState(Dataplane dataplane, ObjectProvider<FlowLogs> flowLogs, FelixMetricsPort metricsPort) {
+    ProgrammedState programmedState(Dataplane dataplane, ObjectProvider<FlowLogs> flowLogs, FelixMetricsPort metricsPort,
+                                    FelixStatusReporter statusReporter) {
         FlowLogs f = flowLogs.getIfAvailable();
-        return f == null ? ProgrammedState.of(dataplane, List.of(metricsPort::onBatch))
-                : ProgrammedState.of(dataplane, List.of(f::apply, metricsPort::onBatch));
+        return f == null ? ProgrammedState.of(dataplane, List.of(metricsPort::onBatch, statusReporter::onBatch))
+                : ProgrammedState.of(dataplane, List.of(f::apply, metricsPort::onBatch, statusReporter::onBatch));
+    }
+
+    /** Calico's status reports into the datastore every {@code reportingInterval}, with a client of their own. */
+    @Bean(destroyMethod = "close")
+    FelixStatusReporter felixStatusReporter(FelixProperties properties, DatastoreProperties felixDatastore) {
+        return new FelixStatusReporter(properties.hostname(), () -> felixDatastore.toConfig().open(),
+                java.time.Clock.systemUTC());
     }
 
     /**

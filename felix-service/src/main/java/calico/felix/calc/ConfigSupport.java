@@ -35,9 +35,9 @@ public final class ConfigSupport {
             "wireguardRoutingRulePriority", "wireguardInterfaceName", "wireguardInterfaceNameV6", "wireguardMTU",
             "wireguardMTUV6", "wireguardHostEncryptionEnabled", "wireguardKeepAlive",
             "flowLogsFlushInterval", "flowLogsGoldmaneServer", "flowLogsPolicyEvaluationMode", "externalNodesList", "workloadSourceSpoofing", "removeExternalRoutes", "endpointStatusPathPrefix",
-            "prometheusMetricsEnabled", "interfaceExclude",
+            "prometheusMetricsEnabled", "interfaceExclude", "reportingInterval", "reportingTTL",
             // the integer forms Calico still accepts, folded into the duration fields above
-            "iptablesLockTimeoutSecs", "iptablesLockProbeIntervalMillis");
+            "iptablesLockTimeoutSecs", "iptablesLockProbeIntervalMillis", "reportingIntervalSecs", "reportingTTLSecs");
 
     /** Fields bound from their {@code FELIX_*} variable when felix starts (Spring properties), not from a resource. */
     private static final Set<String> ENVIRONMENT = Set.of("healthEnabled", "healthHost", "healthPort",

@@ -168,7 +168,7 @@ class FelixApplicationTest {
                 apiVersion: projectcalico.org/v3
                 kind: FelixConfiguration
                 metadata: {name: default}
-                spec: {bpfLogLevel: Debug, prometheusMetricsEnabled: true}
+                spec: {bpfLogLevel: Debug, prometheusMetricsEnabled: true, reportingInterval: 1s}
                 """));
 
         startFelix();
@@ -190,6 +190,33 @@ class FelixApplicationTest {
         assertThat(reporter(ready, "CalculationGraph").path("ready").asBoolean()).isTrue();
         assertThat(reporter(ready, "DatastoreConnection").path("ready").asBoolean()).isTrue();
         String registered = reporter(ready, "Dataplane").path("timeout").asText();
+
+        // reportingInterval: felix's status reports in etcd under Calico's keys, the live one on a reportingTTL
+        // lease, the last one kept; a second report (1 s later) is no longer the first.
+        try (io.etcd.jetcd.Client etcd = io.etcd.jetcd.Client.builder().endpoints(ETCD.endpoint()).build()) {
+            String base = "/calico/felix/v2/no-region/host/" + ME + "/";
+            java.util.function.Function<String, io.etcd.jetcd.KeyValue> read = key -> {
+                try {
+                    List<io.etcd.jetcd.KeyValue> kvs = etcd.getKVClient().get(io.etcd.jetcd.ByteSequence.from(base + key,
+                            java.nio.charset.StandardCharsets.UTF_8)).get(5, java.util.concurrent.TimeUnit.SECONDS)
+                            .getKvs();
+                    return kvs.isEmpty() ? null : kvs.get(0);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            };
+            io.etcd.jetcd.KeyValue last = Await.until("a second status report", WAIT, () -> read.apply(
+                    "last_reported_status"), kv -> kv != null && kv.getValue().toString().contains("\"first_update\":false"));
+            JsonNode report = json.readTree(last.getValue().toString());
+            assertThat(java.time.Instant.parse(report.path("time").asText())).isBefore(java.time.Instant.now()
+                    .plusSeconds(1));
+            assertThat(report.path("uptime").asDouble()).isPositive();
+            io.etcd.jetcd.KeyValue live = read.apply("status");
+            assertThat(live).isNotNull();
+            assertThat(etcd.getLeaseClient().timeToLive(live.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                    .get(5, java.util.concurrent.TimeUnit.SECONDS).getGrantedTTL()).as("reportingTTL").isEqualTo(90);
+            assertThat(last.getLease()).as("the last report does not expire").isZero();
+        }
 
         // healthTimeoutOverrides from FelixConfiguration (Calico's name of the dataplane loop
         // included) replace the reporters' timeouts; dropping them restores the registered ones.

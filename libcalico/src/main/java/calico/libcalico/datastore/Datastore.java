@@ -103,6 +103,15 @@ public interface Datastore extends AutoCloseable {
         return !kind.kubernetesOnly();
     }
 
+    /**
+     * Writes felix's status report for {@code node} ({@link FelixStatusReport}), the live copy expiring after
+     * {@code ttl}. {@return whether this backend keeps such reports}: the default, as Calico's kubernetes
+     * backend, drops them (false); etcd stores them.
+     */
+    default boolean reportFelixStatus(String node, FelixStatusReport report, java.time.Duration ttl) {
+        return false;
+    }
+
     @Override
     void close();
 }

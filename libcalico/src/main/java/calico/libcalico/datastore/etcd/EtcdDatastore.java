@@ -149,6 +149,20 @@ public final class EtcdDatastore implements Datastore {
         return config;
     }
 
+    /** Calico's keys: {@code /calico/felix/v2/no-region/host/<node>/status} on a lease, {@code …/last_reported_status}. */
+    @Override
+    public boolean reportFelixStatus(String node, calico.libcalico.datastore.FelixStatusReport report, Duration ttl) {
+        String base = "/calico/felix/v2/no-region/host/" + node + "/";
+        ByteSequence value = ByteSequence.from(report.toJson(), StandardCharsets.UTF_8);
+        long lease = await("grant the status report's lease",
+                client.getLeaseClient().grant(Math.max(1, ttl.toSeconds()))).getID();
+        await("write felix's status", kv.put(ByteSequence.from(base + "status", StandardCharsets.UTF_8), value,
+                PutOption.builder().withLeaseId(lease).build()));
+        await("write felix's last status", kv.put(ByteSequence.from(base + "last_reported_status",
+                StandardCharsets.UTF_8), value));
+        return true;
+    }
+
     // ---------------------------------------------------------------- reads
 
     @Override
