@@ -35,7 +35,7 @@ public final class ConfigSupport {
             "wireguardRoutingRulePriority", "wireguardInterfaceName", "wireguardInterfaceNameV6", "wireguardMTU",
             "wireguardMTUV6", "wireguardHostEncryptionEnabled", "wireguardKeepAlive",
             "flowLogsFlushInterval", "flowLogsGoldmaneServer", "flowLogsPolicyEvaluationMode", "externalNodesList", "workloadSourceSpoofing", "removeExternalRoutes", "endpointStatusPathPrefix",
-            "prometheusMetricsEnabled", "interfaceExclude", "reportingInterval", "reportingTTL",
+            "prometheusMetricsEnabled", "interfaceExclude", "reportingInterval", "reportingTTL", "serviceLoopPrevention",
             // the integer forms Calico still accepts, folded into the duration fields above
             "iptablesLockTimeoutSecs", "iptablesLockProbeIntervalMillis", "reportingIntervalSecs", "reportingTTLSecs");
 

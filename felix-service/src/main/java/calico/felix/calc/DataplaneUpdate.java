@@ -76,6 +76,25 @@ public sealed interface DataplaneUpdate {
         R ipipTunnelAddressUpdate(IpipTunnelAddressUpdate u);
 
         R ipipTunnelAddressRemove(IpipTunnelAddressRemove u);
+
+        R serviceCidrsUpdate(ServiceCidrsUpdate u);
+    }
+
+    /**
+     * The Kubernetes service address ranges BGPConfiguration {@code default} advertises ({@code serviceClusterIPs},
+     * {@code serviceExternalIPs}, {@code serviceLoadBalancerIPs}), normalised and sorted; empty when none (or no
+     * such resource). What {@code serviceLoopPrevention} guards: forwarded traffic to them that kube-proxy did not
+     * DNAT is dropped or rejected. One value for the cluster, replaced as a whole (no remove).
+     */
+    record ServiceCidrsUpdate(java.util.List<String> cidrs) implements DataplaneUpdate {
+        public ServiceCidrsUpdate {
+            cidrs = java.util.List.copyOf(cidrs);
+        }
+
+        @Override
+        public <R> R accept(Visitor<R> v) {
+            return v.serviceCidrsUpdate(this);
+        }
     }
 
     /** {@return what {@code v} makes of this update}: calls the visitor's method for this variant. */

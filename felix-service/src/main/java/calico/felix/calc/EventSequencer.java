@@ -91,6 +91,8 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
     private final Trio<String, DataplaneUpdate.WorkloadEndpointUpdate> workloads = new Trio<>(true);
     private final Trio<String, DataplaneUpdate.HostEndpointUpdate> hostEndpoints = new Trio<>(true);
     private DataplaneUpdate.ConfigUpdate pendingConfig;
+    /** The service ranges to guard, when they changed since the last flush (one value, replaced whole). */
+    private DataplaneUpdate.ServiceCidrsUpdate pendingServiceCidrs;
     private final Trio<String, DataplaneUpdate> hosts = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> pools = new Trio<>(true);
     private final Trio<String, DataplaneUpdate> routes = new Trio<>(true);
@@ -234,6 +236,8 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
             ipipTunnel.update(t.node(), t);
         } else if (u instanceof DataplaneUpdate.IpipTunnelAddressRemove t) {
             ipipTunnel.remove(t.node());
+        } else if (u instanceof DataplaneUpdate.ServiceCidrsUpdate c) {
+            pendingServiceCidrs = c;
         } else {
             throw new IllegalArgumentException("not an infrastructure update: " + u);
         }
@@ -264,6 +268,11 @@ final class EventSequencer implements IpSetMemberCalculator.IpSetListener, Activ
         if (pendingConfig != null) {
             batch.add(pendingConfig);
             pendingConfig = null;
+        }
+        // 1b. The service ranges to guard: like config, they refer to nothing and change how rules read.
+        if (pendingServiceCidrs != null) {
+            batch.add(pendingServiceCidrs);
+            pendingServiceCidrs = null;
         }
         // 2. IP set creations/rewrites and deltas, before any rule that may refer to them.
         for (String id : ipSets.pendingUpdates.keySet()) {

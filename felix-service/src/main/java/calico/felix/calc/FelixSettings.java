@@ -55,6 +55,9 @@ import java.util.Optional;
  *                          (another protocol) are removed
  * @param endpointStatusPathPrefix {@code endpointStatusPathPrefix}: where per-endpoint status files go; empty
  *                          (Calico's {@code none}): no files
+ * @param serviceLoopPrevention {@code serviceLoopPrevention}: {@code Drop} (Calico's default), {@code Reject} or
+ *                          {@code Disabled}: what happens to forwarded traffic to an advertised service range
+ *                          that kube-proxy did not DNAT (see {@link DataplaneUpdate.ServiceCidrsUpdate})
  * @param bpf               the eBPF driver's conntrack size and timeouts ({@code bpfMapSizeConntrack},
  *                          {@code bpfConntrackTimeouts})
  */
@@ -122,6 +125,7 @@ public record FelixSettings(
         List<String> interfaceExclude,
         boolean removeExternalRoutes,
         String endpointStatusPathPrefix,
+        String serviceLoopPrevention,
         BpfSettings bpf) {
 
     public FelixSettings {
@@ -299,6 +303,7 @@ public record FelixSettings(
                 r.list("interfaceExclude"),
                 r.bool("removeExternalRoutes"),
                 r.text("endpointStatusPathPrefix"),
+                r.text("serviceLoopPrevention"),
                 BpfSettings.of(r.integer("bpfMapSizeConntrack"), r.list("bpfConntrackTimeouts")));
     }
 

@@ -13,7 +13,8 @@ import java.util.Map;
  *              ──WEP, Node, IPPool,
  *                IPAMBlock─────────▶ RouteCalculator ───┤
  *              ──Node──────────────▶ WireguardStage ────┤
- *              ──Node (this one)───▶ IpipTunnelStage ───┘
+ *              ──Node (this one)───▶ IpipTunnelStage ───┤
+ *              ──BGPConfiguration──▶ ServiceCidrStage ──┘
  * </pre>
  */
 public final class InfraStages {
@@ -30,5 +31,6 @@ public final class InfraStages {
         new RouteCalculator(hostname, out).registerWith(dispatcher);
         new WireguardStage(out).registerWith(dispatcher);
         new IpipTunnelStage(hostname, out).registerWith(dispatcher);
+        new ServiceCidrStage(out).registerWith(dispatcher);
     }
 }

@@ -98,6 +98,9 @@ final class InfraRecorder implements InfraListener {
         if (u instanceof DataplaneUpdate.IpipTunnelAddressRemove t) {
             return "ipip-tunnel:" + t.node();
         }
+        if (u instanceof DataplaneUpdate.ServiceCidrsUpdate) {
+            return "service-cidrs";
+        }
         throw new AssertionError("not an infrastructure update: " + u);
     }
 }

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -101,5 +102,29 @@ class InfraStagesTest {
                 DataplaneUpdate.RouteType.REMOTE_WORKLOAD, "node-b", "192.168.0.2", null, "default-pool", true));
         assertThat(out.state.get("host:node-a")).isEqualTo(
                 new DataplaneUpdate.HostMetadataUpdate(HOST, "192.168.0.1", null, Map.of("zone", "a")));
+    }
+
+    @Test
+    void bgpConfigurationDefaultsServiceRangesAreSentWhenTheyChange() {
+        Dispatcher dispatcher = new Dispatcher();
+        InfraRecorder out = new InfraRecorder();
+        InfraStages.registerAll(dispatcher, HOST, Map.of(), out);
+        dispatcher.onStatus(SyncerStatus.IN_SYNC);
+        out.drain();
+        dispatcher.onUpdates(List.of(set(bgpConfig("node." + HOST, "10.99.0.0/16", null))));
+        assertThat(out.drain()).as("only the default one counts").isEmpty();
+        dispatcher.onUpdates(List.of(set(bgpConfig("default", "10.96.0.0/12", "192.0.2.7"))));
+        assertThat(out.drain()).containsExactly(new DataplaneUpdate.ServiceCidrsUpdate(List.of("10.96.0.0/12",
+                "192.0.2.7/32")));
+        dispatcher.onUpdates(List.of(set(bgpConfig("default", "10.96.0.0/12", "192.0.2.7"))));
+        assertThat(out.drain()).as("unchanged: nothing").isEmpty();
+        dispatcher.onUpdates(List.of(deleted(ResourceKind.BGP_CONFIGURATION, "default")));
+        assertThat(out.drain()).containsExactly(new DataplaneUpdate.ServiceCidrsUpdate(List.of()));
+    }
+
+    private static calico.api.model.Resource bgpConfig(String name, String clusterIps, String externalIp) {
+        return calico.api.codec.ResourceCodec.get().parse("apiVersion: projectcalico.org/v3\nkind: BGPConfiguration\n"
+                + "metadata: {name: " + name + "}\nspec: {serviceClusterIPs: [{cidr: " + clusterIps + "}]"
+                + (externalIp == null ? "" : ", serviceExternalIPs: [{cidr: " + externalIp + "}]") + "}\n");
     }
 }

@@ -100,7 +100,9 @@ public abstract class PacketScenarios {
         /** Normal host endpoint policy judges arriving traffic after the host's own netfilter DNAT (INPUT/FORWARD). */
         POLICY_AFTER_HOST_DNAT,
         /** {@code workloadSourceSpoofing: Any} with an endpoint's {@code allowSpoofedSourcePrefixes} */
-        SPOOFED_SOURCE_PREFIXES
+        SPOOFED_SOURCE_PREFIXES,
+        /** {@code serviceLoopPrevention}: forwarded traffic to advertised service ranges nobody DNAT'd */
+        SERVICE_LOOP_PREVENTION
     }
 
     /** The driver under test, bound to the host namespace. */
@@ -715,6 +717,33 @@ public abstract class PacketScenarios {
         assertThat(udpArrives(b, "10.65.0.97", outside, OUT_IP, 7300)).as("a's prefixes are not b's: dropped").isFalse();
         apply(config(Map.of()));
         assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300)).as("Disabled again: dropped").isFalse();
+    }
+
+    /**
+     * serviceLoopPrevention: forwarded traffic still addressed to an advertised service range (nothing DNAT'd it)
+     * is dropped (Drop) or refused (Reject); what kube-proxy DNATs passes; Disabled lets it through.
+     */
+    @Test
+    void forwardedTrafficToAServiceRangeNobodyDnattedIsStopped() {
+        start(Feature.SERVICE_LOOP_PREVENTION);
+        String svc = "10.96.0.10";
+        outside.exec("ip", "route", "add", "10.96.0.0/12", "via", HOST_IP);
+        host.exec("ip", "route", "add", svc + "/32", "dev", A_IF); // as a route learnt over BGP would send it on
+        a.exec("ip", "addr", "add", svc + "/32", "dev", "eth0");
+        try (NetNs.Listener s = a.tcpListener(svc, 7301); NetNs.Listener a80 = a.tcpListener(A_IP, 8080)) {
+            apply(config(Map.of()), allowAllProfileUpdate(), wepUpdate("a", A_IF, A_IP, A_IP6, List.of()));
+            assertThat(outside.tcpConnects(svc, 7301, YES)).as("no advertised ranges: forwarded").isTrue();
+            apply(new DataplaneUpdate.ServiceCidrsUpdate(List.of("10.96.0.0/12")));
+            assertThat(outside.tcpConnects(svc, 7301, NO)).as("not DNAT'd: dropped").isFalse();
+            dnat(true, "10.96.0.20", 8080, A_IP, 8080);
+            assertThat(outside.tcpConnects("10.96.0.20", 8080, YES)).as("DNAT'd as kube-proxy would: passes").isTrue();
+            assertThat(outside.tcpConnects(A_IP, 8080, YES)).as("other traffic untouched").isTrue();
+            apply(config(Map.of("serviceLoopPrevention", "Disabled")));
+            assertThat(outside.tcpConnects(svc, 7301, YES)).as("Disabled: forwarded again").isTrue();
+            apply(config(Map.of("serviceLoopPrevention", "Reject")));
+            assertThat(outside.tcpConnects(svc, 7301, YES)).as("Reject: refused").isFalse();
+            assertThat(driver.refresh()).isZero();
+        }
     }
 
     /** With VXLAN on a pool, VXLAN's UDP port on this host takes datagrams only from Calico hosts. */

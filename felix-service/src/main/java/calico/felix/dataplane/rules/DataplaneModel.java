@@ -107,6 +107,7 @@ public final class DataplaneModel {
     /** The policies the last {@link #apply} changed, as they were before it (empty: absent). */
     private final Map<PolicyId, Optional<CompiledPolicy>> policiesBefore = new HashMap<>();
     private ConfigUpdate config;
+    private List<String> serviceCidrs = List.of();
     private RuleSettings settings = RuleSettings.defaults();
     private MarkBits marks = MarkBits.defaults();
     private List<String> interfacePrefixes = FelixSettings.defaults().interfacePrefixes();
@@ -176,6 +177,12 @@ public final class DataplaneModel {
             } catch (RuntimeException e) {
                 violation("config: " + e.getMessage() + " (the previous rule settings and mark bits stay)");
             }
+            return null;
+        }
+
+        @Override
+        public Void serviceCidrsUpdate(DataplaneUpdate.ServiceCidrsUpdate c) {
+            serviceCidrs = c.cidrs();
             return null;
         }
 
@@ -541,6 +548,11 @@ public final class DataplaneModel {
     public java.util.Optional<String> ipipTunnelAddress(String node) {
         return java.util.Optional.ofNullable(ipipTunnelAddresses.get(node))
                 .map(DataplaneUpdate.IpipTunnelAddressUpdate::address);
+    }
+
+    /** {@return the advertised service ranges} (BGPConfiguration {@code default}; empty when none) */
+    public List<String> serviceCidrs() {
+        return serviceCidrs;
     }
 
     /** {@return the effective configuration}, Calico's defaults before the first ConfigUpdate */

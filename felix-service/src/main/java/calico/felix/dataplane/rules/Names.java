@@ -19,6 +19,8 @@ public final class Names {
 
     public static final String CHAIN_PREFIX = "cali-";
     public static final String FORWARD = "cali-FORWARD";
+    /** Forwarded traffic to advertised service ranges that nothing DNAT'd ({@code serviceLoopPrevention}). */
+    public static final String CIDR_BLOCK = "cali-cidr-block";
     public static final String FROM_WL_DISPATCH = "cali-from-wl-dispatch";
     public static final String TO_WL_DISPATCH = "cali-to-wl-dispatch";
     public static final String INPUT = "cali-INPUT";

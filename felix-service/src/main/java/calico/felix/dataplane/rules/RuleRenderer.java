@@ -154,7 +154,11 @@ public final class RuleRenderer {
                 .filter(e -> !(e.length() > 1 && e.startsWith("/") && e.endsWith("/"))).toList();
         SortedMap<String, GenericChain> filter = new TreeMap<>();
         Set<String> refs = new TreeSet<>();
-        add(filter, cache.same(forwardChain()));
+        Rules cidrBlock = cidrBlockChain(model);
+        add(filter, cache.same(forwardChain(cidrBlock != null)));
+        if (cidrBlock != null) {
+            add(filter, cache.same(cidrBlock));
+        }
         Encapsulation encap = Encapsulation.of(model);
         boolean ipip = encap.ipip();
         boolean vxlan = encap.vxlan();
@@ -525,16 +529,45 @@ public final class RuleRenderer {
      * policies, then the outgoing host endpoint's forward policy.
      */
     Rules forwardChain() {
+        return forwardChain(false);
+    }
+
+    /** As {@link #forwardChain()}; {@code cidrBlock}: {@code cali-cidr-block} judges the packet before any verdict. */
+    Rules forwardChain(boolean cidrBlock) {
         return new Rules(Names.FORWARD, concat(
                 List.of(GenericRule.of(new Target.ClearMark(marks.all() & ~marks.accept())),
                 GenericRule.of(new Target.Jump(Names.FROM_HEP_FORWARD_DISPATCH), new Match.MarkAllClear(marks.accept()))),
                 perPrefix(true, in -> GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH), in)),
                 perPrefix(false, out -> GenericRule.of(new Target.Jump(Names.TO_WL_DISPATCH), out)),
-                List.of(GenericRule.of(new Target.Jump(Names.TO_HEP_FORWARD_DISPATCH)),
-                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
+                List.of(GenericRule.of(new Target.Jump(Names.TO_HEP_FORWARD_DISPATCH))),
+                cidrBlock ? List.of(GenericRule.of(new Target.Jump(Names.CIDR_BLOCK))) : List.of(),
+                List.of(GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("policy accepted the packet"),
                 GenericRule.of(new Target.SetMark(marks.accept()))
                         .withComment("forwarded: mangle POSTROUTING leaves it to the forward policy"))));
+    }
+
+    /**
+     * Calico's {@code cali-cidr-block} ({@code serviceLoopPrevention}, Drop or Reject): forwarded traffic still
+     * addressed to an advertised service range (kube-proxy DNATs what it handles in nat PREROUTING, before
+     * filter FORWARD) is dropped or rejected, so that a service address nobody serves is not routed back out
+     * (a loop between BGP peers). {@return the chain}, null when there is nothing to guard or it is Disabled.
+     */
+    Rules cidrBlockChain(DataplaneModel model) {
+        String mode = model.config().serviceLoopPrevention();
+        if (model.serviceCidrs().isEmpty() || "Disabled".equals(mode)) {
+            return null;
+        }
+        Target verdict = "Reject".equals(mode) ? Target.REJECT : Target.DROP;
+        List<GenericRule> rules = new ArrayList<>();
+        for (IpFamily f : IpFamily.values()) {
+            List<String> cidrs = model.serviceCidrs().stream().filter(c -> IpFamily.of(c) == f).toList();
+            if (families.contains(f) && !cidrs.isEmpty()) {
+                rules.add(GenericRule.of(verdict, new Match.Family(f), new Match.Nets(Match.Dir.DST, cidrs, false))
+                        .withComment("service address not DNAT'd (serviceLoopPrevention)"));
+            }
+        }
+        return new Rules(Names.CIDR_BLOCK, rules);
     }
 
     /** Workload traffic to the host goes (goto, so its verdicts end INPUT's processing by us) to cali-wl-to-host. */

@@ -70,7 +70,9 @@ class BpfPacketTest extends PacketScenarios {
                         + "as in Calico's eBPF mode, arriving traffic is judged by the destination it arrived with",
                 Feature.NAT_OUTGOING, "no masquerade: the netfilter nat chains go with the netfilter drivers",
                 Feature.HOST_INPUT_FILTER, "the host's own input (VXLAN from non-Calico hosts) is not policed",
-                Feature.SPOOFED_SOURCE_PREFIXES, "the program's reverse-path check knows no allowSpoofedSourcePrefixes");
+                Feature.SPOOFED_SOURCE_PREFIXES, "the program's reverse-path check knows no allowSpoofedSourcePrefixes",
+                Feature.SERVICE_LOOP_PREVENTION, "no cali-cidr-block: forwarded traffic is judged by workload policy "
+                        + "only");
     }
 
     @Override

@@ -157,6 +157,31 @@ class RuleRendererHostKindsTest {
     }
 
     @Test
+    void serviceLoopPreventionGuardsTheAdvertisedServiceRangesInForward() {
+        DataplaneUpdate ranges = new DataplaneUpdate.ServiceCidrsUpdate(List.of("10.96.0.0/12", "fd00:96::/108"));
+        Ruleset drop = RuleRenderer.render(model(Map.of(), ranges), Set.of(IpFamily.V4, IpFamily.V6));
+        List<GenericRule> forward = rules(drop, Table.FILTER, Names.FORWARD);
+        int jump = forward.indexOf(GenericRule.of(new Target.Jump(Names.CIDR_BLOCK)));
+        assertThat(jump).as("jumped to from cali-FORWARD").isPositive();
+        assertThat(forward.get(jump + 1).matches()).as("before the accept-mark verdict")
+                .contains(new Match.MarkAllSet(MB.accept()));
+        assertThat(rules(drop, Table.FILTER, Names.CIDR_BLOCK)).containsExactly(
+                GenericRule.of(Target.DROP, new Match.Family(IpFamily.V4),
+                        new Match.Nets(Match.Dir.DST, List.of("10.96.0.0/12"), false))
+                        .withComment("service address not DNAT'd (serviceLoopPrevention)"),
+                GenericRule.of(Target.DROP, new Match.Family(IpFamily.V6),
+                        new Match.Nets(Match.Dir.DST, List.of("fd00:96::/108"), false))
+                        .withComment("service address not DNAT'd (serviceLoopPrevention)"));
+        Ruleset reject = RuleRenderer.render(model(Map.of("serviceLoopPrevention", "Reject"), ranges), V4);
+        assertThat(rules(reject, Table.FILTER, Names.CIDR_BLOCK)).singleElement()
+                .satisfies(r -> assertThat(r.target()).isEqualTo(Target.REJECT));
+        Ruleset off = RuleRenderer.render(model(Map.of("serviceLoopPrevention", "Disabled"), ranges), V4);
+        assertThat(off.chains(Table.FILTER)).doesNotContainKey(Names.CIDR_BLOCK);
+        assertThat(rules(off, Table.FILTER, Names.FORWARD)).as("Disabled: cali-FORWARD as without ranges")
+                .isEqualTo(rules(RuleRenderer.render(model(Map.of()), V4), Table.FILTER, Names.FORWARD));
+    }
+
+    @Test
     void preDnatPolicyRendersIntoMangleIngressOnly() {
         Ruleset rs = RuleRenderer.render(model(Map.of(), new DataplaneUpdate.ActivePolicyUpdate(P, DENY_IN),
                 hep("eth0", List.of(), tier(P), List.of())), V4);
