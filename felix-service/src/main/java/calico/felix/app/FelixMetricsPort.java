@@ -32,11 +32,9 @@ public final class FelixMetricsPort {
 
     /** Follows the last ConfigUpdate of {@code batch}, if it has one. */
     void onBatch(List<DataplaneUpdate> batch) {
-        for (int i = batch.size() - 1; i >= 0; i--) {
-            if (batch.get(i) instanceof DataplaneUpdate.ConfigUpdate c) {
-                follow(c.settings().prometheusMetricsEnabled());
-                return;
-            }
+        calico.felix.calc.FelixSettings s = ProgrammedState.lastConfig(batch);
+        if (s != null) {
+            follow(s.prometheusMetricsEnabled());
         }
     }
 

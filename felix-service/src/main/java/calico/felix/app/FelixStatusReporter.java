@@ -55,11 +55,9 @@ public final class FelixStatusReporter implements AutoCloseable {
 
     /** Follows the last ConfigUpdate of {@code batch}, if it has one (on the syncer's thread). */
     void onBatch(List<DataplaneUpdate> batch) {
-        for (int i = batch.size() - 1; i >= 0; i--) {
-            if (batch.get(i) instanceof DataplaneUpdate.ConfigUpdate c) {
-                follow(c.settings());
-                return;
-            }
+        calico.felix.calc.FelixSettings s = ProgrammedState.lastConfig(batch);
+        if (s != null) {
+            follow(s);
         }
     }
 

@@ -46,6 +46,16 @@ public record ProgrammedState(Dataplane dataplane, List<Consumer<List<DataplaneU
         }
     }
 
+    /** {@return the settings of the last ConfigUpdate in {@code batch}}, null when it has none (for listeners). */
+    static calico.felix.calc.FelixSettings lastConfig(List<DataplaneUpdate> batch) {
+        for (int i = batch.size() - 1; i >= 0; i--) {
+            if (batch.get(i) instanceof DataplaneUpdate.ConfigUpdate c) {
+                return c.settings();
+            }
+        }
+        return null;
+    }
+
     static List<DataplaneUpdate> withoutLookups(List<DataplaneUpdate> batch) {
         if (batch.stream().noneMatch(u -> u instanceof DataplaneUpdate.FlowLookup)) {
             return batch;
