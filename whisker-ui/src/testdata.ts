@@ -10,6 +10,6 @@ export function flow(over: Partial<FlowResponse>): FlowResponse {
     protocol: 'tcp', dest_port: 8080, reporter: 'Dst', policies: { enforced: [], pending: [] },
     packets_in: 1, packets_out: 1, bytes_in: 100, bytes_out: 50,
     num_connections_started: 1, num_connections_completed: 0, num_connections_live: 1,
-    source_ips: [], dest_ips: [], ...over,
+    source_ips: [], dest_ips: [], partial: false, ...over,
   };
 }

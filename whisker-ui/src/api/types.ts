@@ -44,6 +44,8 @@ export interface FlowResponse {
   num_connections_live: number;
   source_ips: string[];
   dest_ips: string[];
+  /** Felix found the connection in conntrack when it started (counters since it began, trace derived). */
+  partial: boolean;
 }
 
 export interface Page<T> {

@@ -43,6 +43,9 @@ export function DetailsPanel(props: { flow: FlowResponse; onClose: () => void })
     ['Packets in / out', `${fmtCount(f.packets_in)} / ${fmtCount(f.packets_out)}`],
     ['Bytes in / out', `${fmtBytes(f.bytes_in)} / ${fmtBytes(f.bytes_out)}`],
     ['Connections started / done / live', `${f.num_connections_started} / ${f.num_connections_completed} / ${f.num_connections_live}`],
+    ['Record', f.partial
+      ? 'partial: open before felix started (counters since the connection began, policies derived)'
+      : 'complete'],
   ];
   return (
     <aside className="details" data-testid="details">

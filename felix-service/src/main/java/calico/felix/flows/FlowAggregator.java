@@ -50,6 +50,12 @@ public final class FlowAggregator {
 
     private final Supplier<FlowContext> context;
     private final Map<ConnKey, Conn> conns = new LinkedHashMap<>();
+    /**
+     * Connections that were in conntrack when collection started (by their tuple as NFLOG would see
+     * it), with their latest entry, until a flush adopts them as partial connections (one involves a
+     * local workload) or drops them (the in-sync model says none does).
+     */
+    private final Map<FlowTuple, ConntrackEntry> preExisting = new LinkedHashMap<>();
     private final AtomicLong unknownPrefixes = new AtomicLong();
 
     private record ConnKey(FlowTuple original, boolean inbound) {
@@ -77,6 +83,13 @@ public final class FlowAggregator {
         ServiceIndex.ServiceName service;
         boolean startReported;
         boolean endReported;
+        /**
+         * Found in conntrack at start, never seen open: reported with the key's {@code partial} mark,
+         * action Allow (conntrack let its packets through), and {@link #derived} as its enforced trace.
+         */
+        boolean partial;
+        /** A partial connection's trace from the policy in force when it was adopted; empty if that would not allow it. */
+        List<TraceHit> derived = List.of();
     }
 
     public FlowAggregator(Supplier<FlowContext> context) {
@@ -109,23 +122,28 @@ public final class FlowAggregator {
         // NFLOG sees packets after DNAT: a DNAT'd entry is found by its original tuple with the
         // real destination (the reply's source), as Calico's collector does.
         FlowTuple t = e.originalWithoutDnat();
+        preExisting.computeIfPresent(t, (k, old) -> e);
         for (boolean in : new boolean[] {true, false}) {
             Conn c = conns.get(new ConnKey(t, in));
             if (c != null) {
-                c.tracked = true;
-                long[] now = {e.originalCounters().packets(), e.originalCounters().bytes(),
-                        e.replyCounters().packets(), e.replyCounters().bytes()};
-                for (int i = 0; i < 4; i++) {
-                    c.ct[i] = Math.max(c.ct[i], now[i]);
-                }
-                // Over once destroyed, or once TCP reached TIME_WAIT or later (conntrack keeps the
-                // entry for minutes; Calico's collector expires it at that state too).
-                c.ended |= e.destroyed() || e.tcpClosed();
-                if (e.dnat() && c.preDnatPort < 0) {
-                    c.preDnatAddress = e.original().dst();
-                    c.preDnatPort = e.original().dstPort();
-                }
+                track(c, e);
             }
+        }
+    }
+
+    private static void track(Conn c, ConntrackEntry e) {
+        c.tracked = true;
+        long[] now = {e.originalCounters().packets(), e.originalCounters().bytes(),
+                e.replyCounters().packets(), e.replyCounters().bytes()};
+        for (int i = 0; i < 4; i++) {
+            c.ct[i] = Math.max(c.ct[i], now[i]);
+        }
+        // Over once destroyed, or once TCP reached TIME_WAIT or later (conntrack keeps the
+        // entry for minutes; Calico's collector expires it at that state too).
+        c.ended |= e.destroyed() || e.tcpClosed();
+        if (e.dnat() && c.preDnatPort < 0) {
+            c.preDnatAddress = e.original().dst();
+            c.preDnatPort = e.original().dstPort();
         }
     }
 
@@ -141,6 +159,78 @@ public final class FlowAggregator {
                 c.ended = true;
             }
         });
+        preExisting.replaceAll((t, e) -> live.contains(t) || e.destroyed() ? e : ended(e));
+    }
+
+    /**
+     * The conntrack table as collection starts (felix's start, or a restart of the collection):
+     * its connections that this aggregator does not know were opened before it could see them. Each
+     * that involves a local workload is reported, from the next flush on, as a partial connection
+     * with conntrack's counters since it began ({@link Conn#partial}).
+     */
+    public synchronized void onStart(List<ConntrackEntry> dump) {
+        for (ConntrackEntry e : dump) {
+            FlowTuple t = e.originalWithoutDnat();
+            if (!conns.containsKey(new ConnKey(t, true)) && !conns.containsKey(new ConnKey(t, false))) {
+                preExisting.put(t, e);
+            }
+        }
+    }
+
+    /** {@return connections from the start's table not yet adopted or dropped} */
+    public synchronized int preExisting() {
+        return preExisting.size();
+    }
+
+    private static ConntrackEntry ended(ConntrackEntry e) {
+        return new ConntrackEntry(e.original(), e.reply(), e.originalCounters(), e.replyCounters(), e.mark(), e.id(),
+                e.status(), true, e.tcpState());
+    }
+
+    /**
+     * Turns the start's connections into partial connections, one per local workload end (reporter
+     * Dst for the destination, Src for the source). One no local workload holds stays for the next
+     * flush until the model is in sync (a workload may not be known yet), then is dropped.
+     */
+    private void adopt(FlowContext ctx) {
+        Iterator<Map.Entry<FlowTuple, ConntrackEntry>> it = preExisting.entrySet().iterator();
+        while (it.hasNext()) {
+            Map.Entry<FlowTuple, ConntrackEntry> en = it.next();
+            FlowTuple t = en.getKey();
+            FlowEndpoint src = ctx.endpoint(t.src());
+            FlowEndpoint dst = ctx.endpoint(t.dst());
+            boolean toLocal = localWorkload(dst);
+            boolean fromLocal = localWorkload(src);
+            if (toLocal) {
+                adopt(ctx, new ConnKey(t, true), dst, en.getValue());
+            }
+            if (fromLocal) {
+                adopt(ctx, new ConnKey(t, false), src, en.getValue());
+            }
+            if (toLocal || fromLocal || ctx.inSync()) {
+                it.remove();
+            }
+        }
+    }
+
+    private static boolean localWorkload(FlowEndpoint e) {
+        return e.local() && e.type() == FlowEndpoint.Type.WORKLOAD;
+    }
+
+    private void adopt(FlowContext ctx, ConnKey k, FlowEndpoint reporter, ConntrackEntry e) {
+        if (conns.containsKey(k)) {
+            return; // NFLOG saw it open after all (its tuple reused): the complete record wins
+        }
+        Conn c = new Conn();
+        c.partial = true;
+        FlowTuple t = k.original();
+        List<TraceHit> trace = ctx.trace(reporter, k.inbound(),
+                new FlowContext.Packet(t.src(), t.dst(), t.protocol(), t.srcPort(), t.dstPort()), false);
+        // The policy now may not be the one that let it open: a trace that would not allow it says nothing.
+        boolean allows = !trace.isEmpty() && trace.get(trace.size() - 1).action() == calico.api.model.Action.Allow;
+        c.derived = allows ? trace : List.of();
+        track(c, e);
+        conns.put(k, c);
     }
 
     public long unknownPrefixes() {
@@ -164,6 +254,9 @@ public final class FlowAggregator {
      */
     public synchronized List<Flow> flush(long start, long end) {
         FlowContext ctx = context.get();
+        if (!preExisting.isEmpty()) {
+            adopt(ctx);
+        }
         Map<FlowKey, Flow.Builder> out = new LinkedHashMap<>();
         Iterator<Map.Entry<ConnKey, Conn>> it = conns.entrySet().iterator();
         while (it.hasNext()) {
@@ -171,10 +264,10 @@ public final class FlowAggregator {
             ConnKey k = en.getKey();
             Conn c = en.getValue();
             RuleHit last = c.hits.isEmpty() ? null : c.hits.get(c.hits.size() - 1);
-            if (last == null || !last.terminal()) {
+            if (!c.partial && (last == null || !last.terminal())) {
                 continue; // the rest of this packet's hits are still on their way
             }
-            boolean allowed = last.verdict() == Verdict.ALLOW;
+            boolean allowed = c.partial || last.verdict() == Verdict.ALLOW;
             long pktsOrig;
             long bytesOrig;
             long pktsReply;
@@ -263,10 +356,13 @@ public final class FlowAggregator {
         for (int i = 0; i < c.hits.size(); i++) {
             trace.addEnforcedPolicies(enforced(c.hits.get(i), i, reporter));
         }
+        for (int i = 0; i < c.derived.size(); i++) {
+            trace.addEnforcedPolicies(traced(c.derived.get(i), i));
+        }
         List<TraceHit> pending = reporter.local() && ctx.pendingTraces() ? ctx.trace(reporter, k.inbound(),
                 new FlowContext.Packet(t.src(), t.dst(), t.protocol(), t.srcPort(), t.dstPort()), true) : List.of();
         for (int i = 0; i < pending.size(); i++) {
-            trace.addPendingPolicies(pending(pending.get(i), i));
+            trace.addPendingPolicies(traced(pending.get(i), i));
         }
         FlowKey.Builder key = FlowKey.newBuilder()
                 .setSourceName(src.name()).setSourceNamespace(src.namespace()).setSourceType(type(src))
@@ -275,7 +371,8 @@ public final class FlowAggregator {
                 // The port dialled before DNAT, whether or not a known Service answers to it.
                 .setDestServicePort(Math.max(c.preDnatPort, 0))
                 .setReporter(k.inbound() ? Reporter.Dst : Reporter.Src)
-                .setAction(action(last.verdict())).setPolicies(trace);
+                .setAction(c.partial ? Action.Allow : action(last.verdict())).setPolicies(trace)
+                .setPartial(c.partial);
         if (c.service != null) {
             key.setDestServiceNamespace(c.service.namespace()).setDestServiceName(c.service.name())
                     .setDestServicePortName(c.service.portName());
@@ -310,7 +407,7 @@ public final class FlowAggregator {
         return null;
     }
 
-    private static PolicyHit pending(TraceHit h, int index) {
+    private static PolicyHit traced(TraceHit h, int index) {
         PolicyHit.Builder b = PolicyHit.newBuilder().setPolicyIndex(index).setAction(action(h.action()))
                 .setRuleIndex(h.ruleIndex());
         if (h.endOfTier()) {

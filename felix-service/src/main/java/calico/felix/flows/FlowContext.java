@@ -33,7 +33,7 @@ public final class FlowContext {
     }
 
     public static final FlowContext EMPTY = new FlowContext(Map.of(), List.of(), HitTable.EMPTY, Map.of(), Map.of(),
-            Map.of(), new FlowLookups(), true);
+            Map.of(), new FlowLookups(), true, false);
 
     private final Map<IpAddress, FlowEndpoint> byAddress;
     private final List<Map.Entry<Cidr, FlowEndpoint>> byNet;
@@ -45,10 +45,14 @@ public final class FlowContext {
     private final FlowLookups lookups;
     /** Whether flows carry the pending trace ({@code flowLogsPolicyEvaluationMode}). */
     private final boolean pendingTraces;
+    /** Whether the model had folded in InSync: every local endpoint is known. */
+    private final boolean inSync;
 
     private FlowContext(Map<IpAddress, FlowEndpoint> byAddress, List<Map.Entry<Cidr, FlowEndpoint>> byNet,
                         HitTable hits, Map<PolicyId, CompiledPolicy> policies, Map<String, CompiledPolicy> profiles,
-                        Map<String, DataplaneModel.IpSet> ipSets, FlowLookups lookups, boolean pendingTraces) {
+                        Map<String, DataplaneModel.IpSet> ipSets, FlowLookups lookups, boolean pendingTraces,
+                        boolean inSync) {
+        this.inSync = inSync;
         this.lookups = lookups;
         this.pendingTraces = pendingTraces;
         this.byAddress = byAddress;
@@ -96,7 +100,12 @@ public final class FlowContext {
         });
         return new FlowContext(Map.copyOf(byAddress), List.copyOf(byNet), RuleRenderer.hitTable(model),
                 Map.copyOf(model.policies()), Map.copyOf(model.profiles()), Map.copyOf(model.ipSets()), lookups,
-                model.config().flowLogsPendingTraces());
+                model.config().flowLogsPendingTraces(), model.inSync());
+    }
+
+    /** {@return whether the model this was built from was in sync}: an address no local endpoint has now is not local. */
+    boolean inSync() {
+        return inSync;
     }
 
     /** {@return whether flows carry the pending trace}: {@code flowLogsPolicyEvaluationMode} is {@code Continuous}. */

@@ -183,6 +183,9 @@ class FlowLogsE2ETest {
                 Flow denied = deniedAndSource(goldmane);
                 if (backend == Backend.NFTABLES) {
                     dnatToAService(cluster, goldmane);
+                    acrossARestart(cluster, goldmane, felix,
+                            () -> new FelixProcess(etcd.felixArgs(), cluster.host.name(), backend, "Warning",
+                                    flowLogArgs.toArray(String[]::new)));
                 }
                 System.out.printf("[flow logs e2e %s] allowed: %s%n  denied: %s%n", backend,
                         oneLine(total), oneLine(denied));
@@ -246,6 +249,61 @@ class FlowLogsE2ETest {
         assertThat(f.getPacketsOut()).isGreaterThanOrEqualTo(2);
         assertThat(f.getBytesIn()).isGreaterThanOrEqualTo(2 * 2 * 40);
         System.out.printf("[flow logs e2e DNAT] %s%n", oneLine(f));
+    }
+
+    /**
+     * Issue 29: a UDP exchange client → db:53 goes on while felix is stopped and started again. The
+     * new felix finds the connection in conntrack and reports it as a partial record (the key's
+     * {@code partial} mark) with conntrack's counters since it began, so the datagrams sent while
+     * felix was away are counted; its trace is derived from the policy in force (db's namespace
+     * profile). The first felix's complete record stays apart, under its own key.
+     */
+    private static void acrossARestart(Cluster cluster, InProcessGoldmane goldmane, FelixProcess first,
+            java.util.function.Supplier<FelixProcess> start) throws Exception {
+        Workload db = cluster.db;
+        try (java.net.DatagramSocket udp = cluster.client.netns().call(() -> new java.net.DatagramSocket(
+                new java.net.InetSocketAddress(java.net.InetAddress.getByName(cluster.client.ip()), 0)))) {
+            udp.setSoTimeout(2000);
+            int sent = exchange(udp, db, 3);
+            Flow seen = awaitFlow(goldmane, "db", 53, Reporter.Dst, Action.Allow, "the first felix's record",
+                    f -> !f.getKey().getPartial() && f.getKey().getProto().equals("udp"));
+            assertThat(seen.getPacketsIn()).isPositive();
+            first.close();
+            sent += exchange(udp, db, 5); // felix is away: no one reports these
+            try (FelixProcess second = start.get()) {
+                second.awaitReady(Duration.ofSeconds(60));
+                int all = sent;
+                Flow partial = awaitFlow(goldmane, "db", 53, Reporter.Dst, Action.Allow,
+                        "the partial record with every datagram sent, " + all,
+                        f -> f.getKey().getPartial() && f.getPacketsIn() >= all);
+                assertThat(partial.getKey().getSourceName()).isEqualTo("client");
+                assertThat(partial.getKey().getProto()).isEqualTo("udp");
+                assertThat(partial.getPacketsOut()).as("the echoes").isGreaterThanOrEqualTo(all);
+                assertThat(partial.getBytesIn()).isGreaterThanOrEqualTo(all * (20 + 8 + 16L));
+                assertThat(partial.getKey().getPolicies().getEnforcedPolicies(0).getKind()).as("derived")
+                        .isEqualTo(PolicyKind.Profile);
+                assertThat(partial.getNumConnectionsLive()).isEqualTo(1);
+                Flow src = awaitFlow(goldmane, "db", 53, Reporter.Src, Action.Allow, "the client's partial record",
+                        f -> f.getKey().getPartial() && f.getPacketsOut() >= all);
+                assertThat(src.getKey().getSourceName()).isEqualTo("client");
+                System.out.printf("[flow logs e2e restart] %d datagrams, %d while felix was away; partial: %s%n",
+                        all, 5, oneLine(partial));
+            }
+        }
+    }
+
+    /** {@return {@code n}}, after {@code n} datagrams to {@code to}'s UDP echo on 53, each answered. */
+    private static int exchange(java.net.DatagramSocket udp, Workload to, int n) throws Exception {
+        byte[] buf = new byte[64];
+        for (int i = 0; i < n; i++) {
+            byte[] token = ("flw-probe-" + i + "-" + System.nanoTime()).substring(0, 16).getBytes(
+                    java.nio.charset.StandardCharsets.US_ASCII);
+            udp.send(new java.net.DatagramPacket(token, token.length, java.net.InetAddress.getByName(to.ip()), 53));
+            java.net.DatagramPacket p = new java.net.DatagramPacket(buf, buf.length);
+            udp.receive(p);
+            assertThat(java.util.Arrays.copyOf(p.getData(), p.getLength())).as("echo " + i).isEqualTo(token);
+        }
+        return n;
     }
 
     private static String oneLine(Flow f) {

@@ -474,6 +474,71 @@ class FlowAggregatorTest {
         assertThat(agg.connections()).isZero();
     }
 
+    /**
+     * Issue 29: what conntrack holds when collection starts (a restarted felix) is reported from the
+     * first flush on, marked partial: counters since the connection began, action Allow, the trace
+     * the policy in force gives it (none when that would deny it), once per local workload end; later
+     * flushes carry deltas under the same key; a connection NFLOG saw open is not adopted; an address
+     * no local workload holds waits for the model's InSync, then is dropped.
+     */
+    @Test
+    void connectionsInConntrackAtStartAreReportedAsPartialRecords() {
+        FlowTuple seen = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40009, 8080);
+        agg.onNflog(nflog(1, renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 0), seen));
+        FlowTuple stranger = new FlowTuple(ip("10.99.0.1"), ip("10.99.0.2"), 6, 5000, 22);
+        agg.onStart(List.of(ct(to8080, to8080.reversed(), 10, 1000, 8, 4000, 0xe, ConntrackEntry.TCP_ESTABLISHED),
+                ct(to9000, to9000.reversed(), 3, 180, 2, 120, 0xe, ConntrackEntry.TCP_TIME_WAIT),
+                ct(stranger, stranger.reversed(), 1, 60, 1, 60, 0xe, ConntrackEntry.TCP_ESTABLISHED),
+                ct(seen, seen.reversed(), 1, 60, 1, 60, 0xe, ConntrackEntry.TCP_ESTABLISHED)));
+        assertThat(agg.preExisting()).as("the one NFLOG saw open is not pre-existing").isEqualTo(3);
+
+        List<Flow> first = agg.flush(1000, 1015);
+        Flow dst = first.stream().filter(f -> f.getKey().getPartial() && f.getKey().getReporter() == Reporter.Dst
+                && f.getKey().getDestPort() == 8080).findFirst().orElseThrow();
+        assertThat(dst.getKey().getAction()).isEqualTo(calico.libcalico.goldmane.proto.Action.Allow);
+        assertThat(dst.getKey().getSourceName()).isEqualTo("client");
+        assertThat(dst.getKey().getPolicies().getEnforcedPoliciesList()).as("derived from the policy in force")
+                .extracting(PolicyHit::getName, PolicyHit::getRuleIndex).containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("api-in", 0L));
+        assertThat(dst.getKey().getPolicies().getPendingPolicies(0).getName()).isEqualTo("api-lockdown");
+        assertThat(List.of(dst.getPacketsIn(), dst.getBytesIn(), dst.getPacketsOut(), dst.getBytesOut()))
+                .as("conntrack's counters since the connection began").containsExactly(10L, 1000L, 8L, 4000L);
+        assertThat(List.of(dst.getNumConnectionsStarted(), dst.getNumConnectionsLive(),
+                dst.getNumConnectionsCompleted())).containsExactly(1L, 1L, 0L);
+        Flow src = first.stream().filter(f -> f.getKey().getPartial() && f.getKey().getReporter() == Reporter.Src
+                && f.getKey().getDestPort() == 8080).findFirst().orElseThrow();
+        assertThat(src.getPacketsOut()).as("the client's end: original direction out").isEqualTo(10);
+        assertThat(src.getKey().getPolicies().getEnforcedPolicies(0).getKind()).isEqualTo(PolicyKind.Profile);
+        Flow closed = only(first, Reporter.Dst, 9000);
+        assertThat(closed.getKey().getPartial()).isTrue();
+        assertThat(closed.getKey().getAction()).as("its packets went through").isEqualTo(
+                calico.libcalico.goldmane.proto.Action.Allow);
+        assertThat(closed.getKey().getPolicies().getEnforcedPoliciesList()).as("policy now denies 9000: unknown")
+                .isEmpty();
+        assertThat(List.of(closed.getNumConnectionsStarted(), closed.getNumConnectionsCompleted(),
+                closed.getNumConnectionsLive(), closed.getPacketsIn())).containsExactly(1L, 1L, 0L, 3L);
+        assertThat(first).as("the stranger is nobody's; the connection NFLOG saw is complete")
+                .noneMatch(f -> f.getKey().getDestPort() == 22)
+                .filteredOn(f -> f.getKey().getDestPort() == 8080 && !f.getKey().getPartial()).hasSize(1);
+        assertThat(agg.preExisting()).as("the stranger waits: the model is not in sync").isEqualTo(1);
+
+        agg.onConntrackDump(List.of(ct(to8080, to8080.reversed(), 12, 1100, 9, 4100, 0xe,
+                ConntrackEntry.TCP_ESTABLISHED)));
+        Flow next = agg.flush(1015, 1030).stream().filter(f -> f.getKey().getPartial()
+                && f.getKey().getReporter() == Reporter.Dst).findFirst().orElseThrow();
+        assertThat(next.getKey()).as("the same key: still partial").isEqualTo(dst.getKey());
+        assertThat(List.of(next.getPacketsIn(), next.getBytesIn(), next.getNumConnectionsStarted()))
+                .as("deltas now").containsExactly(2L, 100L, 0L);
+
+        DataplaneModel synced = model();
+        synced.apply(new DataplaneUpdate.InSync());
+        FlowContext inSync = FlowContext.of(synced);
+        FlowAggregator later = new FlowAggregator(() -> inSync);
+        later.onStart(List.of(ct(stranger, stranger.reversed(), 1, 60, 1, 60, 0xe, ConntrackEntry.TCP_ESTABLISHED)));
+        assertThat(later.flush(1000, 1015)).isEmpty();
+        assertThat(later.preExisting()).as("in sync: nobody's, dropped").isZero();
+    }
+
     @Test
     void aDnatConnectionIsJoinedByItsRealDestinationAndCarriesTheServicePort() {
         // kube-proxy style: the client dialled the VIP 10.96.0.10:80, DNAT sent it to api:8080,

@@ -53,7 +53,7 @@ public final class Responses {
                         long destServicePort, String protocol, long destPort, String reporter, Policies policies,
                         long packetsIn, long packetsOut, long bytesIn, long bytesOut,
                         long numConnectionsStarted, long numConnectionsCompleted, long numConnectionsLive,
-                        List<String> sourceIps, List<String> destIps) {
+                        List<String> sourceIps, List<String> destIps, boolean partial) {
 
         public static FlowResponse of(FlowResult r) {
             Flow f = r.getFlow();
@@ -70,7 +70,7 @@ public final class Responses {
                             k.getPolicies().getPendingPoliciesList().stream().map(Policy::of).toList()),
                     f.getPacketsIn(), f.getPacketsOut(), f.getBytesIn(), f.getBytesOut(),
                     f.getNumConnectionsStarted(), f.getNumConnectionsCompleted(), f.getNumConnectionsLive(),
-                    List.copyOf(f.getSourceIpsList()), List.copyOf(f.getDestIpsList()));
+                    List.copyOf(f.getSourceIpsList()), List.copyOf(f.getDestIpsList()), k.getPartial());
         }
     }
 

@@ -66,7 +66,8 @@ class FlowsApiTest {
                 .addEnforcedPolicies(hit(PolicyKind.CalicoNetworkPolicy, "default", "demo-a", "allow-web-", Action.Allow, 0));
         gm.feed(List.of(
                 flow(key("demo-a", "client-", "demo-b", "api-", 8080, Action.Allow), gm.now(), 5, 500),
-                flow(key("demo-c", "batch-", "demo-a", "web-", 80, Action.Allow).setPolicies(passThenAllow), gm.now(),
+                flow(key("demo-c", "batch-", "demo-a", "web-", 80, Action.Allow).setPolicies(passThenAllow)
+                        .setPartial(true), gm.now(),
                         2, 200)));
         gm.advance(Duration.ofSeconds(15));
         whisker = Whisker.start(dir, gm.address());
@@ -129,6 +130,14 @@ class FlowsApiTest {
         assertThat(a.get("source_ips").get(0).asString()).isEqualTo("10.0.0.1");
         assertThat(a.get("dest_ips").get(0).asString()).isEqualTo("10.0.1.1");
         assertThat(a.has("dest_service_name")).isTrue();
+        assertThat(a.get("partial").asBoolean()).as("a complete record").isFalse();
+        JsonNode partial = null;
+        for (JsonNode i : page.get("items")) {
+            if (i.get("source_name").asString().equals("batch-")) {
+                partial = i;
+            }
+        }
+        assertThat(partial.get("partial").asBoolean()).as("felix's partial mark passes through goldmane").isTrue();
         JsonNode p = a.get("policies").get("enforced").get(0);
         assertThat(p.get("kind").asString()).isEqualTo("CalicoNetworkPolicy");
         assertThat(p.get("name").asString()).isEqualTo("allow-api-");
