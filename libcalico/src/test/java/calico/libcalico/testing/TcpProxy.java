@@ -28,6 +28,9 @@ public final class TcpProxy implements AutoCloseable {
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final List<Socket> waiting = new ArrayList<>(); // guarded by this
     private boolean held; // guarded by this
+    private boolean refusing; // guarded by this
+    /** When each refused connection came ({@link System#nanoTime()}). */
+    private final List<Long> refusals = java.util.Collections.synchronizedList(new ArrayList<>());
     private volatile boolean closed;
 
     /** Relays 127.0.0.1:{@link #port()} to {@code target}. */
@@ -61,6 +64,46 @@ public final class TcpProxy implements AutoCloseable {
             waiting.clear();
         }
         release.forEach(this::relay);
+    }
+
+    /**
+     * While {@code on}, new connections are closed as soon as they are accepted, as if the server
+     * were down (the client's connect succeeds, its request fails at once), and counted.
+     */
+    public synchronized void refuse(boolean on) {
+        refusing = on;
+    }
+
+    /** {@return connections closed unrelayed while refusing, so far} (a client's failed attempts) */
+    public int refused() {
+        return refusals.size();
+    }
+
+    /** {@return the longest time between two refused connections in a row} (a client's longest retry wait); zero before two */
+    public Duration longestGapBetweenRefusals() {
+        List<Long> at = List.copyOf(refusals);
+        long max = 0;
+        for (int i = 1; i < at.size(); i++) {
+            max = Math.max(max, at.get(i) - at.get(i - 1));
+        }
+        return Duration.ofNanos(max);
+    }
+
+    /**
+     * Cuts every relayed connection and refuses new ones while {@code whileDown} runs (an outage
+     * the client's retries see as fast failures, as after a server crash), then relays again.
+     *
+     * @return {@link System#nanoTime()} when the server became reachable again
+     */
+    public long cutAndRefuseWhile(Runnable whileDown) {
+        refuse(true);
+        cut();
+        try {
+            whileDown.run();
+        } finally {
+            refuse(false);
+        }
+        return System.nanoTime();
     }
 
     /** {@return the connections held (accepted, not yet relayed)} */
@@ -104,6 +147,11 @@ public final class TcpProxy implements AutoCloseable {
                 return; // closed
             }
             synchronized (this) {
+                if (refusing) {
+                    refusals.add(System.nanoTime());
+                    closeQuietly(client);
+                    continue;
+                }
                 if (held) {
                     waiting.add(client);
                     continue;

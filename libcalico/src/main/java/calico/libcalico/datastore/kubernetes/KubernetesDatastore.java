@@ -80,6 +80,8 @@ public final class KubernetesDatastore implements Datastore {
 
     private final KubernetesConfig config;
     private final KubernetesClient client;
+    /** {@link #client} with the prompt watch resumes ({@link #promptResumes}); the same HTTP client, never closed itself. */
+    private final KubernetesClient watchClient;
     private final boolean ownsClient;
     private final KindSources kinds = new KindSources();
     private final ResourceValidator validator;
@@ -107,6 +109,7 @@ public final class KubernetesDatastore implements Datastore {
                                 ResourceValidator validator, Clock clock) {
         this.config = config;
         this.client = client;
+        this.watchClient = promptResumes(client, java.util.concurrent.ThreadLocalRandom.current().nextDouble(0.8, 1.2));
         this.ownsClient = ownsClient;
         this.validator = validator;
         this.admission = new Admission(validator);
@@ -442,7 +445,7 @@ public final class KubernetesDatastore implements Datastore {
         KubernetesWatch w = new KubernetesWatch(watchIds.incrementAndGet(), kind, ns, start, sources, listener,
                 (source, obj, deleted) -> readReporting(kind, source, tree(obj), deleted), watches::remove);
         watches.add(w);
-        w.start((source, options, watcher) -> collection(source, ns).watch(options, watcher),
+        w.start((source, options, watcher) -> collection(watchClient, source, ns).watch(options, watcher),
                 bookmarkTimer, config.bookmarkInterval(), config.watchTimeout());
         return w;
     }
@@ -642,13 +645,49 @@ public final class KubernetesDatastore implements Datastore {
 
     private MixedOperation<GenericKubernetesResource, GenericKubernetesResourceList, io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>
             operation(Source source) {
-        return client.genericKubernetesResources(source.context());
+        return operation(client, source);
     }
 
-    /** The collection to list or watch: one namespace, every namespace, or the cluster-scoped kind. */
+    private static MixedOperation<GenericKubernetesResource, GenericKubernetesResourceList, io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>
+            operation(KubernetesClient c, Source source) {
+        return c.genericKubernetesResources(source.context());
+    }
+
+    /**
+     * fabric8's first resume of a broken watch stream comes after this, each further one after
+     * twice the last, at most 32 times it (fabric8's fixed 5 doublings): 30 ms gives ≤ 0.96 s, so a
+     * stream is back within about a second of the server being reachable, whatever the outage
+     * (issue 29; fabric8's default, 1 s, grows to 32 s).
+     */
+    static final int WATCH_RESUME_INTERVAL_MS = 30;
+
+    /**
+     * {@return {@code c} for watches}: the same HTTP client and settings, except that a broken stream is
+     * resumed after {@link #WATCH_RESUME_INTERVAL_MS} × {@code spread} doubling to 32 times that, and a
+     * failed attempt is not retried inside the HTTP client (its own schedule, 100 ms doubling to
+     * 3.2 s, ten times, would add up to ~19 s before the watch's schedule even ran): one schedule.
+     * {@code spread} (0.8–1.2, drawn per datastore) keeps nodes from retrying in step, as fabric8's
+     * schedule has no jitter of its own.
+     */
+    static KubernetesClient promptResumes(KubernetesClient c, double spread) {
+        io.fabric8.kubernetes.client.RequestConfig rc = new io.fabric8.kubernetes.client.RequestConfigBuilder(
+                c.getConfiguration().getRequestConfig())
+                .withWatchReconnectInterval((int) Math.round(WATCH_RESUME_INTERVAL_MS * spread))
+                .withRequestRetryBackoffLimit(0)
+                .build();
+        return c.newClient(rc).adapt(KubernetesClient.class);
+    }
+
+    /** The collection to list: one namespace, every namespace, or the cluster-scoped kind. */
     private NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList, io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>
             collection(Source source, String namespace) {
-        var op = operation(source);
+        return collection(client, source, namespace);
+    }
+
+    /** The collection to list or watch through {@code c}. */
+    private static NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList, io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>
+            collection(KubernetesClient c, Source source, String namespace) {
+        var op = operation(c, source);
         if (!Boolean.TRUE.equals(source.context().isNamespaceScoped())) {
             return op;
         }
