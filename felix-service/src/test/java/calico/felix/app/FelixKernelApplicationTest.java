@@ -261,6 +261,57 @@ class FelixKernelApplicationTest {
         assertThat(host.exec("nft", "-a", "list", "ruleset")).as("the kernel as the last felix left it").isEqualTo(before);
     }
 
+    /**
+     * Issue 29, "restart without churn … after a backend switch back and forth": felix switches at
+     * run time from nftables to iptables (iptables-nft) and back, then restarts with nothing
+     * changed. The restart changes nothing in the kernel: the whole nftables ruleset with its
+     * handles (iptables-nft's tables included), the legacy tables, the IP sets and the routes are
+     * as the switched felix left them.
+     */
+    @Test
+    void afterABackendSwitchBackAndForthARestartLeavesTheKernelAsItWas() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        assumeTrue(Files.isExecutable(Path.of("/usr/sbin/iptables-nft-restore")), "iptables-nft");
+        Resource config = cluster("flw-fks", Map.of("nftablesMode", "Enabled"));
+        host.exec("ip", "link", "add", IFACE, "type", "veth", "peer", "name", "k1peer");
+        startFelix();
+        awaitProgrammedOn("nftables");
+        configure(config, Map.of("nftablesMode", "Disabled", "iptablesBackend", "NFT"));
+        awaitProgrammedOn("iptables-nft");
+        assertThat(host.exec("iptables-nft-save", "-t", "filter")).contains("-A FORWARD -j cali-FORWARD");
+        configure(config, Map.of("nftablesMode", "Enabled"));
+        awaitProgrammedOn("nftables");
+        String before = wholeKernel();
+        assertThat(before).contains("table inet calico", "chain cali-tw-" + IFACE);
+        assertThat(host.exec("iptables-nft-save")).as("iptables-nft's rules gone").doesNotContain("cali-");
+        app.close();
+        app = null;
+
+        startFelix();
+        awaitProgrammedOn("nftables");
+        assertThat(wholeKernel()).as("the kernel as the switched felix left it").isEqualTo(before);
+    }
+
+    /** The namespace's whole nftables ruleset with handles, legacy iptables, IP sets and routes. */
+    private String wholeKernel() {
+        return String.join("\n", host.exec("nft", "-a", "list", "ruleset"), host.exec("iptables-legacy-save", "-c"),
+                host.exec("ip6tables-legacy-save", "-c"), host.exec("ipset", "save"),
+                host.exec("ip", "route", "show", "table", "all")).lines()
+                .filter(l -> !l.startsWith("#")).collect(java.util.stream.Collectors.joining("\n"));
+    }
+
+    private void configure(Resource config, Map<String, ?> spec) {
+        FelixConfiguration current = (FelixConfiguration) store.get(config.key()).orElseThrow();
+        store.update(new FelixConfiguration(current.metadata(), felixConfig(spec).spec()));
+    }
+
+    private void awaitProgrammedOn(String backend) throws Exception {
+        local.awaitJson(healthPort, "/readiness", 200, body -> true);
+        local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
+                body -> body.path("status").path("lastApply").path("backend").asText().equals(backend)
+                        && body.path("status").path("pendingInterfaces").isEmpty());
+    }
+
     private void awaitProgrammedOnNftables() throws Exception {
         local.awaitJson(healthPort, "/readiness", 200, body -> true);
         local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
