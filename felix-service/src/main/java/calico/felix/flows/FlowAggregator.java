@@ -51,11 +51,11 @@ public final class FlowAggregator {
     private final Supplier<FlowContext> context;
     private final Map<ConnKey, Conn> conns = new LinkedHashMap<>();
     /**
-     * Connections that were in conntrack when collection started (by their tuple as NFLOG would see
-     * it), with their latest entry, until a flush adopts them as partial connections (one involves a
-     * local workload) or drops them (the in-sync model says none does).
+     * The connections conntrack held when collection started, as sorted 64-bit hashes of their
+     * tuples (8 bytes each), until the first dump with the model in sync adopts those still there
+     * as partial connections; null when none are pending.
      */
-    private final Map<FlowTuple, ConntrackEntry> preExisting = new LinkedHashMap<>();
+    private long[] atStart;
     private final AtomicLong unknownPrefixes = new AtomicLong();
 
     private record ConnKey(FlowTuple original, boolean inbound) {
@@ -122,7 +122,6 @@ public final class FlowAggregator {
         // NFLOG sees packets after DNAT: a DNAT'd entry is found by its original tuple with the
         // real destination (the reply's source), as Calico's collector does.
         FlowTuple t = e.originalWithoutDnat();
-        preExisting.computeIfPresent(t, (k, old) -> e);
         for (boolean in : new boolean[] {true, false}) {
             Conn c = conns.get(new ConnKey(t, in));
             if (c != null) {
@@ -147,7 +146,11 @@ public final class FlowAggregator {
         }
     }
 
-    /** A whole dump: tracked connections missing from it have ended (a destroy event was missed). */
+    /**
+     * A whole dump: tracked connections missing from it have ended (a destroy event was missed).
+     * The first one after {@link #onStart} whose context is in sync adopts the connections open at the start
+     * that involve a local workload and are not followed yet ({@link #adopt}).
+     */
     public synchronized void onConntrackDump(List<ConntrackEntry> dump) {
         Set<FlowTuple> live = new HashSet<>();
         for (ConntrackEntry e : dump) {
@@ -159,57 +162,61 @@ public final class FlowAggregator {
                 c.ended = true;
             }
         });
-        preExisting.replaceAll((t, e) -> live.contains(t) || e.destroyed() ? e : ended(e));
-    }
-
-    /**
-     * The conntrack table as collection starts (felix's start, or a restart of the collection):
-     * its connections that this aggregator does not know were opened before it could see them. Each
-     * that involves a local workload is reported, from the next flush on, as a partial connection
-     * with conntrack's counters since it began ({@link Conn#partial}).
-     */
-    public synchronized void onStart(List<ConntrackEntry> dump) {
-        for (ConntrackEntry e : dump) {
-            FlowTuple t = e.originalWithoutDnat();
-            if (!conns.containsKey(new ConnKey(t, true)) && !conns.containsKey(new ConnKey(t, false))) {
-                preExisting.put(t, e);
+        if (atStart != null) {
+            FlowContext ctx = context.get();
+            if (ctx.inSync()) { // else a local workload may not be known yet: the next dump
+                long[] open = atStart;
+                atStart = null;
+                dump.stream().filter(e -> java.util.Arrays.binarySearch(open, hash(e.originalWithoutDnat())) >= 0)
+                        .forEach(e -> adopt(ctx, e));
             }
         }
     }
 
-    /** {@return connections from the start's table not yet adopted or dropped} */
-    public synchronized int preExisting() {
-        return preExisting.size();
-    }
-
-    private static ConntrackEntry ended(ConntrackEntry e) {
-        return new ConntrackEntry(e.original(), e.reply(), e.originalCounters(), e.replyCounters(), e.mark(), e.id(),
-                e.status(), true, e.tcpState());
-    }
-
     /**
-     * Turns the start's connections into partial connections, one per local workload end (reporter
-     * Dst for the destination, Src for the source). One no local workload holds stays for the next
-     * flush until the model is in sync (a workload may not be known yet), then is dropped.
+     * Collection starts (felix's start, or a restart of the collection) with {@code table} in
+     * conntrack: those connections opened before it could see them. At the first dump with the model
+     * in sync, each still there with a local workload at either end that this aggregator does not
+     * follow is reported from then on as a partial connection with conntrack's counters since it
+     * began ({@link Conn#partial}).
      */
-    private void adopt(FlowContext ctx) {
-        Iterator<Map.Entry<FlowTuple, ConntrackEntry>> it = preExisting.entrySet().iterator();
-        while (it.hasNext()) {
-            Map.Entry<FlowTuple, ConntrackEntry> en = it.next();
-            FlowTuple t = en.getKey();
-            FlowEndpoint src = ctx.endpoint(t.src());
-            FlowEndpoint dst = ctx.endpoint(t.dst());
-            boolean toLocal = localWorkload(dst);
-            boolean fromLocal = localWorkload(src);
-            if (toLocal) {
-                adopt(ctx, new ConnKey(t, true), dst, en.getValue());
-            }
-            if (fromLocal) {
-                adopt(ctx, new ConnKey(t, false), src, en.getValue());
-            }
-            if (toLocal || fromLocal || ctx.inSync()) {
-                it.remove();
-            }
+    public synchronized void onStart(List<ConntrackEntry> table) {
+        atStart = table.stream().mapToLong(e -> hash(e.originalWithoutDnat())).sorted().toArray();
+    }
+
+    /** {@return whether connections open at the start are still to be adopted} */
+    public synchronized boolean adoptPending() {
+        return atStart != null;
+    }
+
+    /** A 64-bit FNV-1a hash of a tuple: a collision could only adopt a connection not followed anyway. */
+    private static long hash(FlowTuple t) {
+        long h = 0xcbf29ce484222325L;
+        for (byte b : t.src().getAddress()) {
+            h = (h ^ (b & 0xff)) * 0x100000001b3L;
+        }
+        for (byte b : t.dst().getAddress()) {
+            h = (h ^ (b & 0xff)) * 0x100000001b3L;
+        }
+        for (int v : new int[] {t.protocol(), t.srcPort(), t.dstPort()}) {
+            h = (h ^ v) * 0x100000001b3L;
+        }
+        return h;
+    }
+
+    /** One entry of the first in-sync dump that was open at the start: a partial connection per local workload end. */
+    private void adopt(FlowContext ctx, ConntrackEntry e) {
+        FlowTuple t = e.originalWithoutDnat();
+        if (conns.containsKey(new ConnKey(t, true)) || conns.containsKey(new ConnKey(t, false))) {
+            return; // NFLOG saw it open after all (its tuple reused): a complete record
+        }
+        FlowEndpoint src = ctx.endpoint(t.src());
+        FlowEndpoint dst = ctx.endpoint(t.dst());
+        if (localWorkload(dst)) {
+            adopt(ctx, new ConnKey(t, true), dst, e);
+        }
+        if (localWorkload(src)) {
+            adopt(ctx, new ConnKey(t, false), src, e);
         }
     }
 
@@ -218,9 +225,6 @@ public final class FlowAggregator {
     }
 
     private void adopt(FlowContext ctx, ConnKey k, FlowEndpoint reporter, ConntrackEntry e) {
-        if (conns.containsKey(k)) {
-            return; // NFLOG saw it open after all (its tuple reused): the complete record wins
-        }
         Conn c = new Conn();
         c.partial = true;
         FlowTuple t = k.original();
@@ -254,9 +258,6 @@ public final class FlowAggregator {
      */
     public synchronized List<Flow> flush(long start, long end) {
         FlowContext ctx = context.get();
-        if (!preExisting.isEmpty()) {
-            adopt(ctx);
-        }
         Map<FlowKey, Flow.Builder> out = new LinkedHashMap<>();
         Iterator<Map.Entry<ConnKey, Conn>> it = conns.entrySet().iterator();
         while (it.hasNext()) {

@@ -314,12 +314,13 @@ public final class FlowLogs implements AutoCloseable {
             client = outside.submit(() -> new GoldmaneClient(gs, clock)).get(30, TimeUnit.SECONDS);
             conntrack = ConntrackReader.open();
             destroyed = conntrack.subscribeDestroyed(aggregator::onConntrack);
-            // What is already in conntrack opened before this collection could see it (felix was
-            // down, or flow logs off): reported as partial records from the next flush on.
+            // What conntrack holds now was opened before this collection could see it (felix was
+            // down, or flow logs off): reported as partial records from the first flush with the
+            // model in sync.
             try {
                 aggregator.onStart(conntrack.dump());
             } catch (RuntimeException e) {
-                log.warn("flow logs: conntrack table unreadable at start: connections opened before now go unreported", e);
+                log.warn("flow logs: conntrack unreadable at start: connections opened before now go unreported", e);
             }
             nflog = NflogReader.open(List.of(NflogPrefix.INBOUND_GROUP, NflogPrefix.OUTBOUND_GROUP),
                     aggregator::onNflog);
