@@ -49,6 +49,11 @@ final class DetachedProcess {
         return name;
     }
 
+    /** {@return the program and its arguments} (without {@code setsid} and {@code ip netns exec}). */
+    List<String> command() {
+        return command;
+    }
+
     Path log() {
         return runDir.resolve("logs").resolve(name + ".log");
     }

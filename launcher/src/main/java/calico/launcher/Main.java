@@ -1,6 +1,7 @@
 package calico.launcher;
 
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -28,6 +29,7 @@ public final class Main {
                      --felix-health-port N (9099)  --felix-admin-port N (9097)  --felix-metrics-port N (9091)
                      --confd-health-port N (9086)  --confd-admin-port N (9085)  --cni-http-port N (9088)
                      --port-stride N (100: node i's ports are node 1's + (i-1)*N)
+                     --jvm-flags FILE (each JVM's options, one line per service; default ROOT/scripts/lib/jvm-flags.conf)
             The datastore's variables (DATASTORE_TYPE, ETCD_ENDPOINTS, KUBECONFIG, CALICO_APISERVER_*) come
             from the environment and pass to every node's process.
             """;
@@ -78,6 +80,7 @@ public final class Main {
         Path runDir = null;
         Path root = Path.of(".");
         Path kubeconfig = null;
+        Path jvmFlags = null;
         String prefix = "calico-";
         String underlay = Topology.Underlay.DEFAULT.base();
         String dataplane = "nftables";
@@ -112,15 +115,23 @@ public final class Main {
                 case "--confd-admin-port" -> confdAdmin = number(opt, a.poll());
                 case "--cni-http-port" -> cniHttp = number(opt, a.poll());
                 case "--port-stride" -> stride = number(opt, a.poll());
+                case "--jvm-flags" -> jvmFlags = Path.of(value(opt, a.poll()));
                 default -> throw new IllegalArgumentException("unknown option " + opt);
             }
         }
         if (runDir == null) {
             throw new IllegalArgumentException("--run-dir is required");
         }
-        return new Settings(runDir.toAbsolutePath(), root.toAbsolutePath().normalize(), prefix, nodes,
+        Path repository = root.toAbsolutePath().normalize();
+        if (jvmFlags != null && !Files.isRegularFile(jvmFlags)) {
+            throw new IllegalArgumentException("--jvm-flags: no file " + jvmFlags);
+        }
+        Path defaultFlags = repository.resolve("scripts/lib/jvm-flags.conf");
+        JvmFlags flags = jvmFlags != null ? JvmFlags.read(jvmFlags)
+                : Files.isRegularFile(defaultFlags) ? JvmFlags.read(defaultFlags) : JvmFlags.NONE;
+        return new Settings(runDir.toAbsolutePath(), repository, prefix, nodes,
                 new Topology.Underlay(underlay, 24), encapsulation, wireguard, dataplane, kubeconfig, typha, goldmane,
-                new Ports(felixHealth, felixAdmin, felixMetrics, confdHealth, confdAdmin, cniHttp, stride), pool);
+                new Ports(felixHealth, felixAdmin, felixMetrics, confdHealth, confdAdmin, cniHttp, stride), pool, flags);
     }
 
     private static String value(String opt, String v) {

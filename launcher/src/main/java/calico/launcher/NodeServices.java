@@ -82,7 +82,7 @@ final class NodeServices {
     List<Service> services() {
         List<Service> list = new ArrayList<>();
         list.add(new Service(felix(), () -> true, () -> http(ports.felixHealth(), "/readiness")));
-        list.add(new Service(process("cni", null, List.of("java", "-jar", settings.jar("cni-plugin", "cni-plugin.jar").toString(),
+        list.add(new Service(process("cni", null, settings.jvmFlags().javaJar("cni", settings.jar("cni-plugin", "cni-plugin.jar"),
                         "daemon", cniSocket().toString()),
                 Map.of("CALICO_CNI_NETNS", node.namespace(), "CALICO_CNI_HTTP_PORT", Integer.toString(ports.cniHttp()))),
                 () -> true, () -> Files.exists(cniSocket()) && http(ports.cniHttp(), "/ipam/v1/usage")));
@@ -114,7 +114,7 @@ final class NodeServices {
         if (settings.wireguard()) {
             env.put("FELIX_WIREGUARDENABLED", "true");
         }
-        return process("felix", null, List.of("java", "-jar", settings.jar("felix-service", "felix-service.jar").toString()), env);
+        return process("felix", null, settings.jvmFlags().javaJar("felix", settings.jar("felix-service", "felix-service.jar")), env);
     }
 
     private DetachedProcess confd() {
@@ -129,7 +129,7 @@ final class NodeServices {
         env.put("CONFD_HEALTHPORT", Integer.toString(ports.confdHealth()));
         env.put("CONFD_ADMINHOST", "127.0.0.1");
         env.put("CONFD_ADMINPORT", Integer.toString(ports.confdAdmin()));
-        return process("confd", null, List.of("java", "-jar", settings.jar("confd-service", "confd-service-exec.jar").toString()), env);
+        return process("confd", null, settings.jvmFlags().javaJar("confd", settings.jar("confd-service", "confd-service-exec.jar")), env);
     }
 
     private DetachedProcess process(String service, String netns, List<String> command, Map<String, String> env) {

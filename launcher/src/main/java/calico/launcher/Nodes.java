@@ -49,7 +49,7 @@ final class Nodes {
         Path log = settings.runDir().resolve("logs").resolve("node-startup.log");
         for (NodeServices n : all()) {
             say("calico-node start-up for " + n.node().name() + " (" + n.node().namespace() + ")");
-            List<String> cmd = List.of("java", "-jar", settings.jar("node-startup", "node-startup-exec.jar").toString());
+            List<String> cmd = settings.jvmFlags().javaJar("node-startup", settings.jar("node-startup", "node-startup-exec.jar"));
             try {
                 Files.createDirectories(log.getParent());
                 ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)

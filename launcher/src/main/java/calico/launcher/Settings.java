@@ -13,10 +13,11 @@ import java.nio.file.Path;
  * @param kubeconfig   the cluster's admin kubeconfig: the CNI plugin reads pods' labels through it
  * @param typha        typha's {@code host:port}, for felix and confd
  * @param goldmane     goldmane's {@code host:port}, for felix's flow logs
+ * @param jvmFlags     each JVM's options ({@code --jvm-flags}, default {@code scripts/lib/jvm-flags.conf})
  */
 record Settings(Path runDir, Path root, String prefix, int nodes, Topology.Underlay underlay, Encapsulation encapsulation,
                 boolean wireguard, String dataplane, Path kubeconfig, String typha, String goldmane, Ports ports,
-                String poolCidr) {
+                String poolCidr, JvmFlags jvmFlags) {
 
     Settings {
         if (!dataplane.equals("nftables") && !dataplane.equals("iptables")) {
@@ -38,7 +39,7 @@ record Settings(Path runDir, Path root, String prefix, int nodes, Topology.Under
      */
     Settings withEveryService(int nodeCount) {
         return new Settings(runDir, root, prefix, nodeCount, underlay, Encapsulation.NONE, wireguard, dataplane, kubeconfig,
-                typha, goldmane, ports, poolCidr);
+                typha, goldmane, ports, poolCidr, jvmFlags);
     }
 
     Path nodeDir(Node node) {

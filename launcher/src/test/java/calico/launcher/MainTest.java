@@ -78,4 +78,41 @@ class MainTest {
                 .contains("\"kubeconfig\": \"/k/admin.kubeconfig\"");
         assertThat(kdd).contains("\"datastore_type\": \"kubernetes\",").doesNotContain("etcd_endpoints");
     }
+
+    @Test
+    void eachNodeJvmGetsItsOptionsFromTheFlagsFile(@TempDir Path dir) throws Exception {
+        Path flags = dir.resolve("flags.conf");
+        Files.writeString(flags, """
+                # comment line
+                felix  -XX:+UseSerialGC -Xmx200m   # trailing comment
+                cni    -Xmx64m
+                """);
+        Settings s = Main.parse(new ArrayDeque<>(List.of("--run-dir", dir.toString(), "--root", "/repo", "--jvm-flags", flags.toString())));
+        NodeServices n1 = new NodeServices(s, s.topology().nodes().get(0));
+
+        assertThat(n1.services()).extracting(service -> service.process().command()).containsExactly(
+                List.of("java", "-XX:+UseSerialGC", "-Xmx200m", "-jar", "/repo/felix-service/target/felix-service.jar"),
+                List.of("java", "-Xmx64m", "-jar", "/repo/cni-plugin/target/cni-plugin.jar", "daemon", dir.resolve("nodes/node-1/cni.sock").toString()),
+                List.of("java", "-jar", "/repo/confd-service/target/confd-service-exec.jar"),
+                List.of("bird", "-f", "-c", dir.resolve("nodes/node-1/bird.cfg").toString(), "-s",
+                        dir.resolve("nodes/node-1/bird.ctl").toString(), "-P", dir.resolve("nodes/node-1/bird.pid").toString()));
+        assertThat(usageError("up", "--run-dir", "/tmp/x", "--jvm-flags", dir.resolve("missing").toString()))
+                .isEqualTo("launcher: --jvm-flags: no file " + dir.resolve("missing"));
+        Files.writeString(flags, "felix -Xmx1m\nfelix -Xmx2m\n");
+        assertThat(usageError("up", "--run-dir", "/tmp/x", "--jvm-flags", flags.toString()))
+                .isEqualTo("launcher: " + flags + ": service felix is named twice");
+    }
+
+    @Test
+    void theRepositorysFlagsFileIsTheDefaultAndNamesEveryNodeJvm() {
+        // The module's tests run in launcher/: the repository is its parent.
+        Settings s = Main.parse(new ArrayDeque<>(List.of("--run-dir", "/tmp/x", "--root", "..")));
+        NodeServices n1 = new NodeServices(s, s.topology().nodes().get(0));
+
+        for (String service : List.of("felix", "cni", "confd", "node-startup")) {
+            assertThat(s.jvmFlags().of(service)).as(service).contains("-XX:+UseSerialGC").anyMatch(f -> f.startsWith("-Xmx"));
+        }
+        assertThat(n1.services().get(0).process().command()).startsWith("java", "-XX:+UseSerialGC").endsWith("-jar",
+                s.root().resolve("felix-service/target/felix-service.jar").toString());
+    }
 }

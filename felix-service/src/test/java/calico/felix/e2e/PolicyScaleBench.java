@@ -56,7 +56,7 @@ import java.util.concurrent.Future;
  */
 public final class PolicyScaleBench {
 
-    private static final int TIERS = 5;
+    static final int TIERS = 5;
     private static final int CHANGES = 50;
     /**
      * Changes made, and checked, before the measured ones: the first edits after the catch-up run
@@ -184,26 +184,7 @@ public final class PolicyScaleBench {
 
             // Everything written while felix runs, as fast as the datastore takes it (8 writers; on
             // the kubernetes datastore the profiles become Namespaces and the endpoints Pods).
-            List<Resource> all = new ArrayList<>();
-            for (int t = 0; t < TIERS; t++) {
-                all.add(new Tier(ObjectMeta.named("t" + t), new TierSpec(100.0 + t, null)));
-            }
-            for (int n = 0; n < scale.namespaces(); n++) {
-                all.add(new Profile(ObjectMeta.named("kns.ns" + n), new ProfileSpec(List.of(Rule.allow()),
-                        List.of(Rule.allow()), Map.of("pcns.team", "t" + n % 5, "pcns.projectcalico.org/name", "ns" + n))));
-            }
-            for (int i = 0; i < scale.remote(); i++) {
-                all.add(endpoint(scale, i, "node-" + (i % 10), "10.90." + i / 250 + "." + (i % 250 + 1)));
-            }
-            for (int i = 0; i < scale.local(); i++) {
-                all.add(endpoint(scale, i, Cluster.NODE, "10.80." + i / 250 + "." + (i % 250 + 1)));
-            }
-            for (int i = 0; i < scale.namespacedPolicies(); i++) {
-                all.add(namespaced(scale, i, 0));
-            }
-            for (int i = 0; i < scale.globalPolicies(); i++) {
-                all.add(global(scale, i));
-            }
+            List<Resource> all = resources(scale, Cluster.NODE, i -> "node-" + (i % 10));
             // When the datastore delivers the writes to a watcher in this JVM, as it does to felix:
             // a lag here is the datastore's (and the machine's), not felix's.
             WatchArrivals arrivals = new WatchArrivals(store, scale.policies());
@@ -314,6 +295,35 @@ public final class PolicyScaleBench {
             }
         }
         return result;
+    }
+
+    /**
+     * {@return everything the bench writes, in write order}: the tiers, one Profile per namespace,
+     * the remote endpoints (on {@code remoteNode.apply(i)}), the local ones (on {@code localNode}),
+     * the namespaced and the global policies. FootprintBench writes the same at its policy scale.
+     */
+    static List<Resource> resources(Scale scale, String localNode, java.util.function.IntFunction<String> remoteNode) {
+        List<Resource> all = new ArrayList<>();
+        for (int t = 0; t < TIERS; t++) {
+            all.add(new Tier(ObjectMeta.named("t" + t), new TierSpec(100.0 + t, null)));
+        }
+        for (int n = 0; n < scale.namespaces(); n++) {
+            all.add(new Profile(ObjectMeta.named("kns.ns" + n), new ProfileSpec(List.of(Rule.allow()),
+                    List.of(Rule.allow()), Map.of("pcns.team", "t" + n % 5, "pcns.projectcalico.org/name", "ns" + n))));
+        }
+        for (int i = 0; i < scale.remote(); i++) {
+            all.add(endpoint(scale, i, remoteNode.apply(i), "10.90." + i / 250 + "." + (i % 250 + 1)));
+        }
+        for (int i = 0; i < scale.local(); i++) {
+            all.add(endpoint(scale, i, localNode, "10.80." + i / 250 + "." + (i % 250 + 1)));
+        }
+        for (int i = 0; i < scale.namespacedPolicies(); i++) {
+            all.add(namespaced(scale, i, 0));
+        }
+        for (int i = 0; i < scale.globalPolicies(); i++) {
+            all.add(global(scale, i));
+        }
+        return all;
     }
 
     /** Writes with 8 threads; {@return when the last write returned}. */
@@ -532,7 +542,7 @@ public final class PolicyScaleBench {
     }
 
     /** Endpoint {@code i}: namespace ns(i%50), app(i%100), a role and a version, two named ports. */
-    private static WorkloadEndpoint endpoint(Scale scale, int i, String node, String ip) {
+    static WorkloadEndpoint endpoint(Scale scale, int i, String node, String ip) {
         String ns = "ns" + i % scale.namespaces();
         String pod = (node.equals(Cluster.NODE) ? "l" : "r") + i;
         Map<String, String> labels = Map.of("app", "app" + i % scale.apps(), "role", ROLES[i % 4], "version", "v" + i % 3,
@@ -551,7 +561,7 @@ public final class PolicyScaleBench {
      * ingress from a role (TCP, a port and a range, or {@code extraPort} when changed), from a
      * team's namespaces (UDP 53), to the named port; egress to another app on 5432 and to a /16.
      */
-    private static NetworkPolicy namespaced(Scale scale, int i, int extraPort) {
+    static NetworkPolicy namespaced(Scale scale, int i, int extraPort) {
         Port first = Port.of(extraPort == 0 ? 1000 + i % 500 : extraPort);
         List<Rule> ingress = List.of(
                 Rule.allow().withProtocol(Protocol.TCP)
@@ -571,7 +581,7 @@ public final class PolicyScaleBench {
     }
 
     /** Global policy {@code i} in tier t(i%5) selecting app(i%100): deny a blocked /24, pass a version. */
-    private static GlobalNetworkPolicy global(Scale scale, int i) {
+    static GlobalNetworkPolicy global(Scale scale, int i) {
         String tier = "t" + i % TIERS;
         List<Rule> ingress = List.of(
                 Rule.deny().withSource(EntityRule.empty().withNets(List.of("198.51." + i % 250 + ".0/24"))),

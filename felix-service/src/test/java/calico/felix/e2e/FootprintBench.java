@@ -1,0 +1,463 @@
+package calico.felix.e2e;
+
+import calico.api.model.ObjectMeta;
+import calico.api.model.Profile;
+import calico.api.model.ProfileSpec;
+import calico.api.model.Resource;
+import calico.api.model.Rule;
+import calico.api.model.Tier;
+import calico.api.model.TierSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Issue 30's footprint benchmark: every long-running service of {@code ./calico up} started as
+ * {@code ./calico} starts it (the same jars and environment; the node's felix, CNI daemon, confd
+ * and BIRD through the launcher's own {@code startup}/{@code up}, so through {@code NodeServices}),
+ * with the JVM options of a flags file, and for each service: RSS, heap used (as it is, and after
+ * a full collection), threads, the time from process start to ready, and its JVM options.
+ *
+ * <p>Each cycle has its own etcd (tmpfs), free ports, a run dir of its own and namespaces
+ * {@code ft-underlay}/{@code ft-node-1} (never {@code ./calico up}'s fixed ports or {@code calico-}
+ * names); one node, BGP (confd + BIRD run). Two flags files are compared, alternating their
+ * order each round so that a load change on the machine hits both: {@code --before=FILE}
+ * (default {@code bench/jvm-flags-main.conf}, the options before issue 30) and {@code --after=FILE}
+ * (default {@code scripts/lib/jvm-flags.conf}, what {@code ./calico} uses). Scales: {@code demo}
+ * (4 endpoints on the node, 6 policies) and {@code policy} (PolicyScaleBench's: 2,000 policies,
+ * 500 endpoints on the node and 1,500 elsewhere), written after calico-node's start-up and before
+ * the services start, so start-up includes the catch-up. The load average is printed beside each
+ * cycle. Differences from {@code ./calico up}: the etcd datastore (its default is kubernetes), no
+ * kube-controllers (it needs the Kubernetes API) and no flow sink (goldmane's {@code PUSH_URL}).
+ *
+ * <p>Run (as root, after {@code mvn install}: it runs the packaged jars):
+ * {@code bench/run.sh felix-service calico.felix.e2e.FootprintBench [--rounds=2] [--scales=demo,policy]
+ * [--settle=20] [--before=FILE] [--after=FILE]}.
+ */
+public final class FootprintBench {
+
+    private static final Path ROOT = Path.of("").toAbsolutePath();
+    private static final String NODE = "node-1";
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2)).build();
+    private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
+
+    private FootprintBench() {
+    }
+
+    /** One measured service. */
+    record Figures(String service, long rssKiB, long heapUsedKiB, long heapAfterGcKiB, int threads, long readyMs,
+                   String flags) {
+    }
+
+    /** One cycle: a scale, a flags file, when, at what load. */
+    record Cycle(String scale, String variant, int round, String load, List<Figures> services) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = 2;
+        int settle = 20;
+        List<String> scales = List.of("demo", "policy");
+        Path before = ROOT.resolve("bench/jvm-flags-main.conf");
+        Path after = ROOT.resolve("scripts/lib/jvm-flags.conf");
+        for (String a : args) {
+            if (a.startsWith("--rounds=")) {
+                rounds = Integer.parseInt(a.substring(9));
+            } else if (a.startsWith("--scales=")) {
+                scales = List.of(a.substring(9).split(","));
+            } else if (a.startsWith("--settle=")) {
+                settle = Integer.parseInt(a.substring(9));
+            } else if (a.startsWith("--before=")) {
+                before = Path.of(a.substring(9)).toAbsolutePath();
+            } else if (a.startsWith("--after=")) {
+                after = Path.of(a.substring(8)).toAbsolutePath();
+            } else {
+                throw new IllegalArgumentException("unknown option " + a
+                        + " (--rounds=N, --scales=demo,policy, --settle=S, --before=FILE, --after=FILE)");
+            }
+        }
+        for (String jar : List.of("launcher/target/launcher.jar", "felix-service/target/felix-service.jar",
+                "typha-service/target/typha-service-exec.jar", "goldmane-service/target/goldmane-service-exec.jar",
+                "whisker-backend/target/whisker-backend-exec.jar", "cni-plugin/target/cni-plugin.jar",
+                "confd-service/target/confd-service-exec.jar", "node-startup/target/node-startup-exec.jar")) {
+            if (!Files.isRegularFile(ROOT.resolve(jar))) {
+                throw new IllegalStateException("no " + jar + ": run mvn install first (the bench runs the packaged jars)");
+            }
+        }
+        Map<String, Path> variants = Map.of("before", before, "after", after);
+        List<Cycle> cycles = new ArrayList<>();
+        for (String scale : scales) {
+            for (int r = 1; r <= rounds; r++) {
+                List<String> order = r % 2 == 1 ? List.of("before", "after") : List.of("after", "before");
+                for (String v : order) {
+                    Cycle c = cycle(scale, v, r, variants.get(v), settle);
+                    cycles.add(c);
+                    print(List.of(c));
+                }
+            }
+        }
+        System.out.printf("%n== all cycles (before: %s, after: %s)%n", ROOT.relativize(before), ROOT.relativize(after));
+        print(cycles);
+        System.exit(0);
+    }
+
+    private static void print(List<Cycle> cycles) {
+        System.out.printf("%-7s %-7s %-3s %-16s %-15s %8s %9s %10s %8s %9s  %s%n", "scale", "flags", "rnd", "load",
+                "service", "RSS MiB", "heap MiB", "after GC", "threads", "ready s", "JVM options");
+        for (Cycle c : cycles) {
+            long sum = 0;
+            for (Figures f : c.services()) {
+                System.out.printf(Locale.ROOT, "%-7s %-7s %-3d %-16s %-15s %8.1f %9.1f %10.1f %8d %9.2f  %s%n", c.scale(),
+                        c.variant(), c.round(), c.load(), f.service(), f.rssKiB() / 1024.0, f.heapUsedKiB() / 1024.0,
+                        f.heapAfterGcKiB() / 1024.0, f.threads(), f.readyMs() / 1000.0, f.flags().isEmpty() ? "(none)" : f.flags());
+                if (f.service().equals("felix") || f.service().equals("confd") || f.service().equals("cni")) {
+                    sum += f.rssKiB();
+                }
+            }
+            System.out.printf(Locale.ROOT, "%-7s %-7s %-3d felix + confd + CNI daemon: %.1f MiB RSS%n", c.scale(),
+                    c.variant(), c.round(), sum / 1024.0);
+        }
+    }
+
+    /** A service this bench started itself (the cluster-wide ones, as {@code ./calico} does). */
+    private record Started(String name, Process process, BooleanSupplier ready) {
+    }
+
+    private static Cycle cycle(String scale, String variant, int round, Path flagsFile, int settle) throws Exception {
+        String load = loadAverage();
+        System.out.printf("%n== %s scale, %s flags (%s), round %d, load %s%n", scale, variant, ROOT.relativize(flagsFile),
+                round, load);
+        Path run = Files.createTempDirectory("ft-run-");
+        Map<String, List<String>> flags = readFlags(flagsFile);
+        List<Started> started = new ArrayList<>();
+        Map<String, Long> pids = new LinkedHashMap<>();
+        Map<String, Long> readyMs = new LinkedHashMap<>();
+        try (BenchStore.Etcd store = BenchStore.Etcd.start()) {
+            Map<String, String> datastore = Map.of("DATASTORE_TYPE", "etcdv3", "ETCD_ENDPOINTS", store.etcd().endpoint().toString());
+            int typhaPort = freePort(), typhaHealth = freePort(), typhaAdmin = freePort();
+            int goldmanePort = freePort(), goldmaneHealth = freePort(), goldmaneAdmin = freePort();
+            int whiskerPort = freePort(), whiskerHealth = freePort();
+            int felixHealth = freePort(), felixAdmin = freePort(), felixMetrics = freePort();
+            int confdHealth = freePort(), confdAdmin = freePort(), cniHttp = freePort();
+            List<String> launcherArgs = List.of("--run-dir", run.toString(), "--root", ROOT.toString(), "--nodes", "1",
+                    "--prefix", "ft-", "--underlay", "172.31.250", "--encapsulation", "none", "--dataplane", "nftables",
+                    "--typha", "127.0.0.1:" + typhaPort, "--goldmane", "127.0.0.1:" + goldmanePort,
+                    "--kubeconfig", run.resolve("no.kubeconfig").toString(),
+                    "--felix-health-port", "" + felixHealth, "--felix-admin-port", "" + felixAdmin,
+                    "--felix-metrics-port", "" + felixMetrics, "--confd-health-port", "" + confdHealth,
+                    "--confd-admin-port", "" + confdAdmin, "--cni-http-port", "" + cniHttp, "--port-stride", "100",
+                    "--jvm-flags", flagsFile.toString());
+            try {
+                launcher("startup", launcherArgs, datastore, run);
+                write(store, scale);
+
+                // As ./calico: goldmane, typha, the nodes, whisker; each waited for before the next.
+                Map<String, String> goldmaneEnv = new LinkedHashMap<>(Map.of("PORT", "" + goldmanePort, "HOST", "127.0.0.1",
+                        "HEALTH_HOST", "127.0.0.1", "HEALTH_PORT", "" + goldmaneHealth, "ADMIN_PORT", "" + goldmaneAdmin,
+                        "SNAPSHOT_DIR", run.resolve("goldmane").toString(), "AGGREGATION_WINDOW", "5s"));
+                awaitStarted(start("goldmane", flags, "goldmane-service/target/goldmane-service-exec.jar", goldmaneEnv, run,
+                        () -> http(goldmaneHealth, "/readiness"), started), pids, readyMs);
+                Map<String, String> typhaEnv = new LinkedHashMap<>(datastore);
+                typhaEnv.putAll(Map.of("TYPHA_DATASTORETYPE", "etcdv3", "TYPHA_ETCDENDPOINTS", datastore.get("ETCD_ENDPOINTS"),
+                        "TYPHA_SERVERPORT", "" + typhaPort, "TYPHA_HEALTHPORT", "" + typhaHealth, "TYPHA_ADMINPORT", "" + typhaAdmin));
+                awaitStarted(start("typha", flags, "typha-service/target/typha-service-exec.jar", typhaEnv, run,
+                        () -> http(typhaHealth, "/readiness"), started), pids, readyMs);
+
+                nodesUp(launcherArgs, datastore, run, Map.of(
+                        "felix", () -> http(felixHealth, "/readiness"),
+                        "cni", () -> http(cniHttp, "/ipam/v1/usage"),
+                        "confd", () -> http(confdHealth, "/readiness")), pids, readyMs);
+
+                Path token = run.resolve("whisker-token");
+                Files.writeString(token, "ft-bench-token");
+                awaitStarted(start("whisker", flags, "whisker-backend/target/whisker-backend-exec.jar", Map.of("PORT", "" + whiskerPort,
+                        "HOST", "127.0.0.1", "GOLDMANE_HOST", "127.0.0.1:" + goldmanePort, "HEALTH_HOST", "127.0.0.1",
+                        "HEALTH_PORT", "" + whiskerHealth, "WHISKER_AUTH_MODE", "token", "WHISKER_AUTH_TOKEN_FILE", token.toString()),
+                        run, () -> http(whiskerHealth, "/readiness"), started), pids, readyMs);
+
+                // Settled: as the issue's figures, measured a while after start, not mid-catch-up.
+                Thread.sleep(settle * 1000L);
+                List<Figures> figures = new ArrayList<>();
+                for (Map.Entry<String, Long> e : pids.entrySet()) {
+                    long pid = e.getValue();
+                    figures.add(new Figures(e.getKey(), status(pid, "VmRSS"), heapUsedKiB(pid), 0, (int) status(pid, "Threads"),
+                            readyMs.get(e.getKey()), jvmOptions(pid)));
+                }
+                List<Figures> withGc = new ArrayList<>();
+                for (Figures f : figures) {
+                    long pid = pids.get(f.service());
+                    jcmd(pid, "GC.run");
+                    withGc.add(new Figures(f.service(), f.rssKiB(), f.heapUsedKiB(), heapUsedKiB(pid), f.threads(), f.readyMs(),
+                            f.flags()));
+                }
+                withGc.sort(Comparator.comparing(Figures::service));
+                return new Cycle(scale, variant, round, load, withGc);
+            } finally {
+                launcher("down", launcherArgs, datastore, run);
+                for (Started s : started) {
+                    s.process().toHandle().descendants().forEach(ProcessHandle::destroy);
+                    s.process().destroy();
+                    if (!s.process().waitFor(15, java.util.concurrent.TimeUnit.SECONDS)) {
+                        s.process().destroyForcibly();
+                    }
+                }
+            }
+        } finally {
+            deleteTree(run);
+        }
+    }
+
+    /** Writes the scale's resources: PolicyScaleBench's whole set, or its first few for the demo. */
+    private static void write(BenchStore.Etcd store, String scale) throws Exception {
+        PolicyScaleBench.Scale s = new PolicyScaleBench.Scale(1);
+        List<Resource> all;
+        if (scale.equals("policy")) {
+            all = PolicyScaleBench.resources(s, NODE, i -> "remote-" + (i % 10));
+        } else if (scale.equals("demo")) {
+            all = new ArrayList<>();
+            for (int t = 0; t < PolicyScaleBench.TIERS; t++) {
+                all.add(new Tier(ObjectMeta.named("t" + t), new TierSpec(100.0 + t, null)));
+            }
+            for (int i = 0; i < 4; i++) {
+                all.add(new Profile(ObjectMeta.named("kns.ns" + i), new ProfileSpec(List.of(Rule.allow()), List.of(Rule.allow()),
+                        Map.of("pcns.projectcalico.org/name", "ns" + i))));
+                all.add(PolicyScaleBench.endpoint(s, i, NODE, "10.80.0." + (i + 1)));
+                all.add(PolicyScaleBench.namespaced(s, i, 0));
+            }
+            all.add(PolicyScaleBench.global(s, 0));
+            all.add(PolicyScaleBench.global(s, 1));
+        } else {
+            throw new IllegalArgumentException("--scales: '" + scale + "' is not demo or policy");
+        }
+        long t0 = System.nanoTime();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            // Tiers and profiles first: policies name their tier.
+            for (Resource r : all) {
+                if (r instanceof Tier) {
+                    store.write(r);
+                }
+            }
+            for (Resource r : all) {
+                if (!(r instanceof Tier)) {
+                    done.add(pool.submit(() -> store.write(r)));
+                }
+            }
+            for (Future<?> f : done) {
+                f.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
+        System.out.printf("wrote %d resources in %d ms%n", all.size(), (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    private static Started start(String name, Map<String, List<String>> flags, String jar, Map<String, String> env, Path run,
+                                 BooleanSupplier ready, List<Started> started) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("java"));
+        cmd.addAll(flags.getOrDefault(name, List.of()));
+        cmd.addAll(List.of("-jar", ROOT.resolve(jar).toString()));
+        Files.createDirectories(run.resolve("logs"));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(run.resolve("logs").resolve(name + ".log").toFile());
+        pb.environment().putAll(env);
+        Started s = new Started(name, pb.start(), ready);
+        started.add(s);
+        return s;
+    }
+
+    private static void awaitStarted(Started s, Map<String, Long> pids, Map<String, Long> readyMs) throws Exception {
+        long pid = s.process().pid();
+        pids.put(s.name(), pid);
+        long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
+        while (!s.ready().getAsBoolean()) {
+            if (!s.process().isAlive()) {
+                throw new IllegalStateException(s.name() + " exited during start-up");
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(s.name() + " not ready after 180 s");
+            }
+            Thread.sleep(50);
+        }
+        readyMs.put(s.name(), ageMs(pid));
+        System.out.printf("%s ready %.2f s after its process started%n", s.name(), readyMs.get(s.name()) / 1000.0);
+    }
+
+    /** {@code launcher up} in the background, each node service's readiness polled meanwhile. */
+    private static void nodesUp(List<String> args, Map<String, String> env, Path run, Map<String, BooleanSupplier> ready,
+                                Map<String, Long> pids, Map<String, Long> readyMs) throws Exception {
+        Process up = launcherProcess("up", args, env, run);
+        long deadline = System.nanoTime() + Duration.ofSeconds(200).toNanos();
+        while (readyMs.keySet().stream().filter(ready::containsKey).count() < ready.size()) {
+            for (Map.Entry<String, BooleanSupplier> e : ready.entrySet()) {
+                if (readyMs.containsKey(e.getKey())) {
+                    continue;
+                }
+                Long pid = pids.computeIfAbsent(e.getKey(), k -> pidFile(run.resolve(k + "-" + NODE + ".pid")));
+                if (pid == null) {
+                    pids.remove(e.getKey());
+                } else if (e.getValue().getAsBoolean()) {
+                    readyMs.put(e.getKey(), ageMs(pid));
+                    System.out.printf("%s ready %.2f s after its process started%n", e.getKey(), readyMs.get(e.getKey()) / 1000.0);
+                }
+            }
+            if (!up.isAlive() && up.exitValue() != 0) {
+                throw new IllegalStateException("launcher up failed (exit " + up.exitValue() + "): see " + run.resolve("logs"));
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("node services not ready after 200 s: " + readyMs.keySet());
+            }
+            Thread.sleep(50);
+        }
+        if (up.waitFor() != 0) {
+            throw new IllegalStateException("launcher up failed: see " + run.resolve("logs/launcher-up.log"));
+        }
+    }
+
+    private static void launcher(String command, List<String> args, Map<String, String> env, Path run) throws Exception {
+        Process p = launcherProcess(command, args, env, run);
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("launcher " + command + " failed: " + Files.readString(run.resolve("logs/launcher-" + command + ".log")));
+        }
+    }
+
+    private static Process launcherProcess(String command, List<String> args, Map<String, String> env, Path run) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("java", "-jar", ROOT.resolve("launcher/target/launcher.jar").toString(), command));
+        cmd.addAll(args);
+        Files.createDirectories(run.resolve("logs"));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(run.resolve("logs/launcher-" + command + ".log").toFile()));
+        pb.environment().putAll(env);
+        return pb.start();
+    }
+
+    private static Long pidFile(Path file) {
+        try {
+            String line = Files.readString(file).strip();
+            return Long.parseLong(line.substring(0, line.indexOf(' ')));
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** {@return the process's age now, in ms} ({@code /proc/uptime} minus its start in clock ticks; 10 ms steps). */
+    private static long ageMs(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        long startTicks = Long.parseLong(f[19]); // field 22 (starttime); f[0] is field 3
+        double uptime = Double.parseDouble(Files.readString(Path.of("/proc/uptime")).split(" ")[0]);
+        return Math.round(uptime * 1000 - startTicks * 10.0);
+    }
+
+    /** {@return a {@code /proc/<pid>/status} figure} (kB for sizes). */
+    private static long status(long pid, String field) throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+            if (line.startsWith(field + ":")) {
+                return Long.parseLong(line.substring(field.length() + 1).trim().split("\\s+")[0]);
+            }
+        }
+        throw new IllegalStateException("no " + field + " in /proc/" + pid + "/status");
+    }
+
+    /** {@return the Java heap in use} (the generations' "used", from {@code jcmd GC.heap_info}). */
+    private static long heapUsedKiB(long pid) throws Exception {
+        long kib = 0;
+        for (String line : jcmd(pid, "GC.heap_info").lines().toList()) {
+            if (line.contains("Metaspace") || line.contains("class space")) {
+                continue;
+            }
+            Matcher m = HEAP_USED.matcher(line);
+            if (m.find()) {
+                kib += Long.parseLong(m.group(1));
+            }
+        }
+        return kib;
+    }
+
+    private static String jcmd(long pid, String command) throws Exception {
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), Long.toString(pid), command)
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        return out;
+    }
+
+    /** {@return the JVM options on the process's command line} (between {@code java} and {@code -jar}). */
+    private static String jvmOptions(long pid) throws IOException {
+        String[] argv = new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8).split("\0");
+        List<String> opts = new ArrayList<>();
+        for (int i = 1; i < argv.length && !argv[i].equals("-jar"); i++) {
+            opts.add(argv[i]);
+        }
+        return String.join(" ", opts);
+    }
+
+    private static Map<String, List<String>> readFlags(Path file) throws IOException {
+        Map<String, List<String>> map = new LinkedHashMap<>();
+        for (String line : Files.readAllLines(file)) {
+            String[] w = line.replaceAll("#.*", "").trim().split("\\s+");
+            if (w.length > 0 && !w[0].isEmpty()) {
+                map.put(w[0], List.of(w).subList(1, w.length));
+            }
+        }
+        return map;
+    }
+
+    static boolean http(int port, String path) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(3))
+                    .GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static String loadAverage() throws IOException {
+        return String.join(" ", List.of(Files.readString(Path.of("/proc/loadavg")).split(" ")).subList(0, 3));
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package calico.launcher;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The JVM options of each service's process, from {@code scripts/lib/jvm-flags.conf} (one line
+ * per service: its name, then its options; {@code #} starts a comment). {@code ./calico} reads
+ * the same file for the cluster-wide services, so one file says how every JVM of a local run
+ * starts; the footprint bench passes another file ({@code --jvm-flags}) to compare.
+ */
+record JvmFlags(Map<String, List<String>> byService) {
+
+    static final JvmFlags NONE = new JvmFlags(Map.of());
+
+    JvmFlags {
+        byService = Map.copyOf(byService);
+    }
+
+    /** {@return the options of {@code service}} (none when the file does not name it). */
+    List<String> of(String service) {
+        return byService.getOrDefault(service, List.of());
+    }
+
+    /** {@return {@code java}, the service's options, then {@code -jar jar} and {@code args}}. */
+    List<String> javaJar(String service, Path jar, String... args) {
+        List<String> cmd = new java.util.ArrayList<>();
+        cmd.add("java");
+        cmd.addAll(of(service));
+        cmd.addAll(List.of("-jar", jar.toString()));
+        cmd.addAll(List.of(args));
+        return List.copyOf(cmd);
+    }
+
+    static JvmFlags read(Path file) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the JVM flags file " + file, e);
+        }
+        Map<String, List<String>> map = new LinkedHashMap<>();
+        for (String line : lines) {
+            int hash = line.indexOf('#');
+            String[] words = (hash < 0 ? line : line.substring(0, hash)).trim().split("\\s+");
+            if (words.length == 0 || words[0].isEmpty()) {
+                continue;
+            }
+            if (map.put(words[0], List.of(Arrays.copyOfRange(words, 1, words.length))) != null) {
+                throw new IllegalArgumentException(file + ": service " + words[0] + " is named twice");
+            }
+        }
+        return new JvmFlags(map);
+    }
+}
