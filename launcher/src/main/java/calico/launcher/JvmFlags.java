@@ -12,9 +12,11 @@ import java.util.Map;
 
 /**
  * The JVM options of each service's process, from {@code scripts/lib/jvm-flags.conf} (one line
- * per service: its name, then its options; {@code #} starts a comment). {@code ./calico} reads
- * the same file for the cluster-wide services, so one file says how every JVM of a local run
- * starts; the footprint bench passes another file ({@code --jvm-flags}) to compare.
+ * per service: its name, then its options; {@code #} starts a comment; the line {@code env}
+ * holds {@code NAME=value} words set in every JVM's environment, e.g. glibc's
+ * {@code MALLOC_ARENA_MAX}). {@code ./calico} reads the same file for the cluster-wide services,
+ * so one file says how every JVM of a local run starts; the footprint bench passes another file
+ * ({@code --jvm-flags}) to compare.
  */
 record JvmFlags(Map<String, List<String>> byService) {
 
@@ -27,6 +29,19 @@ record JvmFlags(Map<String, List<String>> byService) {
     /** {@return the options of {@code service}} (none when the file does not name it). */
     List<String> of(String service) {
         return byService.getOrDefault(service, List.of());
+    }
+
+    /** {@return the {@code env} line's variables}, for every JVM's environment. */
+    Map<String, String> environment() {
+        Map<String, String> env = new LinkedHashMap<>();
+        for (String word : of("env")) {
+            int eq = word.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("JVM flags file: env: '" + word + "' is not NAME=value");
+            }
+            env.put(word.substring(0, eq), word.substring(eq + 1));
+        }
+        return env;
     }
 
     /** {@return {@code java}, the service's options, then {@code -jar jar} and {@code args}}. */
@@ -57,6 +72,8 @@ record JvmFlags(Map<String, List<String>> byService) {
                 throw new IllegalArgumentException(file + ": service " + words[0] + " is named twice");
             }
         }
-        return new JvmFlags(map);
+        JvmFlags flags = new JvmFlags(map);
+        flags.environment();
+        return flags;
     }
 }

@@ -133,7 +133,11 @@ final class NodeServices {
     }
 
     private DetachedProcess process(String service, String netns, List<String> command, Map<String, String> env) {
-        return new DetachedProcess(service + "-" + node.name(), netns, command, env, settings.runDir());
+        Map<String, String> all = new LinkedHashMap<>(env);
+        if (command.get(0).equals("java")) {
+            all.putAll(settings.jvmFlags().environment());
+        }
+        return new DetachedProcess(service + "-" + node.name(), netns, command, all, settings.runDir());
     }
 
     /**

@@ -55,6 +55,7 @@ final class Nodes {
                 ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
                 pb.environment().putAll(n.startupEnvironment());
+                pb.environment().putAll(settings.jvmFlags().environment());
                 Process p = pb.start();
                 p.getOutputStream().close();
                 if (p.waitFor() != 0) {

@@ -53,7 +53,8 @@ import java.util.stream.Stream;
  *
  * <p>Run (as root, after {@code mvn install}: it runs the packaged jars):
  * {@code bench/run.sh felix-service calico.felix.e2e.FootprintBench [--rounds=2] [--scales=demo,policy]
- * [--settle=20] [--before=FILE] [--after=FILE]}.
+ * [--settle=20] [--before=FILE] [--after=FILE] [--variants=before,after]}; a service whose options have
+ * {@code -XX:NativeMemoryTracking=summary} also gets its committed memory by category printed.
  */
 public final class FootprintBench {
 
@@ -68,7 +69,7 @@ public final class FootprintBench {
 
     /** One measured service. */
     record Figures(String service, long rssKiB, long heapUsedKiB, long heapAfterGcKiB, int threads, long readyMs,
-                   String flags) {
+                   long readyCpuMs, String flags) {
     }
 
     /** One cycle: a scale, a flags file, when, at what load. */
@@ -79,6 +80,7 @@ public final class FootprintBench {
         int rounds = 2;
         int settle = 20;
         List<String> scales = List.of("demo", "policy");
+        List<String> which = List.of("before", "after");
         Path before = ROOT.resolve("bench/jvm-flags-main.conf");
         Path after = ROOT.resolve("scripts/lib/jvm-flags.conf");
         for (String a : args) {
@@ -90,6 +92,8 @@ public final class FootprintBench {
                 settle = Integer.parseInt(a.substring(9));
             } else if (a.startsWith("--before=")) {
                 before = Path.of(a.substring(9)).toAbsolutePath();
+            } else if (a.startsWith("--variants=")) {
+                which = List.of(a.substring(11).split(","));
             } else if (a.startsWith("--after=")) {
                 after = Path.of(a.substring(8)).toAbsolutePath();
             } else {
@@ -109,7 +113,10 @@ public final class FootprintBench {
         List<Cycle> cycles = new ArrayList<>();
         for (String scale : scales) {
             for (int r = 1; r <= rounds; r++) {
-                List<String> order = r % 2 == 1 ? List.of("before", "after") : List.of("after", "before");
+                List<String> order = new ArrayList<>(which);
+                if (r % 2 == 0) {
+                    java.util.Collections.reverse(order);
+                }
                 for (String v : order) {
                     Cycle c = cycle(scale, v, r, variants.get(v), settle);
                     cycles.add(c);
@@ -123,14 +130,15 @@ public final class FootprintBench {
     }
 
     private static void print(List<Cycle> cycles) {
-        System.out.printf("%-7s %-7s %-3s %-16s %-15s %8s %9s %10s %8s %9s  %s%n", "scale", "flags", "rnd", "load",
-                "service", "RSS MiB", "heap MiB", "after GC", "threads", "ready s", "JVM options");
+        System.out.printf("%-7s %-7s %-3s %-16s %-9s %8s %9s %9s %8s %8s %8s  %s%n", "scale", "flags", "rnd", "load",
+                "service", "RSS MiB", "heap MiB", "after GC", "threads", "ready s", "CPU s", "JVM options");
         for (Cycle c : cycles) {
             long sum = 0;
             for (Figures f : c.services()) {
-                System.out.printf(Locale.ROOT, "%-7s %-7s %-3d %-16s %-15s %8.1f %9.1f %10.1f %8d %9.2f  %s%n", c.scale(),
+                System.out.printf(Locale.ROOT, "%-7s %-7s %-3d %-16s %-9s %8.1f %9.1f %9.1f %8d %8.2f %8.2f  %s%n", c.scale(),
                         c.variant(), c.round(), c.load(), f.service(), f.rssKiB() / 1024.0, f.heapUsedKiB() / 1024.0,
-                        f.heapAfterGcKiB() / 1024.0, f.threads(), f.readyMs() / 1000.0, f.flags().isEmpty() ? "(none)" : f.flags());
+                        f.heapAfterGcKiB() / 1024.0, f.threads(), f.readyMs() / 1000.0, f.readyCpuMs() / 1000.0,
+                        f.flags().isEmpty() ? "(none)" : f.flags());
                 if (f.service().equals("felix") || f.service().equals("confd") || f.service().equals("cni")) {
                     sum += f.rssKiB();
                 }
@@ -153,8 +161,12 @@ public final class FootprintBench {
         List<Started> started = new ArrayList<>();
         Map<String, Long> pids = new LinkedHashMap<>();
         Map<String, Long> readyMs = new LinkedHashMap<>();
+        Map<String, Long> readyCpuMs = new LinkedHashMap<>();
         try (BenchStore.Etcd store = BenchStore.Etcd.start()) {
-            Map<String, String> datastore = Map.of("DATASTORE_TYPE", "etcdv3", "ETCD_ENDPOINTS", store.etcd().endpoint().toString());
+            // The flags file's env line is every JVM's environment (./calico exports it), the launcher's too.
+            Map<String, String> datastore = new LinkedHashMap<>(Map.of("DATASTORE_TYPE", "etcdv3", "ETCD_ENDPOINTS",
+                    store.etcd().endpoint().toString()));
+            datastore.putAll(environment(flags));
             int typhaPort = freePort(), typhaHealth = freePort(), typhaAdmin = freePort();
             int goldmanePort = freePort(), goldmaneHealth = freePort(), goldmaneAdmin = freePort();
             int whiskerPort = freePort(), whiskerHealth = freePort();
@@ -173,28 +185,31 @@ public final class FootprintBench {
                 write(store, scale);
 
                 // As ./calico: goldmane, typha, the nodes, whisker; each waited for before the next.
-                Map<String, String> goldmaneEnv = new LinkedHashMap<>(Map.of("PORT", "" + goldmanePort, "HOST", "127.0.0.1",
+                Map<String, String> goldmaneEnv = new LinkedHashMap<>(environment(flags));
+                goldmaneEnv.putAll(Map.of("PORT", "" + goldmanePort, "HOST", "127.0.0.1",
                         "HEALTH_HOST", "127.0.0.1", "HEALTH_PORT", "" + goldmaneHealth, "ADMIN_PORT", "" + goldmaneAdmin,
                         "SNAPSHOT_DIR", run.resolve("goldmane").toString(), "AGGREGATION_WINDOW", "5s"));
                 awaitStarted(start("goldmane", flags, "goldmane-service/target/goldmane-service-exec.jar", goldmaneEnv, run,
-                        () -> http(goldmaneHealth, "/readiness"), started), pids, readyMs);
+                        () -> http(goldmaneHealth, "/readiness"), started), pids, readyMs, readyCpuMs);
                 Map<String, String> typhaEnv = new LinkedHashMap<>(datastore);
                 typhaEnv.putAll(Map.of("TYPHA_DATASTORETYPE", "etcdv3", "TYPHA_ETCDENDPOINTS", datastore.get("ETCD_ENDPOINTS"),
                         "TYPHA_SERVERPORT", "" + typhaPort, "TYPHA_HEALTHPORT", "" + typhaHealth, "TYPHA_ADMINPORT", "" + typhaAdmin));
                 awaitStarted(start("typha", flags, "typha-service/target/typha-service-exec.jar", typhaEnv, run,
-                        () -> http(typhaHealth, "/readiness"), started), pids, readyMs);
+                        () -> http(typhaHealth, "/readiness"), started), pids, readyMs, readyCpuMs);
 
                 nodesUp(launcherArgs, datastore, run, Map.of(
                         "felix", () -> http(felixHealth, "/readiness"),
                         "cni", () -> http(cniHttp, "/ipam/v1/usage"),
-                        "confd", () -> http(confdHealth, "/readiness")), pids, readyMs);
+                        "confd", () -> http(confdHealth, "/readiness")), pids, readyMs, readyCpuMs);
 
                 Path token = run.resolve("whisker-token");
                 Files.writeString(token, "ft-bench-token");
-                awaitStarted(start("whisker", flags, "whisker-backend/target/whisker-backend-exec.jar", Map.of("PORT", "" + whiskerPort,
+                Map<String, String> whiskerEnv = new LinkedHashMap<>(environment(flags));
+                whiskerEnv.putAll(Map.of("PORT", "" + whiskerPort,
                         "HOST", "127.0.0.1", "GOLDMANE_HOST", "127.0.0.1:" + goldmanePort, "HEALTH_HOST", "127.0.0.1",
-                        "HEALTH_PORT", "" + whiskerHealth, "WHISKER_AUTH_MODE", "token", "WHISKER_AUTH_TOKEN_FILE", token.toString()),
-                        run, () -> http(whiskerHealth, "/readiness"), started), pids, readyMs);
+                        "HEALTH_PORT", "" + whiskerHealth, "WHISKER_AUTH_MODE", "token", "WHISKER_AUTH_TOKEN_FILE", token.toString()));
+                awaitStarted(start("whisker", flags, "whisker-backend/target/whisker-backend-exec.jar", whiskerEnv,
+                        run, () -> http(whiskerHealth, "/readiness"), started), pids, readyMs, readyCpuMs);
 
                 // Settled: as the figures, measured a while after start, not mid-catch-up.
                 Thread.sleep(settle * 1000L);
@@ -202,14 +217,19 @@ public final class FootprintBench {
                 for (Map.Entry<String, Long> e : pids.entrySet()) {
                     long pid = e.getValue();
                     figures.add(new Figures(e.getKey(), status(pid, "VmRSS"), heapUsedKiB(pid), 0, (int) status(pid, "Threads"),
-                            readyMs.get(e.getKey()), jvmOptions(pid)));
+                            readyMs.get(e.getKey()), readyCpuMs.get(e.getKey()), jvmOptions(pid)));
+                }
+                for (Map.Entry<String, Long> e : pids.entrySet()) {
+                    if (jvmOptions(e.getValue()).contains("NativeMemoryTracking")) {
+                        nativeMemory(e.getKey(), e.getValue());
+                    }
                 }
                 List<Figures> withGc = new ArrayList<>();
                 for (Figures f : figures) {
                     long pid = pids.get(f.service());
                     jcmd(pid, "GC.run");
                     withGc.add(new Figures(f.service(), f.rssKiB(), f.heapUsedKiB(), heapUsedKiB(pid), f.threads(), f.readyMs(),
-                            f.flags()));
+                            f.readyCpuMs(), f.flags()));
                 }
                 withGc.sort(Comparator.comparing(Figures::service));
                 return new Cycle(scale, variant, round, load, withGc);
@@ -288,7 +308,8 @@ public final class FootprintBench {
         return s;
     }
 
-    private static void awaitStarted(Started s, Map<String, Long> pids, Map<String, Long> readyMs) throws Exception {
+    private static void awaitStarted(Started s, Map<String, Long> pids, Map<String, Long> readyMs, Map<String, Long> readyCpuMs)
+            throws Exception {
         long pid = s.process().pid();
         pids.put(s.name(), pid);
         long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
@@ -302,12 +323,14 @@ public final class FootprintBench {
             Thread.sleep(50);
         }
         readyMs.put(s.name(), ageMs(pid));
-        System.out.printf("%s ready %.2f s after its process started%n", s.name(), readyMs.get(s.name()) / 1000.0);
+        readyCpuMs.put(s.name(), cpuMs(pid));
+        System.out.printf("%s ready %.2f s after its process started (%.2f s of CPU)%n", s.name(), readyMs.get(s.name()) / 1000.0,
+                readyCpuMs.get(s.name()) / 1000.0);
     }
 
     /** {@code launcher up} in the background, each node service's readiness polled meanwhile. */
     private static void nodesUp(List<String> args, Map<String, String> env, Path run, Map<String, BooleanSupplier> ready,
-                                Map<String, Long> pids, Map<String, Long> readyMs) throws Exception {
+                                Map<String, Long> pids, Map<String, Long> readyMs, Map<String, Long> readyCpuMs) throws Exception {
         Process up = launcherProcess("up", args, env, run);
         long deadline = System.nanoTime() + Duration.ofSeconds(200).toNanos();
         while (readyMs.keySet().stream().filter(ready::containsKey).count() < ready.size()) {
@@ -320,7 +343,9 @@ public final class FootprintBench {
                     pids.remove(e.getKey());
                 } else if (e.getValue().getAsBoolean()) {
                     readyMs.put(e.getKey(), ageMs(pid));
-                    System.out.printf("%s ready %.2f s after its process started%n", e.getKey(), readyMs.get(e.getKey()) / 1000.0);
+                    readyCpuMs.put(e.getKey(), cpuMs(pid));
+                    System.out.printf("%s ready %.2f s after its process started (%.2f s of CPU)%n", e.getKey(),
+                            readyMs.get(e.getKey()) / 1000.0, readyCpuMs.get(e.getKey()) / 1000.0);
                 }
             }
             if (!up.isAlive() && up.exitValue() != 0) {
@@ -371,6 +396,13 @@ public final class FootprintBench {
         return Math.round(uptime * 1000 - startTicks * 10.0);
     }
 
+    /** {@return the CPU time the process has used} (user + system, {@code /proc/<pid>/stat} fields 14 and 15). */
+    private static long cpuMs(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10;
+    }
+
     /** {@return a {@code /proc/<pid>/status} figure} (kB for sizes). */
     private static long status(long pid, String field) throws IOException {
         for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
@@ -396,8 +428,24 @@ public final class FootprintBench {
         return kib;
     }
 
+    private static final Pattern NMT_LINE = Pattern.compile("^-\\s+(.+?) \\(reserved=\\d+KB, committed=(\\d+)KB\\)");
+
+    /** Prints where the JVM's committed memory is ({@code -XX:NativeMemoryTracking=summary} in its options). */
+    private static void nativeMemory(String service, long pid) throws Exception {
+        StringBuilder b = new StringBuilder(service + " committed (NMT):");
+        for (String line : jcmd(pid, "VM.native_memory summary").lines().toList()) {
+            Matcher m = NMT_LINE.matcher(line.trim());
+            if (m.find() && Long.parseLong(m.group(2)) >= 1024) {
+                b.append(String.format(" %s %d MiB;", m.group(1).trim(), Long.parseLong(m.group(2)) / 1024));
+            }
+        }
+        System.out.println(b);
+    }
+
     private static String jcmd(long pid, String command) throws Exception {
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), Long.toString(pid), command)
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), Long.toString(pid)));
+        cmd.addAll(List.of(command.split(" ")));
+        Process p = new ProcessBuilder(cmd)
                 .redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         p.waitFor();
@@ -412,6 +460,15 @@ public final class FootprintBench {
             opts.add(argv[i]);
         }
         return String.join(" ", opts);
+    }
+
+    /** {@return the flags file's {@code env} line as variables}. */
+    private static Map<String, String> environment(Map<String, List<String>> flags) {
+        Map<String, String> env = new LinkedHashMap<>();
+        for (String word : flags.getOrDefault("env", List.of())) {
+            env.put(word.substring(0, word.indexOf('=')), word.substring(word.indexOf('=') + 1));
+        }
+        return env;
     }
 
     private static Map<String, List<String>> readFlags(Path file) throws IOException {

@@ -82,9 +82,10 @@ public final class TyphaBench {
         if (typhaCpus != null && !typhaCpus.isBlank()) {
             childCmd.addAll(List.of("taskset", "-c", typhaCpus.trim()));
         }
-        // The collector typha is launched with (./calico, typha-service/DESIGN.md): G1's concurrent
-        // refinement cost typha ~1 s of CPU per 10 s of this fan-out.
-        childCmd.addAll(List.of(javaBin(), "-Xms256m", "-Xmx3g", "-XX:+UseParallelGC"));
+        // Typha's JVM options as ./calico launches it: its line of scripts/lib/jvm-flags.conf
+        // (BENCH_JVM_FLAGS_FILE: another file, e.g. bench/jvm-flags-main.conf for the options before issue 30).
+        childCmd.add(javaBin());
+        childCmd.addAll(typhaJvmFlags());
         // Extra JVM options for typha only, e.g. a JFR recording: BENCH_TYPHA_JVM_OPTS="-XX:StartFlightRecording=..."
         String extra = System.getenv("BENCH_TYPHA_JVM_OPTS");
         if (extra != null && !extra.isBlank()) {
@@ -162,6 +163,7 @@ public final class TyphaBench {
                     split1[0] - split0[0], split1[1] - split0[1], (benchCpu1 - benchCpu0) / 1e9,
                     benchSplit1[0] - benchSplit0[0], benchSplit1[1] - benchSplit0[1], loadAverage());
             System.out.println("  " + SnapshotCheck.of(all, resources));
+            System.out.printf("typha process with %d clients in sync: %s%n", clients, processFootprint(child.pid()));
             long heapWith = Long.parseLong(command(in, out, "HEAP"));
             System.out.printf("typha heap with %d clients %.1f MiB: %.1f KiB per client%n", clients,
                     heapWith / 1048576.0, (heapWith - heapBefore) / 1024.0 / clients);
@@ -197,6 +199,7 @@ public final class TyphaBench {
             double[] split3 = userSys(child.pid());
             double[] benchSplit3 = userSys(ProcessHandle.current().pid());
             printSched(sched1, schedWait(child.pid()), benchSched1, schedWait(ProcessHandle.current().pid()));
+            System.out.printf("typha process after the deltas: %s%n", processFootprint(child.pid()));
             long[] sorted = latencies.sorted();
             int n = sorted.length;
             long reconnects = all.stream().filter(c -> c.failed.get() != null).count();
@@ -457,6 +460,38 @@ public final class TyphaBench {
 
     private static String javaBin() {
         return java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /** {@return typha's line of the JVM flags file} (words after the service name; {@code #} starts a comment). */
+    private static List<String> typhaJvmFlags() throws java.io.IOException {
+        String file = System.getenv().getOrDefault("BENCH_JVM_FLAGS_FILE", "scripts/lib/jvm-flags.conf");
+        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of(file))) {
+            String[] w = line.replaceAll("#.*", "").trim().split("\\s+");
+            if (w[0].equals("typha")) {
+                List<String> flags = List.of(w).subList(1, w.length);
+                System.out.println("typha's JVM options (" + file + "): " + String.join(" ", flags));
+                return flags;
+            }
+        }
+        throw new IllegalStateException(file + " has no line for typha");
+    }
+
+    /** {@return the child's resident memory and threads} ({@code /proc/<pid>/status}). */
+    private static String processFootprint(long pid) {
+        try {
+            String rss = "?";
+            String threads = "?";
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/" + pid + "/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    rss = String.format("%.1f MiB", Long.parseLong(line.substring(6).trim().split("\\s+")[0]) / 1024.0);
+                } else if (line.startsWith("Threads:")) {
+                    threads = line.substring(8).trim();
+                }
+            }
+            return "RSS " + rss + ", " + threads + " threads";
+        } catch (java.io.IOException e) {
+            return "(no /proc/" + pid + "/status: " + e.getMessage() + ")";
+        }
     }
 
     private static String expect(java.util.concurrent.BlockingQueue<String> in, String prefix) throws Exception {
