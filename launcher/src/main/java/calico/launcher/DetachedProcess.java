@@ -54,6 +54,11 @@ final class DetachedProcess {
         return command;
     }
 
+    /** {@return what it adds to the launcher's environment} */
+    Map<String, String> environment() {
+        return environment;
+    }
+
     Path log() {
         return runDir.resolve("logs").resolve(name + ".log");
     }

@@ -86,6 +86,7 @@ class MainTest {
                 # comment line
                 felix  -XX:+UseSerialGC -Xmx200m   # trailing comment
                 cni    -Xmx64m
+                env    MALLOC_ARENA_MAX=2
                 """);
         Settings s = Main.parse(new ArrayDeque<>(List.of("--run-dir", dir.toString(), "--root", "/repo", "--jvm-flags", flags.toString())));
         NodeServices n1 = new NodeServices(s, s.topology().nodes().get(0));
@@ -96,8 +97,14 @@ class MainTest {
                 List.of("java", "-jar", "/repo/confd-service/target/confd-service-exec.jar"),
                 List.of("bird", "-f", "-c", dir.resolve("nodes/node-1/bird.cfg").toString(), "-s",
                         dir.resolve("nodes/node-1/bird.ctl").toString(), "-P", dir.resolve("nodes/node-1/bird.pid").toString()));
+        assertThat(n1.services()).filteredOn(service -> service.process().command().get(0).equals("java"))
+                .hasSize(3).allSatisfy(service -> assertThat(service.process().environment()).containsEntry("MALLOC_ARENA_MAX", "2"));
+        assertThat(n1.services().get(3).process().environment()).doesNotContainKey("MALLOC_ARENA_MAX");
         assertThat(usageError("up", "--run-dir", "/tmp/x", "--jvm-flags", dir.resolve("missing").toString()))
                 .isEqualTo("launcher: --jvm-flags: no file " + dir.resolve("missing"));
+        Files.writeString(flags, "env MALLOC_ARENA_MAX\n");
+        assertThat(usageError("up", "--run-dir", "/tmp/x", "--jvm-flags", flags.toString()))
+                .isEqualTo("launcher: JVM flags file: env: 'MALLOC_ARENA_MAX' is not NAME=value");
         Files.writeString(flags, "felix -Xmx1m\nfelix -Xmx2m\n");
         assertThat(usageError("up", "--run-dir", "/tmp/x", "--jvm-flags", flags.toString()))
                 .isEqualTo("launcher: " + flags + ": service felix is named twice");
