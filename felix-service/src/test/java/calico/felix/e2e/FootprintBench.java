@@ -162,6 +162,7 @@ public final class FootprintBench {
         Map<String, Long> pids = new LinkedHashMap<>();
         Map<String, Long> readyMs = new LinkedHashMap<>();
         Map<String, Long> readyCpuMs = new LinkedHashMap<>();
+        boolean[] measured = {false};
         try (BenchStore.Etcd store = BenchStore.Etcd.start()) {
             // The flags file's env line is every JVM's environment (./calico exports it), the launcher's too.
             Map<String, String> datastore = new LinkedHashMap<>(Map.of("DATASTORE_TYPE", "etcdv3", "ETCD_ENDPOINTS",
@@ -232,6 +233,7 @@ public final class FootprintBench {
                             f.readyCpuMs(), f.flags()));
                 }
                 withGc.sort(Comparator.comparing(Figures::service));
+                measured[0] = true;
                 return new Cycle(scale, variant, round, load, withGc);
             } finally {
                 launcher("down", launcherArgs, datastore, run);
@@ -244,7 +246,12 @@ public final class FootprintBench {
                 }
             }
         } finally {
-            deleteTree(run);
+            // Kept when the cycle failed: its logs say why.
+            if (measured[0]) {
+                deleteTree(run);
+            } else {
+                System.out.println("cycle failed; its run dir (logs) is kept: " + run);
+            }
         }
     }
 
