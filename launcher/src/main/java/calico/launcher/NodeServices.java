@@ -105,6 +105,9 @@ final class NodeServices {
         env.put("FELIX_HEALTHPORT", Integer.toString(ports.felixHealth()));
         env.put("FELIX_ADMINPORT", Integer.toString(ports.felixAdmin()));
         env.put("FELIX_PROMETHEUSMETRICSPORT", Integer.toString(ports.felixMetrics()));
+        // Each node's endpoint status files in its own directory: the felixes share this machine's
+        // filesystem, and in Calico's /var/run/calico each would delete the others' files as stale.
+        env.put("FELIX_ENDPOINTSTATUSPATHPREFIX", dir.toString());
         if (settings.dataplane().equals("nftables")) {
             env.put("FELIX_NFTABLESMODE", "Enabled");
         } else {

@@ -49,6 +49,9 @@ class MainTest {
         assertThat(n3.node().cidr()).isEqualTo("172.31.255.3/24");
         assertThat(n1.services()).extracting(NodeServices.Service::name)
                 .containsExactly("felix-node-1", "cni-node-1", "confd-node-1", "bird-node-1");
+        // Endpoint status files under each node's own directory, never the shared /var/run/calico.
+        assertThat(n3.services().get(0).process().environment())
+                .containsEntry("FELIX_ENDPOINTSTATUSPATHPREFIX", "/tmp/x/nodes/node-3");
     }
 
     @Test
