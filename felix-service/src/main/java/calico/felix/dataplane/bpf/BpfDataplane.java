@@ -260,7 +260,8 @@ public final class BpfDataplane implements PolicyDriver {
         }
         Map<String, Link> all = allLinks();
         Map<String, Link> links = workloadLinks(all);
-        Map<String, TableCompiler.EndpointTables> hostTables = hostInterfaces(compiled, all, links);
+        Map<String, TableCompiler.EndpointTables> hostTables = hostInterfaces(compiled, all, links,
+                model.config()::isExcludedInterface);
 
         // 1. Set members first: a new table may name them.
         Set<Key> wantLpm = new HashSet<>();
@@ -510,19 +511,21 @@ public final class BpfDataplane implements PolicyDriver {
 
     /**
      * The host interfaces to police and their tables: each named host endpoint's interface that
-     * exists, and with an all-interfaces endpoint every other interface but workloads' and {@code lo}.
+     * exists, and with an all-interfaces endpoint every other interface but workloads' and {@code lo};
+     * never one {@code interfaceExclude} names (its regular expressions included: the interfaces are
+     * listed here, unlike the rule renderer's match on names).
      */
     private static Map<String, TableCompiler.EndpointTables> hostInterfaces(TableCompiler.Compiled compiled,
-            Map<String, Link> all, Map<String, Link> workloads) {
+            Map<String, Link> all, Map<String, Link> workloads, java.util.function.Predicate<String> excluded) {
         Map<String, TableCompiler.EndpointTables> out = new TreeMap<>();
         compiled.hosts().forEach((ifName, t) -> {
-            if (all.containsKey(ifName) && !workloads.containsKey(ifName)) {
+            if (all.containsKey(ifName) && !workloads.containsKey(ifName) && !excluded.test(ifName)) {
                 out.put(ifName, t);
             }
         });
         if (compiled.allInterfaces() != null) {
             for (String ifName : all.keySet()) {
-                if (!ifName.equals("lo") && !workloads.containsKey(ifName)) {
+                if (!ifName.equals("lo") && !workloads.containsKey(ifName) && !excluded.test(ifName)) {
                     out.putIfAbsent(ifName, compiled.allInterfaces());
                 }
             }
