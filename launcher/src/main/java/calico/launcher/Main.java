@@ -8,6 +8,8 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 
+import calico.launcher.faults.FaultSuite;
+
 /**
  * {@code java -jar launcher.jar startup|up|down|status|info [OPTION...]}, which {@code ./calico}
  * runs. Exit 0 on success, 1 on failure (the reason on stderr), 2 on a usage error, 3 when
@@ -16,12 +18,15 @@ import java.util.Map;
 public final class Main {
 
     private static final String USAGE = """
-            usage: launcher startup|up|down|status|info --run-dir DIR [OPTION...]
+            usage: launcher startup|up|down|status|info|faults --run-dir DIR [OPTION...]
               startup   create the underlay and node namespaces (what is missing), run calico-node's start-up per node
               up        start each node's felix, CNI daemon, confd and BIRD that do not run; wait until all are ready
               down      stop every node's services, delete the namespaces recorded under DIR/netns
               status    one line per node service and node; exit 3 if any is stopped or unready
               info      how to reach each node's services
+              faults    the fault suite against a running `./calico up`: SIGKILL each service under probes, restart it,
+                        PASS/FAIL lines and a table of figures (calico.launcher.faults)
+              probe     (the fault suite's prober, run inside a pod's namespace)
             options: --root DIR (the repository, default .)  --nodes N (2)  --prefix P (calico-)
                      --underlay A.B.C (172.31.255: node i is A.B.C.i/24, the gateway .254)
                      --encapsulation none|vxlan|ipip (none)  --wireguard  --dataplane nftables|iptables
@@ -48,9 +53,12 @@ public final class Main {
             out.print(USAGE);
             return command == null ? 2 : 0;
         }
+        if (command.equals("probe")) {
+            return FaultSuite.probe(List.copyOf(a), out, err);
+        }
         Settings settings;
         try {
-            if (!List.of("startup", "up", "down", "status", "info").contains(command)) {
+            if (!List.of("startup", "up", "down", "status", "info", "faults").contains(command)) {
                 throw new IllegalArgumentException("unknown command " + command);
             }
             settings = parse(a);
@@ -65,6 +73,9 @@ public final class Main {
                 case "up" -> nodes.up();
                 case "down" -> nodes.down();
                 case "info" -> nodes.info();
+                case "faults" -> {
+                    return FaultSuite.faults(new RunningCluster(settings, env), out);
+                }
                 default -> {
                     return nodes.status() ? 0 : 3;
                 }

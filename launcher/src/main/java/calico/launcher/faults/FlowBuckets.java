@@ -1,0 +1,65 @@
+package calico.launcher.faults;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The flow ledger: connections the prober made per 15 s bucket (aligned to the epoch, as goldmane's
+ * buckets are) against the connections goldmane recorded for that bucket. The prober sends no allowed
+ * probe in a guard band around each boundary ({@link #inGuardBand}), so that a connection falls into
+ * the same bucket whichever clock (the prober's, felix's flush, goldmane's window) places it.
+ */
+record FlowBuckets(long bucketMillis, long guardBeforeMillis, long guardAfterMillis) {
+
+    static final FlowBuckets GOLDMANE = new FlowBuckets(15_000, 1_000, 1_000);
+
+    /** One bucket: connections sent and recorded. */
+    record Bucket(long start, long sent, long recorded) {
+        long lost() {
+            return Math.max(0, sent - recorded);
+        }
+    }
+
+    long bucketOf(long at) {
+        return Math.floorDiv(at, bucketMillis) * bucketMillis;
+    }
+
+    /** The first bucket boundary at or after {@code at}. */
+    long boundaryAtOrAfter(long at) {
+        long b = bucketOf(at);
+        return b == at ? b : b + bucketMillis;
+    }
+
+    boolean inGuardBand(long at) {
+        long sinceStart = at - bucketOf(at);
+        return sinceStart < guardAfterMillis || bucketMillis - sinceStart <= guardBeforeMillis;
+    }
+
+    /** Allowed probes that connected, per bucket, within {@code [from, to)} (bucket boundaries). */
+    Map<Long, Long> sent(List<Probe> probes, long from, long to) {
+        Map<Long, Long> sent = new TreeMap<>();
+        for (long b = from; b < to; b += bucketMillis) {
+            sent.put(b, 0L);
+        }
+        for (Probe p : probes) {
+            if (p.kind() == Probe.Kind.ALLOWED && p.ok() && p.at() >= from && p.at() < to) {
+                sent.merge(bucketOf(p.at()), 1L, Long::sum);
+            }
+        }
+        return sent;
+    }
+
+    /** Pairs what was sent with what was recorded, bucket by bucket (a bucket missing from {@code recorded} recorded 0). */
+    static List<Bucket> compare(Map<Long, Long> sent, Map<Long, Long> recorded) {
+        List<Bucket> out = new ArrayList<>();
+        sent.forEach((start, n) -> out.add(new Bucket(start, n, recorded.getOrDefault(start, 0L))));
+        return out;
+    }
+
+    /** {@return the connections lost in the buckets overlapping {@code [from, to)}}. */
+    long lostOver(List<Bucket> buckets, long from, long to) {
+        return buckets.stream().filter(b -> b.start() < to && b.start() + bucketMillis > from).mapToLong(Bucket::lost).sum();
+    }
+}
