@@ -19,6 +19,9 @@
 # `--encapsulation vxlan` instead of none (CALICO_ENCAPSULATION for a single run): no confd or
 # BIRD, felix's vxlan.calico on every node and the other nodes' blocks routed through it.
 #
+# On the kubernetes run without encapsulation it then runs the fault suite (`./calico faults`: each
+# service SIGKILLed under probes and started again; CALICO_TEST_FAULTS=0 skips it).
+#
 # Prints one PASS/FAIL line per check and ends with `local-suite: N passed, N failed`; exits
 # non-zero on any failure. `./calico down` always runs on exit.
 set -uo pipefail
@@ -329,6 +332,26 @@ check "second up: no new process" test "$(cat "$RUN_DIR"/*.pid | awk '{print $1}
 check "second up: still ${#pods[@]} pod namespaces" test "$(ip netns list | grep -c '^calico-pod-')" -eq "${#pods[@]}"
 check "second up: still $weps_before WorkloadEndpoints" \
     test "$(./calico ctl get workloadendpoints -A -o yaml 2>/dev/null | grep -c 'kind: WorkloadEndpoint$')" -eq "$weps_before"
+
+# ------------------------------------------------------------------ faults
+# The fault suite (launcher/: calico.launcher.faults; docs/local-suite.md): every service killed with
+# SIGKILL under 100 ms probes and started again, its verdicts as PASS/FAIL lines here, its figures in
+# $LOG/faults.log. Once, on the kubernetes run without encapsulation (where BIRD and confd run);
+# CALICO_TEST_FAULTS=0 skips it.
+if [[ ${CALICO_TEST_FAULTS:-1} != 0 && $DATASTORE == kubernetes && $ENCAPSULATION == none ]]; then
+    started=$SECONDS
+    ./calico faults >"$LOG/faults.log" 2>&1
+    faults_rc=$?
+    while IFS= read -r line; do
+        if [[ $line == PASS:* ]]; then pass "${line#PASS: }"; else fail "${line#FAIL: }"; fi
+    done < <(grep -E '^(PASS|FAIL): ' "$LOG/faults.log")
+    if ((faults_rc != 0)) && ! grep -qE '^FAIL: ' "$LOG/faults.log"; then
+        fail "./calico faults exited $faults_rc without a verdict; last lines:"
+        tail -n 10 "$LOG/faults.log" | sed 's/^/    /'
+    fi
+    grep -E '^\|' "$LOG/faults.log" | sed 's/^/    /'
+    echo "fault suite: $((SECONDS - started))s"
+fi
 
 # ------------------------------------------------------------------ down
 mapfile -t pids < <(cat "$RUN_DIR"/*.pid | awk '{print $1}'; sed -n 's/^pid\.[a-z-]*=//p' "$RUN_DIR/kube/control-plane.state" 2>/dev/null)

@@ -88,7 +88,9 @@ final class NodeServices {
                 () -> true, () -> Files.exists(cniSocket()) && http(ports.cniHttp(), "/ipam/v1/usage")));
         if (settings.encapsulation().bgp()) {
             list.add(new Service(confd(), () -> true, () -> http(ports.confdHealth(), "/readiness")));
-            list.add(new Service(process("bird", node.namespace(), List.of("bird", "-f", "-c", birdConfig().toString(),
+            // -R: graceful restart recovery, as calico-node's runit starts BIRD: a restarted BIRD keeps the
+            // kernel's routes until its BGP sessions are back (without it, a crash withdraws them for seconds).
+            list.add(new Service(process("bird", node.namespace(), List.of("bird", "-R", "-f", "-c", birdConfig().toString(),
                     "-s", birdSocket().toString(), "-P", dir.resolve("bird.pid").toString()), Map.of()),
                     () -> Files.exists(birdConfig()), this::birdAnswers));
         }

@@ -5,8 +5,13 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +23,9 @@ import java.util.Optional;
  * process), the cluster-wide ones by {@code ./calico start NAME}.
  */
 final class RunningCluster implements Cluster {
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2)).build();
 
     private final Settings settings;
     private final Map<String, String> environment;
@@ -64,6 +72,36 @@ final class RunningCluster implements Cluster {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    @Override
+    public boolean nodesRecovered() {
+        for (Node node : settings.topology().nodes()) {
+            NodeServices services = new NodeServices(settings, node);
+            if (!services.services().stream().allMatch(s -> s.ready().getAsBoolean())) {
+                return false;
+            }
+            // The health reports' details say where each gets its data (felix: "syncer IN_SYNC through typha at ...").
+            if (!readiness(services.ports().felixHealth()).contains("through typha at")) {
+                return false;
+            }
+            if (settings.encapsulation().bgp() && !readiness(services.ports().confdHealth()).contains("connected to typha at")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String readiness(int port) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readiness")).timeout(Duration.ofSeconds(2))
+                    .GET().build(), HttpResponse.BodyHandlers.ofString()).body();
+        } catch (IOException e) {
+            return "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
         }
     }
 

@@ -19,6 +19,12 @@ public interface Cluster {
     /** Starts {@code service} when it does not run and returns once it is ready. */
     void restart(String service);
 
+    /**
+     * {@return whether every node's services are ready and back on their sources}: felix in sync through
+     * typha, confd connected to typha (a service can stay ready through a short outage of its source).
+     */
+    boolean nodesRecovered();
+
     /** The nodes' network namespaces, node 1 first. */
     List<String> nodeNamespaces();
 

@@ -35,6 +35,7 @@ public final class FaultSuite {
 
     private static final long SETTLE_MILLIS = 3_000;
     private static final long FLUSH_MILLIS = 8_000;
+    private static final long RECOVERY_TIMEOUT_MILLIS = 60_000;
     private static final String CLIENT = "shop/client", SERVER = "shop/frontend", DENIED = "data/database";
     private static final int SERVER_PORT = 80, DENIED_PORT = 5432;
 
@@ -43,9 +44,10 @@ public final class FaultSuite {
     private final List<Probe> probes = Collections.synchronizedList(new ArrayList<>());
     private final List<Window> windows = new ArrayList<>();
     private final List<String> verdicts = new ArrayList<>();
+    private boolean failedRestart;
 
     /** One fault's window: killed at, back (new pid) at, ready at, end of its settle time. */
-    record Window(String fault, long killed, long back, long ready, long end, boolean kernelMayChange, String note) {
+    record Window(String fault, long killed, long back, long ready, long recovered, long end, boolean kernelMayChange, String note) {
     }
 
     private FaultSuite(Cluster cluster, PrintStream out) {
@@ -91,11 +93,17 @@ public final class FaultSuite {
             awaitFirstProbes();
             long baseline = System.currentTimeMillis();
             pause(SETTLE_MILLIS);
-            windows.add(new Window("(none: baseline)", baseline, baseline, baseline, System.currentTimeMillis(), false, ""));
+            windows.add(new Window("(none: baseline)", baseline, baseline, baseline, baseline, System.currentTimeMillis(), false, ""));
             for (String service : order) {
-                windows.add(kill(service, "", () -> { }, false));
+                if (!failedRestart) {
+                    windows.add(kill(service, "", () -> { }, false));
+                }
             }
-            windows.addAll(new CniInterruption(cluster, node, this::kill, verdicts::add).run());
+            if (!failedRestart) {
+                windows.addAll(new CniInterruption(cluster, node, this::kill, verdicts::add).run());
+            } else {
+                verdicts.add("FAIL: faults: a service did not come back; the faults after it were skipped");
+            }
             long proberEnd = System.currentTimeMillis();
             pause(1_500); // the last probes' answers (or time-outs) arrive
             prober.destroy();
@@ -165,6 +173,7 @@ public final class FaultSuite {
         out.println("faults: killing " + name + " (pid " + pid + ")");
         long killed = System.currentTimeMillis();
         ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        awaitGone(pid);
         long[] back = {-1};
         Thread watcher = new Thread(() -> {
             while (back[0] < 0 && !Thread.currentThread().isInterrupted()) {
@@ -185,14 +194,26 @@ public final class FaultSuite {
         try {
             cluster.restart(service);
         } catch (RuntimeException e) {
-            note = "did not come back: " + e.getMessage();
+            note = "did not come back: " + firstLine(e.getMessage());
             verdicts.add("FAIL: fault " + name + ": " + note);
+            failedRestart = true;
         }
         long ready = System.currentTimeMillis();
         watcher.interrupt();
+        long recovered = ready;
+        long deadline = ready + RECOVERY_TIMEOUT_MILLIS;
+        while (note.isEmpty() && !cluster.nodesRecovered()) {
+            if (System.currentTimeMillis() > deadline) {
+                note = "the nodes' services not ready and connected " + RECOVERY_TIMEOUT_MILLIS / 1000 + " s after " + name + " was";
+                verdicts.add("FAIL: fault " + name + ": " + note);
+                break;
+            }
+            pause(100);
+            recovered = System.currentTimeMillis();
+        }
         pause(SETTLE_MILLIS);
         long end = System.currentTimeMillis();
-        return new Window(name, killed, back[0] < 0 ? ready : Math.min(back[0], ready), ready, end, kernelMayChange, note);
+        return new Window(name, killed, back[0] < 0 ? ready : Math.min(back[0], ready), ready, recovered, end, kernelMayChange, note);
     }
 
     private List<String[]> figures(KernelMonitor kernel, long proberStart, long proberEnd) {
@@ -205,9 +226,14 @@ public final class FaultSuite {
         synchronized (probes) {
             all = List.copyOf(probes);
         }
+        // The raw material, for a failure's post-mortem (the local suite keeps the logs).
+        dump("faults-probes.log", all.stream().map(Probe::line).toList());
+        dump("faults-kernel.log", kernel.between(0, Long.MAX_VALUE).stream().map(c -> c.at() + " " + c.namespace() + " " + c.line()).toList());
+        dump("faults-windows.log", windows.stream().map(Window::toString).toList());
+        List<FlowBuckets.Span> spans = windows.stream().map(w -> new FlowBuckets.Span(w.killed(), w.end())).toList();
         for (Window w : windows) {
             ProbeScore score = ProbeScore.of(all, w.killed(), w.end());
-            long recover = Math.max(w.ready(), score.normalAgainAt(w.back(), Prober.INTERVAL_MILLIS)) - w.back();
+            long recover = Math.max(w.recovered(), score.normalAgainAt(w.ready(), Prober.INTERVAL_MILLIS)) - w.ready();
             List<KernelMonitor.Change> changes = kernel.between(w.killed(), w.end());
             boolean baseline = w.fault().startsWith("(");
             if (!baseline) {
@@ -219,12 +245,14 @@ public final class FaultSuite {
                 verdicts.add((changes.isEmpty() ? "PASS" : "FAIL") + ": fault " + w.fault() + ": " + changes.size()
                         + " kernel changes (nft monitor, ip monitor route)" + (changes.isEmpty() ? "" : "; first: " + changes.get(0)));
             }
+            int index = windows.indexOf(w);
             String lost = ledger.isEmpty() ? "n/a" : ledger.entrySet().stream()
                     .map(e -> e.getKey() + " " + (w.end() <= from || w.killed() >= to ? "n/a"
-                            : Long.toString(buckets.lostOver(e.getValue(), w.killed(), w.end()))))
+                            : Long.toString(buckets.lostPerSpan(e.getValue(), spans)[index])))
                     .reduce((a, b) -> a + ", " + b).orElse("");
             rows.add(new String[] {w.fault(), score.errors() + " (" + score.allowedErrors() + "/" + score.deniedErrors() + " of "
-                    + score.probes() + ")", baseline ? "—" : (w.back() - w.killed()) + " / " + recover, Integer.toString(changes.size()), lost,
+                    + score.probes() + ")", baseline ? "—" : (w.back() - w.killed()) + " / " + (w.ready() - w.back()) + " / " + recover,
+                    Integer.toString(changes.size()), lost,
                     w.note()});
         }
         ledger.forEach((reporter, list) -> {
@@ -269,7 +297,7 @@ public final class FaultSuite {
 
     private void report(List<String[]> rows) {
         StringBuilder t = new StringBuilder();
-        t.append("| fault (SIGKILL) | probe errors (allowed/denied of probes) | back / recovered (ms) | kernel changes | connections lost (per reporter) | note |\n");
+        t.append("| fault (SIGKILL) | probe errors (allowed/denied of probes) | killed→back / back→ready / ready→recovered (ms) | kernel changes | connections lost (per reporter) | note |\n");
         t.append("|---|---|---|---|---|---|\n");
         for (String[] r : rows) {
             t.append("| ").append(String.join(" | ", r)).append(" |\n");
@@ -281,6 +309,52 @@ public final class FaultSuite {
             Files.writeString(file, t.toString());
         } catch (IOException e) {
             out.println("faults: cannot write the table: " + e.getMessage());
+        }
+    }
+
+    /** SIGKILL is asynchronous: a JVM's threads and sockets go a moment later; its ports are free once it is gone, or a zombie with no thread left. */
+    private static void awaitGone(long pid) {
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (System.currentTimeMillis() < deadline) {
+            Optional<ProcessHandle> h = ProcessHandle.of(pid);
+            if (h.isEmpty() || !h.get().isAlive() || zombie(pid) && threads(pid) <= 1) {
+                return;
+            }
+            pause(10);
+        }
+        throw new IllegalStateException("pid " + pid + " still runs 30 s after SIGKILL");
+    }
+
+    /** A JVM's main thread turns zombie first; its other threads (and its sockets) go after. */
+    private static long threads(long pid) {
+        try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            return tasks.count();
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    private static boolean zombie(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
+        } catch (IOException | RuntimeException e) {
+            return true;
+        }
+    }
+
+    private static String firstLine(String s) {
+        String line = s == null ? "" : s.lines().findFirst().orElse("");
+        return line.length() > 200 ? line.substring(0, 200) + "…" : line;
+    }
+
+    private void dump(String file, List<String> lines) {
+        try {
+            Path f = cluster.runDir().resolve("logs").resolve(file);
+            Files.createDirectories(f.getParent());
+            Files.write(f, lines);
+        } catch (IOException e) {
+            out.println("faults: cannot write " + file + ": " + e.getMessage());
         }
     }
 

@@ -58,8 +58,31 @@ record FlowBuckets(long bucketMillis, long guardBeforeMillis, long guardAfterMil
         return out;
     }
 
-    /** {@return the connections lost in the buckets overlapping {@code [from, to)}}. */
-    long lostOver(List<Bucket> buckets, long from, long to) {
-        return buckets.stream().filter(b -> b.start() < to && b.start() + bucketMillis > from).mapToLong(Bucket::lost).sum();
+    /** A time span, {@code [from, to)} in epoch ms: one fault's window. */
+    record Span(long from, long to) {
+    }
+
+    /**
+     * {@return the connections lost per span}: each bucket's loss goes to the span that overlaps it most
+     * (windows follow each other, so one bucket often holds the end of one fault and the start of the next;
+     * a bucket no span overlaps counts for none). Index i of the answer is {@code spans.get(i)}'s.
+     */
+    long[] lostPerSpan(List<Bucket> buckets, List<Span> spans) {
+        long[] lost = new long[spans.size()];
+        for (Bucket b : buckets) {
+            int best = -1;
+            long bestOverlap = 0;
+            for (int i = 0; i < spans.size(); i++) {
+                long overlap = Math.min(b.start() + bucketMillis, spans.get(i).to()) - Math.max(b.start(), spans.get(i).from());
+                if (overlap > bestOverlap) {
+                    best = i;
+                    bestOverlap = overlap;
+                }
+            }
+            if (best >= 0) {
+                lost[best] += b.lost();
+            }
+        }
+        return lost;
     }
 }

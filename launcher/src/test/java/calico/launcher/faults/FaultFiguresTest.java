@@ -86,9 +86,14 @@ class FaultFiguresTest {
         List<FlowBuckets.Bucket> ledger = FlowBuckets.compare(sent, Map.of(15_000L, 2L, 30_000L, 0L, 90_000L, 5L));
         assertThat(ledger).containsExactly(new FlowBuckets.Bucket(15_000, 2, 2), new FlowBuckets.Bucket(30_000, 1, 0),
                 new FlowBuckets.Bucket(45_000, 1, 0));
-        assertThat(b.lostOver(ledger, 0, 100_000)).isEqualTo(2);
-        // A fault from 29 s to 31 s overlaps the first two buckets: only the second lost one.
-        assertThat(b.lostOver(ledger, 29_000, 31_000)).isEqualTo(1);
+        // Three faults: the first overlaps bucket 15 s and 1 s of bucket 30 s, the second 14 s of bucket 30 s and 2 s
+        // of bucket 45 s, the third 13 s of bucket 45 s: each bucket's loss goes to the fault overlapping it most.
+        List<FlowBuckets.Span> spans = List.of(new FlowBuckets.Span(16_000, 31_000), new FlowBuckets.Span(31_000, 47_000),
+                new FlowBuckets.Span(47_000, 60_000));
+        assertThat(b.lostPerSpan(ledger, spans)).containsExactly(0, 1, 1);
+        assertThat(b.lostPerSpan(ledger, List.of(new FlowBuckets.Span(29_000, 31_000), new FlowBuckets.Span(44_000, 46_000))))
+                .containsExactly(1, 1);
+        assertThat(b.lostPerSpan(ledger, List.of())).isEmpty();
         // More recorded than sent (another client on the flow) is no negative loss.
         assertThat(new FlowBuckets.Bucket(0, 1, 3).lost()).isZero();
     }
