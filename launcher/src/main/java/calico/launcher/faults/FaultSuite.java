@@ -83,7 +83,7 @@ public final class FaultSuite {
         String loop = "traffic-" + CLIENT.replace('/', '-') + "-" + SERVER.replace('/', '-') + "-tcp-" + SERVER_PORT;
         Optional<Long> loopPid = cluster.pid(loop);
         loopPid.ifPresent(p -> Shell.run("kill", "-STOP", "--", "-" + p));
-        List<String> order = new ArrayList<>(List.of("goldmane", "whisker", cluster.pid("kube").isPresent() ? "kube" : "etcd",
+        List<String> order = new ArrayList<>(List.of("goldmane", "whisker", datastoreService(),
                 "typha", "felix-" + node, "bird-" + node));
         order.removeIf(s -> cluster.pid(s).isEmpty() && !s.startsWith("felix"));
         Process prober = null;
@@ -117,6 +117,21 @@ public final class FaultSuite {
         }
         verdicts.forEach(out::println);
         return verdicts.stream().anyMatch(v -> v.startsWith("FAIL")) ? 1 : 0;
+    }
+
+    /** The service holding Calico's datastore, as {@code ./calico} records it: kube-apiserver, etcd, or apiserver-service (memory). */
+    private String datastoreService() {
+        String datastore;
+        try {
+            datastore = Files.readString(cluster.runDir().resolve("datastore")).strip();
+        } catch (IOException e) {
+            datastore = "kubernetes";
+        }
+        return switch (datastore) {
+            case "etcd" -> "etcd";
+            case "memory" -> "apiserver";
+            default -> "kube";
+        };
     }
 
     private Process startProber(Pod server, Pod denied) {
