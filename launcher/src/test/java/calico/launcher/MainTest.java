@@ -98,7 +98,7 @@ class MainTest {
                 List.of("java", "-XX:+UseSerialGC", "-Xmx200m", "-jar", "/repo/felix-service/target/felix-service.jar"),
                 List.of("java", "-Xmx64m", "-jar", "/repo/cni-plugin/target/cni-plugin.jar", "daemon", dir.resolve("nodes/node-1/cni.sock").toString()),
                 List.of("java", "-jar", "/repo/confd-service/target/confd-service-exec.jar"),
-                List.of("bird", "-f", "-c", dir.resolve("nodes/node-1/bird.cfg").toString(), "-s",
+                List.of("bird", "-R", "-f", "-c", dir.resolve("nodes/node-1/bird.cfg").toString(), "-s",
                         dir.resolve("nodes/node-1/bird.ctl").toString(), "-P", dir.resolve("nodes/node-1/bird.pid").toString()));
         assertThat(n1.services()).filteredOn(service -> service.process().command().get(0).equals("java"))
                 .hasSize(3).allSatisfy(service -> assertThat(service.process().environment()).containsEntry("MALLOC_ARENA_MAX", "2"));
