@@ -6,6 +6,7 @@ import calico.api.model.ProfileSpec;
 import calico.api.model.Resource;
 import calico.api.model.Rule;
 import calico.api.model.Tier;
+import calico.libcalico.testing.Await;
 import calico.api.model.TierSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -212,8 +213,12 @@ public final class FootprintBench {
                 awaitStarted(start("whisker", flags, "whisker-backend/target/whisker-backend-exec.jar", whiskerEnv,
                         run, () -> http(whiskerHealth, "/readiness"), started), pids, readyMs, readyCpuMs);
 
-                // Settled: as the figures, measured a while after start, not mid-catch-up.
-                Thread.sleep(settle * 1000L);
+                // Settled: as the figures, measured a while after start, not mid-catch-up (the window
+                // is the measurement's definition: --settle seconds after the last service was ready).
+                long allReady = System.nanoTime();
+                long settleNanos = Duration.ofSeconds(settle).toNanos();
+                Await.until(settle + " s since every service was ready", Duration.ofSeconds(settle + 30L),
+                        () -> System.nanoTime() - allReady >= settleNanos);
                 List<Figures> figures = new ArrayList<>();
                 for (Map.Entry<String, Long> e : pids.entrySet()) {
                     long pid = e.getValue();
@@ -319,28 +324,20 @@ public final class FootprintBench {
             throws Exception {
         long pid = s.process().pid();
         pids.put(s.name(), pid);
-        long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
-        while (!s.ready().getAsBoolean()) {
+        Await.until(s.name() + " ready", Duration.ofSeconds(180), () -> {
             if (!s.process().isAlive()) {
                 throw new IllegalStateException(s.name() + " exited during start-up");
             }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException(s.name() + " not ready after 180 s");
-            }
-            Thread.sleep(50);
-        }
-        readyMs.put(s.name(), ageMs(pid));
-        readyCpuMs.put(s.name(), cpuMs(pid));
-        System.out.printf("%s ready %.2f s after its process started (%.2f s of CPU)%n", s.name(), readyMs.get(s.name()) / 1000.0,
-                readyCpuMs.get(s.name()) / 1000.0);
+            return s.ready().getAsBoolean();
+        });
+        recordReady(s.name(), pid, readyMs, readyCpuMs);
     }
 
     /** {@code launcher up} in the background, each node service's readiness polled meanwhile. */
     private static void nodesUp(List<String> args, Map<String, String> env, Path run, Map<String, BooleanSupplier> ready,
                                 Map<String, Long> pids, Map<String, Long> readyMs, Map<String, Long> readyCpuMs) throws Exception {
         Process up = launcherProcess("up", args, env, run);
-        long deadline = System.nanoTime() + Duration.ofSeconds(200).toNanos();
-        while (readyMs.keySet().stream().filter(ready::containsKey).count() < ready.size()) {
+        Await.until("node services ready", Duration.ofSeconds(200), () -> {
             for (Map.Entry<String, BooleanSupplier> e : ready.entrySet()) {
                 if (readyMs.containsKey(e.getKey())) {
                     continue;
@@ -349,23 +346,29 @@ public final class FootprintBench {
                 if (pid == null) {
                     pids.remove(e.getKey());
                 } else if (e.getValue().getAsBoolean()) {
-                    readyMs.put(e.getKey(), ageMs(pid));
-                    readyCpuMs.put(e.getKey(), cpuMs(pid));
-                    System.out.printf("%s ready %.2f s after its process started (%.2f s of CPU)%n", e.getKey(),
-                            readyMs.get(e.getKey()) / 1000.0, readyCpuMs.get(e.getKey()) / 1000.0);
+                    recordReady(e.getKey(), pid, readyMs, readyCpuMs);
                 }
             }
             if (!up.isAlive() && up.exitValue() != 0) {
                 throw new IllegalStateException("launcher up failed (exit " + up.exitValue() + "): see " + run.resolve("logs"));
             }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("node services not ready after 200 s: " + readyMs.keySet());
-            }
-            Thread.sleep(50);
-        }
+            return readyMs.keySet().containsAll(ready.keySet());
+        });
         if (up.waitFor() != 0) {
             throw new IllegalStateException("launcher up failed: see " + run.resolve("logs/launcher-up.log"));
         }
+    }
+
+    /** The service's age and CPU time when it was first seen ready. */
+    private static void recordReady(String name, long pid, Map<String, Long> readyMs, Map<String, Long> readyCpuMs) {
+        try {
+            readyMs.put(name, ageMs(pid));
+            readyCpuMs.put(name, cpuMs(pid));
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading /proc/" + pid, e);
+        }
+        System.out.printf("%s ready %.2f s after its process started (%.2f s of CPU)%n", name, readyMs.get(name) / 1000.0,
+                readyCpuMs.get(name) / 1000.0);
     }
 
     private static void launcher(String command, List<String> args, Map<String, String> env, Path run) throws Exception {
