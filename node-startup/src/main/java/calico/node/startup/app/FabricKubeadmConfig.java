@@ -3,9 +3,7 @@ package calico.node.startup.app;
 import calico.node.startup.steps.KubeadmConfig;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.util.Map;
 import java.util.Optional;
@@ -34,8 +32,7 @@ final class FabricKubeadmConfig implements KubeadmConfig {
         if (c.isEmpty()) {
             return Optional.empty();
         }
-        Config quick = new ConfigBuilder(c.get()).withRequestRetryBackoffLimit(2).build();
-        try (KubernetesClient client = new KubernetesClientBuilder().withConfig(quick).build()) {
+        try (KubernetesClient client = FabricKubernetesNodes.quickClient(c.get())) {
             ConfigMap map = client.configMaps().inNamespace("kube-system").withName("kubeadm-config").get();
             return map == null || map.getData() == null ? Optional.empty() : Optional.of(Map.copyOf(map.getData()));
         } catch (KubernetesClientException e) {
