@@ -56,10 +56,14 @@ public class FelixConfiguration {
                 : ProgrammedState.of(dataplane, List.of(f::apply, metricsPort::onBatch, statusReporter::onBatch));
     }
 
-    /** Calico's status reports into the datastore every {@code reportingInterval}, with a client of their own. */
+    /**
+     * Calico's status reports into the datastore every {@code reportingInterval}, with a client of their own;
+     * only etcd keeps them (the other datastores drop them, as Calico's), so no client is opened elsewhere.
+     */
     @Bean(destroyMethod = "close")
     FelixStatusReporter felixStatusReporter(FelixProperties properties, DatastoreProperties felixDatastore) {
-        return new FelixStatusReporter(properties.hostname(), () -> felixDatastore.toConfig().open(),
+        boolean kept = felixDatastore.type() == calico.libcalico.datastore.config.DatastoreConfig.Type.ETCDV3;
+        return new FelixStatusReporter(properties.hostname(), kept ? () -> felixDatastore.toConfig().open() : null,
                 java.time.Clock.systemUTC());
     }
 

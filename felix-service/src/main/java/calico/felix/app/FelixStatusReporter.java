@@ -46,6 +46,7 @@ public final class FelixStatusReporter implements AutoCloseable {
     private String lastError;
     private volatile long reports;
 
+    /** @param open a client of the datastore the reports go to; null when the datastore keeps none (never scheduled) */
     FelixStatusReporter(String node, Supplier<Datastore> open, Clock clock) {
         this.node = node;
         this.open = open;
@@ -72,7 +73,7 @@ public final class FelixStatusReporter implements AutoCloseable {
             task.cancel(false);
             task = null;
         }
-        if (!interval.isZero() && !interval.isNegative() && !timer.isShutdown()) {
+        if (open != null && !interval.isZero() && !interval.isNegative() && !timer.isShutdown()) {
             task = timer.scheduleWithFixedDelay(this::report, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
