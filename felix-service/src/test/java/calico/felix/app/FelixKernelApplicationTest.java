@@ -20,6 +20,7 @@ import calico.api.model.TierSpec;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.model.WorkloadEndpointSpec;
 import calico.dataplane.testing.NetNs;
+import calico.felix.testing.KernelChanges;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
@@ -174,14 +175,14 @@ class FelixKernelApplicationTest {
         assertThat(before).contains("-A FORWARD -j cali-FORWARD", "cali40").containsPattern("\\[[1-9][0-9]*:[0-9]+\\] -A cali-");
         app.close();
         app = null;
-        try (RouteMonitor routes = RouteMonitor.start(host)) {
+        try (KernelChanges kernel = KernelChanges.start(host)) {
             startFelix();
             local.awaitJson(healthPort, "/readiness", 200, body -> true);
             local.awaitJson(adminPort, "/felix/v1/dataplane", 200,
                     body -> body.path("status").path("lastApply").path("backend").asText().equals("iptables-legacy")
                             && body.path("status").path("pendingInterfaces").isEmpty());
             assertThat(iptablesLegacyKernel()).as("rules, counters and sets as the last felix left them").isEqualTo(before);
-            assertThat(routes.changes()).as("no route rewritten").isEmpty();
+            assertThat(kernel.lines()).as("no route rewritten").noneMatch(l -> l.startsWith("ip: "));
         }
     }
 
@@ -190,53 +191,6 @@ class FelixKernelApplicationTest {
         return String.join("\n", host.exec("iptables-legacy-save", "-c"), host.exec("ip6tables-legacy-save", "-c"),
                 host.exec("ipset", "save"), host.exec("ip", "route", "show", "table", "all")).lines()
                 .filter(l -> !l.startsWith("#")).collect(java.util.stream.Collectors.joining("\n"));
-    }
-
-    /** {@code ip monitor route} in a namespace, known to be listening once {@link #start} returns. */
-    private static final class RouteMonitor implements AutoCloseable {
-        private final Process process;
-        private final StringBuffer out = new StringBuffer();
-        private final NetNs ns;
-
-        private RouteMonitor(NetNs ns) throws java.io.IOException {
-            this.ns = ns;
-            process = new ProcessBuilder("ip", "-n", ns.name(), "monitor", "route").redirectErrorStream(true).start();
-            Thread reader = new Thread(() -> {
-                try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream()))) {
-                    for (String line; (line = r.readLine()) != null; ) {
-                        out.append(line).append('\n');
-                    }
-                } catch (java.io.IOException e) {
-                    // the monitor was stopped
-                }
-            }, "route-monitor");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        /** Starts the monitor and waits until it reports a marker route of its own (so it is listening). */
-        static RouteMonitor start(NetNs ns) throws java.io.IOException {
-            RouteMonitor m = new RouteMonitor(ns);
-            String marker = "198.18.255.254";
-            Await.until("the route monitor listens", Duration.ofSeconds(10), () -> {
-                ns.tryExec("ip", "route", "replace", "unreachable", marker);
-                return m.out.indexOf(marker) >= 0;
-            });
-            ns.exec("ip", "route", "del", "unreachable", marker);
-            Await.until("the monitor saw the marker go", Duration.ofSeconds(10), () -> m.out.indexOf("Deleted") >= 0);
-            m.out.setLength(0);
-            return m;
-        }
-
-        /** {@return the route changes seen since {@link #start} returned} */
-        String changes() {
-            return out.toString();
-        }
-
-        @Override
-        public void close() {
-            process.destroy();
-        }
     }
 
     /**

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.dataplane.testing.NetNs;
+import calico.felix.testing.KernelChanges;
 import calico.libcalico.testing.Await;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import java.time.Duration;
@@ -98,7 +99,7 @@ class ApiServerOutageTest {
             // Felix has applied everything and gone quiet; from here on, nothing may change.
             Await.until("felix's dataplane idle", Duration.ofSeconds(10), () -> felix.lastApply().queued() == 0);
             int watches = apiServerWatches();
-            kernel = open(KernelChanges.start(cluster.host, "up0"));
+            kernel = open(KernelChanges.start(cluster.host));
             FelixProcess.Counters before = felix.counters().writes();
 
             Instant killedAt = Instant.now();

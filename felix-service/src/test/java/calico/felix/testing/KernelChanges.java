@@ -1,4 +1,4 @@
-package calico.felix.e2e;
+package calico.felix.testing;
 
 import calico.dataplane.testing.NetNs;
 import calico.libcalico.testing.Await;
@@ -17,7 +17,7 @@ import java.util.List;
  * it would count as "no change" is exactly what this checks. {@link #start} proves both monitors
  * are listening before it returns, by making a change of its own in each and waiting to see it.
  */
-final class KernelChanges implements AutoCloseable {
+public final class KernelChanges implements AutoCloseable {
 
     /** A table and a route nobody else uses: the monitors' self-check. */
     private static final String PROBE_TABLE = "e2e_monitor_probe";
@@ -29,8 +29,8 @@ final class KernelChanges implements AutoCloseable {
     private KernelChanges() {
     }
 
-    /** {@return monitors of {@code ns}, listening}; {@code uplink} is a link there that a test route may use. */
-    static KernelChanges start(NetNs ns, String uplink) {
+    /** {@return monitors of {@code ns}, listening} */
+    public static KernelChanges start(NetNs ns) {
         KernelChanges k = new KernelChanges();
         try {
             k.monitor(ns, "nft", "monitor");
@@ -42,7 +42,7 @@ final class KernelChanges implements AutoCloseable {
                         if (k.seen(PROBE_TABLE) && k.seen(PROBE_ADDRESS)) {
                             return true;
                         }
-                        k.makeOwnChanges(ns, uplink);
+                        k.makeOwnChanges(ns);
                         return false;
                     });
             k.clear();
@@ -56,12 +56,15 @@ final class KernelChanges implements AutoCloseable {
         }
     }
 
-    /** Adds and deletes the self-check's table and route. */
-    private void makeOwnChanges(NetNs ns, String uplink) {
+    /**
+     * Adds and deletes the self-check's table and route: each attempt makes changes afresh (a route
+     * {@code replace} of an identical route is announced to nobody, so a repeated one would never show).
+     */
+    private void makeOwnChanges(NetNs ns) {
         ns.exec("nft", "add", "table", "inet", PROBE_TABLE);
         ns.exec("nft", "delete", "table", "inet", PROBE_TABLE);
-        ns.exec("ip", "route", "add", PROBE_ADDRESS + "/32", "dev", uplink);
-        ns.exec("ip", "route", "del", PROBE_ADDRESS + "/32", "dev", uplink);
+        ns.exec("ip", "route", "add", "unreachable", PROBE_ADDRESS + "/32");
+        ns.exec("ip", "route", "del", "unreachable", PROBE_ADDRESS + "/32");
     }
 
     private void monitor(NetNs ns, String... command) {
@@ -97,7 +100,7 @@ final class KernelChanges implements AutoCloseable {
     }
 
     /** {@return every line, the self-check's too} (for diagnostics). */
-    List<String> all() {
+    public List<String> all() {
         synchronized (lines) {
             return List.copyOf(lines);
         }
@@ -111,7 +114,7 @@ final class KernelChanges implements AutoCloseable {
      * workload link's IPv6 link-local address may finish duplicate address detection seconds after
      * the link came up; felix's own routes carry another protocol, so none of them is hidden).
      */
-    List<String> lines() {
+    public List<String> lines() {
         synchronized (lines) {
             return lines.stream().filter(l -> !l.contains(PROBE_TABLE) && !l.contains(PROBE_ADDRESS)
                     && !(l.contains("# new generation") && l.endsWith("(nft)"))
@@ -119,7 +122,7 @@ final class KernelChanges implements AutoCloseable {
         }
     }
 
-    void clear() {
+    public void clear() {
         synchronized (lines) {
             lines.clear();
         }
