@@ -162,13 +162,17 @@ class ChartRbacTest {
                 metadata: {name: startup-node}
                 """);
         Path kubeconfig = ServiceRun.kubeconfigOf(cp, KUBE.config(), NS, "calico-node");
+        Path nodenameFile = Files.createTempFile("nodename", "");
         try {
             Rendered r = Rendered.parse(Helm.template("encapsulation.type=vxlan", "ipPools.ipv4.cidr=10.88.0.0/16").ok().stdout());
             Map<String, String> env = new HashMap<>(Rendered.env(Rendered.container(r.get("DaemonSet", "calico-node"), "node-startup")));
             env.put("NODENAME", "startup-node"); // the chart's fieldRef spec.nodeName
             env.put("KUBECONFIG", kubeconfig.toString());
+            // The node's name for the CNI plugin goes to a file of the test's, not this machine's /var/lib/calico.
+            env.put("CALICO_NODENAME_FILE", nodenameFile.toString());
             Helm.Result run = ServiceRun.runToEnd(ServiceRun.execJar("node-startup"), env);
             assertThat(run.exit()).as(run.stdout()).isZero();
+            assertThat(nodenameFile).hasContent("startup-node");
 
             Map<String, String> daemonEnv = new HashMap<>(Rendered.env(Rendered.container(r.get("DaemonSet", "calico-node"),
                     "allocate-tunnel-addrs")));
@@ -195,6 +199,7 @@ class ChartRbacTest {
             }
         } finally {
             Files.deleteIfExists(kubeconfig);
+            Files.deleteIfExists(nodenameFile);
         }
         assertThat(cp.kubectl("get", "ippools.crd.projectcalico.org", "default-ipv4-ippool", "-o",
                 "jsonpath={.spec.cidr} {.spec.vxlanMode} {.spec.ipipMode}")).isEqualTo("10.88.0.0/16 Always Never");

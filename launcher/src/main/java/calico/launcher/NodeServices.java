@@ -182,6 +182,8 @@ final class NodeServices {
         env.put("CALICO_IPV4POOL_VXLAN", settings.encapsulation().vxlanMode());
         env.put("CALICO_IPV4POOL_IPIP", settings.encapsulation().ipipMode());
         env.put("CALICO_IPV6POOL_CIDR", "none");
+        // Each node's own file: the machine's /var/lib/calico/nodename would be every node's at once.
+        env.put("CALICO_NODENAME_FILE", dir.resolve("nodename").toString());
         return env;
     }
 

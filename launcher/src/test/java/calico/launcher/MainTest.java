@@ -62,7 +62,8 @@ class MainTest {
         assertThat(n2.services()).extracting(NodeServices.Service::name).containsExactly("felix-node-2", "cni-node-2");
         assertThat(n2.startupEnvironment()).containsEntry("NODENAME", "node-2").containsEntry("CALICO_NODE_NETNS", "calico-node-2")
                 .containsEntry("IP_AUTODETECTION_METHOD", "interface=eth0").containsEntry("CALICO_IPV4POOL_VXLAN", "Always")
-                .containsEntry("CALICO_IPV4POOL_IPIP", "Never").containsEntry("CALICO_NETWORKING_BACKEND", "vxlan");
+                .containsEntry("CALICO_IPV4POOL_IPIP", "Never").containsEntry("CALICO_NETWORKING_BACKEND", "vxlan")
+                .containsEntry("CALICO_NODENAME_FILE", "/tmp/x/nodes/node-2/nodename");
     }
 
     @Test

@@ -30,7 +30,7 @@ import org.springframework.core.env.Environment;
 
 /**
  * {@code calico-node -startup}: a one-shot application (no web server) that runs {@link NodeStartup}
- * once against the datastore and exits 0, or exits 1 with one line saying what is wrong (the setting
+ * once against the datastore, leaves the node's name in {@link NodenameFile} and exits 0, or exits 1 with one line saying what is wrong (the setting
  * and its variable, or the step that failed). Run it before felix and confd, in the node's network
  * namespace (autodetection reads that namespace's interfaces).
  */
@@ -74,6 +74,9 @@ public class NodeStartupApplication {
                 return allocateTunnelAddrs(props, ds);
             }
             NodeStartup.Result r = startUp(props, ds);
+            if (NodenameFile.write(Path.of(props.nodenameFile()), r.node().metadata().name())) {
+                LOG.info("wrote the node's name to {}", props.nodenameFile());
+            }
             LOG.info("calico-node start-up done for node {}: {}", r.node().metadata().name(),
                     r.changes().isEmpty() ? "nothing to change" : r.changes().size() + " change(s)");
             return 0;

@@ -42,13 +42,16 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *                               retries an unreachable datastore every second instead of failing
  * @param wireguardHostEncryption {@code FELIX_WIREGUARDHOSTENCRYPTIONENABLED} (felix's, read from the environment
  *                               as calico-node's tunnel address allocator reads it): no WireGuard tunnel address
+ * @param nodenameFile           {@code CALICO_NODENAME_FILE}: where start-up leaves the node's name for the CNI
+ *                               plugin's {@code nodename_file}; empty is Calico's {@code /var/lib/calico/nodename}
  */
 @ConfigurationProperties(prefix = "node")
 public record StartupProperties(String nodename, String k8sNodeRef, String ip, String ip6, String ipAutodetectionMethod,
                                 String ip6AutodetectionMethod, String as, String networkingBackend,
                                 String noDefaultPools, String disableNodeIpCheck, String clusterType,
                                 String calicoVersion, String ipv6Support, Pool ipv4Pool, Pool ipv6Pool,
-                                String netns, String waitForDatastore, String wireguardHostEncryption) {
+                                String netns, String waitForDatastore, String wireguardHostEncryption,
+                                String nodenameFile) {
 
     /**
      * One default pool's variables, as given ({@code CALICO_IPV4POOL_CIDR}, {@code _BLOCK_SIZE}, {@code _IPIP},
@@ -62,6 +65,7 @@ public record StartupProperties(String nodename, String k8sNodeRef, String ip, S
         nodename = nodename(nodename);
         k8sNodeRef = trim(k8sNodeRef);
         netns = trim(netns);
+        nodenameFile = trim(nodenameFile).isEmpty() ? NodenameFile.DEFAULT.toString() : trim(nodenameFile);
         if (!netns.isEmpty() && !netns.matches("[A-Za-z0-9_.-]+")) {
             throw new IllegalArgumentException("node.netns (CALICO_NODE_NETNS): \"" + netns
                     + "\" is not a namespace name (letters, digits, '.', '_', '-')");

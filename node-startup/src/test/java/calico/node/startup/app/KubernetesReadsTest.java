@@ -23,6 +23,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class KubernetesReadsTest {
 
+    @org.junit.jupiter.api.io.TempDir
+    static java.nio.file.Path dir;
+
     @RegisterExtension
     static final KubeControlPlaneExtension KUBE = new KubeControlPlaneExtension().withoutControllers();
 
@@ -43,7 +46,7 @@ class KubernetesReadsTest {
             int code = NodeStartupApplication.run("--HOSTNAME=", "--NODENAME=kn-app", "--DATASTORE_TYPE=kubernetes",
                     "--KUBECONFIG=" + KUBE.kubeconfig(), "--CALICO_NODE_NETNS=" + ns.name(),
                     "--IP_AUTODETECTION_METHOD=kubernetes-internal-ip", "--CALICO_IPV4POOL_CIDR=10.240.0.0/16",
-                    "--CALICO_IPV6POOL_CIDR=none");
+                    "--CALICO_IPV6POOL_CIDR=none", "--CALICO_NODENAME_FILE=" + dir.resolve("nodename"));
             assertThat(code).isZero();
         }
         try (Datastore ds = KUBE.datastore()) {
@@ -64,7 +67,8 @@ class KubernetesReadsTest {
             ns.exec("ip", "addr", "add", "192.168.7.1/24", "dev", "ens3");
             String[] args = {"--HOSTNAME=", "--NODENAME=kn-pool", "--DATASTORE_TYPE=kubernetes",
                 "--KUBECONFIG=" + KUBE.kubeconfig(), "--CALICO_NODE_NETNS=" + ns.name(),
-                "--IP_AUTODETECTION_METHOD=interface=ens3", "--FELIX_IPV6SUPPORT=true"};
+                "--IP_AUTODETECTION_METHOD=interface=ens3", "--FELIX_IPV6SUPPORT=true",
+                "--CALICO_NODENAME_FILE=" + dir.resolve("nodename")};
 
             // No kubeadm-config: the node's own 192.168.7.1 (read in its namespace) rules 192.168.0.0/16 out.
             assertThat(NodeStartupApplication.run(args)).isZero();

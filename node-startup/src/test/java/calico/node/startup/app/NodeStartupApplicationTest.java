@@ -18,6 +18,8 @@ import calico.libcalico.testing.EtcdServerExtension;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -38,6 +40,9 @@ class NodeStartupApplicationTest {
     static final EtcdServerExtension ETCD = new EtcdServerExtension();
 
     private static NetNs ns;
+
+    @org.junit.jupiter.api.io.TempDir
+    static Path dir;
 
     @BeforeAll
     static void node() {
@@ -64,7 +69,8 @@ class NodeStartupApplicationTest {
     private static String[] args(String... extra) {
         List<String> a = new ArrayList<>(List.of("--HOSTNAME=", "--NODENAME=app-node", "--DATASTORE_TYPE=etcdv3",
                 "--ETCD_ENDPOINTS=" + ETCD.endpoint(), "--CALICO_NODE_NETNS=" + ns.name(),
-                "--CALICO_IPV4POOL_CIDR=10.250.0.0/16", "--CALICO_IPV4POOL_VXLAN=Always", "--CALICO_IPV6POOL_CIDR=none"));
+                "--CALICO_IPV4POOL_CIDR=10.250.0.0/16", "--CALICO_IPV4POOL_VXLAN=Always", "--CALICO_IPV6POOL_CIDR=none",
+                "--CALICO_NODENAME_FILE=" + dir.resolve("lib/calico/nodename")));
         for (String e : extra) {
             a.removeIf(d -> d.substring(0, d.indexOf('=')).equals(e.substring(0, e.indexOf('='))));
             a.add(e);
@@ -73,8 +79,11 @@ class NodeStartupApplicationTest {
     }
 
     @Test
-    void startsUpOnceAndAgainWithoutWriting() {
+    void startsUpOnceAndAgainWithoutWriting() throws Exception {
         assertThat(NodeStartupApplication.run(args("--IP=autodetect"))).isZero();
+        Path nodename = dir.resolve("lib/calico/nodename");
+        assertThat(nodename).as("the CNI plugin's nodename_file, its directory made").hasContent("app-node");
+        Object inode = Files.getAttribute(nodename, "unix:ino");
         try (Datastore ds = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()))) {
             Node node = (Node) ds.get(ResourceKey.of(ResourceKind.NODE, "app-node")).orElseThrow();
             assertThat(node.spec().bgp().ipv4Address()).as("first-found inside the node's namespace")
@@ -87,6 +96,7 @@ class NodeStartupApplicationTest {
 
             assertThat(NodeStartupApplication.run(args("--IP=autodetect"))).isZero();
             assertThat(ds.currentRevision()).as("a second start-up writes nothing").isEqualTo(revision);
+            assertThat(Files.getAttribute(nodename, "unix:ino")).as("nor the nodename file").isEqualTo(inode);
             assertThat(ds.get(ResourceKey.of(ResourceKind.IP_POOL, "default-ipv4-ippool")).orElseThrow()
                     .metadata().resourceVersion()).isEqualTo(pool.metadata().resourceVersion());
         }
@@ -137,6 +147,14 @@ class NodeStartupApplicationTest {
         assertThat(failure("--IP_AUTODETECTION_METHOD=interface=wlan0"))
                 .contains("cannot autodetect an IPv4 address with IP_AUTODETECTION_METHOD=interface=wlan0");
         assertThat(failure("--CALICO_NODE_NETNS=no-such-ns-nsa")).contains("/run/netns/no-such-ns-nsa");
+        Path notADirectory = dir.resolve("a-file");
+        try {
+            Files.writeString(notADirectory, "x");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        assertThat(failure("--IP=autodetect", "--CALICO_NODENAME_FILE=" + notADirectory.resolve("nodename")))
+                .contains("node.nodename-file (CALICO_NODENAME_FILE): cannot write " + notADirectory.resolve("nodename"));
     }
 
     @Test
