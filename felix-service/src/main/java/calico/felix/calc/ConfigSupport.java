@@ -36,6 +36,7 @@ public final class ConfigSupport {
             "wireguardMTUV6", "wireguardHostEncryptionEnabled", "wireguardKeepAlive",
             "flowLogsFlushInterval", "flowLogsGoldmaneServer", "flowLogsPolicyEvaluationMode", "externalNodesList", "workloadSourceSpoofing", "removeExternalRoutes", "endpointStatusPathPrefix",
             "prometheusMetricsEnabled", "interfaceExclude", "reportingInterval", "reportingTTL", "serviceLoopPrevention",
+            "kubeNodePortRanges",
             // the integer forms Calico still accepts, folded into the duration fields above
             "iptablesLockTimeoutSecs", "iptablesLockProbeIntervalMillis", "reportingIntervalSecs", "reportingTTLSecs");
 

@@ -58,6 +58,9 @@ import java.util.Optional;
  * @param serviceLoopPrevention {@code serviceLoopPrevention}: {@code Drop} (Calico's default), {@code Reject} or
  *                          {@code Disabled}: what happens to forwarded traffic to an advertised service range
  *                          that kube-proxy did not DNAT (see {@link DataplaneUpdate.ServiceCidrsUpdate})
+ * @param kubeNodePortRanges {@code kubeNodePortRanges}: Kubernetes' NodePort ranges (Calico's default
+ *                          {@code 30000:32767}); with kube-proxy in IPVS mode, traffic to this host's addresses at
+ *                          these ports is policed as forwarded traffic
  * @param bpf               the eBPF driver's conntrack size and timeouts ({@code bpfMapSizeConntrack},
  *                          {@code bpfConntrackTimeouts})
  */
@@ -126,11 +129,13 @@ public record FelixSettings(
         boolean removeExternalRoutes,
         String endpointStatusPathPrefix,
         String serviceLoopPrevention,
+        List<Port> kubeNodePortRanges,
         BpfSettings bpf) {
 
     public FelixSettings {
         externalNodesCidrs = externalNodesCidrs == null ? List.of() : List.copyOf(externalNodesCidrs);
         interfaceExclude = interfaceExclude == null ? List.of() : List.copyOf(interfaceExclude);
+        kubeNodePortRanges = kubeNodePortRanges == null ? List.of() : List.copyOf(kubeNodePortRanges);
         endpointStatusPathPrefix = endpointStatusPathPrefix == null || endpointStatusPathPrefix.strip()
                 .equalsIgnoreCase("none") ? "" : endpointStatusPathPrefix.strip();
         interfacePrefixes = List.copyOf(interfacePrefixes);
@@ -304,6 +309,7 @@ public record FelixSettings(
                 r.bool("removeExternalRoutes"),
                 r.text("endpointStatusPathPrefix"),
                 r.text("serviceLoopPrevention"),
+                r.list("kubeNodePortRanges").stream().map(Port::parse).toList(),
                 BpfSettings.of(r.integer("bpfMapSizeConntrack"), r.list("bpfConntrackTimeouts")));
     }
 

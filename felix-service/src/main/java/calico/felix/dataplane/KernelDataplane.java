@@ -189,6 +189,12 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                     NetNamespace.enterNamed(this.netns);
                 }
                 netlink = new Netlink();
+                if (calico.felix.dataplane.rules.KubeIpvs.detect(
+                        netlink.links().stream().map(calico.dataplane.netlink.Link::name).toList())) {
+                    log.info("Kube-proxy in IPVS mode ({} found): NodePort and service traffic policed as forwarded",
+                            calico.felix.dataplane.rules.Names.KUBE_IPVS_INTERFACE);
+                    model.kubeIpvs(true);
+                }
                 sysctls = new Sysctls();
                 routes = new RouteManager(netlink, sysctls, model);
                 wireguard = new WireguardRunner(new WireguardManager(netlink, sysctls, model, wireguardHost,

@@ -102,7 +102,9 @@ public abstract class PacketScenarios {
         /** {@code workloadSourceSpoofing: Any} with an endpoint's {@code allowSpoofedSourcePrefixes} */
         SPOOFED_SOURCE_PREFIXES,
         /** {@code serviceLoopPrevention}: forwarded traffic to advertised service ranges nobody DNAT'd */
-        SERVICE_LOOP_PREVENTION
+        SERVICE_LOOP_PREVENTION,
+        /** kube-proxy's IPVS mode ({@code kube-ipvs0}): NodePorts ({@code kubeNodePortRanges}) policed as forwarded */
+        KUBE_IPVS
     }
 
     /** The driver under test, bound to the host namespace. */
@@ -114,6 +116,9 @@ public abstract class PacketScenarios {
         ApplyStats resync();
 
         void removeAll();
+
+        /** Tells the model whether kube-proxy runs in IPVS mode, as the kernel dataplane does when it starts. */
+        void kubeIpvs(boolean on);
 
         @Override
         default void close() {
@@ -148,6 +153,11 @@ public abstract class PacketScenarios {
             @Override
             public void removeAll() {
                 thread.run(dp::removeAll);
+            }
+
+            @Override
+            public void kubeIpvs(boolean on) {
+                thread.run(() -> model.kubeIpvs(on));
             }
 
             @Override
@@ -601,6 +611,59 @@ public abstract class PacketScenarios {
                     PolicyType.Ingress));
             assertThat(outside.tcpConnects(A_IP, 8080, YES)).as("applyOnForward allows 8080").isTrue();
             assertThat(outside.tcpConnects(A_IP, 8081, NO)).as("applyOnForward: rest denied").isFalse();
+            assertThat(driver.refresh()).isZero();
+        }
+    }
+
+    /**
+     * {@code kubeNodePortRanges} with kube-proxy in IPVS mode (felix found {@code kube-ipvs0} at start): IPVS takes
+     * NodePort traffic in INPUT and sends it on through OUTPUT, never FORWARD, so INPUT leaves TCP/UDP to a local
+     * address at a port in the ranges to the forward policy, which OUTPUT applies by the incoming endpoint's mark;
+     * other ports stay the host's. This kernel has no IPVS: for the OUTPUT leg, the host's packets to workload a are
+     * given up0's endpoint mark before our filter chains (an nft rule of the test's own at mangle priority), as the
+     * packet IPVS sends on carries it.
+     */
+    @Test
+    void nodePortsArePolicedAsForwardedTrafficWhenKubeProxyRunsIpvs() {
+        start(Feature.HOST_ENDPOINTS, Feature.KUBE_IPVS);
+        try (NetNs.Listener np = host.tcpListener(HOST_IP, 30080); NetNs.Listener np2 = host.tcpListener(HOST_IP, 31080);
+                NetNs.Listener h = host.tcpListener(HOST_IP, 8080); NetNs.Listener a80 = a.tcpListener(A_IP, 8080);
+                NetNs.Listener a81 = a.tcpListener(A_IP, 8081)) {
+            put(tier("default", 1000.0), allowAllProfile("kns.test"), wepA(Map.of("app", "a")),
+                    hep("up0", NODE, "up0", UP));
+            assertThat(outside.tcpConnects(HOST_IP, 30080, NO)).as("no IPVS: a NodePort is the host's, default deny")
+                    .isFalse();
+            host.exec("ip", "link", "add", Names.KUBE_IPVS_INTERFACE, "type", "bridge");
+            driver.kubeIpvs(host.call(() -> {
+                try (calico.dataplane.netlink.Netlink nl = new calico.dataplane.netlink.Netlink()) {
+                    return calico.felix.dataplane.rules.KubeIpvs.detect(
+                            nl.links().stream().map(calico.dataplane.netlink.Link::name).toList());
+                }
+            }));
+            apply(config(Map.of()));
+            assertThat(outside.tcpConnects(HOST_IP, 8080, NO)).as("IPVS, not a NodePort: the host endpoint's policy")
+                    .isFalse();
+            assertThat(outside.tcpConnects(HOST_IP, 30080, YES)).as("IPVS, a NodePort: forwarded, not the host's")
+                    .isTrue();
+            long up0 = calico.felix.dataplane.rules.EndpointMarks.allocate(
+                    calico.felix.dataplane.rules.MarkBits.defaults(), List.of(A_IF, "up0")).byName().get("up0");
+            host.exec("nft", "add table inet ipvs-sim; add chain inet ipvs-sim out { type filter hook output priority "
+                    + "-150; }; add rule inet ipvs-sim out ip daddr " + A_IP + " meta mark set meta mark | " + up0);
+            assertThat(host.tcpConnects(A_IP, 8081, YES)).as("on through OUTPUT: no applyOnForward policy, allowed")
+                    .isTrue();
+            Rule to8080 = Rule.allow().withProtocol(Protocol.TCP)
+                    .withDestination(EntityRule.empty().withPorts(List.of(Port.of(8080))));
+            put(hostGnp("fwd", 20, "role == 'up'", List.of(to8080), List.of(), false, false, true,
+                    PolicyType.Ingress));
+            assertThat(host.tcpConnects(A_IP, 8080, YES)).as("up0's applyOnForward policy allows 8080").isTrue();
+            assertThat(host.tcpConnects(A_IP, 8081, NO)).as("and denies the rest").isFalse();
+            host.exec("nft", "delete table inet ipvs-sim");
+            assertThat(host.tcpConnects(A_IP, 8081, YES)).as("the host's own traffic (no mark): not forwarded")
+                    .isTrue();
+            apply(config(Map.of("kubeNodePortRanges", "31000:31999")));
+            assertThat(outside.tcpConnects(HOST_IP, 30080, NO)).as("30080 out of the new range: the host's again")
+                    .isFalse();
+            assertThat(outside.tcpConnects(HOST_IP, 31080, YES)).as("31080 in it: forwarded").isTrue();
             assertThat(driver.refresh()).isZero();
         }
     }

@@ -116,6 +116,10 @@ public final class IptablesFormatter {
             return List.of("-m", "mark", "--mark", MarkBits.set(s.bits()));
         } else if (m instanceof Match.MarkAllClear c) {
             return List.of("-m", "mark", "--mark", MarkBits.clear(c.bits()));
+        } else if (m instanceof Match.MarkEquals e) {
+            return List.of("-m", "mark", "--mark", MarkBits.hex(e.value()) + "/" + MarkBits.hex(e.mask()));
+        } else if (m instanceof Match.MarkAnySet a) {
+            return List.of("-m", "mark", "!", "--mark", MarkBits.clear(a.bits()));
         } else if (m instanceof Match.Conntrack c) {
             return List.of("-m", "conntrack", "--ctstate",
                     c.states().stream().sorted().map(Enum::name).collect(Collectors.joining(",")));

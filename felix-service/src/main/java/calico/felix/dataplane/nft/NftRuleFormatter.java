@@ -170,6 +170,10 @@ public final class NftRuleFormatter {
             return List.of(NftExpr.markMatches(s.bits(), s.bits()));
         } else if (m instanceof Match.MarkAllClear c) {
             return List.of(NftExpr.markMatches(c.bits(), 0));
+        } else if (m instanceof Match.MarkEquals e) {
+            return List.of(NftExpr.markMatches(e.mask(), e.value()));
+        } else if (m instanceof Match.MarkAnySet a) {
+            return List.of(NftExpr.markAnySet(a.bits()));
         } else if (m instanceof Match.Conntrack c) {
             if (c.states().isEmpty()) {
                 throw new IllegalArgumentException("Conntrack: at least one state is required");

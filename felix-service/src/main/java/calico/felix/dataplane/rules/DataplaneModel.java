@@ -110,6 +110,8 @@ public final class DataplaneModel {
     private List<String> serviceCidrs = List.of();
     private RuleSettings settings = RuleSettings.defaults();
     private MarkBits marks = MarkBits.defaults();
+    /** kube-proxy's IPVS mode, as the kernel dataplane found it (not part of the stream: a fact of the kernel). */
+    private boolean kubeIpvs;
     private List<String> interfacePrefixes = FelixSettings.defaults().interfacePrefixes();
     private boolean inSync;
     /** Changes whenever a policy ID is added or removed (not when a policy is updated). */
@@ -170,7 +172,7 @@ public final class DataplaneModel {
             config = c;
             interfacePrefixes = c.settings().interfacePrefixes();
             try {
-                RuleSettings nextSettings = RuleSettings.from(c.settings());
+                RuleSettings nextSettings = RuleSettings.from(c.settings()).withKubeIpvs(kubeIpvs);
                 MarkBits nextMarks = MarkBits.fromMask(c.settings().iptablesMarkMask());
                 settings = nextSettings;
                 marks = nextMarks;
@@ -577,6 +579,15 @@ public final class DataplaneModel {
 
     public RuleSettings settings() {
         return settings;
+    }
+
+    /**
+     * Records whether kube-proxy runs in IPVS mode ({@link KubeIpvs#detect}); the rules follow from the next
+     * render. Set by the kernel dataplane when it starts, as Calico's felix decides it once at start-up.
+     */
+    public synchronized void kubeIpvs(boolean on) {
+        kubeIpvs = on;
+        settings = settings.withKubeIpvs(on);
     }
 
     public MarkBits marks() {

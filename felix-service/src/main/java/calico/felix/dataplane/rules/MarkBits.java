@@ -4,9 +4,11 @@ package calico.felix.dataplane.rules;
  * The packet-mark bits the rules use, taken from {@code iptablesMarkMask} as Calico allocates
  * them: the lowest set bit means "a policy or profile accepted the packet", the next one "a
  * policy passed the packet to the next tier", the third is scratch (raw PREROUTING marks
- * packets from workload interfaces with it for the anti-spoofing check).
+ * packets from workload interfaces with it for the anti-spoofing check); the mask's remaining
+ * bits, {@code endpoint}, carry an endpoint's mark from INPUT to OUTPUT when kube-proxy runs in
+ * IPVS mode ({@link EndpointMarks}).
  */
-public record MarkBits(long accept, long pass, long scratch) {
+public record MarkBits(long accept, long pass, long scratch, long endpoint) {
 
     public static final long DEFAULT_MASK = 0xffff0000L;
 
@@ -23,7 +25,7 @@ public record MarkBits(long accept, long pass, long scratch) {
             throw new IllegalArgumentException("iptablesMarkMask: needs at least three bits of a 32-bit mark, got 0x"
                     + Long.toHexString(mask));
         }
-        return new MarkBits(first, second, third);
+        return new MarkBits(first, second, third, mask & ~first & ~second & ~third);
     }
 
     /** The policy verdict bits: accept and pass. */

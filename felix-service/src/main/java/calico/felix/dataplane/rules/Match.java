@@ -83,6 +83,20 @@ public sealed interface Match {
     record MarkAllClear(long bits) implements Match {
     }
 
+    /** The packet mark's {@code mask} bits equal {@code value} (a value of several bits, e.g. an endpoint mark). */
+    record MarkEquals(long value, long mask) implements Match {
+        public MarkEquals {
+            if ((value & ~mask) != 0) {
+                throw new IllegalArgumentException("mark value 0x" + Long.toHexString(value)
+                        + " has bits outside its mask 0x" + Long.toHexString(mask));
+            }
+        }
+    }
+
+    /** At least one bit of {@code bits} is set in the packet mark. */
+    record MarkAnySet(long bits) implements Match {
+    }
+
     /** The connection is in one of {@code states}. */
     record Conntrack(Set<CtState> states) implements Match {
         public Conntrack {

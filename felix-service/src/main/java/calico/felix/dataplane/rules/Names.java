@@ -35,6 +35,15 @@ public final class Names {
     public static final String FROM_HEP_FORWARD_DISPATCH = "cali-from-hep-forward";
     public static final String TO_HEP_FORWARD_DISPATCH = "cali-to-hep-forward";
     /** raw and mangle tables' PREROUTING chain (raw's OUTPUT chain is {@link #OUTPUT}). */
+    /** kube-proxy in IPVS mode (Calico's names): INPUT's test for traffic to police as forwarded ... */
+    public static final String FORWARD_CHECK = "cali-forward-check";
+    /** ... the incoming interface's endpoint mark set on it ... */
+    public static final String SET_ENDPOINT_MARK = "cali-set-endpoint-mark";
+    /** ... and, in OUTPUT, that endpoint's policy by the mark, then the outgoing endpoint's. */
+    public static final String FROM_ENDPOINT_MARK = "cali-from-endpoint-mark";
+    public static final String FORWARD_ENDPOINT_MARK = "cali-forward-endpoint-mark";
+    /** The interface kube-proxy's IPVS mode creates; felix finding it means IPVS mode. */
+    public static final String KUBE_IPVS_INTERFACE = "kube-ipvs0";
     public static final String PREROUTING = "cali-PREROUTING";
     /** The interface name the all-interfaces ({@code interfaceName: "*"}) host endpoint's chains carry. */
     public static final String ALL_INTERFACES = "any-interface-at-all";
@@ -99,6 +108,11 @@ public final class Names {
     /** Forwarded traffic into the host through a host endpoint's interface (its applyOnForward ingress). */
     public static String fromHostEndpointForward(String iface) {
         return limited("cali-fhfw-", iface, RestoreTransaction.MAX_CHAIN_NAME);
+    }
+
+    /** Sets the endpoint mark of traffic from {@code iface} (kube-proxy in IPVS mode). */
+    public static String setEndpointMark(String iface) {
+        return limited("cali-sm-", iface, RestoreTransaction.MAX_CHAIN_NAME);
     }
 
     /** Forwarded traffic out of a host endpoint's interface (its applyOnForward egress). */

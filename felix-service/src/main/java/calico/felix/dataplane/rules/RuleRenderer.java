@@ -163,11 +163,18 @@ public final class RuleRenderer {
         boolean ipip = encap.ipip();
         boolean vxlan = encap.vxlan();
         List<GenericRule> wireguardIn = wireguardRules(model.config(), true);
-        add(filter, cache.same(wireguardIn.isEmpty()
-                ? inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort())
-                : inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort(), wireguardIn)));
         List<GenericRule> wireguardOut = wireguardRules(model.config(), false);
-        add(filter, cache.same(wireguardOut.isEmpty() ? outputChain() : outputChain(wireguardOut)));
+        if (settings.kubeIpvs()) {
+            add(filter, cache.same(inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort(), wireguardIn,
+                    ipvsInput())));
+            add(filter, cache.same(outputChain(wireguardOut, ipvsOutput())));
+            kubeIpvsChains(model).forEach(c -> add(filter, cache.same(c)));
+        } else {
+            add(filter, cache.same(wireguardIn.isEmpty()
+                    ? inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort())
+                    : inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort(), wireguardIn)));
+            add(filter, cache.same(wireguardOut.isEmpty() ? outputChain() : outputChain(wireguardOut)));
+        }
         add(filter, cache.same(workloadToHostChain()));
         add(filter, cache.same(failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true)));
         add(filter, cache.same(failsafeChain(Names.FAILSAFE_OUT, settings.failsafeOut(), false)));
@@ -590,6 +597,12 @@ public final class RuleRenderer {
 
     /** As above, with {@code wireguard} ({@link #wireguardRules}) after the encapsulation rules, before any policy. */
     Rules inputChain(boolean ipip, boolean vxlan, boolean vxlanV6, int vxlanPort, List<GenericRule> wireguard) {
+        return inputChain(ipip, vxlan, vxlanV6, vxlanPort, wireguard, List.of());
+    }
+
+    /** As above, with {@code ipvs} ({@link #ipvsInput}) after {@code wireguard}. */
+    Rules inputChain(boolean ipip, boolean vxlan, boolean vxlanV6, int vxlanPort, List<GenericRule> wireguard,
+                     List<GenericRule> ipvs) {
         List<GenericRule> encap = new ArrayList<>();
         if (families.contains(IpFamily.V4)) {
             Match fromHosts = new Match.InSet(Dir.SRC, IpFamily.V4, Names.ALL_HOSTS_SET, false);
@@ -609,6 +622,7 @@ public final class RuleRenderer {
         }
         List<GenericRule> rules = new ArrayList<>(encap);
         rules.addAll(wireguard);
+        rules.addAll(ipvs);
         rules.addAll(perPrefix(true, in -> GenericRule.of(new Target.Goto(Names.WL_TO_HOST), in)));
         rules.addAll(List.of(
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
@@ -618,6 +632,87 @@ public final class RuleRenderer {
                 GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("host endpoint policy accepted the packet")));
         return new Rules(Names.INPUT, rules);
+    }
+
+    /**
+     * kube-proxy in IPVS mode: IPVS takes NodePort and service traffic in INPUT and sends it on through OUTPUT, so
+     * it never passes FORWARD. INPUT sorts out what is really forwarded ({@link Names#FORWARD_CHECK}), marks it
+     * with its incoming endpoint's mark and leaves it to OUTPUT ({@link #ipvsOutput}); the rest goes on to host
+     * and workload-to-host policy as usual.
+     */
+    List<GenericRule> ipvsInput() {
+        return List.of(GenericRule.of(new Target.ClearMark(marks.endpoint())),
+                GenericRule.of(new Target.Jump(Names.FORWARD_CHECK)),
+                GenericRule.of(Target.RETURN, new Match.MarkAnySet(marks.endpoint()))
+                        .withComment("forwarded (IPVS): policed in OUTPUT by its endpoint mark"));
+    }
+
+    /** OUTPUT: a packet INPUT marked as forwarded gets the forward treatment ({@link Names#FORWARD_ENDPOINT_MARK}). */
+    List<GenericRule> ipvsOutput() {
+        return List.of(GenericRule.of(new Target.Goto(Names.FORWARD_ENDPOINT_MARK),
+                new Match.MarkAnySet(marks.endpoint())).withComment("forwarded through IPVS"));
+    }
+
+    /**
+     * The chains of kube-proxy's IPVS mode, as Calico's (its names, its order):
+     * <ul>
+     *   <li>{@code cali-forward-check}: an established connection is not re-judged; TCP and UDP to a port of
+     *   {@code kubeNodePortRanges} on one of this host's addresses is a NodePort, forwarded; so is anything to an
+     *   address not this host's;</li>
+     *   <li>{@code cali-set-endpoint-mark}: the incoming interface's endpoint mark (a workload interface felix does
+     *   not know yet: denied; no endpoint's interface: the non-Calico mark);</li>
+     *   <li>{@code cali-from-endpoint-mark}: the marked endpoint's policy as the packet's source (a workload's
+     *   egress, a host endpoint's applyOnForward ingress); none for the non-Calico mark; an unknown mark: denied;</li>
+     *   <li>{@code cali-forward-endpoint-mark}: that, then the destination workload's ingress or host endpoint's
+     *   applyOnForward egress, as FORWARD does; the endpoint mark cleared; accepted when policy accepted.</li>
+     * </ul>
+     * This host's addresses are the kernel's local ones (Calico keeps a set of the interfaces' addresses without
+     * {@code kube-ipvs0}'s: see felix-service/design/rules.md).
+     */
+    List<GenericChain> kubeIpvsChains(DataplaneModel model) {
+        SortedMap<String, String> fromChains = new TreeMap<>();
+        model.workloads().values().stream().map(WorkloadEndpointUpdate::interfaceName)
+                .filter(i -> i != null && !i.isBlank()).forEach(i -> fromChains.put(i, Names.fromWorkload(i)));
+        hostEndpointsByInterface(model).keySet().forEach(i -> fromChains.putIfAbsent(i,
+                Names.fromHostEndpointForward(i)));
+        EndpointMarks em = EndpointMarks.allocate(marks, fromChains.keySet());
+        List<GenericChain> out = new ArrayList<>();
+        List<GenericRule> check = new ArrayList<>();
+        check.add(GenericRule.of(Target.RETURN, new Match.Conntrack(Set.of(Match.CtState.RELATED,
+                Match.CtState.ESTABLISHED))));
+        if (!settings.nodePorts().isEmpty()) {
+            for (String proto : List.of("tcp", "udp")) {
+                check.add(GenericRule.of(new Target.Goto(Names.SET_ENDPOINT_MARK), new Match.Protocol(proto, false),
+                        new Match.Ports(Dir.DST, settings.nodePorts(), false), new Match.DstLocal(false))
+                        .withComment("To kubernetes NodePort service"));
+            }
+        }
+        check.add(GenericRule.of(new Target.Jump(Names.SET_ENDPOINT_MARK), new Match.DstLocal(true))
+                .withComment("To kubernetes service"));
+        out.add(new Rules(Names.FORWARD_CHECK, check));
+        List<GenericRule> setMark = new ArrayList<>();
+        List<GenericRule> fromMark = new ArrayList<>();
+        fromMark.add(GenericRule.of(Target.RETURN, new Match.MarkEquals(em.nonCalico(), em.mask()))
+                .withComment("from no endpoint: no source policy"));
+        em.byName().forEach((iface, mark) -> {
+            String sm = Names.setEndpointMark(iface);
+            setMark.add(GenericRule.of(new Target.Goto(sm), new Match.Interface(true, iface, false)));
+            out.add(new Rules(sm, List.of(GenericRule.of(new Target.SetMark(mark)))));
+            fromMark.add(GenericRule.of(new Target.Goto(fromChains.get(iface)), new Match.MarkEquals(mark, em.mask())));
+        });
+        setMark.addAll(perPrefix(true, in -> GenericRule.of(settings.denyTarget(), in).withComment("Unknown endpoint")));
+        setMark.add(GenericRule.of(new Target.SetMark(em.nonCalico())).withComment("Non-Cali endpoint mark"));
+        fromMark.add(GenericRule.of(settings.denyTarget()).withComment("Unknown interface"));
+        out.add(new Rules(Names.SET_ENDPOINT_MARK, setMark));
+        out.add(new Rules(Names.FROM_ENDPOINT_MARK, fromMark));
+        out.add(new Rules(Names.FORWARD_ENDPOINT_MARK, concat(
+                List.of(GenericRule.of(new Target.Jump(Names.FROM_ENDPOINT_MARK))),
+                perPrefix(false, o -> GenericRule.of(new Target.Jump(Names.TO_WL_DISPATCH), o)),
+                List.of(GenericRule.of(new Target.Jump(Names.TO_HEP_FORWARD_DISPATCH)),
+                        GenericRule.of(new Target.ClearMark(marks.endpoint())),
+                        GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
+                                .withComment("Policy explicitly accepted packet.")))));
+        return out;
     }
 
     /**
@@ -669,9 +764,15 @@ public final class RuleRenderer {
 
     /** As above, with {@code wireguard} ({@link #wireguardRules}) after the workload returns, before host endpoint policy. */
     Rules outputChain(List<GenericRule> wireguard) {
+        return outputChain(wireguard, List.of());
+    }
+
+    /** As above, with {@code ipvs} ({@link #ipvsOutput}) right after the accepted packets. */
+    Rules outputChain(List<GenericRule> wireguard, List<GenericRule> ipvs) {
         return new Rules(Names.OUTPUT, concat(
                 List.of(GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
                         .withComment("untracked policy accepted the packet")),
+                ipvs,
                 perPrefix(false, out -> GenericRule.of(Target.RETURN, out)),
                 wireguard,
                 List.of(GenericRule.of(new Target.ClearMark(marks.all())),

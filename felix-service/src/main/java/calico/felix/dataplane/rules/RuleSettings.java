@@ -23,11 +23,14 @@ import java.util.List;
  * @param flowLogs             flow logs are on ({@link FelixSettings#flowLogsEnabled()}): every policy verdict
  *                             logs to NFLOG first
  * @param natOutgoing          natOutgoing's exclusions and port range
+ * @param nodePorts            {@code kubeNodePortRanges}, each {@code "port"} or {@code "min:max"}
+ * @param kubeIpvs             kube-proxy runs in IPVS mode (felix found {@code kube-ipvs0} when it started): filter
+ *                             INPUT and OUTPUT police traffic to NodePorts and services as forwarded traffic
  */
 public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean allowReturn, List<ProtoPort> failsafeIn,
                            List<ProtoPort> failsafeOut, boolean appendMode, boolean ipv6Support, boolean denyReject,
                            boolean nftablesAllowReturn, boolean nftablesDenyReject,
-                           boolean flowLogs, NatOutgoing natOutgoing) {
+                           boolean flowLogs, NatOutgoing natOutgoing, List<String> nodePorts, boolean kubeIpvs) {
 
     /** {@code defaultEndpointToHostAction}. */
     public enum EndpointToHostAction { DROP, RETURN, ACCEPT }
@@ -36,6 +39,7 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
         failsafeIn = List.copyOf(failsafeIn);
         failsafeOut = List.copyOf(failsafeOut);
         java.util.Objects.requireNonNull(natOutgoing, "natOutgoing");
+        nodePorts = List.copyOf(nodePorts);
     }
 
     /** Calico's defaults: Drop, Accept, the default failsafe ports, Insert, IPv6 on. */
@@ -57,7 +61,8 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
                 s.failsafeInboundHostPorts(), s.failsafeOutboundHostPorts(), s.chainInsertMode().equals("Append"),
                 s.ipv6Support(), s.iptablesFilterDenyAction().equals("Reject"),
                 s.nftablesFilterAllowAction().equals("Return"), s.nftablesFilterDenyAction().equals("Reject"),
-                s.flowLogsEnabled(), NatOutgoing.from(s));
+                s.flowLogsEnabled(), NatOutgoing.from(s),
+                s.kubeNodePortRanges().stream().map(calico.api.model.Port::toString).toList(), false);
     }
 
     /** {@return these settings with the allow and deny actions of the {@code nftables…} fields} */
@@ -67,30 +72,36 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
 
     public RuleSettings withAllowReturn(boolean r) {
         return new RuleSettings(endpointToHostAction, r, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject,
-                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, kubeIpvs);
     }
 
     /** {@return these settings with filter-table denials rejecting ({@code true}) or dropping} */
     public RuleSettings withDenyReject(boolean r) {
         return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, r,
-                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, kubeIpvs);
     }
 
     public RuleSettings withEndpointToHostAction(EndpointToHostAction a) {
         return new RuleSettings(a, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject,
-                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, kubeIpvs);
     }
 
     /** {@return these settings with flow logs' NFLOG rules on or off} */
     public RuleSettings withFlowLogs(boolean on) {
         return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support,
-                denyReject, nftablesAllowReturn, nftablesDenyReject, on, natOutgoing);
+                denyReject, nftablesAllowReturn, nftablesDenyReject, on, natOutgoing, nodePorts, kubeIpvs);
     }
 
     /** {@return these settings with natOutgoing's exclusions and port range {@code n}} */
     public RuleSettings withNatOutgoing(NatOutgoing n) {
         return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support,
-                denyReject, nftablesAllowReturn, nftablesDenyReject, flowLogs, n);
+                denyReject, nftablesAllowReturn, nftablesDenyReject, flowLogs, n, nodePorts, kubeIpvs);
+    }
+
+    /** {@return these settings with kube-proxy's IPVS mode detected ({@code true}) or not} */
+    public RuleSettings withKubeIpvs(boolean on) {
+        return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support,
+                denyReject, nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, on);
     }
 
     /** {@return the verdict for traffic our filter-table policy denies}: DROP, or REJECT under {@code denyReject} */

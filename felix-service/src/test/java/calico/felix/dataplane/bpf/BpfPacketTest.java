@@ -72,7 +72,8 @@ class BpfPacketTest extends PacketScenarios {
                 Feature.HOST_INPUT_FILTER, "the host's own input (VXLAN from non-Calico hosts) is not policed",
                 Feature.SPOOFED_SOURCE_PREFIXES, "the program's reverse-path check knows no allowSpoofedSourcePrefixes",
                 Feature.SERVICE_LOOP_PREVENTION, "no cali-cidr-block: forwarded traffic is judged by workload policy "
-                        + "only");
+                        + "only",
+                Feature.KUBE_IPVS, "no INPUT/OUTPUT chains: as in Calico, eBPF mode ignores kube-proxy's IPVS mode");
     }
 
     @Override

@@ -77,11 +77,11 @@ class ChainRendererTest {
 
     @Test
     void markBitsAreTheMasksLowestTwoBits() {
-        assertThat(MarkBits.defaults()).isEqualTo(new MarkBits(0x10000, 0x20000, 0x40000));
+        assertThat(MarkBits.defaults()).isEqualTo(new MarkBits(0x10000, 0x20000, 0x40000, 0xfff80000L));
         assertThat(MarkBits.fromMask(settings("iptablesMarkMask", "0xf0").iptablesMarkMask()))
-                .isEqualTo(new MarkBits(0x10, 0x20, 0x40));
+                .isEqualTo(new MarkBits(0x10, 0x20, 0x40, 0x80));
         assertThat(MarkBits.fromMask(settings("iptablesMarkMask", "4026531840").iptablesMarkMask()))
-                .isEqualTo(new MarkBits(0x10000000, 0x20000000, 0x40000000));
+                .isEqualTo(new MarkBits(0x10000000, 0x20000000, 0x40000000, 0x80000000L));
         assertThatThrownBy(() -> MarkBits.fromMask(0x1)).hasMessageContaining("iptablesMarkMask");
         // Text that is no mask is refused once, where the settings are read, naming the variable.
         assertThat(calico.felix.calc.ConfigResolver.validateEnvironment(Map.of("FELIX_IPTABLESMARKMASK", "zz")))

@@ -43,6 +43,11 @@ abstract class IptablesPacketScenarios extends PacketScenarios {
                 prefix), new Ipset(prefix), model);
         return new Driver() {
             @Override
+            public void kubeIpvs(boolean on) {
+                model.kubeIpvs(on);
+            }
+
+            @Override
             public ApplyStats apply(List<DataplaneUpdate> batch) {
                 model.apply(batch);
                 return dp.apply(batch);
