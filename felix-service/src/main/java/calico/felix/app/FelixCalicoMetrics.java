@@ -16,8 +16,8 @@ import calico.libcalico.health.CalicoMetricTable;
  */
 public final class FelixCalicoMetrics {
 
-    private static final String DRIVER_COUNTS =
-            "not counted yet: the policy drivers (dataplane classes) report what they programmed, not their runs";
+    private static final String LOCK =
+            "iptables-restore takes the xtables lock itself (`--wait`): felix does not see its waits or retries";
 
     public static final CalicoMetricTable TABLE = CalicoMetricTable.of(
             served("felix_active_local_endpoints", GAUGE, "", "local workload and host endpoints in the dataplane "
@@ -54,28 +54,37 @@ public final class FelixCalicoMetrics {
                     "as felix_int_dataplane_iface_msg_batch_size"),
             served("felix_ipsets_calico", GAUGE, "", "kernel dataplane: IP sets the active policy driver programmed"),
             missing("felix_ipsets_total", GAUGE, "", "IP sets felix does not own are not listed"),
-            missing("felix_ipset_calls", COUNTER, "", DRIVER_COUNTS),
-            missing("felix_ipset_errors", COUNTER, "", DRIVER_COUNTS),
-            missing("felix_ipset_lines_executed", COUNTER, "", DRIVER_COUNTS),
+            served("felix_ipset_calls", COUNTER, "", "ipset commands the iptables driver ran (restores and listings)"),
+            served("felix_ipset_errors", COUNTER, "", "those that failed"),
+            served("felix_ipset_lines_executed", COUNTER, "", "ipset restore input lines run"),
             missing("felix_iptables_chains", GAUGE, "ip_version,table",
                     "one total over tables and IP versions, not split by these labels: `felix_dataplane_chains`"),
             missing("felix_iptables_rules", GAUGE, "ip_version,table",
                     "one total over tables and IP versions, not split by these labels: `felix_dataplane_rules`"),
-            missing("felix_iptables_lines_executed", COUNTER, "ip_version,table", DRIVER_COUNTS),
-            missing("felix_iptables_restore_calls", COUNTER, "", DRIVER_COUNTS),
-            missing("felix_iptables_restore_errors", COUNTER, "", DRIVER_COUNTS),
-            missing("felix_iptables_save_calls", COUNTER, "", DRIVER_COUNTS),
-            missing("felix_iptables_save_errors", COUNTER, "", DRIVER_COUNTS),
-            missing("felix_iptables_lock_acquire_secs", SUMMARY, "", DRIVER_COUNTS),
-            missing("felix_iptables_lock_retries", COUNTER, "", DRIVER_COUNTS),
+            served("felix_iptables_lines_executed", COUNTER, "ip_version,table",
+                    "chain and rule lines of the iptables-restore runs, per IP version and kernel table"),
+            served("felix_iptables_restore_calls", COUNTER, "", "iptables-restore runs (either backend)"),
+            served("felix_iptables_restore_errors", COUNTER, "", "iptables-restore runs that failed"),
+            served("felix_iptables_save_calls", COUNTER, "", "iptables-save runs (refresh read-backs)"),
+            served("felix_iptables_save_errors", COUNTER, "", "iptables-save runs that failed"),
+            missing("felix_iptables_lock_acquire_secs", SUMMARY, "", LOCK),
+            missing("felix_iptables_lock_retries", COUNTER, "", LOCK),
             missing("felix_nft_chains", GAUGE, "ip_version,table",
                     "as felix_iptables_chains (`felix_dataplane_chains`, with `felix_dataplane_backend{backend=\"nftables\"}`)"),
             missing("felix_nft_rules", GAUGE, "ip_version,table",
                     "as felix_iptables_rules (`felix_dataplane_rules`)"),
-            missing("felix_nft_lines_executed", COUNTER, "ip_version,table", DRIVER_COUNTS),
-            missing("felix_route_table_list_seconds", SUMMARY, "", DRIVER_COUNTS),
-            missing("felix_route_table_per_iface_sync_seconds", SUMMARY, "", DRIVER_COUNTS),
-            missing("felix_exec_time_micros", SUMMARY, "", DRIVER_COUNTS),
+            served("felix_nft_calls", COUNTER, "", "libnftables transactions the nftables driver committed"),
+            served("felix_nft_errors", COUNTER, "", "those the kernel refused"),
+            served("felix_nft_list_calls", COUNTER, "", "libnftables listings (refresh read-backs)"),
+            served("felix_nft_list_errors", COUNTER, "", "listings that failed"),
+            served("felix_nft_lines_executed", COUNTER, "ip_version,table",
+                    "commands of the committed transactions; one `inet` table, `calico`, so `ip_version=\"inet\"`, "
+                            + "`table=\"calico\"`"),
+            served("felix_route_table_list_seconds", SUMMARY, "", "listing the main routing table (route resyncs)"),
+            served("felix_route_table_per_iface_sync_seconds", SUMMARY, "",
+                    "bringing one workload interface's routes (and its sysctls) in line"),
+            served("felix_exec_time_micros", SUMMARY, "",
+                    "fork/exec time of every child process the drivers start (iptables-restore/-save, ipset)"),
             served("felix_resyncs_started", COUNTER, "", "datastore resyncs started (also `felix_resyncs_total`)"),
             served("felix_resync_state", GAUGE, "",
                     "the syncer's status: 1 waiting for the datastore, 2 resyncing, 3 in sync"),

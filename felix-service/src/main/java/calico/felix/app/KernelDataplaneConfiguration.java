@@ -33,6 +33,12 @@ public class KernelDataplaneConfiguration {
         return new KernelDataplaneMetrics(registry.getIfAvailable(SimpleMeterRegistry::new));
     }
 
+    /** The policy drivers' tool runs (iptables, ipset, nftables, child processes) under Calico's names. */
+    @Bean
+    ToolCallMetrics toolCallMetrics(ObjectProvider<MeterRegistry> registry) {
+        return new ToolCallMetrics(registry.getIfAvailable(SimpleMeterRegistry::new));
+    }
+
     /**
      * Flow logs beside the kernel dataplane, reading its model: idle until {@code flowLogsGoldmaneServer}
      * is set; over mutual TLS with felix's typha client files when they are set, as Calico's felix.
@@ -56,13 +62,14 @@ public class KernelDataplaneConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    Dataplane dataplane(FelixProperties properties, KernelDataplaneMetrics metrics, WireguardKeyPublisher keys) {
+    Dataplane dataplane(FelixProperties properties, KernelDataplaneMetrics metrics, ToolCallMetrics tools,
+                        WireguardKeyPublisher keys) {
         String netns = properties.dataplaneNetns();
         // The status files read the dataplane's model, which exists once the dataplane does.
         java.util.concurrent.atomic.AtomicReference<KernelDataplane> built = new java.util.concurrent.atomic.AtomicReference<>();
         EndpointStatusFiles statusFiles = new EndpointStatusFiles(() -> built.get() == null ? null : built.get().model());
         KernelDataplane dp = new KernelDataplane(netns,
-                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns), properties.bpfFs()),
+                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns), properties.bpfFs(), tools),
                 DataplaneObserver.of(metrics, statusFiles),
                 java.util.Optional.of(new calico.felix.dataplane.mtu.MtuFile(properties.mtuFile())),
                 new WireguardHost(properties.hostname(), WireguardHost.socketDirFor(netns), keys, keys::acceptV6));

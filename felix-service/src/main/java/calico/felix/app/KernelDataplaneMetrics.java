@@ -39,6 +39,8 @@ public final class KernelDataplaneMetrics implements DataplaneObserver {
     private final Counter refreshes;
     private final Counter repairs;
     private final Counter restarts;
+    private final Timer routeList;
+    private final Timer routeIfaceSync;
     private final AtomicReference<PolicyDriver.Programmed> programmed =
             new AtomicReference<>(new PolicyDriver.Programmed(0, 0, 0, 0));
     private final AtomicReference<String> backend = new AtomicReference<>("none");
@@ -57,6 +59,15 @@ public final class KernelDataplaneMetrics implements DataplaneObserver {
                 .description("Periodic read-backs of the kernel's rules, sets and routes").register(registry);
         repairs = Counter.builder("felix.dataplane.repairs")
                 .description("Chains, sets and routes repaired by refreshes").register(registry);
+        // Calico's felix_route_table_list_seconds / _per_iface_sync_seconds (summaries, as apply time)
+        routeList = Timer.builder("felix.route.table.list")
+                .description("Time to list the main routing table (route resyncs)")
+                .publishPercentiles(0.5, 0.9, 0.99).distributionStatisticExpiry(Duration.ofMinutes(1))
+                .register(registry);
+        routeIfaceSync = Timer.builder("felix.route.table.per.iface.sync")
+                .description("Time to bring one workload interface's routes in line")
+                .publishPercentiles(0.5, 0.9, 0.99).distributionStatisticExpiry(Duration.ofMinutes(1))
+                .register(registry);
         restarts = Counter.builder("felix.dataplane.backend.restarts")
                 .description("Policy driver switches at run time (FelixConfiguration changes)").register(registry);
         Gauge.builder("felix.dataplane.chains", programmed, p -> p.get().chains())
@@ -92,6 +103,16 @@ public final class KernelDataplaneMetrics implements DataplaneObserver {
     @Override
     public void failed(String error) {
         failures.increment();
+    }
+
+    @Override
+    public void routesListed(Duration took) {
+        routeList.record(took);
+    }
+
+    @Override
+    public void interfaceRoutesSynced(Duration took) {
+        routeIfaceSync.record(took);
     }
 
     @Override

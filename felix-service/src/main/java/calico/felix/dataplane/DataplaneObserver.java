@@ -36,6 +36,16 @@ public interface DataplaneObserver {
             public void backendStarted(String name, boolean restart) {
                 all.forEach(o -> o.backendStarted(name, restart));
             }
+
+            @Override
+            public void routesListed(Duration took) {
+                all.forEach(o -> o.routesListed(took));
+            }
+
+            @Override
+            public void interfaceRoutesSynced(Duration took) {
+                all.forEach(o -> o.interfaceRoutesSynced(took));
+            }
         };
     }
 
@@ -53,5 +63,13 @@ public interface DataplaneObserver {
 
     /** A policy driver became active; {@code restart}: it replaced another one at run time. */
     default void backendStarted(String name, boolean restart) {
+    }
+
+    /** The route manager listed the main routing table (a resync), taking {@code took}. */
+    default void routesListed(Duration took) {
+    }
+
+    /** The route manager brought one workload interface's routes in line, taking {@code took}. */
+    default void interfaceRoutesSynced(Duration took) {
     }
 }

@@ -1,5 +1,6 @@
 package calico.felix.dataplane;
 
+import calico.dataplane.calls.ToolCalls;
 import calico.dataplane.iptables.IptablesRestore;
 import calico.dataplane.iptables.Ipset;
 import calico.dataplane.nft.Nftables;
@@ -24,6 +25,7 @@ public final class KernelPolicyDrivers implements PolicyDriverFactory {
 
     private final List<String> commandPrefix;
     private final Path bpfFs;
+    private final ToolCalls calls;
 
     /** @param commandPrefix e.g. {@code ip netns exec <name>}, empty for the process's own namespace */
     public KernelPolicyDrivers(List<String> commandPrefix) {
@@ -32,21 +34,27 @@ public final class KernelPolicyDrivers implements PolicyDriverFactory {
 
     /** @param bpfFs the bpffs mount point for the eBPF driver's pins (tests: a private mount) */
     public KernelPolicyDrivers(List<String> commandPrefix, Path bpfFs) {
+        this(commandPrefix, bpfFs, ToolCalls.NONE);
+    }
+
+    /** As above; {@code calls} hears every tool run of the drivers made here (metrics). */
+    public KernelPolicyDrivers(List<String> commandPrefix, Path bpfFs, ToolCalls calls) {
         this.commandPrefix = List.copyOf(commandPrefix);
         this.bpfFs = bpfFs;
+        this.calls = java.util.Objects.requireNonNull(calls, "calls");
     }
 
     @Override
     public PolicyDriver create(BackendChoice choice, DataplaneModel model) {
         if (choice instanceof BackendChoice.Iptables i) {
-            return new IptablesDataplane(new IptablesRestore(i.backend(), i.lock(), commandPrefix), new Ipset(commandPrefix),
-                    model);
+            return new IptablesDataplane(new IptablesRestore(i.backend(), i.lock(), commandPrefix, calls),
+                    new Ipset(commandPrefix, calls), model);
         }
         if (choice instanceof BackendChoice.Bpf) {
             // On the dataplane thread too: tc's netlink socket opens in the programmed namespace.
             return new BpfDataplane(model, bpfFs);
         }
         // We run on the dataplane thread, inside the programmed namespace: libnftables' socket opens there.
-        return new NftablesDataplane(Nftables.open(), model);
+        return new NftablesDataplane(Nftables.open(calls), model);
     }
 }

@@ -140,6 +140,14 @@ class FelixKernelApplicationTest {
         assertThat(metric(calico, "felix_cluster_num_tiers", "")).isEqualTo(1.0);
         assertThat(metric(calico, "felix_active_local_endpoints", "")).isEqualTo(1.0);
         assertThat(metric(calico, "felix_calc_graph_updates_processed", "type=\"WorkloadEndpoint\"")).isPositive();
+        // The drivers' tool runs, counted where they run (iptables-nft here).
+        assertThat(metric(calico, "felix_iptables_restore_calls", "")).isPositive();
+        assertThat(metric(calico, "felix_iptables_restore_errors", "")).isZero();
+        assertThat(metric(calico, "felix_iptables_lines_executed", "ip_version=\"4\",table=\"filter\""))
+                .isPositive();
+        assertThat(metric(calico, "felix_exec_time_micros_count", "")).isPositive();
+        assertThat(metric(calico, "felix_route_table_list_seconds_count", "")).isPositive();
+        assertThat(metric(calico, "felix_nft_calls", "")).as("no nftables driver ran").isZero();
         assertThat(Files.readString(Path.of("DESIGN.md"))).as("DESIGN.md prints the table checked here")
                 .contains(FelixCalicoMetrics.TABLE.markdown());
         // iptablesRefreshInterval 1s from the FelixConfiguration: refreshes run.

@@ -15,10 +15,17 @@ public final class Ipset {
     private static final Pattern FAILED_LINE = Pattern.compile("Error in line (\\d+)");
 
     private final List<String> commandPrefix;
+    private final calico.dataplane.calls.ToolCalls calls;
 
     /** @param commandPrefix as for {@link IptablesRestore}: empty in production */
     public Ipset(List<String> commandPrefix) {
+        this(commandPrefix, calico.dataplane.calls.ToolCalls.NONE);
+    }
+
+    /** As above; {@code calls} hears every ipset command this runs. */
+    public Ipset(List<String> commandPrefix, calico.dataplane.calls.ToolCalls calls) {
         this.commandPrefix = List.copyOf(commandPrefix);
+        this.calls = java.util.Objects.requireNonNull(calls, "calls");
     }
 
     /**
@@ -32,7 +39,7 @@ public final class Ipset {
         }
         List<String> cmd = command("restore");
         String input = tx.render();
-        ProcessRunner.Result r = ProcessRunner.run(cmd, input, Map.of());
+        ProcessRunner.Result r = run(cmd, input, (int) input.lines().count(), false);
         if (r.status() != 0) {
             Matcher m = FAILED_LINE.matcher(r.stderr());
             int n = m.find() ? Integer.parseInt(m.group(1)) : 0;
@@ -51,7 +58,7 @@ public final class Ipset {
     public IpsetInfo list(String name) {
         IpsetTransaction.checkName(name);
         List<String> cmd = command("save", name);
-        ProcessRunner.Result r = ProcessRunner.run(cmd, "", Map.of());
+        ProcessRunner.Result r = run(cmd, "", 0, true);
         if (r.status() != 0) {
             if (r.stderr().contains("does not exist")) {
                 return null;
@@ -93,8 +100,18 @@ public final class Ipset {
         return out;
     }
 
+    /**
+     * Runs one ipset command and reports it ({@code lines} of input); with {@code absentOk} (listing one set) "does
+     * not exist" is an answer, not a failure.
+     */
+    private ProcessRunner.Result run(List<String> cmd, String input, int lines, boolean absentOk) {
+        ProcessRunner.Result r = ProcessRunner.run(cmd, input, Map.of(), calls);
+        calls.ipset(lines, r.status() == 0 || (absentOk && r.stderr().contains("does not exist")));
+        return r;
+    }
+
     private String run(List<String> cmd) {
-        ProcessRunner.Result r = ProcessRunner.run(cmd, "", Map.of());
+        ProcessRunner.Result r = run(cmd, "", 0, false);
         if (r.status() != 0) {
             throw new IptablesException(cmd, r.status(), r.stderr(), 0, "", false);
         }

@@ -28,6 +28,7 @@ public final class IptablesRestore {
     private final IptablesBackend backend;
     private final XtablesLockSettings lock;
     private final List<String> commandPrefix;
+    private final calico.dataplane.calls.ToolCalls calls;
 
     /**
      * @param commandPrefix prepended to every command; empty in production, tests pass
@@ -35,9 +36,16 @@ public final class IptablesRestore {
      *                      Java thread's {@code setns}
      */
     public IptablesRestore(IptablesBackend backend, XtablesLockSettings lock, List<String> commandPrefix) {
+        this(backend, lock, commandPrefix, calico.dataplane.calls.ToolCalls.NONE);
+    }
+
+    /** As above; {@code calls} hears every restore and save this runs. */
+    public IptablesRestore(IptablesBackend backend, XtablesLockSettings lock, List<String> commandPrefix,
+                           calico.dataplane.calls.ToolCalls calls) {
         this.backend = backend;
         this.lock = lock;
         this.commandPrefix = List.copyOf(commandPrefix);
+        this.calls = java.util.Objects.requireNonNull(calls, "calls");
     }
 
     public IptablesBackend backend() {
@@ -65,7 +73,10 @@ public final class IptablesRestore {
             cmd.add(Long.toString(lock.probeIntervalMicros()));
         }
         String text = input.toString();
-        ProcessRunner.Result r = ProcessRunner.run(cmd, text, lockEnv());
+        ProcessRunner.Result r = ProcessRunner.run(cmd, text, lockEnv(), calls);
+        Map<String, Integer> lines = new java.util.TreeMap<>();
+        transactions.forEach(t -> lines.merge(t.table().kernelName(), t.lineCount(), Integer::sum));
+        calls.iptablesRestore(version == IpVersion.V6 ? 6 : 4, lines, r.status() == 0);
         if (r.status() != 0) {
             throw failure(cmd, r, text);
         }
@@ -75,7 +86,8 @@ public final class IptablesRestore {
     public SavedTable save(IpVersion version, Table table) {
         List<String> cmd = new ArrayList<>(commandPrefix);
         cmd.addAll(List.of(backend.saveBinary(version), "-t", table.kernelName()));
-        ProcessRunner.Result r = ProcessRunner.run(cmd, "", lockEnv());
+        ProcessRunner.Result r = ProcessRunner.run(cmd, "", lockEnv(), calls);
+        calls.iptablesSave(r.status() == 0);
         if (r.status() != 0) {
             throw new IptablesException(cmd, r.status(), r.stderr(), 0, "", false);
         }

@@ -25,18 +25,22 @@ final class ProcessRunner {
     /** Runs the command; an unstartable binary becomes status 127 with the reason in stderr. */
     static Result runQuietly(List<String> command, String stdin, Map<String, String> env) {
         try {
-            return run(command, stdin, env);
+            return run(command, stdin, env, calico.dataplane.calls.ToolCalls.NONE);
         } catch (UncheckedIOException e) {
             return new Result(127, "", e.getMessage());
         }
     }
 
-    static Result run(List<String> command, String stdin, Map<String, String> env) {
+    /** Runs the command; {@code calls} hears how long starting it took. */
+    static Result run(List<String> command, String stdin, Map<String, String> env,
+                      calico.dataplane.calls.ToolCalls calls) {
         ProcessBuilder pb = new ProcessBuilder(command);
         pb.environment().putAll(env);
         Process p;
         try {
+            long t0 = System.nanoTime();
             p = pb.start();
+            calls.started((System.nanoTime() - t0) / 1_000);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot run " + String.join(" ", command) + ": " + e.getMessage(), e);
         }

@@ -95,6 +95,11 @@ public final class RestoreTransaction {
         return this;
     }
 
+    /** {@return how many chain and rule lines this transaction executes} (Calico's "lines executed") */
+    public int lineCount() {
+        return declarations.size() + body.size() + chainDeletes.size();
+    }
+
     /** {@return the restore input, every line ending in a newline, last line {@code COMMIT}} */
     public String render() {
         StringBuilder b = new StringBuilder("*").append(table.kernelName()).append('\n');

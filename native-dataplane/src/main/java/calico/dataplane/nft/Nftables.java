@@ -32,19 +32,26 @@ public final class Nftables implements AutoCloseable {
 
     private final LibNftables lib;
     private final Thread owner;
+    private final calico.dataplane.calls.ToolCalls calls;
     /** The context of real commits and listings; replaced after a failed commit. */
     private Pointer ctx;
 
-    private Nftables(LibNftables lib, Pointer ctx) {
+    private Nftables(LibNftables lib, Pointer ctx, calico.dataplane.calls.ToolCalls calls) {
         this.lib = lib;
         this.ctx = ctx;
         this.owner = Thread.currentThread();
+        this.calls = java.util.Objects.requireNonNull(calls, "calls");
     }
 
     /** Opens a context bound to the calling thread (and so to its network namespace). */
     public static Nftables open() {
+        return open(calico.dataplane.calls.ToolCalls.NONE);
+    }
+
+    /** As {@link #open()}; {@code calls} hears every commit and listing (dry runs are not commits). */
+    public static Nftables open(calico.dataplane.calls.ToolCalls calls) {
         LibNftables lib = Holder.LIB;
-        return new Nftables(lib, newContext(lib));
+        return new Nftables(lib, newContext(lib), calls);
     }
 
     private static Pointer newContext(LibNftables lib) {
@@ -96,6 +103,7 @@ public final class Nftables implements AutoCloseable {
                     batch.size(), document.length(), text != null ? "nft syntax" : "JSON", (t1 - t0) / 1_000,
                     (System.nanoTime() - t1) / 1_000);
         }
+        calls.nftCommit(batch.size(), r.status == 0);
         if (r.status == 0) {
             return;
         }
@@ -108,6 +116,11 @@ public final class Nftables implements AutoCloseable {
         int bad = firstFailing(commands);
         throw new NftablesException(r.error, NftBatch.joined(commands), bad,
                 bad < 0 ? null : NftBatch.parse(commands.get(bad)));
+    }
+
+    /** {@return who hears this context's commits and listings} (a second context, e.g. a reader's, tells them too) */
+    public calico.dataplane.calls.ToolCalls calls() {
+        return calls;
     }
 
     /** {@return whether the kernel would accept {@code batch}}: a dry run, validated and then aborted. */
@@ -159,6 +172,7 @@ public final class Nftables implements AutoCloseable {
         cmd.set("list", what);
         String document = NftBatch.json(List.of(cmd));
         Run r = run(ctx, document, false);
+        calls.nftList(r.status == 0);
         if (r.status != 0) {
             throw new NftablesException(r.error, document, 0, cmd);
         }

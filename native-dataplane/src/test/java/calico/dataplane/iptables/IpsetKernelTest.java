@@ -109,4 +109,28 @@ class IpsetKernelTest {
         assertThat(ipset.list("cali40used").members()).containsExactly("10.0.0.2");
         assertThat(r.save(IpVersion.V4, Table.FILTER).rules("cali-s")).containsExactly("-m set --match-set cali40used src -j DROP");
     }
+
+    /** Every ipset command is reported once, with its input lines and whether it worked, and its fork/exec time. */
+    @Test
+    void everyCommandIsReportedToToolCalls() {
+        java.util.List<String> heard = new java.util.ArrayList<>();
+        Ipset counted = new Ipset(List.of("ip", "netns", "exec", ns.name()), new calico.dataplane.calls.ToolCalls() {
+            @Override
+            public void started(long micros) {
+                heard.add("started");
+            }
+
+            @Override
+            public void ipset(int lines, boolean ok) {
+                heard.add("ipset " + lines + " " + ok);
+            }
+        });
+        counted.restore(IpsetTransaction.create().replace("cali40c", IpsetType.HASH_NET, IpsetFamily.INET, 1024,
+                List.of("10.0.0.0/24")));
+        counted.list();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> counted.restore(IpsetTransaction.create()
+                .add("cali40missing", "10.0.0.1"))).isInstanceOf(IptablesException.class);
+        org.assertj.core.api.Assertions.assertThat(heard).hasSize(6).startsWith("started")
+                .contains("ipset 0 true", "ipset 1 false").anyMatch(h -> h.matches("ipset [2-9]\\d* true"));
+    }
 }

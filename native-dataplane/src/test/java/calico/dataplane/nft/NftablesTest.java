@@ -396,4 +396,37 @@ class NftablesTest {
         assertThat(results).containsExactly(true, false);
         assertThat(objects(nftJson("ruleset"), "table")).isEmpty();
     }
+
+    /** Each commit and listing is reported once (dry runs that find a refused command are not commits). */
+    @Test
+    void commitsAndListingsAreReportedToToolCalls() {
+        List<String> heard = new ArrayList<>();
+        calico.dataplane.calls.ToolCalls calls = new calico.dataplane.calls.ToolCalls() {
+            @Override
+            public void nftCommit(int commands, boolean ok) {
+                heard.add("commit " + commands + " " + ok);
+            }
+
+            @Override
+            public void nftList(boolean ok) {
+                heard.add("list " + ok);
+            }
+        };
+        NftBatch skeleton = calicoSkeleton();
+        ns.call(() -> {
+            try (Nftables nft = Nftables.open(calls)) {
+                nft.apply(skeleton);
+                nft.listTable(CALICO);
+                try {
+                    nft.apply(new NftBatch().addChain(new TableRef("inet", "absent"), "c"));
+                } catch (NftablesException expected) {
+                    heard.add("refused");
+                }
+                org.assertj.core.api.Assertions.assertThat(nft.calls()).isSameAs(calls);
+            }
+            return null;
+        });
+        org.assertj.core.api.Assertions.assertThat(heard).containsExactly("commit " + skeleton.size() + " true",
+                "list true", "commit 1 false", "refused");
+    }
 }

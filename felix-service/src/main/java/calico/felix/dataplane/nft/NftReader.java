@@ -32,7 +32,7 @@ final class NftReader implements AutoCloseable {
     private Nftables nft; // confined to the reader thread
 
     /** Call on the thread whose namespace the reader must share (the dataplane thread). */
-    NftReader() {
+    NftReader(calico.dataplane.calls.ToolCalls calls) {
         // The caller's namespace, held open until the reader thread has entered it.
         int fd = LibC.INSTANCE.open("/proc/thread-self/ns/net", 0);
         if (fd < 0) {
@@ -49,7 +49,7 @@ final class NftReader implements AutoCloseable {
                 if (LibC.INSTANCE.setns(fd, CLONE_NEWNET) != 0) {
                     throw new IllegalStateException("setns for the nftables reader: errno " + Native.getLastError());
                 }
-                nft = Nftables.open();
+                nft = Nftables.open(calls);
                 return null;
             }).get();
         } catch (InterruptedException e) {

@@ -96,11 +96,12 @@ final class NftVerifier implements AutoCloseable {
     /**
      * Lists and compares on the reader thread (created on the first call, in the calling
      * thread's namespace) against {@code programmed} and copies of the recorded listings: the
-     * caller must check that no write came in between before {@link #repair}ing.
+     * caller must check that no write came in between before {@link #repair}ing; the reader's listings are told to
+     * {@code calls}.
      */
-    CompletableFuture<Repair> compareLater(NftTable programmed) {
+    CompletableFuture<Repair> compareLater(NftTable programmed, calico.dataplane.calls.ToolCalls calls) {
         if (reader == null) {
-            reader = new NftReader();
+            reader = new NftReader(calls);
         }
         Map<String, ArrayNode> listedNow = new HashMap<>(listed);
         Set<String> pendingNow = new HashSet<>(pendingRecord);

@@ -66,6 +66,8 @@ public final class NftablesDataplane implements PolicyDriver {
     private final NftDesiredState desired;
     private final NftCommitter committer;
     private final NftVerifier verifier = new NftVerifier();
+    /** Who hears our libnftables commits and listings (the verifier's reader tells them too). */
+    private final calico.dataplane.calls.ToolCalls calls;
     /** Endpoint chains the last apply kept at their programmed rules (nftables-dataplane.md invariant 4b). */
     private final Set<String> held = new HashSet<>();
     private int policyRulesApplies;
@@ -103,6 +105,7 @@ public final class NftablesDataplane implements PolicyDriver {
                               NftDesiredState.PolicyChains policyChains) {
         this.model = java.util.Objects.requireNonNull(model, "model");
         this.committer = new NftCommitter(nft);
+        this.calls = nft.calls();
         this.desired = new NftDesiredState(renderer, policyChains);
     }
 
@@ -278,7 +281,7 @@ public final class NftablesDataplane implements PolicyDriver {
             return CompletableFuture.completedFuture(this::refresh);
         }
         long startedAt = committer.generation();
-        return verifier.compareLater(committer.programmed()).thenApply(repair -> () -> {
+        return verifier.compareLater(committer.programmed(), calls).thenApply(repair -> () -> {
             if (committer.generation() != startedAt || !committer.inSync()) {
                 return -1;
             }

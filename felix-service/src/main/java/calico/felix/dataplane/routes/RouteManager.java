@@ -94,22 +94,43 @@ public final class RouteManager {
     private int deleted;
     private int ifacesConfigured;
     private int failures;
+    private final Timings timings;
+
+    /** How long the kernel work took (Calico's {@code felix_route_table_*} summaries); called on the caller's thread. */
+    public interface Timings {
+        Timings NONE = new Timings() {
+        };
+
+        /** The main table was listed. */
+        default void listed(java.time.Duration took) {
+        }
+
+        /** One interface's routes (and its configuration) were brought in line. */
+        default void interfaceSynced(java.time.Duration took) {
+        }
+    }
 
     /** A manager with a model of its own, which {@link #apply} folds batches into (tests, tools). */
     public RouteManager(Netlink netlink, Sysctls sysctls) {
-        this(netlink, sysctls, new DataplaneModel(), true);
+        this(netlink, sysctls, new DataplaneModel(), true, Timings.NONE);
     }
 
     /** A manager reading the dataplane's {@code model}: its owner folds each batch in, then calls {@link #update}. */
     public RouteManager(Netlink netlink, Sysctls sysctls, DataplaneModel model) {
-        this(netlink, sysctls, model, false);
+        this(netlink, sysctls, model, false, Timings.NONE);
     }
 
-    private RouteManager(Netlink netlink, Sysctls sysctls, DataplaneModel model, boolean ownsModel) {
+    /** As above, telling {@code timings} how long listing and each interface's sync took. */
+    public RouteManager(Netlink netlink, Sysctls sysctls, DataplaneModel model, Timings timings) {
+        this(netlink, sysctls, model, false, timings);
+    }
+
+    private RouteManager(Netlink netlink, Sysctls sysctls, DataplaneModel model, boolean ownsModel, Timings timings) {
         this.netlink = Objects.requireNonNull(netlink, "netlink");
         this.sysctls = Objects.requireNonNull(sysctls, "sysctls");
         this.model = Objects.requireNonNull(model, "model");
         this.ownsModel = ownsModel;
+        this.timings = Objects.requireNonNull(timings, "timings");
     }
 
     /**
@@ -259,7 +280,10 @@ public final class RouteManager {
         programmed.clear();
         Map<Integer, String> names = new HashMap<>();
         links.values().forEach(l -> names.put(l.index(), l.name()));
-        for (Route r : netlink.routes(Route.TABLE_MAIN)) {
+        long listStart = System.nanoTime();
+        List<Route> mainTable = netlink.routes(Route.TABLE_MAIN);
+        timings.listed(java.time.Duration.ofNanos(System.nanoTime() - listStart));
+        for (Route r : mainTable) {
             if (r.protocol() != PROTOCOL_FELIX && isExternalWorkloadRoute(r, names.get(r.linkIndex()), desired)) {
                 delete(r);
                 continue;
@@ -355,6 +379,15 @@ public final class RouteManager {
     // ------------------------------------------------------------------ internals
 
     private void program(String iface, Link link, Map<IpPrefix, String> desired) {
+        long start = System.nanoTime();
+        try {
+            sync(iface, link, desired);
+        } finally {
+            timings.interfaceSynced(java.time.Duration.ofNanos(System.nanoTime() - start));
+        }
+    }
+
+    private void sync(String iface, Link link, Map<IpPrefix, String> desired) {
         if (link == null) {
             if (pending.add(iface)) {
                 log.info("interface {} does not exist yet; its routes wait for it", iface);
