@@ -41,9 +41,11 @@ final class NetlinkSocket implements AutoCloseable {
     private static final int NLMSGERR_ATTR_MSG = 1;
     private static final int SOL_SOCKET = 1;
     private static final int SO_RCVTIMEO = 20;
+    private static final int SO_SNDBUFFORCE = 32;
     /** A reply never takes this long; waiting longer would only hide a protocol bug as a hang. */
     private static final long RECV_TIMEOUT_SECONDS = 30;
     private static final int EAGAIN = 11;
+    private static final int MSG_DONTWAIT = 0x40;
     private static final int RECV_BUFFER = 1 << 20;
     private static final int MAX_DUMP_ATTEMPTS = 5;
 
@@ -63,6 +65,11 @@ final class NetlinkSocket implements AutoCloseable {
 
     /** A socket of another netlink protocol ({@code NETLINK_GENERIC} = 16, ...). */
     NetlinkSocket(int protocol) {
+        this(protocol, 0);
+    }
+
+    /** A socket of {@code protocol} whose send buffer is at least {@code sendBuffer} bytes (0: the default). */
+    NetlinkSocket(int protocol, int sendBuffer) {
         int s = libc.socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
         if (s < 0) {
             throw new NetlinkException("open netlink socket", Native.getLastError(), null);
@@ -79,6 +86,10 @@ final class NetlinkSocket implements AutoCloseable {
         libc.setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, new int[] {1}, 4);
         libc.setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, new int[] {1}, 4);
         libc.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, new long[] {RECV_TIMEOUT_SECONDS, 0}, 16);
+        if (sendBuffer > 0) {
+            // SO_SNDBUFFORCE (root) lifts the sysctl cap: a message longer than the send buffer is refused whole.
+            libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, new int[] {sendBuffer}, 4);
+        }
         seq = (int) (System.nanoTime() & 0x3fffffff);
     }
 
@@ -96,6 +107,62 @@ final class NetlinkSocket implements AutoCloseable {
                 if (attempt == MAX_DUMP_ATTEMPTS) {
                     throw new NetlinkException(operation + " (dump kept changing)", Errno.EINTR, null);
                 }
+            }
+        }
+    }
+
+    /**
+     * Sends {@code messages} (each a whole netlink message whose sequence number is filled in
+     * here) in one {@code sendto}, then reads the replies the kernel queued while handling them:
+     * netfilter handles a batch inside the send, so everything it answers is waiting when the
+     * call returns, and nothing more will come (this is how libnftables reads a batch's
+     * answers). {@return the error code of each message the kernel answered, by index}
+     * (0 for an ACK); a message it did not answer is absent.
+     */
+    java.util.Map<Integer, Integer> sendAll(String operation, List<MessageWriter> messages) {
+        if (closed) {
+            throw new IllegalStateException("netlink socket is closed");
+        }
+        int first = seq + 1;
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+        for (MessageWriter m : messages) {
+            all.writeBytes(m.finish(++seq));
+        }
+        byte[] msg = all.toByteArray();
+        byte[] kernel = ByteBuffer.allocate(12).order(ByteOrder.nativeOrder()).putShort((short) AF_NETLINK).array();
+        long sent = libc.sendto(fd, msg, msg.length, 0, kernel, kernel.length);
+        if (sent < 0) {
+            throw new NetlinkException(operation, Native.getLastError(), null);
+        }
+        java.util.Map<Integer, Integer> answers = new java.util.TreeMap<>();
+        while (true) {
+            long n = libc.recv(fd, recvBuf, RECV_BUFFER, MSG_DONTWAIT);
+            if (n < 0) {
+                int err = Native.getLastError();
+                if (err == Errno.EINTR) {
+                    continue;
+                }
+                if (err == EAGAIN) {
+                    return answers;
+                }
+                throw new NetlinkException(operation, err, null);
+            }
+            ByteBuffer b = recvBuf.getByteBuffer(0, n).order(ByteOrder.nativeOrder());
+            while (b.remaining() >= MessageWriter.NLMSG_HDRLEN) {
+                int start = b.position();
+                int len = b.getInt();
+                int type = Short.toUnsignedInt(b.getShort());
+                b.getShort(); // flags
+                int replySeq = b.getInt();
+                b.getInt(); // pid
+                if (len < MessageWriter.NLMSG_HDRLEN || start + len > b.limit()) {
+                    throw new NetlinkException(operation + " (malformed reply)", Errno.EINVAL, null);
+                }
+                if (type == NLMSG_ERROR && replySeq >= first && replySeq <= seq) {
+                    int error = b.getInt(start + MessageWriter.NLMSG_HDRLEN);
+                    answers.merge(replySeq - first, -error, (a, c) -> a != 0 ? a : c);
+                }
+                b.position(Math.min(b.limit(), start + MessageWriter.align(len)));
             }
         }
     }

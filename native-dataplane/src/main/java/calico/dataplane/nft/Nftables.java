@@ -1,5 +1,7 @@
 package calico.dataplane.nft;
 
+import calico.dataplane.netlink.NetlinkException;
+import calico.dataplane.netlink.NftablesSocket;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -36,22 +38,45 @@ public final class Nftables implements AutoCloseable {
     /** The context of real commits and listings; replaced after a failed commit. */
     private Pointer ctx;
 
-    private Nftables(LibNftables lib, Pointer ctx, calico.dataplane.calls.ToolCalls calls) {
+    /** Whether {@link #apply} may send a batch as netlink messages of our own ({@link NftNetlink}). */
+    private final boolean netlink;
+    /** The socket of those batches, opened at the first one. */
+    private NftablesSocket socket;
+
+    private Nftables(LibNftables lib, Pointer ctx, calico.dataplane.calls.ToolCalls calls, boolean netlink) {
         this.lib = lib;
         this.ctx = ctx;
+        this.netlink = netlink;
         this.owner = Thread.currentThread();
         this.calls = java.util.Objects.requireNonNull(calls, "calls");
     }
 
     /** Opens a context bound to the calling thread (and so to its network namespace). */
     public static Nftables open() {
-        return open(calico.dataplane.calls.ToolCalls.NONE);
+        return open(calico.dataplane.calls.ToolCalls.NONE, false);
     }
 
     /** As {@link #open()}; {@code calls} hears every commit and listing (dry runs are not commits). */
     public static Nftables open(calico.dataplane.calls.ToolCalls calls) {
+        return open(calls, false);
+    }
+
+    /** As {@link #open(calico.dataplane.calls.ToolCalls, boolean)}, heard by nobody. */
+    public static Nftables open(boolean netlink) {
+        return open(calico.dataplane.calls.ToolCalls.NONE, netlink);
+    }
+
+    /**
+     * Opens a context bound to the calling thread (and so to its network namespace).
+     *
+     * @param calls   hears every commit and listing (dry runs are not commits)
+     * @param netlink whether a batch whose every command {@link NftNetlink} can encode goes to the
+     *                kernel as netlink messages of our own, without libnftables (invariant 8 of
+     *                {@code nftables.md}); anything else, and listings, go through libnftables
+     */
+    public static Nftables open(calico.dataplane.calls.ToolCalls calls, boolean netlink) {
         LibNftables lib = Holder.LIB;
-        return new Nftables(lib, newContext(lib), calls);
+        return new Nftables(lib, newContext(lib), calls, netlink);
     }
 
     private static Pointer newContext(LibNftables lib) {
@@ -82,6 +107,9 @@ public final class Nftables implements AutoCloseable {
             return;
         }
         long t0 = System.nanoTime();
+        if (netlink && applyNetlink(batch, t0)) {
+            return;
+        }
         // nft syntax where every command has it: libnftables parses and evaluates it in ~60 % of
         // the time the same batch takes as JSON; the JSON document stays for the error path.
         String text = batch.toNft();
@@ -121,6 +149,36 @@ public final class Nftables implements AutoCloseable {
     /** {@return who hears this context's commits and listings} (a second context, e.g. a reader's, tells them too) */
     public calico.dataplane.calls.ToolCalls calls() {
         return calls;
+    }
+
+    /**
+     * Sends {@code batch} as our own netlink messages when every command has that form; {@return
+     * whether it did}. A batch the kernel refuses this way is sent again through libnftables,
+     * which refuses it too and names the command (invariant 4), or (were our encoding wrong)
+     * applies it.
+     */
+    private boolean applyNetlink(NftBatch batch, long t0) {
+        List<NftablesSocket.Message> messages = NftNetlink.encode(batch.texts());
+        if (messages == null) {
+            return false;
+        }
+        long t1 = System.nanoTime();
+        try {
+            if (socket == null) {
+                socket = new NftablesSocket();
+            }
+            socket.commit(messages);
+        } catch (NetlinkException e) {
+            LOG.debug("nftables: netlink batch of {} commands refused ({}); sending it through libnftables",
+                    batch.size(), e.getMessage());
+            return false;
+        }
+        calls.nftCommit(batch.size(), true);
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("nftables: {} commands as {} netlink messages: encoded in {} µs, the kernel {} µs", batch.size(),
+                    messages.size(), (t1 - t0) / 1_000, (System.nanoTime() - t1) / 1_000);
+        }
+        return true;
     }
 
     /** {@return whether the kernel would accept {@code batch}}: a dry run, validated and then aborted. */
@@ -164,6 +222,10 @@ public final class Nftables implements AutoCloseable {
         checkThread();
         lib.nft_ctx_free(ctx);
         ctx = null;
+        if (socket != null) {
+            socket.close();
+            socket = null;
+        }
     }
 
     private JsonNode list(ObjectNode what) {

@@ -34,7 +34,7 @@ import java.util.Set;
  * changes, the medians of 50 one-address set additions and removals, two clean refreshes, a second resync with a
  * warm JVM, and the kernel floor:
  * {@code nft -f} of the same final ruleset (as {@code nft list ruleset} printed it) into a fresh
- * namespace. Run:
+ * namespace. {@code NFT_BENCH_KEEP=FILE} keeps that ruleset. Run:
  * {@code bench/run.sh felix-service calico.felix.dataplane.nft.NftablesDataplaneBench [policies endpoints]}
  */
 public final class NftablesDataplaneBench {
@@ -97,6 +97,11 @@ public final class NftablesDataplaneBench {
             Path json = Files.createTempFile("nftdpbench", ".json");
             try {
                 Files.writeString(file, ns.exec("nft", "list", "ruleset"));
+                String keep = System.getenv("NFT_BENCH_KEEP");
+                if (keep != null) {
+                    // For measuring one change by hand (nft, strace, perf) on a table of this shape.
+                    Files.copy(file, Path.of(keep), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
                 long tf = System.nanoTime();
                 fresh.exec("nft", "-f", file.toString());
                 double floor = ms(tf);

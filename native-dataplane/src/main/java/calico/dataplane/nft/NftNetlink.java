@@ -1,0 +1,774 @@
+package calico.dataplane.nft;
+
+import calico.dataplane.netlink.NftablesSocket;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
+import java.math.BigInteger;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Package-private: a batch's commands as nf_tables netlink messages, the bytes libnftables 1.0.6
+ * would send for them (checked against its own encoding through listings, {@code
+ * NftNetlinkTest}), so a batch can reach the kernel without libnftables parsing it and
+ * re-reading its cache. Covers what a policy chain's rewrite needs: {@code flush chain}, {@code
+ * add rule} and {@code delete rule} by handle, with the expressions of meta, payload (IPv4/IPv6
+ * addresses, transport ports), comparisons, prefixes, port ranges, named-set lookups (addresses,
+ * address . protocol . port), anonymous sets of ports or nets, mark tests and edits, log and the
+ * verdicts. {@link #encode} gives null for a batch holding anything else, which then goes
+ * through libnftables.
+ */
+final class NftNetlink {
+    // nf_tables message types (NFT_MSG_*)
+    static final int NEWRULE = 6;
+    static final int DELRULE = 8;
+    static final int NEWSET = 9;
+    static final int NEWSETELEM = 12;
+
+    private static final int NLA_F_NESTED = 0x8000;
+    private static final int NFTA_LIST_ELEM = 1;
+    // rule
+    private static final int NFTA_RULE_TABLE = 1;
+    private static final int NFTA_RULE_CHAIN = 2;
+    private static final int NFTA_RULE_HANDLE = 3;
+    private static final int NFTA_RULE_EXPRESSIONS = 4;
+    private static final int NFTA_RULE_USERDATA = 7;
+    private static final int NFTA_EXPR_NAME = 1;
+    private static final int NFTA_EXPR_DATA = 2;
+    private static final int NFTA_DATA_VALUE = 1;
+    private static final int NFTA_DATA_VERDICT = 2;
+    private static final int NFTA_VERDICT_CODE = 1;
+    private static final int NFTA_VERDICT_CHAIN = 2;
+    // set
+    private static final int NFTA_SET_TABLE = 1;
+    private static final int NFTA_SET_NAME = 2;
+    private static final int NFTA_SET_FLAGS = 3;
+    private static final int NFTA_SET_KEY_TYPE = 4;
+    private static final int NFTA_SET_KEY_LEN = 5;
+    private static final int NFTA_SET_DESC = 9;
+    private static final int NFTA_SET_DESC_SIZE = 1;
+    private static final int NFTA_SET_ID = 10;
+    private static final int NFTA_SET_USERDATA = 13;
+    private static final int NFT_SET_ANONYMOUS = 1;
+    private static final int NFT_SET_CONSTANT = 2;
+    private static final int NFT_SET_INTERVAL = 4;
+    private static final int NFTA_SET_ELEM_LIST_TABLE = 1;
+    private static final int NFTA_SET_ELEM_LIST_SET = 2;
+    private static final int NFTA_SET_ELEM_LIST_ELEMENTS = 3;
+    private static final int NFTA_SET_ELEM_LIST_SET_ID = 4;
+    private static final int NFTA_SET_ELEM_KEY = 1;
+    private static final int NFTA_SET_ELEM_FLAGS = 3;
+    private static final int NFT_SET_ELEM_INTERVAL_END = 1;
+    /** What nft calls an anonymous set until the kernel names it. */
+    private static final String ANONYMOUS = "__set%d";
+    // nft's datatype ids, for a set's key type
+    private static final int TYPE_IPADDR = 7;
+    private static final int TYPE_IP6ADDR = 8;
+    private static final int TYPE_INET_SERVICE = 13;
+    // expressions
+    private static final int REG_VERDICT = 0;
+    private static final int REG_1 = 1;
+    private static final int REG32_00 = 8;
+    private static final int NFT_META_MARK = 3;
+    private static final int NFT_META_IIFNAME = 6;
+    private static final int NFT_META_OIFNAME = 7;
+    private static final int NFT_META_NFPROTO = 15;
+    private static final int NFT_META_L4PROTO = 16;
+    private static final int BASE_NETWORK = 1;
+    private static final int BASE_TRANSPORT = 2;
+    private static final int CMP_EQ = 0;
+    private static final int CMP_NEQ = 1;
+    private static final int CMP_LTE = 3;
+    private static final int CMP_GTE = 5;
+    private static final int NFT_RANGE_NEQ = 1;
+    private static final int NFT_LOOKUP_F_INV = 1;
+    private static final int NF_DROP = 0;
+    private static final int NF_ACCEPT = 1;
+    private static final int NFT_JUMP = -3;
+    private static final int NFT_GOTO = -4;
+    private static final int NFT_RETURN = -5;
+    private static final int NFPROTO_INET = 1;
+    private static final int NFPROTO_IPV4 = 2;
+    private static final int NFPROTO_IPV6 = 10;
+    private static final int IFNAMSIZ = 16;
+    private static final Map<String, Integer> FAMILIES = Map.of("inet", NFPROTO_INET, "ip", NFPROTO_IPV4, "ip6", NFPROTO_IPV6);
+    private static final Map<String, Integer> L4 = Map.of("tcp", 6, "udp", 17, "sctp", 132, "icmp", 1, "ipv6-icmp", 58,
+            "udplite", 136, "gre", 47, "esp", 50, "ah", 51);
+    private static final Map<String, Integer> LOG_LEVELS = Map.of("emerg", 0, "alert", 1, "crit", 2, "err", 3,
+            "warn", 4, "notice", 5, "info", 6, "debug", 7);
+
+    private NftNetlink() {
+    }
+
+    /** No netlink form: the batch goes through libnftables. */
+    private static final class Unsupported extends RuntimeException {
+        Unsupported() {
+            super(null, null, false, false);
+        }
+    }
+
+    /** {@return {@code commands} (JSON text, as {@link NftBatch} keeps them) as netlink messages}, or null */
+    static List<NftablesSocket.Message> encode(List<String> commands) {
+        Batch b = new Batch();
+        try {
+            for (String c : commands) {
+                b.command(NftBatch.parse(c));
+            }
+        } catch (Unsupported | IllegalArgumentException e) {
+            return null;
+        }
+        return b.messages;
+    }
+
+    private static Unsupported unsupported() {
+        return new Unsupported();
+    }
+
+    /** The messages of one batch; anonymous sets get ids unique within it. */
+    private static final class Batch {
+        final List<NftablesSocket.Message> messages = new ArrayList<>();
+        int nextSetId = 1;
+
+        void command(ObjectNode c) {
+            if (c.size() != 1) {
+                throw unsupported();
+            }
+            String verb = c.fieldNames().next();
+            JsonNode body = c.get(verb);
+            if (body.size() != 1) {
+                throw unsupported();
+            }
+            String kind = body.fieldNames().next();
+            JsonNode o = body.get(kind);
+            switch (verb + " " + kind) {
+                case "flush chain" -> {
+                    Attrs a = new Attrs().string(NFTA_RULE_TABLE, text(o, "table")).string(NFTA_RULE_CHAIN, text(o, "name"));
+                    add(DELRULE, 0, family(o), a);
+                }
+                case "delete rule" -> {
+                    Attrs a = new Attrs().string(NFTA_RULE_TABLE, text(o, "table")).string(NFTA_RULE_CHAIN, text(o, "chain"))
+                            .u64(NFTA_RULE_HANDLE, o.path("handle").asLong());
+                    add(DELRULE, 0, family(o), a);
+                }
+                case "add rule" -> rule(o);
+                default -> throw unsupported();
+            }
+        }
+
+        void add(int type, int flags, int family, Attrs attrs) {
+            byte[] header = {(byte) family, 0, 0, 0}; // nfgenmsg: family, version 0, res_id 0
+            messages.add(new NftablesSocket.Message(type, flags, concat(header, attrs.bytes())));
+        }
+
+        void rule(JsonNode o) {
+            for (String f : iterable(o.fieldNames())) {
+                if (!List.of("family", "table", "chain", "expr", "comment").contains(f)) {
+                    throw unsupported(); // handle, index, position: not an append
+                }
+            }
+            int family = family(o);
+            String table = text(o, "table");
+            Rule r = new Rule(this, family, table);
+            JsonNode expr = o.get("expr");
+            if (expr == null || !expr.isArray() || expr.isEmpty()) {
+                throw unsupported();
+            }
+            expr.forEach(r::statement);
+            Attrs a = new Attrs().string(NFTA_RULE_TABLE, table).string(NFTA_RULE_CHAIN, text(o, "chain"))
+                    .nested(NFTA_RULE_EXPRESSIONS, r.exprs);
+            JsonNode comment = o.get("comment");
+            if (comment != null && !comment.isNull()) {
+                // nftnl rule user data: TLV of the comment (type 0), NUL-terminated
+                byte[] s = comment.asText().getBytes(StandardCharsets.UTF_8);
+                if (s.length + 1 > 255) {
+                    throw unsupported();
+                }
+                byte[] tlv = new byte[s.length + 3];
+                tlv[0] = 0;
+                tlv[1] = (byte) (s.length + 1);
+                System.arraycopy(s, 0, tlv, 2, s.length);
+                a.bytes(NFTA_RULE_USERDATA, tlv);
+            }
+            add(NEWRULE, NftablesSocket.NLM_F_CREATE | NftablesSocket.NLM_F_APPEND, family, a);
+        }
+    }
+
+    /** One rule's expressions, and the nfproto its matches have checked so far (nft adds that check once). */
+    private static final class Rule {
+        final Batch batch;
+        final int family;
+        final String table;
+        final Attrs exprs = new Attrs();
+        int nfproto;
+
+        Rule(Batch batch, int family, String table) {
+            this.batch = batch;
+            this.family = family;
+            this.table = table;
+        }
+
+        void statement(JsonNode s) {
+            if (s.size() != 1) {
+                throw unsupported();
+            }
+            String kind = s.fieldNames().next();
+            JsonNode v = s.get(kind);
+            switch (kind) {
+                case "match" -> match(v);
+                case "accept" -> verdict(NF_ACCEPT, null);
+                case "drop" -> verdict(NF_DROP, null);
+                case "return" -> verdict(NFT_RETURN, null);
+                case "jump" -> verdict(NFT_JUMP, text(v, "target"));
+                case "goto" -> verdict(NFT_GOTO, text(v, "target"));
+                case "mangle" -> mangle(v);
+                case "log" -> log(v);
+                default -> throw unsupported();
+            }
+        }
+
+        void match(JsonNode m) {
+            String op = text(m, "op");
+            if (!op.equals("==") && !op.equals("!=")) {
+                throw unsupported(); // flag tests ("in", "!") and orderings
+            }
+            boolean neg = op.equals("!=");
+            JsonNode left = m.get("left");
+            JsonNode right = m.get("right");
+            if (right.isTextual() && right.asText().startsWith("@")) {
+                key(left);
+                expr("lookup", new Attrs().string(1, right.asText().substring(1)).u32be(2, REG_1)
+                        .u32beIf(5, neg ? NFT_LOOKUP_F_INV : 0));
+                return;
+            }
+            if (left.has("&")) {
+                mark(left.get("&"), right, neg);
+                return;
+            }
+            if (left.has("meta")) {
+                meta(text(left.get("meta"), "key"), right, neg);
+                return;
+            }
+            if (left.has("payload")) {
+                payload(left.get("payload"), right, neg);
+                return;
+            }
+            throw unsupported();
+        }
+
+        /** {@code meta mark & mask ==|!= value} */
+        void mark(JsonNode and, JsonNode right, boolean neg) {
+            if (and.size() != 2 || !isMeta(and.get(0), "mark") || !and.get(1).isIntegralNumber() || !right.isIntegralNumber()) {
+                throw unsupported();
+            }
+            metaLoad(NFT_META_MARK);
+            bitwise(host32(and.get(1).asLong()), new byte[4]);
+            cmp(neg ? CMP_NEQ : CMP_EQ, host32(right.asLong()));
+        }
+
+        void meta(String key, JsonNode right, boolean neg) {
+            switch (key) {
+                case "nfproto" -> {
+                    int p = switch (right.asText()) {
+                        case "ipv4" -> NFPROTO_IPV4;
+                        case "ipv6" -> NFPROTO_IPV6;
+                        default -> throw unsupported();
+                    };
+                    metaLoad(NFT_META_NFPROTO);
+                    cmp(neg ? CMP_NEQ : CMP_EQ, new byte[] {(byte) p});
+                    if (!neg) {
+                        nfproto = p;
+                    }
+                }
+                case "l4proto" -> {
+                    metaLoad(NFT_META_L4PROTO);
+                    cmp(neg ? CMP_NEQ : CMP_EQ, new byte[] {(byte) protocol(right)});
+                }
+                case "iifname", "oifname" -> {
+                    if (!right.isTextual()) {
+                        throw unsupported();
+                    }
+                    String name = right.asText();
+                    byte[] value;
+                    if (name.endsWith("*") && !name.endsWith("\\*")) {
+                        value = name.substring(0, name.length() - 1).getBytes(StandardCharsets.UTF_8);
+                        if (value.length == 0) {
+                            throw unsupported(); // "*" alone: nft matches any name another way
+                        }
+                    } else {
+                        value = Arrays.copyOf(name.getBytes(StandardCharsets.UTF_8), IFNAMSIZ);
+                    }
+                    if (name.contains("\\") || value.length > IFNAMSIZ) {
+                        throw unsupported();
+                    }
+                    metaLoad(key.equals("iifname") ? NFT_META_IIFNAME : NFT_META_OIFNAME);
+                    cmp(neg ? CMP_NEQ : CMP_EQ, value);
+                }
+                case "mark" -> {
+                    if (!right.isIntegralNumber()) {
+                        throw unsupported();
+                    }
+                    metaLoad(NFT_META_MARK);
+                    cmp(neg ? CMP_NEQ : CMP_EQ, host32(right.asLong()));
+                }
+                default -> throw unsupported();
+            }
+        }
+
+        void payload(JsonNode p, JsonNode right, boolean neg) {
+            String proto = text(p, "protocol");
+            String field = text(p, "field");
+            if (proto.equals("th") && (field.equals("sport") || field.equals("dport"))) {
+                ports(field.equals("sport") ? 0 : 2, right, neg);
+            } else if ((proto.equals("ip") || proto.equals("ip6")) && (field.equals("saddr") || field.equals("daddr"))) {
+                address(proto.equals("ip") ? 4 : 16, field.equals("saddr"), right, neg);
+            } else {
+                throw unsupported();
+            }
+        }
+
+        void ports(int offset, JsonNode right, boolean neg) {
+            if (right.isIntegralNumber()) {
+                payloadLoad(BASE_TRANSPORT, offset, 2, REG_1);
+                cmp(neg ? CMP_NEQ : CMP_EQ, be16(port(right)));
+            } else if (right.has("range")) {
+                int[] r = portRange(right);
+                payloadLoad(BASE_TRANSPORT, offset, 2, REG_1);
+                if (neg) {
+                    expr("range", new Attrs().u32be(1, REG_1).u32be(2, NFT_RANGE_NEQ)
+                            .nested(3, data(be16(r[0]))).nested(4, data(be16(r[1]))));
+                } else {
+                    cmp(CMP_GTE, be16(r[0]));
+                    cmp(CMP_LTE, be16(r[1]));
+                }
+            } else if (right.has("set")) {
+                List<BigInteger[]> intervals = new ArrayList<>();
+                boolean ranges = false;
+                for (JsonNode e : right.get("set")) {
+                    int[] r = e.isIntegralNumber() ? new int[] {port(e), port(e)} : portRange(e);
+                    ranges |= r[0] != r[1];
+                    intervals.add(new BigInteger[] {BigInteger.valueOf(r[0]), BigInteger.valueOf(r[1])});
+                }
+                int id = anonymousSet(TYPE_INET_SERVICE, 2, intervals, ranges);
+                payloadLoad(BASE_TRANSPORT, offset, 2, REG_1);
+                lookupAnonymous(id, neg);
+            } else {
+                throw unsupported();
+            }
+        }
+
+        void address(int len, boolean source, JsonNode right, boolean neg) {
+            int offset = len == 4 ? (source ? 12 : 16) : (source ? 8 : 24);
+            if (right.has("set")) {
+                List<BigInteger[]> intervals = new ArrayList<>();
+                boolean ranges = false;
+                for (JsonNode e : right.get("set")) {
+                    Prefix p = prefix(e, len);
+                    ranges |= p.bits != len * 8;
+                    intervals.add(p.interval(len));
+                }
+                int id = anonymousSet(len == 4 ? TYPE_IPADDR : TYPE_IP6ADDR, len, intervals, ranges);
+                dependency(len);
+                payloadLoad(BASE_NETWORK, offset, len, REG_1);
+                lookupAnonymous(id, neg);
+                return;
+            }
+            Prefix p = prefix(right, len);
+            dependency(len);
+            if (p.bits % 8 == 0) {
+                // nft loads only the prefix's whole bytes
+                int bytes = p.bits / 8;
+                if (bytes == 0) {
+                    throw unsupported();
+                }
+                payloadLoad(BASE_NETWORK, offset, bytes, REG_1);
+                cmp(neg ? CMP_NEQ : CMP_EQ, Arrays.copyOf(p.address, bytes));
+            } else {
+                payloadLoad(BASE_NETWORK, offset, len, REG_1);
+                bitwise(p.mask(len), new byte[len]);
+                cmp(neg ? CMP_NEQ : CMP_EQ, p.address);
+            }
+        }
+
+        /** What a lookup's left side loads, and the key length (a concatenation's registers as nft lays them out). */
+        Key key(JsonNode left) {
+            if (left.has("payload")) {
+                JsonNode p = left.get("payload");
+                String proto = text(p, "protocol");
+                String field = text(p, "field");
+                if ((proto.equals("ip") || proto.equals("ip6")) && (field.equals("saddr") || field.equals("daddr"))) {
+                    int len = proto.equals("ip") ? 4 : 16;
+                    dependency(len);
+                    payloadLoad(BASE_NETWORK, len == 4 ? (field.equals("saddr") ? 12 : 16) : (field.equals("saddr") ? 8 : 24),
+                            len, REG_1);
+                    return new Key(len);
+                }
+                throw unsupported();
+            }
+            if (left.has("concat")) {
+                JsonNode parts = left.get("concat");
+                if (parts.size() != 3 || !parts.get(0).has("payload") || !isMeta(parts.get(1), "l4proto")
+                        || !parts.get(2).has("payload")) {
+                    throw unsupported();
+                }
+                JsonNode port = parts.get(2).get("payload");
+                if (!text(port, "protocol").equals("th")) {
+                    throw unsupported();
+                }
+                Key addr = key(parts.get(0));
+                int words = addr.len / 4;
+                metaLoad(NFT_META_L4PROTO, REG32_00 + words);
+                String f = text(port, "field");
+                if (!f.equals("sport") && !f.equals("dport")) {
+                    throw unsupported();
+                }
+                payloadLoad(BASE_TRANSPORT, f.equals("sport") ? 0 : 2, 2, REG32_00 + words + 1);
+                return new Key(addr.len + 8);
+            }
+            throw unsupported();
+        }
+
+        /** {@code meta nfproto} check nft puts before an IPv4/IPv6 header match in an inet table, once per rule. */
+        void dependency(int addressLength) {
+            int p = addressLength == 4 ? NFPROTO_IPV4 : NFPROTO_IPV6;
+            if (family != NFPROTO_INET || nfproto == p) {
+                if (family != NFPROTO_INET && family != p) {
+                    throw unsupported();
+                }
+                return;
+            }
+            if (nfproto != 0) {
+                throw unsupported(); // both families: nft refuses it
+            }
+            metaLoad(NFT_META_NFPROTO);
+            cmp(CMP_EQ, new byte[] {(byte) p});
+            nfproto = p;
+        }
+
+        /** An anonymous constant set of {@code intervals} (inclusive), added to the batch before the rule; {@return its id} */
+        int anonymousSet(int keyType, int keyLen, List<BigInteger[]> intervals, boolean interval) {
+            intervals.sort(Comparator.comparing(i -> i[0]));
+            for (int i = 1; i < intervals.size(); i++) {
+                if (intervals.get(i)[0].compareTo(intervals.get(i - 1)[1].add(BigInteger.ONE)) <= 0) {
+                    throw unsupported(); // touching or overlapping: nft merges them its own way
+                }
+            }
+            int id = batch.nextSetId++;
+            // each element: key, and for an interval set [start, end + 1 flagged END], led by 0 END when the first does not start at 0
+            List<byte[][]> elems = new ArrayList<>(); // {key, flags or null}
+            BigInteger max = BigInteger.ONE.shiftLeft(keyLen * 8);
+            if (interval && intervals.get(0)[0].signum() != 0) {
+                elems.add(new byte[][] {new byte[keyLen], be32(NFT_SET_ELEM_INTERVAL_END)});
+            }
+            for (BigInteger[] r : intervals) {
+                elems.add(new byte[][] {unsigned(r[0], keyLen), null});
+                BigInteger end = r[1].add(BigInteger.ONE);
+                if (interval && end.compareTo(max) < 0) {
+                    elems.add(new byte[][] {unsigned(end, keyLen), be32(NFT_SET_ELEM_INTERVAL_END)});
+                }
+            }
+            int flags = NFT_SET_ANONYMOUS | NFT_SET_CONSTANT | (interval ? NFT_SET_INTERVAL : 0);
+            // nftnl set user data: key byte order big endian (type 0); for intervals, merge elements (type 2)
+            ByteArrayOutputStream udata = new ByteArrayOutputStream();
+            udata.writeBytes(new byte[] {0, 4});
+            udata.writeBytes(host32(2));
+            if (interval) {
+                udata.writeBytes(new byte[] {2, 4});
+                udata.writeBytes(host32(1));
+            }
+            Attrs set = new Attrs().string(NFTA_SET_TABLE, table).string(NFTA_SET_NAME, ANONYMOUS)
+                    .u32be(NFTA_SET_FLAGS, flags).u32be(NFTA_SET_KEY_TYPE, keyType).u32be(NFTA_SET_KEY_LEN, keyLen)
+                    .u32be(NFTA_SET_ID, id).nested(NFTA_SET_DESC, new Attrs().u32be(NFTA_SET_DESC_SIZE, elems.size()))
+                    .bytes(NFTA_SET_USERDATA, udata.toByteArray());
+            batch.add(NEWSET, NftablesSocket.NLM_F_CREATE, family, set);
+            Attrs list = new Attrs();
+            for (byte[][] e : elems) {
+                Attrs elem = new Attrs();
+                if (e[1] != null) {
+                    elem.bytes(NFTA_SET_ELEM_FLAGS, e[1]);
+                }
+                elem.nested(NFTA_SET_ELEM_KEY, data(e[0]));
+                list.nested(NFTA_LIST_ELEM, elem);
+            }
+            Attrs el = new Attrs().string(NFTA_SET_ELEM_LIST_TABLE, table).string(NFTA_SET_ELEM_LIST_SET, ANONYMOUS)
+                    .nested(NFTA_SET_ELEM_LIST_ELEMENTS, list).u32be(NFTA_SET_ELEM_LIST_SET_ID, id);
+            batch.add(NEWSETELEM, NftablesSocket.NLM_F_CREATE, family, el);
+            return id;
+        }
+
+        void lookupAnonymous(int id, boolean neg) {
+            expr("lookup", new Attrs().string(1, ANONYMOUS).u32be(2, REG_1).u32be(4, id)
+                    .u32beIf(5, neg ? NFT_LOOKUP_F_INV : 0));
+        }
+
+        void mangle(JsonNode v) {
+            if (!isMeta(v.get("key"), "mark")) {
+                throw unsupported();
+            }
+            JsonNode value = v.get("value");
+            JsonNode or = value.get("|");
+            JsonNode and = value.get("&");
+            byte[] mask;
+            byte[] xor;
+            if (or != null && or.size() == 2 && isMeta(or.get(0), "mark") && or.get(1).isIntegralNumber()) {
+                long bits = or.get(1).asLong();
+                mask = host32(~bits & 0xffffffffL);
+                xor = host32(bits);
+            } else if (and != null && and.size() == 2 && isMeta(and.get(0), "mark") && and.get(1).isIntegralNumber()) {
+                mask = host32(and.get(1).asLong());
+                xor = new byte[4];
+            } else {
+                throw unsupported();
+            }
+            metaLoad(NFT_META_MARK);
+            bitwise(mask, xor);
+            expr("meta", new Attrs().u32be(2, NFT_META_MARK).u32be(3, REG_1)); // key, sreg
+        }
+
+        void log(JsonNode v) {
+            Attrs a = new Attrs();
+            for (String f : iterable(v.fieldNames())) {
+                if (!List.of("prefix", "group", "level").contains(f)) {
+                    throw unsupported();
+                }
+            }
+            if (v.has("group")) {
+                a.u16be(1, v.get("group").asInt());
+            }
+            if (v.has("prefix")) {
+                a.string(2, v.get("prefix").asText());
+            }
+            if (v.has("level")) {
+                Integer level = LOG_LEVELS.get(v.get("level").asText());
+                if (level == null || v.has("group")) {
+                    throw unsupported();
+                }
+                a.u32be(5, level);
+            }
+            expr("log", a);
+        }
+
+        void verdict(int code, String chain) {
+            Attrs verdict = new Attrs().u32be(NFTA_VERDICT_CODE, code);
+            if (chain != null) {
+                verdict.string(NFTA_VERDICT_CHAIN, chain);
+            }
+            expr("immediate", new Attrs().u32be(1, REG_VERDICT)
+                    .nested(2, new Attrs().nested(NFTA_DATA_VERDICT, verdict)));
+        }
+
+        void metaLoad(int key) {
+            metaLoad(key, REG_1);
+        }
+
+        void metaLoad(int key, int reg) {
+            expr("meta", new Attrs().u32be(1, reg).u32be(2, key)); // dreg, key
+        }
+
+        void payloadLoad(int base, int offset, int len, int reg) {
+            expr("payload", new Attrs().u32be(1, reg).u32be(2, base).u32be(3, offset).u32be(4, len));
+        }
+
+        void cmp(int op, byte[] value) {
+            expr("cmp", new Attrs().u32be(1, REG_1).u32be(2, op).nested(3, data(value)));
+        }
+
+        void bitwise(byte[] mask, byte[] xor) {
+            expr("bitwise", new Attrs().u32be(1, REG_1).u32be(2, REG_1).u32be(3, mask.length)
+                    .nested(4, data(mask)).nested(5, data(xor)));
+        }
+
+        void expr(String name, Attrs data) {
+            exprs.nested(NFTA_LIST_ELEM, new Attrs().string(NFTA_EXPR_NAME, name).nested(NFTA_EXPR_DATA, data));
+        }
+    }
+
+    private record Key(int len) {
+    }
+
+    /** An address and prefix length, the address already masked as nft sends it. */
+    private record Prefix(byte[] address, int bits) {
+        byte[] mask(int len) {
+            byte[] m = new byte[len];
+            for (int i = 0; i < bits; i++) {
+                m[i / 8] |= (byte) (0x80 >>> (i % 8));
+            }
+            return m;
+        }
+
+        BigInteger[] interval(int len) {
+            BigInteger start = new BigInteger(1, address);
+            BigInteger hostBits = BigInteger.ONE.shiftLeft(len * 8 - bits).subtract(BigInteger.ONE);
+            return new BigInteger[] {start, start.or(hostBits)};
+        }
+    }
+
+    private static Prefix prefix(JsonNode n, int len) {
+        String addr;
+        int bits;
+        if (n.isTextual()) {
+            addr = n.asText();
+            bits = len * 8;
+        } else if (n.has("prefix")) {
+            addr = text(n.get("prefix"), "addr");
+            bits = n.get("prefix").path("len").asInt(-1);
+        } else {
+            throw unsupported();
+        }
+        if (bits < 0 || bits > len * 8 || addr.isEmpty() || !(addr.indexOf(':') >= 0 || Character.isDigit(addr.charAt(0)))) {
+            throw unsupported(); // only literals: never a name to resolve
+        }
+        byte[] b;
+        try {
+            b = InetAddress.getByName(addr).getAddress();
+        } catch (UnknownHostException e) {
+            throw unsupported();
+        }
+        if (b.length != len) {
+            throw unsupported();
+        }
+        Prefix unmasked = new Prefix(b, bits);
+        byte[] m = unmasked.mask(len);
+        for (int i = 0; i < len; i++) {
+            b[i] &= m[i];
+        }
+        return new Prefix(b, bits);
+    }
+
+    private static boolean isMeta(JsonNode n, String key) {
+        return n != null && n.has("meta") && key.equals(n.get("meta").path("key").asText());
+    }
+
+    private static int protocol(JsonNode n) {
+        if (n.isIntegralNumber() && n.asInt() >= 0 && n.asInt() <= 255) {
+            return n.asInt();
+        }
+        Integer p = n.isTextual() ? L4.get(n.asText()) : null;
+        if (p == null) {
+            throw unsupported();
+        }
+        return p;
+    }
+
+    private static int port(JsonNode n) {
+        if (!n.isIntegralNumber() || n.asInt() < 0 || n.asInt() > 65535) {
+            throw unsupported();
+        }
+        return n.asInt();
+    }
+
+    private static int[] portRange(JsonNode n) {
+        JsonNode r = n.get("range");
+        if (r == null || r.size() != 2) {
+            throw unsupported();
+        }
+        int[] out = {port(r.get(0)), port(r.get(1))};
+        if (out[0] > out[1]) {
+            throw unsupported();
+        }
+        return out;
+    }
+
+    private static int family(JsonNode o) {
+        Integer f = FAMILIES.get(text(o, "family"));
+        if (f == null) {
+            throw unsupported();
+        }
+        return f;
+    }
+
+    private static String text(JsonNode o, String field) {
+        JsonNode v = o == null ? null : o.get(field);
+        if (v == null || !v.isTextual()) {
+            throw unsupported();
+        }
+        return v.asText();
+    }
+
+    private static <T> Iterable<T> iterable(java.util.Iterator<T> it) {
+        return () -> it;
+    }
+
+    private static Attrs data(byte[] value) {
+        return new Attrs().bytes(NFTA_DATA_VALUE, value);
+    }
+
+    private static byte[] be16(int v) {
+        return new byte[] {(byte) (v >>> 8), (byte) v};
+    }
+
+    private static byte[] be32(int v) {
+        return ByteBuffer.allocate(4).putInt(v).array();
+    }
+
+    private static byte[] host32(long v) {
+        return ByteBuffer.allocate(4).order(ByteOrder.nativeOrder()).putInt((int) v).array();
+    }
+
+    private static byte[] unsigned(BigInteger v, int len) {
+        byte[] raw = v.toByteArray();
+        byte[] out = new byte[len];
+        int n = Math.min(raw.length, len);
+        System.arraycopy(raw, raw.length - n, out, len - n, n);
+        return out;
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /** Netlink attributes (nftables values are big-endian), nested ones flagged {@code NLA_F_NESTED} as libmnl does. */
+    private static final class Attrs {
+        private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+        Attrs bytes(int type, byte[] value) {
+            int len = 4 + value.length;
+            out.writeBytes(ByteBuffer.allocate(4).order(ByteOrder.nativeOrder()).putShort((short) len).putShort((short) type)
+                    .array());
+            out.writeBytes(value);
+            for (int pad = (4 - (len & 3)) & 3; pad > 0; pad--) {
+                out.write(0);
+            }
+            return this;
+        }
+
+        Attrs string(int type, String s) {
+            byte[] b = s.getBytes(StandardCharsets.UTF_8);
+            return bytes(type, Arrays.copyOf(b, b.length + 1));
+        }
+
+        Attrs u32be(int type, int v) {
+            return bytes(type, be32(v));
+        }
+
+        Attrs u32beIf(int type, int v) {
+            return v == 0 ? this : u32be(type, v);
+        }
+
+        Attrs u16be(int type, int v) {
+            return bytes(type, be16(v));
+        }
+
+        Attrs u64(int type, long v) {
+            return bytes(type, ByteBuffer.allocate(8).putLong(v).array());
+        }
+
+        Attrs nested(int type, Attrs inner) {
+            return bytes(type | NLA_F_NESTED, inner.bytes());
+        }
+
+        byte[] bytes() {
+            return out.toByteArray();
+        }
+    }
+}

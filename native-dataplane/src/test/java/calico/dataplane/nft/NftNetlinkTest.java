@@ -1,0 +1,262 @@
+package calico.dataplane.nft;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import calico.dataplane.netlink.NetlinkException;
+import calico.dataplane.netlink.NftablesSocket;
+import calico.dataplane.testing.NetNs;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Our netlink encoding of rules against libnftables' own, in the kernel: the same batch goes to
+ * one namespace as our messages and to another through libnftables, and {@code nft list} of the
+ * two tables must be identical (libnftables decodes what the kernel holds, so any byte we send
+ * differently from it shows). Every expression kind {@link NftNetlink} encodes is in {@link #RULES}.
+ */
+class NftNetlinkTest {
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final TableRef CALICO = TableRef.inet("calico");
+
+    /** Rules as libnftables JSON statements, one array per rule; each is encoded by us. */
+    static final List<String> RULES = List.of(
+            // nfproto, l4proto by number, a named-set lookup, one port, a mark set, return
+            """
+            [{"match":{"op":"==","left":{"meta":{"key":"nfproto"}},"right":"ipv4"}},
+             {"match":{"op":"==","left":{"meta":{"key":"l4proto"}},"right":6}},
+             {"match":{"op":"==","left":{"payload":{"protocol":"ip","field":"saddr"}},"right":"@cali40s"}},
+             {"match":{"op":"==","left":{"payload":{"protocol":"th","field":"dport"}},"right":80}},
+             {"mangle":{"key":{"meta":{"key":"mark"}},"value":{"|":[{"meta":{"key":"mark"}},65536]}}},
+             {"return":null}]""",
+            // nfproto added by us before an IPv4 match; a byte-aligned prefix
+            """
+            [{"match":{"op":"==","left":{"payload":{"protocol":"ip","field":"daddr"}},"right":{"prefix":{"addr":"10.0.0.0","len":8}}}},
+             {"accept":null}]""",
+            // an unaligned prefix (mask), negated; a bare address; IPv6 prefixes
+            """
+            [{"match":{"op":"!=","left":{"payload":{"protocol":"ip","field":"daddr"}},"right":{"prefix":{"addr":"10.0.16.0","len":20}}}},
+             {"match":{"op":"==","left":{"payload":{"protocol":"ip","field":"saddr"}},"right":"10.1.2.3"}},
+             {"drop":null}]""",
+            """
+            [{"match":{"op":"==","left":{"payload":{"protocol":"ip6","field":"saddr"}},"right":{"prefix":{"addr":"2001:db8::","len":32}}}},
+             {"match":{"op":"==","left":{"payload":{"protocol":"ip6","field":"daddr"}},"right":{"prefix":{"addr":"fd00::","len":60}}}},
+             {"accept":null}]""",
+            // anonymous interval sets: nets (negated) and ports; a plain anonymous set of ports
+            """
+            [{"match":{"op":"!=","left":{"payload":{"protocol":"ip","field":"daddr"}},"right":{"set":[{"prefix":{"addr":"10.0.0.0","len":8}},{"prefix":{"addr":"192.168.1.0","len":24}},"192.168.2.1"]}}},
+             {"drop":null}]""",
+            """
+            [{"match":{"op":"==","left":{"payload":{"protocol":"ip6","field":"saddr"}},"right":{"set":[{"prefix":{"addr":"fd00::","len":16}},"2001:db8::1"]}}},
+             {"accept":null}]""",
+            """
+            [{"match":{"op":"==","left":{"meta":{"key":"l4proto"}},"right":6}},
+             {"match":{"op":"==","left":{"payload":{"protocol":"th","field":"dport"}},"right":{"set":[80,443,{"range":[1000,2000]}]}}},
+             {"accept":null}]""",
+            """
+            [{"match":{"op":"!=","left":{"payload":{"protocol":"th","field":"sport"}},"right":{"set":[53,5353]}}},
+             {"accept":null}]""",
+            """
+            [{"match":{"op":"==","left":{"payload":{"protocol":"th","field":"dport"}},"right":{"set":[{"range":[0,10]},{"range":[60000,65535]}]}}},
+             {"accept":null}]""",
+            // port ranges: in (two comparisons) and not in (a range expression)
+            """
+            [{"match":{"op":"==","left":{"payload":{"protocol":"th","field":"dport"}},"right":{"range":[1000,2000]}}},
+             {"match":{"op":"!=","left":{"payload":{"protocol":"th","field":"sport"}},"right":{"range":[3000,3100]}}},
+             {"accept":null}]""",
+            // mark tests and a mark clear
+            """
+            [{"match":{"op":"==","left":{"&":[{"meta":{"key":"mark"}},65536]},"right":65536}},
+             {"match":{"op":"==","left":{"&":[{"meta":{"key":"mark"}},196608]},"right":0}},
+             {"mangle":{"key":{"meta":{"key":"mark"}},"value":{"&":[{"meta":{"key":"mark"}},4294770687]}}}]""",
+            // named-port sets (address . protocol . port), both families, negated
+            """
+            [{"match":{"op":"==","left":{"concat":[{"payload":{"protocol":"ip","field":"daddr"}},{"meta":{"key":"l4proto"}},{"payload":{"protocol":"th","field":"dport"}}]},"right":"@cali40np"}},
+             {"accept":null}]""",
+            """
+            [{"match":{"op":"!=","left":{"concat":[{"payload":{"protocol":"ip6","field":"saddr"}},{"meta":{"key":"l4proto"}},{"payload":{"protocol":"th","field":"sport"}}]},"right":"@cali60np"}},
+             {"drop":null}]""",
+            // a negated lookup, l4proto negated, interface names (prefix and exact), jump and goto
+            """
+            [{"match":{"op":"!=","left":{"payload":{"protocol":"ip6","field":"daddr"}},"right":"@cali60s"}},
+             {"match":{"op":"!=","left":{"meta":{"key":"l4proto"}},"right":17}},
+             {"jump":{"target":"cali-pi-default/ns1/np.1"}}]""",
+            """
+            [{"match":{"op":"==","left":{"meta":{"key":"iifname"}},"right":"cali*"}},
+             {"match":{"op":"==","left":{"meta":{"key":"oifname"}},"right":"eth0"}},
+             {"match":{"op":"==","left":{"meta":{"key":"nfproto"}},"right":"ipv6"}},
+             {"goto":{"target":"c2"}}]""",
+            // logs
+            """
+            [{"log":{"prefix":"calico-packet: ","level":"notice"}}]""",
+            """
+            [{"match":{"op":"==","left":{"&":[{"meta":{"key":"mark"}},65536]},"right":65536}},
+             {"log":{"prefix":"API0|np/prod/web","group":1}}]""");
+
+    private NetNs ours;
+    private NetNs theirs;
+
+    @BeforeEach
+    void namespaces() {
+        ours = NetNs.create("nl-ours");
+        theirs = NetNs.create("nl-theirs");
+    }
+
+    @AfterEach
+    void deleteNamespaces() {
+        ours.close();
+        theirs.close();
+    }
+
+    @Test
+    void everyRuleWeEncodeListsAsLibnftablesOwnEncodingOfIt() throws Exception {
+        NftBatch rules = new NftBatch();
+        for (String r : RULES) {
+            rules.addRule(CALICO, "c", exprs(r), null);
+        }
+        rules.addRule(CALICO, "c", List.of(NftExpr.accept()), "a comment: felix's rules carry one");
+        both(skeleton());
+        sendBoth(rules);
+        String listed = ours.exec("nft", "list", "table", "inet", "calico");
+        assertThat(listed).isEqualTo(theirs.exec("nft", "list", "table", "inet", "calico"));
+        assertThat(listed).contains("tcp dport { 80, 443, 1000-2000 }", "ip daddr != { 10.0.0.0/8, 192.168.1.0/24, 192.168.2.1 }",
+                "comment \"a comment: felix's rules carry one\"");
+        assertThat(rules(listed)).hasSize(RULES.size() + 1);
+    }
+
+    @Test
+    void aChainIsFlushedAndRefilledAndARuleDeletedByHandle() throws Exception {
+        both(skeleton());
+        NftBatch fill = new NftBatch();
+        RULES.subList(0, 5).forEach(r -> fill.addRule(CALICO, "c", exprs(r), null));
+        both(fill);
+        NftBatch refill = new NftBatch().flushChain(CALICO, "c");
+        RULES.subList(5, 9).forEach(r -> refill.addRule(CALICO, "c", exprs(r), null));
+        sendBoth(refill);
+        assertThat(ours.exec("nft", "list", "table", "inet", "calico"))
+                .isEqualTo(theirs.exec("nft", "list", "table", "inet", "calico"));
+        long handle = firstHandle(ours);
+        long theirHandle = firstHandle(theirs);
+        ours.run(() -> send(new NftBatch().deleteRule(CALICO, "c", handle)));
+        theirs.run(() -> applyWithLibnftables(new NftBatch().deleteRule(CALICO, "c", theirHandle)));
+        String listed = ours.exec("nft", "list", "table", "inet", "calico");
+        assertThat(listed).isEqualTo(theirs.exec("nft", "list", "table", "inet", "calico"));
+        assertThat(rules(listed)).hasSize(3);
+    }
+
+    @Test
+    void aBatchTheKernelRefusesChangesNothingAndNamesTheMessage() throws Exception {
+        both(skeleton());
+        String before = ours.exec("nft", "list", "ruleset");
+        NftBatch bad = new NftBatch().flushChain(CALICO, "c")
+                .addRule(CALICO, "c", exprs(RULES.get(0)), null)
+                .addRule(CALICO, "c", List.of(NftExpr.jump("no-such-chain")), null);
+        List<NftablesSocket.Message> messages = NftNetlink.encode(bad.texts());
+        assertThat(messages).hasSize(3);
+        assertThatThrownBy(() -> ours.run(() -> {
+            try (NftablesSocket s = new NftablesSocket()) {
+                s.commit(messages);
+            }
+        })).isInstanceOf(NetlinkException.class).hasMessageContaining("message 2").hasMessageContaining("ENOENT");
+        assertThat(ours.exec("nft", "list", "ruleset")).isEqualTo(before);
+        // Through Nftables with netlink on: libnftables gets the batch again and names the command.
+        assertThatThrownBy(() -> ours.run(() -> {
+            try (Nftables nft = Nftables.open(true)) {
+                nft.apply(bad);
+            }
+        })).isInstanceOf(NftablesException.class).satisfies(e -> assertThat(((NftablesException) e).failedIndex()).isEqualTo(2));
+        assertThat(ours.exec("nft", "list", "ruleset")).isEqualTo(before);
+    }
+
+    @Test
+    void formsWeDoNotEncodeLeaveTheBatchToLibnftables() throws Exception {
+        assertThat(NftNetlink.encode(new NftBatch().addRule(CALICO, "c", List.of(NftExpr.ctState("established", "related"),
+                NftExpr.accept()), null).texts())).isNull();
+        assertThat(NftNetlink.encode(new NftBatch().addRule(CALICO, "c", List.of(NftExpr.counter(), NftExpr.accept()), null)
+                .texts())).isNull();
+        assertThat(NftNetlink.encode(new NftBatch().addChain(CALICO, "x").texts())).isNull();
+        // touching intervals: nft merges them its own way
+        assertThat(NftNetlink.encode(new NftBatch().addRule(CALICO, "c", exprs("""
+                [{"match":{"op":"==","left":{"payload":{"protocol":"th","field":"dport"}},"right":{"set":[{"range":[1,10]},{"range":[11,20]}]}}},{"accept":null}]"""),
+                null).texts())).isNull();
+        // and Nftables still applies such a batch, through libnftables
+        both(skeleton());
+        ours.run(() -> {
+            try (Nftables nft = Nftables.open(true)) {
+                nft.apply(new NftBatch().addRule(CALICO, "c", List.of(NftExpr.ctState("established", "related"),
+                        NftExpr.accept()), null).addRule(CALICO, "c", exprs(RULES.get(6)), null));
+            }
+        });
+        assertThat(ours.exec("nft", "list", "chain", "inet", "calico", "c")).contains("ct state established,related accept",
+                "tcp dport { 80, 443, 1000-2000 } accept");
+    }
+
+    private static NftBatch skeleton() {
+        return new NftBatch().addTable(CALICO)
+                .addSet(CALICO, "cali40s", SetSpec.cidrs(4))
+                .addSet(CALICO, "cali60s", SetSpec.cidrs(6))
+                .addSet(CALICO, "cali40np", SetSpec.namedPorts(4))
+                .addSet(CALICO, "cali60np", SetSpec.namedPorts(6))
+                .addChain(CALICO, "c2").addChain(CALICO, "cali-pi-default/ns1/np.1").addChain(CALICO, "c")
+                .addChain(CALICO, "filter-FORWARD", BaseChain.filter("forward", "accept"))
+                .addRule(CALICO, "filter-FORWARD", List.of(NftExpr.jump("c")), null);
+    }
+
+    private static List<ObjectNode> exprs(String json) {
+        try {
+            List<ObjectNode> out = new ArrayList<>();
+            MAPPER.readTree(json).forEach(n -> out.add((ObjectNode) n));
+            return out;
+        } catch (Exception e) {
+            throw new IllegalArgumentException(json, e);
+        }
+    }
+
+    private void both(NftBatch batch) {
+        ours.run(() -> applyWithLibnftables(batch));
+        theirs.run(() -> applyWithLibnftables(batch));
+    }
+
+    /** {@code batch} to our namespace as our messages, to theirs through libnftables. */
+    private void sendBoth(NftBatch batch) {
+        ours.run(() -> send(batch));
+        theirs.run(() -> applyWithLibnftables(batch));
+    }
+
+    private static void send(NftBatch batch) {
+        List<NftablesSocket.Message> messages = NftNetlink.encode(batch.texts());
+        assertThat(messages).as("every command of %s has a netlink form", batch).isNotNull();
+        try (NftablesSocket s = new NftablesSocket()) {
+            s.commit(messages);
+        }
+    }
+
+    private static void applyWithLibnftables(NftBatch batch) {
+        try (Nftables nft = Nftables.open()) {
+            nft.apply(batch);
+        }
+    }
+
+    private static long firstHandle(NetNs ns) throws Exception {
+        JsonNode doc = MAPPER.readTree(ns.exec("nft", "-j", "-a", "list", "chain", "inet", "calico", "c"));
+        for (JsonNode n : doc.path("nftables")) {
+            if (n.has("rule")) {
+                return n.get("rule").get("handle").asLong();
+            }
+        }
+        throw new AssertionError("no rule in chain c");
+    }
+
+    private static List<String> rules(String listing) {
+        String chain = listing.substring(listing.indexOf("chain c {"));
+        chain = chain.substring(chain.indexOf('\n') + 1, chain.indexOf("\n\t}"));
+        return chain.lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+    }
+}
