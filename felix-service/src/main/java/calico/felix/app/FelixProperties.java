@@ -37,6 +37,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param bpfFsPath          the bpffs the eBPF driver pins its maps on ({@code <path>/calico}), mounted there
  *                           when none is ({@code FELIX_BPFFSPATH}, ours: Calico's felix always uses
  *                           {@code /sys/fs/bpf}, the default); an absolute path
+ * @param nftablesNetlinkRules whether the nftables driver sends the batches its netlink encoder covers (a
+ *                           policy chain's rewrite) as netlink messages of its own instead of through
+ *                           libnftables ({@code FELIX_NFTABLESNETLINKRULES}, ours; off by default)
  */
 @ConfigurationProperties(prefix = "felix")
 public record FelixProperties(
@@ -48,7 +51,8 @@ public record FelixProperties(
         @DefaultValue("kernel") String dataplaneDriver,
         String dataplaneNetns,
         @DefaultValue("/var/lib/calico/mtu") String mtuFilePath,
-        @DefaultValue("/sys/fs/bpf") String bpfFsPath) {
+        @DefaultValue("/sys/fs/bpf") String bpfFsPath,
+        @DefaultValue("false") boolean nftablesNetlinkRules) {
 
     static final List<String> DRIVERS = List.of("model", "kernel", "iptables");
 

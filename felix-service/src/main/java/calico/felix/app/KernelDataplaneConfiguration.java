@@ -69,7 +69,8 @@ public class KernelDataplaneConfiguration {
         java.util.concurrent.atomic.AtomicReference<KernelDataplane> built = new java.util.concurrent.atomic.AtomicReference<>();
         EndpointStatusFiles statusFiles = new EndpointStatusFiles(() -> built.get() == null ? null : built.get().model());
         KernelDataplane dp = new KernelDataplane(netns,
-                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns), properties.bpfFs(), tools),
+                new KernelPolicyDrivers(KernelDataplane.commandPrefix(netns), properties.bpfFs(), tools,
+                        properties.nftablesNetlinkRules()),
                 DataplaneObserver.of(metrics, statusFiles),
                 java.util.Optional.of(new calico.felix.dataplane.mtu.MtuFile(properties.mtuFile())),
                 new WireguardHost(properties.hostname(), WireguardHost.socketDirFor(netns), keys, keys::acceptV6));

@@ -26,6 +26,7 @@ public final class KernelPolicyDrivers implements PolicyDriverFactory {
     private final List<String> commandPrefix;
     private final Path bpfFs;
     private final ToolCalls calls;
+    private final boolean nftNetlink;
 
     /** @param commandPrefix e.g. {@code ip netns exec <name>}, empty for the process's own namespace */
     public KernelPolicyDrivers(List<String> commandPrefix) {
@@ -34,14 +35,24 @@ public final class KernelPolicyDrivers implements PolicyDriverFactory {
 
     /** @param bpfFs the bpffs mount point for the eBPF driver's pins (tests: a private mount) */
     public KernelPolicyDrivers(List<String> commandPrefix, Path bpfFs) {
-        this(commandPrefix, bpfFs, ToolCalls.NONE);
+        this(commandPrefix, bpfFs, ToolCalls.NONE, false);
     }
 
     /** As above; {@code calls} hears every tool run of the drivers made here (metrics). */
     public KernelPolicyDrivers(List<String> commandPrefix, Path bpfFs, ToolCalls calls) {
+        this(commandPrefix, bpfFs, calls, false);
+    }
+
+    /**
+     * @param calls      hears every tool run of the drivers made here (metrics)
+     * @param nftNetlink whether the nftables driver sends what its netlink encoder covers as netlink
+     *                   messages of its own ({@code Nftables.open(calls, true)}) rather than through libnftables
+     */
+    public KernelPolicyDrivers(List<String> commandPrefix, Path bpfFs, ToolCalls calls, boolean nftNetlink) {
         this.commandPrefix = List.copyOf(commandPrefix);
         this.bpfFs = bpfFs;
         this.calls = java.util.Objects.requireNonNull(calls, "calls");
+        this.nftNetlink = nftNetlink;
     }
 
     @Override
@@ -55,6 +66,6 @@ public final class KernelPolicyDrivers implements PolicyDriverFactory {
             return new BpfDataplane(model, bpfFs);
         }
         // We run on the dataplane thread, inside the programmed namespace: libnftables' socket opens there.
-        return new NftablesDataplane(Nftables.open(calls), model);
+        return new NftablesDataplane(Nftables.open(calls, nftNetlink), model);
     }
 }

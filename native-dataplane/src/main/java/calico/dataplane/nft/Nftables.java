@@ -42,6 +42,8 @@ public final class Nftables implements AutoCloseable {
     private final boolean netlink;
     /** The socket of those batches, opened at the first one. */
     private NftablesSocket socket;
+    /** Batches the kernel took as our netlink messages. */
+    private long netlinkBatches;
 
     private Nftables(LibNftables lib, Pointer ctx, calico.dataplane.calls.ToolCalls calls, boolean netlink) {
         this.lib = lib;
@@ -168,6 +170,7 @@ public final class Nftables implements AutoCloseable {
                 socket = new NftablesSocket();
             }
             socket.commit(messages);
+            netlinkBatches++;
         } catch (NetlinkException e) {
             LOG.debug("nftables: netlink batch of {} commands refused ({}); sending it through libnftables",
                     batch.size(), e.getMessage());
@@ -179,6 +182,11 @@ public final class Nftables implements AutoCloseable {
                     messages.size(), (t1 - t0) / 1_000, (System.nanoTime() - t1) / 1_000);
         }
         return true;
+    }
+
+    /** {@return how many batches {@link #apply} sent as our own netlink messages} (for tests and benches) */
+    public long netlinkBatches() {
+        return netlinkBatches;
     }
 
     /** {@return whether the kernel would accept {@code batch}}: a dry run, validated and then aborted. */

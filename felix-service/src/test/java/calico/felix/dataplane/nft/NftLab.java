@@ -13,10 +13,18 @@ record NftLab(NetNs ns, NamespaceThread thread, Nftables nft) implements AutoClo
 
     /** @param prefix the start of the namespace's unique name */
     static NftLab open(String prefix) {
+        return open(prefix, false);
+    }
+
+    /**
+     * @param prefix  the start of the namespace's unique name
+     * @param netlink whether the context sends what the binding's netlink encoder covers as our messages
+     */
+    static NftLab open(String prefix, boolean netlink) {
         NetNs ns = NetNs.create(prefix);
         NamespaceThread thread = new NamespaceThread(ns);
         try {
-            return new NftLab(ns, thread, thread.call(Nftables::open));
+            return new NftLab(ns, thread, thread.call(() -> Nftables.open(netlink)));
         } catch (RuntimeException e) {
             thread.close();
             ns.close();

@@ -35,16 +35,18 @@ import java.util.Set;
  * warm JVM, and the kernel floor:
  * {@code nft -f} of the same final ruleset (as {@code nft list ruleset} printed it) into a fresh
  * namespace. {@code NFT_BENCH_KEEP=FILE} keeps that ruleset. Run:
- * {@code bench/run.sh felix-service calico.felix.dataplane.nft.NftablesDataplaneBench [policies endpoints]}
+ * {@code bench/run.sh felix-service calico.felix.dataplane.nft.NftablesDataplaneBench [policies endpoints [netlink]]}
+ * ({@code netlink}: batches libnftables need not parse go as our own netlink messages, {@code Nftables.open(true)})
  */
 public final class NftablesDataplaneBench {
 
     public static void main(String[] args) throws Exception {
         int policies = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
         int endpoints = args.length > 1 ? Integer.parseInt(args[1]) : 500;
+        boolean netlink = args.length > 2 && args[2].equals("netlink");
         try (NetNs ns = NetNs.create("nftdpbench"); NetNs fresh = NetNs.create("nftdpfloor");
                 NetNs freshJson = NetNs.create("nftdpjson"); NamespaceThread thread = new NamespaceThread(ns)) {
-            Nftables nft = thread.call(Nftables::open);
+            Nftables nft = thread.call(() -> Nftables.open(netlink));
             DataplaneModel model = new DataplaneModel();
             NftablesDataplane dp = new NftablesDataplane(nft, model);
             List<DataplaneUpdate> batch = initial(policies, endpoints);
@@ -110,6 +112,8 @@ public final class NftablesDataplaneBench {
                 long tj = System.nanoTime();
                 freshJson.exec("nft", "-j", "-f", json.toString());
                 double ourJson = ms(tj);
+                System.out.printf("%s: %d batches sent as our netlink messages%n",
+                        netlink ? "netlink where it can" : "libnftables only", thread.call(nft::netlinkBatches));
                 System.out.printf("policies=%d endpoints=%d: %d chains, %d rules, %d sets, %d set members (file %d KiB)%n",
                         policies, endpoints, p.chains(), p.rules(), p.sets(), p.setMembers(), Files.size(file) / 1024);
                 System.out.printf("first apply (resync)        %8.1f ms%n", first);
