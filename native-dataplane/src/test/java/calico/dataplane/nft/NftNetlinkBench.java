@@ -19,9 +19,10 @@ import java.util.regex.Pattern;
  * first {@code cali-pi-} chain of {@code table inet calico} is rewritten (flush, two rules with a
  * new port, as the policy-rules path sends) 50 times each way, interleaved so both see the same
  * machine: through libnftables (nft syntax), as our netlink messages, and as our messages into
- * copies of the table with only some base chains (KEPT, default {@code filter-FORWARD}) and with
- * none (where the kernel has nothing to validate at commit).
- * Run: {@code bench/run.sh native-dataplane calico.dataplane.nft.NftNetlinkBench FILE [ROUNDS [KEPT,...]]}
+ * copies of the table with only some base chains (KEPT, default {@code filter-FORWARD}; and the
+ * chains EMPTIED flushed: a shape with fewer paths) and with none (where the kernel has nothing
+ * to validate at commit).
+ * Run: {@code bench/run.sh native-dataplane calico.dataplane.nft.NftNetlinkBench FILE [ROUNDS [KEPT,... [EMPTIED,...]]]}
  */
 public final class NftNetlinkBench {
 
@@ -32,6 +33,7 @@ public final class NftNetlinkBench {
         Path file = Path.of(args[0]);
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 50;
         List<String> kept = List.of((args.length > 2 ? args[2] : "filter-FORWARD").split(","));
+        List<String> emptied = args.length > 3 ? List.of(args[3].split(",")) : List.of();
         String ruleset = Files.readString(file);
         Matcher chain = Pattern.compile("chain (cali-pi-[^ ]+) \\{").matcher(ruleset);
         Matcher set = Pattern.compile("@(cali40[A-Za-z0-9]+)").matcher(ruleset);
@@ -53,6 +55,13 @@ public final class NftNetlinkBench {
             fwd.exec("nft", "-f", file.toString());
             strip(inBare, baseChains);
             strip(inFwd, baseChains.stream().filter(c -> !kept.contains(c)).toList());
+            NftBatch empty = new NftBatch();
+            emptied.forEach(c -> empty.flushChain(CALICO, c));
+            inFwd.run(() -> {
+                try (Nftables n = Nftables.open()) {
+                    n.apply(empty);
+                }
+            });
             Nftables lib = inFull.call(Nftables::open);
             NftablesSocket fullSocket = inFull.call(NftablesSocket::new);
             NftablesSocket bareSocket = inBare.call(NftablesSocket::new);
@@ -95,7 +104,8 @@ public final class NftNetlinkBench {
             print("libnftables (parse, cache, kernel)", viaLib);
             print("our netlink: encode + kernel", viaNetlink);
             print("  of which encoding in Java", encode);
-            print("our netlink, base chains " + String.join(",", kept) + " only", forwardOnly);
+            print("our netlink, base chains " + String.join(",", kept) + " only"
+                    + (emptied.isEmpty() ? "" : ", emptied " + String.join(",", emptied)), forwardOnly);
             print("our netlink, table without base chains", noValidation);
         }
     }
