@@ -123,6 +123,16 @@ class FelixConfigurationTest {
     }
 
     @Test
+    void theNftablesNetlinkEncoderIsOffUnlessFelixNftablesNetlinkRulesTurnsItOn() {
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n").run(context ->
+                assertThat(context.getBean(FelixProperties.class).nftablesNetlinkRules()).isFalse());
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_NFTABLESNETLINKRULES=true").run(context ->
+                assertThat(context.getBean(FelixProperties.class).nftablesNetlinkRules()).isTrue());
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_NFTABLESNETLINKRULES=maybe").run(context ->
+                assertThat(context).getFailure().hasStackTraceContaining("nftables-netlink-rules"));
+    }
+
+    @Test
     void theMtuFileIsCalicosUnlessFelixMtuFilePathSaysOtherwise() {
         runner.withPropertyValues("FELIX_FELIXHOSTNAME=n").run(context -> assertThat(
                 context.getBean(FelixProperties.class).mtuFile()).isEqualTo(Path.of("/var/lib/calico/mtu")));
