@@ -3,8 +3,6 @@ package calico.dataplane.nft;
 import calico.dataplane.netlink.NftablesSocket;
 import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -26,7 +24,6 @@ import java.util.regex.Pattern;
  */
 public final class NftNetlinkBench {
 
-    private static final ObjectMapper MAPPER = new ObjectMapper();
     private static final TableRef CALICO = TableRef.inet("calico");
 
     public static void main(String[] args) throws Exception {
@@ -124,25 +121,15 @@ public final class NftNetlinkBench {
     /** A policy chain's rewrite as the driver's policy-rules path sends it. */
     private static NftBatch change(String chain, String set, int port) {
         return new NftBatch().flushChain(CALICO, chain)
-                .addRule(CALICO, chain, exprs("""
+                .addRule(CALICO, chain, NftNetlinkTest.exprs("""
                         [{"match":{"op":"==","left":{"meta":{"key":"l4proto"}},"right":6}},
                          {"match":{"op":"==","left":{"payload":{"protocol":"ip","field":"saddr"}},"right":"@%s"}},
                          {"match":{"op":"==","left":{"payload":{"protocol":"th","field":"dport"}},"right":%d}},
                          {"mangle":{"key":{"meta":{"key":"mark"}},"value":{"|":[{"meta":{"key":"mark"}},65536]}}}]"""
                         .formatted(set, port)), null)
-                .addRule(CALICO, chain, exprs("""
+                .addRule(CALICO, chain, NftNetlinkTest.exprs("""
                         [{"match":{"op":"==","left":{"&":[{"meta":{"key":"mark"}},65536]},"right":65536}},{"return":null}]"""),
                         null);
-    }
-
-    private static List<ObjectNode> exprs(String json) {
-        try {
-            List<ObjectNode> out = new ArrayList<>();
-            MAPPER.readTree(json).forEach(n -> out.add((ObjectNode) n));
-            return out;
-        } catch (Exception e) {
-            throw new IllegalArgumentException(json, e);
-        }
     }
 
     private static void print(String what, double[] v) {

@@ -209,7 +209,8 @@ class NftNetlinkTest {
                 .addRule(CALICO, "filter-FORWARD", List.of(NftExpr.jump("c")), null);
     }
 
-    private static List<ObjectNode> exprs(String json) {
+    /** {@return a rule's statements from their JSON array} (the bench's too) */
+    static List<ObjectNode> exprs(String json) {
         try {
             List<ObjectNode> out = new ArrayList<>();
             MAPPER.readTree(json).forEach(n -> out.add((ObjectNode) n));
