@@ -273,10 +273,16 @@ public final class NftBatch {
     /** {@return the commands as JSON text, in order} (for bisection: no parsing) */
     List<String> texts() {
         List<String> out = new ArrayList<>(commands.size());
-        for (Object c : commands) {
-            out.add(c instanceof RuleCommand r ? r.json() : (String) c);
+        for (int i = 0; i < commands.size(); i++) {
+            out.add(text(i));
         }
         return out;
+    }
+
+    /** {@return command {@code i} as JSON text}: made on demand, so a reader that stops early pays for no more */
+    String text(int i) {
+        Object c = commands.get(i);
+        return c instanceof RuleCommand r ? r.json() : (String) c;
     }
 
     /** {@return the document {@code {"nftables":[...]}} with every command} */

@@ -116,12 +116,12 @@ final class NftNetlink {
         }
     }
 
-    /** {@return {@code commands} (JSON text, as {@link NftBatch} keeps them) as netlink messages}, or null */
-    static List<NftablesSocket.Message> encode(List<String> commands) {
+    /** {@return {@code batch}'s commands as netlink messages}, or null (read up to the first command without that form) */
+    static List<NftablesSocket.Message> encode(NftBatch batch) {
         Batch b = new Batch();
         try {
-            for (String c : commands) {
-                b.command(NftBatch.parse(c));
+            for (int i = 0; i < batch.size(); i++) {
+                b.command(NftBatch.parse(batch.text(i)));
             }
         } catch (Unsupported | IllegalArgumentException e) {
             return null;

@@ -160,7 +160,7 @@ public final class Nftables implements AutoCloseable {
      * applies it.
      */
     private boolean applyNetlink(NftBatch batch, long t0) {
-        List<NftablesSocket.Message> messages = NftNetlink.encode(batch.texts());
+        List<NftablesSocket.Message> messages = NftNetlink.encode(batch);
         if (messages == null) {
             return false;
         }

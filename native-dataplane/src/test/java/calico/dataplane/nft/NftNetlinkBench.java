@@ -75,7 +75,7 @@ public final class NftNetlinkBench {
                 viaLib[i] = ms(t0);
                 NftBatch b2 = change(policy, setName, 3000 + i);
                 long t1 = System.nanoTime();
-                List<NftablesSocket.Message> m = NftNetlink.encode(b2.texts());
+                List<NftablesSocket.Message> m = NftNetlink.encode(b2);
                 encode[i] = ms(t1);
                 inFull.run(() -> fullSocket.commit(m));
                 viaNetlink[i] = ms(t1);
