@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * A long-running process that outlives the launcher: started in a session of its own
@@ -29,7 +30,8 @@ final class DetachedProcess {
 
     private final String name;
     private final String netns;
-    private final List<String> command;
+    private final Supplier<List<String>> commandSource;
+    private List<String> command;
     private final Map<String, String> environment;
     private final Path runDir;
 
@@ -38,9 +40,17 @@ final class DetachedProcess {
      * @param environment added to the launcher's environment (the datastore's variables pass through)
      */
     DetachedProcess(String name, String netns, List<String> command, Map<String, String> environment, Path runDir) {
+        this(name, netns, () -> command, environment, runDir);
+    }
+
+    /**
+     * @param command made when first asked for (to start it): making it may take work, e.g. a JVM's
+     *                class archive ({@link AppCds}), which finding or stopping a running one never needs
+     */
+    DetachedProcess(String name, String netns, Supplier<List<String>> command, Map<String, String> environment, Path runDir) {
         this.name = name;
         this.netns = netns;
-        this.command = List.copyOf(command);
+        this.commandSource = command;
         this.environment = Map.copyOf(environment);
         this.runDir = runDir;
     }
@@ -50,7 +60,10 @@ final class DetachedProcess {
     }
 
     /** {@return the program and its arguments} (without {@code setsid} and {@code ip netns exec}). */
-    List<String> command() {
+    synchronized List<String> command() {
+        if (command == null) {
+            command = List.copyOf(commandSource.get());
+        }
         return command;
     }
 
@@ -104,6 +117,7 @@ final class DetachedProcess {
         if (netns != null) {
             cmd.addAll(List.of("ip", "netns", "exec", netns));
         }
+        List<String> command = command();
         cmd.addAll(command);
         try {
             Files.createDirectories(log().getParent());
@@ -115,7 +129,7 @@ final class DetachedProcess {
             pb.environment().putAll(environment);
             Process p = pb.start();
             Files.writeString(pidFile(), p.pid() + " " + String.join(" ", command) + "\n", StandardCharsets.UTF_8);
-            awaitExec(p);
+            awaitExec(p, command);
             return true;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start " + name, e);
@@ -126,7 +140,7 @@ final class DetachedProcess {
      * Returns once the child runs the program itself (setsid and ip netns exec have exec'd) or has
      * exited, so that {@link #pid()} recognises it at once: a milliseconds-long wait, bounded.
      */
-    private void awaitExec(Process p) {
+    private static void awaitExec(Process p, List<String> command) {
         String expected = String.join(" ", command);
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (p.isAlive() && !cmdline(p.pid()).startsWith(expected) && System.nanoTime() < deadline) {

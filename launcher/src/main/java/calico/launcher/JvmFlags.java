@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The JVM options of each service's process, from {@code scripts/lib/jvm-flags.conf} (one line
@@ -16,14 +17,23 @@ import java.util.Map;
  * holds {@code NAME=value} words set in every JVM's environment, e.g. glibc's
  * {@code MALLOC_ARENA_MAX}). {@code ./calico} reads the same file for the cluster-wide services,
  * so one file says how every JVM of a local run starts; the footprint bench passes another file
- * ({@code --jvm-flags}) to compare.
+ * ({@code --jvm-flags}) to compare. The {@code appcds} line names the services whose jar runs with
+ * an AppCDS archive ({@link AppCds}).
  */
-record JvmFlags(Map<String, List<String>> byService) {
+record JvmFlags(Map<String, List<String>> byService, Optional<AppCds> appCds) {
 
-    static final JvmFlags NONE = new JvmFlags(Map.of());
+    static final JvmFlags NONE = new JvmFlags(Map.of(), Optional.empty());
+
+    /** The line naming the services whose jar runs with an AppCDS archive ({@link AppCds}). */
+    static final String APPCDS = "appcds";
 
     JvmFlags {
         byService = Map.copyOf(byService);
+    }
+
+    /** {@return these options, the services of the {@code appcds} line run with archives kept in {@code cache}} */
+    JvmFlags withAppCds(AppCds cache) {
+        return new JvmFlags(byService, Optional.of(cache));
     }
 
     /** {@return the options of {@code service}} (none when the file does not name it). */
@@ -44,12 +54,20 @@ record JvmFlags(Map<String, List<String>> byService) {
         return env;
     }
 
-    /** {@return {@code java}, the service's options, then {@code -jar jar} and {@code args}}. */
-    List<String> javaJar(String service, Path jar, String... args) {
+    /**
+     * {@return {@code java}, the service's options, then {@code -jar jar} and {@code args}}; for a
+     * service of the {@code appcds} line, the jar's extracted copy with its class archive (built
+     * first, with a training run in {@code environment}, when the cache has none).
+     */
+    List<String> javaJar(String service, Path jar, Map<String, String> environment, String... args) {
+        AppCds.Launch launch = appCds.filter(c -> of(APPCDS).contains(service))
+                .map(c -> c.prepare(service, jar, of(service), environment))
+                .orElse(new AppCds.Launch(jar, List.of()));
         List<String> cmd = new java.util.ArrayList<>();
         cmd.add("java");
         cmd.addAll(of(service));
-        cmd.addAll(List.of("-jar", jar.toString()));
+        cmd.addAll(launch.options());
+        cmd.addAll(List.of("-jar", launch.jar().toString()));
         cmd.addAll(List.of(args));
         return List.copyOf(cmd);
     }
@@ -72,7 +90,7 @@ record JvmFlags(Map<String, List<String>> byService) {
                 throw new IllegalArgumentException(file + ": service " + words[0] + " is named twice");
             }
         }
-        JvmFlags flags = new JvmFlags(map);
+        JvmFlags flags = new JvmFlags(map, Optional.empty());
         flags.environment();
         return flags;
     }

@@ -3,6 +3,7 @@ package calico.launcher;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -27,6 +28,9 @@ public final class Main {
               faults    the fault suite against a running `./calico up`: SIGKILL each service under probes, restart it,
                         PASS/FAIL lines and a table of figures (calico.launcher.faults)
               probe     (the fault suite's prober, run inside a pod's namespace)
+              java-command [--root DIR] [--jvm-flags FILE] SERVICE JAR [ARG...]
+                        prints, one word a line, the command that starts SERVICE's JAR as the flags file says
+                        (its options; for a service of its appcds line the class archive, built first if missing)
             options: --root DIR (the repository, default .)  --nodes N (2)  --prefix P (calico-)
                      --underlay A.B.C (172.31.255: node i is A.B.C.i/24, the gateway .254)
                      --encapsulation none|vxlan|ipip (none)  --wireguard  --dataplane nftables|iptables
@@ -55,6 +59,9 @@ public final class Main {
         }
         if (command.equals("probe")) {
             return FaultSuite.probe(List.copyOf(a), out, err);
+        }
+        if (command.equals("java-command")) {
+            return javaCommand(a, out, err);
         }
         Settings settings;
         try {
@@ -134,15 +141,51 @@ public final class Main {
             throw new IllegalArgumentException("--run-dir is required");
         }
         Path repository = root.toAbsolutePath().normalize();
-        if (jvmFlags != null && !Files.isRegularFile(jvmFlags)) {
-            throw new IllegalArgumentException("--jvm-flags: no file " + jvmFlags);
-        }
-        Path defaultFlags = repository.resolve("scripts/lib/jvm-flags.conf");
-        JvmFlags flags = jvmFlags != null ? JvmFlags.read(jvmFlags)
-                : Files.isRegularFile(defaultFlags) ? JvmFlags.read(defaultFlags) : JvmFlags.NONE;
+        JvmFlags flags = jvmFlags(repository, jvmFlags);
         return new Settings(runDir.toAbsolutePath(), repository, prefix, nodes,
                 new Topology.Underlay(underlay, 24), encapsulation, wireguard, dataplane, kubeconfig, typha, goldmane,
                 new Ports(felixHealth, felixAdmin, felixMetrics, confdHealth, confdAdmin, cniHttp, stride), pool, flags);
+    }
+
+    /** {@code java-command}: {@code [--root DIR] [--jvm-flags FILE] SERVICE JAR [ARG...]}. */
+    private static int javaCommand(Deque<String> a, PrintStream out, PrintStream err) {
+        List<String> command;
+        try {
+            Path root = Path.of(".");
+            Path file = null;
+            while (!a.isEmpty() && a.peek().startsWith("--")) {
+                String opt = a.poll();
+                switch (opt) {
+                    case "--root" -> root = Path.of(value(opt, a.poll()));
+                    case "--jvm-flags" -> file = Path.of(value(opt, a.poll()));
+                    default -> throw new IllegalArgumentException("java-command: unknown option " + opt);
+                }
+            }
+            if (a.size() < 2) {
+                throw new IllegalArgumentException("java-command needs SERVICE and JAR");
+            }
+            String service = a.poll();
+            Path jar = Path.of(a.poll()).toAbsolutePath();
+            JvmFlags flags = jvmFlags(root.toAbsolutePath().normalize(), file);
+            command = flags.javaJar(service, jar, flags.environment(), a.toArray(String[]::new));
+        } catch (IllegalArgumentException e) {
+            err.print("launcher: " + e.getMessage() + "\n" + USAGE);
+            return 2;
+        }
+        command.forEach(out::println);
+        return 0;
+    }
+
+    /** The flags file ({@code --jvm-flags}, else the repository's if it has one), archives cached under the repository. */
+    private static JvmFlags jvmFlags(Path repository, Path file) {
+        if (file != null && !Files.isRegularFile(file)) {
+            throw new IllegalArgumentException("--jvm-flags: no file " + file);
+        }
+        Path defaultFlags = repository.resolve("scripts/lib/jvm-flags.conf");
+        JvmFlags flags = file != null ? JvmFlags.read(file)
+                : Files.isRegularFile(defaultFlags) ? JvmFlags.read(defaultFlags) : JvmFlags.NONE;
+        // A training run may take minutes on a loaded machine; past this it is abandoned (and retried next start).
+        return flags.withAppCds(new AppCds(repository.resolve(".calico-cache/appcds"), Duration.ofMinutes(5), System.err));
     }
 
     private static String value(String opt, String v) {

@@ -82,9 +82,9 @@ final class NodeServices {
     List<Service> services() {
         List<Service> list = new ArrayList<>();
         list.add(new Service(felix(), () -> true, () -> http(ports.felixHealth(), "/readiness")));
-        list.add(new Service(process("cni", null, settings.jvmFlags().javaJar("cni", settings.jar("cni-plugin", "cni-plugin.jar"),
-                        "daemon", cniSocket().toString()),
-                Map.of("CALICO_CNI_NETNS", node.namespace(), "CALICO_CNI_HTTP_PORT", Integer.toString(ports.cniHttp()))),
+        list.add(new Service(javaProcess("cni", settings.jar("cni-plugin", "cni-plugin.jar"),
+                Map.of("CALICO_CNI_NETNS", node.namespace(), "CALICO_CNI_HTTP_PORT", Integer.toString(ports.cniHttp())),
+                "daemon", cniSocket().toString()),
                 () -> true, () -> Files.exists(cniSocket()) && http(ports.cniHttp(), "/ipam/v1/usage")));
         if (settings.encapsulation().bgp()) {
             list.add(new Service(confd(), () -> true, () -> http(ports.confdHealth(), "/readiness")));
@@ -119,7 +119,7 @@ final class NodeServices {
         if (settings.wireguard()) {
             env.put("FELIX_WIREGUARDENABLED", "true");
         }
-        return process("felix", null, settings.jvmFlags().javaJar("felix", settings.jar("felix-service", "felix-service.jar")), env);
+        return javaProcess("felix", settings.jar("felix-service", "felix-service.jar"), env);
     }
 
     private DetachedProcess confd() {
@@ -134,15 +134,19 @@ final class NodeServices {
         env.put("CONFD_HEALTHPORT", Integer.toString(ports.confdHealth()));
         env.put("CONFD_ADMINHOST", "127.0.0.1");
         env.put("CONFD_ADMINPORT", Integer.toString(ports.confdAdmin()));
-        return process("confd", null, settings.jvmFlags().javaJar("confd", settings.jar("confd-service", "confd-service-exec.jar")), env);
+        return javaProcess("confd", settings.jar("confd-service", "confd-service-exec.jar"), env);
     }
 
     private DetachedProcess process(String service, String netns, List<String> command, Map<String, String> env) {
+        return new DetachedProcess(service + "-" + node.name(), netns, command, env, settings.runDir());
+    }
+
+    /** A JVM of the node: its jar as the flags file says (options, class archive), the file's {@code env} line added. */
+    private DetachedProcess javaProcess(String service, Path jar, Map<String, String> env, String... args) {
         Map<String, String> all = new LinkedHashMap<>(env);
-        if (command.get(0).equals("java")) {
-            all.putAll(settings.jvmFlags().environment());
-        }
-        return new DetachedProcess(service + "-" + node.name(), netns, command, all, settings.runDir());
+        all.putAll(settings.jvmFlags().environment());
+        return new DetachedProcess(service + "-" + node.name(), null, () -> settings.jvmFlags().javaJar(service, jar, all, args), all,
+                settings.runDir());
     }
 
     /**

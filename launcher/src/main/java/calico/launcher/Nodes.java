@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -49,13 +50,14 @@ final class Nodes {
         Path log = settings.runDir().resolve("logs").resolve("node-startup.log");
         for (NodeServices n : all()) {
             say("calico-node start-up for " + n.node().name() + " (" + n.node().namespace() + ")");
-            List<String> cmd = settings.jvmFlags().javaJar("node-startup", settings.jar("node-startup", "node-startup-exec.jar"));
+            Map<String, String> env = new LinkedHashMap<>(n.startupEnvironment());
+            env.putAll(settings.jvmFlags().environment());
+            List<String> cmd = settings.jvmFlags().javaJar("node-startup", settings.jar("node-startup", "node-startup-exec.jar"), env);
             try {
                 Files.createDirectories(log.getParent());
                 ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-                pb.environment().putAll(n.startupEnvironment());
-                pb.environment().putAll(settings.jvmFlags().environment());
+                pb.environment().putAll(env);
                 Process p = pb.start();
                 p.getOutputStream().close();
                 if (p.waitFor() != 0) {

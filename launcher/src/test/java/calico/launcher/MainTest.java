@@ -123,7 +123,9 @@ class MainTest {
         for (String service : List.of("felix", "cni", "confd", "node-startup")) {
             assertThat(s.jvmFlags().of(service)).as(service).contains("-XX:+UseSerialGC").anyMatch(f -> f.startsWith("-Xmx"));
         }
-        assertThat(n1.services().get(0).process().command()).startsWith("java", "-XX:+UseSerialGC").endsWith("-jar",
-                s.root().resolve("felix-service/target/felix-service.jar").toString());
+        // The CNI daemon (a plain main) runs its jar as it is; the Spring services, with a class archive (AppCdsTest).
+        assertThat(s.jvmFlags().of(JvmFlags.APPCDS)).contains("felix", "confd", "node-startup").doesNotContain("cni");
+        assertThat(n1.services().get(1).process().command()).startsWith("java", "-XX:+UseSerialGC").containsSubsequence("-jar",
+                s.root().resolve("cni-plugin/target/cni-plugin.jar").toString(), "daemon");
     }
 }

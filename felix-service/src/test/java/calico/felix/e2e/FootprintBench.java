@@ -191,12 +191,12 @@ public final class FootprintBench {
                 goldmaneEnv.putAll(Map.of("PORT", "" + goldmanePort, "HOST", "127.0.0.1",
                         "HEALTH_HOST", "127.0.0.1", "HEALTH_PORT", "" + goldmaneHealth, "ADMIN_PORT", "" + goldmaneAdmin,
                         "SNAPSHOT_DIR", run.resolve("goldmane").toString(), "AGGREGATION_WINDOW", "5s"));
-                awaitStarted(start("goldmane", flags, "goldmane-service/target/goldmane-service-exec.jar", goldmaneEnv, run,
+                awaitStarted(start("goldmane", flagsFile, "goldmane-service/target/goldmane-service-exec.jar", goldmaneEnv, run,
                         () -> http(goldmaneHealth, "/readiness"), started), pids, readyMs, readyCpuMs);
                 Map<String, String> typhaEnv = new LinkedHashMap<>(datastore);
                 typhaEnv.putAll(Map.of("TYPHA_DATASTORETYPE", "etcdv3", "TYPHA_ETCDENDPOINTS", datastore.get("ETCD_ENDPOINTS"),
                         "TYPHA_SERVERPORT", "" + typhaPort, "TYPHA_HEALTHPORT", "" + typhaHealth, "TYPHA_ADMINPORT", "" + typhaAdmin));
-                awaitStarted(start("typha", flags, "typha-service/target/typha-service-exec.jar", typhaEnv, run,
+                awaitStarted(start("typha", flagsFile, "typha-service/target/typha-service-exec.jar", typhaEnv, run,
                         () -> http(typhaHealth, "/readiness"), started), pids, readyMs, readyCpuMs);
 
                 nodesUp(launcherArgs, datastore, run, Map.of(
@@ -210,7 +210,7 @@ public final class FootprintBench {
                 whiskerEnv.putAll(Map.of("PORT", "" + whiskerPort,
                         "HOST", "127.0.0.1", "GOLDMANE_HOST", "127.0.0.1:" + goldmanePort, "HEALTH_HOST", "127.0.0.1",
                         "HEALTH_PORT", "" + whiskerHealth, "WHISKER_AUTH_MODE", "token", "WHISKER_AUTH_TOKEN_FILE", token.toString()));
-                awaitStarted(start("whisker", flags, "whisker-backend/target/whisker-backend-exec.jar", whiskerEnv,
+                awaitStarted(start("whisker", flagsFile, "whisker-backend/target/whisker-backend-exec.jar", whiskerEnv,
                         run, () -> http(whiskerHealth, "/readiness"), started), pids, readyMs, readyCpuMs);
 
                 // Settled: as the figures, measured a while after start, not mid-catch-up (the window
@@ -306,11 +306,9 @@ public final class FootprintBench {
         System.out.printf("wrote %d resources in %d ms%n", all.size(), (System.nanoTime() - t0) / 1_000_000);
     }
 
-    private static Started start(String name, Map<String, List<String>> flags, String jar, Map<String, String> env, Path run,
-                                 BooleanSupplier ready, List<Started> started) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("java"));
-        cmd.addAll(flags.getOrDefault(name, List.of()));
-        cmd.addAll(List.of("-jar", ROOT.resolve(jar).toString()));
+    private static Started start(String name, Path flagsFile, String jar, Map<String, String> env, Path run,
+                                 BooleanSupplier ready, List<Started> started) throws IOException, InterruptedException {
+        List<String> cmd = javaCommand(name, ROOT.resolve(jar), flagsFile, env, run);
         Files.createDirectories(run.resolve("logs"));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(run.resolve("logs").resolve(name + ".log").toFile());
@@ -318,6 +316,26 @@ public final class FootprintBench {
         Started s = new Started(name, pb.start(), ready);
         started.add(s);
         return s;
+    }
+
+    /**
+     * {@return the command that starts {@code jar} as {@code ./calico} starts it}: the launcher's
+     * {@code java-command} (the flags file's options and, for a service of its {@code appcds} line,
+     * the class archive, built first in {@code env} when missing; the building is not timed).
+     */
+    private static List<String> javaCommand(String name, Path jar, Path flagsFile, Map<String, String> env, Path run)
+            throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder("java", "-jar", ROOT.resolve("launcher/target/launcher.jar").toString(),
+                "java-command", "--root", ROOT.toString(), "--jvm-flags", flagsFile.toString(), name, jar.toString())
+                .redirectError(ProcessBuilder.Redirect.appendTo(run.resolve("logs").resolve("java-command.log").toFile()));
+        Files.createDirectories(run.resolve("logs"));
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        List<String> cmd = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+        if (p.waitFor() != 0 || cmd.isEmpty()) {
+            throw new IllegalStateException("launcher java-command " + name + " failed: see " + run.resolve("logs/java-command.log"));
+        }
+        return cmd;
     }
 
     private static void awaitStarted(Started s, Map<String, Long> pids, Map<String, Long> readyMs, Map<String, Long> readyCpuMs)

@@ -1,0 +1,200 @@
+package calico.launcher;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * Application class data sharing (AppCDS) for a Spring Boot service jar, built once per jar and
+ * kept in a cache directory. A JDK 17 archive cannot hold classes of the jars nested in a Boot
+ * jar, so the jar is first extracted ({@code java -Djarmode=tools -jar x.jar extract}: the
+ * application jar beside a {@code lib/} of plain jars), then a training run of that layout stops
+ * once the Spring context is refreshed ({@code -Dspring.context.exit=onRefresh}: every bean
+ * made, no server or loop started) and dumps the classes it loaded
+ * ({@code -XX:ArchiveClassesAtExit}). Later starts run the extracted jar with that archive.
+ *
+ * <p>Never in the way of a start: an entry is keyed by the jar's content, the JVM's version and
+ * the service's options, so a changed jar (or JDK, or options) gets an entry of its own and the
+ * extracted copy is never older than the jar; an entry is used only once its {@code ready} marker
+ * (written last) exists; a failed training is recorded ({@code failed}, with its log) and the jar
+ * then runs as it is; and the archive is mapped with {@code -Xshare:auto}, so one the JVM refuses
+ * (a mismatch it detects) only costs the speed-up. An entry's older siblings for the same
+ * service are removed when a new one is ready.
+ */
+final class AppCds {
+
+    /** The options that map a ready archive; the JVM validates it and runs without it on a mismatch. */
+    static final String SHARE_AUTO = "-Xshare:auto";
+
+    /** How a service's jar is run: the jar (the extracted one when an archive is ready) and the archive's options. */
+    record Launch(Path jar, List<String> options) {
+        Launch {
+            options = List.copyOf(options);
+        }
+    }
+
+    private final Path cache;
+    private final Duration trainingLimit;
+    private final PrintStream log;
+
+    /**
+     * @param cache         the cache directory (one entry per service, jar and options)
+     * @param trainingLimit how long a training run may take before it is abandoned (not recorded as
+     *                      failed: a busy machine may succeed next time)
+     * @param log           where building an entry is announced
+     */
+    AppCds(Path cache, Duration trainingLimit, PrintStream log) {
+        this.cache = cache;
+        this.trainingLimit = trainingLimit;
+        this.log = log;
+    }
+
+    /**
+     * {@return how to run {@code jar} for {@code service}}: with its archive, built now (a training
+     * run with {@code options} and {@code environment}) if the cache has none; the jar as it is when
+     * no archive can be made.
+     */
+    Launch prepare(String service, Path jar, List<String> options, Map<String, String> environment) {
+        if (!Files.isRegularFile(jar)) {
+            return new Launch(jar, List.of());
+        }
+        Path entry;
+        try {
+            entry = cache.resolve(service + "-" + key(jar, options));
+            Files.createDirectories(cache);
+            // One builder per service at a time (two launchers, or ./calico and a bench, may race).
+            try (FileChannel lockFile = FileChannel.open(cache.resolve(service + ".lock"), StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE); FileLock ignored = lockFile.lock()) {
+                if (!Files.exists(entry.resolve("ready")) && !Files.exists(entry.resolve("failed"))) {
+                    build(service, jar, options, environment, entry);
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            log.printf("AppCDS: %s: %s; running %s without an archive%n", service, e.getMessage(), jar.getFileName());
+            return new Launch(jar, List.of());
+        }
+        if (!Files.exists(entry.resolve("ready"))) {
+            return new Launch(jar, List.of());
+        }
+        return new Launch(entry.resolve("app").resolve(jar.getFileName()),
+                List.of("-XX:SharedArchiveFile=" + entry.resolve("app.jsa"), SHARE_AUTO));
+    }
+
+    private void build(String service, Path jar, List<String> options, Map<String, String> environment, Path entry)
+            throws IOException {
+        deleteTree(entry);
+        Files.createDirectories(entry);
+        Path trainingLog = entry.resolve("training.log");
+        log.printf("AppCDS: building %s's class archive (once per jar: %s)%n", service, entry);
+        Path app = entry.resolve("app");
+        int extracted = run(List.of("java", "-Djarmode=tools", "-jar", jar.toString(), "extract", "--destination",
+                app.toString()), Map.of(), trainingLog);
+        Path extractedJar = app.resolve(jar.getFileName());
+        if (extracted != 0 || !Files.isRegularFile(extractedJar)) {
+            fail(service, entry, "extracting " + jar + " failed (exit " + extracted + ")");
+            return;
+        }
+        List<String> training = new ArrayList<>(List.of("java"));
+        training.addAll(options);
+        training.addAll(List.of("-XX:ArchiveClassesAtExit=" + entry.resolve("app.jsa"), "-Dspring.context.exit=onRefresh",
+                "-jar", extractedJar.toString()));
+        int trained = run(training, environment, trainingLog);
+        Path archive = entry.resolve("app.jsa");
+        if (trained < 0) {
+            log.printf("AppCDS: %s's training run took over %d s; running without an archive this time%n", service,
+                    trainingLimit.toSeconds());
+            deleteTree(entry);
+            return;
+        }
+        if (trained != 0 || !Files.isRegularFile(archive) || Files.size(archive) == 0) {
+            fail(service, entry, "the training run exited " + trained + (Files.isRegularFile(archive) ? "" : " without an archive"));
+            return;
+        }
+        Files.writeString(entry.resolve("ready"), jar + "\n", StandardCharsets.UTF_8);
+        pruneSiblings(service, entry);
+        log.printf("AppCDS: %s's archive ready (%d MiB)%n", service, Files.size(archive) >> 20);
+    }
+
+    private void fail(String service, Path entry, String reason) throws IOException {
+        Files.writeString(entry.resolve("failed"), reason + "\n", StandardCharsets.UTF_8);
+        log.printf("AppCDS: %s: %s (log: %s); it runs without an archive%n", service, reason, entry.resolve("training.log"));
+    }
+
+    /** {@return the exit code}, or -1 when it ran past the training limit (then killed). */
+    private int run(List<String> command, Map<String, String> environment, Path output) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()));
+        pb.environment().putAll(environment);
+        Process p = pb.start();
+        p.getOutputStream().close();
+        try {
+            if (!p.waitFor(trainingLimit.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly().waitFor();
+                return -1;
+            }
+            return p.exitValue();
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+    }
+
+    /** Older entries of the service (another jar, JDK or options) are of no further use. */
+    private void pruneSiblings(String service, Path keep) throws IOException {
+        try (Stream<Path> s = Files.list(cache)) {
+            for (Path p : s.filter(p -> Files.isDirectory(p) && !p.equals(keep)
+                    && p.getFileName().toString().matches(java.util.regex.Pattern.quote(service) + "-[0-9a-f]{16}")).toList()) {
+                deleteTree(p);
+            }
+        }
+    }
+
+    /** {@return 16 hex digits of SHA-256 over the jar's bytes, the JVM's version and the options} */
+    static String key(Path jar, List<String> options) {
+        try {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            try (InputStream in = Files.newInputStream(jar)) {
+                byte[] buf = new byte[1 << 16];
+                for (int n; (n = in.read(buf)) > 0; ) {
+                    sha.update(buf, 0, n);
+                }
+            }
+            sha.update(("\0" + System.getProperty("java.vm.version") + "\0" + String.join("\0", options))
+                    .getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(sha.digest()).substring(0, 16);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + jar, e);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+package calico.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import javax.tools.ToolProvider;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link AppCds} with real JVMs: a small jar whose main does what a Spring Boot jar does for the
+ * cache ({@code extract --destination DIR} copies itself there, like {@code -Djarmode=tools}; run
+ * plainly it prints one line and exits, like a training run stopping at refresh). Its archive must
+ * be built once and used (its class comes from the shared archive), a changed jar must get a new
+ * one, and a broken archive or a jar that cannot be extracted must never stop the service starting.
+ */
+class AppCdsTest {
+
+    private static final String MAIN = """
+            import java.nio.file.*;
+            public class Hello {
+                public static void main(String[] a) throws Exception {
+                    if (a.length == 3 && a[0].equals("extract")) {
+                        if (System.getProperty("hello.extracts", "true").equals("false")) return;
+                        Path self = Path.of(Hello.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+                        Files.createDirectories(Path.of(a[2]));
+                        Files.copy(self, Path.of(a[2]).resolve(self.getFileName()));
+                        return;
+                    }
+                    System.out.println("hello VERSION");
+                }
+            }
+            """;
+
+    private final ByteArrayOutputStream log = new ByteArrayOutputStream();
+
+    private AppCds cache(Path dir) {
+        return new AppCds(dir, Duration.ofMinutes(3), new PrintStream(log, true, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void theArchiveIsBuiltOnceAndItsClassesComeFromIt(@TempDir Path dir) throws Exception {
+        Path jar = helloJar(dir, "v1", true);
+        AppCds cds = cache(dir.resolve("cache"));
+
+        AppCds.Launch launch = cds.prepare("hello", jar, List.of("-Xmx32m"), Map.of());
+        Path entry = launch.jar().getParent().getParent();
+        assertThat(launch.jar()).isEqualTo(entry.resolve("app").resolve("hello.jar")).isRegularFile();
+        assertThat(launch.options()).containsExactly("-XX:SharedArchiveFile=" + entry.resolve("app.jsa"), AppCds.SHARE_AUTO);
+        assertThat(entry.resolve("ready")).exists();
+        assertThat(Files.readString(entry.resolve("training.log"))).contains("hello v1");
+        long built = Files.getLastModifiedTime(entry.resolve("app.jsa")).toMillis();
+
+        // Used: the application's class is loaded from the archive, not from the jar.
+        String out = run(launch, "-Xlog:class+load=info");
+        assertThat(out).contains("hello v1").containsPattern("Hello source: shared objects file");
+
+        // Once: a second start finds it ready and trains nothing.
+        log.reset();
+        assertThat(cds.prepare("hello", jar, List.of("-Xmx32m"), Map.of())).isEqualTo(launch);
+        assertThat(Files.getLastModifiedTime(entry.resolve("app.jsa")).toMillis()).isEqualTo(built);
+        assertThat(log.toString(StandardCharsets.UTF_8)).isEmpty();
+    }
+
+    @Test
+    void aChangedJarOrOtherOptionsGetTheirOwnArchiveAndTheOldOneGoes(@TempDir Path dir) throws Exception {
+        AppCds cds = cache(dir.resolve("cache"));
+        Path jar = helloJar(dir, "v1", true);
+        AppCds.Launch first = cds.prepare("hello", jar, List.of(), Map.of());
+
+        helloJar(dir, "v2", true);
+        AppCds.Launch second = cds.prepare("hello", jar, List.of(), Map.of());
+        assertThat(second.jar()).isNotEqualTo(first.jar());
+        assertThat(run(second)).contains("hello v2");
+        assertThat(first.jar().getParent().getParent()).doesNotExist();
+
+        AppCds.Launch third = cds.prepare("hello", jar, List.of("-Xss512k"), Map.of());
+        assertThat(third.jar()).isNotEqualTo(second.jar());
+    }
+
+    @Test
+    void aBrokenArchiveOnlyCostsTheSpeedUp(@TempDir Path dir) throws Exception {
+        Path jar = helloJar(dir, "v1", true);
+        AppCds.Launch launch = cache(dir.resolve("cache")).prepare("hello", jar, List.of(), Map.of());
+        Path archive = Path.of(launch.options().get(0).substring("-XX:SharedArchiveFile=".length()));
+        Files.write(archive, "not an archive".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(run(launch)).contains("hello v1");
+    }
+
+    @Test
+    void aJarThatCannotBeExtractedRunsAsItIsAndIsNotRetried(@TempDir Path dir) throws Exception {
+        Path jar = helloJar(dir, "v1", false);
+        AppCds cds = cache(dir.resolve("cache"));
+
+        AppCds.Launch launch = cds.prepare("hello", jar, List.of(), Map.of());
+        assertThat(launch).isEqualTo(new AppCds.Launch(jar, List.of()));
+        assertThat(log.toString(StandardCharsets.UTF_8)).contains("hello: extracting " + jar + " failed");
+        log.reset();
+        assertThat(cds.prepare("hello", jar, List.of(), Map.of())).isEqualTo(launch);
+        assertThat(log.toString(StandardCharsets.UTF_8)).isEmpty();
+        assertThat(cds.prepare("hello", dir.resolve("missing.jar"), List.of(), Map.of()))
+                .isEqualTo(new AppCds.Launch(dir.resolve("missing.jar"), List.of()));
+    }
+
+    @Test
+    void onlyTheServicesOfTheAppcdsLineGetAnArchive(@TempDir Path dir) throws Exception {
+        Path jar = helloJar(dir, "v1", true);
+        Path flags = dir.resolve("flags.conf");
+        Files.writeString(flags, "appcds felix\nfelix -Xmx64m\ncni -Xmx32m\n");
+        JvmFlags f = JvmFlags.read(flags).withAppCds(cache(dir.resolve("cache")));
+
+        assertThat(f.javaJar("cni", jar, Map.of(), "daemon")).containsExactly("java", "-Xmx32m", "-jar", jar.toString(), "daemon");
+        List<String> felix = f.javaJar("felix", jar, Map.of());
+        assertThat(felix).startsWith("java", "-Xmx64m").contains(AppCds.SHARE_AUTO).doesNotContain(jar.toString());
+        assertThat(JvmFlags.read(flags).javaJar("felix", jar, Map.of())).containsExactly("java", "-Xmx64m", "-jar", jar.toString());
+    }
+
+    /** Writes {@code dir/hello.jar} printing {@code hello <version>}; {@code extracts}: whether it answers {@code extract}. */
+    private static Path helloJar(Path dir, String version, boolean extracts) throws IOException {
+        Path src = Files.createTempDirectory(dir, "src");
+        Files.writeString(src.resolve("Hello.java"), MAIN.replace("VERSION", version)
+                .replace("\"true\").equals(\"false\")", extracts ? "\"true\").equals(\"false\")" : "\"false\").equals(\"false\")"));
+        int rc = ToolProvider.getSystemJavaCompiler().run(null, null, null, "-d", src.toString(), src.resolve("Hello.java").toString());
+        assertThat(rc).as("javac").isZero();
+        Manifest m = new Manifest();
+        m.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        m.getMainAttributes().put(Attributes.Name.MAIN_CLASS, "Hello");
+        Path jar = dir.resolve("hello.jar");
+        try (OutputStream os = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(os, m)) {
+            out.putNextEntry(new JarEntry("Hello.class"));
+            out.write(Files.readAllBytes(src.resolve("Hello.class")));
+            out.closeEntry();
+        }
+        return jar;
+    }
+
+    private static String run(AppCds.Launch launch, String... more) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("java"));
+        cmd.addAll(launch.options());
+        cmd.addAll(List.of(more));
+        cmd.addAll(List.of("-jar", launch.jar().toString()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(out).isZero();
+        return out;
+    }
+}
