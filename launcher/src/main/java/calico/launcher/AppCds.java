@@ -68,10 +68,10 @@ final class AppCds {
 
     /**
      * {@return how to run {@code jar} for {@code service}}: with its archive, built now (a training
-     * run with {@code options} and {@code environment}) if the cache has none; the jar as it is when
-     * no archive can be made.
+     * run with {@code options}, {@code environment} and {@code args}) if the cache has none; the jar
+     * as it is when no archive can be made.
      */
-    Launch prepare(String service, Path jar, List<String> options, Map<String, String> environment) {
+    Launch prepare(String service, Path jar, List<String> options, Map<String, String> environment, List<String> args) {
         if (!Files.isRegularFile(jar)) {
             return new Launch(jar, List.of());
         }
@@ -83,7 +83,7 @@ final class AppCds {
             try (FileChannel lockFile = FileChannel.open(cache.resolve(service + ".lock"), StandardOpenOption.CREATE,
                     StandardOpenOption.WRITE); FileLock ignored = lockFile.lock()) {
                 if (!Files.exists(entry.resolve("ready")) && !Files.exists(entry.resolve("failed"))) {
-                    build(service, jar, options, environment, entry);
+                    build(service, jar, options, environment, args, entry);
                 }
             }
         } catch (IOException | UncheckedIOException e) {
@@ -97,8 +97,8 @@ final class AppCds {
                 List.of("-XX:SharedArchiveFile=" + entry.resolve("app.jsa"), SHARE_AUTO));
     }
 
-    private void build(String service, Path jar, List<String> options, Map<String, String> environment, Path entry)
-            throws IOException {
+    private void build(String service, Path jar, List<String> options, Map<String, String> environment, List<String> args,
+                       Path entry) throws IOException {
         deleteTree(entry);
         Files.createDirectories(entry);
         Path trainingLog = entry.resolve("training.log");
@@ -115,6 +115,7 @@ final class AppCds {
         training.addAll(options);
         training.addAll(List.of("-XX:ArchiveClassesAtExit=" + entry.resolve("app.jsa"), "-Dspring.context.exit=onRefresh",
                 "-jar", extractedJar.toString()));
+        training.addAll(args);
         int trained = run(training, environment, trainingLog);
         Path archive = entry.resolve("app.jsa");
         if (trained < 0) {

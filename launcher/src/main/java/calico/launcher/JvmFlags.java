@@ -57,11 +57,11 @@ record JvmFlags(Map<String, List<String>> byService, Optional<AppCds> appCds) {
     /**
      * {@return {@code java}, the service's options, then {@code -jar jar} and {@code args}}; for a
      * service of the {@code appcds} line, the jar's extracted copy with its class archive (built
-     * first, with a training run in {@code environment}, when the cache has none).
+     * first, with a training run in {@code environment} with {@code args}, when the cache has none).
      */
     List<String> javaJar(String service, Path jar, Map<String, String> environment, String... args) {
         AppCds.Launch launch = appCds.filter(c -> of(APPCDS).contains(service))
-                .map(c -> c.prepare(service, jar, of(service), environment))
+                .map(c -> c.prepare(service, jar, of(service), environment, List.of(args)))
                 .orElse(new AppCds.Launch(jar, List.of()));
         List<String> cmd = new java.util.ArrayList<>();
         cmd.add("java");

@@ -57,7 +57,7 @@ class AppCdsTest {
         Path jar = helloJar(dir, "v1", true);
         AppCds cds = cache(dir.resolve("cache"));
 
-        AppCds.Launch launch = cds.prepare("hello", jar, List.of("-Xmx32m"), Map.of());
+        AppCds.Launch launch = cds.prepare("hello", jar, List.of("-Xmx32m"), Map.of(), List.of());
         Path entry = launch.jar().getParent().getParent();
         assertThat(launch.jar()).isEqualTo(entry.resolve("app").resolve("hello.jar")).isRegularFile();
         assertThat(launch.options()).containsExactly("-XX:SharedArchiveFile=" + entry.resolve("app.jsa"), AppCds.SHARE_AUTO);
@@ -71,7 +71,7 @@ class AppCdsTest {
 
         // Once: a second start finds it ready and trains nothing.
         log.reset();
-        assertThat(cds.prepare("hello", jar, List.of("-Xmx32m"), Map.of())).isEqualTo(launch);
+        assertThat(cds.prepare("hello", jar, List.of("-Xmx32m"), Map.of(), List.of())).isEqualTo(launch);
         assertThat(Files.getLastModifiedTime(entry.resolve("app.jsa")).toMillis()).isEqualTo(built);
         assertThat(log.toString(StandardCharsets.UTF_8)).isEmpty();
     }
@@ -80,22 +80,22 @@ class AppCdsTest {
     void aChangedJarOrOtherOptionsGetTheirOwnArchiveAndTheOldOneGoes(@TempDir Path dir) throws Exception {
         AppCds cds = cache(dir.resolve("cache"));
         Path jar = helloJar(dir, "v1", true);
-        AppCds.Launch first = cds.prepare("hello", jar, List.of(), Map.of());
+        AppCds.Launch first = cds.prepare("hello", jar, List.of(), Map.of(), List.of());
 
         helloJar(dir, "v2", true);
-        AppCds.Launch second = cds.prepare("hello", jar, List.of(), Map.of());
+        AppCds.Launch second = cds.prepare("hello", jar, List.of(), Map.of(), List.of());
         assertThat(second.jar()).isNotEqualTo(first.jar());
         assertThat(run(second)).contains("hello v2");
         assertThat(first.jar().getParent().getParent()).doesNotExist();
 
-        AppCds.Launch third = cds.prepare("hello", jar, List.of("-Xss512k"), Map.of());
+        AppCds.Launch third = cds.prepare("hello", jar, List.of("-Xss512k"), Map.of(), List.of());
         assertThat(third.jar()).isNotEqualTo(second.jar());
     }
 
     @Test
     void aBrokenArchiveOnlyCostsTheSpeedUp(@TempDir Path dir) throws Exception {
         Path jar = helloJar(dir, "v1", true);
-        AppCds.Launch launch = cache(dir.resolve("cache")).prepare("hello", jar, List.of(), Map.of());
+        AppCds.Launch launch = cache(dir.resolve("cache")).prepare("hello", jar, List.of(), Map.of(), List.of());
         Path archive = Path.of(launch.options().get(0).substring("-XX:SharedArchiveFile=".length()));
         Files.write(archive, "not an archive".getBytes(StandardCharsets.UTF_8));
 
@@ -107,13 +107,13 @@ class AppCdsTest {
         Path jar = helloJar(dir, "v1", false);
         AppCds cds = cache(dir.resolve("cache"));
 
-        AppCds.Launch launch = cds.prepare("hello", jar, List.of(), Map.of());
+        AppCds.Launch launch = cds.prepare("hello", jar, List.of(), Map.of(), List.of());
         assertThat(launch).isEqualTo(new AppCds.Launch(jar, List.of()));
         assertThat(log.toString(StandardCharsets.UTF_8)).contains("hello: extracting " + jar + " failed");
         log.reset();
-        assertThat(cds.prepare("hello", jar, List.of(), Map.of())).isEqualTo(launch);
+        assertThat(cds.prepare("hello", jar, List.of(), Map.of(), List.of())).isEqualTo(launch);
         assertThat(log.toString(StandardCharsets.UTF_8)).isEmpty();
-        assertThat(cds.prepare("hello", dir.resolve("missing.jar"), List.of(), Map.of()))
+        assertThat(cds.prepare("hello", dir.resolve("missing.jar"), List.of(), Map.of(), List.of()))
                 .isEqualTo(new AppCds.Launch(dir.resolve("missing.jar"), List.of()));
     }
 
