@@ -11,7 +11,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.logging.LogLevel;
 import org.springframework.boot.logging.LoggingSystem;
@@ -105,10 +104,11 @@ public class FelixConfiguration {
 
     /**
      * Calico's debug port (FELIX_DEBUGPORT, on FELIX_DEBUGHOST, localhost by default): threads, heap histogram
-     * and a JFR profile on Go's pprof paths. Off unless a port is set.
+     * and a JFR profile on Go's pprof paths. Off unless a port is set: any value but 0 (or none) turns it on, and
+     * the server refuses a bad one, naming the variable.
      */
     @Bean
-    @ConditionalOnExpression("${felix.debug-port:0} > 0")
+    @ConditionalOnSetting(name = "felix.debug-port", matches = "(?s)(?!\\s*0*\\s*$).*")
     DebugProfileServer debugProfileServer(Environment env) {
         return new DebugProfileServer(env.getProperty("felix.debug-host", "localhost"),
                 env.getProperty("felix.debug-port", Integer.class, 0), "felix.debug-port (FELIX_DEBUGPORT)");

@@ -6,7 +6,6 @@ import calico.libcalico.typha.TyphaDiscovery;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Random;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -18,7 +17,7 @@ import org.springframework.context.annotation.Configuration;
  * account inside a cluster, or {@code ~/.kube/config}.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnExpression("!'${felix.typha-k8s-service-name:}'.trim().isEmpty()")
+@ConditionalOnSetting(name = "felix.typha-k8s-service-name", matches = "(?s).*\\S.*")
 class FelixTyphaConfiguration {
 
     /** The context's Kubernetes client if there is one, else one from felix's datastore settings, closed with the context. */

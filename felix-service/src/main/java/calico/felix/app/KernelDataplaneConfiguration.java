@@ -11,7 +11,6 @@ import calico.felix.dataplane.KernelPolicyDrivers;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -25,7 +24,7 @@ import org.springframework.context.annotation.Configuration;
  * restarts its driver when it changes.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnExpression("'${felix.dataplane-driver:kernel}'.trim().toLowerCase() matches 'kernel|iptables'")
+@ConditionalOnSetting(name = "felix.dataplane-driver", matches = "(?i)\\s*(kernel|iptables)\\s*", ifMissing = "kernel")
 public class KernelDataplaneConfiguration {
 
     @Bean
