@@ -37,7 +37,8 @@ import java.util.stream.Stream;
  * Issue 30's footprint benchmark: every long-running service of {@code ./calico up} started as
  * {@code ./calico} starts it (the same jars and environment; the node's felix, CNI daemon, confd
  * and BIRD through the launcher's own {@code startup}/{@code up}, so through {@code NodeServices}),
- * with the JVM options of a flags file, and for each service: RSS, heap used (as it is, and after
+ * with the JVM options of a flags file, and for each service: RSS (and its part that maps files: the JDK's and
+ * an AppCDS archive's pages, shared by every JVM mapping them), heap used (as it is, and after
  * a full collection), threads, the time from process start to ready, and its JVM options.
  *
  * <p>Each cycle has its own etcd (tmpfs), free ports, a run dir of its own and namespaces
@@ -69,7 +70,7 @@ public final class FootprintBench {
     }
 
     /** One measured service. */
-    record Figures(String service, long rssKiB, long heapUsedKiB, long heapAfterGcKiB, int threads, long readyMs,
+    record Figures(String service, long rssKiB, long rssFileKiB, long heapUsedKiB, long heapAfterGcKiB, int threads, long readyMs,
                    long readyCpuMs, String flags) {
     }
 
@@ -131,13 +132,13 @@ public final class FootprintBench {
     }
 
     private static void print(List<Cycle> cycles) {
-        System.out.printf("%-7s %-7s %-3s %-16s %-9s %8s %9s %9s %8s %8s %8s  %s%n", "scale", "flags", "rnd", "load",
-                "service", "RSS MiB", "heap MiB", "after GC", "threads", "ready s", "CPU s", "JVM options");
+        System.out.printf("%-7s %-7s %-3s %-16s %-9s %8s %8s %9s %9s %8s %8s %8s  %s%n", "scale", "flags", "rnd", "load",
+                "service", "RSS MiB", "of files", "heap MiB", "after GC", "threads", "ready s", "CPU s", "JVM options");
         for (Cycle c : cycles) {
             long sum = 0;
             for (Figures f : c.services()) {
-                System.out.printf(Locale.ROOT, "%-7s %-7s %-3d %-16s %-9s %8.1f %9.1f %9.1f %8d %8.2f %8.2f  %s%n", c.scale(),
-                        c.variant(), c.round(), c.load(), f.service(), f.rssKiB() / 1024.0, f.heapUsedKiB() / 1024.0,
+                System.out.printf(Locale.ROOT, "%-7s %-7s %-3d %-16s %-9s %8.1f %8.1f %9.1f %9.1f %8d %8.2f %8.2f  %s%n", c.scale(),
+                        c.variant(), c.round(), c.load(), f.service(), f.rssKiB() / 1024.0, f.rssFileKiB() / 1024.0, f.heapUsedKiB() / 1024.0,
                         f.heapAfterGcKiB() / 1024.0, f.threads(), f.readyMs() / 1000.0, f.readyCpuMs() / 1000.0,
                         f.flags().isEmpty() ? "(none)" : f.flags());
                 if (f.service().equals("felix") || f.service().equals("confd") || f.service().equals("cni")) {
@@ -222,7 +223,8 @@ public final class FootprintBench {
                 List<Figures> figures = new ArrayList<>();
                 for (Map.Entry<String, Long> e : pids.entrySet()) {
                     long pid = e.getValue();
-                    figures.add(new Figures(e.getKey(), status(pid, "VmRSS"), heapUsedKiB(pid), 0, (int) status(pid, "Threads"),
+                    figures.add(new Figures(e.getKey(), status(pid, "VmRSS"), status(pid, "RssFile"), heapUsedKiB(pid), 0,
+                            (int) status(pid, "Threads"),
                             readyMs.get(e.getKey()), readyCpuMs.get(e.getKey()), jvmOptions(pid)));
                 }
                 for (Map.Entry<String, Long> e : pids.entrySet()) {
@@ -234,7 +236,7 @@ public final class FootprintBench {
                 for (Figures f : figures) {
                     long pid = pids.get(f.service());
                     jcmd(pid, "GC.run");
-                    withGc.add(new Figures(f.service(), f.rssKiB(), f.heapUsedKiB(), heapUsedKiB(pid), f.threads(), f.readyMs(),
+                    withGc.add(new Figures(f.service(), f.rssKiB(), f.rssFileKiB(), f.heapUsedKiB(), heapUsedKiB(pid), f.threads(), f.readyMs(),
                             f.readyCpuMs(), f.flags()));
                 }
                 withGc.sort(Comparator.comparing(Figures::service));
