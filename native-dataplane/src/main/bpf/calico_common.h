@@ -71,7 +71,7 @@ struct {
 	__type(key, struct cali_ct_key);
 	__type(value, struct cali_ct_val);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cali_ct2 SEC(".maps"); /* 2: the value gained the state; the old pin (cali_ct) is removed by felix */
+} cali_ct3 SEC(".maps"); /* 3: the value gained fins and counters; an older pin (cali_ct, cali_ct2) is removed at load */
 
 /* What the walk needs of the packet, parsed once. */
 struct walk {
@@ -88,6 +88,7 @@ struct walk {
 	__u16 dport;     /* ICMP: the code */
 	__u8 proto;
 	__u8 has_ports;
+	__u16 ip_len;    /* the IP packet's length (conntrack's byte counters) */
 };
 
 struct {
@@ -299,7 +300,7 @@ static __always_inline int ct_hit(const struct walk *w, __u64 now, __u8 tcp_flag
 	struct cali_ct_key k;
 	for (int reverse = 0; reverse < 2; reverse++) {
 		ct_key(&k, w, reverse);
-		struct cali_ct_val *v = bpf_map_lookup_elem(&cali_ct2, &k);
+		struct cali_ct_val *v = bpf_map_lookup_elem(&cali_ct3, &k);
 		if (!v || now - v->last_seen_ns >= ct_timeout_ns(v->state))
 			continue;
 		if (w->proto == IPPROTO_TCP) {
@@ -311,8 +312,13 @@ static __always_inline int ct_hit(const struct walk *w, __u64 now, __u8 tcp_flag
 				v->state = CALI_CT_TCP_FIN;
 			else if (reverse && v->state == CALI_CT_TCP_SYN && (tcp_flags & TCP_ACK))
 				v->state = CALI_CT_TCP_EST;
+			if (tcp_flags & TCP_FIN)
+				v->fins |= reverse ? CALI_CT_FIN_REV : CALI_CT_FIN_FWD;
 		}
 		v->last_seen_ns = now;
+		/* Both legs' programs may count at once on two CPUs: atomic adds. */
+		__sync_fetch_and_add(&v->packets[reverse & 1], 1);
+		__sync_fetch_and_add(&v->bytes[reverse & 1], w->ip_len);
 		return 1;
 	}
 	return 0;
@@ -333,6 +339,7 @@ static __always_inline int parse(struct __sk_buff *skb, struct iphdr *ip, struct
 	w->saddr = ip->saddr;
 	w->daddr = ip->daddr;
 	w->proto = ip->protocol;
+	w->ip_len = bpf_ntohs(ip->tot_len);
 	void *l4 = (void *)ip + ip->ihl * 4;
 	int first_fragment = (ip->frag_off & bpf_htons(0x1fff)) == 0;
 	*tcp_flags = 0;
@@ -421,8 +428,12 @@ static __always_inline void ct_insert(const struct walk *ct, __u64 now, __u8 tcp
 {
 	struct cali_ct_key k;
 	ct_key(&k, ct, 0);
-	struct cali_ct_val v = { .last_seen_ns = now, .state = ct_first_state(ct->proto, tcp_flags) };
-	bpf_map_update_elem(&cali_ct2, &k, &v, BPF_ANY);
+	struct cali_ct_val v = {
+		.last_seen_ns = now, .state = ct_first_state(ct->proto, tcp_flags),
+		.fins = (ct->proto == IPPROTO_TCP && (tcp_flags & TCP_FIN)) ? CALI_CT_FIN_FWD : 0,
+		.packets = { 1, 0 }, .bytes = { ct->ip_len, 0 },
+	};
+	bpf_map_update_elem(&cali_ct3, &k, &v, BPF_ANY);
 }
 
 #endif

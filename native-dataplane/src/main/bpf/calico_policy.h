@@ -176,10 +176,19 @@ struct cali_ct_key {
 #define CALI_CT_TIMEOUT_ICMP    5
 #define CALI_CT_TIMEOUT_OTHER   600
 
+/* cali_ct_val.fins: which ways a FIN was seen (the flow is over once both were, or on a RST). */
+#define CALI_CT_FIN_FWD 1 /* in the key's direction */
+#define CALI_CT_FIN_REV 2 /* in the reply's */
+
+/* Counters by way: [0] the key's direction (the flow's original one), [1] the replies. Bytes are
+ * IP lengths, as the kernel's conntrack accounting counts them. */
 struct cali_ct_val {
 	__u64 last_seen_ns; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
 	__u8 state;
-	__u8 pad[7];
+	__u8 fins;
+	__u8 pad[6];
+	__u64 packets[2];
+	__u64 bytes[2];
 };
 
 #endif

@@ -318,7 +318,7 @@ public final class FlowLogs implements AutoCloseable {
             // down, or flow logs off): reported as partial records from the first flush with the
             // model in sync.
             try {
-                aggregator.onStart(conntrack.dump());
+                aggregator.onStart(dump());
             } catch (RuntimeException e) {
                 log.warn("flow logs: conntrack unreadable at start: connections opened before now go unreported", e);
             }
@@ -346,10 +346,29 @@ public final class FlowLogs implements AutoCloseable {
         }
     }
 
-    /** One interval: fresh conntrack counters, then the reports, then goldmane. */
+    /**
+     * {@return the kernel's conntrack and the eBPF driver's} (its pinned map, while there is one):
+     * with BPF the kernel tracks nothing of the workloads' flows in a namespace without netfilter
+     * rules, and the BPF programs' conntrack counts each way and sees the end of TCP.
+     */
+    private List<calico.dataplane.netfilter.ConntrackEntry> dump() {
+        List<calico.dataplane.netfilter.ConntrackEntry> kernel = conntrack.dump();
+        List<calico.dataplane.netfilter.ConntrackEntry> bpf = BpfConntrack.dump(bpfPins, System.nanoTime());
+        if (bpf.isEmpty()) {
+            return kernel;
+        }
+        List<calico.dataplane.netfilter.ConntrackEntry> all = new java.util.ArrayList<>(kernel);
+        all.addAll(bpf);
+        return all;
+    }
+
+    /** One interval: the eBPF ring drained (its flows known before their counters), fresh conntrack counters, then the reports, then goldmane. */
     private void flush() {
         try {
-            aggregator.onConntrackDump(conntrack.dump());
+            if (bpfPins != null) {
+                pollBpf();
+            }
+            aggregator.onConntrackDump(dump());
             long end = clock.instant().getEpochSecond();
             List<calico.libcalico.goldmane.proto.Flow> flows = aggregator.flush(intervalStart, Math.max(end,
                     intervalStart + 1));

@@ -24,7 +24,7 @@ public final class PolicyMaps {
     public static final String SETS = "cali_sets";
     public static final String NAMED_PORTS = "cali_nports";
     /** The layout version is in the name: a pin of an older layout is another map (felix removes it). */
-    public static final String CONNTRACK = "cali_ct2";
+    public static final String CONNTRACK = "cali_ct3";
     /** Every map the policy program pins, by name. */
     /** Flow-log prefixes by ID: {@code __u32} → {@code char[64]}, NUL-padded. */
     public static final String PREFIXES = "cali_prefixes";
@@ -440,8 +440,36 @@ public final class PolicyMaps {
         }
     }
 
-    /** A conntrack value: when the flow was last seen ({@code bpf_ktime_get_ns}, CLOCK_MONOTONIC) and its state. */
-    public record CtValue(long lastSeenNs, CtState state) {
+    /** {@code cali_ct_val.fins}: a FIN was seen in the key's direction. */
+    public static final int CT_FIN_FWD = 1;
+    /** {@code cali_ct_val.fins}: a FIN was seen in the reply's direction. */
+    public static final int CT_FIN_REV = 2;
+    static final int CT_KEY_SIZE = 20;
+    static final int CT_VALUE_SIZE = 48;
+
+    /**
+     * A conntrack value: when the flow was last seen ({@code bpf_ktime_get_ns}, CLOCK_MONOTONIC), its
+     * state, the ways a FIN was seen ({@link #CT_FIN_FWD}, {@link #CT_FIN_REV}), and the packets and
+     * bytes (IP lengths) each way: the key's direction (the flow's original one) and the replies.
+     */
+    public record CtValue(long lastSeenNs, CtState state, int fins, long packets, long bytes, long replyPackets,
+                          long replyBytes) {
+
+        /** A value with no FIN and no counters (tests that only care for time and state). */
+        public CtValue(long lastSeenNs, CtState state) {
+            this(lastSeenNs, state, 0, 0, 0, 0, 0);
+        }
+
+        /** {@return this value seen at another time} */
+        public CtValue withLastSeen(long ns) {
+            return new CtValue(ns, state, fins, packets, bytes, replyPackets, replyBytes);
+        }
+
+        /** {@return whether the TCP flow is over}: a RST, or a FIN each way (the kernel's TIME_WAIT or later) */
+        public boolean closed() {
+            return state == CtState.TCP_RST || fins == (CT_FIN_FWD | CT_FIN_REV);
+        }
+
         /** {@return whether the program treats the entry as absent at {@code nowNs}} (default timeouts) */
         public boolean expired(long nowNs) {
             return expired(nowNs, Map.of());
@@ -466,18 +494,30 @@ public final class PolicyMaps {
     public static CtValue decodeCtValue(byte[] v) {
         ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN);
         long seen = b.getLong();
-        return new CtValue(seen, CtState.of(Byte.toUnsignedInt(b.get())));
+        CtState state = CtState.of(Byte.toUnsignedInt(b.get()));
+        int fins = Byte.toUnsignedInt(b.get());
+        b.position(16);
+        long packets = b.getLong();
+        long replyPackets = b.getLong();
+        long bytes = b.getLong();
+        return new CtValue(seen, state, fins, packets, bytes, replyPackets, b.getLong());
     }
 
     /** {@return a conntrack key}: the tuple as the program stores it (ports in host order), its direction and interface */
     public static byte[] ctKey(Inet4Address src, Inet4Address dst, int sport, int dport, int proto, Dir dir,
                                int ifindex) {
-        return le(20).put(src.getAddress()).put(dst.getAddress()).putShort((short) sport).putShort((short) dport)
+        return le(CT_KEY_SIZE).put(src.getAddress()).put(dst.getAddress()).putShort((short) sport).putShort((short) dport)
                 .put((byte) proto).put((byte) dir.code).putShort((short) 0).putInt(ifindex).array();
     }
 
     public static byte[] ctValue(long lastSeenNs, CtState state) {
-        return le(16).putLong(lastSeenNs).put((byte) state.code).array();
+        return ctValue(new CtValue(lastSeenNs, state));
+    }
+
+    public static byte[] ctValue(CtValue v) {
+        return le(CT_VALUE_SIZE).putLong(v.lastSeenNs()).put((byte) v.state().code).put((byte) v.fins())
+                .position(16).putLong(v.packets()).putLong(v.replyPackets()).putLong(v.bytes())
+                .putLong(v.replyBytes()).array();
     }
 
     private static Integer flag(int flags, int bit, int value) {

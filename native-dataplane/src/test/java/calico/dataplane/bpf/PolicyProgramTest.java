@@ -189,6 +189,7 @@ class PolicyProgramTest {
                     Rule.always(Action.DENY, 0)));
             program(prog, ifA, Dir.TO_ENDPOINT, 1, List.of(Rule.always(Action.DENY, 0)));
             Conntrack ct = new Conntrack(prog.map(PolicyMaps.CONNTRACK));
+            int handshake;
 
             // The handshake's reply moves both approvals (a's egress, b's ingress) from SYN to ESTABLISHED.
             Socket open = a.call(() -> {
@@ -202,7 +203,27 @@ class PolicyProgramTest {
                         .equals(List.of(CtState.TCP_ESTABLISHED, CtState.TCP_ESTABLISHED)));
                 assertThat(flow(ct, 6, port, 8080).keySet()).extracting(PolicyMaps.CtEntry::ifindex)
                         .containsExactlyInAnyOrder(ifA, ifB);
+                assertThat(flow(ct, 6, port, 8080).values()).as("open").noneMatch(PolicyMaps.CtValue::closed);
+                client.getOutputStream().write(new byte[100]);
+                assertThat(server.getInputStream().readNBytes(100)).hasSize(100);
+                server.getOutputStream().write(new byte[50]);
+                assertThat(client.getInputStream().readNBytes(50)).hasSize(50);
+                handshake = port;
             }
+            // Closed both ways: over. Each approval counted the same packets (both legs see each one):
+            // SYN, ACK, data, FIN, ACK at least out; SYN-ACK, data, FIN at least back; IP lengths.
+            int closedPort = handshake;
+            await("a FIN each way, and the last ACK on both legs", () -> {
+                List<PolicyMaps.CtValue> legs = List.copyOf(flow(ct, 6, closedPort, 8080).values());
+                return legs.size() == 2 && legs.stream().allMatch(PolicyMaps.CtValue::closed)
+                        && legs.stream().map(v -> v.withLastSeen(0)).distinct().count() == 1;
+            });
+            PolicyMaps.CtValue counted = flow(ct, 6, closedPort, 8080).values().iterator().next();
+            assertThat(counted.packets()).isGreaterThanOrEqualTo(4);
+            assertThat(counted.bytes()).isGreaterThanOrEqualTo(100 + 4 * 40);
+            assertThat(counted.replyPackets()).isGreaterThanOrEqualTo(3);
+            assertThat(counted.replyBytes()).isGreaterThanOrEqualTo(50 + 3 * 40);
+            assertThat(counted.bytes() - 100).as("no payload but the 100 bytes").isLessThan(counted.packets() * 60);
             // A server that closes at once: its FIN (the reverse way) ends the flow.
             Socket finished = a.call(() -> {
                 Socket s = new Socket();
@@ -211,7 +232,11 @@ class PolicyProgramTest {
             });
             int finPort = finished.getLocalPort();
             await("FIN seen", () -> states(ct, 6, finPort, 8081).equals(List.of(CtState.TCP_FIN, CtState.TCP_FIN)));
+            assertThat(flow(ct, 6, finPort, 8081).values()).as("half closed: not over")
+                    .allMatch(v -> v.fins() == PolicyMaps.CT_FIN_REV && !v.closed());
             finished.close();
+            await("closed by the client too", () -> flow(ct, 6, finPort, 8081).values().stream()
+                    .allMatch(PolicyMaps.CtValue::closed));
             // No listener: b's kernel answers RST.
             assertThat(a.tcpConnects(B, 8082, NO)).as("refused").isFalse();
             await("RST seen", () -> flow(ct, 6, -1, 8082).size() == 2
