@@ -49,10 +49,13 @@ import java.util.concurrent.Future;
  * median and p90 over 50 changes after 20 unmeasured warm-up changes, each checked in the kernel
  * afterwards.
  *
- * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.PolicyScaleBench NFT|Legacy|nftables [--no-cold-start]
+ * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.PolicyScaleBench NFT|Legacy|nftables|BPF [--no-cold-start]
  * [--datastores=etcd,kubernetes] [--scale=N]}: one full run per datastore, one after the other, then a table of both
  * (as root). Endpoints have no interfaces: felix's rules do not need them (routes for them are
- * skipped until the interface appears).
+ * skipped until the interface appears). The eBPF driver's tables are per interface, so with
+ * {@code BPF} each local endpoint gets its veth (created before felix starts, its peer beside it);
+ * there is no floor (no restore tool loads BPF maps), and each change is checked in the pinned
+ * rule map once, after the loop.
  */
 public final class PolicyScaleBench {
 
@@ -120,7 +123,8 @@ public final class PolicyScaleBench {
             case "nft" -> Backend.IPTABLES_NFT;
             case "legacy" -> Backend.IPTABLES_LEGACY;
             case "nftables" -> Backend.NFTABLES;
-            default -> throw new IllegalArgumentException("backend: NFT | Legacy | nftables, not " + args[0]);
+            case "bpf" -> Backend.BPF;
+            default -> throw new IllegalArgumentException("backend: NFT | Legacy | nftables | BPF, not " + args[0]);
         };
         String unavailable = backend.unavailableReason();
         if (unavailable != null) {
@@ -146,7 +150,8 @@ public final class PolicyScaleBench {
             try (BenchStore store = BenchStore.start(ds); NetNs host = NetNs.create(NS + "benchh")) {
                 Result r = run(backend, store, host, coldStart, scale);
                 summary.add(String.format("%-10s %8d ms %8d ms %6.2f %8d ms %8d MiB", ds, r.syncMs(), r.floorMs(),
-                        (double) r.syncMs() / r.floorMs(), r.changeMedianMs(), r.felixHeapBytes() >> 20));
+                        r.floorMs() == 0 ? Double.NaN : (double) r.syncMs() / r.floorMs(), r.changeMedianMs(),
+                        r.felixHeapBytes() >> 20));
             }
         }
         System.out.printf("%n%s, same run:%n%-10s %11s %11s %6s %11s %11s%n", backend, "datastore", "last write->sync",
@@ -179,6 +184,9 @@ public final class PolicyScaleBench {
         long changeMedianMs;
         long heapBefore = heapAfterGc();
         long felixHeap;
+        if (backend == Backend.BPF) {
+            interfaces(host, scale);
+        }
         try (FelixProcess felix = new FelixProcess(bench.felixArgs(), host.name(), backend, "Warning")) {
             felix.awaitReady(Duration.ofSeconds(60));
 
@@ -239,6 +247,9 @@ public final class PolicyScaleBench {
                 if (after.batches() != before.batches() + 1) {
                     System.out.printf("  change %d: %d batches%n", step, after.batches() - before.batches());
                 }
+                if (backend == Backend.BPF) {
+                    continue; // the pinned rules read once, after the loop
+                }
                 // nftables: only the policy's chain (a whole-ruleset listing of this table takes seconds
                 // under load, which would slow the loop and load the machine between changes)
                 String kernel = backend == Backend.NFTABLES
@@ -264,9 +275,19 @@ public final class PolicyScaleBench {
             System.out.printf("%s: the %d warm-up changes made before those %d (not in their figures): median %d ms, "
                     + "max %d ms%n", backend, WARM_UP_CHANGES, CHANGES, warmSorted[WARM_UP_CHANGES / 2],
                     warmSorted[WARM_UP_CHANGES - 1]);
+            if (backend == Backend.BPF) {
+                int lastPort = 20_000 + WARM_UP_CHANGES + CHANGES - 1;
+                if (!bpfRulesHold(felix, lastPort)) {
+                    throw new IllegalStateException("the last change's port " + lastPort + " is in no pinned BPF rule");
+                }
+                System.out.printf("%s: the last change's port %d is in the pinned rules%n", backend, lastPort);
+            }
             // The floor last: deleting its namespace makes the kernel free the whole table in the
             // background for seconds, which slowed the change loop when it ran in between.
-            saved = save(backend, host);
+            saved = backend == Backend.BPF ? null : save(backend, host);
+        }
+        if (saved == null) {
+            return new Result(syncMs, 0, changeMedianMs, felixHeap); // BPF: no floor, no cold start here
         }
         // Loaded with felix stopped and the machine idle (see awaitIdleCpu): its read-back after
         // the change loop (a listing of the whole table, parsed and compared; 1-1.3 cores for
@@ -428,6 +449,38 @@ public final class PolicyScaleBench {
         public void close() {
             watches.forEach(calico.libcalico.datastore.Watch::close);
         }
+    }
+
+    /** A veth per local endpoint, named as its interface, in {@code host} (one {@code ip -batch}). */
+    private static void interfaces(NetNs host, Scale scale) throws IOException {
+        Path batch = Files.createTempFile("scale-bench-", ".ip");
+        try {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < scale.local(); i++) {
+                String ns = "ns" + i % scale.namespaces();
+                String name = WorkloadEndpointNames.interfaceName(ns, "l" + i);
+                b.append("link add ").append(name).append(" type veth peer name sp").append(i).append('\n');
+            }
+            Files.writeString(batch, b.toString());
+            host.exec("ip", "-batch", batch.toString());
+        } finally {
+            Files.deleteIfExists(batch);
+        }
+    }
+
+    /** {@return whether a rule of the pinned {@code cali_rules2} has {@code port} as a destination port} */
+    private static boolean bpfRulesHold(FelixProcess felix, int port) {
+        Path pin = felix.bpfPins().resolve(calico.dataplane.bpf.PolicyMaps.RULES);
+        return calico.dataplane.bpf.BpfMap.withPinned(pin, 12, calico.dataplane.bpf.PolicyMaps.RULE_SIZE, m -> {
+            for (byte[] k : m.keys()) {
+                byte[] v = m.get(k);
+                if (v != null && calico.dataplane.bpf.PolicyMaps.decodeRule(v).ports().stream()
+                        .anyMatch(p -> p.lo() <= port && port <= p.hi())) {
+                    return true;
+                }
+            }
+            return false;
+        });
     }
 
     private static long timedLoad(NetNs into, Path rules) {

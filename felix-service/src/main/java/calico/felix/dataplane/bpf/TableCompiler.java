@@ -27,6 +27,7 @@ import calico.felix.dataplane.rules.Target;
 import calico.felix.flows.FlowContext;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -78,6 +79,10 @@ final class TableCompiler {
                     EndpointTables allInterfaces, Set<String> sets, Set<String> prefixes) {
     }
 
+    /** What a workload direction's table is made of. */
+    private record WorkloadKey(List<TierPolicies> tiers, List<String> profiles, boolean inbound) {
+    }
+
     /** How a table ends: {@code NORMAL} profiles and the final deny; {@code FORWARD} allows what no tier decided; {@code STAGE} (doNotTrack, preDNAT) decides nothing at a tier's end. */
     private enum Kind { NORMAL, FORWARD, STAGE }
 
@@ -106,10 +111,15 @@ final class TableCompiler {
 
     Compiled compile() {
         TreeMap<String, EndpointTables> out = new TreeMap<>();
+        // A workload's table depends on its tiers and profiles only: endpoints selected by the same
+        // policies (the 5 of an app, say) share one compile and one list.
+        Map<WorkloadKey, List<Rule>> shared = new HashMap<>();
         for (WorkloadEndpointUpdate w : model.workloads().values()) {
             out.put(w.interfaceName(), new EndpointTables(w.id(), false, Map.of(
-                    Dir.TO_ENDPOINT, table(w.ingress(), w.profileIds(), true, Kind.NORMAL, List.of()),
-                    Dir.FROM_ENDPOINT, table(w.egress(), w.profileIds(), false, Kind.NORMAL, List.of()))));
+                    Dir.TO_ENDPOINT, shared.computeIfAbsent(new WorkloadKey(w.ingress(), w.profileIds(), true),
+                            k -> List.copyOf(table(k.tiers(), k.profiles(), true, Kind.NORMAL, List.of()))),
+                    Dir.FROM_ENDPOINT, shared.computeIfAbsent(new WorkloadKey(w.egress(), w.profileIds(), false),
+                            k -> List.copyOf(table(k.tiers(), k.profiles(), false, Kind.NORMAL, List.of()))))));
         }
         // Of two endpoints on one interface the first by ID wins, as the renderer's (model order is by ID).
         TreeMap<String, EndpointTables> hosts = new TreeMap<>();
