@@ -460,6 +460,7 @@ public final class PolicyScaleBench {
                 String ns = "ns" + i % scale.namespaces();
                 String name = WorkloadEndpointNames.interfaceName(ns, "l" + i);
                 b.append("link add ").append(name).append(" type veth peer name sp").append(i).append('\n');
+                b.append("link set ").append(name).append(" up\n").append("link set sp").append(i).append(" up\n");
             }
             Files.writeString(batch, b.toString());
             host.exec("ip", "-batch", batch.toString());

@@ -94,6 +94,8 @@ public final class BpfDataplane implements PolicyDriver {
     private final Set<Key> lpm = new HashSet<>();
     private final Set<Key> namedPorts = new HashSet<>();
     private final Map<EpDir, Table> tables = new HashMap<>();
+    /** Workload tables compiled by earlier applies, kept until a batch changes what they are made of. */
+    private final WorkloadTables workloadTables = new WorkloadTables();
     /** Interfaces with our programs, by name: their ifindex when attached. */
     private final Map<String, Integer> attached = new TreeMap<>();
     /** Host interfaces with the host endpoint programs, by name: their ifindex when attached. */
@@ -126,6 +128,7 @@ public final class BpfDataplane implements PolicyDriver {
 
     @Override
     public ApplyStats apply(List<DataplaneUpdate> batch) {
+        workloadTables.invalidate(batch);
         if (needResync) {
             return resync();
         }
@@ -157,9 +160,19 @@ public final class BpfDataplane implements PolicyDriver {
 
     @Override
     public void onLinkChange(String name, int index, boolean deleted) {
-        if (ids != null && !needResync && (model.interfacePrefixes().stream().anyMatch(name::startsWith)
+        if (ids == null || needResync) {
+            return;
+        }
+        // An interface that carries our programs under the same index only changed its flags or
+        // carrier (the routes setting it up, say): nothing to do. Syncing on each of those made
+        // 500 new endpoints cost 500 whole syncs.
+        Integer at = attached.containsKey(name) ? attached.get(name) : hostAttached.get(name);
+        if (!deleted && at != null && at == index) {
+            return;
+        }
+        if (model.interfacePrefixes().stream().anyMatch(name::startsWith)
                 || model.hostEndpoints().values().stream().anyMatch(h -> name.equals(h.interfaceName())
-                        || "*".equals(h.interfaceName())))) {
+                        || "*".equals(h.interfaceName()))) {
             sync(false);
         }
     }
@@ -221,6 +234,7 @@ public final class BpfDataplane implements PolicyDriver {
                 }
             }
             ids = new SetIds(floor);
+            workloadTables.clear(); // compiled with the old IDs
             prefixes.clear();
             int prefixFloor = 1;
             BpfMap pm = program.map(PolicyMaps.PREFIXES);
@@ -234,7 +248,7 @@ public final class BpfDataplane implements PolicyDriver {
             }
             prefixIds = new SetIds(prefixFloor);
         }
-        TableCompiler.Compiled compiled = new TableCompiler(model, ids, prefixIds).compile();
+        TableCompiler.Compiled compiled = new TableCompiler(model, ids, prefixIds, workloadTables).compile();
         // The programs' settings: strict reverse path always (as the raw table's rule), host-bound drops per setting.
         int cfg = PolicyMaps.CFG_RPF | (model.settings().endpointToHostAction()
                 == calico.felix.dataplane.rules.RuleSettings.EndpointToHostAction.DROP ? PolicyMaps.CFG_HOST_DROP : 0)

@@ -27,7 +27,6 @@ import calico.felix.dataplane.rules.Target;
 import calico.felix.flows.FlowContext;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -79,10 +78,6 @@ final class TableCompiler {
                     EndpointTables allInterfaces, Set<String> sets, Set<String> prefixes) {
     }
 
-    /** What a workload direction's table is made of. */
-    private record WorkloadKey(List<TierPolicies> tiers, List<String> profiles, boolean inbound) {
-    }
-
     /** How a table ends: {@code NORMAL} profiles and the final deny; {@code FORWARD} allows what no tier decided; {@code STAGE} (doNotTrack, preDNAT) decides nothing at a tier's end. */
     private enum Kind { NORMAL, FORWARD, STAGE }
 
@@ -94,13 +89,21 @@ final class TableCompiler {
     private final RuleRenderer renderer;
     private final long acceptBit;
     private final long passBit;
-    private final Set<String> used = new TreeSet<>();
+    private Set<String> used = new TreeSet<>();
     /** Prefix IDs, null when flow logs are off (then no rule carries a hit and the tables are as without them). */
     private final SetIds prefixIds;
-    private final Set<String> prefixesUsed = new TreeSet<>();
+    private Set<String> prefixesUsed = new TreeSet<>();
+    /** Workload tables of earlier compiles still valid (the driver drops what a batch changed). */
+    private final WorkloadTables cache;
 
     TableCompiler(DataplaneModel model, SetIds ids, SetIds prefixIds) {
+        this(model, ids, prefixIds, new WorkloadTables());
+    }
+
+    /** @param cache workload tables compiled before with these IDs, reused, and filled with this compile's */
+    TableCompiler(DataplaneModel model, SetIds ids, SetIds prefixIds, WorkloadTables cache) {
         this.model = model;
+        this.cache = cache;
         this.ids = ids;
         this.prefixIds = model.settings().flowLogs() ? prefixIds : null;
         this.renderer = new RuleRenderer(model.marks(), model.interfacePrefixes(), Set.of(IpFamily.V4),
@@ -112,15 +115,16 @@ final class TableCompiler {
     Compiled compile() {
         TreeMap<String, EndpointTables> out = new TreeMap<>();
         // A workload's table depends on its tiers and profiles only: endpoints selected by the same
-        // policies (the 5 of an app, say) share one compile and one list.
-        Map<WorkloadKey, List<Rule>> shared = new HashMap<>();
+        // policies (the 5 of an app, say) share one compile and one list, and a table no change
+        // touched since an earlier compile is taken from the cache.
+        Set<WorkloadTables.Key> inUse = new java.util.HashSet<>();
         for (WorkloadEndpointUpdate w : model.workloads().values()) {
             out.put(w.interfaceName(), new EndpointTables(w.id(), false, Map.of(
-                    Dir.TO_ENDPOINT, shared.computeIfAbsent(new WorkloadKey(w.ingress(), w.profileIds(), true),
-                            k -> List.copyOf(table(k.tiers(), k.profiles(), true, Kind.NORMAL, List.of()))),
-                    Dir.FROM_ENDPOINT, shared.computeIfAbsent(new WorkloadKey(w.egress(), w.profileIds(), false),
-                            k -> List.copyOf(table(k.tiers(), k.profiles(), false, Kind.NORMAL, List.of()))))));
+                    Dir.TO_ENDPOINT, workloadTable(new WorkloadTables.Key(w.ingress(), w.profileIds(), true), inUse),
+                    Dir.FROM_ENDPOINT, workloadTable(new WorkloadTables.Key(w.egress(), w.profileIds(), false),
+                            inUse))));
         }
+        cache.retainOnly(inUse); // an unused table's set and prefix IDs may be freed after this compile
         // Of two endpoints on one interface the first by ID wins, as the renderer's (model order is by ID).
         TreeMap<String, EndpointTables> hosts = new TreeMap<>();
         EndpointTables all = null;
@@ -136,6 +140,29 @@ final class TableCompiler {
             }
         }
         return new Compiled(out, hosts, all, Set.copyOf(used), Set.copyOf(prefixesUsed));
+    }
+
+    /** A workload direction's table, compiled once, with the sets and prefixes it uses recorded for the compile. */
+    private List<Rule> workloadTable(WorkloadTables.Key k, Set<WorkloadTables.Key> inUse) {
+        inUse.add(k);
+        WorkloadTables.Table t = cache.get(k);
+        if (t == null) {
+            Set<String> outerSets = used;
+            Set<String> outerPrefixes = prefixesUsed;
+            used = new TreeSet<>();
+            prefixesUsed = new TreeSet<>();
+            try {
+                List<Rule> rules = List.copyOf(table(k.tiers(), k.profiles(), k.inbound(), Kind.NORMAL, List.of()));
+                t = new WorkloadTables.Table(rules, Set.copyOf(used), Set.copyOf(prefixesUsed));
+            } finally {
+                used = outerSets;
+                prefixesUsed = outerPrefixes;
+            }
+            cache.put(k, t);
+        }
+        used.addAll(t.sets());
+        prefixesUsed.addAll(t.prefixes());
+        return t.rules();
     }
 
     private EndpointTables hostTables(HostEndpointUpdate h) {
