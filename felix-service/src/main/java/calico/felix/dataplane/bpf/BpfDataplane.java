@@ -64,17 +64,33 @@ public final class BpfDataplane implements PolicyDriver {
     private record EpDir(int ifindex, Dir dir) {
     }
 
-    /** A map key with value equality. */
-    private record Key(byte[] bytes) {
+    /** A map key with value equality (its hash computed once: sets of thousands are rebuilt every apply). */
+    private static final class Key {
+        private final byte[] bytes;
+        private final int hash;
+
+        Key(byte[] bytes) {
+            this.bytes = bytes;
+            this.hash = Arrays.hashCode(bytes);
+        }
+
+        byte[] bytes() {
+            return bytes;
+        }
+
         @Override
         public boolean equals(Object o) {
-            return o instanceof Key k && Arrays.equals(bytes, k.bytes);
+            return o instanceof Key k && hash == k.hash && Arrays.equals(bytes, k.bytes);
         }
 
         @Override
         public int hashCode() {
-            return Arrays.hashCode(bytes);
+            return hash;
         }
+    }
+
+    /** A set's member keys under its ID, kept until a batch updates the set (or a resync). */
+    private record Members(int id, List<Key> lpm, List<Key> ports) {
     }
 
     private final DataplaneModel model;
@@ -96,6 +112,8 @@ public final class BpfDataplane implements PolicyDriver {
     private final Map<EpDir, Table> tables = new HashMap<>();
     /** Workload tables compiled by earlier applies, kept until a batch changes what they are made of. */
     private final WorkloadTables workloadTables = new WorkloadTables();
+    /** Member keys by set key, reused while the set's ID and members stay (the batch hint). */
+    private final Map<String, Members> memberKeys = new HashMap<>();
     /** Interfaces with our programs, by name: their ifindex when attached. */
     private final Map<String, Integer> attached = new TreeMap<>();
     /** Host interfaces with the host endpoint programs, by name: their ifindex when attached. */
@@ -129,6 +147,15 @@ public final class BpfDataplane implements PolicyDriver {
     @Override
     public ApplyStats apply(List<DataplaneUpdate> batch) {
         workloadTables.invalidate(batch);
+        for (DataplaneUpdate u : batch) {
+            if (u instanceof DataplaneUpdate.IpSetUpdate s) {
+                memberKeys.remove("set:" + s.id());
+            } else if (u instanceof DataplaneUpdate.IpSetDeltaUpdate d) {
+                memberKeys.remove("set:" + d.id());
+            } else if (u instanceof DataplaneUpdate.IpSetRemove r) {
+                memberKeys.remove("set:" + r.id());
+            }
+        }
         if (needResync) {
             return resync();
         }
@@ -235,6 +262,7 @@ public final class BpfDataplane implements PolicyDriver {
             }
             ids = new SetIds(floor);
             workloadTables.clear(); // compiled with the old IDs
+            memberKeys.clear();
             prefixes.clear();
             int prefixFloor = 1;
             BpfMap pm = program.map(PolicyMaps.PREFIXES);
@@ -280,8 +308,19 @@ public final class BpfDataplane implements PolicyDriver {
         // 1. Set members first: a new table may name them.
         Set<Key> wantLpm = new HashSet<>();
         Set<Key> wantPorts = new HashSet<>();
+        memberKeys.keySet().retainAll(compiled.sets());
         for (String key : compiled.sets()) {
-            members(key, ids.id(key), wantLpm, wantPorts);
+            int id = ids.id(key);
+            Members m = memberKeys.get(key);
+            if (m == null || m.id() != id) {
+                List<Key> l = new ArrayList<>();
+                List<Key> p = new ArrayList<>();
+                members(key, id, l, p);
+                m = new Members(id, List.copyOf(l), List.copyOf(p));
+                memberKeys.put(key, m);
+            }
+            wantLpm.addAll(m.lpm());
+            wantPorts.addAll(m.ports());
         }
         Set<Integer> setsChanged = new HashSet<>();
         for (Key k : wantLpm) {
@@ -587,7 +626,7 @@ public final class BpfDataplane implements PolicyDriver {
     }
 
     /** The map keys of set {@code key}'s IPv4 members. */
-    private void members(String key, int id, Set<Key> lpmOut, Set<Key> portsOut) {
+    private void members(String key, int id, List<Key> lpmOut, List<Key> portsOut) {
         if (key.startsWith("nets:")) {
             for (String cidr : key.substring(5).split(",")) {
                 Cidr c = Cidr.parse(cidr);
