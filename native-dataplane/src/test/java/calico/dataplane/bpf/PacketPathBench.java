@@ -48,15 +48,7 @@ public final class PacketPathBench {
         Path fs = Files.createTempDirectory("bpf-path-fs-");
         BpfFs.ensureMounted(fs);
         try (NetNs router = NetNs.create("bpf-pr"); NetNs a = NetNs.create("bpf-pa"); NetNs b = NetNs.create("bpf-pb")) {
-            router.veth("caliaaaa", a, "eth0");
-            router.veth("calibbbb", b, "eth0");
-            router.exec("ip", "addr", "add", "10.89.1.1/24", "dev", "caliaaaa");
-            router.exec("ip", "addr", "add", "10.89.2.1/24", "dev", "calibbbb");
-            router.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
-            a.exec("ip", "addr", "add", A + "/24", "dev", "eth0");
-            b.exec("ip", "addr", "add", B + "/24", "dev", "eth0");
-            a.exec("ip", "route", "add", "default", "via", "10.89.1.1");
-            b.exec("ip", "route", "add", "default", "via", "10.89.2.1");
+            PolicyProgramTest.wire(router, a, b, "10.89");
             b.exec("sysctl", "-qw", "net.ipv4.icmp_ratelimit=1000"); // b's port unreachables stay few
             a.exec("ping", "-c", "1", "-W", "2", B); // neighbours resolved before timing
             int ifA = Integer.parseInt(router.exec("cat", "/sys/class/net/caliaaaa/ifindex").strip());

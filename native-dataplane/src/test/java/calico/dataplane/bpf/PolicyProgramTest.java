@@ -56,15 +56,23 @@ class PolicyProgramTest {
         router = NetNs.create("bpf-r");
         a = NetNs.create("bpf-a");
         b = NetNs.create("bpf-b");
+        wire(router, a, b, "10.77");
+    }
+
+    /**
+     * a and b behind {@code router} on veths {@code caliaaaa} and {@code calibbbb}: a is
+     * {@code net}.1.2, b {@code net}.2.2, the router .1 of each /24 and their default route.
+     */
+    static void wire(NetNs router, NetNs a, NetNs b, String net) {
         router.veth("caliaaaa", a, "eth0");
         router.veth("calibbbb", b, "eth0");
-        router.exec("ip", "addr", "add", "10.77.1.1/24", "dev", "caliaaaa");
-        router.exec("ip", "addr", "add", "10.77.2.1/24", "dev", "calibbbb");
+        router.exec("ip", "addr", "add", net + ".1.1/24", "dev", "caliaaaa");
+        router.exec("ip", "addr", "add", net + ".2.1/24", "dev", "calibbbb");
         router.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
-        a.exec("ip", "addr", "add", A + "/24", "dev", "eth0");
-        b.exec("ip", "addr", "add", B + "/24", "dev", "eth0");
-        a.exec("ip", "route", "add", "default", "via", "10.77.1.1");
-        b.exec("ip", "route", "add", "default", "via", "10.77.2.1");
+        a.exec("ip", "addr", "add", net + ".1.2/24", "dev", "eth0");
+        b.exec("ip", "addr", "add", net + ".2.2/24", "dev", "eth0");
+        a.exec("ip", "route", "add", "default", "via", net + ".1.1");
+        b.exec("ip", "route", "add", "default", "via", net + ".2.1");
     }
 
     @AfterEach
