@@ -268,9 +268,15 @@ public final class RouteManager {
      * if it was re-created), adds missing routes, and deletes every main-table unicast device route
      * with {@link #PROTOCOL_FELIX} that is not desired. Routes with other protocols, and proto-80
      * routes with a gateway or of another type ({@link RemoteRouteManager}'s), are never touched.
+     *
+     * <p>Before the model is in sync it deletes nothing: a restarted felix that cannot reach its
+     * datastore (typha down) knows no endpoint yet, and every workload route would look undesired
+     * (the periodic refresh removed a node's pod routes that way). It still adds and configures what
+     * the endpoints it knows need; the first resync in sync removes what is stale.
      */
     public Stats resync() {
         resetCounts();
+        boolean mayDelete = model.inSync();
         Map<IpPrefix, String> desired = desired();
         Map<String, Link> links = new HashMap<>();
         for (Link l : netlink.links()) {
@@ -284,7 +290,7 @@ public final class RouteManager {
         List<Route> mainTable = netlink.routes(Route.TABLE_MAIN);
         timings.listed(java.time.Duration.ofNanos(System.nanoTime() - listStart));
         for (Route r : mainTable) {
-            if (r.protocol() != PROTOCOL_FELIX && isExternalWorkloadRoute(r, names.get(r.linkIndex()), desired)) {
+            if (r.protocol() != PROTOCOL_FELIX && mayDelete && isExternalWorkloadRoute(r, names.get(r.linkIndex()), desired)) {
                 delete(r);
                 continue;
             }
@@ -297,7 +303,7 @@ public final class RouteManager {
             // it below re-asserts the route with a replace, never a delete-then-add.
             if (link != null && link.index() == r.linkIndex() && r.gateway().isEmpty()) {
                 programmed.put(r.destination(), new Programmed(want, link.index()));
-            } else {
+            } else if (mayDelete) {
                 delete(r);
             }
         }

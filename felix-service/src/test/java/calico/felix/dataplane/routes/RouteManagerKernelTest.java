@@ -92,6 +92,7 @@ class RouteManagerKernelTest {
 
     @Test
     void programsWorkloadRoutesSysctlsAndTrafficFollows() throws IOException {
+        graph.onStatus(SyncerStatus.IN_SYNC); // a felix in sync: its resyncs remove what is stale
         wireWorkload(a, A_IF, A_IP);
         // b's endpoint arrives before its veth exists.
         put(allowAllProfile(), wep("a", A_IF, A_IP + "/32", A_IP6 + "/128"), wep("b", B_IF, B_IP + "/32"));
@@ -205,6 +206,31 @@ class RouteManagerKernelTest {
         assertThat(ourRoutes("-4")).containsOnly(Map.entry("10.65.0.3", B_IF), Map.entry(B_IP, B_IF));
         // a's interface is no longer needed: nothing of ours remains on it.
         assertThat(routes("-4", "dev", A_IF, "proto", "80")).isEmpty();
+    }
+
+    /**
+     * Issue 29: a felix restarted while typha is down never gets in sync; its periodic refresh
+     * resyncs a manager that knows no endpoint. The pods' routes the previous felix programmed, and
+     * even stale or strangers' ones, stay until the model is in sync; then only the stale ones go.
+     */
+    @Test
+    void aResyncBeforeInSyncDeletesNothing() {
+        wireWorkload(a, A_IF, A_IP);
+        host.exec("ip", "route", "add", A_IP + "/32", "dev", A_IF, "scope", "link", "proto", "80");
+        host.exec("ip", "route", "add", "10.99.0.1/32", "dev", A_IF, "proto", "static");
+        host.exec("ip", "route", "add", "10.99.0.2/32", "dev", A_IF, "proto", "80");
+
+        RouteManager.Stats s = inHost.call(manager::resync);
+        assertThat(s.routesDeleted()).as("nothing deleted before in sync").isZero();
+        assertThat(ourRoutes("-4")).containsOnlyKeys(A_IP, "10.99.0.2");
+        assertThat(routes("-4", "proto", "static")).hasSize(1);
+
+        put(allowAllProfile(), wep("a", A_IF, A_IP + "/32"));
+        graph.onStatus(SyncerStatus.IN_SYNC);
+        flush();
+        assertThat(ourRoutes("-4")).as("in sync: the stale route goes, the pod's stays")
+                .containsExactly(Map.entry(A_IP, A_IF));
+        assertThat(routes("-4", "proto", "static")).isEmpty();
     }
 
     @Test
