@@ -70,6 +70,8 @@ public final class FlowLogs implements AutoCloseable {
     private ConntrackReader conntrack;
     private AutoCloseable destroyed;
     private ScheduledFuture<?> flusher;
+    /** The running collection's flush times. */
+    private FlushGrid grid;
     /** The eBPF driver's pins (its flow events), or null; read while they exist. */
     private final java.nio.file.Path bpfPins;
     private calico.dataplane.bpf.FlowEvents bpfEvents;
@@ -325,8 +327,8 @@ public final class FlowLogs implements AutoCloseable {
             nflog = NflogReader.open(List.of(NflogPrefix.INBOUND_GROUP, NflogPrefix.OUTBOUND_GROUP),
                     aggregator::onNflog);
             intervalStart = clock.instant().getEpochSecond();
-            flusher = thread.scheduleAtFixedRate(this::flush, w.flush().toMillis(), w.flush().toMillis(),
-                    TimeUnit.MILLISECONDS);
+            grid = FlushGrid.of(w.flush());
+            scheduleFlush();
             if (bpfPins != null) {
                 bpfPoller = thread.scheduleWithFixedDelay(this::pollBpf, 0, 100, TimeUnit.MILLISECONDS);
             }
@@ -362,6 +364,21 @@ public final class FlowLogs implements AutoCloseable {
         return all;
     }
 
+    /** The next flush at the next point of the grid, reckoned from the clock each time (no drift). */
+    private void scheduleFlush() {
+        flusher = thread.schedule(this::flushAndReschedule, grid.delayToNext(clock.millis()), TimeUnit.MILLISECONDS);
+    }
+
+    private void flushAndReschedule() {
+        try {
+            flush();
+        } finally {
+            if (running != null) { // stop() runs on this thread too: a stopped collection schedules nothing
+                scheduleFlush();
+            }
+        }
+    }
+
     /** One interval: the eBPF ring drained (its flows known before their counters), fresh conntrack counters, then the reports, then goldmane. */
     private void flush() {
         try {
@@ -369,10 +386,9 @@ public final class FlowLogs implements AutoCloseable {
                 pollBpf();
             }
             aggregator.onConntrackDump(dump());
-            long end = clock.instant().getEpochSecond();
-            List<calico.libcalico.goldmane.proto.Flow> flows = aggregator.flush(intervalStart, Math.max(end,
-                    intervalStart + 1));
-            intervalStart = Math.max(end, intervalStart + 1);
+            long end = grid.end(clock.millis(), intervalStart);
+            List<calico.libcalico.goldmane.proto.Flow> flows = aggregator.flush(intervalStart, end);
+            intervalStart = end;
             client.submit(flows);
             flushError = "";
         } catch (RuntimeException e) {

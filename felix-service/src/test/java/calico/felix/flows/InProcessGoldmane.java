@@ -34,7 +34,10 @@ import java.util.concurrent.TimeUnit;
  */
 public final class InProcessGoldmane implements AutoCloseable {
 
+    /** Goldmane's defaults: 15 s buckets, an hour retained, a 5 min replay horizon. */
     static final Buckets BUCKETS = new Buckets(15, 240, 20);
+
+    private final Buckets buckets;
 
     final GoldmaneMetrics metrics = new GoldmaneMetrics(new SimpleMeterRegistry());
     private final Aggregator aggregator;
@@ -48,12 +51,18 @@ public final class InProcessGoldmane implements AutoCloseable {
 
     /** @param tls null for plaintext; else goldmane asks for a client certificate from its CA, as with files in production */
     public InProcessGoldmane(int port, Path snapshotDir, TestCertificates tls) {
+        this(port, snapshotDir, tls, BUCKETS);
+    }
+
+    /** @param buckets the bucket width ({@code AGGREGATION_WINDOW}), retention and replay horizon */
+    public InProcessGoldmane(int port, Path snapshotDir, TestCertificates tls, Buckets buckets) {
+        this.buckets = buckets;
         Clock clock = Clock.systemUTC();
-        int head = BUCKETS.index(clock.millis() / 1000);
-        FlowStore store = new FlowStore(BUCKETS, 100, head);
+        int head = buckets.index(clock.millis() / 1000);
+        FlowStore store = new FlowStore(buckets, 100, head);
         if (snapshotDir != null) {
-            snapshots = new SnapshotStore(snapshotDir, BUCKETS.widthSeconds(), BUCKETS.retained(), (a, b) -> { });
-            snapshots.load(BUCKETS.start(BUCKETS.oldestRetained(head))).forEach(store::restore);
+            snapshots = new SnapshotStore(snapshotDir, buckets.widthSeconds(), buckets.retained(), (a, b) -> { });
+            snapshots.load(buckets.start(buckets.oldestRetained(head))).forEach(store::restore);
         } else {
             snapshots = null;
         }
@@ -83,7 +92,7 @@ public final class InProcessGoldmane implements AutoCloseable {
         try {
             return Await.value("goldmane bound to 127.0.0.1:" + port, Duration.ofSeconds(30), () -> {
                 try {
-                    return Optional.of(new GoldmaneServer(aggregator, new Requests(BUCKETS, 1000), clock, metrics,
+                    return Optional.of(new GoldmaneServer(aggregator, new Requests(buckets, 1000), clock, metrics,
                             credentials, "127.0.0.1", port, Duration.ofSeconds(5)));
                 } catch (RuntimeException e) {
                     last[0] = e;
@@ -105,9 +114,13 @@ public final class InProcessGoldmane implements AutoCloseable {
 
     /** Every flow of the retained range, one result per key. */
     public FlowListResult list() throws Exception {
+        return list(FlowListRequest.newBuilder().build());
+    }
+
+    /** The answer to {@code request}, once every report received so far is in the store. */
+    public FlowListResult list(FlowListRequest request) throws Exception {
         aggregator.flush().get(10, TimeUnit.SECONDS);
-        return FlowsGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
-                .list(FlowListRequest.newBuilder().build());
+        return FlowsGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS).list(request);
     }
 
     @Override
