@@ -63,24 +63,26 @@ record FlowBuckets(long bucketMillis, long guardBeforeMillis, long guardAfterMil
     }
 
     /**
-     * {@return the connections lost per span}: each bucket's loss goes to the span that overlaps it most
-     * (windows follow each other, so one bucket often holds the end of one fault and the start of the next;
-     * a bucket no span overlaps counts for none). Index i of the answer is {@code spans.get(i)}'s.
+     * {@return the connections lost per span}: each bucket's loss goes to the last span killed before
+     * the bucket's end among those overlapping it. Windows follow each other, and a kill loses what
+     * felix had not flushed since the bucket began: felix killed 10 s into a bucket whose first 10 s
+     * were typha's window loses that bucket's records, which are felix's loss, not typha's (the
+     * span overlapping most would name typha). A bucket no span overlaps counts for none. Index i of
+     * the answer is {@code spans.get(i)}'s.
      */
     long[] lostPerSpan(List<Bucket> buckets, List<Span> spans) {
         long[] lost = new long[spans.size()];
         for (Bucket b : buckets) {
-            int best = -1;
-            long bestOverlap = 0;
+            int last = -1;
             for (int i = 0; i < spans.size(); i++) {
-                long overlap = Math.min(b.start() + bucketMillis, spans.get(i).to()) - Math.max(b.start(), spans.get(i).from());
-                if (overlap > bestOverlap) {
-                    best = i;
-                    bestOverlap = overlap;
+                Span s = spans.get(i);
+                boolean overlaps = s.from() < b.start() + bucketMillis && s.to() > b.start();
+                if (overlaps && (last < 0 || s.from() > spans.get(last).from())) {
+                    last = i;
                 }
             }
-            if (best >= 0) {
-                lost[best] += b.lost();
+            if (last >= 0) {
+                lost[last] += b.lost();
             }
         }
         return lost;

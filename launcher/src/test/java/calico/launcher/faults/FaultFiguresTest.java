@@ -87,12 +87,15 @@ class FaultFiguresTest {
         assertThat(ledger).containsExactly(new FlowBuckets.Bucket(15_000, 2, 2), new FlowBuckets.Bucket(30_000, 1, 0),
                 new FlowBuckets.Bucket(45_000, 1, 0));
         // Three faults: the first overlaps bucket 15 s and 1 s of bucket 30 s, the second 14 s of bucket 30 s and 2 s
-        // of bucket 45 s, the third 13 s of bucket 45 s: each bucket's loss goes to the fault overlapping it most.
+        // of bucket 45 s, the third 13 s of bucket 45 s: each bucket's loss goes to the last fault killed in or
+        // before it.
         List<FlowBuckets.Span> spans = List.of(new FlowBuckets.Span(16_000, 31_000), new FlowBuckets.Span(31_000, 47_000),
                 new FlowBuckets.Span(47_000, 60_000));
         assertThat(b.lostPerSpan(ledger, spans)).containsExactly(0, 1, 1);
-        assertThat(b.lostPerSpan(ledger, List.of(new FlowBuckets.Span(29_000, 31_000), new FlowBuckets.Span(44_000, 46_000))))
-                .containsExactly(1, 1);
+        // A fault killed late in a bucket (felix, 14 s into bucket 30 s after typha's window) takes its loss:
+        // what felix had not flushed since the bucket began died with it.
+        assertThat(b.lostPerSpan(ledger, List.of(new FlowBuckets.Span(20_000, 44_000), new FlowBuckets.Span(44_000, 46_000))))
+                .containsExactly(0, 2);
         assertThat(b.lostPerSpan(ledger, List.of())).isEmpty();
         // More recorded than sent (another client on the flow) is no negative loss.
         assertThat(new FlowBuckets.Bucket(0, 1, 3).lost()).isZero();
