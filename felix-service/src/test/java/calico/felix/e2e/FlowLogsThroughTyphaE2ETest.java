@@ -12,15 +12,10 @@ import calico.libcalico.goldmane.proto.Flow;
 import calico.libcalico.goldmane.proto.FlowListRequest;
 import calico.libcalico.goldmane.proto.FlowResult;
 import calico.libcalico.goldmane.proto.Reporter;
-import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdServerExtension;
 import calico.libcalico.typha.TyphaClient;
-import calico.typha.server.ServerSettings;
-import calico.typha.server.TyphaServer;
 import ch.qos.logback.classic.Level;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -64,7 +59,7 @@ class FlowLogsThroughTyphaE2ETest {
 
     private final TestDatastore etcd = new TestDatastore.Etcd(ETCD);
     private final List<AutoCloseable> open = new ArrayList<>();
-    private TyphaServer typha;
+    private InProcessTypha typha;
     private FelixProcess felix;
     private Cluster cluster;
     private ScheduledExecutorService traffic;
@@ -102,8 +97,8 @@ class FlowLogsThroughTyphaE2ETest {
         InProcessGoldmane goldmane = new InProcessGoldmane(0, null, null, new Buckets(BUCKET_SECONDS, 720, 60));
         open.add(goldmane);
 
-        typha = startTypha(0);
-        int port = typha.port();
+        typha = new InProcessTypha(etcd);
+        int port = typha.start(0);
         felix = new FelixProcess(etcd.felixArgsThroughTypha(), cluster.host.name(), backend, "Warning",
                 "--FELIX_TYPHAADDR=127.0.0.1:" + port, "--FELIX_FLOWLOGSGOLDMANESERVER=" + goldmane.target(),
                 "--FELIX_FLOWLOGSFLUSHINTERVAL=" + BUCKET_SECONDS + "s");
@@ -131,12 +126,11 @@ class FlowLogsThroughTyphaE2ETest {
 
         // typha goes; felix sees its stream end and a reconnect fail; a new typha on the same port.
         try (LogCapture typhaClient = new LogCapture(TyphaClient.class, Level.INFO)) {
-            typha.close();
-            typha = null;
+            typha.stop();
             Await.until("felix's typha stream ended and a reconnect failed", RECONNECT_DEADLINE,
                     () -> typhaClient.containing("Typha stream ended"), ended -> ended.size() >= 2);
         }
-        typha = startTypha(port);
+        typha.restart();
         Await.until("felix back on the new typha", RECONNECT_DEADLINE, () -> typha.connectionCount() == 1);
         to[0] = boundaryAfter(System.currentTimeMillis() + 2 * BUCKET_MILLIS);
         awaitTime(to[0]);
@@ -211,14 +205,5 @@ class FlowLogsThroughTyphaE2ETest {
     private static void awaitTime(long at) {
         Await.until("the clock at " + at, Duration.ofMillis(Math.max(0, at - System.currentTimeMillis()) + 30_000),
                 () -> System.currentTimeMillis() >= at);
-    }
-
-    private TyphaServer startTypha(int port) {
-        Datastore ds = etcd.open();
-        open.add(ds);
-        TyphaServer s = new TyphaServer(ds, ServerSettings.defaults(port).withPort(port), null,
-                new SimpleMeterRegistry(), new HealthAggregator(Clock.systemUTC()), "e2e");
-        s.start();
-        return s;
     }
 }

@@ -12,19 +12,12 @@ import calico.api.model.ResourceKind;
 import calico.dataplane.testing.NetNs;
 import calico.felix.testing.LogCapture;
 import calico.libcalico.datastore.Datastore;
-import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdServerExtension;
 import calico.libcalico.typha.TyphaClient;
-import calico.typha.server.ServerSettings;
-import calico.typha.server.TyphaServer;
 import ch.qos.logback.classic.Level;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -51,9 +44,8 @@ class ThroughTyphaTest {
     private static final Duration RECONNECT_DEADLINE = Duration.ofSeconds(20);
 
     private final TestDatastore etcd = new TestDatastore.Etcd(ETCD);
-    private final List<AutoCloseable> open = new ArrayList<>();
     private Datastore store;
-    private TyphaServer typha;
+    private InProcessTypha typha;
     private Cluster cluster;
     private FelixProcess felix;
     private Backend backend;
@@ -66,8 +58,8 @@ class ThroughTyphaTest {
         if (typha != null) {
             typha.close();
         }
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
+        if (store != null) {
+            store.close();
         }
         if (cluster != null) {
             cluster.close();
@@ -83,12 +75,11 @@ class ThroughTyphaTest {
 
         etcd.reset();
         store = etcd.open();
-        open.add(store);
         cluster = new Cluster(etcd.clusterObjects());
         Writes.clusterReady(store);
 
-        typha = startTypha(0);
-        int port = typha.port();
+        typha = new InProcessTypha(etcd);
+        int port = typha.start(0);
         // An etcd address where nothing listens: felix must not need the datastore when it reads through typha.
         felix = new FelixProcess(etcd.felixArgsThroughTypha(), cluster.host.name(), backend, "Warning",
                 "--FELIX_TYPHAADDR=127.0.0.1:" + port);
@@ -124,8 +115,7 @@ class ThroughTyphaTest {
             // typha goes away; the policy is deleted meanwhile; a new typha on the same address
             // serves a snapshot without it, and felix (reconnecting) programs the difference.
             try (LogCapture typhaClient = new LogCapture(TyphaClient.class, Level.INFO)) {
-                typha.close();
-                typha = null;
+                typha.stop();
                 wall = Instant.now();
                 t = System.nanoTime();
                 store.delete(ResourceKey.of(ResourceKind.NETWORK_POLICY, "prod", "api-from-web"), null);
@@ -137,7 +127,7 @@ class ThroughTyphaTest {
                 assertThat(tcp(client, api, 8080).passes(Reachability.NEGATIVE))
                         .as("without typha felix keeps what it programmed").isFalse();
             }
-            typha = startTypha(port);
+            typha.restart();
             try (Reachability slow = new Reachability(RECONNECT_DEADLINE)) {
                 o = slow.await("typha", "policy deleted while typha was down", t, expectations(
                         tcp(client, api, 8080), true, icmp(client, api), true, tcp(web, api, 8080), true),
@@ -149,21 +139,12 @@ class ThroughTyphaTest {
         }
     }
 
-    private TyphaServer startTypha(int port) {
-        Datastore ds = etcd.open();
-        open.add(ds);
-        TyphaServer s = new TyphaServer(ds, ServerSettings.defaults(port).withPort(port), null,
-                new SimpleMeterRegistry(), new HealthAggregator(Clock.systemUTC()), "e2e");
-        s.start();
-        return s;
-    }
-
     private Runnable settle(Instant since) {
         return () -> felix.awaitApplyAfter(since, Duration.ofSeconds(1));
     }
 
     private String diagnostics() {
-        return "typha connections: " + (typha == null ? "(stopped)" : typha.connectionCount()) + "\nreadiness: "
+        return "typha connections: " + (typha == null ? "(none)" : typha.connectionCount()) + "\nreadiness: "
                 + felix.readiness() + "\nstatus: " + felix.get("/felix/v1/status") + "\npolicies: "
                 + felix.get("/felix/v1/policies") + "\n" + backend.rulesetDump(cluster.host);
     }
