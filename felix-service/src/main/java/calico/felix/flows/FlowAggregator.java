@@ -83,6 +83,8 @@ public final class FlowAggregator {
         ServiceIndex.ServiceName service;
         boolean startReported;
         boolean endReported;
+        /** When its first logged packet passed the rule (the kernel's NFLOG timestamp), epoch ms. */
+        long firstSeenMillis;
         /**
          * Found in conntrack at start, never seen open: reported with the key's {@code partial} mark,
          * action Allow (conntrack let its packets through), and {@link #derived} as its enforced trace.
@@ -103,7 +105,11 @@ public final class FlowAggregator {
             unknownPrefixes.incrementAndGet();
             return;
         }
-        Conn c = conns.computeIfAbsent(new ConnKey(p.tuple(), hit.inbound()), k -> new Conn());
+        Conn c = conns.computeIfAbsent(new ConnKey(p.tuple(), hit.inbound()), k -> {
+            Conn n = new Conn();
+            n.firstSeenMillis = p.time().toEpochMilli();
+            return n;
+        });
         if (c.prefixes.isEmpty() || c.prefixes.get(0).equals(p.prefix())) {
             c.logPackets++;
             c.logBytes += p.length();
@@ -267,6 +273,9 @@ public final class FlowAggregator {
             RuleHit last = c.hits.isEmpty() ? null : c.hits.get(c.hits.size() - 1);
             if (!c.partial && (last == null || !last.terminal())) {
                 continue; // the rest of this packet's hits are still on their way
+            }
+            if (!c.partial && !c.startReported && c.firstSeenMillis >= end * 1000) {
+                continue; // seen after this interval (a late flush): it starts in the next one
             }
             boolean allowed = c.partial || last.verdict() == Verdict.ALLOW;
             long pktsOrig;

@@ -102,8 +102,33 @@ class FlowAggregatorTest {
     final FlowTuple to8080 = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40001, 8080);
     final FlowTuple to9000 = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40002, 9000);
 
+    /** A packet logged at the epoch: due in any interval these tests flush. */
     static NflogPacket nflog(int group, String prefix, FlowTuple t) {
-        return new NflogPacket(group, prefix, t, 60, 3, 4, Instant.now());
+        return nflog(group, prefix, t, Instant.EPOCH);
+    }
+
+    static NflogPacket nflog(int group, String prefix, FlowTuple t, Instant at) {
+        return new NflogPacket(group, prefix, t, 60, 3, 4, at);
+    }
+
+    /**
+     * A flush that runs late (load) closes the interval it was scheduled for: a connection whose first
+     * packet was logged after that interval's end is reported by the next flush, in the next bucket.
+     */
+    @Test
+    void aConnectionSeenAfterTheIntervalEndsStartsInTheNextOne() {
+        String egressAllow = renderedPrefix(rendered, Names.profileOutbound("kns.dev"), 0);
+        String ingressAllow = renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 0);
+        Instant late = Instant.ofEpochMilli(1_015_300); // 0.3 s after the interval [1000, 1015) ended
+        agg.onNflog(nflog(2, egressAllow, to8080, Instant.ofEpochMilli(1_014_000)));
+        agg.onNflog(nflog(1, ingressAllow, to8080, Instant.ofEpochMilli(1_014_000)));
+        agg.onNflog(nflog(2, egressAllow, to9000, late));
+        agg.onNflog(nflog(1, renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 1), to9000, late));
+        List<Flow> first = agg.flush(1000, 1015);
+        assertThat(first).extracting(f -> f.getKey().getDestPort()).containsOnly(8080L);
+        List<Flow> next = agg.flush(1015, 1030);
+        assertThat(next).filteredOn(f -> f.getKey().getDestPort() == 9000).hasSize(2)
+                .allMatch(f -> f.getNumConnectionsStarted() == 1);
     }
 
     static ConntrackEntry ct(FlowTuple t, long op, long ob, long rp, long rb, boolean destroyed) {
