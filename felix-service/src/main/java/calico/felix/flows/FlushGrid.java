@@ -7,9 +7,9 @@ import java.time.Duration;
  * epoch, not every interval from whenever collection started. Goldmane counts a report into the
  * bucket holding its {@code start_time} (its buckets are epoch-aligned, 15 s by default, as the
  * flush interval), so a report whose interval straddled a bucket boundary put the connections of
- * the new bucket's first seconds into the previous bucket; per bucket that looked like losses
- * wherever the traffic rate changed (issue 29's fault suite). On the grid, each report covers one
- * interval and lands in the bucket its connections were seen in.
+ * the new bucket's first seconds into the previous bucket, and so did a late flush whose report
+ * ended at its own time (issue 29's fault suite: per bucket, losses). On the grid each report covers
+ * one interval, whenever its flush runs, and lands in the bucket its connections were seen in.
  *
  * @param millis the flush interval, ms: whole seconds, at least one (reports carry seconds)
  */
