@@ -73,6 +73,14 @@ public final class ToolCallMetrics implements ToolCalls {
                 .tag("ip_version", Integer.toString(ipVersion)).tag("table", table).register(registry);
     }
 
+    /** One run: counted, and counted again as an error unless {@code ok}. */
+    private static void run(Counter calls, Counter errors, boolean ok) {
+        calls.increment();
+        if (!ok) {
+            errors.increment();
+        }
+    }
+
     @Override
     public void started(long micros) {
         execMicros.record(micros);
@@ -80,44 +88,29 @@ public final class ToolCallMetrics implements ToolCalls {
 
     @Override
     public void iptablesRestore(int ipVersion, Map<String, Integer> linesByTable, boolean ok) {
-        restoreCalls.increment();
-        if (!ok) {
-            restoreErrors.increment();
-        }
+        run(restoreCalls, restoreErrors, ok);
         linesByTable.forEach((table, lines) -> iptablesLines(ipVersion, table).increment(lines));
     }
 
     @Override
     public void iptablesSave(boolean ok) {
-        saveCalls.increment();
-        if (!ok) {
-            saveErrors.increment();
-        }
+        run(saveCalls, saveErrors, ok);
     }
 
     @Override
     public void ipset(int lines, boolean ok) {
-        ipsetCalls.increment();
+        run(ipsetCalls, ipsetErrors, ok);
         ipsetLines.increment(lines);
-        if (!ok) {
-            ipsetErrors.increment();
-        }
     }
 
     @Override
     public void nftCommit(int commands, boolean ok) {
-        nftCalls.increment();
+        run(nftCalls, nftErrors, ok);
         nftLines.increment(commands);
-        if (!ok) {
-            nftErrors.increment();
-        }
     }
 
     @Override
     public void nftList(boolean ok) {
-        nftListCalls.increment();
-        if (!ok) {
-            nftListErrors.increment();
-        }
+        run(nftListCalls, nftListErrors, ok);
     }
 }

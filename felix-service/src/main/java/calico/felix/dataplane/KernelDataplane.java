@@ -196,17 +196,8 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
                     model.kubeIpvs(true);
                 }
                 sysctls = new Sysctls();
-                routes = new RouteManager(netlink, sysctls, model, new RouteManager.Timings() {
-                    @Override
-                    public void listed(Duration took) {
-                        observer.routesListed(took);
-                    }
-
-                    @Override
-                    public void interfaceSynced(Duration took) {
-                        observer.interfaceRoutesSynced(took);
-                    }
-                });
+                routes = new RouteManager(netlink, sysctls, model,
+                        new RouteManager.Timings(observer::routesListed, observer::interfaceRoutesSynced));
                 wireguard = new WireguardRunner(new WireguardManager(netlink, sysctls, model, wireguardHost,
                         () -> calico.dataplane.wireguard.WireguardBackend.choose(prefix, wireguardHost.socketDir()),
                         () -> mtu.current().orElseThrow(

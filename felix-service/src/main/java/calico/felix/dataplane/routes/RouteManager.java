@@ -96,18 +96,15 @@ public final class RouteManager {
     private int failures;
     private final Timings timings;
 
-    /** How long the kernel work took (Calico's {@code felix_route_table_*} summaries); called on the caller's thread. */
-    public interface Timings {
-        Timings NONE = new Timings() {
-        };
-
-        /** The main table was listed. */
-        default void listed(java.time.Duration took) {
-        }
-
-        /** One interface's routes (and its configuration) were brought in line. */
-        default void interfaceSynced(java.time.Duration took) {
-        }
+    /**
+     * How long the kernel work took (Calico's {@code felix_route_table_*} summaries); called on the caller's thread.
+     *
+     * @param listed          the main table was listed
+     * @param interfaceSynced one interface's routes (and its configuration) were brought in line
+     */
+    public record Timings(java.util.function.Consumer<java.time.Duration> listed,
+                          java.util.function.Consumer<java.time.Duration> interfaceSynced) {
+        public static final Timings NONE = new Timings(took -> { }, took -> { });
     }
 
     /** A manager with a model of its own, which {@link #apply} folds batches into (tests, tools). */
@@ -288,7 +285,7 @@ public final class RouteManager {
         links.values().forEach(l -> names.put(l.index(), l.name()));
         long listStart = System.nanoTime();
         List<Route> mainTable = netlink.routes(Route.TABLE_MAIN);
-        timings.listed(java.time.Duration.ofNanos(System.nanoTime() - listStart));
+        timings.listed().accept(java.time.Duration.ofNanos(System.nanoTime() - listStart));
         for (Route r : mainTable) {
             if (r.protocol() != PROTOCOL_FELIX && mayDelete && isExternalWorkloadRoute(r, names.get(r.linkIndex()), desired)) {
                 delete(r);
@@ -389,7 +386,7 @@ public final class RouteManager {
         try {
             sync(iface, link, desired);
         } finally {
-            timings.interfaceSynced(java.time.Duration.ofNanos(System.nanoTime() - start));
+            timings.interfaceSynced().accept(java.time.Duration.ofNanos(System.nanoTime() - start));
         }
     }
 
