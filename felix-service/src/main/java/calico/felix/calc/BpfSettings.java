@@ -17,7 +17,13 @@ import java.util.TreeMap;
  *
  * @param conntrackTimeouts by Calico's key (its spelling in the resource), only those given
  */
-public record BpfSettings(int conntrackMapSize, Map<String, Duration> conntrackTimeouts) {
+public record BpfSettings(int conntrackMapSize, Map<String, Duration> conntrackTimeouts, AttachType attachType) {
+
+    /**
+     * {@code bpfAttachType}: how the programs go on an interface. {@code TCX} (Calico's default): a
+     * tcx link where the kernel has tcx (6.6 and later), else tc; {@code TC}: tc's clsact always.
+     */
+    public enum AttachType { TCX, TC }
 
     /** Calico's keys, in the resource's spelling. */
     public static final List<String> TIMEOUT_KEYS = List.of("creationGracePeriod", "tcpSynSent", "tcpEstablished",
@@ -31,7 +37,7 @@ public record BpfSettings(int conntrackMapSize, Map<String, Duration> conntrackT
     }
 
     /** From the resolved {@code key=duration} list of {@code bpfConntrackTimeouts} (validated already). */
-    static BpfSettings of(int conntrackMapSize, List<String> timeouts) {
+    static BpfSettings of(int conntrackMapSize, List<String> timeouts, String attachType) {
         Map<String, Duration> out = new TreeMap<>();
         for (String kv : timeouts) {
             int eq = kv.indexOf('=');
@@ -44,6 +50,9 @@ public record BpfSettings(int conntrackMapSize, Map<String, Duration> conntrackT
                 out.put(known, FelixSettings.GoDurations.parse(value));
             }
         }
-        return new BpfSettings(conntrackMapSize, out);
+        AttachType attach = java.util.Arrays.stream(AttachType.values())
+                .filter(t -> t.name().equalsIgnoreCase(attachType.strip())).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("bpfAttachType: TCX or TC, not '" + attachType + "'"));
+        return new BpfSettings(conntrackMapSize, out, attach);
     }
 }

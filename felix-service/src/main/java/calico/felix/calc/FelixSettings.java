@@ -310,7 +310,8 @@ public record FelixSettings(
                 r.text("endpointStatusPathPrefix"),
                 r.text("serviceLoopPrevention"),
                 r.list("kubeNodePortRanges").stream().map(Port::parse).toList(),
-                BpfSettings.of(r.integer("bpfMapSizeConntrack"), r.list("bpfConntrackTimeouts")));
+                BpfSettings.of(r.integer("bpfMapSizeConntrack"), r.list("bpfConntrackTimeouts"),
+                        r.text("bpfAttachType")));
     }
 
     /** {@return Calico's defaults, typed}. */

@@ -236,6 +236,14 @@ public final class KernelDataplane implements Dataplane, AutoCloseable {
             public void lost() {
                 thread.post(() -> {
                     needResync.set();
+                    PolicyDriver policy = switcher.driver();
+                    if (policy != null) {
+                        try {
+                            policy.onLinksLost();
+                        } catch (RuntimeException e) {
+                            record("link re-read (" + policy.name() + "): " + e);
+                        }
+                    }
                     routes.resync();
                     mtu.linksChanged();
                     updateMtuAndDevices();

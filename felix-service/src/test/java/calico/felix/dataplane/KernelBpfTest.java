@@ -91,7 +91,8 @@ class KernelBpfTest {
                     .withDestination(EntityRule.empty().withPorts(List.of(Port.range(8080, 8081), Port.range(9090, 9091))));
             Rule no8081 = Rule.deny().withProtocol(Protocol.TCP)
                     .withDestination(EntityRule.empty().withPorts(List.of(Port.of(8081))));
-            bed.put(felixConfig(Map.of("bpfEnabled", true)), tier("default", 1000.0), tier("first", 10.0),
+            // bpfAttachType TC: the tc path (clsact filters) and its refusal of an `ingress` qdisc; tcx: BpfPacketTest.
+            bed.put(felixConfig(Map.of("bpfEnabled", true, "bpfAttachType", "TC")), tier("default", 1000.0), tier("first", 10.0),
                     allowAllProfile("kns.test"), wep("a", A_IP, A_IF, "a"), wep("b", B_IP, B_IF, "b"),
                     wep("c", C_IP, C_IF, "a"),
                     Fixtures.gnp("b-from-a", "default", "app == 'b'", List.of(fromA), List.of(), PolicyType.Ingress),
@@ -184,7 +185,7 @@ class KernelBpfTest {
             assertThat(a.tcpConnects(B_IP, 9091, NO)).as("nft: denied").isFalse();
 
             // (7) And back: the nftables table goes, the programs return.
-            bed.put(felixConfig(Map.of("bpfEnabled", true)));
+            bed.put(felixConfig(Map.of("bpfEnabled", true, "bpfAttachType", "TC")));
             assertThat(bed.dataplane.backend()).isEqualTo("bpf");
             assertThat(bed.dataplane.errors()).isEmpty();
             assertThat(bed.host.exec("nft", "list", "tables")).doesNotContain("calico");

@@ -618,9 +618,8 @@ abstract class PolicyMatrix {
         markWrite();
         if (backend == Backend.BPF) {
             for (Workload w : List.of(web, api)) {
-                for (String hook : List.of("ingress", "egress")) {
-                    cluster.hostOf(w).exec("tc", "filter", "del", "dev", w.interfaceName(), hook, "pref", "1",
-                            "handle", "0xca11", "bpf");
+                for (calico.dataplane.bpf.TcDirection hook : calico.dataplane.bpf.TcDirection.values()) {
+                    detachBpf(w, hook);
                 }
             }
         } else {
@@ -637,6 +636,19 @@ abstract class PolicyMatrix {
     }
 
     // ---------------------------------------------------------------- helpers
+
+    /** A stranger takes our program off {@code w}'s hook: the tcx link's pin removed (tcx), or our tc filter deleted. */
+    private void detachBpf(Workload w, calico.dataplane.bpf.TcDirection hook) {
+        NetNs host = cluster.hostOf(w);
+        FelixProcess felix = felixes.get(cluster.hosts().stream().map(PodHosts.Host::netns).toList().indexOf(host));
+        java.nio.file.Path link = calico.dataplane.bpf.PolicyProgram.linkPin(felix.bpfPins(), w.interfaceName(), hook);
+        if (java.nio.file.Files.exists(link)) {
+            host.exec("rm", link.toString());
+        } else {
+            host.exec("tc", "filter", "del", "dev", w.interfaceName(), hook.name().toLowerCase(java.util.Locale.ROOT),
+                    "pref", "1", "handle", "0xca11", "bpf");
+        }
+    }
 
     /** A stranger deletes {@code w}'s ingress table entry from the BPF driver's pinned {@code cali_eps}. */
     private void deleteBpfTable(Workload w) {

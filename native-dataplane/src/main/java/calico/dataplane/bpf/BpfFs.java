@@ -74,7 +74,11 @@ public final class BpfFs {
         }
         try (Stream<Path> pins = Files.list(pinDir)) {
             for (Path p : pins.toList()) {
-                Files.deleteIfExists(p);
+                if (Files.isDirectory(p)) {
+                    removePins(p); // tcx links: unpinned, they detach
+                } else {
+                    Files.deleteIfExists(p);
+                }
             }
             Files.deleteIfExists(pinDir);
         } catch (IOException e) {

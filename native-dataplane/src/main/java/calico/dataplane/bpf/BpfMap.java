@@ -16,6 +16,12 @@ public final class BpfMap {
     private final int fd;
     private final int keySize;
     private final int valueSize;
+    /** Whether the kernel takes batch calls for this map (learnt from the first refusal). */
+    private boolean batchUpdates = true;
+    private boolean batchDeletes = true;
+    /** The kernel's "operation not supported" for a map type without batch operations (and the POSIX one). */
+    private static final int ENOTSUPP = 524;
+    private static final int EOPNOTSUPP = 95;
 
     BpfMap(String name, int fd, int keySize, int valueSize) {
         this.name = name;
@@ -88,6 +94,82 @@ public final class BpfMap {
         if (rc != 0) {
             throw new BpfException("map " + name + ": update", BpfCalls.errno(rc));
         }
+    }
+
+    /**
+     * Creates or replaces the entries {@code keys[i] → values[i]} with one {@code BPF_MAP_UPDATE_BATCH}
+     * where the map type has it (hash maps), else one update each (an LPM trie, an older kernel).
+     * Not atomic: on a failure the entries before the failing one are written.
+     */
+    public void putAll(List<byte[]> keys, List<byte[]> values) {
+        if (keys.size() != values.size()) {
+            throw new IllegalArgumentException("map " + name + ": " + keys.size() + " keys, " + values.size() + " values");
+        }
+        int done = 0;
+        if (batchUpdates && keys.size() > 1) {
+            com.sun.jna.ptr.IntByReference count = new com.sun.jna.ptr.IntByReference(keys.size());
+            int rc = BpfCalls.lib().bpf_map_update_batch(fd, packed(keys, keySize, "key"),
+                    packed(values, valueSize, "value"), count, null);
+            if (rc == 0) {
+                return;
+            }
+            int errno = BpfCalls.errno(rc);
+            if (errno == BpfException.Errno.EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP) {
+                batchUpdates = false; // the map type has no batch: one call each from now on
+            }
+            done = Math.max(0, count.getValue());
+        }
+        for (int i = done; i < keys.size(); i++) {
+            put(keys.get(i), values.get(i));
+        }
+    }
+
+    /**
+     * Removes the entries of {@code keys} (absent ones are skipped) with {@code BPF_MAP_DELETE_BATCH}
+     * where the map type has it, else one delete each; {@return how many were there}.
+     */
+    public int deleteAll(List<byte[]> keys) {
+        int removed = 0;
+        int from = 0;
+        while (batchDeletes && keys.size() - from > 1) {
+            com.sun.jna.ptr.IntByReference count = new com.sun.jna.ptr.IntByReference(keys.size() - from);
+            int rc = BpfCalls.lib().bpf_map_delete_batch(fd, packed(keys.subList(from, keys.size()), keySize, "key"),
+                    count, null);
+            if (rc == 0) {
+                return removed + keys.size() - from;
+            }
+            int errno = BpfCalls.errno(rc);
+            int did = Math.max(0, count.getValue());
+            removed += did;
+            from += did;
+            if (errno == BpfException.Errno.ENOENT && from < keys.size()) {
+                from++; // the batch stops at an absent key: skip it, go on with the rest
+            } else {
+                if (errno == BpfException.Errno.EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP) {
+                    batchDeletes = false;
+                }
+                break; // the loop below does the rest, one by one, and names a real error
+            }
+        }
+        for (int i = from; i < keys.size(); i++) {
+            if (delete(keys.get(i))) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    private static com.sun.jna.Memory packed(List<byte[]> items, int size, String what) {
+        com.sun.jna.Memory m = new com.sun.jna.Memory((long) items.size() * size);
+        long at = 0;
+        for (byte[] b : items) {
+            if (b.length != size) {
+                throw new IllegalArgumentException(what + " of " + b.length + " bytes, needs " + size);
+            }
+            m.write(at, b, 0, size);
+            at += size;
+        }
+        return m;
     }
 
     /** {@return whether an entry was there} and removes it. */

@@ -78,6 +78,25 @@ interface LibBpf extends Library {
 
     int bpf_map_get_next_key(int fd, byte[] key, byte[] nextKey);
 
+    /** {@code BPF_MAP_UPDATE_BATCH}: {@code count} keys and values, packed; {@code count} becomes how many were done. */
+    int bpf_map_update_batch(int fd, Pointer keys, Pointer values, com.sun.jna.ptr.IntByReference count, Pointer opts);
+
+    /** {@code BPF_MAP_DELETE_BATCH}: {@code count} packed keys; {@code count} becomes how many were done. */
+    int bpf_map_delete_batch(int fd, Pointer keys, com.sun.jna.ptr.IntByReference count, Pointer opts);
+
+    /** {@code BPF_LINK_CREATE}: libbpf 1.1 passes an attach type it does not know (tcx's) through to the kernel. */
+    int bpf_link_create(int progFd, int targetFd, int attachType, Pointer opts);
+
+    /** {@code BPF_LINK_UPDATE}: the link's program replaced in place. */
+    int bpf_link_update(int linkFd, int newProgFd, Pointer opts);
+
+    int bpf_obj_pin(int fd, String pathname);
+
+    int bpf_prog_get_fd_by_id(int id);
+
+    int bpf_prog_query(int targetFd, int attachType, int queryFlags, Pointer attachFlags, Pointer progIds,
+                       com.sun.jna.ptr.IntByReference progCount);
+
     int bpf_tc_hook_create(Pointer hook);
 
     int bpf_tc_attach(Pointer hook, Pointer opts);

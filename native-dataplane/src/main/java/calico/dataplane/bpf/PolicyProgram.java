@@ -72,7 +72,8 @@ public final class PolicyProgram implements AutoCloseable {
         PolicyProgram p = new PolicyProgram(BpfObject.load(name, elf, pinDir, Map.of(PolicyMaps.CONNTRACK, conntrackSize)), pinDir);
         // A pin no map of this object has is an older layout's (its name carried the old version): unpinned.
         try (java.util.stream.Stream<Path> pins = Files.list(pinDir)) {
-            for (Path stale : pins.filter(f -> !PolicyMaps.ALL.contains(f.getFileName().toString())).toList()) {
+            for (Path stale : pins.filter(f -> !PolicyMaps.ALL.contains(f.getFileName().toString())
+                    && !f.getFileName().toString().equals(LINKS)).toList()) {
                 Files.deleteIfExists(stale);
             }
         } catch (IOException e) {
@@ -116,6 +117,19 @@ public final class PolicyProgram implements AutoCloseable {
     public void attach(int ifindex, String ifName, PolicyMaps.Dir dir) {
         Tc.attach(ifindex, ifName, dir.hook, object.programFd(dir.program), dir.program);
     }
+
+    /** Attaches the program of {@code dir} to the interface's hook for it as a pinned tcx link (see {@link Tcx#attach}). */
+    public void attachTcx(int ifindex, String ifName, PolicyMaps.Dir dir) {
+        Tcx.attach(ifindex, ifName, dir.hook, object.programFd(dir.program), dir.program, linkPin(pinDir, ifName, dir.hook));
+    }
+
+    /** {@return where the tcx link of {@code ifName}'s hook {@code hook} is pinned} under the pin directory {@code pinDir} */
+    public static Path linkPin(Path pinDir, String ifName, TcDirection hook) {
+        return Tcx.pin(pinDir.resolve(LINKS), ifName, hook);
+    }
+
+    /** The pin directory's subdirectory of tcx links. */
+    public static final String LINKS = "links";
 
     /** {@return the descriptor of {@code dir}'s program} (for BPF_PROG_TEST_RUN) */
     public int programFd(PolicyMaps.Dir dir) {

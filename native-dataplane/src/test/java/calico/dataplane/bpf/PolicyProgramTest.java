@@ -345,7 +345,7 @@ class PolicyProgramTest {
     }
 
     /** Polls {@code condition} every 10 ms for up to 2 s (packets cross the veths in softirq, after the syscall). */
-    private static void await(String what, BooleanSupplier condition) {
+    static void await(String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

@@ -9,6 +9,7 @@ import calico.dataplane.bpf.PolicyMaps.Dir;
 import calico.dataplane.bpf.PolicyMaps.Rule;
 import calico.dataplane.bpf.PolicyProgram;
 import calico.dataplane.bpf.Tc;
+import calico.dataplane.bpf.Tcx;
 import calico.dataplane.bpf.TcDirection;
 import calico.dataplane.netlink.Link;
 import calico.dataplane.netlink.Netlink;
@@ -97,6 +98,8 @@ public final class BpfDataplane implements PolicyDriver {
     private final Path bpfFs;
     private final byte[] programObject;
     private PolicyProgram program;
+    /** Whether the programs go on interfaces as tcx links (else tc filters): {@code bpfAttachType} and the kernel, at load. */
+    private boolean tcx;
     /** The conntrack map's size the loaded objects have ({@code bpfMapSizeConntrack} at load). */
     private int conntrackSize;
     /** The host endpoints' programs, once a host endpoint needed them. */
@@ -112,8 +115,15 @@ public final class BpfDataplane implements PolicyDriver {
     private final Map<EpDir, Table> tables = new HashMap<>();
     /** Workload tables compiled by earlier applies, kept until a batch changes what they are made of. */
     private final WorkloadTables workloadTables = new WorkloadTables();
-    /** Member keys by set key, reused while the set's ID and members stay (the batch hint). */
+    /** The member keys each set in use has in the maps, by set key. */
     private final Map<String, Members> memberKeys = new HashMap<>();
+    /** Sets whose members a batch changed since the last sync (the batch hint): only these are re-read. */
+    private final Set<String> changedSets = new HashSet<>();
+    /**
+     * Every link of the namespace by name, as last listed and kept by {@link #onLinkChange}: null when
+     * a link appeared, went or got a new index since (listed again at the next sync).
+     */
+    private Map<String, Link> knownLinks;
     /** Interfaces with our programs, by name: their ifindex when attached. */
     private final Map<String, Integer> attached = new TreeMap<>();
     /** Host interfaces with the host endpoint programs, by name: their ifindex when attached. */
@@ -149,11 +159,11 @@ public final class BpfDataplane implements PolicyDriver {
         workloadTables.invalidate(batch);
         for (DataplaneUpdate u : batch) {
             if (u instanceof DataplaneUpdate.IpSetUpdate s) {
-                memberKeys.remove("set:" + s.id());
+                changedSets.add("set:" + s.id());
             } else if (u instanceof DataplaneUpdate.IpSetDeltaUpdate d) {
-                memberKeys.remove("set:" + d.id());
+                changedSets.add("set:" + d.id());
             } else if (u instanceof DataplaneUpdate.IpSetRemove r) {
-                memberKeys.remove("set:" + r.id());
+                changedSets.add("set:" + r.id());
             }
         }
         if (needResync) {
@@ -187,6 +197,12 @@ public final class BpfDataplane implements PolicyDriver {
 
     @Override
     public void onLinkChange(String name, int index, boolean deleted) {
+        if (knownLinks != null) {
+            Link known = knownLinks.get(name);
+            if (deleted ? known != null : known == null || known.index() != index) {
+                knownLinks = null; // a flag or carrier change keeps the listing
+            }
+        }
         if (ids == null || needResync) {
             return;
         }
@@ -204,6 +220,14 @@ public final class BpfDataplane implements PolicyDriver {
         }
     }
 
+    @Override
+    public void onLinksLost() {
+        knownLinks = null;
+        if (ids != null && !needResync) {
+            sync(false);
+        }
+    }
+
     private void open() {
         if (program == null) {
             BpfFs.ensureMounted(bpfFs);
@@ -211,6 +235,9 @@ public final class BpfDataplane implements PolicyDriver {
             conntrackSize = model.config().bpf().conntrackMapSize();
             program = PolicyProgram.load(programObject, pinDir(), conntrackSize);
             netlink = new Netlink();
+            // bpfAttachType: read at load too. tcx where asked for and the kernel has it, else tc.
+            tcx = model.config().bpf().attachType() == calico.felix.calc.BpfSettings.AttachType.TCX && Tcx.available();
+            log.info("BPF programs attach with {}", tcx ? "tcx (pinned links)" : "tc (clsact filters)");
         }
     }
 
@@ -300,40 +327,65 @@ public final class BpfDataplane implements PolicyDriver {
                 prefixes.put(id, p);
             }
         }
-        Map<String, Link> all = allLinks();
+        if (full || knownLinks == null) {
+            knownLinks = allLinks();
+        }
+        if (full) {
+            unpinLinksOfGoneInterfaces(knownLinks.keySet());
+        }
+        Map<String, Link> all = knownLinks;
         Map<String, Link> links = workloadLinks(all);
         Map<String, TableCompiler.EndpointTables> hostTables = hostInterfaces(compiled, all, links,
                 model.config()::isExcludedInterface);
 
-        // 1. Set members first: a new table may name them.
-        Set<Key> wantLpm = new HashSet<>();
-        Set<Key> wantPorts = new HashSet<>();
-        memberKeys.keySet().retainAll(compiled.sets());
+        // 1. Set members first: a new table may name them. Only sets new to the tables or changed by
+        // a batch are read; what they no longer hold, and the members of sets no table uses, go in 4.
+        List<Key> lpmGone = new ArrayList<>();
+        List<Key> portsGone = new ArrayList<>();
+        for (var it = memberKeys.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Members> e = it.next();
+            if (!compiled.sets().contains(e.getKey())) {
+                lpmGone.addAll(e.getValue().lpm());
+                portsGone.addAll(e.getValue().ports());
+                it.remove();
+            }
+        }
+        List<Key> lpmNew = new ArrayList<>();
+        List<Key> portsNew = new ArrayList<>();
         for (String key : compiled.sets()) {
             int id = ids.id(key);
-            Members m = memberKeys.get(key);
-            if (m == null || m.id() != id) {
-                List<Key> l = new ArrayList<>();
-                List<Key> p = new ArrayList<>();
-                members(key, id, l, p);
-                m = new Members(id, List.copyOf(l), List.copyOf(p));
-                memberKeys.put(key, m);
+            Members old = memberKeys.get(key);
+            if (old != null && old.id() == id && !changedSets.contains(key)) {
+                continue;
             }
-            wantLpm.addAll(m.lpm());
-            wantPorts.addAll(m.ports());
+            List<Key> l = new ArrayList<>();
+            List<Key> p = new ArrayList<>();
+            members(key, id, l, p);
+            Members now = new Members(id, List.copyOf(l), List.copyOf(p));
+            memberKeys.put(key, now);
+            newKeys(now.lpm(), lpm, lpmNew);
+            newKeys(now.ports(), namedPorts, portsNew);
+            if (old != null) {
+                goneKeys(old.lpm(), now.lpm(), lpmGone);
+                goneKeys(old.ports(), now.ports(), portsGone);
+            }
         }
+        changedSets.clear();
         Set<Integer> setsChanged = new HashSet<>();
-        for (Key k : wantLpm) {
-            if (lpm.add(k)) {
-                sets.put(k.bytes(), new byte[] {1});
-                setsChanged.add(PolicyMaps.decodeLpmKey(k.bytes()).setId());
-            }
-        }
-        for (Key k : wantPorts) {
-            if (namedPorts.add(k)) {
-                nports.put(k.bytes(), new byte[] {1});
-                setsChanged.add(PolicyMaps.namedPortSetId(k.bytes()));
-            }
+        sets.putAll(bytes(lpmNew), ones(lpmNew.size()));
+        lpmNew.forEach(k -> setsChanged.add(PolicyMaps.decodeLpmKey(k.bytes()).setId()));
+        nports.putAll(bytes(portsNew), ones(portsNew.size()));
+        portsNew.forEach(k -> setsChanged.add(PolicyMaps.namedPortSetId(k.bytes())));
+        if (full) {
+            // What the maps held before (read back) that no set in use has.
+            Set<Key> wantLpm = new HashSet<>();
+            Set<Key> wantPorts = new HashSet<>();
+            memberKeys.values().forEach(m -> {
+                wantLpm.addAll(m.lpm());
+                wantPorts.addAll(m.ports());
+            });
+            lpm.stream().filter(k -> !wantLpm.contains(k)).forEach(lpmGone::add);
+            namedPorts.stream().filter(k -> !wantPorts.contains(k)).forEach(portsGone::add);
         }
 
         // 2. Tables: a changed one is written under a new generation, then switched to at once.
@@ -346,8 +398,13 @@ public final class BpfDataplane implements PolicyDriver {
         });
         hostTables.forEach((ifName, t) -> t.tables().forEach((dir, table) ->
                 want.put(new EpDir(all.get(ifName).index(), dir), table)));
-        int written = 0;
-        int deleted = 0;
+        // All new generations' rules in one batch, then the switches in one, then the old rules in
+        // one: each switch is one map update, so each table still changes at once.
+        List<byte[]> ruleKeys = new ArrayList<>();
+        List<byte[]> ruleValues = new ArrayList<>();
+        List<byte[]> epKeys = new ArrayList<>();
+        List<byte[]> epValues = new ArrayList<>();
+        List<byte[]> oldRules = new ArrayList<>();
         for (Map.Entry<EpDir, List<Rule>> e : want.entrySet()) {
             EpDir ep = e.getKey();
             Table old = tables.get(ep);
@@ -358,30 +415,42 @@ public final class BpfDataplane implements PolicyDriver {
             int gen = old == null ? 1 : old.gen() % 0xffff + 1;
             List<Rule> t = e.getValue();
             for (int i = 0; i < t.size(); i++) {
-                rules.put(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), gen, i), PolicyMaps.rule(t.get(i)));
+                ruleKeys.add(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), gen, i));
+                ruleValues.add(PolicyMaps.rule(t.get(i)));
             }
-            eps.put(PolicyMaps.endpointKey(ep.ifindex(), ep.dir()), PolicyMaps.endpointValue(gen, t.size()));
+            epKeys.add(PolicyMaps.endpointKey(ep.ifindex(), ep.dir()));
+            epValues.add(PolicyMaps.endpointValue(gen, t.size()));
             Table now = new Table(gen, t);
             tables.put(ep, now);
             keep(staleRules, ep, now);
             if (old != null) {
-                deleteRules(rules, ep, old);
-            }
-            written++;
-        }
-        for (EpDir ep : List.copyOf(tables.keySet())) {
-            if (!want.containsKey(ep)) {
-                eps.delete(PolicyMaps.endpointKey(ep.ifindex(), ep.dir())); // no table: the program drops
-                deleteRules(rules, ep, tables.remove(ep));
-                deleted++;
+                ruleKeys(ep, old, oldRules);
             }
         }
-        for (Key k : staleRules) {
-            rules.delete(k.bytes());
+        rules.putAll(ruleKeys, ruleValues);
+        eps.putAll(epKeys, epValues);
+        int written = epKeys.size();
+        List<byte[]> goneTables = new ArrayList<>();
+        for (var it = tables.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<EpDir, Table> e = it.next();
+            if (!want.containsKey(e.getKey())) {
+                goneTables.add(PolicyMaps.endpointKey(e.getKey().ifindex(), e.getKey().dir())); // no table: the program drops
+                ruleKeys(e.getKey(), e.getValue(), oldRules);
+                it.remove();
+            }
         }
+        eps.deleteAll(goneTables);
+        int deleted = goneTables.size();
+        staleRules.forEach(k -> oldRules.add(k.bytes()));
+        rules.deleteAll(oldRules);
 
         // 3. Programs on every workload interface (an interface without a table drops everything).
-        attached.keySet().retainAll(links.keySet());
+        for (String ifName : List.copyOf(attached.keySet())) {
+            if (!links.containsKey(ifName)) {
+                attached.remove(ifName);
+                unpinLinks(ifName); // the kernel detached them with the interface; the pins stay until removed
+            }
+        }
         List<String> failures = new ArrayList<>();
         Map<String, String> endpointOf = new HashMap<>();
         compiled.byInterface().forEach((ifName, t) -> endpointOf.put(ifName, t.endpointId()));
@@ -408,20 +477,16 @@ public final class BpfDataplane implements PolicyDriver {
         attachHosts(hostTables, all, failures);
 
         // 4. Members no table uses any more.
-        for (Key k : List.copyOf(lpm)) {
-            if (!wantLpm.contains(k)) {
-                sets.delete(k.bytes());
-                lpm.remove(k);
-                setsChanged.add(PolicyMaps.decodeLpmKey(k.bytes()).setId());
-            }
-        }
-        for (Key k : List.copyOf(namedPorts)) {
-            if (!wantPorts.contains(k)) {
-                nports.delete(k.bytes());
-                namedPorts.remove(k);
-                setsChanged.add(PolicyMaps.namedPortSetId(k.bytes()));
-            }
-        }
+        sets.deleteAll(bytes(lpmGone));
+        lpmGone.forEach(k -> {
+            lpm.remove(k);
+            setsChanged.add(PolicyMaps.decodeLpmKey(k.bytes()).setId());
+        });
+        nports.deleteAll(bytes(portsGone));
+        portsGone.forEach(k -> {
+            namedPorts.remove(k);
+            setsChanged.add(PolicyMaps.namedPortSetId(k.bytes()));
+        });
         ids.retainOnly(compiled.sets());
         for (Integer id : List.copyOf(prefixes.keySet())) {
             if (!prefixesInUse.contains(id)) {
@@ -454,11 +519,39 @@ public final class BpfDataplane implements PolicyDriver {
         return out;
     }
 
-    /** Deletes the entries of {@code t} (an older generation of {@code ep}'s table); unknown rules: nothing. */
-    private static void deleteRules(BpfMap rules, EpDir ep, Table t) {
+    /** Adds to {@code out} the keys of {@code keys} that {@code held} lacks, and to {@code held}. */
+    private static void newKeys(List<Key> keys, Set<Key> held, List<Key> out) {
+        for (Key k : keys) {
+            if (held.add(k)) {
+                out.add(k);
+            }
+        }
+    }
+
+    /** Adds to {@code out} the keys of {@code old} that {@code now} lacks. */
+    private static void goneKeys(List<Key> old, List<Key> now, List<Key> out) {
+        if (old.isEmpty()) {
+            return;
+        }
+        Set<Key> keep = new HashSet<>(now);
+        old.stream().filter(k -> !keep.contains(k)).forEach(out::add);
+    }
+
+    private static List<byte[]> bytes(List<Key> keys) {
+        return keys.stream().map(Key::bytes).toList();
+    }
+
+    private static List<byte[]> ones(int n) {
+        return java.util.Collections.nCopies(n, ONE);
+    }
+
+    private static final byte[] ONE = {1};
+
+    /** Adds to {@code out} the rule keys of {@code t} (a generation of {@code ep}'s table); unknown rules: none. */
+    private static void ruleKeys(EpDir ep, Table t, List<byte[]> out) {
         if (t.rules() != null) {
             for (int i = 0; i < t.rules().size(); i++) {
-                rules.delete(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), t.gen(), i));
+                out.add(PolicyMaps.ruleKey(ep.ifindex(), ep.dir(), t.gen(), i));
             }
         }
     }
@@ -498,7 +591,9 @@ public final class BpfDataplane implements PolicyDriver {
             Link l = all.get(e.getKey());
             if (!hostTables.containsKey(e.getKey()) || l == null || l.index() != e.getValue()) {
                 if (l != null && l.index() == e.getValue()) {
-                    detachBoth(l.index());
+                    detachBoth(l);
+                } else {
+                    unpinLinks(e.getKey()); // gone or re-created: its links went with the old interface
                 }
                 hostAttached.remove(e.getKey());
             }
@@ -541,9 +636,27 @@ public final class BpfDataplane implements PolicyDriver {
         }
     }
 
-    /** Puts {@code prog}'s programs for {@code dirs} on {@code l}'s hooks, making its clsact if it has none. */
+    /**
+     * Puts {@code prog}'s programs for {@code dirs} on {@code l}'s hooks: as tcx links (then our tc
+     * filters, an earlier run's, go: tcx runs first and would leave them a second walk), or as tc
+     * filters, making its clsact if it has none (then our tcx links, an earlier run's, go).
+     */
     private void attach(PolicyProgram prog, Link l, List<Dir> dirs) {
         Dir trying = dirs.get(0);
+        if (tcx) {
+            try {
+                for (Dir d : dirs) {
+                    trying = d;
+                    prog.attachTcx(l.index(), l.name(), d);
+                }
+                for (Dir d : dirs) {
+                    Tc.detach(l.index(), d.hook);
+                }
+                return;
+            } catch (RuntimeException e) {
+                throw new AttachFailed(trying, e);
+            }
+        }
         try {
             String qdisc = netlink.ingressQdiscKind(l.index()).orElse(null);
             if (qdisc == null) {
@@ -556,6 +669,9 @@ public final class BpfDataplane implements PolicyDriver {
             for (Dir d : dirs) {
                 trying = d;
                 prog.attach(l.index(), l.name(), d);
+            }
+            for (Dir d : dirs) {
+                Tcx.detach(PolicyProgram.linkPin(pinDir(), l.name(), d.hook));
             }
         } catch (RuntimeException e) {
             throw new AttachFailed(trying, e);
@@ -586,10 +702,41 @@ public final class BpfDataplane implements PolicyDriver {
         return out;
     }
 
-    private static void detachBoth(int ifindex) {
+    /** Our programs off both hooks of {@code l}, tc filters and tcx links alike. */
+    private void detachBoth(Link l) {
         for (TcDirection hook : TcDirection.values()) {
-            Tc.detach(ifindex, hook);
+            Tc.detach(l.index(), hook);
+            Tcx.detach(PolicyProgram.linkPin(pinDir(), l.name(), hook));
         }
+    }
+
+    private void unpinLinks(String ifName) {
+        for (TcDirection hook : TcDirection.values()) {
+            Tcx.detach(PolicyProgram.linkPin(pinDir(), ifName, hook));
+        }
+    }
+
+    /** Removes the tcx link pins of interfaces not in {@code present} (gone while felix was not running). */
+    private void unpinLinksOfGoneInterfaces(Set<String> present) {
+        Path dir = pinDir().resolve(PolicyProgram.LINKS);
+        if (!java.nio.file.Files.isDirectory(dir)) {
+            return;
+        }
+        try (var pins = java.nio.file.Files.list(dir)) {
+            for (Path p : pins.toList()) {
+                if (!Tcx.interfaceOf(p).map(present::contains).orElse(false)) {
+                    java.nio.file.Files.deleteIfExists(p);
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot list the tcx link pins in " + dir, e);
+        }
+    }
+
+    /** {@return whether our program is on {@code ifName}'s hook} in the mode the driver attaches with */
+    private boolean onHook(String ifName, int ifindex, TcDirection hook) {
+        return (tcx ? Tcx.attachedProgramId(PolicyProgram.linkPin(pinDir(), ifName, hook), ifindex)
+                : Tc.attachedProgramId(ifindex, hook)).isPresent();
     }
 
     private Map<String, Link> workloadLinks() {
@@ -604,6 +751,12 @@ public final class BpfDataplane implements PolicyDriver {
                 out.put(name, l);
             }
         });
+        return out;
+    }
+
+    private static Map<String, Integer> indexes(Map<String, Link> links) {
+        Map<String, Integer> out = new HashMap<>();
+        links.forEach((name, l) -> out.put(name, l.index()));
         return out;
     }
 
@@ -681,11 +834,17 @@ public final class BpfDataplane implements PolicyDriver {
         }
         repaired += restoreMembers(program.map(PolicyMaps.SETS), lpm, k -> PolicyMaps.decodeLpmKey(k).setId());
         repaired += restoreMembers(program.map(PolicyMaps.NAMED_PORTS), namedPorts, PolicyMaps::namedPortSetId);
+        // Links the announcements missed (none expected: a lost announcement re-reads them).
+        Map<String, Link> listed = allLinks();
+        if (knownLinks != null && !indexes(listed).equals(indexes(knownLinks))) {
+            knownLinks = null;
+            repaired++;
+        }
         // A stranger's `tc filter del` (or a qdisc replaced): attach again.
         for (Map<String, Integer> held : List.of(attached, hostAttached)) {
             for (Map.Entry<String, Integer> e : List.copyOf(held.entrySet())) {
                 for (TcDirection hook : TcDirection.values()) {
-                    if (Tc.attachedProgramId(e.getValue(), hook).isEmpty()) {
+                    if (!onHook(e.getKey(), e.getValue(), hook)) {
                         held.remove(e.getKey());
                         repaired++;
                         break;
@@ -737,17 +896,18 @@ public final class BpfDataplane implements PolicyDriver {
         // Host interfaces: ours is the one filter at our handle, wherever an earlier run attached it.
         all.forEach((name, l) -> {
             if (!workloads.containsKey(name)) {
-                detachBoth(l.index());
+                detachBoth(l);
             }
         });
         hostAttached.clear();
         for (Link l : workloads.values()) {
-            detachBoth(l.index());
+            detachBoth(l);
             if (downed.remove(l.name()) && netlink != null) {
                 netlink.setLinkUp(l.name(), true);
             }
         }
         attached.clear();
+        knownLinks = null;
         close();
         BpfFs.removePins(pinDir());
         needResync = true;

@@ -27,11 +27,11 @@ import calico.felix.dataplane.rules.Target;
 import calico.felix.flows.FlowContext;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * Compiles the one {@link DataplaneModel} into the BPF policy program's rule tables: per workload
@@ -89,10 +89,10 @@ final class TableCompiler {
     private final RuleRenderer renderer;
     private final long acceptBit;
     private final long passBit;
-    private Set<String> used = new TreeSet<>();
+    private Set<String> used = new HashSet<>();
     /** Prefix IDs, null when flow logs are off (then no rule carries a hit and the tables are as without them). */
     private final SetIds prefixIds;
-    private Set<String> prefixesUsed = new TreeSet<>();
+    private Set<String> prefixesUsed = new HashSet<>();
     /** Workload tables of earlier compiles still valid (the driver drops what a batch changed). */
     private final WorkloadTables cache;
 
@@ -144,13 +144,13 @@ final class TableCompiler {
 
     /** A workload direction's table, compiled once, with the sets and prefixes it uses recorded for the compile. */
     private List<Rule> workloadTable(WorkloadTables.Key k, Set<WorkloadTables.Key> inUse) {
-        inUse.add(k);
+        boolean first = inUse.add(k);
         WorkloadTables.Table t = cache.get(k);
         if (t == null) {
             Set<String> outerSets = used;
             Set<String> outerPrefixes = prefixesUsed;
-            used = new TreeSet<>();
-            prefixesUsed = new TreeSet<>();
+            used = new HashSet<>();
+            prefixesUsed = new HashSet<>();
             try {
                 List<Rule> rules = List.copyOf(table(k.tiers(), k.profiles(), k.inbound(), Kind.NORMAL, List.of()));
                 t = new WorkloadTables.Table(rules, Set.copyOf(used), Set.copyOf(prefixesUsed));
@@ -160,8 +160,10 @@ final class TableCompiler {
             }
             cache.put(k, t);
         }
-        used.addAll(t.sets());
-        prefixesUsed.addAll(t.prefixes());
+        if (first) { // endpoints sharing a table add its sets once (thousands of keys an apply otherwise)
+            used.addAll(t.sets());
+            prefixesUsed.addAll(t.prefixes());
+        }
         return t.rules();
     }
 

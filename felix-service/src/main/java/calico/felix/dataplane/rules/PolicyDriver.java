@@ -108,6 +108,10 @@ public interface PolicyDriver extends AutoCloseable {
     default void onLinkChange(String name, int index, boolean deleted) {
     }
 
+    /** Link announcements were lost (the watcher's socket overflowed): a driver that keeps a view of the links re-reads it. */
+    default void onLinksLost() {
+    }
+
     /** Releases what the driver holds outside the kernel's rules (e.g. a libnftables context); rules stay. */
     @Override
     default void close() {

@@ -10,7 +10,10 @@ import calico.dataplane.bpf.BpfFs;
 import calico.dataplane.bpf.BpfMap;
 import calico.dataplane.bpf.PolicyMaps;
 import calico.dataplane.bpf.PolicyMaps.Dir;
+import calico.dataplane.bpf.PolicyProgram;
 import calico.dataplane.bpf.Tc;
+import calico.dataplane.bpf.TcDirection;
+import calico.dataplane.bpf.Tcx;
 import calico.dataplane.testing.NamespaceThread;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.CompiledPolicy;
@@ -125,8 +128,26 @@ class BpfPacketTest extends PacketScenarios {
 
     @Override
     protected void cutForwardHook() {
-        host.exec("tc", "filter", "del", "dev", B_IF, "egress", "pref", Integer.toString(Tc.PRIORITY), "handle",
-                "0x" + Integer.toHexString(Tc.HANDLE), "bpf");
+        // tcx (this kernel): removing the link's pin detaches it; tc: the filter deleted
+        java.nio.file.Path link = PolicyProgram.linkPin(dp.pinDir(), B_IF, TcDirection.EGRESS);
+        if (Files.exists(link)) {
+            host.exec("rm", link.toString());
+        } else {
+            host.exec("tc", "filter", "del", "dev", B_IF, "egress", "pref", Integer.toString(Tc.PRIORITY), "handle",
+                    "0x" + Integer.toHexString(Tc.HANDLE), "bpf");
+        }
+    }
+
+    /** {@return what runs on the interface's hook}: our tc filter as {@code tc} lists it, then the tcx programs' names */
+    private String onHook(String ifName, TcDirection dir) {
+        int index = ifindex(ifName);
+        return host.exec("tc", "filter", "show", "dev", ifName, dir.name().toLowerCase(java.util.Locale.ROOT))
+                + host.call(() -> String.join(",", Tcx.programNames(index, dir)));
+    }
+
+    /** {@return the IDs of the tcx programs on the interface's hook} */
+    private List<Integer> tcxIds(int ifindex, TcDirection dir) {
+        return host.call(() -> Tcx.programIds(ifindex, dir));
     }
 
     /** {@return the BPF set ID behind a kernel set name of the netfilter drivers} */
@@ -160,8 +181,8 @@ class BpfPacketTest extends PacketScenarios {
 
     @Override
     protected String listOurs() {
-        String filters = Stream.of(A_IF, B_IF, "up0").flatMap(i -> Stream.of("ingress", "egress")
-                .map(hook -> host.exec("tc", "filter", "show", "dev", i, hook))).collect(Collectors.joining());
+        String filters = Stream.of(A_IF, B_IF, "up0").flatMap(i -> Stream.of(TcDirection.values())
+                .map(hook -> onHook(i, hook))).collect(Collectors.joining());
         String[] pins = dp.pinDir().toFile().list();
         return filters + (pins == null ? "" : String.join("\n", Arrays.asList(pins)));
     }
@@ -228,8 +249,8 @@ class BpfPacketTest extends PacketScenarios {
         assertThat(t.get(Dir.HEP_FWD_OUT)).extracting(PolicyMaps.Rule::action).as("open, then the tier's deny, "
                 + "then what no tier decided").containsExactly(PolicyMaps.Action.ALLOW, PolicyMaps.Action.DENY,
                 PolicyMaps.Action.ALLOW);
-        assertThat(host.exec("tc", "filter", "show", "dev", "up0", "ingress")).contains("calico_hep_in");
-        assertThat(host.exec("tc", "filter", "show", "dev", "up0", "egress")).contains("calico_hep_out");
+        assertThat(onHook("up0", TcDirection.INGRESS)).contains("calico_hep_in");
+        assertThat(onHook("up0", TcDirection.EGRESS)).contains("calico_hep_out");
 
         apply(new DataplaneUpdate.HostEndpointUpdate("node1/up0", "up0", List.of(HOST_IP), List.of(), List.of(),
                 open, open, List.of(), List.of(), List.of(), List.of(), List.of()));
@@ -244,12 +265,11 @@ class BpfPacketTest extends PacketScenarios {
         assertThat(tablesOf(ifindex("lo"))).as("lo is no host endpoint's").isEmpty();
         assertThat(tablesOf(ifindex(A_IF)).keySet()).as("a workload interface is no host endpoint's")
                 .doesNotContain(Dir.HEP_IN);
-        assertThat(host.exec("tc", "filter", "show", "dev", A_IF, "ingress")).doesNotContain("calico_hep");
+        assertThat(onHook(A_IF, TcDirection.INGRESS)).doesNotContain("calico_hep");
 
         apply(new DataplaneUpdate.HostEndpointRemove("node1/all"));
         assertThat(tablesOf(up0)).as("endpoint gone: no table").isEmpty();
-        assertThat(host.exec("tc", "filter", "show", "dev", "up0", "ingress")
-                + host.exec("tc", "filter", "show", "dev", "up0", "egress")).doesNotContain("calico");
+        assertThat(onHook("up0", TcDirection.INGRESS) + onHook("up0", TcDirection.EGRESS)).doesNotContain("calico");
     }
 
     /**
@@ -306,21 +326,38 @@ class BpfPacketTest extends PacketScenarios {
             served.setSoTimeout(3000);
             assertThat(echo(client, served, 1)).as("before the restart").isTrue();
             assertThat(b.tcpConnects(A_IP, 8091, NO)).as("a's ingress denies new connections").isFalse();
-            int before = host.call(() -> Tc.attachedProgramId(ifA, calico.dataplane.bpf.TcDirection.EGRESS))
-                    .orElseThrow();
+            List<Integer> before = tcxIds(ifA, TcDirection.EGRESS);
+            assertThat(before).as("tcx: one program, ours").hasSize(1);
 
             dp.close(); // felix stops: nothing detached, nothing unpinned
             DataplaneModel model2 = new DataplaneModel();
             BpfDataplane dp2 = new BpfDataplane(model2, bpffs);
             try (Driver restarted = onThread(new NamespaceThread(host), model2, dp2, dp2::close)) {
                 assertThat(restarted.apply(state).resync()).as("the new felix starts from the pins").isTrue();
-                int after = host.call(() -> Tc.attachedProgramId(ifA, calico.dataplane.bpf.TcDirection.EGRESS))
-                        .orElseThrow();
-                assertThat(after).as("the programs were replaced").isNotEqualTo(before);
+                List<Integer> after = tcxIds(ifA, TcDirection.EGRESS);
+                assertThat(after).as("the program was replaced in the pinned link: still one").hasSize(1)
+                        .doesNotContainAnyElementsOf(before);
                 assertThat(echo(client, served, 2)).as("the connection survives: b's replies through conntrack")
                         .isTrue();
                 assertThat(b.tcpConnects(A_IP, 8091, NO)).as("still no new connection to a").isFalse();
                 assertThat(restarted.refresh()).isZero();
+                assertThat(onHook(A_IF, TcDirection.EGRESS)).as("tcx, no tc filter").isEqualTo("calico_to_ep");
+            }
+
+            // bpfAttachType: TC at the next start: tc filters take over from the tcx links (their pins go).
+            List<DataplaneUpdate> tcState = new ArrayList<>(state);
+            tcState.set(0, new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(Map.of(
+                    "bpfAttachType", "TC")))));
+            DataplaneModel model3 = new DataplaneModel();
+            BpfDataplane dp3 = new BpfDataplane(model3, bpffs);
+            try (Driver tc = onThread(new NamespaceThread(host), model3, dp3, dp3::close)) {
+                tc.apply(tcState);
+                assertThat(tcxIds(ifA, TcDirection.EGRESS)).as("no tcx link left").isEmpty();
+                assertThat(onHook(A_IF, TcDirection.EGRESS)).contains("calico_to_ep");
+                assertThat(PolicyProgram.linkPin(dp.pinDir(), A_IF, TcDirection.EGRESS)).doesNotExist();
+                assertThat(echo(client, served, 3)).as("the connection survives the change of hook").isTrue();
+                assertThat(b.tcpConnects(A_IP, 8091, NO)).as("tc polices as tcx did").isFalse();
+                assertThat(tc.refresh()).isZero();
             }
         }
     }
