@@ -345,7 +345,7 @@ class PolicyProgramTest {
     }
 
     /** Polls {@code condition} every 10 ms for up to 2 s (packets cross the veths in softirq, after the syscall). */
-    static void await(String what, BooleanSupplier condition) {
+    private static void await(String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
@@ -503,5 +503,58 @@ class PolicyProgramTest {
 
     private static Inet4Address inet(String ip) throws Exception {
         return (Inet4Address) InetAddress.getByName(ip);
+    }
+
+    /**
+     * tcx links (kernel 6.6 and later): the shipped programs attached as pinned links decide real
+     * packets with no qdisc; a second attach replaces the program in place (still one program on
+     * the hook); the pin outlives the loader; removing the pin detaches.
+     */
+    @Test
+    void pinnedLinksPoliceReplaceInPlaceAndDetachWithTheirPin() throws Exception {
+        assumeTrue(router.call(Tcx::available), "kernel without tcx");
+        Path pins = bpffs.resolve("calico");
+        int ifB = ifindex("calibbbb");
+        Path egress = PolicyProgram.linkPin(pins, "calibbbb", TcDirection.EGRESS);
+        try (NetNs.Listener b8080 = b.tcpListener(B, 8080)) {
+            try (PolicyProgram prog = router.call(() -> PolicyProgram.load(pins))) {
+                router.run(() -> {
+                    for (Dir d : Dir.WORKLOAD) {
+                        prog.attachTcx(ifB, "calibbbb", d);
+                    }
+                });
+                assertThat(router.call(() -> Tcx.programNames(ifB, TcDirection.EGRESS))).containsExactly("calico_to_ep");
+                assertThat(router.call(() -> Tcx.programNames(ifB, TcDirection.INGRESS)))
+                        .containsExactly("calico_from_ep");
+                assertThat(router.exec("tc", "qdisc", "show", "dev", "calibbbb")).doesNotContain("clsact");
+                assertThat(egress).exists();
+                assertThat(a.tcpConnects(B, 8080, NO)).as("no table: dropped").isFalse();
+                BpfMap rules = prog.map(PolicyMaps.RULES);
+                rules.put(PolicyMaps.ruleKey(ifB, Dir.TO_ENDPOINT, 1, 0), PolicyMaps.rule(Rule.always(Action.ALLOW, 0)));
+                rules.put(PolicyMaps.ruleKey(ifB, Dir.FROM_ENDPOINT, 1, 0), PolicyMaps.rule(Rule.always(Action.ALLOW, 0)));
+                prog.map(PolicyMaps.ENDPOINTS).put(PolicyMaps.endpointKey(ifB, Dir.TO_ENDPOINT), PolicyMaps.endpointValue(1, 1));
+                prog.map(PolicyMaps.ENDPOINTS).put(PolicyMaps.endpointKey(ifB, Dir.FROM_ENDPOINT),
+                        PolicyMaps.endpointValue(1, 1));
+                assertThat(a.tcpConnects(B, 8080, YES)).as("allowed by b's tables").isTrue();
+            }
+            // The loader is gone; the pinned links keep the programs on the hooks.
+            assertThat(router.call(() -> Tcx.programNames(ifB, TcDirection.EGRESS))).containsExactly("calico_to_ep");
+            List<Integer> before = router.call(() -> Tcx.programIds(ifB, TcDirection.EGRESS));
+            try (PolicyProgram again = router.call(() -> PolicyProgram.load(pins))) {
+                router.run(() -> again.attachTcx(ifB, "calibbbb", Dir.TO_ENDPOINT));
+                List<Integer> after = router.call(() -> Tcx.programIds(ifB, TcDirection.EGRESS));
+                assertThat(after).as("replaced in the link: one program, a new one").hasSize(1)
+                        .doesNotContainAnyElementsOf(before);
+                assertThat(router.call(() -> Tcx.attachedProgramId(egress, ifB))).hasValue(after.get(0));
+                assertThat(a.tcpConnects(B, 8080, YES)).isTrue();
+            }
+            assertThat(Tcx.detach(egress)).isTrue();
+            // the kernel releases the link after the pin's last reference goes (a deferred work item)
+            await("unpinned: detached",
+                    () -> router.call(() -> Tcx.programIds(ifB, TcDirection.EGRESS)).isEmpty());
+            assertThat(router.call(() -> Tcx.programNames(ifB, TcDirection.INGRESS))).as("the other hook keeps its link")
+                    .containsExactly("calico_from_ep");
+            assertThat(router.call(() -> Tcx.attachedProgramId(egress, ifB))).isEmpty();
+        }
     }
 }
