@@ -7,7 +7,7 @@ import java.util.OptionalInt;
  * tc classifiers through libbpf ({@code bpf_tc_*}, netlink in the calling thread's network
  * namespace): a {@code clsact} qdisc on the interface and one direct-action BPF filter per
  * direction at our fixed handle and priority, replaced in place on a re-attach (no moment
- * without a program). libbpf 1.1 has no tcx API; tc serves kernels before 6.6 as well.
+ * without a program). Kernels with tcx (6.6 and later) take {@link Tcx} links instead, unless felix is told tc.
  */
 public final class Tc {
 

@@ -649,13 +649,18 @@ public final class BpfDataplane implements PolicyDriver {
                     trying = d;
                     prog.attachTcx(l.index(), l.name(), d);
                 }
-                for (Dir d : dirs) {
-                    Tc.detach(l.index(), d.hook);
-                }
-                return;
             } catch (RuntimeException e) {
                 throw new AttachFailed(trying, e);
             }
+            for (Dir d : dirs) {
+                try {
+                    Tc.detach(l.index(), d.hook);
+                } catch (RuntimeException e) {
+                    log.warn("BPF programs attached to {} with tcx; an older tc filter of ours stays: {}", l.name(),
+                            e.getMessage());
+                }
+            }
+            return;
         }
         try {
             String qdisc = netlink.ingressQdiscKind(l.index()).orElse(null);
@@ -706,8 +711,8 @@ public final class BpfDataplane implements PolicyDriver {
     private void detachBoth(Link l) {
         for (TcDirection hook : TcDirection.values()) {
             Tc.detach(l.index(), hook);
-            Tcx.detach(PolicyProgram.linkPin(pinDir(), l.name(), hook));
         }
+        unpinLinks(l.name());
     }
 
     private void unpinLinks(String ifName) {
