@@ -8,6 +8,7 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/in.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
@@ -45,7 +46,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cali_events SEC(".maps");
+} cali_events2 SEC(".maps"); /* 2: events carry the family and 16-byte addresses */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -54,7 +55,7 @@ struct {
 	__type(value, __u8);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cali_sets SEC(".maps");
+} cali_sets2 SEC(".maps"); /* 2: the key gained the family and a 16-byte address */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -63,7 +64,7 @@ struct {
 	__type(value, __u8);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cali_nports SEC(".maps");
+} cali_nports2 SEC(".maps"); /* 2: as cali_sets2 */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -71,7 +72,7 @@ struct {
 	__type(key, struct cali_ct_key);
 	__type(value, struct cali_ct_val);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cali_ct3 SEC(".maps"); /* 3: the value gained fins and counters; an older pin (cali_ct, cali_ct2) is removed at load */
+} cali_ct4 SEC(".maps"); /* 4: the key gained the family and 16-byte addresses; an older pin (cali_ct .. cali_ct3) is removed at load */
 
 /* What the walk needs of the packet, parsed once. */
 struct walk {
@@ -82,13 +83,15 @@ struct walk {
 	__u32 len;
 	__u32 next;      /* index of the next rule to evaluate */
 	__u32 verdict;   /* 0 while undecided */
-	__u32 saddr;
-	__u32 daddr;
-	__u16 sport;     /* ICMP: the type */
-	__u16 dport;     /* ICMP: the code */
-	__u8 proto;
+	__u32 saddr[4];  /* IPv4 in [0], the rest 0 */
+	__u32 daddr[4];
+	__u16 sport;     /* ICMP and ICMPv6: the type */
+	__u16 dport;     /* ICMP and ICMPv6: the code */
+	__u8 proto;      /* IPv6: the upper-layer protocol after the extension headers */
 	__u8 has_ports;
-	__u16 ip_len;    /* the IP packet's length (conntrack's byte counters) */
+	__u8 family;     /* CALI_FAMILY_* */
+	__u8 hop_limit;  /* IPv6 only: neighbour discovery is 255, MLD 1 */
+	__u32 ip_len;    /* the IP packet's length (conntrack's byte counters) */
 };
 
 struct {
@@ -102,15 +105,28 @@ struct {
 #ifndef AF_INET
 #define AF_INET 2
 #endif
+#ifndef AF_INET6
+#define AF_INET6 10
+#endif
+#ifndef IPPROTO_ICMPV6
+#define IPPROTO_ICMPV6 58
+#endif
 
-/* The route the kernel would take from src to dst arriving on ifindex: its result code, and the
- * interface out in *out_ifindex. */
-static __always_inline int route(struct __sk_buff *skb, __u32 src, __u32 dst, __u32 ifindex, __u32 *out_ifindex)
+/* The route the kernel would take from src to dst (of w's family) arriving on ifindex: its result
+ * code, and the interface out in *out_ifindex. */
+static __always_inline int route(struct __sk_buff *skb, const struct walk *w, const __u32 *src, const __u32 *dst,
+		__u32 ifindex, __u32 *out_ifindex)
 {
 	struct bpf_fib_lookup fib = {};
-	fib.family = AF_INET;
-	fib.ipv4_src = src;
-	fib.ipv4_dst = dst;
+	if (w->family == CALI_FAMILY_V6) {
+		fib.family = AF_INET6;
+		__builtin_memcpy(fib.ipv6_src, src, 16);
+		__builtin_memcpy(fib.ipv6_dst, dst, 16);
+	} else {
+		fib.family = AF_INET;
+		fib.ipv4_src = src[0];
+		fib.ipv4_dst = dst[0];
+	}
 	fib.ifindex = ifindex;
 	int rc = bpf_fib_lookup(skb, &fib, sizeof(fib), 0);
 	*out_ifindex = fib.ifindex;
@@ -133,17 +149,19 @@ struct {
 
 static __always_inline int in_set(const struct cali_set_ref *s, const struct walk *w)
 {
-	__u32 addr = s->dst ? w->daddr : w->saddr;
+	const __u32 *addr = s->dst ? w->daddr : w->saddr;
 	if (s->kind == CALI_SET_NET) {
-		struct cali_lpm_key k = { .prefixlen = 64, .set_id = bpf_htonl(s->id), .addr = addr };
-		return bpf_map_lookup_elem(&cali_sets, &k) != NULL;
+		struct cali_lpm_key k = { .prefixlen = 64 + 128, .set_id = bpf_htonl(s->id), .family = w->family };
+		__builtin_memcpy(k.addr, addr, 16);
+		return bpf_map_lookup_elem(&cali_sets2, &k) != NULL;
 	}
 	if (!w->has_ports)
 		return 0;
 	struct cali_named_port_key k = {
-		.set_id = s->id, .addr = addr, .port = s->dst ? w->dport : w->sport, .proto = w->proto,
+		.set_id = s->id, .port = s->dst ? w->dport : w->sport, .proto = w->proto, .family = w->family,
 	};
-	return bpf_map_lookup_elem(&cali_nports, &k) != NULL;
+	__builtin_memcpy(k.addr, addr, 16);
+	return bpf_map_lookup_elem(&cali_nports2, &k) != NULL;
 }
 
 static __always_inline int rule_matches(const struct cali_rule *r, const struct walk *w)
@@ -152,8 +170,11 @@ static __always_inline int rule_matches(const struct cali_rule *r, const struct 
 		return 0;
 	if ((r->flags & CALI_F_NOT_PROTO) && w->proto == r->not_proto)
 		return 0;
+	if (((r->flags & CALI_F_V4) && w->family != CALI_FAMILY_V4) || ((r->flags & CALI_F_V6) && w->family != CALI_FAMILY_V6))
+		return 0;
 	if (r->flags & (CALI_F_ICMP_TYPE | CALI_F_NOT_ICMP_TYPE)) {
-		int icmp = w->proto == IPPROTO_ICMP;
+		/* The packet's family's ICMP (the compiler gives a type test its family). */
+		int icmp = w->proto == (w->family == CALI_FAMILY_V6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
 		if ((r->flags & CALI_F_ICMP_TYPE) && (!icmp || w->sport != r->icmp_type
 				|| ((r->flags & CALI_F_ICMP_CODE) && w->dport != r->icmp_code)))
 			return 0;
@@ -216,7 +237,10 @@ __attribute__((noinline)) int cali_walk_step(struct walk *w)
 	if (r->action == CALI_ACT_LOG) {
 		/* As Calico's eBPF dataplane: Log writes to the trace pipe (bpftool prog tracelog). */
 		bpf_printk("calico-packet: ifindex %u dir %u proto %u", w->ifindex, w->dir, w->proto);
-		bpf_printk("calico-packet: %pI4:%u -> %pI4:%u", &w->saddr, w->sport, &w->daddr, w->dport);
+		if (w->family == CALI_FAMILY_V6)
+			bpf_printk("calico-packet: [%pI6]:%u -> [%pI6]:%u", w->saddr, w->sport, w->daddr, w->dport);
+		else
+			bpf_printk("calico-packet: %pI4:%u -> %pI4:%u", w->saddr, w->sport, w->daddr, w->dport);
 		w->next++;
 		return 0;
 	}
@@ -235,12 +259,13 @@ static long walk_one(__u32 unused, void *ctx)
 
 static __always_inline void ct_key(struct cali_ct_key *k, const struct walk *w, int reverse)
 {
-	k->saddr = reverse ? w->daddr : w->saddr;
-	k->daddr = reverse ? w->saddr : w->daddr;
+	__builtin_memcpy(k->saddr, reverse ? w->daddr : w->saddr, 16);
+	__builtin_memcpy(k->daddr, reverse ? w->saddr : w->daddr, 16);
 	k->sport = reverse ? w->dport : w->sport;
 	k->dport = reverse ? w->sport : w->dport;
 	k->proto = w->proto;
 	k->dir = reverse ? !w->dir : w->dir;
+	k->family = w->family;
 	k->pad = 0;
 	k->ifindex = w->ifindex;
 }
@@ -289,7 +314,8 @@ static __always_inline __u8 ct_first_state(__u8 proto, __u8 tcp_flags)
 			return CALI_CT_TCP_FIN;
 		return (tcp_flags & (TCP_SYN | TCP_ACK)) == TCP_SYN ? CALI_CT_TCP_SYN : CALI_CT_TCP_EST;
 	}
-	return proto == IPPROTO_UDP ? CALI_CT_UDP : proto == IPPROTO_ICMP ? CALI_CT_ICMP : CALI_CT_OTHER;
+	return proto == IPPROTO_UDP ? CALI_CT_UDP
+		: (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) ? CALI_CT_ICMP : CALI_CT_OTHER;
 }
 
 /* A live entry for the packet (its own tuple, or the reversed one for a reply): the TCP state
@@ -300,7 +326,7 @@ static __always_inline int ct_hit(const struct walk *w, __u64 now, __u8 tcp_flag
 	struct cali_ct_key k;
 	for (int reverse = 0; reverse < 2; reverse++) {
 		ct_key(&k, w, reverse);
-		struct cali_ct_val *v = bpf_map_lookup_elem(&cali_ct3, &k);
+		struct cali_ct_val *v = bpf_map_lookup_elem(&cali_ct4, &k);
 		if (!v || now - v->last_seen_ns >= ct_timeout_ns(v->state))
 			continue;
 		if (w->proto == IPPROTO_TCP) {
@@ -324,40 +350,89 @@ static __always_inline int ct_hit(const struct walk *w, __u64 now, __u8 tcp_flag
 	return 0;
 }
 
-/* The packet's IPv4 header parsed into w (addresses, protocol, ports or ICMP type/code), its
- * conntrack key into ct (ICMP echo by its identifier, both ways) and its TCP flags; -1: malformed. */
-static __always_inline int parse(struct __sk_buff *skb, struct iphdr *ip, struct walk *w, struct walk *ct,
-		__u8 *tcp_flags)
+#define CALI_V6_EXT_HDRS 4 /* IPv6 extension headers skipped before the upper layer; more: malformed */
+
+/* The packet's IP header (IPv4, or IPv6 and up to CALI_V6_EXT_HDRS extension headers) parsed into
+ * w (family, addresses, protocol, ports or ICMP type/code), its conntrack key into ct (ICMP and
+ * ICMPv6 echo by its identifier, both ways) and its TCP flags; -1: malformed or another protocol
+ * than IP. */
+static __always_inline int parse(struct __sk_buff *skb, struct walk *w, struct walk *ct, __u8 *tcp_flags)
 {
+	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
-	if ((void *)(ip + 1) > end || ip->ihl < 5)
+	struct ethhdr *eth = data;
+	if ((void *)(eth + 1) > end)
 		return -1;
 	__u32 ifindex = w->ifindex, dir = w->dir;
 	__builtin_memset(w, 0, sizeof(*w)); /* every byte set: the walk is handed to a global function */
 	w->ifindex = ifindex;
 	w->dir = dir;
-	w->saddr = ip->saddr;
-	w->daddr = ip->daddr;
-	w->proto = ip->protocol;
-	w->ip_len = bpf_ntohs(ip->tot_len);
-	void *l4 = (void *)ip + ip->ihl * 4;
-	int first_fragment = (ip->frag_off & bpf_htons(0x1fff)) == 0;
+	void *l4;
+	int first_fragment;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+		if ((void *)(ip + 1) > end || ip->ihl < 5)
+			return -1;
+		w->family = CALI_FAMILY_V4;
+		w->saddr[0] = ip->saddr;
+		w->daddr[0] = ip->daddr;
+		w->proto = ip->protocol;
+		w->ip_len = bpf_ntohs(ip->tot_len);
+		l4 = (void *)ip + ip->ihl * 4;
+		first_fragment = (ip->frag_off & bpf_htons(0x1fff)) == 0;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		if ((void *)(ip6 + 1) > end)
+			return -1;
+		w->family = CALI_FAMILY_V6;
+		__builtin_memcpy(w->saddr, &ip6->saddr, 16);
+		__builtin_memcpy(w->daddr, &ip6->daddr, 16);
+		w->hop_limit = ip6->hop_limit;
+		w->ip_len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
+		__u8 next = ip6->nexthdr;
+		l4 = ip6 + 1;
+		first_fragment = 1;
+#pragma unroll
+		for (int i = 0; i < CALI_V6_EXT_HDRS; i++) {
+			__u8 *h = l4;
+			if (next != IPPROTO_HOPOPTS && next != IPPROTO_ROUTING && next != IPPROTO_DSTOPTS
+					&& next != IPPROTO_FRAGMENT && next != IPPROTO_AH)
+				break;
+			if ((void *)(h + 8) > end)
+				return -1;
+			if (next == IPPROTO_FRAGMENT) {
+				if (((h[2] << 8) | h[3]) & 0xfff8)
+					first_fragment = 0;
+				l4 = h + 8;
+			} else if (next == IPPROTO_AH) {
+				l4 = h + ((__u32)h[1] + 2) * 4;
+			} else {
+				l4 = h + ((__u32)h[1] + 1) * 8;
+			}
+			next = h[0];
+		}
+		if (next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING || next == IPPROTO_DSTOPTS
+				|| next == IPPROTO_FRAGMENT || next == IPPROTO_AH)
+			return -1; /* more extension headers than we look through: not judged by the wrong protocol */
+		w->proto = next;
+	} else {
+		return -1;
+	}
 	*tcp_flags = 0;
-	if (first_fragment && (ip->protocol == IPPROTO_TCP || ip->protocol == IPPROTO_UDP
-			|| ip->protocol == IPPROTO_SCTP)) {
+	if (first_fragment && (w->proto == IPPROTO_TCP || w->proto == IPPROTO_UDP || w->proto == IPPROTO_SCTP)) {
 		__u16 *ports = l4;
 		if ((void *)(ports + 2) > end)
 			return -1;
 		w->sport = bpf_ntohs(ports[0]);
 		w->dport = bpf_ntohs(ports[1]);
 		w->has_ports = 1;
-		if (ip->protocol == IPPROTO_TCP) {
+		if (w->proto == IPPROTO_TCP) {
 			__u8 *tcp = l4;
 			if ((void *)(tcp + 14) > end)
 				return -1;
 			*tcp_flags = tcp[13];
 		}
-	} else if (first_fragment && ip->protocol == IPPROTO_ICMP) {
+	} else if (first_fragment && (w->proto == IPPROTO_ICMP || w->proto == IPPROTO_ICMPV6)) {
 		__u8 *icmp = l4;
 		if ((void *)(icmp + 8) > end)
 			return -1;
@@ -365,9 +440,10 @@ static __always_inline int parse(struct __sk_buff *skb, struct iphdr *ip, struct
 		w->dport = icmp[1];
 	}
 	*ct = *w;
-	if (ct->proto == IPPROTO_ICMP) {
+	if (ct->proto == IPPROTO_ICMP || ct->proto == IPPROTO_ICMPV6) {
 		__u8 *icmp = l4;
-		int echo = ct->sport == 8 || ct->sport == 0;
+		int echo = ct->proto == IPPROTO_ICMP ? (ct->sport == 8 || ct->sport == 0)
+			: (ct->sport == 128 || ct->sport == 129);
 		ct->sport = ct->dport = 0;
 		if (echo && first_fragment && (void *)(icmp + 8) <= end)
 			ct->sport = ct->dport = ((__u16)icmp[4] << 8) | icmp[5];
@@ -404,7 +480,7 @@ static __always_inline void emit_event(struct __sk_buff *skb, const struct walk 
 	struct hits *h = bpf_map_lookup_elem(&cali_walk_hits, &zero);
 	if (!h || !h->n)
 		return;
-	struct cali_event *e = bpf_ringbuf_reserve(&cali_events, sizeof(*e), 0);
+	struct cali_event *e = bpf_ringbuf_reserve(&cali_events2, sizeof(*e), 0);
 	if (!e) /* full: the event is lost (user space counts the ring's drops as NFLOG's) */
 		return;
 	e->ifindex = w->ifindex;
@@ -412,8 +488,10 @@ static __always_inline void emit_event(struct __sk_buff *skb, const struct walk 
 	e->verdict = w->verdict == CALI_ACT_ALLOW ? CALI_ACT_ALLOW : CALI_ACT_DENY;
 	e->proto = w->proto;
 	e->nhits = h->n;
-	e->saddr = w->saddr;
-	e->daddr = w->daddr;
+	e->family = w->family;
+	e->pad[0] = e->pad[1] = e->pad[2] = 0;
+	__builtin_memcpy(e->saddr, w->saddr, 16);
+	__builtin_memcpy(e->daddr, w->daddr, 16);
 	e->sport = w->sport;
 	e->dport = w->dport;
 	e->len = skb->len;
@@ -433,7 +511,7 @@ static __always_inline void ct_insert(const struct walk *ct, __u64 now, __u8 tcp
 		.fins = (ct->proto == IPPROTO_TCP && (tcp_flags & TCP_FIN)) ? CALI_CT_FIN_FWD : 0,
 		.packets = { 1, 0 }, .bytes = { ct->ip_len, 0 },
 	};
-	bpf_map_update_elem(&cali_ct3, &k, &v, BPF_ANY);
+	bpf_map_update_elem(&cali_ct4, &k, &v, BPF_ANY);
 }
 
 #endif

@@ -22,11 +22,10 @@ static __always_inline int police_host(struct __sk_buff *skb, __u32 dir)
 		return TC_ACT_SHOT;
 	if (eth->h_proto != bpf_htons(ETH_P_IP))
 		return TC_ACT_OK; /* ARP; IPv6 is not policed on host endpoints yet: the host is not cut off */
-	struct iphdr *ip = (void *)(eth + 1);
 	struct walk w = { .ifindex = skb->ifindex, .dir = dir };
 	struct walk ct;
 	__u8 tcp_flags;
-	if (parse(skb, ip, &w, &ct, &tcp_flags))
+	if (parse(skb, &w, &ct, &tcp_flags))
 		return TC_ACT_SHOT;
 	int in = dir == CALI_DIR_FROM_EP;
 
@@ -55,7 +54,7 @@ static __always_inline int police_host(struct __sk_buff *skb, __u32 dir)
 	__u32 table;
 	if (in) {
 		__u32 out = 0;
-		table = route(skb, w.saddr, w.daddr, skb->ifindex, &out) == BPF_FIB_LKUP_RET_NOT_FWDED
+		table = route(skb, &w, w.saddr, w.daddr, skb->ifindex, &out) == BPF_FIB_LKUP_RET_NOT_FWDED
 			? CALI_TABLE_HEP_IN : CALI_TABLE_HEP_FWD_IN;
 	} else {
 		table = skb->ingress_ifindex == 0 ? CALI_TABLE_HEP_OUT : CALI_TABLE_HEP_FWD_OUT;

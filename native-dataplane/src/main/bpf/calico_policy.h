@@ -1,5 +1,7 @@
 /* The maps shared by calico_tc.c and user space (calico.dataplane.bpf.PolicyMaps owns the Java
- * side of every layout here: change both together). IPv4 only in this first version. */
+ * side of every layout here: change both together). Both families share every map: a key carries
+ * the family (CALI_FAMILY_V4 or _V6) beside a 16-byte address field, an IPv4 address in its first
+ * 4 bytes and zeros after. */
 #ifndef CALICO_POLICY_H
 #define CALICO_POLICY_H
 
@@ -35,6 +37,12 @@
 #define CALI_F_ICMP_CODE    (1 << 3)
 #define CALI_F_NOT_ICMP_TYPE (1 << 4)
 #define CALI_F_NOT_ICMP_CODE (1 << 5)
+#define CALI_F_V4           (1 << 6) /* IPv4 packets only (a rule with ipVersion 4, or IPv4 nets or ICMP) */
+#define CALI_F_V6           (1 << 7) /* IPv6 packets only */
+
+/* Address families in keys and events (not AF_*: a byte that says which bytes of an address count). */
+#define CALI_FAMILY_V4 4
+#define CALI_FAMILY_V6 6
 
 /* set_ref.kind */
 #define CALI_SET_NET        1 /* address in the LPM set */
@@ -120,38 +128,43 @@ struct cali_event {
 	__u8 verdict; /* CALI_ACT_ALLOW or CALI_ACT_DENY */
 	__u8 proto;
 	__u8 nhits;
-	__u32 saddr;
-	__u32 daddr;
+	__u8 family;
+	__u8 pad[3];
+	__u32 saddr[4];
+	__u32 daddr[4];
 	__u16 sport;
 	__u16 dport;
 	__u32 len;
 	__u32 hits[CALI_EVENT_HITS];
 };
 
-/* LPM key of an IP set member: the set ID is the first 32 bits of the prefix. */
+/* LPM key of an IP set member: the set ID and the family are the first 64 bits of the prefix, so
+ * one trie holds both families of a set and an IPv6 ::/0 never matches an IPv4 packet. */
 struct cali_lpm_key {
-	__u32 prefixlen; /* 32 + the CIDR's length */
+	__u32 prefixlen; /* 64 + the CIDR's length */
 	__u32 set_id;    /* network byte order, so it prefixes the address */
-	__u32 addr;      /* network byte order */
+	__u32 family;    /* CALI_FAMILY_* (host order: only ever compared whole) */
+	__u32 addr[4];   /* network byte order; IPv4 in addr[0] */
 };
 
 struct cali_named_port_key {
 	__u32 set_id;
-	__u32 addr; /* network byte order */
+	__u32 addr[4]; /* network byte order; IPv4 in addr[0], the rest 0 */
 	__u16 port;
 	__u8 proto;
-	__u8 pad;
+	__u8 family;
 };
 
 /* A flow one endpoint direction approved; replies match the reversed tuple. */
 struct cali_ct_key {
-	__u32 saddr;
-	__u32 daddr;
+	__u32 saddr[4]; /* IPv4 in [0], the rest 0 */
+	__u32 daddr[4];
 	__u16 sport;
 	__u16 dport;
 	__u8 proto;
 	__u8 dir;
-	__u16 pad;
+	__u8 family;
+	__u8 pad;
 	__u32 ifindex;
 };
 

@@ -68,6 +68,23 @@ static __always_inline int reject(struct __sk_buff *skb, __u32 dir)
 	return bpf_redirect(skb->ifindex, dir == CALI_DIR_FROM_EP ? 0 : BPF_F_INGRESS);
 }
 
+/* ICMPv6 of the link between a workload and its gateway, passed whatever policy and
+ * defaultEndpointToHostAction say, and not tracked: from the workload, router and neighbour
+ * solicitation and neighbour advertisement (as the ICMPv6 rules that start Calico's
+ * cali-wl-to-host) and MLD; towards it, the same and router advertisement. Neighbour discovery
+ * needs hop limit 255 (RFC 4861: never routed), MLD 1, so no forwarded packet is one of these. */
+static __always_inline int link_icmpv6(const struct walk *w, __u32 dir)
+{
+	if (w->family != CALI_FAMILY_V6 || w->proto != IPPROTO_ICMPV6)
+		return 0;
+	switch (w->sport) {
+	case 134: return dir == CALI_DIR_TO_EP && w->hop_limit == 255;
+	case 133: case 135: case 136: return w->hop_limit == 255;
+	case 130: case 131: case 132: case 143: return w->hop_limit == 1;
+	default: return 0;
+	}
+}
+
 static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 {
 	if (skb->mark == CALI_MARK_REJECT)
@@ -79,17 +96,18 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 		return TC_ACT_SHOT;
 	if (eth->h_proto == bpf_htons(ETH_P_ARP))
 		return TC_ACT_OK;
-	if (eth->h_proto != bpf_htons(ETH_P_IP))
-		return TC_ACT_SHOT; /* IPv6 and the rest: not policed yet, so not let through */
+	if (eth->h_proto != bpf_htons(ETH_P_IP) && eth->h_proto != bpf_htons(ETH_P_IPV6))
+		return TC_ACT_SHOT; /* anything else: not policed, so not let through */
 	/* The host's own traffic to its workloads is not policed (as the iptables OUTPUT chain), but
 	 * tracked: the workload's replies are not new flows to the host. */
 	int from_host = dir == CALI_DIR_TO_EP && skb->ingress_ifindex == 0;
-	struct iphdr *ip = (void *)(eth + 1);
 	struct walk w = { .ifindex = skb->ifindex, .dir = dir };
 	struct walk ct;
 	__u8 tcp_flags;
-	if (parse(skb, ip, &w, &ct, &tcp_flags))
+	if (parse(skb, &w, &ct, &tcp_flags))
 		return from_host ? TC_ACT_OK : TC_ACT_SHOT;
+	if (link_icmpv6(&w, dir))
+		return TC_ACT_OK; /* the workload and its gateway on their link: before the reverse path, policy, conntrack */
 
 	__u32 zero_key = 0;
 	struct cali_cfg *cfg = bpf_map_lookup_elem(&cali_cfg, &zero_key);
@@ -97,7 +115,7 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 	if (dir == CALI_DIR_FROM_EP && (cfg_flags & CALI_CFG_RPF)) {
 		/* Strict reverse path: the source must route back out of the interface it came in by. */
 		__u32 back = 0;
-		int rc = route(skb, w.daddr, w.saddr, skb->ifindex, &back);
+		int rc = route(skb, &w, w.daddr, w.saddr, skb->ifindex, &back);
 		if ((rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH) || back != skb->ifindex)
 			return TC_ACT_SHOT;
 	}
@@ -114,12 +132,12 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 		return TC_ACT_SHOT; /* no table for this endpoint (yet): fail closed */
 	emit_event(skb, &w, dir);
 	if (w.verdict != CALI_ACT_ALLOW)
-		return (cfg_flags & CALI_CFG_REJECT) ? reject(skb, dir) : TC_ACT_SHOT;
+		return (cfg_flags & CALI_CFG_REJECT) && w.family == CALI_FAMILY_V4 ? reject(skb, dir) : TC_ACT_SHOT;
 	if (dir == CALI_DIR_FROM_EP && (cfg_flags & CALI_CFG_HOST_DROP)) {
 		/* Allowed by the workload's egress policy; to the host itself (local, broadcast,
 		 * multicast: not forwarded) a new flow is dropped, as iptables' cali-wl-to-host. */
 		__u32 out = 0;
-		if (route(skb, w.saddr, w.daddr, skb->ifindex, &out) == BPF_FIB_LKUP_RET_NOT_FWDED)
+		if (route(skb, &w, w.saddr, w.daddr, skb->ifindex, &out) == BPF_FIB_LKUP_RET_NOT_FWDED)
 			return TC_ACT_SHOT;
 	}
 	ct_insert(&ct, now, tcp_flags);

@@ -1,6 +1,7 @@
 package calico.dataplane.bpf;
 
 import java.net.Inet4Address;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
@@ -14,26 +15,30 @@ import java.util.Objects;
  * The Java side of {@code src/main/bpf/calico_policy.h}: every map's name and the byte layout of
  * its keys and values, in one place (change both together; {@code PolicyProgramTest} reads
  * entries back through the kernel). Integers are in host (little-endian) order; addresses, and
- * the set ID that prefixes an LPM key, in network order.
+ * the set ID that prefixes an LPM key, in network order. Both families share every map: a key's
+ * family ({@link #FAMILY_V4}, {@link #FAMILY_V6}) says which bytes of its 16-byte address field
+ * count (IPv4: the first 4, the rest 0).
  */
 public final class PolicyMaps {
 
     public static final String ENDPOINTS = "cali_eps";
     /** 2: the rule's layout version (it gained {@code hit}). */
     public static final String RULES = "cali_rules2";
-    public static final String SETS = "cali_sets";
-    public static final String NAMED_PORTS = "cali_nports";
-    /** The layout version is in the name: a pin of an older layout is another map (felix removes it). */
-    public static final String CONNTRACK = "cali_ct3";
-    /** Every map the policy program pins, by name. */
+    /** 2: the key gained the family and a 16-byte address. */
+    public static final String SETS = "cali_sets2";
+    /** 2: as {@link #SETS}. */
+    public static final String NAMED_PORTS = "cali_nports2";
+    /** The layout version is in the name: a pin of an older layout is another map (felix removes it). 4: both families. */
+    public static final String CONNTRACK = "cali_ct4";
     /** Flow-log prefixes by ID: {@code __u32} → {@code char[64]}, NUL-padded. */
     public static final String PREFIXES = "cali_prefixes";
-    /** The ring buffer of flow events ({@code struct cali_event}). */
-    public static final String EVENTS = "cali_events";
+    /** The ring buffer of flow events ({@code struct cali_event}); 2: events carry the family. */
+    public static final String EVENTS = "cali_events2";
     /** The programs' settings: one entry, {@code struct cali_cfg}. */
     public static final String CONFIG = "cali_cfg";
     /** Idle timeouts by conntrack state ({@code bpfConntrackTimeouts}): {@code __u32} state → {@code __u32} seconds, 0: the default. */
     public static final String CT_TIMEOUTS = "cali_ct_timeouts";
+    /** Every map the policy program pins, by name. */
     public static final List<String> ALL = List.of(ENDPOINTS, RULES, SETS, NAMED_PORTS, CONNTRACK, PREFIXES, EVENTS,
             CONFIG, CT_TIMEOUTS);
     /** The conntrack map's size when none is given (the compiled one; felix passes {@code bpfMapSizeConntrack}). */
@@ -52,7 +57,13 @@ public final class PolicyMaps {
     public static final int RULE_SIZE = 216;
     public static final int EVENT_HITS = 8;
     public static final int PREFIX_LEN = 64;
-    static final int EVENT_SIZE = 56;
+    static final int EVENT_SIZE = 84;
+    /** Key sizes of {@link #SETS} and {@link #NAMED_PORTS}. */
+    public static final int LPM_KEY_SIZE = 28;
+    public static final int NAMED_PORT_KEY_SIZE = 24;
+    /** The families of keys and events, and of a rule that matches one family only. */
+    public static final int FAMILY_V4 = 4;
+    public static final int FAMILY_V6 = 6;
 
     private PolicyMaps() {
     }
@@ -152,29 +163,42 @@ public final class PolicyMaps {
 
     /**
      * One entry of an endpoint direction's rule table: ANDed tests (null fields: no test) and an
-     * action; {@code jump} is the next index for {@link Action#JUMP} (forward only).
+     * action; {@code jump} is the next index for {@link Action#JUMP} (forward only); {@code family}
+     * {@link #FAMILY_V4} or {@link #FAMILY_V6} matches that family's packets only (0: both; an ICMP
+     * test then means the packet's family's ICMP).
      */
     public record Rule(Action action, Integer proto, Integer notProto, Integer icmpType, Integer icmpCode,
                        Integer notIcmpType, Integer notIcmpCode, int jump, List<SetRef> sets, List<PortRef> ports,
-                       int hit) {
-        /** A rule that logs nothing. */
+                       int hit, int family) {
+        /** A rule of both families that logs nothing. */
         public Rule(Action action, Integer proto, Integer notProto, Integer icmpType, Integer icmpCode,
                     Integer notIcmpType, Integer notIcmpCode, int jump, List<SetRef> sets, List<PortRef> ports) {
-            this(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, jump, sets, ports, 0);
+            this(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, jump, sets, ports, 0, 0);
         }
 
         /** {@return this rule logging under prefix ID {@code id}} (0: nothing) */
         public Rule withHit(int id) {
-            return new Rule(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, jump, sets, ports, id);
+            return new Rule(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, jump, sets, ports, id,
+                    family);
         }
 
         /** {@return this rule jumping to {@code to}} */
         public Rule withJump(int to) {
-            return new Rule(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, to, sets, ports, hit);
+            return new Rule(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, to, sets, ports, hit,
+                    family);
+        }
+
+        /** {@return this rule matching packets of {@code f} only} ({@link #FAMILY_V4}, {@link #FAMILY_V6}; 0: both) */
+        public Rule withFamily(int f) {
+            return new Rule(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, jump, sets, ports, hit,
+                    f);
         }
 
         public Rule {
             Objects.requireNonNull(action, "action");
+            if (family != 0 && family != FAMILY_V4 && family != FAMILY_V6) {
+                throw new IllegalArgumentException("rule family: 0, 4 or 6, got " + family);
+            }
             sets = List.copyOf(sets);
             ports = List.copyOf(ports);
             if (sets.size() > RULE_SETS) {
@@ -246,6 +270,7 @@ public final class PolicyMaps {
         flags |= r.icmpCode() != null ? 1 << 3 : 0;
         flags |= r.notIcmpType() != null ? 1 << 4 : 0;
         flags |= r.notIcmpCode() != null ? 1 << 5 : 0;
+        flags |= r.family() == FAMILY_V4 ? 1 << 6 : r.family() == FAMILY_V6 ? 1 << 7 : 0;
         b.putInt(flags);
         b.putInt(r.jump());
         for (int i = 0; i < RULE_SETS; i++) {
@@ -301,8 +326,9 @@ public final class PolicyMaps {
                 ports.add(new PortRef(lo, hi, PortKind.values()[kind - 1]));
             }
         }
+        int family = (flags & (1 << 6)) != 0 ? FAMILY_V4 : (flags & (1 << 7)) != 0 ? FAMILY_V6 : 0;
         return new Rule(Action.of(action), flag(flags, 0, f[0]), flag(flags, 1, f[1]), flag(flags, 2, f[2]),
-                flag(flags, 3, f[3]), flag(flags, 4, f[4]), flag(flags, 5, f[5]), jump, sets, ports, b.getInt());
+                flag(flags, 3, f[3]), flag(flags, 4, f[4]), flag(flags, 5, f[5]), jump, sets, ports, b.getInt(), family);
     }
 
     /** The key of {@code cali_cfg}'s one entry. */
@@ -339,7 +365,7 @@ public final class PolicyMaps {
      * A flow event: the first packet of a flow walked {@code dir}'s table on {@code ifindex};
      * {@code hits} are the prefix IDs logged on the way (Passes, then the verdict's).
      */
-    public record FlowEvent(int ifindex, Dir dir, Action verdict, int proto, Inet4Address src, Inet4Address dst,
+    public record FlowEvent(int ifindex, Dir dir, Action verdict, int proto, InetAddress src, InetAddress dst,
                             int srcPort, int dstPort, int length, List<Integer> hits) {
     }
 
@@ -350,8 +376,10 @@ public final class PolicyMaps {
         int verdict = b.get();
         int proto = Byte.toUnsignedInt(b.get());
         int n = Math.min(EVENT_HITS, Byte.toUnsignedInt(b.get()));
-        byte[] s = new byte[4];
-        byte[] d = new byte[4];
+        int family = b.get();
+        b.position(b.position() + 3);
+        byte[] s = new byte[16];
+        byte[] d = new byte[16];
         b.get(s).get(d);
         int sport = Short.toUnsignedInt(b.getShort());
         int dport = Short.toUnsignedInt(b.getShort());
@@ -364,33 +392,36 @@ public final class PolicyMaps {
             }
         }
         return new FlowEvent(ifindex, dir == 0 ? Dir.TO_ENDPOINT : Dir.FROM_ENDPOINT, Action.of(verdict), proto,
-                inet4(s), inet4(d), sport, dport, len, List.copyOf(hits));
+                inet(family, s), inet(family, d), sport, dport, len, List.copyOf(hits));
     }
 
-    /** An LPM key for member {@code address/prefix} (IPv4) of set {@code setId}. */
-    public static byte[] lpmKey(int setId, Inet4Address address, int prefix) {
-        if (prefix < 0 || prefix > 32) {
-            throw new IllegalArgumentException("IPv4 prefix length " + prefix);
+    /** An LPM key for member {@code address/prefix} (either family) of set {@code setId}. */
+    public static byte[] lpmKey(int setId, InetAddress address, int prefix) {
+        int max = address.getAddress().length * 8;
+        if (prefix < 0 || prefix > max) {
+            throw new IllegalArgumentException((max == 32 ? "IPv4" : "IPv6") + " prefix length " + prefix);
         }
-        return le(12).putInt(32 + prefix).order(ByteOrder.BIG_ENDIAN).putInt(setId).put(address.getAddress()).array();
+        return le(LPM_KEY_SIZE).putInt(64 + prefix).order(ByteOrder.BIG_ENDIAN).putInt(setId)
+                .order(ByteOrder.LITTLE_ENDIAN).putInt(family(address)).put(address16(address)).array();
     }
 
     /** An LPM key's fields: set ID, address, prefix length. */
-    public record LpmEntry(int setId, Inet4Address address, int prefix) {
+    public record LpmEntry(int setId, InetAddress address, int prefix) {
     }
 
     public static LpmEntry decodeLpmKey(byte[] k) {
         ByteBuffer b = ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN);
         int len = b.getInt();
         int id = b.order(ByteOrder.BIG_ENDIAN).getInt();
-        byte[] a = new byte[4];
+        int family = b.order(ByteOrder.LITTLE_ENDIAN).getInt();
+        byte[] a = new byte[16];
         b.get(a);
-        return new LpmEntry(id, inet4(a), len - 32);
+        return new LpmEntry(id, inet(family, a), len - 64);
     }
 
-    public static byte[] namedPortKey(int setId, Inet4Address address, int proto, int port) {
-        return le(12).putInt(setId).put(address.getAddress()).putShort((short) port).put((byte) proto).put((byte) 0)
-                .array();
+    public static byte[] namedPortKey(int setId, InetAddress address, int proto, int port) {
+        return le(NAMED_PORT_KEY_SIZE).putInt(setId).put(address16(address)).putShort((short) port).put((byte) proto)
+                .put((byte) family(address)).array();
     }
 
     /** {@return the set ID of a named-port key} */
@@ -398,23 +429,30 @@ public final class PolicyMaps {
         return ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN).getInt();
     }
 
+    /** {@return the family of a set member key ({@link #SETS} or {@link #NAMED_PORTS})}: {@link #FAMILY_V4} or {@link #FAMILY_V6} */
+    public static int memberFamily(byte[] k) {
+        return k.length == LPM_KEY_SIZE ? ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN).getInt(8)
+                : Byte.toUnsignedInt(k[NAMED_PORT_KEY_SIZE - 1]);
+    }
+
     /** A conntrack key's fields; addresses as written, ports in host order. */
-    public record CtEntry(Inet4Address src, Inet4Address dst, int srcPort, int dstPort, int proto, Dir dir,
+    public record CtEntry(InetAddress src, InetAddress dst, int srcPort, int dstPort, int proto, Dir dir,
                           int ifindex) {
     }
 
     public static CtEntry decodeCtKey(byte[] k) {
         ByteBuffer b = ByteBuffer.wrap(k).order(ByteOrder.LITTLE_ENDIAN);
-        byte[] s = new byte[4];
-        byte[] d = new byte[4];
+        byte[] s = new byte[16];
+        byte[] d = new byte[16];
         b.get(s).get(d);
         int sport = Short.toUnsignedInt(b.getShort());
         int dport = Short.toUnsignedInt(b.getShort());
         int proto = Byte.toUnsignedInt(b.get());
         int dir = b.get();
-        b.getShort();
-        return new CtEntry(inet4(s), inet4(d), sport, dport, proto, dir == 0 ? Dir.TO_ENDPOINT : Dir.FROM_ENDPOINT,
-                b.getInt());
+        int family = b.get();
+        b.get();
+        return new CtEntry(inet(family, s), inet(family, d), sport, dport, proto,
+                dir == 0 ? Dir.TO_ENDPOINT : Dir.FROM_ENDPOINT, b.getInt());
     }
 
     /** {@code cali_ct_val.state}, with its idle timeout (calico_policy.h's {@code CALI_CT_TIMEOUT_*}). */
@@ -444,7 +482,7 @@ public final class PolicyMaps {
     public static final int CT_FIN_FWD = 1;
     /** {@code cali_ct_val.fins}: a FIN was seen in the reply's direction. */
     public static final int CT_FIN_REV = 2;
-    static final int CT_KEY_SIZE = 20;
+    static final int CT_KEY_SIZE = 44;
     static final int CT_VALUE_SIZE = 48;
 
     /**
@@ -504,10 +542,13 @@ public final class PolicyMaps {
     }
 
     /** {@return a conntrack key}: the tuple as the program stores it (ports in host order), its direction and interface */
-    public static byte[] ctKey(Inet4Address src, Inet4Address dst, int sport, int dport, int proto, Dir dir,
+    public static byte[] ctKey(InetAddress src, InetAddress dst, int sport, int dport, int proto, Dir dir,
                                int ifindex) {
-        return le(CT_KEY_SIZE).put(src.getAddress()).put(dst.getAddress()).putShort((short) sport).putShort((short) dport)
-                .put((byte) proto).put((byte) dir.code).putShort((short) 0).putInt(ifindex).array();
+        if (family(src) != family(dst)) {
+            throw new IllegalArgumentException("conntrack key of two families: " + src + ", " + dst);
+        }
+        return le(CT_KEY_SIZE).put(address16(src)).put(address16(dst)).putShort((short) sport).putShort((short) dport)
+                .put((byte) proto).put((byte) dir.code).put((byte) family(src)).put((byte) 0).putInt(ifindex).array();
     }
 
     public static byte[] ctValue(long lastSeenNs, CtState state) {
@@ -532,9 +573,26 @@ public final class PolicyMaps {
         return ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    private static Inet4Address inet4(byte[] a) {
+    /** {@return the family of {@code a}}: {@link #FAMILY_V4} or {@link #FAMILY_V6} */
+    public static int family(InetAddress a) {
+        return a instanceof Inet4Address ? FAMILY_V4 : FAMILY_V6;
+    }
+
+    /** {@code a} in a key's 16-byte address field: IPv4 in the first 4 bytes, zeros after. */
+    private static byte[] address16(InetAddress a) {
+        return java.util.Arrays.copyOf(a.getAddress(), 16);
+    }
+
+    /** The address a key's field holds for {@code family} (an IPv6 one never read as IPv4-mapped). */
+    private static InetAddress inet(int family, byte[] a16) {
         try {
-            return (Inet4Address) InetAddress.getByAddress(a);
+            if (family == FAMILY_V4) {
+                return InetAddress.getByAddress(java.util.Arrays.copyOf(a16, 4));
+            }
+            if (family == FAMILY_V6) {
+                return Inet6Address.getByAddress(null, a16, -1);
+            }
+            throw new IllegalArgumentException("address family " + family);
         } catch (UnknownHostException e) {
             throw new IllegalStateException(e);
         }

@@ -171,6 +171,118 @@ class PolicyProgramTest {
         }
     }
 
+    private static final String A6 = "fd77:1::2";
+    private static final String B6 = "fd77:2::2";
+
+    /**
+     * IPv6 through the same maps as IPv4: one set holds both families' members (a /128 and a /32),
+     * an IPv6 {@code ::/0} never matches IPv4, a rule's family limits it to one (ipVersion), an
+     * ICMPv6 type test means ICMPv6; neighbour discovery passes before policy (a's ND to the router
+     * under a deny-all egress); conntrack keys IPv6 flows (replies pass a's deny-all ingress) and
+     * counts them; flow events carry IPv6 addresses.
+     */
+    @Test
+    void ipv6SetsRulesNeighbourDiscoveryConntrackAndEvents() throws Exception {
+        wire6();
+        Path pins = bpffs.resolve("calico");
+        List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (PolicyProgram prog = router.call(() -> PolicyProgram.load(pins));
+             NetNs.Listener b8080 = b.tcpListener(B6, 8080);
+             NetNs.Listener b9090 = b.tcpListener(B6, 9090);
+             NetNs.Listener b7070 = b.tcpListener(B6, 7070);
+             NetNs.Listener b4v8080 = b.tcpListener(B, 8080);
+             NetNs.Listener b4v9090 = b.tcpListener(B, 9090);
+             NetNs.Listener b4v7070 = b.tcpListener(B, 7070);
+             NetNs.Listener a7070 = a.tcpListener(A6, 7070)) {
+            int ifA = ifindex("caliaaaa");
+            int ifB = ifindex("calibbbb");
+            BpfMap sets = prog.map(PolicyMaps.SETS);
+            sets.put(PolicyMaps.lpmKey(7, inet(A), 32), new byte[] {1});
+            sets.put(PolicyMaps.lpmKey(7, InetAddress.getByName(A6), 128), new byte[] {1});
+            sets.put(PolicyMaps.lpmKey(9, InetAddress.getByName("::"), 0), new byte[] {1});
+            prog.map(PolicyMaps.PREFIXES).put(PolicyMaps.prefixKey(1), PolicyMaps.prefixValue("API0|gnp/b"));
+            // a's egress denies everything: only neighbour discovery may reach the router.
+            program(prog, ifA, Dir.FROM_ENDPOINT, 1, List.of(Rule.always(Action.DENY, 0)));
+            program(prog, ifA, Dir.TO_ENDPOINT, 1, List.of(Rule.always(Action.DENY, 0)));
+            program(prog, ifB, Dir.FROM_ENDPOINT, 1, List.of(Rule.always(Action.ALLOW, 0)));
+            program(prog, ifB, Dir.TO_ENDPOINT, 1, List.of(
+                    new Rule(Action.ALLOW, 6, null, null, null, null, null, 0,
+                            List.of(new SetRef(7, SetKind.NET, false, false)),
+                            List.of(new PortRef(8080, 8080, PortKind.DST))).withHit(1),
+                    new Rule(Action.ALLOW, 58, null, 128, null, null, null, 0, List.of(), List.of())
+                            .withFamily(PolicyMaps.FAMILY_V6),
+                    new Rule(Action.ALLOW, 6, null, null, null, null, null, 0, List.of(),
+                            List.of(new PortRef(9090, 9090, PortKind.DST))).withFamily(PolicyMaps.FAMILY_V4),
+                    new Rule(Action.ALLOW, 6, null, null, null, null, null, 0,
+                            List.of(new SetRef(9, SetKind.NET, false, false)),
+                            List.of(new PortRef(7070, 7070, PortKind.DST))),
+                    Rule.always(Action.DENY, 0)));
+            attachBoth(prog, ifA, ifB);
+            router.exec("ip", "-6", "neigh", "flush", "dev", "caliaaaa");
+            a.exec("ip", "-6", "neigh", "flush", "dev", "eth0");
+            assertThat(a.tcpConnects(B6, 8080, NO)).as("a's egress denies: only ND passed").isFalse();
+            await("a's neighbour solicitation reached the router under a deny-all egress", () ->
+                    router.exec("ip", "-6", "neigh", "show", "dev", "caliaaaa").contains(A6)
+                            && a.exec("ip", "-6", "neigh", "show", "dev", "eth0").contains("lladdr"));
+
+            program(prog, ifA, Dir.FROM_ENDPOINT, 2, List.of(Rule.always(Action.ALLOW, 0)));
+            try (FlowEvents events = FlowEvents.open(pins, (e, p) -> seen.add(e.dir() + " " + e.verdict() + " "
+                    + e.src().getHostAddress() + "->" + e.dst().getHostAddress() + ":" + e.dstPort() + " " + p))) {
+                assertThat(a.tcpConnects(B6, 8080, YES)).as("v6 member of a two-family set").isTrue();
+                await("the v6 flow event", () -> {
+                    events.poll(10);
+                    return !seen.isEmpty();
+                });
+                assertThat(seen).containsExactly("TO_ENDPOINT ALLOW " + InetAddress.getByName(A6).getHostAddress()
+                        + "->" + InetAddress.getByName(B6).getHostAddress() + ":8080 [API0|gnp/b]");
+            }
+            assertThat(a.tcpConnects(B, 8080, YES)).as("v4 member of the same set").isTrue();
+            assertThat(a.tryExec("ping", "-6", "-c", "1", "-W", "2", B6).status()).as("an ICMPv6 echo request rule")
+                    .isZero();
+            assertThat(a.pings(B, NO)).as("not ICMP (v4)").isFalse();
+            assertThat(a.tcpConnects(B, 9090, YES)).as("an IPv4-only rule: v4").isTrue();
+            assertThat(a.tcpConnects(B6, 9090, NO)).as("an IPv4-only rule: not v6").isFalse();
+            assertThat(a.tcpConnects(B6, 7070, YES)).as("::/0 holds v6").isTrue();
+            assertThat(a.tcpConnects(B, 7070, NO)).as("::/0 never matches v4").isFalse();
+            assertThat(b.tcpConnects(A6, 7070, NO)).as("a's ingress denies new v6 connections").isFalse();
+
+            // The maps read back: both families in one set, and the v6 approval with its counters.
+            assertThat(sets.keys().stream().map(PolicyMaps::decodeLpmKey).filter(e -> e.setId() == 7)
+                    .map(e -> e.address().getHostAddress() + "/" + e.prefix()))
+                    .containsExactlyInAnyOrder(A + "/32", InetAddress.getByName(A6).getHostAddress() + "/128");
+            Conntrack ct = new Conntrack(prog.map(PolicyMaps.CONNTRACK));
+            await("the v6 connection closed on b's ingress approval", () -> flow(ct, 6, -1, 8080).entrySet().stream()
+                    .anyMatch(e -> e.getKey().src() instanceof java.net.Inet6Address && e.getKey().ifindex() == ifB
+                            && e.getValue().closed()));
+            Map.Entry<PolicyMaps.CtEntry, PolicyMaps.CtValue> v6 = flow(ct, 6, -1, 8080).entrySet().stream()
+                    .filter(e -> e.getKey().src() instanceof java.net.Inet6Address && e.getKey().ifindex() == ifB)
+                    .findFirst().orElseThrow();
+            assertThat(v6.getKey().src()).isEqualTo(InetAddress.getByName(A6));
+            assertThat(v6.getKey().dst()).isEqualTo(InetAddress.getByName(B6));
+            assertThat(v6.getKey().dir()).isEqualTo(Dir.TO_ENDPOINT);
+            assertThat(v6.getValue().packets()).isGreaterThanOrEqualTo(3);
+            assertThat(v6.getValue().bytes()).as("IPv6 lengths: 40-byte header and TCP")
+                    .isGreaterThanOrEqualTo(3 * 60);
+            assertThat(v6.getValue().replyPackets()).isGreaterThanOrEqualTo(2);
+            assertThat(flow(ct, 58, -1, -1).keySet()).as("ICMPv6 echo keyed by its identifier, both legs")
+                    .isNotEmpty().allMatch(k -> k.src() instanceof java.net.Inet6Address && k.srcPort() == k.dstPort());
+        }
+    }
+
+    /** IPv6 beside wire()'s IPv4: a fd77:1::2/64, b fd77:2::2/64, the router ::1 of each and their default routes. */
+    private void wire6() {
+        router.exec("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
+        for (NetNs n : new NetNs[] {router, a, b}) {
+            n.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0");
+        }
+        router.exec("ip", "-6", "addr", "add", "fd77:1::1/64", "dev", "caliaaaa", "nodad");
+        router.exec("ip", "-6", "addr", "add", "fd77:2::1/64", "dev", "calibbbb", "nodad");
+        a.exec("ip", "-6", "addr", "add", A6 + "/64", "dev", "eth0", "nodad");
+        b.exec("ip", "-6", "addr", "add", B6 + "/64", "dev", "eth0", "nodad");
+        a.exec("ip", "-6", "route", "add", "default", "via", "fd77:1::1");
+        b.exec("ip", "-6", "route", "add", "default", "via", "fd77:2::1");
+    }
+
     /**
      * Conntrack states with real TCP and UDP through the attached programs, read back from the
      * map; then the cleaner, run at times past each state's timeout, removes exactly the entries
@@ -333,7 +445,7 @@ class PolicyProgramTest {
     private static Map<PolicyMaps.CtEntry, PolicyMaps.CtValue> flow(Conntrack ct, int proto, int srcPort, int dstPort) {
         Map<PolicyMaps.CtEntry, PolicyMaps.CtValue> out = new LinkedHashMap<>();
         ct.entries().forEach((k, v) -> {
-            if (k.proto() == proto && k.dstPort() == dstPort && (srcPort < 0 || k.srcPort() == srcPort)) {
+            if (k.proto() == proto && (dstPort < 0 || k.dstPort() == dstPort) && (srcPort < 0 || k.srcPort() == srcPort)) {
                 out.put(k, v);
             }
         });

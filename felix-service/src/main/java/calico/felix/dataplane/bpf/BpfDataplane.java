@@ -18,7 +18,6 @@ import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -371,11 +370,12 @@ public final class BpfDataplane implements PolicyDriver {
             }
         }
         changedSets.clear();
-        Set<Integer> setsChanged = new HashSet<>();
+        // Counted per set and family: the sets netfilter keeps one per family.
+        Set<Long> setsChanged = new HashSet<>();
         sets.putAll(bytes(lpmNew), ones(lpmNew.size()));
-        lpmNew.forEach(k -> setsChanged.add(PolicyMaps.decodeLpmKey(k.bytes()).setId()));
+        lpmNew.forEach(k -> setsChanged.add(setFamily(PolicyMaps.decodeLpmKey(k.bytes()).setId(), k.bytes())));
         nports.putAll(bytes(portsNew), ones(portsNew.size()));
-        portsNew.forEach(k -> setsChanged.add(PolicyMaps.namedPortSetId(k.bytes())));
+        portsNew.forEach(k -> setsChanged.add(setFamily(PolicyMaps.namedPortSetId(k.bytes()), k.bytes())));
         if (full) {
             // What the maps held before (read back) that no set in use has.
             Set<Key> wantLpm = new HashSet<>();
@@ -480,12 +480,12 @@ public final class BpfDataplane implements PolicyDriver {
         sets.deleteAll(bytes(lpmGone));
         lpmGone.forEach(k -> {
             lpm.remove(k);
-            setsChanged.add(PolicyMaps.decodeLpmKey(k.bytes()).setId());
+            setsChanged.add(setFamily(PolicyMaps.decodeLpmKey(k.bytes()).setId(), k.bytes()));
         });
         nports.deleteAll(bytes(portsGone));
         portsGone.forEach(k -> {
             namedPorts.remove(k);
-            setsChanged.add(PolicyMaps.namedPortSetId(k.bytes()));
+            setsChanged.add(setFamily(PolicyMaps.namedPortSetId(k.bytes()), k.bytes()));
         });
         ids.retainOnly(compiled.sets());
         for (Integer id : List.copyOf(prefixes.keySet())) {
@@ -498,6 +498,11 @@ public final class BpfDataplane implements PolicyDriver {
         failures.forEach(f -> problems.add(f.startsWith("host ") ? "BPF host endpoint policy not attached "
                 + "(interface left up): " + f.substring(5) : "BPF policy not attached (interface set down): " + f));
         return new ApplyStats(full, written, deleted, setsChanged.size(), 0);
+    }
+
+    /** {@return a set ID with the family of member key {@code k}} (sets written are counted per family, as netfilter's) */
+    private static long setFamily(int id, byte[] k) {
+        return ((long) id << 8) | PolicyMaps.memberFamily(k);
     }
 
     /** Calico's {@code bpfConntrackTimeouts} keys and the conntrack states they time. */
@@ -783,12 +788,12 @@ public final class BpfDataplane implements PolicyDriver {
         }
     }
 
-    /** The map keys of set {@code key}'s IPv4 members. */
+    /** The map keys of set {@code key}'s members, both families. */
     private void members(String key, int id, List<Key> lpmOut, List<Key> portsOut) {
         if (key.startsWith("nets:")) {
             for (String cidr : key.substring(5).split(",")) {
                 Cidr c = Cidr.parse(cidr);
-                lpmOut.add(new Key(PolicyMaps.lpmKey(id, inet4(c), c.prefixLength())));
+                lpmOut.add(new Key(PolicyMaps.lpmKey(id, inet(c), c.prefixLength())));
             }
             return;
         }
@@ -797,24 +802,20 @@ public final class BpfDataplane implements PolicyDriver {
             return; // named but absent: programmed empty (the model has recorded the violation)
         }
         for (IpSetMember m : set.members()) {
-            if (m.cidr().version() != 4) {
-                continue;
-            }
             if (set.type() == IpSetType.NET) {
-                lpmOut.add(new Key(PolicyMaps.lpmKey(id, inet4(m.cidr()), m.cidr().prefixLength())));
+                lpmOut.add(new Key(PolicyMaps.lpmKey(id, inet(m.cidr()), m.cidr().prefixLength())));
             } else {
-                portsOut.add(new Key(PolicyMaps.namedPortKey(id, inet4(m.cidr()),
+                portsOut.add(new Key(PolicyMaps.namedPortKey(id, inet(m.cidr()),
                         calico.felix.flows.FlowContext.protocolNumber(m.protocol()), m.port())));
             }
         }
     }
 
-    private static Inet4Address inet4(Cidr c) {
-        if (c.version() != 4) {
-            throw new IllegalArgumentException("not IPv4: " + c);
-        }
+    private static InetAddress inet(Cidr c) {
         try {
-            return (Inet4Address) InetAddress.getByAddress(c.network().address().toBytes());
+            byte[] a = c.network().address().toBytes();
+            // An IPv6 member is never read as IPv4 (getByAddress would make ::ffff:a.b.c.d an Inet4Address).
+            return a.length == 16 ? java.net.Inet6Address.getByAddress(null, a, -1) : InetAddress.getByAddress(a);
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException(c.toString(), e);
         }

@@ -38,8 +38,11 @@ import java.util.TreeMap;
  * interface, one table per direction, in the order every driver shares ({@link EndpointWalk}: tiers,
  * profiles, final deny); here a Pass jumps past its tier's end, or past its profile. A policy's rules are
  * translated from the neutral rules the renderer makes of them ({@link RuleRenderer#rule}), so a
- * match means here what it means to nftables and iptables. IPv4 only: rules that only match IPv6
- * are left out (the program drops IPv6).
+ * match means here what it means to nftables and iptables. Workload tables serve both families:
+ * the renderer emits a rule once per family it can match, each entry carries its family (a rule
+ * with IPv4 or IPv6 nets, ICMP or an {@code ipVersion}), and the two entries of a rule that differ
+ * only by family (a selector's set holds both families' members under one ID) become one entry for
+ * both. Host endpoint tables are IPv4's only (the host programs pass IPv6 unpoliced).
  *
  * <p>Host endpoints (by interface name; the all-interfaces {@code *} one apart, the driver puts it on
  * every other host interface) get up to seven tables, as {@link RuleRenderer} makes their chains:
@@ -86,7 +89,10 @@ final class TableCompiler {
 
     private final DataplaneModel model;
     private final SetIds ids;
+    /** Workload tables: both families. */
     private final RuleRenderer renderer;
+    /** Host endpoint tables: IPv4 (the host programs do not police IPv6). */
+    private final RuleRenderer hostRenderer;
     private final long acceptBit;
     private final long passBit;
     private Set<String> used = new HashSet<>();
@@ -106,7 +112,9 @@ final class TableCompiler {
         this.cache = cache;
         this.ids = ids;
         this.prefixIds = model.settings().flowLogs() ? prefixIds : null;
-        this.renderer = new RuleRenderer(model.marks(), model.interfacePrefixes(), Set.of(IpFamily.V4),
+        this.renderer = new RuleRenderer(model.marks(), model.interfacePrefixes(), Set.of(IpFamily.V4, IpFamily.V6),
+                model.settings());
+        this.hostRenderer = new RuleRenderer(model.marks(), model.interfacePrefixes(), Set.of(IpFamily.V4),
                 model.settings());
         this.acceptBit = model.marks().accept();
         this.passBit = model.marks().pass();
@@ -152,7 +160,8 @@ final class TableCompiler {
             used = new HashSet<>();
             prefixesUsed = new HashSet<>();
             try {
-                List<Rule> rules = List.copyOf(table(k.tiers(), k.profiles(), k.inbound(), Kind.NORMAL, List.of()));
+                List<Rule> rules = List.copyOf(table(k.tiers(), k.profiles(), k.inbound(), Kind.NORMAL, List.of(),
+                        renderer));
                 t = new WorkloadTables.Table(rules, Set.copyOf(used), Set.copyOf(prefixesUsed));
             } finally {
                 used = outerSets;
@@ -169,19 +178,20 @@ final class TableCompiler {
 
     private EndpointTables hostTables(HostEndpointUpdate h) {
         Map<Dir, List<Rule>> t = new EnumMap<>(Dir.class);
-        t.put(Dir.HEP_IN, table(h.ingress(), h.profileIds(), true, Kind.NORMAL, failsafes(true, false, Action.Allow)));
-        t.put(Dir.HEP_OUT, table(h.egress(), h.profileIds(), false, Kind.NORMAL, failsafes(false, false, Action.Allow)));
-        t.put(Dir.HEP_FWD_IN, table(h.forwardIngress(), List.of(), true, Kind.FORWARD, List.of()));
-        t.put(Dir.HEP_FWD_OUT, table(h.forwardEgress(), List.of(), false, Kind.FORWARD, List.of()));
+        RuleRenderer r = hostRenderer;
+        t.put(Dir.HEP_IN, table(h.ingress(), h.profileIds(), true, Kind.NORMAL, failsafes(true, false, Action.Allow), r));
+        t.put(Dir.HEP_OUT, table(h.egress(), h.profileIds(), false, Kind.NORMAL, failsafes(false, false, Action.Allow), r));
+        t.put(Dir.HEP_FWD_IN, table(h.forwardIngress(), List.of(), true, Kind.FORWARD, List.of(), r));
+        t.put(Dir.HEP_FWD_OUT, table(h.forwardEgress(), List.of(), false, Kind.FORWARD, List.of(), r));
         if (!h.untrackedIngress().isEmpty() || !h.untrackedEgress().isEmpty()) {
             t.put(Dir.HEP_UNTRACKED_IN, table(h.untrackedIngress(), List.of(), true, Kind.STAGE,
-                    failsafes(true, true, Action.Pass)));
+                    failsafes(true, true, Action.Pass), r));
             t.put(Dir.HEP_UNTRACKED_OUT, table(h.untrackedEgress(), List.of(), false, Kind.STAGE,
-                    failsafes(false, true, Action.Pass)));
+                    failsafes(false, true, Action.Pass), r));
         }
         if (!h.preDnatIngress().isEmpty()) {
             t.put(Dir.HEP_PRE_DNAT_IN, table(h.preDnatIngress(), List.of(), true, Kind.STAGE,
-                    failsafes(true, false, Action.Pass)));
+                    failsafes(true, false, Action.Pass), r));
         }
         return new EndpointTables(h.id(), true, t);
     }
@@ -193,7 +203,7 @@ final class TableCompiler {
      */
     private List<Rule> failsafes(boolean inbound, boolean replies, Action as) {
         List<Rule> out = new ArrayList<>();
-        for (GenericRule g : renderer.failsafes(inbound, replies)) {
+        for (GenericRule g : hostRenderer.failsafes(inbound, replies)) {
             translate(g.matches(), as == Action.Allow ? PolicyMaps.Action.ALLOW : PolicyMaps.Action.JUMP, out);
         }
         if (as == Action.Pass) {
@@ -203,7 +213,7 @@ final class TableCompiler {
     }
 
     private List<Rule> table(List<TierPolicies> tiers, List<String> profiles, boolean inbound, Kind kind,
-                             List<Rule> first) {
+                             List<Rule> first, RuleRenderer families) {
         List<Rule> t = new ArrayList<>(first);
         boolean logs = kind != Kind.STAGE; // as NFLOG: Calico logs neither the raw nor the mangle copies
         EndpointWalk.walk(tiers, kind == Kind.NORMAL ? profiles : List.of(), model.policies().keySet(),
@@ -219,7 +229,7 @@ final class TableCompiler {
             public void policy(PolicyId id) {
                 CompiledPolicy policy = model.policies().get(id);
                 rules(inbound ? policy.inbound() : policy.outbound(), t,
-                        logs ? (v, i) -> NflogPrefix.policyRule(v, inbound, i, id) : null);
+                        logs ? (v, i) -> NflogPrefix.policyRule(v, inbound, i, id) : null, families);
             }
 
             @Override
@@ -251,7 +261,8 @@ final class TableCompiler {
                 CompiledPolicy p = model.profiles().get(id);
                 if (p != null) {
                     int from = t.size();
-                    rules(inbound ? p.inbound() : p.outbound(), t, (v, i) -> NflogPrefix.profileRule(v, inbound, i, id));
+                    rules(inbound ? p.inbound() : p.outbound(), t, (v, i) -> NflogPrefix.profileRule(v, inbound, i, id),
+                            families);
                     patchPasses(t, from, t.size()); // a Pass ends that profile
                 }
             }
@@ -299,23 +310,47 @@ final class TableCompiler {
         String prefix(Verdict v, int ruleIndex);
     }
 
-    /** One direction of a policy or profile: the renderer's neutral rules, translated, each with its hit. */
-    private void rules(List<CompiledRule> rules, List<Rule> out, Prefixes prefixes) {
+    /**
+     * One direction of a policy or profile: the renderer's neutral rules, translated, each with its
+     * hit; a rule's IPv4 and IPv6 entries that differ only by family become one entry for both.
+     */
+    private void rules(List<CompiledRule> rules, List<Rule> out, Prefixes prefixes, RuleRenderer families) {
         for (int i = 0; i < rules.size(); i++) {
             CompiledRule r = rules.get(i);
             Verdict v = HitTable.verdict(r.action());
             int hit = v == null || prefixes == null ? 0 : hit(prefixes.prefix(v, i));
-            for (GenericRule g : renderer.rule(r)) {
+            List<List<Rule>> emitted = new ArrayList<>();
+            for (GenericRule g : families.rule(r)) {
                 PolicyMaps.Action action = action(g.target());
                 if (action != null) {
-                    int from = out.size();
-                    translate(g.matches(), action, out);
-                    for (int j = from; j < out.size(); j++) {
-                        out.set(j, out.get(j).withHit(hit));
-                    }
+                    List<Rule> entries = new ArrayList<>();
+                    translate(g.matches(), action, entries);
+                    entries.replaceAll(e -> e.withHit(hit));
+                    emitted.add(entries);
                 }
             }
+            if (emitted.size() == 2 && bothFamilies(emitted.get(0), emitted.get(1))) {
+                emitted.get(0).forEach(e -> out.add(e.withFamily(0)));
+            } else {
+                emitted.forEach(out::addAll);
+            }
         }
+    }
+
+    /** {@return whether {@code a} and {@code b} are one family's and the other's entries of the same tests} */
+    private static boolean bothFamilies(List<Rule> a, List<Rule> b) {
+        if (a.size() != b.size() || a.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < a.size(); i++) {
+            Rule x = a.get(i);
+            Rule y = b.get(i);
+            if (x.family() == 0 || y.family() == 0 || x.family() == y.family() || x.icmpType() != null
+                    || x.notIcmpType() != null || !x.withFamily(0).equals(y.withFamily(0))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** {@return the ID of flow-log prefix {@code prefix}}, 0 when flow logs are off */
@@ -348,11 +383,11 @@ final class TableCompiler {
         List<SetRef> sets = new ArrayList<>();
         List<PortRef> positive = new ArrayList<>();
         List<PortRef> negative = new ArrayList<>();
+        IpFamily family = matches.stream().filter(m -> m instanceof Match.Family).map(m -> ((Match.Family) m).family())
+                .findFirst().orElse(null);
         for (Match m : matches) {
-            if (m instanceof Match.Family f) {
-                if (f.family() != IpFamily.V4) {
-                    return; // IPv6 only
-                }
+            if (m instanceof Match.Family) {
+                continue; // the entry's family, below
             } else if (m instanceof Match.Protocol p) {
                 int n = FlowContext.protocolNumber(p.name());
                 if (n < 0 || n > 255) {
@@ -364,6 +399,9 @@ final class TableCompiler {
                     proto = n;
                 }
             } else if (m instanceof Match.Icmp i) {
+                if (family == null) {
+                    family = i.family();
+                }
                 if (i.negated()) {
                     notIcmpType = i.type();
                     notIcmpCode = i.code();
@@ -372,14 +410,18 @@ final class TableCompiler {
                     icmpCode = i.code();
                 }
             } else if (m instanceof Match.Nets n) {
-                List<String> v4 = n.cidrs().stream().filter(c -> IpFamily.of(c) == IpFamily.V4).sorted().toList();
-                if (v4.isEmpty()) {
+                if (family == null) {
+                    throw new IllegalArgumentException("nets without the rule's family: " + n);
+                }
+                IpFamily f = family;
+                List<String> own = n.cidrs().stream().filter(c -> IpFamily.of(c) == f).sorted().toList();
+                if (own.isEmpty()) {
                     if (!n.negated()) {
-                        return; // can match no IPv4 packet
+                        return; // can match no packet of this family
                     }
                     continue;
                 }
-                sets.add(new SetRef(ids.id(use("nets:" + String.join(",", v4))), SetKind.NET,
+                sets.add(new SetRef(ids.id(use("nets:" + String.join(",", own))), SetKind.NET,
                         n.dir() == Match.Dir.DST, n.negated()));
             } else if (m instanceof Match.InSet s) {
                 sets.add(new SetRef(ids.id(use("set:" + s.setId())), SetKind.NET, s.dir() == Match.Dir.DST,
@@ -412,7 +454,8 @@ final class TableCompiler {
         do {
             List<PortRef> ports = new ArrayList<>(negative);
             ports.addAll(positive.subList(i, Math.min(positive.size(), i + room)));
-            out.add(new Rule(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, jump, sets, ports));
+            out.add(new Rule(action, proto, notProto, icmpType, icmpCode, notIcmpType, notIcmpCode, jump, sets, ports, 0,
+                    family == null ? 0 : family == IpFamily.V4 ? PolicyMaps.FAMILY_V4 : PolicyMaps.FAMILY_V6));
             i += room;
         } while (i < positive.size());
     }

@@ -68,7 +68,6 @@ class BpfPacketTest extends PacketScenarios {
     @Override
     protected Map<Feature, String> missing() {
         return Map.of(
-                Feature.IPV6, "the programs drop IPv6 on workload interfaces (no v6 sets, rules or conntrack yet)",
                 Feature.POLICY_AFTER_HOST_DNAT, "host endpoint programs run at tc, before the host's netfilter DNAT: "
                         + "as in Calico's eBPF mode, arriving traffic is judged by the destination it arrived with",
                 Feature.NAT_OUTGOING, "no masquerade: the netfilter nat chains go with the netfilter drivers",
@@ -110,7 +109,7 @@ class BpfPacketTest extends PacketScenarios {
 
     /** A stranger with the pinned set map, opened by path. */
     private <T> T withSets(java.util.function.Function<BpfMap, T> body) {
-        return BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.SETS), 12, 1, body);
+        return BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.SETS), PolicyMaps.LPM_KEY_SIZE, 1, body);
     }
 
     private int ifindex(String iface) {
@@ -150,32 +149,43 @@ class BpfPacketTest extends PacketScenarios {
         return host.call(() -> Tcx.programIds(ifindex, dir));
     }
 
-    /** {@return the BPF set ID behind a kernel set name of the netfilter drivers} */
-    private int setId(String kernelName) {
-        String graphId = model.ipSets().keySet().stream()
-                .filter(id -> Names.ipSet(IpFamily.V4, id).equals(kernelName)).findFirst()
-                .orElseThrow(() -> new AssertionError("no IPv4 set " + kernelName));
-        Integer id = dp.setId(graphId);
-        if (id == null) {
-            throw new AssertionError("set " + graphId + " is not programmed");
+    /** A netfilter driver's kernel set, in BPF terms: the family's members of one set ID (one trie holds both families). */
+    private record FamilySet(int id, int family) {
+        boolean holds(byte[] lpmKey) {
+            return PolicyMaps.decodeLpmKey(lpmKey).setId() == id && PolicyMaps.memberFamily(lpmKey) == family;
         }
-        return id;
+    }
+
+    /** {@return the BPF set ID and family behind a kernel set name of the netfilter drivers} */
+    private FamilySet setOf(String kernelName) {
+        for (IpFamily f : IpFamily.values()) {
+            String graphId = model.ipSets().keySet().stream()
+                    .filter(id -> Names.ipSet(f, id).equals(kernelName)).findFirst().orElse(null);
+            if (graphId != null) {
+                Integer id = dp.setId(graphId);
+                if (id == null) {
+                    throw new AssertionError("set " + graphId + " is not programmed");
+                }
+                return new FamilySet(id, f == IpFamily.V4 ? PolicyMaps.FAMILY_V4 : PolicyMaps.FAMILY_V6);
+            }
+        }
+        throw new AssertionError("no set " + kernelName);
     }
 
     @Override
     protected void emptySet(String name) {
-        int id = setId(name);
+        FamilySet set = setOf(name);
         withSets(sets -> {
-            sets.keys().stream().filter(k -> PolicyMaps.decodeLpmKey(k).setId() == id).forEach(sets::delete);
+            sets.keys().stream().filter(set::holds).forEach(sets::delete);
             return null;
         });
     }
 
     @Override
     protected String listSet(String name) {
-        int id = setId(name);
-        return withSets(sets -> sets.keys().stream().map(PolicyMaps::decodeLpmKey)
-                .filter(e -> e.setId() == id).map(e -> e.address().getHostAddress() + "/" + e.prefix())
+        FamilySet set = setOf(name);
+        return withSets(sets -> sets.keys().stream().filter(set::holds).map(PolicyMaps::decodeLpmKey)
+                .map(e -> calico.api.net.Cidr.parse(e.address().getHostAddress() + "/" + e.prefix()).toString())
                 .collect(Collectors.joining("\n")));
     }
 
