@@ -68,6 +68,65 @@ static __always_inline int reject(struct __sk_buff *skb, __u32 dir)
 	return bpf_redirect(skb->ifindex, dir == CALI_DIR_FROM_EP ? 0 : BPF_F_INGRESS);
 }
 
+#define REJECT6_ROOM (sizeof(struct ipv6hdr) + 8)
+#define REJECT6_QUOTE (sizeof(struct ipv6hdr) + 32)
+
+/* reject() for IPv6: an ICMPv6 destination unreachable, port unreachable (type 1, code 4), quoting
+ * the header and 32 bytes, its checksum over the pseudo-header. Only for a packet without
+ * extension headers whose upper layer is TCP, UDP, SCTP or an ICMPv6 echo request; the rest drops. */
+static __always_inline int reject6(struct __sk_buff *skb, __u32 dir)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	if ((void *)(ip6 + 1) + 8 > end)
+		return TC_ACT_SHOT;
+	__u8 next = ip6->nexthdr;
+	if (next != IPPROTO_TCP && next != IPPROTO_UDP && next != IPPROTO_SCTP
+			&& !(next == IPPROTO_ICMPV6 && *(__u8 *)(ip6 + 1) == 128))
+		return TC_ACT_SHOT; /* never an error about an error, nor past extension headers */
+	unsigned char mac_src[ETH_ALEN], mac_dst[ETH_ALEN];
+	__builtin_memcpy(mac_src, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(mac_dst, eth->h_dest, ETH_ALEN);
+	struct {
+		__u32 src[4];
+		__u32 dst[4];
+		__u32 len;
+		__u32 next;
+	} pseudo = { .len = bpf_htonl(8 + REJECT6_QUOTE), .next = bpf_htonl(IPPROTO_ICMPV6) };
+	__builtin_memcpy(pseudo.src, &ip6->daddr, 16); /* from the refused packet's destination */
+	__builtin_memcpy(pseudo.dst, &ip6->saddr, 16);
+	if (bpf_skb_change_tail(skb, sizeof(struct ethhdr) + REJECT6_QUOTE, 0))
+		return TC_ACT_SHOT;
+	if (bpf_skb_adjust_room(skb, REJECT6_ROOM, BPF_ADJ_ROOM_MAC, 0))
+		return TC_ACT_SHOT;
+	data = (void *)(long)skb->data;
+	end = (void *)(long)skb->data_end;
+	eth = data;
+	ip6 = (void *)(eth + 1);
+	__u8 *icmp = (void *)(ip6 + 1);
+	if ((void *)icmp + 8 + REJECT6_QUOTE > end)
+		return TC_ACT_SHOT;
+	__builtin_memcpy(eth->h_source, mac_dst, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, mac_src, ETH_ALEN);
+	eth->h_proto = bpf_htons(ETH_P_IPV6);
+	struct ipv6hdr h = {
+		.version = 6, .payload_len = bpf_htons(8 + REJECT6_QUOTE), .nexthdr = IPPROTO_ICMPV6, .hop_limit = 64,
+	};
+	__builtin_memcpy(&h.saddr, pseudo.src, 16);
+	__builtin_memcpy(&h.daddr, pseudo.dst, 16);
+	__builtin_memcpy(ip6, &h, sizeof(h));
+	__u32 icmp_hdr[2] = { 1 | (4 << 8), 0 }; /* type 1 (unreachable), code 4 (port), checksum 0, unused */
+	__builtin_memcpy(icmp, icmp_hdr, sizeof(icmp_hdr));
+	__s64 sum = bpf_csum_diff(0, 0, (__be32 *)&pseudo, sizeof(pseudo), 0);
+	sum = bpf_csum_diff(0, 0, (__be32 *)icmp, 8 + REJECT6_QUOTE, sum);
+	__u16 check = csum_fold(sum);
+	__builtin_memcpy(icmp + 2, &check, 2);
+	skb->mark = CALI_MARK_REJECT;
+	return bpf_redirect(skb->ifindex, dir == CALI_DIR_FROM_EP ? 0 : BPF_F_INGRESS);
+}
+
 /* ICMPv6 of the link between a workload and its gateway, passed whatever policy and
  * defaultEndpointToHostAction say, and not tracked: from the workload, router and neighbour
  * solicitation and neighbour advertisement (as the ICMPv6 rules that start Calico's
@@ -132,7 +191,8 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 		return TC_ACT_SHOT; /* no table for this endpoint (yet): fail closed */
 	emit_event(skb, &w, dir);
 	if (w.verdict != CALI_ACT_ALLOW)
-		return (cfg_flags & CALI_CFG_REJECT) && w.family == CALI_FAMILY_V4 ? reject(skb, dir) : TC_ACT_SHOT;
+		return !(cfg_flags & CALI_CFG_REJECT) ? TC_ACT_SHOT
+			: w.family == CALI_FAMILY_V6 ? reject6(skb, dir) : reject(skb, dir);
 	if (dir == CALI_DIR_FROM_EP && (cfg_flags & CALI_CFG_HOST_DROP)) {
 		/* Allowed by the workload's egress policy; to the host itself (local, broadcast,
 		 * multicast: not forwarded) a new flow is dropped, as iptables' cali-wl-to-host. */

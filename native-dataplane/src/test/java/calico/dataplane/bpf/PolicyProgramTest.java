@@ -245,6 +245,10 @@ class PolicyProgramTest {
             assertThat(a.tcpConnects(B6, 7070, YES)).as("::/0 holds v6").isTrue();
             assertThat(a.tcpConnects(B, 7070, NO)).as("::/0 never matches v4").isFalse();
             assertThat(b.tcpConnects(A6, 7070, NO)).as("a's ingress denies new v6 connections").isFalse();
+            prog.map(PolicyMaps.CONFIG).put(PolicyMaps.configKey(), PolicyMaps.configValue(PolicyMaps.CFG_REJECT));
+            assertThat(refused(a, B6, 9090, 3000)).as("Reject: an ICMPv6 port unreachable from b's ingress").isTrue();
+            assertThat(refused(b, A6, 7070, 3000)).as("Reject: into the host from a's ingress").isTrue();
+            prog.map(PolicyMaps.CONFIG).put(PolicyMaps.configKey(), PolicyMaps.configValue(0));
 
             // The maps read back: both families in one set, and the v6 approval with its counters.
             assertThat(sets.keys().stream().map(PolicyMaps::decodeLpmKey).filter(e -> e.setId() == 7)
@@ -503,9 +507,14 @@ class PolicyProgramTest {
 
     /** {@return whether a TCP connect from {@code from} is refused within a second} (a dropped SYN times out) */
     private static boolean refused(NetNs from, String ip, int port) {
+        return refused(from, ip, port, 1000);
+    }
+
+    /** {@return whether a TCP connect from {@code from} is refused within {@code ms}} */
+    private static boolean refused(NetNs from, String ip, int port, int ms) {
         return from.call(() -> {
             try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress(ip, port), 1000);
+                s.connect(new InetSocketAddress(ip, port), ms);
                 return false;
             } catch (java.net.ConnectException e) {
                 return true;
