@@ -400,6 +400,112 @@ class BpfPacketTest extends PacketScenarios {
         });
     }
 
+    private static final PolicyId V6 = new PolicyId("default", null, "v6", ResourceKind.GLOBAL_NETWORK_POLICY);
+
+    /**
+     * IPv6 rules as the maps hold them and as real packets meet them: an ICMPv6 type/code rule and
+     * an {@code ipVersion: 4} rule are one family's entries; a rule with nets of both families
+     * becomes an entry per family, each with its family's LPM set; a named-port rule (one set
+     * holding both families' members) is one entry for both; a port range holds for v6 as for v4.
+     */
+    @Test
+    void ipv6RulesCompileToFamilyEntriesAndDecideRealPackets() throws IOException {
+        start(Feature.IPV6);
+        CompiledRule.Side any = CompiledRule.Side.ANY;
+        CompiledRule echo6 = new CompiledRule(Action.Allow, 6, "ICMPv6", null,
+                new calico.api.model.Rule.IcmpFields(128, 0), null, any, any, null);
+        CompiledRule fromA = new CompiledRule(Action.Allow, null, "TCP", null, null, null,
+                new CompiledRule.Side(List.of(A_IP + "/32", A_IP6 + "/128"), List.of(), List.of(), List.of(), List.of(),
+                        List.of(), List.of(), List.of()),
+                new CompiledRule.Side(List.of(), List.of(), List.of("8080:8081"), List.of(), List.of(), List.of(),
+                        List.of(), List.of()), null);
+        CompiledRule v4Only = new CompiledRule(Action.Allow, 4, "TCP", null, null, null, any,
+                new CompiledRule.Side(List.of(), List.of(), List.of("9090"), List.of(), List.of(), List.of(),
+                        List.of(), List.of()), null);
+        CompiledRule named = new CompiledRule(Action.Allow, null, "TCP", null, null, null, any,
+                new CompiledRule.Side(List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of("np"),
+                        List.of()), null);
+        List<TierPolicies> guarded = List.of(new TierPolicies("default", Action.Deny, List.of(V6), false));
+        ServerPorts listeners = new ServerPorts(b, List.of(B_IP, B_IP6), List.of(8080, 8081, 8082, 9090, 7070));
+        try (listeners) {
+            apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>())),
+                    new DataplaneUpdate.IpSetUpdate("np", calico.felix.calc.IpSetType.IP_AND_PORT, java.util.Set.of(
+                            new calico.felix.calc.IpSetMember(calico.api.net.Cidr.parse(B_IP + "/32"), "tcp", 7070),
+                            new calico.felix.calc.IpSetMember(calico.api.net.Cidr.parse(B_IP6 + "/128"), "tcp",
+                                    7070))),
+                    new DataplaneUpdate.ActiveProfileUpdate("kns.test", new CompiledPolicy(List.of(new CompiledRule(
+                            Action.Allow, null, null, null, null, null, any, any, null)), List.of(new CompiledRule(
+                            Action.Allow, null, null, null, null, null, any, any, null)), false)),
+                    new DataplaneUpdate.ActivePolicyUpdate(V6, new CompiledPolicy(List.of(echo6, fromA, v4Only, named),
+                            List.of(), false)),
+                    new DataplaneUpdate.WorkloadEndpointUpdate("test/a", A_IF, null, List.of(A_IP + "/32"),
+                            List.of(A_IP6 + "/128"), List.of("kns.test"), List.of(), List.of()),
+                    new DataplaneUpdate.WorkloadEndpointUpdate("test/b", B_IF, null, List.of(B_IP + "/32"),
+                            List.of(B_IP6 + "/128"), List.of("kns.test"), guarded, List.of()));
+
+            List<PolicyMaps.Rule> table = tablesOf(ifindex(B_IF)).get(Dir.TO_ENDPOINT);
+            assertThat(table).filteredOn(r -> r.icmpType() != null).singleElement().satisfies(r -> {
+                assertThat(r.family()).isEqualTo(PolicyMaps.FAMILY_V6);
+                assertThat(r.proto()).isEqualTo(58);
+                assertThat(r.icmpType()).isEqualTo(128);
+                assertThat(r.icmpCode()).isZero();
+            });
+            List<PolicyMaps.Rule> ranges = table.stream().filter(r -> r.ports().contains(
+                    new PolicyMaps.PortRef(8080, 8081, PolicyMaps.PortKind.DST))).toList();
+            assertThat(ranges).extracting(PolicyMaps.Rule::family)
+                    .containsExactlyInAnyOrder(PolicyMaps.FAMILY_V4, PolicyMaps.FAMILY_V6);
+            Map<Integer, String> netsByFamily = new HashMap<>();
+            for (PolicyMaps.Rule r : ranges) {
+                int id = r.sets().get(0).id();
+                netsByFamily.put(r.family(), withSets(sets -> sets.keys().stream().map(PolicyMaps::decodeLpmKey)
+                        .filter(e -> e.setId() == id).map(e -> calico.api.net.Cidr.parse(e.address().getHostAddress()
+                                + "/" + e.prefix()).toString()).collect(Collectors.joining(","))));
+            }
+            assertThat(netsByFamily).as("each family's entry names its family's nets")
+                    .isEqualTo(Map.of(PolicyMaps.FAMILY_V4, A_IP + "/32", PolicyMaps.FAMILY_V6, A_IP6 + "/128"));
+            assertThat(table).filteredOn(r -> r.ports().stream().anyMatch(p -> p.lo() == 9090)).singleElement()
+                    .extracting(PolicyMaps.Rule::family).isEqualTo(PolicyMaps.FAMILY_V4);
+            assertThat(table).filteredOn(r -> r.sets().stream().anyMatch(x -> x.kind() == PolicyMaps.SetKind.NAMED_PORT))
+                    .as("one entry for both families").singleElement().extracting(PolicyMaps.Rule::family).isEqualTo(0);
+            List<Integer> namedFamilies = BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.NAMED_PORTS),
+                    PolicyMaps.NAMED_PORT_KEY_SIZE, 1, m -> m.keys().stream().map(PolicyMaps::memberFamily).sorted()
+                            .toList());
+            assertThat(namedFamilies).as("the named-port set's members, both families")
+                    .containsExactly(PolicyMaps.FAMILY_V4, PolicyMaps.FAMILY_V6);
+
+            assertThat(a.tryExec("ping", "-6", "-c", "1", "-W", "2", B_IP6).status()).as("ICMPv6 echo request")
+                    .isZero();
+            assertThat(a.tcpConnects(B_IP6, 8081, YES)).as("v6 net, port range").isTrue();
+            assertThat(a.tcpConnects(B_IP, 8080, YES)).as("v4 net, port range").isTrue();
+            assertThat(a.tcpConnects(B_IP6, 8082, NO)).as("v6 past the range").isFalse();
+            assertThat(a.tcpConnects(B_IP, 9090, YES)).as("ipVersion 4: v4").isTrue();
+            assertThat(a.tcpConnects(B_IP6, 9090, NO)).as("ipVersion 4: not v6").isFalse();
+            assertThat(a.tcpConnects(B_IP6, 7070, YES)).as("named port v6").isTrue();
+            assertThat(a.tcpConnects(B_IP, 7070, YES)).as("named port v4").isTrue();
+            assertThat(scenarioDriver.refresh()).isZero();
+        }
+    }
+
+    /** TCP listeners of {@code ns} on every address and port given, closed together. */
+    private static final class ServerPorts implements AutoCloseable {
+        private final List<NetNs.Listener> listeners = new ArrayList<>();
+
+        ServerPorts(NetNs ns, List<String> ips, List<Integer> ports) {
+            for (String ip : ips) {
+                for (int port : ports) {
+                    listeners.add(ns.tcpListener(ip, port));
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            for (NetNs.Listener l : listeners) {
+                l.close();
+            }
+        }
+    }
+
     /** {@return the tables {@code cali_eps} names for interface {@code ifindex}, read from the rule map} */
     private Map<Dir, List<PolicyMaps.Rule>> tablesOf(int ifindex) {
         Map<Dir, List<PolicyMaps.Rule>> out = new EnumMap<>(Dir.class);
