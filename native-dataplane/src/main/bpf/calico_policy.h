@@ -119,7 +119,7 @@ struct cali_cfg {
 #define CALI_EVENT_HITS 8
 #define CALI_PREFIX_LEN 64
 
-/* A flow event on cali_events: the first packet of a flow walked an endpoint direction's table
+/* A flow event on cali_events2: the first packet of a flow walked an endpoint direction's table
  * (only when a rule on the way carried a hit). hits: the prefixes logged on the way, in order
  * (Passes, then the verdict). */
 struct cali_event {

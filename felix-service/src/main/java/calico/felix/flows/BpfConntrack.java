@@ -13,7 +13,7 @@ import java.util.Map;
 
 /**
  * The eBPF driver's conntrack as the aggregator reads the kernel's: each live entry of the pinned
- * {@code cali_ct3} an entry with its counters, so a BPF flow counts packets and bytes and ends as
+ * {@code cali_ct4} an entry with its counters, so a BPF flow counts packets and bytes and ends as
  * a netfilter one does. An approval is per endpoint direction, so a flow between two local
  * workloads has two entries with the same tuple and the same packets (the aggregator keeps the
  * larger counters); a flow is over when its TCP entry saw a RST or a FIN each way (reported as

@@ -4,7 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The policy program's conntrack map ({@code cali_ct3}) seen from user space: its entries
+ * The policy program's conntrack map ({@code cali_ct4}) seen from user space: its entries
  * decoded, and the cleaner. The program already treats an entry idle longer than its state's
  * timeout as absent; the cleaner frees such entries before the LRU has to evict live ones at
  * the map's cap. Times are CLOCK_MONOTONIC nanoseconds, the clock of {@code bpf_ktime_get_ns}

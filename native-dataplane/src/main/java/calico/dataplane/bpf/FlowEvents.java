@@ -11,7 +11,7 @@ import java.util.function.BiConsumer;
 
 /**
  * The policy program's flow events read from user space: the pinned ring buffer
- * ({@code cali_events}) and prefix map ({@code cali_prefixes}) of a pin directory, opened by path
+ * ({@code cali_events2}) and prefix map ({@code cali_prefixes}) of a pin directory, opened by path
  * (no program is loaded), each event handed over with its hits' prefixes. A prefix ID is read
  * once and cached: the driver never reuses an ID for another prefix. Not thread-safe: one thread
  * polls and closes.
