@@ -15,6 +15,50 @@ static __always_inline __u16 csum_fold(__s64 csum)
 	return (__u16)~c;
 }
 
+/* The refused packet turned into the frame of its answer: cut to `quote` bytes after the Ethernet
+ * header (shorter packets padded with zeros), `room` bytes made for the error's own IP and ICMP
+ * headers before them, the MACs swapped and the ethertype set; {return} where the error's IP
+ * header goes (room + quote bytes there), or NULL: drop. */
+static __always_inline void *turn_around(struct __sk_buff *skb, __u32 quote, __u32 room, __u16 ethertype)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	if ((void *)(eth + 1) > end)
+		return NULL;
+	unsigned char mac_src[ETH_ALEN], mac_dst[ETH_ALEN];
+	__builtin_memcpy(mac_src, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(mac_dst, eth->h_dest, ETH_ALEN);
+	if (bpf_skb_change_tail(skb, sizeof(struct ethhdr) + quote, 0))
+		return NULL;
+	if (bpf_skb_adjust_room(skb, room, BPF_ADJ_ROOM_MAC, 0))
+		return NULL;
+	data = (void *)(long)skb->data;
+	end = (void *)(long)skb->data_end;
+	eth = data;
+	if ((void *)(eth + 1) + room + quote > end)
+		return NULL;
+	__builtin_memcpy(eth->h_source, mac_dst, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, mac_src, ETH_ALEN);
+	eth->h_proto = bpf_htons(ethertype);
+	return eth + 1;
+}
+
+/* The error's ICMP header (type, code, checksum over `sum` and the header with what it quotes),
+ * the mark that lets it past the programs, and back the way the refused packet came: out of the
+ * workload's interface when the workload sent it, into the host as if the workload answered when
+ * it was going to the workload. */
+static __always_inline int send_back(struct __sk_buff *skb, __u32 dir, __u8 *icmp, __u32 len, __u8 type, __u8 code,
+		__s64 sum)
+{
+	__u32 icmp_hdr[2] = { type | (code << 8), 0 }; /* type, code, checksum 0, unused */
+	__builtin_memcpy(icmp, icmp_hdr, sizeof(icmp_hdr));
+	__u16 check = csum_fold(bpf_csum_diff(0, 0, (__be32 *)icmp, len, sum));
+	__builtin_memcpy(icmp + 2, &check, 2);
+	skb->mark = CALI_MARK_REJECT;
+	return bpf_redirect(skb->ifindex, dir == CALI_DIR_FROM_EP ? 0 : BPF_F_INGRESS);
+}
+
 #define REJECT_ROOM (sizeof(struct iphdr) + 8) /* the error's own IP and ICMP headers */
 /* What of the refused packet the error quotes: its IP header and 32 bytes, enough to keep the
  * tail that a pending checksum offload (CHECKSUM_PARTIAL) of a TCP header needs. */
@@ -22,50 +66,27 @@ static __always_inline __u16 csum_fold(__s64 csum)
 
 /* A denied packet answered, as iptables' REJECT and nftables' reject do: the packet becomes an
  * ICMP port unreachable to its source (from its destination), quoting its IP header and first 32
- * bytes (shorter packets padded with zeros), and is sent back the way it came: out of the workload's interface when the workload sent
- * it, into the host as if the workload answered when it was going to the workload. Marked, so the
- * programs on the way back let it pass. Not for ICMP errors, options or fragments: those drop. */
+ * bytes, and is sent back the way it came (send_back). Not for ICMP errors, options or
+ * fragments: those drop. */
 static __always_inline int reject(struct __sk_buff *skb, __u32 dir)
 {
-	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
-	struct ethhdr *eth = data;
-	struct iphdr *ip = (void *)(eth + 1);
+	struct iphdr *ip = (void *)(long)skb->data + sizeof(struct ethhdr);
 	if ((void *)(ip + 1) + 8 > end || ip->ihl != 5 || (ip->frag_off & bpf_htons(0x3fff)))
 		return TC_ACT_SHOT;
 	if (ip->protocol == IPPROTO_ICMP && *(__u8 *)(ip + 1) != 8)
 		return TC_ACT_SHOT; /* never an error about an error (only echo requests are answered) */
-	unsigned char mac_src[ETH_ALEN], mac_dst[ETH_ALEN];
-	__builtin_memcpy(mac_src, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(mac_dst, eth->h_dest, ETH_ALEN);
 	__u32 saddr = ip->saddr, daddr = ip->daddr;
-	if (bpf_skb_change_tail(skb, sizeof(struct ethhdr) + REJECT_QUOTE, 0))
+	ip = turn_around(skb, REJECT_QUOTE, REJECT_ROOM, ETH_P_IP);
+	if (!ip)
 		return TC_ACT_SHOT;
-	if (bpf_skb_adjust_room(skb, REJECT_ROOM, BPF_ADJ_ROOM_MAC, 0))
-		return TC_ACT_SHOT;
-	data = (void *)(long)skb->data;
-	end = (void *)(long)skb->data_end;
-	eth = data;
-	ip = (void *)(eth + 1);
-	__u8 *icmp = (void *)(ip + 1);
-	if ((void *)icmp + 8 + REJECT_QUOTE > end)
-		return TC_ACT_SHOT;
-	__builtin_memcpy(eth->h_source, mac_dst, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, mac_src, ETH_ALEN);
-	eth->h_proto = bpf_htons(ETH_P_IP);
 	struct iphdr h = {
 		.version = 4, .ihl = 5, .tot_len = bpf_htons(REJECT_ROOM + REJECT_QUOTE), .ttl = 64,
 		.protocol = IPPROTO_ICMP, .saddr = daddr, .daddr = saddr,
 	};
 	h.check = csum_fold(bpf_csum_diff(0, 0, (__be32 *)&h, sizeof(h), 0));
 	__builtin_memcpy(ip, &h, sizeof(h));
-	__u32 icmp_hdr[2] = { 3 | (3 << 8), 0 }; /* type 3 (unreachable), code 3 (port), checksum 0, unused */
-	__builtin_memcpy(icmp, icmp_hdr, sizeof(icmp_hdr));
-	__s64 sum = bpf_csum_diff(0, 0, (__be32 *)icmp, 8 + REJECT_QUOTE, 0);
-	__u16 check = csum_fold(sum);
-	__builtin_memcpy(icmp + 2, &check, 2);
-	skb->mark = CALI_MARK_REJECT;
-	return bpf_redirect(skb->ifindex, dir == CALI_DIR_FROM_EP ? 0 : BPF_F_INGRESS);
+	return send_back(skb, dir, (__u8 *)(ip + 1), 8 + REJECT_QUOTE, 3, 3, 0); /* unreachable, port */
 }
 
 #define REJECT6_ROOM (sizeof(struct ipv6hdr) + 8)
@@ -76,19 +97,14 @@ static __always_inline int reject(struct __sk_buff *skb, __u32 dir)
  * extension headers whose upper layer is TCP, UDP, SCTP or an ICMPv6 echo request; the rest drops. */
 static __always_inline int reject6(struct __sk_buff *skb, __u32 dir)
 {
-	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
-	struct ethhdr *eth = data;
-	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	struct ipv6hdr *ip6 = (void *)(long)skb->data + sizeof(struct ethhdr);
 	if ((void *)(ip6 + 1) + 8 > end)
 		return TC_ACT_SHOT;
 	__u8 next = ip6->nexthdr;
 	if (next != IPPROTO_TCP && next != IPPROTO_UDP && next != IPPROTO_SCTP
 			&& !(next == IPPROTO_ICMPV6 && *(__u8 *)(ip6 + 1) == 128))
 		return TC_ACT_SHOT; /* never an error about an error, nor past extension headers */
-	unsigned char mac_src[ETH_ALEN], mac_dst[ETH_ALEN];
-	__builtin_memcpy(mac_src, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(mac_dst, eth->h_dest, ETH_ALEN);
 	struct {
 		__u32 src[4];
 		__u32 dst[4];
@@ -97,34 +113,17 @@ static __always_inline int reject6(struct __sk_buff *skb, __u32 dir)
 	} pseudo = { .len = bpf_htonl(8 + REJECT6_QUOTE), .next = bpf_htonl(IPPROTO_ICMPV6) };
 	__builtin_memcpy(pseudo.src, &ip6->daddr, 16); /* from the refused packet's destination */
 	__builtin_memcpy(pseudo.dst, &ip6->saddr, 16);
-	if (bpf_skb_change_tail(skb, sizeof(struct ethhdr) + REJECT6_QUOTE, 0))
+	ip6 = turn_around(skb, REJECT6_QUOTE, REJECT6_ROOM, ETH_P_IPV6);
+	if (!ip6)
 		return TC_ACT_SHOT;
-	if (bpf_skb_adjust_room(skb, REJECT6_ROOM, BPF_ADJ_ROOM_MAC, 0))
-		return TC_ACT_SHOT;
-	data = (void *)(long)skb->data;
-	end = (void *)(long)skb->data_end;
-	eth = data;
-	ip6 = (void *)(eth + 1);
-	__u8 *icmp = (void *)(ip6 + 1);
-	if ((void *)icmp + 8 + REJECT6_QUOTE > end)
-		return TC_ACT_SHOT;
-	__builtin_memcpy(eth->h_source, mac_dst, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, mac_src, ETH_ALEN);
-	eth->h_proto = bpf_htons(ETH_P_IPV6);
 	struct ipv6hdr h = {
 		.version = 6, .payload_len = bpf_htons(8 + REJECT6_QUOTE), .nexthdr = IPPROTO_ICMPV6, .hop_limit = 64,
 	};
 	__builtin_memcpy(&h.saddr, pseudo.src, 16);
 	__builtin_memcpy(&h.daddr, pseudo.dst, 16);
 	__builtin_memcpy(ip6, &h, sizeof(h));
-	__u32 icmp_hdr[2] = { 1 | (4 << 8), 0 }; /* type 1 (unreachable), code 4 (port), checksum 0, unused */
-	__builtin_memcpy(icmp, icmp_hdr, sizeof(icmp_hdr));
-	__s64 sum = bpf_csum_diff(0, 0, (__be32 *)&pseudo, sizeof(pseudo), 0);
-	sum = bpf_csum_diff(0, 0, (__be32 *)icmp, 8 + REJECT6_QUOTE, sum);
-	__u16 check = csum_fold(sum);
-	__builtin_memcpy(icmp + 2, &check, 2);
-	skb->mark = CALI_MARK_REJECT;
-	return bpf_redirect(skb->ifindex, dir == CALI_DIR_FROM_EP ? 0 : BPF_F_INGRESS);
+	return send_back(skb, dir, (__u8 *)(ip6 + 1), 8 + REJECT6_QUOTE, 1, 4, /* unreachable, port */
+			bpf_csum_diff(0, 0, (__be32 *)&pseudo, sizeof(pseudo), 0));
 }
 
 /* ICMPv6 of the link between a workload and its gateway, passed whatever policy and
