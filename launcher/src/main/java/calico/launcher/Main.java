@@ -28,6 +28,9 @@ public final class Main {
               faults    the fault suite against a running `./calico up`: SIGKILL each service under probes, restart it,
                         PASS/FAIL lines and a table of figures (calico.launcher.faults)
               probe     (the fault suite's prober, run inside a pod's namespace)
+              await-ready NAME --pid PID --port N [--path /readiness] [--cpu SECONDS (90)] [--wall SECONDS (600)]
+                        returns once http://127.0.0.1:N/PATH answers 200; fails at once if PID exits, or once PID has
+                        used --cpu of its own CPU time (load-proof: a starved JVM uses little) or --wall has passed
               java-command [--root DIR] [--jvm-flags FILE] SERVICE JAR [ARG...]
                         prints, one word a line, the command that starts SERVICE's JAR as the flags file says
                         (its options; for a service of its appcds line the class archive, built first if missing)
@@ -62,6 +65,9 @@ public final class Main {
         }
         if (command.equals("java-command")) {
             return javaCommand(a, out, err);
+        }
+        if (command.equals("await-ready")) {
+            return awaitReady(a, out, err);
         }
         Settings settings;
         try {
@@ -145,6 +151,47 @@ public final class Main {
         return new Settings(runDir.toAbsolutePath(), repository, prefix, nodes,
                 new Topology.Underlay(underlay, 24), encapsulation, wireguard, dataplane, kubeconfig, typha, goldmane,
                 new Ports(felixHealth, felixAdmin, felixMetrics, confdHealth, confdAdmin, cniHttp, stride), pool, flags);
+    }
+
+    /** {@code await-ready NAME --pid PID --port N [--path P] [--cpu S] [--wall S]}: exit 0 once ready, 1 otherwise. */
+    static int awaitReady(Deque<String> a, PrintStream out, PrintStream err) {
+        String name;
+        long pid = -1;
+        int port = -1;
+        String path = "/readiness";
+        ReadinessWait.Budget budget;
+        try {
+            name = value("await-ready NAME", a.poll());
+            long cpu = 90;
+            long wall = 600;
+            while (!a.isEmpty()) {
+                String opt = a.poll();
+                switch (opt) {
+                    case "--pid" -> pid = number(opt, a.poll());
+                    case "--port" -> port = number(opt, a.poll());
+                    case "--path" -> path = value(opt, a.poll());
+                    case "--cpu" -> cpu = number(opt, a.poll());
+                    case "--wall" -> wall = number(opt, a.poll());
+                    default -> throw new IllegalArgumentException("await-ready: unknown option " + opt);
+                }
+            }
+            if (pid <= 0) {
+                throw new IllegalArgumentException("await-ready --pid: required, a positive process id");
+            }
+            if (port <= 0 || port > 65535) {
+                throw new IllegalArgumentException("await-ready --port: required, between 1 and 65535");
+            }
+            budget = new ReadinessWait.Budget(Duration.ofSeconds(cpu), Duration.ofSeconds(wall));
+        } catch (IllegalArgumentException e) {
+            err.print("launcher: " + e.getMessage() + "\n" + USAGE);
+            return 2;
+        }
+        int p = port;
+        String readiness = path;
+        ReadinessWait.Outcome outcome = ReadinessWait.await(ReadinessWait.Watched.pid(pid), () -> NodeServices.http(p, readiness),
+                budget);
+        (outcome instanceof ReadinessWait.Ready ? out : err).println(name + " " + outcome.describe());
+        return outcome instanceof ReadinessWait.Ready ? 0 : 1;
     }
 
     /** {@code java-command}: {@code [--root DIR] [--jvm-flags FILE] SERVICE JAR [ARG...]}. */
