@@ -70,6 +70,7 @@ public class ConfdService implements SmartLifecycle {
     private NodeStatusReporter nodeStatus;
     private ConfdDaemon daemon;
     private volatile AutoCloseable syncer;
+    private final Object typhaReportLock = new Object();
     private ScheduledExecutorService poller;
     private final ObjectProvider<KubernetesClient> givenKubernetes;
     private OwnedKubernetesClient kubernetes;
@@ -151,6 +152,12 @@ public class ConfdService implements SmartLifecycle {
      * the configuration it has meanwhile.
      */
     private void reportTypha() {
+        synchronized (typhaReportLock) { // the poller and the client's callbacks: the latest state wins
+            reportTyphaNow();
+        }
+    }
+
+    private void reportTyphaNow() {
         if (!(syncer instanceof TyphaClient client)) {
             typhaHealth.report(false, false, "typha not found yet");
             return;
@@ -166,7 +173,8 @@ public class ConfdService implements SmartLifecycle {
 
     private void startTypha(TyphaClientOptions options) {
         log.info("confd for node {} reading typha's bgp syncer at {}", properties.nodename(), options.addresses());
-        TyphaClient client = new TyphaClient(options, daemon);
+        // TyphaConnection follows the stream as it connects or ends, not the 1 s poll.
+        TyphaClient client = new TyphaClient(options, daemon, connection -> reportTypha());
         syncer = client;
         client.start();
     }

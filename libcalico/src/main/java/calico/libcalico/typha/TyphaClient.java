@@ -22,11 +22,13 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +50,9 @@ import org.slf4j.LoggerFactory;
  * although typha is back. A {@code Reconnect} message (rebalancing) moves on at once.
  *
  * <p>Callbacks are never concurrent and come in order, but not always from the same thread
- * (gRPC's callback threads; one connection at a time).
+ * (gRPC's callback threads; one connection at a time). The connection listener hears each change of
+ * {@link ConnectionStats#connected()} as it happens (a stream's first message from typha, the stream's
+ * end), so that a component's health says "connected" at once rather than at its next periodic check.
  */
 public final class TyphaClient implements AutoCloseable {
 
@@ -59,6 +63,7 @@ public final class TyphaClient implements AutoCloseable {
 
     private final TyphaClientOptions options;
     private final SyncerCallbacks callbacks;
+    private final Consumer<ConnectionStats> connectionListener;
     private final ScheduledExecutorService timer;
     private final Map<String, ManagedChannel> channels = new HashMap<>();
     private final Object lock = new Object();
@@ -90,8 +95,17 @@ public final class TyphaClient implements AutoCloseable {
     private long disconnectedSinceNanos;
 
     public TyphaClient(TyphaClientOptions options, SyncerCallbacks callbacks) {
+        this(options, callbacks, stats -> { });
+    }
+
+    /**
+     * @param connectionListener told the {@link #connectionStats()} whenever {@code connected} changes; called on
+     *                           gRPC's callback threads, outside the client's lock, never concurrently for one stream
+     */
+    public TyphaClient(TyphaClientOptions options, SyncerCallbacks callbacks, Consumer<ConnectionStats> connectionListener) {
         this.options = options;
         this.callbacks = callbacks;
+        this.connectionListener = Objects.requireNonNull(connectionListener, "connectionListener");
         this.addresses = options.addresses();
         this.backoff = options.initialBackoff();
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -239,6 +253,7 @@ public final class TyphaClient implements AutoCloseable {
 
     private void scheduleReconnect(int gen, boolean immediately, String why) {
         Duration wait;
+        boolean lost;
         synchronized (lock) {
             if (!running || gen != generation) {
                 return;
@@ -246,6 +261,7 @@ public final class TyphaClient implements AutoCloseable {
             generation++;
             call = null;
             connectedTo = null;
+            lost = connected;
             if (connected) {
                 connected = false;
                 disconnectedSinceNanos = System.nanoTime();
@@ -255,6 +271,9 @@ public final class TyphaClient implements AutoCloseable {
             backoff = doubled.compareTo(options.maxBackoff()) > 0 ? options.maxBackoff() : doubled;
         }
         log.info("Typha stream ended ({}); reconnecting in {} ms", why, wait.toMillis());
+        if (lost) {
+            connectionListener.accept(connectionStats());
+        }
         try {
             timer.schedule(this::connect, wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException closed) {
@@ -288,10 +307,15 @@ public final class TyphaClient implements AutoCloseable {
         }
     }
 
-    /** Handles one message of the current stream; called under lock. */
-    private void handle(ClientCallStreamObserver<ClientMessage> c, ServerMessage m) {
+    /** Handles one message of the current stream; called under lock. {@return whether it is the first typha sent since the client was last connected} */
+    private boolean handle(ClientCallStreamObserver<ClientMessage> c, ServerMessage m) {
         lastReceivedNanos = System.nanoTime();
-        connected = true;
+        boolean first = !connected;
+        if (first) {
+            connected = true;
+            log.info("Connected to typha at {} (attempt {}, {} ms after the last stream was lost)", connectedTo, connections,
+                    (lastReceivedNanos - disconnectedSinceNanos) / 1_000_000);
+        }
         switch (m.getPayloadCase()) {
             case HELLO -> {
                 if (!m.getHello().getSyncerType().equals(options.syncerType().wireName())) {
@@ -321,6 +345,7 @@ public final class TyphaClient implements AutoCloseable {
             case RECONNECT -> throw new ReconnectRequested(m.getReconnect().getReason());
             default -> throw new IllegalStateException("unexpected message " + m.getPayloadCase());
         }
+        return first;
     }
 
     private void onKvs(KVs kvs) {
@@ -419,12 +444,13 @@ public final class TyphaClient implements AutoCloseable {
         public void onNext(ServerMessage m) {
             String failure = null;
             boolean rebalance = false;
+            boolean nowConnected = false;
             synchronized (lock) {
                 if (gen != generation) {
                     return;
                 }
                 try {
-                    handle(requests, m);
+                    nowConnected = handle(requests, m);
                 } catch (ReconnectRequested r) {
                     rebalance = true;
                     failure = "typha asked us to reconnect: " + r.getMessage();
@@ -436,6 +462,8 @@ public final class TyphaClient implements AutoCloseable {
             if (failure != null) {
                 requests.cancel(failure, null);
                 scheduleReconnect(gen, rebalance, failure);
+            } else if (nowConnected) {
+                connectionListener.accept(connectionStats());
             }
         }
 

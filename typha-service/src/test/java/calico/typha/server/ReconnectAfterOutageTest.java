@@ -16,6 +16,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * as typha is. The outage is a port that accepts and drops every connection, which lets the test count
  * dials: gRPC's own channel backoff (1 s growing by 1.6 up to 2 min) would dial about 5 times in the
  * first 15 s, and every attempt of the client's in between would fail at once with the old error.
+ * The connection listener hears each change as it happens: connected, lost, connected again.
  */
 class ReconnectAfterOutageTest {
 
@@ -35,9 +37,14 @@ class ReconnectAfterOutageTest {
         TyphaServer a = server(ds, ServerSettings.defaults(port));
         ViewRecorder v = new ViewRecorder();
         TyphaServer b = null;
-        try (TyphaClient c = client(TyphaClientOptions.plaintext(List.of("127.0.0.1:" + port), "node-o",
-                SyncerType.FELIX), v)) {
+        List<TyphaClient.ConnectionStats> heard = new CopyOnWriteArrayList<>();
+        try (TyphaClient c = new TyphaClient(TyphaClientOptions.plaintext(List.of("127.0.0.1:" + port), "node-o",
+                SyncerType.FELIX), v, heard::add)) {
+            c.start();
             await("in sync", v::inSync);
+            assertThat(heard).as("told once, when typha's first message arrived").hasSize(1);
+            assertThat(heard.get(0).connected()).isTrue();
+            assertThat(heard.get(0).address()).isEqualTo("127.0.0.1:" + port);
             TyphaClient.ConnectionStats up = c.connectionStats();
             assertThat(up.connected()).isTrue();
             assertThat(up.address()).isEqualTo("127.0.0.1:" + port);
@@ -45,6 +52,8 @@ class ReconnectAfterOutageTest {
 
             a.close();
             await("the client saw typha go", () -> !c.connectionStats().connected());
+            await("the listener told", () -> heard.size() == 2);
+            assertThat(heard.get(1).connected()).isFalse();
             AtomicInteger dials = new AtomicInteger();
             try (ServerSocket dropper = new ServerSocket()) {
                 dropper.setReuseAddress(true);
@@ -66,6 +75,8 @@ class ReconnectAfterOutageTest {
             b = server(ds, ServerSettings.defaults(port));
             await("back and converged", () -> v.view().containsKey(meanwhile.key()) && c.connectionStats().connected());
             assertThat(c.connectionStats().disconnectedFor()).isZero();
+            await("the listener told of the new stream", () -> heard.size() == 3);
+            assertThat(heard.get(2).connected()).as("failed dials are no change: only the new stream is").isTrue();
             assertThat(v.violations()).isEmpty();
         } finally {
             if (b != null) {
