@@ -89,6 +89,7 @@ public class FelixDaemon implements SmartLifecycle {
     private final AtomicLong appliedNanos = new AtomicLong();
     /** nanoTime of the datastore's last answer to the probe; 0 while it is not probed (through typha). */
     private final AtomicLong datastoreAnsweredAt = new AtomicLong();
+    private final Object datastoreReportLock = new Object();
     /** The probe's last failure, null after an answer. */
     private volatile String datastoreError;
 
@@ -169,9 +170,11 @@ public class FelixDaemon implements SmartLifecycle {
                 return;
             }
             // Discovered replicas are read again whenever a reconnect has tried them all.
+            // DatastoreConnection says "through typha at" (or "typha away") when the stream connects or ends,
+            // not at the next periodic check (up to half checkEvery(), 5 s by default, later).
             typhaClient = new TyphaClient(addresses == null ? typha.options(properties.hostname())
                     : typha.options(properties.hostname(), addresses)
-                            .withRediscovery(typhaDiscovery.getObject()::addresses), pipeline);
+                            .withRediscovery(typhaDiscovery.getObject()::addresses), pipeline, connection -> reportDatastore());
             typhaClient.start();
             metrics.bindTypha(this::typhaConnection);
             reportDatastoreEvery(checkEvery());
@@ -361,6 +364,12 @@ public class FelixDaemon implements SmartLifecycle {
      * the dataplane is left as it is meanwhile).
      */
     private void reportDatastore() {
+        synchronized (datastoreReportLock) { // the health loop, the syncer's and typha's callbacks: the latest state wins
+            reportDatastoreNow();
+        }
+    }
+
+    private void reportDatastoreNow() {
         SyncerStatus status = syncerStatus.get();
         long answeredAt = datastoreAnsweredAt.get();
         Duration timeout = properties.datastoreTimeout();

@@ -274,6 +274,58 @@ class FelixTyphaWiringTest {
         }
     }
 
+    /**
+     * Issue 29: felix's health follows the typha stream as it ends and connects, not its periodic check (with
+     * the default 30 s timeout, every 5 s): once felix has handled typha's first messages, DatastoreConnection
+     * already says "through typha at". Typha returns after felix's backoff has reached its cap (1 s), and
+     * felix is back within that cap: the time is printed, bounded only generously (a reconnect that waited
+     * a long backoff, or health that waited for the periodic check, would not be).
+     */
+    @Test
+    void felixSaysConnectedAsSoonAsTyphaIsBackAfterTheBackoffCap() throws Exception {
+        MiniTypha typha = typhaWithOneEndpointAndPolicy(true);
+        Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
+        int port = server.getPort();
+        Server back = null;
+        try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
+                "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
+                "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
+                "--FELIX_TYPHAADDR=127.0.0.1:" + port,
+                "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model")) {
+            HealthAggregator health = felix.getBean(HealthAggregator.class);
+            MeterRegistry meters = felix.getBean(MeterRegistry.class);
+            await("felix ready through typha", () -> health.summary().ready());
+            typha.awaitHandled("felix handled the snapshot");
+            assertThat(health.status("DatastoreConnection").orElseThrow().detail())
+                    .contains("through typha at 127.0.0.1:" + port);
+
+            server.shutdownNow().awaitTermination();
+            // 100, 200, 400, 800 ms, then the 1 s cap: five failed attempts after the lost stream.
+            await("felix's backoff at its cap", () -> meters.get("felix.typha.connection.attempts").functionCounter()
+                    .count() >= 6);
+            assertThat(health.status("DatastoreConnection").orElseThrow().detail()).as("told when the stream ended")
+                    .contains("(typha away)");
+
+            typha.streams.clear();
+            back = NettyServerBuilder.forPort(port).addService(typha).build().start();
+            long listening = System.nanoTime();
+            await("felix's new stream", () -> typha.streams.size() == 1);
+            typha.awaitHandled("felix handled the new stream");
+            Duration reconnect = Duration.ofNanos(System.nanoTime() - listening);
+            assertThat(health.status("DatastoreConnection").orElseThrow().detail())
+                    .as("said when typha's first message arrived, not at the next periodic check")
+                    .contains("through typha at 127.0.0.1:" + port);
+            System.out.printf("felix back on typha %d ms after typha listened again (backoff cap 1 s ± 20 %%)%n",
+                    reconnect.toMillis());
+            assertThat(reconnect).as("within the backoff cap, with room for a loaded machine").isLessThan(Duration.ofSeconds(6));
+        } finally {
+            server.shutdownNow();
+            if (back != null) {
+                back.shutdownNow();
+            }
+        }
+    }
+
     private static ClusterInformation clusterInformation(boolean ready) {
         return new ClusterInformation(ObjectMeta.named("default"), new ClusterInformationSpec("t", "k8s", null, ready,
                 null));
