@@ -87,7 +87,8 @@ public final class FlowAggregator {
         long firstSeenMillis;
         /**
          * Found in conntrack at start, never seen open: reported with the key's {@code partial} mark,
-         * action Allow (conntrack let its packets through), and {@link #derived} as its enforced trace.
+         * action Allow (conntrack let its packets through), and {@link #derived} as its enforced trace;
+         * live or completed, never started.
          */
         boolean partial;
         /** A partial connection's trace from the policy in force when it was adopted; empty if that would not allow it. */
@@ -184,10 +185,14 @@ public final class FlowAggregator {
      * conntrack: those connections opened before it could see them. At the first dump with the model
      * in sync, each still there with a local workload at either end that this aggregator does not
      * follow is reported from then on as a partial connection with conntrack's counters since it
-     * began ({@link Conn#partial}).
+     * began ({@link Conn#partial}): continuing (live), or completed if it ended since, never started (the
+     * previous felix counted its start, or it began while no felix was collecting).
      */
     public synchronized void onStart(List<ConntrackEntry> table) {
-        atStart = table.stream().mapToLong(e -> hash(e.originalWithoutDnat())).sorted().toArray();
+        // One already over (TIME_WAIT or later, destroyed) ended before this collection: the previous felix
+        // reported its start and end, or died first; either way it is not adopted, so never counted twice.
+        atStart = table.stream().filter(e -> !e.destroyed() && !e.tcpClosed())
+                .mapToLong(e -> hash(e.originalWithoutDnat())).sorted().toArray();
     }
 
     /** {@return whether connections open at the start are still to be adopted} */
@@ -233,6 +238,7 @@ public final class FlowAggregator {
     private void adopt(FlowContext ctx, ConnKey k, FlowEndpoint reporter, ConntrackEntry e) {
         Conn c = new Conn();
         c.partial = true;
+        c.startReported = true; // continuing: its start is not this collection's to count
         FlowTuple t = k.original();
         List<TraceHit> trace = ctx.trace(reporter, k.inbound(),
                 new FlowContext.Packet(t.src(), t.dst(), t.protocol(), t.srcPort(), t.dstPort()), false);

@@ -244,7 +244,8 @@ class FlowLogsE2ETest {
      * new felix finds the connection in conntrack and reports it as a partial record (the key's
      * {@code partial} mark) with conntrack's counters since it began, so the datagrams sent while
      * felix was away are counted; its trace is derived from the policy in force (db's namespace
-     * profile). The first felix's complete record stays apart, under its own key.
+     * profile), and it is not counted as started again. The first felix's complete record stays apart,
+     * under its own key.
      */
     private static void acrossARestart(Cluster cluster, InProcessGoldmane goldmane, FelixProcess first,
             java.util.function.Supplier<FelixProcess> start) throws Exception {
@@ -271,6 +272,8 @@ class FlowLogsE2ETest {
                 assertThat(partial.getKey().getPolicies().getEnforcedPolicies(0).getKind()).as("derived")
                         .isEqualTo(PolicyKind.Profile);
                 assertThat(partial.getNumConnectionsLive()).isEqualTo(1);
+                assertThat(partial.getNumConnectionsStarted()).as("continuing: the first felix counted its start")
+                        .isZero();
                 Flow src = awaitFlow(goldmane, "db", 53, Reporter.Src, Action.Allow, "the client's partial record",
                         f -> f.getKey().getPartial() && f.getPacketsOut() >= all);
                 assertThat(src.getKey().getSourceName()).isEqualTo("client");

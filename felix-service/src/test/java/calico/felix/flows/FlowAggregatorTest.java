@@ -505,7 +505,9 @@ class FlowAggregatorTest {
      * partial: counters since the connection began, action Allow, the trace the policy in force gives
      * it (none when that would deny it), once per local workload end; later flushes carry deltas
      * under the same key; a connection opened after the start (NFLOG saw it) stays complete; one no
-     * local workload holds is not reported.
+     * local workload holds is not reported. An adopted connection is never counted as started (the
+     * previous felix counted it): live while open, completed if it ends after the start; one already
+     * over at the start (TIME_WAIT) is not reported at all.
      */
     @Test
     void connectionsInConntrackAtStartAreReportedAsPartialRecords() {
@@ -514,12 +516,18 @@ class FlowAggregatorTest {
         FlowTuple seen = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40009, 8080);
         a.onNflog(nflog(1, renderedPrefix(rendered, Names.policyInbound(ALLOW_80), 0), seen));
         FlowTuple stranger = new FlowTuple(ip("10.99.0.1"), ip("10.99.0.2"), 6, 5000, 22);
-        List<ConntrackEntry> table = List.of(
+        FlowTuple endedBefore = new FlowTuple(ip("10.70.1.1"), ip("10.70.0.2"), 6, 40077, 8080);
+        List<ConntrackEntry> atStart = List.of(
                 ct(to8080, to8080.reversed(), 10, 1000, 8, 4000, 0xe, ConntrackEntry.TCP_ESTABLISHED),
-                ct(to9000, to9000.reversed(), 3, 180, 2, 120, 0xe, ConntrackEntry.TCP_TIME_WAIT),
+                ct(to9000, to9000.reversed(), 3, 180, 2, 120, 0xe, ConntrackEntry.TCP_ESTABLISHED),
                 ct(stranger, stranger.reversed(), 1, 60, 1, 60, 0xe, ConntrackEntry.TCP_ESTABLISHED),
+                ct(endedBefore, endedBefore.reversed(), 4, 240, 3, 180, 0xe, ConntrackEntry.TCP_TIME_WAIT));
+        // By the first dump 9000 has ended (after the start), endedBefore is still in TIME_WAIT.
+        List<ConntrackEntry> table = List.of(atStart.get(0),
+                ct(to9000, to9000.reversed(), 3, 180, 2, 120, 0xe, ConntrackEntry.TCP_TIME_WAIT),
+                atStart.get(2), atStart.get(3),
                 ct(seen, seen.reversed(), 1, 60, 1, 60, 0xe, ConntrackEntry.TCP_ESTABLISHED));
-        a.onStart(table.subList(0, 3));
+        a.onStart(atStart);
         a.onConntrackDump(table);
         assertThat(a.adoptPending()).as("the model is not in sync yet").isTrue();
         assertThat(a.flush(985, 1000)).noneMatch(f -> f.getKey().getPartial());
@@ -539,9 +547,12 @@ class FlowAggregatorTest {
                         org.assertj.core.groups.Tuple.tuple("api-in", 0L));
         assertThat(dst.getKey().getPolicies().getPendingPolicies(0).getName()).isEqualTo("api-lockdown");
         assertThat(List.of(dst.getPacketsIn(), dst.getBytesIn(), dst.getPacketsOut(), dst.getBytesOut()))
-                .as("conntrack's counters since the connection began").containsExactly(10L, 1000L, 8L, 4000L);
+                .as("conntrack's counters since the connection began; nothing of the one over before the start")
+                .containsExactly(10L, 1000L, 8L, 4000L);
+        assertThat(first.stream().filter(f -> f.getKey().getPartial()).mapToLong(Flow::getNumConnectionsStarted).sum())
+                .as("no adopted connection counted as started").isZero();
         assertThat(List.of(dst.getNumConnectionsStarted(), dst.getNumConnectionsLive(),
-                dst.getNumConnectionsCompleted())).containsExactly(1L, 1L, 0L);
+                dst.getNumConnectionsCompleted())).as("continuing: live, not started again").containsExactly(0L, 1L, 0L);
         Flow src = first.stream().filter(f -> f.getKey().getPartial() && f.getKey().getReporter() == Reporter.Src
                 && f.getKey().getDestPort() == 8080).findFirst().orElseThrow();
         assertThat(src.getPacketsOut()).as("the client's end: original direction out").isEqualTo(10);
@@ -553,7 +564,8 @@ class FlowAggregatorTest {
         assertThat(closed.getKey().getPolicies().getEnforcedPoliciesList()).as("policy now denies 9000: unknown")
                 .isEmpty();
         assertThat(List.of(closed.getNumConnectionsStarted(), closed.getNumConnectionsCompleted(),
-                closed.getNumConnectionsLive(), closed.getPacketsIn())).containsExactly(1L, 1L, 0L, 3L);
+                closed.getNumConnectionsLive(), closed.getPacketsIn())).as("ended after the start: completed only")
+                .containsExactly(0L, 1L, 0L, 3L);
         assertThat(first).as("the stranger is nobody's; the connection NFLOG saw is complete")
                 .noneMatch(f -> f.getKey().getDestPort() == 22)
                 .filteredOn(f -> f.getKey().getDestPort() == 8080 && !f.getKey().getPartial()).hasSize(1);
