@@ -193,10 +193,7 @@ class FelixTyphaWiringTest {
     void felixThroughTyphaWaitsForDatastoreReady() throws Exception {
         MiniTypha typha = typhaWithOneEndpointAndPolicy(false);
         Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
-        try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
-                "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
-                "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
-                "--FELIX_TYPHAADDR=127.0.0.1:" + server.getPort(), "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model")) {
+        try (ConfigurableApplicationContext felix = felixThroughTypha(server.getPort())) {
             FelixDaemon daemon = felix.getBean(FelixDaemon.class);
             ProgrammedState state = felix.getBean(ProgrammedState.class);
             HealthAggregator health = felix.getBean(HealthAggregator.class);
@@ -233,11 +230,7 @@ class FelixTyphaWiringTest {
         Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
         int port = server.getPort();
         Server back = null;
-        try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
-                "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
-                "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
-                "--FELIX_TYPHAADDR=127.0.0.1:" + port, "--felix.datastore-timeout=2s",
-                "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model")) {
+        try (ConfigurableApplicationContext felix = felixThroughTypha(port, "--felix.datastore-timeout=2s")) {
             FelixDaemon daemon = felix.getBean(FelixDaemon.class);
             ProgrammedState state = felix.getBean(ProgrammedState.class);
             HealthAggregator health = felix.getBean(HealthAggregator.class);
@@ -287,11 +280,7 @@ class FelixTyphaWiringTest {
         Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
         int port = server.getPort();
         Server back = null;
-        try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
-                "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
-                "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
-                "--FELIX_TYPHAADDR=127.0.0.1:" + port,
-                "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model")) {
+        try (ConfigurableApplicationContext felix = felixThroughTypha(port)) {
             HealthAggregator health = felix.getBean(HealthAggregator.class);
             MeterRegistry meters = felix.getBean(MeterRegistry.class);
             await("felix ready through typha", () -> health.summary().ready());
@@ -324,6 +313,16 @@ class FelixTyphaWiringTest {
                 back.shutdownNow();
             }
         }
+    }
+
+    /** Felix on the model dataplane, reading through the typha on {@code port}, with {@code extra} arguments. */
+    private static ConfigurableApplicationContext felixThroughTypha(int port, String... extra) {
+        List<String> args = new java.util.ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
+                "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
+                "--FELIX_TYPHAADDR=127.0.0.1:" + port, "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1",
+                "--FELIX_DATAPLANEDRIVERNAME=model"));
+        args.addAll(List.of(extra));
+        return new SpringApplicationBuilder(FelixApplication.class).run(args.toArray(String[]::new));
     }
 
     private static ClusterInformation clusterInformation(boolean ready) {

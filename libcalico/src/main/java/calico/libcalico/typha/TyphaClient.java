@@ -100,7 +100,8 @@ public final class TyphaClient implements AutoCloseable {
 
     /**
      * @param connectionListener told the {@link #connectionStats()} whenever {@code connected} changes; called on
-     *                           gRPC's callback threads, outside the client's lock, never concurrently for one stream
+     *                           gRPC's or the client's timer thread, outside the client's lock: a listener that
+     *                           reports should read the state again under its own lock (the latest wins)
      */
     public TyphaClient(TyphaClientOptions options, SyncerCallbacks callbacks, Consumer<ConnectionStats> connectionListener) {
         this.options = options;
