@@ -12,6 +12,7 @@ import calico.libcalico.typha.proto.KVs;
 import calico.libcalico.typha.proto.Pong;
 import calico.libcalico.typha.proto.ServerMessage;
 import calico.libcalico.typha.proto.TyphaGrpc;
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -28,6 +29,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,7 +49,8 @@ import org.slf4j.LoggerFactory;
  * addresses with doubling backoff of ours (jittered, capped: 1 s by default), and each attempt resets
  * the gRPC channel's own connect backoff: otherwise, after a long outage, the channel stays in
  * TRANSIENT_FAILURE for up to two minutes and every attempt of ours fails at once with the old error
- * although typha is back. A {@code Reconnect} message (rebalancing) moves on at once.
+ * although typha is back. The stream opens once that dial has an outcome (READY, or its own failure), so
+ * an attempt that starts just after typha is back is not failed by the previous dial's error. A {@code Reconnect} message (rebalancing) moves on at once.
  *
  * <p>Callbacks are never concurrent and come in order, but not always from the same thread
  * (gRPC's callback threads; one connection at a time). The connection listener hears each change of
@@ -241,9 +244,62 @@ public final class TyphaClient implements AutoCloseable {
         synchronized (channels) {
             channel = channels.computeIfAbsent(address, options.channels());
         }
+        log.debug("Connecting to typha at {} (stream {})", address, gen);
+        AtomicBoolean opened = new AtomicBoolean();
+        Runnable open = () -> {
+            if (opened.compareAndSet(false, true)) {
+                openStream(channel, gen, address);
+            }
+        };
+        ConnectivityState before;
+        try {
+            before = channel.getState(true);
+        } catch (UnsupportedOperationException noStates) {
+            channel.resetConnectBackoff();
+            open.run();
+            return;
+        }
+        if (before == ConnectivityState.READY) {
+            open.run();
+            return;
+        }
+        whenDialSettled(channel, before, open);
         // gRPC keeps its own backoff per channel; ours decides when to try, so the channel must dial now.
         channel.resetConnectBackoff();
-        log.debug("Connecting to typha at {} (stream {})", address, gen);
+        try {
+            // A dial that shows no outcome (a channel that does not dial again): the stream goes as it is.
+            timer.schedule(open, Math.max(2_000, 2 * options.maxBackoff().toMillis()), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            // closed meanwhile
+        }
+    }
+
+    /**
+     * Opens the stream once the dial this attempt starts has an outcome. A stream started while the channel
+     * is still in TRANSIENT_FAILURE from an earlier dial fails at once with that old error, although the dial
+     * just started (typha back meanwhile) is about to succeed, and the client would wait a whole backoff step
+     * for nothing. Registered before the dial starts: READY opens it, and so does a failure (then with
+     * this dial's error); CONNECTING and IDLE wait on. pick_first keeps a failed channel in TRANSIENT_FAILURE
+     * until it is READY (its redials show no CONNECTING): while typha stays away only the caller's timer
+     * opens the stream, which then fails at once and backs off.
+     */
+    private static void whenDialSettled(ManagedChannel channel, ConnectivityState seen, Runnable open) {
+        channel.notifyWhenStateChanged(seen, () -> {
+            ConnectivityState now = channel.getState(false);
+            if (now == ConnectivityState.CONNECTING || now == ConnectivityState.IDLE) {
+                whenDialSettled(channel, now, open);
+            } else {
+                open.run();
+            }
+        });
+    }
+
+    private void openStream(ManagedChannel channel, int gen, String address) {
+        synchronized (lock) {
+            if (gen != generation) {
+                return;
+            }
+        }
         var requests = TyphaGrpc.newStub(channel).sync(new Stream(gen, address));
         synchronized (lock) {
             if (gen == generation) {

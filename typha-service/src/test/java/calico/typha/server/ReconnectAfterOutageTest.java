@@ -85,6 +85,41 @@ class ReconnectAfterOutageTest {
         }
     }
 
+    /**
+     * The first attempt after typha is back connects: it is not failed by the error of the dial before (the
+     * channel still in TRANSIENT_FAILURE), which cost a whole backoff step. Three outages, each long enough
+     * for the backoff to reach its cap; the channel's own redials make the old error's timing vary, so one
+     * outage alone would not always show it.
+     */
+    @Test
+    void theFirstAttemptAfterTyphaIsBackConnects() throws Exception {
+        MemoryDatastore ds = new MemoryDatastore();
+        ds.create(TyphaServerTest.set("before", 1, 1));
+        int port = TyphaServerTest.freePort();
+        TyphaServer up = server(ds, ServerSettings.defaults(port));
+        ViewRecorder v = new ViewRecorder();
+        try (TyphaClient c = client(TyphaClientOptions.plaintext(List.of("127.0.0.1:" + port), "node-f",
+                SyncerType.FELIX), v)) {
+            await("in sync", v::inSync);
+            for (int round = 1; round <= 3; round++) {
+                up.close();
+                await("the client saw typha go", () -> !c.connectionStats().connected());
+                long lost = c.connections();
+                // 100, 200, 400, 800 ms, then the 1 s cap, each attempt refused.
+                await("the backoff at its cap", () -> c.connections() >= lost + 6, Duration.ofSeconds(30),
+                        () -> "attempts: " + (c.connections() - lost));
+                up = server(ds, ServerSettings.defaults(port));
+                long atReturn = c.connections();
+                await("back on typha", () -> c.connectionStats().connected());
+                assertThat(c.connections() - atReturn).as("round %d: attempts after typha listened again", round)
+                        .isLessThanOrEqualTo(1);
+            }
+            assertThat(v.violations()).isEmpty();
+        } finally {
+            up.close();
+        }
+    }
+
     private static void dropEvery(ServerSocket s, AtomicInteger dials) {
         while (!s.isClosed()) {
             try (Socket accepted = s.accept()) {
