@@ -55,7 +55,9 @@ import java.util.stream.Stream;
  *
  * <p>Run (as root, after {@code mvn install}: it runs the packaged jars):
  * {@code bench/run.sh felix-service calico.felix.e2e.FootprintBench [--rounds=2] [--scales=demo,policy]
- * [--settle=20] [--before=FILE] [--after=FILE] [--variants=before,after]}; a service whose options have
+ * [--settle=20] [--before=FILE] [--before-root=DIR] [--after=FILE] [--variants=before,after]}: {@code --before-root}
+ * runs the "before" cycles from another tree's jars ({@code DIR/MODULE/target/JAR}, e.g. a copy of the previous
+ * build's), so that a pair compares two builds in the same run, not only two sets of options; a service whose options have
  * {@code -XX:NativeMemoryTracking=summary} also gets its committed memory by category printed.
  */
 public final class FootprintBench {
@@ -85,6 +87,7 @@ public final class FootprintBench {
         List<String> which = List.of("before", "after");
         Path before = ROOT.resolve("bench/jvm-flags-main.conf");
         Path after = ROOT.resolve("scripts/lib/jvm-flags.conf");
+        Path beforeRoot = ROOT;
         for (String a : args) {
             if (a.startsWith("--rounds=")) {
                 rounds = Integer.parseInt(a.substring(9));
@@ -96,22 +99,27 @@ public final class FootprintBench {
                 before = Path.of(a.substring(9)).toAbsolutePath();
             } else if (a.startsWith("--variants=")) {
                 which = List.of(a.substring(11).split(","));
+            } else if (a.startsWith("--before-root=")) {
+                beforeRoot = Path.of(a.substring(14)).toAbsolutePath();
             } else if (a.startsWith("--after=")) {
                 after = Path.of(a.substring(8)).toAbsolutePath();
             } else {
                 throw new IllegalArgumentException("unknown option " + a
-                        + " (--rounds=N, --scales=demo,policy, --settle=S, --before=FILE, --after=FILE)");
+                        + " (--rounds=N, --scales=demo,policy, --settle=S, --before=FILE, --before-root=DIR, --after=FILE)");
             }
         }
         for (String jar : List.of("launcher/target/launcher.jar", "felix-service/target/felix-service.jar",
                 "typha-service/target/typha-service-exec.jar", "goldmane-service/target/goldmane-service-exec.jar",
                 "whisker-backend/target/whisker-backend-exec.jar", "cni-plugin/target/cni-plugin.jar",
                 "confd-service/target/confd-service-exec.jar", "node-startup/target/node-startup-exec.jar")) {
-            if (!Files.isRegularFile(ROOT.resolve(jar))) {
-                throw new IllegalStateException("no " + jar + ": run mvn install first (the bench runs the packaged jars)");
+            for (Path root : List.of(ROOT, beforeRoot)) {
+                if (!Files.isRegularFile(root.resolve(jar))) {
+                    throw new IllegalStateException("no " + root.resolve(jar) + ": run mvn install first (the bench runs the packaged jars)");
+                }
             }
         }
         Map<String, Path> variants = Map.of("before", before, "after", after);
+        Map<String, Path> roots = Map.of("before", beforeRoot, "after", ROOT);
         List<Cycle> cycles = new ArrayList<>();
         for (String scale : scales) {
             for (int r = 1; r <= rounds; r++) {
@@ -120,7 +128,7 @@ public final class FootprintBench {
                     java.util.Collections.reverse(order);
                 }
                 for (String v : order) {
-                    Cycle c = cycle(scale, v, r, variants.get(v), settle);
+                    Cycle c = cycle(scale, v, r, variants.get(v), roots.get(v), settle);
                     cycles.add(c);
                     print(List.of(c));
                 }
@@ -154,10 +162,10 @@ public final class FootprintBench {
     private record Started(String name, Process process, BooleanSupplier ready) {
     }
 
-    private static Cycle cycle(String scale, String variant, int round, Path flagsFile, int settle) throws Exception {
+    private static Cycle cycle(String scale, String variant, int round, Path flagsFile, Path root, int settle) throws Exception {
         String load = loadAverage();
-        System.out.printf("%n== %s scale, %s flags (%s), round %d, load %s%n", scale, variant, ROOT.relativize(flagsFile),
-                round, load);
+        System.out.printf("%n== %s scale, %s flags (%s), jars of %s, round %d, load %s%n", scale, variant, ROOT.relativize(flagsFile),
+                root, round, load);
         Path run = Files.createTempDirectory("ft-run-");
         Map<String, List<String>> flags = readFlags(flagsFile);
         List<Started> started = new ArrayList<>();
@@ -175,7 +183,7 @@ public final class FootprintBench {
             int whiskerPort = freePort(), whiskerHealth = freePort();
             int felixHealth = freePort(), felixAdmin = freePort(), felixMetrics = freePort();
             int confdHealth = freePort(), confdAdmin = freePort(), cniHttp = freePort();
-            List<String> launcherArgs = List.of("--run-dir", run.toString(), "--root", ROOT.toString(), "--nodes", "1",
+            List<String> launcherArgs = List.of("--run-dir", run.toString(), "--root", root.toString(), "--nodes", "1",
                     "--prefix", "ft-", "--underlay", "172.31.250", "--encapsulation", "none", "--dataplane", "nftables",
                     "--typha", "127.0.0.1:" + typhaPort, "--goldmane", "127.0.0.1:" + goldmanePort,
                     "--kubeconfig", run.resolve("no.kubeconfig").toString(),
@@ -184,7 +192,7 @@ public final class FootprintBench {
                     "--confd-admin-port", "" + confdAdmin, "--cni-http-port", "" + cniHttp, "--port-stride", "100",
                     "--jvm-flags", flagsFile.toString());
             try {
-                launcher("startup", launcherArgs, datastore, run);
+                launcher(root, "startup", launcherArgs, datastore, run);
                 write(store, scale);
 
                 // As ./calico: goldmane, typha, the nodes, whisker; each waited for before the next.
@@ -192,15 +200,15 @@ public final class FootprintBench {
                 goldmaneEnv.putAll(Map.of("PORT", "" + goldmanePort, "HOST", "127.0.0.1",
                         "HEALTH_HOST", "127.0.0.1", "HEALTH_PORT", "" + goldmaneHealth, "ADMIN_PORT", "" + goldmaneAdmin,
                         "SNAPSHOT_DIR", run.resolve("goldmane").toString(), "AGGREGATION_WINDOW", "5s"));
-                awaitStarted(start("goldmane", flagsFile, "goldmane-service/target/goldmane-service-exec.jar", goldmaneEnv, run,
+                awaitStarted(start(root, "goldmane", flagsFile, "goldmane-service/target/goldmane-service-exec.jar", goldmaneEnv, run,
                         () -> http(goldmaneHealth, "/readiness"), started), pids, readyMs, readyCpuMs);
                 Map<String, String> typhaEnv = new LinkedHashMap<>(datastore);
                 typhaEnv.putAll(Map.of("TYPHA_DATASTORETYPE", "etcdv3", "TYPHA_ETCDENDPOINTS", datastore.get("ETCD_ENDPOINTS"),
                         "TYPHA_SERVERPORT", "" + typhaPort, "TYPHA_HEALTHPORT", "" + typhaHealth, "TYPHA_ADMINPORT", "" + typhaAdmin));
-                awaitStarted(start("typha", flagsFile, "typha-service/target/typha-service-exec.jar", typhaEnv, run,
+                awaitStarted(start(root, "typha", flagsFile, "typha-service/target/typha-service-exec.jar", typhaEnv, run,
                         () -> http(typhaHealth, "/readiness"), started), pids, readyMs, readyCpuMs);
 
-                nodesUp(launcherArgs, datastore, run, Map.of(
+                nodesUp(root, launcherArgs, datastore, run, Map.of(
                         "felix", () -> http(felixHealth, "/readiness"),
                         "cni", () -> http(cniHttp, "/ipam/v1/usage"),
                         "confd", () -> http(confdHealth, "/readiness")), pids, readyMs, readyCpuMs);
@@ -211,7 +219,7 @@ public final class FootprintBench {
                 whiskerEnv.putAll(Map.of("PORT", "" + whiskerPort,
                         "HOST", "127.0.0.1", "GOLDMANE_HOST", "127.0.0.1:" + goldmanePort, "HEALTH_HOST", "127.0.0.1",
                         "HEALTH_PORT", "" + whiskerHealth, "WHISKER_AUTH_MODE", "token", "WHISKER_AUTH_TOKEN_FILE", token.toString()));
-                awaitStarted(start("whisker", flagsFile, "whisker-backend/target/whisker-backend-exec.jar", whiskerEnv,
+                awaitStarted(start(root, "whisker", flagsFile, "whisker-backend/target/whisker-backend-exec.jar", whiskerEnv,
                         run, () -> http(whiskerHealth, "/readiness"), started), pids, readyMs, readyCpuMs);
 
                 // Settled: as the figures, measured a while after start, not mid-catch-up (the window
@@ -243,7 +251,7 @@ public final class FootprintBench {
                 measured[0] = true;
                 return new Cycle(scale, variant, round, load, withGc);
             } finally {
-                launcher("down", launcherArgs, datastore, run);
+                launcher(root, "down", launcherArgs, datastore, run);
                 for (Started s : started) {
                     s.process().toHandle().descendants().forEach(ProcessHandle::destroy);
                     s.process().destroy();
@@ -308,9 +316,9 @@ public final class FootprintBench {
         System.out.printf("wrote %d resources in %d ms%n", all.size(), (System.nanoTime() - t0) / 1_000_000);
     }
 
-    private static Started start(String name, Path flagsFile, String jar, Map<String, String> env, Path run,
+    private static Started start(Path root, String name, Path flagsFile, String jar, Map<String, String> env, Path run,
                                  BooleanSupplier ready, List<Started> started) throws IOException, InterruptedException {
-        List<String> cmd = javaCommand(name, ROOT.resolve(jar), flagsFile, env, run);
+        List<String> cmd = javaCommand(root, name, root.resolve(jar), flagsFile, env, run);
         Files.createDirectories(run.resolve("logs"));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(run.resolve("logs").resolve(name + ".log").toFile());
@@ -325,10 +333,10 @@ public final class FootprintBench {
      * {@code java-command} (the flags file's options and, for a service of its {@code appcds} line,
      * the class archive, built first in {@code env} when missing; the building is not timed).
      */
-    private static List<String> javaCommand(String name, Path jar, Path flagsFile, Map<String, String> env, Path run)
+    private static List<String> javaCommand(Path root, String name, Path jar, Path flagsFile, Map<String, String> env, Path run)
             throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder("java", "-jar", ROOT.resolve("launcher/target/launcher.jar").toString(),
-                "java-command", "--root", ROOT.toString(), "--jvm-flags", flagsFile.toString(), name, jar.toString())
+        ProcessBuilder pb = new ProcessBuilder("java", "-jar", root.resolve("launcher/target/launcher.jar").toString(),
+                "java-command", "--root", root.toString(), "--jvm-flags", flagsFile.toString(), name, jar.toString())
                 .redirectError(ProcessBuilder.Redirect.appendTo(run.resolve("logs").resolve("java-command.log").toFile()));
         Files.createDirectories(run.resolve("logs"));
         pb.environment().putAll(env);
@@ -354,9 +362,9 @@ public final class FootprintBench {
     }
 
     /** {@code launcher up} in the background, each node service's readiness polled meanwhile. */
-    private static void nodesUp(List<String> args, Map<String, String> env, Path run, Map<String, BooleanSupplier> ready,
+    private static void nodesUp(Path root, List<String> args, Map<String, String> env, Path run, Map<String, BooleanSupplier> ready,
                                 Map<String, Long> pids, Map<String, Long> readyMs, Map<String, Long> readyCpuMs) throws Exception {
-        Process up = launcherProcess("up", args, env, run);
+        Process up = launcherProcess(root, "up", args, env, run);
         Await.until("node services ready", Duration.ofSeconds(200), () -> {
             for (Map.Entry<String, BooleanSupplier> e : ready.entrySet()) {
                 if (readyMs.containsKey(e.getKey())) {
@@ -391,15 +399,15 @@ public final class FootprintBench {
                 readyCpuMs.get(name) / 1000.0);
     }
 
-    private static void launcher(String command, List<String> args, Map<String, String> env, Path run) throws Exception {
-        Process p = launcherProcess(command, args, env, run);
+    private static void launcher(Path root, String command, List<String> args, Map<String, String> env, Path run) throws Exception {
+        Process p = launcherProcess(root, command, args, env, run);
         if (p.waitFor() != 0) {
             throw new IllegalStateException("launcher " + command + " failed: " + Files.readString(run.resolve("logs/launcher-" + command + ".log")));
         }
     }
 
-    private static Process launcherProcess(String command, List<String> args, Map<String, String> env, Path run) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("java", "-jar", ROOT.resolve("launcher/target/launcher.jar").toString(), command));
+    private static Process launcherProcess(Path root, String command, List<String> args, Map<String, String> env, Path run) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("java", "-jar", root.resolve("launcher/target/launcher.jar").toString(), command));
         cmd.addAll(args);
         Files.createDirectories(run.resolve("logs"));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
