@@ -73,7 +73,9 @@ public final class FelixCalicoMetrics {
                     "as felix_iptables_chains (`felix_dataplane_chains`, with `felix_dataplane_backend{backend=\"nftables\"}`)"),
             missing("felix_nft_rules", GAUGE, "ip_version,table",
                     "as felix_iptables_rules (`felix_dataplane_rules`)"),
-            served("felix_nft_calls", COUNTER, "", "libnftables transactions the nftables driver committed"),
+            served("felix_nft_calls", COUNTER, "", "nftables transactions the nftables driver committed (of "
+                    + "them, those sent as felix's own netlink messages, not through libnftables: ours, "
+                    + "`felix_nft_netlink_calls_total` on the health port)"),
             served("felix_nft_errors", COUNTER, "", "those the kernel refused"),
             served("felix_nft_list_calls", COUNTER, "", "libnftables listings (refresh read-backs)"),
             served("felix_nft_list_errors", COUNTER, "", "listings that failed"),

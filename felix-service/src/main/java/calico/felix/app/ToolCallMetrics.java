@@ -14,7 +14,8 @@ import java.util.Map;
  * / {@code _errors}, {@code felix_iptables_save_calls} / {@code _errors}, {@code felix_iptables_lines_executed
  * {ip_version, table}}, {@code felix_ipset_calls} / {@code _errors} / {@code _lines_executed}, {@code felix_nft_calls}
  * / {@code _errors}, {@code felix_nft_list_calls} / {@code _errors}, {@code felix_nft_lines_executed{ip_version,
- * table}} and {@code felix_exec_time_micros} (a summary of the fork/exec time of every child process). Labelled
+ * table}}, {@code felix_nft_netlink_calls} (ours: of the committed transactions, those sent as felix's own netlink
+ * messages rather than through libnftables, {@code FELIX_NFTABLESNETLINKRULES}) and {@code felix_exec_time_micros} (a summary of the fork/exec time of every child process). Labelled
  * series are registered up front, so a scrape shows them at 0 before the first run.
  */
 public final class ToolCallMetrics implements ToolCalls {
@@ -38,6 +39,7 @@ public final class ToolCallMetrics implements ToolCalls {
     private final Counter nftListCalls;
     private final Counter nftListErrors;
     private final Counter nftLines;
+    private final Counter nftNetlinkCalls;
     private final DistributionSummary execMicros;
 
     public ToolCallMetrics(MeterRegistry registry) {
@@ -51,6 +53,8 @@ public final class ToolCallMetrics implements ToolCalls {
         ipsetLines = counter("felix.ipset.lines.executed", "ipset restore lines run");
         nftCalls = counter("felix.nft.calls", "libnftables transactions committed");
         nftErrors = counter("felix.nft.errors", "libnftables transactions the kernel refused");
+        nftNetlinkCalls = counter("felix.nft.netlink.calls",
+                "nftables transactions committed as felix's own netlink messages (of felix_nft_calls)");
         nftListCalls = counter("felix.nft.list.calls", "libnftables listings");
         nftListErrors = counter("felix.nft.list.errors", "libnftables listings that failed");
         for (int v : new int[] {4, 6}) {
@@ -104,9 +108,12 @@ public final class ToolCallMetrics implements ToolCalls {
     }
 
     @Override
-    public void nftCommit(int commands, boolean ok) {
+    public void nftCommit(int commands, boolean ok, boolean ownMessages) {
         run(nftCalls, nftErrors, ok);
         nftLines.increment(commands);
+        if (ownMessages) {
+            nftNetlinkCalls.increment();
+        }
     }
 
     @Override

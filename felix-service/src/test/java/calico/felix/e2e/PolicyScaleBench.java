@@ -47,7 +47,8 @@ import java.util.concurrent.Future;
  * {@code iptables-save}, or {@code nft list table inet calico}) and, once felix has stopped,
  * restored into a fresh namespace from the files, timed, (3) their ratio, and (4) one policy change, write to applied,
  * median and p90 over 50 changes after 20 unmeasured warm-up changes, each checked in the kernel
- * afterwards.
+ * afterwards, and for nftables how many of their transactions went as felix's own netlink messages.
+ * {@code NFT_BENCH_KEEP=FILE} keeps the final nftables table.
  *
  * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.PolicyScaleBench NFT|Legacy|nftables|BPF [--no-cold-start]
  * [--datastores=etcd,kubernetes] [--scale=N]}: one full run per datastore, one after the other, then a table of both
@@ -226,6 +227,8 @@ public final class PolicyScaleBench {
             long[] ms = new long[CHANGES];
             long[] applyMs = new long[CHANGES];
             long[] warmUpMs = new long[WARM_UP_CHANGES];
+            double commitsBefore = felix.gauge("felix_nft_calls_total");
+            double ownBefore = felix.gauge("felix_nft_netlink_calls_total");
             for (int step = 0; step < WARM_UP_CHANGES + CHANGES; step++) {
                 int k = step - WARM_UP_CHANGES; // negative while warming up
                 int i = (step * 31) % scale.namespacedPolicies();
@@ -258,6 +261,13 @@ public final class PolicyScaleBench {
                 if (!kernel.contains(Integer.toString(port))) {
                     throw new IllegalStateException("change " + step + ": port " + port + " not in the kernel after apply");
                 }
+            }
+            if (backend == Backend.NFTABLES) {
+                // Which way the changes went: felix's own netlink messages (FELIX_NFTABLESNETLINKRULES) or libnftables.
+                double commits = felix.gauge("felix_nft_calls_total") - commitsBefore;
+                double own = felix.gauge("felix_nft_netlink_calls_total") - ownBefore;
+                System.out.printf("%s: the %d changes' nftables transactions: %.0f, of which %.0f as felix's own netlink "
+                        + "messages, %.0f through libnftables%n", backend, WARM_UP_CHANGES + CHANGES, commits, own, commits - own);
             }
             long[] sorted = ms.clone();
             Arrays.sort(sorted);
@@ -548,6 +558,11 @@ public final class PolicyScaleBench {
         if (backend == Backend.NFTABLES) {
             Path rules = dir.resolve("calico.nft");
             Files.writeString(rules, host.exec("nft", "list", "table", "inet", "calico"));
+            String keep = System.getenv("NFT_BENCH_KEEP");
+            if (keep != null) {
+                // For taking one change apart on this table (native-dataplane's NftNetlinkBench).
+                Files.copy(rules, Path.of(keep), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
             return new Saved(dir, rules, null, "nft", 0);
         }
         String tool = backend == Backend.IPTABLES_NFT ? "iptables-nft" : "iptables-legacy";

@@ -36,8 +36,11 @@ public interface ToolCalls {
     default void ipset(int lines, boolean ok) {
     }
 
-    /** A libnftables transaction of {@code commands} commands was committed; {@code ok}: the kernel took it. */
-    default void nftCommit(int commands, boolean ok) {
+    /**
+     * An nftables transaction of {@code commands} commands was committed; {@code ok}: the kernel took it;
+     * {@code ownMessages}: it went as netlink messages of our own, not through libnftables.
+     */
+    default void nftCommit(int commands, boolean ok, boolean ownMessages) {
     }
 
     /** A libnftables listing ran; {@code ok}: it succeeded. */

@@ -109,7 +109,8 @@ public final class Nftables implements AutoCloseable {
             return;
         }
         long t0 = System.nanoTime();
-        if (netlink && applyNetlink(batch, t0)) {
+        OwnMessages own = netlink ? applyNetlink(batch, t0) : OwnMessages.NOT_ENCODED;
+        if (own == OwnMessages.SENT) {
             return;
         }
         // nft syntax where every command has it: libnftables parses and evaluates it in ~60 % of
@@ -133,8 +134,13 @@ public final class Nftables implements AutoCloseable {
                     batch.size(), document.length(), text != null ? "nft syntax" : "JSON", (t1 - t0) / 1_000,
                     (System.nanoTime() - t1) / 1_000);
         }
-        calls.nftCommit(batch.size(), r.status == 0);
+        calls.nftCommit(batch.size(), r.status == 0, false);
         if (r.status == 0) {
+            if (own == OwnMessages.REFUSED) {
+                // The kernel took from libnftables what it refused as our messages: our encoding differs.
+                LOG.warn("nftables: a batch of {} commands the kernel refused as felix's own netlink messages was "
+                        + "accepted through libnftables (an encoder bug): {}", batch.size(), batch.toNft());
+            }
             return;
         }
         // A context whose commit failed (or that ran a dry run) keeps a cache that no longer
@@ -153,16 +159,19 @@ public final class Nftables implements AutoCloseable {
         return calls;
     }
 
+    /** What became of a batch offered to {@link #applyNetlink}. */
+    private enum OwnMessages { SENT, NOT_ENCODED, REFUSED }
+
     /**
      * Sends {@code batch} as our own netlink messages when every command has that form; {@return
-     * whether it did}. A batch the kernel refuses this way is sent again through libnftables,
+     * what became of it}. A batch the kernel refuses this way is sent again through libnftables,
      * which refuses it too and names the command (invariant 4), or (were our encoding wrong)
      * applies it.
      */
-    private boolean applyNetlink(NftBatch batch, long t0) {
+    private OwnMessages applyNetlink(NftBatch batch, long t0) {
         List<NftablesSocket.Message> messages = NftNetlink.encode(batch);
         if (messages == null) {
-            return false;
+            return OwnMessages.NOT_ENCODED;
         }
         long t1 = System.nanoTime();
         try {
@@ -174,14 +183,14 @@ public final class Nftables implements AutoCloseable {
         } catch (NetlinkException e) {
             LOG.debug("nftables: netlink batch of {} commands refused ({}); sending it through libnftables",
                     batch.size(), e.getMessage());
-            return false;
+            return OwnMessages.REFUSED;
         }
-        calls.nftCommit(batch.size(), true);
+        calls.nftCommit(batch.size(), true, true);
         if (LOG.isDebugEnabled()) {
             LOG.debug("nftables: {} commands as {} netlink messages: encoded in {} µs, the kernel {} µs", batch.size(),
                     messages.size(), (t1 - t0) / 1_000, (System.nanoTime() - t1) / 1_000);
         }
-        return true;
+        return OwnMessages.SENT;
     }
 
     /** {@return how many batches {@link #apply} sent as our own netlink messages} (for tests and benches) */

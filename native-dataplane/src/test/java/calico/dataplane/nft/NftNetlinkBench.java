@@ -33,7 +33,7 @@ public final class NftNetlinkBench {
         List<String> emptied = args.length > 3 ? List.of(args[3].split(",")) : List.of();
         String ruleset = Files.readString(file);
         Matcher chain = Pattern.compile("chain (cali-pi-[^ ]+) \\{").matcher(ruleset);
-        Matcher set = Pattern.compile("@(cali40[A-Za-z0-9]+)").matcher(ruleset);
+        Matcher set = Pattern.compile("ip saddr @(cali40[A-Za-z0-9_-]+)").matcher(ruleset);
         if (!chain.find() || !set.find()) {
             throw new IllegalArgumentException(file + ": no cali-pi- chain or cali40 set in table inet calico");
         }

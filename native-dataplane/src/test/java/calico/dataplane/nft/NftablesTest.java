@@ -403,8 +403,8 @@ class NftablesTest {
         List<String> heard = new ArrayList<>();
         calico.dataplane.calls.ToolCalls calls = new calico.dataplane.calls.ToolCalls() {
             @Override
-            public void nftCommit(int commands, boolean ok) {
-                heard.add("commit " + commands + " " + ok);
+            public void nftCommit(int commands, boolean ok, boolean ownMessages) {
+                heard.add("commit " + commands + " " + ok + (ownMessages ? " own" : ""));
             }
 
             @Override
@@ -428,5 +428,28 @@ class NftablesTest {
         });
         org.assertj.core.api.Assertions.assertThat(heard).containsExactly("commit " + skeleton.size() + " true",
                 "list true", "commit 1 false", "refused");
+    }
+
+    /** With netlink on, a commit says which way it went: felix's metric of the two paths counts from this. */
+    @Test
+    void aCommitSentAsOurOwnMessagesIsReportedAsSuch() {
+        List<String> heard = new ArrayList<>();
+        calico.dataplane.calls.ToolCalls calls = new calico.dataplane.calls.ToolCalls() {
+            @Override
+            public void nftCommit(int commands, boolean ok, boolean ownMessages) {
+                heard.add("commit " + commands + " " + ok + (ownMessages ? " own" : ""));
+            }
+        };
+        ns.call(() -> {
+            try (Nftables nft = Nftables.open(calls, true)) {
+                nft.apply(calicoSkeleton()); // a table and chains: not encoded, libnftables
+                nft.apply(new NftBatch().flushChain(CALICO, "tw-cali1234")
+                        .addRule(CALICO, "tw-cali1234", List.of(markMatches(0x10000, 0x10000), returnVerdict())));
+                org.assertj.core.api.Assertions.assertThat(nft.netlinkBatches()).isEqualTo(1);
+            }
+            return null;
+        });
+        org.assertj.core.api.Assertions.assertThat(heard).containsExactly("commit " + calicoSkeleton().size() + " true",
+                "commit 2 true own");
     }
 }
