@@ -14,9 +14,10 @@ import java.util.Map;
  * / {@code _errors}, {@code felix_iptables_save_calls} / {@code _errors}, {@code felix_iptables_lines_executed
  * {ip_version, table}}, {@code felix_ipset_calls} / {@code _errors} / {@code _lines_executed}, {@code felix_nft_calls}
  * / {@code _errors}, {@code felix_nft_list_calls} / {@code _errors}, {@code felix_nft_lines_executed{ip_version,
- * table}}, {@code felix_nft_netlink_calls} (ours: of the committed transactions, those sent as felix's own netlink
- * messages rather than through libnftables, {@code FELIX_NFTABLESNETLINKRULES}) and {@code felix_exec_time_micros} (a summary of the fork/exec time of every child process). Labelled
- * series are registered up front, so a scrape shows them at 0 before the first run.
+ * table}}, {@code felix_nft_netlink_calls} (ours: of the committed transactions, those sent as felix's own
+ * netlink messages rather than through libnftables, {@code FELIX_NFTABLESNETLINKRULES}) and
+ * {@code felix_exec_time_micros} (a summary of the fork/exec time of every child process). Labelled series are
+ * registered up front, so a scrape shows them at 0 before the first run.
  */
 public final class ToolCallMetrics implements ToolCalls {
 
@@ -51,8 +52,8 @@ public final class ToolCallMetrics implements ToolCalls {
         ipsetCalls = counter("felix.ipset.calls", "ipset commands run");
         ipsetErrors = counter("felix.ipset.errors", "ipset commands that failed");
         ipsetLines = counter("felix.ipset.lines.executed", "ipset restore lines run");
-        nftCalls = counter("felix.nft.calls", "libnftables transactions committed");
-        nftErrors = counter("felix.nft.errors", "libnftables transactions the kernel refused");
+        nftCalls = counter("felix.nft.calls", "nftables transactions committed");
+        nftErrors = counter("felix.nft.errors", "nftables transactions the kernel refused");
         nftNetlinkCalls = counter("felix.nft.netlink.calls",
                 "nftables transactions committed as felix's own netlink messages (of felix_nft_calls)");
         nftListCalls = counter("felix.nft.list.calls", "libnftables listings");
