@@ -48,6 +48,11 @@ public final class FaultSuite {
 
     /** One fault's window: killed at, back (new pid) at, ready at, end of its settle time. */
     record Window(String fault, long killed, long back, long ready, long recovered, long end, boolean kernelMayChange, String note) {
+
+        /** Whether the killed process is on the flow records' path: not the baseline, BIRD nor the CNI daemon. */
+        boolean carriesFlows() {
+            return !(fault.startsWith("(") || fault.startsWith("bird-") || fault.startsWith("cni-"));
+        }
     }
 
     private FaultSuite(Cluster cluster, PrintStream out) {
@@ -245,7 +250,7 @@ public final class FaultSuite {
         dump("faults-probes.log", all.stream().map(Probe::line).toList());
         dump("faults-kernel.log", kernel.between(0, Long.MAX_VALUE).stream().map(c -> c.at() + " " + c.namespace() + " " + c.line()).toList());
         dump("faults-windows.log", windows.stream().map(Window::toString).toList());
-        List<FlowBuckets.Span> spans = windows.stream().map(w -> new FlowBuckets.Span(w.killed(), w.end())).toList();
+        List<FlowBuckets.Span> spans = windows.stream().map(w -> new FlowBuckets.Span(w.killed(), w.end(), w.carriesFlows())).toList();
         for (Window w : windows) {
             ProbeScore score = ProbeScore.of(all, w.killed(), w.end());
             long recover = Math.max(w.recovered(), score.normalAgainAt(w.ready(), Prober.INTERVAL_MILLIS)) - w.ready();

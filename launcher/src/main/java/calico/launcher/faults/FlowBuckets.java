@@ -58,17 +58,22 @@ record FlowBuckets(long bucketMillis, long guardBeforeMillis, long guardAfterMil
         return out;
     }
 
-    /** A time span, {@code [from, to)} in epoch ms: one fault's window. */
-    record Span(long from, long to) {
+    /**
+     * A time span, {@code [from, to)} in epoch ms: one fault's window. {@code carriesFlows}: the killed process
+     * is on the flow records' path (felix, typha, goldmane, the datastore...); BIRD and the CNI daemon never hold
+     * a record, so a loss in their window is another fault's.
+     */
+    record Span(long from, long to, boolean carriesFlows) {
     }
 
     /**
      * {@return the connections lost per span}: each bucket's loss goes to the last span killed before
-     * the bucket's end among those overlapping it. Windows follow each other, and a kill loses what
-     * felix had not flushed since the bucket began: felix killed 10 s into a bucket whose first 10 s
-     * were typha's window loses that bucket's records, which are felix's loss, not typha's (the
-     * span overlapping most would name typha). A bucket no span overlaps counts for none. Index i of
-     * the answer is {@code spans.get(i)}'s.
+     * the bucket's end among those overlapping it that carry flows (when none does, the last of them, so
+     * that no loss goes unshown). Windows follow each other, and a kill loses what felix had not flushed
+     * since the bucket began: felix killed 10 s into a bucket whose first 10 s were typha's window loses
+     * that bucket's records, which are felix's loss, not typha's (the span overlapping most would name
+     * typha); BIRD killed after felix in the same bucket leaves it felix's. A bucket no span overlaps
+     * counts for none. Index i of the answer is {@code spans.get(i)}'s.
      */
     long[] lostPerSpan(List<Bucket> buckets, List<Span> spans) {
         long[] lost = new long[spans.size()];
@@ -77,7 +82,7 @@ record FlowBuckets(long bucketMillis, long guardBeforeMillis, long guardAfterMil
             for (int i = 0; i < spans.size(); i++) {
                 Span s = spans.get(i);
                 boolean overlaps = s.from() < b.start() + bucketMillis && s.to() > b.start();
-                if (overlaps && (last < 0 || s.from() > spans.get(last).from())) {
+                if (overlaps && (last < 0 || ranksAbove(s, spans.get(last)))) {
                     last = i;
                 }
             }
@@ -86,5 +91,13 @@ record FlowBuckets(long bucketMillis, long guardBeforeMillis, long guardAfterMil
             }
         }
         return lost;
+    }
+
+    /** Of two spans overlapping one bucket: one that carries flows first, then the one killed later. */
+    private static boolean ranksAbove(Span s, Span other) {
+        if (s.carriesFlows() != other.carriesFlows()) {
+            return s.carriesFlows();
+        }
+        return s.from() > other.from();
     }
 }

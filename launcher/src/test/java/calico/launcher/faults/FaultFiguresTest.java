@@ -89,13 +89,18 @@ class FaultFiguresTest {
         // Three faults: the first overlaps bucket 15 s and 1 s of bucket 30 s, the second 14 s of bucket 30 s and 2 s
         // of bucket 45 s, the third 13 s of bucket 45 s: each bucket's loss goes to the last fault killed in or
         // before it.
-        List<FlowBuckets.Span> spans = List.of(new FlowBuckets.Span(16_000, 31_000), new FlowBuckets.Span(31_000, 47_000),
-                new FlowBuckets.Span(47_000, 60_000));
+        List<FlowBuckets.Span> spans = List.of(new FlowBuckets.Span(16_000, 31_000, true), new FlowBuckets.Span(31_000, 47_000, true),
+                new FlowBuckets.Span(47_000, 60_000, true));
         assertThat(b.lostPerSpan(ledger, spans)).containsExactly(0, 1, 1);
         // A fault killed late in a bucket (felix, 14 s into bucket 30 s after typha's window) takes its loss:
         // what felix had not flushed since the bucket began died with it.
-        assertThat(b.lostPerSpan(ledger, List.of(new FlowBuckets.Span(20_000, 44_000), new FlowBuckets.Span(44_000, 46_000))))
+        assertThat(b.lostPerSpan(ledger, List.of(new FlowBuckets.Span(20_000, 44_000, true), new FlowBuckets.Span(44_000, 46_000, true))))
                 .containsExactly(0, 2);
+        // BIRD (no flow record passes it) killed after felix in bucket 30 s: that loss stays felix's; in bucket 45 s
+        // BIRD's window is alone, and the loss is still shown, against BIRD.
+        assertThat(b.lostPerSpan(ledger, List.of(new FlowBuckets.Span(20_000, 44_000, true), new FlowBuckets.Span(44_000, 46_000, false))))
+                .containsExactly(1, 1);
+        assertThat(b.lostPerSpan(ledger, List.of(new FlowBuckets.Span(20_000, 46_000, false)))).containsExactly(2);
         assertThat(b.lostPerSpan(ledger, List.of())).isEmpty();
         // More recorded than sent (another client on the flow) is no negative loss.
         assertThat(new FlowBuckets.Bucket(0, 1, 3).lost()).isZero();
