@@ -23,8 +23,16 @@ public final class BpfException extends RuntimeException {
         static final int ENOENT = 2;
         static final int EEXIST = 17;
         static final int EINVAL = 22;
+        static final int EOPNOTSUPP = 95;
+        /** The kernel's own "operation not supported" (not POSIX's), e.g. a map type without batch calls. */
+        static final int ENOTSUPP = 524;
 
         private Errno() {
+        }
+
+        /** {@return whether a batch call's failure says the map type has no batch operations} */
+        static boolean noBatch(int errno) {
+            return errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP;
         }
 
         static String describe(int errno) {
@@ -40,7 +48,8 @@ public final class BpfException extends RuntimeException {
                 case 19 -> "ENODEV";
                 case EINVAL -> "EINVAL";
                 case 28 -> "ENOSPC";
-                case 95 -> "EOPNOTSUPP";
+                case EOPNOTSUPP -> "EOPNOTSUPP";
+                case ENOTSUPP -> "ENOTSUPP";
                 default -> "errno";
             };
             return name + " (" + errno + ")";

@@ -1,5 +1,7 @@
 package calico.dataplane.bpf;
 
+import com.sun.jna.Memory;
+import com.sun.jna.ptr.IntByReference;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -19,9 +21,6 @@ public final class BpfMap {
     /** Whether the kernel takes batch calls for this map (learnt from the first refusal). */
     private boolean batchUpdates = true;
     private boolean batchDeletes = true;
-    /** The kernel's "operation not supported" for a map type without batch operations (and the POSIX one). */
-    private static final int ENOTSUPP = 524;
-    private static final int EOPNOTSUPP = 95;
 
     BpfMap(String name, int fd, int keySize, int valueSize) {
         this.name = name;
@@ -56,9 +55,9 @@ public final class BpfMap {
     public static int pinnedMaxEntries(java.nio.file.Path pin) {
         int fd = openPinned(pin);
         try {
-            com.sun.jna.Memory info = new com.sun.jna.Memory(LibBpf.MAP_INFO_SIZE);
+            Memory info = new Memory(LibBpf.MAP_INFO_SIZE);
             info.clear();
-            com.sun.jna.ptr.IntByReference len = new com.sun.jna.ptr.IntByReference(LibBpf.MAP_INFO_SIZE);
+            IntByReference len = new IntByReference(LibBpf.MAP_INFO_SIZE);
             int rc = BpfCalls.lib().bpf_obj_get_info_by_fd(fd, info, len);
             if (rc != 0) {
                 throw new BpfException("pinned map " + pin + ": info", BpfCalls.errno(rc));
@@ -107,14 +106,14 @@ public final class BpfMap {
         }
         int done = 0;
         if (batchUpdates && keys.size() > 1) {
-            com.sun.jna.ptr.IntByReference count = new com.sun.jna.ptr.IntByReference(keys.size());
+            IntByReference count = new IntByReference(keys.size());
             int rc = BpfCalls.lib().bpf_map_update_batch(fd, packed(keys, keySize, "key"),
                     packed(values, valueSize, "value"), count, null);
             if (rc == 0) {
                 return;
             }
             int errno = BpfCalls.errno(rc);
-            if (errno == BpfException.Errno.EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP) {
+            if (BpfException.Errno.noBatch(errno)) {
                 batchUpdates = false; // the map type has no batch: one call each from now on
             }
             done = Math.max(0, count.getValue());
@@ -132,7 +131,7 @@ public final class BpfMap {
         int removed = 0;
         int from = 0;
         while (batchDeletes && keys.size() - from > 1) {
-            com.sun.jna.ptr.IntByReference count = new com.sun.jna.ptr.IntByReference(keys.size() - from);
+            IntByReference count = new IntByReference(keys.size() - from);
             int rc = BpfCalls.lib().bpf_map_delete_batch(fd, packed(keys.subList(from, keys.size()), keySize, "key"),
                     count, null);
             if (rc == 0) {
@@ -145,7 +144,7 @@ public final class BpfMap {
             if (errno == BpfException.Errno.ENOENT && from < keys.size()) {
                 from++; // the batch stops at an absent key: skip it, go on with the rest
             } else {
-                if (errno == BpfException.Errno.EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP) {
+                if (BpfException.Errno.noBatch(errno)) {
                     batchDeletes = false;
                 }
                 break; // the loop below does the rest, one by one, and names a real error
@@ -159,8 +158,8 @@ public final class BpfMap {
         return removed;
     }
 
-    private static com.sun.jna.Memory packed(List<byte[]> items, int size, String what) {
-        com.sun.jna.Memory m = new com.sun.jna.Memory((long) items.size() * size);
+    private static Memory packed(List<byte[]> items, int size, String what) {
+        Memory m = new Memory((long) items.size() * size);
         long at = 0;
         for (byte[] b : items) {
             if (b.length != size) {
