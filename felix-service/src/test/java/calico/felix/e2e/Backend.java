@@ -52,7 +52,35 @@ enum Backend {
     /** {@return the dump command and its output in {@code ns}, cut at 20,000 characters} (for a failure's diagnostics). */
     String rulesetDump(NetNs ns) {
         String ruleset = ns.tryExec(dumpCommand().toArray(String[]::new)).output();
+        if (this == BPF) {
+            ruleset += tcxHooks(ns); // tc does not show tcx links
+        }
         return String.join(" ", dumpCommand()) + ":\n"
                 + (ruleset.length() > 20_000 ? ruleset.substring(0, 20_000) + "\n..." : ruleset);
+    }
+
+    /** {@return each workload interface's state and the programs on its tcx hooks}, as the kernel reports them in {@code ns} */
+    private static String tcxHooks(NetNs ns) {
+        try {
+            return ns.call(() -> {
+                StringBuilder out = new StringBuilder("tcx hooks:\n");
+                try (calico.dataplane.netlink.Netlink nl = new calico.dataplane.netlink.Netlink()) {
+                    for (calico.dataplane.netlink.Link l : nl.links()) {
+                        if (!l.name().startsWith("cali")) {
+                            continue;
+                        }
+                        out.append(l.name()).append(" (").append(l.index()).append(l.up() ? ", up" : ", down").append("):");
+                        for (calico.dataplane.bpf.TcDirection hook : calico.dataplane.bpf.TcDirection.values()) {
+                            out.append(' ').append(hook.name().toLowerCase(java.util.Locale.ROOT)).append(' ')
+                                    .append(calico.dataplane.bpf.Tcx.programNames(l.index(), hook));
+                        }
+                        out.append('\n');
+                    }
+                }
+                return out.toString();
+            });
+        } catch (RuntimeException e) {
+            return "tcx hooks: cannot list: " + e + "\n";
+        }
     }
 }

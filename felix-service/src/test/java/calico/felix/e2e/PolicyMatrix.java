@@ -633,21 +633,48 @@ abstract class PolicyMatrix {
                   types: [Ingress, Egress]
                 """));
         expect("FORWARD jump deleted by a stranger, then deny-all: jump restored").block(allThree(web, api)).check();
+        if (backend == Backend.BPF && java.nio.file.Files.exists(linkPin(web, calico.dataplane.bpf.TcDirection.INGRESS))) {
+            // tcx: a stranger removes web's link pins. felix holds its links open, so the programs
+            // stay on the hooks (a pin-only link would leave them when the kernel releases it),
+            // and the refresh pins the same links again.
+            markWrite();
+            Map<calico.dataplane.bpf.TcDirection, Integer> linkIds = new java.util.EnumMap<>(calico.dataplane.bpf.TcDirection.class);
+            for (calico.dataplane.bpf.TcDirection hook : calico.dataplane.bpf.TcDirection.values()) {
+                java.nio.file.Path pin = linkPin(web, hook);
+                linkIds.put(hook, calico.dataplane.bpf.Tcx.pinned(pin).orElseThrow().id());
+                cluster.hostOf(web).exec("rm", pin.toString());
+            }
+            for (calico.dataplane.bpf.TcDirection hook : calico.dataplane.bpf.TcDirection.values()) {
+                java.nio.file.Path pin = linkPin(web, hook);
+                calico.libcalico.testing.Await.until("web's " + hook + " link pinned again", Duration.ofSeconds(10),
+                        () -> calico.dataplane.bpf.Tcx.pinned(pin).map(calico.dataplane.bpf.Tcx.LinkState::id),
+                        java.util.Optional::isPresent);
+                assertThat(calico.dataplane.bpf.Tcx.pinned(pin)).as("the link felix held, not a new one")
+                        .map(calico.dataplane.bpf.Tcx.LinkState::id).hasValue(linkIds.get(hook));
+            }
+            expect("web's tcx link pins removed by a stranger: still denied").block(allThree(web, api)).check();
+        }
     }
 
     // ---------------------------------------------------------------- helpers
 
-    /** A stranger takes our program off {@code w}'s hook: the tcx link's pin removed (tcx), or our tc filter deleted. */
+    /** A stranger takes our program off {@code w}'s hook: the tcx link detached ({@code bpftool link detach}), or our tc filter deleted. */
     private void detachBpf(Workload w, calico.dataplane.bpf.TcDirection hook) {
         NetNs host = cluster.hostOf(w);
-        FelixProcess felix = felixes.get(cluster.hosts().stream().map(PodHosts.Host::netns).toList().indexOf(host));
-        java.nio.file.Path link = calico.dataplane.bpf.PolicyProgram.linkPin(felix.bpfPins(), w.interfaceName(), hook);
+        java.nio.file.Path link = linkPin(w, hook);
         if (java.nio.file.Files.exists(link)) {
-            host.exec("rm", link.toString());
+            host.run(() -> calico.dataplane.bpf.Tcx.detachLink(link));
         } else {
             host.exec("tc", "filter", "del", "dev", w.interfaceName(), hook.name().toLowerCase(java.util.Locale.ROOT),
                     "pref", "1", "handle", "0xca11", "bpf");
         }
+    }
+
+    /** {@return where the felix of {@code w}'s host pins the tcx link of {@code w}'s hook {@code hook}} */
+    private java.nio.file.Path linkPin(Workload w, calico.dataplane.bpf.TcDirection hook) {
+        NetNs host = cluster.hostOf(w);
+        FelixProcess felix = felixes.get(cluster.hosts().stream().map(PodHosts.Host::netns).toList().indexOf(host));
+        return calico.dataplane.bpf.PolicyProgram.linkPin(felix.bpfPins(), w.interfaceName(), hook);
     }
 
     /** A stranger deletes {@code w}'s ingress table entry from the BPF driver's pinned {@code cali_eps}. */
@@ -802,8 +829,24 @@ abstract class PolicyMatrix {
             d.append("node ").append(h.node()).append(":\nreadiness: ").append(felix.readiness()).append("\nstatus: ")
                     .append(felix.get("/felix/v1/status")).append("\npolicies: ").append(felix.get("/felix/v1/policies"))
                     .append("\n").append(backend.rulesetDump(h.netns())).append("\n");
+            if (backend == Backend.BPF) {
+                d.append("tcx link pins: ").append(tcxPins(h.netns(), felix)).append("\n");
+            }
         }
         return d.toString();
+    }
+
+    /** {@return each tcx link pin of {@code felix}'s with the link's interface and program}, read in {@code ns} */
+    private static String tcxPins(NetNs ns, FelixProcess felix) {
+        java.nio.file.Path dir = felix.bpfPins().resolve(calico.dataplane.bpf.PolicyProgram.LINKS);
+        try (var pins = java.nio.file.Files.list(dir)) {
+            List<java.nio.file.Path> all = pins.sorted().toList();
+            return ns.call(() -> all.stream().map(p -> p.getFileName() + "=" + calico.dataplane.bpf.Tcx.pinned(p)
+                    .map(l -> "if " + l.ifindex() + " prog " + l.programId()).orElse("(none)"))
+                    .collect(java.util.stream.Collectors.joining(", ")));
+        } catch (IOException | RuntimeException e) {
+            return "cannot list " + dir + ": " + e;
+        }
     }
 
     /** The probes of one step and their expected outcomes. */

@@ -90,6 +90,9 @@ interface LibBpf extends Library {
     /** {@code BPF_LINK_UPDATE}: the link's program replaced in place. */
     int bpf_link_update(int linkFd, int newProgFd, Pointer opts);
 
+    /** {@code BPF_LINK_DETACH}: the link leaves its hook at once (it stays open and pinned, attached to nothing). */
+    int bpf_link_detach(int linkFd);
+
     int bpf_obj_pin(int fd, String pathname);
 
     int bpf_prog_get_fd_by_id(int id);

@@ -118,9 +118,10 @@ public final class PolicyProgram implements AutoCloseable {
         Tc.attach(ifindex, ifName, dir.hook, object.programFd(dir.program), dir.program);
     }
 
-    /** Attaches the program of {@code dir} to the interface's hook for it as a pinned tcx link (see {@link Tcx#attach}). */
-    public void attachTcx(int ifindex, String ifName, PolicyMaps.Dir dir) {
-        Tcx.attach(ifindex, ifName, dir.hook, object.programFd(dir.program), dir.program, linkPin(pinDir, ifName, dir.hook));
+    /** Attaches the program of {@code dir} to the interface's hook for it as a tcx link pinned and held in {@code links}. */
+    public void attachTcx(int ifindex, String ifName, PolicyMaps.Dir dir, TcxLinks links) {
+        links.attach(ifindex, ifName, dir.hook, object.programFd(dir.program), dir.program,
+                linkPin(pinDir, ifName, dir.hook));
     }
 
     /** {@return where the tcx link of {@code ifName}'s hook {@code hook} is pinned} under the pin directory {@code pinDir} */

@@ -10,18 +10,17 @@ import java.util.OptionalInt;
 
 /**
  * tcx (kernel 6.6 and later): a program on an interface's ingress or egress hook as a BPF link,
- * no qdisc, run before any tc filter. The link is pinned (one file per interface and hook), so
- * it outlives felix: a restarted felix replaces the program in the pinned link
- * ({@code BPF_LINK_UPDATE}, no moment without one), and removing the pin detaches it. libbpf 1.1
- * has no tcx API, but its {@code bpf_link_create} is the raw {@code BPF_LINK_CREATE} syscall with
- * the attach type passed through.
+ * no qdisc, run before any tc filter. Links are pinned (one file per interface and hook), so they
+ * outlive felix, and held open while felix runs ({@link TcxLinks}). libbpf 1.1 has no tcx API,
+ * but its {@code bpf_link_create} is the raw {@code BPF_LINK_CREATE} syscall with the attach type
+ * passed through.
  */
 public final class Tcx {
 
     /** {@code enum bpf_attach_type}'s {@code BPF_TCX_INGRESS} and {@code BPF_TCX_EGRESS} (not in libbpf 1.1's headers). */
     static final int BPF_TCX_INGRESS = 46;
     static final int BPF_TCX_EGRESS = 47;
-    /** {@code struct bpf_link_info}: prog_id at 8, the tcx union's ifindex at 16. */
+    /** {@code struct bpf_link_info}: id at 4, prog_id at 8, the tcx union's ifindex at 16. */
     private static final int LINK_INFO_SIZE = 64;
 
     private Tcx() {
@@ -54,71 +53,57 @@ public final class Tcx {
     }
 
     /**
-     * Puts {@code progFd} on {@code ifindex}'s hook {@code dir}: in place in the link pinned at
-     * {@code pin} when that link is on this interface, else as a new link pinned there (a pin of a
-     * gone or re-created interface is replaced).
+     * Takes the link pinned at {@code pin} off its hook at once ({@code BPF_LINK_DETACH}, what
+     * {@code bpftool link detach} does); the link stays pinned, attached to nothing.
      *
-     * @param program the program's name, for the message only
-     * @throws BpfException naming the interface and the program
+     * @throws BpfException when nothing is pinned there or the kernel refuses
      */
-    public static void attach(int ifindex, String ifName, TcDirection dir, int progFd, String program, Path pin) {
-        String what = "tcx: attaching program " + program + " to " + ifName + " (ifindex " + ifindex + ") "
-                + dir.name().toLowerCase(java.util.Locale.ROOT);
-        if (Files.exists(pin)) {
-            int link = BpfCalls.lib().bpf_obj_get(pin.toString());
-            if (link >= 0) {
-                try {
-                    if (linkIfindex(link) == ifindex) {
-                        int rc = BpfCalls.lib().bpf_link_update(link, progFd, null);
-                        if (rc != 0) {
-                            throw new BpfException(what + ": update of the pinned link", BpfCalls.errno(rc));
-                        }
-                        return;
-                    }
-                } finally {
-                    BpfFs.LibC.INSTANCE.close(link);
-                }
-            }
-            delete(pin); // another interface's (a gone one's) link
-        }
-        int link = BpfCalls.lib().bpf_link_create(progFd, ifindex,
-                dir == TcDirection.INGRESS ? BPF_TCX_INGRESS : BPF_TCX_EGRESS, null);
-        if (link < 0) {
-            throw new BpfException(what, BpfCalls.errno(link));
-        }
-        try {
-            Files.createDirectories(pin.getParent());
-            int rc = BpfCalls.lib().bpf_obj_pin(link, pin.toString());
-            if (rc != 0) {
-                throw new BpfException(what + ": pin " + pin, BpfCalls.errno(rc));
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(what + ": " + pin.getParent(), e);
-        } finally {
-            BpfFs.LibC.INSTANCE.close(link); // the pin holds it
-        }
-    }
-
-    /** {@return whether a link was pinned at {@code pin}} and removes the pin, which detaches it. */
-    public static boolean detach(Path pin) {
-        return delete(pin);
-    }
-
-    /** {@return the ID of the program in the link pinned at {@code pin}}, empty when there is none or its interface is gone. */
-    public static OptionalInt attachedProgramId(Path pin, int ifindex) {
-        if (!Files.exists(pin)) {
-            return OptionalInt.empty();
-        }
+    public static void detachLink(Path pin) {
         int link = BpfCalls.lib().bpf_obj_get(pin.toString());
         if (link < 0) {
-            return OptionalInt.empty();
+            throw new BpfException("tcx: open the link pinned at " + pin, BpfCalls.errno(link));
         }
         try {
-            Memory info = linkInfo(link);
-            return info == null || info.getInt(16) != ifindex ? OptionalInt.empty() : OptionalInt.of(info.getInt(8));
+            int rc = BpfCalls.lib().bpf_link_detach(link);
+            if (rc != 0) {
+                throw new BpfException("tcx: detach the link pinned at " + pin, BpfCalls.errno(rc));
+            }
         } finally {
             BpfFs.LibC.INSTANCE.close(link);
         }
+    }
+
+    /** {@return the ID of the program in the link pinned at {@code pin}}, empty when there is none or it is not on {@code ifindex} */
+    public static OptionalInt attachedProgramId(Path pin, int ifindex) {
+        return pinned(pin).filter(l -> l.ifindex() == ifindex).map(l -> OptionalInt.of(l.programId()))
+                .orElse(OptionalInt.empty());
+    }
+
+    /** A link as the kernel reports it: its ID, its program, and its interface (0 once detached or the interface gone). */
+    public record LinkState(int id, int programId, int ifindex) {
+    }
+
+    /** {@return the link pinned at {@code pin}}, empty when nothing is pinned there */
+    public static java.util.Optional<LinkState> pinned(Path pin) {
+        if (!Files.exists(pin)) {
+            return java.util.Optional.empty();
+        }
+        int link = BpfCalls.lib().bpf_obj_get(pin.toString());
+        if (link < 0) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return state(link);
+        } finally {
+            BpfFs.LibC.INSTANCE.close(link);
+        }
+    }
+
+    /** {@return the state of the link open as {@code linkFd}}, empty when the kernel does not say */
+    static java.util.Optional<LinkState> state(int linkFd) {
+        Memory info = linkInfo(linkFd);
+        return info == null ? java.util.Optional.empty()
+                : java.util.Optional.of(new LinkState(info.getInt(4), info.getInt(8), info.getInt(16)));
     }
 
     /**
@@ -165,12 +150,6 @@ public final class Tcx {
     private static final int PROG_INFO_SIZE = 96;
     private static final int PROG_INFO_NAME = 64;
 
-    /** {@return the interface the link is on}, 0 when it is gone (the kernel detached the link) */
-    private static int linkIfindex(int link) {
-        Memory info = linkInfo(link);
-        return info == null ? 0 : info.getInt(16);
-    }
-
     private static Memory linkInfo(int link) {
         Memory info = new Memory(LINK_INFO_SIZE);
         info.clear();
@@ -178,7 +157,7 @@ public final class Tcx {
         return BpfCalls.lib().bpf_obj_get_info_by_fd(link, info, len) == 0 ? info : null;
     }
 
-    private static boolean delete(Path pin) {
+    static boolean delete(Path pin) {
         try {
             return Files.deleteIfExists(pin);
         } catch (IOException e) {

@@ -629,7 +629,7 @@ class PolicyProgramTest {
     /**
      * tcx links (kernel 6.6 and later): the shipped programs attached as pinned links decide real
      * packets with no qdisc; a second attach replaces the program in place (still one program on
-     * the hook); the pin outlives the loader; removing the pin detaches.
+     * the hook); the pin outlives the loader; removing the pin of a link nobody holds detaches it.
      */
     @Test
     void pinnedLinksPoliceReplaceInPlaceAndDetachWithTheirPin() throws Exception {
@@ -638,10 +638,10 @@ class PolicyProgramTest {
         int ifB = ifindex("calibbbb");
         Path egress = PolicyProgram.linkPin(pins, "calibbbb", TcDirection.EGRESS);
         try (NetNs.Listener b8080 = b.tcpListener(B, 8080)) {
-            try (PolicyProgram prog = router.call(() -> PolicyProgram.load(pins))) {
+            try (PolicyProgram prog = router.call(() -> PolicyProgram.load(pins)); TcxLinks links = new TcxLinks()) {
                 router.run(() -> {
                     for (Dir d : Dir.WORKLOAD) {
-                        prog.attachTcx(ifB, "calibbbb", d);
+                        prog.attachTcx(ifB, "calibbbb", d, links);
                     }
                 });
                 assertThat(router.call(() -> Tcx.programNames(ifB, TcDirection.EGRESS))).containsExactly("calico_to_ep");
@@ -650,32 +650,81 @@ class PolicyProgramTest {
                 assertThat(router.exec("tc", "qdisc", "show", "dev", "calibbbb")).doesNotContain("clsact");
                 assertThat(egress).exists();
                 assertThat(a.tcpConnects(B, 8080, NO)).as("no table: dropped").isFalse();
-                BpfMap rules = prog.map(PolicyMaps.RULES);
-                rules.put(PolicyMaps.ruleKey(ifB, Dir.TO_ENDPOINT, 1, 0), PolicyMaps.rule(Rule.always(Action.ALLOW, 0)));
-                rules.put(PolicyMaps.ruleKey(ifB, Dir.FROM_ENDPOINT, 1, 0), PolicyMaps.rule(Rule.always(Action.ALLOW, 0)));
-                prog.map(PolicyMaps.ENDPOINTS).put(PolicyMaps.endpointKey(ifB, Dir.TO_ENDPOINT), PolicyMaps.endpointValue(1, 1));
-                prog.map(PolicyMaps.ENDPOINTS).put(PolicyMaps.endpointKey(ifB, Dir.FROM_ENDPOINT),
-                        PolicyMaps.endpointValue(1, 1));
+                allowAllOn(prog, ifB);
                 assertThat(a.tcpConnects(B, 8080, YES)).as("allowed by b's tables").isTrue();
             }
             // The loader is gone; the pinned links keep the programs on the hooks.
             assertThat(router.call(() -> Tcx.programNames(ifB, TcDirection.EGRESS))).containsExactly("calico_to_ep");
             List<Integer> before = router.call(() -> Tcx.programIds(ifB, TcDirection.EGRESS));
-            try (PolicyProgram again = router.call(() -> PolicyProgram.load(pins))) {
-                router.run(() -> again.attachTcx(ifB, "calibbbb", Dir.TO_ENDPOINT));
+            try (PolicyProgram again = router.call(() -> PolicyProgram.load(pins)); TcxLinks links = new TcxLinks()) {
+                router.run(() -> again.attachTcx(ifB, "calibbbb", Dir.TO_ENDPOINT, links));
                 List<Integer> after = router.call(() -> Tcx.programIds(ifB, TcDirection.EGRESS));
                 assertThat(after).as("replaced in the link: one program, a new one").hasSize(1)
                         .doesNotContainAnyElementsOf(before);
                 assertThat(router.call(() -> Tcx.attachedProgramId(egress, ifB))).hasValue(after.get(0));
                 assertThat(a.tcpConnects(B, 8080, YES)).isTrue();
             }
-            assertThat(Tcx.detach(egress)).isTrue();
+            try (TcxLinks nobody = new TcxLinks()) {
+                assertThat(nobody.detach(egress)).isTrue();
+            }
             // the kernel releases the link after the pin's last reference goes (a deferred work item)
             await("unpinned: detached",
                     () -> router.call(() -> Tcx.programIds(ifB, TcDirection.EGRESS)).isEmpty());
             assertThat(router.call(() -> Tcx.programNames(ifB, TcDirection.INGRESS))).as("the other hook keeps its link")
                     .containsExactly("calico_from_ep");
             assertThat(router.call(() -> Tcx.attachedProgramId(egress, ifB))).isEmpty();
+        }
+    }
+
+    /**
+     * A link held open survives a stranger removing its pin (no moment without the program: the
+     * link is never released) and is pinned again as it was; a stranger's {@code BPF_LINK_DETACH}
+     * takes it off the hook at once, which the check reports, and attaching again puts a new link
+     * there.
+     */
+    @Test
+    void heldLinksOutliveTheirPinAndADetachedOneIsReplaced() throws Exception {
+        assumeTrue(router.call(Tcx::available), "kernel without tcx");
+        Path pins = bpffs.resolve("calico");
+        int ifB = ifindex("calibbbb");
+        Path egress = PolicyProgram.linkPin(pins, "calibbbb", TcDirection.EGRESS);
+        try (NetNs.Listener b8080 = b.tcpListener(B, 8080);
+             PolicyProgram prog = router.call(() -> PolicyProgram.load(pins)); TcxLinks links = new TcxLinks()) {
+            router.run(() -> {
+                for (Dir d : Dir.WORKLOAD) {
+                    prog.attachTcx(ifB, "calibbbb", d, links);
+                }
+            });
+            int linkId = Tcx.pinned(egress).orElseThrow().id();
+            assertThat(router.call(() -> links.check(egress, ifB))).isEqualTo(TcxLinks.State.ATTACHED);
+
+            Files.delete(egress); // the stranger
+            assertThat(router.call(() -> links.check(egress, ifB))).as("held: still on the hook")
+                    .isEqualTo(TcxLinks.State.PIN_MISSING);
+            assertThat(router.call(() -> Tcx.programNames(ifB, TcDirection.EGRESS))).containsExactly("calico_to_ep");
+            assertThat(a.tcpConnects(B, 8080, NO)).as("b's hook still drops (no table)").isFalse();
+            links.repin(egress);
+            assertThat(Tcx.pinned(egress)).as("the same link, pinned again").map(Tcx.LinkState::id).hasValue(linkId);
+            assertThat(router.call(() -> links.check(egress, ifB))).isEqualTo(TcxLinks.State.ATTACHED);
+
+            Tcx.detachLink(egress); // the stranger, with bpftool link detach
+            assertThat(router.call(() -> Tcx.programIds(ifB, TcDirection.EGRESS))).as("detached at once").isEmpty();
+            assertThat(router.call(() -> links.check(egress, ifB))).isEqualTo(TcxLinks.State.DETACHED);
+            allowAllOn(prog, ifB);
+            router.run(() -> prog.attachTcx(ifB, "calibbbb", Dir.TO_ENDPOINT, links));
+            assertThat(router.call(() -> Tcx.programNames(ifB, TcDirection.EGRESS))).containsExactly("calico_to_ep");
+            assertThat(Tcx.pinned(egress)).as("a new link").map(Tcx.LinkState::id).isPresent().get()
+                    .isNotEqualTo(linkId);
+            assertThat(a.tcpConnects(B, 8080, YES)).as("policed by the new link: allowed by b's tables").isTrue();
+        }
+    }
+
+    /** Gives {@code ifindex} one table each way that allows everything. */
+    private static void allowAllOn(PolicyProgram prog, int ifindex) {
+        BpfMap rules = prog.map(PolicyMaps.RULES);
+        for (Dir d : Dir.WORKLOAD) {
+            rules.put(PolicyMaps.ruleKey(ifindex, d, 1, 0), PolicyMaps.rule(Rule.always(Action.ALLOW, 0)));
+            prog.map(PolicyMaps.ENDPOINTS).put(PolicyMaps.endpointKey(ifindex, d), PolicyMaps.endpointValue(1, 1));
         }
     }
 }

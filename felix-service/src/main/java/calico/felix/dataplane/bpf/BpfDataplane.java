@@ -11,6 +11,7 @@ import calico.dataplane.bpf.PolicyProgram;
 import calico.dataplane.bpf.Tc;
 import calico.dataplane.bpf.Tcx;
 import calico.dataplane.bpf.TcDirection;
+import calico.dataplane.bpf.TcxLinks;
 import calico.dataplane.netlink.Link;
 import calico.dataplane.netlink.Netlink;
 import calico.felix.calc.DataplaneUpdate;
@@ -123,6 +124,8 @@ public final class BpfDataplane implements PolicyDriver {
      * a link appeared, went or got a new index since (listed again at the next sync).
      */
     private Map<String, Link> knownLinks;
+    /** Our tcx links, pinned and held open (a stranger's removal of a pin does not detach them). */
+    private final TcxLinks tcxLinks = new TcxLinks();
     /** Interfaces with our programs, by name: their ifindex when attached. */
     private final Map<String, Integer> attached = new TreeMap<>();
     /** Host interfaces with the host endpoint programs, by name: their ifindex when attached. */
@@ -652,7 +655,7 @@ public final class BpfDataplane implements PolicyDriver {
             try {
                 for (Dir d : dirs) {
                     trying = d;
-                    prog.attachTcx(l.index(), l.name(), d);
+                    prog.attachTcx(l.index(), l.name(), d, tcxLinks);
                 }
             } catch (RuntimeException e) {
                 throw new AttachFailed(trying, e);
@@ -681,7 +684,7 @@ public final class BpfDataplane implements PolicyDriver {
                 prog.attach(l.index(), l.name(), d);
             }
             for (Dir d : dirs) {
-                Tcx.detach(PolicyProgram.linkPin(pinDir(), l.name(), d.hook));
+                tcxLinks.detach(PolicyProgram.linkPin(pinDir(), l.name(), d.hook));
             }
         } catch (RuntimeException e) {
             throw new AttachFailed(trying, e);
@@ -722,31 +725,34 @@ public final class BpfDataplane implements PolicyDriver {
 
     private void unpinLinks(String ifName) {
         for (TcDirection hook : TcDirection.values()) {
-            Tcx.detach(PolicyProgram.linkPin(pinDir(), ifName, hook));
+            tcxLinks.detach(PolicyProgram.linkPin(pinDir(), ifName, hook));
         }
     }
 
-    /** Removes the tcx link pins of interfaces not in {@code present} (gone while felix was not running). */
+    /** Removes the tcx links (pins, and descriptors held) of interfaces not in {@code present} (gone meanwhile). */
     private void unpinLinksOfGoneInterfaces(Set<String> present) {
         Path dir = pinDir().resolve(PolicyProgram.LINKS);
-        if (!java.nio.file.Files.isDirectory(dir)) {
-            return;
-        }
-        try (var pins = java.nio.file.Files.list(dir)) {
-            for (Path p : pins.toList()) {
-                if (!Tcx.interfaceOf(p).map(present::contains).orElse(false)) {
-                    java.nio.file.Files.deleteIfExists(p);
-                }
+        Set<Path> ours = new HashSet<>(tcxLinks.heldPins());
+        if (java.nio.file.Files.isDirectory(dir)) {
+            try (var pins = java.nio.file.Files.list(dir)) {
+                pins.forEach(ours::add);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot list the tcx link pins in " + dir, e);
             }
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("cannot list the tcx link pins in " + dir, e);
+        }
+        for (Path p : ours) {
+            if (!Tcx.interfaceOf(p).map(present::contains).orElse(false)) {
+                tcxLinks.detach(p);
+            }
         }
     }
 
-    /** {@return whether our program is on {@code ifName}'s hook} in the mode the driver attaches with */
-    private boolean onHook(String ifName, int ifindex, TcDirection hook) {
-        return (tcx ? Tcx.attachedProgramId(PolicyProgram.linkPin(pinDir(), ifName, hook), ifindex)
-                : Tc.attachedProgramId(ifindex, hook)).isPresent();
+    /** {@return whether our program is on {@code ifName}'s hook, and pinned}, in the mode the driver attaches with */
+    private TcxLinks.State hookState(String ifName, int ifindex, TcDirection hook) {
+        if (tcx) {
+            return tcxLinks.check(PolicyProgram.linkPin(pinDir(), ifName, hook), ifindex);
+        }
+        return Tc.attachedProgramId(ifindex, hook).isPresent() ? TcxLinks.State.ATTACHED : TcxLinks.State.DETACHED;
     }
 
     private Map<String, Link> workloadLinks() {
@@ -846,11 +852,18 @@ public final class BpfDataplane implements PolicyDriver {
             knownLinks = null;
             repaired++;
         }
-        // A stranger's `tc filter del` (or a qdisc replaced): attach again.
+        // A stranger's `tc filter del`, a qdisc replaced, a tcx link detached: attach again. A
+        // tcx link's pin removed: pinned again (the link we hold stayed on its hook).
         for (Map<String, Integer> held : List.of(attached, hostAttached)) {
             for (Map.Entry<String, Integer> e : List.copyOf(held.entrySet())) {
                 for (TcDirection hook : TcDirection.values()) {
-                    if (!onHook(e.getKey(), e.getValue(), hook)) {
+                    TcxLinks.State state = hookState(e.getKey(), e.getValue(), hook);
+                    if (state == TcxLinks.State.PIN_MISSING) {
+                        log.warn("BPF: the pin of {}'s {} tcx link was removed: pinned again", e.getKey(),
+                                hook.name().toLowerCase(java.util.Locale.ROOT));
+                        tcxLinks.repin(PolicyProgram.linkPin(pinDir(), e.getKey(), hook));
+                        repaired++;
+                    } else if (state == TcxLinks.State.DETACHED) {
                         held.remove(e.getKey());
                         repaired++;
                         break;
@@ -921,6 +934,7 @@ public final class BpfDataplane implements PolicyDriver {
 
     @Override
     public void close() {
+        tcxLinks.close(); // the pins keep the programs on their hooks
         if (hostProgram != null) {
             hostProgram.close();
             hostProgram = null;
