@@ -108,6 +108,8 @@ struct cali_rule {
 #define CALI_CFG_RPF 1 /* drop a workload's packet whose source does not route back out of its interface */
 #define CALI_CFG_HOST_DROP 2 /* drop a workload's new flows to the host itself (defaultEndpointToHostAction Drop) */
 #define CALI_CFG_REJECT 4 /* a policy deny answers ICMP port unreachable (iptablesFilterDenyAction Reject) */
+#define CALI_CFG_SVC_LOOP 8 /* forwarded traffic to a workload still addressed to a service range (cali_ifnets, interface 0) stops (serviceLoopPrevention) */
+#define CALI_CFG_SVC_REJECT 16 /* ... and is answered with an ICMP port unreachable instead of dropped (serviceLoopPrevention Reject) */
 
 /* skb->mark of the ICMP errors the programs build: they skip policy on their way back. */
 #define CALI_MARK_REJECT 0xca110001
@@ -146,6 +148,12 @@ struct cali_lpm_key {
 	__u32 family;    /* CALI_FAMILY_* (host order: only ever compared whole) */
 	__u32 addr[4];   /* network byte order; IPv4 in addr[0] */
 };
+
+/* cali_ifnets' key is a cali_lpm_key whose set_id is an interface's ifindex (network order): the
+ * source prefixes that workload may send from whatever the reverse path says (its
+ * allowSpoofedSourcePrefixes under workloadSourceSpoofing Any); ifindex 0: the service ranges
+ * serviceLoopPrevention guards. */
+#define CALI_IFNETS_SERVICES 0
 
 struct cali_named_port_key {
 	__u32 set_id;

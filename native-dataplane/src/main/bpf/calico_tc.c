@@ -7,6 +7,25 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* Nets by interface (calico_policy.h, CALI_IFNETS_SERVICES): a workload's allowed spoofed sources,
+ * and under interface 0 the service ranges. Only the workload programs read it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 65536);
+	__type(key, struct cali_lpm_key);
+	__type(value, __u8);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cali_ifnets SEC(".maps");
+
+/* {return} whether addr (of w's family) is in one of the nets cali_ifnets holds for ifindex. */
+static __always_inline int in_ifnets(__u32 ifindex, const struct walk *w, const __u32 *addr)
+{
+	struct cali_lpm_key k = { .prefixlen = 64 + 128, .set_id = bpf_htonl(ifindex), .family = w->family };
+	__builtin_memcpy(k.addr, addr, 16);
+	return bpf_map_lookup_elem(&cali_ifnets, &k) != NULL;
+}
+
 static __always_inline __u16 csum_fold(__s64 csum)
 {
 	__u32 c = (__u32)csum;
@@ -171,11 +190,22 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 	struct cali_cfg *cfg = bpf_map_lookup_elem(&cali_cfg, &zero_key);
 	__u32 cfg_flags = cfg ? cfg->flags : 0;
 	if (dir == CALI_DIR_FROM_EP && (cfg_flags & CALI_CFG_RPF)) {
-		/* Strict reverse path: the source must route back out of the interface it came in by. */
+		/* Strict reverse path: the source must route back out of the interface it came in by, unless
+		 * it is one of the workload's allowed spoofed sources (workloadSourceSpoofing Any). */
 		__u32 back = 0;
 		int rc = route(skb, &w, w.daddr, w.saddr, skb->ifindex, &back);
-		if ((rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH) || back != skb->ifindex)
+		if (((rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH) || back != skb->ifindex)
+				&& !in_ifnets(skb->ifindex, &w, w.saddr))
 			return TC_ACT_SHOT;
+	}
+	if (dir == CALI_DIR_TO_EP && !from_host && (cfg_flags & CALI_CFG_SVC_LOOP)
+			&& in_ifnets(CALI_IFNETS_SERVICES, &w, w.daddr)) {
+		/* Forwarded and still addressed to a service range: nothing DNAT'd it (kube-proxy's DNAT
+		 * comes before forwarding), so no one serves it here; as Calico's cali-cidr-block, every
+		 * packet, before conntrack. */
+		if (!(cfg_flags & CALI_CFG_SVC_REJECT))
+			return TC_ACT_SHOT;
+		return w.family == CALI_FAMILY_V6 ? reject6(skb, dir) : reject(skb, dir);
 	}
 
 	__u64 now = bpf_ktime_get_ns();

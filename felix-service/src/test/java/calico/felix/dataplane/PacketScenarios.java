@@ -895,12 +895,12 @@ public abstract class PacketScenarios {
     }
 
     /** {@return whether a TCP connect is refused within a second} (a dropped SYN times out instead) */
-    private static boolean refused(NetNs from, String ip, int port) {
+    protected static boolean refused(NetNs from, String ip, int port) {
         return refused(from, ip, port, 1000);
     }
 
     /** {@return whether a TCP connect from {@code from} is refused within {@code ms}} */
-    private static boolean refused(NetNs from, String ip, int port, int ms) {
+    protected static boolean refused(NetNs from, String ip, int port, int ms) {
         return from.call(() -> {
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress(ip, port), ms);
@@ -914,7 +914,7 @@ public abstract class PacketScenarios {
     }
 
     /** {@return whether a datagram sent from {@code src} (bound to {@code srcIp}) reaches {@code dstIp:port} in {@code dst}} */
-    private static boolean udpArrives(NetNs src, String srcIp, NetNs dst, String dstIp, int port) {
+    protected static boolean udpArrives(NetNs src, String srcIp, NetNs dst, String dstIp, int port) {
         try (DatagramSocket rx = dst.call(() -> new DatagramSocket(new InetSocketAddress(InetAddress.getByName(dstIp),
                 port)))) {
             rx.setSoTimeout(700);

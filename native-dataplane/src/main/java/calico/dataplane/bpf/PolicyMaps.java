@@ -38,9 +38,16 @@ public final class PolicyMaps {
     public static final String CONFIG = "cali_cfg";
     /** Idle timeouts by conntrack state ({@code bpfConntrackTimeouts}): {@code __u32} state → {@code __u32} seconds, 0: the default. */
     public static final String CT_TIMEOUTS = "cali_ct_timeouts";
+    /**
+     * Nets by interface (workload programs only), keyed as {@link #SETS} with the ifindex for the set ID
+     * ({@link #ifnetKey}): a workload's allowed spoofed sources; under {@link #IFNETS_SERVICES} the service ranges.
+     */
+    public static final String IFNETS = "cali_ifnets";
+    /** The "interface" of {@link #IFNETS} whose nets are the service ranges {@code serviceLoopPrevention} guards. */
+    public static final int IFNETS_SERVICES = 0;
     /** Every map the policy program pins, by name. */
     public static final List<String> ALL = List.of(ENDPOINTS, RULES, SETS, NAMED_PORTS, CONNTRACK, PREFIXES, EVENTS,
-            CONFIG, CT_TIMEOUTS);
+            CONFIG, CT_TIMEOUTS, IFNETS);
     /** The conntrack map's size when none is given (the compiled one; felix passes {@code bpfMapSizeConntrack}). */
     public static final int CONNTRACK_DEFAULT_SIZE = 524288;
     /** {@code cali_cfg.flags}: strict reverse-path check of a workload's source. */
@@ -49,6 +56,10 @@ public final class PolicyMaps {
     public static final int CFG_HOST_DROP = 2;
     /** {@code cali_cfg.flags}: a policy deny answers with an ICMP port unreachable instead of dropping. */
     public static final int CFG_REJECT = 4;
+    /** {@code cali_cfg.flags}: forwarded traffic to a workload still addressed to a service range is dropped. */
+    public static final int CFG_SVC_LOOP = 8;
+    /** {@code cali_cfg.flags}: with {@link #CFG_SVC_LOOP}, answered with an ICMP port unreachable instead. */
+    public static final int CFG_SVC_REJECT = 16;
 
     /** calico_policy.h limits. */
     public static final int MAX_RULES = 4096;
@@ -403,6 +414,11 @@ public final class PolicyMaps {
         }
         return le(LPM_KEY_SIZE).putInt(64 + prefix).order(ByteOrder.BIG_ENDIAN).putInt(setId)
                 .order(ByteOrder.LITTLE_ENDIAN).putInt(family(address)).put(address16(address)).array();
+    }
+
+    /** A key of {@link #IFNETS}: net {@code address/prefix} of interface {@code ifindex} (0: the service ranges). */
+    public static byte[] ifnetKey(int ifindex, InetAddress address, int prefix) {
+        return lpmKey(ifindex, address, prefix);
     }
 
     /** An LPM key's fields: set ID, address, prefix length. */

@@ -113,6 +113,8 @@ public final class BpfDataplane implements PolicyDriver {
     private final Set<Key> lpm = new HashSet<>();
     private final Set<Key> namedPorts = new HashSet<>();
     private final Map<EpDir, Table> tables = new HashMap<>();
+    /** What {@code cali_ifnets} holds. */
+    private final InterfaceNets interfaceNets = new InterfaceNets();
     /** Workload tables compiled by earlier applies, kept until a batch changes what they are made of. */
     private final WorkloadTables workloadTables = new WorkloadTables();
     /** The member keys each set in use has in the maps, by set key. */
@@ -309,7 +311,7 @@ public final class BpfDataplane implements PolicyDriver {
         // The programs' settings: strict reverse path always (as the raw table's rule), host-bound drops per setting.
         int cfg = PolicyMaps.CFG_RPF | (model.settings().endpointToHostAction()
                 == calico.felix.dataplane.rules.RuleSettings.EndpointToHostAction.DROP ? PolicyMaps.CFG_HOST_DROP : 0)
-                | (model.settings().denyReject() ? PolicyMaps.CFG_REJECT : 0);
+                | (model.settings().denyReject() ? PolicyMaps.CFG_REJECT : 0) | InterfaceNets.flags(model);
         program.map(PolicyMaps.CONFIG).put(PolicyMaps.configKey(), PolicyMaps.configValue(cfg));
         // bpfConntrackTimeouts: each state's configured timeout, 0 (the program's default) for the rest.
         BpfMap ctTimeouts = program.map(PolicyMaps.CT_TIMEOUTS);
@@ -339,6 +341,8 @@ public final class BpfDataplane implements PolicyDriver {
         Map<String, Link> links = workloadLinks(all);
         Map<String, TableCompiler.EndpointTables> hostTables = hostInterfaces(compiled, all, links,
                 model.config()::isExcludedInterface);
+        // Allowed spoofed sources and the service ranges (the flags above say whether the latter are read).
+        interfaceNets.sync(program.map(PolicyMaps.IFNETS), model, links, full);
 
         // 1. Set members first: a new table may name them. Only sets new to the tables or changed by
         // a batch are read; what they no longer hold, and the members of sets no table uses, go in 4.
@@ -817,7 +821,8 @@ public final class BpfDataplane implements PolicyDriver {
         }
     }
 
-    private static InetAddress inet(Cidr c) {
+    /** {@return the network address of {@code c}} (an IPv6 one as IPv6, never as a mapped IPv4 address) */
+    static InetAddress inet(Cidr c) {
         try {
             byte[] a = c.network().address().toBytes();
             // An IPv6 member is never read as IPv4 (getByAddress would make ::ffff:a.b.c.d an Inet4Address).

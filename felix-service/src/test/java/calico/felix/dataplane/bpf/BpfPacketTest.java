@@ -72,9 +72,6 @@ class BpfPacketTest extends PacketScenarios {
                         + "as in Calico's eBPF mode, arriving traffic is judged by the destination it arrived with",
                 Feature.NAT_OUTGOING, "no masquerade: the netfilter nat chains go with the netfilter drivers",
                 Feature.HOST_INPUT_FILTER, "the host's own input (VXLAN from non-Calico hosts) is not policed",
-                Feature.SPOOFED_SOURCE_PREFIXES, "the program's reverse-path check knows no allowSpoofedSourcePrefixes",
-                Feature.SERVICE_LOOP_PREVENTION, "no cali-cidr-block: forwarded traffic is judged by workload policy "
-                        + "only",
                 Feature.KUBE_IPVS, "no INPUT/OUTPUT chains: as in Calico, eBPF mode ignores kube-proxy's IPVS mode");
     }
 
@@ -484,6 +481,87 @@ class BpfPacketTest extends PacketScenarios {
             assertThat(a.tcpConnects(B_IP, 7070, YES)).as("named port v4").isTrue();
             assertThat(scenarioDriver.refresh()).isZero();
         }
+    }
+
+    /**
+     * {@code cali_ifnets} and the {@code cali_cfg} flags follow the model: a's
+     * {@code allowSpoofedSourcePrefixes} of both families under a's ifindex only while
+     * {@code workloadSourceSpoofing} is {@code Any}; the service ranges under 0 unless
+     * {@code serviceLoopPrevention} is {@code Disabled}, with the Reject flag for {@code Reject}. Real
+     * IPv6 packets: an allowed spoofed v6 source passes the reverse path from a, another is dropped;
+     * forwarded v6 to a service range nobody DNAT'd is dropped, refused under Reject. A resync reads
+     * the map back.
+     */
+    @Test
+    void spoofedSourcesAndServiceRangesAreTheInterfaceNetsMap() {
+        start(Feature.IPV6);
+        host.exec("ip", "-6", "addr", "add", HOST_IP6 + "/64", "dev", "up0", "nodad");
+        outside.exec("ip", "-6", "addr", "add", OUT_IP6 + "/64", "dev", "eth0", "nodad");
+        outside.exec("ip", "-6", "route", "add", "fd00:65::/64", "via", HOST_IP6);
+        outside.exec("ip", "-6", "route", "add", "fd00:96::/112", "via", HOST_IP6);
+        String spoof6 = "fd00:65::91";
+        String other6 = "fd00:65::a9";
+        String svc6 = "fd00:96::10";
+        for (String ip : List.of(spoof6, other6, svc6)) {
+            a.exec("ip", "-6", "addr", "add", ip + "/128", "dev", "eth0", "nodad");
+        }
+        host.exec("ip", "-6", "route", "add", spoof6 + "/128", "dev", B_IF); // routed elsewhere: spoofed
+        host.exec("ip", "-6", "route", "add", other6 + "/128", "dev", B_IF);
+        host.exec("ip", "-6", "route", "add", svc6 + "/128", "dev", A_IF); // as a route learnt over BGP
+        CompiledRule allowAll = new CompiledRule(Action.Allow, null, null, null, null, null, CompiledRule.Side.ANY,
+                CompiledRule.Side.ANY, null);
+        Map<String, String> any = Map.of("workloadSourceSpoofing", "Any");
+        apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(any))),
+                new DataplaneUpdate.ActiveProfileUpdate("kns.test", new CompiledPolicy(List.of(allowAll),
+                        List.of(allowAll), false)),
+                new DataplaneUpdate.WorkloadEndpointUpdate("test/a", A_IF, null, List.of(A_IP + "/32"),
+                        List.of(A_IP6 + "/128"), List.of("kns.test"), List.of(), List.of(),
+                        DataplaneUpdate.EndpointIdentity.NONE, List.of(), List.of("10.65.0.96/30", "fd00:65::90/124")),
+                new DataplaneUpdate.WorkloadEndpointUpdate("test/b", B_IF, null, List.of(B_IP + "/32"),
+                        List.of(B_IP6 + "/128"), List.of("kns.test"), List.of(), List.of()),
+                new DataplaneUpdate.ServiceCidrsUpdate(List.of("10.96.0.0/12", "fd00:96::/112")));
+        int ifA = ifindex(A_IF);
+        assertThat(ifnets()).containsExactlyInAnyOrder(ifA + " 10.65.0.96/30", ifA + " fd00:65::90/124",
+                "0 10.96.0.0/12", "0 fd00:96::/112");
+        assertThat(configFlags() & (PolicyMaps.CFG_SVC_LOOP | PolicyMaps.CFG_SVC_REJECT)).as("Drop, Calico's default")
+                .isEqualTo(PolicyMaps.CFG_SVC_LOOP);
+        assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7302)).as("an allowed spoofed v6 source").isTrue();
+        assertThat(udpArrives(a, other6, outside, OUT_IP6, 7302)).as("outside a's v6 prefixes: dropped").isFalse();
+        try (NetNs.Listener s = a.tcpListener(svc6, 7303)) {
+            assertThat(outside.tcpConnects(svc6, 7303, NO)).as("v6 service address not DNAT'd: dropped").isFalse();
+            assertThat(refused(outside, svc6, 7303)).as("Drop: silent").isFalse();
+            apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(Map.of(
+                    "workloadSourceSpoofing", "Any", "serviceLoopPrevention", "Reject")))));
+            assertThat(configFlags() & PolicyMaps.CFG_SVC_REJECT).isEqualTo(PolicyMaps.CFG_SVC_REJECT);
+            assertThat(refused(outside, svc6, 7303, 3000)).as("Reject: an ICMPv6 port unreachable").isTrue();
+            scenarioDriver.resync();
+            assertThat(ifnets()).as("read back by the resync: the same").hasSize(4);
+            assertThat(refused(outside, svc6, 7303, 3000)).as("still refused after the resync").isTrue();
+
+            apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(Map.of(
+                    "serviceLoopPrevention", "Disabled")))));
+            assertThat(ifnets()).as("spoofing Disabled, loop prevention Disabled: nothing").isEmpty();
+            assertThat(configFlags() & (PolicyMaps.CFG_SVC_LOOP | PolicyMaps.CFG_SVC_REJECT)).isZero();
+            assertThat(outside.tcpConnects(svc6, 7303, YES)).as("Disabled: forwarded").isTrue();
+            assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7302)).as("spoofing Disabled: dropped").isFalse();
+        }
+        apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(any))),
+                new DataplaneUpdate.WorkloadEndpointRemove("test/a"));
+        assertThat(ifnets()).as("a gone: only the service ranges").containsExactlyInAnyOrder("0 10.96.0.0/12",
+                "0 fd00:96::/112");
+    }
+
+    /** {@return cali_ifnets' keys as "ifindex cidr"} */
+    private List<String> ifnets() {
+        return BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.IFNETS), PolicyMaps.LPM_KEY_SIZE, 1,
+                m -> m.keys().stream().map(PolicyMaps::decodeLpmKey).map(e -> e.setId() + " "
+                        + calico.api.net.Cidr.parse(e.address().getHostAddress() + "/" + e.prefix())).toList());
+    }
+
+    /** {@return cali_cfg's flags} */
+    private int configFlags() {
+        return BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.CONFIG), 4, 4, m -> java.nio.ByteBuffer.wrap(
+                m.get(PolicyMaps.configKey())).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt());
     }
 
     /** TCP listeners of {@code ns} on every address and port given, closed together. */
