@@ -14,9 +14,11 @@ import calico.dataplane.bpf.TcDirection;
 import calico.dataplane.bpf.TcxLinks;
 import calico.dataplane.netlink.Link;
 import calico.dataplane.netlink.Netlink;
+import calico.dataplane.nft.Nftables;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
+import calico.felix.dataplane.nft.NftNatOutgoingTable;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.PolicyDriver;
 import java.net.InetAddress;
@@ -113,6 +115,8 @@ public final class BpfDataplane implements PolicyDriver {
     private final Set<Key> lpm = new HashSet<>();
     private final Set<Key> namedPorts = new HashSet<>();
     private final Map<EpDir, Table> tables = new HashMap<>();
+    /** natOutgoing's masquerade (netfilter beside the programs), once the first sync opened it. */
+    private NftNatOutgoingTable natTable;
     /** What {@code cali_ifnets} holds. */
     private final InterfaceNets interfaceNets = new InterfaceNets();
     /** Workload tables compiled by earlier applies, kept until a batch changes what they are made of. */
@@ -343,6 +347,7 @@ public final class BpfDataplane implements PolicyDriver {
                 model.config()::isExcludedInterface);
         // Allowed spoofed sources and the service ranges (the flags above say whether the latter are read).
         interfaceNets.sync(program.map(PolicyMaps.IFNETS), model, links, full);
+        syncNatOutgoing(full);
 
         // 1. Set members first: a new table may name them. Only sets new to the tables or changed by
         // a batch are read; what they no longer hold, and the members of sets no table uses, go in 4.
@@ -505,6 +510,29 @@ public final class BpfDataplane implements PolicyDriver {
         failures.forEach(f -> problems.add(f.startsWith("host ") ? "BPF host endpoint policy not attached "
                 + "(interface left up): " + f.substring(5) : "BPF policy not attached (interface set down): " + f));
         return new ApplyStats(full, written, deleted, setsChanged.size(), 0);
+    }
+
+    /**
+     * natOutgoing: the nftables driver's masquerade in a table of our own (the programs police, the
+     * host's netfilter NATs); a failure is a problem (felix not ready, retried every apply), never a
+     * failed apply: policy goes on.
+     */
+    private void syncNatOutgoing(boolean full) {
+        try {
+            natTable().sync(model, full);
+        } catch (RuntimeException e) {
+            log.error("natOutgoing not programmed: {}", e.getMessage());
+            problems.add("natOutgoing not programmed (nftables table " + NftNatOutgoingTable.NAME + "): "
+                    + e.getMessage());
+        }
+    }
+
+    /** {@return the natOutgoing table, libnftables opened on first use (on the dataplane thread: in its namespace)} */
+    private NftNatOutgoingTable natTable() {
+        if (natTable == null) {
+            natTable = new NftNatOutgoingTable(Nftables.open());
+        }
+        return natTable;
     }
 
     /** {@return a set ID with the family of member key {@code k}} (sets written are counted per family, as netfilter's) */
@@ -932,6 +960,11 @@ public final class BpfDataplane implements PolicyDriver {
         }
         attached.clear();
         knownLinks = null;
+        try {
+            natTable().remove();
+        } catch (RuntimeException e) {
+            log.warn("the natOutgoing table {} may remain: {}", NftNatOutgoingTable.NAME, e.getMessage());
+        }
         close();
         BpfFs.removePins(pinDir());
         needResync = true;
@@ -940,6 +973,10 @@ public final class BpfDataplane implements PolicyDriver {
     @Override
     public void close() {
         tcxLinks.close(); // the pins keep the programs on their hooks
+        if (natTable != null) {
+            natTable.close();
+            natTable = null;
+        }
         if (hostProgram != null) {
             hostProgram.close();
             hostProgram = null;

@@ -117,6 +117,21 @@ public final class RuleRenderer {
     }
 
     /**
+     * {@return only natOutgoing's part of the ruleset}: nat POSTROUTING's jump to {@code cali-nat-outgoing},
+     * that chain and the pool (and host) sets it names, exactly as {@link #render(DataplaneModel, Set)} renders
+     * them: for the eBPF driver, whose programs police but do not masquerade.
+     */
+    public static Ruleset renderNatOutgoing(DataplaneModel model, Set<IpFamily> families, RuleSettings settings) {
+        RuleRenderer r = new RuleRenderer(model.marks(), model.interfacePrefixes(), families, settings);
+        SortedMap<String, GenericChain> nat = new TreeMap<>();
+        add(nat, new Rules(Names.POSTROUTING, List.of(GenericRule.of(new Target.Jump(Names.NAT_OUTGOING)))));
+        add(nat, r.natOutgoingChain(model));
+        return new Ruleset(r.families, java.util.Map.of(Table.NAT, nat),
+                List.of(new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)),
+                driverSets(model, settings.natOutgoing().excludeHosts()), Set.of());
+    }
+
+    /**
      * {@return the filter table's chains of policy {@code id}} (inbound, outbound), exactly as
      * {@link #render(DataplaneModel, Set, RuleSettings, RenderCache)} renders them: for a driver
      * that rewrites only these chains when a batch changes nothing but policies' rules.

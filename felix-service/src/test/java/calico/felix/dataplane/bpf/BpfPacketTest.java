@@ -23,6 +23,7 @@ import calico.felix.calc.FelixSettings;
 import calico.felix.calc.PolicyId;
 import calico.felix.calc.TierPolicies;
 import calico.felix.dataplane.PacketScenarios;
+import calico.felix.dataplane.nft.NftNatOutgoingTable;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.Names;
@@ -70,7 +71,6 @@ class BpfPacketTest extends PacketScenarios {
         return Map.of(
                 Feature.POLICY_AFTER_HOST_DNAT, "host endpoint programs run at tc, before the host's netfilter DNAT: "
                         + "as in Calico's eBPF mode, arriving traffic is judged by the destination it arrived with",
-                Feature.NAT_OUTGOING, "no masquerade: the netfilter nat chains go with the netfilter drivers",
                 Feature.HOST_INPUT_FILTER, "the host's own input (VXLAN from non-Calico hosts) is not policed",
                 Feature.KUBE_IPVS, "no INPUT/OUTPUT chains: as in Calico, eBPF mode ignores kube-proxy's IPVS mode");
     }
@@ -180,6 +180,11 @@ class BpfPacketTest extends PacketScenarios {
 
     @Override
     protected String listSet(String name) {
+        if (Stream.of(Names.MASQ_POOLS_SET, Names.ALL_POOLS_SET, Names.ALL_HOSTS_SET)
+                .anyMatch(d -> Stream.of(IpFamily.values()).anyMatch(f -> Names.ipSet(f, d).equals(name)))) {
+            // natOutgoing's sets: in the driver's nftables table, as the nftables driver's
+            return host.exec("nft", "list", "set", "inet", NftNatOutgoingTable.NAME, name);
+        }
         FamilySet set = setOf(name);
         return withSets(sets -> sets.keys().stream().filter(set::holds).map(PolicyMaps::decodeLpmKey)
                 .map(e -> calico.api.net.Cidr.parse(e.address().getHostAddress() + "/" + e.prefix()).toString())
@@ -191,7 +196,8 @@ class BpfPacketTest extends PacketScenarios {
         String filters = Stream.of(A_IF, B_IF, "up0").flatMap(i -> Stream.of(TcDirection.values())
                 .map(hook -> onHook(i, hook))).collect(Collectors.joining());
         String[] pins = dp.pinDir().toFile().list();
-        return filters + (pins == null ? "" : String.join("\n", Arrays.asList(pins)));
+        return filters + (pins == null ? "" : String.join("\n", Arrays.asList(pins))) + "\n"
+                + host.exec("nft", "list", "tables"); // natOutgoing's table
     }
 
     /** The host's own nat rule, in an nftables table of the host's (the BPF driver programs nothing in netfilter). */
@@ -549,6 +555,32 @@ class BpfPacketTest extends PacketScenarios {
                 new DataplaneUpdate.WorkloadEndpointRemove("test/a"));
         assertThat(ifnets()).as("a gone: only the service ranges").containsExactlyInAnyOrder("0 10.96.0.0/12",
                 "0 fd00:96::/112");
+    }
+
+    /**
+     * natOutgoing's nftables table exists exactly while a pool has natOutgoing, survives a resync,
+     * and goes with {@code removeAll} (a switch to another backend).
+     */
+    @Test
+    void natOutgoingTableExistsWhileAPoolNeedsIt() {
+        start();
+        String table = "table inet " + NftNatOutgoingTable.NAME;
+        apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>())),
+                new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", false, "Never", "Never", false));
+        assertThat(host.exec("nft", "list", "tables")).as("no natOutgoing pool: no table").doesNotContain(table);
+        apply(new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", true, "Never", "Never", false));
+        assertThat(host.exec("nft", "list", "table", "inet", NftNatOutgoingTable.NAME)).contains("masquerade")
+                .contains("10.65.0.0/16");
+        host.exec("nft", "flush", "chain", "inet", NftNatOutgoingTable.NAME, calico.felix.dataplane.nft.NftNames.chain(
+                calico.felix.dataplane.rules.Ruleset.Table.NAT, Names.NAT_OUTGOING));
+        scenarioDriver.resync();
+        assertThat(host.exec("nft", "list", "table", "inet", NftNatOutgoingTable.NAME)).as("a resync rewrites it")
+                .contains("masquerade");
+        apply(new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", false, "Never", "Never", false));
+        assertThat(host.exec("nft", "list", "tables")).as("natOutgoing off: gone").doesNotContain(table);
+        apply(new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", true, "Never", "Never", false));
+        scenarioDriver.removeAll();
+        assertThat(host.exec("nft", "list", "tables")).as("removeAll: gone").doesNotContain(table);
     }
 
     /** {@return cali_ifnets' keys as "ifindex cidr"} */
