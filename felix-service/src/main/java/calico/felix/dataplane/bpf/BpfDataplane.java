@@ -14,7 +14,6 @@ import calico.dataplane.bpf.TcDirection;
 import calico.dataplane.bpf.TcxLinks;
 import calico.dataplane.netlink.Link;
 import calico.dataplane.netlink.Netlink;
-import calico.dataplane.nft.Nftables;
 import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.IpSetMember;
 import calico.felix.calc.IpSetType;
@@ -115,8 +114,8 @@ public final class BpfDataplane implements PolicyDriver {
     private final Set<Key> lpm = new HashSet<>();
     private final Set<Key> namedPorts = new HashSet<>();
     private final Map<EpDir, Table> tables = new HashMap<>();
-    /** natOutgoing's masquerade (netfilter beside the programs), once the first sync opened it. */
-    private NftNatOutgoingTable natTable;
+    /** natOutgoing's masquerade (netfilter beside the programs). */
+    private final NftNatOutgoingTable natTable = new NftNatOutgoingTable();
     /** What {@code cali_ifnets} holds. */
     private final InterfaceNets interfaceNets = new InterfaceNets();
     /** Workload tables compiled by earlier applies, kept until a batch changes what they are made of. */
@@ -519,20 +518,12 @@ public final class BpfDataplane implements PolicyDriver {
      */
     private void syncNatOutgoing(boolean full) {
         try {
-            natTable().sync(model, full);
+            natTable.sync(model, full);
         } catch (RuntimeException e) {
             log.error("natOutgoing not programmed: {}", e.getMessage());
             problems.add("natOutgoing not programmed (nftables table " + NftNatOutgoingTable.NAME + "): "
                     + e.getMessage());
         }
-    }
-
-    /** {@return the natOutgoing table, libnftables opened on first use (on the dataplane thread: in its namespace)} */
-    private NftNatOutgoingTable natTable() {
-        if (natTable == null) {
-            natTable = new NftNatOutgoingTable(Nftables.open());
-        }
-        return natTable;
     }
 
     /** {@return a set ID with the family of member key {@code k}} (sets written are counted per family, as netfilter's) */
@@ -961,7 +952,7 @@ public final class BpfDataplane implements PolicyDriver {
         attached.clear();
         knownLinks = null;
         try {
-            natTable().remove();
+            natTable.remove();
         } catch (RuntimeException e) {
             log.warn("the natOutgoing table {} may remain: {}", NftNatOutgoingTable.NAME, e.getMessage());
         }
@@ -973,10 +964,6 @@ public final class BpfDataplane implements PolicyDriver {
     @Override
     public void close() {
         tcxLinks.close(); // the pins keep the programs on their hooks
-        if (natTable != null) {
-            natTable.close();
-            natTable = null;
-        }
         if (hostProgram != null) {
             hostProgram.close();
             hostProgram = null;

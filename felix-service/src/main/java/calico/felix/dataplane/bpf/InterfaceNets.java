@@ -51,8 +51,13 @@ final class InterfaceNets {
         if (model.config().workloadSourceSpoofing()) {
             for (WorkloadEndpointUpdate w : model.workloads().values()) {
                 Link l = w.interfaceName() == null ? null : links.get(w.interfaceName());
-                if (l != null) {
-                    w.allowSpoofedSourcePrefixes().forEach(c -> want.add(key(l.index(), c)));
+                for (String c : l == null ? List.<String>of() : w.allowSpoofedSourcePrefixes()) {
+                    try {
+                        want.add(key(l.index(), c));
+                    } catch (IllegalArgumentException e) {
+                        throw new IllegalArgumentException("workload endpoint " + w.id()
+                                + ": allowSpoofedSourcePrefixes: \"" + c + "\" is not a CIDR: " + e.getMessage(), e);
+                    }
                 }
             }
         }

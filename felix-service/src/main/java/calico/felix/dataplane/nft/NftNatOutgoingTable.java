@@ -17,24 +17,20 @@ import java.util.Set;
  * driver's table first, then the old one's removed) never removes the other's. The table exists
  * only while a pool has natOutgoing; each change replaces it whole in one transaction (a rule and
  * a few sets: the kernel's conntrack keeps the bindings of connections already masqueraded).
+ * Changes are rare (pools, settings), so each opens a libnftables context on the calling thread
+ * (in its namespace) and closes it: nothing is held between them, and no thread owns this object.
  */
-public final class NftNatOutgoingTable implements AutoCloseable {
+public final class NftNatOutgoingTable {
 
     /** Our table's name (no {@code calico}: that is the nftables driver's table). */
     public static final String NAME = "cali-bpf-nat";
     private static final TableRef TABLE = TableRef.inet(NAME);
     private static final Set<IpFamily> BOTH = EnumSet.allOf(IpFamily.class);
 
-    private final Nftables nft;
     private final NftDesiredState desired = new NftDesiredState(
             m -> RuleRenderer.renderNatOutgoing(m, BOTH, m.settings().forNftables()), null);
     /** The transaction last applied (null: the table is absent, or not known to be). */
     private String applied;
-
-    /** @param nft a libnftables context opened in the namespace to program */
-    public NftNatOutgoingTable(Nftables nft) {
-        this.nft = nft;
-    }
 
     /**
      * Brings the table to {@code model}: replaced when what it should hold changed, or always when
@@ -52,7 +48,7 @@ public final class NftNatOutgoingTable implements AutoCloseable {
         String json = b.toJson();
         if (full || !json.equals(applied)) {
             applied = null;
-            nft.apply(b);
+            apply(b);
             applied = json;
         }
     }
@@ -60,7 +56,13 @@ public final class NftNatOutgoingTable implements AutoCloseable {
     /** Removes the table (present or not). */
     public void remove() {
         applied = null;
-        nft.apply(new NftBatch().addTable(TABLE).deleteTable(TABLE));
+        apply(new NftBatch().addTable(TABLE).deleteTable(TABLE));
+    }
+
+    private static void apply(NftBatch b) {
+        try (Nftables nft = Nftables.open()) {
+            nft.apply(b);
+        }
     }
 
     /** {@code command} (the nftables driver's, for its table) for ours: the table's name replaced. */
@@ -70,10 +72,5 @@ public final class NftNatOutgoingTable implements AutoCloseable {
         ObjectNode object = (ObjectNode) verb.get(kind);
         object.put(kind.equals("table") ? "name" : "table", NAME);
         return command;
-    }
-
-    @Override
-    public void close() {
-        nft.close();
     }
 }
