@@ -79,7 +79,7 @@ public final class AttachBench {
             ns.run(() -> {
                 long t0 = System.nanoTime();
                 Path pins = fs.resolve("calico");
-                try (PolicyProgram prog = PolicyProgram.load(pins)) {
+                try (PolicyProgram prog = PolicyProgram.load(pins); TcxLinks links = new TcxLinks()) {
                     long t1 = System.nanoTime();
                     List<Rule> table = List.of(Rule.always(Action.ALLOW, 0), Rule.always(Action.DENY, 0));
                     for (int i = 0; i < endpoints; i++) {
@@ -94,7 +94,7 @@ public final class AttachBench {
                             prog.map(PolicyMaps.ENDPOINTS).put(PolicyMaps.endpointKey(ifindex[i], d),
                                     PolicyMaps.endpointValue(1, table.size()));
                             if (tcx) {
-                                prog.attachTcx(ifindex[i], "cali" + i, d);
+                                prog.attachTcx(ifindex[i], "cali" + i, d, links);
                             } else {
                                 prog.attach(ifindex[i], "cali" + i, d);
                             }
