@@ -870,6 +870,7 @@ public final class BpfDataplane implements PolicyDriver {
         }
         repaired += restoreMembers(program.map(PolicyMaps.SETS), lpm, k -> PolicyMaps.decodeLpmKey(k).setId());
         repaired += restoreMembers(program.map(PolicyMaps.NAMED_PORTS), namedPorts, PolicyMaps::namedPortSetId);
+        repaired += interfaceNets.restore(program.map(PolicyMaps.IFNETS)) ? 1 : 0;
         // Links the announcements missed (none expected: a lost announcement re-reads them).
         Map<String, Link> listed = allLinks();
         if (knownLinks != null && !indexes(listed).equals(indexes(knownLinks))) {

@@ -71,6 +71,29 @@ final class InterfaceNets {
         held.addAll(want);
     }
 
+    /**
+     * Puts back the keys a stranger removed from {@code map} and removes the ones it added (an added
+     * key would let a spoofed source through); {@return whether anything was repaired}
+     */
+    boolean restore(BpfMap map) {
+        Set<ByteBuffer> present = new HashSet<>();
+        map.keys().forEach(k -> present.add(ByteBuffer.wrap(k)));
+        boolean repaired = false;
+        for (ByteBuffer k : held) {
+            if (!present.contains(k)) {
+                map.put(k.array(), ONE);
+                repaired = true;
+            }
+        }
+        for (ByteBuffer k : present) {
+            if (!held.contains(k)) {
+                map.delete(k.array());
+                repaired = true;
+            }
+        }
+        return repaired;
+    }
+
     private static final byte[] ONE = {1};
 
     private static ByteBuffer key(int ifindex, String cidr) {

@@ -531,6 +531,15 @@ class BpfPacketTest extends PacketScenarios {
                 "0 10.96.0.0/12", "0 fd00:96::/112");
         assertThat(configFlags() & (PolicyMaps.CFG_SVC_LOOP | PolicyMaps.CFG_SVC_REJECT)).as("Drop, Calico's default")
                 .isEqualTo(PolicyMaps.CFG_SVC_LOOP);
+        // A stranger drops a service range and adds a spoofed source for b: the refresh undoes both.
+        BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.IFNETS), PolicyMaps.LPM_KEY_SIZE, 1, m -> {
+            m.delete(PolicyMaps.ifnetKey(PolicyMaps.IFNETS_SERVICES, inet("10.96.0.0"), 12));
+            m.put(PolicyMaps.ifnetKey(ifindex(B_IF), inet("10.65.0.0"), 16), new byte[] {1});
+            return null;
+        });
+        assertThat(scenarioDriver.refresh()).as("the stranger's edits, repaired").isPositive();
+        assertThat(ifnets()).containsExactlyInAnyOrder(ifA + " 10.65.0.96/30", ifA + " fd00:65::90/124",
+                "0 10.96.0.0/12", "0 fd00:96::/112");
         assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7302)).as("an allowed spoofed v6 source").isTrue();
         assertThat(udpArrives(a, other6, outside, OUT_IP6, 7302)).as("outside a's v6 prefixes: dropped").isFalse();
         try (NetNs.Listener s = a.tcpListener(svc6, 7303)) {
@@ -588,6 +597,14 @@ class BpfPacketTest extends PacketScenarios {
         return BpfMap.withPinned(dp.pinDir().resolve(PolicyMaps.IFNETS), PolicyMaps.LPM_KEY_SIZE, 1,
                 m -> m.keys().stream().map(PolicyMaps::decodeLpmKey).map(e -> e.setId() + " "
                         + calico.api.net.Cidr.parse(e.address().getHostAddress() + "/" + e.prefix())).toList());
+    }
+
+    private static java.net.InetAddress inet(String ip) {
+        try {
+            return java.net.InetAddress.getByName(ip);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException(ip, e);
+        }
     }
 
     /** {@return cali_cfg's flags} */
