@@ -10,6 +10,23 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* ICMPv6 of the host's link, passed whatever policy says (IPv6's ARP: without it a host endpoint's
+ * default deny would cut the host's IPv6 off, failsafe ports included), untracked: router and
+ * neighbour solicitation and advertisement and redirect with hop limit 255, MLD with hop limit 1,
+ * either way. The hop limits (RFC 4861: 255, never routed; MLD: 1) keep any forwarded packet out.
+ * As the workload programs' link_icmpv6, but a host may also send router advertisements and get
+ * redirects from its router. */
+static __always_inline int host_link_icmpv6(const struct walk *w)
+{
+	if (w->family != CALI_FAMILY_V6 || w->proto != IPPROTO_ICMPV6)
+		return 0;
+	switch (w->sport) {
+	case 133: case 134: case 135: case 136: case 137: return w->hop_limit == 255;
+	case 130: case 131: case 132: case 143: return w->hop_limit == 1;
+	default: return 0;
+	}
+}
+
 /* dir: the hook (CALI_DIR_FROM_EP: tc ingress, arriving; CALI_DIR_TO_EP: tc egress, leaving). */
 static __always_inline int police_host(struct __sk_buff *skb, __u32 dir)
 {
@@ -20,13 +37,15 @@ static __always_inline int police_host(struct __sk_buff *skb, __u32 dir)
 	struct ethhdr *eth = data;
 	if ((void *)(eth + 1) > end)
 		return TC_ACT_SHOT;
-	if (eth->h_proto != bpf_htons(ETH_P_IP))
-		return TC_ACT_OK; /* ARP; IPv6 is not policed on host endpoints yet: the host is not cut off */
+	if (eth->h_proto != bpf_htons(ETH_P_IP) && eth->h_proto != bpf_htons(ETH_P_IPV6))
+		return TC_ACT_OK; /* ARP and the link's other protocols: not IP policy's */
 	struct walk w = { .ifindex = skb->ifindex, .dir = dir };
 	struct walk ct;
 	__u8 tcp_flags;
 	if (parse(skb, &w, &ct, &tcp_flags))
 		return TC_ACT_SHOT;
+	if (host_link_icmpv6(&w))
+		return TC_ACT_OK; /* the host and its neighbours on the link: before every stage, untracked */
 	int in = dir == CALI_DIR_FROM_EP;
 
 	int v = walk_table(&w, in ? CALI_TABLE_HEP_UNTRACKED_IN : CALI_TABLE_HEP_UNTRACKED_OUT);
@@ -53,8 +72,10 @@ static __always_inline int police_host(struct __sk_buff *skb, __u32 dir)
 	 * forwarded); leaving, by where it came from (nowhere: the host sent it). */
 	__u32 table;
 	if (in) {
+		/* Forwarding off on the interface (the family's sysctl): nothing it brings is forwarded. */
 		__u32 out = 0;
-		table = route(skb, &w, w.saddr, w.daddr, skb->ifindex, &out) == BPF_FIB_LKUP_RET_NOT_FWDED
+		int rc = route(skb, &w, w.saddr, w.daddr, skb->ifindex, &out);
+		table = rc == BPF_FIB_LKUP_RET_NOT_FWDED || rc == BPF_FIB_LKUP_RET_FWD_DISABLED
 			? CALI_TABLE_HEP_IN : CALI_TABLE_HEP_FWD_IN;
 	} else {
 		table = skb->ingress_ifindex == 0 ? CALI_TABLE_HEP_OUT : CALI_TABLE_HEP_FWD_OUT;

@@ -439,6 +439,49 @@ public abstract class PacketScenarios {
         }
     }
 
+    /**
+     * IPv6 on a host endpoint's interface is policed as IPv4: the failsafe ports (no net: both
+     * families) pass the default deny, a rule of one family opens that family only, replies of the
+     * host's own allowed connections come back through conntrack. (Neighbour discovery under the
+     * deny is the eBPF driver's own exemption: {@code BpfPacketTest}; netfilter's host endpoint
+     * chains police it, as Calico's.)
+     */
+    @Test
+    void hostEndpointPolicesIpv6AsIpv4() {
+        start(Feature.HOST_ENDPOINTS, Feature.IPV6);
+        host.exec("ip", "-6", "addr", "add", HOST_IP6 + "/64", "dev", "up0", "nodad");
+        outside.exec("ip", "-6", "addr", "add", OUT_IP6 + "/64", "dev", "eth0", "nodad");
+        try (NetNs.Listener safe = host.tcpListener(HOST_IP6, 7022);
+                NetNs.Listener other = host.tcpListener(HOST_IP6, 7023);
+                NetNs.Listener other4 = host.tcpListener(HOST_IP, 7023);
+                NetNs.Listener out = outside.tcpListener(OUT_IP6, 7080);
+                NetNs.Listener outSafe = outside.tcpListener(OUT_IP6, 7081)) {
+            apply(config(Map.of("failsafeInboundHostPorts", "tcp:7022", "failsafeOutboundHostPorts", "tcp:7081")));
+            assertThat(outside.tcpConnects(HOST_IP6, 7023, YES)).as("no host endpoint: v6 untouched").isTrue();
+
+            apply(new DataplaneUpdate.ActivePolicyUpdate(GUARD, new CompiledPolicy(List.of(), List.of(), false)),
+                    new DataplaneUpdate.HostEndpointUpdate("node1/up0", "up0", List.of(HOST_IP), List.of(HOST_IP6),
+                            List.of(), guardTier(), guardTier()));
+            assertThat(outside.tcpConnects(HOST_IP6, 7023, NO)).as("v6 denied by host endpoint policy").isFalse();
+            assertThat(host.tcpConnects(OUT_IP6, 7080, NO)).as("v6 egress denied").isFalse();
+            assertThat(outside.tcpConnects(HOST_IP6, 7022, YES)).as("v6 inbound failsafe").isTrue();
+            assertThat(host.tcpConnects(OUT_IP6, 7081, YES)).as("v6 outbound failsafe").isTrue();
+
+            CompiledRule v6To7023 = new CompiledRule(Action.Allow, 6, "TCP", null, null, null, Side.ANY,
+                    new Side(List.of(), List.of(), List.of("7023"), List.of(), List.of(), List.of(), List.of(),
+                            List.of()), null);
+            apply(new DataplaneUpdate.ActivePolicyUpdate(GUARD, new CompiledPolicy(List.of(v6To7023),
+                    List.of(ALLOW_ALL), false)));
+            assertThat(outside.tcpConnects(HOST_IP6, 7023, YES)).as("an IPv6 rule allows v6").isTrue();
+            assertThat(outside.tcpConnects(HOST_IP, 7023, NO)).as("and not v4").isFalse();
+            assertThat(host.tcpConnects(OUT_IP6, 7080, YES)).as("egress allowed, replies through conntrack").isTrue();
+            assertThat(driver.refresh()).isZero();
+
+            apply(new DataplaneUpdate.HostEndpointRemove("node1/up0"));
+            assertThat(outside.tcpConnects(HOST_IP, 7023, YES)).as("endpoint removed: v4 open").isTrue();
+        }
+    }
+
     @Test
     void natOutgoingMasqueradesOnlyTrafficLeavingThePools() throws IOException {
         start(Feature.NAT_OUTGOING);

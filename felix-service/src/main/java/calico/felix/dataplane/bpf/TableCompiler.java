@@ -42,7 +42,7 @@ import java.util.TreeMap;
  * the renderer emits a rule once per family it can match, each entry carries its family (a rule
  * with IPv4 or IPv6 nets, ICMP or an {@code ipVersion}), and the two entries of a rule that differ
  * only by family (a selector's set holds both families' members under one ID) become one entry for
- * both. Host endpoint tables are IPv4's only (the host programs pass IPv6 unpoliced).
+ * both. Host endpoint tables likewise (their failsafe ports, without a net, are one entry for both).
  *
  * <p>Host endpoints (by interface name; the all-interfaces {@code *} one apart, the driver puts it on
  * every other host interface) get up to seven tables, as {@link RuleRenderer} makes their chains:
@@ -89,10 +89,8 @@ final class TableCompiler {
 
     private final DataplaneModel model;
     private final SetIds ids;
-    /** Workload tables: both families. */
+    /** Both families, workload and host endpoint tables alike. */
     private final RuleRenderer renderer;
-    /** Host endpoint tables: IPv4 (the host programs do not police IPv6). */
-    private final RuleRenderer hostRenderer;
     private final long acceptBit;
     private final long passBit;
     private Set<String> used = new HashSet<>();
@@ -113,8 +111,6 @@ final class TableCompiler {
         this.ids = ids;
         this.prefixIds = model.settings().flowLogs() ? prefixIds : null;
         this.renderer = new RuleRenderer(model.marks(), model.interfacePrefixes(), Set.of(IpFamily.V4, IpFamily.V6),
-                model.settings());
-        this.hostRenderer = new RuleRenderer(model.marks(), model.interfacePrefixes(), Set.of(IpFamily.V4),
                 model.settings());
         this.acceptBit = model.marks().accept();
         this.passBit = model.marks().pass();
@@ -160,8 +156,7 @@ final class TableCompiler {
             used = new HashSet<>();
             prefixesUsed = new HashSet<>();
             try {
-                List<Rule> rules = List.copyOf(table(k.tiers(), k.profiles(), k.inbound(), Kind.NORMAL, List.of(),
-                        renderer));
+                List<Rule> rules = List.copyOf(table(k.tiers(), k.profiles(), k.inbound(), Kind.NORMAL, List.of()));
                 t = new WorkloadTables.Table(rules, Set.copyOf(used), Set.copyOf(prefixesUsed));
             } finally {
                 used = outerSets;
@@ -178,20 +173,19 @@ final class TableCompiler {
 
     private EndpointTables hostTables(HostEndpointUpdate h) {
         Map<Dir, List<Rule>> t = new EnumMap<>(Dir.class);
-        RuleRenderer r = hostRenderer;
-        t.put(Dir.HEP_IN, table(h.ingress(), h.profileIds(), true, Kind.NORMAL, failsafes(true, false, Action.Allow), r));
-        t.put(Dir.HEP_OUT, table(h.egress(), h.profileIds(), false, Kind.NORMAL, failsafes(false, false, Action.Allow), r));
-        t.put(Dir.HEP_FWD_IN, table(h.forwardIngress(), List.of(), true, Kind.FORWARD, List.of(), r));
-        t.put(Dir.HEP_FWD_OUT, table(h.forwardEgress(), List.of(), false, Kind.FORWARD, List.of(), r));
+        t.put(Dir.HEP_IN, table(h.ingress(), h.profileIds(), true, Kind.NORMAL, failsafes(true, false, Action.Allow)));
+        t.put(Dir.HEP_OUT, table(h.egress(), h.profileIds(), false, Kind.NORMAL, failsafes(false, false, Action.Allow)));
+        t.put(Dir.HEP_FWD_IN, table(h.forwardIngress(), List.of(), true, Kind.FORWARD, List.of()));
+        t.put(Dir.HEP_FWD_OUT, table(h.forwardEgress(), List.of(), false, Kind.FORWARD, List.of()));
         if (!h.untrackedIngress().isEmpty() || !h.untrackedEgress().isEmpty()) {
             t.put(Dir.HEP_UNTRACKED_IN, table(h.untrackedIngress(), List.of(), true, Kind.STAGE,
-                    failsafes(true, true, Action.Pass), r));
+                    failsafes(true, true, Action.Pass)));
             t.put(Dir.HEP_UNTRACKED_OUT, table(h.untrackedEgress(), List.of(), false, Kind.STAGE,
-                    failsafes(false, true, Action.Pass), r));
+                    failsafes(false, true, Action.Pass)));
         }
         if (!h.preDnatIngress().isEmpty()) {
             t.put(Dir.HEP_PRE_DNAT_IN, table(h.preDnatIngress(), List.of(), true, Kind.STAGE,
-                    failsafes(true, false, Action.Pass), r));
+                    failsafes(true, false, Action.Pass)));
         }
         return new EndpointTables(h.id(), true, t);
     }
@@ -203,7 +197,7 @@ final class TableCompiler {
      */
     private List<Rule> failsafes(boolean inbound, boolean replies, Action as) {
         List<Rule> out = new ArrayList<>();
-        for (GenericRule g : hostRenderer.failsafes(inbound, replies)) {
+        for (GenericRule g : renderer.failsafes(inbound, replies)) {
             translate(g.matches(), as == Action.Allow ? PolicyMaps.Action.ALLOW : PolicyMaps.Action.JUMP, out);
         }
         if (as == Action.Pass) {
@@ -213,7 +207,7 @@ final class TableCompiler {
     }
 
     private List<Rule> table(List<TierPolicies> tiers, List<String> profiles, boolean inbound, Kind kind,
-                             List<Rule> first, RuleRenderer families) {
+                             List<Rule> first) {
         List<Rule> t = new ArrayList<>(first);
         boolean logs = kind != Kind.STAGE; // as NFLOG: Calico logs neither the raw nor the mangle copies
         EndpointWalk.walk(tiers, kind == Kind.NORMAL ? profiles : List.of(), model.policies().keySet(),
@@ -229,7 +223,7 @@ final class TableCompiler {
             public void policy(PolicyId id) {
                 CompiledPolicy policy = model.policies().get(id);
                 rules(inbound ? policy.inbound() : policy.outbound(), t,
-                        logs ? (v, i) -> NflogPrefix.policyRule(v, inbound, i, id) : null, families);
+                        logs ? (v, i) -> NflogPrefix.policyRule(v, inbound, i, id) : null);
             }
 
             @Override
@@ -261,8 +255,8 @@ final class TableCompiler {
                 CompiledPolicy p = model.profiles().get(id);
                 if (p != null) {
                     int from = t.size();
-                    rules(inbound ? p.inbound() : p.outbound(), t, (v, i) -> NflogPrefix.profileRule(v, inbound, i, id),
-                            families);
+                    rules(inbound ? p.inbound() : p.outbound(), t,
+                            (v, i) -> NflogPrefix.profileRule(v, inbound, i, id));
                     patchPasses(t, from, t.size()); // a Pass ends that profile
                 }
             }
@@ -314,13 +308,13 @@ final class TableCompiler {
      * One direction of a policy or profile: the renderer's neutral rules, translated, each with its
      * hit; a rule's IPv4 and IPv6 entries that differ only by family become one entry for both.
      */
-    private void rules(List<CompiledRule> rules, List<Rule> out, Prefixes prefixes, RuleRenderer families) {
+    private void rules(List<CompiledRule> rules, List<Rule> out, Prefixes prefixes) {
         for (int i = 0; i < rules.size(); i++) {
             CompiledRule r = rules.get(i);
             Verdict v = HitTable.verdict(r.action());
             int hit = v == null || prefixes == null ? 0 : hit(prefixes.prefix(v, i));
             List<List<Rule>> emitted = new ArrayList<>();
-            for (GenericRule g : families.rule(r)) {
+            for (GenericRule g : renderer.rule(r)) {
                 PolicyMaps.Action action = action(g.target());
                 if (action != null) {
                     List<Rule> entries = new ArrayList<>();

@@ -286,6 +286,62 @@ class BpfPacketTest extends PacketScenarios {
     }
 
     /**
+     * IPv6 on a host endpoint, in the maps: the failsafe port (no net) is one entry for both
+     * families, an {@code ipVersion: 6} rule an IPv6 entry; neighbour discovery passes the policy
+     * (the programs' exemption, as the workload programs'); the host's own IPv6 connection out is
+     * approved in conntrack on the endpoint's interface with its IPv6 addresses (its replies pass
+     * the ingress that allows only 7023 through that approval).
+     */
+    @Test
+    void hostEndpointIpv6RulesAndConntrackInTheMaps() {
+        start(Feature.HOST_ENDPOINTS);
+        host.exec("ip", "-6", "addr", "add", HOST_IP6 + "/64", "dev", "up0", "nodad");
+        outside.exec("ip", "-6", "addr", "add", OUT_IP6 + "/64", "dev", "eth0", "nodad");
+        CompiledRule allowAll = new CompiledRule(Action.Allow, null, null, null, null, null, CompiledRule.Side.ANY,
+                CompiledRule.Side.ANY, null);
+        CompiledRule v6To7023 = new CompiledRule(Action.Allow, 6, "TCP", null, null, null, CompiledRule.Side.ANY,
+                new CompiledRule.Side(List.of(), List.of(), List.of("7023"), List.of(), List.of(), List.of(),
+                        List.of(), List.of()), null);
+        List<TierPolicies> open = List.of(new TierPolicies("default", Action.Deny, List.of(OPEN), false));
+        try (NetNs.Listener out = outside.tcpListener(OUT_IP6, 7080);
+                NetNs.Listener other = host.tcpListener(HOST_IP6, 7024)) {
+            apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(Map.of(
+                            "failsafeInboundHostPorts", "tcp:7022", "failsafeOutboundHostPorts", "udp:7053")))),
+                    new DataplaneUpdate.ActivePolicyUpdate(OPEN, new CompiledPolicy(List.of(v6To7023),
+                            List.of(allowAll), false)),
+                    new DataplaneUpdate.HostEndpointUpdate("node1/up0", "up0", List.of(HOST_IP), List.of(HOST_IP6),
+                            List.of(), open, open));
+            int up0 = ifindex("up0");
+            List<PolicyMaps.Rule> in = tablesOf(up0).get(Dir.HEP_IN);
+            assertThat(in.get(0).ports()).containsExactly(new PolicyMaps.PortRef(7022, 7022, PolicyMaps.PortKind.DST));
+            assertThat(in.get(0).family()).as("the failsafe: both families").isZero();
+            assertThat(in.get(1).family()).as("ipVersion 6: an IPv6 entry").isEqualTo(PolicyMaps.FAMILY_V6);
+            assertThat(in.get(1).ports()).containsExactly(new PolicyMaps.PortRef(7023, 7023, PolicyMaps.PortKind.DST));
+            assertThat(in.get(1).action()).isEqualTo(PolicyMaps.Action.ALLOW);
+
+            // Neighbour discovery passes the host endpoint's policy (tables flushed: the failsafe
+            // connection needs a solicitation and an advertisement each way).
+            host.exec("ip", "-6", "neigh", "flush", "dev", "up0");
+            outside.exec("ip", "-6", "neigh", "flush", "dev", "eth0");
+            try (NetNs.Listener safe = host.tcpListener(HOST_IP6, 7022)) {
+                assertThat(outside.tcpConnects(HOST_IP6, 7022, YES)).as("v6 failsafe after neighbour discovery")
+                        .isTrue();
+            }
+            assertThat(outside.tcpConnects(HOST_IP6, 7024, NO)).as("the rest of v6 is denied").isFalse();
+            // Forwarding off on the interface: the route lookup refuses (FWD_DISABLED), still the host's own.
+            host.exec("sysctl", "-qw", "net.ipv6.conf.up0.forwarding=0");
+            assertThat(outside.tcpConnects(HOST_IP6, 7024, NO)).as("forwarding off: still denied").isFalse();
+            host.exec("sysctl", "-qw", "net.ipv6.conf.up0.forwarding=1");
+            assertThat(host.tcpConnects(OUT_IP6, 7080, YES)).as("the host's own v6 connection out").isTrue();
+            java.net.InetAddress outAddr = host.call(() -> java.net.InetAddress.getByName(OUT_IP6));
+            assertThat(calico.dataplane.bpf.Conntrack.livePinned(dp.pinDir(), System.nanoTime()).keySet())
+                    .as("approved on up0 with its IPv6 addresses")
+                    .anyMatch(k -> k.ifindex() == up0 && k.dst().equals(outAddr) && k.dstPort() == 7080
+                            && k.proto() == 6);
+        }
+    }
+
+    /**
      * {@code bpfMapSizeConntrack} sizes the pinned conntrack map at load; {@code bpfConntrackTimeouts}
      * (Calico's keys in either spelling; {@code tcpFinsSeen: Auto} keeps the default) reach the
      * programs' timeout map on every apply, unconfigured states 0 (the compiled default).
