@@ -335,8 +335,8 @@ public final class FlowAggregator {
             f.setNumConnectionsStarted(f.getNumConnectionsStarted() + (started ? 1 : 0))
                     .setNumConnectionsCompleted(f.getNumConnectionsCompleted() + (completed ? 1 : 0))
                     .setNumConnectionsLive(f.getNumConnectionsLive() + (live ? 1 : 0));
-            addIp(f.getSourceIpsList(), k.original().src().getHostAddress(), f::addSourceIps);
-            addIp(f.getDestIpsList(), k.original().dst().getHostAddress(), f::addDestIps);
+            addIp(f.getSourceIpsList(), k.original().src(), f::addSourceIps);
+            addIp(f.getDestIpsList(), k.original().dst(), f::addDestIps);
             c.startReported = true;
             c.endReported |= completed;
             System.arraycopy(c.ct, 0, c.reportedCt, 0, 4);
@@ -352,7 +352,9 @@ public final class FlowAggregator {
         return flows;
     }
 
-    private static void addIp(List<String> have, String ip, java.util.function.Consumer<String> add) {
+    /** Adds {@code address} in Go's form (IPv6: RFC 5952, {@code fd00::1}), as Calico's collector reports it. */
+    private static void addIp(List<String> have, java.net.InetAddress address, java.util.function.Consumer<String> add) {
+        String ip = calico.api.net.IpAddress.of(address.getAddress()).toString();
         if (have.size() < MAX_IPS && !have.contains(ip)) {
             add.accept(ip);
         }

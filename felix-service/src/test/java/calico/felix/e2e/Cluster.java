@@ -186,6 +186,34 @@ final class Cluster implements AutoCloseable {
     }
 
     /**
+     * Makes {@code w} dual-stack, as Calico's CNI plugin leaves an IPv6 pod: {@code ip6}/128 on its
+     * {@code eth0} with {@code default via fe80::ecee:eeff:feee:eeee} (the host side's link-local
+     * address, from the MAC {@code ee:ee:ee:ee:ee:ee} the plugin gives it), the pod's
+     * {@code status.podIPs} both addresses (its WorkloadEndpoint gains the /128), and the same
+     * listeners on {@code ip6}. Call it before felix starts: the host side goes down and up.
+     */
+    void addIpv6(Workload w, String ip6) {
+        NetNs host = hostOf(w);
+        String iface = w.interfaceName();
+        host.exec("sysctl", "-qw", "net.ipv6.conf." + iface + ".accept_dad=0");
+        host.exec("ip", "link", "set", iface, "down");
+        host.exec("ip", "link", "set", iface, "address", "ee:ee:ee:ee:ee:ee");
+        host.exec("ip", "link", "set", iface, "up");
+        NetNs pod = w.netns();
+        pod.exec("sysctl", "-qw", "net.ipv6.conf.eth0.accept_dad=0");
+        pod.exec("ip", "-6", "addr", "add", ip6 + "/128", "dev", "eth0", "nodad");
+        pod.exec("ip", "-6", "route", "add", "default", "via", "fe80::ecee:eeff:feee:eeee", "dev", "eth0");
+        for (int port : TCP_PORTS) {
+            listeners.add(pod.tcpListener(ip6, port));
+        }
+        KubePod old = pods.get(w.toString());
+        KubePod pod6 = new KubePod(old.metadata(), old.spec(), new KubePod.Status(w.ip(),
+                List.of(new KubePod.PodIP(w.ip()), new KubePod.PodIP(ip6)), old.status().phase()));
+        objects.pod(pod6);
+        pods.put(w.toString(), pod6);
+    }
+
+    /**
      * Wires {@code pod} to {@code host} as Calico's CNI plugin leaves it: veth {@code iface} ↔ the
      * pod's {@code eth0} (both up), the pod's /32, and its {@code default via 169.254.1.1 dev eth0
      * onlink}; the host side gets nothing more (routes and proxy ARP are felix's job).

@@ -69,6 +69,60 @@ class FlowLogsE2ETest {
     }
 
     /**
+     * IPv6 on the eBPF driver: client and api dual-stack, connections over IPv6 only. The flows
+     * reach goldmane with the IPv6 addresses, the same trace (api-ingress rule 0, the staged
+     * api-lockdown pending; the deny rule 1) and the counters and ends of BPF's IPv6 conntrack.
+     */
+    @Test
+    void bpfIpv6() throws Exception {
+        assumeTrue(NetNs.available(), "needs root to create network namespaces");
+        assumeTrue(Backend.BPF.unavailableReason() == null, () -> "BPF: " + Backend.BPF.unavailableReason());
+        TestDatastore etcd = new TestDatastore.Etcd(ETCD);
+        etcd.reset();
+        String client6 = "fd00:70:1::1";
+        String api6 = "fd00:70::2";
+        try (InProcessGoldmane goldmane = new InProcessGoldmane(0, null, null);
+             Datastore store = etcd.open();
+             Cluster cluster = new Cluster(etcd.clusterObjects())) {
+            Writes.clusterReady(store);
+            createPolicies(store);
+            cluster.addIpv6(cluster.client, client6);
+            cluster.addIpv6(cluster.api, api6);
+            try (FelixProcess felix = new FelixProcess(etcd.felixArgs(), cluster.host.name(), Backend.BPF, "Warning",
+                    "--FELIX_FLOWLOGSGOLDMANESERVER=" + goldmane.target(), "--FELIX_FLOWLOGSFLUSHINTERVAL=1s")) {
+                felix.awaitReady(Duration.ofSeconds(60));
+                NetNs client = cluster.client.netns();
+                Await.until("client -> [api]:8080 over IPv6", Duration.ofSeconds(20),
+                        () -> client.tcpConnects(api6, 8080, Duration.ofMillis(500)));
+                assertThat(client.tcpConnects(api6, 9000, Duration.ofMillis(300))).as("9000 denied over IPv6").isFalse();
+                for (int i = 0; i < 3; i++) {
+                    assertThat(client.tcpConnects(api6, 8080, Duration.ofSeconds(2))).isTrue();
+                }
+                Flow allowed = awaitFlow(goldmane, "api", 8080, Reporter.Dst, Action.Allow,
+                        "4 IPv6 connections completed", f -> f.getNumConnectionsCompleted() >= 4);
+                FlowKey k = allowed.getKey();
+                assertThat(k.getSourceName()).isEqualTo("client");
+                assertThat(k.getProto()).isEqualTo("tcp");
+                assertThat(allowed.getSourceIpsList()).as("IPv6 addresses in Go's (RFC 5952) form, as Calico's")
+                        .containsExactly(client6);
+                assertThat(allowed.getDestIpsList()).containsExactly(api6);
+                PolicyHit hit = k.getPolicies().getEnforcedPolicies(0);
+                assertThat(hit.getName()).isEqualTo("api-ingress");
+                assertThat(hit.getRuleIndex()).isZero();
+                assertThat(k.getPolicies().getPendingPolicies(0).getName()).isEqualTo("api-lockdown");
+                // IPv6 lengths: at least the handshake each way, 60 bytes a packet (40 + 20 of TCP).
+                Flow total = awaitFlow(goldmane, "api", 8080, Reporter.Dst, Action.Allow, "4 packets out",
+                        f -> f.getPacketsOut() >= 4);
+                assertThat(total.getBytesIn()).isGreaterThanOrEqualTo(4 * 2 * 60);
+                Flow denied = deniedAndSource(goldmane);
+                assertThat(denied.getSourceIpsList()).containsExactly(client6);
+                System.out.printf("[flow logs e2e bpf ipv6] allowed: %s%n  denied: %s%n", oneLine(total),
+                        oneLine(denied));
+            }
+        }
+    }
+
+    /**
      * As Calico's felix: flow logs go to a goldmane that asks for a client certificate, over
      * mutual TLS with felix's typha client files (FELIX_TYPHACAFILE, FELIX_TYPHACERTFILE,
      * FELIX_TYPHAKEYFILE; typhaCN goes with them but names typha, not goldmane). The refusals:
@@ -92,36 +146,7 @@ class FlowLogsE2ETest {
              Datastore store = etcd.open();
              Cluster cluster = new Cluster(etcd.clusterObjects())) {
             Writes.clusterReady(store);
-            store.create(CODEC.parse("""
-                    apiVersion: projectcalico.org/v3
-                    kind: NetworkPolicy
-                    metadata: {name: api-ingress, namespace: prod}
-                    spec:
-                      order: 100
-                      selector: app == 'api'
-                      types: [Ingress]
-                      ingress:
-                        - action: Allow
-                          protocol: TCP
-                          destination: {ports: [8080]}
-                        - action: Deny
-                          protocol: TCP
-                          destination: {ports: [9000]}
-                    """));
-            store.create(CODEC.parse("""
-                    apiVersion: projectcalico.org/v3
-                    kind: StagedNetworkPolicy
-                    metadata: {name: api-lockdown, namespace: prod}
-                    spec:
-                      stagedAction: Set
-                      order: 10
-                      selector: app == 'api'
-                      types: [Ingress]
-                      ingress:
-                        - action: Deny
-                          protocol: TCP
-                          destination: {ports: [8080]}
-                    """));
+            createPolicies(store);
             List<String> flowLogArgs = new java.util.ArrayList<>(List.of(
                     "--FELIX_FLOWLOGSGOLDMANESERVER=" + goldmane.target(), "--FELIX_FLOWLOGSFLUSHINTERVAL=1s"));
             if (tls != null) {
@@ -188,6 +213,40 @@ class FlowLogsE2ETest {
                         oneLine(total), oneLine(denied));
             }
         }
+    }
+
+    /** api-ingress (allow TCP 8080, deny TCP 9000 to app == 'api') and the staged api-lockdown (deny 8080) before it. */
+    private static void createPolicies(Datastore store) throws Exception {
+        store.create(CODEC.parse("""
+                apiVersion: projectcalico.org/v3
+                kind: NetworkPolicy
+                metadata: {name: api-ingress, namespace: prod}
+                spec:
+                  order: 100
+                  selector: app == 'api'
+                  types: [Ingress]
+                  ingress:
+                    - action: Allow
+                      protocol: TCP
+                      destination: {ports: [8080]}
+                    - action: Deny
+                      protocol: TCP
+                      destination: {ports: [9000]}
+                """));
+        store.create(CODEC.parse("""
+                apiVersion: projectcalico.org/v3
+                kind: StagedNetworkPolicy
+                metadata: {name: api-lockdown, namespace: prod}
+                spec:
+                  stagedAction: Set
+                  order: 10
+                  selector: app == 'api'
+                  types: [Ingress]
+                  ingress:
+                    - action: Deny
+                      protocol: TCP
+                      destination: {ports: [8080]}
+                """));
     }
 
     /** {@return the denied flow (9000, rule 1 of api-ingress)}, after checking it and the Src side's profile */
