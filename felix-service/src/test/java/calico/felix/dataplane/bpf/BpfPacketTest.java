@@ -55,6 +55,7 @@ class BpfPacketTest extends PacketScenarios {
     private BpfDataplane dp;
     private DataplaneModel model;
     private Driver scenarioDriver;
+    private NamespaceThread thread;
 
     @Override
     protected void assumeAvailable() {
@@ -87,7 +88,7 @@ class BpfPacketTest extends PacketScenarios {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        NamespaceThread thread = new NamespaceThread(host);
+        thread = new NamespaceThread(host);
         model = new DataplaneModel();
         dp = new BpfDataplane(model, bpffs);
         scenarioDriver = onThread(thread, model, dp, () -> {
@@ -339,6 +340,29 @@ class BpfPacketTest extends PacketScenarios {
                     .anyMatch(k -> k.ifindex() == up0 && k.dst().equals(outAddr) && k.dstPort() == 7080
                             && k.proto() == 6);
         }
+    }
+
+    /**
+     * Link announcements lost (the kernel dataplane's watcher overflowed: {@code onLinksLost}): the
+     * driver lists the links again, so a workload interface created meanwhile, of which no
+     * announcement arrived, gets its programs and tables at once.
+     */
+    @Test
+    void linksLostRelistsAndAttachesAnInterfaceCreatedMeanwhile() {
+        start();
+        String cIf = "cali9999abcd";
+        apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>())),
+                new DataplaneUpdate.WorkloadEndpointUpdate("test/c", cIf, null, List.of("10.65.0.3/32"), List.of(),
+                        List.of(), List.of(), List.of()));
+        host.exec("ip", "link", "add", cIf, "type", "veth", "peer", "name", "peer9999");
+        int c = ifindex(cIf);
+        apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(Map.of("logSeverityScreen", "Info")))));
+        assertThat(onHook(cIf, TcDirection.EGRESS)).as("no announcement, no listing: not attached yet")
+                .doesNotContain("calico");
+        thread.run(dp::onLinksLost);
+        assertThat(onHook(cIf, TcDirection.EGRESS)).as("re-listed: attached").contains("calico_to_ep");
+        assertThat(onHook(cIf, TcDirection.INGRESS)).contains("calico_from_ep");
+        assertThat(tablesOf(c)).containsKeys(Dir.TO_ENDPOINT, Dir.FROM_ENDPOINT);
     }
 
     /**
