@@ -112,18 +112,19 @@ static __always_inline int reject(struct __sk_buff *skb, __u32 dir)
 #define REJECT6_QUOTE (sizeof(struct ipv6hdr) + 32)
 
 /* reject() for IPv6: an ICMPv6 destination unreachable, port unreachable (type 1, code 4), quoting
- * the header and 32 bytes, its checksum over the pseudo-header. Only for a packet without
- * extension headers whose upper layer is TCP, UDP, SCTP or an ICMPv6 echo request; the rest drops. */
-static __always_inline int reject6(struct __sk_buff *skb, __u32 dir)
+ * the header and 32 bytes (extension headers included), its checksum over the pseudo-header. Only
+ * when the upper layer past the extension headers (w, from parse()) is TCP, UDP or SCTP with its
+ * ports (not a later fragment) or an ICMPv6 echo request; the rest drops. */
+static __always_inline int reject6(struct __sk_buff *skb, __u32 dir, const struct walk *w)
 {
 	void *end = (void *)(long)skb->data_end;
 	struct ipv6hdr *ip6 = (void *)(long)skb->data + sizeof(struct ethhdr);
 	if ((void *)(ip6 + 1) + 8 > end)
 		return TC_ACT_SHOT;
-	__u8 next = ip6->nexthdr;
-	if (next != IPPROTO_TCP && next != IPPROTO_UDP && next != IPPROTO_SCTP
-			&& !(next == IPPROTO_ICMPV6 && *(__u8 *)(ip6 + 1) == 128))
-		return TC_ACT_SHOT; /* never an error about an error, nor past extension headers */
+	int answered = w->proto == IPPROTO_ICMPV6 ? w->sport == 128
+		: (w->proto == IPPROTO_TCP || w->proto == IPPROTO_UDP || w->proto == IPPROTO_SCTP) && w->has_ports;
+	if (!answered)
+		return TC_ACT_SHOT; /* never an error about an error */
 	struct {
 		__u32 src[4];
 		__u32 dst[4];
@@ -221,7 +222,7 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 	emit_event(skb, &w, dir);
 	if (w.verdict != CALI_ACT_ALLOW)
 		return !(cfg_flags & CALI_CFG_REJECT) ? TC_ACT_SHOT
-			: w.family == CALI_FAMILY_V6 ? reject6(skb, dir) : reject(skb, dir);
+			: w.family == CALI_FAMILY_V6 ? reject6(skb, dir, &w) : reject(skb, dir);
 	if (dir == CALI_DIR_FROM_EP && (cfg_flags & CALI_CFG_HOST_DROP)) {
 		/* Allowed by the workload's egress policy; to the host itself (local, broadcast,
 		 * multicast: not forwarded) a new flow is dropped, as iptables' cali-wl-to-host. */

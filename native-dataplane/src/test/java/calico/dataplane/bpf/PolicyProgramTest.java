@@ -248,7 +248,10 @@ class PolicyProgramTest {
             prog.map(PolicyMaps.CONFIG).put(PolicyMaps.configKey(), PolicyMaps.configValue(PolicyMaps.CFG_REJECT));
             assertThat(refused(a, B6, 9090, 3000)).as("Reject: an ICMPv6 port unreachable from b's ingress").isTrue();
             assertThat(refused(b, A6, 7070, 3000)).as("Reject: into the host from a's ingress").isTrue();
+            assertThat(udpWithDestinationOptions(a, B6, 9090)).as("Reject past an extension header")
+                    .isEqualTo("refused");
             prog.map(PolicyMaps.CONFIG).put(PolicyMaps.configKey(), PolicyMaps.configValue(0));
+            assertThat(udpWithDestinationOptions(a, B6, 9090)).as("Drop: silence").isEqualTo("timeout");
 
             // The maps read back: both families in one set, and the v6 approval with its counters.
             assertThat(sets.keys().stream().map(PolicyMaps::decodeLpmKey).filter(e -> e.setId() == 7)
@@ -503,6 +506,29 @@ class PolicyProgramTest {
             assertThat(refused(a, B, 9090)).as("a's egress rejects").isTrue();
             assertThat(a.tcpConnects(B, 7070, YES)).as("allowed still").isTrue();
         }
+    }
+
+    /**
+     * {@return what a connected UDP socket in {@code from} sees after one datagram to {@code ip:port}
+     * carrying a destination options header (an 8-byte PadN)}: {@code refused} (an ICMPv6 port
+     * unreachable came back), {@code timeout} (nothing in 2 s) or {@code data}.
+     */
+    private static String udpWithDestinationOptions(NetNs from, String ip, int port) {
+        String script = String.join("\n",
+                "import socket",
+                "s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)",
+                "s.setsockopt(socket.IPPROTO_IPV6, 59, bytes([0, 0, 1, 4, 0, 0, 0, 0]))  # IPV6_DSTOPTS",
+                "s.settimeout(2)",
+                "s.connect(('" + ip + "', " + port + "))",
+                "s.send(b'probe')",
+                "try:",
+                "    s.recv(16)",
+                "    print('data')",
+                "except ConnectionRefusedError:",
+                "    print('refused')",
+                "except socket.timeout:",
+                "    print('timeout')");
+        return from.exec("python3", "-c", script).strip();
     }
 
     /** {@return whether a TCP connect from {@code from} is refused within a second} (a dropped SYN times out) */
