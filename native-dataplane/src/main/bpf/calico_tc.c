@@ -206,7 +206,7 @@ static __always_inline int police(struct __sk_buff *skb, __u32 dir)
 		 * packet, before conntrack. */
 		if (!(cfg_flags & CALI_CFG_SVC_REJECT))
 			return TC_ACT_SHOT;
-		return w.family == CALI_FAMILY_V6 ? reject6(skb, dir) : reject(skb, dir);
+		return w.family == CALI_FAMILY_V6 ? reject6(skb, dir, &w) : reject(skb, dir);
 	}
 
 	__u64 now = bpf_ktime_get_ns();
