@@ -31,6 +31,10 @@ import org.slf4j.LoggerFactory;
 public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ConfdDaemon.class);
+    /** The first retry of a failed reload; each next one waits twice as long, up to {@link #LAST_RELOAD_RETRY}. */
+    static final Duration FIRST_RELOAD_RETRY = Duration.ofMillis(250);
+    /** A retry is one connect to BIRD's socket: cheap enough to try every few seconds until BIRD runs. */
+    static final Duration LAST_RELOAD_RETRY = Duration.ofSeconds(4);
 
     private final String nodeName;
     private final String routerId;
@@ -44,6 +48,8 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
     private final BgpStore store;
     private volatile boolean inSync;
     private volatile boolean reloadPending;
+    /** The wait before the next retry of a failed reload (worker thread only). */
+    private Duration reloadRetry = FIRST_RELOAD_RETRY;
     private volatile ConfdStatus status = ConfdStatus.waiting();
     private volatile Consumer<ConfdStatus> listener = s -> { };
 
@@ -166,7 +172,27 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
                     Instant.now(), before.sessions(), before.skipped());
         }
         status = next;
+        if (next.result() == ConfdStatus.Result.RELOAD_FAILED) {
+            retryReload();
+        }
         listener.accept(next);
+    }
+
+    /**
+     * A reload that failed is retried soon, not at the next resync: at start-up BIRD is started only
+     * once the first configuration is installed (calico-node's order), so the first reload always
+     * fails, and readiness waits for a reload that worked.
+     */
+    private void retryReload() {
+        Duration wait = reloadRetry;
+        reloadRetry = min(reloadRetry.multipliedBy(2), min(LAST_RELOAD_RETRY, resyncInterval));
+        if (!worker.isShutdown()) {
+            worker.schedule(this::request, wait.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     private ConfdStatus reload(ConfdStatus before, Rendered r) {
@@ -177,6 +203,7 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
         try {
             bird.configure();
             reloadPending = false;
+            reloadRetry = FIRST_RELOAD_RETRY;
             log.info("BIRD reconfigured: {} sessions, {} skipped", r.sessions().size(), r.skipped().size());
             return new ConfdStatus(before.generation() + 1, ConfdStatus.Result.RELOADED, null, Instant.now(),
                     r.sessions(), r.skipped());
