@@ -162,8 +162,8 @@ public final class Main {
         ReadinessWait.Budget budget;
         try {
             name = value("await-ready NAME", a.poll());
-            long cpu = 90;
-            long wall = 600;
+            long cpu = ReadinessWait.Budget.DEFAULT.cpu().toSeconds();
+            long wall = ReadinessWait.Budget.DEFAULT.wall().toSeconds();
             while (!a.isEmpty()) {
                 String opt = a.poll();
                 switch (opt) {

@@ -10,10 +10,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The nodes of {@code ./calico up}: {@link #startup} makes the topology and runs calico-node's
@@ -23,8 +21,7 @@ import java.util.Set;
  */
 final class Nodes {
 
-    private static final Duration READY_TIMEOUT = Duration.ofSeconds(180);
-    private static final Duration POLL = Duration.ofMillis(500);
+    private static final Duration POLL = ReadinessWait.POLL;
 
     private final Settings settings;
     private final Map<String, String> environment;
@@ -82,7 +79,6 @@ final class Nodes {
             n.writeCniConf(environment);
         }
         List<NodeServices.Service> waiting = new ArrayList<>();
-        Set<NodeServices.Service> started = new LinkedHashSet<>();
         for (NodeServices n : nodes) {
             for (NodeServices.Service s : n.services()) {
                 if (s.process().pid().isPresent()) {
@@ -92,36 +88,59 @@ final class Nodes {
                 }
             }
         }
-        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        while (!waiting.isEmpty()) {
-            for (NodeServices.Service s : List.copyOf(waiting)) {
-                if (!started.contains(s)) {
-                    if (s.mayStart().getAsBoolean()) {
-                        say("starting " + s.name());
-                        s.process().start();
-                        started.add(s);
+        startAndAwait(waiting, ReadinessWait.Budget.DEFAULT);
+    }
+
+    /**
+     * Starts each service once it may start and waits until every one is ready. Each started process
+     * is waited for as {@code ./calico} waits for typha ({@link ReadinessWait}): by its own CPU time,
+     * so a JVM starved on a loaded machine is not given up on by the clock, and at once when it exits.
+     * A service that may never start (BIRD without confd's configuration) ends the wait at the budget's clock cap.
+     */
+    void startAndAwait(List<NodeServices.Service> services, ReadinessWait.Budget budget) {
+        List<NodeServices.Service> notStarted = new ArrayList<>(services);
+        Map<NodeServices.Service, ReadinessWait.Tracker> starting = new LinkedHashMap<>();
+        long deadline = System.nanoTime() + budget.wall().toNanos();
+        while (!notStarted.isEmpty() || !starting.isEmpty()) {
+            for (NodeServices.Service s : List.copyOf(notStarted)) {
+                if (s.mayStart().getAsBoolean()) {
+                    say("starting " + s.name());
+                    s.process().start();
+                    long pid = s.process().pid().orElse(0L);
+                    if (pid <= 0) {
+                        throw exited(s);
                     }
-                    continue;
+                    starting.put(s, new ReadinessWait.Tracker(ReadinessWait.Watched.pid(pid), s.ready(), budget));
+                    notStarted.remove(s);
                 }
-                if (s.process().exited()) {
-                    throw new IllegalStateException(s.name() + " exited during start-up (log: " + s.process().log() + "):\n"
+            }
+            for (Map.Entry<NodeServices.Service, ReadinessWait.Tracker> e : List.copyOf(starting.entrySet())) {
+                NodeServices.Service s = e.getKey();
+                ReadinessWait.Outcome outcome = e.getValue().poll().orElse(null);
+                if (outcome instanceof ReadinessWait.Ready) {
+                    say(s.name() + " " + outcome.describe());
+                    starting.remove(s);
+                } else if (outcome instanceof ReadinessWait.Exited) {
+                    throw exited(s);
+                } else if (outcome instanceof ReadinessWait.OutOfBudget) {
+                    throw new IllegalStateException(s.name() + " " + outcome.describe() + " (log: " + s.process().log() + "):\n"
                             + s.process().logTail(20));
                 }
-                if (s.ready().getAsBoolean()) {
-                    say(s.name() + " ready");
-                    waiting.remove(s);
-                }
             }
-            if (waiting.isEmpty()) {
+            if (notStarted.isEmpty() && starting.isEmpty()) {
                 break;
             }
-            if (System.nanoTime() > deadline) {
-                NodeServices.Service s = waiting.get(0);
-                throw new IllegalStateException(s.name() + " not ready after " + READY_TIMEOUT.toSeconds() + " s (log: "
-                        + s.process().log() + "):\n" + s.process().logTail(20));
+            if (!notStarted.isEmpty() && System.nanoTime() > deadline) {
+                throw new IllegalStateException(notStarted.get(0).name() + " could not start within " + budget.wall().toSeconds()
+                        + " s: what it waits for is not there");
             }
             pause();
         }
+    }
+
+    private static IllegalStateException exited(NodeServices.Service s) {
+        return new IllegalStateException(s.name() + " exited during start-up (log: " + s.process().log() + "):\n"
+                + s.process().logTail(20));
     }
 
     /** Stops every node's services (of every recorded node, whatever count it was made with) and deletes the topology. */

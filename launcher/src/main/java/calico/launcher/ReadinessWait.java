@@ -22,6 +22,9 @@ final class ReadinessWait {
      * @param wall the clock's cap, whatever the load
      */
     record Budget(Duration cpu, Duration wall) {
+        /** A JVM's start-up takes 3-15 s of its CPU; 90 s is a hung one. The clock's 10 minutes cover load 25 and beyond. */
+        static final Budget DEFAULT = new Budget(Duration.ofSeconds(90), Duration.ofMinutes(10));
+
         Budget {
             positive("cpu", cpu);
             positive("wall", wall);
@@ -93,18 +96,11 @@ final class ReadinessWait {
 
     /** Asks {@code ready} every {@link #POLL} until it says yes, the process is gone, or the budget is spent. */
     static Outcome await(Watched process, BooleanSupplier ready, Budget budget) {
-        long start = System.nanoTime();
+        Tracker t = new Tracker(process, ready, budget);
         while (true) {
-            Duration cpu = process.cpu();
-            Duration after = Duration.ofNanos(System.nanoTime() - start);
-            if (ready.getAsBoolean()) {
-                return new Ready(after, cpu);
-            }
-            if (!process.alive()) {
-                return new Exited(after);
-            }
-            if (cpu.compareTo(budget.cpu()) > 0 || after.compareTo(budget.wall()) > 0) {
-                return new OutOfBudget(after, cpu, budget);
+            Optional<Outcome> o = t.poll();
+            if (o.isPresent()) {
+                return o.get();
             }
             try {
                 Thread.sleep(POLL.toMillis());
@@ -112,6 +108,39 @@ final class ReadinessWait {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted", e);
             }
+        }
+    }
+
+    /**
+     * One process's wait, asked once per poll by a caller that waits for several at once (a node's
+     * felix, CNI daemon, confd and BIRD); the budget counts from the tracker's creation.
+     */
+    static final class Tracker {
+        private final Watched process;
+        private final BooleanSupplier ready;
+        private final Budget budget;
+        private final long start = System.nanoTime();
+
+        Tracker(Watched process, BooleanSupplier ready, Budget budget) {
+            this.process = process;
+            this.ready = ready;
+            this.budget = budget;
+        }
+
+        /** {@return how the wait ended, or empty while it goes on} */
+        Optional<Outcome> poll() {
+            Duration cpu = process.cpu();
+            Duration after = Duration.ofNanos(System.nanoTime() - start);
+            if (ready.getAsBoolean()) {
+                return Optional.of(new Ready(after, cpu));
+            }
+            if (!process.alive()) {
+                return Optional.of(new Exited(after));
+            }
+            if (cpu.compareTo(budget.cpu()) > 0 || after.compareTo(budget.wall()) > 0) {
+                return Optional.of(new OutOfBudget(after, cpu, budget));
+            }
+            return Optional.empty();
         }
     }
 }
