@@ -5,7 +5,9 @@
 #   scripts/images.sh base               # the base images (cached; prints their directory)
 #   scripts/images.sh build [MVN_ARG...] # base + every service image into target/images/<name>.tar
 #                                        # (packages the service modules against the installed
-#                                        # upstream modules: `mvn install` first, or pass -am)
+#                                        # upstream modules: `mvn install` first, or pass -am), each
+#                                        # with a Spring context then given its AppCDS archive (appcds)
+#   scripts/images.sh appcds IMAGE.tar   # trains IMAGE's class archive in its own root and adds it
 #   scripts/images.sh maven-args         # base, then the -D arguments profile images needs (one a
 #                                        # line): `mvn -Pimages verify $(scripts/images.sh maven-args)`
 #                                        # builds the images in the reactor and runs ChartImagesTest
@@ -17,6 +19,11 @@
 #   node-base.tar  jre-base + one layer: what felix, confd/BIRD and the CNI installer exec
 # Both are `docker save` archives, the local base image format Jib's `tar://` reads.
 # Needs root (mmdebstrap's root mode, an overlay mount) and Debian's mirror, the first time only.
+# AppCDS (issue 30): Jib runs nothing, so each image with a Spring context gets its class archive
+# after Jib: a training run of the image's own entrypoint (its JVM, its jars with Jib's file times)
+# in its unpacked root (chroot; new mount, network and pid namespaces, so nothing reaches the host),
+# stopped at context refresh, and the archive added as one more layer (scripts/lib/oci-image.py).
+# Needs root (chroot, namespaces).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${CALICO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/calico-java}
@@ -110,6 +117,49 @@ base() {
 service_modules=(felix-service typha-service goldmane-service whisker-backend cni-plugin confd-service
                  node-startup apiserver-service controllers-service)
 
+# The images whose JVM runs a Spring context (the CNI plugin is a plain main: nothing to stop at), and
+# what each needs set to reach context refresh in a training run (nothing is contacted before it).
+declare -A appcds_env=([felix]="FELIX_FELIXHOSTNAME=appcds-training" [confd]="NODENAME=appcds-training"
+    [typha]="" [goldmane]="" [whisker]="" [node-startup]="NODENAME=appcds-training"
+    [apiserver]="" [kube-controllers]="")
+
+# appcds IMAGE.tar: the image's class archive, trained in its own root, as one more layer; the image
+# runs on /app/app.jar (Jib's classes and resources as a jar: JDK 17 archives from no directory) with
+# -XX:SharedArchiveFile. A failed training leaves the image as Jib made it, and says so.
+appcds() {
+    local image=$1 name work env cmd=() word flags
+    name=$(basename "$image" .tar)
+    [[ -v appcds_env[$name] ]] || return 0
+    work=$(mktemp -d "${TMPDIR:-/tmp}/appcds-$name.XXXXXX")
+    # shellcheck disable=SC2064
+    trap "rm -rf '$work'" RETURN
+    python3 "$root/scripts/lib/oci-image.py" unpack "$image" "$work/root"
+    python3 "$root/scripts/lib/oci-image.py" appjar "$work/root"
+    env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
+    local part=entrypoint
+    while IFS= read -r word; do
+        if [[ $word == -- ]]; then part=env; continue; fi
+        if [[ $part == entrypoint ]]; then cmd+=("${word/#@\/app\/jib-classpath-file/@/app/appcds-classpath}")
+        else env+=("$word"); fi
+    done < <(python3 "$root/scripts/lib/oci-image.py" config "$image")
+    # shellcheck disable=SC2206
+    env+=(${appcds_env[$name]})
+    flags=(-XX:ArchiveClassesAtExit=/app/appcds.jsa -Dspring.context.exit=onRefresh)
+    if ! unshare --mount --net --pid --fork sh -c 'mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" && exec chroot "$0" "$@"' \
+            "$work/root" env -i "${env[@]}" "${cmd[0]}" "${flags[@]}" "${cmd[@]:1}" >"$work/training.log" 2>&1 \
+            || [[ ! -s $work/root/app/appcds.jsa ]]; then
+        tail -20 "$work/training.log" >&2
+        echo "images: $name: the AppCDS training run failed (above: its log's end); the image has no archive" >&2
+        return 0
+    fi
+    mkdir -p "$work/layer/app"
+    cp -p "$work/root/app/appcds.jsa" "$work/root/app/app.jar" "$work/root/app/appcds-classpath" "$work/layer/app/"
+    python3 "$root/scripts/lib/oci-base.py" layer "$work/layer" "$work/appcds.tar.gz"
+    python3 "$root/scripts/lib/oci-image.py" append "$image" "$work/appcds.tar.gz" \
+        @/app/jib-classpath-file=@/app/appcds-classpath -- -XX:SharedArchiveFile=/app/appcds.jsa -Xshare:auto
+    echo "images: $name: AppCDS archive of $(du -h "$work/root/app/appcds.jsa" | cut -f1) added" >&2
+}
+
 maven_args() {
     local dir
     dir=$(base)
@@ -125,6 +175,10 @@ build() {
     rm -f "$out_dir"/*.tar
     modules=$(IFS=,; echo "${service_modules[*]}")
     (cd "$root" && mvn -B -q -Pimages -DskipTests -pl "$modules" package "${args[@]}" "$@")
+    local image
+    for image in "$out_dir"/*.tar; do
+        appcds "$image"
+    done
     echo "images: built in $((SECONDS - started)) s:" >&2
     du -h "$out_dir"/*.tar >&2
 }
@@ -133,6 +187,7 @@ case ${1:-} in
     base) base ;;
     build) shift; build "$@" ;;
     maven-args) maven_args ;;
+    appcds) appcds "$2" ;;
     out-dir) echo "$out_dir" ;;
-    *) sed -n '2,19s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,26s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 esac
