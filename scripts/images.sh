@@ -120,7 +120,7 @@ service_modules=(felix-service typha-service goldmane-service whisker-backend cn
 # The images whose JVM runs a Spring context (the CNI plugin is a plain main: nothing to stop at), and
 # what each needs set to reach context refresh in a training run (nothing is contacted before it).
 declare -A appcds_env=([felix]="FELIX_FELIXHOSTNAME=appcds-training" [confd]="NODENAME=appcds-training"
-    [typha]="" [goldmane]="" [whisker]="" [node-startup]="NODENAME=appcds-training"
+    [typha]="" [goldmane]="" [whisker]="WHISKER_AUTH_TOKEN_FILE=/etc/os-release" [node-startup]="NODENAME=appcds-training"
     [apiserver]="" [kube-controllers]="")
 
 # appcds IMAGE.tar: the image's class archive, trained in its own root, as one more layer; the image
@@ -148,8 +148,8 @@ appcds() {
     if ! unshare --mount --net --pid --fork sh -c 'mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" && exec chroot "$0" "$@"' \
             "$work/root" env -i "${env[@]}" "${cmd[0]}" "${flags[@]}" "${cmd[@]:1}" >"$work/training.log" 2>&1 \
             || [[ ! -s $work/root/app/appcds.jsa ]]; then
-        tail -20 "$work/training.log" >&2
-        echo "images: $name: the AppCDS training run failed (above: its log's end); the image has no archive" >&2
+        grep -v '\]\[cds\]' "$work/training.log" | tail -20 >&2
+        echo "images: $name: the AppCDS training run failed (above: its log's end, without CDS's warnings); the image has no archive" >&2
         return 0
     fi
     mkdir -p "$work/layer/app"
