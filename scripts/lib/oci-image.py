@@ -54,7 +54,8 @@ def unpack(image, out):
     for layer in manifest["layers"]:
         with tarfile.open(fileobj=io.BytesIO(files[blob_name(layer["digest"])]), mode="r:gz") as t:
             for m in t.getmembers():
-                head, name = os.path.split(m.name.lstrip("./"))
+                rel = m.name[2:] if m.name.startswith("./") else m.name.lstrip("/")
+                head, name = os.path.split(rel)
                 target = os.path.join(root, head, name)
                 if not inside(root, os.path.join(root, head)):
                     raise SystemExit(f"unpack: {m.name} leaves the root through a link")
