@@ -119,7 +119,7 @@ public final class NftNetlinkBench {
     }
 
     /** A policy chain's rewrite as the driver's policy-rules path sends it. */
-    private static NftBatch change(String chain, String set, int port) {
+    static NftBatch change(String chain, String set, int port) {
         return new NftBatch().flushChain(CALICO, chain)
                 .addRule(CALICO, chain, NftNetlinkTest.exprs("""
                         [{"match":{"op":"==","left":{"meta":{"key":"l4proto"}},"right":6}},

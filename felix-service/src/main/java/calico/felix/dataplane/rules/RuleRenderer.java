@@ -1031,6 +1031,12 @@ public final class RuleRenderer {
                         Set<PolicyId> existing, String failsafe, Kind kind, boolean allInterfaces) {
         Match passClear = new Match.MarkAllClear(marks.pass());
         Match acceptSet = new Match.MarkAllSet(marks.accept());
+        // A policy's jump is skipped once the tier has an answer (pass, or accept: returned at the
+        // tier's end), so the chain needs no return after every jump: nftables validates every
+        // endpoint chain on each path from a base chain at each commit, so fewer rules walk faster.
+        // Untracked chains keep a return per policy: their accept also needs the notrack rule.
+        boolean compact = kind != Kind.UNTRACKED;
+        Match undecided = compact ? new Match.MarkAllClear(marks.both()) : passClear;
         boolean filter = kind == Kind.NORMAL || kind == Kind.FORWARD;
         boolean normal = kind == Kind.NORMAL || kind == Kind.MANGLE_EGRESS;
         Target deny = filter ? settings.denyTarget() : Target.DROP;
@@ -1061,31 +1067,40 @@ public final class RuleRenderer {
             rules.add(GenericRule.of(new Target.Jump(failsafe)));
         }
         EndpointWalk.walk(tiers, normal ? profiles : List.of(), existing, new EndpointWalk() {
+            /** Whether the current tier jumped to a policy (compact: it returns on accept at its end). */
+            private boolean jumped;
+
             @Override
             public void tierStart(TierPolicies tier) {
                 rules.add(GenericRule.of(new Target.ClearMark(marks.pass())).withComment("start of tier " + tier.tier()));
+                jumped = false;
             }
 
             @Override
             public void missingPolicy(PolicyId p) {
                 if (logHere) {
-                    rules.add(nflog(inbound, NflogPrefix.missingPolicy(inbound, p), passClear));
+                    rules.add(nflog(inbound, NflogPrefix.missingPolicy(inbound, p), undecided));
                 }
-                rules.add(GenericRule.of(deny, passClear).withComment("missing policy " + p.sortName()));
+                rules.add(GenericRule.of(deny, undecided).withComment("missing policy " + p.sortName()));
             }
 
             @Override
             public void policy(PolicyId p) {
                 String target = inbound ? Names.policyInbound(p) : Names.policyOutbound(p);
-                rules.add(GenericRule.of(new Target.Jump(target), passClear));
-                if (kind == Kind.UNTRACKED) {
-                    rules.add(GenericRule.of(new Target.NoTrack(), acceptSet).withComment("untracked allow"));
+                rules.add(GenericRule.of(new Target.Jump(target), undecided));
+                if (compact) {
+                    jumped = true;
+                    return;
                 }
+                rules.add(GenericRule.of(new Target.NoTrack(), acceptSet).withComment("untracked allow"));
                 rules.add(GenericRule.of(Target.RETURN, acceptSet));
             }
 
             @Override
             public void tierEnd(TierPolicies tier, Action def) {
+                if (jumped) {
+                    rules.add(GenericRule.of(Target.RETURN, acceptSet));
+                }
                 // Untracked and pre-DNAT policy that decides nothing leaves the packet to the filter table's policy.
                 if (def != Action.Pass && (filter || normal)) {
                     if (logHere) {

@@ -106,13 +106,13 @@ class ChainRendererTest {
                 "-m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
                 "-m conntrack --ctstate INVALID -j DROP",
                 "-m comment --comment \"start of tier t1\" -j MARK --set-xmark 0x0/0x20000",
-                "-m mark --mark 0x0/0x20000 -j cali-pi-t1/p1",
-                "-m mark --mark 0x10000/0x10000 -j RETURN",
-                "-m mark --mark 0x0/0x20000 -j cali-pi-t1/p2",
+                // a tier's policies are skipped once one decided (pass or accept); an accept returns at its end
+                "-m mark --mark 0x0/0x30000 -j cali-pi-t1/p1",
+                "-m mark --mark 0x0/0x30000 -j cali-pi-t1/p2",
                 "-m mark --mark 0x10000/0x10000 -j RETURN",
                 "-m comment --comment \"end of tier t1\" -m mark --mark 0x0/0x20000 -j DROP",
                 "-m comment --comment \"start of tier t2\" -j MARK --set-xmark 0x0/0x20000",
-                "-m mark --mark 0x0/0x20000 -j cali-pi-t2/p3",
+                "-m mark --mark 0x0/0x30000 -j cali-pi-t2/p3",
                 "-m mark --mark 0x10000/0x10000 -j RETURN",
                 // t2's default is Pass: no drop; t3 has only staged policies: not enforced
                 "-j cali-pri-kns.a",
@@ -131,11 +131,11 @@ class ChainRendererTest {
                         new TierPolicies("nope", Action.Pass, List.of(), true)),
                 List.of("kns.a"), false, Set.of(p1)), netSets);
         assertThat(c.rules().stream().map(calico.dataplane.iptables.Rule::render)).contains(
-                "-m mark --mark 0x0/0x20000 -j cali-po-t1/p1",
+                "-m mark --mark 0x0/0x30000 -j cali-po-t1/p1",
                 "-j cali-pro-kns.a").containsSubsequence(
-                "-m mark --mark 0x0/0x20000 -j cali-po-t1/p1",
+                "-m mark --mark 0x0/0x30000 -j cali-po-t1/p1",
+                "-m comment --comment \"missing policy gone\" -m mark --mark 0x0/0x30000 -j DROP",
                 "-m mark --mark 0x10000/0x10000 -j RETURN",
-                "-m comment --comment \"missing policy gone\" -m mark --mark 0x0/0x20000 -j DROP",
                 "-m comment --comment \"end of tier t1\" -m mark --mark 0x0/0x20000 -j DROP", // null = Deny
                 "-m comment --comment \"start of tier nope\" -j MARK --set-xmark 0x0/0x20000",
                 // missing tier: deny even though it says Pass

@@ -189,7 +189,7 @@ class RuleRendererHostKindsTest {
                 new Match.Conntrack(Set.of(Match.CtState.RELATED, Match.CtState.ESTABLISHED))));
         List<GenericRule> fh = rules(rs, Table.MANGLE, Names.fromHostEndpoint("eth0"));
         assertThat(fh).contains(GenericRule.of(new Target.Jump(Names.FAILSAFE_IN)),
-                GenericRule.of(new Target.Jump(Names.policyInbound(P)), new Match.MarkAllClear(MB.pass())));
+                GenericRule.of(new Target.Jump(Names.policyInbound(P)), new Match.MarkAllClear(MB.both())));
         assertThat(fh).noneMatch(r -> r.target() instanceof Target.Drop && r.matches().isEmpty());
         assertThat(rs.chains(Table.MANGLE)).containsKey(Names.policyInbound(P))
                 .doesNotContainKey(Names.policyOutbound(P));
@@ -203,7 +203,8 @@ class RuleRendererHostKindsTest {
                 GenericRule.of(new Target.ClearMark(MB.all() & ~MB.accept())),
                 GenericRule.of(new Target.Jump(Names.FROM_HEP_FORWARD_DISPATCH), new Match.MarkAllClear(MB.accept())));
         assertThat(rules(rs, Table.FILTER, Names.fromHostEndpointForward("eth0"))).contains(
-                GenericRule.of(new Target.Jump(Names.policyInbound(P)), new Match.MarkAllClear(MB.pass())),
+                GenericRule.of(new Target.Jump(Names.policyInbound(P)), new Match.MarkAllClear(MB.both())),
+                GenericRule.of(Target.RETURN, new Match.MarkAllSet(MB.accept())),
                 GenericRule.of(Target.DROP, new Match.MarkAllClear(MB.pass())).withComment("end of tier default"));
         // Egress has no applyOnForward policy: forwarded traffic out of eth0 is allowed.
         assertThat(rules(rs, Table.FILTER, Names.toHostEndpointForward("eth0"))).endsWith(
@@ -403,7 +404,8 @@ class RuleRendererHostKindsTest {
         Match est = new Match.Conntrack(Set.of(Match.CtState.RELATED, Match.CtState.ESTABLISHED));
         assertThat(th).containsSubsequence(GenericRule.of(new Target.SetMark(MB.accept()), est),
                 GenericRule.of(Target.RETURN, est), GenericRule.of(new Target.Jump(Names.FAILSAFE_OUT)),
-                GenericRule.of(new Target.Jump(Names.policyOutbound(P)), new Match.MarkAllClear(MB.pass())),
+                GenericRule.of(new Target.Jump(Names.policyOutbound(P)), new Match.MarkAllClear(MB.both())),
+                GenericRule.of(Target.RETURN, new Match.MarkAllSet(MB.accept())),
                 GenericRule.of(Target.DROP, new Match.MarkAllClear(MB.pass())).withComment("end of tier default"),
                 GenericRule.of(new Target.Jump(Names.profileOutbound("prof"))),
                 GenericRule.of(Target.DROP).withComment("no policy or profile accepted"));

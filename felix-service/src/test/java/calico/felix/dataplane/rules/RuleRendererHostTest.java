@@ -100,7 +100,7 @@ class RuleRendererHostTest {
         List<GenericRule> fh = rules(rs, Table.FILTER, "cali-fh-eth0").rules();
         int failsafe = fh.indexOf(GenericRule.of(new Target.Jump(Names.FAILSAFE_IN)));
         int policy = fh.indexOf(GenericRule.of(new Target.Jump(Names.policyInbound(HP)),
-                new Match.MarkAllClear(MarkBits.defaults().pass())));
+                new Match.MarkAllClear(MarkBits.defaults().both())));
         assertThat(failsafe).as("failsafe jump").isPositive();
         assertThat(policy).as("ingress policy jump (pi chain)").isGreaterThan(failsafe);
         assertThat(fh.get(fh.size() - 1).target()).isEqualTo(Target.DROP);
