@@ -39,7 +39,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                           {@code /sys/fs/bpf}, the default); an absolute path
  * @param nftablesNetlinkRules whether the nftables driver sends the batches its netlink encoder covers (a
  *                           policy chain's rewrite) as netlink messages of its own instead of through
- *                           libnftables ({@code FELIX_NFTABLESNETLINKRULES}, ours; off by default)
+ *                           libnftables ({@code FELIX_NFTABLESNETLINKRULES}, ours; on by default, {@code false} turns it off)
  */
 @ConfigurationProperties(prefix = "felix")
 public record FelixProperties(
@@ -52,7 +52,7 @@ public record FelixProperties(
         String dataplaneNetns,
         @DefaultValue("/var/lib/calico/mtu") String mtuFilePath,
         @DefaultValue("/sys/fs/bpf") String bpfFsPath,
-        @DefaultValue("false") boolean nftablesNetlinkRules) {
+        @DefaultValue("true") boolean nftablesNetlinkRules) {
 
     static final List<String> DRIVERS = List.of("model", "kernel", "iptables");
 

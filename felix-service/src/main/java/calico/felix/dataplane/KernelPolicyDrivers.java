@@ -28,19 +28,22 @@ public final class KernelPolicyDrivers implements PolicyDriverFactory {
     private final ToolCalls calls;
     private final boolean nftNetlink;
 
-    /** @param commandPrefix e.g. {@code ip netns exec <name>}, empty for the process's own namespace */
+    /**
+     * @param commandPrefix e.g. {@code ip netns exec <name>}, empty for the process's own namespace; the
+     *                      nftables driver uses its netlink encoder, as felix does by default
+     */
     public KernelPolicyDrivers(List<String> commandPrefix) {
         this(commandPrefix, BPF_FS);
     }
 
     /** @param bpfFs the bpffs mount point for the eBPF driver's pins (tests: a private mount) */
     public KernelPolicyDrivers(List<String> commandPrefix, Path bpfFs) {
-        this(commandPrefix, bpfFs, ToolCalls.NONE, false);
+        this(commandPrefix, bpfFs, ToolCalls.NONE, true);
     }
 
     /** As above; {@code calls} hears every tool run of the drivers made here (metrics). */
     public KernelPolicyDrivers(List<String> commandPrefix, Path bpfFs, ToolCalls calls) {
-        this(commandPrefix, bpfFs, calls, false);
+        this(commandPrefix, bpfFs, calls, true);
     }
 
     /**

@@ -123,11 +123,11 @@ class FelixConfigurationTest {
     }
 
     @Test
-    void theNftablesNetlinkEncoderIsOffUnlessFelixNftablesNetlinkRulesTurnsItOn() {
+    void theNftablesNetlinkEncoderIsOnUnlessFelixNftablesNetlinkRulesTurnsItOff() {
         runner.withPropertyValues("FELIX_FELIXHOSTNAME=n").run(context ->
-                assertThat(context.getBean(FelixProperties.class).nftablesNetlinkRules()).isFalse());
-        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_NFTABLESNETLINKRULES=true").run(context ->
                 assertThat(context.getBean(FelixProperties.class).nftablesNetlinkRules()).isTrue());
+        runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_NFTABLESNETLINKRULES=false").run(context ->
+                assertThat(context.getBean(FelixProperties.class).nftablesNetlinkRules()).isFalse());
         runner.withPropertyValues("FELIX_FELIXHOSTNAME=n", "FELIX_NFTABLESNETLINKRULES=maybe").run(context ->
                 assertThat(context).getFailure().hasStackTraceContaining("nftables-netlink-rules"));
     }
