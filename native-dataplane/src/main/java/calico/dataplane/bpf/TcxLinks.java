@@ -80,10 +80,11 @@ public final class TcxLinks implements AutoCloseable {
     /** {@return the state of the link held for {@code pin}}, expected on {@code ifindex} */
     public State check(Path pin, int ifindex) {
         Integer link = held.get(pin);
-        if (link == null || !onInterface(link, ifindex)) {
+        Optional<Tcx.LinkState> state = link == null ? Optional.empty() : Tcx.state(link);
+        if (state.isEmpty() || state.get().ifindex() != ifindex) {
             return State.DETACHED;
         }
-        return pinnedHere(link, pin) ? State.ATTACHED : State.PIN_MISSING;
+        return pinnedAt(state.get().id(), pin) ? State.ATTACHED : State.PIN_MISSING;
     }
 
     /** Pins the link held for {@code pin} there again (whatever a stranger left there goes). */
@@ -137,7 +138,7 @@ public final class TcxLinks implements AutoCloseable {
 
     /** Pins {@code link} at {@code pin} unless it is pinned there already; another link's pin there goes. */
     private static void pin(int link, Path pin, String what) {
-        if (pinnedHere(link, pin)) {
+        if (pinnedAt(Tcx.state(link).map(Tcx.LinkState::id).orElse(-1), pin)) {
             return;
         }
         Tcx.delete(pin);
@@ -147,8 +148,8 @@ public final class TcxLinks implements AutoCloseable {
         }
     }
 
-    private static boolean pinnedHere(int link, Path pin) {
-        Optional<Tcx.LinkState> at = Tcx.pinned(pin);
-        return at.isPresent() && at.get().id() == Tcx.state(link).map(Tcx.LinkState::id).orElse(-1);
+    /** {@return whether the link pinned at {@code pin} is the one with ID {@code linkId}} */
+    private static boolean pinnedAt(int linkId, Path pin) {
+        return Tcx.pinned(pin).map(Tcx.LinkState::id).orElse(-2) == linkId;
     }
 }
