@@ -7,6 +7,7 @@ import calico.confd.model.BgpView;
 import calico.confd.render.BirdConfigBuilder;
 import calico.confd.render.RenderException;
 import calico.confd.render.Rendered;
+import calico.libcalico.syncer.Backoff;
 import calico.libcalico.syncer.SyncerCallbacks;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
@@ -48,8 +49,8 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
     private final BgpStore store;
     private volatile boolean inSync;
     private volatile boolean reloadPending;
-    /** The wait before the next retry of a failed reload (worker thread only). */
-    private Duration reloadRetry = FIRST_RELOAD_RETRY;
+    /** The waits between retries of a failed reload (worker thread only). */
+    private final Backoff reloadRetry;
     private volatile ConfdStatus status = ConfdStatus.waiting();
     private volatile Consumer<ConfdStatus> listener = s -> { };
 
@@ -66,6 +67,8 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
         this.configFile = configFile;
         this.bird = bird;
         this.resyncInterval = resyncInterval;
+        this.reloadRetry = new Backoff(FIRST_RELOAD_RETRY,
+                LAST_RELOAD_RETRY.compareTo(resyncInterval) <= 0 ? LAST_RELOAD_RETRY : resyncInterval);
         this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "confd-render");
             t.setDaemon(true);
@@ -184,15 +187,10 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
      * fails, and readiness waits for a reload that worked.
      */
     private void retryReload() {
-        Duration wait = reloadRetry;
-        reloadRetry = min(reloadRetry.multipliedBy(2), min(LAST_RELOAD_RETRY, resyncInterval));
+        Duration wait = reloadRetry.next();
         if (!worker.isShutdown()) {
             worker.schedule(this::request, wait.toMillis(), TimeUnit.MILLISECONDS);
         }
-    }
-
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
     }
 
     private ConfdStatus reload(ConfdStatus before, Rendered r) {
@@ -203,7 +201,7 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
         try {
             bird.configure();
             reloadPending = false;
-            reloadRetry = FIRST_RELOAD_RETRY;
+            reloadRetry.reset();
             log.info("BIRD reconfigured: {} sessions, {} skipped", r.sessions().size(), r.skipped().size());
             return new ConfdStatus(before.generation() + 1, ConfdStatus.Result.RELOADED, null, Instant.now(),
                     r.sessions(), r.skipped());

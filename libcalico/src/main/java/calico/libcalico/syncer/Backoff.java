@@ -9,7 +9,7 @@ import java.util.function.DoubleSupplier;
  * wait is spread by ±{@link #JITTER} so that the many watchers of many nodes do not retry a
  * recovering datastore in step. Not thread-safe.
  */
-final class Backoff {
+public final class Backoff {
 
     /** Each wait is the nominal one times a factor in [1 − JITTER, 1 + JITTER). */
     static final double JITTER = 0.2;
@@ -20,7 +20,7 @@ final class Backoff {
     private final DoubleSupplier random;
     private Duration next;
 
-    Backoff(Duration initial, Duration max) {
+    public Backoff(Duration initial, Duration max) {
         this(initial, max, () -> ThreadLocalRandom.current().nextDouble());
     }
 
@@ -31,7 +31,8 @@ final class Backoff {
         this.next = initial;
     }
 
-    Duration next() {
+    /** {@return the wait before the next try}, and doubles the one after (up to the cap). */
+    public Duration next() {
         Duration current = next;
         Duration doubled = next.multipliedBy(2);
         next = doubled.compareTo(max) > 0 ? max : doubled;
@@ -39,7 +40,8 @@ final class Backoff {
         return Duration.ofNanos((long) (current.toNanos() * factor));
     }
 
-    void reset() {
+    /** Back to the initial wait (progress was made). */
+    public void reset() {
         next = initial;
     }
 }
