@@ -526,6 +526,26 @@ public final class BpfDataplane implements PolicyDriver {
         }
     }
 
+    /** A stranger's edit of natOutgoing's table undone; a failure is a problem, as in {@link #syncNatOutgoing}. */
+    private boolean repairNatOutgoing() {
+        try {
+            boolean repaired = natTable.repair(model);
+            if (repaired) {
+                log.warn("natOutgoing: the nftables table {} was changed by someone else: rewritten",
+                        NftNatOutgoingTable.NAME);
+            }
+            return repaired;
+        } catch (RuntimeException e) {
+            log.error("natOutgoing not checked: {}", e.getMessage());
+            String problem = "natOutgoing not programmed (nftables table " + NftNatOutgoingTable.NAME + "): "
+                    + e.getMessage();
+            if (!problems.contains(problem)) {
+                problems.add(problem);
+            }
+            return false;
+        }
+    }
+
     /** {@return a set ID with the family of member key {@code k}} (sets written are counted per family, as netfilter's) */
     private static long setFamily(int id, byte[] k) {
         return ((long) id << 8) | PolicyMaps.memberFamily(k);
@@ -871,6 +891,7 @@ public final class BpfDataplane implements PolicyDriver {
         repaired += restoreMembers(program.map(PolicyMaps.SETS), lpm, k -> PolicyMaps.decodeLpmKey(k).setId());
         repaired += restoreMembers(program.map(PolicyMaps.NAMED_PORTS), namedPorts, PolicyMaps::namedPortSetId);
         repaired += interfaceNets.restore(program.map(PolicyMaps.IFNETS)) ? 1 : 0;
+        repaired += repairNatOutgoing() ? 1 : 0;
         // Links the announcements missed (none expected: a lost announcement re-reads them).
         Map<String, Link> listed = allLinks();
         if (knownLinks != null && !indexes(listed).equals(indexes(knownLinks))) {

@@ -647,8 +647,8 @@ class BpfPacketTest extends PacketScenarios {
     }
 
     /**
-     * natOutgoing's nftables table exists exactly while a pool has natOutgoing, survives a resync,
-     * and goes with {@code removeAll} (a switch to another backend).
+     * natOutgoing's nftables table exists exactly while a pool has natOutgoing, survives a resync
+     * and strangers' edits (the refresh), and goes with {@code removeAll} (a switch to another backend).
      */
     @Test
     void natOutgoingTableExistsWhileAPoolNeedsIt() {
@@ -665,6 +665,15 @@ class BpfPacketTest extends PacketScenarios {
         scenarioDriver.resync();
         assertThat(host.exec("nft", "list", "table", "inet", NftNatOutgoingTable.NAME)).as("a resync rewrites it")
                 .contains("masquerade");
+        assertThat(scenarioDriver.refresh()).as("nothing changed since: no repair").isZero();
+        host.exec("nft", "flush", "chain", "inet", NftNatOutgoingTable.NAME, calico.felix.dataplane.nft.NftNames.chain(
+                calico.felix.dataplane.rules.Ruleset.Table.NAT, Names.NAT_OUTGOING));
+        assertThat(scenarioDriver.refresh()).as("a stranger's flush, undone by the refresh").isPositive();
+        assertThat(host.exec("nft", "list", "table", "inet", NftNatOutgoingTable.NAME)).contains("masquerade");
+        host.exec("nft", "delete", "table", "inet", NftNatOutgoingTable.NAME);
+        assertThat(scenarioDriver.refresh()).as("the table removed by a stranger, put back").isPositive();
+        assertThat(host.exec("nft", "list", "table", "inet", NftNatOutgoingTable.NAME)).contains("masquerade");
+        assertThat(scenarioDriver.refresh()).as("and left alone after").isZero();
         apply(new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", false, "Never", "Never", false));
         assertThat(host.exec("nft", "list", "tables")).as("natOutgoing off: gone").doesNotContain(table);
         apply(new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", true, "Never", "Never", false));
