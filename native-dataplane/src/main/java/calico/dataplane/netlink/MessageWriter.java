@@ -9,14 +9,15 @@ import java.util.Arrays;
  * Builds one netlink request: a 16-byte {@code nlmsghdr}, the fixed family header written by
  * the caller field by field, then {@code rtattr}s (2-byte length, 2-byte type, value, padded
  * to 4 bytes). Host byte order throughout, as rtnetlink expects; length and sequence number
- * are filled in by {@link #finish(int)}.
+ * are filled in by {@link #finish(int)}. Public for nfnetlink's requests (netfilter package),
+ * which are these messages with a header and value byte order of their own.
  */
-final class MessageWriter {
-    static final int NLMSG_HDRLEN = 16;
+public final class MessageWriter {
+    public static final int NLMSG_HDRLEN = 16;
 
     private ByteBuffer buf = ByteBuffer.allocate(256).order(ByteOrder.nativeOrder());
 
-    MessageWriter(int type, int flags) {
+    public MessageWriter(int type, int flags) {
         buf.putInt(0).putShort((short) type).putShort((short) flags).putInt(0).putInt(0);
     }
 
@@ -33,7 +34,7 @@ final class MessageWriter {
         return Arrays.copyOf(buf.array(), buf.position());
     }
 
-    MessageWriter u8(int v) {
+    public MessageWriter u8(int v) {
         ensure(1);
         buf.put((byte) v);
         return this;
@@ -52,13 +53,13 @@ final class MessageWriter {
     }
 
     /** Bytes as they are (a payload encoded elsewhere, already aligned). */
-    MessageWriter raw(byte[] bytes) {
+    public MessageWriter raw(byte[] bytes) {
         ensure(bytes.length);
         buf.put(bytes);
         return this;
     }
 
-    MessageWriter attr(int type, byte[] value) {
+    public MessageWriter attr(int type, byte[] value) {
         int len = 4 + value.length;
         ensure(align(len));
         buf.putShort((short) len).putShort((short) type).put(value);
@@ -81,25 +82,25 @@ final class MessageWriter {
     }
 
     /** Opens a nested attribute; close it with {@link #endNested(int)} passing the result. */
-    int beginNested(int type) {
+    public int beginNested(int type) {
         ensure(4);
         int start = buf.position();
         buf.putShort((short) 0).putShort((short) type);
         return start;
     }
 
-    void endNested(int start) {
+    public void endNested(int start) {
         buf.putShort(start, (short) (buf.position() - start));
     }
 
-    byte[] finish(int seq) {
+    public byte[] finish(int seq) {
         int len = buf.position();
         buf.putInt(0, len);
         buf.putInt(8, seq);
         return Arrays.copyOf(buf.array(), len);
     }
 
-    static int align(int len) {
+    public static int align(int len) {
         return (len + 3) & ~3;
     }
 
