@@ -14,6 +14,7 @@ import javax.management.JMException;
 import javax.management.ObjectName;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
+import org.springframework.context.SmartLifecycle;
 
 /**
  * Calico's debug profile port (kube-controllers' {@code debugProfilePort}, felix's {@code debugPort}),
@@ -29,7 +30,7 @@ import jdk.jfr.Recording;
  * (felix's {@code debugHost} default) or behind a NetworkPolicy. One request at a time, so a profile
  * holds the port for its window (Go's pprof also takes one CPU profile at a time).
  */
-public final class DebugProfileServer extends SideServer {
+public final class DebugProfileServer extends SideServer implements SmartLifecycle {
 
     static final int DEFAULT_PROFILE_SECONDS = 30;
     static final int MAX_PROFILE_SECONDS = 300;

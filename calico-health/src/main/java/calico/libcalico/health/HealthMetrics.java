@@ -10,11 +10,11 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * {@code calico_health_reporter_live{reporter=...}} / {@code calico_health_reporter_ready{reporter=...}}
  * for the kinds it declared. Reporters registered after binding get their gauges when they register.
  */
-final class HealthMetrics implements MeterBinder {
+public final class HealthMetrics implements MeterBinder {
 
     private final HealthAggregator aggregator;
 
-    HealthMetrics(HealthAggregator aggregator) {
+    public HealthMetrics(HealthAggregator aggregator) {
         this.aggregator = aggregator;
     }
 

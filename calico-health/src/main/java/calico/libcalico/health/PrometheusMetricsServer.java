@@ -2,7 +2,7 @@ package calico.libcalico.health;
 
 import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.nio.charset.StandardCharsets;
+import org.springframework.context.SmartLifecycle;
 
 /**
  * Calico's separate metrics endpoint, as felix ({@code FELIX_PROMETHEUSMETRICS*}, 9091) and typha
@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets;
  * is false). Counters of the component's {@link CalicoMetricTable} are served under Calico's exact
  * names there (no {@code _total} where Calico's has none).
  */
-public final class PrometheusMetricsServer extends SideServer {
+public final class PrometheusMetricsServer extends SideServer implements SmartLifecycle {
 
     private final PrometheusMeterRegistry registry;
     private final CalicoMetricTable calicoNames;
@@ -35,15 +35,6 @@ public final class PrometheusMetricsServer extends SideServer {
 
     @Override
     void serve(HttpServer server) {
-        server.createContext("/metrics", exchange -> {
-            try (exchange) {
-                if (!"GET".equals(exchange.getRequestMethod())) {
-                    exchange.sendResponseHeaders(405, -1);
-                    return;
-                }
-                send(exchange, 200, "text/plain; version=0.0.4; charset=utf-8",
-                        calicoNames.exposition(registry.scrape()).getBytes(StandardCharsets.UTF_8));
-            }
-        });
+        server.createContext("/metrics", HttpAnswers.prometheus(registry, calicoNames));
     }
 }

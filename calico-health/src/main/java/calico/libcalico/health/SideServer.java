@@ -6,14 +6,15 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import org.springframework.context.SmartLifecycle;
 
 /**
  * A small JDK HTTP server on a port of its own, beside Actuator's one management port: Calico serves
- * metrics and debug profiles on ports that operators configure separately. Bound on {@link #start()},
- * with the setting that names the port in every error.
+ * metrics and debug profiles on ports that operators configure separately; a plain main (no Spring)
+ * serves its probes and endpoints from one ({@link PathServer}). Bound on {@link #start()}, with the
+ * setting that names the port in every error. No Spring type here: the servers Spring starts add its
+ * {@code SmartLifecycle} themselves, so a plain main loads none of Spring.
  */
-abstract sealed class SideServer implements SmartLifecycle permits PrometheusMetricsServer, DebugProfileServer {
+public abstract sealed class SideServer permits PrometheusMetricsServer, DebugProfileServer, PathServer {
 
     private final String host;
     private final int port;
@@ -33,7 +34,7 @@ abstract sealed class SideServer implements SmartLifecycle permits PrometheusMet
     /** Adds the server's contexts. */
     abstract void serve(HttpServer server);
 
-    @Override
+    /** Binds the port and serves; an error names the port setting. */
     public synchronized void start() {
         try {
             InetSocketAddress address = host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
@@ -45,7 +46,7 @@ abstract sealed class SideServer implements SmartLifecycle permits PrometheusMet
         server.start();
     }
 
-    @Override
+    /** Stops serving at once (no grace for exchanges in flight). */
     public synchronized void stop() {
         if (server != null) {
             server.stop(0);
@@ -53,7 +54,7 @@ abstract sealed class SideServer implements SmartLifecycle permits PrometheusMet
         }
     }
 
-    @Override
+    /** {@return whether the port is bound} */
     public synchronized boolean isRunning() {
         return server != null;
     }

@@ -1,15 +1,179 @@
 package calico.confd.app;
 
-import org.springframework.boot.SpringApplication;
-import org.springframework.boot.autoconfigure.SpringBootApplication;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import calico.libcalico.health.HealthAggregator;
+import calico.libcalico.health.HealthMetrics;
+import calico.libcalico.health.HttpAnswers;
+import calico.libcalico.health.HttpAnswers.Answer;
+import calico.libcalico.health.HttpAnswers.Status;
+import calico.libcalico.health.HealthSummary;
+import calico.libcalico.health.PathServer;
+import calico.libcalico.health.Probe;
+import calico.libcalico.health.CalicoMetricTable;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** confd: BIRD 2 configuration from the BGP resources, BIRD reloaded over its control socket. */
-@SpringBootApplication
-@EnableConfigurationProperties({ConfdProperties.class, ConfdTyphaProperties.class})
-public class ConfdApplication {
+/**
+ * confd: BIRD 2 configuration from the BGP resources, BIRD reloaded over its control socket. A plain
+ * main (no Spring): {@link ConfdConfiguration} read from the environment (and {@code --VARIABLE=value}
+ * arguments, which win), the {@link ConfdService} started, and two small JDK HTTP servers of
+ * calico-health ({@link PathServer}): the health port with {@code /liveness}, {@code /readiness},
+ * {@code /actuator/health} and {@code /actuator/prometheus} (the answers the Spring Boot version gave),
+ * the admin port with {@code GET /peers}. Stopped by SIGTERM (a shutdown hook) or {@link #close()}.
+ */
+public final class ConfdApplication implements AutoCloseable {
 
-    public static void main(String[] args) {
-        SpringApplication.run(ConfdApplication.class, args);
+    private static final Logger log = LoggerFactory.getLogger(ConfdApplication.class);
+
+    private final HealthAggregator health = new HealthAggregator(Clock.systemUTC());
+    private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
+    private final ConfdService service;
+    private final PathServer healthServer;
+    private final PathServer adminServer;
+    private final CountDownLatch closed = new CountDownLatch(1);
+
+    private ConfdApplication(ConfdConfiguration configuration, KubernetesClient kubernetes) {
+        metrics.config().commonTags("application", "confd");
+        new HealthMetrics(health).bindTo(metrics);
+        for (var binder : new io.micrometer.core.instrument.binder.MeterBinder[] {new JvmMemoryMetrics(), gcMetrics,
+                new JvmThreadMetrics(), new ClassLoaderMetrics(), new ProcessorMetrics(), new UptimeMetrics(),
+                new FileDescriptorMetrics()}) {
+            binder.bindTo(metrics);
+        }
+        service = new ConfdService(configuration.confd(), configuration.datastore(), configuration.typha(), metrics, health,
+                kubernetes);
+        BgpHealth bgp = new BgpHealth(service);
+        ConfdConfiguration.Listener h = configuration.health();
+        healthServer = h.enabled() ? new PathServer(h.host(), h.port(), h.setting(), Map.of(
+                "/liveness", HttpAnswers.probe(health, Probe.LIVENESS),
+                "/readiness", HttpAnswers.probe(health, Probe.READINESS),
+                "/actuator/health", HttpAnswers.json(() -> overall(bgp.health())),
+                "/actuator/prometheus", HttpAnswers.prometheus(metrics, CalicoMetricTable.none()))) : null;
+        PeersEndpoint peers = new PeersEndpoint(service);
+        ConfdConfiguration.Listener a = configuration.admin();
+        adminServer = new PathServer(a.host(), a.port(), a.setting(), Map.of(
+                "/peers", HttpAnswers.json(() -> new Answer(200, peers.peers()))));
+    }
+
+    /** {@code /actuator/health}: the {@code bgp} component and both probes, the worst status overall (Actuator's). */
+    private Answer overall(BgpHealth.Answer bgp) {
+        HealthSummary summary = health.summary();
+        Status bgpStatus = bgp.up() ? Status.UP : Status.DOWN;
+        Map<String, Object> components = new LinkedHashMap<>();
+        components.put("bgp", HttpAnswers.detailed(bgpStatus, bgp.details()));
+        Status overall = bgpStatus;
+        for (Probe probe : Probe.values()) {
+            Status s = Status.of(summary, probe);
+            components.put(HttpAnswers.component(probe), HttpAnswers.detailed(s,
+                    Map.of("reporters", HttpAnswers.reporters(summary, probe))));
+            overall = overall.and(s);
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("components", components);
+        body.put("status", overall.name());
+        return new Answer(overall.httpStatus(), body);
+    }
+
+    /**
+     * Starts confd with {@code variables} as its environment.
+     *
+     * @throws IllegalArgumentException naming the variable whose value cannot be used
+     */
+    public static ConfdApplication start(Map<String, String> variables) {
+        return start(variables, null);
+    }
+
+    /** As {@link #start(Map)}, with a Kubernetes client for typha discovery (a test's mock API server). */
+    public static ConfdApplication start(Map<String, String> variables, KubernetesClient kubernetes) {
+        ConfdApplication app = new ConfdApplication(ConfdConfiguration.fromVariables(variables), kubernetes);
+        try {
+            // The probes answer (not ready) while the service starts.
+            if (app.healthServer != null) {
+                app.healthServer.start();
+            }
+            app.adminServer.start();
+            app.service.start();
+        } catch (RuntimeException e) {
+            app.close();
+            throw e;
+        }
+        return app;
+    }
+
+    /** {@return the aggregator the service reports to} */
+    public HealthAggregator health() {
+        return health;
+    }
+
+    public ConfdService service() {
+        return service;
+    }
+
+    /** {@return the health port actually bound}, -1 when health is not served (CONFD_HEALTHENABLED=false) */
+    public int healthPort() {
+        return healthServer == null ? -1 : healthServer.boundPort();
+    }
+
+    /** {@return the admin port actually bound} */
+    public int adminPort() {
+        return adminServer.boundPort();
+    }
+
+    /** Stops the service, then the servers; idempotent. */
+    @Override
+    public void close() {
+        if (closed.getCount() == 0) {
+            return;
+        }
+        service.stop();
+        adminServer.stop();
+        if (healthServer != null) {
+            healthServer.stop();
+        }
+        gcMetrics.close();
+        metrics.close();
+        closed.countDown();
+    }
+
+    /**
+     * {@code java -jar confd-service-exec.jar [--VARIABLE=value…]}: confd on this node until SIGTERM. A
+     * bad setting is one line naming the variable and the reason, exit status 1.
+     */
+    public static void main(String[] args) throws InterruptedException {
+        Map<String, String> variables = new HashMap<>(System.getenv());
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            if (!arg.startsWith("--") || eq < 3) {
+                System.err.println("confd: argument \"" + arg + "\": expected --VARIABLE=value");
+                System.exit(2);
+            }
+            variables.put(arg.substring(2, eq), arg.substring(eq + 1));
+        }
+        ConfdApplication app;
+        try {
+            app = start(variables);
+        } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
+            System.err.println("confd: " + e.getMessage());
+            System.exit(1);
+            return;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(app::close, "confd-stop"));
+        log.info("confd started: health port {}, admin port {}", app.healthPort(), app.adminPort());
+        app.closed.await();
     }
 }

@@ -2,19 +2,15 @@ package calico.confd.app;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Locale;
-import org.springframework.boot.context.properties.ConfigurationProperties;
-import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.boot.convert.DurationUnit;
+import java.util.Map;
 
 /**
- * confd's settings, bound from {@code confd.*}; {@code application.yml} maps calico-node's
- * variables onto them. Names marked (ours) are not Calico's: Calico hard-codes those paths. The
- * datastore settings ({@code confd.datastore-type}, {@code confd.etcd-*}, {@code confd.kubeconfig},
- * {@code confd.k8s-api-endpoint}: DATASTORE_TYPE, ETCD_*, KUBECONFIG, K8S_API_ENDPOINT) are libcalico's
- * shared {@link calico.libcalico.datastore.config.DatastoreProperties}, bound by {@link ConfdConfiguration}.
+ * confd's settings, read from calico-node's variables ({@link #fromVariables}); errors name a setting
+ * as {@code confd.<name> (VARIABLE)}. Names marked (ours) are not Calico's: Calico hard-codes those
+ * paths. The datastore settings (DATASTORE_TYPE, ETCD_*, KUBECONFIG, K8S_API_ENDPOINT) are libcalico's
+ * shared {@link calico.libcalico.datastore.config.DatastoreProperties}, read by {@link ConfdConfiguration}.
  *
  * @param nodename          this node's name (NODENAME, else HOSTNAME)
  * @param networkingBackend {@code bird} runs confd; {@code vxlan}/{@code none} leave BGP off (CALICO_NETWORKING_BACKEND)
@@ -28,18 +24,36 @@ import org.springframework.boot.convert.DurationUnit;
  * @param resyncInterval    render this often even without changes, and retry reloads (CALICO_CONFD_RESYNC_INTERVAL, ours, seconds)
  * @param peerPollInterval  ask BIRD for peer states this often (CALICO_CONFD_PEER_POLL_INTERVAL, ours, seconds)
  */
-@ConfigurationProperties(prefix = "confd")
 public record ConfdProperties(
         String nodename,
-        @DefaultValue("bird") String networkingBackend,
-        @DefaultValue("/var/run/calico/bird.ctl") Path birdSocket,
-        @DefaultValue("/etc/calico/confd/config/bird.cfg") Path birdConfig,
-        @DefaultValue("/usr/sbin/bird") String birdBinary,
-        @DefaultValue("") String routerId,
+        String networkingBackend,
+        Path birdSocket,
+        Path birdConfig,
+        String birdBinary,
+        String routerId,
         String secretsDir,
-        @DefaultValue("kube-system") String namespace,
-        @DefaultValue("30") @DurationUnit(ChronoUnit.SECONDS) Duration resyncInterval,
-        @DefaultValue("5") @DurationUnit(ChronoUnit.SECONDS) Duration peerPollInterval) {
+        String namespace,
+        Duration resyncInterval,
+        Duration peerPollInterval) {
+
+    /**
+     * {@return the settings in {@code variables}} (the process environment, or a test's), Calico's
+     * defaults for those not set
+     *
+     * @throws IllegalArgumentException naming the setting, its variable and the reason
+     */
+    public static ConfdProperties fromVariables(Map<String, String> variables) {
+        Variables v = new Variables(variables);
+        return new ConfdProperties(v.or("", "NODENAME", "HOSTNAME"), v.or("bird", "CALICO_NETWORKING_BACKEND"),
+                Path.of(v.or("/var/run/calico/bird.ctl", "CALICO_BIRD_SOCKET")),
+                Path.of(v.or("/etc/calico/confd/config/bird.cfg", "CALICO_BIRD_CONFIG")),
+                v.or("/usr/sbin/bird", "CALICO_BIRD_BINARY"), v.or("", "CALICO_ROUTER_ID"),
+                v.first("CALICO_BGP_SECRETS_DIR"), v.or("kube-system", "NAMESPACE"),
+                v.seconds("confd.resync-interval (CALICO_CONFD_RESYNC_INTERVAL)", Duration.ofSeconds(30),
+                        "CALICO_CONFD_RESYNC_INTERVAL"),
+                v.seconds("confd.peer-poll-interval (CALICO_CONFD_PEER_POLL_INTERVAL)", Duration.ofSeconds(5),
+                        "CALICO_CONFD_PEER_POLL_INTERVAL"));
+    }
 
     public ConfdProperties {
         networkingBackend = networkingBackend == null ? "bird" : networkingBackend.trim().toLowerCase(Locale.ROOT);

@@ -40,9 +40,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.context.SmartLifecycle;
-import org.springframework.stereotype.Component;
 
 /**
  * Feeds the {@link ConfdDaemon} and runs the peer-state poller for the application's lifetime.
@@ -50,8 +47,7 @@ import org.springframework.stereotype.Component;
  * (…TYPHAK8SSERVICENAME), the BGP kinds come from typha's {@code bgp} syncer and the datastore is never opened (its settings still tell where password
  * Secrets live); without one, confd opens the datastore and watches it through libcalico's syncer.
  */
-@Component
-public class ConfdService implements SmartLifecycle {
+public class ConfdService {
 
     private static final Logger log = LoggerFactory.getLogger(ConfdService.class);
 
@@ -72,17 +68,18 @@ public class ConfdService implements SmartLifecycle {
     private volatile AutoCloseable syncer;
     private final Object typhaReportLock = new Object();
     private ScheduledExecutorService poller;
-    private final ObjectProvider<KubernetesClient> givenKubernetes;
+    /** A Kubernetes client given by the caller (a test's mock API server), else {@code null}. */
+    private final KubernetesClient givenKubernetes;
     private OwnedKubernetesClient kubernetes;
     private KubernetesServices services;
 
     public ConfdService(ConfdProperties properties, DatastoreProperties datastoreProperties,
-                        ObjectProvider<ConfdTyphaProperties> typha, MeterRegistry meters,
-                        HealthAggregator health, ObjectProvider<KubernetesClient> givenKubernetes) {
+                        ConfdTyphaProperties typha, MeterRegistry meters,
+                        HealthAggregator health, KubernetesClient givenKubernetes) {
         this.givenKubernetes = givenKubernetes;
         this.properties = properties;
         this.datastoreProperties = datastoreProperties;
-        this.typha = typha.getIfAvailable(ConfdTyphaProperties::none);
+        this.typha = typha;
         this.meters = meters;
         this.health = health.registerReporter("confd", true, true, Duration.ZERO);
         this.typhaHealth = this.typha.enabled() ? health.registerReporter("TyphaConnection", false, true, null) : null;
@@ -90,7 +87,7 @@ public class ConfdService implements SmartLifecycle {
         this.monitor = new PeerStatusMonitor(bird, meters);
     }
 
-    @Override
+    /** Starts reading (typha or the datastore), rendering and polling BIRD; idles when BGP is off. */
     public synchronized void start() {
         if (isRunning()) {
             return;
@@ -205,12 +202,12 @@ public class ConfdService implements SmartLifecycle {
     }
 
     /**
-     * The Kubernetes API for typha discovery: the context's client if there is one (a test's), else
+     * The Kubernetes API for typha discovery: the given client if there is one (a test's), else
      * one from confd's datastore settings (KUBECONFIG, K8S_API_ENDPOINT), else fabric8's default.
      */
     private KubernetesClient kubernetesForDiscovery() {
         if (kubernetes == null) {
-            kubernetes = OwnedKubernetesClient.of(givenKubernetes.getIfAvailable(),
+            kubernetes = OwnedKubernetesClient.of(givenKubernetes,
                     datastoreProperties::kubernetesClientConfig);
         }
         return kubernetes.client();
@@ -262,7 +259,7 @@ public class ConfdService implements SmartLifecycle {
         return properties;
     }
 
-    @Override
+    /** Stops everything {@link #start()} started; the installed file stays for BIRD. */
     public synchronized void stop() {
         if (poller != null) {
             poller.shutdownNow();
@@ -302,7 +299,6 @@ public class ConfdService implements SmartLifecycle {
         }
     }
 
-    @Override
     public synchronized boolean isRunning() {
         return daemon != null;
     }

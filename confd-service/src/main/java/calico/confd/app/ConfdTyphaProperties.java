@@ -6,18 +6,15 @@ import calico.libcalico.typha.TyphaClientOptions;
 import calico.libcalico.typha.TyphaClientTls;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.List;
-import org.springframework.boot.context.properties.ConfigurationProperties;
-import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.boot.convert.DurationUnit;
+import java.util.Map;
 
 /**
- * How confd reaches typha, bound from {@code confd.typha.*}. Calico's confd reads each setting
+ * How confd reaches typha ({@link #fromVariables}). Calico's confd reads each setting
  * as {@code <prefix>TYPHA<FIELD>} with the prefixes {@code CONFD_}, {@code FELIX_} and
  * {@code CALICO_}, a later prefix winning ({@code CALICO_TYPHAADDR} over {@code FELIX_TYPHAADDR}
- * over {@code CONFD_TYPHAADDR}), and {@code none} counts as unset; {@code application.yml}
- * maps them so. With no address confd watches the datastore itself.
+ * over {@code CONFD_TYPHAADDR}), and {@code none} counts as unset. With no address confd watches the
+ * datastore itself.
  *
  * @param addr           {@code host:port}[,{@code host:port}…] of typha replicas (…TYPHAADDR)
  * @param k8sServiceName without an address, typha's replicas come from this Kubernetes service's
@@ -30,12 +27,11 @@ import org.springframework.boot.convert.DurationUnit;
  * @param cn             typha's certificate must carry this CN… (…TYPHACN)
  * @param uriSan         …or this URI SAN (…TYPHAURISAN)
  */
-@ConfigurationProperties(prefix = "confd.typha")
 public record ConfdTyphaProperties(
         String addr,
         String k8sServiceName,
-        @DefaultValue("kube-system") String k8sNamespace,
-        @DefaultValue("30") @DurationUnit(ChronoUnit.SECONDS) Duration readTimeout,
+        String k8sNamespace,
+        Duration readTimeout,
         String caFile,
         String certFile,
         String keyFile,
@@ -69,6 +65,23 @@ public record ConfdTyphaProperties(
         if (addr != null) {
             addresses(addr);
         }
+    }
+
+    /**
+     * {@return the settings in {@code variables}}: each {@code <prefix>TYPHA<FIELD>}, {@code CALICO_} over
+     * {@code FELIX_} over {@code CONFD_}
+     *
+     * @throws IllegalArgumentException naming the setting, its variables and the reason
+     */
+    public static ConfdTyphaProperties fromVariables(Map<String, String> variables) {
+        Variables v = new Variables(variables);
+        java.util.function.Function<String, String> typha = field -> v.first("CALICO_TYPHA" + field,
+                "FELIX_TYPHA" + field, "CONFD_TYPHA" + field);
+        return new ConfdTyphaProperties(typha.apply("ADDR"), typha.apply("K8SSERVICENAME"),
+                typha.apply("K8SNAMESPACE"), v.seconds("confd.typha.read-timeout (TYPHAREADTIMEOUT" + VARS + ")",
+                Duration.ofSeconds(30), "CALICO_TYPHAREADTIMEOUT", "FELIX_TYPHAREADTIMEOUT", "CONFD_TYPHAREADTIMEOUT"),
+                typha.apply("CAFILE"), typha.apply("CERTFILE"), typha.apply("KEYFILE"), typha.apply("CN"),
+                typha.apply("URISAN"));
     }
 
     /** Settings with no typha (confd watches the datastore itself). */

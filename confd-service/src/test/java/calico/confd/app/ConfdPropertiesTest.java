@@ -12,16 +12,18 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.test.context.ConfigDataApplicationContextInitializer;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** Bad settings fail at startup with the property and the variable named. */
 class ConfdPropertiesTest {
 
-    /** confd's datastore settings, as ConfdConfiguration binds them from the real application.yml. */
-    private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withInitializer(new ConfigDataApplicationContextInitializer())
-            .withUserConfiguration(ConfdConfiguration.class);
+    /** confd's datastore settings, as ConfdConfiguration reads them from calico-node's variables. */
+    private static DatastoreProperties read(String... variables) {
+        java.util.Map<String, String> env = new java.util.HashMap<>(Map.of("NODENAME", "node-1"));
+        for (String v : variables) {
+            env.put(v.substring(0, v.indexOf('=')), v.substring(v.indexOf('=') + 1));
+        }
+        return ConfdConfiguration.fromVariables(env).datastore();
+    }
 
     private static ConfdProperties props(String node, String backend) {
         return new ConfdProperties(node, backend, Path.of("/tmp/bird.ctl"), Path.of("/tmp/bird.cfg"),
@@ -52,24 +54,17 @@ class ConfdPropertiesTest {
 
     @Test
     void datastoreSettingsBindFromCalicosVariables(@TempDir Path dir) throws Exception {
-        runner.run(context -> {
-            DatastoreConfig config = context.getBean(DatastoreProperties.class).toConfig();
-            assertThat(config.type()).isEqualTo(DatastoreConfig.Type.ETCDV3);
-            assertThat(config.etcd().endpoints()).containsExactly(URI.create("http://127.0.0.1:2379"));
-        });
-        runner.withPropertyValues("DATASTORE_TYPE=etcdv3", "ETCD_ENDPOINTS=http://10.0.0.1:2379,http://10.0.0.2:2379")
-                .run(context -> assertThat(context.getBean(DatastoreProperties.class).toConfig().etcd().endpoints())
-                        .containsExactly(URI.create("http://10.0.0.1:2379"), URI.create("http://10.0.0.2:2379")));
+        DatastoreConfig config = read().toConfig();
+        assertThat(config.type()).isEqualTo(DatastoreConfig.Type.ETCDV3);
+        assertThat(config.etcd().endpoints()).containsExactly(URI.create("http://127.0.0.1:2379"));
+        assertThat(read("DATASTORE_TYPE=etcdv3", "ETCD_ENDPOINTS=http://10.0.0.1:2379,http://10.0.0.2:2379").toConfig()
+                .etcd().endpoints()).containsExactly(URI.create("http://10.0.0.1:2379"), URI.create("http://10.0.0.2:2379"));
         Path kubeconfig = Kubeconfigs.write(dir, "https://10.96.0.1:443");
-        runner.withPropertyValues("DATASTORE_TYPE=kubernetes", "KUBECONFIG=" + kubeconfig,
-                "K8S_API_ENDPOINT=https://10.96.0.9:6443").run(context -> {
-            DatastoreConfig config = context.getBean(DatastoreProperties.class).toConfig();
-            assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
-            assertThat(config.kubernetes().client().getMasterUrl()).startsWith("https://10.96.0.9:6443");
-        });
-        runner.withPropertyValues("DATASTORE_TYPE=consul").run(context -> assertThat(context).hasFailed()
-                .getFailure().rootCause().hasMessageContaining("confd.datastore-type (DATASTORE_TYPE)"));
-        runner.withPropertyValues("ETCD_ENDPOINTS=localhost").run(context -> assertThat(context).hasFailed()
-                .getFailure().rootCause().hasMessageContaining("confd.etcd-endpoints (ETCD_ENDPOINTS)"));
+        config = read("DATASTORE_TYPE=kubernetes", "KUBECONFIG=" + kubeconfig,
+                "K8S_API_ENDPOINT=https://10.96.0.9:6443").toConfig();
+        assertThat(config.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
+        assertThat(config.kubernetes().client().getMasterUrl()).startsWith("https://10.96.0.9:6443");
+        assertThatThrownBy(() -> read("DATASTORE_TYPE=consul")).hasMessageContaining("confd.datastore-type (DATASTORE_TYPE)");
+        assertThatThrownBy(() -> read("ETCD_ENDPOINTS=localhost")).hasMessageContaining("confd.etcd-endpoints (ETCD_ENDPOINTS)");
     }
 }

@@ -6,8 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import calico.libcalico.typha.SyncerType;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * confd's typha settings: Calico's variable names and precedence (CALICO_ over FELIX_ over
@@ -48,7 +46,7 @@ class ConfdTyphaPropertiesTest {
         assertThat(p.options("node-1", p.addresses()).hostname()).isEqualTo("node-1");
     }
 
-    /** application.yml maps Calico's names: CALICO_TYPHAADDR wins over FELIX_TYPHAADDR over CONFD_TYPHAADDR. */
+    /** Calico's names: CALICO_TYPHAADDR wins over FELIX_TYPHAADDR over CONFD_TYPHAADDR. */
     @Test
     void calicoNamesAndTheirPrecedence() {
         assertThat(bound("--CONFD_TYPHAADDR=c:1").addr()).isEqualTo("c:1");
@@ -63,16 +61,12 @@ class ConfdTyphaPropertiesTest {
         assertThat(bound().enabled()).isFalse();
     }
 
-    /** The properties as the application binds them from application.yml (nothing else started). */
+    /** The properties as the application reads them from {@code --NAME=value} variables (nothing else started). */
     private static ConfdTyphaProperties bound(String... args) {
-        try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(Binding.class)
-                .web(org.springframework.boot.WebApplicationType.NONE).run(args)) {
-            return ctx.getBean(ConfdTyphaProperties.class);
+        java.util.Map<String, String> env = new java.util.HashMap<>();
+        for (String a : args) {
+            env.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
         }
-    }
-
-    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
-    @org.springframework.boot.context.properties.EnableConfigurationProperties(ConfdTyphaProperties.class)
-    static class Binding {
+        return ConfdTyphaProperties.fromVariables(env);
     }
 }

@@ -20,7 +20,8 @@ import org.springframework.core.io.Resource;
  * No two components listen on the same port by default: under {@code ./calico up} they share a host, and
  * in a cluster confd, felix and typha share the node's network. Every service's real {@code application.yml}
  * is bound as the service binds it, with no variable set (so every {@code ${VAR:default}} gives its
- * default). Kept in confd's tests because confd is the component that clashed (with felix, then with
+ * default); confd, a plain main, reads its variables in {@link ConfdConfiguration}, so its defaults are
+ * what that reads from an environment without them. Kept in confd's tests because confd is the component that clashed (with felix, then with
  * kube-controllers' metrics port).
  */
 class DefaultPortsTest {
@@ -33,8 +34,6 @@ class DefaultPortsTest {
         s.put("felix-service", Map.of("felix health (FELIX_HEALTHPORT)", "calico.health.port",
                 "felix admin (FELIX_ADMINPORT)", "server.port",
                 "felix metrics (FELIX_PROMETHEUSMETRICSPORT)", "felix.prometheus-metrics-port"));
-        s.put("confd-service", Map.of("confd health (CONFD_HEALTHPORT)", "calico.health.port",
-                "confd admin (CONFD_ADMINPORT)", "server.port"));
         s.put("typha-service", Map.of("typha (TYPHA_SERVERPORT)", "typha.server-port",
                 "typha health (TYPHA_HEALTHPORT)", "calico.health.port", "typha admin (TYPHA_ADMINPORT)", "server.port",
                 "typha metrics (TYPHA_PROMETHEUSMETRICSPORT)", "typha.prometheus-metrics-port"));
@@ -60,6 +59,9 @@ class DefaultPortsTest {
             service.getValue().forEach((what, property) -> all.put(what, b.bind(property, Integer.class)
                     .orElseThrow(() -> new AssertionError(service.getKey() + ": no default for " + property))));
         }
+        ConfdConfiguration confd = ConfdConfiguration.fromVariables(Map.of("NODENAME", "node-1"));
+        all.put("confd health (CONFD_HEALTHPORT)", confd.health().port());
+        all.put("confd admin (CONFD_ADMINPORT)", confd.admin().port());
         all.put("kube-controllers metrics (KubeControllersConfiguration prometheusMetricsPort)", KUBE_CONTROLLERS_METRICS);
 
         assertThat(all).as("Calico's own defaults").containsEntry("felix health (FELIX_HEALTHPORT)", 9099)

@@ -14,7 +14,6 @@ import calico.api.model.ResourceKind;
 import calico.confd.Await;
 import calico.confd.Fixtures;
 import calico.confd.app.ConfdApplication;
-import calico.confd.app.ConfdService;
 import calico.confd.model.BgpStore;
 import calico.confd.render.BirdConfigBuilder;
 import calico.confd.render.SecretSource;
@@ -28,15 +27,14 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * The Spring application as deployed on node-1, BIRD in a namespace beside a second node's BIRD:
+ * The application as deployed on node-1, BIRD in a namespace beside a second node's BIRD:
  * /peers, Actuator health details, probes, Prometheus metrics and a CalicoNodeStatus report the Established mesh
  * session and a skipped peer. Over etcd ({@link ConfdApplicationTest}) and over the kubernetes
  * datastore on a real kube-apiserver ({@link ConfdApplicationOnRealKubernetesTest}): the same
@@ -52,8 +50,8 @@ abstract class ConfdApplicationContract {
 
     private final HttpClient http = HttpClient.newHttpClient();
 
-    /** {@return the command-line settings that point confd at the datastore} */
-    protected abstract List<String> datastoreArgs();
+    /** {@return the variables that point confd at the datastore} */
+    protected abstract Map<String, String> datastoreVariables();
 
     /** Stores {@code node}'s BGP settings where confd reads them; {@return the Node as stored}. */
     protected Node storeNode(Datastore ds, Node node) {
@@ -71,23 +69,22 @@ abstract class ConfdApplicationContract {
 
     @Test
     void reportsPeersInRestHealthAndMetrics() throws Exception {
-        List<String> args = new ArrayList<>(datastoreArgs());
+        Map<String, String> variables = new HashMap<>(datastoreVariables());
         try (NetnsLab lab = new NetnsLab(tmp, 2)) {
-            args.addAll(List.of("--confd.nodename=node-1",
-                    "--confd.bird-socket=" + lab.socket(1), "--confd.bird-config=" + lab.config(1),
-                    "--confd.resync-interval=1", "--confd.peer-poll-interval=1", "--server.port=0",
-                    "--server.address=127.0.0.1", "--calico.health.port=0", "--calico.health.host=127.0.0.1"));
-            try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(ConfdApplication.class)
-                    .run(args.toArray(String[]::new))) {
-                run(lab, ctx);
+            variables.putAll(Map.of("NODENAME", "node-1",
+                    "CALICO_BIRD_SOCKET", lab.socket(1).toString(), "CALICO_BIRD_CONFIG", lab.config(1).toString(),
+                    "CALICO_CONFD_RESYNC_INTERVAL", "1", "CALICO_CONFD_PEER_POLL_INTERVAL", "1", "CONFD_ADMINPORT", "0",
+                    "CONFD_ADMINHOST", "127.0.0.1", "CONFD_HEALTHPORT", "0", "CONFD_HEALTHHOST", "127.0.0.1"));
+            try (ConfdApplication app = ConfdApplication.start(variables)) {
+                run(lab, app);
             }
         }
     }
 
-    private void run(NetnsLab lab, ConfigurableApplicationContext ctx) throws Exception {
-        int web = Integer.parseInt(ctx.getEnvironment().getProperty("local.server.port"));
-        int health = Integer.parseInt(ctx.getEnvironment().getProperty("local.management.port"));
-        Datastore ds = ctx.getBean(ConfdService.class).datastore();
+    private void run(NetnsLab lab, ConfdApplication app) throws Exception {
+        int web = app.adminPort();
+        int health = app.healthPort();
+        Datastore ds = app.service().datastore();
         var n1 = storeNode(ds, node("node-1", NetnsLab.address(1) + "/24"));
         var n2 = storeNode(ds, node("node-2", NetnsLab.address(2) + "/24"));
         ds.create(Fixtures.pool("pool", "10.98.0.0/16", false, false));

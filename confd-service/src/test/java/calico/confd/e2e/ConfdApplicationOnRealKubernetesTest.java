@@ -8,7 +8,7 @@ import calico.api.model.ResourceKind;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -24,8 +24,8 @@ class ConfdApplicationOnRealKubernetesTest extends ConfdApplicationContract {
     static final KubeControlPlaneExtension KUBE = new KubeControlPlaneExtension().withoutControllers();
 
     @Override
-    protected List<String> datastoreArgs() {
-        return List.of("--confd.datastore-type=kubernetes", "--confd.kubeconfig=" + KUBE.kubeconfig());
+    protected Map<String, String> datastoreVariables() {
+        return Map.of("DATASTORE_TYPE", "kubernetes", "KUBECONFIG", KUBE.kubeconfig().toString());
     }
 
     @Override

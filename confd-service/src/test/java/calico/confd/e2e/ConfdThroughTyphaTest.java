@@ -15,7 +15,6 @@ import calico.api.model.BGPPeerSpec;
 import calico.api.model.ResourceKey;
 import calico.api.model.ResourceKind;
 import calico.confd.app.ConfdApplication;
-import calico.confd.app.ConfdService;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
@@ -34,13 +33,11 @@ import java.util.concurrent.Callable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The confd application reading through typha: a real etcd, a real {@link TyphaServer} in
  * process over it, and confd given an etcd address where nothing listens plus
- * {@code confd.typha.addr} (CALICO_TYPHAADDR). Everything in the BIRD configuration it installs
+ * CALICO_TYPHAADDR. Everything in the BIRD configuration it installs
  * came through typha's {@code bgp} syncer: nodes (the mesh), pools, this node's block
  * affinities, and workload endpoints for a {@code localWorkloadSelector} peer; later changes
  * in etcd reach the file the same way. No BIRD runs: only the installed file (parsed by
@@ -75,14 +72,15 @@ class ConfdThroughTyphaTest {
                     new HealthAggregator(Clock.systemUTC()), "confd-e2e");
             typha.start();
             Path config = tmp.resolve("bird.cfg");
-            try (typha; ConfigurableApplicationContext ctx = new SpringApplicationBuilder(ConfdApplication.class).run(
-                    "--confd.nodename=node-1", "--confd.datastore-type=etcdv3",
-                    "--confd.etcd-endpoints=http://127.0.0.1:9", "--confd.typha.addr=127.0.0.1:" + typha.port(),
-                    "--confd.bird-socket=" + tmp.resolve("no-bird.ctl"), "--confd.bird-config=" + config,
-                    "--confd.resync-interval=1", "--confd.peer-poll-interval=1", "--confd.typha.read-timeout=2",
-                    "--server.port=0",
-                    "--server.address=127.0.0.1", "--calico.health.port=0", "--calico.health.host=127.0.0.1")) {
-                assertThat(ctx.getBean(ConfdService.class).datastore()).as("no datastore opened").isNull();
+            try (typha; ConfdApplication app = ConfdApplication.start(Map.ofEntries(Map.entry("NODENAME", "node-1"),
+                    Map.entry("DATASTORE_TYPE", "etcdv3"), Map.entry("ETCD_ENDPOINTS", "http://127.0.0.1:9"),
+                    Map.entry("CALICO_TYPHAADDR", "127.0.0.1:" + typha.port()),
+                    Map.entry("CALICO_BIRD_SOCKET", tmp.resolve("no-bird.ctl").toString()),
+                    Map.entry("CALICO_BIRD_CONFIG", config.toString()), Map.entry("CALICO_CONFD_RESYNC_INTERVAL", "1"),
+                    Map.entry("CALICO_CONFD_PEER_POLL_INTERVAL", "1"), Map.entry("CALICO_TYPHAREADTIMEOUT", "2"),
+                    Map.entry("CONFD_ADMINPORT", "0"), Map.entry("CONFD_ADMINHOST", "127.0.0.1"),
+                    Map.entry("CONFD_HEALTHPORT", "0"), Map.entry("CONFD_HEALTHHOST", "127.0.0.1")))) {
+                assertThat(app.service().datastore()).as("no datastore opened").isNull();
                 await("config rendered from typha", () -> Files.exists(config)
                         && Files.readString(config).contains("protocol bgp Mesh_10_99_0_2"));
                 String cfg = Files.readString(config);
@@ -102,7 +100,7 @@ class ConfdThroughTyphaTest {
 
                 // Typha gone for longer than the read timeout: not ready, naming typha; BIRD's configuration kept.
                 // (No BIRD here, so the confd reporter itself is never ready: the typha reporter is looked at.)
-                HealthAggregator health = ctx.getBean(HealthAggregator.class);
+                HealthAggregator health = app.health();
                 // Ready also while typha is "away" within the read timeout: wait for the connection itself.
                 await("the typha connection ready", () -> health.status("TyphaConnection").orElseThrow().readiness()
                         .healthy() && health.status("TyphaConnection").orElseThrow().detail().startsWith("connected"));

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.confd.Await;
 import calico.confd.app.ConfdApplication;
-import calico.confd.app.ConfdService;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
@@ -22,11 +21,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * Calico's manifests give calico-node only {@code FELIX_TYPHAK8SSERVICENAME}: confd then finds
@@ -57,15 +55,15 @@ class ConfdTyphaDiscoveryTest {
                     new HealthAggregator(Clock.systemUTC()), "confd-discovery");
             typha.start();
             Path config = tmp.resolve("bird.cfg");
-            try (typha; ConfigurableApplicationContext ctx = new SpringApplicationBuilder(ConfdApplication.class)
-                    .initializers(c -> c.getBeanFactory().registerSingleton("kubernetesClient", client))
-                    .run("--confd.nodename=node-1", "--confd.datastore-type=etcdv3",
-                            "--confd.etcd-endpoints=http://127.0.0.1:9", "--FELIX_TYPHAK8SSERVICENAME=calico-typha",
-                            "--FELIX_TYPHAK8SNAMESPACE=calico-system",
-                            "--confd.bird-socket=" + tmp.resolve("no-bird.ctl"), "--confd.bird-config=" + config,
-                            "--confd.resync-interval=1", "--confd.peer-poll-interval=1", "--server.port=0",
-                            "--server.address=127.0.0.1", "--calico.health.port=0", "--calico.health.host=127.0.0.1")) {
-                HealthAggregator health = ctx.getBean(HealthAggregator.class);
+            try (typha; ConfdApplication app = ConfdApplication.start(Map.ofEntries(Map.entry("NODENAME", "node-1"),
+                    Map.entry("DATASTORE_TYPE", "etcdv3"), Map.entry("ETCD_ENDPOINTS", "http://127.0.0.1:9"),
+                    Map.entry("FELIX_TYPHAK8SSERVICENAME", "calico-typha"), Map.entry("FELIX_TYPHAK8SNAMESPACE", "calico-system"),
+                    Map.entry("CALICO_BIRD_SOCKET", tmp.resolve("no-bird.ctl").toString()),
+                    Map.entry("CALICO_BIRD_CONFIG", config.toString()), Map.entry("CALICO_CONFD_RESYNC_INTERVAL", "1"),
+                    Map.entry("CALICO_CONFD_PEER_POLL_INTERVAL", "1"), Map.entry("CONFD_ADMINPORT", "0"),
+                    Map.entry("CONFD_ADMINHOST", "127.0.0.1"), Map.entry("CONFD_HEALTHPORT", "0"),
+                    Map.entry("CONFD_HEALTHHOST", "127.0.0.1")), client)) {
+                HealthAggregator health = app.health();
                 Await.until("health says confd is looking for typha", Duration.ofSeconds(30),
                         () -> health.status("confd").orElseThrow().detail().contains("has no ready endpoint"));
                 assertThat(typha.connectionCount()).isZero();
@@ -79,7 +77,7 @@ class ConfdTyphaDiscoveryTest {
 
                 Await.until("config rendered from the discovered typha", Duration.ofSeconds(60),
                         () -> Files.exists(config) && Files.readString(config).contains("protocol bgp Mesh_10_99_0_2"));
-                assertThat(ctx.getBean(ConfdService.class).datastore()).as("no datastore opened").isNull();
+                assertThat(app.service().datastore()).as("no datastore opened").isNull();
                 assertThat(typha.connectionCount()).isEqualTo(1);
             }
         }

@@ -155,6 +155,32 @@ public record DatastoreProperties(Source source, String datastoreType, String et
                 b.etcdCertFile(), b.etcdKeyFile(), b.kubeconfig(), b.k8sApiEndpoint());
     }
 
+    /**
+     * {@return the settings read from Calico's variables} in {@code variables}, for a service without
+     * Spring (confd): each of {@code DATASTORE_TYPE}, {@code ETCD_ENDPOINTS}, {@code ETCD_CA_CERT_FILE},
+     * {@code ETCD_CERT_FILE}, {@code ETCD_KEY_FILE}, {@code KUBECONFIG}, {@code K8S_API_ENDPOINT} with the
+     * service's own variable winning ({@code FELIX_DATASTORETYPE}), empty as unset, Calico's defaults as
+     * {@link #bind} has them.
+     *
+     * @throws IllegalArgumentException naming the property and its variables when a value is unusable
+     */
+    public static DatastoreProperties fromVariables(Map<String, String> variables, Source source) {
+        java.util.function.BiFunction<String, String, String> read = (variable, fallback) -> {
+            for (String name : new String[] {source.envPrefix().isEmpty() ? null
+                    : source.envPrefix() + variable.replace("_", ""), variable}) {
+                String value = name == null ? null : variables.get(name);
+                if (value != null && !value.isBlank()) {
+                    return value;
+                }
+            }
+            return fallback;
+        };
+        return new DatastoreProperties(source, read.apply("DATASTORE_TYPE", "etcdv3"),
+                read.apply("ETCD_ENDPOINTS", DEFAULT_ETCD_ENDPOINTS), read.apply("ETCD_CA_CERT_FILE", null),
+                read.apply("ETCD_CERT_FILE", null), read.apply("ETCD_KEY_FILE", null), read.apply("KUBECONFIG", null),
+                read.apply("K8S_API_ENDPOINT", null));
+    }
+
     /** The properties as bound, before they are checked. */
     record Bound(
             @org.springframework.boot.context.properties.bind.DefaultValue("etcdv3") String datastoreType,

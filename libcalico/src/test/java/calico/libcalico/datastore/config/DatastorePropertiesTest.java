@@ -51,6 +51,25 @@ class DatastorePropertiesTest {
                 .containsExactly(URI.create("http://10.0.0.1:2379"), URI.create("http://10.0.0.2:2379"));
     }
 
+    /** A service without Spring reads the same record from Calico's variables, its own prefix winning. */
+    @Test
+    void readsCalicosVariablesWithoutSpring() {
+        DatastoreProperties d = DatastoreProperties.fromVariables(Map.of(), CONFD);
+        assertThat(d.type()).isEqualTo(DatastoreConfig.Type.ETCDV3);
+        assertThat(d.etcdEndpoints()).isEqualTo(DatastoreProperties.DEFAULT_ETCD_ENDPOINTS);
+        d = DatastoreProperties.fromVariables(Map.of("DATASTORE_TYPE", "kubernetes", "KUBECONFIG", "/k",
+                "K8S_API_ENDPOINT", " ", "ETCD_ENDPOINTS", ""), CONFD);
+        assertThat(d.type()).isEqualTo(DatastoreConfig.Type.KUBERNETES);
+        assertThat(d.kubeconfig()).isEqualTo("/k");
+        assertThat(d.k8sApiEndpoint()).as("blank is unset").isEmpty();
+        d = DatastoreProperties.fromVariables(Map.of("DATASTORE_TYPE", "kubernetes", "FELIX_DATASTORETYPE", "memory"), FELIX);
+        assertThat(d.type()).as("the service's own variable wins").isEqualTo(DatastoreConfig.Type.MEMORY);
+        assertThatThrownBy(() -> DatastoreProperties.fromVariables(Map.of("ETCD_ENDPOINTS", "localhost"), CONFD))
+                .hasMessageContaining("confd.etcd-endpoints (ETCD_ENDPOINTS)");
+        assertThatThrownBy(() -> DatastoreProperties.fromVariables(Map.of("DATASTORE_TYPE", "consul"), CONFD))
+                .hasMessageContaining("confd.datastore-type (DATASTORE_TYPE)").hasMessageContaining("consul");
+    }
+
     @Test
     void errorsNameThePropertyAndItsVariables() {
         assertThatThrownBy(() -> props(FELIX, "zookeeper", "http://127.0.0.1:2379")).hasMessage(

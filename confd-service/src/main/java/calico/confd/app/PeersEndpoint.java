@@ -1,29 +1,26 @@
 package calico.confd.app;
 
-import calico.libcalico.bird.BirdProtocol;
 import calico.confd.daemon.ConfdDaemon;
 import calico.confd.daemon.ConfdStatus;
 import calico.confd.render.Session;
 import calico.confd.render.Skipped;
 import calico.confd.status.PeerStates;
+import calico.libcalico.bird.BirdProtocol;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.RestController;
 
 /**
  * {@code GET /peers}: this node's BGP sessions as configured and as BIRD reports them right
  * now (what {@code calicoctl node status} shows), plus what was skipped and why.
  */
-@RestController
-public class PeersController {
+public final class PeersEndpoint {
 
     private final ConfdService service;
 
-    public PeersController(ConfdService service) {
+    PeersEndpoint(ConfdService service) {
         this.service = service;
     }
 
@@ -37,7 +34,6 @@ public class PeersController {
                                 String configMessage, long generation, List<Peer> peers, List<Skipped> skipped) {
     }
 
-    @GetMapping(path = "/peers", produces = "application/json")
     public PeersResponse peers() {
         ConfdDaemon daemon = service.daemon();
         PeerStates live = service.monitor().refresh();

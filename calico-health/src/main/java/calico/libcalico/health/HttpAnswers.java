@@ -1,0 +1,133 @@
+package calico.libcalico.health;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpHandler;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The answers a {@link SideServer} gives, for servers with and without Spring: Prometheus' text from a
+ * registry, and a probe of a {@link HealthAggregator} in the JSON Actuator's probe groups give
+ * ({@code {"components":{"calicoReadiness":{"details":{"reporters":{…}},"status":…}},"status":…}}; 200
+ * {@code UP}, else 503 with {@code DOWN} for liveness, {@code OUT_OF_SERVICE} for readiness), so a
+ * plain main answers {@code /liveness} and {@code /readiness} as the Spring services do.
+ */
+public final class HttpAnswers {
+
+    /** Prometheus' text exposition format. */
+    public static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
+    private static final String JSON = "application/json";
+
+    private HttpAnswers() {
+    }
+
+    /** {@code GET}: the registry's scrape, counters under Calico's names ({@link CalicoMetricTable#exposition}). */
+    public static HttpHandler prometheus(PrometheusMeterRegistry registry, CalicoMetricTable calicoNames) {
+        return exchange -> {
+            try (exchange) {
+                if (!"GET".equals(exchange.getRequestMethod())) {
+                    exchange.sendResponseHeaders(405, -1);
+                    return;
+                }
+                SideServer.send(exchange, 200, PROMETHEUS_TEXT,
+                        calicoNames.exposition(registry.scrape()).getBytes(StandardCharsets.UTF_8));
+            }
+        };
+    }
+
+    /** {@code GET}: one probe of {@code aggregator}, as Actuator's group for it answers. */
+    public static HttpHandler probe(HealthAggregator aggregator, Probe probe) {
+        return json(() -> {
+            HealthSummary summary = aggregator.summary(); // one instant: the status and the details agree
+            Status status = Status.of(summary, probe);
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("components", Map.of(component(probe), detailed(status, Map.of("reporters", reporters(summary, probe)))));
+            body.put("status", status.name());
+            return new Answer(status.httpStatus(), body);
+        });
+    }
+
+    /** A JSON answer: its HTTP status and the value Jackson writes as the body. */
+    public record Answer(int status, Object body) {
+    }
+
+    /** {@code GET}: {@code answer}'s value as JSON with its status; anything else 405. */
+    public static HttpHandler json(Supplier<Answer> answer) {
+        ObjectMapper mapper = new ObjectMapper();
+        return exchange -> {
+            try (exchange) {
+                if (!"GET".equals(exchange.getRequestMethod())) {
+                    exchange.sendResponseHeaders(405, -1);
+                    return;
+                }
+                Answer a = answer.get();
+                byte[] body;
+                try {
+                    body = mapper.writeValueAsBytes(a.body());
+                } catch (JsonProcessingException e) {
+                    throw new UncheckedIOException(e);
+                }
+                SideServer.send(exchange, a.status(), JSON, body);
+            }
+        };
+    }
+
+    /** Actuator's statuses as the probes use them, worst last. */
+    public enum Status {
+        UP, OUT_OF_SERVICE, DOWN;
+
+        /** {@return the probe's status}: UP when it passes, else DOWN (liveness) or OUT_OF_SERVICE (readiness) */
+        public static Status of(HealthSummary summary, Probe probe) {
+            return summary.healthy(probe) ? UP : probe == Probe.LIVENESS ? DOWN : OUT_OF_SERVICE;
+        }
+
+        /** {@return the worse of the two} (Actuator's order: DOWN, OUT_OF_SERVICE, UP) */
+        public Status and(Status other) {
+            return compareTo(other) >= 0 ? this : other;
+        }
+
+        /** {@return 200 for UP, 503 otherwise} (Actuator's mapping) */
+        public int httpStatus() {
+            return this == UP ? 200 : 503;
+        }
+    }
+
+    /** {@return the name Actuator gives the probe's indicator} ({@code calicoLiveness}, {@code calicoReadiness}) */
+    public static String component(Probe probe) {
+        return probe == Probe.LIVENESS ? "calicoLiveness" : "calicoReadiness";
+    }
+
+    /** {@return {@code {"details":…,"status":…}}}, one component as Actuator writes it */
+    public static Map<String, Object> detailed(Status status, Map<String, ?> details) {
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("details", details);
+        json.put("status", status.name());
+        return json;
+    }
+
+    /**
+     * {@return every reporter that declared {@code probe}}, by name: its verdict, detail, timeout and
+     * last report time (what Actuator's {@code calicoLiveness}/{@code calicoReadiness} details hold).
+     */
+    public static Map<String, Object> reporters(HealthSummary summary, Probe probe) {
+        Map<String, Object> reporters = new LinkedHashMap<>();
+        for (ReporterStatus status : summary.reporters()) {
+            if (status.reports(probe)) {
+                Verdict verdict = status.verdict(probe);
+                Map<String, Object> json = new LinkedHashMap<>();
+                json.put(probe.adjective(), verdict.healthy());
+                json.put("state", verdict.text());
+                json.put("detail", status.detail());
+                json.put("timeout", status.timeout().isZero() ? "none" : status.timeout().toString());
+                json.put("lastReport", status.lastReport() == null ? "never" : status.lastReport().toString());
+                reporters.put(status.name(), json);
+            }
+        }
+        return reporters;
+    }
+}
