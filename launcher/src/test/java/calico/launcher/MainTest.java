@@ -123,8 +123,8 @@ class MainTest {
         for (String service : List.of("felix", "cni", "confd", "node-startup")) {
             assertThat(s.jvmFlags().of(service)).as(service).contains("-XX:+UseSerialGC").anyMatch(f -> f.startsWith("-Xmx"));
         }
-        // The CNI daemon (a plain main) runs its jar as it is; the Spring services, with a class archive (AppCdsTest).
-        assertThat(s.jvmFlags().of(JvmFlags.APPCDS)).contains("felix", "confd", "node-startup").doesNotContain("cni");
+        // The CNI daemon and confd (plain mains) run their jars as they are; the Spring services, with a class archive (AppCdsTest).
+        assertThat(s.jvmFlags().of(JvmFlags.APPCDS)).contains("felix", "node-startup").doesNotContain("cni", "confd");
         assertThat(n1.services().get(1).process().command()).startsWith("java", "-XX:+UseSerialGC").containsSubsequence("-jar",
                 s.root().resolve("cni-plugin/target/cni-plugin.jar").toString(), "daemon");
     }
