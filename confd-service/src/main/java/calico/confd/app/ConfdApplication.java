@@ -147,6 +147,7 @@ public final class ConfdApplication implements AutoCloseable {
         }
         gcMetrics.close();
         metrics.close();
+        log.info("confd stopped");
         closed.countDown();
     }
 

@@ -72,7 +72,7 @@ class ConfdWiringTest {
         }
 
         // The process: one line naming the variable on stderr, exit status 1, nothing served.
-        Process p = confd(Map.of("NODENAME", "node-1", "DATASTORE_TYPE", "consul"));
+        Process p = confd(tmp.resolve("bad.log"), Map.of("NODENAME", "node-1", "DATASTORE_TYPE", "consul"));
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isEqualTo(1);
         assertThat(new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
@@ -108,7 +108,7 @@ class ConfdWiringTest {
         }
     }
 
-    /** The real main: ready with BGP off, SIGTERM stops it (shutdown hook), its ports freed. */
+    /** The real main: ready with BGP off, SIGTERM stops it through its shutdown hook, its ports freed. */
     @Test
     void sigtermStopsTheProcess() throws Exception {
         int health;
@@ -117,7 +117,8 @@ class ConfdWiringTest {
             health = a.getLocalPort();
             admin = b.getLocalPort();
         }
-        Process p = confd(Map.of("CALICO_NETWORKING_BACKEND", "none", "CONFD_HEALTHHOST", "127.0.0.1",
+        Path log = tmp.resolve("confd.log");
+        Process p = confd(log, Map.of("CALICO_NETWORKING_BACKEND", "none", "CONFD_HEALTHHOST", "127.0.0.1",
                 "CONFD_ADMINHOST", "127.0.0.1"), "--CONFD_HEALTHPORT=" + health, "--CONFD_ADMINPORT=" + admin);
         try {
             Await.until("confd ready", WAIT, () -> {
@@ -132,6 +133,7 @@ class ConfdWiringTest {
             p.destroy(); // SIGTERM
             assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("stopped on SIGTERM").isTrue();
             assertThat(p.exitValue()).as("128 + SIGTERM: the JVM's exit after its shutdown hooks").isEqualTo(143);
+            assertThat(Files.readString(log)).as("the service stopped by the hook").contains("confd stopped");
             try (ServerSocket again = new ServerSocket(health, 1, java.net.InetAddress.getLoopbackAddress())) {
                 assertThat(again.getLocalPort()).as("the health port freed").isEqualTo(health);
             }
@@ -140,12 +142,12 @@ class ConfdWiringTest {
         }
     }
 
-    /** The main class on this test's class path, as {@code java -jar} runs it, with only {@code env} as its environment. */
-    private Process confd(Map<String, String> env, String... args) throws IOException {
+    /** The main class on this test's class path, as {@code java -jar} runs it, with only {@code env} as its environment; stdout to {@code log}. */
+    private Process confd(Path log, Map<String, String> env, String... args) throws IOException {
         List<String> command = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
                 .toString(), "-Xmx96m", "-cp", System.getProperty("java.class.path"), ConfdApplication.class.getName()));
         command.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(Files.createTempFile(tmp, "confd", ".log").toFile());
+        ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(log.toFile());
         pb.environment().clear();
         pb.environment().putAll(env);
         return pb.start();
