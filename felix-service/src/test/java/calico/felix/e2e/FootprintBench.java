@@ -42,7 +42,8 @@ import java.util.stream.Stream;
  * a full collection), threads, the time from process start to ready, and its JVM options.
  *
  * <p>Each cycle has its own etcd (tmpfs), free ports, a run dir of its own and namespaces
- * {@code ft-underlay}/{@code ft-node-1} (never {@code ./calico up}'s fixed ports or {@code calico-}
+ * {@code ft-underlay}/{@code ft-node-1} ({@code --prefix=P}: {@code P} instead of {@code ft-}, so that two benches
+ * can run side by side; never {@code ./calico up}'s fixed ports or {@code calico-}
  * names); one node, BGP (confd + BIRD run). Two flags files are compared, alternating their
  * order each round so that a load change on the machine hits both: {@code --before=FILE}
  * (default {@code bench/jvm-flags-main.conf}, the options before issue 30) and {@code --after=FILE}
@@ -55,7 +56,7 @@ import java.util.stream.Stream;
  *
  * <p>Run (as root, after {@code mvn install}: it runs the packaged jars):
  * {@code bench/run.sh felix-service calico.felix.e2e.FootprintBench [--rounds=2] [--scales=demo,policy]
- * [--settle=20] [--before=FILE] [--before-root=DIR] [--after=FILE] [--variants=before,after]}: {@code --before-root}
+ * [--settle=20] [--before=FILE] [--before-root=DIR] [--after=FILE] [--variants=before,after] [--prefix=ft-]}: {@code --before-root}
  * runs the "before" cycles from another tree's jars ({@code DIR/MODULE/target/JAR}, e.g. a copy of the previous
  * build's), so that a pair compares two builds in the same run, not only two sets of options; a service whose options have
  * {@code -XX:NativeMemoryTracking=summary} also gets its committed memory by category printed.
@@ -88,11 +89,14 @@ public final class FootprintBench {
         Path before = ROOT.resolve("bench/jvm-flags-main.conf");
         Path after = ROOT.resolve("scripts/lib/jvm-flags.conf");
         Path beforeRoot = ROOT;
+        String prefix = "ft-";
         for (String a : args) {
             if (a.startsWith("--rounds=")) {
                 rounds = Integer.parseInt(a.substring(9));
             } else if (a.startsWith("--scales=")) {
                 scales = List.of(a.substring(9).split(","));
+            } else if (a.startsWith("--prefix=")) {
+                prefix = a.substring(9);
             } else if (a.startsWith("--settle=")) {
                 settle = Integer.parseInt(a.substring(9));
             } else if (a.startsWith("--before=")) {
@@ -105,7 +109,7 @@ public final class FootprintBench {
                 after = Path.of(a.substring(8)).toAbsolutePath();
             } else {
                 throw new IllegalArgumentException("unknown option " + a
-                        + " (--rounds=N, --scales=demo,policy, --settle=S, --before=FILE, --before-root=DIR, --after=FILE)");
+                        + " (--rounds=N, --scales=demo,policy, --settle=S, --before=FILE, --before-root=DIR, --after=FILE, --prefix=P)");
             }
         }
         for (String jar : List.of("launcher/target/launcher.jar", "felix-service/target/felix-service.jar",
@@ -128,7 +132,7 @@ public final class FootprintBench {
                     java.util.Collections.reverse(order);
                 }
                 for (String v : order) {
-                    Cycle c = cycle(scale, v, r, variants.get(v), roots.get(v), settle);
+                    Cycle c = cycle(scale, v, r, variants.get(v), roots.get(v), settle, prefix);
                     cycles.add(c);
                     print(List.of(c));
                 }
@@ -162,7 +166,8 @@ public final class FootprintBench {
     private record Started(String name, Process process, BooleanSupplier ready) {
     }
 
-    private static Cycle cycle(String scale, String variant, int round, Path flagsFile, Path root, int settle) throws Exception {
+    private static Cycle cycle(String scale, String variant, int round, Path flagsFile, Path root, int settle, String prefix)
+            throws Exception {
         String load = loadAverage();
         System.out.printf("%n== %s scale, %s flags (%s), jars of %s, round %d, load %s%n", scale, variant, ROOT.relativize(flagsFile),
                 root, round, load);
@@ -184,7 +189,7 @@ public final class FootprintBench {
             int felixHealth = freePort(), felixAdmin = freePort(), felixMetrics = freePort();
             int confdHealth = freePort(), confdAdmin = freePort(), cniHttp = freePort();
             List<String> launcherArgs = List.of("--run-dir", run.toString(), "--root", root.toString(), "--nodes", "1",
-                    "--prefix", "ft-", "--underlay", "172.31.250", "--encapsulation", "none", "--dataplane", "nftables",
+                    "--prefix", prefix, "--underlay", "172.31.250", "--encapsulation", "none", "--dataplane", "nftables",
                     "--typha", "127.0.0.1:" + typhaPort, "--goldmane", "127.0.0.1:" + goldmanePort,
                     "--kubeconfig", run.resolve("no.kubeconfig").toString(),
                     "--felix-health-port", "" + felixHealth, "--felix-admin-port", "" + felixAdmin,
