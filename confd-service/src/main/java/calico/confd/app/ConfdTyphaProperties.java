@@ -84,11 +84,6 @@ public record ConfdTyphaProperties(
                 typha.apply("URISAN"));
     }
 
-    /** Settings with no typha (confd watches the datastore itself). */
-    public static ConfdTyphaProperties none() {
-        return new ConfdTyphaProperties(null, null, "kube-system", Duration.ofSeconds(30), null, null, null, null, null);
-    }
-
     /** Calico's rule: empty and {@code none} are unset. */
     private static String unset(String s) {
         return s == null || s.isBlank() || s.trim().equals("none") ? null : s.trim();
