@@ -1,6 +1,8 @@
 package calico.libcalico.health;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Overall health at one instant: live when every liveness reporter is live, ready when every
@@ -19,5 +21,26 @@ public record HealthSummary(boolean live, boolean ready, List<ReporterStatus> re
     /** {@return overall health for one probe} */
     public boolean healthy(Probe probe) {
         return probe == Probe.LIVENESS ? live : ready;
+    }
+
+    /**
+     * {@return every reporter that declared {@code probe}}, by name: its verdict, detail, timeout and
+     * last report time, as the probes' JSON lists them (Actuator's indicators and {@link HttpAnswers#probe})
+     */
+    public Map<String, Object> reporterDetails(Probe probe) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (ReporterStatus status : reporters) {
+            if (status.reports(probe)) {
+                Verdict verdict = status.verdict(probe);
+                Map<String, Object> json = new LinkedHashMap<>();
+                json.put(probe.adjective(), verdict.healthy());
+                json.put("state", verdict.text());
+                json.put("detail", status.detail());
+                json.put("timeout", status.timeout().isZero() ? "none" : status.timeout().toString());
+                json.put("lastReport", status.lastReport() == null ? "never" : status.lastReport().toString());
+                out.put(status.name(), json);
+            }
+        }
+        return out;
     }
 }

@@ -1,9 +1,9 @@
 package calico.libcalico.health;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpHandler;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -15,7 +15,9 @@ import java.util.function.Supplier;
  * registry, and a probe of a {@link HealthAggregator} in the JSON Actuator's probe groups give
  * ({@code {"components":{"calicoReadiness":{"details":{"reporters":{…}},"status":…}},"status":…}}; 200
  * {@code UP}, else 503 with {@code DOWN} for liveness, {@code OUT_OF_SERVICE} for readiness), so a
- * plain main answers {@code /liveness} and {@code /readiness} as the Spring services do.
+ * plain main answers {@code /liveness} and {@code /readiness} as the Spring services do. {@link #json} and
+ * {@link #probe} need Jackson 2 when they are called, nothing else here does: goldmane and whisker, without
+ * Jackson 2, load this class through {@link PrometheusMetricsServer}'s and the indicators' paths.
  */
 public final class HttpAnswers {
 
@@ -46,7 +48,7 @@ public final class HttpAnswers {
             HealthSummary summary = aggregator.summary(); // one instant: the status and the details agree
             Status status = Status.of(summary, probe);
             Map<String, Object> body = new LinkedHashMap<>();
-            body.put("components", Map.of(component(probe), detailed(status, Map.of("reporters", reporters(summary, probe)))));
+            body.put("components", Map.of(component(probe), detailed(status, Map.of("reporters", summary.reporterDetails(probe)))));
             body.put("status", status.name());
             return new Answer(status.httpStatus(), body);
         });
@@ -69,7 +71,7 @@ public final class HttpAnswers {
                 byte[] body;
                 try {
                     body = mapper.writeValueAsBytes(a.body());
-                } catch (JsonProcessingException e) {
+                } catch (IOException e) { // Jackson's JsonProcessingException: no Jackson type to resolve before it is used
                     throw new UncheckedIOException(e);
                 }
                 SideServer.send(exchange, a.status(), JSON, body);
@@ -108,26 +110,5 @@ public final class HttpAnswers {
         json.put("details", details);
         json.put("status", status.name());
         return json;
-    }
-
-    /**
-     * {@return every reporter that declared {@code probe}}, by name: its verdict, detail, timeout and
-     * last report time (what Actuator's {@code calicoLiveness}/{@code calicoReadiness} details hold).
-     */
-    public static Map<String, Object> reporters(HealthSummary summary, Probe probe) {
-        Map<String, Object> reporters = new LinkedHashMap<>();
-        for (ReporterStatus status : summary.reporters()) {
-            if (status.reports(probe)) {
-                Verdict verdict = status.verdict(probe);
-                Map<String, Object> json = new LinkedHashMap<>();
-                json.put(probe.adjective(), verdict.healthy());
-                json.put("state", verdict.text());
-                json.put("detail", status.detail());
-                json.put("timeout", status.timeout().isZero() ? "none" : status.timeout().toString());
-                json.put("lastReport", status.lastReport() == null ? "never" : status.lastReport().toString());
-                reporters.put(status.name(), json);
-            }
-        }
-        return reporters;
     }
 }

@@ -23,6 +23,6 @@ final class ProbeHealthIndicator implements HealthIndicator {
     public Health health() {
         HealthSummary summary = aggregator.summary();
         Status status = summary.healthy(probe) ? Status.UP : probe == Probe.LIVENESS ? Status.DOWN : Status.OUT_OF_SERVICE;
-        return Health.status(status).withDetail("reporters", HttpAnswers.reporters(summary, probe)).build();
+        return Health.status(status).withDetail("reporters", summary.reporterDetails(probe)).build();
     }
 }

@@ -80,7 +80,7 @@ public final class ConfdApplication implements AutoCloseable {
         for (Probe probe : Probe.values()) {
             Status s = Status.of(summary, probe);
             components.put(HttpAnswers.component(probe), HttpAnswers.detailed(s,
-                    Map.of("reporters", HttpAnswers.reporters(summary, probe))));
+                    Map.of("reporters", summary.reporterDetails(probe))));
             overall = overall.and(s);
         }
         Map<String, Object> body = new LinkedHashMap<>();
