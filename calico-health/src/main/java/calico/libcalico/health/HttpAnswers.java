@@ -16,8 +16,9 @@ import java.util.function.Supplier;
  * ({@code {"components":{"calicoReadiness":{"details":{"reporters":{…}},"status":…}},"status":…}}; 200
  * {@code UP}, else 503 with {@code DOWN} for liveness, {@code OUT_OF_SERVICE} for readiness), so a
  * plain main answers {@code /liveness} and {@code /readiness} as the Spring services do. {@link #json} and
- * {@link #probe} need Jackson 2 when they are called, nothing else here does: goldmane and whisker, without
- * Jackson 2, load this class through {@link PrometheusMetricsServer}'s and the indicators' paths.
+ * {@link #probe} need Jackson 2 when they are called; loading the class and {@link #prometheus} do not (no
+ * Jackson type in a signature or a catch), so a service without Jackson 2 (goldmane, whisker) can serve
+ * {@link PrometheusMetricsServer}.
  */
 public final class HttpAnswers {
 
