@@ -104,7 +104,8 @@ final class FelixProcess implements AutoCloseable {
             String at = a.path("at").asText(null);
             return new LastApply(at == null || at.equals("null") ? null : Instant.parse(at),
                     d.path("status").path("applies").asLong(), a.path("batchSize").asInt(), d.path("errors").size(),
-                    d.path("status").path("queuedBatches").asLong(), took(a.path("took").asText(null)));
+                    d.path("status").path("queuedBatches").asLong(), took(a.path("took").asText(null)),
+                    a.path("batches").asInt(), a.path("stats").toString());
         } catch (java.io.IOException e) {
             throw new IllegalStateException("felix status is not JSON: " + e.getMessage(), e);
         }
@@ -156,7 +157,9 @@ final class FelixProcess implements AutoCloseable {
 
     /** The kernel dataplane's last-apply record: when the apply finished (kernel programmed), applies so far. */
     /** @param took how long the kernel dataplane's apply itself took (render, driver, kernel), null if unknown */
-    record LastApply(Instant at, long batches, int batchSize, int errors, long queued, Duration took) {
+    /** ... {@code merged}: graph batches in the last apply; {@code stats}: what its driver wrote (JSON). */
+    record LastApply(Instant at, long batches, int batchSize, int errors, long queued, Duration took, int merged,
+                     String stats) {
     }
 
     private static Duration took(String iso) {

@@ -398,15 +398,18 @@ public final class PolicyScaleBench {
         long until = System.nanoTime() + Duration.ofMinutes(5).toNanos();
         FelixProcess.LastApply last = null;
         long quietSince = System.nanoTime();
+        List<FelixProcess.LastApply> seen = new ArrayList<>();
         while (System.nanoTime() < until) {
             FelixProcess.LastApply now = felix.lastApply();
             if (last == null || now.batches() != last.batches()) {
                 last = now;
                 quietSince = System.nanoTime();
+                seen.add(now);
             } else if (System.nanoTime() - quietSince > 2_000_000_000L && now.queued() == 0 && now.at() != null
                     && now.at().isAfter(lastWrite)
                     && felix.gauge("felix_active_policies") == scale.policies()
                     && felix.gauge("felix_local_endpoints") == scale.local()) {
+                printCatchUpTail(seen, lastWrite);
                 return now;
             }
             Thread.sleep(20);
@@ -498,6 +501,24 @@ public final class PolicyScaleBench {
             }
             return false;
         });
+    }
+
+    /**
+     * The catch-up's applies from 3 s before the last write on (polled every 20 ms: the apply counter says when
+     * one was missed): when each started and ended after the last write, its size and what the driver wrote.
+     */
+    private static void printCatchUpTail(List<FelixProcess.LastApply> seen, Instant lastWrite) {
+        System.out.println("  the catch-up's applies around the last write (start / end ms after it, took, updates, "
+                + "graph batches, applies counter, driver stats):");
+        for (FelixProcess.LastApply a : seen) {
+            if (a.at() == null || a.at().isBefore(lastWrite.minusSeconds(3))) {
+                continue;
+            }
+            long end = Duration.between(lastWrite, a.at()).toMillis();
+            long took = a.took() == null ? 0 : a.took().toMillis();
+            System.out.printf("    %6d / %6d ms  took %5d ms  %6d updates  %3d batches  #%d  %s%n", end - took, end, took,
+                    a.batchSize(), a.merged(), a.batches(), a.stats());
+        }
     }
 
     private static long timedLoad(NetNs into, Path rules) {
