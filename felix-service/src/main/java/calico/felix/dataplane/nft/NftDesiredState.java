@@ -251,7 +251,8 @@ final class NftDesiredState {
     static BaseChain baseSpec(Ruleset.Table table, Ruleset.Hook hook) {
         String h = hook.name().toLowerCase(Locale.ROOT);
         return switch (table) {
-            case FILTER -> new BaseChain("filter", h, 0, "accept");
+            // filter PREROUTING (a workload's egress, rules.md §2b) must see the destination after DNAT (-100)
+            case FILTER -> new BaseChain("filter", h, hook == Ruleset.Hook.PREROUTING ? -99 : 0, "accept");
             case NAT -> new BaseChain("nat", h,
                     hook == Ruleset.Hook.PREROUTING || hook == Ruleset.Hook.OUTPUT ? -100 : 100, "accept");
             case MANGLE -> new BaseChain("filter", h, -150, "accept");

@@ -27,6 +27,11 @@ public final class Names {
     public static final String OUTPUT = "cali-OUTPUT";
     /** Traffic from a workload to the host itself: the workload's egress policy, then defaultEndpointToHostAction. */
     public static final String WL_TO_HOST = "cali-wl-to-host";
+    /**
+     * nftables only ({@link RuleSettings#judgesEgressAtPrerouting()}): traffic from workloads, at prerouting after
+     * DNAT: the workload's egress policy, judged once for forwarded and host-bound traffic alike.
+     */
+    public static final String WL_EGRESS = "cali-wl-egress";
     public static final String FAILSAFE_IN = "cali-failsafe-in";
     public static final String FAILSAFE_OUT = "cali-failsafe-out";
     public static final String FROM_HOST_DISPATCH = "cali-from-host-endpoint";

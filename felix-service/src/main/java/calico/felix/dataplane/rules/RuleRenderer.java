@@ -189,6 +189,11 @@ public final class RuleRenderer {
                     ? inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort())
                     : inputChain(ipip, vxlan, encap.vxlanV6(), model.config().vxlanPort(), wireguardIn)));
             add(filter, cache.same(wireguardOut.isEmpty() ? outputChain() : outputChain(wireguardOut)));
+            if (settings.judgesEgressAtPrerouting()) {
+                add(filter, cache.same(preroutingChain()));
+                add(filter, cache.same(workloadEgressChain(inputVerdictsBeforeWorkloads(ipip, vxlan, encap.vxlanV6(),
+                        model.config().vxlanPort(), wireguardIn))));
+            }
         }
         add(filter, cache.same(workloadToHostChain()));
         add(filter, cache.same(failsafeChain(Names.FAILSAFE_IN, settings.failsafeIn(), true)));
@@ -290,15 +295,17 @@ public final class RuleRenderer {
         List<Entry> natEntries = fips ? List.of(new Entry(Table.NAT, Hook.PREROUTING, Names.PREROUTING),
                 new Entry(Table.NAT, Hook.OUTPUT, Names.OUTPUT)) : List.of();
         return new Ruleset(families, java.util.Map.of(Table.FILTER, filter, Table.NAT, nat, Table.RAW, raw,
-                Table.MANGLE, mangle), java.util.stream.Stream.concat(natEntries.stream(), List.of(
+                Table.MANGLE, mangle), concat(natEntries, List.of(
                 new Entry(Table.RAW, Hook.PREROUTING, Names.PREROUTING),
                 new Entry(Table.RAW, Hook.OUTPUT, Names.OUTPUT),
                 new Entry(Table.MANGLE, Hook.PREROUTING, Names.PREROUTING),
-                new Entry(Table.MANGLE, Hook.POSTROUTING, Names.POSTROUTING),
+                new Entry(Table.MANGLE, Hook.POSTROUTING, Names.POSTROUTING)),
+                settings.judgesEgressAtPrerouting() ? List.of(new Entry(Table.FILTER, Hook.PREROUTING, Names.PREROUTING))
+                        : List.<Entry>of(), List.of(
                 new Entry(Table.FILTER, Hook.FORWARD, Names.FORWARD),
                 new Entry(Table.FILTER, Hook.INPUT, Names.INPUT),
                 new Entry(Table.FILTER, Hook.OUTPUT, Names.OUTPUT),
-                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING)).stream()).toList(),
+                new Entry(Table.NAT, Hook.POSTROUTING, Names.POSTROUTING))),
                 driverSets(model, ipip || vxlan || (encap.vxlanV6() && families.contains(IpFamily.V6))
                         || settings.natOutgoing().excludeHosts()), refs);
     }
@@ -556,10 +563,12 @@ public final class RuleRenderer {
 
     /** As {@link #forwardChain()}; {@code cidrBlock}: {@code cali-cidr-block} judges the packet before any verdict. */
     Rules forwardChain(boolean cidrBlock) {
+        boolean pre = settings.judgesEgressAtPrerouting();
         return new Rules(Names.FORWARD, concat(
+                pre ? egressOutcome(true) : List.of(),
                 List.of(GenericRule.of(new Target.ClearMark(marks.all() & ~marks.accept())),
                 GenericRule.of(new Target.Jump(Names.FROM_HEP_FORWARD_DISPATCH), new Match.MarkAllClear(marks.accept()))),
-                perPrefix(true, in -> GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH), in)),
+                pre ? List.of() : perPrefix(true, in -> GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH), in)),
                 perPrefix(false, out -> GenericRule.of(new Target.Jump(Names.TO_WL_DISPATCH), out)),
                 List.of(GenericRule.of(new Target.Jump(Names.TO_HEP_FORWARD_DISPATCH))),
                 cidrBlock ? List.of(GenericRule.of(new Target.Jump(Names.CIDR_BLOCK))) : List.of(),
@@ -618,6 +627,26 @@ public final class RuleRenderer {
     /** As above, with {@code ipvs} ({@link #ipvsInput}) after {@code wireguard}. */
     Rules inputChain(boolean ipip, boolean vxlan, boolean vxlanV6, int vxlanPort, List<GenericRule> wireguard,
                      List<GenericRule> ipvs) {
+        List<GenericRule> rules = new ArrayList<>(inputVerdictsBeforeWorkloads(ipip, vxlan, vxlanV6, vxlanPort,
+                wireguard));
+        rules.addAll(ipvs);
+        rules.addAll(perPrefix(true, in -> GenericRule.of(new Target.Goto(Names.WL_TO_HOST), in)));
+        rules.addAll(List.of(
+                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
+                        .withComment("untracked or pre-DNAT policy accepted the packet"),
+                GenericRule.of(new Target.ClearMark(marks.all())),
+                GenericRule.of(new Target.Jump(Names.FROM_HOST_DISPATCH)),
+                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
+                        .withComment("host endpoint policy accepted the packet")));
+        return new Rules(Names.INPUT, rules);
+    }
+
+    /**
+     * INPUT's verdicts that come before a workload's traffic goes to {@link Names#WL_TO_HOST} (IPIP and VXLAN from
+     * Calico hosts or others, WireGuard): each final, none judged by a workload's egress policy.
+     */
+    List<GenericRule> inputVerdictsBeforeWorkloads(boolean ipip, boolean vxlan, boolean vxlanV6, int vxlanPort,
+                                                   List<GenericRule> wireguard) {
         List<GenericRule> encap = new ArrayList<>();
         if (families.contains(IpFamily.V4)) {
             Match fromHosts = new Match.InSet(Dir.SRC, IpFamily.V4, Names.ALL_HOSTS_SET, false);
@@ -635,18 +664,8 @@ public final class RuleRenderer {
         if (families.contains(IpFamily.V6) && vxlanV6) {
             encap.addAll(vxlanInput(IpFamily.V6, vxlanPort));
         }
-        List<GenericRule> rules = new ArrayList<>(encap);
-        rules.addAll(wireguard);
-        rules.addAll(ipvs);
-        rules.addAll(perPrefix(true, in -> GenericRule.of(new Target.Goto(Names.WL_TO_HOST), in)));
-        rules.addAll(List.of(
-                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
-                        .withComment("untracked or pre-DNAT policy accepted the packet"),
-                GenericRule.of(new Target.ClearMark(marks.all())),
-                GenericRule.of(new Target.Jump(Names.FROM_HOST_DISPATCH)),
-                GenericRule.of(settings.allowTarget(), new Match.MarkAllSet(marks.accept()))
-                        .withComment("host endpoint policy accepted the packet")));
-        return new Rules(Names.INPUT, rules);
+        encap.addAll(wireguard);
+        return encap;
     }
 
     /**
@@ -813,7 +832,11 @@ public final class RuleRenderer {
                         new Match.Protocol("ipv6-icmp", false), new Match.Icmp(IpFamily.V6, type, null, false)));
             }
         }
-        rules.add(GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH)));
+        if (settings.judgesEgressAtPrerouting()) {
+            rules.addAll(egressOutcome(false));
+        } else {
+            rules.add(GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH)));
+        }
         Target action = switch (settings.endpointToHostAction()) {
             case DROP -> Target.DROP;
             case RETURN -> Target.RETURN;
@@ -821,6 +844,70 @@ public final class RuleRenderer {
         };
         rules.add(GenericRule.of(action).withComment("defaultEndpointToHostAction"));
         return new Rules(Names.WL_TO_HOST, rules);
+    }
+
+    /** nftables: filter PREROUTING (after DNAT) sends workloads' traffic to {@link Names#WL_EGRESS}. */
+    Rules preroutingChain() {
+        return new Rules(Names.PREROUTING, perPrefix(true, in -> GenericRule.of(new Target.Goto(Names.WL_EGRESS), in)));
+    }
+
+    /**
+     * A workload's egress policy, judged once at prerouting after DNAT for forwarded and host-bound traffic alike
+     * (rules.md §2b): the kernel then validates the workloads' egress chains from one base chain instead of from
+     * FORWARD and INPUT both. The outcome stays in the marks, which nothing of ours touches before FORWARD or
+     * INPUT: scratch and pass both set: not judged (what INPUT decides before a workload's policy, {@code
+     * inputFirst}, and neighbour discovery to the host, which cali-wl-to-host allows whatever the policy);
+     * scratch alone: the egress chain accepted (established or related: its verdict ended this chain); scratch
+     * clear: the chain returned, with the accept bit as it left it. A denial dropped or rejected the packet here.
+     */
+    Rules workloadEgressChain(List<GenericRule> inputFirst) {
+        List<GenericRule> rules = new ArrayList<>();
+        rules.add(GenericRule.of(new Target.SetMark(marks.pass() | marks.scratch())).withComment("not judged yet"));
+        if (families.contains(IpFamily.V6)) {
+            for (Match to : List.of(new Match.DstLocal(false), new Match.Nets(Dir.DST, List.of("ff00::/8"), false))) {
+                for (int type : ICMPV6_TO_HOST) {
+                    rules.add(GenericRule.of(Target.RETURN, new Match.Family(IpFamily.V6),
+                            new Match.Protocol("ipv6-icmp", false), new Match.Icmp(IpFamily.V6, type, null, false), to)
+                            .withComment("to the host: cali-wl-to-host allows it"));
+                }
+            }
+        }
+        for (GenericRule r : inputFirst) {
+            List<Match> m = new ArrayList<>(r.matches());
+            if (!m.contains(new Match.DstLocal(false))) {
+                m.add(new Match.DstLocal(false));
+            }
+            rules.add(GenericRule.of(Target.RETURN, m.toArray(Match[]::new))
+                    .withComment("INPUT decides it before any workload policy"));
+        }
+        rules.add(GenericRule.of(new Target.Jump(Names.FROM_WL_DISPATCH)));
+        rules.add(GenericRule.of(new Target.ClearMark(marks.scratch())).withComment("judged"));
+        return new Rules(Names.WL_EGRESS, rules);
+    }
+
+    /**
+     * FORWARD's and cali-wl-to-host's reading of {@link #workloadEgressChain}'s outcome, in place of the jump to the
+     * from-workload dispatch: accepted there (established) is allowed here as the egress chain's verdict would have;
+     * not judged is dropped (only what cannot come here is left unjudged: fail closed); judged and returned goes
+     * on, as after the jump's return. {@code forward}: each rule limited to workload interfaces.
+     */
+    private List<GenericRule> egressOutcome(boolean forward) {
+        List<GenericRule> accepted = List.of(GenericRule.of(settings.allowTarget(),
+                new Match.MarkEquals(marks.scratch(), marks.scratch() | marks.pass()))
+                .withComment("the workload's egress chain accepted it at prerouting"));
+        List<GenericRule> unjudged = List.of(GenericRule.of(Target.DROP, new Match.MarkAllSet(marks.scratch()))
+                .withComment("from a workload, not judged at prerouting"));
+        if (!forward) {
+            return concat(accepted, unjudged);
+        }
+        return concat(perPrefix(true, in -> withMatch(accepted.get(0), in)),
+                perPrefix(true, in -> withMatch(unjudged.get(0), in)));
+    }
+
+    private static GenericRule withMatch(GenericRule r, Match first) {
+        List<Match> m = new ArrayList<>(List.of(first));
+        m.addAll(r.matches());
+        return new GenericRule(m, r.target(), r.comment());
     }
 
     /**
@@ -1340,9 +1427,9 @@ public final class RuleRenderer {
     }
 
     @SafeVarargs
-    private static List<GenericRule> concat(List<GenericRule>... parts) {
-        List<GenericRule> out = new ArrayList<>();
-        for (List<GenericRule> p : parts) {
+    private static <T> List<T> concat(List<? extends T>... parts) {
+        List<T> out = new ArrayList<>();
+        for (List<? extends T> p : parts) {
             out.addAll(p);
         }
         return out;

@@ -26,11 +26,16 @@ import java.util.List;
  * @param nodePorts            {@code kubeNodePortRanges}, each {@code "port"} or {@code "min:max"}
  * @param kubeIpvs             kube-proxy runs in IPVS mode (felix found {@code kube-ipvs0} when it started): filter
  *                             INPUT and OUTPUT police traffic to NodePorts and services as forwarded traffic
+ * @param egressAtPrerouting   the nftables layout: a workload's egress policy is judged once, at prerouting after
+ *                             DNAT, and FORWARD and INPUT read the outcome from the marks (felix-service/design/rules.md
+ *                             §2b); iptables has no hook there, so only {@link #forNftables()} sets it. Ignored
+ *                             under {@code kubeIpvs}, whose OUTPUT judges a workload's egress again
  */
 public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean allowReturn, List<ProtoPort> failsafeIn,
                            List<ProtoPort> failsafeOut, boolean appendMode, boolean ipv6Support, boolean denyReject,
                            boolean nftablesAllowReturn, boolean nftablesDenyReject,
-                           boolean flowLogs, NatOutgoing natOutgoing, List<String> nodePorts, boolean kubeIpvs) {
+                           boolean flowLogs, NatOutgoing natOutgoing, List<String> nodePorts, boolean kubeIpvs,
+                           boolean egressAtPrerouting) {
 
     /** {@code defaultEndpointToHostAction}. */
     public enum EndpointToHostAction { DROP, RETURN, ACCEPT }
@@ -62,46 +67,57 @@ public record RuleSettings(EndpointToHostAction endpointToHostAction, boolean al
                 s.ipv6Support(), s.iptablesFilterDenyAction().equals("Reject"),
                 s.nftablesFilterAllowAction().equals("Return"), s.nftablesFilterDenyAction().equals("Reject"),
                 s.flowLogsEnabled(), NatOutgoing.from(s),
-                s.kubeNodePortRanges().stream().map(calico.api.model.Port::toString).toList(), false);
+                s.kubeNodePortRanges().stream().map(calico.api.model.Port::toString).toList(), false, false);
     }
 
     /** {@return these settings with the allow and deny actions of the {@code nftables…} fields} */
     public RuleSettings forNftables() {
-        return withAllowReturn(nftablesAllowReturn).withDenyReject(nftablesDenyReject);
+        return withAllowReturn(nftablesAllowReturn).withDenyReject(nftablesDenyReject).withEgressAtPrerouting(true);
+    }
+
+    /** {@return these settings with a workload's egress judged at prerouting ({@code true}) or in FORWARD and INPUT} */
+    public RuleSettings withEgressAtPrerouting(boolean on) {
+        return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support,
+                denyReject, nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, kubeIpvs, on);
+    }
+
+    /** {@return whether this layout judges a workload's egress at prerouting}: asked for, and not under IPVS */
+    public boolean judgesEgressAtPrerouting() {
+        return egressAtPrerouting && !kubeIpvs;
     }
 
     public RuleSettings withAllowReturn(boolean r) {
         return new RuleSettings(endpointToHostAction, r, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject,
-                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, kubeIpvs);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, kubeIpvs, egressAtPrerouting);
     }
 
     /** {@return these settings with filter-table denials rejecting ({@code true}) or dropping} */
     public RuleSettings withDenyReject(boolean r) {
         return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, r,
-                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, kubeIpvs);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, kubeIpvs, egressAtPrerouting);
     }
 
     public RuleSettings withEndpointToHostAction(EndpointToHostAction a) {
         return new RuleSettings(a, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support, denyReject,
-                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, kubeIpvs);
+                nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, kubeIpvs, egressAtPrerouting);
     }
 
     /** {@return these settings with flow logs' NFLOG rules on or off} */
     public RuleSettings withFlowLogs(boolean on) {
         return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support,
-                denyReject, nftablesAllowReturn, nftablesDenyReject, on, natOutgoing, nodePorts, kubeIpvs);
+                denyReject, nftablesAllowReturn, nftablesDenyReject, on, natOutgoing, nodePorts, kubeIpvs, egressAtPrerouting);
     }
 
     /** {@return these settings with natOutgoing's exclusions and port range {@code n}} */
     public RuleSettings withNatOutgoing(NatOutgoing n) {
         return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support,
-                denyReject, nftablesAllowReturn, nftablesDenyReject, flowLogs, n, nodePorts, kubeIpvs);
+                denyReject, nftablesAllowReturn, nftablesDenyReject, flowLogs, n, nodePorts, kubeIpvs, egressAtPrerouting);
     }
 
     /** {@return these settings with kube-proxy's IPVS mode detected ({@code true}) or not} */
     public RuleSettings withKubeIpvs(boolean on) {
         return new RuleSettings(endpointToHostAction, allowReturn, failsafeIn, failsafeOut, appendMode, ipv6Support,
-                denyReject, nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, on);
+                denyReject, nftablesAllowReturn, nftablesDenyReject, flowLogs, natOutgoing, nodePorts, on, egressAtPrerouting);
     }
 
     /** {@return the verdict for traffic our filter-table policy denies}: DROP, or REJECT under {@code denyReject} */
