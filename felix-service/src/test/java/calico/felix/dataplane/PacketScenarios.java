@@ -784,6 +784,11 @@ public abstract class PacketScenarios {
                 // 3 s: over IPv6 the refusal came with the retransmitted SYN's error in our runs, for every backend.
                 assertThat(refused(a, B_IP6, 8080, 3000)).as("Reject v6: ICMPv6 port unreachable").isTrue();
             }
+            // The source's own egress denial refuses too (nftables rejects it at prerouting: rules.md §2b).
+            apply(wepUpdate("b", B_IF, B_IP, B_IP6, List.of()),
+                    new DataplaneUpdate.WorkloadEndpointUpdate("test/a", A_IF, null, List.of(A_IP + "/32"),
+                            List.of(A_IP6 + "/128"), List.of("kns.test"), List.of(), guardTier()));
+            assertThat(refused(a, B_IP, 8080)).as("Reject of the source's egress: refused at once").isTrue();
             assertThat(driver.refresh()).isZero();
             apply(config(Map.of(settingsPrefix() + "FilterDenyAction", "Drop")));
             assertThat(refused(a, B_IP, 8080)).as("back to Drop").isFalse();
