@@ -37,6 +37,8 @@ import java.util.stream.Stream;
  *                    check; untracked (doNotTrack) host endpoint ingress; accepted: ACCEPT
  * raw    OUTPUT:     clear marks; untracked host endpoint egress; accepted: ACCEPT
  * mangle PREROUTING: established: ACCEPT; pre-DNAT host endpoint ingress; accepted: ACCEPT
+ * filter PREROUTING: nftables only ({@link RuleSettings#judgesEgressAtPrerouting()}): a workload's egress, once,
+ *                    after DNAT; FORWARD and INPUT read its outcome from the marks instead of jumping to it
  * filter FORWARD:    incoming host endpoint's applyOnForward policy (unless raw/mangle accepted);
  *                    from/to workload dispatch; outgoing host endpoint's applyOnForward policy; allow
  * filter INPUT:      [IPIP/VXLAN from Calico hosts]; workloads goto cali-wl-to-host; raw/mangle-accepted:
