@@ -20,7 +20,13 @@ import java.util.Locale;
  * tmpfs, one in-process felix per node (nftables). The two measures alternate, {@code --rounds}
  * times each, so that load from elsewhere hits both alike; the figures are the medians.
  *
- * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.VxlanThroughputBench [--rounds=N] [--seconds=S]} (as root, iperf3 installed by
+ * <p>{@code --fifo}: each round also measures both paths with both iperf3 processes
+ * {@code SCHED_FIFO} ({@link Iperf3.Scheduling#REALTIME}), and a second ratio is printed. A
+ * diagnostic, not the figure: it steadies the rounds on a shared machine, but under load it caps
+ * the node path more than the pod path (2026-12-06: 0.82 at load 12–15 where a quiet round of the
+ * same run gave 0.58; bench/RESULTS.md).
+ *
+ * <p>Run: {@code bench/run.sh felix-service calico.felix.e2e.VxlanThroughputBench [--rounds=N] [--seconds=S] [--fifo]} (as root, iperf3 installed by
  * {@code scripts/lib/install-deps.sh}).
  */
 public final class VxlanThroughputBench {
@@ -32,13 +38,16 @@ public final class VxlanThroughputBench {
     public static void main(String[] args) throws Exception {
         int rounds = 3;
         int seconds = 5;
+        boolean fifo = false;
         for (String a : args) {
             if (a.startsWith("--rounds=")) {
                 rounds = Integer.parseInt(a.substring("--rounds=".length()));
             } else if (a.startsWith("--seconds=")) {
                 seconds = Integer.parseInt(a.substring("--seconds=".length()));
+            } else if (a.equals("--fifo")) {
+                fifo = true;
             } else {
-                throw new IllegalArgumentException("unknown argument " + a + ": [--rounds=N] [--seconds=S]");
+                throw new IllegalArgumentException("unknown argument " + a + ": [--rounds=N] [--seconds=S] [--fifo]");
             }
         }
         if (!Files.isExecutable(Path.of("/usr/bin/iperf3"))) {
@@ -48,6 +57,8 @@ public final class VxlanThroughputBench {
         etcd.beforeAll(null); // the extension outside JUnit: starts etcd on tmpfs (the context is unused)
         List<Double> nodeGbps = new ArrayList<>();
         List<Double> podGbps = new ArrayList<>();
+        List<Double> nodeRtGbps = new ArrayList<>();
+        List<Double> podRtGbps = new ArrayList<>();
         try {
             TestDatastore.Etcd datastore = new TestDatastore.Etcd(etcd);
             datastore.reset();
@@ -68,18 +79,31 @@ public final class VxlanThroughputBench {
                     podGbps.add(Iperf3.gbps(pb.netns(), pb.ip(), pa.netns(), seconds));
                     System.out.printf(Locale.ROOT, "[bench] round %d: node -> node %.2f Gbit/s, pod -> pod %.2f Gbit/s%n",
                             r + 1, nodeGbps.get(r), podGbps.get(r));
+                    if (fifo) {
+                        nodeRtGbps.add(Iperf3.gbps(b.netns(), b.address(), a.netns(), seconds, Iperf3.Scheduling.REALTIME));
+                        podRtGbps.add(Iperf3.gbps(pb.netns(), pb.ip(), pa.netns(), seconds, Iperf3.Scheduling.REALTIME));
+                        System.out.printf(Locale.ROOT, "[bench] round %d, SCHED_FIFO: node -> node %.2f Gbit/s, pod -> pod "
+                                + "%.2f Gbit/s%n", r + 1, nodeRtGbps.get(r), podRtGbps.get(r));
+                    }
                 }
             }
         } finally {
             etcd.afterAll(null);
         }
+        report("normal scheduling", rounds, seconds, nodeGbps, podGbps);
+        if (fifo) {
+            report("SCHED_FIFO", rounds, seconds, nodeRtGbps, podRtGbps);
+        }
+        System.exit(0);
+    }
+
+    private static void report(String how, int rounds, int seconds, List<Double> nodeGbps, List<Double> podGbps) {
         double node = Iperf3.median(nodeGbps);
         double pod = Iperf3.median(podGbps);
         System.out.printf(Locale.ROOT,
-                "[bench] iperf3 one TCP stream, %d rounds of %d s, medians: node -> node %.2f Gbit/s, pod -> pod (VXLAN) "
-                        + "%.2f Gbit/s, ratio %.2f; load average %s%n",
-                rounds, seconds, node, pod, pod / node, loadAverage());
-        System.exit(0);
+                "[bench] iperf3 one TCP stream, %s, %d rounds of %d s, medians: node -> node %.2f Gbit/s, pod -> pod "
+                        + "(VXLAN) %.2f Gbit/s, ratio %.2f; load average %s%n",
+                how, rounds, seconds, node, pod, pod / node, loadAverage());
     }
 
     private static String mtu(NetNs ns, String dev) {
