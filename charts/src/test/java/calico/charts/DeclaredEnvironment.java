@@ -27,12 +27,14 @@ import java.util.stream.Collectors;
  * felix's {@code FELIX_<field>} for each FelixConfiguration field (its FelixEnvironment layer)
  * and the older aliases its ConfigFields accepts,
  * and, for the CNI daemon (no Spring), the upper-case string literals of the classes that read
- * its environment.
+ * its environment; confd (no Spring either) names what it reads itself ({@code ConfdConfiguration.variablesRead}).
  */
 final class DeclaredEnvironment {
 
     private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([A-Z][A-Z0-9_]*)[:}]");
     private static final Pattern LITERAL = Pattern.compile("\"([A-Z][A-Z0-9_]+)\"");
+
+    private static final String CONFD = "confd-service";
 
     /** Not a module: install-cni runs the chart's own script, which declares what it reads as ${NAME}. */
     static final String INSTALL_SCRIPT = "charts/calico/templates/calico-node-config.yaml";
@@ -57,9 +59,12 @@ final class DeclaredEnvironment {
      */
     private static final Map<String, Set<String>> DECLARED = MODULE_OF_CONTAINER.values().stream().distinct()
             .collect(Collectors.toUnmodifiableMap(m -> m, DeclaredEnvironment::declared));
-    private static final Map<String, HealthPort> HEALTH_PORTS = MODULE_OF_CONTAINER.values().stream().distinct()
-            .filter(m -> !m.equals(INSTALL_SCRIPT) && Files.exists(applicationYml(m)))
-            .flatMap(m -> readHealthPort(m).stream().map(h -> Map.entry(m, h)))
+    private static final Map<String, HealthPort> HEALTH_PORTS = java.util.stream.Stream.concat(
+            MODULE_OF_CONTAINER.values().stream().distinct()
+                    .filter(m -> !m.equals(INSTALL_SCRIPT) && Files.exists(applicationYml(m)))
+                    .flatMap(m -> readHealthPort(m).stream().map(h -> Map.entry(m, h))),
+            java.util.stream.Stream.of(Map.entry(CONFD, new HealthPort("CONFD_HEALTHPORT",
+                    calico.confd.app.ConfdConfiguration.DEFAULT_HEALTH_PORT))))
             .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue));
 
     private DeclaredEnvironment() {
@@ -91,6 +96,9 @@ final class DeclaredEnvironment {
                 collect(LITERAL, read(root.resolve(source)), names);
             }
             return Collections.unmodifiableSortedSet(names);
+        }
+        if (module.equals(CONFD)) {
+            return calico.confd.app.ConfdConfiguration.variablesRead();
         }
         collect(PLACEHOLDER, read(applicationYml(module)), names);
         if (module.equals("felix-service")) {

@@ -1,7 +1,12 @@
 package calico.confd.app;
 
 import calico.libcalico.datastore.config.DatastoreProperties;
+import java.util.AbstractMap;
+import java.util.Collections;
 import java.util.Map;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 
 /**
  * Everything confd is told, read once at start-up from calico-node's variables and checked there:
@@ -51,5 +56,28 @@ public record ConfdConfiguration(ConfdProperties confd, ConfdTyphaProperties typ
                         v.port("CONFD_HEALTHPORT", DEFAULT_HEALTH_PORT), "CONFD_HEALTHPORT"),
                 new Listener(true, v.or("localhost", "CONFD_ADMINHOST"), v.port("CONFD_ADMINPORT", DEFAULT_ADMIN_PORT),
                         "CONFD_ADMINPORT"));
+    }
+
+    /**
+     * {@return every variable confd reads}: the names {@link #fromVariables} asks for, recorded from an
+     * environment with only the one required setting's last alternative ({@code HOSTNAME}), so that every
+     * alternative before it is asked for too. What a chart may set for confd (the charts module's test
+     * checks its templates against it).
+     */
+    public static SortedSet<String> variablesRead() {
+        SortedSet<String> asked = new TreeSet<>();
+        fromVariables(new AbstractMap<>() {
+            @Override
+            public Set<Entry<String, String>> entrySet() {
+                return Set.of();
+            }
+
+            @Override
+            public String get(Object name) {
+                asked.add((String) name);
+                return "HOSTNAME".equals(name) ? "variables-read" : null;
+            }
+        });
+        return Collections.unmodifiableSortedSet(asked);
     }
 }

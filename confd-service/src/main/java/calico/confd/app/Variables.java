@@ -18,8 +18,9 @@ final class Variables {
 
     private final Map<String, String> values;
 
+    /** {@code values}: read, never changed (not copied: {@link ConfdConfiguration#variablesRead} records the reads). */
     Variables(Map<String, String> values) {
-        this.values = Map.copyOf(values);
+        this.values = values;
     }
 
     /** {@return the value of the first of {@code names} that is set and not blank}, trimmed; {@code null} if none */

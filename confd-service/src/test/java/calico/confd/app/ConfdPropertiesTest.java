@@ -67,4 +67,14 @@ class ConfdPropertiesTest {
         assertThatThrownBy(() -> read("DATASTORE_TYPE=consul")).hasMessageContaining("confd.datastore-type (DATASTORE_TYPE)");
         assertThatThrownBy(() -> read("ETCD_ENDPOINTS=localhost")).hasMessageContaining("confd.etcd-endpoints (ETCD_ENDPOINTS)");
     }
+
+    /** What a chart may set for confd: every alternative of every setting, the datastore's and typha's included. */
+    @Test
+    void variablesReadNameEveryAlternative() {
+        assertThat(ConfdConfiguration.variablesRead()).contains("NODENAME", "HOSTNAME", "CALICO_NETWORKING_BACKEND",
+                "CALICO_ROUTER_ID", "NAMESPACE", "DATASTORE_TYPE", "ETCD_ENDPOINTS", "ETCD_CA_CERT_FILE", "KUBECONFIG",
+                "K8S_API_ENDPOINT", "CALICO_TYPHAADDR", "FELIX_TYPHAADDR", "CONFD_TYPHAADDR", "CALICO_TYPHAK8SSERVICENAME",
+                "CONFD_TYPHAREADTIMEOUT", "CONFD_HEALTHENABLED", "CONFD_HEALTHPORT", "CONFD_ADMINPORT")
+                .doesNotContain("FELIX_DATASTORETYPE");
+    }
 }
