@@ -155,9 +155,15 @@ final class FelixProcess implements AutoCloseable {
         return r != null && r.statusCode() == 200;
     }
 
-    /** The kernel dataplane's last-apply record: when the apply finished (kernel programmed), applies so far. */
-    /** @param took how long the kernel dataplane's apply itself took (render, driver, kernel), null if unknown */
-    /** ... {@code merged}: graph batches in the last apply; {@code stats}: what its driver wrote (JSON). */
+    /**
+     * The kernel dataplane's last-apply record.
+     *
+     * @param at      when the apply finished (kernel programmed)
+     * @param batches applies so far
+     * @param took    how long the apply itself took (render, driver, kernel), null if unknown
+     * @param merged  graph batches in the last apply
+     * @param stats   what its driver wrote (JSON)
+     */
     record LastApply(Instant at, long batches, int batchSize, int errors, long queued, Duration took, int merged,
                      String stats) {
     }
