@@ -33,6 +33,8 @@ public record DatastoreProperties(Source source, String datastoreType, String et
 
     /** Calico's default etcd endpoint, every service's default. */
     public static final String DEFAULT_ETCD_ENDPOINTS = "http://127.0.0.1:2379";
+    /** Calico's default datastore type, for the Spring binding and {@link #fromVariables} alike. */
+    public static final String DEFAULT_DATASTORE_TYPE = "etcdv3";
 
     /**
      * A service's names for these settings.
@@ -175,7 +177,7 @@ public record DatastoreProperties(Source source, String datastoreType, String et
             }
             return fallback;
         };
-        return new DatastoreProperties(source, read.apply("DATASTORE_TYPE", "etcdv3"),
+        return new DatastoreProperties(source, read.apply("DATASTORE_TYPE", DEFAULT_DATASTORE_TYPE),
                 read.apply("ETCD_ENDPOINTS", DEFAULT_ETCD_ENDPOINTS), read.apply("ETCD_CA_CERT_FILE", null),
                 read.apply("ETCD_CERT_FILE", null), read.apply("ETCD_KEY_FILE", null), read.apply("KUBECONFIG", null),
                 read.apply("K8S_API_ENDPOINT", null));
@@ -183,7 +185,7 @@ public record DatastoreProperties(Source source, String datastoreType, String et
 
     /** The properties as bound, before they are checked. */
     record Bound(
-            @org.springframework.boot.context.properties.bind.DefaultValue("etcdv3") String datastoreType,
+            @org.springframework.boot.context.properties.bind.DefaultValue(DEFAULT_DATASTORE_TYPE) String datastoreType,
             @org.springframework.boot.context.properties.bind.DefaultValue(DEFAULT_ETCD_ENDPOINTS) String etcdEndpoints,
             String etcdCaCertFile, String etcdCertFile, String etcdKeyFile, String kubeconfig, String k8sApiEndpoint) {
     }
