@@ -36,11 +36,17 @@ final class NftListing {
 
     /** {@return our table as listed}; not existing when the table is gone (other tables are never read) */
     static NftListing read(Nftables nft) {
+        JsonNode listing = listTable(nft, TABLE);
+        return listing == null ? new NftListing() : parse(listing);
+    }
+
+    /** {@return {@code table} as libnftables lists it, or null when it does not exist} */
+    static JsonNode listTable(Nftables nft, TableRef table) {
         try {
-            return parse(nft.listTable(TABLE));
+            return nft.listTable(table);
         } catch (NftablesException e) {
-            if (!nft.check(new NftBatch().flushTable(TABLE))) {
-                return new NftListing(); // a dry-run flush fails too: the table is gone
+            if (!nft.check(new NftBatch().flushTable(table))) {
+                return null; // a dry-run flush fails too: the table is gone
             }
             throw e;
         }

@@ -105,12 +105,13 @@ public final class NftNatOutgoingTable {
      * null when it does not exist}
      */
     private static JsonNode listing(Nftables nft) {
-        if (nft.check(new NftBatch().flushTable(TABLE))) {
-            JsonNode items = nft.listTable(TABLE).path("nftables").deepCopy();
-            items.forEach(NftNatOutgoingTable::withoutVolatile);
-            return items;
+        JsonNode listed = NftListing.listTable(nft, TABLE);
+        if (listed == null) {
+            return null;
         }
-        return null; // a dry-run flush fails: no such table
+        JsonNode items = listed.path("nftables");
+        items.forEach(NftNatOutgoingTable::withoutVolatile);
+        return items;
     }
 
     private static void withoutVolatile(JsonNode node) {
