@@ -1,20 +1,16 @@
 package calico.confd.app;
 
+import calico.api.validation.Durations;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * confd's environment variables, read as calico-node's are: the first of several names that is set
  * and not blank wins; a value that cannot be used is refused naming the setting and the reason.
  */
 final class Variables {
-
-    /** {@code 30}, {@code 30s}, {@code 500ms}, {@code 2m}…: a whole number with an optional unit, seconds by default. */
-    private static final Pattern SIMPLE_DURATION = Pattern.compile("([+-]?\\d+)(ns|us|ms|s|m|h|d)?");
 
     private final Map<String, String> values;
 
@@ -40,28 +36,22 @@ final class Variables {
         return v == null ? fallback : v;
     }
 
-    /** A duration in seconds (or with a unit, or ISO-8601: {@code PT30S}); {@code described} names it in errors. */
+    /**
+     * A duration: a whole number of seconds ({@code 30}), a Go duration ({@code 500ms}, {@code 1m30s}: calico-api's
+     * {@link Durations}, as Calico's other duration settings) or ISO-8601 ({@code PT30S}); {@code described} names
+     * it in errors.
+     */
     Duration seconds(String described, Duration fallback, String... names) {
         String raw = first(names);
         if (raw == null) {
             return fallback;
         }
-        Matcher m = SIMPLE_DURATION.matcher(raw.toLowerCase(Locale.ROOT));
         try {
-            if (m.matches()) {
-                long n = Long.parseLong(m.group(1));
-                return switch (m.group(2) == null ? "s" : m.group(2)) {
-                    case "ns" -> Duration.ofNanos(n);
-                    case "us" -> Duration.ofNanos(n * 1000);
-                    case "ms" -> Duration.ofMillis(n);
-                    case "m" -> Duration.ofMinutes(n);
-                    case "h" -> Duration.ofHours(n);
-                    case "d" -> Duration.ofDays(n);
-                    default -> Duration.ofSeconds(n);
-                };
+            if (raw.matches("[+-]?\\d+")) {
+                return Duration.ofSeconds(Long.parseLong(raw));
             }
-            return Duration.parse(raw);
-        } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
+            return Durations.parse(raw).orElseGet(() -> Duration.parse(raw));
+        } catch (DateTimeParseException | NumberFormatException e) {
             throw new IllegalArgumentException(described + ": \"" + raw + "\" is not a number of seconds");
         }
     }
