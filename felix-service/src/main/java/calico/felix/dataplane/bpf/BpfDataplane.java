@@ -521,8 +521,7 @@ public final class BpfDataplane implements PolicyDriver {
             natTable.sync(model, full);
         } catch (RuntimeException e) {
             log.error("natOutgoing not programmed: {}", e.getMessage());
-            problems.add("natOutgoing not programmed (nftables table " + NftNatOutgoingTable.NAME + "): "
-                    + e.getMessage());
+            natProblem(e);
         }
     }
 
@@ -537,12 +536,17 @@ public final class BpfDataplane implements PolicyDriver {
             return repaired;
         } catch (RuntimeException e) {
             log.error("natOutgoing not checked: {}", e.getMessage());
-            String problem = "natOutgoing not programmed (nftables table " + NftNatOutgoingTable.NAME + "): "
-                    + e.getMessage();
-            if (!problems.contains(problem)) {
-                problems.add(problem);
-            }
+            natProblem(e);
             return false;
+        }
+    }
+
+    /** natOutgoing's table could not be programmed or read: a problem (felix not ready), once per apply. */
+    private void natProblem(RuntimeException e) {
+        String problem = "natOutgoing not programmed (nftables table " + NftNatOutgoingTable.NAME + "): "
+                + e.getMessage();
+        if (!problems.contains(problem)) {
+            problems.add(problem);
         }
     }
 
