@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -61,14 +62,23 @@ public final class HttpAnswers {
 
     /** {@code GET}: {@code answer}'s value as JSON with its status; anything else 405. */
     public static HttpHandler json(Supplier<Answer> answer) {
-        ObjectMapper mapper = new ObjectMapper();
+        return jsonAt(path -> answer.get());
+    }
+
+    /**
+     * {@code GET}: the answer for the request's (decoded) path, as JSON with its status; anything else 405. For a
+     * server's path that answers everything below it ({@link PathServer}), e.g. an API with identifiers in its paths.
+     * The JSON is Jackson's with the modules on the class path (java.time, Optional), as Spring's was.
+     */
+    public static HttpHandler jsonAt(Function<String, Answer> answer) {
+        ObjectMapper mapper = new ObjectMapper().findAndRegisterModules();
         return exchange -> {
             try (exchange) {
                 if (!"GET".equals(exchange.getRequestMethod())) {
                     exchange.sendResponseHeaders(405, -1);
                     return;
                 }
-                Answer a = answer.get();
+                Answer a = answer.apply(exchange.getRequestURI().getPath());
                 byte[] body;
                 try {
                     body = mapper.writeValueAsBytes(a.body());

@@ -1,5 +1,6 @@
 package calico.confd.app;
 
+import calico.libcalico.config.Variables;
 import calico.libcalico.datastore.config.DatastoreProperties;
 import java.util.AbstractMap;
 import java.util.Collections;

@@ -1,5 +1,6 @@
 package calico.confd.app;
 
+import calico.libcalico.config.Variables;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

@@ -1,5 +1,6 @@
 package calico.confd.app;
 
+import calico.libcalico.config.Variables;
 import calico.libcalico.typha.PeerIdentity;
 import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClientOptions;

@@ -1,4 +1,4 @@
-package calico.confd.app;
+package calico.libcalico.config;
 
 import calico.api.validation.Durations;
 import java.time.Duration;
@@ -7,20 +7,20 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * confd's environment variables, read as calico-node's are: the first of several names that is set
- * and not blank wins; a value that cannot be used is refused naming the setting and the reason.
+ * A plain main's environment variables (confd's, felix's), read as calico-node's are: the first of several
+ * names that is set and not blank wins; a value that cannot be used is refused naming the setting and the reason.
  */
-final class Variables {
+public final class Variables {
 
     private final Map<String, String> values;
 
-    /** {@code values}: read, never changed (not copied: {@link ConfdConfiguration#variablesRead} records the reads). */
-    Variables(Map<String, String> values) {
+    /** {@code values}: read, never changed (not copied: a service's {@code variablesRead} records the reads). */
+    public Variables(Map<String, String> values) {
         this.values = values;
     }
 
     /** {@return the value of the first of {@code names} that is set and not blank}, trimmed; {@code null} if none */
-    String first(String... names) {
+    public String first(String... names) {
         for (String name : names) {
             String v = values.get(name);
             if (v != null && !v.isBlank()) {
@@ -31,7 +31,7 @@ final class Variables {
     }
 
     /** {@return {@link #first}, else {@code fallback}} */
-    String or(String fallback, String... names) {
+    public String or(String fallback, String... names) {
         String v = first(names);
         return v == null ? fallback : v;
     }
@@ -41,7 +41,7 @@ final class Variables {
      * {@link Durations}, as Calico's other duration settings) or ISO-8601 ({@code PT30S}); {@code described} names
      * it in errors.
      */
-    Duration seconds(String described, Duration fallback, String... names) {
+    public Duration seconds(String described, Duration fallback, String... names) {
         String raw = first(names);
         if (raw == null) {
             return fallback;
@@ -57,7 +57,7 @@ final class Variables {
     }
 
     /** A port number (0: any free one). */
-    int port(String name, int fallback) {
+    public int port(String name, int fallback) {
         String raw = first(name);
         if (raw == null) {
             return fallback;
@@ -75,7 +75,7 @@ final class Variables {
     }
 
     /** {@code true} or {@code false}, in any case. */
-    boolean bool(String name, boolean fallback) {
+    public boolean bool(String name, boolean fallback) {
         String raw = first(name);
         if (raw == null) {
             return fallback;

@@ -1,4 +1,4 @@
-package calico.confd.app;
+package calico.libcalico.config;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
@@ -9,11 +9,12 @@ import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.spi.ContextAwareBase;
 
 /**
- * confd's logging, set up in code (found by logback through {@code META-INF/services}): INFO and up on
- * stdout, one line per event as Spring Boot wrote them. No {@code logback.xml}: its XML configurator
+ * A plain main's logging (confd's, felix's), set up in code (found by logback through the service's
+ * {@code META-INF/services/ch.qos.logback.classic.spi.Configurator}): INFO and up on stdout, one line per
+ * event as Spring Boot wrote them. No {@code logback.xml}: its XML configurator
  * costs a few hundred classes for what these lines do.
  */
-public final class ConfdLogging extends ContextAwareBase implements Configurator {
+public final class ConsoleLogging extends ContextAwareBase implements Configurator {
 
     @Override
     public ExecutionStatus configure(LoggerContext context) {
