@@ -21,7 +21,8 @@ import org.springframework.core.io.Resource;
  * in a cluster confd, felix and typha share the node's network. Every service's real {@code application.yml}
  * is bound as the service binds it, with no variable set (so every {@code ${VAR:default}} gives its
  * default); confd, a plain main, reads its variables in {@link ConfdConfiguration}, so its defaults are
- * what that reads from an environment without them. Kept in confd's tests because confd is the component that clashed (with felix, then with
+ * what that reads from an environment without them; felix, a plain main too, says its defaults in its
+ * FelixConfiguration's source. Kept in confd's tests because confd is the component that clashed (with felix, then with
  * kube-controllers' metrics port).
  */
 class DefaultPortsTest {
@@ -31,9 +32,6 @@ class DefaultPortsTest {
 
     private static Map<String, Map<String, String>> services() {
         Map<String, Map<String, String>> s = new LinkedHashMap<>();
-        s.put("felix-service", Map.of("felix health (FELIX_HEALTHPORT)", "calico.health.port",
-                "felix admin (FELIX_ADMINPORT)", "server.port",
-                "felix metrics (FELIX_PROMETHEUSMETRICSPORT)", "felix.prometheus-metrics-port"));
         s.put("typha-service", Map.of("typha (TYPHA_SERVERPORT)", "typha.server-port",
                 "typha health (TYPHA_HEALTHPORT)", "calico.health.port", "typha admin (TYPHA_ADMINPORT)", "server.port",
                 "typha metrics (TYPHA_PROMETHEUSMETRICSPORT)", "typha.prometheus-metrics-port"));
@@ -59,6 +57,7 @@ class DefaultPortsTest {
             service.getValue().forEach((what, property) -> all.put(what, b.bind(property, Integer.class)
                     .orElseThrow(() -> new AssertionError(service.getKey() + ": no default for " + property))));
         }
+        all.putAll(felixPorts());
         ConfdConfiguration confd = ConfdConfiguration.fromVariables(Map.of("NODENAME", "node-1"));
         all.put("confd health (CONFD_HEALTHPORT)", confd.health().port());
         all.put("confd admin (CONFD_ADMINPORT)", confd.admin().port());
@@ -72,6 +71,32 @@ class DefaultPortsTest {
         all.forEach((what, port) -> byPort.computeIfAbsent(port, p -> new ArrayList<>()).add(what));
         assertThat(byPort.entrySet()).as("ports listened on by more than one component").filteredOn(
                 e -> e.getValue().size() > 1).isEmpty();
+    }
+
+    /**
+     * felix's ports (a plain main; felix's tests depend on confd's, not the other way): the defaults of the
+     * {@code v.port("FELIX_…", default)} reads in its FelixConfiguration, a constant of that class or a number.
+     */
+    private static Map<String, Integer> felixPorts() throws IOException {
+        String source = java.nio.file.Files.readString(Path.of("..",
+                "felix-service/src/main/java/calico/felix/app/FelixConfiguration.java"));
+        Map<String, String> names = Map.of("FELIX_HEALTHPORT", "felix health (FELIX_HEALTHPORT)", "FELIX_ADMINPORT",
+                "felix admin (FELIX_ADMINPORT)", "FELIX_PROMETHEUSMETRICSPORT", "felix metrics (FELIX_PROMETHEUSMETRICSPORT)");
+        Map<String, Integer> ports = new TreeMap<>();
+        var m = java.util.regex.Pattern.compile("v\\.port\\(\"(FELIX_[A-Z]+)\",\\s*(\\w+)\\)").matcher(source);
+        while (m.find()) {
+            String value = m.group(2);
+            if (!value.matches("\\d+")) {
+                var constant = java.util.regex.Pattern.compile(value + " = (\\d+);").matcher(source);
+                assertThat(constant.find()).as("felix's constant " + value).isTrue();
+                value = constant.group(1);
+            }
+            if (names.containsKey(m.group(1))) {
+                ports.put(names.get(m.group(1)), Integer.parseInt(value));
+            }
+        }
+        assertThat(ports).as("felix's ports in FelixConfiguration").hasSize(names.size());
+        return ports;
     }
 
     /** The file as the only property source: placeholders fall back to their defaults. */

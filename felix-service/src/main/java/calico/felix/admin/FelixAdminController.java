@@ -15,21 +15,13 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.springframework.http.HttpStatus;
-import org.springframework.http.ResponseEntity;
-import org.springframework.web.bind.annotation.ExceptionHandler;
-import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.PathVariable;
-import org.springframework.web.bind.annotation.RequestMapping;
-import org.springframework.web.bind.annotation.RestController;
 
 /**
  * Read-only JSON view of what felix has programmed, under {@code /felix/v1}. Everything comes
  * from the dataplane's one model ({@link DataplaneModel}, the same the drivers render), read
- * between two batches, so it shows what the dataplane was told, in the graph's vocabulary.
+ * between two batches, so it shows what the dataplane was told, in the graph's vocabulary. Served
+ * by {@link FelixAdminApi}, which maps each path to one method here.
  */
-@RestController
-@RequestMapping("/felix/v1")
 public class FelixAdminController {
 
     /** A local endpoint with its policy lists; {@code kind} is {@code workload} or {@code host}. */
@@ -58,7 +50,7 @@ public class FelixAdminController {
     public record ErrorView(int status, String error) {
     }
 
-    /** Thrown for an unknown id; answered 404 with the message. */
+    /** Thrown for an unknown id; answered 404 with the message ({@link ErrorView}). */
     static final class NotFound extends RuntimeException {
         NotFound(String message) {
             super(message);
@@ -78,7 +70,6 @@ public class FelixAdminController {
         return state.model().read(reader);
     }
 
-    @GetMapping("/endpoints")
     public List<EndpointView> endpoints() {
         List<EndpointView> out = new java.util.ArrayList<>();
         read(m -> List.copyOf(m.workloads().values())).stream()
@@ -91,8 +82,7 @@ public class FelixAdminController {
     }
 
     /** One workload endpoint by {@code <namespace>/<name>}, or a host endpoint by name. */
-    @GetMapping({"/endpoints/{namespace}/{name}", "/endpoints/{name}"})
-    public EndpointView endpoint(@PathVariable(required = false) String namespace, @PathVariable String name) {
+    public EndpointView endpoint(String namespace, String name) {
         if (namespace != null) {
             WorkloadEndpointUpdate w = read(m -> m.workloads().get(namespace + "/" + name));
             if (w == null) {
@@ -108,7 +98,6 @@ public class FelixAdminController {
         return view(h);
     }
 
-    @GetMapping("/policies")
     public List<PolicyView> policies() {
         return read(m -> Map.copyOf(m.policies())).entrySet().stream()
                 .map(e -> new PolicyView(e.getKey().toString(), e.getKey().tier(), e.getKey().namespace(),
@@ -116,20 +105,17 @@ public class FelixAdminController {
                 .sorted(Comparator.comparing(PolicyView::id)).toList();
     }
 
-    @GetMapping("/profiles")
     public Map<String, CompiledPolicy> profiles() {
         return read(m -> new TreeMap<>(m.profiles()));
     }
 
-    @GetMapping("/ipsets")
     public List<IpSetSummary> ipSets() {
         return read(m -> m.ipSets().entrySet().stream()
                 .map(e -> new IpSetSummary(e.getKey(), String.valueOf(e.getValue().type()),
                         e.getValue().members().size())).toList());
     }
 
-    @GetMapping("/ipsets/{id}")
-    public IpSetView ipSet(@PathVariable String id) {
+    public IpSetView ipSet(String id) {
         DataplaneModel.IpSet s = read(m -> m.ipSets().get(id));
         if (s == null) {
             throw new NotFound("no IP set " + id);
@@ -138,17 +124,14 @@ public class FelixAdminController {
                 s.members().stream().map(IpSetMember::toString).sorted().toList());
     }
 
-    @GetMapping("/routes")
     public List<RouteUpdate> routes() {
         return read(m -> List.copyOf(m.routes().values()));
     }
 
-    @GetMapping("/config")
     public Map<String, String> config() {
         return read(m -> new TreeMap<>(m.config().effective()));
     }
 
-    @GetMapping("/status")
     public Map<String, Object> status() {
         ApplyStatus last = daemon.lastApply();
         Map<String, Object> out = new TreeMap<>();
@@ -159,11 +142,6 @@ public class FelixAdminController {
         // FelixConfiguration fields set away from their default that this felix does not act on
         out.put("unsupportedConfig", read(m -> m.config().unsupportedSettings()));
         return out;
-    }
-
-    @ExceptionHandler(NotFound.class)
-    ResponseEntity<ErrorView> notFound(NotFound e) {
-        return ResponseEntity.status(HttpStatus.NOT_FOUND).body(new ErrorView(404, e.getMessage()));
     }
 
     private static EndpointView view(WorkloadEndpointUpdate w) {

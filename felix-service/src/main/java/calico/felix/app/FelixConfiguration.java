@@ -1,137 +1,146 @@
 package calico.felix.app;
 
-import calico.felix.dataplane.Dataplane;
-import calico.felix.flows.FlowLogs;
-import java.util.List;
-
+import calico.libcalico.config.Variables;
 import calico.libcalico.datastore.config.DatastoreProperties;
-import calico.libcalico.health.DebugProfileServer;
-import calico.libcalico.health.PrometheusMetricsServer;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.logging.LogLevel;
-import org.springframework.boot.logging.LoggingSystem;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
-import org.springframework.core.env.ConfigurableEnvironment;
-import org.springframework.core.env.Environment;
+import ch.qos.logback.classic.Level;
+import java.util.AbstractMap;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 
-/** Wiring of the felix application; every bean here yields to one the drivers or a test provide. */
-@Configuration(proxyBeanMethods = false)
-public class FelixConfiguration {
+/**
+ * Everything felix is told, read once at start-up from Calico's variables (and {@code --NAME=value}
+ * arguments) and checked there: a bad value stops felix with the variable and the reason named.
+ *
+ * @param felix       felix's local settings
+ * @param typha       how it reaches typha (or not)
+ * @param datastore   the datastore it reads, or that typha reads for it ({@code FELIX_DATASTORETYPE} over
+ *                    {@code DATASTORE_TYPE}, {@code FELIX_ETCDENDPOINTS} over {@code ETCD_ENDPOINTS}, ...)
+ * @param environment the {@code FELIX_*} variables, the calculation graph's highest config layer, checked
+ * @param health      {@code /liveness}, {@code /readiness}, {@code /actuator/health}, {@code /actuator/prometheus}
+ *                    (FELIX_HEALTHENABLED, FELIX_HEALTHHOST, FELIX_HEALTHPORT)
+ * @param admin       {@code /felix/v1/...} (FELIX_ADMINHOST, FELIX_ADMINPORT; ours)
+ * @param metrics     Calico's metrics port, {@code /metrics}: enabled by FELIX_PROMETHEUSMETRICSENABLED (or later by
+ *                    a FelixConfiguration, {@link FelixMetricsPort}), on FELIX_PROMETHEUSMETRICSHOST/PORT
+ * @param debug       Calico's debug port (FELIX_DEBUGHOST, FELIX_DEBUGPORT): enabled by a port other than 0
+ */
+public record FelixConfiguration(FelixProperties felix, FelixTyphaProperties typha, DatastoreProperties datastore,
+                                 FelixEnvironment environment, Listener health, Listener admin, Listener metrics,
+                                 Listener debug) {
 
-    /** Felix's names for the shared datastore settings: {@code felix.*}, {@code FELIX_DATASTORETYPE} over {@code DATASTORE_TYPE}. */
+    /** Felix's names for the shared datastore settings: {@code FELIX_DATASTORETYPE} over {@code DATASTORE_TYPE}. */
     static final DatastoreProperties.Source DATASTORE = DatastoreProperties.Source.of("felix", "FELIX_");
 
-    /** The datastore felix reads, or that typha reads for it; checked at start-up. */
-    @Bean
-    DatastoreProperties felixDatastore(Environment environment) {
-        return DatastoreProperties.bind(environment, DATASTORE);
-    }
+    /** The health port's default, Calico's. */
+    public static final int DEFAULT_HEALTH_PORT = 9099;
 
-    @Bean
-    FelixEnvironment felixEnvironment(ConfigurableEnvironment environment) {
-        return FelixEnvironment.from(environment);
+    /**
+     * Where one of felix's HTTP servers listens.
+     *
+     * @param enabled whether it is served at start-up
+     * @param host    address (empty: all)
+     * @param port    port (0: any free one)
+     * @param setting the port's variable, as errors name it
+     */
+    public record Listener(boolean enabled, String host, int port, String setting) {
     }
 
     /**
-     * Calico's screen log level ({@code FELIX_LOGSEVERITYSCREEN}: Trace/Debug/Info/Warning/Error/Fatal)
-     * applied to the {@code calico} loggers at start-up, from the typed settings that own it.
+     * {@return the configuration in {@code variables}} (the process environment, or a test's)
+     *
+     * @throws IllegalArgumentException naming the setting, its variable and the reason
      */
-    @Bean
-    FelixLogLevel felixLogLevel(FelixEnvironment environment, ObjectProvider<LoggingSystem> logging) {
-        return new FelixLogLevel(environment.settings().logSeverityScreen(), logging.getIfAvailable());
-    }
-
-    /** The dataplane and flow logs beside it; the admin API and metrics read the dataplane's model. */
-    @Bean
-    ProgrammedState programmedState(Dataplane dataplane, ObjectProvider<FlowLogs> flowLogs, FelixMetricsPort metricsPort,
-                                    FelixStatusReporter statusReporter) {
-        FlowLogs f = flowLogs.getIfAvailable();
-        return f == null ? ProgrammedState.of(dataplane, List.of(metricsPort::onBatch, statusReporter::onBatch))
-                : ProgrammedState.of(dataplane, List.of(f::apply, metricsPort::onBatch, statusReporter::onBatch));
+    public static FelixConfiguration fromVariables(Map<String, String> variables) {
+        Variables v = new Variables(variables);
+        FelixEnvironment environment = FelixEnvironment.from(variables);
+        int debugPort = v.port("FELIX_DEBUGPORT", 0);
+        return new FelixConfiguration(FelixProperties.fromVariables(v), FelixTyphaProperties.fromVariables(v),
+                DatastoreProperties.fromVariables(calicoEtcdFiles(variables), DATASTORE), environment,
+                new Listener(FelixProperties.bool(v, "calico.health.enabled (FELIX_HEALTHENABLED)", true,
+                        "FELIX_HEALTHENABLED"), v.or("localhost", "FELIX_HEALTHHOST"),
+                        v.port("FELIX_HEALTHPORT", DEFAULT_HEALTH_PORT), "FELIX_HEALTHPORT"),
+                new Listener(true, v.or("localhost", "FELIX_ADMINHOST"), v.port("FELIX_ADMINPORT", 9097),
+                        "FELIX_ADMINPORT"),
+                new Listener(environment.settings().prometheusMetricsEnabled(), v.or("", "FELIX_PROMETHEUSMETRICSHOST"),
+                        v.port("FELIX_PROMETHEUSMETRICSPORT", 9091),
+                        "felix.prometheus-metrics-port (FELIX_PROMETHEUSMETRICSPORT)"),
+                new Listener(debugPort != 0, v.or("localhost", "FELIX_DEBUGHOST"), debugPort,
+                        "felix.debug-port (FELIX_DEBUGPORT)"));
     }
 
     /**
-     * Calico's status reports into the datastore every {@code reportingInterval}, with a client of their own;
-     * only etcd keeps them (the other datastores drop them, as Calico's), so no client is opened elsewhere.
+     * Calico's felix names its etcd files FELIX_ETCDCAFILE, FELIX_ETCDCERTFILE, FELIX_ETCDKEYFILE, which the shared
+     * datastore settings read as FELIX_ETCDCACERTFILE, ...: {@code variables} with Calico's name answering for ours.
      */
-    @Bean(destroyMethod = "close")
-    FelixStatusReporter felixStatusReporter(FelixProperties properties, DatastoreProperties felixDatastore) {
-        boolean kept = felixDatastore.type() == calico.libcalico.datastore.config.DatastoreConfig.Type.ETCDV3;
-        return new FelixStatusReporter(properties.hostname(), kept ? () -> felixDatastore.toConfig().open() : null,
-                java.time.Clock.systemUTC());
+    private static Map<String, String> calicoEtcdFiles(Map<String, String> variables) {
+        Map<String, String> calicoNames = Map.of("FELIX_ETCDCACERTFILE", "FELIX_ETCDCAFILE");
+        return new AbstractMap<>() {
+            @Override
+            public Set<Entry<String, String>> entrySet() {
+                return variables.entrySet();
+            }
+
+            @Override
+            public String get(Object name) {
+                String calico = calicoNames.get(name);
+                String value = calico == null ? null : variables.get(calico);
+                return value != null && !value.isBlank() ? value : variables.get(name);
+            }
+        };
     }
 
     /**
-     * Calico's metrics port as {@code prometheusMetricsEnabled} resolves (environment, then FelixConfiguration):
-     * the server below when the environment enables it, else one made when a resource does.
+     * {@return every variable felix reads at start-up}: the names {@link #fromVariables} asks for, recorded from an
+     * environment with only the one required setting's last alternative ({@code HOSTNAME}), so that every
+     * alternative before it is asked for too. The {@code FELIX_*} names of FelixConfiguration's fields (read by
+     * {@link FelixEnvironment}) come on top. What a chart may set for felix (the charts module's test checks its
+     * templates against it).
      */
-    @Bean
-    FelixMetricsPort felixMetricsPort(ObjectProvider<PrometheusMetricsServer> started,
-                                      ObjectProvider<PrometheusMeterRegistry> registry, Environment env) {
-        return new FelixMetricsPort(started.getIfAvailable(), () -> metricsServer(registry, env));
+    public static SortedSet<String> variablesRead() {
+        SortedSet<String> asked = new TreeSet<>();
+        fromVariables(new AbstractMap<>() {
+            @Override
+            public Set<Entry<String, String>> entrySet() {
+                return Set.of();
+            }
+
+            @Override
+            public String get(Object name) {
+                asked.add((String) name);
+                return "HOSTNAME".equals(name) ? "variables-read" : null;
+            }
+        });
+        return Collections.unmodifiableSortedSet(asked);
     }
 
-    @Bean
-    FelixMetrics felixMetrics(ObjectProvider<MeterRegistry> registry, ProgrammedState state) {
-        return new FelixMetrics(registry.getIfAvailable(SimpleMeterRegistry::new), state.model());
-    }
+    /**
+     * Calico's screen log level ({@code FELIX_LOGSEVERITYSCREEN}: Trace/Debug/Info/Warning/Error/Fatal) as applied
+     * to the {@code calico} loggers at start-up, from the typed settings that own it.
+     */
+    public record FelixLogLevel(String severity, Level level) {
 
-    /** Calico's metrics port, beside the health port's /actuator/prometheus; off unless enabled. */
-    @Bean
-    @ConditionalOnProperty(name = "felix.prometheus-metrics-enabled", havingValue = "true")
-    PrometheusMetricsServer prometheusMetricsServer(ObjectProvider<PrometheusMeterRegistry> registry,
-                                                    Environment env) {
-        return metricsServer(registry, env);
-    }
-
-    private static PrometheusMetricsServer metricsServer(ObjectProvider<PrometheusMeterRegistry> registry,
-                                                         Environment env) {
-        // Resolved here, not by @ConditionalOnBean: Actuator's registry is defined after this class.
-        PrometheusMeterRegistry prometheus = registry.getIfAvailable();
-        if (prometheus == null) {
-            throw new IllegalStateException("felix.prometheus-metrics-enabled (FELIX_PROMETHEUSMETRICSENABLED): "
-                    + "no Prometheus registry (is micrometer-registry-prometheus on the classpath?)");
+        static FelixLogLevel of(String severity) {
+            return new FelixLogLevel(severity, switch (severity) {
+                case "Trace" -> Level.TRACE;
+                case "Debug" -> Level.DEBUG;
+                case "Info" -> Level.INFO;
+                case "Warning" -> Level.WARN;
+                default -> Level.ERROR; // Error and Fatal: logback has nothing above ERROR
+            });
         }
-        return new PrometheusMetricsServer(prometheus, env.getProperty("felix.prometheus-metrics-host", ""),
-                env.getProperty("felix.prometheus-metrics-port", Integer.class, 9091),
-                "felix.prometheus-metrics-port (FELIX_PROMETHEUSMETRICSPORT)", FelixCalicoMetrics.TABLE);
-    }
 
-    /**
-     * Calico's debug port (FELIX_DEBUGPORT, on FELIX_DEBUGHOST, localhost by default): threads, heap histogram
-     * and a JFR profile on Go's pprof paths. Off unless a port is set: any value but 0 (or none) turns it on, and
-     * the server refuses a bad one, naming the variable.
-     */
-    @Bean
-    @ConditionalOnSetting(name = "felix.debug-port", matches = "(?s)(?!\\s*0*\\s*$).*")
-    DebugProfileServer debugProfileServer(Environment env) {
-        return new DebugProfileServer(env.getProperty("felix.debug-host", "localhost"),
-                env.getProperty("felix.debug-port", Integer.class, 0), "felix.debug-port (FELIX_DEBUGPORT)");
-    }
-
-    /** A record of a log level change, so the choice is visible (and testable) as a bean. */
-    public record FelixLogLevel(String severity, LogLevel level) {
-        FelixLogLevel(String severity, LoggingSystem logging) {
-            this(severity, toLevel(severity));
-            if (logging != null) {
-                logging.setLogLevel("calico", level);
+        /** Sets the {@code calico} loggers' level, when logback is the logging backend. */
+        void apply() {
+            if (org.slf4j.LoggerFactory.getLogger("calico") instanceof ch.qos.logback.classic.Logger calico) {
+                calico.setLevel(level);
             }
         }
+    }
 
-        static LogLevel toLevel(String severity) {
-            return switch (severity) {
-                case "Trace" -> LogLevel.TRACE;
-                case "Debug" -> LogLevel.DEBUG;
-                case "Info" -> LogLevel.INFO;
-                case "Warning" -> LogLevel.WARN;
-                case "Error" -> LogLevel.ERROR;
-                default -> LogLevel.FATAL;
-            };
-        }
+    /** {@return the log level {@code FELIX_LOGSEVERITYSCREEN} asks for} */
+    public FelixLogLevel logLevel() {
+        return FelixLogLevel.of(environment.settings().logSeverityScreen());
     }
 }

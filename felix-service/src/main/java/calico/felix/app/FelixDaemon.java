@@ -29,12 +29,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.context.SmartLifecycle;
-import org.springframework.stereotype.Component;
 
 /**
- * Felix's main loop, as a lifecycle bean that owns its threads:
+ * Felix's main loop, which owns its threads ({@link FelixApplication} starts and stops it):
  *
  * <ol>
  *   <li>{@code felix-startup} opens the datastore and starts a {@link WatcherSyncer} over every
@@ -57,8 +54,7 @@ import org.springframework.stereotype.Component;
  *
  * {@link #start()} returns at once; {@link #stop()} closes the syncer and the datastore.
  */
-@Component
-public class FelixDaemon implements SmartLifecycle {
+public class FelixDaemon {
 
     private static final Logger log = LoggerFactory.getLogger(FelixDaemon.class);
     static final ResourceKey CLUSTER_INFO = ResourceKey.of(ResourceKind.CLUSTER_INFORMATION, "default");
@@ -103,21 +99,25 @@ public class FelixDaemon implements SmartLifecycle {
     private WatcherSyncer syncer;
     /** Read by the health thread and the metrics' scrape; written under the lock. */
     private volatile TyphaClient typhaClient;
-    private final ObjectProvider<TyphaDiscovery> typhaDiscovery;
+    /** Typha's addresses from Kubernetes (FELIX_TYPHAK8SSERVICENAME), or null. */
+    private final TyphaDiscovery typhaDiscovery;
 
+    /**
+     * @param typhaDiscovery typha's addresses from its Kubernetes service when {@code typha} says so, else null
+     */
     public FelixDaemon(FelixProperties properties, DatastoreProperties datastoreProperties,
                        FelixEnvironment environment, ProgrammedState state,
-                       FelixMetrics metrics, HealthAggregator health, ObjectProvider<Clock> clock,
-                       ObjectProvider<FelixTyphaProperties> typha, ObjectProvider<TyphaDiscovery> typhaDiscovery) {
+                       FelixMetrics metrics, HealthAggregator health, Clock clock,
+                       FelixTyphaProperties typha, TyphaDiscovery typhaDiscovery) {
         this.properties = properties;
         this.datastoreProperties = datastoreProperties;
-        this.typha = typha.getIfAvailable(FelixTyphaProperties::none);
+        this.typha = typha;
         this.typhaDiscovery = typhaDiscovery;
         this.environment = environment;
         this.state = state;
         this.metrics = metrics;
         metrics.bindSyncerStatus(syncerStatus::get);
-        this.clock = clock.getIfAvailable(Clock::systemUTC);
+        this.clock = clock;
         // A heartbeat well inside the apply timeout; reporters expire after three missed beats.
         this.heartbeat = min(properties.applyTimeout().dividedBy(4), Duration.ofSeconds(10));
         Duration expiry = heartbeat.multipliedBy(3);
@@ -132,7 +132,7 @@ public class FelixDaemon implements SmartLifecycle {
         reportPipeline();
     }
 
-    @Override
+    /** Starts the threads and returns at once. */
     public synchronized void start() {
         if (running) {
             return;
@@ -174,7 +174,7 @@ public class FelixDaemon implements SmartLifecycle {
             // not at the next periodic check (up to half checkEvery(), 5 s by default, later).
             typhaClient = new TyphaClient(addresses == null ? typha.options(properties.hostname())
                     : typha.options(properties.hostname(), addresses)
-                            .withRediscovery(typhaDiscovery.getObject()::addresses), pipeline, connection -> reportDatastore());
+                            .withRediscovery(typhaDiscovery::addresses), pipeline, connection -> reportDatastore());
             typhaClient.start();
             metrics.bindTypha(this::typhaConnection);
             reportDatastoreEvery(checkEvery());
@@ -205,7 +205,7 @@ public class FelixDaemon implements SmartLifecycle {
      * is found.
      */
     private List<String> discoverTypha() {
-        TyphaDiscovery discovery = typhaDiscovery.getIfAvailable();
+        TyphaDiscovery discovery = typhaDiscovery;
         if (discovery == null) {
             throw new IllegalStateException("felix.typha-k8s-service-name (FELIX_TYPHAK8SSERVICENAME) is set but no "
                     + "typha discovery is configured");
@@ -482,7 +482,7 @@ public class FelixDaemon implements SmartLifecycle {
         }
     }
 
-    @Override
+    /** Stops the threads, the syncer or typha client and the datastore; idempotent. */
     public void stop() {
         Thread startup;
         synchronized (this) {
@@ -520,7 +520,6 @@ public class FelixDaemon implements SmartLifecycle {
         log.info("Felix stopped");
     }
 
-    @Override
     public boolean isRunning() {
         return running;
     }

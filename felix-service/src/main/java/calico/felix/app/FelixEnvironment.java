@@ -5,14 +5,11 @@ import calico.felix.calc.FelixSettings;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.springframework.core.env.ConfigurableEnvironment;
-import org.springframework.core.env.EnumerablePropertySource;
-import org.springframework.core.env.PropertySource;
 
 /**
  * The {@code FELIX_*} variables the calculation graph reads as its highest-priority config
- * layer, gathered from every property source of the Spring environment (the process
- * environment in production, test properties in tests). Constructing it validates them with
+ * layer, taken from felix's variables (the process environment and {@code --FELIX_NAME=value}
+ * arguments in production, a test's map in tests). Constructing it validates them with
  * {@link ConfigResolver#validateEnvironment}: an invalid value fails start-up naming the variable,
  * where Calico's felix would otherwise silently fall back to the next source.
  */
@@ -39,22 +36,15 @@ public final class FelixEnvironment {
         return settings;
     }
 
-    /** {@return the FELIX_* entries visible in {@code environment}}, highest-precedence source winning. */
-    public static FelixEnvironment from(ConfigurableEnvironment environment) {
-        Map<String, String> vars = new TreeMap<>();
-        for (PropertySource<?> source : environment.getPropertySources()) {
-            if (source instanceof EnumerablePropertySource<?> e) {
-                for (String name : e.getPropertyNames()) {
-                    if (name.startsWith("FELIX_") && !vars.containsKey(name)) {
-                        Object value = e.getProperty(name);
-                        if (value != null) {
-                            vars.put(name, value.toString());
-                        }
-                    }
-                }
+    /** {@return the FELIX_* entries of {@code variables}} */
+    public static FelixEnvironment from(Map<String, String> variables) {
+        Map<String, String> felix = new TreeMap<>();
+        variables.forEach((name, value) -> {
+            if (name.startsWith("FELIX_") && value != null) {
+                felix.put(name, value);
             }
-        }
-        return new FelixEnvironment(vars);
+        });
+        return new FelixEnvironment(felix);
     }
 
     public Map<String, String> variables() {

@@ -6,15 +6,12 @@ import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClientOptions;
 import calico.libcalico.typha.TyphaClientTls;
 import java.nio.file.Path;
+import calico.libcalico.config.Variables;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.List;
-import org.springframework.boot.context.properties.ConfigurationProperties;
-import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.boot.convert.DurationUnit;
 
 /**
- * How felix reaches typha, bound straight from Calico's names (FELIX_TYPHAADDR → felix.typha-addr).
+ * How felix reaches typha, read from Calico's names ({@link #fromVariables}; FELIX_TYPHAADDR → felix.typha-addr).
  * With no address felix watches the datastore itself.
  *
  * @param typhaAddr        {@code host:port}[,{@code host:port}…] of typha replicas (FELIX_TYPHAADDR)
@@ -28,17 +25,29 @@ import org.springframework.boot.convert.DurationUnit;
  *                         endpoints (FELIX_TYPHAK8SSERVICENAME; {@link TyphaDiscovery})
  * @param typhaK8sNamespace its namespace (FELIX_TYPHAK8SNAMESPACE, kube-system)
  */
-@ConfigurationProperties(prefix = "felix")
 public record FelixTyphaProperties(
         String typhaAddr,
-        @DefaultValue("30") @DurationUnit(ChronoUnit.SECONDS) Duration typhaReadTimeout,
+        Duration typhaReadTimeout,
         String typhaCaFile,
         String typhaCertFile,
         String typhaKeyFile,
         String typhaCn,
         String typhaUriSan,
         String typhaK8sServiceName,
-        @DefaultValue("kube-system") String typhaK8sNamespace) {
+        String typhaK8sNamespace) {
+
+    /**
+     * {@return the settings in {@code v}}
+     *
+     * @throws IllegalArgumentException naming the setting, its variable and the reason
+     */
+    static FelixTyphaProperties fromVariables(Variables v) {
+        return new FelixTyphaProperties(v.first("FELIX_TYPHAADDR"),
+                v.seconds("felix.typha-read-timeout (FELIX_TYPHAREADTIMEOUT)", Duration.ofSeconds(30), "FELIX_TYPHAREADTIMEOUT"),
+                v.first("FELIX_TYPHACAFILE"), v.first("FELIX_TYPHACERTFILE"), v.first("FELIX_TYPHAKEYFILE"),
+                v.first("FELIX_TYPHACN"), v.first("FELIX_TYPHAURISAN"), v.first("FELIX_TYPHAK8SSERVICENAME"),
+                v.or("kube-system", "FELIX_TYPHAK8SNAMESPACE"));
+    }
 
     public FelixTyphaProperties {
         int tls = (blank(typhaCaFile) ? 0 : 1) + (blank(typhaCertFile) ? 0 : 1) + (blank(typhaKeyFile) ? 0 : 1);

@@ -5,9 +5,6 @@ import calico.felix.dataplane.KernelDataplane;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.RequestMapping;
-import org.springframework.web.bind.annotation.RestController;
 
 /**
  * {@code GET /felix/v1/dataplane}: which dataplane runs and, for the kernel dataplane, the active
@@ -16,8 +13,6 @@ import org.springframework.web.bind.annotation.RestController;
  * ready) and the recent ones (resolved or not), and the MTUs (host, per encapsulation, pod). With the model dataplane it
  * says so and nothing more.
  */
-@RestController
-@RequestMapping("/felix/v1")
 public class KernelDataplaneAdminController {
 
     private final ProgrammedState state;
@@ -26,7 +21,6 @@ public class KernelDataplaneAdminController {
         this.state = state;
     }
 
-    @GetMapping("/dataplane")
     public Map<String, Object> dataplane() {
         Map<String, Object> out = new LinkedHashMap<>();
         Dataplane d = state.dataplane();

@@ -22,7 +22,6 @@ import calico.felix.dataplane.ModelDataplane;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
-import calico.libcalico.health.PrometheusMetricsServer;
 import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -40,10 +39,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * The whole felix application against a real etcd, on random ports, observed only over HTTP
@@ -62,7 +57,7 @@ class FelixApplicationTest {
     private final LocalHttp local = new LocalHttp(WAIT);
     private final ObjectMapper json = new ObjectMapper();
     private Datastore store;
-    private ConfigurableApplicationContext app;
+    private FelixApplication app;
     private int adminPort;
     private int healthPort;
     private int debugPort;
@@ -121,34 +116,26 @@ class FelixApplicationTest {
         }
     }
 
-    @Configuration(proxyBeanMethods = false)
-    static class StallingDriver {
-        @Bean
-        StallingDataplane stallingDataplane() {
-            return new StallingDataplane();
-        }
-    }
-
     /** Felix with Calico's debug port on a free port of loopback. */
     private void startFelix() throws java.io.IOException {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
             debugPort = s.getLocalPort();
         }
-        startFelix(FelixApplication.class, "--felix.apply-timeout=60s", "--FELIX_DEBUGPORT=" + debugPort);
+        startFelix(null, "--FELIX_APPLYTIMEOUT=60s", "--FELIX_DEBUGPORT=" + debugPort);
     }
 
-    private void startFelix(Class<?> extra, String applyTimeout, String... more) {
-        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(applyTimeout, "--server.port=0",
+    private void startFelix(calico.felix.dataplane.Dataplane driver, String applyTimeout, String... more) {
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(applyTimeout, "--FELIX_ADMINPORT=0",
                 "--FELIX_PROMETHEUSMETRICSPORT=0",
-                "--FELIX_PROMETHEUSMETRICSHOST=127.0.0.1", "--server.address=127.0.0.1", "--calico.health.port=0",
-                "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME,
+                "--FELIX_PROMETHEUSMETRICSHOST=127.0.0.1", "--FELIX_ADMINHOST=127.0.0.1", "--FELIX_HEALTHPORT=0",
+                "--FELIX_HEALTHHOST=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME,
                 "--FELIX_DATASTORETYPE=etcdv3", "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(),
                 "--FELIX_LOGSEVERITYSCREEN=Info", "--FELIX_DATAPLANEDRIVERNAME=model",
-                "--felix.ready-poll-initial=50ms", "--felix.ready-poll-max=200ms"));
+                "--FELIX_READYPOLLINITIAL=50ms", "--FELIX_READYPOLLMAX=200ms"));
         args.addAll(java.util.List.of(more));
-        app = new SpringApplicationBuilder(FelixApplication.class, extra).run(args.toArray(String[]::new));
-        adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
-        healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
+        app = FelixTestApps.start(new FelixApplication.Parts(driver, null), args.toArray(String[]::new));
+        adminPort = app.adminPort();
+        healthPort = app.healthPort();
     }
 
     @Test
@@ -285,9 +272,8 @@ class FelixApplicationTest {
         assertThat(metricValue(metrics.body(), "felix_config_unsupported_fields")).isEqualTo(1.0);
         // ... and on Calico's own metrics port, which the FelixConfiguration's prometheusMetricsEnabled opened
         // (no FELIX_PROMETHEUSMETRICSENABLED); turned off there, the port closes.
-        FelixMetricsPort metricsPort = app.getBean(FelixMetricsPort.class);
-        assertThat(app.getBeanProvider(PrometheusMetricsServer.class).getIfAvailable()).as("not enabled at start-up")
-                .isNull();
+        FelixMetricsPort metricsPort = app.metricsPort();
+        assertThat(app.metricsServer()).as("not enabled at start-up").isEmpty();
         int calicoPortNumber = metricsPort.boundPort();
         HttpResponse<String> calicoPort = local.get(calicoPortNumber, "/metrics");
         assertThat(calicoPort.statusCode()).isEqualTo(200);
@@ -308,11 +294,10 @@ class FelixApplicationTest {
                 new ClusterInformationSpec("guid", null, null, true, null)));
         // A short apply timeout (heartbeat 100 ms, reporters expiring after 300 ms) only here, where
         // a stall is the point; elsewhere a loaded machine could miss a beat.
-        startFelix(StallingDriver.class, "--felix.apply-timeout=400ms",
+        StallingDataplane driver = new StallingDataplane();
+        startFelix(driver, "--FELIX_APPLYTIMEOUT=400ms",
                 "--FELIX_HEALTHTIMEOUTOVERRIDES=DatastoreConnection=1h,FelixStartup=90");
-        assertThat(app.getBeansOfType(calico.libcalico.health.DebugProfileServer.class)).as("Calico's default: no debug port")
-                .isEmpty();
-        StallingDataplane driver = app.getBean(StallingDataplane.class);
+        assertThat(app.debugServer()).as("Calico's default: no debug port").isEmpty();
         JsonNode first = local.awaitJson(healthPort, "/readiness", 200, body -> true);
         assertThat(reporter(first, "DatastoreConnection").path("timeout").asText()).as("FELIX_HEALTHTIMEOUTOVERRIDES")
                 .isEqualTo("PT1H");

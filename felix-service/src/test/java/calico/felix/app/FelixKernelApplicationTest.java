@@ -24,7 +24,6 @@ import calico.felix.testing.KernelChanges;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
-import calico.libcalico.health.PrometheusMetricsServer;
 import calico.libcalico.testing.Await;
 import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
@@ -39,8 +38,6 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The whole felix application on the kernel dataplane ({@code FELIX_DATAPLANEDRIVERNAME=kernel})
@@ -62,7 +59,7 @@ class FelixKernelApplicationTest {
     private final ObjectMapper json = new ObjectMapper();
     private Datastore store;
     private NetNs host;
-    private ConfigurableApplicationContext app;
+    private FelixApplication app;
     private int adminPort;
     private int healthPort;
     @org.junit.jupiter.api.io.TempDir
@@ -130,7 +127,7 @@ class FelixKernelApplicationTest {
 
         // Calico's names on Calico's port (FELIX_PROMETHEUSMETRICSPORT): every served row of the table
         // DESIGN.md prints, with Calico's type and labels; counters without Micrometer's _total.
-        String calico = local.get(app.getBean(PrometheusMetricsServer.class).boundPort(), "/metrics").body();
+        String calico = local.get(app.metricsServer().orElseThrow().boundPort(), "/metrics").body();
         assertThat(FelixCalicoMetrics.TABLE.problemsIn(calico)).isEmpty();
         assertThat(calico).contains("# TYPE felix_int_dataplane_failures counter")
                 .doesNotContain("felix_int_dataplane_failures_total");
@@ -303,17 +300,17 @@ class FelixKernelApplicationTest {
     }
 
     private void startFelix() {
-        app = new SpringApplicationBuilder(FelixApplication.class).run("--server.port=0",
-                "--server.address=127.0.0.1", "--calico.health.port=0", "--calico.health.host=127.0.0.1",
+        app = FelixTestApps.start(FelixApplication.Parts.none(), "--FELIX_ADMINPORT=0",
+                "--FELIX_ADMINHOST=127.0.0.1", "--FELIX_HEALTHPORT=0", "--FELIX_HEALTHHOST=127.0.0.1",
                 "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=" + ME, "--FELIX_DATASTORETYPE=etcdv3",
                 "--FELIX_ETCDENDPOINTS=" + ETCD.endpoint(), "--FELIX_DATAPLANEDRIVERNAME=kernel",
-                "--FELIX_DATAPLANENETNS=" + host.name(), "--felix.ready-poll-initial=50ms",
-                "--felix.ready-poll-max=200ms", "--felix.apply-timeout=60s",
+                "--FELIX_DATAPLANENETNS=" + host.name(), "--FELIX_READYPOLLINITIAL=50ms",
+                "--FELIX_READYPOLLMAX=200ms", "--FELIX_APPLYTIMEOUT=60s",
                 "--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"), "--FELIX_ENDPOINTSTATUSPATHPREFIX=" + mtuDir,
                 "--FELIX_PROMETHEUSMETRICSENABLED=true",
                 "--FELIX_PROMETHEUSMETRICSPORT=0", "--FELIX_PROMETHEUSMETRICSHOST=127.0.0.1");
-        adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
-        healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
+        adminPort = app.adminPort();
+        healthPort = app.healthPort();
     }
 
     private static FelixConfiguration felixConfig(Map<String, ?> spec) {

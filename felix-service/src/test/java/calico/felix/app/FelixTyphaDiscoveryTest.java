@@ -24,8 +24,6 @@ import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * FELIX_TYPHAK8SSERVICENAME against the fabric8 mock API server (CRUD mode): addresses from the
@@ -94,15 +92,14 @@ class FelixTyphaDiscoveryTest {
                 null)));
         typha.put(new Tier(ObjectMeta.named("default"), new TierSpec(null, null)));
         Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
-        try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class)
-                .initializers(ctx -> ctx.getBeanFactory().registerSingleton("kubernetesClient", client))
-                .run("--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
-                        "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-f",
+        try (FelixApplication felix = FelixTestApps.start(new FelixApplication.Parts(null, client),
+                "--FELIX_ADMINPORT=0", "--FELIX_ADMINHOST=127.0.0.1", "--FELIX_HEALTHPORT=0",
+                        "--FELIX_HEALTHHOST=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-f",
                         "--FELIX_TYPHAK8SSERVICENAME=typha-f", "--FELIX_TYPHAK8SNAMESPACE=calico-system",
-                        "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model", "--felix.ready-poll-initial=50ms",
-                        "--felix.ready-poll-max=200ms")) {
-            FelixDaemon daemon = felix.getBean(FelixDaemon.class);
-            var health = felix.getBean(calico.libcalico.health.HealthAggregator.class);
+                        "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model", "--FELIX_READYPOLLINITIAL=50ms",
+                        "--FELIX_READYPOLLMAX=200ms")) {
+            FelixDaemon daemon = felix.daemon();
+            var health = felix.health();
             // No endpoint yet: felix keeps looking and says so.
             Await.until("startup reports discovery", Duration.ofSeconds(30),
                     () -> health.status("FelixStartup").orElseThrow().detail(), d -> d.contains("discovering typha"));

@@ -42,8 +42,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * FELIX_TYPHAADDR: felix reads through typha (here a minimal in-test typha speaking the
@@ -153,12 +151,12 @@ class FelixTyphaWiringTest {
     void felixReadsThroughTyphaAndAReconnectAppliesNothingUnchanged() throws Exception {
         MiniTypha typha = typhaWithOneEndpointAndPolicy(true);
         Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
-        try (ConfigurableApplicationContext felix = new SpringApplicationBuilder(FelixApplication.class).run(
-                "--server.port=0", "--server.address=127.0.0.1", "--calico.health.port=0",
-                "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
-                "--felix.typha-addr=127.0.0.1:" + server.getPort(), "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model")) {
-            FelixDaemon daemon = felix.getBean(FelixDaemon.class);
-            ProgrammedState state = felix.getBean(ProgrammedState.class);
+        try (FelixApplication felix = FelixTestApps.start(FelixApplication.Parts.none(), 
+                "--FELIX_ADMINPORT=0", "--FELIX_ADMINHOST=127.0.0.1", "--FELIX_HEALTHPORT=0",
+                "--FELIX_HEALTHHOST=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
+                "--FELIX_TYPHAADDR=127.0.0.1:" + server.getPort(), "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1", "--FELIX_DATAPLANEDRIVERNAME=model")) {
+            FelixDaemon daemon = felix.daemon();
+            ProgrammedState state = felix.state();
             await("felix in sync through typha", () -> daemon.syncerStatus() == SyncerStatus.IN_SYNC
                     && state.dataplane().inSync() && state.model().read(m -> m.workloads().size()) == 1
                     && state.model().policyCount() == 1);
@@ -193,10 +191,10 @@ class FelixTyphaWiringTest {
     void felixThroughTyphaWaitsForDatastoreReady() throws Exception {
         MiniTypha typha = typhaWithOneEndpointAndPolicy(false);
         Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
-        try (ConfigurableApplicationContext felix = felixThroughTypha(server.getPort())) {
-            FelixDaemon daemon = felix.getBean(FelixDaemon.class);
-            ProgrammedState state = felix.getBean(ProgrammedState.class);
-            HealthAggregator health = felix.getBean(HealthAggregator.class);
+        try (FelixApplication felix = felixThroughTypha(server.getPort())) {
+            FelixDaemon daemon = felix.daemon();
+            ProgrammedState state = felix.state();
+            HealthAggregator health = felix.health();
             await("felix's typha stream in sync", () -> daemon.syncerStatus() == SyncerStatus.IN_SYNC);
             typha.awaitHandled("felix handled the stream");
             int policies = state.model().read(m -> m.policies().size());
@@ -230,11 +228,11 @@ class FelixTyphaWiringTest {
         Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
         int port = server.getPort();
         Server back = null;
-        try (ConfigurableApplicationContext felix = felixThroughTypha(port, "--felix.datastore-timeout=2s")) {
-            FelixDaemon daemon = felix.getBean(FelixDaemon.class);
-            ProgrammedState state = felix.getBean(ProgrammedState.class);
-            HealthAggregator health = felix.getBean(HealthAggregator.class);
-            MeterRegistry meters = felix.getBean(MeterRegistry.class);
+        try (FelixApplication felix = felixThroughTypha(port, "--FELIX_DATASTORETIMEOUT=2s")) {
+            FelixDaemon daemon = felix.daemon();
+            ProgrammedState state = felix.state();
+            HealthAggregator health = felix.health();
+            MeterRegistry meters = felix.metrics();
             await("felix ready through typha", () -> health.summary().ready());
             typha.awaitHandled("felix handled the snapshot");
             assertThat(health.status("DatastoreConnection").orElseThrow().detail())
@@ -280,9 +278,9 @@ class FelixTyphaWiringTest {
         Server server = NettyServerBuilder.forPort(0).addService(typha).build().start();
         int port = server.getPort();
         Server back = null;
-        try (ConfigurableApplicationContext felix = felixThroughTypha(port)) {
-            HealthAggregator health = felix.getBean(HealthAggregator.class);
-            MeterRegistry meters = felix.getBean(MeterRegistry.class);
+        try (FelixApplication felix = felixThroughTypha(port)) {
+            HealthAggregator health = felix.health();
+            MeterRegistry meters = felix.metrics();
             await("felix ready through typha", () -> health.summary().ready());
             typha.awaitHandled("felix handled the snapshot");
             assertThat(health.status("DatastoreConnection").orElseThrow().detail())
@@ -316,13 +314,13 @@ class FelixTyphaWiringTest {
     }
 
     /** Felix on the model dataplane, reading through the typha on {@code port}, with {@code extra} arguments. */
-    private static ConfigurableApplicationContext felixThroughTypha(int port, String... extra) {
-        List<String> args = new java.util.ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
-                "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
+    private static FelixApplication felixThroughTypha(int port, String... extra) {
+        List<String> args = new java.util.ArrayList<>(List.of("--FELIX_ADMINPORT=0", "--FELIX_ADMINHOST=127.0.0.1",
+                "--FELIX_HEALTHPORT=0", "--FELIX_HEALTHHOST=127.0.0.1", "--HOSTNAME=", "--FELIX_FELIXHOSTNAME=node-a",
                 "--FELIX_TYPHAADDR=127.0.0.1:" + port, "--FELIX_ETCDENDPOINTS=http://127.0.0.1:1",
                 "--FELIX_DATAPLANEDRIVERNAME=model"));
         args.addAll(List.of(extra));
-        return new SpringApplicationBuilder(FelixApplication.class).run(args.toArray(String[]::new));
+        return FelixTestApps.start(FelixApplication.Parts.none(), args.toArray(String[]::new));
     }
 
     private static ClusterInformation clusterInformation(boolean ready) {

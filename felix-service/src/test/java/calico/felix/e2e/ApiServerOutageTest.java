@@ -84,7 +84,7 @@ class ApiServerOutageTest {
                       ports: [{protocol: TCP, port: 8080}]
                 """);
         felix = open(new FelixProcess(kdd.felixArgs(), cluster.host.name(), backend, "Warning",
-                "--felix.datastore-timeout=" + DATASTORE_TIMEOUT.toSeconds() + "s"));
+                "--FELIX_DATASTORETIMEOUT=" + DATASTORE_TIMEOUT.toSeconds() + "s"));
         felix.awaitReady(Duration.ofSeconds(60));
         // The kubernetes datastore's count of skipped invalid objects is felix's too, from 0.
         assertThat(felix.gauge("calico_datastore_invalid_objects_total")).isZero();

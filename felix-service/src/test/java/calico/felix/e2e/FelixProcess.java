@@ -13,8 +13,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The whole felix application, configured only through Calico's {@code FELIX_*} settings (as
@@ -25,7 +23,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 final class FelixProcess implements AutoCloseable {
 
-    private final ConfigurableApplicationContext app;
+    private final FelixApplication app;
     private final ObjectMapper json = new ObjectMapper();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final int adminPort;
@@ -53,8 +51,8 @@ final class FelixProcess implements AutoCloseable {
     /** Felix for node {@code hostname} ({@code FELIX_FELIXHOSTNAME}), programming namespace {@code hostNetns}. */
     FelixProcess(String hostname, List<String> datastoreArgs, String hostNetns, Backend backend, String logSeverity,
                  String... extraArgs) {
-        List<String> args = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
-                "--calico.health.port=0", "--calico.health.host=127.0.0.1", "--HOSTNAME=",
+        List<String> args = new ArrayList<>(List.of("--FELIX_ADMINPORT=0", "--FELIX_ADMINHOST=127.0.0.1",
+                "--FELIX_HEALTHPORT=0", "--FELIX_HEALTHHOST=127.0.0.1", "--HOSTNAME=",
                 "--FELIX_FELIXHOSTNAME=" + hostname));
         args.addAll(datastoreArgs);
         try {
@@ -67,13 +65,23 @@ final class FelixProcess implements AutoCloseable {
         bpfFs = mtuDir.resolve("bpffs");
         args.add("--FELIX_BPFFSPATH=" + bpfFs);
         args.addAll(List.of("--FELIX_DATAPLANENETNS=" + hostNetns,
-                "--FELIX_LOGSEVERITYSCREEN=" + logSeverity, "--felix.ready-poll-initial=50ms",
-                "--felix.ready-poll-max=200ms"));
+                "--FELIX_LOGSEVERITYSCREEN=" + logSeverity, "--FELIX_READYPOLLINITIAL=50ms",
+                "--FELIX_READYPOLLMAX=200ms"));
         args.addAll(List.of(extraArgs));
         args.addAll(backend.felixArgs());
-        app = new SpringApplicationBuilder(FelixApplication.class).run(args.toArray(String[]::new));
-        adminPort = Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
-        healthPort = Integer.parseInt(app.getEnvironment().getProperty("local.management.port"));
+        app = FelixApplication.start(variables(args));
+        adminPort = app.adminPort();
+        healthPort = app.healthPort();
+    }
+
+    /** {@return the variables {@code --NAME=value} arguments set}, a later one winning, as felix's main reads them */
+    private static java.util.Map<String, String> variables(List<String> args) {
+        java.util.Map<String, String> variables = new java.util.LinkedHashMap<>();
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            variables.put(arg.substring(2, eq), arg.substring(eq + 1));
+        }
+        return variables;
     }
 
     /** {@return where the eBPF driver of this felix pins its maps} ({@code FELIX_BPFFSPATH}/calico) */
