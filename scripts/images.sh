@@ -117,9 +117,9 @@ base() {
 service_modules=(felix-service typha-service goldmane-service whisker-backend cni-plugin confd-service
                  node-startup apiserver-service controllers-service)
 
-# The images whose JVM runs a Spring context (the CNI plugin and confd are plain mains: nothing to stop at), and
-# what each needs set to reach context refresh in a training run (nothing is contacted before it).
-declare -A appcds_env=([felix]="FELIX_FELIXHOSTNAME=appcds-training"
+# The images whose JVM runs a Spring context (the CNI plugin, confd and felix are plain mains: nothing to stop at),
+# and what each needs set to reach context refresh in a training run (nothing is contacted before it).
+declare -A appcds_env=(
     [typha]="" [goldmane]="" [whisker]="WHISKER_AUTH_TOKEN_FILE=/etc/os-release" [node-startup]="NODENAME=appcds-training"
     [apiserver]="" [kube-controllers]="")
 

@@ -24,10 +24,10 @@ import java.util.stream.Collectors;
 /**
  * The environment variables each service of the repository really reads, taken from the
  * service's own sources: every {@code ${NAME...}} placeholder of its {@code application.yml},
- * felix's {@code FELIX_<field>} for each FelixConfiguration field (its FelixEnvironment layer)
- * and the older aliases its ConfigFields accepts,
  * and, for the CNI daemon (no Spring), the upper-case string literals of the classes that read
- * its environment; confd (no Spring either) names what it reads itself ({@code ConfdConfiguration.variablesRead}).
+ * its environment; confd and felix (no Spring either) name what they read themselves
+ * ({@code ConfdConfiguration.variablesRead}, {@code FelixConfiguration.variablesRead}), felix's
+ * {@code FELIX_<field>} for each FelixConfiguration field (its FelixEnvironment layer) on top.
  */
 final class DeclaredEnvironment {
 
@@ -35,6 +35,7 @@ final class DeclaredEnvironment {
     private static final Pattern LITERAL = Pattern.compile("\"([A-Z][A-Z0-9_]+)\"");
 
     private static final String CONFD = "confd-service";
+    private static final String FELIX = "felix-service";
 
     /** Not a module: install-cni runs the chart's own script, which declares what it reads as ${NAME}. */
     static final String INSTALL_SCRIPT = "charts/calico/templates/calico-node-config.yaml";
@@ -64,7 +65,8 @@ final class DeclaredEnvironment {
                     .filter(m -> !m.equals(INSTALL_SCRIPT) && Files.exists(applicationYml(m)))
                     .flatMap(m -> readHealthPort(m).stream().map(h -> Map.entry(m, h))),
             java.util.stream.Stream.of(Map.entry(CONFD, new HealthPort("CONFD_HEALTHPORT",
-                    calico.confd.app.ConfdConfiguration.DEFAULT_HEALTH_PORT))))
+                    calico.confd.app.ConfdConfiguration.DEFAULT_HEALTH_PORT)), Map.entry(FELIX, new HealthPort(
+                    "FELIX_HEALTHPORT", calico.felix.app.FelixConfiguration.DEFAULT_HEALTH_PORT))))
             .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue));
 
     private DeclaredEnvironment() {
@@ -100,14 +102,16 @@ final class DeclaredEnvironment {
         if (module.equals(CONFD)) {
             return calico.confd.app.ConfdConfiguration.variablesRead();
         }
-        collect(PLACEHOLDER, read(applicationYml(module)), names);
-        if (module.equals("felix-service")) {
+        if (module.equals(FELIX)) {
+            names.addAll(calico.felix.app.FelixConfiguration.variablesRead());
             Arrays.stream(FelixConfigurationSpec.class.getRecordComponents())
                     .map(c -> "FELIX_" + c.getName().toUpperCase(Locale.ROOT))
                     .forEach(names::add);
             // Calico's older names felix also accepts (FELIX_IPINIPMTU, ...).
             collect(LITERAL, read(root.resolve("felix-service/src/main/java/calico/felix/calc/ConfigFields.java")), names);
+            return Collections.unmodifiableSortedSet(names);
         }
+        collect(PLACEHOLDER, read(applicationYml(module)), names);
         return Collections.unmodifiableSortedSet(names);
     }
 

@@ -119,7 +119,7 @@ final class NodeServices {
         if (settings.wireguard()) {
             env.put("FELIX_WIREGUARDENABLED", "true");
         }
-        return javaProcess("felix", settings.jar("felix-service", "felix-service.jar"), env);
+        return javaProcess("felix", settings.jar("felix-service", "felix-service-exec.jar"), env);
     }
 
     private DetachedProcess confd() {

@@ -96,7 +96,7 @@ class MainTest {
         NodeServices n1 = new NodeServices(s, s.topology().nodes().get(0));
 
         assertThat(n1.services()).extracting(service -> service.process().command()).containsExactly(
-                List.of("java", "-XX:+UseSerialGC", "-Xmx200m", "-jar", "/repo/felix-service/target/felix-service.jar"),
+                List.of("java", "-XX:+UseSerialGC", "-Xmx200m", "-jar", "/repo/felix-service/target/felix-service-exec.jar"),
                 List.of("java", "-Xmx64m", "-jar", "/repo/cni-plugin/target/cni-plugin.jar", "daemon", dir.resolve("nodes/node-1/cni.sock").toString()),
                 List.of("java", "-jar", "/repo/confd-service/target/confd-service-exec.jar"),
                 List.of("bird", "-R", "-f", "-c", dir.resolve("nodes/node-1/bird.cfg").toString(), "-s",
@@ -123,8 +123,8 @@ class MainTest {
         for (String service : List.of("felix", "cni", "confd", "node-startup")) {
             assertThat(s.jvmFlags().of(service)).as(service).contains("-XX:+UseSerialGC").anyMatch(f -> f.startsWith("-Xmx"));
         }
-        // The CNI daemon and confd (plain mains) run their jars as they are; the Spring services, with a class archive (AppCdsTest).
-        assertThat(s.jvmFlags().of(JvmFlags.APPCDS)).contains("felix", "node-startup").doesNotContain("cni", "confd");
+        // The CNI daemon, confd and felix (plain mains) run their jars as they are; the Spring services, with a class archive (AppCdsTest).
+        assertThat(s.jvmFlags().of(JvmFlags.APPCDS)).contains("node-startup").doesNotContain("cni", "confd", "felix");
         assertThat(n1.services().get(1).process().command()).startsWith("java", "-XX:+UseSerialGC").containsSubsequence("-jar",
                 s.root().resolve("cni-plugin/target/cni-plugin.jar").toString(), "daemon");
     }
