@@ -68,10 +68,13 @@ public final class HttpAnswers {
     /**
      * {@code GET}: the answer for the request's (decoded) path, as JSON with its status; anything else 405. For a
      * server's path that answers everything below it ({@link PathServer}), e.g. an API with identifiers in its paths.
-     * The JSON is Jackson's with the modules on the class path (java.time, Optional), as Spring's was.
+     * The JSON is Jackson's with the modules on the class path (java.time, Optional) and times as ISO-8601 text
+     * ({@code "2026-12-06T23:50:00Z"}, {@code "PT0.012S"}), as Spring MVC wrote them.
      */
     public static HttpHandler jsonAt(Function<String, Answer> answer) {
-        ObjectMapper mapper = new ObjectMapper().findAndRegisterModules();
+        ObjectMapper mapper = new ObjectMapper().findAndRegisterModules().disable(
+                com.fasterxml.jackson.databind.SerializationFeature.WRITE_DATES_AS_TIMESTAMPS,
+                com.fasterxml.jackson.databind.SerializationFeature.WRITE_DURATIONS_AS_TIMESTAMPS);
         return exchange -> {
             try (exchange) {
                 if (!"GET".equals(exchange.getRequestMethod())) {
