@@ -125,4 +125,32 @@ public final class HttpAnswers {
         json.put("status", status.name());
         return json;
     }
+
+    /**
+     * {@return {@code /actuator/health} as Actuator answered it}: the service's own {@code components} (name → its
+     * status and details), then both probes of {@code aggregator} ({@code calicoLiveness}, {@code calicoReadiness}),
+     * the worst status overall
+     */
+    public static Answer health(HealthAggregator aggregator, Map<String, Component> components) {
+        HealthSummary summary = aggregator.summary();
+        Map<String, Object> json = new LinkedHashMap<>();
+        Status overall = Status.UP;
+        for (var c : components.entrySet()) {
+            json.put(c.getKey(), detailed(c.getValue().status(), c.getValue().details()));
+            overall = overall.and(c.getValue().status());
+        }
+        for (Probe probe : Probe.values()) {
+            Status s = Status.of(summary, probe);
+            json.put(component(probe), detailed(s, Map.of("reporters", summary.reporterDetails(probe))));
+            overall = overall.and(s);
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("components", json);
+        body.put("status", overall.name());
+        return new Answer(overall.httpStatus(), body);
+    }
+
+    /** One component of {@link #health}: its status and details. */
+    public record Component(Status status, Map<String, ?> details) {
+    }
 }

@@ -5,7 +5,6 @@ import calico.libcalico.health.HealthMetrics;
 import calico.libcalico.health.HttpAnswers;
 import calico.libcalico.health.HttpAnswers.Answer;
 import calico.libcalico.health.HttpAnswers.Status;
-import calico.libcalico.health.HealthSummary;
 import calico.libcalico.health.PathServer;
 import calico.libcalico.health.Probe;
 import calico.libcalico.health.CalicoMetricTable;
@@ -20,8 +19,6 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -72,21 +69,8 @@ public final class ConfdApplication implements AutoCloseable {
 
     /** {@code /actuator/health}: the {@code bgp} component and both probes, the worst status overall (Actuator's). */
     private Answer overall(BgpHealth.Answer bgp) {
-        HealthSummary summary = health.summary();
-        Status bgpStatus = bgp.up() ? Status.UP : Status.DOWN;
-        Map<String, Object> components = new LinkedHashMap<>();
-        components.put("bgp", HttpAnswers.detailed(bgpStatus, bgp.details()));
-        Status overall = bgpStatus;
-        for (Probe probe : Probe.values()) {
-            Status s = Status.of(summary, probe);
-            components.put(HttpAnswers.component(probe), HttpAnswers.detailed(s,
-                    Map.of("reporters", summary.reporterDetails(probe))));
-            overall = overall.and(s);
-        }
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("components", components);
-        body.put("status", overall.name());
-        return new Answer(overall.httpStatus(), body);
+        return HttpAnswers.health(health, Map.of("bgp", new HttpAnswers.Component(bgp.up() ? Status.UP : Status.DOWN,
+                bgp.details())));
     }
 
     /**
@@ -156,25 +140,7 @@ public final class ConfdApplication implements AutoCloseable {
      * bad setting is one line naming the variable and the reason, exit status 1.
      */
     public static void main(String[] args) throws InterruptedException {
-        Map<String, String> variables = new HashMap<>(System.getenv());
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            if (!arg.startsWith("--") || eq < 3) {
-                System.err.println("confd: argument \"" + arg + "\": expected --VARIABLE=value");
-                System.exit(2);
-            }
-            variables.put(arg.substring(2, eq), arg.substring(eq + 1));
-        }
-        ConfdApplication app;
-        try {
-            app = start(variables);
-        } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
-            System.err.println("confd: " + e.getMessage());
-            System.exit(1);
-            return;
-        }
-        Runtime.getRuntime().addShutdownHook(new Thread(app::close, "confd-stop"));
-        log.info("confd started: health port {}, admin port {}", app.healthPort(), app.adminPort());
-        app.closed.await();
+        calico.libcalico.config.PlainMain.run("confd", args, ConfdApplication::start, app ->
+                log.info("confd started: health port {}, admin port {}", app.healthPort(), app.adminPort()));
     }
 }

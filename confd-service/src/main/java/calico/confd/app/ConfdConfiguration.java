@@ -2,12 +2,8 @@ package calico.confd.app;
 
 import calico.libcalico.config.Variables;
 import calico.libcalico.datastore.config.DatastoreProperties;
-import java.util.AbstractMap;
-import java.util.Collections;
 import java.util.Map;
-import java.util.Set;
 import java.util.SortedSet;
-import java.util.TreeSet;
 
 /**
  * Everything confd is told, read once at start-up from calico-node's variables and checked there:
@@ -66,19 +62,6 @@ public record ConfdConfiguration(ConfdProperties confd, ConfdTyphaProperties typ
      * checks its templates against it).
      */
     public static SortedSet<String> variablesRead() {
-        SortedSet<String> asked = new TreeSet<>();
-        fromVariables(new AbstractMap<>() {
-            @Override
-            public Set<Entry<String, String>> entrySet() {
-                return Set.of();
-            }
-
-            @Override
-            public String get(Object name) {
-                asked.add((String) name);
-                return "HOSTNAME".equals(name) ? "variables-read" : null;
-            }
-        });
-        return Collections.unmodifiableSortedSet(asked);
+        return Variables.namesRead("HOSTNAME", ConfdConfiguration::fromVariables);
     }
 }

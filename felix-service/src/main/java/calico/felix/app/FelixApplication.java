@@ -1,7 +1,5 @@
 package calico.felix.app;
 
-import calico.felix.admin.FelixAdminApi;
-import calico.felix.admin.FelixAdminController;
 import calico.felix.dataplane.Dataplane;
 import calico.felix.dataplane.DataplaneObserver;
 import calico.felix.dataplane.EndpointStatusFiles;
@@ -17,10 +15,7 @@ import calico.libcalico.health.CalicoMetricTable;
 import calico.libcalico.health.DebugProfileServer;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthMetrics;
-import calico.libcalico.health.HealthSummary;
 import calico.libcalico.health.HttpAnswers;
-import calico.libcalico.health.HttpAnswers.Answer;
-import calico.libcalico.health.HttpAnswers.Status;
 import calico.libcalico.health.PathServer;
 import calico.libcalico.health.Probe;
 import calico.libcalico.health.PrometheusMetricsServer;
@@ -39,8 +34,6 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -137,7 +130,7 @@ public final class FelixApplication implements AutoCloseable {
         healthServer = h.enabled() ? new PathServer(h.host(), h.port(), h.setting(), Map.of(
                 "/liveness", HttpAnswers.probe(health, Probe.LIVENESS),
                 "/readiness", HttpAnswers.probe(health, Probe.READINESS),
-                "/actuator/health", HttpAnswers.json(this::overall),
+                "/actuator/health", HttpAnswers.json(() -> HttpAnswers.health(health, Map.of())),
                 "/actuator/prometheus", HttpAnswers.prometheus(metrics, CalicoMetricTable.none()))) : null;
         FelixConfiguration.Listener a = configuration.admin();
         adminServer = new PathServer(a.host(), a.port(), a.setting(), Map.of(FelixAdminApi.ROOT,
@@ -194,23 +187,6 @@ public final class FelixApplication implements AutoCloseable {
             closeables.add(c);
         }
         return part;
-    }
-
-    /** {@code /actuator/health}: both probes as components, the worse status overall (Actuator's answer). */
-    private Answer overall() {
-        HealthSummary summary = health.summary();
-        Map<String, Object> components = new LinkedHashMap<>();
-        Status overall = Status.UP;
-        for (Probe probe : Probe.values()) {
-            Status s = Status.of(summary, probe);
-            components.put(HttpAnswers.component(probe), HttpAnswers.detailed(s,
-                    Map.of("reporters", summary.reporterDetails(probe))));
-            overall = overall.and(s);
-        }
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("components", components);
-        body.put("status", overall.name());
-        return new Answer(overall.httpStatus(), body);
     }
 
     /**
@@ -323,26 +299,7 @@ public final class FelixApplication implements AutoCloseable {
      * one line naming the variable and the reason, exit status 1.
      */
     public static void main(String[] args) throws InterruptedException {
-        Map<String, String> variables = new HashMap<>(System.getenv());
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            if (!arg.startsWith("--") || eq < 3) {
-                System.err.println("felix: argument \"" + arg + "\": expected --NAME=value");
-                System.exit(2);
-            }
-            variables.put(arg.substring(2, eq), arg.substring(eq + 1));
-        }
-        FelixApplication app;
-        try {
-            app = start(variables);
-        } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
-            System.err.println("felix: " + e.getMessage());
-            System.exit(1);
-            return;
-        }
-        Runtime.getRuntime().addShutdownHook(new Thread(app::close, "felix-stop"));
-        started(app);
-        app.closed.await();
+        calico.libcalico.config.PlainMain.run("felix", args, FelixApplication::start, FelixApplication::started);
     }
 
     /**

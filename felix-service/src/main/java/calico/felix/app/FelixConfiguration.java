@@ -4,11 +4,9 @@ import calico.libcalico.config.Variables;
 import calico.libcalico.datastore.config.DatastoreProperties;
 import ch.qos.logback.classic.Level;
 import java.util.AbstractMap;
-import java.util.Collections;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
-import java.util.TreeSet;
 
 /**
  * Everything felix is told, read once at start-up from Calico's variables (and {@code --NAME=value}
@@ -99,20 +97,7 @@ public record FelixConfiguration(FelixProperties felix, FelixTyphaProperties typ
      * templates against it).
      */
     public static SortedSet<String> variablesRead() {
-        SortedSet<String> asked = new TreeSet<>();
-        fromVariables(new AbstractMap<>() {
-            @Override
-            public Set<Entry<String, String>> entrySet() {
-                return Set.of();
-            }
-
-            @Override
-            public String get(Object name) {
-                asked.add((String) name);
-                return "HOSTNAME".equals(name) ? "variables-read" : null;
-            }
-        });
-        return Collections.unmodifiableSortedSet(asked);
+        return Variables.namesRead("HOSTNAME", FelixConfiguration::fromVariables);
     }
 
     /**

@@ -3,8 +3,15 @@ package calico.libcalico.config;
 import calico.api.validation.Durations;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.AbstractMap;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * A plain main's environment variables (confd's, felix's), read as calico-node's are: the first of several
@@ -85,5 +92,45 @@ public final class Variables {
             case "false" -> false;
             default -> throw new IllegalArgumentException(name + ": \"" + raw + "\" is not true or false");
         };
+    }
+
+    /**
+     * {@return a plain main's variables}: the process environment, then its {@code --NAME=value} arguments,
+     * which win
+     *
+     * @throws IllegalArgumentException naming an argument of another form
+     */
+    public static Map<String, String> environmentAndArguments(String[] args) {
+        Map<String, String> variables = new HashMap<>(System.getenv());
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            if (!arg.startsWith("--") || eq < 3) {
+                throw new IllegalArgumentException("argument \"" + arg + "\": expected --NAME=value");
+            }
+            variables.put(arg.substring(2, eq), arg.substring(eq + 1));
+        }
+        return variables;
+    }
+
+    /**
+     * {@return every variable {@code reader} asks for}, recorded from an environment with only {@code required}
+     * set (the last alternative of the one setting that must be set), so that every alternative before it is
+     * asked for too: what a chart may set for a service (the charts module's test checks its templates against it).
+     */
+    public static SortedSet<String> namesRead(String required, Consumer<Map<String, String>> reader) {
+        SortedSet<String> asked = new TreeSet<>();
+        reader.accept(new AbstractMap<>() {
+            @Override
+            public Set<Entry<String, String>> entrySet() {
+                return Set.of();
+            }
+
+            @Override
+            public String get(Object name) {
+                asked.add((String) name);
+                return required.equals(name) ? "variables-read" : null;
+            }
+        });
+        return Collections.unmodifiableSortedSet(asked);
     }
 }

@@ -1,6 +1,5 @@
-package calico.felix.admin;
+package calico.felix.app;
 
-import calico.felix.app.KernelDataplaneAdminController;
 import calico.libcalico.health.HttpAnswers;
 import calico.libcalico.health.HttpAnswers.Answer;
 import com.sun.net.httpserver.HttpHandler;

@@ -1,8 +1,5 @@
-package calico.felix.admin;
+package calico.felix.app;
 
-import calico.felix.app.ApplyStatus;
-import calico.felix.app.FelixDaemon;
-import calico.felix.app.ProgrammedState;
 import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.DataplaneUpdate.HostEndpointUpdate;
 import calico.felix.calc.DataplaneUpdate.RouteUpdate;
