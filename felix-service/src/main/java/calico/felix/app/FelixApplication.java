@@ -23,10 +23,13 @@ import calico.libcalico.typha.TyphaDiscovery;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmCompilationMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmHeapPressureMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmInfoMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.logging.LogbackMetrics;
 import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
@@ -73,7 +76,6 @@ public final class FelixApplication implements AutoCloseable {
     private final FelixConfiguration configuration;
     private final HealthAggregator health = new HealthAggregator(Clock.systemUTC());
     private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
     /** Closed after the daemon, last started first closed. */
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private final Dataplane dataplane;
@@ -91,23 +93,27 @@ public final class FelixApplication implements AutoCloseable {
         FelixProperties felix = configuration.felix();
         metrics.config().commonTags("application", "felix");
         new HealthMetrics(health).bindTo(metrics);
-        for (MeterBinder binder : new MeterBinder[] {new JvmMemoryMetrics(), gcMetrics, new JvmThreadMetrics(),
-                new ClassLoaderMetrics(), new JvmInfoMetrics(), new ProcessorMetrics(), new UptimeMetrics(),
-                new FileDescriptorMetrics()}) {
+        // The JVM and process meters Actuator bound.
+        for (MeterBinder binder : new MeterBinder[] {new JvmMemoryMetrics(), closing(new JvmGcMetrics()),
+                closing(new JvmHeapPressureMetrics()), new JvmThreadMetrics(), new ClassLoaderMetrics(),
+                new JvmInfoMetrics(), new JvmCompilationMetrics(), new ProcessorMetrics(), new UptimeMetrics(),
+                new FileDescriptorMetrics(), closing(new LogbackMetrics())}) {
             binder.bindTo(metrics);
         }
+        try {
+            dataplane = parts.dataplane() != null ? parts.dataplane() : felix.kernelDataplane() ? kernelDataplane(felix)
+                    : new ModelDataplane();
+        } catch (RuntimeException e) {
+            closeParts(); // what the kernel dataplane had built before it failed (its key publisher)
+            throw e;
+        }
         FlowLogs flowLogs = null;
-        if (parts.dataplane() != null) {
-            dataplane = parts.dataplane();
-        } else if (felix.kernelDataplane()) {
-            dataplane = kernelDataplane(felix);
+        if (parts.dataplane() == null && felix.kernelDataplane()) {
             // Flow logs beside the kernel dataplane, reading its model: idle until flowLogsGoldmaneServer is set; over
             // mutual TLS with felix's typha client files when they are set, as Calico's felix.
             flowLogs = closing(new FlowLogs(felix.hostname(), felix.dataplaneNetns(),
                     configuration.typha().clientCertificate(), dataplane.model(), Clock.systemUTC(), metrics, health,
                     felix.bpfFs().resolve("calico")));
-        } else {
-            dataplane = new ModelDataplane();
         }
         // Calico's status reports into the datastore, with a client of their own; only etcd keeps them (the other
         // datastores drop them, as Calico's), so no client is opened elsewhere.
@@ -180,6 +186,18 @@ public final class FelixApplication implements AutoCloseable {
     /** Calico's metrics port, beside the health port's {@code /actuator/prometheus}, counters under Calico's names. */
     private PrometheusMetricsServer metricsServer(FelixConfiguration.Listener m) {
         return new PrometheusMetricsServer(metrics, m.host(), m.port(), m.setting(), FelixCalicoMetrics.TABLE);
+    }
+
+    /** Closes the parts, last made first closed. */
+    private void closeParts() {
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            try {
+                closeables.get(i).close();
+            } catch (Exception e) {
+                log.warn("Closing {}: {}", closeables.get(i).getClass().getSimpleName(), e.toString());
+            }
+        }
+        closeables.clear();
     }
 
     private <T> T closing(T part) {
@@ -281,14 +299,7 @@ public final class FelixApplication implements AutoCloseable {
             }
         }
         metricsPort.follow(false);
-        for (int i = closeables.size() - 1; i >= 0; i--) {
-            try {
-                closeables.get(i).close();
-            } catch (Exception e) {
-                log.warn("Closing {}: {}", closeables.get(i).getClass().getSimpleName(), e.toString());
-            }
-        }
-        gcMetrics.close();
+        closeParts();
         metrics.close();
         log.info("felix stopped");
         closed.countDown();
