@@ -61,7 +61,7 @@ if [[ $DATASTORE == *:* ]]; then ENCAPSULATION=${DATASTORE#*:} DATASTORE=${DATAS
 RUN_DIR=$ROOT/.calico-run
 NODES=${CALICO_NODES:-2}
 FLOW_TIMEOUT=${LOCAL_SUITE_FLOW_TIMEOUT:-60}
-JARS=(felix-service/target/felix-service.jar node-startup/target/node-startup-exec.jar typha-service/target/typha-service-exec.jar
+JARS=(felix-service/target/felix-service-exec.jar node-startup/target/node-startup-exec.jar typha-service/target/typha-service-exec.jar
     goldmane-service/target/goldmane-service-exec.jar cni-plugin/target/cni-plugin.jar calicoctl/target/calicoctl.jar
     confd-service/target/confd-service-exec.jar launcher/target/launcher.jar controllers-service/target/controllers-service-exec.jar)
 [[ " ${datastore_list[*]} " == *" memory"[\ :]* ]] && JARS+=(apiserver-service/target/apiserver-service-exec.jar)

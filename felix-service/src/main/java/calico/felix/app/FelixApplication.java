@@ -103,33 +103,34 @@ public final class FelixApplication implements AutoCloseable {
         try {
             dataplane = parts.dataplane() != null ? parts.dataplane() : felix.kernelDataplane() ? kernelDataplane(felix)
                     : new ModelDataplane();
+            FlowLogs flowLogs = null;
+            if (parts.dataplane() == null && felix.kernelDataplane()) {
+                // Flow logs beside the kernel dataplane, reading its model: idle until flowLogsGoldmaneServer is
+                // set; over mutual TLS with felix's typha client files when they are set, as Calico's felix.
+                flowLogs = closing(new FlowLogs(felix.hostname(), felix.dataplaneNetns(),
+                        configuration.typha().clientCertificate(), dataplane.model(), Clock.systemUTC(), metrics, health,
+                        felix.bpfFs().resolve("calico")));
+            }
+            // Calico's status reports into the datastore, with a client of their own; only etcd keeps them (the
+            // other datastores drop them, as Calico's), so no client is opened elsewhere.
+            var datastore = configuration.datastore();
+            FelixStatusReporter statusReporter = closing(new FelixStatusReporter(felix.hostname(),
+                    datastore.type() == DatastoreConfig.Type.ETCDV3 ? () -> datastore.toConfig().open() : null,
+                    Clock.systemUTC()));
+            FelixConfiguration.Listener m = configuration.metrics();
+            metricsServer = m.enabled() ? metricsServer(m) : null;
+            metricsPort = new FelixMetricsPort(metricsServer, () -> metricsServer(m));
+            state = flowLogs == null
+                    ? ProgrammedState.of(dataplane, List.of(metricsPort::onBatch, statusReporter::onBatch))
+                    : ProgrammedState.of(dataplane, List.of(flowLogs::apply, metricsPort::onBatch,
+                            statusReporter::onBatch));
+            FelixMetrics felixMetrics = new FelixMetrics(metrics, state.model());
+            daemon = new FelixDaemon(felix, datastore, configuration.environment(), state, felixMetrics, health,
+                    Clock.systemUTC(), configuration.typha(), typhaDiscovery(configuration, parts.kubernetes()));
         } catch (RuntimeException e) {
-            closeParts(); // what the kernel dataplane had built before it failed (its key publisher)
+            closeParts(); // what was built before the failure (e.g. the kernel dataplane's key publisher)
             throw e;
         }
-        FlowLogs flowLogs = null;
-        if (parts.dataplane() == null && felix.kernelDataplane()) {
-            // Flow logs beside the kernel dataplane, reading its model: idle until flowLogsGoldmaneServer is set; over
-            // mutual TLS with felix's typha client files when they are set, as Calico's felix.
-            flowLogs = closing(new FlowLogs(felix.hostname(), felix.dataplaneNetns(),
-                    configuration.typha().clientCertificate(), dataplane.model(), Clock.systemUTC(), metrics, health,
-                    felix.bpfFs().resolve("calico")));
-        }
-        // Calico's status reports into the datastore, with a client of their own; only etcd keeps them (the other
-        // datastores drop them, as Calico's), so no client is opened elsewhere.
-        var datastore = configuration.datastore();
-        FelixStatusReporter statusReporter = closing(new FelixStatusReporter(felix.hostname(),
-                datastore.type() == DatastoreConfig.Type.ETCDV3 ? () -> datastore.toConfig().open() : null,
-                Clock.systemUTC()));
-        FelixConfiguration.Listener m = configuration.metrics();
-        metricsServer = m.enabled() ? metricsServer(m) : null;
-        metricsPort = new FelixMetricsPort(metricsServer, () -> metricsServer(m));
-        state = flowLogs == null
-                ? ProgrammedState.of(dataplane, List.of(metricsPort::onBatch, statusReporter::onBatch))
-                : ProgrammedState.of(dataplane, List.of(flowLogs::apply, metricsPort::onBatch, statusReporter::onBatch));
-        FelixMetrics felixMetrics = new FelixMetrics(metrics, state.model());
-        daemon = new FelixDaemon(felix, datastore, configuration.environment(), state, felixMetrics, health,
-                Clock.systemUTC(), configuration.typha(), typhaDiscovery(configuration, parts.kubernetes()));
         FelixConfiguration.Listener d = configuration.debug();
         debugServer = d.enabled() ? new DebugProfileServer(d.host(), d.port(), d.setting()) : null;
         FelixConfiguration.Listener h = configuration.health();
