@@ -24,6 +24,8 @@ import java.util.Map;
  * @param namespace         calico-node's namespace, where password Secrets live (NAMESPACE, kube-system)
  * @param resyncInterval    render this often even without changes, and retry reloads (CALICO_CONFD_RESYNC_INTERVAL, ours, seconds)
  * @param peerPollInterval  ask BIRD for peer states this often (CALICO_CONFD_PEER_POLL_INTERVAL, ours, seconds)
+ * @param logSeverity       confd's log level when set (BGP_LOGSEVERITYSCREEN, as Calico's confd reads it); {@code null}:
+ *                          the BGPConfiguration's {@code logSeverityScreen} decides ({@link ConfdLogLevel})
  */
 public record ConfdProperties(
         String nodename,
@@ -35,7 +37,8 @@ public record ConfdProperties(
         String secretsDir,
         String namespace,
         Duration resyncInterval,
-        Duration peerPollInterval) {
+        Duration peerPollInterval,
+        ConfdLogLevel.Severity logSeverity) {
 
     /**
      * {@return the settings in {@code variables}} (the process environment, or a test's), Calico's
@@ -53,7 +56,9 @@ public record ConfdProperties(
                 v.seconds("confd.resync-interval (CALICO_CONFD_RESYNC_INTERVAL)", Duration.ofSeconds(30),
                         "CALICO_CONFD_RESYNC_INTERVAL"),
                 v.seconds("confd.peer-poll-interval (CALICO_CONFD_PEER_POLL_INTERVAL)", Duration.ofSeconds(5),
-                        "CALICO_CONFD_PEER_POLL_INTERVAL"));
+                        "CALICO_CONFD_PEER_POLL_INTERVAL"),
+                ConfdLogLevel.Severity.fromVariable("confd.log-severity-screen (BGP_LOGSEVERITYSCREEN)",
+                        v.first("BGP_LOGSEVERITYSCREEN")));
     }
 
     public ConfdProperties {

@@ -60,6 +60,7 @@ public class ConfdService {
     private final HealthReporter typhaHealth;
     private final BirdControl bird;
     private final PeerStatusMonitor monitor;
+    private final ConfdLogLevel logLevel;
     private Datastore datastore;
     /** Through typha: the CalicoNodeStatus reporter's own client (Calico's status reporter has one too). */
     private Datastore statusDatastore;
@@ -85,6 +86,7 @@ public class ConfdService {
         this.typhaHealth = this.typha.enabled() ? health.registerReporter("TyphaConnection", false, true, null) : null;
         this.bird = new BirdControl(properties.birdSocket(), Duration.ofSeconds(10));
         this.monitor = new PeerStatusMonitor(bird, meters);
+        this.logLevel = new ConfdLogLevel(properties.logSeverity(), ConfdLogLevel.processContext());
     }
 
     /** Starts reading (typha or the datastore), rendering and polling BIRD; idles when BGP is off. */
@@ -106,6 +108,7 @@ public class ConfdService {
         Gauge.builder("confd_config_generation", daemon, d -> d.status().generation())
                 .description("configurations installed and loaded by BIRD").register(meters);
         daemon.onStatus(this::onStatus);
+        daemon.onConfiguration(c -> logLevel.followConfiguration(c.logSeverityScreen()));
         // Per-service advertisement (Local traffic policy, LB aggregation off) needs the Services
         // themselves: watched from the Kubernetes API when there is one, as Calico's confd does.
         if (kubernetes(datastoreConfig) != null) {

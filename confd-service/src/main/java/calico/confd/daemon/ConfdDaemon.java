@@ -4,6 +4,7 @@ import calico.libcalico.bird.BirdControl;
 import calico.confd.bird.ConfigFile;
 import calico.confd.model.BgpStore;
 import calico.confd.model.BgpView;
+import calico.api.model.BGPConfigurationSpec;
 import calico.confd.render.BirdConfigBuilder;
 import calico.confd.render.RenderException;
 import calico.confd.render.Rendered;
@@ -53,6 +54,7 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
     private final Backoff reloadRetry;
     private volatile ConfdStatus status = ConfdStatus.waiting();
     private volatile Consumer<ConfdStatus> listener = s -> { };
+    private volatile Consumer<BGPConfigurationSpec> configurationListener = c -> { };
 
     /**
      * @param resyncInterval how often to render even without updates (password secrets change
@@ -85,6 +87,14 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
     /** Called after every pass with its status (tests, metrics). */
     public void onStatus(Consumer<ConfdStatus> l) {
         this.listener = l;
+    }
+
+    /**
+     * Called at every pass with the node's effective BGPConfiguration ({@code node.<name>} over {@code default}),
+     * for what confd itself follows (its log level).
+     */
+    public void onConfiguration(Consumer<BGPConfigurationSpec> l) {
+        this.configurationListener = l;
     }
 
     public ConfdStatus status() {
@@ -144,6 +154,7 @@ public final class ConfdDaemon implements SyncerCallbacks, AutoCloseable {
         synchronized (lock) {
             view = store.view();
         }
+        configurationListener.accept(BirdConfigBuilder.effectiveConfig(view, nodeName));
         ConfdStatus before = status;
         ConfdStatus next;
         try {

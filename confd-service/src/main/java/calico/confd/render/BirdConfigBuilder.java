@@ -131,7 +131,7 @@ public final class BirdConfigBuilder {
     }
 
     /** Calico's rule: {@code node.<name>} overrides {@code default} field by field. */
-    static BGPConfigurationSpec effectiveConfig(BgpView view, String nodeName) {
+    public static BGPConfigurationSpec effectiveConfig(BgpView view, String nodeName) {
         BGPConfigurationSpec d = spec(view.configs().get("default"));
         BGPConfigurationSpec n = spec(view.configs().get("node." + nodeName));
         return new BGPConfigurationSpec(

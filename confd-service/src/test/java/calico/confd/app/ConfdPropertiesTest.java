@@ -27,7 +27,7 @@ class ConfdPropertiesTest {
 
     private static ConfdProperties props(String node, String backend) {
         return new ConfdProperties(node, backend, Path.of("/tmp/bird.ctl"), Path.of("/tmp/bird.cfg"),
-                "/usr/sbin/bird", "", null, "kube-system", Duration.ofSeconds(30), Duration.ofSeconds(5));
+                "/usr/sbin/bird", "", null, "kube-system", Duration.ofSeconds(30), Duration.ofSeconds(5), null);
     }
 
     private static DatastoreProperties datastore(String type, String kubeconfig) {

@@ -1,5 +1,6 @@
 package calico.confd.daemon;
 
+import static calico.confd.Fixtures.bgpConfig;
 import static calico.confd.Fixtures.node;
 import static calico.confd.Fixtures.peer;
 import static calico.confd.Fixtures.peerSpec;
@@ -66,6 +67,33 @@ class ConfdDaemonTest {
             assertThat(d.status().result()).isEqualTo(ConfdStatus.Result.RELOAD_FAILED);
             assertThat(d.status().sessions()).extracting(x -> x.name()).containsExactly("Global_10_0_0_254");
         }
+    }
+
+    /** What confd follows itself (its log level): the node's BGPConfiguration over the default one, at every pass. */
+    @Test
+    void eachPassHandsOnTheNodesEffectiveBgpConfiguration() throws Exception {
+        java.util.concurrent.atomic.AtomicReference<String> severity = new java.util.concurrent.atomic.AtomicReference<>();
+        try (MemoryDatastore ds = new MemoryDatastore();
+             ConfdDaemon d = new ConfdDaemon("node-1", "", new BirdConfigBuilder(SecretSource.none()),
+                     new ConfigFile(dir.resolve("bird.cfg"), new BirdValidator("/usr/sbin/bird")),
+                     new BirdControl(dir.resolve("no-bird.ctl"), Duration.ofSeconds(1)), Duration.ofMillis(200));
+             WatcherSyncer s = new WatcherSyncer(ds, BgpStore.KINDS, d)) {
+            d.onConfiguration(c -> severity.set(String.valueOf(c.logSeverityScreen())));
+            ds.create(node("node-1", "10.0.0.1/24"));
+            ds.create(bgpConfig("default", withSeverity("Warning")));
+            s.start();
+            await("the default's severity", () -> "Warning".equals(severity.get()));
+            ds.create(bgpConfig("node.node-1", withSeverity("Debug")));
+            await("the node's own over the default", () -> "Debug".equals(severity.get()));
+            ds.create(bgpConfig("node.node-2", withSeverity("Error")));
+            ds.delete(calico.api.model.ResourceKey.of(calico.api.model.ResourceKind.BGP_CONFIGURATION, "node.node-1"), null);
+            await("back to the default, another node's ignored", () -> "Warning".equals(severity.get()));
+        }
+    }
+
+    private static calico.api.model.BGPConfigurationSpec withSeverity(String severity) {
+        return new calico.api.model.BGPConfigurationSpec(severity, null, null, null, null, null, null, null, null, null,
+                null, null, null, null, null, null);
     }
 
     private static void await(String what, Callable<Boolean> c) throws Exception {
