@@ -45,11 +45,11 @@ final class NftVerifier implements AutoCloseable {
     private static final TableRef TABLE = NftNames.TABLE;
 
     /**
-     * Chains read back and found to hold exactly what we wrote: their listing, which the next
+     * Chains read back and found to hold exactly what we wrote: their listing's digest, which the next
      * read-back compares with. A chain written since is absent ("unverified") until a read-back
      * checks it against the rules we sent ({@link NftListedForm}).
      */
-    private final Map<String, ArrayNode> listed = new HashMap<>();
+    private final Map<String, ListedDigest> listed = new HashMap<>();
     /** Chains the last read-back rewrote without being sure: the next read-back records their listing. */
     private final Set<String> pendingRecord = new HashSet<>();
     /** Lists the table for background read-backs; created at the first one. */
@@ -68,7 +68,7 @@ final class NftVerifier implements AutoCloseable {
     /** What one read-back found: the repair batch and what to record; computed without side effects. */
     record Repair(boolean tableGone, NftBatch batch, List<String> repaired, List<String> rewritten,
                   List<String> strangeChains, List<String> strangeSets, List<String> strangeMaps,
-                  Map<String, ArrayNode> verified) {
+                  Map<String, ListedDigest> verified) {
 
         /** {@return the number of chains, sets and maps repaired or removed} */
         int count() {
@@ -103,7 +103,7 @@ final class NftVerifier implements AutoCloseable {
         if (reader == null) {
             reader = new NftReader(calls);
         }
-        Map<String, ArrayNode> listedNow = new HashMap<>(listed);
+        Map<String, ListedDigest> listedNow = new HashMap<>(listed);
         Set<String> pendingNow = new HashSet<>(pendingRecord);
         return reader.submit(readerNft -> compare(NftListing.read(readerNft), programmed, listedNow, pendingNow));
     }
@@ -114,11 +114,11 @@ final class NftVerifier implements AutoCloseable {
      * rewrote without being sure ({@code pendingNow}) are recorded as listed. Pure: the caller
      * commits.
      */
-    static Repair compare(NftListing k, NftTable prog, Map<String, ArrayNode> listedNow, Set<String> pendingNow) {
+    static Repair compare(NftListing k, NftTable prog, Map<String, ListedDigest> listedNow, Set<String> pendingNow) {
         if (!k.tableExists) {
             return new Repair(true, null, List.of(), List.of(), List.of(), List.of(), List.of(), Map.of());
         }
-        Map<String, ArrayNode> verified = new HashMap<>();
+        Map<String, ListedDigest> verified = new HashMap<>();
         List<String> repaired = new ArrayList<>();
         List<String> rewritten = new ArrayList<>();
         List<String> strangeChains = k.chains.keySet().stream()
@@ -249,18 +249,18 @@ final class NftVerifier implements AutoCloseable {
      * Compares a chain's kernel rules with the listing recorded for it, or (if it was written since
      * the last refresh) with the rules we sent; a verified chain's listing is recorded.
      */
-    static Verdict check(String name, List<NftRule> rules, ArrayNode kernel, Map<String, ArrayNode> listedNow,
-                         Set<String> pendingNow, Map<String, ArrayNode> verified) {
-        ArrayNode recorded = listedNow.get(name);
+    static Verdict check(String name, List<NftRule> rules, ArrayNode kernel, Map<String, ListedDigest> listedNow,
+                         Set<String> pendingNow, Map<String, ListedDigest> verified) {
+        ListedDigest recorded = listedNow.get(name);
         if (recorded != null) {
-            return kernel.equals(recorded) ? Verdict.OURS : Verdict.TAMPERED;
+            return ListedDigest.of(kernel).equals(recorded) ? Verdict.OURS : Verdict.TAMPERED;
         }
         if (kernel.size() != rules.size()) {
             return Verdict.TAMPERED;
         }
         if (pendingNow.contains(name) || NftListedForm.listed(kernel).equals(NftListedForm.sent(rules))) {
             // a chain the last read-back rewrote from our rules holds what we wrote: its listing is the reference
-            verified.put(name, kernel);
+            verified.put(name, ListedDigest.of(kernel));
             return Verdict.OURS;
         }
         log.debug("nftables refresh: chain {} lists differently from what we sent: rewriting it", name);
