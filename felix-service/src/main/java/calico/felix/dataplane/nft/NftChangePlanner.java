@@ -44,7 +44,6 @@ final class NftChangePlanner {
     /** Name prefixes of workload endpoint chains, the ones an apply with more coming may hold back. */
     private static final String TO_WORKLOAD = NftNames.chain(Ruleset.Table.FILTER, Names.toWorkload(""));
     private static final String FROM_WORKLOAD = NftNames.chain(Ruleset.Table.FILTER, Names.fromWorkload(""));
-    private static final List<String> VERDICTS_WITH_TARGET = List.of("jump", "goto");
     /** How an anonymous set starts in a rule's JSON ({@code JsonText}: no spaces). */
     private static final String ANONYMOUS_SET = "{\"set\":[";
 
@@ -317,30 +316,7 @@ final class NftChangePlanner {
     /** {@return whether every chain {@code c} jumps to and every set it names is in {@code d}} */
     private static boolean referencesExist(NftChain c, NftTable d) {
         for (NftRule r : c.rules()) {
-            for (ObjectNode e : r.expr()) {
-                if (!referencesExist(e, d)) {
-                    return false;
-                }
-            }
-        }
-        return true;
-    }
-
-    private static boolean referencesExist(JsonNode n, NftTable d) {
-        if (n.isTextual()) {
-            String s = n.textValue();
-            return !s.startsWith("@") || d.sets().containsKey(s.substring(1));
-        }
-        if (n.isObject()) {
-            for (String verdict : VERDICTS_WITH_TARGET) {
-                JsonNode v = n.get(verdict);
-                if (v != null && v.has("target") && !d.chains().containsKey(v.get("target").textValue())) {
-                    return false;
-                }
-            }
-        }
-        for (JsonNode child : n) {
-            if (!referencesExist(child, d)) {
+            if (!d.sets().keySet().containsAll(r.refers().sets()) || !d.chains().keySet().containsAll(r.refers().chains())) {
                 return false;
             }
         }

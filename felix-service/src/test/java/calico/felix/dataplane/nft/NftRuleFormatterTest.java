@@ -44,6 +44,20 @@ class NftRuleFormatterTest {
         return a.toString();
     }
 
+    /** A rule keeps its text and what it names, not its tree: both found once, the tree parsed back on demand. */
+    @Test
+    void aRuleKnowsTheSetsAndChainsItNamesAndGivesItsStatementsBack() {
+        NftRule r = new NftRule(List.of(
+                calico.dataplane.nft.NftExpr.match("==", calico.dataplane.nft.NftExpr.payload("ip", "saddr"),
+                        com.fasterxml.jackson.databind.node.TextNode.valueOf("@cali40src")),
+                calico.dataplane.nft.NftExpr.jump("cali-pi-web")), "c");
+        assertThat(r.refers().sets()).containsExactly("cali40src");
+        assertThat(r.refers().chains()).containsExactly("cali-pi-web");
+        assertThat(new NftRule(r.expr(), "c")).isEqualTo(r);
+        assertThat(new NftRule(List.of(calico.dataplane.nft.NftExpr.accept()), null).refers())
+                .isEqualTo(NftRuleFormatter.Refers.NONE);
+    }
+
     @Test
     void familyAndInterfaces() {
         assertThat(json(new Match.Family(IpFamily.V6)))
