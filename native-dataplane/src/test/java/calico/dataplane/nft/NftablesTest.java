@@ -136,6 +136,21 @@ class NftablesTest {
         assertThat(set.get("elem")).containsExactly(NftElem.cidr("10.65.0.0/16"));
     }
 
+    /** The streamed listing hands on, one by one, exactly the elements of the listing as one tree. */
+    @Test
+    void aStreamedListingHandsOnTheElementsOfTheWholeListing() {
+        List<JsonNode> streamed = new ArrayList<>();
+        JsonNode whole = inNs(nft -> {
+            nft.apply(calicoSkeleton().addElements(CALICO, "cali40-allowed", List.of(NftElem.cidr("10.65.0.0/16"))));
+            nft.listTable(CALICO, streamed::add);
+            return nft.listTable(CALICO);
+        });
+        List<JsonNode> elements = new ArrayList<>();
+        whole.path("nftables").forEach(elements::add);
+        assertThat(elements).hasSizeGreaterThan(5); // metainfo, table, 3 chains, a set, 5 rules
+        assertThat(streamed).isEqualTo(elements);
+    }
+
     @Test
     void setElementsWithIntervalsAreAddedAndDeleted() throws Exception {
         inNs(nft -> {

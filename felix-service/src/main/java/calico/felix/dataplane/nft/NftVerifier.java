@@ -13,7 +13,6 @@ import calico.dataplane.nft.TableRef;
 import calico.felix.dataplane.nft.NftRuleFormatter.DispatchMap;
 import calico.felix.dataplane.nft.NftRuleFormatter.NftRule;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -132,7 +131,7 @@ final class NftVerifier implements AutoCloseable {
         NftBatch b = new NftBatch();
         strangeChains.forEach(n -> b.flushChain(TABLE, n));
         prog.chains().forEach((name, c) -> {
-            ArrayNode kc = k.chains.get(name);
+            ListedChain kc = k.chains.get(name);
             Verdict v = kc == null ? Verdict.TAMPERED : check(name, c.rules(), kc, listedNow, pendingNow, verified);
             if (v == Verdict.OURS) {
                 return;
@@ -187,7 +186,7 @@ final class NftVerifier implements AutoCloseable {
         mapsToFill.stream().filter(m -> !m.targets().isEmpty())
                 .forEach(m -> b.addMapElements(TABLE, m.name(), mapEntries(m.targets())));
         prog.bases().forEach((name, base) -> {
-            ArrayNode kc = k.chains.get(name);
+            ListedChain kc = k.chains.get(name);
             if (kc != null && base.spec().equals(k.bases.get(name))
                     && check(name, jumps(base), kc, listedNow, pendingNow, verified) == Verdict.OURS) {
                 return;
@@ -249,18 +248,18 @@ final class NftVerifier implements AutoCloseable {
      * Compares a chain's kernel rules with the listing recorded for it, or (if it was written since
      * the last refresh) with the rules we sent; a verified chain's listing is recorded.
      */
-    static Verdict check(String name, List<NftRule> rules, ArrayNode kernel, Map<String, ListedDigest> listedNow,
+    static Verdict check(String name, List<NftRule> rules, ListedChain kernel, Map<String, ListedDigest> listedNow,
                          Set<String> pendingNow, Map<String, ListedDigest> verified) {
         ListedDigest recorded = listedNow.get(name);
         if (recorded != null) {
-            return ListedDigest.of(kernel).equals(recorded) ? Verdict.OURS : Verdict.TAMPERED;
+            return kernel.digest().equals(recorded) ? Verdict.OURS : Verdict.TAMPERED;
         }
         if (kernel.size() != rules.size()) {
             return Verdict.TAMPERED;
         }
-        if (pendingNow.contains(name) || NftListedForm.listed(kernel).equals(NftListedForm.sent(rules))) {
+        if (pendingNow.contains(name) || NftListedForm.listed(kernel.rules()).equals(NftListedForm.sent(rules))) {
             // a chain the last read-back rewrote from our rules holds what we wrote: its listing is the reference
-            verified.put(name, ListedDigest.of(kernel));
+            verified.put(name, kernel.digest());
             return Verdict.OURS;
         }
         log.debug("nftables refresh: chain {} lists differently from what we sent: rewriting it", name);

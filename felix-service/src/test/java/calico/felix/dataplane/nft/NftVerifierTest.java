@@ -67,8 +67,8 @@ class NftVerifierTest {
     @Test
     void aChainThatDiffersFromItsRecordedListingOrLostARuleIsRepairedAndCounted() {
         NftListing kernel = NftListing.parse(doc(items(List.of(DROP), "10.0.0.1")));
-        Map<String, ListedDigest> recorded = Map.of("cali-pi-a", ListedDigest.of(NftListing.parse(doc(items(List.of(ACCEPT),
-                "10.0.0.1"))).chains.get("cali-pi-a")));
+        Map<String, ListedDigest> recorded = Map.of("cali-pi-a", NftListing.parse(doc(items(List.of(ACCEPT),
+                "10.0.0.1"))).chains.get("cali-pi-a").digest());
         NftVerifier.Repair r = NftVerifier.compare(kernel, programmed, recorded, Set.of());
         assertThat(r.repaired()).containsExactly("cali-pi-a");
         assertThat(ops(r)).containsExactly("flush chain cali-pi-a", "add rule cali-pi-a");
