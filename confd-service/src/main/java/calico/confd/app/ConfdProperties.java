@@ -1,5 +1,6 @@
 package calico.confd.app;
 
+import calico.libcalico.config.LogSeverity;
 import calico.libcalico.config.Variables;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,7 +39,7 @@ public record ConfdProperties(
         String namespace,
         Duration resyncInterval,
         Duration peerPollInterval,
-        ConfdLogLevel.Severity logSeverity) {
+        LogSeverity logSeverity) {
 
     /**
      * {@return the settings in {@code variables}} (the process environment, or a test's), Calico's
@@ -57,7 +58,7 @@ public record ConfdProperties(
                         "CALICO_CONFD_RESYNC_INTERVAL"),
                 v.seconds("confd.peer-poll-interval (CALICO_CONFD_PEER_POLL_INTERVAL)", Duration.ofSeconds(5),
                         "CALICO_CONFD_PEER_POLL_INTERVAL"),
-                ConfdLogLevel.Severity.fromVariable("confd.log-severity-screen (BGP_LOGSEVERITYSCREEN)",
+                LogSeverity.fromVariable("confd.log-severity-screen (BGP_LOGSEVERITYSCREEN)",
                         v.first("BGP_LOGSEVERITYSCREEN")));
     }
 

@@ -3,7 +3,7 @@ package calico.confd.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import calico.confd.app.ConfdLogLevel.Severity;
+import calico.libcalico.config.LogSeverity;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
 import java.util.Map;
@@ -40,24 +40,24 @@ class ConfdLogLevelTest {
 
         level.followConfiguration(null);
         assertThat(calico()).as("the setting removed: Info again").isEqualTo(Level.INFO);
-        assertThat(level.current()).isEqualTo(Severity.INFO);
+        assertThat(level.current()).isEqualTo(LogSeverity.INFO);
     }
 
     @Test
     void theVariableWinsOverTheBgpConfiguration() {
-        ConfdLogLevel level = new ConfdLogLevel(Severity.DEBUG, context);
+        ConfdLogLevel level = new ConfdLogLevel(LogSeverity.DEBUG, context);
         assertThat(calico()).isEqualTo(Level.DEBUG);
         level.followConfiguration("Error");
         assertThat(calico()).isEqualTo(Level.DEBUG);
-        assertThat(level.current()).isEqualTo(Severity.DEBUG);
+        assertThat(level.current()).isEqualTo(LogSeverity.DEBUG);
     }
 
     @Test
     void theVariableTakesCalicosAndLogrusNamesInAnyCase() {
-        assertThat(read("debug").logSeverity()).isEqualTo(Severity.DEBUG);
-        assertThat(read("Warning").logSeverity()).isEqualTo(Severity.WARNING);
-        assertThat(read("WARN").logSeverity()).isEqualTo(Severity.WARNING);
-        assertThat(read("panic").logSeverity()).isEqualTo(Severity.FATAL);
+        assertThat(read("debug").logSeverity()).isEqualTo(LogSeverity.DEBUG);
+        assertThat(read("Warning").logSeverity()).isEqualTo(LogSeverity.WARNING);
+        assertThat(read("WARN").logSeverity()).isEqualTo(LogSeverity.WARNING);
+        assertThat(read("panic").logSeverity()).isEqualTo(LogSeverity.FATAL);
         assertThat(read(null).logSeverity()).isNull();
         assertThatThrownBy(() -> read("loud")).hasMessageContaining("BGP_LOGSEVERITYSCREEN").hasMessageContaining("\"loud\"")
                 .hasMessageContaining("Trace, Debug, Info, Warning, Error, Fatal");

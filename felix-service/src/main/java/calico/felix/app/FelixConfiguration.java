@@ -107,13 +107,8 @@ public record FelixConfiguration(FelixProperties felix, FelixTyphaProperties typ
     public record FelixLogLevel(String severity, Level level) {
 
         static FelixLogLevel of(String severity) {
-            return new FelixLogLevel(severity, switch (severity) {
-                case "Trace" -> Level.TRACE;
-                case "Debug" -> Level.DEBUG;
-                case "Info" -> Level.INFO;
-                case "Warning" -> Level.WARN;
-                default -> Level.ERROR; // Error and Fatal: logback has nothing above ERROR
-            });
+            calico.libcalico.config.LogSeverity s = calico.libcalico.config.LogSeverity.named(severity);
+            return new FelixLogLevel(severity, s == null ? Level.ERROR : s.level()); // validated: Error and Fatal
         }
 
         /** Sets the {@code calico} loggers' level, when logback is the logging backend. */

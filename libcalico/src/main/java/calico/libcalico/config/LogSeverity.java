@@ -1,0 +1,55 @@
+package calico.libcalico.config;
+
+import ch.qos.logback.classic.Level;
+import java.util.Locale;
+
+/**
+ * Calico's log severities ({@code logSeverityScreen}, FELIX_LOGSEVERITYSCREEN, BGP_LOGSEVERITYSCREEN) and the
+ * logback level each sets. Read in any case, with the names Calico's Go components also take from their variables
+ * (logrus's {@code warn} and {@code panic}).
+ */
+public enum LogSeverity {
+    TRACE(Level.TRACE), DEBUG(Level.DEBUG), INFO(Level.INFO), WARNING(Level.WARN), ERROR(Level.ERROR),
+    /** logback has nothing above ERROR. */
+    FATAL(Level.ERROR);
+
+    private final Level level;
+
+    LogSeverity(Level level) {
+        this.level = level;
+    }
+
+    /** {@return the logback level this severity sets} */
+    public Level level() {
+        return level;
+    }
+
+    /** {@return the severity named {@code name}}, in any case, {@code warn} and {@code panic} too; {@code null} if none */
+    public static LogSeverity named(String name) {
+        return switch (name.trim().toLowerCase(Locale.ROOT)) {
+            case "trace" -> TRACE;
+            case "debug" -> DEBUG;
+            case "info" -> INFO;
+            case "warning", "warn" -> WARNING;
+            case "error" -> ERROR;
+            case "fatal", "panic" -> FATAL;
+            default -> null;
+        };
+    }
+
+    /**
+     * {@return the severity a variable names}, {@code null} when it is not set
+     *
+     * @throws IllegalArgumentException naming {@code setting} when {@code raw} is no severity
+     */
+    public static LogSeverity fromVariable(String setting, String raw) {
+        if (raw == null) {
+            return null;
+        }
+        LogSeverity s = named(raw);
+        if (s == null) {
+            throw new IllegalArgumentException(setting + ": \"" + raw + "\" is not one of Trace, Debug, Info, Warning, Error, Fatal");
+        }
+        return s;
+    }
+}
