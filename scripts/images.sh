@@ -6,7 +6,7 @@
 #   scripts/images.sh build [MVN_ARG...] # base + every service image into target/images/<name>.tar
 #                                        # (packages the service modules against the installed
 #                                        # upstream modules: `mvn install` first, or pass -am), each
-#                                        # with a Spring context then given its AppCDS archive (appcds)
+#                                        # then given its AppCDS archive (appcds)
 #   scripts/images.sh appcds IMAGE.tar   # trains IMAGE's class archive in its own root and adds it
 #   scripts/images.sh maven-args         # base, then the -D arguments profile images needs (one a
 #                                        # line): `mvn -Pimages verify $(scripts/images.sh maven-args)`
@@ -19,10 +19,12 @@
 #   node-base.tar  jre-base + one layer: what felix, confd/BIRD and the CNI installer exec
 # Both are `docker save` archives, the local base image format Jib's `tar://` reads.
 # Needs root (mmdebstrap's root mode, an overlay mount) and Debian's mirror, the first time only.
-# AppCDS (issue 30): Jib runs nothing, so each image with a Spring context gets its class archive
-# after Jib: a training run of the image's own entrypoint (its JVM, its jars with Jib's file times)
-# in its unpacked root (chroot; new mount, network and pid namespaces, so nothing reaches the host),
-# stopped at context refresh, and the archive added as one more layer (scripts/lib/oci-image.py).
+# AppCDS (issue 30): Jib runs nothing, so each image of a JVM service gets its class archive after
+# Jib: a training run of the image's own entrypoint (its JVM, its jars with Jib's file times) in its
+# unpacked root (chroot; new mount, network and pid namespaces, so nothing reaches the host: only
+# the namespace's own loopback), stopped at context refresh (Spring) or once ready (a plain main:
+# confd, the CNI daemon; calico-health's TrainingRun), and the archive added as one more layer
+# (scripts/lib/oci-image.py).
 # Needs root (chroot, namespaces).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -117,11 +119,18 @@ base() {
 service_modules=(felix-service typha-service goldmane-service whisker-backend cni-plugin confd-service
                  node-startup apiserver-service controllers-service)
 
-# The images whose JVM runs a Spring context (the CNI plugin, confd and felix are plain mains: nothing to stop at),
-# and what each needs set to reach context refresh in a training run (nothing is contacted before it).
+# The images with an AppCDS archive, and what each needs set to reach the end of its training run: a Spring
+# context's refresh (nothing is contacted before it), or a plain main's ready moment with no datastore but its
+# own memory one: confd's first configuration pass (this node is in none: refused; no BIRD runs), the CNI
+# daemon's socket bound (the chart's args; the usage endpoint's datastore opened). Not felix (a plain main whose
+# ready needs a datastore in sync and a dataplane applied).
 declare -A appcds_env=(
     [typha]="" [goldmane]="" [whisker]="WHISKER_AUTH_TOKEN_FILE=/etc/os-release" [node-startup]="NODENAME=appcds-training"
-    [apiserver]="" [kube-controllers]="")
+    [apiserver]="" [kube-controllers]=""
+    [confd]="DATASTORE_TYPE=memory NODENAME=appcds-training CONFD_HEALTHHOST=127.0.0.1 CONFD_ADMINHOST=127.0.0.1"
+    [cni-plugin]="DATASTORE_TYPE=memory")
+# The arguments of a training run, where the image's command has some (the chart's).
+declare -A appcds_args=([cni-plugin]="daemon /tmp/appcds-training.sock")
 
 # appcds IMAGE.tar: the image's class archive, trained in its own root, as one more layer; the image
 # runs on /app/app.jar (Jib's classes and resources as a jar: JDK 17 archives from no directory) with
@@ -144,9 +153,14 @@ appcds() {
     done < <(python3 "$root/scripts/lib/oci-image.py" config "$image")
     # shellcheck disable=SC2206
     env+=(${appcds_env[$name]})
-    flags=(-XX:ArchiveClassesAtExit=/app/appcds.jsa -Dspring.context.exit=onRefresh)
-    if ! unshare --mount --net --pid --fork sh -c 'mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" && exec chroot "$0" "$@"' \
-            "$work/root" env -i "${env[@]}" "${cmd[0]}" "${flags[@]}" "${cmd[@]:1}" >"$work/training.log" 2>&1 \
+    # Both ends: each kind of main honours its own (launcher/: AppCds does the same).
+    flags=(-XX:ArchiveClassesAtExit=/app/appcds.jsa -Dspring.context.exit=onRefresh -Dcalico.exit=onReady)
+    local args=()
+    # shellcheck disable=SC2206
+    args=(${appcds_args[$name]:-})
+    # The plain mains' servers bind 127.0.0.1: the new network namespace's loopback, brought up by the host's ip.
+    if ! unshare --mount --net --pid --fork sh -c 'ip link set lo up && mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" && exec chroot "$0" "$@"' \
+            "$work/root" env -i "${env[@]}" "${cmd[0]}" "${flags[@]}" "${cmd[@]:1}" "${args[@]}" >"$work/training.log" 2>&1 \
             || [[ ! -s $work/root/app/appcds.jsa ]]; then
         grep -v '\]\[cds\]' "$work/training.log" | tail -20 >&2
         echo "images: $name: the AppCDS training run failed (above: its log's end, without CDS's warnings); the image has no archive" >&2

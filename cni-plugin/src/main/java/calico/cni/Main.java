@@ -8,6 +8,7 @@ import calico.cni.spec.CniRequest;
 import calico.cni.spec.CniResponse;
 import calico.libcalico.datastore.Datastore;
 import calico.libcalico.datastore.config.DatastoreConfig;
+import calico.libcalico.health.TrainingRun;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -44,6 +45,7 @@ public final class Main {
             }
             CniDaemon daemon = CniDaemon.start(socket, httpPort, hostname(), usage, hostNetns);
             Runtime.getRuntime().addShutdownHook(new Thread(daemon::close));
+            TrainingRun.endOnceReady("CNI daemon", () -> true); // serving once started
             daemon.awaitClose();
             return;
         }

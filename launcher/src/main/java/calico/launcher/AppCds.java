@@ -22,13 +22,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * Application class data sharing (AppCDS) for a Spring Boot service jar, built once per jar and
+ * Application class data sharing (AppCDS) for a service's Boot jar, built once per jar and
  * kept in a cache directory. A JDK 17 archive cannot hold classes of the jars nested in a Boot
  * jar, so the jar is first extracted ({@code java -Djarmode=tools -jar x.jar extract}: the
  * application jar beside a {@code lib/} of plain jars), then a training run of that layout stops
- * once the Spring context is refreshed ({@code -Dspring.context.exit=onRefresh}: every bean
- * made, no server or loop started) and dumps the classes it loaded
- * ({@code -XX:ArchiveClassesAtExit}). Later starts run the extracted jar with that archive.
+ * at the service's start-up's end and dumps the classes it loaded ({@code -XX:ArchiveClassesAtExit}):
+ * a Spring Boot service once its context is refreshed ({@code -Dspring.context.exit=onRefresh}: every
+ * bean made, no server or loop started), a plain main once it is ready ({@code -Dcalico.exit=onReady},
+ * calico-health's {@code TrainingRun}); the run gets both, each main honours its own. Later starts run
+ * the extracted jar with that archive.
  *
  * <p>Never in the way of a start: an entry is keyed by the jar's content, the JVM's version and
  * the service's options, so a changed jar (or JDK, or options) gets an entry of its own and the
@@ -39,6 +41,10 @@ import java.util.stream.Stream;
  * service are removed when a new one is ready.
  */
 final class AppCds {
+
+    /** Where a training run ends: a Spring Boot service at context refresh, a plain main once ready (calico-health's TrainingRun). */
+    static final String SPRING_TRAINING_END = "-Dspring.context.exit=onRefresh";
+    static final String PLAIN_TRAINING_END = "-Dcalico.exit=onReady";
 
     /** The options that map a ready archive; the JVM validates it and runs without it on a mismatch. */
     static final String SHARE_AUTO = "-Xshare:auto";
@@ -113,7 +119,8 @@ final class AppCds {
         }
         List<String> training = new ArrayList<>(List.of("java"));
         training.addAll(options);
-        training.addAll(List.of("-XX:ArchiveClassesAtExit=" + entry.resolve("app.jsa"), "-Dspring.context.exit=onRefresh",
+        training.addAll(List.of("-XX:ArchiveClassesAtExit=" + entry.resolve("app.jsa"),
+                SPRING_TRAINING_END, PLAIN_TRAINING_END,
                 "-jar", extractedJar.toString()));
         training.addAll(args);
         int trained = run(training, environment, trainingLog);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -17,6 +18,8 @@ import java.util.jar.Attributes;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
+import java.util.stream.Stream;
+import calico.libcalico.health.TrainingRun;
 import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,6 +45,38 @@ class AppCdsTest {
                         return;
                     }
                     System.out.println("hello VERSION");
+                }
+            }
+            """;
+
+    /**
+     * A plain main as confd and the CNI daemon are: it answers {@code extract} as {@link #MAIN} does, otherwise
+     * a non-daemon thread serves until the JVM is stopped, and once that thread runs (its ready moment) the main
+     * calls calico-health's {@link TrainingRun}: only that ends a training run.
+     */
+    private static final String SERVER = """
+            import java.nio.file.*;
+            import java.util.concurrent.CountDownLatch;
+            public class Server {
+                public static void main(String[] a) throws Exception {
+                    if (a.length == 3 && a[0].equals("extract")) {
+                        Path self = Path.of(Server.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+                        Files.createDirectories(Path.of(a[2]));
+                        Files.copy(self, Path.of(a[2]).resolve(self.getFileName()));
+                        return;
+                    }
+                    CountDownLatch serving = new CountDownLatch(1);
+                    Thread server = new Thread(() -> {
+                        serving.countDown();
+                        try {
+                            new CountDownLatch(1).await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+                    server.start();
+                    System.out.println("server serving");
+                    calico.libcalico.health.TrainingRun.endOnceReady("server", () -> serving.getCount() == 0);
                 }
             }
             """;
@@ -74,6 +109,24 @@ class AppCdsTest {
         assertThat(cds.prepare("hello", jar, List.of("-Xmx32m"), Map.of(), List.of())).isEqualTo(launch);
         assertThat(Files.getLastModifiedTime(entry.resolve("app.jsa")).toMillis()).isEqualTo(built);
         assertThat(log.toString(StandardCharsets.UTF_8)).isEmpty();
+    }
+
+    @Test
+    void aPlainMainsTrainingRunEndsOnceItIsReadyAndItsArchiveIsUsed(@TempDir Path dir) throws Exception {
+        Path jar = serverJar(dir);
+        // Short: a training run that does not end is what this test is for, and it must not take minutes to say so.
+        AppCds cds = new AppCds(dir.resolve("cache"), Duration.ofSeconds(90), new PrintStream(log, true, StandardCharsets.UTF_8));
+
+        AppCds.Launch launch = cds.prepare("server", jar, List.of("-Xmx32m"), Map.of(), List.of());
+        assertThat(launch.options()).as(log.toString(StandardCharsets.UTF_8)).contains(AppCds.SHARE_AUTO);
+        Path entry = launch.jar().getParent().getParent();
+        assertThat(entry.resolve("ready")).exists();
+        assertThat(Files.readString(entry.resolve("training.log"))).contains("server serving", "server ready: ending the training run");
+
+        // Used: the main's class and TrainingRun come from the archive (the run ends the same way).
+        String out = run(launch, AppCds.PLAIN_TRAINING_END, "-Xlog:class+load=info");
+        assertThat(out).containsPattern("Server source: shared objects file")
+                .containsPattern("calico.libcalico.health.TrainingRun source: shared objects file");
     }
 
     @Test
@@ -144,6 +197,35 @@ class AppCdsTest {
         try (OutputStream os = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(os, m)) {
             out.putNextEntry(new JarEntry("Hello.class"));
             out.write(Files.readAllBytes(src.resolve("Hello.class")));
+            out.closeEntry();
+        }
+        return jar;
+    }
+
+    /** Writes {@code dir/server.jar}: {@link #SERVER} with calico-health's {@link TrainingRun} beside it (as an extracted jar's {@code lib/}). */
+    private static Path serverJar(Path dir) throws Exception {
+        Path src = Files.createTempDirectory(dir, "src");
+        Files.writeString(src.resolve("Server.java"), SERVER);
+        String health = Path.of(TrainingRun.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        int rc = ToolProvider.getSystemJavaCompiler().run(null, null, null, "-cp", health, "-d", src.toString(),
+                src.resolve("Server.java").toString());
+        assertThat(rc).as("javac").isZero();
+        Manifest m = new Manifest();
+        m.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        m.getMainAttributes().put(Attributes.Name.MAIN_CLASS, "Server");
+        Path jar = dir.resolve("server.jar");
+        try (OutputStream os = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(os, m);
+             Stream<Path> classes = Files.list(src)) {
+            for (Path c : classes.filter(p -> p.toString().endsWith(".class")).toList()) {
+                out.putNextEntry(new JarEntry(c.getFileName().toString()));
+                out.write(Files.readAllBytes(c));
+                out.closeEntry();
+            }
+            String name = TrainingRun.class.getName().replace('.', '/') + ".class";
+            out.putNextEntry(new JarEntry(name));
+            try (InputStream in = TrainingRun.class.getClassLoader().getResourceAsStream(name)) {
+                out.write(in.readAllBytes());
+            }
             out.closeEntry();
         }
         return jar;

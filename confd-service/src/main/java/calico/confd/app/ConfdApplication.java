@@ -1,5 +1,7 @@
 package calico.confd.app;
 
+import calico.confd.daemon.ConfdDaemon;
+import calico.confd.daemon.ConfdStatus;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthMetrics;
 import calico.libcalico.health.HttpAnswers;
@@ -7,6 +9,7 @@ import calico.libcalico.health.HttpAnswers.Answer;
 import calico.libcalico.health.HttpAnswers.Status;
 import calico.libcalico.health.PathServer;
 import calico.libcalico.health.Probe;
+import calico.libcalico.health.TrainingRun;
 import calico.libcalico.health.CalicoMetricTable;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -118,6 +121,15 @@ public final class ConfdApplication implements AutoCloseable {
         return adminServer.boundPort();
     }
 
+    /**
+     * {@return whether confd's start-up is done}: ready, or its first configuration pass made (the end of
+     * an AppCDS training run: BIRD, which confd's readiness waits for, starts only after that pass).
+     */
+    boolean startedUp() {
+        ConfdDaemon daemon = service.daemon();
+        return health.summary().ready() || daemon != null && daemon.status().result() != ConfdStatus.Result.WAITING;
+    }
+
     /** Stops the service, then the servers; idempotent. */
     @Override
     public void close() {
@@ -140,7 +152,9 @@ public final class ConfdApplication implements AutoCloseable {
      * bad setting is one line naming the variable and the reason, exit status 1.
      */
     public static void main(String[] args) throws InterruptedException {
-        calico.libcalico.config.PlainMain.run("confd", args, ConfdApplication::start, app ->
-                log.info("confd started: health port {}, admin port {}", app.healthPort(), app.adminPort()));
+        calico.libcalico.config.PlainMain.run("confd", args, ConfdApplication::start, app -> {
+            log.info("confd started: health port {}, admin port {}", app.healthPort(), app.adminPort());
+            TrainingRun.endOnceReady("confd", app::startedUp);
+        });
     }
 }
