@@ -24,8 +24,8 @@ import java.util.stream.Stream;
 /**
  * Application class data sharing (AppCDS) for a service's Boot jar, built once per jar and
  * kept in a cache directory. A JDK 17 archive cannot hold classes of the jars nested in a Boot
- * jar, so the jar is first extracted ({@code java -Djarmode=tools -jar x.jar extract}: the
- * application jar beside a {@code lib/} of plain jars), then a training run of that layout stops
+ * jar, so the jar is first extracted ({@link ExtractedJar}, the layout of Boot's
+ * {@code -Djarmode=tools extract}: the application jar beside a {@code lib/} of plain jars), then a training run of that layout stops
  * at the service's start-up's end and dumps the classes it loaded ({@code -XX:ArchiveClassesAtExit}):
  * a Spring Boot service once its context is refreshed ({@code -Dspring.context.exit=onRefresh}: every
  * bean made, no server or loop started), a plain main once it is ready ({@code -Dcalico.exit=onReady},
@@ -109,12 +109,11 @@ final class AppCds {
         Files.createDirectories(entry);
         Path trainingLog = entry.resolve("training.log");
         log.printf("AppCDS: building %s's class archive (once per jar: %s)%n", service, entry);
-        Path app = entry.resolve("app");
-        int extracted = run(List.of("java", "-Djarmode=tools", "-jar", jar.toString(), "extract", "--destination",
-                app.toString()), Map.of(), trainingLog);
-        Path extractedJar = app.resolve(jar.getFileName());
-        if (extracted != 0 || !Files.isRegularFile(extractedJar)) {
-            fail(service, entry, "extracting " + jar + " failed (exit " + extracted + ")");
+        Path extractedJar;
+        try {
+            extractedJar = ExtractedJar.extract(jar, entry.resolve("app"));
+        } catch (IOException e) {
+            fail(service, entry, "extracting " + jar + " failed: " + e.getMessage());
             return;
         }
         List<String> training = new ArrayList<>(List.of("java"));

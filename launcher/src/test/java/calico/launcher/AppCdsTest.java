@@ -25,25 +25,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link AppCds} with real JVMs: a small jar whose main does what a Spring Boot jar does for the
- * cache ({@code extract --destination DIR} copies itself there, like {@code -Djarmode=tools}; run
- * plainly it prints one line and exits, like a training run stopping at refresh). Its archive must
- * be built once and used (its class comes from the shared archive), a changed jar must get a new
- * one, and a broken archive or a jar that cannot be extracted must never stop the service starting.
+ * {@link AppCds} with real JVMs and jars laid out as Spring Boot's ({@code BOOT-INF/classes/}, {@code BOOT-INF/lib/},
+ * {@code Start-Class}): a main printing one line and exiting (like a training run stopping at refresh), and a plain
+ * main serving until calico-health's {@code TrainingRun} ends it. An archive must be built once and used (the
+ * classes come from the shared archive, a nested jar's too), a changed jar must get a new one, and a broken archive
+ * or a jar that cannot be extracted must never stop the service starting.
  */
 class AppCdsTest {
 
     private static final String MAIN = """
-            import java.nio.file.*;
             public class Hello {
-                public static void main(String[] a) throws Exception {
-                    if (a.length == 3 && a[0].equals("extract")) {
-                        if (System.getProperty("hello.extracts", "true").equals("false")) return;
-                        Path self = Path.of(Hello.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-                        Files.createDirectories(Path.of(a[2]));
-                        Files.copy(self, Path.of(a[2]).resolve(self.getFileName()));
-                        return;
-                    }
+                public static void main(String[] a) {
                     System.out.println("hello VERSION");
                 }
             }
@@ -55,16 +47,9 @@ class AppCdsTest {
      * calls calico-health's {@link TrainingRun}: only that ends a training run.
      */
     private static final String SERVER = """
-            import java.nio.file.*;
             import java.util.concurrent.CountDownLatch;
             public class Server {
                 public static void main(String[] a) throws Exception {
-                    if (a.length == 3 && a[0].equals("extract")) {
-                        Path self = Path.of(Server.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-                        Files.createDirectories(Path.of(a[2]));
-                        Files.copy(self, Path.of(a[2]).resolve(self.getFileName()));
-                        return;
-                    }
                     CountDownLatch serving = new CountDownLatch(1);
                     Thread server = new Thread(() -> {
                         serving.countDown();
@@ -183,52 +168,82 @@ class AppCdsTest {
         assertThat(JvmFlags.read(flags).javaJar("felix", jar, Map.of())).containsExactly("java", "-Xmx64m", "-jar", jar.toString());
     }
 
-    /** Writes {@code dir/hello.jar} printing {@code hello <version>}; {@code extracts}: whether it answers {@code extract}. */
-    private static Path helloJar(Path dir, String version, boolean extracts) throws IOException {
-        Path src = Files.createTempDirectory(dir, "src");
-        Files.writeString(src.resolve("Hello.java"), MAIN.replace("VERSION", version)
-                .replace("\"true\").equals(\"false\")", extracts ? "\"true\").equals(\"false\")" : "\"false\").equals(\"false\")"));
-        int rc = ToolProvider.getSystemJavaCompiler().run(null, null, null, "-d", src.toString(), src.resolve("Hello.java").toString());
-        assertThat(rc).as("javac").isZero();
+    /** Writes {@code dir/hello.jar} printing {@code hello <version>}: a Spring Boot jar's layout, or a plain jar ({@code boot} false). */
+    private static Path helloJar(Path dir, String version, boolean boot) throws IOException {
+        Map<String, byte[]> classes = compile(dir, "Hello", MAIN.replace("VERSION", version), null);
+        Path jar = dir.resolve("hello.jar");
+        if (boot) {
+            return bootJar(jar, "Hello", classes, Map.of());
+        }
         Manifest m = new Manifest();
         m.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
         m.getMainAttributes().put(Attributes.Name.MAIN_CLASS, "Hello");
-        Path jar = dir.resolve("hello.jar");
         try (OutputStream os = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(os, m)) {
-            out.putNextEntry(new JarEntry("Hello.class"));
-            out.write(Files.readAllBytes(src.resolve("Hello.class")));
-            out.closeEntry();
+            add(out, classes);
         }
         return jar;
     }
 
-    /** Writes {@code dir/server.jar}: {@link #SERVER} with calico-health's {@link TrainingRun} beside it (as an extracted jar's {@code lib/}). */
-    private static Path serverJar(Path dir) throws Exception {
+    /** {@return the class files of {@code source}}, compiled against {@code classPath} (or nothing). */
+    private static Map<String, byte[]> compile(Path dir, String name, String source, String classPath) throws IOException {
         Path src = Files.createTempDirectory(dir, "src");
-        Files.writeString(src.resolve("Server.java"), SERVER);
-        String health = Path.of(TrainingRun.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-        int rc = ToolProvider.getSystemJavaCompiler().run(null, null, null, "-cp", health, "-d", src.toString(),
-                src.resolve("Server.java").toString());
+        Files.writeString(src.resolve(name + ".java"), source);
+        List<String> javac = new ArrayList<>(classPath == null ? List.of() : List.of("-cp", classPath));
+        javac.addAll(List.of("-d", src.toString(), src.resolve(name + ".java").toString()));
+        int rc = ToolProvider.getSystemJavaCompiler().run(null, null, null, javac.toArray(String[]::new));
         assertThat(rc).as("javac").isZero();
+        Map<String, byte[]> classes = new java.util.TreeMap<>();
+        try (Stream<Path> files = Files.list(src)) {
+            for (Path c : files.filter(p -> p.toString().endsWith(".class")).toList()) {
+                classes.put(c.getFileName().toString(), Files.readAllBytes(c));
+            }
+        }
+        return classes;
+    }
+
+    /** Writes {@code jar} as Spring Boot lays one out: the classes under {@code BOOT-INF/classes/}, each lib a jar under {@code BOOT-INF/lib/}. */
+    private static Path bootJar(Path jar, String startClass, Map<String, byte[]> classes, Map<String, Map<String, byte[]>> libs)
+            throws IOException {
         Manifest m = new Manifest();
         m.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
-        m.getMainAttributes().put(Attributes.Name.MAIN_CLASS, "Server");
-        Path jar = dir.resolve("server.jar");
-        try (OutputStream os = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(os, m);
-             Stream<Path> classes = Files.list(src)) {
-            for (Path c : classes.filter(p -> p.toString().endsWith(".class")).toList()) {
-                out.putNextEntry(new JarEntry(c.getFileName().toString()));
-                out.write(Files.readAllBytes(c));
-                out.closeEntry();
+        m.getMainAttributes().put(Attributes.Name.MAIN_CLASS, "org.springframework.boot.loader.launch.JarLauncher");
+        m.getMainAttributes().putValue("Start-Class", startClass);
+        try (OutputStream os = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(os, m)) {
+            Map<String, byte[]> nested = new java.util.TreeMap<>();
+            classes.forEach((name, bytes) -> nested.put("BOOT-INF/classes/" + name, bytes));
+            StringBuilder index = new StringBuilder();
+            for (Map.Entry<String, Map<String, byte[]>> lib : libs.entrySet()) {
+                java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+                try (JarOutputStream libJar = new JarOutputStream(bytes)) {
+                    add(libJar, lib.getValue());
+                }
+                nested.put("BOOT-INF/lib/" + lib.getKey(), bytes.toByteArray());
+                index.append("- \"BOOT-INF/lib/").append(lib.getKey()).append("\"\n");
             }
-            String name = TrainingRun.class.getName().replace('.', '/') + ".class";
-            out.putNextEntry(new JarEntry(name));
-            try (InputStream in = TrainingRun.class.getClassLoader().getResourceAsStream(name)) {
-                out.write(in.readAllBytes());
-            }
-            out.closeEntry();
+            nested.put("BOOT-INF/classpath.idx", index.toString().getBytes(StandardCharsets.UTF_8));
+            add(out, nested);
         }
         return jar;
+    }
+
+    private static void add(JarOutputStream out, Map<String, byte[]> entries) throws IOException {
+        for (Map.Entry<String, byte[]> e : entries.entrySet()) {
+            out.putNextEntry(new JarEntry(e.getKey()));
+            out.write(e.getValue());
+            out.closeEntry();
+        }
+    }
+
+    /** Writes {@code dir/server.jar}: {@link #SERVER} with calico-health's {@link TrainingRun} in a nested jar, as confd's jar holds it. */
+    private static Path serverJar(Path dir) throws Exception {
+        String health = Path.of(TrainingRun.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        Map<String, byte[]> classes = compile(dir, "Server", SERVER, health);
+        String name = TrainingRun.class.getName().replace('.', '/') + ".class";
+        byte[] trainingRun;
+        try (InputStream in = TrainingRun.class.getClassLoader().getResourceAsStream(name)) {
+            trainingRun = in.readAllBytes();
+        }
+        return bootJar(dir.resolve("server.jar"), "Server", classes, Map.of("calico-health.jar", Map.of(name, trainingRun)));
     }
 
     private static String run(AppCds.Launch launch, String... more) throws Exception {
