@@ -24,9 +24,9 @@ import java.util.stream.Stream;
 /**
  * Application class data sharing (AppCDS) for a service's Boot jar, built once per jar and
  * kept in a cache directory. A JDK 17 archive cannot hold classes of the jars nested in a Boot
- * jar, so the jar is first extracted ({@link ExtractedJar}, the layout of Boot's
- * {@code -Djarmode=tools extract}: the application jar beside a {@code lib/} of plain jars), then a training run of that layout stops
- * at the service's start-up's end and dumps the classes it loaded ({@code -XX:ArchiveClassesAtExit}):
+ * jar, so the jar is first extracted ({@link ExtractedJar}, the layout of Boot's {@code -Djarmode=tools
+ * extract}: the application jar beside a {@code lib/} of plain jars), then a training run of that layout
+ * stops at the end of the service's start-up and dumps the classes it loaded ({@code -XX:ArchiveClassesAtExit}):
  * a Spring Boot service once its context is refreshed ({@code -Dspring.context.exit=onRefresh}: every
  * bean made, no server or loop started), a plain main once it is ready ({@code -Dcalico.exit=onReady},
  * calico-health's {@code TrainingRun}); the run gets both, each main honours its own. Later starts run

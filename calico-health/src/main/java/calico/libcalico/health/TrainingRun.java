@@ -26,7 +26,7 @@ public final class TrainingRun {
     }
 
     /** {@return whether this JVM is a training run} ({@code -Dcalico.exit=onReady}) */
-    public static boolean requested() {
+    private static boolean requested() {
         return ON_READY.equals(System.getProperty(PROPERTY));
     }
 
