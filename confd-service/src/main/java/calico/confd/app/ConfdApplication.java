@@ -154,7 +154,11 @@ public final class ConfdApplication implements AutoCloseable {
     public static void main(String[] args) throws InterruptedException {
         calico.libcalico.config.PlainMain.run("confd", args, ConfdApplication::start, app -> {
             log.info("confd started: health port {}, admin port {}", app.healthPort(), app.adminPort());
-            TrainingRun.endOnceReady("confd", app::startedUp);
+            try {
+                TrainingRun.endOnceReady("confd", app::startedUp);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // stopped by SIGTERM before it was ready: the hook closes it
+            }
         });
     }
 }
