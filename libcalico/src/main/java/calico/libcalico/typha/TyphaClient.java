@@ -240,14 +240,19 @@ public final class TyphaClient implements AutoCloseable {
             chunksDone = false;
             streamMaxRevision = 0;
         }
+        long startedNanos = System.nanoTime();
         ManagedChannel channel;
         synchronized (channels) {
             channel = channels.computeIfAbsent(address, options.channels());
         }
-        log.debug("Connecting to typha at {} (stream {})", address, gen);
+        // The first channel of a process costs its class loading (about a second of felix's start-up at load 10).
+        log.debug("Connecting to typha at {} (stream {}; channel there in {} ms)", address, gen,
+                (System.nanoTime() - startedNanos) / 1_000_000);
         AtomicBoolean opened = new AtomicBoolean();
-        Runnable open = () -> {
+        Consumer<String> open = why -> {
             if (opened.compareAndSet(false, true)) {
+                log.debug("Opening stream {} to typha at {} {} ms after the attempt began: {}", gen, address,
+                        (System.nanoTime() - startedNanos) / 1_000_000, why);
                 openStream(channel, gen, address);
             }
         };
@@ -256,19 +261,21 @@ public final class TyphaClient implements AutoCloseable {
             before = channel.getState(true);
         } catch (UnsupportedOperationException noStates) {
             channel.resetConnectBackoff();
-            open.run();
+            open.accept("the channel shows no states");
             return;
         }
         if (before == ConnectivityState.READY) {
-            open.run();
+            open.accept("the channel was ready");
             return;
         }
         whenDialSettled(channel, before, open);
         // gRPC keeps its own backoff per channel; ours decides when to try, so the channel must dial now.
         channel.resetConnectBackoff();
+        long fallback = Math.max(2_000, 2 * options.maxBackoff().toMillis());
         try {
             // A dial that shows no outcome (a channel that does not dial again): the stream goes as it is.
-            timer.schedule(open, Math.max(2_000, 2 * options.maxBackoff().toMillis()), TimeUnit.MILLISECONDS);
+            timer.schedule(() -> open.accept("the dial showed no outcome within " + fallback + " ms (fallback)"),
+                    fallback, TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException closed) {
             // closed meanwhile
         }
@@ -283,13 +290,13 @@ public final class TyphaClient implements AutoCloseable {
      * until it is READY (its redials show no CONNECTING): while typha stays away only the caller's timer
      * opens the stream, which then fails at once and backs off.
      */
-    private static void whenDialSettled(ManagedChannel channel, ConnectivityState seen, Runnable open) {
+    private static void whenDialSettled(ManagedChannel channel, ConnectivityState seen, Consumer<String> open) {
         channel.notifyWhenStateChanged(seen, () -> {
             ConnectivityState now = channel.getState(false);
             if (now == ConnectivityState.CONNECTING || now == ConnectivityState.IDLE) {
                 whenDialSettled(channel, now, open);
             } else {
-                open.run();
+                open.accept("the dial's outcome: " + seen + " -> " + now);
             }
         });
     }
