@@ -16,10 +16,10 @@ import calico.api.model.Port;
 import calico.api.model.Protocol;
 import calico.api.model.Rule;
 import calico.api.model.WorkloadEndpoint;
-import calico.dataplane.bpf.BpfFs;
 import calico.dataplane.bpf.PolicyMaps;
 import calico.dataplane.bpf.PolicyProgram;
 import calico.dataplane.testing.NetNs;
+import calico.dataplane.testing.PrivateBpfFs;
 import calico.felix.dataplane.testing.Fixtures;
 import calico.libcalico.testing.Await;
 import java.net.InetAddress;
@@ -52,6 +52,7 @@ class KernelBpfTest {
     private static final String D_IF = "calid1b2c3d4";
 
     private KernelTestbed bed;
+    private PrivateBpfFs fs;
     private Path bpffs;
 
     @AfterEach
@@ -59,18 +60,16 @@ class KernelBpfTest {
         if (bed != null) {
             bed.close();
         }
-        if (bpffs != null) {
-            if (BpfFs.isBpfFs(bpffs)) {
-                BpfFs.unmount(bpffs);
-            }
-            Files.deleteIfExists(bpffs);
+        if (fs != null) {
+            fs.close();
         }
     }
 
     @Test
     void bpfEnforcesTheModelFailsClosedAndSwitchesCleanly() throws Exception {
         assumeTrue(NetNs.available(), "needs root to create network namespaces");
-        bpffs = Files.createTempDirectory("bpf-fs-");
+        fs = PrivateBpfFs.unmounted();
+        bpffs = fs.path();
         bed = new KernelTestbed("bpf");
         NetNs a = bed.workload("bpf-a", A_IF, A_IP);
         NetNs b = bed.workload("bpf-b", B_IF, B_IP);

@@ -31,6 +31,7 @@ final class FelixProcess implements AutoCloseable {
     /** Holds the MTU file felix writes (never the node's {@code /var/lib/calico/mtu}); deleted on close. */
     private final Path mtuDir;
     /** The eBPF driver's private bpffs (never the machine's {@code /sys/fs/bpf}); unmounted and deleted on close. */
+    private final calico.dataplane.testing.PrivateBpfFs bpf;
     private final Path bpfFs;
 
     /** {@return felix's settings for the etcd at {@code etcd}}. */
@@ -62,7 +63,8 @@ final class FelixProcess implements AutoCloseable {
         }
         args.add("--FELIX_MTUFILEPATH=" + mtuDir.resolve("mtu"));
         args.add("--FELIX_ENDPOINTSTATUSPATHPREFIX=" + mtuDir); // not the host's /var/run/calico: one per felix
-        bpfFs = mtuDir.resolve("bpffs");
+        bpf = calico.dataplane.testing.PrivateBpfFs.unmounted();
+        bpfFs = bpf.path();
         args.add("--FELIX_BPFFSPATH=" + bpfFs);
         args.addAll(List.of("--FELIX_DATAPLANENETNS=" + hostNetns,
                 "--FELIX_LOGSEVERITYSCREEN=" + logSeverity, "--FELIX_READYPOLLINITIAL=50ms",
@@ -230,11 +232,8 @@ final class FelixProcess implements AutoCloseable {
     @Override
     public void close() {
         app.close();
-        if (calico.dataplane.bpf.BpfFs.isBpfFs(bpfFs)) {
-            calico.dataplane.bpf.BpfFs.unmount(bpfFs);
-        }
+        bpf.close();
         try {
-            java.nio.file.Files.deleteIfExists(bpfFs);
             java.nio.file.Files.deleteIfExists(mtuDir.resolve("mtu"));
             java.nio.file.Files.deleteIfExists(mtuDir);
         } catch (java.io.IOException e) {

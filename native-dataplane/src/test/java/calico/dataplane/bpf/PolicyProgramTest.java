@@ -13,6 +13,7 @@ import calico.dataplane.bpf.PolicyMaps.Rule;
 import calico.dataplane.bpf.PolicyMaps.SetKind;
 import calico.dataplane.bpf.PolicyMaps.SetRef;
 import calico.dataplane.testing.NetNs;
+import calico.dataplane.testing.PrivateBpfFs;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -52,13 +53,14 @@ class PolicyProgramTest {
     private NetNs router;
     private NetNs a;
     private NetNs b;
+    private PrivateBpfFs fs;
     private Path bpffs;
 
     @BeforeEach
     void setUp() throws Exception {
         assumeTrue(NetNs.available(), "needs root for namespaces");
-        bpffs = Files.createTempDirectory("bpf-fs-");
-        BpfFs.ensureMounted(bpffs);
+        fs = PrivateBpfFs.mount();
+        bpffs = fs.path();
         router = NetNs.create("bpf-r");
         a = NetNs.create("bpf-a");
         b = NetNs.create("bpf-b");
@@ -88,11 +90,8 @@ class PolicyProgramTest {
                 n.close();
             }
         }
-        if (bpffs != null) {
-            if (BpfFs.isBpfFs(bpffs)) {
-                BpfFs.unmount(bpffs);
-            }
-            Files.deleteIfExists(bpffs);
+        if (fs != null) {
+            fs.close();
         }
     }
 

@@ -5,7 +5,6 @@ import com.sun.jna.Native;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -16,8 +15,9 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A network namespace a test creates for itself: uniquely named, loopback up, deleted on
- * {@link #close()} (and by a shutdown hook if the JVM dies first). Tests create the namespaces
+ * A network namespace a test creates for itself: uniquely named after its JVM ({@link Owned}), loopback up,
+ * deleted on {@link #close()} (and by a shutdown hook if the JVM exits first; what a JVM killed with SIGKILL
+ * left, the next {@link #create} deletes). Tests create the namespaces
  * and veth pairs with {@code ip} (test set-up may shell out); the code under test runs inside
  * through {@link #call(Callable)}, on a fresh thread moved into the namespace with
  * {@code setns(2)}, so JNA/netlink/libnftables calls act on the namespace, not the machine.
@@ -72,15 +72,33 @@ public final class NetNs implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(cleanup);
     }
 
-    /** {@return a new namespace named {@code <prefix>-<8 hex>}} with {@code lo} up. */
+    /**
+     * {@return a new namespace named {@code <prefix>-p<this JVM's pid>-<8 hex>}} ({@link Owned}) with {@code lo}
+     * up, after deleting the namespaces a test JVM that no longer runs left behind.
+     */
     public static NetNs create(String prefix) {
-        byte[] b = new byte[4];
-        ThreadLocalRandom.current().nextBytes(b);
-        String name = prefix + "-" + HexFormat.of().formatHex(b);
+        sweepLeftovers();
+        String name = Owned.name(prefix);
         run(true, "ip", "netns", "add", name);
         NetNs ns = new NetNs(name);
         ns.exec("ip", "link", "set", "lo", "up");
         return ns;
+    }
+
+    /** Deletes the namespaces of test JVMs that are gone (killed before their shutdown hooks ran). */
+    static void sweepLeftovers() {
+        java.nio.file.Path dir = java.nio.file.Path.of("/run/netns");
+        List<String> names;
+        try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.list(dir)) {
+            names = s.map(p -> p.getFileName().toString()).filter(Owned::ownerGone).toList();
+        } catch (IOException e) {
+            return; // no /run/netns yet: nothing left
+        }
+        for (String n : names) {
+            Result r = execute("ip", "netns", "delete", n);
+            System.err.println("NetNs: deleted " + n + ", left by a test JVM that is gone"
+                    + (r.status() == 0 ? "" : " (" + r.output().strip() + ")"));
+        }
     }
 
     /** {@return whether this process may create network namespaces} (root with iproute2). */

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import calico.api.model.Action;
 import calico.api.model.ResourceKind;
 
-import calico.dataplane.bpf.BpfFs;
 import calico.dataplane.bpf.BpfMap;
 import calico.dataplane.bpf.PolicyMaps;
 import calico.dataplane.bpf.PolicyMaps.Dir;
@@ -15,6 +14,7 @@ import calico.dataplane.bpf.Tc;
 import calico.dataplane.bpf.TcDirection;
 import calico.dataplane.bpf.Tcx;
 import calico.dataplane.testing.NamespaceThread;
+import calico.dataplane.testing.PrivateBpfFs;
 import calico.dataplane.testing.NetNs;
 import calico.felix.calc.CompiledPolicy;
 import calico.felix.calc.CompiledRule;
@@ -28,7 +28,6 @@ import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.IpFamily;
 import calico.felix.dataplane.rules.Names;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -83,24 +82,14 @@ class BpfPacketTest extends PacketScenarios {
 
     @Override
     protected Driver driver() {
-        try {
-            bpffs = Files.createTempDirectory("bpf-fs-");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        PrivateBpfFs fs = PrivateBpfFs.unmounted();
+        bpffs = fs.path();
         thread = new NamespaceThread(host);
         model = new DataplaneModel();
         dp = new BpfDataplane(model, bpffs);
         scenarioDriver = onThread(thread, model, dp, () -> {
             dp.close();
-            if (BpfFs.isBpfFs(bpffs)) {
-                BpfFs.unmount(bpffs);
-            }
-            try {
-                Files.deleteIfExists(bpffs);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            fs.close();
         });
         return scenarioDriver;
     }
