@@ -96,6 +96,22 @@ public final class TyphaClient implements AutoCloseable {
     private boolean connected;
     /** nanoTime since when no stream has heard from typha (set at start). */
     private long disconnectedSinceNanos;
+    /**
+     * The five fields above as of their last change, published under the lock and read without it by
+     * {@link #connectionStats()}: callbacks run under the lock, and a listener that holds a lock of its own
+     * while asking for the stats (felix's health report) would otherwise wait for ours while our callback
+     * waits for its lock.
+     */
+    private volatile Published published = new Published(false, null, 0, 0, false);
+
+    private record Published(boolean connected, String address, long attempts, long disconnectedSinceNanos,
+                             boolean running) {
+    }
+
+    /** Called under the lock after any of the published fields changed. */
+    private void publish() {
+        published = new Published(connected, connectedTo, connections, disconnectedSinceNanos, running);
+    }
 
     public TyphaClient(TyphaClientOptions options, SyncerCallbacks callbacks) {
         this(options, callbacks, stats -> { });
@@ -126,6 +142,7 @@ public final class TyphaClient implements AutoCloseable {
             }
             running = true;
             disconnectedSinceNanos = System.nanoTime();
+            publish();
             setStatus(SyncerStatus.WAIT_FOR_DATASTORE);
         }
         long check = Math.max(10, options.readTimeout().toMillis() / 4);
@@ -165,12 +182,11 @@ public final class TyphaClient implements AutoCloseable {
     public record ConnectionStats(boolean connected, String address, long attempts, Duration disconnectedFor) {
     }
 
-    /** {@return the connection's state now} */
+    /** {@return the connection's state now}; never waits for the client's lock (see {@link #published}) */
     public ConnectionStats connectionStats() {
-        synchronized (lock) {
-            return new ConnectionStats(connected, connectedTo, connections, connected || !running ? Duration.ZERO
-                    : Duration.ofNanos(System.nanoTime() - disconnectedSinceNanos));
-        }
+        Published p = published;
+        return new ConnectionStats(p.connected(), p.address(), p.attempts(), p.connected() || !p.running() ? Duration.ZERO
+                : Duration.ofNanos(System.nanoTime() - p.disconnectedSinceNanos()));
     }
 
     /** {@return how many keys the listener currently knows} */
@@ -186,6 +202,7 @@ public final class TyphaClient implements AutoCloseable {
         synchronized (lock) {
             running = false;
             generation++;
+            publish();
             c = call;
             call = null;
             inflater.close(); // no stream of this client handles messages any more
@@ -235,6 +252,7 @@ public final class TyphaClient implements AutoCloseable {
             addressIndex = (addressIndex + 1) % addresses.size();
             address = addresses.get(addressIndex);
             connections++;
+            publish();
             lastReceivedNanos = System.nanoTime();
             seenInSnapshot = new HashSet<>();
             chunksDone = false;
@@ -330,6 +348,7 @@ public final class TyphaClient implements AutoCloseable {
                 connected = false;
                 disconnectedSinceNanos = System.nanoTime();
             }
+            publish();
             wait = immediately ? Duration.ZERO : jittered(backoff);
             Duration doubled = backoff.multipliedBy(2);
             backoff = doubled.compareTo(options.maxBackoff()) > 0 ? options.maxBackoff() : doubled;
@@ -377,6 +396,7 @@ public final class TyphaClient implements AutoCloseable {
         boolean first = !connected;
         if (first) {
             connected = true;
+            publish();
             log.info("Connected to typha at {} (attempt {}, {} ms after the last stream was lost)", connectedTo, connections,
                     (lastReceivedNanos - disconnectedSinceNanos) / 1_000_000);
         }
@@ -501,6 +521,7 @@ public final class TyphaClient implements AutoCloseable {
                 }
                 call = requestStream;
                 connectedTo = address;
+                publish();
             }
         }
 
