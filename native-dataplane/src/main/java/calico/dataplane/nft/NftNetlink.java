@@ -23,8 +23,8 @@ import java.util.Map;
  * re-reading its cache. Covers what a policy chain's rewrite needs: {@code flush chain}, {@code
  * add rule} and {@code delete rule} by handle, with the expressions of meta, payload (IPv4/IPv6
  * addresses, transport ports), comparisons, prefixes, port ranges, named-set lookups (addresses,
- * address . protocol . port), anonymous sets of ports or nets, mark tests and edits, log and the
- * verdicts. {@link #encode} gives null for a batch holding anything else, which then goes
+ * address . protocol . port), anonymous sets of ports or nets, mark tests and edits, conntrack
+ * state tests, log and the verdicts. {@link #encode} gives null for a batch holding anything else, which then goes
  * through libnftables.
  */
 final class NftNetlink {
@@ -103,6 +103,10 @@ final class NftNetlink {
     private static final Map<String, Integer> FAMILIES = Map.of("inet", NFPROTO_INET, "ip", NFPROTO_IPV4, "ip6", NFPROTO_IPV6);
     private static final Map<String, Integer> L4 = Map.of("tcp", 6, "udp", 17, "sctp", 132, "icmp", 1, "ipv6-icmp", 58,
             "udplite", 136, "gre", 47, "esp", 50, "ah", 51);
+    private static final int NFT_CT_STATE = 0;
+    /** Conntrack state bits (the kernel's {@code NF_CT_STATE_*}), as nft's {@code ct_state} type has them. */
+    private static final Map<String, Integer> CT_STATES = Map.of("invalid", 1, "established", 2, "related", 4, "new", 8,
+            "untracked", 64);
     private static final Map<String, Integer> LOG_LEVELS = Map.of("emerg", 0, "alert", 1, "crit", 2, "err", 3,
             "warn", 4, "notice", 5, "info", 6, "debug", 7);
 
@@ -237,6 +241,10 @@ final class NftNetlink {
 
         void match(JsonNode m) {
             String op = text(m, "op");
+            if (op.equals("in") && m.path("left").has("ct")) {
+                ctState(m.get("left").get("ct"), m.get("right"));
+                return;
+            }
             if (!op.equals("==") && !op.equals("!=")) {
                 throw unsupported(); // flag tests ("in", "!") and orderings
             }
@@ -272,6 +280,27 @@ final class NftNetlink {
             metaLoad(NFT_META_MARK);
             bitwise(host32(and.get(1).asLong()), new byte[4]);
             cmp(neg ? CMP_NEQ : CMP_EQ, host32(right.asLong()));
+        }
+
+        /** {@code ct state established,related}: a flag test, the state's bits masked and compared with zero, as nft sends it */
+        void ctState(JsonNode ct, JsonNode right) {
+            if (ct.size() != 1 || !"state".equals(ct.path("key").asText())) {
+                throw unsupported(); // ct status, directions: left to libnftables
+            }
+            long bits = 0;
+            for (JsonNode s : right.isArray() ? right : List.of(right)) {
+                Integer bit = CT_STATES.get(s.asText());
+                if (bit == null || !s.isTextual()) {
+                    throw unsupported();
+                }
+                bits |= bit;
+            }
+            if (bits == 0) {
+                throw unsupported();
+            }
+            expr("ct", new Attrs().u32be(1, REG_1).u32be(2, NFT_CT_STATE)); // dreg, key
+            bitwise(host32(bits), new byte[4]);
+            cmp(CMP_NEQ, new byte[4]);
         }
 
         void meta(String key, JsonNode right, boolean neg) {

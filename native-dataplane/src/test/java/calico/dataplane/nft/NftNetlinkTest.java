@@ -93,12 +93,23 @@ class NftNetlinkTest {
              {"match":{"op":"==","left":{"meta":{"key":"oifname"}},"right":"eth0"}},
              {"match":{"op":"==","left":{"meta":{"key":"nfproto"}},"right":"ipv6"}},
              {"goto":{"target":"c2"}}]""",
+            // conntrack state tests (an endpoint chain's first rules): one state and two
+            """
+            [{"match":{"op":"in","left":{"ct":{"key":"state"}},"right":["established","related"]}},
+             {"accept":null}]""",
+            """
+            [{"match":{"op":"in","left":{"ct":{"key":"state"}},"right":["invalid"]}},
+             {"drop":null}]""",
             // logs
             """
             [{"log":{"prefix":"calico-packet: ","level":"notice"}}]""",
             """
             [{"match":{"op":"==","left":{"&":[{"meta":{"key":"mark"}},65536]},"right":65536}},
              {"log":{"prefix":"API0|np/prod/web","group":1}}]""");
+
+    /** A flag test the encoder leaves to libnftables. */
+    private static final String CT_STATUS_DNAT = """
+            [{"match":{"op":"in","left":{"ct":{"key":"status"}},"right":"dnat"}},{"accept":null}]""";
 
     private NetNs ours;
     private NetNs theirs;
@@ -177,8 +188,7 @@ class NftNetlinkTest {
 
     @Test
     void formsWeDoNotEncodeLeaveTheBatchToLibnftables() throws Exception {
-        assertThat(NftNetlink.encode(new NftBatch().addRule(CALICO, "c", List.of(NftExpr.ctState("established", "related"),
-                NftExpr.accept()), null))).isNull();
+        assertThat(NftNetlink.encode(new NftBatch().addRule(CALICO, "c", exprs(CT_STATUS_DNAT), null))).isNull();
         assertThat(NftNetlink.encode(new NftBatch().addRule(CALICO, "c", List.of(NftExpr.counter(), NftExpr.accept()), null)))
                 .isNull();
         assertThat(NftNetlink.encode(new NftBatch().addChain(CALICO, "x"))).isNull();
@@ -190,11 +200,11 @@ class NftNetlinkTest {
         both(skeleton());
         ours.run(() -> {
             try (Nftables nft = Nftables.open(true)) {
-                nft.apply(new NftBatch().addRule(CALICO, "c", List.of(NftExpr.ctState("established", "related"),
-                        NftExpr.accept()), null).addRule(CALICO, "c", exprs(RULES.get(6)), null));
+                nft.apply(new NftBatch().addRule(CALICO, "c", exprs(CT_STATUS_DNAT), null)
+                        .addRule(CALICO, "c", exprs(RULES.get(6)), null));
             }
         });
-        assertThat(ours.exec("nft", "list", "chain", "inet", "calico", "c")).contains("ct state established,related accept",
+        assertThat(ours.exec("nft", "list", "chain", "inet", "calico", "c")).contains("ct status dnat accept",
                 "tcp dport { 80, 443, 1000-2000 } accept");
     }
 
