@@ -138,10 +138,13 @@ final class NftChangePlanner {
         return false;
     }
 
-    /** {@return the transaction that flushes and refills {@code chains}} (the policy-rules-only path) */
+    /**
+     * {@return the transaction that flushes and refills {@code chains}} (the policy-rules-only path,
+     * a catch-up's endpoint chains), those holding anonymous sets first
+     */
     static NftBatch rewrite(Collection<NftChain> chains) {
         NftBatch b = new NftBatch();
-        chains.forEach(c -> {
+        anonymousSetsFirst(chains, NftChangePlanner::bindsAnonymousSet).forEach(c -> {
             b.flushChain(TABLE, c.name());
             writeRules(b, c);
         });
