@@ -45,7 +45,8 @@ public final class NftBatch {
     private boolean lastRuleChainIsWord;
 
     /** An {@code add rule} of expressions already serialised. */
-    private record RuleCommand(TableRef table, String chain, Exprs expr, String comment) {
+    /** An {@code add rule} made from text expressions ({@link #addRule(TableRef, String, Exprs, String)}). */
+    record RuleCommand(TableRef table, String chain, Exprs expr, String comment) {
         String json() {
             StringBuilder c = new StringBuilder(expr.json().length() + 128)
                     .append("{\"add\":{\"rule\":{\"family\":").append(quoted(table.family()))
@@ -280,6 +281,11 @@ public final class NftBatch {
     }
 
     /** {@return command {@code i} as JSON text}: made on demand, so a reader that stops early pays for no more */
+    /** {@return command {@code i} when it is an {@code add rule} made from text expressions}, else null (the netlink encoder reads its parts) */
+    RuleCommand ruleCommand(int i) {
+        return commands.get(i) instanceof RuleCommand r ? r : null;
+    }
+
     String text(int i) {
         Object c = commands.get(i);
         return c instanceof RuleCommand r ? r.json() : (String) c;

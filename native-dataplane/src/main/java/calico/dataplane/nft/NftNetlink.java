@@ -110,6 +110,8 @@ final class NftNetlink {
     private static final Map<String, Integer> LOG_LEVELS = Map.of("emerg", 0, "alert", 1, "crit", 2, "err", 3,
             "warn", 4, "notice", 5, "info", 6, "debug", 7);
 
+    private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER = new com.fasterxml.jackson.databind.ObjectMapper();
+
     private NftNetlink() {
     }
 
@@ -125,7 +127,12 @@ final class NftNetlink {
         Batch b = new Batch();
         try {
             for (int i = 0; i < batch.size(); i++) {
-                b.command(NftBatch.parse(batch.text(i)));
+                NftBatch.RuleCommand r = batch.ruleCommand(i);
+                if (r != null) {
+                    b.rule(r);
+                } else {
+                    b.command(NftBatch.parse(batch.text(i)));
+                }
             }
         } catch (Unsupported | IllegalArgumentException e) {
             return null;
@@ -141,6 +148,58 @@ final class NftNetlink {
     private static final class Batch {
         final List<NftablesSocket.Message> messages = new ArrayList<>();
         int nextSetId = 1;
+        /**
+         * Rules' encoded expressions by family and statements, reused within the batch: a catch-up
+         * rewrites ~1,000 endpoint chains whose rules repeat (conntrack, marks, the same policies'
+         * jumps), and parsing and encoding each was most of the batch's time. Not kept for rules with
+         * anonymous sets (their messages carry batch-unique set ids).
+         */
+        final Map<ExprKey, byte[]> encoded = new java.util.HashMap<>();
+
+        /** An {@code add rule} from its parts, its expressions encoded once per batch. */
+        void rule(NftBatch.RuleCommand c) {
+            int family = FAMILIES.getOrDefault(c.table().family(), -1);
+            if (family < 0) {
+                throw unsupported();
+            }
+            ExprKey key = new ExprKey(family, c.expr().json());
+            byte[] exprs = encoded.get(key);
+            if (exprs == null) {
+                int before = messages.size();
+                Rule r = new Rule(this, family, c.table().name());
+                JsonNode expr;
+                try {
+                    expr = MAPPER.readTree(c.expr().json());
+                } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                    throw unsupported();
+                }
+                expr.forEach(r::statement);
+                exprs = r.exprs.bytes();
+                if (messages.size() == before) {
+                    encoded.put(key, exprs);
+                }
+            }
+            Attrs a = new Attrs().string(NFTA_RULE_TABLE, c.table().name()).string(NFTA_RULE_CHAIN, c.chain())
+                    .bytes(NFTA_RULE_EXPRESSIONS | NLA_F_NESTED, exprs);
+            comment(a, c.comment());
+            add(NEWRULE, NftablesSocket.NLM_F_CREATE | NftablesSocket.NLM_F_APPEND, family, a);
+        }
+
+        /** nftnl rule user data: TLV of the comment (type 0), NUL-terminated; none for null. */
+        void comment(Attrs a, String comment) {
+            if (comment == null) {
+                return;
+            }
+            byte[] s = comment.getBytes(StandardCharsets.UTF_8);
+            if (s.length + 1 > 255) {
+                throw unsupported();
+            }
+            byte[] tlv = new byte[s.length + 3];
+            tlv[0] = 0;
+            tlv[1] = (byte) (s.length + 1);
+            System.arraycopy(s, 0, tlv, 2, s.length);
+            a.bytes(NFTA_RULE_USERDATA, tlv);
+        }
 
         void command(ObjectNode c) {
             if (c.size() != 1) {
@@ -190,18 +249,7 @@ final class NftNetlink {
             Attrs a = new Attrs().string(NFTA_RULE_TABLE, table).string(NFTA_RULE_CHAIN, text(o, "chain"))
                     .nested(NFTA_RULE_EXPRESSIONS, r.exprs);
             JsonNode comment = o.get("comment");
-            if (comment != null && !comment.isNull()) {
-                // nftnl rule user data: TLV of the comment (type 0), NUL-terminated
-                byte[] s = comment.asText().getBytes(StandardCharsets.UTF_8);
-                if (s.length + 1 > 255) {
-                    throw unsupported();
-                }
-                byte[] tlv = new byte[s.length + 3];
-                tlv[0] = 0;
-                tlv[1] = (byte) (s.length + 1);
-                System.arraycopy(s, 0, tlv, 2, s.length);
-                a.bytes(NFTA_RULE_USERDATA, tlv);
-            }
+            comment(a, comment == null || comment.isNull() ? null : comment.asText());
             add(NEWRULE, NftablesSocket.NLM_F_CREATE | NftablesSocket.NLM_F_APPEND, family, a);
         }
     }
@@ -621,6 +669,10 @@ final class NftNetlink {
     }
 
     private record Key(int len) {
+    }
+
+    /** A rule's statements (JSON text) in a table of one family. */
+    private record ExprKey(int family, String json) {
     }
 
     /** An address and prefix length, the address already masked as nft sends it. */

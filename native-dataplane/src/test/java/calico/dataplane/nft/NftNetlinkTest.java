@@ -143,6 +143,25 @@ class NftNetlinkTest {
     }
 
     @Test
+    void rulesGivenAsTextAndRepeatedInABatchListAsLibnftablesMakesThem() throws Exception {
+        // As a driver sends them (NftBatch.Exprs): the same statements in two chains (c3 reached from
+        // no base chain, so its jumps make no loop), each encoded once per batch.
+        NftBatch rules = new NftBatch();
+        for (String chain : List.of("c", "c3")) {
+            for (String r : RULES) {
+                rules.addRule(CALICO, chain, NftBatch.Exprs.of(exprs(r)), "the same in two chains");
+            }
+        }
+        both(skeleton().addChain(CALICO, "c3"));
+        sendBoth(rules);
+        String listed = ours.exec("nft", "list", "table", "inet", "calico");
+        assertThat(listed).isEqualTo(theirs.exec("nft", "list", "table", "inet", "calico"));
+        assertThat(rules(listed)).hasSize(RULES.size());
+        assertThat(ours.exec("nft", "list", "chain", "inet", "calico", "c3").lines()
+                .filter(l -> l.contains("the same in two chains")).count()).isEqualTo(RULES.size());
+    }
+
+    @Test
     void aChainIsFlushedAndRefilledAndARuleDeletedByHandle() throws Exception {
         both(skeleton());
         NftBatch fill = new NftBatch();
