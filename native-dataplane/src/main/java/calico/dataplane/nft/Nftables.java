@@ -198,15 +198,6 @@ public final class Nftables implements AutoCloseable {
         return OwnMessages.SENT;
     }
 
-    /**
-     * {@return whether {@link #apply} sends a batch that {@link NftNetlink} can encode as our own
-     * netlink messages} (opened with {@code netlink}): a caller with a large batch of chain
-     * rewrites may then send them apart from commands only libnftables takes.
-     */
-    public boolean sendsOwnMessages() {
-        return netlink;
-    }
-
     /** {@return how many batches {@link #apply} sent as our own netlink messages} (for tests and benches) */
     public long netlinkBatches() {
         return netlinkBatches;

@@ -138,13 +138,10 @@ final class NftChangePlanner {
         return false;
     }
 
-    /**
-     * {@return the transaction that flushes and refills {@code chains}} (the policy-rules-only path,
-     * a catch-up's endpoint chains), those holding anonymous sets first
-     */
+    /** {@return the transaction that flushes and refills {@code chains}} (the policy-rules-only path) */
     static NftBatch rewrite(Collection<NftChain> chains) {
         NftBatch b = new NftBatch();
-        anonymousSetsFirst(chains, NftChangePlanner::bindsAnonymousSet).forEach(c -> {
+        chains.forEach(c -> {
             b.flushChain(TABLE, c.name());
             writeRules(b, c);
         });

@@ -16,7 +16,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -69,11 +68,6 @@ public final class NftablesDataplane implements PolicyDriver {
     private final NftVerifier verifier = new NftVerifier();
     /** Who hears our libnftables commits and listings (the verifier's reader tells them too). */
     private final calico.dataplane.calls.ToolCalls calls;
-    /**
-     * An apply that rewrites at least this many endpoint chains (a catch-up's last) writes them in a
-     * second transaction, as our own netlink messages, after the rest (nftables-dataplane.md invariant 4c).
-     */
-    static final int SEPARATE_ENDPOINT_CHAINS = 100;
     /** Endpoint chains the last apply kept at their programmed rules (nftables-dataplane.md invariant 4b). */
     private final Set<String> held = new HashSet<>();
     private int policyRulesApplies;
@@ -237,19 +231,10 @@ public final class NftablesDataplane implements PolicyDriver {
         held.clear();
         boolean more = moreComing.getAsBoolean();
         NftTable d = rendered;
-        Map<String, NftChain> afterwards = Map.of();
-        if (more || committer.nft().sendsOwnMessages()) {
+        if (more) {
             NftChangePlanner.Holding h = NftChangePlanner.holdingEndpointChains(rendered, old);
-            if (more) {
-                held.addAll(h.held());
-                d = h.table();
-            } else if (h.held().size() >= SEPARATE_ENDPOINT_CHAINS) {
-                afterwards = new TreeMap<>();
-                for (String name : h.held()) {
-                    afterwards.put(name, rendered.chains().get(name));
-                }
-                d = h.table();
-            }
+            held.addAll(h.held());
+            d = h.table();
         }
         NftChangePlanner.Change change = NftChangePlanner.change(d, old);
         if (change instanceof NftChangePlanner.Resync r) {
@@ -264,15 +249,7 @@ public final class NftablesDataplane implements PolicyDriver {
         }
         committer.commit(edit.batch(), d);
         verifier.written(edit.touched());
-        if (afterwards.isEmpty()) {
-            return edit.stats();
-        }
-        // The endpoint chains, in a transaction of their own: flushes and rules only, so our own netlink messages.
-        committer.rewrite(NftChangePlanner.rewrite(afterwards.values()), afterwards);
-        verifier.written(afterwards.keySet());
-        ApplyStats s = edit.stats();
-        return new ApplyStats(false, s.chainsWritten() + afterwards.size(), s.chainsDeleted(), s.setsWritten(),
-                s.setsDeleted());
+        return edit.stats();
     }
 
     /**

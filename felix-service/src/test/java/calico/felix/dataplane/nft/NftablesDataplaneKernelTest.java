@@ -215,32 +215,6 @@ class NftablesDataplaneKernelTest {
     }
 
     @Test
-    void aCatchUpsManyEndpointChainRewritesGoInATransactionOfTheirOwn() {
-        List<String> ifaces = new ArrayList<>();
-        for (int i = 0; i < NftablesDataplane.SEPARATE_ENDPOINT_CHAINS; i++) {
-            ifaces.add(String.format("cali%04d", i));
-        }
-        chains.put("cali-to-wl-dispatch", dispatch(ifaces.toArray(String[]::new)));
-        chains.remove(tw(IF_A));
-        ifaces.forEach(i -> chains.put(tw(i), endpoint(i, 8080)));
-        apply(set("10.65.0.1/32"));
-        long ownBefore = thread.call(nft::netlinkBatches);
-
-        // A catch-up's last apply: a new policy and every endpoint chain jumping to it.
-        chains.put("cali-pi-p1", new GenericChain.Rules("cali-pi-p1", List.of(
-                GenericRule.of(new Target.SetMark(0x10000), new Match.Protocol("tcp", false)))));
-        ifaces.forEach(i -> chains.put(tw(i), endpointJumpingTo(i, "cali-pi-p1")));
-        ApplyStats s = apply();
-
-        assertThat(s).isEqualTo(new ApplyStats(false, ifaces.size() + 1, 0, 0, 0));
-        // The policy chain goes first (libnftables: a new chain), then the endpoint chains, flushes
-        // and rules only: as our own messages when the encoder is on, else in the same transaction.
-        assertThat(thread.call(nft::netlinkBatches) - ownBefore).isEqualTo(netlink() ? 1 : 0);
-        assertThat(list("chain", "inet", "calico", tw(ifaces.get(ifaces.size() - 1)))).contains("jump cali-pi-p1");
-        assertThat(refresh()).as("the kernel is what the driver says it programmed").isZero();
-    }
-
-    @Test
     void laterAppliesRewriteOnlyChangedChainsAndEditSetsByElement() {
         apply(set("10.65.0.1/32"));
         String before = ours();
