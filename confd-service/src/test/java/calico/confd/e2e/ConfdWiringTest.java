@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.confd.Await;
 import calico.confd.app.ConfdApplication;
+import calico.libcalico.testing.MainProcess;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -130,26 +131,14 @@ class ConfdWiringTest {
                 }
             });
             assertThat(get(health, "/readiness").body()).contains("BGP disabled (CALICO_NETWORKING_BACKEND=none)");
-            p.destroy(); // SIGTERM
-            assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("stopped on SIGTERM").isTrue();
-            assertThat(p.exitValue()).as("128 + SIGTERM: the JVM's exit after its shutdown hooks").isEqualTo(143);
-            assertThat(Files.readString(log)).as("the service stopped by the hook").contains("confd stopped");
-            try (ServerSocket again = new ServerSocket(health, 1, java.net.InetAddress.getLoopbackAddress())) {
-                assertThat(again.getLocalPort()).as("the health port freed").isEqualTo(health);
-            }
+            MainProcess.stopsOnSigterm(p, log, health, "confd stopped");
         } finally {
             p.destroyForcibly();
         }
     }
 
-    /** The main class on this test's class path, as {@code java -jar} runs it, with only {@code env} as its environment; stdout to {@code log}. */
-    private Process confd(Path log, Map<String, String> env, String... args) throws IOException {
-        List<String> command = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-Xmx96m", "-cp", System.getProperty("java.class.path"), ConfdApplication.class.getName()));
-        command.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(log.toFile());
-        pb.environment().clear();
-        pb.environment().putAll(env);
-        return pb.start();
+    /** The real main, with only {@code env} as its environment; stdout to {@code log}. */
+    private static Process confd(Path log, Map<String, String> env, String... args) throws IOException {
+        return MainProcess.start(ConfdApplication.class, "96m", log, env, args);
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.libcalico.testing.Await;
+import calico.libcalico.testing.MainProcess;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -148,26 +149,14 @@ class FelixWiringTest {
             });
             assertThat(get(admin, "/felix/v1/status").statusCode()).isEqualTo(200);
             assertThat(Files.readString(log)).contains("felix started: health port " + health + ", admin port " + admin);
-            p.destroy(); // SIGTERM
-            assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("stopped on SIGTERM").isTrue();
-            assertThat(p.exitValue()).as("128 + SIGTERM: the JVM's exit after its shutdown hooks").isEqualTo(143);
-            assertThat(Files.readString(log)).as("the daemon stopped by the hook").contains("Felix stopped", "felix stopped");
-            try (ServerSocket again = new ServerSocket(health, 1, java.net.InetAddress.getLoopbackAddress())) {
-                assertThat(again.getLocalPort()).as("the health port freed").isEqualTo(health);
-            }
+            MainProcess.stopsOnSigterm(p, log, health, "Felix stopped", "felix stopped");
         } finally {
             p.destroyForcibly();
         }
     }
 
-    /** The main class on this test's class path, with only {@code env} as its environment; stdout to {@code log}. */
-    private Process felix(Path log, Map<String, String> env, String... args) throws IOException {
-        List<String> command = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-Xmx128m", "-cp", System.getProperty("java.class.path"), FelixApplication.class.getName()));
-        command.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(log.toFile());
-        pb.environment().clear();
-        pb.environment().putAll(env);
-        return pb.start();
+    /** The real main, with only {@code env} as its environment; stdout to {@code log}. */
+    private static Process felix(Path log, Map<String, String> env, String... args) throws IOException {
+        return MainProcess.start(FelixApplication.class, "128m", log, env, args);
     }
 }
