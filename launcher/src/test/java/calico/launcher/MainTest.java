@@ -122,9 +122,8 @@ class MainTest {
         for (String service : List.of("felix", "cni", "confd", "node-startup")) {
             assertThat(s.jvmFlags().of(service)).as(service).contains("-XX:+UseSerialGC").anyMatch(f -> f.startsWith("-Xmx"));
         }
-        // Node JVMs run with a class archive (AppCdsTest), the plain mains the CNI daemon and confd too; felix, a
-        // plain main whose training would have to reach ready against a datastore, not yet.
-        assertThat(s.jvmFlags().of(JvmFlags.APPCDS)).contains("node-startup", "cni", "confd").doesNotContain("felix");
+        // Every node JVM runs with a class archive (AppCdsTest), the plain mains (felix, the CNI daemon, confd) too.
+        assertThat(s.jvmFlags().of(JvmFlags.APPCDS)).contains("felix", "node-startup", "cni", "confd");
         // The daemon's command (the same options, its archive not built here).
         Settings noCache = new Settings(s.runDir(), s.root(), s.prefix(), s.nodes(), s.underlay(), s.encapsulation(), s.wireguard(),
                 s.dataplane(), s.kubeconfig(), s.typha(), s.goldmane(), s.ports(), s.poolCidr(),

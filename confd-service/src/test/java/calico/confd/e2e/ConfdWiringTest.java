@@ -139,6 +139,6 @@ class ConfdWiringTest {
 
     /** The real main, with only {@code env} as its environment; stdout to {@code log}. */
     private static Process confd(Path log, Map<String, String> env, String... args) throws IOException {
-        return MainProcess.start(ConfdApplication.class, "96m", log, env, args);
+        return MainProcess.start(ConfdApplication.class, List.of("-Xmx96m"), log, env, args);
     }
 }

@@ -320,5 +320,12 @@ public final class FelixApplication implements AutoCloseable {
      */
     private static void started(FelixApplication app) {
         log.info("felix started: health port {}, admin port {}", app.healthPort(), app.adminPort());
+        try {
+            // An AppCDS training run (the launcher's) ends here once felix is ready: its archive then holds the
+            // classes of the whole start-up (the typha client's gRPC/Netty/protobuf, the graph, the driver).
+            calico.libcalico.health.TrainingRun.endOnceReady("felix", () -> app.health().summary().ready());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // stopped before it was ready: the shutdown hook closes it
+        }
     }
 }

@@ -288,6 +288,28 @@ class FelixApplicationTest {
         assertThat(threads.body()).contains("\"felix-health\"");
     }
 
+    /** An AppCDS training run of the real main ({@code -Dcalico.exit=onReady}) ends once felix is ready, stopping it cleanly. */
+    @Test
+    void aTrainingRunEndsOnceFelixIsReady(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        store.create(new ClusterInformation(ObjectMeta.named("default"),
+                new ClusterInformationSpec("guid", null, null, true, null)));
+        java.nio.file.Path log = dir.resolve("felix.log");
+        Process p = calico.libcalico.testing.MainProcess.start(FelixApplication.class, List.of("-Xmx128m",
+                "-D" + calico.libcalico.health.TrainingRun.PROPERTY + "=" + calico.libcalico.health.TrainingRun.ON_READY), log,
+                Map.of("FELIX_FELIXHOSTNAME", ME, "FELIX_DATASTORETYPE", "etcdv3", "FELIX_ETCDENDPOINTS", ETCD.endpoint().toString(),
+                        "FELIX_DATAPLANEDRIVERNAME", "model", "FELIX_HEALTHPORT", "0", "FELIX_HEALTHHOST", "127.0.0.1",
+                        "FELIX_ADMINPORT", "0", "FELIX_ADMINHOST", "127.0.0.1"));
+        try {
+            assertThat(p.waitFor(2, java.util.concurrent.TimeUnit.MINUTES)).as("ended: %s", java.nio.file.Files.readString(log))
+                    .isTrue();
+            assertThat(p.exitValue()).isZero();
+            assertThat(new String(p.getErrorStream().readAllBytes())).contains("felix ready: ending the training run");
+            assertThat(java.nio.file.Files.readString(log)).contains("felix stopped");
+        } finally {
+            p.destroyForcibly().waitFor();
+        }
+    }
+
     @Test
     void aStalledDataplaneFailsReadinessUntilItRecovers() throws Exception {
         store.create(new ClusterInformation(ObjectMeta.named("default"),

@@ -157,6 +157,6 @@ class FelixWiringTest {
 
     /** The real main, with only {@code env} as its environment; stdout to {@code log}. */
     private static Process felix(Path log, Map<String, String> env, String... args) throws IOException {
-        return MainProcess.start(FelixApplication.class, "128m", log, env, args);
+        return MainProcess.start(FelixApplication.class, List.of("-Xmx128m"), log, env, args);
     }
 }

@@ -19,13 +19,14 @@ public final class MainProcess {
     }
 
     /**
-     * {@return {@code main} started on this test's class path} with only {@code env} as its environment, its stdout
-     * written to {@code log}
+     * {@return {@code main} started on this test's class path} with {@code jvmOptions} and only {@code env} as its
+     * environment, its stdout written to {@code log}
      */
-    public static Process start(Class<?> main, String maxHeap, Path log, Map<String, String> env, String... args)
+    public static Process start(Class<?> main, List<String> jvmOptions, Path log, Map<String, String> env, String... args)
             throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx" + maxHeap, "-cp", System.getProperty("java.class.path"), main.getName()));
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
         command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(log.toFile());
         pb.environment().clear();
