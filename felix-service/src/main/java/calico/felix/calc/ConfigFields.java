@@ -103,7 +103,7 @@ final class ConfigFields {
                     out.put(field, v);
                 }
             } catch (IllegalArgumentException e) {
-                problems.add(describe.apply(field) + ": " + e.getMessage() + "; ignored");
+                problems.add(describe.apply(field) + ": " + e.getMessage());
             }
         });
         older.forEach(out::putIfAbsent);

@@ -50,7 +50,7 @@ public final class ConfigResolver {
         this.out = out;
         List<String> problems = new ArrayList<>();
         this.envLayer = readEnvironment(environment, problems);
-        problems.forEach(p -> log.warn("Felix configuration: {}", p));
+        problems.forEach(p -> log.warn("Felix configuration: {}; ignored", p));
     }
 
     public void registerWith(Dispatcher dispatcher) {
@@ -109,7 +109,7 @@ public final class ConfigResolver {
             List<String> problems = new ArrayList<>();
             layer = ConfigFields.layer(ConfigFields.print(fc.spec()),
                     field -> "FelixConfiguration " + name + " spec." + field, problems);
-            problems.forEach(p -> log.warn("Felix configuration: {}", p));
+            problems.forEach(p -> log.warn("Felix configuration: {}; ignored", p));
         }
         if (global) {
             globalLayer = layer;

@@ -57,7 +57,7 @@ class FelixWiringTest {
         // FELIX_HEALTHPORT, FELIX_HEALTHENABLED, FELIX_DEBUGPORT are FelixConfiguration fields too: checked first by
         // FelixEnvironment, as Calico's config layer reads them.
         assertThatThrownBy(() -> FelixApplication.start(variables("FELIX_HEALTHPORT", "nine")))
-                .hasMessage("invalid Felix environment: FELIX_HEALTHPORT (healthPort): \"nine\" is not an integer; ignored");
+                .hasMessage("invalid Felix environment: FELIX_HEALTHPORT (healthPort): \"nine\" is not an integer");
         assertThatThrownBy(() -> FelixApplication.start(variables("FELIX_ADMINPORT", "70000")))
                 .hasMessage("FELIX_ADMINPORT: 70000 is not a port number (0-65535)");
         assertThatThrownBy(() -> FelixApplication.start(variables("FELIX_HEALTHENABLED", "yes")))
