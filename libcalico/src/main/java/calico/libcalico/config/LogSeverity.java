@@ -6,22 +6,24 @@ import java.util.Locale;
 /**
  * Calico's log severities ({@code logSeverityScreen}, FELIX_LOGSEVERITYSCREEN, BGP_LOGSEVERITYSCREEN) and the
  * logback level each sets. Read in any case, with the names Calico's Go components also take from their variables
- * (logrus's {@code warn} and {@code panic}).
+ * (logrus's {@code warn} and {@code panic}). Reading a severity needs no logback (libcalico's is optional: a module
+ * that only reads settings, as the charts test reads confd's, has none); {@link #level} does.
  */
 public enum LogSeverity {
-    TRACE(Level.TRACE), DEBUG(Level.DEBUG), INFO(Level.INFO), WARNING(Level.WARN), ERROR(Level.ERROR),
+    TRACE(Level.TRACE_INT), DEBUG(Level.DEBUG_INT), INFO(Level.INFO_INT), WARNING(Level.WARN_INT), ERROR(Level.ERROR_INT),
     /** logback has nothing above ERROR. */
-    FATAL(Level.ERROR);
+    FATAL(Level.ERROR_INT);
 
-    private final Level level;
+    /** logback's level, as its number: a compile-time constant, so loading this enum loads no logback class. */
+    private final int level;
 
-    LogSeverity(Level level) {
+    LogSeverity(int level) {
         this.level = level;
     }
 
     /** {@return the logback level this severity sets} */
     public Level level() {
-        return level;
+        return Level.toLevel(level);
     }
 
     /** {@return the severity named {@code name}}, in any case, {@code warn} and {@code panic} too; {@code null} if none */
