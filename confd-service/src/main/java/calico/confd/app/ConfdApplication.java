@@ -5,6 +5,7 @@ import calico.confd.daemon.ConfdStatus;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthMetrics;
 import calico.libcalico.health.HttpAnswers;
+import calico.libcalico.health.JvmMeters;
 import calico.libcalico.health.HttpAnswers.Answer;
 import calico.libcalico.health.HttpAnswers.Status;
 import calico.libcalico.health.PathServer;
@@ -12,13 +13,6 @@ import calico.libcalico.health.Probe;
 import calico.libcalico.health.TrainingRun;
 import calico.libcalico.health.CalicoMetricTable;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
@@ -41,7 +35,7 @@ public final class ConfdApplication implements AutoCloseable {
 
     private final HealthAggregator health = new HealthAggregator(Clock.systemUTC());
     private final PrometheusMeterRegistry metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
+    private final JvmMeters jvmMeters;
     private final ConfdService service;
     private final PathServer healthServer;
     private final PathServer adminServer;
@@ -50,11 +44,7 @@ public final class ConfdApplication implements AutoCloseable {
     private ConfdApplication(ConfdConfiguration configuration, KubernetesClient kubernetes) {
         metrics.config().commonTags("application", "confd");
         new HealthMetrics(health).bindTo(metrics);
-        for (var binder : new io.micrometer.core.instrument.binder.MeterBinder[] {new JvmMemoryMetrics(), gcMetrics,
-                new JvmThreadMetrics(), new ClassLoaderMetrics(), new ProcessorMetrics(), new UptimeMetrics(),
-                new FileDescriptorMetrics()}) {
-            binder.bindTo(metrics);
-        }
+        jvmMeters = new JvmMeters(metrics);
         service = new ConfdService(configuration.confd(), configuration.datastore(), configuration.typha(), metrics, health,
                 kubernetes);
         BgpHealth bgp = new BgpHealth(service);
@@ -141,7 +131,7 @@ public final class ConfdApplication implements AutoCloseable {
         if (healthServer != null) {
             healthServer.stop();
         }
-        gcMetrics.close();
+        jvmMeters.close();
         metrics.close();
         log.info("confd stopped");
         closed.countDown();

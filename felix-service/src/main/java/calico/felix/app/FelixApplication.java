@@ -16,23 +16,17 @@ import calico.libcalico.health.DebugProfileServer;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.health.HealthMetrics;
 import calico.libcalico.health.HttpAnswers;
+import calico.libcalico.health.JvmMeters;
 import calico.libcalico.health.PathServer;
 import calico.libcalico.health.Probe;
 import calico.libcalico.health.PrometheusMetricsServer;
 import calico.libcalico.typha.TyphaDiscovery;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmCompilationMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmHeapPressureMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmInfoMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.logging.LogbackMetrics;
-import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
@@ -93,11 +87,10 @@ public final class FelixApplication implements AutoCloseable {
         FelixProperties felix = configuration.felix();
         metrics.config().commonTags("application", "felix");
         new HealthMetrics(health).bindTo(metrics);
-        // The JVM and process meters Actuator bound.
-        for (MeterBinder binder : new MeterBinder[] {new JvmMemoryMetrics(), closing(new JvmGcMetrics()),
-                closing(new JvmHeapPressureMetrics()), new JvmThreadMetrics(), new ClassLoaderMetrics(),
-                new JvmInfoMetrics(), new JvmCompilationMetrics(), new ProcessorMetrics(), new UptimeMetrics(),
-                new FileDescriptorMetrics(), closing(new LogbackMetrics())}) {
+        // The JVM and process meters Actuator bound: calico-health's common set, and the four more it bound here.
+        closing(new JvmMeters(metrics));
+        for (MeterBinder binder : new MeterBinder[] {closing(new JvmHeapPressureMetrics()), new JvmInfoMetrics(),
+                new JvmCompilationMetrics(), closing(new LogbackMetrics())}) {
             binder.bindTo(metrics);
         }
         try {
