@@ -122,15 +122,19 @@ service_modules=(felix-service typha-service goldmane-service whisker-backend cn
 # The images with an AppCDS archive, and what each needs set to reach the end of its training run: a Spring
 # context's refresh (nothing is contacted before it), or a plain main's ready moment with no datastore but its
 # own memory one: confd's first configuration pass (this node is in none: refused; no BIRD runs), the CNI
-# daemon's socket bound (the chart's args; the usage endpoint's datastore opened). Not felix (a plain main whose
-# ready needs a datastore in sync and a dataplane applied).
+# daemon's socket bound (the chart's args; the usage endpoint's datastore opened), felix ready (the memory
+# store holding felix-training.yaml: datastore ready, in sync, the chart's nftables dataplane applied in the
+# run's own network namespace).
 declare -A appcds_env=(
     [typha]="" [goldmane]="" [whisker]="WHISKER_AUTH_TOKEN_FILE=/etc/os-release" [node-startup]="NODENAME=appcds-training"
     [apiserver]="" [kube-controllers]=""
     [confd]="DATASTORE_TYPE=memory NODENAME=appcds-training CONFD_HEALTHHOST=127.0.0.1 CONFD_ADMINHOST=127.0.0.1"
-    [cni-plugin]="DATASTORE_TYPE=memory")
+    [cni-plugin]="DATASTORE_TYPE=memory"
+    [felix]="DATASTORE_TYPE=memory CALICO_MEMORY_MANIFEST=/tmp/appcds-training.yaml FELIX_FELIXHOSTNAME=appcds-training FELIX_NFTABLESMODE=Enabled")
 # The arguments of a training run, where the image's command has some (the chart's).
 declare -A appcds_args=([cni-plugin]="daemon /tmp/appcds-training.sock")
+# A file a training run reads, copied to /tmp/appcds-training.yaml in its root (not into the image).
+declare -A appcds_files=([felix]="$root/scripts/lib/felix-training.yaml")
 
 # appcds IMAGE.tar: the image's class archive, trained in its own root, as one more layer; the image
 # runs on /app/app.jar (Jib's classes and resources as a jar: JDK 17 archives from no directory) with
@@ -144,6 +148,9 @@ appcds() {
     trap "rm -rf '$work'" RETURN
     python3 "$root/scripts/lib/oci-image.py" unpack "$image" "$work/root"
     python3 "$root/scripts/lib/oci-image.py" appjar "$work/root"
+    if [[ -v appcds_files[$name] ]]; then
+        mkdir -p "$work/root/tmp" && cp "${appcds_files[$name]}" "$work/root/tmp/appcds-training.yaml"
+    fi
     env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
     local part=entrypoint
     while IFS= read -r word; do

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * The images scripts/images.sh built (profile {@code images}: run by the images step, never by a
  * plain build) against what the chart's defaults pull: one archive per image reference, each a
  * valid OCI layout whose configuration has the module's main class, the chart's ports and the
- * right user; the node images run the tools felix, confd/BIRD and the CNI installer exec; the CNI
+ * right user; each runs on its class archive; the node images run the tools felix, confd/BIRD and the CNI installer exec; the CNI
  * thin client runs on a host with no C library; and goldmane's image, started as its image
  * says in a network namespace of its own, answers its readiness probe.
  */
@@ -119,6 +119,29 @@ class ChartImagesTest {
             assertThat(env(config)).as(e.getKey()).containsKeys("PATH", "JAVA_HOME");
             assertThat(config.path("Labels").path("org.opencontainers.image.title").asText()).isEqualTo(name);
             assertThat(config.path("Labels").path("org.opencontainers.image.version").asText()).isEqualTo(chartAppVersion());
+        }
+    }
+
+    @Test
+    void everyServiceImageRunsOnAClassArchiveTrainedForIt() throws IOException {
+        // scripts/images.sh trains each JVM image's AppCDS archive and adds it; a failed training only warns there.
+        Set<String> images = new TreeSet<>();
+        containers.values().forEach(c -> images.add(imageName(c)));
+        for (String name : images) {
+            List<String> entrypoint = strings(archive(name).config().path("Entrypoint"));
+            assertThat(entrypoint).as(name + ": the entrypoint names its archive")
+                    .contains("-XX:SharedArchiveFile=/app/appcds.jsa", "-Xshare:auto");
+        }
+        // The node's JVMs (felix trained up to ready on its own memory store): the archive maps with the image's own
+        // options and class path, or -Xshare:on refuses to start ("shared class paths mismatch").
+        for (String name : List.of("felix", "confd", "cni-plugin")) {
+            List<String> entrypoint = strings(archive(name).config().path("Entrypoint"));
+            List<String> command = new ArrayList<>(entrypoint.subList(0, entrypoint.size() - 1)); // all but the main class
+            command.removeIf("-Xshare:auto"::equals);
+            command.addAll(List.of("-Xshare:on", "-version"));
+            Commands.Result r = inImage(rootfs(name), command);
+            assertThat(r.exit()).as(name + ": " + command + " in the image: " + r.output()).isZero();
+            assertThat(r.output()).as(name).contains("sharing");
         }
     }
 

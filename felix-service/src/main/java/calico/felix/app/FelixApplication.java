@@ -107,6 +107,9 @@ public final class FelixApplication implements AutoCloseable {
             // Calico's status reports into the datastore, with a client of their own; only etcd keeps them (the
             // other datastores drop them, as Calico's), so no client is opened elsewhere.
             var datastore = configuration.datastore();
+            if (datastore.type() == DatastoreConfig.Type.MEMORY) {
+                datastore.toConfig(); // reads and checks CALICO_MEMORY_MANIFEST now: a bad one fails start-up, not each open
+            }
             FelixStatusReporter statusReporter = closing(new FelixStatusReporter(felix.hostname(),
                     datastore.type() == DatastoreConfig.Type.ETCDV3 ? () -> datastore.toConfig().open() : null,
                     Clock.systemUTC()));

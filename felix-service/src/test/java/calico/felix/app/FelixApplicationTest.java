@@ -310,6 +310,46 @@ class FelixApplicationTest {
         }
     }
 
+    /**
+     * The image's training run (scripts/images.sh): felix on a memory store of its own holding the manifest the
+     * images use becomes ready and ends; a bad manifest stops felix at start-up naming the variable.
+     */
+    @Test
+    void onItsOwnMemoryStoreFelixReadsTheManifestItIsGiven(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path manifest = java.nio.file.Path.of("../scripts/lib/felix-training.yaml").toAbsolutePath();
+        assertThat(manifest).isRegularFile();
+        Map<String, String> env = Map.of("FELIX_FELIXHOSTNAME", "appcds-training", "DATASTORE_TYPE", "memory",
+                "CALICO_MEMORY_MANIFEST", manifest.toString(), "FELIX_DATAPLANEDRIVERNAME", "model",
+                "FELIX_HEALTHPORT", "0", "FELIX_HEALTHHOST", "127.0.0.1", "FELIX_ADMINPORT", "0", "FELIX_ADMINHOST", "127.0.0.1");
+        java.nio.file.Path log = dir.resolve("felix.log");
+        Process p = calico.libcalico.testing.MainProcess.start(FelixApplication.class, List.of("-Xmx128m",
+                "-D" + calico.libcalico.health.TrainingRun.PROPERTY + "=" + calico.libcalico.health.TrainingRun.ON_READY), log,
+                env);
+        try {
+            assertThat(p.waitFor(2, java.util.concurrent.TimeUnit.MINUTES)).as("ended: %s", java.nio.file.Files.readString(log))
+                    .isTrue();
+            assertThat(p.exitValue()).as(java.nio.file.Files.readString(log)).isZero();
+            assertThat(java.nio.file.Files.readString(log)).contains("Datastore ready").doesNotContain("missing tier");
+        } finally {
+            p.destroyForcibly().waitFor();
+        }
+
+        java.nio.file.Path bad = java.nio.file.Files.writeString(dir.resolve("bad.yaml"), "kind: Nonsense\n");
+        Map<String, String> badEnv = new java.util.HashMap<>(env);
+        badEnv.put("CALICO_MEMORY_MANIFEST", bad.toString());
+        Process refused = calico.libcalico.testing.MainProcess.start(FelixApplication.class, List.of("-Xmx128m"),
+                dir.resolve("refused.log"), badEnv);
+        try {
+            assertThat(refused.waitFor(2, java.util.concurrent.TimeUnit.MINUTES)).isTrue();
+            assertThat(refused.exitValue()).isEqualTo(1);
+            assertThat(java.nio.file.Files.readString(dir.resolve("refused.log")) + new String(
+                    refused.getErrorStream().readAllBytes())).contains("CALICO_MEMORY_MANIFEST: " + bad);
+        } finally {
+            refused.destroyForcibly().waitFor();
+        }
+    }
+
     @Test
     void aStalledDataplaneFailsReadinessUntilItRecovers() throws Exception {
         store.create(new ClusterInformation(ObjectMeta.named("default"),

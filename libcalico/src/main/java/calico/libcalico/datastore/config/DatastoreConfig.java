@@ -7,7 +7,7 @@ import calico.libcalico.datastore.etcd.EtcdConfig;
 import calico.libcalico.datastore.etcd.EtcdDatastore;
 import calico.libcalico.datastore.kubernetes.KubernetesConfig;
 import calico.libcalico.datastore.kubernetes.KubernetesDatastore;
-import calico.libcalico.datastore.memory.MemoryDatastore;
+import calico.libcalico.datastore.memory.MemoryManifest;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -19,15 +19,18 @@ import java.util.function.Supplier;
  * {@code apiserver}: Calico's own API server as a shared store, see {@link ApiServerConfig});
  * for etcd, {@code ETCD_ENDPOINTS}, {@code ETCD_CA_CERT_FILE}, {@code ETCD_CERT_FILE},
  * {@code ETCD_KEY_FILE}; for kubernetes, {@code KUBECONFIG} (else in-cluster or
- * {@code ~/.kube/config}, as fabric8 detects them) and {@code K8S_API_ENDPOINT}.
+ * {@code ~/.kube/config}, as fabric8 detects them) and {@code K8S_API_ENDPOINT}; for memory,
+ * {@code CALICO_MEMORY_MANIFEST} (ours: what the store holds when it opens, {@link MemoryManifest}).
  *
  * @param type       the backend
  * @param etcd       how to reach etcd; {@code null} unless {@code type} is {@link Type#ETCDV3}
  * @param kubernetes how to reach the API server; {@code null} means "detect it when opening"
  *                   (only read when {@code type} is {@link Type#KUBERNETES})
  * @param apiserver  how to reach Calico's API server; required exactly when {@code type} is {@link Type#APISERVER}
+ * @param memory     what a memory store holds when it opens (only read when {@code type} is {@link Type#MEMORY})
  */
-public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kubernetes, ApiServerConfig apiserver) {
+public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kubernetes, ApiServerConfig apiserver,
+                              MemoryManifest memory) {
 
     /** The names {@code DATASTORE_TYPE} accepts, for error messages. */
     public static final String TYPE_NAMES = "etcdv3, kubernetes, memory, apiserver";
@@ -67,7 +70,12 @@ public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kuber
         this(type, etcd, kubernetes, null);
     }
 
+    public DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kubernetes, ApiServerConfig apiserver) {
+        this(type, etcd, kubernetes, apiserver, MemoryManifest.NONE);
+    }
+
     public DatastoreConfig {
+        memory = memory == null ? MemoryManifest.NONE : memory;
         if (type == null) {
             throw new IllegalArgumentException("DATASTORE_TYPE: required");
         }
@@ -94,12 +102,13 @@ public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kuber
      * {@return the configuration of {@code type}} for a component that binds its own etcd
      * settings (felix's {@code FELIX_ETCD*}, typha's {@code TYPHA_ETCD*}): {@code etcd} is read only
      * for etcdv3; kubernetes reads {@code KUBECONFIG}/{@code K8S_API_ENDPOINT} from {@code env},
-     * apiserver the {@code CALICO_APISERVER_*} variables.
+     * apiserver the {@code CALICO_APISERVER_*} variables, memory {@code CALICO_MEMORY_MANIFEST} (the file
+     * read and checked now).
      */
     public static DatastoreConfig of(Type type, Supplier<EtcdConfig> etcd, Map<String, String> env) {
         return switch (type) {
             case ETCDV3 -> new DatastoreConfig(type, etcd.get());
-            case MEMORY -> new DatastoreConfig(type, null);
+            case MEMORY -> new DatastoreConfig(type, null, null, null, MemoryManifest.fromEnvironment(env));
             case KUBERNETES -> new DatastoreConfig(type, null, KubernetesConfig.fromEnvironment(env));
             case APISERVER -> new DatastoreConfig(type, null, null, ApiServerConfig.fromEnvironment(env));
         };
@@ -109,7 +118,7 @@ public record DatastoreConfig(Type type, EtcdConfig etcd, KubernetesConfig kuber
     public Datastore open() {
         return switch (type) {
             case ETCDV3 -> new EtcdDatastore(etcd);
-            case MEMORY -> new MemoryDatastore();
+            case MEMORY -> memory.open();
             case KUBERNETES -> new KubernetesDatastore(kubernetes != null ? kubernetes
                     : KubernetesConfig.fromEnvironment(System.getenv()));
             case APISERVER -> new ApiServerDatastore(apiserver);
