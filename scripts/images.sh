@@ -23,7 +23,7 @@
 # Jib: a training run of the image's own entrypoint (its JVM, its jars with Jib's file times) in its
 # unpacked root (chroot; new mount, network and pid namespaces, so nothing reaches the host: only
 # the namespace's own loopback), stopped at context refresh (Spring) or once ready (a plain main:
-# confd, the CNI daemon; calico-health's TrainingRun), and the archive added as one more layer
+# confd, the CNI daemon, felix; calico-health's TrainingRun), and the archive added as one more layer
 # (scripts/lib/oci-image.py).
 # Needs root (chroot, namespaces).
 set -euo pipefail
