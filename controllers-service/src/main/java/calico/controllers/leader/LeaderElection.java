@@ -5,11 +5,17 @@ import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElectionConfigBuilder;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElectorBuilder;
+import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaderElectionRecord;
 import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
+import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.Lock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,6 +24,13 @@ import org.slf4j.LoggerFactory;
  * {@link LeaderElector}: {@code onStart} runs when this replica becomes leader, {@code onStop} when it
  * stops being one (its renewal failed, or it is closing); then it stands for election again. Closing
  * releases the Lease, so a standby takes over at once instead of after {@code leaseDuration}.
+ *
+ * <p>A leader stops at most {@code renewDeadline} after it last sent a renewal that succeeded, on a clock
+ * of its own ({@link #checkRenewal}): fabric8's elector only looks at its deadline between two attempts,
+ * so a renewal held open by a dead connection, plus the retry period after it, can carry the old leader
+ * past {@code leaseDuration}, when a standby already leads (two leaders). The margin is
+ * {@code leaseDuration - renewDeadline}: a standby counts the lease from when it saw the renewal, which is
+ * after this replica sent it.
  */
 public final class LeaderElection implements AutoCloseable {
 
@@ -40,7 +53,14 @@ public final class LeaderElection implements AutoCloseable {
     private final Runnable onStart;
     private final Runnable onStop;
     private final ExecutorService executor;
+    /** Runs {@link #checkRenewal} while this replica leads. */
+    private final ScheduledExecutorService watchdog;
+    /** Whether onStart ran and onStop has not: set by {@link #started}, cleared by the first stop. */
+    private final AtomicBoolean leading = new AtomicBoolean();
+    /** {@link System#nanoTime} when the last acquire or renewal that succeeded was sent. */
+    private volatile long renewedAt;
     private CompletableFuture<?> running;
+    private ScheduledFuture<?> check;
     private boolean closed;
 
     public LeaderElection(KubernetesClient client, Settings settings, Runnable onStart, Runnable onStop) {
@@ -53,6 +73,11 @@ public final class LeaderElection implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "leader-renewal-watch");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     public synchronized void start() {
@@ -61,7 +86,8 @@ public final class LeaderElection implements AutoCloseable {
         }
         LeaderElector elector = new LeaderElectorBuilder(client, executor).withConfig(new LeaderElectionConfigBuilder()
                 .withName(settings.leaseName())
-                .withLock(new LeaseLock(settings.leaseNamespace(), settings.leaseName(), settings.identity()))
+                .withLock(new RenewalRecordingLock(new LeaseLock(settings.leaseNamespace(), settings.leaseName(),
+                        settings.identity())))
                 .withLeaseDuration(settings.leaseDuration())
                 .withRenewDeadline(settings.renewDeadline())
                 .withRetryPeriod(settings.retryPeriod())
@@ -83,12 +109,83 @@ public final class LeaderElection implements AutoCloseable {
 
     private void started() {
         LOG.info("{} leads (Lease {}/{})", settings.identity(), settings.leaseNamespace(), settings.leaseName());
+        leading.set(true);
+        long period = Math.max(10, Math.min(250, settings.renewDeadline().toMillis() / 10));
+        synchronized (this) {
+            check = watchdog.scheduleWithFixedDelay(this::checkRenewal, period, period, TimeUnit.MILLISECONDS);
+        }
         onStart.run();
     }
 
+    /** The elector's stop, or the watchdog's: onStop runs once per time this replica led. */
     private void stopped() {
+        if (!leading.compareAndSet(true, false)) {
+            return;
+        }
+        synchronized (this) {
+            if (check != null) {
+                check.cancel(false);
+                check = null;
+            }
+        }
         LOG.info("{} no longer leads", settings.identity());
         onStop.run();
+    }
+
+    /** Stops leading once the last successful renewal was sent more than {@code renewDeadline} ago. */
+    private void checkRenewal() {
+        long since = System.nanoTime() - renewedAt;
+        if (!leading.get() || since <= settings.renewDeadline().toNanos()) {
+            return;
+        }
+        LOG.warn("{}: the Lease was last renewed {} ms ago, past the renew deadline {}: stops leading before it "
+                + "can expire", settings.identity(), TimeUnit.NANOSECONDS.toMillis(since), settings.renewDeadline());
+        stopped();
+        CompletableFuture<?> f;
+        synchronized (this) {
+            f = running;
+        }
+        if (f != null) {
+            f.cancel(true); // the election ends; start() stands again unless closing
+        }
+    }
+
+    /** The Lease, noting when each write that took (an acquire or a renewal) was sent. */
+    private final class RenewalRecordingLock implements Lock {
+        private final Lock lease;
+
+        RenewalRecordingLock(Lock lease) {
+            this.lease = lease;
+        }
+
+        @Override
+        public LeaderElectionRecord get(KubernetesClient c) {
+            return lease.get(c);
+        }
+
+        @Override
+        public void create(KubernetesClient c, LeaderElectionRecord record) {
+            long sent = System.nanoTime();
+            lease.create(c, record);
+            renewedAt = sent;
+        }
+
+        @Override
+        public void update(KubernetesClient c, LeaderElectionRecord record) {
+            long sent = System.nanoTime();
+            lease.update(c, record);
+            renewedAt = sent;
+        }
+
+        @Override
+        public String identity() {
+            return lease.identity();
+        }
+
+        @Override
+        public String describe() {
+            return lease.describe();
+        }
     }
 
     @Override
@@ -102,5 +199,6 @@ public final class LeaderElection implements AutoCloseable {
             f.cancel(true);
         }
         executor.shutdown();
+        watchdog.shutdownNow();
     }
 }
