@@ -808,13 +808,13 @@ public abstract class PacketScenarios {
         host.exec("sysctl", "-qw", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
                 "net.ipv4.conf." + A_IF + ".rp_filter=0");
         host.exec("ip", "route", "add", spoof + "/32", "dev", B_IF);
-        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300)).as("no rules: the kernel forwards it").isTrue();
+        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300, YES)).as("no rules: the kernel forwards it").isTrue();
         apply(config(Map.of()), allowAllProfileUpdate(), wepUpdate("a", A_IF, A_IP, A_IP6, List.of()),
                 wepUpdate("b", B_IF, B_IP, B_IP6, List.of()));
-        assertThat(udpArrives(a, A_IP, outside, OUT_IP, 7300)).as("a's own address").isTrue();
-        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300)).as("routed to b: spoofed, dropped").isFalse();
+        assertThat(udpArrives(a, A_IP, outside, OUT_IP, 7300, YES)).as("a's own address").isTrue();
+        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300, NO)).as("routed to b: spoofed, dropped").isFalse();
         host.exec("ip", "route", "replace", spoof + "/32", "dev", A_IF);
-        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300)).as("routed to a: a's address").isTrue();
+        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300, YES)).as("routed to a: a's address").isTrue();
         if (has(Feature.IPV6)) {
             String spoof6 = "fd00:65::99";
             host.exec("ip", "-6", "addr", "add", HOST_IP6 + "/64", "dev", "up0", "nodad");
@@ -822,10 +822,10 @@ public abstract class PacketScenarios {
             outside.exec("ip", "-6", "route", "add", "fd00:65::/64", "via", HOST_IP6);
             a.exec("ip", "-6", "addr", "add", spoof6 + "/128", "dev", "eth0", "nodad");
             host.exec("ip", "-6", "route", "add", spoof6 + "/128", "dev", B_IF);
-            assertThat(udpArrives(a, A_IP6, outside, OUT_IP6, 7300)).as("a's own v6 address").isTrue();
-            assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7300)).as("v6 routed to b: spoofed, dropped").isFalse();
+            assertThat(udpArrives(a, A_IP6, outside, OUT_IP6, 7300, YES)).as("a's own v6 address").isTrue();
+            assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7300, NO)).as("v6 routed to b: spoofed, dropped").isFalse();
             host.exec("ip", "-6", "route", "replace", spoof6 + "/128", "dev", A_IF);
-            assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7300)).as("v6 routed to a: a's address").isTrue();
+            assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7300, YES)).as("v6 routed to a: a's address").isTrue();
         }
 
         // workloadSourceSpoofing: a's allowSpoofedSourcePrefixes pass the check only under "Any", and only from a.
@@ -837,16 +837,16 @@ public abstract class PacketScenarios {
                 List.of(A_IP + "/32"), List.of(A_IP6 + "/128"), List.of("kns.test"), List.of(), List.of(),
                 DataplaneUpdate.EndpointIdentity.NONE, List.of(), List.of("10.65.0.96/30"));
         apply(aMaySpoof);
-        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300)).as("prefixes ignored while spoofing is Disabled")
+        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300, NO)).as("prefixes ignored while spoofing is Disabled")
                 .isFalse();
         apply(config(Map.of("workloadSourceSpoofing", "Any")));
-        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300)).as("Any: an allowed spoofed source passes").isTrue();
+        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300, YES)).as("Any: an allowed spoofed source passes").isTrue();
         b.exec("ip", "addr", "add", spoof + "/32", "dev", "eth0");
-        assertThat(udpArrives(b, spoof, outside, OUT_IP, 7300)).as("b sends from its own route: passes").isTrue();
+        assertThat(udpArrives(b, spoof, outside, OUT_IP, 7300, YES)).as("b sends from its own route: passes").isTrue();
         b.exec("ip", "addr", "add", "10.65.0.97/32", "dev", "eth0");
-        assertThat(udpArrives(b, "10.65.0.97", outside, OUT_IP, 7300)).as("a's prefixes are not b's: dropped").isFalse();
+        assertThat(udpArrives(b, "10.65.0.97", outside, OUT_IP, 7300, NO)).as("a's prefixes are not b's: dropped").isFalse();
         apply(config(Map.of()));
-        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300)).as("Disabled again: dropped").isFalse();
+        assertThat(udpArrives(a, spoof, outside, OUT_IP, 7300, NO)).as("Disabled again: dropped").isFalse();
     }
 
     /**
@@ -880,16 +880,16 @@ public abstract class PacketScenarios {
     @Test
     void vxlanIsAcceptedOnlyFromCalicoHosts() {
         start(Feature.HOST_INPUT_FILTER);
-        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789)).as("no rules").isTrue();
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789, YES)).as("no rules").isTrue();
         apply(config(Map.of()), new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", false, "Never", "Always",
                 false), new DataplaneUpdate.HostMetadataUpdate(NODE, HOST_IP, null, Map.of()));
-        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789)).as("not a Calico host").isFalse();
-        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4790)).as("other ports untouched").isTrue();
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789, NO)).as("not a Calico host").isFalse();
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4790, YES)).as("other ports untouched").isTrue();
         apply(new DataplaneUpdate.HostMetadataUpdate("node2", OUT_IP, null, Map.of()));
-        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789)).as("a Calico host").isTrue();
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789, YES)).as("a Calico host").isTrue();
         apply(new DataplaneUpdate.IpPoolUpdate("pool", "10.65.0.0/16", false, "Never", "Never", false),
                 new DataplaneUpdate.HostMetadataRemove("node2"));
-        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789)).as("VXLAN off: untouched").isTrue();
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789, YES)).as("VXLAN off: untouched").isTrue();
         assertThat(driver.refresh()).isZero();
     }
 
@@ -899,19 +899,19 @@ public abstract class PacketScenarios {
         start(Feature.HOST_INPUT_FILTER, Feature.IPV6);
         host.exec("ip", "-6", "addr", "add", HOST_IP6 + "/64", "dev", "up0", "nodad");
         outside.exec("ip", "-6", "addr", "add", OUT_IP6 + "/64", "dev", "eth0", "nodad");
-        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789)).as("no rules").isTrue();
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789, YES)).as("no rules").isTrue();
         apply(config(Map.of()), new DataplaneUpdate.IpPoolUpdate("pool6", "fd00:65::/64", false, "Never", "Always",
                 false), new DataplaneUpdate.HostMetadataUpdate(NODE, HOST_IP, HOST_IP6, Map.of()),
                 new DataplaneUpdate.HostMetadataUpdate("node2", OUT_IP, null, Map.of()));
-        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789)).as("not a Calico host's IPv6 address").isFalse();
-        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789)).as("no IPv4 VXLAN pool: IPv4 untouched").isTrue();
-        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4790)).as("other ports untouched").isTrue();
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789, NO)).as("not a Calico host's IPv6 address").isFalse();
+        assertThat(udpArrives(outside, OUT_IP, host, HOST_IP, 4789, YES)).as("no IPv4 VXLAN pool: IPv4 untouched").isTrue();
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4790, YES)).as("other ports untouched").isTrue();
         apply(new DataplaneUpdate.HostMetadataUpdate("node2", OUT_IP, OUT_IP6, Map.of()));
-        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789)).as("a Calico host").isTrue();
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789, YES)).as("a Calico host").isTrue();
         apply(new DataplaneUpdate.HostMetadataUpdate("node2", OUT_IP, null, Map.of()));
-        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789)).as("its IPv6 address gone").isFalse();
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789, NO)).as("its IPv6 address gone").isFalse();
         apply(new DataplaneUpdate.IpPoolUpdate("pool6", "fd00:65::/64", false, "Never", "Never", false));
-        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789)).as("IPv6 VXLAN off: untouched").isTrue();
+        assertThat(udpArrives(outside, OUT_IP6, host, HOST_IP6, 4789, YES)).as("IPv6 VXLAN off: untouched").isTrue();
         assertThat(driver.refresh()).isZero();
     }
 
@@ -962,10 +962,15 @@ public abstract class PacketScenarios {
     }
 
     /** {@return whether a datagram sent from {@code src} (bound to {@code srcIp}) reaches {@code dstIp:port} in {@code dst}} */
-    protected static boolean udpArrives(NetNs src, String srcIp, NetNs dst, String dstIp, int port) {
+    /**
+     * Whether one datagram sent from {@code srcIp} in {@code src} reaches {@code dstIp:port} in {@code dst}, waiting
+     * for it as long as the caller's expectation says: an arrival ends the wait at once, so an expected one ({@link #YES})
+     * waits long enough for a loaded machine's first IPv6 neighbour exchange; an unexpected one waits {@link #NO}.
+     */
+    protected static boolean udpArrives(NetNs src, String srcIp, NetNs dst, String dstIp, int port, Duration wait) {
         try (DatagramSocket rx = dst.call(() -> new DatagramSocket(new InetSocketAddress(InetAddress.getByName(dstIp),
                 port)))) {
-            rx.setSoTimeout(700);
+            rx.setSoTimeout((int) wait.toMillis());
             src.run(() -> {
                 try (DatagramSocket tx = new DatagramSocket(new InetSocketAddress(InetAddress.getByName(srcIp), 0))) {
                     byte[] m = "probe".getBytes(StandardCharsets.UTF_8);

@@ -609,8 +609,8 @@ class BpfPacketTest extends PacketScenarios {
         assertThat(scenarioDriver.refresh()).as("the stranger's edits, repaired").isPositive();
         assertThat(ifnets()).containsExactlyInAnyOrder(ifA + " 10.65.0.96/30", ifA + " fd00:65::90/124",
                 "0 10.96.0.0/12", "0 fd00:96::/112");
-        assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7302)).as("an allowed spoofed v6 source").isTrue();
-        assertThat(udpArrives(a, other6, outside, OUT_IP6, 7302)).as("outside a's v6 prefixes: dropped").isFalse();
+        assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7302, YES)).as("an allowed spoofed v6 source").isTrue();
+        assertThat(udpArrives(a, other6, outside, OUT_IP6, 7302, NO)).as("outside a's v6 prefixes: dropped").isFalse();
         try (NetNs.Listener s = a.tcpListener(svc6, 7303)) {
             assertThat(outside.tcpConnects(svc6, 7303, NO)).as("v6 service address not DNAT'd: dropped").isFalse();
             assertThat(refused(outside, svc6, 7303)).as("Drop: silent").isFalse();
@@ -627,7 +627,7 @@ class BpfPacketTest extends PacketScenarios {
             assertThat(ifnets()).as("spoofing Disabled, loop prevention Disabled: nothing").isEmpty();
             assertThat(configFlags() & (PolicyMaps.CFG_SVC_LOOP | PolicyMaps.CFG_SVC_REJECT)).isZero();
             assertThat(outside.tcpConnects(svc6, 7303, YES)).as("Disabled: forwarded").isTrue();
-            assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7302)).as("spoofing Disabled: dropped").isFalse();
+            assertThat(udpArrives(a, spoof6, outside, OUT_IP6, 7302, NO)).as("spoofing Disabled: dropped").isFalse();
         }
         apply(new DataplaneUpdate.ConfigUpdate(FelixSettings.from(new HashMap<>(any))),
                 new DataplaneUpdate.WorkloadEndpointRemove("test/a"));
