@@ -82,7 +82,6 @@ public final class TyphaClient implements AutoCloseable {
     private boolean chunksDone;
     private long streamMaxRevision;
     private SyncerStatus status;
-    private boolean running;
     private int generation;
     private int addressIndex = -1;
     /** The replicas rotated through: options.addresses(), then each rediscovery's answer. */
@@ -90,27 +89,46 @@ public final class TyphaClient implements AutoCloseable {
     private Duration backoff;
     private ClientCallStreamObserver<ClientMessage> call;
     private long lastReceivedNanos;
-    private long connections;
-    private String connectedTo;
-    /** Whether the current stream has heard from typha. */
-    private boolean connected;
-    /** nanoTime since when no stream has heard from typha (set at start). */
-    private long disconnectedSinceNanos;
     /**
-     * The five fields above as of their last change, published under the lock and read without it by
-     * {@link #connectionStats()}: callbacks run under the lock, and a listener that holds a lock of its own
-     * while asking for the stats (felix's health report) would otherwise wait for ours while our callback
-     * waits for its lock.
+     * The connection's state: replaced whole under the lock, read without it by {@link #connectionStats()}
+     * (callbacks run under the lock, and a listener that holds a lock of its own while asking for the stats,
+     * felix's health report, would otherwise wait for ours while our callback waits for its lock).
      */
-    private volatile Published published = new Published(false, null, 0, 0, false);
+    private volatile Connection connection = new Connection(false, false, null, 0, 0);
 
-    private record Published(boolean connected, String address, long attempts, long disconnectedSinceNanos,
-                             boolean running) {
-    }
+    /**
+     * @param running                whether the client is started and not closed
+     * @param connected              whether the current stream has heard from typha
+     * @param address                the current stream's typha, or null between streams
+     * @param attempts               streams opened so far
+     * @param disconnectedSinceNanos nanoTime since when no stream has heard from typha (set at start)
+     */
+    private record Connection(boolean running, boolean connected, String address, long attempts,
+                              long disconnectedSinceNanos) {
 
-    /** Called under the lock after any of the published fields changed. */
-    private void publish() {
-        published = new Published(connected, connectedTo, connections, disconnectedSinceNanos, running);
+        Connection started(long now) {
+            return new Connection(true, connected, address, attempts, now);
+        }
+
+        Connection closed() {
+            return new Connection(false, connected, address, attempts, disconnectedSinceNanos);
+        }
+
+        Connection opening() {
+            return new Connection(running, connected, address, attempts + 1, disconnectedSinceNanos);
+        }
+
+        Connection streamTo(String to) {
+            return new Connection(running, connected, to, attempts, disconnectedSinceNanos);
+        }
+
+        Connection heard() {
+            return new Connection(running, true, address, attempts, disconnectedSinceNanos);
+        }
+
+        Connection ended(long now) {
+            return new Connection(running, false, null, attempts, connected ? now : disconnectedSinceNanos);
+        }
     }
 
     public TyphaClient(TyphaClientOptions options, SyncerCallbacks callbacks) {
@@ -137,12 +155,10 @@ public final class TyphaClient implements AutoCloseable {
 
     public void start() {
         synchronized (lock) {
-            if (running) {
+            if (connection.running()) {
                 return;
             }
-            running = true;
-            disconnectedSinceNanos = System.nanoTime();
-            publish();
+            connection = connection.started(System.nanoTime());
             setStatus(SyncerStatus.WAIT_FOR_DATASTORE);
         }
         long check = Math.max(10, options.readTimeout().toMillis() / 4);
@@ -159,16 +175,12 @@ public final class TyphaClient implements AutoCloseable {
 
     /** {@return how many streams have been opened so far} */
     public long connections() {
-        synchronized (lock) {
-            return connections;
-        }
+        return connection.attempts();
     }
 
     /** {@return the address of the current stream, or null between streams} */
     public String connectedTo() {
-        synchronized (lock) {
-            return connectedTo;
-        }
+        return connection.address();
     }
 
     /**
@@ -182,9 +194,9 @@ public final class TyphaClient implements AutoCloseable {
     public record ConnectionStats(boolean connected, String address, long attempts, Duration disconnectedFor) {
     }
 
-    /** {@return the connection's state now}; never waits for the client's lock (see {@link #published}) */
+    /** {@return the connection's state now}; never waits for the client's lock (see {@link #connection}) */
     public ConnectionStats connectionStats() {
-        Published p = published;
+        Connection p = connection;
         return new ConnectionStats(p.connected(), p.address(), p.attempts(), p.connected() || !p.running() ? Duration.ZERO
                 : Duration.ofNanos(System.nanoTime() - p.disconnectedSinceNanos()));
     }
@@ -200,9 +212,8 @@ public final class TyphaClient implements AutoCloseable {
     public void close() {
         ClientCallStreamObserver<ClientMessage> c;
         synchronized (lock) {
-            running = false;
+            connection = connection.closed();
             generation++;
-            publish();
             c = call;
             call = null;
             inflater.close(); // no stream of this client handles messages any more
@@ -241,7 +252,7 @@ public final class TyphaClient implements AutoCloseable {
         String address;
         List<String> fresh = rotationDone() ? rediscover() : null; // outside the lock: it may call an API server
         synchronized (lock) {
-            if (!running) {
+            if (!connection.running()) {
                 return;
             }
             gen = ++generation;
@@ -251,8 +262,7 @@ public final class TyphaClient implements AutoCloseable {
             }
             addressIndex = (addressIndex + 1) % addresses.size();
             address = addresses.get(addressIndex);
-            connections++;
-            publish();
+            connection = connection.opening();
             lastReceivedNanos = System.nanoTime();
             seenInSnapshot = new HashSet<>();
             chunksDone = false;
@@ -337,18 +347,13 @@ public final class TyphaClient implements AutoCloseable {
         Duration wait;
         boolean lost;
         synchronized (lock) {
-            if (!running || gen != generation) {
+            if (!connection.running() || gen != generation) {
                 return;
             }
             generation++;
             call = null;
-            connectedTo = null;
-            lost = connected;
-            if (connected) {
-                connected = false;
-                disconnectedSinceNanos = System.nanoTime();
-            }
-            publish();
+            lost = connection.connected();
+            connection = connection.ended(System.nanoTime());
             wait = immediately ? Duration.ZERO : jittered(backoff);
             Duration doubled = backoff.multipliedBy(2);
             backoff = doubled.compareTo(options.maxBackoff()) > 0 ? options.maxBackoff() : doubled;
@@ -393,12 +398,11 @@ public final class TyphaClient implements AutoCloseable {
     /** Handles one message of the current stream; called under lock. {@return whether it is the first typha sent since the client was last connected} */
     private boolean handle(ClientCallStreamObserver<ClientMessage> c, ServerMessage m) {
         lastReceivedNanos = System.nanoTime();
-        boolean first = !connected;
+        boolean first = !connection.connected();
         if (first) {
-            connected = true;
-            publish();
-            log.info("Connected to typha at {} (attempt {}, {} ms after the last stream was lost)", connectedTo, connections,
-                    (lastReceivedNanos - disconnectedSinceNanos) / 1_000_000);
+            connection = connection.heard();
+            log.info("Connected to typha at {} (attempt {}, {} ms after the last stream was lost)", connection.address(),
+                    connection.attempts(), (lastReceivedNanos - connection.disconnectedSinceNanos()) / 1_000_000);
         }
         switch (m.getPayloadCase()) {
             case HELLO -> {
@@ -520,8 +524,7 @@ public final class TyphaClient implements AutoCloseable {
                     return;
                 }
                 call = requestStream;
-                connectedTo = address;
-                publish();
+                connection = connection.streamTo(address);
             }
         }
 
