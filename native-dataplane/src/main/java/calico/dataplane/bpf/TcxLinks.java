@@ -13,7 +13,8 @@ import java.util.Optional;
  * or a descriptor holds it: holding it means a stranger removing the pin does not take the program
  * off the hook. (Were the pin the only reference, the kernel would release the link some time
  * after the unlink, in a deferred work item, and the hook would be open until the next refresh
- * noticed; the refresh puts a missing pin back instead.) {@link #close} lets go of the descriptors
+ * noticed; the refresh puts a missing pin back instead. For the same reason {@link #detach}
+ * detaches the link itself rather than relying on that release.) {@link #close} lets go of the descriptors
  * and keeps the pins, so the programs outlive the process. Confined to the driver's thread.
  */
 public final class TcxLinks implements AutoCloseable {
@@ -96,8 +97,26 @@ public final class TcxLinks implements AutoCloseable {
         pin(link, pin, "tcx: pinning the link of " + pin.getFileName() + " again");
     }
 
-    /** {@return whether a link was held or pinned at {@code pin}}; lets go of it and removes the pin, which detaches it. */
+    /**
+     * {@return whether a link was held or pinned at {@code pin}}: takes it off its hook at once
+     * ({@code BPF_LINK_DETACH}), lets go of it and removes the pin. Letting go alone would leave the
+     * program on the hook until the kernel's deferred release of the unlinked pin ran (later still
+     * under load), or for as long as anyone else holds the link.
+     */
     public boolean detach(Path pin) {
+        Integer link = held.get(pin);
+        if (link != null) {
+            detachNow(link, pin);
+        } else if (Files.exists(pin)) {
+            int pinned = BpfCalls.lib().bpf_obj_get(pin.toString());
+            if (pinned >= 0) {
+                try {
+                    detachNow(pinned, pin);
+                } finally {
+                    BpfFs.LibC.INSTANCE.close(pinned);
+                }
+            }
+        }
         boolean wasHeld = release(pin);
         return Tcx.delete(pin) || wasHeld;
     }
@@ -123,6 +142,14 @@ public final class TcxLinks implements AutoCloseable {
             BpfFs.LibC.INSTANCE.close(link);
         }
         return link != null;
+    }
+
+    /** {@code BPF_LINK_DETACH} (the kernel answers 0 for a link already off its hook: interface gone, a stranger's detach). */
+    private static void detachNow(int link, Path pin) {
+        int rc = BpfCalls.lib().bpf_link_detach(link);
+        if (rc != 0) {
+            throw new BpfException("tcx: detach the link pinned at " + pin, BpfCalls.errno(rc));
+        }
     }
 
     private static boolean onInterface(int link, int ifindex) {
