@@ -260,6 +260,18 @@ public final class KubernetesDatastore implements Datastore {
         }
     }
 
+    /** {@return every object of {@code source} at exactly {@code revision}}, empty once it is compacted */
+    private Optional<List<GenericKubernetesResource>> listExactly(ResourceKind kind, Source source, String ns,
+                                                                  long revision) {
+        List<GenericKubernetesResource> out = new ArrayList<>();
+        try {
+            listSource(kind, source, ns, revision, true, config.listPageSize(), out::add);
+            return Optional.of(out);
+        } catch (ContinueExpired | RevisionExpired e) {
+            return Optional.empty();
+        }
+    }
+
     private static ListOptionsBuilder pageOptions(int pageSize) {
         ListOptionsBuilder b = new ListOptionsBuilder();
         return pageSize > 0 ? b.withLimit((long) pageSize) : b;
@@ -446,6 +458,7 @@ public final class KubernetesDatastore implements Datastore {
                 (source, obj, deleted) -> readReporting(kind, source, tree(obj), deleted), watches::remove);
         watches.add(w);
         w.start((source, options, watcher) -> collection(watchClient, source, ns).watch(options, watcher),
+                (source, revision) -> listExactly(kind, source, ns, revision),
                 bookmarkTimer, config.bookmarkInterval(), config.watchTimeout());
         return w;
     }
