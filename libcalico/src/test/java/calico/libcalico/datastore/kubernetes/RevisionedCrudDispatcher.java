@@ -32,7 +32,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>a watch from resourceVersion R replays every retained change after R, then follows live
  *       (the mock would send the current objects as ADDED instead);</li>
  *   <li>{@link #compact()} drops the history; a watch from before it gets the API server's
- *       {@code ERROR} event with status 410 "too old resource version";</li>
+ *       {@code ERROR} event with status 410 "too old resource version", a list at exactly a
+ *       revision before it ({@code resourceVersionMatch=Exact}) a 410;</li>
  *   <li>DELETE honours {@code preconditions.resourceVersion} (409 when stale).</li>
  * </ul>
  * Every request is handled under one lock, so each is atomic, as in the real server.
@@ -55,6 +56,12 @@ final class RevisionedCrudDispatcher extends KubernetesCrudDispatcher {
 
     @Override
     public synchronized MockResponse dispatch(RecordedRequest request) {
+        if (request.method() == HttpMethod.GET && "Exact".equals(queryParameter(request.getPath(), "resourceVersionMatch"))
+                && Long.parseLong(queryParameter(request.getPath(), "resourceVersion")) < compactedAt) {
+            // etcd's answer to a read at a compacted revision (a later one is answered with the latest state).
+            return new MockResponse().setResponseCode(410).setBody(status(410, "Expired",
+                    "The resourceVersion for the provided list is too old."));
+        }
         if (request.method() == HttpMethod.DELETE) {
             MockResponse refused = checkPrecondition(request);
             if (refused != null) {
