@@ -3,6 +3,7 @@ package calico.charts;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.charts.ImageArchive.Commands;
+import calico.dataplane.testing.NetNs;
 import calico.libcalico.testing.Await;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
@@ -194,7 +195,7 @@ class ChartImagesTest {
         String user = config.path("User").asText();
         Path snapshots = Files.createDirectories(rootfs.resolve("var/lib/goldmane"));
         Commands.run(List.of("chown", user, snapshots.toString()));
-        String ns = "img-" + ProcessHandle.current().pid();
+        String ns = NetNs.newName("img");
         Commands.run(List.of("ip", "netns", "add", ns));
         Process process = null;
         try {

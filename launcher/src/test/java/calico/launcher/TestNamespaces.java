@@ -1,7 +1,7 @@
 package calico.launcher;
 
+import calico.dataplane.testing.NetNs;
 import java.util.List;
-import java.util.UUID;
 
 /** The tests' network namespaces: a unique prefix per test, and their deletion afterwards. */
 final class TestNamespaces {
@@ -9,9 +9,13 @@ final class TestNamespaces {
     private TestNamespaces() {
     }
 
-    /** {@return a fresh prefix} ({@code nd-<random>-}: this part's tests, never another's). */
+    /**
+     * {@return a fresh prefix}: an owned name and a dash ({@code nd-p<pid>-<8 hex>-}: this part's tests,
+     * never another's), so that what a killed test JVM left is deleted by the next fixture's sweep
+     * ({@link NetNs#newName}).
+     */
     static String uniquePrefix() {
-        return "nd-" + UUID.randomUUID().toString().substring(0, 6) + "-";
+        return NetNs.newName("nd") + "-";
     }
 
     /** {@return the namespaces whose names start with {@code prefix}}, sorted. */

@@ -3,6 +3,7 @@ package calico.confd.e2e;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import calico.confd.Await;
+import calico.dataplane.testing.NetNs;
 import calico.libcalico.bird.BirdControl;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -11,7 +12,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -29,12 +29,15 @@ final class NetnsLab implements AutoCloseable {
     private final Process[] birds;
 
     NetnsLab(Path dir, int n) throws IOException, InterruptedException {
-        this(dir, n, "confd-");
+        this(dir, n, "confd");
     }
 
-    /** @param namePrefix the start of every namespace's name (a random part follows) */
+    /**
+     * @param namePrefix the start of every namespace's name; an owned part follows
+     *                   ({@code NetNs.newName}: a killed test JVM's namespaces are deleted by the next fixture)
+     */
     NetnsLab(Path dir, int n, String namePrefix) throws IOException, InterruptedException {
-        this.prefix = namePrefix + UUID.randomUUID().toString().substring(0, 6);
+        this.prefix = NetNs.newName(namePrefix);
         this.dir = dir;
         this.n = n;
         this.birds = new Process[n + 1];

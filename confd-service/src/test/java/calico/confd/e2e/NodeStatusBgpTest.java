@@ -63,7 +63,7 @@ class NodeStatusBgpTest {
     void reporterAndCalicoctlShowTheEstablishedMesh() throws Exception {
         NetnsLab.assumeBirdAndRoot();
         assertThat(CALICOCTL_JAR).as("the packaged calicoctl (built before confd-service in the reactor)").exists();
-        lab = new NetnsLab(tmp, 2, "ns-");
+        lab = new NetnsLab(tmp, 2, "ns");
         datastore = new MemoryDatastore();
         datastore.create(pool("pool", "10.98.0.0/16", false, false));
         datastore.create(bgpConfig("default", config(true, 64512L)));

@@ -55,7 +55,7 @@ class PasswordBgpTest {
     @Test
     void samePasswordEstablishesAWrongOneDoesNot() throws Exception {
         NetnsLab.assumeBirdAndRoot();
-        lab = new NetnsLab(tmp, 2, "b9-");
+        lab = new NetnsLab(tmp, 2, "b9");
         datastore = new MemoryDatastore();
         datastore.create(pool("pool", "10.98.0.0/16", false, false));
         datastore.create(bgpConfig("default", config(false, 64512L)));

@@ -42,7 +42,7 @@ class ReachableByBgpTest {
     @Test
     void staticRouteToThePeerViaTheGatewayBringsTheSessionUp() throws Exception {
         NetnsLab.assumeBirdAndRoot();
-        lab = new NetnsLab(tmp, 2, "b9-");
+        lab = new NetnsLab(tmp, 2, "b9");
         NetnsLab.ip("-n", lab.ns(2), "addr", "add", "10.77.0.2/32", "dev", "lo");
         assertThat(NetnsLab.ip("-n", lab.ns(1), "route", "show", "10.77.0.2")).as("no route before").isBlank();
 

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 class LeftoversSweepTest {
 
     /** A child JVM that made a namespace and a bpffs (their names read from its output). */
-    private record Owner(Process process, String netns, Path bpffs) {
+    private record Owner(Process process, String netns, Path bpffs, String suffixed) {
 
         static Owner start() throws Exception {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -29,7 +29,8 @@ class LeftoversSweepTest {
             BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
             String netns = field(out.readLine(), "netns ", p);
             Path bpffs = Path.of(field(out.readLine(), "bpffs ", p));
-            return new Owner(p, netns, bpffs);
+            String suffixed = field(out.readLine(), "suffixed ", p);
+            return new Owner(p, netns, bpffs, suffixed);
         }
 
         private static String field(String line, String key, Process p) {
@@ -42,6 +43,10 @@ class LeftoversSweepTest {
 
         boolean netnsExists() {
             return Files.exists(Path.of("/run/netns", netns));
+        }
+
+        boolean suffixedExists() {
+            return Files.exists(Path.of("/run/netns", suffixed));
         }
 
         /** Ends it as a normal exit would (stdin closed: it closes both), or kills it if it does not. */
@@ -61,11 +66,14 @@ class LeftoversSweepTest {
         try {
             killed.process().destroyForcibly().waitFor(); // SIGKILL: no shutdown hook runs
             assertThat(killed.netnsExists()).as("the killed JVM's namespace is left behind").isTrue();
+            assertThat(killed.suffixedExists()).isTrue();
             assertThat(BpfFs.isBpfFs(killed.bpffs())).as("the killed JVM's bpffs is left mounted").isTrue();
 
             try (NetNs ns = NetNs.create("calico-sweep")) {
                 assertThat(killed.netnsExists()).as("a new namespace swept the dead JVM's").isFalse();
+                assertThat(killed.suffixedExists()).as("and its namespace named <owned name>-<suffix>").isFalse();
                 assertThat(live.netnsExists()).as("a live JVM's namespace is untouched").isTrue();
+                assertThat(live.suffixedExists()).as("a live JVM's suffixed namespace is untouched").isTrue();
                 assertThat(BpfFs.isBpfFs(killed.bpffs())).as("namespaces sweep only namespaces").isTrue();
             }
             try (PrivateBpfFs fs = PrivateBpfFs.mount()) {
@@ -85,6 +93,7 @@ class LeftoversSweepTest {
             PrivateBpfFs.sweepLeftovers();
         }
         assertThat(live.netnsExists()).as("the live JVM removed its own when it ended").isFalse();
+        assertThat(live.suffixedExists()).isFalse();
         assertThat(live.bpffs()).doesNotExist();
     }
 }

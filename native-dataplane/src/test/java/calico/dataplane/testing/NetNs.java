@@ -77,12 +77,21 @@ public final class NetNs implements AutoCloseable {
      * up, after deleting the namespaces a test JVM that no longer runs left behind.
      */
     public static NetNs create(String prefix) {
-        sweepLeftovers();
-        String name = Owned.name(prefix);
+        String name = newName(prefix);
         run(true, "ip", "netns", "add", name);
         NetNs ns = new NetNs(name);
         ns.exec("ip", "link", "set", "lo", "up");
         return ns;
+    }
+
+    /**
+     * {@return a new name owned by this JVM} ({@link Owned}), after deleting the namespaces test JVMs that
+     * are gone left behind: for tests that make their namespaces themselves, one with this name or several
+     * named {@code <name>-<suffix>}, and delete them themselves (the sweep is for a JVM killed first).
+     */
+    public static String newName(String prefix) {
+        sweepLeftovers();
+        return Owned.name(prefix);
     }
 
     /** Deletes the namespaces of test JVMs that are gone (killed before their shutdown hooks ran). */

@@ -7,14 +7,15 @@ import java.util.regex.Pattern;
 
 /**
  * Names of what a test JVM makes outside itself (network namespaces, private bpffs mounts), carrying the
- * JVM's pid: {@code <prefix>-p<pid>-<8 hex>}. A JVM killed before its shutdown hooks ran (SIGKILL: a
+ * JVM's pid: {@code <prefix>-p<pid>-<8 hex>}, or that followed by {@code -<suffix>} (several namespaces
+ * under one owned name: confd's BGP lab, the launcher's {@code <prefix>node-<i>}). A JVM killed before its shutdown hooks ran (SIGKILL: a
  * surefire fork killed on timeout) leaves them behind; the next fixture that starts recognises them by
  * name and removes those whose owner is gone. Only names of exactly this form are ever swept, and never
  * while their owner runs.
  */
 public final class Owned {
 
-    private static final Pattern NAME = Pattern.compile("^[A-Za-z0-9_.-]+-p(\\d{1,10})-[0-9a-f]{8}$");
+    private static final Pattern NAME = Pattern.compile("^[A-Za-z0-9_.-]+?-p(\\d{1,10})-[0-9a-f]{8}(-[A-Za-z0-9_.-]+)?$");
 
     private Owned() {
     }
