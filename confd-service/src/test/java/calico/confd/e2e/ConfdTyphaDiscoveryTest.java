@@ -11,6 +11,7 @@ import calico.libcalico.datastore.etcd.EtcdDatastore;
 import calico.libcalico.health.HealthAggregator;
 import calico.libcalico.testing.EtcdAdmin;
 import calico.libcalico.testing.EtcdServerExtension;
+import calico.libcalico.testing.MockApiClients;
 import calico.typha.server.ServerSettings;
 import calico.typha.server.TyphaServer;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
@@ -47,7 +48,8 @@ class ConfdTyphaDiscoveryTest {
     @Test
     void findsTyphaThroughItsServiceAndRendersFromIt() throws Exception {
         EtcdAdmin.wipe(ETCD.endpoint());
-        try (Datastore etcd = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
+        try (KubernetesClient api = MockApiClients.loadTolerant(client);
+             Datastore etcd = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()));
              Datastore typhaStore = new EtcdDatastore(EtcdConfig.of(ETCD.endpoint()))) {
             etcd.create(node("node-1", "10.99.0.1/24"));
             etcd.create(node("node-2", "10.99.0.2/24"));
@@ -62,13 +64,13 @@ class ConfdTyphaDiscoveryTest {
                     Map.entry("CALICO_BIRD_CONFIG", config.toString()), Map.entry("CALICO_CONFD_RESYNC_INTERVAL", "1"),
                     Map.entry("CALICO_CONFD_PEER_POLL_INTERVAL", "1"), Map.entry("CONFD_ADMINPORT", "0"),
                     Map.entry("CONFD_ADMINHOST", "127.0.0.1"), Map.entry("CONFD_HEALTHPORT", "0"),
-                    Map.entry("CONFD_HEALTHHOST", "127.0.0.1")), client)) {
+                    Map.entry("CONFD_HEALTHHOST", "127.0.0.1")), api)) {
                 HealthAggregator health = app.health();
                 Await.until("health says confd is looking for typha", Duration.ofSeconds(30),
                         () -> health.status("confd").orElseThrow().detail().contains("has no ready endpoint"));
                 assertThat(typha.connectionCount()).isZero();
 
-                client.discovery().v1().endpointSlices().inNamespace("calico-system").resource(new EndpointSliceBuilder()
+                api.discovery().v1().endpointSlices().inNamespace("calico-system").resource(new EndpointSliceBuilder()
                         .withNewMetadata().withNamespace("calico-system").withName("calico-typha-x")
                         .addToLabels("kubernetes.io/service-name", "calico-typha").endMetadata()
                         .withAddressType("IPv4").addNewPort().withName("calico-typha").withPort(typha.port()).endPort()

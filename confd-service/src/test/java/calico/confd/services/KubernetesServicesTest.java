@@ -15,6 +15,7 @@ import calico.confd.render.BirdConfigBuilder;
 import calico.confd.render.SecretSource;
 import calico.libcalico.datastore.memory.MemoryDatastore;
 import calico.libcalico.syncer.WatcherSyncer;
+import calico.libcalico.testing.MockApiClients;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
@@ -48,19 +49,20 @@ class KubernetesServicesTest {
     @Test
     void localPolicyFollowsTheEndpointAndDisabledAggregationAdvertisesEachIp() throws Exception {
         Path config = tmp.resolve("bird.cfg");
-        try (MemoryDatastore ds = new MemoryDatastore();
+        try (KubernetesClient api = MockApiClients.loadTolerant(client);
+             MemoryDatastore ds = new MemoryDatastore();
              ConfdDaemon daemon = new ConfdDaemon("node-1", "", new BirdConfigBuilder(SecretSource.none()),
                      new ConfigFile(config, new BirdValidator("/usr/sbin/bird")),
                      new BirdControl(tmp.resolve("no-bird.ctl"), Duration.ofSeconds(1)), Duration.ofMillis(500));
              WatcherSyncer syncer = new WatcherSyncer(ds, BgpStore.KINDS, daemon);
-             KubernetesServices services = new KubernetesServices(client, "node-1", daemon::onServices)) {
+             KubernetesServices services = new KubernetesServices(api, "node-1", daemon::onServices)) {
             ds.create(node("node-1", "10.0.0.1/24"));
             ds.create(bgpConfig("default", new BGPConfigurationSpec(null, null, null,
                     List.of(new BGPConfigurationSpec.CidrBlock("198.51.100.0/24")), null, null, null, null, null, null,
                     null, null, null, null, null, "Disabled")));
-            client.services().inNamespace("ns1").resource(lb("web", "Local", "198.51.100.10")).create();
-            client.services().inNamespace("ns1").resource(lb("api", "Cluster", "198.51.100.20")).create();
-            client.discovery().v1().endpointSlices().inNamespace("ns1").resource(slice("web", "node-1")).create();
+            api.services().inNamespace("ns1").resource(lb("web", "Local", "198.51.100.10")).create();
+            api.services().inNamespace("ns1").resource(lb("api", "Cluster", "198.51.100.20")).create();
+            api.discovery().v1().endpointSlices().inNamespace("ns1").resource(slice("web", "node-1")).create();
             syncer.start();
             services.start();
 
@@ -71,12 +73,12 @@ class KubernetesServicesTest {
                     .doesNotContain("198.51.100.0/24");
 
             // web's endpoint moves to node-2: node-1 stops advertising web, keeps api.
-            client.discovery().v1().endpointSlices().inNamespace("ns1").resource(slice("web", "node-2")).update();
+            api.discovery().v1().endpointSlices().inNamespace("ns1").resource(slice("web", "node-2")).update();
             await("web withdrawn", () -> !Files.readString(config).contains("198.51.100.10"));
             assertThat(Files.readString(config)).contains("route 198.51.100.20/32 blackhole;");
 
             // api deleted: its route goes too.
-            client.services().inNamespace("ns1").withName("api").delete();
+            api.services().inNamespace("ns1").withName("api").delete();
             await("api withdrawn", () -> !Files.readString(config).contains("198.51.100.20"));
         }
     }
