@@ -58,7 +58,8 @@ import org.slf4j.LoggerFactory;
  * {@code Compacted}, unless the watch cache says it starts after the source's position while
  * etcd still has the revisions between: then the changes between are read from two exact lists
  * and the source's stream opens again where the cache starts ({@link #gone}). Any other end of
- * a Kubernetes watch that fabric8 does not resume on its own queues {@code Failed}. Exactly one terminal event, nothing after it, nothing after close.
+ * a Kubernetes watch that fabric8 does not resume on its own queues {@code Failed}. Exactly one
+ * terminal event, nothing after it, nothing after close.
  */
 final class KubernetesWatch implements Watch {
 
