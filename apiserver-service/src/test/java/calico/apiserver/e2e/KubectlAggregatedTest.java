@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import calico.api.model.ResourceKind;
 import calico.controlplane.ControlPlane;
+import calico.libcalico.testing.Await;
 import calico.libcalico.testing.KubeControlPlaneExtension;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -122,6 +123,52 @@ class KubectlAggregatedTest extends KubectlScenarios {
         assertThat(ok(k.run(changed, "apply", "--server-side", "-f", "-")).out()).contains("serverside-applied");
         assertThat(stored.get()).contains(to);
         return applied;
+    }
+
+    /**
+     * A watch from the resourceVersion of a list delivers every later change, also when
+     * kube-apiserver's watch cache of one of the kind's sources started after that list (the CI
+     * flake: {@code kubectl get -w} on GlobalNetworkPolicies answered {@code Expired: too old
+     * resource version: 388 (389)}, the AdminNetworkPolicy cache made by that very list). A spec
+     * change of the AdminNetworkPolicy CRD makes kube-apiserver start a new cache, after an
+     * AdminNetworkPolicy made since the list; the watch through this server still delivers it.
+     */
+    @Test
+    void aWatchFromAListsResourceVersionSurvivesAWatchCacheStartedAfterIt() {
+        Kubectl k = admin();
+        String listed = ok(k.run(null, "get", "globalnetworkpolicies.projectcalico.org", "-o",
+                "jsonpath={.metadata.resourceVersion}")).out().strip();
+        cp().kubectlWithInput("""
+                apiVersion: policy.networking.k8s.io/v1alpha1
+                kind: AdminNetworkPolicy
+                metadata: {name: after-the-list}
+                spec:
+                  priority: 9
+                  subject: {namespaces: {}}
+                  ingress: [{name: deny-all, action: Deny, from: [{namespaces: {}}]}]
+                """, "apply", "-f", "-");
+        try {
+            String crd = "adminnetworkpolicies.policy.networking.k8s.io";
+            cp().kubectl("patch", "crd", crd, "--type=json", "-p", "[{\"op\":\"add\",\"path\":"
+                    + "\"/spec/versions/0/schema/openAPIV3Schema/description\",\"value\":\"changed by "
+                    + "KubectlAggregatedTest\"}]");
+            long changed = Long.parseLong(cp().kubectl("get", "crd", crd, "-o",
+                    "jsonpath={.metadata.resourceVersion}").strip());
+            Pattern tooOld = Pattern.compile("too old resource version: \\d+ \\((\\d+)\\)");
+            Await.until("a new AdminNetworkPolicy watch cache, started after " + changed,
+                    Duration.ofSeconds(60), () -> {
+                        var m = tooOld.matcher(cp().kubectl("get", "--raw", "/apis/policy.networking.k8s.io/v1alpha1/"
+                                + "adminnetworkpolicies?watch=1&timeoutSeconds=1&resourceVersion=" + listed));
+                        return m.find() && Long.parseLong(m.group(1)) >= changed;
+                    });
+
+            String watched = ok(k.run(null, "get", "--raw", "/apis/projectcalico.org/v3/globalnetworkpolicies"
+                    + "?watch=1&timeoutSeconds=5&resourceVersion=" + listed)).out();
+            assertThat(watched).doesNotContain("Expired")
+                    .containsPattern("\"type\":\"ADDED\".*\"name\":\"kanp\\.adminnetworkpolicy\\.after-the-list\"");
+        } finally {
+            cp().kubectl("delete", "adminnetworkpolicy", "after-the-list", "--ignore-not-found");
+        }
     }
 
     /**
