@@ -134,10 +134,12 @@ class KubectlAggregatedTest extends KubectlScenarios {
      * AdminNetworkPolicy made since the list; the watch through this server still delivers it.
      */
     @Test
-    void aWatchFromAListsResourceVersionSurvivesAWatchCacheStartedAfterIt() {
+    void aWatchFromAListsResourceVersionSurvivesAWatchCacheStartedAfterIt() throws Exception {
         Kubectl k = admin();
-        String listed = ok(k.run(null, "get", "globalnetworkpolicies.projectcalico.org", "-o",
-                "jsonpath={.metadata.resourceVersion}")).out().strip();
+        // The server's list (kubectl get prints a list of its own, without the resourceVersion).
+        String listed = new com.fasterxml.jackson.databind.ObjectMapper().readTree(ok(k.run(null, "get", "--raw",
+                "/apis/projectcalico.org/v3/globalnetworkpolicies")).out()).path("metadata").path("resourceVersion").asText();
+        assertThat(listed).isNotEmpty();
         cp().kubectlWithInput("""
                 apiVersion: policy.networking.k8s.io/v1alpha1
                 kind: AdminNetworkPolicy
