@@ -14,8 +14,9 @@ import java.util.Optional;
  * off the hook. (Were the pin the only reference, the kernel would release the link some time
  * after the unlink, in a deferred work item, and the hook would be open until the next refresh
  * noticed; the refresh puts a missing pin back instead. For the same reason {@link #detach}
- * detaches the link itself rather than relying on that release.) {@link #close} lets go of the descriptors
- * and keeps the pins, so the programs outlive the process. Confined to the driver's thread.
+ * detaches the link itself rather than relying on that release.) {@link #close} lets go of the
+ * descriptors and keeps the pins, so the programs outlive the process. Confined to the driver's
+ * thread.
  */
 public final class TcxLinks implements AutoCloseable {
 
@@ -106,12 +107,12 @@ public final class TcxLinks implements AutoCloseable {
     public boolean detach(Path pin) {
         Integer link = held.get(pin);
         if (link != null) {
-            detachNow(link, pin);
+            detachNow(link);
         } else if (Files.exists(pin)) {
             int pinned = BpfCalls.lib().bpf_obj_get(pin.toString());
             if (pinned >= 0) {
                 try {
-                    detachNow(pinned, pin);
+                    detachNow(pinned);
                 } finally {
                     BpfFs.LibC.INSTANCE.close(pinned);
                 }
@@ -144,12 +145,12 @@ public final class TcxLinks implements AutoCloseable {
         return link != null;
     }
 
-    /** {@code BPF_LINK_DETACH} (the kernel answers 0 for a link already off its hook: interface gone, a stranger's detach). */
-    private static void detachNow(int link, Path pin) {
-        int rc = BpfCalls.lib().bpf_link_detach(link);
-        if (rc != 0) {
-            throw new BpfException("tcx: detach the link pinned at " + pin, BpfCalls.errno(rc));
-        }
+    /**
+     * {@code BPF_LINK_DETACH} (0 also for a link already off its hook: interface gone, a stranger's
+     * detach). A refusal (no link pinned there) is left to the pin's removal, as before.
+     */
+    private static void detachNow(int link) {
+        BpfCalls.lib().bpf_link_detach(link);
     }
 
     private static boolean onInterface(int link, int ifindex) {
