@@ -22,11 +22,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class LoopbackForward implements AutoCloseable {
 
     private final ServerSocket server;
+    private final Thread accept;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
 
     private LoopbackForward(NetNs ns, int port) {
         this.server = ns.call(() -> new ServerSocket(port, 50, InetAddress.getLoopbackAddress()));
-        Thread accept = new Thread(this::acceptLoop, "loopback-forward-" + ns.name() + "-" + port);
+        this.accept = new Thread(this::acceptLoop, "loopback-forward-" + ns.name() + "-" + port);
         accept.setDaemon(true);
         accept.start();
     }
@@ -102,12 +103,22 @@ public final class LoopbackForward implements AutoCloseable {
         }
     }
 
+    /**
+     * Stops listening, then closes every relayed connection. Returns once the listening socket is gone: the JDK
+     * leaves a socket that a thread is blocked accepting on to that thread to release when it wakes, so until the
+     * accept loop has ended the port still takes connections.
+     */
     @Override
     public void close() {
         try {
             server.close();
         } catch (IOException ignored) {
             // already closed
+        }
+        try {
+            accept.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         open.forEach(LoopbackForward::closeQuietly);
         open.clear();
