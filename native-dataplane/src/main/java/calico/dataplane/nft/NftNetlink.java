@@ -20,22 +20,33 @@ import java.util.Map;
  * Package-private: a batch's commands as nf_tables netlink messages, the bytes libnftables 1.0.6
  * would send for them (checked against its own encoding through listings, {@code
  * NftNetlinkTest}), so a batch can reach the kernel without libnftables parsing it and
- * re-reading its cache. Covers what a policy chain's rewrite needs: {@code flush chain}, {@code
- * add rule} and {@code delete rule} by handle, with the expressions of meta, payload (IPv4/IPv6
- * addresses, transport ports), comparisons, prefixes, port ranges, named-set lookups (addresses,
- * address . protocol . port), anonymous sets of ports or nets, mark tests and edits, conntrack
- * state tests, log and the verdicts. {@link #encode} gives null for a batch holding anything else, which then goes
- * through libnftables.
+ * re-reading its cache. Covers what a policy chain's rewrite and a catch-up's batch need: {@code
+ * flush chain}, {@code add rule} and {@code delete rule} by handle, with the expressions of meta,
+ * payload (IPv4/IPv6 addresses, transport ports), comparisons, prefixes, port ranges, named-set
+ * lookups (addresses, address . protocol . port), anonymous sets of ports or nets, mark tests and
+ * edits, conntrack state tests, log and the verdicts; {@code add chain} and {@code delete chain}
+ * (regular chains); {@code add set} with its elements (addresses, interval or not, and named-port
+ * concatenations), {@code add map} ({@code ifname : verdict}), {@code add element} to a set or map
+ * the batch declares, {@code flush} and {@code delete} of sets and maps. {@link #encode} gives null
+ * for a batch holding anything else (a base chain, elements of a set declared in an earlier batch,
+ * whose shape only libnftables' cache knows), which then goes through libnftables.
  */
 final class NftNetlink {
     // nf_tables message types (NFT_MSG_*)
+    static final int NEWCHAIN = 3;
+    static final int DELCHAIN = 5;
     static final int NEWRULE = 6;
     static final int DELRULE = 8;
     static final int NEWSET = 9;
+    static final int DELSET = 11;
     static final int NEWSETELEM = 12;
+    static final int DELSETELEM = 14;
 
     private static final int NLA_F_NESTED = 0x8000;
     private static final int NFTA_LIST_ELEM = 1;
+    // chain
+    private static final int NFTA_CHAIN_TABLE = 1;
+    private static final int NFTA_CHAIN_NAME = 3;
     // rule
     private static final int NFTA_RULE_TABLE = 1;
     private static final int NFTA_RULE_CHAIN = 2;
@@ -54,6 +65,8 @@ final class NftNetlink {
     private static final int NFTA_SET_FLAGS = 3;
     private static final int NFTA_SET_KEY_TYPE = 4;
     private static final int NFTA_SET_KEY_LEN = 5;
+    private static final int NFTA_SET_DATA_TYPE = 6;
+    private static final int NFTA_SET_DATA_LEN = 7;
     private static final int NFTA_SET_DESC = 9;
     private static final int NFTA_SET_DESC_SIZE = 1;
     private static final int NFTA_SET_ID = 10;
@@ -61,19 +74,30 @@ final class NftNetlink {
     private static final int NFT_SET_ANONYMOUS = 1;
     private static final int NFT_SET_CONSTANT = 2;
     private static final int NFT_SET_INTERVAL = 4;
+    private static final int NFT_SET_MAP = 8;
     private static final int NFTA_SET_ELEM_LIST_TABLE = 1;
     private static final int NFTA_SET_ELEM_LIST_SET = 2;
     private static final int NFTA_SET_ELEM_LIST_ELEMENTS = 3;
     private static final int NFTA_SET_ELEM_LIST_SET_ID = 4;
     private static final int NFTA_SET_ELEM_KEY = 1;
+    private static final int NFTA_SET_ELEM_DATA = 2;
     private static final int NFTA_SET_ELEM_FLAGS = 3;
+    private static final int NFTA_SET_ELEM_USERDATA = 6;
+    /** nftnl element user data: its flags (type 1), of which 1 is "interval open" */
+    private static final int NFTNL_UDATA_SET_ELEM_FLAGS = 1;
     private static final int NFT_SET_ELEM_INTERVAL_END = 1;
     /** What nft calls an anonymous set until the kernel names it. */
     private static final String ANONYMOUS = "__set%d";
     // nft's datatype ids, for a set's key type
     private static final int TYPE_IPADDR = 7;
     private static final int TYPE_IP6ADDR = 8;
+    private static final int TYPE_INET_PROTO = 12;
     private static final int TYPE_INET_SERVICE = 13;
+    private static final int TYPE_IFNAME = 41;
+    /** nft's verdict datatype as a map's data type ({@code NFT_DATA_VERDICT}) */
+    private static final int TYPE_VERDICT = 0xffffff00;
+    /** nft's id of a concatenated type: each part's id shifted in, 6 bits apiece */
+    private static final int CONCAT_TYPE_BITS = 6;
     // expressions
     private static final int REG_VERDICT = 0;
     private static final int REG_1 = 1;
@@ -155,6 +179,8 @@ final class NftNetlink {
          * anonymous sets (their messages carry batch-unique set ids).
          */
         final Map<ExprKey, byte[]> encoded = new java.util.HashMap<>();
+        /** Named sets and maps this batch declares ({@code add set}/{@code add map}), by {@link #setKey}: their shape encodes their elements. */
+        final Map<String, NamedSet> declared = new java.util.HashMap<>();
 
         /** An {@code add rule} from its parts, its expressions encoded once per batch. */
         void rule(NftBatch.RuleCommand c) {
@@ -223,8 +249,127 @@ final class NftNetlink {
                     add(DELRULE, 0, family(o), a);
                 }
                 case "add rule" -> rule(o);
+                case "add chain" -> {
+                    only(o, "family", "table", "name"); // a base chain's hook, type and policy: left to libnftables
+                    add(NEWCHAIN, NftablesSocket.NLM_F_CREATE, family(o),
+                            new Attrs().string(NFTA_CHAIN_TABLE, text(o, "table")).string(NFTA_CHAIN_NAME, text(o, "name")));
+                }
+                case "delete chain" -> {
+                    only(o, "family", "table", "name");
+                    add(DELCHAIN, 0, family(o),
+                            new Attrs().string(NFTA_CHAIN_TABLE, text(o, "table")).string(NFTA_CHAIN_NAME, text(o, "name")));
+                }
+                case "add set" -> declare(o, false);
+                case "add map" -> declare(o, true);
+                case "add element" -> {
+                    only(o, "family", "table", "name", "elem");
+                    NamedSet set = declared.get(setKey(family(o), text(o, "table"), text(o, "name")));
+                    if (set == null) {
+                        throw unsupported(); // a set from an earlier batch: its shape is libnftables' to look up
+                    }
+                    elements(set, o.get("elem"));
+                }
+                case "flush set", "flush map" -> {
+                    only(o, "family", "table", "name");
+                    add(DELSETELEM, 0, family(o), new Attrs().string(NFTA_SET_ELEM_LIST_TABLE, text(o, "table"))
+                            .string(NFTA_SET_ELEM_LIST_SET, text(o, "name")));
+                }
+                case "delete set", "delete map" -> {
+                    only(o, "family", "table", "name");
+                    add(DELSET, 0, family(o),
+                            new Attrs().string(NFTA_SET_TABLE, text(o, "table")).string(NFTA_SET_NAME, text(o, "name")));
+                }
                 default -> throw unsupported();
             }
+        }
+
+        /**
+         * {@code add set} / {@code add map} (creates it, or adds to the set of that name) and its
+         * elements, as libnftables sends them: the set, then its elements naming it by name and by
+         * the batch's set id.
+         */
+        void declare(JsonNode o, boolean map) {
+            only(o, "family", "table", "name", "type", "flags", "elem", "map");
+            int family = family(o);
+            String table = text(o, "table");
+            String name = text(o, "name");
+            boolean interval = false;
+            JsonNode flags = o.get("flags");
+            if (flags != null) {
+                for (JsonNode f : flags.isArray() ? flags : List.of(flags)) {
+                    if (!"interval".equals(f.asText())) {
+                        throw unsupported(); // timeouts, constants, dynamic sets
+                    }
+                    interval = true;
+                }
+            }
+            SetShape shape = SetShape.of(o.get("type"), map ? o.get("map") : null);
+            if (interval && !shape.intervals()) {
+                throw unsupported();
+            }
+            NamedSet set = new NamedSet(family, table, name, nextSetId++, shape, interval);
+            Attrs a = new Attrs().string(NFTA_SET_TABLE, table).string(NFTA_SET_NAME, name)
+                    .u32be(NFTA_SET_FLAGS, (interval ? NFT_SET_INTERVAL : 0) | (map ? NFT_SET_MAP : 0))
+                    .u32be(NFTA_SET_KEY_TYPE, shape.keyType()).u32be(NFTA_SET_KEY_LEN, shape.keyLen());
+            if (map) {
+                a.u32be(NFTA_SET_DATA_TYPE, TYPE_VERDICT).u32be(NFTA_SET_DATA_LEN, 0);
+            }
+            a.u32be(NFTA_SET_ID, set.id).bytes(NFTA_SET_USERDATA, shape.userdata());
+            add(NEWSET, NftablesSocket.NLM_F_CREATE, family, a);
+            declared.put(setKey(family, table, name), set);
+            JsonNode elem = o.get("elem");
+            if (elem != null) {
+                elements(set, elem);
+            }
+        }
+
+        /**
+         * Adds {@code elem} to {@code set}. An interval set's members go as libnftables 1.0.6 sends a
+         * named set's (no merging): each start, then its end + 1 flagged as an interval end (none
+         * past the top of the key space), sorted, led by an end at 0 for the set's first elements in
+         * the batch when the lowest does not start at 0. Overlaps go to libnftables, which refuses them.
+         */
+        void elements(NamedSet set, JsonNode elem) {
+            if (elem == null || !elem.isArray() || elem.isEmpty()) {
+                throw unsupported();
+            }
+            Attrs list = new Attrs();
+            if (set.interval) {
+                int len = set.shape.keyLen();
+                List<BigInteger[]> intervals = new ArrayList<>();
+                for (JsonNode e : elem) {
+                    intervals.add(prefix(e, len).interval(len));
+                }
+                intervals.sort(Comparator.comparing(i -> i[0]));
+                for (int i = 1; i < intervals.size(); i++) {
+                    if (intervals.get(i)[0].compareTo(intervals.get(i - 1)[1]) <= 0) {
+                        throw unsupported(); // overlapping: libnftables names the conflict
+                    }
+                }
+                BigInteger max = BigInteger.ONE.shiftLeft(len * 8);
+                if (!set.filled && intervals.get(0)[0].signum() != 0) {
+                    list.nested(NFTA_LIST_ELEM, setElement(new byte[len], true));
+                }
+                for (BigInteger[] r : intervals) {
+                    BigInteger end = r[1].add(BigInteger.ONE);
+                    if (end.compareTo(max) < 0) {
+                        list.nested(NFTA_LIST_ELEM, setElement(unsigned(r[0], len), false));
+                        list.nested(NFTA_LIST_ELEM, setElement(unsigned(end, len), true));
+                    } else {
+                        // no end past the top: nftnl's element user data says the interval is open
+                        list.nested(NFTA_LIST_ELEM, setElement(unsigned(r[0], len), false)
+                                .bytes(NFTA_SET_ELEM_USERDATA, udata(NFTNL_UDATA_SET_ELEM_FLAGS, 4, 1, 0, 0, 0)));
+                    }
+                }
+            } else {
+                for (JsonNode e : elem) {
+                    list.nested(NFTA_LIST_ELEM, set.shape.element(e));
+                }
+            }
+            set.filled = true;
+            add(NEWSETELEM, NftablesSocket.NLM_F_CREATE, set.family, new Attrs().string(NFTA_SET_ELEM_LIST_TABLE, set.table)
+                    .string(NFTA_SET_ELEM_LIST_SET, set.name).u32be(NFTA_SET_ELEM_LIST_SET_ID, set.id)
+                    .nested(NFTA_SET_ELEM_LIST_ELEMENTS, list));
         }
 
         void add(int type, int flags, int family, Attrs attrs) {
@@ -669,6 +814,188 @@ final class NftNetlink {
     }
 
     private record Key(int len) {
+    }
+
+    /** A named set or map declared in the batch; {@code filled}: elements of it were sent in the batch already. */
+    private static final class NamedSet {
+        final int family;
+        final String table;
+        final String name;
+        final int id;
+        final SetShape shape;
+        final boolean interval;
+        boolean filled;
+
+        NamedSet(int family, String table, String name, int id, SetShape shape, boolean interval) {
+            this.family = family;
+            this.table = table;
+            this.name = name;
+            this.id = id;
+            this.shape = shape;
+            this.interval = interval;
+        }
+    }
+
+    /**
+     * The named-set and map keys the encoder knows, with the key type, length and the nftnl user
+     * data libnftables 1.0.6 sends for them (key byte order; for a concatenation its type info;
+     * for a verdict map the data's byte order and that it holds no intervals).
+     */
+    private enum SetShape {
+        ADDR4(TYPE_IPADDR, 4, true, udata(0, 4, 2, 0, 0, 0)),
+        ADDR6(TYPE_IP6ADDR, 16, true, udata(0, 4, 2, 0, 0, 0)),
+        PORTS4(concatType(TYPE_IPADDR), 12, false, udata(0, 4, 0, 0, 0, 0, 3, 8, 0, 4, 13, 0, 0, 0, 1, 0)),
+        PORTS6(concatType(TYPE_IP6ADDR), 24, false, udata(0, 4, 0, 0, 0, 0, 3, 8, 0, 4, 13, 0, 0, 0, 1, 0)),
+        IFNAME_VERDICT(TYPE_IFNAME, IFNAMSIZ, false, udata(0, 4, 1, 0, 0, 0, 1, 4, 0, 0, 0, 0, 6, 4, 0, 0, 0, 0));
+
+        private final int keyType;
+        private final int keyLen;
+        private final boolean intervals;
+        private final byte[] userdata;
+
+        SetShape(int keyType, int keyLen, boolean intervals, byte[] userdata) {
+            this.keyType = keyType;
+            this.keyLen = keyLen;
+            this.intervals = intervals;
+            this.userdata = userdata;
+        }
+
+        int keyType() {
+            return keyType;
+        }
+
+        int keyLen() {
+            return keyLen;
+        }
+
+        boolean intervals() {
+            return intervals;
+        }
+
+        byte[] userdata() {
+            return userdata.clone();
+        }
+
+        /** {@return the shape of a set of {@code type}} (a map's: {@code data}, else null); unsupported for any other */
+        static SetShape of(JsonNode type, JsonNode data) {
+            if (data != null) {
+                if (type != null && "ifname".equals(type.asText()) && "verdict".equals(data.asText())) {
+                    return IFNAME_VERDICT;
+                }
+                throw unsupported();
+            }
+            if (type != null && type.isTextual()) {
+                return switch (type.asText()) {
+                    case "ipv4_addr" -> ADDR4;
+                    case "ipv6_addr" -> ADDR6;
+                    default -> throw unsupported();
+                };
+            }
+            if (type != null && type.isArray() && type.size() == 3 && "inet_proto".equals(type.get(1).asText())
+                    && "inet_service".equals(type.get(2).asText())) {
+                return switch (type.get(0).asText()) {
+                    case "ipv4_addr" -> PORTS4;
+                    case "ipv6_addr" -> PORTS6;
+                    default -> throw unsupported();
+                };
+            }
+            throw unsupported();
+        }
+
+        /** {@return one element of a set of this shape without intervals} */
+        Attrs element(JsonNode e) {
+            return switch (this) {
+                case ADDR4, ADDR6 -> {
+                    Prefix p = prefix(e, keyLen);
+                    if (p.bits != keyLen * 8) {
+                        throw unsupported(); // a prefix needs an interval set
+                    }
+                    yield setElement(p.address, false);
+                }
+                case PORTS4, PORTS6 -> {
+                    JsonNode c = e.get("concat");
+                    if (c == null || c.size() != 3 || !c.get(0).isTextual()) {
+                        throw unsupported();
+                    }
+                    int addrLen = keyLen - 8;
+                    Prefix addr = prefix(c.get(0), addrLen);
+                    if (addr.bits != addrLen * 8) {
+                        throw unsupported();
+                    }
+                    // registers are 4 bytes: the protocol's byte and the port's two each padded to 4
+                    byte[] key = Arrays.copyOf(addr.address, keyLen);
+                    key[addrLen] = (byte) protocol(c.get(1));
+                    byte[] port = be16(port(c.get(2)));
+                    key[addrLen + 4] = port[0];
+                    key[addrLen + 5] = port[1];
+                    yield setElement(key, false);
+                }
+                case IFNAME_VERDICT -> {
+                    if (!e.isArray() || e.size() != 2 || !e.get(0).isTextual()) {
+                        throw unsupported();
+                    }
+                    byte[] name = e.get(0).asText().getBytes(StandardCharsets.UTF_8);
+                    if (name.length == 0 || name.length >= IFNAMSIZ || e.get(0).asText().contains("*")) {
+                        throw unsupported();
+                    }
+                    yield setElement(Arrays.copyOf(name, IFNAMSIZ), false)
+                            .nested(NFTA_SET_ELEM_DATA, new Attrs().nested(NFTA_DATA_VERDICT, verdict(e.get(1))));
+                }
+            };
+        }
+    }
+
+    /** A set element with {@code key}, flagged as an interval's end or not. */
+    private static Attrs setElement(byte[] key, boolean intervalEnd) {
+        Attrs elem = new Attrs();
+        if (intervalEnd) {
+            elem.bytes(NFTA_SET_ELEM_FLAGS, be32(NFT_SET_ELEM_INTERVAL_END));
+        }
+        return elem.nested(NFTA_SET_ELEM_KEY, data(key));
+    }
+
+    /** A verdict as a map's data: {@code {"goto":{"target":...}}}, {@code {"accept":null}}, ... */
+    private static Attrs verdict(JsonNode v) {
+        if (v == null || !v.isObject() || v.size() != 1) {
+            throw unsupported();
+        }
+        String kind = v.fieldNames().next();
+        Attrs verdict = new Attrs();
+        switch (kind) {
+            case "accept" -> verdict.u32be(NFTA_VERDICT_CODE, NF_ACCEPT);
+            case "drop" -> verdict.u32be(NFTA_VERDICT_CODE, NF_DROP);
+            case "return" -> verdict.u32be(NFTA_VERDICT_CODE, NFT_RETURN);
+            case "jump", "goto" -> verdict.u32be(NFTA_VERDICT_CODE, kind.equals("jump") ? NFT_JUMP : NFT_GOTO)
+                    .string(NFTA_VERDICT_CHAIN, text(v.get(kind), "target"));
+            default -> throw unsupported();
+        }
+        return verdict;
+    }
+
+    private static int concatType(int addrType) {
+        return (((addrType << CONCAT_TYPE_BITS) | TYPE_INET_PROTO) << CONCAT_TYPE_BITS) | TYPE_INET_SERVICE;
+    }
+
+    private static byte[] udata(int... bytes) {
+        byte[] out = new byte[bytes.length];
+        for (int i = 0; i < bytes.length; i++) {
+            out[i] = (byte) bytes[i];
+        }
+        return out;
+    }
+
+    private static String setKey(int family, String table, String name) {
+        return family + " " + table + " " + name;
+    }
+
+    /** Unsupported unless {@code o} has only {@code fields} (a handle, an index, a position: other forms). */
+    private static void only(JsonNode o, String... fields) {
+        List<String> allowed = List.of(fields);
+        for (String f : iterable(o.fieldNames())) {
+            if (!allowed.contains(f)) {
+                throw unsupported();
+            }
+        }
     }
 
     /** A rule's statements (JSON text) in a table of one family. */
