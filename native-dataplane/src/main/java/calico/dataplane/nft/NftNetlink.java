@@ -340,27 +340,8 @@ final class NftNetlink {
                 for (JsonNode e : elem) {
                     intervals.add(prefix(e, len).interval(len));
                 }
-                intervals.sort(Comparator.comparing(i -> i[0]));
-                for (int i = 1; i < intervals.size(); i++) {
-                    if (intervals.get(i)[0].compareTo(intervals.get(i - 1)[1]) <= 0) {
-                        throw unsupported(); // overlapping: libnftables names the conflict
-                    }
-                }
-                BigInteger max = BigInteger.ONE.shiftLeft(len * 8);
-                if (!set.filled && intervals.get(0)[0].signum() != 0) {
-                    list.nested(NFTA_LIST_ELEM, setElement(new byte[len], true));
-                }
-                for (BigInteger[] r : intervals) {
-                    BigInteger end = r[1].add(BigInteger.ONE);
-                    if (end.compareTo(max) < 0) {
-                        list.nested(NFTA_LIST_ELEM, setElement(unsigned(r[0], len), false));
-                        list.nested(NFTA_LIST_ELEM, setElement(unsigned(end, len), true));
-                    } else {
-                        // no end past the top: nftnl's element user data says the interval is open
-                        list.nested(NFTA_LIST_ELEM, setElement(unsigned(r[0], len), false)
-                                .bytes(NFTA_SET_ELEM_USERDATA, udata(NFTNL_UDATA_SET_ELEM_FLAGS, 4, 1, 0, 0, 0)));
-                    }
-                }
+                sortDisjoint(intervals, true); // overlapping: libnftables names the conflict
+                intervalElements(intervals, len, !set.filled).forEach(e -> list.nested(NFTA_LIST_ELEM, e));
             } else {
                 for (JsonNode e : elem) {
                     list.nested(NFTA_LIST_ELEM, set.shape.element(e));
@@ -378,11 +359,7 @@ final class NftNetlink {
         }
 
         void rule(JsonNode o) {
-            for (String f : iterable(o.fieldNames())) {
-                if (!List.of("family", "table", "chain", "expr", "comment").contains(f)) {
-                    throw unsupported(); // handle, index, position: not an append
-                }
-            }
+            only(o, "family", "table", "chain", "expr", "comment"); // handle, index, position: not an append
             int family = family(o);
             String table = text(o, "table");
             Rule r = new Rule(this, family, table);
@@ -677,26 +654,10 @@ final class NftNetlink {
 
         /** An anonymous constant set of {@code intervals} (inclusive), added to the batch before the rule; {@return its id} */
         int anonymousSet(int keyType, int keyLen, List<BigInteger[]> intervals, boolean interval) {
-            intervals.sort(Comparator.comparing(i -> i[0]));
-            for (int i = 1; i < intervals.size(); i++) {
-                if (intervals.get(i)[0].compareTo(intervals.get(i - 1)[1].add(BigInteger.ONE)) <= 0) {
-                    throw unsupported(); // touching or overlapping: nft merges them its own way
-                }
-            }
+            sortDisjoint(intervals, false); // touching or overlapping: nft merges an anonymous set's its own way
             int id = batch.nextSetId++;
-            // each element: key, and for an interval set [start, end + 1 flagged END], led by 0 END when the first does not start at 0
-            List<byte[][]> elems = new ArrayList<>(); // {key, flags or null}
-            BigInteger max = BigInteger.ONE.shiftLeft(keyLen * 8);
-            if (interval && intervals.get(0)[0].signum() != 0) {
-                elems.add(new byte[][] {new byte[keyLen], be32(NFT_SET_ELEM_INTERVAL_END)});
-            }
-            for (BigInteger[] r : intervals) {
-                elems.add(new byte[][] {unsigned(r[0], keyLen), null});
-                BigInteger end = r[1].add(BigInteger.ONE);
-                if (interval && end.compareTo(max) < 0) {
-                    elems.add(new byte[][] {unsigned(end, keyLen), be32(NFT_SET_ELEM_INTERVAL_END)});
-                }
-            }
+            List<Attrs> elems = interval ? intervalElements(intervals, keyLen, true)
+                    : intervals.stream().map(r -> setElement(unsigned(r[0], keyLen), false)).toList();
             int flags = NFT_SET_ANONYMOUS | NFT_SET_CONSTANT | (interval ? NFT_SET_INTERVAL : 0);
             // nftnl set user data: key byte order big endian (type 0); for intervals, merge elements (type 2)
             ByteArrayOutputStream udata = new ByteArrayOutputStream();
@@ -712,14 +673,7 @@ final class NftNetlink {
                     .bytes(NFTA_SET_USERDATA, udata.toByteArray());
             batch.add(NEWSET, NftablesSocket.NLM_F_CREATE, family, set);
             Attrs list = new Attrs();
-            for (byte[][] e : elems) {
-                Attrs elem = new Attrs();
-                if (e[1] != null) {
-                    elem.bytes(NFTA_SET_ELEM_FLAGS, e[1]);
-                }
-                elem.nested(NFTA_SET_ELEM_KEY, data(e[0]));
-                list.nested(NFTA_LIST_ELEM, elem);
-            }
+            elems.forEach(e -> list.nested(NFTA_LIST_ELEM, e));
             Attrs el = new Attrs().string(NFTA_SET_ELEM_LIST_TABLE, table).string(NFTA_SET_ELEM_LIST_SET, ANONYMOUS)
                     .nested(NFTA_SET_ELEM_LIST_ELEMENTS, list).u32be(NFTA_SET_ELEM_LIST_SET_ID, id);
             batch.add(NEWSETELEM, NftablesSocket.NLM_F_CREATE, family, el);
@@ -943,6 +897,42 @@ final class NftNetlink {
                 }
             };
         }
+    }
+
+    /** Sorts {@code intervals} (inclusive); unsupported when two overlap or, unless {@code touching} may, touch. */
+    private static void sortDisjoint(List<BigInteger[]> intervals, boolean touching) {
+        intervals.sort(Comparator.comparing(i -> i[0]));
+        for (int i = 1; i < intervals.size(); i++) {
+            BigInteger lastTaken = touching ? intervals.get(i - 1)[1] : intervals.get(i - 1)[1].add(BigInteger.ONE);
+            if (intervals.get(i)[0].compareTo(lastTaken) <= 0) {
+                throw unsupported();
+            }
+        }
+    }
+
+    /**
+     * Elements of an interval set as libnftables 1.0.6 sends them, for sorted, non-overlapping,
+     * inclusive {@code intervals}: each start, then its end + 1 flagged as an interval end; an
+     * interval reaching the top of the key space gets no end, its start nftnl's element user data
+     * "interval open"; led by an end at 0 when {@code leadingEnd} and the lowest does not start at 0.
+     */
+    private static List<Attrs> intervalElements(List<BigInteger[]> intervals, int len, boolean leadingEnd) {
+        List<Attrs> out = new ArrayList<>();
+        if (leadingEnd && intervals.get(0)[0].signum() != 0) {
+            out.add(setElement(new byte[len], true));
+        }
+        BigInteger max = BigInteger.ONE.shiftLeft(len * 8);
+        for (BigInteger[] r : intervals) {
+            BigInteger end = r[1].add(BigInteger.ONE);
+            if (end.compareTo(max) < 0) {
+                out.add(setElement(unsigned(r[0], len), false));
+                out.add(setElement(unsigned(end, len), true));
+            } else {
+                out.add(setElement(unsigned(r[0], len), false)
+                        .bytes(NFTA_SET_ELEM_USERDATA, udata(NFTNL_UDATA_SET_ELEM_FLAGS, 4, 1, 0, 0, 0)));
+            }
+        }
+        return out;
     }
 
     /** A set element with {@code key}, flagged as an interval's end or not. */

@@ -105,7 +105,13 @@ class NftNetlinkTest {
             [{"log":{"prefix":"calico-packet: ","level":"notice"}}]""",
             """
             [{"match":{"op":"==","left":{"&":[{"meta":{"key":"mark"}},65536]},"right":65536}},
-             {"log":{"prefix":"API0|np/prod/web","group":1}}]""");
+             {"log":{"prefix":"API0|np/prod/web","group":1}}]""",
+            // anonymous sets reaching the top of their key space: no end element, the start marked open
+            """
+            [{"match":{"op":"==","left":{"payload":{"protocol":"th","field":"sport"}},"right":{"set":[22,{"range":[1024,65535]}]}}},
+             {"match":{"op":"!=","left":{"payload":{"protocol":"ip","field":"daddr"}},
+               "right":{"set":[{"prefix":{"addr":"10.0.0.0","len":8}},{"prefix":{"addr":"240.0.0.0","len":4}}]}}},
+             {"accept":null}]""");
 
     /** A flag test the encoder leaves to libnftables. */
     private static final String CT_STATUS_DNAT = """
@@ -137,6 +143,7 @@ class NftNetlinkTest {
         sendBoth(rules);
         String listed = ours.exec("nft", "list", "table", "inet", "calico");
         assertThat(listed).isEqualTo(theirs.exec("nft", "list", "table", "inet", "calico"));
+        assertThat(raw(ours)).isEqualTo(raw(theirs));
         assertThat(listed).contains("tcp dport { 80, 443, 1000-2000 }", "ip daddr != { 10.0.0.0/8, 192.168.1.0/24, 192.168.2.1 }",
                 "comment \"a comment: felix's rules carry one\"");
         assertThat(rules(listed)).hasSize(RULES.size() + 1);
