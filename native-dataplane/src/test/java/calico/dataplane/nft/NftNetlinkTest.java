@@ -243,17 +243,22 @@ class NftNetlinkTest {
     @Test
     void aRefusedBatchOfNewChainsAndSetsChangesNothing() throws Exception {
         both(skeleton());
-        String before = ours.exec("nft", "list", "ruleset");
         NftBatch bad = new NftBatch().addChain(CALICO, "cali-pi-new");
         bad.raw(set("cali40new", "\"ipv4_addr\"", true, "\"10.0.0.1\""));
         bad.addRule(CALICO, "cali-pi-new", List.of(NftExpr.jump("no-such-chain")), null);
-        List<NftablesSocket.Message> messages = NftNetlink.encode(bad);
-        assertThat(messages).hasSize(4);
+        refusedAsOurMessages(bad, 4, 3);
+    }
+
+    /** {@code bad}, {@code messages} messages of ours, is refused at message {@code refused} and changes nothing. */
+    private void refusedAsOurMessages(NftBatch bad, int messages, int refused) throws Exception {
+        String before = ours.exec("nft", "list", "ruleset");
+        List<NftablesSocket.Message> encoded = NftNetlink.encode(bad);
+        assertThat(encoded).hasSize(messages);
         assertThatThrownBy(() -> ours.run(() -> {
             try (NftablesSocket s = new NftablesSocket()) {
-                s.commit(messages);
+                s.commit(encoded);
             }
-        })).isInstanceOf(NetlinkException.class).hasMessageContaining("message 3").hasMessageContaining("ENOENT");
+        })).isInstanceOf(NetlinkException.class).hasMessageContaining("message " + refused).hasMessageContaining("ENOENT");
         assertThat(ours.exec("nft", "list", "ruleset")).isEqualTo(before);
     }
 
@@ -292,14 +297,7 @@ class NftNetlinkTest {
         NftBatch bad = new NftBatch().flushChain(CALICO, "c")
                 .addRule(CALICO, "c", exprs(RULES.get(0)), null)
                 .addRule(CALICO, "c", List.of(NftExpr.jump("no-such-chain")), null);
-        List<NftablesSocket.Message> messages = NftNetlink.encode(bad);
-        assertThat(messages).hasSize(3);
-        assertThatThrownBy(() -> ours.run(() -> {
-            try (NftablesSocket s = new NftablesSocket()) {
-                s.commit(messages);
-            }
-        })).isInstanceOf(NetlinkException.class).hasMessageContaining("message 2").hasMessageContaining("ENOENT");
-        assertThat(ours.exec("nft", "list", "ruleset")).isEqualTo(before);
+        refusedAsOurMessages(bad, 3, 2);
         // Through Nftables with netlink on: libnftables gets the batch again and names the command.
         assertThatThrownBy(() -> ours.run(() -> {
             try (Nftables nft = Nftables.open(true)) {
