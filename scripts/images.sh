@@ -6,7 +6,8 @@
 #   scripts/images.sh build [MVN_ARG...] # base + every service image into target/images/<name>.tar
 #                                        # (packages the service modules against the installed
 #                                        # upstream modules: `mvn install` first, or pass -am), each
-#                                        # then given its AppCDS archive (appcds)
+#                                        # with its AppCDS archive (profile images' package phase
+#                                        # runs appcds after Jib, in any build of the images)
 #   scripts/images.sh appcds IMAGE.tar   # trains IMAGE's class archive in its own root and adds it
 #   scripts/images.sh maven-args         # base, then the -D arguments profile images needs (one a
 #                                        # line): `mvn -Pimages verify $(scripts/images.sh maven-args)`
@@ -195,11 +196,8 @@ build() {
     ((${#args[@]} == 4)) || return 1
     rm -f "$out_dir"/*.tar
     modules=$(IFS=,; echo "${service_modules[*]}")
+    # Each module's package phase adds its image's class archive after Jib (calico-parent, profile images).
     (cd "$root" && mvn -B -q -Pimages -DskipTests -pl "$modules" package "${args[@]}" "$@")
-    local image
-    for image in "$out_dir"/*.tar; do
-        appcds "$image"
-    done
     echo "images: built in $((SECONDS - started)) s:" >&2
     du -h "$out_dir"/*.tar >&2
 }
