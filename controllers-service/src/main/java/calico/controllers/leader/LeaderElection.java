@@ -14,8 +14,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,11 +55,10 @@ public final class LeaderElection implements AutoCloseable {
     private final ExecutorService executor;
     /** Runs {@link #checkRenewal} while this replica leads. */
     private final ScheduledExecutorService watchdog;
-    /** Whether onStart ran and onStop has not: set by {@link #started}, cleared by the first stop. */
-    private final AtomicBoolean leading = new AtomicBoolean();
     /** {@link System#nanoTime} when the last acquire or renewal that succeeded was sent. */
     private volatile long renewedAt;
     private CompletableFuture<?> running;
+    /** The watchdog's check while this replica leads (onStart ran, onStop has not); null otherwise. */
     private ScheduledFuture<?> check;
     private boolean closed;
 
@@ -68,16 +67,16 @@ public final class LeaderElection implements AutoCloseable {
         this.settings = settings;
         this.onStart = onStart;
         this.onStop = onStop;
-        this.executor = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "leader-election");
+        this.executor = Executors.newCachedThreadPool(daemon("leader-election"));
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("leader-renewal-watch"));
+    }
+
+    private static ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
             t.setDaemon(true);
             return t;
-        });
-        this.watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "leader-renewal-watch");
-            t.setDaemon(true);
-            return t;
-        });
+        };
     }
 
     public synchronized void start() {
@@ -92,7 +91,7 @@ public final class LeaderElection implements AutoCloseable {
                 .withRenewDeadline(settings.renewDeadline())
                 .withRetryPeriod(settings.retryPeriod())
                 .withReleaseOnCancel(true)
-                .withLeaderCallbacks(new LeaderCallbacks(this::started, this::stopped,
+                .withLeaderCallbacks(new LeaderCallbacks(this::started, this::stopLeading,
                         leader -> LOG.info("leader is now {}", leader)))
                 .build()).build();
         running = elector.start();
@@ -109,7 +108,6 @@ public final class LeaderElection implements AutoCloseable {
 
     private void started() {
         LOG.info("{} leads (Lease {}/{})", settings.identity(), settings.leaseNamespace(), settings.leaseName());
-        leading.set(true);
         long period = Math.max(10, Math.min(250, settings.renewDeadline().toMillis() / 10));
         synchronized (this) {
             check = watchdog.scheduleWithFixedDelay(this::checkRenewal, period, period, TimeUnit.MILLISECONDS);
@@ -117,30 +115,34 @@ public final class LeaderElection implements AutoCloseable {
         onStart.run();
     }
 
-    /** The elector's stop, or the watchdog's: onStop runs once per time this replica led. */
-    private void stopped() {
-        if (!leading.compareAndSet(true, false)) {
-            return;
-        }
+    /**
+     * The elector's stop, or the watchdog's: onStop runs once per time this replica led. {@return whether this
+     * replica led until now}; false when it had stopped already
+     */
+    private boolean stopLeading() {
         synchronized (this) {
-            if (check != null) {
-                check.cancel(false);
-                check = null;
+            if (check == null) {
+                return false;
             }
+            check.cancel(false);
+            check = null;
         }
         LOG.info("{} no longer leads", settings.identity());
         onStop.run();
+        return true;
     }
 
     /** Stops leading once the last successful renewal was sent more than {@code renewDeadline} ago. */
     private void checkRenewal() {
         long since = System.nanoTime() - renewedAt;
-        if (!leading.get() || since <= settings.renewDeadline().toNanos()) {
+        if (since <= settings.renewDeadline().toNanos()) {
             return;
         }
         LOG.warn("{}: the Lease was last renewed {} ms ago, past the renew deadline {}: stops leading before it "
                 + "can expire", settings.identity(), TimeUnit.NANOSECONDS.toMillis(since), settings.renewDeadline());
-        stopped();
+        if (!stopLeading()) {
+            return;
+        }
         CompletableFuture<?> f;
         synchronized (this) {
             f = running;

@@ -105,17 +105,16 @@ public final class TcxLinks implements AutoCloseable {
      * under load), or for as long as anyone else holds the link.
      */
     public boolean detach(Path pin) {
+        // BPF_LINK_DETACH answers 0 also for a link already off its hook (interface gone, a stranger's detach); a
+        // refusal (no link pinned there) is left to the pin's removal.
         Integer link = held.get(pin);
         if (link != null) {
-            detachNow(link);
+            BpfCalls.lib().bpf_link_detach(link);
         } else if (Files.exists(pin)) {
-            int pinned = BpfCalls.lib().bpf_obj_get(pin.toString());
-            if (pinned >= 0) {
-                try {
-                    detachNow(pinned);
-                } finally {
-                    BpfFs.LibC.INSTANCE.close(pinned);
-                }
+            try {
+                Tcx.detachLink(pin);
+            } catch (BpfException e) {
+                // not a link, or already gone: the pin's removal below is all there is to do
             }
         }
         boolean wasHeld = release(pin);
@@ -143,14 +142,6 @@ public final class TcxLinks implements AutoCloseable {
             BpfFs.LibC.INSTANCE.close(link);
         }
         return link != null;
-    }
-
-    /**
-     * {@code BPF_LINK_DETACH} (0 also for a link already off its hook: interface gone, a stranger's
-     * detach). A refusal (no link pinned there) is left to the pin's removal, as before.
-     */
-    private static void detachNow(int link) {
-        BpfCalls.lib().bpf_link_detach(link);
     }
 
     private static boolean onInterface(int link, int ifindex) {
