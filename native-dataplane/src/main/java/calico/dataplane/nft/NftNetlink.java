@@ -398,11 +398,8 @@ final class NftNetlink {
             JsonNode v = s.get(kind);
             switch (kind) {
                 case "match" -> match(v);
-                case "accept" -> verdict(NF_ACCEPT, null);
-                case "drop" -> verdict(NF_DROP, null);
-                case "return" -> verdict(NFT_RETURN, null);
-                case "jump" -> verdict(NFT_JUMP, text(v, "target"));
-                case "goto" -> verdict(NFT_GOTO, text(v, "target"));
+                case "accept", "drop", "return", "jump", "goto" -> expr("immediate", new Attrs().u32be(1, REG_VERDICT)
+                        .nested(2, new Attrs().nested(NFTA_DATA_VERDICT, verdict(kind, v))));
                 case "mangle" -> mangle(v);
                 case "log" -> log(v);
                 default -> throw unsupported();
@@ -732,15 +729,6 @@ final class NftNetlink {
             expr("log", a);
         }
 
-        void verdict(int code, String chain) {
-            Attrs verdict = new Attrs().u32be(NFTA_VERDICT_CODE, code);
-            if (chain != null) {
-                verdict.string(NFTA_VERDICT_CHAIN, chain);
-            }
-            expr("immediate", new Attrs().u32be(1, REG_VERDICT)
-                    .nested(2, new Attrs().nested(NFTA_DATA_VERDICT, verdict)));
-        }
-
         void metaLoad(int key) {
             metaLoad(key, REG_1);
         }
@@ -950,13 +938,18 @@ final class NftNetlink {
             throw unsupported();
         }
         String kind = v.fieldNames().next();
+        return verdict(kind, v.get(kind));
+    }
+
+    /** The verdict {@code kind} ({@code accept}, {@code drop}, {@code return}, {@code jump}, {@code goto}), {@code target} naming a jump's or goto's chain. */
+    private static Attrs verdict(String kind, JsonNode target) {
         Attrs verdict = new Attrs();
         switch (kind) {
             case "accept" -> verdict.u32be(NFTA_VERDICT_CODE, NF_ACCEPT);
             case "drop" -> verdict.u32be(NFTA_VERDICT_CODE, NF_DROP);
             case "return" -> verdict.u32be(NFTA_VERDICT_CODE, NFT_RETURN);
             case "jump", "goto" -> verdict.u32be(NFTA_VERDICT_CODE, kind.equals("jump") ? NFT_JUMP : NFT_GOTO)
-                    .string(NFTA_VERDICT_CHAIN, text(v.get(kind), "target"));
+                    .string(NFTA_VERDICT_CHAIN, text(target, "target"));
             default -> throw unsupported();
         }
         return verdict;
