@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import calico.libcalico.testing.Await;
+import calico.libcalico.testing.MockApiClients;
 import calico.libcalico.testing.TestCertificates;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
@@ -14,6 +15,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,16 +32,24 @@ class ExtensionApiServerAuthenticationTest {
     static final Duration WATCH = Duration.ofSeconds(20);
 
     static KubernetesClient client;
+    /** The test's writes: sent once, however slow the mock is under load (see {@link MockApiClients}). */
+    static KubernetesClient api;
     static String caPem;
 
     @BeforeAll
     static void certificates() throws Exception {
         caPem = Files.readString(TestCertificates.generate(Files.createTempDirectory("ext-auth")).caCert());
+        api = MockApiClients.loadTolerant(client);
+    }
+
+    @AfterAll
+    static void closeWriter() {
+        api.close();
     }
 
     @AfterEach
     void removeConfigMap() {
-        client.configMaps().inNamespace("kube-system").withName(ExtensionApiServerAuthentication.NAME).delete();
+        api.configMaps().inNamespace("kube-system").withName(ExtensionApiServerAuthentication.NAME).delete();
     }
 
     static ConfigMap configMap(String allowedNames) {
@@ -55,7 +65,7 @@ class ExtensionApiServerAuthenticationTest {
     }
 
     static void write(ConfigMap cm) {
-        client.configMaps().inNamespace("kube-system").resource(cm).createOr(c -> c.update());
+        api.configMaps().inNamespace("kube-system").resource(cm).createOr(c -> c.update());
     }
 
     @Test

@@ -10,6 +10,7 @@ import calico.api.model.Tier;
 import calico.api.model.TierSpec;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.testing.Await;
+import calico.libcalico.testing.MockApiClients;
 import calico.libcalico.typha.TyphaDiscovery;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
@@ -23,6 +24,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,6 +38,18 @@ import org.junit.jupiter.api.Test;
 class FelixTyphaDiscoveryTest {
 
     static KubernetesClient client;
+    /** The test's writes: sent once, however slow the mock is under load (see {@link MockApiClients}). */
+    static KubernetesClient api;
+
+    @BeforeAll
+    static void writer() {
+        api = MockApiClients.loadTolerant(client);
+    }
+
+    @AfterAll
+    static void closeWriter() {
+        api.close();
+    }
 
     private static EndpointSlice slice(String namespace, String name, String service, int port, Object... ipNodeReady) {
         EndpointSliceBuilder b = new EndpointSliceBuilder().withNewMetadata().withNamespace(namespace).withName(name)
@@ -50,7 +65,7 @@ class FelixTyphaDiscoveryTest {
     }
 
     private static void put(EndpointSlice s) {
-        client.discovery().v1().endpointSlices().inNamespace(s.getMetadata().getNamespace()).resource(s)
+        api.discovery().v1().endpointSlices().inNamespace(s.getMetadata().getNamespace()).resource(s)
                 .createOr(x -> x.update());
     }
 

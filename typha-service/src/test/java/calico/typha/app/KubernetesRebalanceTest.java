@@ -10,6 +10,7 @@ import calico.libcalico.syncer.SyncerCallbacks;
 import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import calico.libcalico.testing.Await;
+import calico.libcalico.testing.MockApiClients;
 import calico.libcalico.typha.SyncerType;
 import calico.libcalico.typha.TyphaClient;
 import calico.libcalico.typha.TyphaClientOptions;
@@ -25,6 +26,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -41,6 +44,18 @@ import org.springframework.context.ConfigurableApplicationContext;
 class KubernetesRebalanceTest {
 
     static KubernetesClient client;
+    /** The test's writes: sent once, however slow the mock is under load (see {@link MockApiClients}). */
+    static KubernetesClient api;
+
+    @BeforeAll
+    static void writer() {
+        api = MockApiClients.loadTolerant(client);
+    }
+
+    @AfterAll
+    static void closeWriter() {
+        api.close();
+    }
 
     private static ConfigurableApplicationContext typha(String... extra) {
         List<String> args = new ArrayList<>(List.of("--typha.datastore-type=memory", "--typha.server-port=0",
@@ -63,7 +78,7 @@ class KubernetesRebalanceTest {
                 .addNewPort().withName("calico-typha").withPort(5473).withProtocol("TCP").endPort()
                 .addNewPort().withName("metrics").withPort(9093).withProtocol("TCP").endPort()
                 .endSubset().build();
-        client.endpoints().inNamespace("calico-system").resource(e).createOr(x -> x.update());
+        api.endpoints().inNamespace("calico-system").resource(e).createOr(x -> x.update());
     }
 
     /** An EndpointSlice of the typha service: {@code ready} per address (null: condition unset, which means ready). */
@@ -79,7 +94,7 @@ class KubernetesRebalanceTest {
             }
             b.addToEndpoints(e.build());
         }
-        client.discovery().v1().endpointSlices().inNamespace(namespace).resource(b.build()).createOr(x -> x.update());
+        api.discovery().v1().endpointSlices().inNamespace(namespace).resource(b.build()).createOr(x -> x.update());
     }
 
     @Test
@@ -99,18 +114,18 @@ class KubernetesRebalanceTest {
             await("4 replicas from the slices", () -> target.counts()
                     .equals(new KubernetesRebalanceTarget.Counts(4, ENDPOINT_SLICES, 10, 10)), target::counts);
 
-            client.discovery().v1().endpointSlices().inNamespace("calico-system").withName("calico-typha-a").delete();
-            client.discovery().v1().endpointSlices().inNamespace("calico-system").withName("calico-typha-b").delete();
+            api.discovery().v1().endpointSlices().inNamespace("calico-system").withName("calico-typha-a").delete();
+            api.discovery().v1().endpointSlices().inNamespace("calico-system").withName("calico-typha-b").delete();
             await("no slice of ours: the Endpoints' 3", () -> target.counts()
                     .equals(new KubernetesRebalanceTarget.Counts(3, ENDPOINTS, 10, 14)), target::counts);
         } finally {
-            client.endpoints().inNamespace("calico-system").withName("calico-typha").delete();
-            client.discovery().v1().endpointSlices().inAnyNamespace().delete();
+            api.endpoints().inNamespace("calico-system").withName("calico-typha").delete();
+            api.discovery().v1().endpointSlices().inAnyNamespace().delete();
         }
     }
 
     private static void service(String namespace) {
-        client.services().inNamespace(namespace).resource(new ServiceBuilder().withNewMetadata()
+        api.services().inNamespace(namespace).resource(new ServiceBuilder().withNewMetadata()
                 .withName("calico-typha").withNamespace(namespace).endMetadata().withNewSpec()
                 .addNewPort().withName("calico-typha").withPort(5473).endPort().endSpec().build())
                 .createOr(x -> x.update());
@@ -129,7 +144,7 @@ class KubernetesRebalanceTest {
         service("calico-system");
         // A same-named service elsewhere is not ours.
         service("kube-system");
-        IntStream.range(0, 10).forEach(i -> client.nodes().resource(new NodeBuilder().withNewMetadata()
+        IntStream.range(0, 10).forEach(i -> api.nodes().resource(new NodeBuilder().withNewMetadata()
                 .withName("node-" + i).endMetadata().build()).create());
         endpoints("10.0.0.1", "10.0.0.2", "10.0.0.3");
 
@@ -144,7 +159,7 @@ class KubernetesRebalanceTest {
             await("scaled down to 2", () -> target.counts()
                     .equals(new KubernetesRebalanceTarget.Counts(2, ENDPOINTS, 10, 26)), target::counts);
 
-            client.endpoints().inNamespace("calico-system").withName("calico-typha").delete();
+            api.endpoints().inNamespace("calico-system").withName("calico-typha").delete();
             await("no endpoints: TYPHA_REPLICAS", () -> target.counts()
                     .equals(new KubernetesRebalanceTarget.Counts(5, CONFIGURATION, 10, 8)), target::counts);
         }
