@@ -45,7 +45,10 @@ import java.util.concurrent.TimeUnit;
  * <p>The node carries the taint {@value #TAINT_KEY}{@code :NoSchedule}: only pods that tolerate
  * it (calico-node, typha, a test's own pods) run here. {@link #close()} always undoes everything:
  * processes (kubelet, containers, shims, containerd), the mount and network namespaces, the
- * containers' cgroups and the scratch directories.
+ * containers' cgroups and the scratch directories. What a test JVM killed first (SIGKILL: no
+ * shutdown hook) leaves is ended by the next {@link NetNs} fixture's sweep: every process of the
+ * node runs in its network namespace (containers' processes are the shims' children), which the
+ * sweep deletes after killing what runs in it and their descendants.
  */
 final class KubeletNode implements AutoCloseable {
 
@@ -177,7 +180,10 @@ final class KubeletNode implements AutoCloseable {
             }
         }
         undo.push(() -> madeOnHost.forEach(KubeletNode::removeIfEmpty));
-        mountHolder = startProcess("mount-holder", "unshare", "--mount", "--propagation", "private", "sleep", "infinity");
+        // In the node's network namespace as everything of the node is: a test JVM killed before close() leaves
+        // them all to the next fixture's sweep, which ends the processes in a dead owner's namespace and theirs.
+        mountHolder = startProcess("mount-holder", "nsenter", "--net=/run/netns/" + ns.name(), "unshare", "--mount",
+                "--propagation", "private", "sleep", "infinity");
         // Until unshare(2) has run, the holder is still in the machine's mount namespace: a bind
         // mount entered there would land on the machine itself.
         Path own = mountNamespace(ProcessHandle.current().pid());

@@ -18,7 +18,9 @@ import java.util.concurrent.TimeUnit;
  * Network namespaces for real BGP: {@code n} node namespaces, each with {@code eth0} =
  * {@code 10.99.0.<i>/24} and {@code fd99::<i>/64}, all joined by a bridge that lives in its own namespace (nothing is
  * created in the root namespace). Each node can run one BIRD with its own config, socket and
- * pid file under {@code dir}. {@link #close()} stops every BIRD and deletes every namespace.
+ * pid file under {@code dir}. {@link #close()} stops every BIRD and deletes every namespace; what a
+ * test JVM killed first left (BIRD runs in its node's namespace) the next fixture's sweep ends and
+ * deletes ({@code NetNs.newName}).
  */
 final class NetnsLab implements AutoCloseable {
 

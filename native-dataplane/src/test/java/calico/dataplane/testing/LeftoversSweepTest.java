@@ -9,17 +9,20 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * A test JVM killed with SIGKILL (a surefire fork killed on timeout) runs no shutdown hook: its namespaces and
- * bpffs mounts stay. The next fixture that starts removes them, and nothing of a test JVM that still runs.
+ * A test JVM killed with SIGKILL (a surefire fork killed on timeout) runs no shutdown hook: its namespaces,
+ * bpffs mounts and the processes it started stay. The next fixture that starts removes them (the processes in a
+ * namespace it deletes, and theirs), and nothing of a test JVM that still runs.
  */
 class LeftoversSweepTest {
 
     /** A child JVM that made a namespace and a bpffs (their names read from its output). */
-    private record Owner(Process process, String netns, Path bpffs, String suffixed) {
+    private record Owner(Process process, String netns, Path bpffs, String suffixed, List<ProcessHandle> processes) {
 
         static Owner start() throws Exception {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -30,7 +33,10 @@ class LeftoversSweepTest {
             String netns = field(out.readLine(), "netns ", p);
             Path bpffs = Path.of(field(out.readLine(), "bpffs ", p));
             String suffixed = field(out.readLine(), "suffixed ", p);
-            return new Owner(p, netns, bpffs, suffixed);
+            // The daemon it started in its namespace and the daemon's child, in a namespace of its own.
+            List<ProcessHandle> processes = Stream.of(field(out.readLine(), "processes ", p).split(" "))
+                    .map(pid -> ProcessHandle.of(Long.parseLong(pid)).orElseThrow()).toList();
+            return new Owner(p, netns, bpffs, suffixed, processes);
         }
 
         private static String field(String line, String key, Process p) {
@@ -64,13 +70,19 @@ class LeftoversSweepTest {
         Owner killed = Owner.start();
         Owner live = Owner.start();
         try {
+            List<ProcessHandle> killedsProcesses = killed.processes();
+            List<ProcessHandle> livesProcesses = live.processes();
             killed.process().destroyForcibly().waitFor(); // SIGKILL: no shutdown hook runs
+            assertThat(killedsProcesses).as("the killed JVM's daemon and its child run on").allMatch(ProcessHandle::isAlive);
             assertThat(killed.netnsExists()).as("the killed JVM's namespace is left behind").isTrue();
             assertThat(killed.suffixedExists()).isTrue();
             assertThat(BpfFs.isBpfFs(killed.bpffs())).as("the killed JVM's bpffs is left mounted").isTrue();
 
             try (NetNs ns = NetNs.create("calico-sweep")) {
                 assertThat(killed.netnsExists()).as("a new namespace swept the dead JVM's").isFalse();
+                assertThat(killedsProcesses).as("and ended the processes in it, and theirs")
+                        .noneMatch(ProcessHandle::isAlive);
+                assertThat(livesProcesses).as("a live JVM's processes run on").hasSize(2).allMatch(ProcessHandle::isAlive);
                 assertThat(killed.suffixedExists()).as("and its namespace named <owned name>-<suffix>").isFalse();
                 assertThat(live.netnsExists()).as("a live JVM's namespace is untouched").isTrue();
                 assertThat(live.suffixedExists()).as("a live JVM's suffixed namespace is untouched").isTrue();
@@ -88,6 +100,7 @@ class LeftoversSweepTest {
             if (killed.process().isAlive()) {
                 killed.process().destroyForcibly().waitFor();
             }
+            killed.processes().forEach(ProcessHandle::destroyForcibly);
             // Whatever is still there (a failure above) goes with the next fixture's sweep.
             NetNs.sweepLeftovers();
             PrivateBpfFs.sweepLeftovers();

@@ -94,7 +94,10 @@ public final class NetNs implements AutoCloseable {
         return Owned.name(prefix);
     }
 
-    /** Deletes the namespaces of test JVMs that are gone (killed before their shutdown hooks ran). */
+    /**
+     * Deletes the namespaces of test JVMs that are gone (killed before their shutdown hooks ran), after ending
+     * the processes those JVMs left running in them ({@link #endProcessesIn}).
+     */
     static void sweepLeftovers() {
         java.nio.file.Path dir = java.nio.file.Path.of("/run/netns");
         List<String> names;
@@ -104,9 +107,44 @@ public final class NetNs implements AutoCloseable {
             return; // no /run/netns yet: nothing left
         }
         for (String n : names) {
+            endProcessesIn(n);
             Result r = execute("ip", "netns", "delete", n);
             System.err.println("NetNs: deleted " + n + ", left by a test JVM that is gone"
                     + (r.status() == 0 ? "" : " (" + r.output().strip() + ")"));
+        }
+    }
+
+    /**
+     * Kills (SIGKILL) the processes in namespace {@code name} and everything they started, wherever that runs:
+     * a killed JVM's children live on (BIRD in confd's lab; kubelet, containerd and its shims on a charts node,
+     * and a container's processes, children of a shim, in a namespace of their own), and a namespace deleted
+     * from {@code /run/netns} lives on while a process is in it, with its links and addresses. Children are
+     * listed before anyone is killed (a killed parent's children move to init, out of reach), and again until
+     * none is left (one may have forked meanwhile). A namespace this JVM is in is never a leftover: left alone.
+     */
+    static void endProcessesIn(String name) {
+        for (int round = 0; round < 5; round++) {
+            Result pids = execute("ip", "netns", "pids", name);
+            if (pids.status() != 0) {
+                return; // gone already
+            }
+            List<ProcessHandle> inside = pids.output().lines().map(String::strip).filter(l -> l.matches("\\d+"))
+                    .map(l -> ProcessHandle.of(Long.parseLong(l))).flatMap(java.util.Optional::stream).toList();
+            if (inside.isEmpty()) {
+                return;
+            }
+            if (inside.contains(ProcessHandle.current())) {
+                System.err.println("NetNs: " + name + " holds this JVM: its processes are left alone");
+                return;
+            }
+            java.util.Set<ProcessHandle> tree = new java.util.LinkedHashSet<>(inside);
+            inside.forEach(p -> p.descendants().forEach(tree::add));
+            tree.forEach(ProcessHandle::destroyForcibly);
+            for (ProcessHandle p : tree) {
+                p.onExit().completeOnTimeout(p, 10, TimeUnit.SECONDS).join();
+            }
+            System.err.println("NetNs: killed " + tree.stream().map(p -> Long.toString(p.pid())).toList() + " in " + name
+                    + ", left by a test JVM that is gone");
         }
     }
 
