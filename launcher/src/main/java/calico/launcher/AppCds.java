@@ -37,8 +37,11 @@ import java.util.stream.Stream;
  * extracted copy is never older than the jar; an entry is used only once its {@code ready} marker
  * (written last) exists; a failed training is recorded ({@code failed}, with its log) and the jar
  * then runs as it is; and the archive is mapped with {@code -Xshare:auto}, so one the JVM refuses
- * (a mismatch it detects) only costs the speed-up. An entry's older siblings for the same
- * service are removed when a new one is ready.
+ * (a mismatch it detects) only costs the speed-up. When a new entry is ready, the service's
+ * entries that can never be used again go: those whose jar ({@code source}: its path, content digest
+ * and JVM) is gone or has changed, or that were built by another JVM. Another tree's jar or another
+ * set of options for the same jar is still in use (FootprintBench's "before" and "after" run from one
+ * cache side by side): its entry stays.
  */
 final class AppCds {
 
@@ -48,6 +51,9 @@ final class AppCds {
 
     /** The options that map a ready archive; the JVM validates it and runs without it on a mismatch. */
     static final String SHARE_AUTO = "-Xshare:auto";
+
+    /** The JVM an archive is built by and for: one of another JVM is refused. */
+    private static final String JVM = System.getProperty("java.vm.version");
 
     /** How a service's jar is run: the jar (the extracted one when an archive is ready) and the archive's options. */
     record Launch(Path jar, List<String> options) {
@@ -83,13 +89,14 @@ final class AppCds {
         }
         Path entry;
         try {
-            entry = cache.resolve(service + "-" + key(jar, options));
+            String digest = digest(jar);
+            entry = cache.resolve(service + "-" + key(digest, options));
             Files.createDirectories(cache);
             // One builder per service at a time (two launchers, or ./calico and a bench, may race).
             try (FileChannel lockFile = FileChannel.open(cache.resolve(service + ".lock"), StandardOpenOption.CREATE,
                     StandardOpenOption.WRITE); FileLock ignored = lockFile.lock()) {
                 if (!Files.exists(entry.resolve("ready")) && !Files.exists(entry.resolve("failed"))) {
-                    build(service, jar, options, environment, args, entry);
+                    build(service, new Source(jar, digest, JVM), options, environment, args, entry);
                 }
             }
         } catch (IOException | UncheckedIOException e) {
@@ -103,10 +110,12 @@ final class AppCds {
                 List.of("-XX:SharedArchiveFile=" + entry.resolve("app.jsa"), SHARE_AUTO));
     }
 
-    private void build(String service, Path jar, List<String> options, Map<String, String> environment, List<String> args,
-                       Path entry) throws IOException {
+    private void build(String service, Source source, List<String> options, Map<String, String> environment,
+                       List<String> args, Path entry) throws IOException {
+        Path jar = source.jar();
         deleteTree(entry);
         Files.createDirectories(entry);
+        source.write(entry);
         Path trainingLog = entry.resolve("training.log");
         log.printf("AppCDS: building %s's class archive (once per jar: %s)%n", service, entry);
         Path extractedJar;
@@ -135,7 +144,7 @@ final class AppCds {
             return;
         }
         Files.writeString(entry.resolve("ready"), jar + "\n", StandardCharsets.UTF_8);
-        pruneSiblings(service, entry);
+        pruneStale(service, source);
         log.printf("AppCDS: %s's archive ready (%d MiB)%n", service, Files.size(archive) >> 20);
     }
 
@@ -164,31 +173,66 @@ final class AppCds {
         }
     }
 
-    /** Older entries of the service (another jar, JDK or options) are of no further use. */
-    private void pruneSiblings(String service, Path keep) throws IOException {
+    /**
+     * Removes the service's entries that no start can use again (the jar they were built from is gone or
+     * changed, or another JVM built them; an entry without a readable {@code source} predates it); entries of
+     * another jar that is still as it was, or of other options, are kept: another tree or flags file uses them.
+     */
+    private void pruneStale(String service, Source current) throws IOException {
+        Map<Path, String> digests = new java.util.HashMap<>(Map.of(current.jar(), current.digest()));
         try (Stream<Path> s = Files.list(cache)) {
-            for (Path p : s.filter(p -> Files.isDirectory(p) && !p.equals(keep)
+            for (Path p : s.filter(p -> Files.isDirectory(p)
                     && p.getFileName().toString().matches(java.util.regex.Pattern.quote(service) + "-[0-9a-f]{16}")).toList()) {
-                deleteTree(p);
+                java.util.Optional<Source> built = Source.read(p);
+                boolean stale = built.map(b -> !b.jvm().equals(JVM) || !b.digest().equals(digests.computeIfAbsent(b.jar(),
+                        j -> Files.isRegularFile(j) ? digest(j) : ""))).orElse(true);
+                if (stale) {
+                    deleteTree(p);
+                }
             }
         }
     }
 
-    /** {@return 16 hex digits of SHA-256 over the jar's bytes, the JVM's version and the options} */
-    static String key(Path jar, List<String> options) {
-        try {
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            try (InputStream in = Files.newInputStream(jar)) {
-                byte[] buf = new byte[1 << 16];
-                for (int n; (n = in.read(buf)) > 0; ) {
-                    sha.update(buf, 0, n);
-                }
+    /** What an entry was built from (its {@code source} file, written first): the jar, its content's digest, the JVM. */
+    record Source(Path jar, String digest, String jvm) {
+
+        void write(Path entry) throws IOException {
+            Files.writeString(entry.resolve("source"), jar + "\n" + digest + "\n" + jvm + "\n", StandardCharsets.UTF_8);
+        }
+
+        static java.util.Optional<Source> read(Path entry) {
+            try {
+                List<String> lines = Files.readAllLines(entry.resolve("source"), StandardCharsets.UTF_8);
+                return lines.size() == 3 ? java.util.Optional.of(new Source(Path.of(lines.get(0)), lines.get(1), lines.get(2)))
+                        : java.util.Optional.empty();
+            } catch (IOException | RuntimeException e) {
+                return java.util.Optional.empty();
             }
-            sha.update(("\0" + System.getProperty("java.vm.version") + "\0" + String.join("\0", options))
-                    .getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(sha.digest()).substring(0, 16);
+        }
+    }
+
+    /** {@return SHA-256 of the jar's bytes, in hex} */
+    static String digest(Path jar) {
+        try (InputStream in = Files.newInputStream(jar)) {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            byte[] buf = new byte[1 << 16];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                sha.update(buf, 0, n);
+            }
+            return HexFormat.of().formatHex(sha.digest());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + jar, e);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** {@return 16 hex digits of SHA-256 over the jar's digest, the JVM's version and the options} */
+    static String key(String jarDigest, List<String> options) {
+        try {
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            sha.update((jarDigest + "\0" + JVM + "\0" + String.join("\0", options)).getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(sha.digest()).substring(0, 16);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -124,10 +124,53 @@ class AppCdsTest {
         AppCds.Launch second = cds.prepare("hello", jar, List.of(), Map.of(), List.of());
         assertThat(second.jar()).isNotEqualTo(first.jar());
         assertThat(run(second)).contains("hello v2");
-        assertThat(first.jar().getParent().getParent()).doesNotExist();
+        assertThat(entry(first)).as("the changed jar's old archive").doesNotExist();
 
         AppCds.Launch third = cds.prepare("hello", jar, List.of("-Xss512k"), Map.of(), List.of());
         assertThat(third.jar()).isNotEqualTo(second.jar());
+        assertThat(entry(second)).as("the same jar's archive for other options: still of use").exists();
+    }
+
+    /**
+     * Two trees (FootprintBench's "before" and "after" roots) or two flags files started from one cache, in turn:
+     * each keeps its archive (they used to delete each other's, so every start trained again); what no start can
+     * use again goes with the next build: an entry of a jar that is gone or changed, or of another JVM.
+     */
+    @Test
+    void twoTreesSharingACacheKeepEachTheirArchive(@TempDir Path dir) throws Exception {
+        AppCds cds = cache(dir.resolve("cache"));
+        Path before = helloJar(Files.createDirectories(dir.resolve("before")), "before", true);
+        Path after = helloJar(Files.createDirectories(dir.resolve("after")), "after", true);
+        AppCds.Launch b = cds.prepare("hello", before, List.of("-Xmx32m"), Map.of(), List.of());
+        AppCds.Launch a = cds.prepare("hello", after, List.of("-Xmx48m"), Map.of(), List.of());
+        assertThat(entry(b)).as("the other tree's archive").exists();
+
+        log.reset();
+        assertThat(cds.prepare("hello", before, List.of("-Xmx32m"), Map.of(), List.of())).isEqualTo(b);
+        assertThat(cds.prepare("hello", after, List.of("-Xmx48m"), Map.of(), List.of())).isEqualTo(a);
+        assertThat(log.toString(StandardCharsets.UTF_8)).as("no training again").isEmpty();
+        assertThat(run(b)).contains("hello before");
+        assertThat(run(a)).contains("hello after");
+
+        Files.delete(before);
+        helloJar(dir.resolve("after"), "after, rebuilt", true);
+        // An entry another JVM built, and one from before entries recorded their source.
+        Path otherJvm = Files.createDirectories(dir.resolve("cache/hello-00000000000000aa"));
+        Files.writeString(otherJvm.resolve("source"), after + "\n" + AppCds.digest(after) + "\nanother JVM\n");
+        Path unrecorded = Files.createDirectories(dir.resolve("cache/hello-00000000000000bb"));
+        Path otherService = Files.createDirectories(dir.resolve("cache/hello2-00000000000000cc"));
+        AppCds.Launch rebuilt = cds.prepare("hello", after, List.of("-Xmx48m"), Map.of(), List.of());
+        assertThat(entry(b)).as("a jar that is gone").doesNotExist();
+        assertThat(entry(a)).as("a jar that changed").doesNotExist();
+        assertThat(otherJvm).as("another JVM's").doesNotExist();
+        assertThat(unrecorded).as("no source recorded").doesNotExist();
+        assertThat(otherService).as("another service's: not this build's to judge").exists();
+        assertThat(run(rebuilt)).contains("hello after, rebuilt");
+    }
+
+    /** {@return the cache entry a launch runs from} */
+    private static Path entry(AppCds.Launch launch) {
+        return launch.jar().getParent().getParent();
     }
 
     @Test
