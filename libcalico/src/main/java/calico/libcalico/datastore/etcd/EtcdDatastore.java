@@ -115,6 +115,11 @@ public final class EtcdDatastore implements Datastore {
     }
 
     private static Client clientFor(EtcdConfig config) {
+        return clientBuilder(config).build();
+    }
+
+    /** {@return the jetcd client's settings for {@code config}} (a builder, so that a test can read them) */
+    static ClientBuilder clientBuilder(EtcdConfig config) {
         long timeoutMs = config.requestTimeout().toMillis();
         ClientBuilder b = Client.builder()
                 .endpoints(config.endpoints())
@@ -125,6 +130,10 @@ public final class EtcdDatastore implements Datastore {
                 // Detect a silent etcd (no RST) on long-lived watch streams; etcd's minimum ping interval is 5 s.
                 .keepaliveTime(Duration.ofSeconds(10))
                 .keepaliveTimeout(Duration.ofSeconds(5))
+                // Pings only while a call (a watch) is open, as etcd's Go client does by default: etcd permits
+                // none on a connection without streams, and after two answers it with GOAWAY too_many_pings
+                // (jetcd's default pings an idle connection too: every idle client was sent away).
+                .keepaliveWithoutCalls(false)
                 .maxInboundMessageSize(64 * 1024 * 1024)
                 .interceptors(interceptors(timeoutMs));
         if (config.tls()) {
@@ -142,7 +151,7 @@ public final class EtcdDatastore implements Datastore {
                         + "context (certificates must be PEM, the key PEM PKCS#8): " + e.getMessage(), e);
             }
         }
-        return b.build();
+        return b;
     }
 
     public EtcdConfig config() {

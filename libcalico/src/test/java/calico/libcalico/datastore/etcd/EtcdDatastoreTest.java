@@ -265,6 +265,19 @@ class EtcdDatastoreTest {
         }
     }
 
+    /**
+     * etcd's keepalive policy (its defaults, as calico's etcd runs: {@code --grpc-keepalive-min-time=5s}, no pings
+     * without a stream) against the client's: a client that pinged an idle connection was sent away with GOAWAY
+     * {@code too_many_pings} (FootprintBench's own writer, idle while the services started). Pings while a watch is
+     * open stay: they are what ends a watch on a frozen etcd (above).
+     */
+    @Test
+    void theClientPingsOnlyWhatEtcdPermits() {
+        var settings = EtcdDatastore.clientBuilder(EtcdConfig.of(java.net.URI.create("http://127.0.0.1:2379")));
+        assertThat(settings.keepaliveWithoutCalls()).as("pings on a connection without calls").isFalse();
+        assertThat(settings.keepaliveTime()).as("etcd's minimum ping interval").isGreaterThanOrEqualTo(Duration.ofSeconds(5));
+    }
+
     @Test
     void listAtAnEarlierRevisionReadsEveryPageAtItUntilCompacted() {
         for (int i = 0; i < EtcdDatastore.LIST_PAGE_SIZE + 3; i++) {
