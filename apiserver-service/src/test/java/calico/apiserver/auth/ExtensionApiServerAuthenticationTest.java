@@ -15,10 +15,10 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The authentication ConfigMap as kube-apiserver 1.37 writes it (keys and JSON arrays copied
@@ -33,23 +33,18 @@ class ExtensionApiServerAuthenticationTest {
 
     static KubernetesClient client;
     /** The test's writes: sent once, however slow the mock is under load (see {@link MockApiClients}). */
-    static KubernetesClient api;
+    @RegisterExtension
+    static final MockApiClients.PerClass API = MockApiClients.perClass(() -> client);
     static String caPem;
 
     @BeforeAll
     static void certificates() throws Exception {
         caPem = Files.readString(TestCertificates.generate(Files.createTempDirectory("ext-auth")).caCert());
-        api = MockApiClients.loadTolerant(client);
-    }
-
-    @AfterAll
-    static void closeWriter() {
-        api.close();
     }
 
     @AfterEach
     void removeConfigMap() {
-        api.configMaps().inNamespace("kube-system").withName(ExtensionApiServerAuthentication.NAME).delete();
+        API.get().configMaps().inNamespace("kube-system").withName(ExtensionApiServerAuthentication.NAME).delete();
     }
 
     static ConfigMap configMap(String allowedNames) {
@@ -65,7 +60,7 @@ class ExtensionApiServerAuthenticationTest {
     }
 
     static void write(ConfigMap cm) {
-        api.configMaps().inNamespace("kube-system").resource(cm).createOr(c -> c.update());
+        API.get().configMaps().inNamespace("kube-system").resource(cm).createOr(c -> c.update());
     }
 
     @Test

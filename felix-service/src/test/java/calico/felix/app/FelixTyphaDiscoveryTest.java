@@ -24,9 +24,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * FELIX_TYPHAK8SSERVICENAME against the fabric8 mock API server (CRUD mode): addresses from the
@@ -39,17 +38,8 @@ class FelixTyphaDiscoveryTest {
 
     static KubernetesClient client;
     /** The test's writes: sent once, however slow the mock is under load (see {@link MockApiClients}). */
-    static KubernetesClient api;
-
-    @BeforeAll
-    static void writer() {
-        api = MockApiClients.loadTolerant(client);
-    }
-
-    @AfterAll
-    static void closeWriter() {
-        api.close();
-    }
+    @RegisterExtension
+    static final MockApiClients.PerClass API = MockApiClients.perClass(() -> client);
 
     private static EndpointSlice slice(String namespace, String name, String service, int port, Object... ipNodeReady) {
         EndpointSliceBuilder b = new EndpointSliceBuilder().withNewMetadata().withNamespace(namespace).withName(name)
@@ -65,7 +55,7 @@ class FelixTyphaDiscoveryTest {
     }
 
     private static void put(EndpointSlice s) {
-        api.discovery().v1().endpointSlices().inNamespace(s.getMetadata().getNamespace()).resource(s)
+        API.get().discovery().v1().endpointSlices().inNamespace(s.getMetadata().getNamespace()).resource(s)
                 .createOr(x -> x.update());
     }
 

@@ -5,6 +5,10 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.time.Duration;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A client of a fabric8 mock API server ({@code @EnableKubernetesMockClient}) for a loaded
@@ -30,5 +34,45 @@ public final class MockApiClients {
                 .withRequestRetryBackoffLimit(0)
                 .build();
         return new KubernetesClientBuilder().withConfig(config).build();
+    }
+
+    /**
+     * {@return a load-tolerant client of a test class's mock, made before its tests and closed after them}:
+     * {@code @RegisterExtension static final MockApiClients.PerClass API = MockApiClients.perClass(() -> client);}
+     * after the {@code client} field the mock's extension fills (it runs first: a class's own extensions come
+     * before those of its fields).
+     */
+    public static PerClass perClass(Supplier<KubernetesClient> mock) {
+        return new PerClass(mock);
+    }
+
+    /** See {@link #perClass}. */
+    public static final class PerClass implements BeforeAllCallback, AfterAllCallback, Supplier<KubernetesClient> {
+
+        private final Supplier<KubernetesClient> mock;
+        private KubernetesClient client;
+
+        private PerClass(Supplier<KubernetesClient> mock) {
+            this.mock = mock;
+        }
+
+        @Override
+        public void beforeAll(ExtensionContext context) {
+            client = loadTolerant(mock.get());
+        }
+
+        @Override
+        public void afterAll(ExtensionContext context) {
+            client.close();
+        }
+
+        /** {@return the client} (between the class's first and last test) */
+        @Override
+        public KubernetesClient get() {
+            if (client == null) {
+                throw new IllegalStateException("MockApiClients.perClass: no client outside the class's tests");
+            }
+            return client;
+        }
     }
 }

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The mock's own client sends a failed write again (here a 503 once; in confd's flake a POST
@@ -21,6 +22,8 @@ class MockApiClientsTest {
 
     static KubernetesMockServer server;
     static KubernetesClient client;
+    @RegisterExtension
+    static final MockApiClients.PerClass API = MockApiClients.perClass(() -> client);
 
     private static final String PATH = "/api/v1/namespaces/ns1/configmaps";
 
@@ -47,5 +50,14 @@ class MockApiClientsTest {
 
     private static ConfigMap map(String name) {
         return new ConfigMapBuilder().withNewMetadata().withName(name).withNamespace("ns1").endMetadata().build();
+    }
+
+    @Test
+    void perClassGivesTheClassALoadTolerantClientOfItsMock() {
+        assertThat(API.get()).isNotSameAs(client);
+        assertThat(API.get().getConfiguration().getRequestTimeout()).isEqualTo((int) MockApiClients.REQUEST_TIMEOUT.toMillis());
+        assertThat(API.get().getConfiguration().getMasterUrl()).isEqualTo(client.getConfiguration().getMasterUrl());
+        API.get().configMaps().inNamespace("ns1").resource(map("per-class")).create();
+        assertThat(client.configMaps().inNamespace("ns1").withName("per-class").get()).isNotNull();
     }
 }

@@ -26,9 +26,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -45,17 +44,8 @@ class KubernetesRebalanceTest {
 
     static KubernetesClient client;
     /** The test's writes: sent once, however slow the mock is under load (see {@link MockApiClients}). */
-    static KubernetesClient api;
-
-    @BeforeAll
-    static void writer() {
-        api = MockApiClients.loadTolerant(client);
-    }
-
-    @AfterAll
-    static void closeWriter() {
-        api.close();
-    }
+    @RegisterExtension
+    static final MockApiClients.PerClass API = MockApiClients.perClass(() -> client);
 
     private static ConfigurableApplicationContext typha(String... extra) {
         List<String> args = new ArrayList<>(List.of("--typha.datastore-type=memory", "--typha.server-port=0",
@@ -78,7 +68,7 @@ class KubernetesRebalanceTest {
                 .addNewPort().withName("calico-typha").withPort(5473).withProtocol("TCP").endPort()
                 .addNewPort().withName("metrics").withPort(9093).withProtocol("TCP").endPort()
                 .endSubset().build();
-        api.endpoints().inNamespace("calico-system").resource(e).createOr(x -> x.update());
+        API.get().endpoints().inNamespace("calico-system").resource(e).createOr(x -> x.update());
     }
 
     /** An EndpointSlice of the typha service: {@code ready} per address (null: condition unset, which means ready). */
@@ -94,7 +84,7 @@ class KubernetesRebalanceTest {
             }
             b.addToEndpoints(e.build());
         }
-        api.discovery().v1().endpointSlices().inNamespace(namespace).resource(b.build()).createOr(x -> x.update());
+        API.get().discovery().v1().endpointSlices().inNamespace(namespace).resource(b.build()).createOr(x -> x.update());
     }
 
     @Test
@@ -114,18 +104,18 @@ class KubernetesRebalanceTest {
             await("4 replicas from the slices", () -> target.counts()
                     .equals(new KubernetesRebalanceTarget.Counts(4, ENDPOINT_SLICES, 10, 10)), target::counts);
 
-            api.discovery().v1().endpointSlices().inNamespace("calico-system").withName("calico-typha-a").delete();
-            api.discovery().v1().endpointSlices().inNamespace("calico-system").withName("calico-typha-b").delete();
+            API.get().discovery().v1().endpointSlices().inNamespace("calico-system").withName("calico-typha-a").delete();
+            API.get().discovery().v1().endpointSlices().inNamespace("calico-system").withName("calico-typha-b").delete();
             await("no slice of ours: the Endpoints' 3", () -> target.counts()
                     .equals(new KubernetesRebalanceTarget.Counts(3, ENDPOINTS, 10, 14)), target::counts);
         } finally {
-            api.endpoints().inNamespace("calico-system").withName("calico-typha").delete();
-            api.discovery().v1().endpointSlices().inAnyNamespace().delete();
+            API.get().endpoints().inNamespace("calico-system").withName("calico-typha").delete();
+            API.get().discovery().v1().endpointSlices().inAnyNamespace().delete();
         }
     }
 
     private static void service(String namespace) {
-        api.services().inNamespace(namespace).resource(new ServiceBuilder().withNewMetadata()
+        API.get().services().inNamespace(namespace).resource(new ServiceBuilder().withNewMetadata()
                 .withName("calico-typha").withNamespace(namespace).endMetadata().withNewSpec()
                 .addNewPort().withName("calico-typha").withPort(5473).endPort().endSpec().build())
                 .createOr(x -> x.update());
@@ -144,7 +134,7 @@ class KubernetesRebalanceTest {
         service("calico-system");
         // A same-named service elsewhere is not ours.
         service("kube-system");
-        IntStream.range(0, 10).forEach(i -> api.nodes().resource(new NodeBuilder().withNewMetadata()
+        IntStream.range(0, 10).forEach(i -> API.get().nodes().resource(new NodeBuilder().withNewMetadata()
                 .withName("node-" + i).endMetadata().build()).create());
         endpoints("10.0.0.1", "10.0.0.2", "10.0.0.3");
 
@@ -159,7 +149,7 @@ class KubernetesRebalanceTest {
             await("scaled down to 2", () -> target.counts()
                     .equals(new KubernetesRebalanceTarget.Counts(2, ENDPOINTS, 10, 26)), target::counts);
 
-            api.endpoints().inNamespace("calico-system").withName("calico-typha").delete();
+            API.get().endpoints().inNamespace("calico-system").withName("calico-typha").delete();
             await("no endpoints: TYPHA_REPLICAS", () -> target.counts()
                     .equals(new KubernetesRebalanceTarget.Counts(5, CONFIGURATION, 10, 8)), target::counts);
         }
