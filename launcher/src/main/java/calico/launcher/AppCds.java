@@ -15,9 +15,11 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -38,10 +40,9 @@ import java.util.stream.Stream;
  * (written last) exists; a failed training is recorded ({@code failed}, with its log) and the jar
  * then runs as it is; and the archive is mapped with {@code -Xshare:auto}, so one the JVM refuses
  * (a mismatch it detects) only costs the speed-up. When a new entry is ready, the service's
- * entries that can never be used again go: those whose jar ({@code source}: its path, content digest
- * and JVM) is gone or has changed, or that were built by another JVM. Another tree's jar or another
- * set of options for the same jar is still in use (FootprintBench's "before" and "after" run from one
- * cache side by side): its entry stays.
+ * entries no start can use again go: those whose jar ({@code source}: its path and content digest) is
+ * gone or has changed, or that another JVM built. An entry of another tree's jar or of other options is
+ * still in use (FootprintBench's "before" and "after" side by side in one cache): it stays.
  */
 final class AppCds {
 
@@ -179,11 +180,11 @@ final class AppCds {
      * another jar that is still as it was, or of other options, are kept: another tree or flags file uses them.
      */
     private void pruneStale(String service, Source current) throws IOException {
-        Map<Path, String> digests = new java.util.HashMap<>(Map.of(current.jar(), current.digest()));
+        Map<Path, String> digests = new HashMap<>(Map.of(current.jar(), current.digest()));
         try (Stream<Path> s = Files.list(cache)) {
             for (Path p : s.filter(p -> Files.isDirectory(p)
                     && p.getFileName().toString().matches(java.util.regex.Pattern.quote(service) + "-[0-9a-f]{16}")).toList()) {
-                java.util.Optional<Source> built = Source.read(p);
+                Optional<Source> built = Source.read(p);
                 boolean stale = built.map(b -> !b.jvm().equals(JVM) || !b.digest().equals(digests.computeIfAbsent(b.jar(),
                         j -> Files.isRegularFile(j) ? digest(j) : ""))).orElse(true);
                 if (stale) {
@@ -200,13 +201,13 @@ final class AppCds {
             Files.writeString(entry.resolve("source"), jar + "\n" + digest + "\n" + jvm + "\n", StandardCharsets.UTF_8);
         }
 
-        static java.util.Optional<Source> read(Path entry) {
+        static Optional<Source> read(Path entry) {
             try {
                 List<String> lines = Files.readAllLines(entry.resolve("source"), StandardCharsets.UTF_8);
-                return lines.size() == 3 ? java.util.Optional.of(new Source(Path.of(lines.get(0)), lines.get(1), lines.get(2)))
-                        : java.util.Optional.empty();
+                return lines.size() == 3 ? Optional.of(new Source(Path.of(lines.get(0)), lines.get(1), lines.get(2)))
+                        : Optional.empty();
             } catch (IOException | RuntimeException e) {
-                return java.util.Optional.empty();
+                return Optional.empty();
             }
         }
     }
