@@ -8,11 +8,13 @@ import calico.api.model.Tier;
 import calico.api.model.TierSpec;
 import calico.api.model.WorkloadEndpoint;
 import calico.api.net.Cidr;
+import calico.libcalico.syncer.SyncerStatus;
 import calico.libcalico.syncer.Update;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +32,9 @@ import org.slf4j.LoggerFactory;
  * sorting last. A tier appears for a direction when a policy of it that applies to that direction
  * selects the endpoint. A tier that does not exist fails closed: it is listed with no policies
  * and default Deny. Work is batched: changes mark endpoints dirty and {@link #flush} emits them.
+ * A missing tier or profile is warned about once, and only if it is still missing when the
+ * datastore is in sync: a snapshot delivers its kinds in any order, so a policy may come before
+ * its tier without anything being wrong.
  */
 final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener {
 
@@ -57,6 +62,9 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
     private final Map<ResourceKey, DataplaneUpdate> emitted = new HashMap<>();
     /** Missing tiers and profiles already logged, so a missing referent is logged once. */
     private final Set<String> loggedMissing = new HashSet<>();
+    /** Missing referents seen before in-sync (key {@code "tier NAME"} or {@code "profile NAME"}), with their warning. */
+    private final Map<String, String> missingBeforeSync = new LinkedHashMap<>();
+    private boolean inSync;
 
     PolicyResolver(String hostname, EndpointListener listener) {
         this.hostname = hostname;
@@ -68,6 +76,31 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         d.register(ResourceKind.PROFILE, this::onProfile);
         d.register(ResourceKind.WORKLOAD_ENDPOINT, this::onEndpoint);
         d.register(ResourceKind.HOST_ENDPOINT, this::onEndpoint);
+        d.registerStatus(this::onStatus);
+    }
+
+    /** At in-sync, warns about the referents still missing after the whole snapshot. */
+    private void onStatus(SyncerStatus status) {
+        inSync = status == SyncerStatus.IN_SYNC;
+        if (inSync) {
+            missingBeforeSync.forEach((what, warning) -> {
+                String name = what.substring(what.indexOf(' ') + 1);
+                boolean still = what.startsWith("tier ") ? !tiers.containsKey(name) : !profiles.contains(name);
+                if (still && loggedMissing.add(what)) {
+                    LOG.warn(warning);
+                }
+            });
+            missingBeforeSync.clear();
+        }
+    }
+
+    /** Warns once that {@code what} is missing; before in-sync, only notes it for {@link #onStatus}. */
+    private void missing(String what, String warning) {
+        if (!inSync) {
+            missingBeforeSync.putIfAbsent(what, warning);
+        } else if (loggedMissing.add(what)) {
+            LOG.warn(warning);
+        }
     }
 
     @Override
@@ -189,8 +222,8 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
                 if (!profileIds.contains(p)) {
                     profileIds.add(p);
                 }
-            } else if (loggedMissing.add("profile " + p)) {
-                LOG.warn("{} names missing profile {}: it contributes nothing (fail closed)", key, p);
+            } else {
+                missing("profile " + p, key + " names missing profile " + p + ": it contributes nothing (fail closed)");
             }
         }
         List<String> v4 = new ArrayList<>();
@@ -247,9 +280,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         for (String t : tierNames) {
             TierSpec spec = tiers.get(t);
             if (spec == null) {
-                if (loggedMissing.add("tier " + t)) {
-                    LOG.warn("policies in missing tier {} select a local endpoint: the tier denies (fail closed)", t);
-                }
+                missing("tier " + t, "policies in missing tier " + t + " select a local endpoint: the tier denies (fail closed)");
                 out.add(new TierPolicies(t, Action.Deny, List.of(), true));
                 continue;
             }

@@ -73,6 +73,12 @@ public final class PolicyScaleBench {
     private static final String[] ROLES = {"web", "api", "db", "cache"};
     /** Prefix for the bench's namespaces ({@code BENCH_NS_PREFIX}), so parallel runs can be told apart. */
     private static final String NS = System.getenv().getOrDefault("BENCH_NS_PREFIX", "");
+    /**
+     * felix's log severity ({@code BENCH_FELIX_LOG}; Warning unless set): {@code Debug} prints the
+     * nftables driver's timings per apply (render, diff, encoding, the kernel), which cost the
+     * catch-up ~0.5 s themselves.
+     */
+    private static final String FELIX_LOG = System.getenv().getOrDefault("BENCH_FELIX_LOG", "Warning");
 
     private PolicyScaleBench() {
     }
@@ -188,7 +194,7 @@ public final class PolicyScaleBench {
         if (backend == Backend.BPF) {
             interfaces(host, scale);
         }
-        try (FelixProcess felix = new FelixProcess(bench.felixArgs(), host.name(), backend, "Warning")) {
+        try (FelixProcess felix = new FelixProcess(bench.felixArgs(), host.name(), backend, FELIX_LOG)) {
             felix.awaitReady(Duration.ofSeconds(60));
 
             // Everything written while felix runs, as fast as the datastore takes it (8 writers; on
@@ -320,7 +326,7 @@ public final class PolicyScaleBench {
                 interfaces(fresh, scale);
             }
             Instant start = Instant.now();
-            try (FelixProcess cold = new FelixProcess(bench.felixArgs(), fresh.name(), backend, "Warning")) {
+            try (FelixProcess cold = new FelixProcess(bench.felixArgs(), fresh.name(), backend, FELIX_LOG)) {
                 Instant up = Instant.now();
                 cold.awaitReady(Duration.ofMinutes(5));
                 FelixProcess.LastApply a = cold.lastApply();
