@@ -6,9 +6,11 @@ import calico.felix.calc.DataplaneUpdate;
 import calico.felix.calc.PolicyId;
 import calico.felix.dataplane.nft.NftPruning.Pruned;
 import calico.felix.dataplane.nft.NftRuleFormatter.NftChain;
+import calico.felix.dataplane.nft.NftRuleFormatter.NftRule;
 import calico.felix.dataplane.nft.NftSetPlan.NftSet;
 import calico.felix.dataplane.rules.DataplaneModel;
 import calico.felix.dataplane.rules.GenericChain;
+import calico.felix.dataplane.rules.GenericRule;
 import calico.felix.dataplane.rules.Names;
 import calico.felix.dataplane.rules.Ruleset;
 import calico.felix.dataplane.rules.SetPlan;
@@ -16,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -101,14 +104,20 @@ final class NftDesiredState {
         Map<String, Cached<GenericChain, NftChain>> nextChains = new HashMap<>();
         Map<String, Pruned> nextPruned = new HashMap<>();
         Set<String> emptyButNamed = new HashSet<>();
+        // Chains that share one list of rules (endpoints alike, see RenderCache) are pruned and formatted once.
+        Map<List<GenericRule>, Pruned> prunedBodies = new IdentityHashMap<>();
+        Map<List<GenericRule>, List<NftRule>> formattedBodies = new IdentityHashMap<>();
         r.chains().forEach((table, byName) -> byName.values().forEach(source -> {
             String key = table + "/" + source.name();
-            Pruned p = NftPruning.pruned(pruneCache.get(key), source, planned, populated);
+            Pruned p = pruned(pruneCache.get(key), source, planned, prunedBodies);
             nextPruned.put(key, p);
             emptyButNamed.addAll(p.keptEmpty());
             GenericChain g = p.result();
             Cached<GenericChain, NftChain> hit = chainCache.get(key);
             NftChain c = hit != null && (hit.key() == g || hit.key().equals(g)) ? hit.value()
+                    : g instanceof GenericChain.Rules rules
+                    ? new NftChain(NftNames.chain(table, rules.name()), formattedBodies.computeIfAbsent(rules.rules(),
+                            body -> formatted(table, body)), null)
                     : NftRuleFormatter.chain(table, g, formattedRules::format);
             nextChains.put(key, new Cached<>(g, c));
             if (chains.put(c.name(), c) != null) {
@@ -142,6 +151,36 @@ final class NftDesiredState {
             }
         });
         return new NftTable(chains, bases, Collections.unmodifiableSortedMap(sets));
+    }
+
+    /** {@return {@code body}'s rules formatted, as a list {@link NftChain} keeps as it is} */
+    private List<NftRule> formatted(Ruleset.Table table, List<GenericRule> body) {
+        List<NftRule> out = new ArrayList<>(body.size());
+        for (GenericRule rule : body) {
+            out.add(formattedRules.format(table, rule));
+        }
+        return List.copyOf(out);
+    }
+
+    /**
+     * {@link NftPruning#pruned}, or, for a chain whose rules are the very list another chain of this
+     * render was pruned with, that pruning under this chain's name (its kept rules the same list
+     * too). The twin's pruning was made against the sets as they are now, so {@code last} is not needed.
+     */
+    private Pruned pruned(Pruned last, GenericChain source, SortedMap<String, NftSet> planned,
+                          Map<List<GenericRule>, Pruned> prunedBodies) {
+        if (!(source instanceof GenericChain.Rules rules)) {
+            return NftPruning.pruned(last, source, planned, populated);
+        }
+        Pruned twin = prunedBodies.get(rules.rules());
+        if (twin == null) {
+            Pruned p = NftPruning.pruned(last, source, planned, populated);
+            prunedBodies.put(rules.rules(), p);
+            return p;
+        }
+        GenericChain result = twin.result() == twin.source() ? source
+                : new GenericChain.Rules(source.name(), ((GenericChain.Rules) twin.result()).rules());
+        return new Pruned(source, twin.refs(), twin.empty(), result, twin.keptEmpty());
     }
 
     /** Every set {@link SetPlan} gives for {@code r}, empty or not, formatted (reused while no IP set news came). */

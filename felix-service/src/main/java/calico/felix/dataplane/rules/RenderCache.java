@@ -15,7 +15,9 @@ import java.util.function.Supplier;
  * means "not updated since") and, for an endpoint, the same of its policies are missing; any
  * other chain is rendered again but replaced by last time's instance when equal. Reused chains
  * are the same instances, so a driver can cache their formatted form by identity and compare
- * them with {@code ==}. Everything is dropped when the marks, interface prefix, families or
+ * them with {@code ==}. Workload endpoints whose chains have the same inputs (the replicas of a
+ * deployment: the same tiers, policies and profiles) share one list of rules, rendered once, so a
+ * driver can format it once too. Everything is dropped when the marks, interface prefix, families or
  * settings change. One per driver and family view; not thread-safe.
  */
 public final class RenderCache {
@@ -32,6 +34,7 @@ public final class RenderCache {
     private Map<String, EndpointEntry> endpoints = new HashMap<>();
     private Map<String, GenericChain> singles = new HashMap<>();
     private Map<Object, Set<String>> setIds = new IdentityHashMap<>();
+    private Map<Object, List<GenericRule>> bodies = new HashMap<>();
 
     /**
      * {@return a round of rendering} against what the previous round kept; {@code key}: the
@@ -44,6 +47,7 @@ public final class RenderCache {
             endpoints = new HashMap<>();
             singles = new HashMap<>();
             setIds = new IdentityHashMap<>();
+            bodies = new HashMap<>();
         }
         return new Round(this, policyKeys);
     }
@@ -59,6 +63,7 @@ public final class RenderCache {
         private final Map<String, EndpointEntry> usedEndpoints = new HashMap<>();
         private final Map<String, GenericChain> usedSingles = new HashMap<>();
         private final Map<Object, Set<String>> usedSetIds = new IdentityHashMap<>();
+        private final Map<Object, List<GenericRule>> usedBodies = new HashMap<>();
 
         private Round(RenderCache cache, long policyKeys) {
             this.cache = cache;
@@ -86,6 +91,25 @@ public final class RenderCache {
             }
             usedEndpoints.put(id, e);
             return e.chains();
+        }
+
+        /**
+         * {@return the rules of a workload endpoint chain whose inputs are {@code key}}: the list
+         * this round or the last already rendered for the same key (the same instance), else {@code render}'s.
+         */
+        List<GenericRule> endpointBody(Object key, Supplier<List<GenericRule>> render) {
+            if (cache == null) {
+                return render.get();
+            }
+            List<GenericRule> body = usedBodies.get(key);
+            if (body == null) {
+                body = cache.bodies.get(key);
+                if (body == null) {
+                    body = List.copyOf(render.get());
+                }
+                usedBodies.put(key, body);
+            }
+            return body;
         }
 
         /** {@return the policy's graph set IDs}, computed once per policy object. */
@@ -135,6 +159,7 @@ public final class RenderCache {
                 cache.endpoints = usedEndpoints;
                 cache.singles = usedSingles;
                 cache.setIds = usedSetIds;
+                cache.bodies = usedBodies;
             }
         }
 

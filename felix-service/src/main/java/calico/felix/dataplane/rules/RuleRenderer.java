@@ -210,9 +210,10 @@ public final class RuleRenderer {
             // An endpoint's chains depend on the endpoint and on which of its policies exist.
             for (GenericChain c : cache.endpoint("workload " + w.interfaceName(), w,
                     () -> List.of(missing(w.ingress(), existing), missing(w.egress(), existing)), () -> List.of(
-                    endpointChain(Names.toWorkload(w.interfaceName()), w.ingress(), w.profileIds(), true, existing),
-                    endpointChain(Names.fromWorkload(w.interfaceName()), w.egress(), w.profileIds(), false,
-                            existing)))) {
+                    workloadChain(Names.toWorkload(w.interfaceName()), w.ingress(), w.profileIds(), true, existing,
+                            cache),
+                    workloadChain(Names.fromWorkload(w.interfaceName()), w.egress(), w.profileIds(), false,
+                            existing, cache)))) {
                 add(filter, c);
             }
         }
@@ -1095,6 +1096,16 @@ public final class RuleRenderer {
         return List.of(new Rules(Names.FIP_DNAT, dnat), new Rules(Names.FIP_SNAT, snat),
                 new Rules(Names.PREROUTING, List.of(GenericRule.of(new Target.Jump(Names.FIP_DNAT)))),
                 new Rules(Names.OUTPUT, List.of(GenericRule.of(new Target.Jump(Names.FIP_DNAT)))));
+    }
+
+    /**
+     * A workload endpoint's chain for one direction: its rules depend only on the tiers, the
+     * profiles, the direction and which of its policies are missing, so endpoints alike share them.
+     */
+    private Rules workloadChain(String name, List<TierPolicies> tiers, List<String> profiles, boolean inbound,
+                                Set<PolicyId> existing, RenderCache.Round cache) {
+        return new Rules(name, cache.endpointBody(List.of(inbound, tiers, profiles, missing(tiers, existing)),
+                () -> endpointChain(name, tiers, profiles, inbound, existing).rules()));
     }
 
     public Rules endpointChain(String name, List<TierPolicies> tiers, List<String> profiles, boolean inbound,

@@ -133,4 +133,38 @@ class IncrementalRenderTest {
         assertThat(third.get("cali-tw-caliw")).isNotEqualTo(after.get("cali-tw-caliw"))
                 .isEqualTo(ChainRenderer.render(model, IpFamily.V4).chains().get("cali-tw-caliw"));
     }
+
+    @Test
+    void endpointsAlikeShareOneListOfRulesAndOthersDoNot() {
+        DataplaneModel model = new DataplaneModel();
+        CompiledPolicy p = new CompiledPolicy(List.of(), List.of(), false);
+        model.apply(new DataplaneUpdate.ActivePolicyUpdate(id(1), p));
+        model.apply(new DataplaneUpdate.ActiveProfileUpdate("prof", p));
+        List<TierPolicies> one = List.of(new TierPolicies("default", Action.Deny, List.of(id(1), id(2)), false));
+        for (String w : List.of("a", "b")) {
+            model.apply(new DataplaneUpdate.WorkloadEndpointUpdate("ns/" + w, "cali" + w, null,
+                    List.of("10.0.0.1/32"), List.of(), List.of("prof"), one, one));
+        }
+        model.apply(new DataplaneUpdate.WorkloadEndpointUpdate("ns/c", "calic", null, List.of("10.0.0.3/32"),
+                List.of(), List.of(), one, one));
+        RenderCache cache = new RenderCache();
+        Set<IpFamily> both = Set.of(IpFamily.V4, IpFamily.V6);
+        var filter = RuleRenderer.render(model, both, cache).chains().get(calico.felix.dataplane.rules.Ruleset.Table.FILTER);
+        assertThat(rules(filter, "cali-tw-calia")).isSameAs(rules(filter, "cali-tw-calib"))
+                .isNotSameAs(rules(filter, "cali-tw-calic")) // no profile
+                .isNotSameAs(rules(filter, "cali-fw-calia")); // the other direction
+
+        // Policy 2 appears: both are rendered again (no DROP for it), still one list, and equal to a full render.
+        model.apply(new DataplaneUpdate.ActivePolicyUpdate(id(2), p));
+        var again = RuleRenderer.render(model, both, cache).chains().get(calico.felix.dataplane.rules.Ruleset.Table.FILTER);
+        assertThat(rules(again, "cali-tw-calia")).isSameAs(rules(again, "cali-tw-calib"))
+                .isNotEqualTo(rules(filter, "cali-tw-calia"))
+                .isEqualTo(rules(RuleRenderer.render(model, both).chains()
+                        .get(calico.felix.dataplane.rules.Ruleset.Table.FILTER), "cali-tw-calib"));
+    }
+
+    private static List<calico.felix.dataplane.rules.GenericRule> rules(
+            java.util.SortedMap<String, calico.felix.dataplane.rules.GenericChain> chains, String name) {
+        return ((calico.felix.dataplane.rules.GenericChain.Rules) chains.get(name)).rules();
+    }
 }
