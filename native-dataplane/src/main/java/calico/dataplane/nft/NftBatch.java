@@ -38,6 +38,8 @@ public final class NftBatch {
     private final List<Object> commands = new ArrayList<>();
     /** Each command in nft syntax, in order, while every command has that form ({@link NftText}). */
     private final List<String> lines = new ArrayList<>();
+    /** In {@link #lines}: the line of the {@link RuleCommand} at that index, made when {@link #toNft} asks. */
+    private static final String RULE_LINE = new String("add rule");
     private boolean allLines = true;
     /** The chain and table {@link #addRule(TableRef, String, Exprs, String)} checked last, and whether nft syntax can name them. */
     private String lastRuleChain;
@@ -163,7 +165,9 @@ public final class NftBatch {
             lastRuleChainIsWord = NftText.isWord(chain) && NftText.isWord(table.name()) && NftText.isWord(table.family());
         }
         commands.add(new RuleCommand(table, chain, expr, comment == null ? null : checkedComment(comment)));
-        line(allLines && lastRuleChainIsWord ? NftText.addRule(table, chain, expr.nft(), comment) : null);
+        // Its nft-syntax line is made only if the batch goes as text (most go as netlink messages).
+        line(allLines && lastRuleChainIsWord && expr.nft() != null && (comment == null || NftText.isQuotable(comment))
+                ? RULE_LINE : null);
         return this;
     }
 
@@ -312,12 +316,19 @@ public final class NftBatch {
         if (!allLines) {
             return null;
         }
+        List<String> all = new ArrayList<>(lines.size());
         int size = 16;
-        for (String l : lines) {
+        for (int i = 0; i < lines.size(); i++) {
+            String l = lines.get(i);
+            if (l == RULE_LINE) {
+                RuleCommand r = (RuleCommand) commands.get(i);
+                l = NftText.addRule(r.table(), r.chain(), r.expr().nft(), r.comment());
+            }
+            all.add(l);
             size += l.length() + 1;
         }
         StringBuilder out = new StringBuilder(size);
-        for (String l : lines) {
+        for (String l : all) {
             out.append(l).append('\n');
         }
         return out.toString();
@@ -375,8 +386,23 @@ public final class NftBatch {
         return toJson();
     }
 
+    /** {@code NAME} without a regular expression: every rule of a catch-up's batch names its chain. */
+    private static boolean isName(String value) {
+        if (value == null || value.isEmpty() || value.length() > 255) {
+            return false;
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            boolean letter = c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_';
+            if (!letter && (i == 0 || !(c >= '0' && c <= '9' || c == '.' || c == '/' || c == ':' || c == '-'))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     static void requireName(String field, String value) {
-        if (value == null || !NAME.matcher(value).matches()) {
+        if (!isName(value)) {
             throw new IllegalArgumentException(field + ": must match " + NAME.pattern() + ", was " + value);
         }
     }

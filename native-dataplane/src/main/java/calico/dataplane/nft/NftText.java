@@ -28,7 +28,7 @@ final class NftText {
     }
 
     /** What may stand in a quoted string: nft strings have no escapes (no quote, backslash or control character). */
-    private static boolean isQuotable(String s) {
+    static boolean isQuotable(String s) {
         return all(s, c -> c != '"' && c != '\\' && !Character.isISOControl(c));
     }
 

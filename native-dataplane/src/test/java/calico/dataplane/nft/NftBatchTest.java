@@ -85,4 +85,30 @@ class NftBatchTest {
         assertThatThrownBy(() -> NftExpr.iifname("a-very-long-interface")).hasMessageStartingWith("interface name:");
         assertThatThrownBy(() -> SetSpec.cidrs(5)).hasMessageStartingWith("ipVersion:");
     }
+
+    @Test
+    void namesAreCheckedExactlyAsTheirPatternSays() {
+        java.util.regex.Pattern name = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_./:-]{0,254}");
+        java.util.Random r = new java.util.Random(7);
+        String alphabet = "aZ_09./:- \u00e9@";
+        List<String> samples = new java.util.ArrayList<>(List.of("", "a", "_", "1a", "cali-pi-default/ns1/np1", "a b",
+                "x".repeat(255), "x".repeat(256), "-a", "a-", "é"));
+        for (int i = 0; i < 2_000; i++) {
+            StringBuilder b = new StringBuilder();
+            for (int k = r.nextInt(6); k >= 0; k--) {
+                b.append(alphabet.charAt(r.nextInt(alphabet.length())));
+            }
+            samples.add(b.toString());
+        }
+        for (String s : samples) {
+            boolean ok = true;
+            try {
+                NftBatch.requireName("chain name", s);
+            } catch (IllegalArgumentException e) {
+                ok = false;
+                assertThat(e).hasMessageStartingWith("chain name: must match");
+            }
+            assertThat(ok).as("'%s'", s).isEqualTo(name.matcher(s).matches());
+        }
+    }
 }
