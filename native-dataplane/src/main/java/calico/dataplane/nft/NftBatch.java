@@ -41,6 +41,9 @@ public final class NftBatch {
     /** In {@link #lines}: the line of the {@link RuleCommand} at that index, made when {@link #toNft} asks. */
     private static final String RULE_LINE = new String("add rule");
     private boolean allLines = true;
+    /** Sets and maps this batch adds ({@code family/table/name}), and whether it edits elements of any other, or deletes any. */
+    private final java.util.Set<String> declaredSets = new java.util.HashSet<>();
+    private boolean elementsOfOtherSets;
     /** The chain and table {@link #addRule(TableRef, String, Exprs, String)} checked last, and whether nft syntax can name them. */
     private String lastRuleChain;
     private TableRef lastRuleTable;
@@ -246,9 +249,34 @@ public final class NftBatch {
         if (command.size() != 1) {
             throw new IllegalArgumentException("command: must have exactly one verb key, was " + command);
         }
+        String verb = command.fieldNames().next();
+        JsonNode body = command.get(verb);
+        if (body.isObject() && body.size() == 1) {
+            String kind = body.fieldNames().next();
+            noteSets(verb, kind, body.get(kind));
+        } else {
+            elementsOfOtherSets = true; // not a command shape we can read: assume the worst
+        }
         commands.add(JsonText.of(command));
         line(allLines ? NftText.command(command) : null);
         return this;
+    }
+
+    private void noteSets(String verb, String kind, JsonNode body) {
+        String key = body.path("family").asText() + "/" + body.path("table").asText() + "/" + body.path("name").asText();
+        if (verb.equals("add") && (kind.equals("set") || kind.equals("map"))) {
+            declaredSets.add(key);
+        } else if (kind.equals("element") && (!verb.equals("add") || !declaredSets.contains(key))) {
+            elementsOfOtherSets = true;
+        }
+    }
+
+    /**
+     * {@return whether the batch deletes elements, or adds elements to a set or map it does not
+     * add itself} (one made by an earlier batch: its shape is known only to the kernel and libnftables)
+     */
+    boolean editsElementsOfOtherSets() {
+        return elementsOfOtherSets;
     }
 
     private void line(String nft) {
@@ -410,6 +438,7 @@ public final class NftBatch {
     private NftBatch command(String verb, String kind, ObjectNode body) {
         ObjectNode c = JSON.objectNode();
         c.putObject(verb).set(kind, body);
+        noteSets(verb, kind, body);
         commands.add(JsonText.of(c));
         line(allLines ? NftText.command(c) : null);
         return this;

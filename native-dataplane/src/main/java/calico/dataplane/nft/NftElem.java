@@ -76,15 +76,41 @@ public final class NftElem {
     }
 
     private static byte[] parseLiteral(String addr, String whole) {
-        // Only literals: never let InetAddress resolve a name through DNS.
-        boolean literal = addr.indexOf(':') >= 0 || addr.matches("[0-9.]+");
-        if (!literal || addr.isEmpty()) {
-            throw new IllegalArgumentException("address: not an IP literal: " + whole);
+        if (addr.indexOf(':') < 0) {
+            // IPv4 as nft reads it (inet_pton): four decimal parts. Not InetAddress, which takes
+            // "10.1" or "167772161" too and looks anything else up in DNS (as "999.1.1.1" was).
+            byte[] v4 = dottedQuad(addr);
+            if (v4 == null) {
+                throw new IllegalArgumentException("address: not an IP literal: " + whole);
+            }
+            return v4;
         }
         try {
             return InetAddress.getByName(addr).getAddress();
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException("address: not an IP literal: " + whole);
         }
+    }
+
+    /** {@return {@code s} as four bytes if it is a plain dotted quad (each part 0-255, at most 3 digits)}, else null */
+    private static byte[] dottedQuad(String s) {
+        byte[] out = new byte[4];
+        int part = 0;
+        int value = 0;
+        int digits = 0;
+        for (int i = 0; i <= s.length(); i++) {
+            char c = i < s.length() ? s.charAt(i) : '.';
+            if (c >= '0' && c <= '9' && digits < 3) {
+                value = value * 10 + (c - '0');
+                digits++;
+            } else if (c == '.' && digits > 0 && value <= 255 && part < 4) {
+                out[part++] = (byte) value;
+                value = 0;
+                digits = 0;
+            } else {
+                return null;
+            }
+        }
+        return part == 4 ? out : null;
     }
 }

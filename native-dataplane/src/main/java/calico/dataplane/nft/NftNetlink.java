@@ -148,6 +148,9 @@ final class NftNetlink {
 
     /** {@return {@code batch}'s commands as netlink messages}, or null (read up to the first command without that form) */
     static List<NftablesSocket.Message> encode(NftBatch batch) {
+        if (batch.editsElementsOfOtherSets()) {
+            return null; // known before encoding anything (a catch-up's batch puts its map edits last)
+        }
         Batch b = new Batch();
         try {
             for (int i = 0; i < batch.size(); i++) {

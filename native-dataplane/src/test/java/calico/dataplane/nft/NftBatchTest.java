@@ -111,4 +111,54 @@ class NftBatchTest {
             assertThat(ok).as("'%s'", s).isEqualTo(name.matcher(s).matches());
         }
     }
+
+    @Test
+    void aBatchKnowsWhetherItEditsElementsOfSetsItDoesNotAdd() {
+        SetSpec v4 = SetSpec.cidrs(4);
+        assertThat(new NftBatch().addSet(T, "s", v4).addElements(T, "s", List.of(NftElem.cidr("10.0.0.0/8")))
+                .editsElementsOfOtherSets()).isFalse();
+        assertThat(new NftBatch().addElements(T, "s", List.of(NftElem.cidr("10.0.0.0/8")))
+                .editsElementsOfOtherSets()).isTrue();
+        assertThat(new NftBatch().addSet(T, "s", v4).deleteElements(T, "s", List.of(NftElem.cidr("10.0.0.0/8")))
+                .editsElementsOfOtherSets()).isTrue();
+        assertThat(new NftBatch().addSet(T, "s", v4).addElements(T, "other", List.of(NftElem.cidr("10.0.0.0/8")))
+                .editsElementsOfOtherSets()).isTrue();
+        assertThat(new NftBatch().addVerdictMap(T, "m", SetSpec.of("ifname")).addMapElements(T, "m",
+                java.util.Map.of(com.fasterxml.jackson.databind.node.TextNode.valueOf("cali1"), NftExpr.jump("c"))))
+                .matches(b -> !b.editsElementsOfOtherSets());
+        com.fasterxml.jackson.databind.node.ObjectNode raw = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance
+                .objectNode();
+        raw.putObject("add").putObject("element").put("family", "inet").put("table", T.name()).put("name", "x")
+                .putArray("elem").add("10.0.0.1");
+        assertThat(new NftBatch().raw(raw).editsElementsOfOtherSets()).isTrue();
+    }
+
+    @Test
+    void ipv4AddressesAreFourDecimalPartsAsNftReadsThem() {
+        java.util.regex.Pattern quad = java.util.regex.Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})");
+        java.util.Random r = new java.util.Random(3);
+        for (int i = 0; i < 3_000; i++) {
+            StringBuilder b = new StringBuilder();
+            for (int k = r.nextInt(16); k >= 0; k--) {
+                b.append("0123456789..x".charAt(r.nextInt(13)));
+            }
+            String s = i % 3 == 0 ? r.nextInt(300) + "." + r.nextInt(300) + "." + r.nextInt(300) + "." + r.nextInt(300)
+                    : b.toString();
+            java.util.regex.Matcher m = quad.matcher(s);
+            boolean valid = m.matches();
+            for (int g = 1; valid && g <= 4; g++) {
+                valid = Integer.parseInt(m.group(g)) <= 255;
+            }
+            boolean ours;
+            try {
+                NftElem.cidr(s);
+                ours = true;
+            } catch (IllegalArgumentException e) {
+                ours = false;
+                assertThat(e).hasMessageStartingWith("address: not an IP literal");
+            }
+            assertThat(ours).as("'%s'", s).isEqualTo(valid);
+        }
+        assertThat(NftElem.cidr("fd00::1/128").asText()).isEqualTo("fd00::1");
+    }
 }

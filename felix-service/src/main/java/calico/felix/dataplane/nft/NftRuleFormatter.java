@@ -419,15 +419,18 @@ public final class NftRuleFormatter {
      * elements, and the match means the same either way.
      */
     static List<Cidr> withoutContained(List<Cidr> cidrs) {
+        // Nets are nested or disjoint. By network address, the widest first: a net inside another comes
+        // after it with only nets inside it between, so the last net kept is the only one to test
+        // (one pass: a set of 2,000 members took 4 million tests pairwise).
         List<Cidr> sorted = new ArrayList<>(cidrs);
-        sorted.sort(Comparator.comparingInt(Cidr::prefixLength).thenComparing(Cidr::address));
+        sorted.sort(Comparator.comparing((Cidr c) -> c.network().address()).thenComparingInt(Cidr::prefixLength)
+                .thenComparing(Cidr::address));
         List<Cidr> kept = new ArrayList<>();
         for (Cidr c : sorted) {
-            if (kept.stream().noneMatch(k -> k.contains(c))) {
+            if (kept.isEmpty() || !kept.get(kept.size() - 1).contains(c)) {
                 kept.add(c);
             }
         }
-        kept.sort(Comparator.comparing(Cidr::address));
         return kept;
     }
 

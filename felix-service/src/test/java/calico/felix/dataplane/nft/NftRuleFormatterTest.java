@@ -293,4 +293,29 @@ class NftRuleFormatterTest {
             }
         })).isFalse();
     }
+
+    @org.junit.jupiter.api.Test
+    void netsInsideOthersAreDroppedAsAPairwiseTestDropsThem() {
+        java.util.Random r = new java.util.Random(11);
+        for (int round = 0; round < 300; round++) {
+            List<calico.api.net.Cidr> nets = new ArrayList<>();
+            for (int k = r.nextInt(40); k >= 0; k--) {
+                // few distinct values, so nets nest, repeat, and some are written with host bits set
+                String addr = "10." + r.nextInt(3) + "." + r.nextInt(4) + "." + r.nextInt(6);
+                int len = new int[] {8, 16, 22, 24, 30, 32}[r.nextInt(6)];
+                nets.add(calico.api.net.Cidr.parse(addr + "/" + len));
+            }
+            List<calico.api.net.Cidr> pairwise = new ArrayList<>();
+            List<calico.api.net.Cidr> widestFirst = new ArrayList<>(nets);
+            widestFirst.sort(java.util.Comparator.comparingInt(calico.api.net.Cidr::prefixLength)
+                    .thenComparing(calico.api.net.Cidr::address));
+            for (calico.api.net.Cidr c : widestFirst) {
+                if (pairwise.stream().noneMatch(k -> k.contains(c))) {
+                    pairwise.add(c);
+                }
+            }
+            pairwise.sort(java.util.Comparator.comparing(calico.api.net.Cidr::address));
+            assertThat(NftRuleFormatter.withoutContained(nets)).as("round %d: %s", round, nets).isEqualTo(pairwise);
+        }
+    }
 }
