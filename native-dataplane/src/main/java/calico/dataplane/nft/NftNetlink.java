@@ -167,6 +167,8 @@ final class NftNetlink {
         return b.messages;
     }
 
+    private static final byte[] NO_BYTES = {};
+
     private static Unsupported unsupported() {
         return new Unsupported();
     }
@@ -185,14 +187,20 @@ final class NftNetlink {
         /** Named sets and maps this batch declares ({@code add set}/{@code add map}), by {@link #setKey}: their shape encodes their elements. */
         final Map<String, NamedSet> declared = new java.util.HashMap<>();
 
-        /** An {@code add rule} from its parts, its expressions encoded once per batch. */
+        /** The nfgenmsg header and table and chain attributes of the last rule's chain (a chain's rules come together). */
+        private byte[] head;
+        private int headFamily = -1;
+        private String headTable;
+        private String headChain;
+
+        /** An {@code add rule} from its parts, its expressions encoded once per batch, in one array. */
         void rule(NftBatch.RuleCommand c) {
             int family = FAMILIES.getOrDefault(c.table().family(), -1);
             if (family < 0) {
                 throw unsupported();
             }
             ExprKey key = new ExprKey(family, c.expr().json());
-            byte[] exprs = encoded.get(key);
+            byte[] exprs = encoded.get(key); // the expressions attribute, header and padding included
             if (exprs == null) {
                 int before = messages.size();
                 Rule r = new Rule(this, family, c.table().name());
@@ -203,15 +211,29 @@ final class NftNetlink {
                     throw unsupported();
                 }
                 expr.forEach(r::statement);
-                exprs = r.exprs.bytes();
+                exprs = new Attrs().nested(NFTA_RULE_EXPRESSIONS, r.exprs).bytes();
                 if (messages.size() == before) {
                     encoded.put(key, exprs);
                 }
             }
-            Attrs a = new Attrs().string(NFTA_RULE_TABLE, c.table().name()).string(NFTA_RULE_CHAIN, c.chain())
-                    .bytes(NFTA_RULE_EXPRESSIONS | NLA_F_NESTED, exprs);
-            comment(a, c.comment());
-            add(NEWRULE, NftablesSocket.NLM_F_CREATE | NftablesSocket.NLM_F_APPEND, family, a);
+            if (family != headFamily || !c.chain().equals(headChain) || !c.table().name().equals(headTable)) {
+                headFamily = family;
+                headChain = c.chain();
+                headTable = c.table().name();
+                head = concat(new byte[] {(byte) family, 0, 0, 0}, new Attrs().string(NFTA_RULE_TABLE, headTable)
+                        .string(NFTA_RULE_CHAIN, headChain).bytes());
+            }
+            byte[] userdata = NO_BYTES;
+            if (c.comment() != null) {
+                Attrs a = new Attrs();
+                comment(a, c.comment());
+                userdata = a.bytes();
+            }
+            byte[] payload = Arrays.copyOf(head, head.length + exprs.length + userdata.length);
+            System.arraycopy(exprs, 0, payload, head.length, exprs.length);
+            System.arraycopy(userdata, 0, payload, head.length + exprs.length, userdata.length);
+            messages.add(new NftablesSocket.Message(NEWRULE, NftablesSocket.NLM_F_CREATE | NftablesSocket.NLM_F_APPEND,
+                    payload));
         }
 
         /** nftnl rule user data: TLV of the comment (type 0), NUL-terminated; none for null. */
