@@ -34,6 +34,13 @@ public record CompiledPolicy(List<CompiledRule> inbound, List<CompiledRule> outb
 
     /** {@return every IP set ID the rules refer to} (with repeats) */
     public Stream<String> ipSetIds() {
-        return Stream.concat(inbound.stream(), outbound.stream()).flatMap(CompiledRule::ipSetIds);
+        // Loops, not nested flatMaps: the dataplane asks for every new policy (a catch-up: thousands).
+        List<String> out = new java.util.ArrayList<>();
+        for (List<CompiledRule> rules : List.of(inbound, outbound)) {
+            for (CompiledRule r : rules) {
+                r.addIpSetIds(out);
+            }
+        }
+        return out.stream();
     }
 }

@@ -44,7 +44,18 @@ public record CompiledRule(
 
     /** {@return every IP set this rule refers to} */
     public java.util.stream.Stream<String> ipSetIds() {
-        return java.util.stream.Stream.of(source, destination).flatMap(s -> java.util.stream.Stream.of(
-                s.ipSetIds(), s.notIpSetIds(), s.namedPortIpSetIds(), s.notNamedPortIpSetIds()).flatMap(List::stream));
+        List<String> out = new java.util.ArrayList<>();
+        addIpSetIds(out);
+        return out.stream();
+    }
+
+    /** Adds every IP set this rule refers to, source side first, to {@code out}. */
+    void addIpSetIds(java.util.Collection<String> out) {
+        for (Side s : List.of(source, destination)) {
+            out.addAll(s.ipSetIds());
+            out.addAll(s.notIpSetIds());
+            out.addAll(s.namedPortIpSetIds());
+            out.addAll(s.notNamedPortIpSetIds());
+        }
     }
 }
