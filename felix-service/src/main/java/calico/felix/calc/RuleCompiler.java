@@ -30,8 +30,17 @@ import org.slf4j.LoggerFactory;
  */
 final class RuleCompiler {
 
+    /** Past this many, {@link #specs} is emptied (the selectors in use are far fewer). */
+    private static final int SPEC_CACHE_LIMIT = 20_000;
+
     private final OnceLog warnings = new OnceLog(LoggerFactory.getLogger(RuleCompiler.class));
     private final boolean servicesPresented;
+    /**
+     * Selector and named-port set specs by kind and canonical selector: a catch-up compiles
+     * thousands of policies naming the same few hundred selectors, and each ID is a SHA-224.
+     * Equal canonical forms match the same labels, so one instance serves them all. The graph's thread.
+     */
+    private final Map<String, IpSetSpec> specs = new java.util.HashMap<>();
 
     /** @param servicesPresented whether the datastore presents Kubernetes Services and EndpointSlices */
     RuleCompiler(boolean servicesPresented) {
@@ -122,10 +131,10 @@ final class RuleCompiler {
         List<String> ipSets = new ArrayList<>();
         List<String> notIpSets = new ArrayList<>();
         if (combined != null) {
-            ipSets.add(add(sets, IpSetSpec.selector(combined)));
+            ipSets.add(add(sets, selectorSet(combined)));
         }
         if (notCombined != null) {
-            notIpSets.add(add(sets, IpSetSpec.selector(notCombined)));
+            notIpSets.add(add(sets, selectorSet(notCombined)));
         }
         List<String> named = new ArrayList<>();
         if (e.services() != null) {
@@ -139,7 +148,7 @@ final class RuleCompiler {
         List<String> ports = new ArrayList<>();
         for (Port p : e.ports()) {
             if (p.isNamed()) {
-                named.add(add(sets, IpSetSpec.namedPort(portSel, portProto, p.name())));
+                named.add(add(sets, namedPortSet(portSel, portProto, p.name())));
             } else {
                 ports.add(p.toString());
             }
@@ -148,13 +157,33 @@ final class RuleCompiler {
         List<String> notNamed = new ArrayList<>();
         for (Port p : e.notPorts()) {
             if (p.isNamed()) {
-                notNamed.add(add(sets, IpSetSpec.namedPort(Selector.all(), portProto, p.name())));
+                notNamed.add(add(sets, namedPortSet(Selector.all(), portProto, p.name())));
             } else {
                 notPorts.add(p.toString());
             }
         }
         return new CompiledRule.Side(nets(e.nets()), nets(e.notNets()), ports, notPorts, ipSets, notIpSets, named,
                 notNamed);
+    }
+
+    private IpSetSpec selectorSet(Selector s) {
+        return cached("s " + s.canonical(), () -> IpSetSpec.selector(s));
+    }
+
+    private IpSetSpec namedPortSet(Selector s, String protocol, String portName) {
+        return cached("n " + protocol + ":" + portName + ":" + s.canonical(), () -> IpSetSpec.namedPort(s, protocol, portName));
+    }
+
+    private IpSetSpec cached(String key, java.util.function.Supplier<IpSetSpec> make) {
+        IpSetSpec spec = specs.get(key);
+        if (spec == null) {
+            if (specs.size() >= SPEC_CACHE_LIMIT) {
+                specs.clear();
+            }
+            spec = make.get();
+            specs.put(key, spec);
+        }
+        return spec;
     }
 
     private static String add(Map<String, IpSetSpec> sets, IpSetSpec s) {
