@@ -19,13 +19,18 @@ final class FormattedRules {
     }
 
     private final Map<Key, NftRule> rules = new HashMap<>();
+    private final SetNames setNames;
+
+    FormattedRules(SetNames setNames) {
+        this.setNames = setNames;
+    }
 
     /** {@return {@code rule} of a chain of {@code table}, formatted} (what {@link NftRuleFormatter#rule} gives) */
     NftRule format(Ruleset.Table table, GenericRule rule) {
         Key k = new Key(table, rule);
         NftRule r = rules.get(k);
         if (r == null) {
-            r = NftRuleFormatter.rule(table, rule);
+            r = NftRuleFormatter.rule(table, rule, setNames);
             rules.put(k, r);
         }
         return r;

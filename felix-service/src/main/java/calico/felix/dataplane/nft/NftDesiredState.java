@@ -58,7 +58,8 @@ final class NftDesiredState {
     /** Chains pruned at the last {@link #render}, by table/name: redone only when the chain or its sets' emptiness changed. */
     private Map<String, Pruned> pruneCache = new HashMap<>();
     /** Rules formatted for chains that changed, reused by the next chain with the same rule. */
-    private final FormattedRules formattedRules = new FormattedRules();
+    private final SetNames setNames = new SetNames();
+    private final FormattedRules formattedRules = new FormattedRules(setNames);
     private Map<String, Cached<SetPlan.DesiredSet, NftSet>> setCache = new HashMap<>();
     /** The last planned sets and what they were planned from: reused while neither changes. */
     private SortedMap<String, NftSet> lastSets;
@@ -170,11 +171,11 @@ final class NftDesiredState {
     private Pruned pruned(Pruned last, GenericChain source, SortedMap<String, NftSet> planned,
                           Map<List<GenericRule>, Pruned> prunedBodies) {
         if (!(source instanceof GenericChain.Rules rules)) {
-            return NftPruning.pruned(last, source, planned, populated);
+            return NftPruning.pruned(last, source, planned, populated, setNames);
         }
         Pruned twin = prunedBodies.get(rules.rules());
         if (twin == null) {
-            Pruned p = NftPruning.pruned(last, source, planned, populated);
+            Pruned p = NftPruning.pruned(last, source, planned, populated, setNames);
             prunedBodies.put(rules.rules(), p);
             return p;
         }
@@ -263,7 +264,7 @@ final class NftDesiredState {
                 if (last == null) {
                     return null;
                 }
-                Pruned p = NftPruning.pruned(last, source, planned, populated);
+                Pruned p = NftPruning.pruned(last, source, planned, populated, setNames);
                 if (!p.keptEmpty().equals(last.keptEmpty())) {
                     return null;
                 }

@@ -43,10 +43,12 @@ final class NftPruning {
      * @param last      the chain's previous pruning, or null
      * @param planned   every planned set by kernel name
      * @param populated kernel names of planned sets that have had members since they entered the plan
+     * @param setNames  the kernel names of graph sets
      */
-    static Pruned pruned(Pruned last, GenericChain source, SortedMap<String, NftSet> planned, Set<String> populated) {
+    static Pruned pruned(Pruned last, GenericChain source, SortedMap<String, NftSet> planned, Set<String> populated,
+                         SetNames setNames) {
         boolean sameSource = last != null && (last.source() == source || last.source().equals(source));
-        List<String> refs = sameSource ? last.refs() : setRefs(source);
+        List<String> refs = sameSource ? last.refs() : setRefs(source, setNames);
         Set<String> empty = new HashSet<>();
         for (String ref : refs) {
             NftSet s = planned.get(ref);
@@ -66,7 +68,7 @@ final class NftPruning {
             boolean never = false;
             Set<String> negatedEmpty = new HashSet<>();
             for (Match m : rule.matches()) {
-                String ref = setRef(m);
+                String ref = setRef(m, setNames);
                 if (ref != null && empty.contains(ref)) {
                     if (negated(m)) {
                         negatedEmpty.add(ref);
@@ -84,14 +86,14 @@ final class NftPruning {
         return new Pruned(source, refs, empty, result, Set.copyOf(keptEmpty));
     }
 
-    private static List<String> setRefs(GenericChain c) {
+    private static List<String> setRefs(GenericChain c, SetNames setNames) {
         if (!(c instanceof GenericChain.Rules rules)) {
             return List.of();
         }
         List<String> out = new ArrayList<>();
         for (GenericRule rule : rules.rules()) {
             for (Match m : rule.matches()) {
-                String ref = setRef(m);
+                String ref = setRef(m, setNames);
                 if (ref != null) {
                     out.add(ref);
                 }
@@ -101,11 +103,11 @@ final class NftPruning {
     }
 
     /** {@return the kernel name of the set {@code m} names, or null} */
-    private static String setRef(Match m) {
+    private static String setRef(Match m, SetNames setNames) {
         if (m instanceof Match.InSet s) {
-            return NftNames.set(s.family(), s.setId());
+            return setNames.apply(s.family(), s.setId());
         } else if (m instanceof Match.NamedPortSet s) {
-            return NftNames.set(s.family(), s.setId());
+            return setNames.apply(s.family(), s.setId());
         }
         return null;
     }

@@ -186,6 +186,12 @@ public final class NftRuleFormatter {
 
     /** {@return one generic rule as an nft rule of a chain of {@code table}} */
     public static NftRule rule(Ruleset.Table table, GenericRule rule) {
+        return rule(table, rule, NftNames::set);
+    }
+
+    /** As {@link #rule(Ruleset.Table, GenericRule)}, set names from {@code setName} (family, graph ID → kernel name). */
+    static NftRule rule(Ruleset.Table table, GenericRule rule,
+                        java.util.function.BiFunction<IpFamily, String, String> setName) {
         java.util.Set<IpFamily> families = java.util.EnumSet.noneOf(IpFamily.class);
         rule.matches().forEach(m -> family(m).ifPresent(families::add));
         if (families.size() > 1) {
@@ -195,7 +201,7 @@ public final class NftRuleFormatter {
         }
         List<ObjectNode> expr = new ArrayList<>();
         for (Match m : rule.matches()) {
-            expr.addAll(match(m));
+            expr.addAll(match(m, setName));
         }
         expr.add(target(table, rule.target()));
         return new NftRule(expr, comment(rule.comment()));
@@ -203,6 +209,10 @@ public final class NftRuleFormatter {
 
     /** {@return the statements for one match} (ICMP type with code takes two) */
     public static List<ObjectNode> match(Match m) {
+        return match(m, NftNames::set);
+    }
+
+    private static List<ObjectNode> match(Match m, java.util.function.BiFunction<IpFamily, String, String> setName) {
         if (m instanceof Match.Family f) {
             return List.of(NftExpr.match("==", NftExpr.meta("nfproto"),
                     JSON.textNode(f.family() == IpFamily.V4 ? "ipv4" : "ipv6")));
@@ -217,12 +227,12 @@ public final class NftRuleFormatter {
             return List.of(nets(n));
         } else if (m instanceof Match.InSet s) {
             return List.of(NftExpr.match(op(s.negated()), addr(s.family(), s.dir()),
-                    NftExpr.setRef(NftNames.set(s.family(), s.setId()))));
+                    NftExpr.setRef(setName.apply(s.family(), s.setId()))));
         } else if (m instanceof Match.NamedPortSet s) {
             // Calico's named-port sets hold (address, protocol, port) of the side they match.
             ObjectNode key = NftExpr.concat(addr(s.family(), s.dir()), NftExpr.meta("l4proto"),
                     NftExpr.payload("th", s.dir() == Match.Dir.SRC ? "sport" : "dport"));
-            return List.of(NftExpr.match(op(s.negated()), key, NftExpr.setRef(NftNames.set(s.family(), s.setId()))));
+            return List.of(NftExpr.match(op(s.negated()), key, NftExpr.setRef(setName.apply(s.family(), s.setId()))));
         } else if (m instanceof Match.Ports p) {
             return List.of(ports(p));
         } else if (m instanceof Match.MarkAllSet s) {
