@@ -107,7 +107,7 @@ final class NftDesiredState {
         Set<String> emptyButNamed = new HashSet<>();
         // Chains that share one list of rules (endpoints alike, see RenderCache) are pruned and formatted once.
         Map<List<GenericRule>, Pruned> prunedBodies = new IdentityHashMap<>();
-        Map<List<GenericRule>, List<NftRule>> formattedBodies = new IdentityHashMap<>();
+        Map<Ruleset.Table, Map<List<GenericRule>, List<NftRule>>> formattedBodies = new java.util.EnumMap<>(Ruleset.Table.class);
         r.chains().forEach((table, byName) -> byName.values().forEach(source -> {
             String key = table + "/" + source.name();
             Pruned p = pruned(pruneCache.get(key), source, planned, prunedBodies);
@@ -116,10 +116,7 @@ final class NftDesiredState {
             GenericChain g = p.result();
             Cached<GenericChain, NftChain> hit = chainCache.get(key);
             NftChain c = hit != null && (hit.key() == g || hit.key().equals(g)) ? hit.value()
-                    : g instanceof GenericChain.Rules rules
-                    ? new NftChain(NftNames.chain(table, rules.name()), formattedBodies.computeIfAbsent(rules.rules(),
-                            body -> formatted(table, body)), null)
-                    : NftRuleFormatter.chain(table, g, formattedRules::format);
+                    : formatted(table, g, formattedBodies);
             nextChains.put(key, new Cached<>(g, c));
             if (chains.put(c.name(), c) != null) {
                 throw new IllegalStateException("two chains render to the kernel name " + c.name());
@@ -152,6 +149,17 @@ final class NftDesiredState {
             }
         });
         return new NftTable(chains, bases, Collections.unmodifiableSortedMap(sets));
+    }
+
+    /** {@return {@code g} formatted}, a list of rules another chain of {@code table} has this render formatted once */
+    private NftChain formatted(Ruleset.Table table, GenericChain g,
+                               Map<Ruleset.Table, Map<List<GenericRule>, List<NftRule>>> formattedBodies) {
+        if (!(g instanceof GenericChain.Rules rules)) {
+            return NftRuleFormatter.chain(table, g, formattedRules::format);
+        }
+        List<NftRule> body = formattedBodies.computeIfAbsent(table, t -> new IdentityHashMap<>())
+                .computeIfAbsent(rules.rules(), list -> formatted(table, list));
+        return new NftChain(NftNames.chain(table, rules.name()), body, null);
     }
 
     /** {@return {@code body}'s rules formatted, as a list {@link NftChain} keeps as it is} */
