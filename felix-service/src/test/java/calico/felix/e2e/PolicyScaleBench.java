@@ -232,6 +232,7 @@ public final class PolicyScaleBench {
             // One policy change at a time: a new port in one namespaced policy.
             long[] ms = new long[CHANGES];
             long[] applyMs = new long[CHANGES];
+            long[] writeMicros = new long[CHANGES];
             long[] warmUpMs = new long[WARM_UP_CHANGES];
             double commitsBefore = felix.gauge("felix_nft_calls_total");
             double ownBefore = felix.gauge("felix_nft_netlink_calls_total");
@@ -242,6 +243,7 @@ public final class PolicyScaleBench {
                 FelixProcess.LastApply before = felix.lastApply();
                 Instant write = Instant.now();
                 store.update(namespaced(scale, i, port));
+                long wroteMicros = Duration.between(write, Instant.now()).toNanos() / 1_000;
                 FelixProcess.LastApply after = awaitBatch(felix, before.batches());
                 // An apply that began before the write (a read-back's repair, say) is not this change's.
                 while (after.took() != null && after.at().minus(after.took()).isBefore(write)) {
@@ -252,6 +254,7 @@ public final class PolicyScaleBench {
                 } else {
                     ms[k] = Duration.between(write, after.at()).toMillis();
                     applyMs[k] = after.took() == null ? -1 : after.took().toMillis();
+                    writeMicros[k] = wroteMicros;
                 }
                 if (after.batches() != before.batches() + 1) {
                     System.out.printf("  change %d: %d batches%n", step, after.batches() - before.batches());
@@ -286,6 +289,11 @@ public final class PolicyScaleBench {
             System.out.printf("%s: of which the kernel dataplane's apply (render, driver, kernel): median %d ms, p90 %d ms; "
                     + "the rest is etcd, watch, syncer, graph and hand-over%n", backend, applySorted[CHANGES / 2],
                     applySorted[(int) Math.ceil(CHANGES * 0.9) - 1]);
+            long[] writeSorted = writeMicros.clone();
+            Arrays.sort(writeSorted);
+            System.out.printf("%s: and the datastore write itself (the update call, until the datastore answered): median "
+                    + "%.1f ms, p90 %.1f ms%n", backend, writeSorted[CHANGES / 2] / 1000.0,
+                    writeSorted[(int) Math.ceil(CHANGES * 0.9) - 1] / 1000.0);
             long[] warmSorted = warmUpMs.clone();
             Arrays.sort(warmSorted);
             System.out.printf("%s: the %d warm-up changes made before those %d (not in their figures): median %d ms, "
