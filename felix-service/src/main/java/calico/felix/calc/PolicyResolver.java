@@ -60,10 +60,14 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
     private final Set<ResourceKey> dirty = new LinkedHashSet<>();
     /** What was last emitted per endpoint: a recomputation that changes nothing is not sent. */
     private final Map<ResourceKey, DataplaneUpdate> emitted = new HashMap<>();
+    /** A tier or profile that something names. */
+    private record Referent(boolean tier, String name) {
+    }
+
     /** Missing tiers and profiles already logged, so a missing referent is logged once. */
-    private final Set<String> loggedMissing = new HashSet<>();
-    /** Missing referents seen before in-sync (key {@code "tier NAME"} or {@code "profile NAME"}), with their warning. */
-    private final Map<String, String> missingBeforeSync = new LinkedHashMap<>();
+    private final Set<Referent> loggedMissing = new HashSet<>();
+    /** Missing referents seen before in-sync, with their warning. */
+    private final Map<Referent, String> missingBeforeSync = new LinkedHashMap<>();
     private boolean inSync;
 
     PolicyResolver(String hostname, EndpointListener listener) {
@@ -84,8 +88,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         inSync = status == SyncerStatus.IN_SYNC;
         if (inSync) {
             missingBeforeSync.forEach((what, warning) -> {
-                String name = what.substring(what.indexOf(' ') + 1);
-                boolean still = what.startsWith("tier ") ? !tiers.containsKey(name) : !profiles.contains(name);
+                boolean still = what.tier() ? !tiers.containsKey(what.name()) : !profiles.contains(what.name());
                 if (still && loggedMissing.add(what)) {
                     LOG.warn(warning);
                 }
@@ -95,7 +98,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
     }
 
     /** Warns once that {@code what} is missing; before in-sync, only notes it for {@link #onStatus}. */
-    private void missing(String what, String warning) {
+    private void missing(Referent what, String warning) {
         if (!inSync) {
             missingBeforeSync.putIfAbsent(what, warning);
         } else if (loggedMissing.add(what)) {
@@ -145,7 +148,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         if (Objects.equals(old, now)) {
             return;
         }
-        loggedMissing.remove("tier " + name);
+        loggedMissing.remove(new Referent(true, name));
         endpointsByPolicy.forEach((id, eps) -> {
             if (id.tier().equals(name)) {
                 dirty.addAll(eps);
@@ -161,7 +164,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         String name = u.key().name();
         boolean changed = u.value() == null ? profiles.remove(name) : profiles.add(name);
         if (changed) {
-            loggedMissing.remove("profile " + name);
+            loggedMissing.remove(new Referent(false, name));
             endpoints.forEach((key, ep) -> {
                 if (profilesOf(ep).contains(name)) {
                     dirty.add(key);
@@ -223,7 +226,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
                     profileIds.add(p);
                 }
             } else {
-                missing("profile " + p, key + " names missing profile " + p + ": it contributes nothing (fail closed)");
+                missing(new Referent(false, p), key + " names missing profile " + p + ": it contributes nothing (fail closed)");
             }
         }
         List<String> v4 = new ArrayList<>();
@@ -280,7 +283,7 @@ final class PolicyResolver implements ActiveRulesCalculator.PolicyMatchListener 
         for (String t : tierNames) {
             TierSpec spec = tiers.get(t);
             if (spec == null) {
-                missing("tier " + t, "policies in missing tier " + t + " select a local endpoint: the tier denies (fail closed)");
+                missing(new Referent(true, t), "policies in missing tier " + t + " select a local endpoint: the tier denies (fail closed)");
                 out.add(new TierPolicies(t, Action.Deny, List.of(), true));
                 continue;
             }

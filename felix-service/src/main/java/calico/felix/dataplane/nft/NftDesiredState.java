@@ -157,18 +157,14 @@ final class NftDesiredState {
         if (!(g instanceof GenericChain.Rules rules)) {
             return NftRuleFormatter.chain(table, g, formattedRules::format);
         }
-        List<NftRule> body = formattedBodies.computeIfAbsent(table, t -> new IdentityHashMap<>())
-                .computeIfAbsent(rules.rules(), list -> formatted(table, list));
-        return new NftChain(NftNames.chain(table, rules.name()), body, null);
-    }
-
-    /** {@return {@code body}'s rules formatted, as a list {@link NftChain} keeps as it is} */
-    private List<NftRule> formatted(Ruleset.Table table, List<GenericRule> body) {
-        List<NftRule> out = new ArrayList<>(body.size());
-        for (GenericRule rule : body) {
-            out.add(formattedRules.format(table, rule));
+        Map<List<GenericRule>, List<NftRule>> bodies = formattedBodies.computeIfAbsent(table, t -> new IdentityHashMap<>());
+        List<NftRule> body = bodies.get(rules.rules());
+        if (body == null) {
+            NftChain c = NftRuleFormatter.chain(table, g, formattedRules::format);
+            bodies.put(rules.rules(), c.rules());
+            return c;
         }
-        return List.copyOf(out);
+        return new NftChain(NftNames.chain(table, rules.name()), body, null);
     }
 
     /**
