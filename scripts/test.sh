@@ -132,6 +132,14 @@ if [[ -n $failed_tests ]]; then
     echo
     echo "Failed tests:"
     sed 's/^/  /' <<<"$failed_tests"
+    # Why, in brief: the start of each failing test's report (CI keeps only the end of this output).
+    echo
+    echo "Why (the first lines of each failure in its report):"
+    grep -lE '<<< (FAILURE|ERROR)!' ./*/target/surefire-reports/*.txt ./*/target/failsafe-reports/*.txt 2>/dev/null \
+        | while read -r report; do
+            echo "  == ${report#./}"
+            awk '/<<< (FAILURE|ERROR)!/ && !/^Tests run/ { n = 20 } n > 0 { print "  " $0; n-- }' "$report" | cut -c1-300
+        done | head -n 160
 fi
 if ((suite_failed > 0)); then
     echo

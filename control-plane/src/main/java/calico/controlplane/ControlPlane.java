@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * A Kubernetes control plane on loopback: etcd, kube-apiserver, and (unless turned off)
@@ -36,6 +37,8 @@ public final class ControlPlane implements AutoCloseable {
     private static final Duration APISERVER_START = Duration.ofSeconds(90);
     private static final Duration CONTROLLER_START = Duration.ofSeconds(60);
     private static final Duration GRACE = Duration.ofSeconds(10);
+    /** Starts on fresh free ports before a taken port is an error. */
+    private static final int PORT_TRIES = 3;
 
     /** kube-controller-manager's controllers: all defaults but the node lifecycle (see the class comment). */
     static final String CONTROLLERS = "*,-node-lifecycle-controller";
@@ -76,6 +79,18 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     public static ControlPlane start(Settings settings, Binaries binaries) {
+        return start(settings, binaries, () -> choosePorts(Settings.Ports.free(), Optional.empty()));
+    }
+
+    /**
+     * Starts on {@code settings}' ports, else those of the last start in the directory, else on
+     * {@code freePorts}. A port is free when it is picked, but until its part binds it another
+     * process may take it (a listener, or an outgoing connection's local port: the free ones come
+     * from the same range); a part that then exits on "address already in use" is started again,
+     * with all its siblings, on the next free ports. Ports given or kept from an earlier start are
+     * the user's: a conflict on them is an error at once.
+     */
+    static ControlPlane start(Settings settings, Binaries binaries, Supplier<Settings.Ports> freePorts) {
         binaries.requireAll();
         try {
             Files.createDirectories(settings.dir());
@@ -83,19 +98,28 @@ public final class ControlPlane implements AutoCloseable {
             throw new UncheckedIOException("cannot create " + settings.dir(), e);
         }
         Optional<State> previous = State.read(settings.dir());
-        Settings.Ports ports = choosePorts(settings.ports(), previous.map(State::ports));
-        ControlPlane cp = new ControlPlane(settings, binaries, ports);
-        previous.ifPresent(cp::adopt);
-        if (!settings.detach()) {
-            Runtime.getRuntime().addShutdownHook(cp.stopOnExit);
+        boolean free = previous.isEmpty() && settings.ports().equals(Settings.Ports.free());
+        for (int attempt = 1;; attempt++) {
+            Settings.Ports ports = free ? freePorts.get() : choosePorts(settings.ports(), previous.map(State::ports));
+            ControlPlane cp = new ControlPlane(settings, binaries, ports);
+            previous.ifPresent(cp::adopt);
+            if (!settings.detach()) {
+                Runtime.getRuntime().addShutdownHook(cp.stopOnExit);
+            }
+            try {
+                cp.startParts();
+                return cp;
+            } catch (Probe.PortTakenException e) {
+                cp.closeQuietly();
+                if (!free || attempt == PORT_TRIES) {
+                    throw e;
+                }
+                System.err.println("control-plane: " + e.part() + "'s port was taken before it bound it; starting again on other ports");
+            } catch (RuntimeException e) {
+                cp.closeQuietly();
+                throw e;
+            }
         }
-        try {
-            cp.startParts();
-        } catch (RuntimeException e) {
-            cp.stopQuietly();
-            throw e;
-        }
-        return cp;
     }
 
     /** {@return the control plane started in {@code dir}} by any process, or empty if there is none. */
@@ -296,11 +320,7 @@ public final class ControlPlane implements AutoCloseable {
     @Override
     public void close() {
         stop();
-        try {
-            Runtime.getRuntime().removeShutdownHook(stopOnExit);
-        } catch (IllegalStateException | IllegalArgumentException e) {
-            // shutting down already, or never registered (detached)
-        }
+        forgetShutdownHook();
     }
 
     private void stopQuietly() {
@@ -308,6 +328,20 @@ public final class ControlPlane implements AutoCloseable {
             stop();
         } catch (RuntimeException e) {
             System.err.println("control-plane: stopping " + settings.dir() + ": " + e.getMessage());
+        }
+    }
+
+    /** After a failed start: stops what it started, and its shutdown hook is no longer needed. */
+    private void closeQuietly() {
+        stopQuietly();
+        forgetShutdownHook();
+    }
+
+    private void forgetShutdownHook() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(stopOnExit);
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            // shutting down already, or never registered (detached)
         }
     }
 

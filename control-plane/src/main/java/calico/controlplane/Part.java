@@ -21,6 +21,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class Part {
 
+    /** Each start's first line in the log: its command. */
+    private static final String START_HEADER = "==== ";
+
     private final String name;
     private final Path binary;
     private final List<String> args;
@@ -76,7 +79,7 @@ final class Part {
         cmd.addAll(args);
         try {
             Files.createDirectories(log.getParent());
-            Files.writeString(log, "==== " + String.join(" ", cmd) + "\n", StandardCharsets.UTF_8,
+            Files.writeString(log, START_HEADER + String.join(" ", cmd) + "\n", StandardCharsets.UTF_8,
                     java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
@@ -129,6 +132,21 @@ final class Part {
 
     private boolean runsOurBinary(ProcessHandle h) {
         return h.info().command().map(c -> Path.of(c).getFileName().equals(binary.getFileName())).orElse(false);
+    }
+
+    /** {@return whether the log since the last start says a port was in use} (Go's listen error). */
+    boolean lastStartSaysPortTaken() {
+        try {
+            List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
+            for (int i = all.size() - 1; i >= 0 && !all.get(i).startsWith(START_HEADER); i--) {
+                if (all.get(i).contains("address already in use")) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (IOException | UncheckedIOException e) {
+            return false;
+        }
     }
 
     /** {@return the last lines of the log}, for error messages. */

@@ -55,8 +55,9 @@ final class Probe {
         Instant deadline = Instant.now().plus(timeout);
         while (!ok(url)) {
             if (!part.alive()) {
-                throw new IllegalStateException(part.name() + " exited while starting; the end of " + part.log() + ":\n"
-                        + part.logTail(30));
+                String message = part.name() + " exited while starting; the end of " + part.log() + ":\n" + part.logTail(30);
+                throw part.lastStartSaysPortTaken() ? new PortTakenException(part.name(), message)
+                        : new IllegalStateException(message);
             }
             if (Instant.now().isAfter(deadline)) {
                 throw new IllegalStateException(part.name() + " did not answer " + url + " within " + timeout.toSeconds()
@@ -83,6 +84,20 @@ final class Probe {
             return ctx;
         } catch (IOException | GeneralSecurityException e) {
             throw new IllegalStateException("cannot read the cluster CA " + caCert + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** A part exited because its port was bound by the time it tried: on free ports, worth a start on others. */
+    static final class PortTakenException extends IllegalStateException {
+        private final String part;
+
+        PortTakenException(String part, String message) {
+            super(message);
+            this.part = part;
+        }
+
+        String part() {
+            return part;
         }
     }
 }
