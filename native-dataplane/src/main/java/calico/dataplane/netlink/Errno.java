@@ -13,6 +13,7 @@ public final class Errno {
     public static final int ENODEV = 19;
     public static final int EINVAL = 22;
     public static final int ERANGE = 34;
+    public static final int EMSGSIZE = 90;
     public static final int EOPNOTSUPP = 95;
     public static final int EAFNOSUPPORT = 97;
     public static final int EADDRNOTAVAIL = 99;

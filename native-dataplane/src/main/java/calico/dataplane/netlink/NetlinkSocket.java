@@ -57,6 +57,8 @@ final class NetlinkSocket implements AutoCloseable {
     private final int fd;
     private final Memory recvBuf = new Memory(RECV_BUFFER);
     private int seq;
+    /** Bytes the send buffer was last set to hold (0: the kernel's default, a few hundred KiB). */
+    private int sendBuffer;
     private boolean closed;
 
     NetlinkSocket() {
@@ -87,10 +89,24 @@ final class NetlinkSocket implements AutoCloseable {
         libc.setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, new int[] {1}, 4);
         libc.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, new long[] {RECV_TIMEOUT_SECONDS, 0}, 16);
         if (sendBuffer > 0) {
-            // SO_SNDBUFFORCE (root) lifts the sysctl cap: a message longer than the send buffer is refused whole.
-            libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, new int[] {sendBuffer}, 4);
+            fitSendBuffer(sendBuffer);
         }
         seq = (int) (System.nanoTime() & 0x3fffffff);
+    }
+
+    /**
+     * Makes the send buffer hold a message of {@code length} bytes: the kernel refuses a longer
+     * message whole (EMSGSIZE), and a batch must go in one message. SO_SNDBUFFORCE (root) lifts
+     * the sysctl cap, as libnftables does for its batches; without the privilege the send is
+     * refused and the caller learns it from the errno.
+     */
+    private void fitSendBuffer(int length) {
+        if (length <= sendBuffer) {
+            return;
+        }
+        if (libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, new int[] {length}, 4) == 0) {
+            sendBuffer = length;
+        }
     }
 
     /** Sends a change (or single get) with NLM_F_ACK and returns the replies before the ACK. */
@@ -129,6 +145,7 @@ final class NetlinkSocket implements AutoCloseable {
             all.writeBytes(m.finish(++seq));
         }
         byte[] msg = all.toByteArray();
+        fitSendBuffer(msg.length);
         byte[] kernel = ByteBuffer.allocate(12).order(ByteOrder.nativeOrder()).putShort((short) AF_NETLINK).array();
         long sent = libc.sendto(fd, msg, msg.length, 0, kernel, kernel.length);
         if (sent < 0) {

@@ -17,7 +17,7 @@ public final class NftablesSocket implements AutoCloseable {
     private static final int NFNL_MSG_BATCH_BEGIN = 0x10;
     private static final int NFNL_MSG_BATCH_END = 0x11;
     private static final int EIO = 5;
-    /** Room for a batch of a few thousand rules in one message; larger ones are refused whole. */
+    /** Room for a batch of a few thousand rules in one message; a larger batch grows it (root only). */
     private static final int SEND_BUFFER = 8 << 20;
 
     /** {@code NLM_F_CREATE}, {@code NLM_F_APPEND} and {@code NLM_F_EXCL} for {@link Message#flags}. */

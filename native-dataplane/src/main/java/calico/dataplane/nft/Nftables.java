@@ -1,5 +1,6 @@
 package calico.dataplane.nft;
 
+import calico.dataplane.netlink.Errno;
 import calico.dataplane.netlink.NetlinkException;
 import calico.dataplane.netlink.NftablesSocket;
 import com.fasterxml.jackson.core.JsonParseException;
@@ -165,7 +166,7 @@ public final class Nftables implements AutoCloseable {
     }
 
     /** What became of a batch offered to {@link #applyNetlink}. */
-    private enum OwnMessages { SENT, NOT_ENCODED, REFUSED }
+    private enum OwnMessages { SENT, NOT_ENCODED, TOO_LARGE, REFUSED }
 
     /**
      * Sends {@code batch} as our own netlink messages when every command has that form; {@return
@@ -188,7 +189,8 @@ public final class Nftables implements AutoCloseable {
         } catch (NetlinkException e) {
             LOG.debug("nftables: netlink batch of {} commands refused ({}); sending it through libnftables",
                     batch.size(), e.getMessage());
-            return OwnMessages.REFUSED;
+            // Too large for a send buffer this process may not grow: a refusal of the size, not of our encoding.
+            return e.errno() == Errno.EMSGSIZE ? OwnMessages.TOO_LARGE : OwnMessages.REFUSED;
         }
         calls.nftCommit(batch.size(), true, true);
         if (LOG.isDebugEnabled()) {
