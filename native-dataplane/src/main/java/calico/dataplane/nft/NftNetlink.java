@@ -86,8 +86,6 @@ final class NftNetlink {
     /** nftnl element user data: its flags (type 1), of which 1 is "interval open" */
     private static final int NFTNL_UDATA_SET_ELEM_FLAGS = 1;
     private static final int NFT_SET_ELEM_INTERVAL_END = 1;
-    /** What nft calls an anonymous set until the kernel names it. */
-    private static final String ANONYMOUS = "__set%d";
     // nft's datatype ids, for a set's key type
     private static final int TYPE_IPADDR = 7;
     private static final int TYPE_IP6ADDR = 8;
@@ -177,6 +175,16 @@ final class NftNetlink {
     private static final class Batch {
         final List<NftablesSocket.Message> messages = new ArrayList<>();
         int nextSetId = 1;
+        /**
+         * Anonymous sets' names: {@code __s<this batch's random 48 bits>_<id>}, unique in their table
+         * with overwhelming odds. libnftables sends the template {@code __set%d}, which makes the
+         * kernel scan every set of the table, each through sscanf, for a free number, and then find
+         * the set (for its elements and for the rule's lookup) by id in the transaction's list,
+         * scanning that too: quadratic in a catch-up's thousands of anonymous sets. A name of our
+         * own is found by name. The kernel knows anonymous sets by their flag, not their names.
+         */
+        final String anonymousPrefix = "__s" + Long.toHexString(
+                java.util.concurrent.ThreadLocalRandom.current().nextLong(1L << 44, 1L << 48)) + "_";
         /**
          * Rules' encoded expressions by family and statements, reused within the batch: a catch-up
          * rewrites ~1,000 endpoint chains whose rules repeat (conntrack, marks, the same policies'
@@ -689,21 +697,22 @@ final class NftNetlink {
                 udata.writeBytes(new byte[] {2, 4});
                 udata.writeBytes(host32(1));
             }
-            Attrs set = new Attrs().string(NFTA_SET_TABLE, table).string(NFTA_SET_NAME, ANONYMOUS)
+            String name = batch.anonymousPrefix + id;
+            Attrs set = new Attrs().string(NFTA_SET_TABLE, table).string(NFTA_SET_NAME, name)
                     .u32be(NFTA_SET_FLAGS, flags).u32be(NFTA_SET_KEY_TYPE, keyType).u32be(NFTA_SET_KEY_LEN, keyLen)
                     .u32be(NFTA_SET_ID, id).nested(NFTA_SET_DESC, new Attrs().u32be(NFTA_SET_DESC_SIZE, elems.size()))
                     .bytes(NFTA_SET_USERDATA, udata.toByteArray());
             batch.add(NEWSET, NftablesSocket.NLM_F_CREATE, family, set);
             Attrs list = new Attrs();
             elems.forEach(e -> list.nested(NFTA_LIST_ELEM, e));
-            Attrs el = new Attrs().string(NFTA_SET_ELEM_LIST_TABLE, table).string(NFTA_SET_ELEM_LIST_SET, ANONYMOUS)
+            Attrs el = new Attrs().string(NFTA_SET_ELEM_LIST_TABLE, table).string(NFTA_SET_ELEM_LIST_SET, name)
                     .nested(NFTA_SET_ELEM_LIST_ELEMENTS, list).u32be(NFTA_SET_ELEM_LIST_SET_ID, id);
             batch.add(NEWSETELEM, NftablesSocket.NLM_F_CREATE, family, el);
             return id;
         }
 
         void lookupAnonymous(int id, boolean neg) {
-            expr("lookup", new Attrs().string(1, ANONYMOUS).u32be(2, REG_1).u32be(4, id)
+            expr("lookup", new Attrs().string(1, batch.anonymousPrefix + id).u32be(2, REG_1).u32be(4, id)
                     .u32beIf(5, neg ? NFT_LOOKUP_F_INV : 0));
         }
 

@@ -10,7 +10,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -144,6 +148,9 @@ class NftNetlinkTest {
         String listed = ours.exec("nft", "list", "table", "inet", "calico");
         assertThat(listed).isEqualTo(theirs.exec("nft", "list", "table", "inet", "calico"));
         assertThat(raw(ours)).isEqualTo(raw(theirs));
+        // Names of our own (found by name), where libnftables' template makes the kernel number them.
+        assertThat(ours.exec("nft", "--debug=netlink", "list", "table", "inet", "calico"))
+                .containsPattern("lookup reg 1 set __s[0-9a-f]{11,12}_1 ").doesNotContain("__set0");
         assertThat(listed).contains("tcp dport { 80, 443, 1000-2000 }", "ip daddr != { 10.0.0.0/8, 192.168.1.0/24, 192.168.2.1 }",
                 "comment \"a comment: felix's rules carry one\"");
         assertThat(rules(listed)).hasSize(RULES.size() + 1);
@@ -302,6 +309,21 @@ class NftNetlinkTest {
             out.append(line).append('\n');
         }
         elements.stream().sorted().forEach(e -> out.append(e).append('\n'));
+        return anonymousSetsNumbered(out.toString());
+    }
+
+    /**
+     * Anonymous sets renamed {@code anon<k>} in the order they first appear: the kernel numbers
+     * libnftables' ({@code __set%d}), ours carry names of their own (NftNetlink's Batch).
+     */
+    static String anonymousSetsNumbered(String listing) {
+        Map<String, String> names = new HashMap<>();
+        Matcher m = Pattern.compile("\\b__s(?:et\\d+|[0-9a-f]{11,12}_\\d+)\\b").matcher(listing);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            m.appendReplacement(out, names.computeIfAbsent(m.group(), n -> "anon" + names.size()));
+        }
+        m.appendTail(out);
         return out.toString();
     }
 
