@@ -42,14 +42,7 @@ public record CompiledRule(
                 List.of(), List.of());
     }
 
-    /** {@return every IP set this rule refers to} */
-    public java.util.stream.Stream<String> ipSetIds() {
-        List<String> out = new java.util.ArrayList<>();
-        addIpSetIds(out);
-        return out.stream();
-    }
-
-    /** Adds every IP set this rule refers to, source side first, to {@code out}. */
+    /** Adds every IP set this rule refers to, source side first, to {@code out} ({@link CompiledPolicy#ipSetIds}). */
     void addIpSetIds(java.util.Collection<String> out) {
         for (Side s : List.of(source, destination)) {
             out.addAll(s.ipSetIds());

@@ -40,7 +40,7 @@ final class RuleCompiler {
      * thousands of policies naming the same few hundred selectors, and each ID is a SHA-224.
      * Equal canonical forms match the same labels, so one instance serves them all. The graph's thread.
      */
-    private final Map<String, IpSetSpec> specs = new java.util.HashMap<>();
+    private final BoundedMemo<String, IpSetSpec> specs = new BoundedMemo<>(SPEC_CACHE_LIMIT);
 
     /** @param servicesPresented whether the datastore presents Kubernetes Services and EndpointSlices */
     RuleCompiler(boolean servicesPresented) {
@@ -167,23 +167,11 @@ final class RuleCompiler {
     }
 
     private IpSetSpec selectorSet(Selector s) {
-        return cached("s " + s.canonical(), () -> IpSetSpec.selector(s));
+        return specs.get("s " + s.canonical(), k -> IpSetSpec.selector(s));
     }
 
     private IpSetSpec namedPortSet(Selector s, String protocol, String portName) {
-        return cached("n " + protocol + ":" + portName + ":" + s.canonical(), () -> IpSetSpec.namedPort(s, protocol, portName));
-    }
-
-    private IpSetSpec cached(String key, java.util.function.Supplier<IpSetSpec> make) {
-        IpSetSpec spec = specs.get(key);
-        if (spec == null) {
-            if (specs.size() >= SPEC_CACHE_LIMIT) {
-                specs.clear();
-            }
-            spec = make.get();
-            specs.put(key, spec);
-        }
-        return spec;
+        return specs.get("n " + protocol + ":" + portName + ":" + s.canonical(), k -> IpSetSpec.namedPort(s, protocol, portName));
     }
 
     private static String add(Map<String, IpSetSpec> sets, IpSetSpec s) {

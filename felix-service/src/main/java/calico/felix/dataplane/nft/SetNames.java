@@ -1,8 +1,7 @@
 package calico.felix.dataplane.nft;
 
+import calico.felix.calc.BoundedMemo;
 import calico.felix.dataplane.rules.IpFamily;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.function.BiFunction;
 
 /**
@@ -15,20 +14,11 @@ final class SetNames implements BiFunction<IpFamily, String, String> {
 
     static final int LIMIT = 50_000;
 
-    private final Map<String, String> v4 = new HashMap<>();
-    private final Map<String, String> v6 = new HashMap<>();
+    private final BoundedMemo<String, String> v4 = new BoundedMemo<>(LIMIT);
+    private final BoundedMemo<String, String> v6 = new BoundedMemo<>(LIMIT);
 
     @Override
     public String apply(IpFamily family, String setId) {
-        Map<String, String> names = family == IpFamily.V6 ? v6 : v4;
-        String name = names.get(setId);
-        if (name == null) {
-            if (names.size() >= LIMIT) {
-                names.clear();
-            }
-            name = NftNames.set(family, setId);
-            names.put(setId, name);
-        }
-        return name;
+        return (family == IpFamily.V6 ? v6 : v4).get(setId, id -> NftNames.set(family, id));
     }
 }
