@@ -65,7 +65,10 @@ final class Part {
         return process != null && process.isAlive();
     }
 
-    /** Starts the process, its output appended to the log; {@code detach} gives it a session of its own. */
+    /**
+     * Starts the process, its output appended to the log; {@code detach} gives it a session of its
+     * own, so it outlives this JVM, else it is {@link Tethered} to this JVM and dies with it.
+     */
     synchronized void start(boolean detach) {
         if (alive()) {
             return;
@@ -81,10 +84,10 @@ final class Part {
             Files.createDirectories(log.getParent());
             Files.writeString(log, START_HEADER + String.join(" ", cmd) + "\n", StandardCharsets.UTF_8,
                     java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-            process = p.toHandle();
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            process = (detach ? pb.start() : Tethered.start(pb)).toHandle();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start " + name + " (" + binary + ")", e);
         }

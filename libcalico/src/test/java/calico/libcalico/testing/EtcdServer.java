@@ -1,5 +1,7 @@
 package calico.libcalico.testing;
 
+import calico.controlplane.Owned;
+import calico.controlplane.Tethered;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -76,12 +78,8 @@ public final class EtcdServer implements AutoCloseable {
 
     private static EtcdServer start(Path parent, TestCertificates tls) {
         requireBinary();
-        Path dir;
-        try {
-            dir = Files.createTempDirectory(parent, "etcd-test-");
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create etcd data directory under " + parent, e);
-        }
+        // Owned: the next start removes what a killed JVM left (etcd's two preallocated WAL files: 128 MB of tmpfs).
+        Path dir = Owned.directory(parent, "etcd-test");
         EtcdServer server = new EtcdServer(dir.resolve("data"), tls);
         try {
             server.startOnFreePorts();
@@ -102,6 +100,16 @@ public final class EtcdServer implements AutoCloseable {
     /** {@return the client URL}, e.g. {@code http://127.0.0.1:40123}. */
     public URI endpoint() {
         return URI.create((tls == null ? "http" : "https") + "://127.0.0.1:" + clientPort);
+    }
+
+    /** {@return etcd's pid while it runs} */
+    synchronized long pid() {
+        return process.pid();
+    }
+
+    /** {@return the directory this server owns: its data and log} */
+    Path directory() {
+        return dataDir.getParent();
     }
 
     public synchronized boolean running() {
@@ -182,7 +190,7 @@ public final class EtcdServer implements AutoCloseable {
             }
             process = null;
         }
-        TestFiles.deleteTree(dataDir.getParent());
+        Owned.deleteTree(directory());
         try {
             Runtime.getRuntime().removeShutdownHook(killOnExit);
         } catch (IllegalStateException e) {
@@ -227,14 +235,10 @@ public final class EtcdServer implements AutoCloseable {
             cmd.addAll(List.of("--cert-file", tls.serverCert().toString(), "--key-file", tls.serverKey().toString(),
                     "--client-cert-auth", "--trusted-ca-file", tls.caCert().toString()));
         }
-        try {
-            process = new ProcessBuilder(cmd)
-                    .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
-                    .start();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start " + BINARY, e);
-        }
+        // Tethered: etcd dies with this JVM even when a SIGKILL leaves the shutdown hook unrun.
+        process = Tethered.start(new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile())));
     }
 
     private void awaitHealthy() {

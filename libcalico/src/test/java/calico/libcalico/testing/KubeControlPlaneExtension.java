@@ -3,6 +3,7 @@ package calico.libcalico.testing;
 import calico.api.crd.CustomResourceDefinitions;
 import calico.api.model.ResourceKind;
 import calico.controlplane.ControlPlane;
+import calico.controlplane.Owned;
 import calico.controlplane.Repository;
 import calico.controlplane.Settings;
 import calico.libcalico.datastore.kubernetes.KubernetesConfig;
@@ -90,13 +91,14 @@ public final class KubeControlPlaneExtension implements BeforeAllCallback, After
         if (controlPlane != null) {
             return;
         }
-        dir = Files.createTempDirectory("kube-test-");
+        // Owned: the next fixture removes what a killed JVM left.
+        dir = Owned.directory(tmp(), "kube-test");
         copyTree(pki(context), dir.resolve("pki"));
         Path shm = Path.of("/dev/shm");
         Settings settings = Settings.in(dir).withControllerManager(controllers).withScheduler(controllers)
                 .withApiServerFlags(apiServerFlags.toArray(String[]::new));
         if (Files.isDirectory(shm) && Files.isWritable(shm)) {
-            etcdData = Files.createTempDirectory(shm, "kube-test-etcd-");
+            etcdData = Owned.directory(shm, "kube-test-etcd");
             settings = settings.withEtcdData(etcdData);
         }
         try {
@@ -199,13 +201,9 @@ public final class KubeControlPlaneExtension implements BeforeAllCallback, After
     /** Certificates shared by every control plane of a test run. */
     private record SharedPki(Path dir) implements AutoCloseable {
         static SharedPki create() {
-            try {
-                Path d = Files.createTempDirectory("kube-test-pki-");
-                calico.controlplane.Pki.create(d, Settings.in(d).apiServiceIp());
-                return new SharedPki(d);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            Path d = Owned.directory(tmp(), "kube-test-pki");
+            calico.controlplane.Pki.create(d, Settings.in(d).apiServiceIp());
+            return new SharedPki(d);
         }
 
         @Override
@@ -223,9 +221,13 @@ public final class KubeControlPlaneExtension implements BeforeAllCallback, After
         }
     }
 
+    private static Path tmp() {
+        return Path.of(System.getProperty("java.io.tmpdir"));
+    }
+
     private static void deleteTree(Path root) {
         try {
-            TestFiles.deleteTree(root);
+            Owned.deleteTree(root);
         } catch (UncheckedIOException e) {
             System.err.println("KubeControlPlaneExtension: " + e.getMessage());
         }

@@ -2,7 +2,7 @@ package calico.libcalico.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
+import calico.controlplane.Tethered;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -22,8 +22,7 @@ public final class MainProcess {
      * {@return {@code main} started on this test's class path} with {@code jvmOptions} and only {@code env} as its
      * environment, its stdout written to {@code log}
      */
-    public static Process start(Class<?> main, List<String> jvmOptions, Path log, Map<String, String> env, String... args)
-            throws IOException {
+    public static Process start(Class<?> main, List<String> jvmOptions, Path log, Map<String, String> env, String... args) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         command.addAll(jvmOptions);
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
@@ -31,7 +30,7 @@ public final class MainProcess {
         ProcessBuilder pb = new ProcessBuilder(command).redirectOutput(log.toFile());
         pb.environment().clear();
         pb.environment().putAll(env);
-        return pb.start();
+        return Tethered.start(pb); // gone with this JVM, even after a SIGKILL
     }
 
     /**

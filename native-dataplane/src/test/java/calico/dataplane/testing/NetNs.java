@@ -1,5 +1,6 @@
 package calico.dataplane.testing;
 
+import calico.controlplane.Owned;
 import com.sun.jna.Library;
 import com.sun.jna.Native;
 import java.io.IOException;

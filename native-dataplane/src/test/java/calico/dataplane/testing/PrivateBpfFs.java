@@ -1,13 +1,11 @@
 package calico.dataplane.testing;
 
+import calico.controlplane.Owned;
 import calico.dataplane.bpf.BpfFs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * A bpffs a test mounts for its pins, never the machine's {@code /sys/fs/bpf}: a directory of the temp dir named
@@ -79,14 +77,7 @@ public final class PrivateBpfFs implements AutoCloseable {
 
     /** Removes the private bpffs directories (mounted or not) of test JVMs that are gone. */
     static void sweepLeftovers() {
-        List<Path> gone = new ArrayList<>();
-        try (Stream<Path> s = Files.list(tempDir())) {
-            s.filter(p -> p.getFileName().toString().startsWith(PREFIX + "-") && Owned.ownerGone(p.getFileName().toString()))
-                    .forEach(gone::add);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot list " + tempDir(), e);
-        }
-        for (Path dir : gone) {
+        for (Path dir : Owned.leftovers(tempDir(), PREFIX)) {
             try {
                 remove(dir);
                 System.err.println("PrivateBpfFs: removed " + dir + ", left by a test JVM that is gone");
