@@ -1,6 +1,7 @@
 package calico.charts;
 
 import calico.controlplane.ControlPlane;
+import calico.controlplane.Tethered;
 import io.fabric8.kubernetes.client.Config;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -57,7 +58,7 @@ final class ServiceRun {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         pb.environment().clear();
         pb.environment().putAll(env);
-        Process p = pb.start();
+        Process p = Tethered.start(pb); // gone with this JVM, even after a SIGKILL
         p.getOutputStream().close();
         return p;
     }
