@@ -1,5 +1,6 @@
 package calico.controlplane;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -8,7 +9,8 @@ import java.util.stream.Stream;
 /**
  * A test JVM in miniature, for {@link TetheredTest}: starts {@code sleep} through {@link Tethered}
  * from a thread of its own, waits until that thread is gone from the kernel too, prints the
- * child's pid, then waits until stdin closes (or it is killed).
+ * child's pid, then waits until stdin closes (or it is killed). The child's stdout is the FIFO
+ * named by the first argument.
  */
 public final class TetheredOwner {
 
@@ -19,7 +21,9 @@ public final class TetheredOwner {
 
     public static void main(String[] args) throws Exception {
         long[] pid = new long[1];
-        Thread caller = new Thread(() -> pid[0] = Tethered.start(new ProcessBuilder("sleep", "600")).pid(), CALLER);
+        File out = new File(args[0]); // a FIFO the test reads: its end is the child's exit
+        Thread caller = new Thread(() -> pid[0] = Tethered.start(new ProcessBuilder("sleep", "600")
+                .redirectOutput(out)).pid(), CALLER);
         caller.start();
         caller.join();
         // join returns when the Java thread is done; the kernel's task may go a moment later.

@@ -4,14 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A child started through {@link Tethered} outlives the thread that asked for it and dies with
@@ -20,9 +23,20 @@ import org.junit.jupiter.api.Test;
 class TetheredTest {
 
     @Test
-    void aTetheredChildOutlivesItsCallersThreadAndDiesWithItsKilledJvm() throws Exception {
+    void aTetheredChildOutlivesItsCallersThreadAndDiesWithItsKilledJvm(@TempDir Path dir) throws Exception {
+        // The child writes to a FIFO we read: the read ends when the child has exited (its descriptors closed),
+        // an event we can wait for where its pid, a zombie nothing here reaps, would have to be polled.
+        Path fifo = dir.resolve("child-out");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor()).isZero();
+        CompletableFuture<InputStream> childOut = CompletableFuture.supplyAsync(() -> {
+            try {
+                return Files.newInputStream(fifo); // opens once the child's side is open
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
         Process owner = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), TetheredOwner.class.getName()))
+                "-cp", System.getProperty("java.class.path"), TetheredOwner.class.getName(), fifo.toString()))
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         long child = -1;
         try {
@@ -33,7 +47,15 @@ class TetheredTest {
 
             owner.destroyForcibly();
             assertThat(owner.waitFor(30, TimeUnit.SECONDS)).as("the owner JVM killed").isTrue();
-            assertThat(awaitGone(child, Duration.ofSeconds(30))).as("the child died with its killed JVM").isTrue();
+            InputStream fromChild = childOut.get(30, TimeUnit.SECONDS);
+            CompletableFuture<Integer> end = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return fromChild.read();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            assertThat(end.get(30, TimeUnit.SECONDS)).as("the child died with its killed JVM").isEqualTo(-1);
         } finally {
             owner.destroyForcibly();
             if (child > 0) {
@@ -50,16 +72,5 @@ class TetheredTest {
         } catch (IOException gone) {
             return false;
         }
-    }
-
-    private static boolean awaitGone(long pid, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (running(pid)) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            Thread.sleep(20);
-        }
-        return true;
     }
 }

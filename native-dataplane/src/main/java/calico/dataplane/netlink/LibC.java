@@ -18,6 +18,9 @@ interface LibC extends Library {
 
     int setsockopt(int fd, int level, int name, int[] value, int valueLen);
 
+    /** {@code valueLen}: in, the room in {@code value}; out, the bytes written. */
+    int getsockopt(int fd, int level, int name, int[] value, int[] valueLen);
+
     /** For {@code struct timeval} options: two longs, seconds and microseconds. */
     int setsockopt(int fd, int level, int name, long[] value, int valueLen);
 

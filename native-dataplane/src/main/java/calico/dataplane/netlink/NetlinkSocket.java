@@ -41,7 +41,10 @@ final class NetlinkSocket implements AutoCloseable {
     private static final int NLMSGERR_ATTR_MSG = 1;
     private static final int SOL_SOCKET = 1;
     private static final int SO_RCVTIMEO = 20;
+    private static final int SO_SNDBUF = 7;
     private static final int SO_SNDBUFFORCE = 32;
+    /** The kernel refuses a netlink message longer than the send buffer less this. */
+    private static final int SEND_BUFFER_OVERHEAD = 32;
     /** A reply never takes this long; waiting longer would only hide a protocol bug as a hang. */
     private static final long RECV_TIMEOUT_SECONDS = 30;
     private static final int EAGAIN = 11;
@@ -57,8 +60,8 @@ final class NetlinkSocket implements AutoCloseable {
     private final int fd;
     private final Memory recvBuf = new Memory(RECV_BUFFER);
     private int seq;
-    /** Bytes the send buffer was last set to hold (0: the kernel's default, a few hundred KiB). */
-    private int sendBuffer;
+    /** The longest message the send buffer takes (the kernel's default at first, a few hundred KiB). */
+    private int sendable;
     private boolean closed;
 
     NetlinkSocket() {
@@ -88,9 +91,10 @@ final class NetlinkSocket implements AutoCloseable {
         libc.setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, new int[] {1}, 4);
         libc.setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, new int[] {1}, 4);
         libc.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, new long[] {RECV_TIMEOUT_SECONDS, 0}, 16);
-        if (sendBuffer > 0) {
-            fitSendBuffer(sendBuffer);
-        }
+        int[] size = {0};
+        sendable = libc.getsockopt(fd, SOL_SOCKET, SO_SNDBUF, size, new int[] {4}) == 0
+                ? size[0] - SEND_BUFFER_OVERHEAD : 0;
+        fitSendBuffer(sendBuffer);
         seq = (int) (System.nanoTime() & 0x3fffffff);
     }
 
@@ -101,11 +105,12 @@ final class NetlinkSocket implements AutoCloseable {
      * refused and the caller learns it from the errno.
      */
     private void fitSendBuffer(int length) {
-        if (length <= sendBuffer) {
+        if (length <= sendable) {
             return;
         }
+        // The kernel doubles what it is given (for its bookkeeping): the message then fits.
         if (libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, new int[] {length}, 4) == 0) {
-            sendBuffer = length;
+            sendable = length;
         }
     }
 
