@@ -641,7 +641,12 @@ abstract class PolicyMatrix {
             Map<calico.dataplane.bpf.TcDirection, Integer> linkIds = new java.util.EnumMap<>(calico.dataplane.bpf.TcDirection.class);
             for (calico.dataplane.bpf.TcDirection hook : calico.dataplane.bpf.TcDirection.values()) {
                 java.nio.file.Path pin = linkPin(web, hook);
-                linkIds.put(hook, calico.dataplane.bpf.Tcx.pinned(pin).orElseThrow().id());
+                // The deny-all above is seen as soon as either side's hooks are back: wait for felix's
+                // link on web's hook (a stranger-detached one reports interface 0) before noting its ID.
+                int held = calico.libcalico.testing.Await.value("felix's link on web's " + hook + " hook, pinned",
+                        Duration.ofSeconds(10), () -> calico.dataplane.bpf.Tcx.pinned(pin)
+                                .filter(l -> l.ifindex() != 0).map(calico.dataplane.bpf.Tcx.LinkState::id));
+                linkIds.put(hook, held);
                 cluster.hostOf(web).exec("rm", pin.toString());
             }
             for (calico.dataplane.bpf.TcDirection hook : calico.dataplane.bpf.TcDirection.values()) {
